@@ -1,0 +1,222 @@
+/// Splits schema text into tokens.
+///
+/// Newlines carry no meaning, `//` and `/* */` are comments, and `///` lines are
+/// documentation attached to the next token. Every input terminates: each loop
+/// step consumes at least one byte.
+public struct Lexer {
+    let file: SourceFile
+    let fileIndex: Int
+    var position = 0
+    var diagnostics = DiagnosticCollector()
+    var pendingDocumentation: [String] = []
+    var pendingDocumentationLocation: SourceLocation?
+
+    /// Creates a lexer for `file`, the `fileIndex`-th file of the load.
+    public init(file: SourceFile, fileIndex: Int) {
+        self.file = file
+        self.fileIndex = fileIndex
+    }
+
+    /// Tokenises the whole file. The last token is always `.endOfFile`.
+    public static func tokenize(_ file: SourceFile, fileIndex: Int) -> (tokens: [Token], diagnostics: [Diagnostic]) {
+        var lexer = Lexer(file: file, fileIndex: fileIndex)
+        var tokens: [Token] = []
+        while true {
+            let token = lexer.next()
+            tokens.append(token)
+            if token.kind == .endOfFile { break }
+        }
+        return (tokens, lexer.diagnostics.diagnostics)
+    }
+
+    var bytes: [UInt8] { file.utf8 }
+
+    func location(_ offset: Int) -> SourceLocation { SourceLocation(file: fileIndex, offset: offset) }
+
+    func peek(_ ahead: Int = 0) -> UInt8? {
+        position + ahead < bytes.count ? bytes[position + ahead] : nil
+    }
+
+    mutating func make(_ kind: Token.Kind, _ text: String, start: Int, integer: UInt64? = nil) -> Token {
+        let documentation = pendingDocumentation
+        pendingDocumentation = []
+        pendingDocumentationLocation = nil
+        return Token(kind: kind, text: text, integerValue: integer, location: location(start), documentation: documentation)
+    }
+
+    mutating func next() -> Token {
+        while true {
+            skipWhitespaceAndComments()
+            guard let byte = peek() else {
+                if let docLocation = pendingDocumentationLocation {
+                    diagnostics.warning(.danglingDocComment, "documentation comment is not attached to a declaration", at: docLocation)
+                    pendingDocumentation = []
+                }
+                return make(.endOfFile, "", start: position)
+            }
+            let start = position
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
+                while let next = peek(), isIdentifierByte(next) { position += 1 }
+                return make(.identifier, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return lexInteger(start: start)
+            case UInt8(ascii: "\""):
+                return lexString(start: start)
+            default:
+                position += 1
+                let kind: Token.Kind?
+                switch byte {
+                case UInt8(ascii: "{"): kind = .leftBrace
+                case UInt8(ascii: "}"): kind = .rightBrace
+                case UInt8(ascii: "["): kind = .leftBracket
+                case UInt8(ascii: "]"): kind = .rightBracket
+                case UInt8(ascii: "("): kind = .leftParen
+                case UInt8(ascii: ")"): kind = .rightParen
+                case UInt8(ascii: ":"): kind = .colon
+                case UInt8(ascii: ","): kind = .comma
+                case UInt8(ascii: "="): kind = .equals
+                case UInt8(ascii: "?"): kind = .question
+                case UInt8(ascii: "."): kind = .dot
+                case UInt8(ascii: "@"): kind = .at
+                case UInt8(ascii: "/"): kind = .slash
+                case UInt8(ascii: "-"):
+                    if peek() == UInt8(ascii: ">") {
+                        position += 1
+                        kind = .arrow
+                    } else {
+                        kind = .minus
+                    }
+                default: kind = nil
+                }
+                if let kind {
+                    return make(kind, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
+                }
+                // Skip the rest of a multi-byte scalar so the message names one character.
+                while let next = peek(), next & 0xC0 == 0x80 { position += 1 }
+                let character = String(decoding: bytes[start..<position], as: UTF8.self)
+                let shown = character.unicodeScalars.first.map { $0.isASCII && $0.value >= 0x20 ? "'\(character)'" : "U+\(String($0.value, radix: 16, uppercase: true))" } ?? "?"
+                diagnostics.error(.unexpectedCharacter, "unexpected character \(shown)", at: location(start))
+            }
+        }
+    }
+
+    func isIdentifierByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    mutating func skipWhitespaceAndComments() {
+        while let byte = peek() {
+            switch byte {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                position += 1
+            case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "/"):
+                let start = position
+                let isDoc = peek(2) == UInt8(ascii: "/") && peek(3) != UInt8(ascii: "/")
+                while let next = peek(), next != UInt8(ascii: "\n") { position += 1 }
+                if isDoc {
+                    var line = String(decoding: bytes[(start + 3)..<position], as: UTF8.self)
+                    if line.hasSuffix("\r") { line.removeLast() }
+                    if line.hasPrefix(" ") { line.removeFirst() }
+                    if pendingDocumentationLocation == nil { pendingDocumentationLocation = location(start) }
+                    pendingDocumentation.append(line)
+                }
+            case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "*"):
+                let start = position
+                position += 2
+                var depth = 1
+                while depth > 0 {
+                    guard let next = peek() else {
+                        diagnostics.error(.unterminatedComment, "unterminated block comment", at: location(start))
+                        return
+                    }
+                    if next == UInt8(ascii: "*"), peek(1) == UInt8(ascii: "/") {
+                        depth -= 1
+                        position += 2
+                    } else if next == UInt8(ascii: "/"), peek(1) == UInt8(ascii: "*") {
+                        depth += 1
+                        position += 2
+                    } else {
+                        position += 1
+                    }
+                }
+            default:
+                return
+            }
+        }
+    }
+
+    mutating func lexInteger(start: Int) -> Token {
+        var value: UInt64? = 0
+        var radix: UInt64 = 10
+        if peek() == UInt8(ascii: "0"), let x = peek(1), x == UInt8(ascii: "x") || x == UInt8(ascii: "X") {
+            radix = 16
+            position += 2
+        }
+        let digitsStart = position
+        while let byte = peek(), isIdentifierByte(byte) {
+            let digit: UInt64?
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: digit = UInt64(byte - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: digit = UInt64(byte - 55)
+            default: digit = nil
+            }
+            guard let digit else {
+                diagnostics.error(.unexpectedCharacter, "unexpected character '\(Character(Unicode.Scalar(byte)))' in integer literal", at: location(position))
+                position += 1
+                while let next = peek(), isIdentifierByte(next) { position += 1 }
+                return make(.integer, String(decoding: bytes[start..<position], as: UTF8.self), start: start, integer: 0)
+            }
+            if let current = value {
+                let (times, o1) = current.multipliedReportingOverflow(by: radix)
+                let (sum, o2) = times.addingReportingOverflow(digit)
+                value = o1 || o2 ? nil : sum
+            }
+            position += 1
+        }
+        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        if position == digitsStart {
+            diagnostics.error(.unexpectedCharacter, "expected hexadecimal digits after '0x'", at: location(start))
+            return make(.integer, text, start: start, integer: 0)
+        }
+        if value == nil {
+            diagnostics.error(.integerTooLarge, "integer literal '\(text)' is too large", at: location(start))
+        }
+        return make(.integer, text, start: start, integer: value)
+    }
+
+    mutating func lexString(start: Int) -> Token {
+        position += 1
+        var decoded: [UInt8] = []
+        while true {
+            guard let byte = peek(), byte != UInt8(ascii: "\n") else {
+                diagnostics.error(.unterminatedString, "unterminated string literal", at: location(start))
+                return make(.string, String(decoding: decoded, as: UTF8.self), start: start)
+            }
+            position += 1
+            if byte == UInt8(ascii: "\"") { break }
+            guard byte == UInt8(ascii: "\\") else {
+                decoded.append(byte)
+                continue
+            }
+            let escapeStart = position - 1
+            guard let escape = peek(), escape != UInt8(ascii: "\n") else { continue }
+            position += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): decoded.append(escape)
+            case UInt8(ascii: "n"): decoded.append(0x0A)
+            case UInt8(ascii: "t"): decoded.append(0x09)
+            default:
+                diagnostics.error(.invalidEscape, "invalid escape sequence '\\\(Character(Unicode.Scalar(escape)))' in string literal", at: location(escapeStart))
+            }
+        }
+        return make(.string, String(decoding: decoded, as: UTF8.self), start: start)
+    }
+}

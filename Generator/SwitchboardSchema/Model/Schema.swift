@@ -1,0 +1,185 @@
+/// A validated schema: every name resolved, every rule checked, Swift names chosen.
+///
+/// This is the boundary between the front end and the emitters; it holds no syntax.
+/// Messages and enums live in flat arrays and refer to each other by index, which
+/// keeps the model a plain value and its iteration order deterministic.
+public struct Schema: Sendable, Hashable {
+    /// The package shared by every file, such as `signal.chat`.
+    public var packageName: String
+    /// The files the schema was read from, sorted by path.
+    public var files: [SourceFile]
+    /// Every message, nested ones included, in file and source order.
+    public var messages: [MessageDefinition]
+    /// Every enum, nested ones included, in file and source order.
+    public var enums: [EnumDefinition]
+
+    /// Messages declared at the top level of a file.
+    public var topLevelMessages: [MessageDefinition] { messages.filter { $0.parent == nil } }
+    /// Enums declared at the top level of a file.
+    public var topLevelEnums: [EnumDefinition] { enums.filter { $0.parent == nil } }
+}
+
+/// The scalar types of the schema language.
+public enum ScalarType: String, Sendable, Hashable, CaseIterable {
+    case bool, int32, int64, uint32, uint64, sint32, sint64
+    case fixed32, fixed64, sfixed32, sfixed64, float, double, string, bytes
+
+    /// Whether a list of this type is packed on the wire.
+    public var isPackable: Bool { self != .string && self != .bytes }
+    /// Whether this type may be a map key (protobuf allows integers, bool and string).
+    public var isValidMapKey: Bool { self != .float && self != .double && self != .bytes }
+}
+
+/// How a `timestamp` is carried on the wire.
+public enum TimestampEncoding: String, Sendable, Hashable, CaseIterable {
+    /// `google.protobuf.Timestamp`: a nested message of seconds and nanos; RFC 3339 in JSON.
+    case wellKnown
+    /// Milliseconds since the epoch as an `int64` varint (Signal's envelope timestamps).
+    case millis
+}
+
+/// The type of one value: a scalar, a message, an enum or a timestamp.
+public enum ValueType: Sendable, Hashable {
+    case scalar(ScalarType)
+    /// Index into ``Schema/messages``.
+    case message(Int)
+    /// Index into ``Schema/enums``.
+    case enumeration(Int)
+    case timestamp(TimestampEncoding)
+
+    /// Whether a list of this type is packed.
+    public var isPackable: Bool {
+        switch self {
+        case let .scalar(scalar): return scalar.isPackable
+        case .enumeration: return true
+        case .timestamp(.millis): return true
+        case .message, .timestamp(.wellKnown): return false
+        }
+    }
+}
+
+/// The shape of a field: one value, an optional value, a list or a map.
+public enum FieldShape: Sendable, Hashable {
+    /// Always present; the default value is not written (implicit presence).
+    case singular(ValueType)
+    /// `T?`: absent or present, even when present with the default (explicit presence).
+    case optional(ValueType)
+    /// `[T]`
+    case list(ValueType)
+    /// `{K: V}`
+    case map(key: ScalarType, value: ValueType)
+
+    /// The element or value type.
+    public var valueType: ValueType {
+        switch self {
+        case let .singular(type), let .optional(type), let .list(type), let .map(_, type): return type
+        }
+    }
+}
+
+/// A field of a message.
+public struct FieldDefinition: Sendable, Hashable {
+    /// The name as written in the schema (protobuf's original name).
+    public var name: String
+    /// The Swift property or case name, escaped or renamed if needed.
+    public var swiftName: String
+    /// The lowerCamelCase JSON name.
+    public var jsonName: String
+    /// The key: the protobuf field number.
+    public var number: Int
+    public var shape: FieldShape
+    /// Index into ``MessageDefinition/oneofs`` when the field belongs to a oneof.
+    public var oneof: Int?
+    /// True when the field closes a reference cycle and is stored in an `IndirectBox`.
+    public var isIndirect: Bool
+    /// `@sensitive`: kept out of descriptions and logs.
+    public var isSensitive: Bool
+    /// `@deprecated`
+    public var isDeprecated: Bool
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// A `oneof`: at most one of its fields is set.
+public struct OneofDefinition: Sendable, Hashable {
+    public var name: String
+    /// The Swift property name.
+    public var swiftName: String
+    /// The Swift enum type nested in the message.
+    public var swiftTypeName: String
+    /// Indices into ``MessageDefinition/fields``.
+    public var fields: [Int]
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// A message.
+public struct MessageDefinition: Sendable, Hashable {
+    /// The name as written.
+    public var name: String
+    /// Names from the outermost enclosing message down to this one.
+    public var path: [String]
+    /// `package.Outer.Name`
+    public var fullName: String
+    /// The Swift type name of this level (the last path component, renamed if needed).
+    public var swiftName: String
+    /// The qualified Swift type, such as `ChatMessage.Reaction`.
+    public var swiftPath: String
+    /// Index of the enclosing message.
+    public var parent: Int?
+    /// Fields in declaration order, oneof members included.
+    public var fields: [FieldDefinition]
+    public var oneofs: [OneofDefinition]
+    /// Indices into ``Schema/messages`` of messages declared inside this one.
+    public var nestedMessages: [Int]
+    /// Indices into ``Schema/enums`` of enums declared inside this one.
+    public var nestedEnums: [Int]
+    public var reservedNumbers: [ClosedRange<Int>]
+    public var reservedNames: [String]
+    public var isDeprecated: Bool
+    public var documentation: [String]
+    /// Index into ``Schema/files``.
+    public var file: Int
+    public var location: SourceLocation
+
+    /// Fields sorted by key: the order the binary codec writes them.
+    public var fieldsByNumber: [FieldDefinition] { fields.sorted { $0.number < $1.number } }
+}
+
+/// One value of an enum.
+public struct EnumCaseDefinition: Sendable, Hashable {
+    /// The name as written: the protobuf and JSON name.
+    public var name: String
+    /// The Swift case name.
+    public var swiftName: String
+    public var value: Int32
+    public var isDeprecated: Bool
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// An open enum.
+public struct EnumDefinition: Sendable, Hashable {
+    public var name: String
+    public var path: [String]
+    public var fullName: String
+    public var swiftName: String
+    public var swiftPath: String
+    public var parent: Int?
+    /// Cases in declaration order.
+    public var cases: [EnumCaseDefinition]
+    public var reservedNumbers: [ClosedRange<Int>]
+    public var reservedNames: [String]
+    public var isDeprecated: Bool
+    public var documentation: [String]
+    public var file: Int
+    public var location: SourceLocation
+}
+
+/// Limits protobuf places on keys.
+public enum ProtobufLimits {
+    /// The largest field key, 2^29 - 1.
+    public static let maximumFieldNumber = 536_870_911
+    /// Keys protobuf reserves for its implementation.
+    public static let reservedFieldNumbers = 19_000...19_999
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// The front end's entry point: schema text in, a validated ``Schema`` and diagnostics out.
+public enum SchemaCompiler {
+    /// The extension of schema files.
+    public static let fileExtension = "sb"
+
+    /// The result of compiling a schema.
+    public struct Output: Sendable {
+        /// The validated schema, or `nil` if any error was found.
+        public var schema: Schema?
+        /// Every diagnostic, sorted by position.
+        public var diagnostics: [Diagnostic]
+        /// The files read, for rendering diagnostics.
+        public var files: [SourceFile]
+
+        /// Diagnostics rendered as a compiler would print them.
+        public var renderedDiagnostics: String { DiagnosticRenderer(files: files).render(diagnostics) }
+    }
+
+    /// Compiles in-memory files. Files are sorted by path first, so the result does not
+    /// depend on the order they are given in.
+    public static func compile(files unsorted: [SourceFile]) -> Output {
+        let files = unsorted.sorted { $0.path < $1.path }
+        var diagnostics = DiagnosticCollector()
+        guard !files.isEmpty else {
+            diagnostics.error(.noSchemaFiles, "no schema files (*.\(fileExtension)) were found", at: nil)
+            return Output(schema: nil, diagnostics: diagnostics.diagnostics, files: files)
+        }
+        var syntax: [FileSyntax] = []
+        for (index, file) in files.enumerated() {
+            let (parsed, parseDiagnostics) = Parser.parse(file, fileIndex: index)
+            syntax.append(parsed)
+            diagnostics.append(contentsOf: parseDiagnostics)
+        }
+        var validator = SchemaValidator(files: files, syntax: syntax)
+        let schema = validator.validate()
+        diagnostics.append(contentsOf: validator.diagnostics.diagnostics)
+        return Output(schema: diagnostics.hasErrors ? nil : schema, diagnostics: diagnostics.sorted, files: files)
+    }
+
+    /// Reads every `*.sb` file under `directory` (recursively) and compiles them.
+    /// Paths in diagnostics and headers are `directory`'s last component plus the relative path.
+    public static func compile(directory: URL) -> Output {
+        var files: [SourceFile] = []
+        var diagnostics = DiagnosticCollector()
+        let root = directory.standardizedFileURL
+        let prefix = root.lastPathComponent
+        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            guard url.pathExtension == fileExtension else { continue }
+            let relative = url.standardizedFileURL.path.dropFirst(root.path.count).drop { $0 == "/" }
+            let displayPath = prefix + "/" + relative
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                diagnostics.error(.unreadableFile, "cannot read \(displayPath)", at: nil)
+                continue
+            }
+            files.append(SourceFile(path: displayPath, text: String(decoding: data, as: UTF8.self)))
+        }
+        var output = compile(files: files)
+        if diagnostics.hasErrors {
+            output.schema = nil
+            output.diagnostics = diagnostics.diagnostics + output.diagnostics
+        }
+        return output
+    }
+}

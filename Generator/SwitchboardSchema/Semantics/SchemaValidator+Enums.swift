@@ -1,0 +1,71 @@
+extension SchemaValidator {
+    /// Checks an enum's cases: a zero default, unique names and values, int32 range, reserved entries.
+    mutating func checkEnum(_ enumIndex: Int) {
+        let syntax = enumSyntax[enumIndex]
+        var reservedRanges: [(ClosedRange<Int>, SourceLocation)] = []
+        var reservedNames: [String: SourceLocation] = [:]
+        for reserved in syntax.reserved {
+            collectReserved(reserved, ranges: &reservedRanges, names: &reservedNames, maximum: Int(Int32.max), what: "enum value")
+        }
+        enums[enumIndex].reservedNumbers = reservedRanges.map(\.0)
+        enums[enumIndex].reservedNames = reservedNames.keys.sorted()
+
+        if syntax.cases.isEmpty {
+            diagnostics.error(.emptyEnum, "enum '\(syntax.name.text)' has no cases; it needs at least the zero default", at: syntax.name.location)
+            return
+        }
+        var cases: [EnumCaseDefinition] = []
+        var byName: [String: SourceLocation] = [:]
+        var byValue: [Int32: String] = [:]
+        for item in syntax.cases {
+            checkAttributes(item.attributes, allowed: ["deprecated"], on: "an enum case")
+            if !SwiftNames.isIdentifier(item.name.text) || item.name.text.hasPrefix("_") {
+                diagnostics.error(.invalidIdentifier, "enum case name '\(item.name.text)' must start with a letter", at: item.name.location)
+            }
+            if let previous = byName[item.name.text] {
+                diagnostics.error(.duplicateEnumCase, "enum case '\(item.name.text)' is already declared at \(describe(previous))", at: item.name.location)
+                continue
+            }
+            byName[item.name.text] = item.name.location
+            if let reserved = reservedNames[item.name.text] {
+                diagnostics.error(.reservedNameUsed, "enum case name '\(item.name.text)' is reserved (at \(describe(reserved)))", at: item.name.location)
+            }
+            guard let raw = item.value.value else { continue }
+            guard let value = Int32(exactly: raw) else {
+                diagnostics.error(.enumValueOutOfRange, "enum value \(raw) of '\(item.name.text)' does not fit in int32", at: item.value.location)
+                continue
+            }
+            if let other = byValue[value] {
+                diagnostics.error(.duplicateEnumValue, "enum value \(value) of '\(item.name.text)' is already used by '\(other)'", at: item.value.location)
+                continue
+            }
+            byValue[value] = item.name.text
+            if reservedRanges.contains(where: { $0.0.contains(Int(value)) }) {
+                diagnostics.error(.reservedKeyUsed, "enum value \(value) of '\(item.name.text)' is reserved", at: item.value.location)
+            }
+            cases.append(EnumCaseDefinition(
+                name: item.name.text, swiftName: item.name.text, value: value,
+                isDeprecated: hasAttribute("deprecated", item.attributes), documentation: item.documentation,
+                location: item.name.location))
+        }
+        if byValue[0] == nil {
+            diagnostics.error(.enumMissingZero, "enum '\(syntax.name.text)' has no case with value 0; the zero case is every field's default", at: syntax.name.location)
+        }
+        enums[enumIndex].cases = cases
+    }
+
+    /// protobuf scopes enum values like siblings of the enum, so two enums in one scope
+    /// may not share a value name; rejecting it keeps `export-proto` output valid.
+    mutating func checkEnumScopes() {
+        var scopes: [Int?: [String: (enumName: String, location: SourceLocation)]] = [:]
+        for definition in enums {
+            for item in definition.cases {
+                if let other = scopes[definition.parent]?[item.name], other.enumName != definition.name {
+                    diagnostics.error(.enumCaseScopeCollision, "enum case '\(item.name)' of '\(definition.name)' clashes with the case of '\(other.enumName)' at \(describe(other.location)); protobuf gives enums in one scope a shared value namespace", at: item.location)
+                } else {
+                    scopes[definition.parent, default: [:]][item.name] = (definition.name, item.location)
+                }
+            }
+        }
+    }
+}

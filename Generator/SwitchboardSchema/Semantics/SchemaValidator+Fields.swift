@@ -1,0 +1,285 @@
+extension SchemaValidator {
+    /// Resolves every field of a message and checks keys, names, reserved entries and oneofs.
+    mutating func buildFields(of messageIndex: Int) {
+        let syntax = messageSyntax[messageIndex]
+        let path = messages[messageIndex].path
+        var fields: [FieldDefinition] = []
+        var oneofs: [OneofDefinition] = []
+
+        // Reserved entries first, so fields can be checked against them.
+        var reservedRanges: [(ClosedRange<Int>, SourceLocation)] = []
+        var reservedNames: [String: SourceLocation] = [:]
+        for case let .reserved(reserved) in syntax.members {
+            collectReserved(reserved, ranges: &reservedRanges, names: &reservedNames, maximum: ProtobufLimits.maximumFieldNumber, what: "field key")
+        }
+        messages[messageIndex].reservedNumbers = reservedRanges.map(\.0)
+        messages[messageIndex].reservedNames = reservedNames.keys.sorted()
+
+        for member in syntax.members {
+            switch member {
+            case let .field(field):
+                if let definition = makeField(field, scope: path, oneof: nil) { fields.append(definition) }
+            case let .oneof(oneof):
+                let oneofIndex = oneofs.count
+                var memberIndices: [Int] = []
+                checkMemberName(oneof.name, kind: "oneof")
+                if oneof.fields.isEmpty {
+                    diagnostics.error(.emptyOneof, "oneof '\(oneof.name.text)' has no fields", at: oneof.name.location)
+                }
+                for field in oneof.fields {
+                    guard var definition = makeField(field, scope: path, oneof: oneofIndex) else { continue }
+                    switch definition.shape {
+                    case let .singular(type):
+                        definition.shape = .singular(type)
+                    case .optional:
+                        diagnostics.error(.invalidOneofField, "oneof field '\(field.name.text)' cannot be optional; a oneof case is already either set or not", at: field.type.location)
+                        continue
+                    case .list, .map:
+                        diagnostics.error(.invalidOneofField, "oneof field '\(field.name.text)' cannot be a list or map; wrap it in a message", at: field.type.location)
+                        continue
+                    }
+                    memberIndices.append(fields.count)
+                    fields.append(definition)
+                }
+                oneofs.append(OneofDefinition(
+                    name: oneof.name.text, swiftName: oneof.name.text, swiftTypeName: SwiftNames.uppercaseFirst(oneof.name.text),
+                    fields: memberIndices, documentation: oneof.documentation, location: oneof.name.location))
+            case .reserved, .declaration:
+                break
+            }
+        }
+
+        // Keys: range, protobuf's band, duplicates, reserved.
+        var keys: [Int: FieldDefinition] = [:]
+        for field in fields {
+            let number = field.number
+            if number < 1 || number > ProtobufLimits.maximumFieldNumber {
+                diagnostics.error(.fieldKeyOutOfRange, "field key \(number) of '\(field.name)' is out of range; keys run from 1 to \(ProtobufLimits.maximumFieldNumber)", at: field.location)
+                continue
+            }
+            if ProtobufLimits.reservedFieldNumbers.contains(number) {
+                diagnostics.error(.fieldKeyInProtobufRange, "field key \(number) of '\(field.name)' is in 19000...19999, which protobuf reserves for itself", at: field.location)
+            }
+            if let previous = keys[number] {
+                diagnostics.error(.duplicateFieldKey, "field key \(number) of '\(field.name)' is already used by '\(previous.name)' at \(describe(previous.location))", at: field.location)
+            } else {
+                keys[number] = field
+            }
+            if let (range, location) = reservedRanges.first(where: { $0.0.contains(number) }) {
+                let shown = range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
+                diagnostics.error(.reservedKeyUsed, "field key \(number) of '\(field.name)' is reserved (reserved \(shown) at \(describe(location)))", at: field.location)
+            }
+        }
+
+        // Names: duplicates (fields and oneofs share the property namespace), JSON names, reserved names.
+        var names: [String: SourceLocation] = [:]
+        var jsonNames: [String: String] = [:]
+        let namedMembers = fields.map { ($0.name, $0.location, true) } + oneofs.map { ($0.name, $0.location, false) }
+        for (name, location, isField) in namedMembers.sorted(by: { $0.1 < $1.1 }) {
+            if let previous = names[name] {
+                diagnostics.error(.duplicateFieldName, "'\(name)' is already declared at \(describe(previous))", at: location)
+                continue
+            }
+            names[name] = location
+            if let reserved = reservedNames[name] {
+                diagnostics.error(.reservedNameUsed, "name '\(name)' is reserved (at \(describe(reserved)))", at: location)
+            }
+            guard isField else { continue }
+            let json = SwiftNames.jsonName(name)
+            if let other = jsonNames[json], other != name {
+                diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' have the same JSON name '\(json)'", at: location)
+            } else {
+                jsonNames[json] = name
+            }
+        }
+
+        // A oneof becomes a nested Swift enum; its name must not clash with nested types.
+        var nestedTypeNames: [String: SourceLocation] = [:]
+        for index in messages[messageIndex].nestedMessages { nestedTypeNames[messages[index].name] = messages[index].location }
+        for index in enums.indices where enums[index].parent == messageIndex { nestedTypeNames[enums[index].name] = enums[index].location }
+        for oneof in oneofs {
+            if let clash = nestedTypeNames[oneof.swiftTypeName] {
+                diagnostics.error(.oneofTypeCollision, "oneof '\(oneof.name)' generates the Swift type '\(oneof.swiftTypeName)', which clashes with the type declared at \(describe(clash))", at: oneof.location)
+            }
+            nestedTypeNames[oneof.swiftTypeName] = oneof.location
+        }
+
+        messages[messageIndex].fields = fields
+        messages[messageIndex].oneofs = oneofs
+    }
+
+    mutating func collectReserved(
+        _ reserved: ReservedSyntax,
+        ranges: inout [(ClosedRange<Int>, SourceLocation)],
+        names: inout [String: SourceLocation],
+        maximum: Int,
+        what: String
+    ) {
+        let minimum = what == "field key" ? 1 : Int(Int32.min)
+        for item in reserved.items {
+            var range: ClosedRange<Int>?
+            var location = reserved.location
+            switch item {
+            case let .keys(low, high):
+                location = low.location
+                guard let lowValue = low.value else { continue }
+                let highValue = high.map { $0.value } ?? lowValue
+                guard let highValue else { continue }
+                if lowValue > highValue {
+                    diagnostics.error(.invalidReservedRange, "reserved range \(lowValue) to \(highValue) is empty; its start must not exceed its end", at: low.location)
+                    continue
+                }
+                guard lowValue >= Int64(minimum), highValue <= Int64(maximum) else {
+                    diagnostics.error(.fieldKeyOutOfRange, "reserved \(what) \(lowValue < Int64(minimum) ? lowValue : highValue) is out of range \(minimum)...\(maximum)", at: low.location)
+                    continue
+                }
+                range = Int(lowValue)...Int(highValue)
+            case let .keysToMax(low):
+                location = low.location
+                guard let lowValue = low.value else { continue }
+                guard lowValue >= Int64(minimum), lowValue <= Int64(maximum) else {
+                    diagnostics.error(.fieldKeyOutOfRange, "reserved \(what) \(lowValue) is out of range \(minimum)...\(maximum)", at: low.location)
+                    continue
+                }
+                range = Int(lowValue)...maximum
+            case let .name(name):
+                if let previous = names[name.text] {
+                    diagnostics.error(.overlappingReserved, "name '\(name.text)' is already reserved at \(describe(previous))", at: name.location)
+                } else {
+                    names[name.text] = name.location
+                }
+            }
+            if let range {
+                if let (other, otherLocation) = ranges.first(where: { $0.0.overlaps(range) }) {
+                    diagnostics.error(.overlappingReserved, "reserved \(range.lowerBound)...\(range.upperBound) overlaps \(other.lowerBound)...\(other.upperBound) reserved at \(describe(otherLocation))", at: location)
+                } else {
+                    ranges.append((range, location))
+                }
+            }
+        }
+    }
+
+    mutating func checkMemberName(_ name: NameSyntax, kind: String) {
+        let text = name.text
+        guard let first = text.unicodeScalars.first, ("a"..."z").contains(first) else {
+            diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must start with a lowercase letter", at: name.location)
+            return
+        }
+        if text.contains("__") || text.hasSuffix("_") {
+            diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must not contain '__' or end with '_' (reserved for generated names)", at: name.location)
+        }
+    }
+
+    mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
+        checkMemberName(field.name, kind: "field")
+        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive"], on: "a field")
+        guard let shape = resolveShape(field.type, scope: scope) else { return nil }
+        guard let key = field.key.value else { return nil }
+        let number = Int(clamping: key)
+        return FieldDefinition(
+            name: field.name.text, swiftName: field.name.text, jsonName: SwiftNames.jsonName(field.name.text),
+            number: number, shape: shape, oneof: oneof, isIndirect: false,
+            isSensitive: hasAttribute("sensitive", field.attributes), isDeprecated: hasAttribute("deprecated", field.attributes),
+            documentation: field.documentation, location: field.key.location)
+    }
+
+    // MARK: Types
+
+    mutating func resolveShape(_ type: TypeSyntax, scope: [String]) -> FieldShape? {
+        switch type {
+        case .named:
+            return resolveValue(type, scope: scope).map(FieldShape.singular)
+        case let .optional(inner, location):
+            switch inner {
+            case .named: return resolveValue(inner, scope: scope).map(FieldShape.optional)
+            case .list, .map:
+                diagnostics.error(.optionalCollection, "a list or map cannot be optional; an empty one already means absent", at: location)
+                return nil
+            case .optional:
+                return nil
+            }
+        case let .list(element, _):
+            switch element {
+            case .named: return resolveValue(element, scope: scope).map(FieldShape.list)
+            case let .optional(_, location):
+                diagnostics.error(.optionalCollection, "list elements cannot be optional; protobuf lists have no holes", at: location)
+                return nil
+            case let .list(_, location), let .map(_, _, location):
+                diagnostics.error(.nestedCollection, "a list cannot hold lists or maps directly; wrap the inner collection in a message", at: location)
+                return nil
+            }
+        case let .map(key, value, _):
+            var keyScalar: ScalarType?
+            if case let .named(components, argument, location) = key, components.count == 1,
+               let scalar = ScalarType(rawValue: components[0].text), argument == nil {
+                if scalar.isValidMapKey {
+                    keyScalar = scalar
+                } else {
+                    diagnostics.error(.invalidMapKey, "'\(scalar.rawValue)' cannot be a map key; use an integer type, bool or string", at: location)
+                }
+            } else {
+                diagnostics.error(.invalidMapKey, "map keys must be an integer type, bool or string", at: key.location)
+            }
+            var valueType: ValueType?
+            switch value {
+            case .named: valueType = resolveValue(value, scope: scope)
+            case let .optional(_, location):
+                diagnostics.error(.optionalCollection, "map values cannot be optional", at: location)
+            case let .list(_, location), let .map(_, _, location):
+                diagnostics.error(.nestedCollection, "a map cannot hold lists or maps directly; wrap the inner collection in a message", at: location)
+            }
+            guard let keyScalar, let valueType else { return nil }
+            return .map(key: keyScalar, value: valueType)
+        }
+    }
+
+    mutating func resolveValue(_ type: TypeSyntax, scope: [String]) -> ValueType? {
+        guard case let .named(components, argument, location) = type else { return nil }
+        let names = components.map(\.text)
+        if names.count == 1, let scalar = ScalarType(rawValue: names[0]) {
+            if let argument {
+                diagnostics.error(.unknownTimestampEncoding, "'\(scalar.rawValue)' takes no argument; found '(\(argument.text))'", at: argument.location)
+            }
+            return .scalar(scalar)
+        }
+        if names == ["timestamp"] {
+            guard let argument else { return .timestamp(.wellKnown) }
+            switch argument.text {
+            case "millis": return .timestamp(.millis)
+            case "wellKnown": return .timestamp(.wellKnown)
+            default:
+                diagnostics.error(.unknownTimestampEncoding, "unknown timestamp encoding '\(argument.text)'; use 'timestamp' (google.protobuf.Timestamp) or 'timestamp(millis)'", at: argument.location)
+                return nil
+            }
+        }
+        var relative = names
+        if relative.count > packageComponents.count, Array(relative.prefix(packageComponents.count)) == packageComponents {
+            relative.removeFirst(packageComponents.count)
+        }
+        // Innermost scope first, as protobuf resolves names.
+        var candidates: [[String]] = []
+        for depth in stride(from: scope.count, through: 0, by: -1) {
+            candidates.append(Array(scope.prefix(depth)) + names)
+        }
+        if relative != names { candidates.append(relative) }
+        for candidate in candidates {
+            if let reference = typesByPath[candidate.joined(separator: ".")] {
+                if argument != nil {
+                    diagnostics.error(.unknownTimestampEncoding, "type '\(names.joined(separator: "."))' takes no argument", at: location)
+                }
+                switch reference {
+                case let .message(index): return .message(index)
+                case let .enumeration(index): return .enumeration(index)
+                }
+            }
+        }
+        let spelled = names.joined(separator: ".")
+        var message = "unknown type '\(spelled)'"
+        let known = ScalarType.allCases.map(\.rawValue) + ["timestamp"] + typesByPath.keys.sorted()
+        if let suggestion = Parser.suggest(spelled, among: known) {
+            message += "; did you mean '\(suggestion)'?"
+        }
+        diagnostics.error(.unknownType, message, at: location)
+        return nil
+    }
+}

@@ -1,0 +1,90 @@
+extension SchemaValidator {
+    /// Chooses Swift names: escapes keywords, renames collisions with generated members
+    /// and with types generated code uses. Each change is reported as a warning.
+    mutating func assignSwiftNames() {
+        for index in messages.indices {
+            let name = messages[index].name
+            let swiftName = typeSwiftName(name, location: messages[index].location, kind: "message")
+            messages[index].swiftName = swiftName
+            assignMemberNames(messageIndex: index)
+        }
+        for index in enums.indices {
+            enums[index].swiftName = typeSwiftName(enums[index].name, location: enums[index].location, kind: "enum")
+            assignCaseNames(enumIndex: index)
+        }
+        for index in messages.indices { messages[index].swiftPath = swiftPath(parent: messages[index].parent, name: messages[index].swiftName) }
+        for index in enums.indices { enums[index].swiftPath = swiftPath(parent: enums[index].parent, name: enums[index].swiftName) }
+    }
+
+    func swiftPath(parent: Int?, name: String) -> String {
+        guard let parent else { return name }
+        return swiftPath(parent: messages[parent].parent, name: messages[parent].swiftName) + "." + name
+    }
+
+    mutating func typeSwiftName(_ name: String, location: SourceLocation, kind: String) -> String {
+        if SwiftNames.renamedKeywords.contains(name) || SwiftNames.escapableKeywords.contains(name) {
+            diagnostics.warning(.swiftKeyword, "\(kind) name '\(name)' is a Swift keyword; it is generated as '\(name)_'", at: location)
+            return name + "_"
+        }
+        if SwiftNames.reservedTypeNames.contains(name) {
+            diagnostics.warning(.generatedMemberCollision, "\(kind) name '\(name)' would shadow a type generated code uses; it is generated as '\(name)_'", at: location)
+            return name + "_"
+        }
+        return name
+    }
+
+    mutating func assignMemberNames(messageIndex: Int) {
+        var taken = Set<String>()
+        var pending: [(isOneof: Bool, index: Int)] = messages[messageIndex].fields.indices.map { (false, $0) }
+            + messages[messageIndex].oneofs.indices.map { (true, $0) }
+        pending.sort { lhs, rhs in
+            let l = lhs.isOneof ? messages[messageIndex].oneofs[lhs.index].location : messages[messageIndex].fields[lhs.index].location
+            let r = rhs.isOneof ? messages[messageIndex].oneofs[rhs.index].location : messages[messageIndex].fields[rhs.index].location
+            return l < r
+        }
+        for (isOneof, index) in pending {
+            let original = isOneof ? messages[messageIndex].oneofs[index].name : messages[messageIndex].fields[index].name
+            let location = isOneof ? messages[messageIndex].oneofs[index].location : messages[messageIndex].fields[index].location
+            var swiftName = SwiftNames.jsonName(original)
+            if SwiftNames.renamedKeywords.contains(swiftName) {
+                diagnostics.warning(.swiftKeyword, "'\(original)' is a Swift keyword that cannot be escaped; it is generated as '\(swiftName)_'", at: location)
+                swiftName += "_"
+            } else if SwiftNames.escapableKeywords.contains(swiftName) {
+                diagnostics.warning(.swiftKeyword, "'\(original)' is a Swift keyword; it is generated as `\(swiftName)`", at: location)
+                swiftName = "`\(swiftName)`"
+            } else if SwiftNames.messageMembers.contains(swiftName) {
+                diagnostics.warning(.generatedMemberCollision, "'\(original)' collides with a member every message has; it is generated as '\(swiftName)_'", at: location)
+                swiftName += "_"
+            }
+            while taken.contains(swiftName) { swiftName += "_" }
+            taken.insert(swiftName)
+            if isOneof {
+                messages[messageIndex].oneofs[index].swiftName = swiftName
+            } else {
+                messages[messageIndex].fields[index].swiftName = swiftName
+            }
+        }
+    }
+
+    mutating func assignCaseNames(enumIndex: Int) {
+        var taken: [String: String] = [:]
+        for index in enums[enumIndex].cases.indices {
+            let item = enums[enumIndex].cases[index]
+            var swiftName = SwiftNames.enumCaseName(item.name, enumName: enums[enumIndex].name)
+            if let first = swiftName.first, first.isNumber { swiftName = SwiftNames.enumCaseName(item.name, enumName: "") }
+            if SwiftNames.renamedKeywords.contains(swiftName) || SwiftNames.enumMembers.contains(swiftName) {
+                diagnostics.warning(.generatedMemberCollision, "enum case '\(item.name)' collides with a Swift keyword or a member every enum has; it is generated as '\(swiftName)_'", at: item.location)
+                swiftName += "_"
+            } else if SwiftNames.escapableKeywords.contains(swiftName) {
+                diagnostics.warning(.swiftKeyword, "enum case '\(item.name)' is a Swift keyword; it is generated as `\(swiftName)`", at: item.location)
+                swiftName = "`\(swiftName)`"
+            }
+            if let other = taken[swiftName] {
+                diagnostics.error(.duplicateEnumCase, "enum cases '\(other)' and '\(item.name)' both become the Swift case '\(swiftName)'", at: item.location)
+                continue
+            }
+            taken[swiftName] = item.name
+            enums[enumIndex].cases[index].swiftName = swiftName
+        }
+    }
+}

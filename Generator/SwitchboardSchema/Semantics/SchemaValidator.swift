@@ -1,0 +1,194 @@
+/// Checks parsed files against the language's rules and builds the validated ``Schema``.
+///
+/// Checks run in passes (package, declarations, fields, enums, recursion, Swift
+/// names) and each reports every problem it finds, so one run lists them all.
+struct SchemaValidator {
+    let files: [SourceFile]
+    let syntax: [FileSyntax]
+    var diagnostics = DiagnosticCollector()
+
+    var packageName = ""
+    var packageComponents: [String] = []
+    var messages: [MessageDefinition] = []
+    var enums: [EnumDefinition] = []
+    /// Syntax for each entry of `messages` and `enums`, kept for the later passes.
+    var messageSyntax: [MessageSyntax] = []
+    var enumSyntax: [EnumSyntax] = []
+    /// Type path (`Outer.Inner`) → type.
+    var typesByPath: [String: TypeReference] = [:]
+
+    enum TypeReference: Hashable {
+        case message(Int)
+        case enumeration(Int)
+    }
+
+    init(files: [SourceFile], syntax: [FileSyntax]) {
+        self.files = files
+        self.syntax = syntax
+    }
+
+    mutating func validate() -> Schema? {
+        checkPackages()
+        for (fileIndex, file) in syntax.enumerated() {
+            for declaration in file.declarations {
+                declare(declaration, parent: nil, path: [], file: fileIndex)
+            }
+        }
+        checkTypeNameCaseCollisions()
+        for index in messages.indices { buildFields(of: index) }
+        for index in enums.indices { checkEnum(index) }
+        checkEnumScopes()
+        checkRecursion()
+        assignSwiftNames()
+        guard !diagnostics.hasErrors else { return nil }
+        return Schema(packageName: packageName, files: files, messages: messages, enums: enums)
+    }
+
+    func describe(_ location: SourceLocation) -> String {
+        let (line, column) = files[location.file].lineAndColumn(of: location.offset)
+        return "\(files[location.file].path):\(line):\(column)"
+    }
+
+    // MARK: Package
+
+    mutating func checkPackages() {
+        var first: PackageSyntax?
+        for (fileIndex, file) in syntax.enumerated() {
+            guard let package = file.packages.first else {
+                diagnostics.error(.missingPackage, "schema file has no 'package' declaration", at: SourceLocation(file: fileIndex, offset: 0))
+                continue
+            }
+            for extra in file.packages.dropFirst() {
+                diagnostics.error(.duplicatePackage, "a file declares 'package' once; this is a second declaration", at: extra.location)
+            }
+            for component in package.components where !isPackageComponent(component.text) {
+                diagnostics.error(.invalidPackageName, "package name component '\(component.text)' must be lowercase letters, digits and '_', starting with a letter", at: component.location)
+            }
+            if let first {
+                if first.name != package.name {
+                    diagnostics.error(.conflictingPackage, "package '\(package.name)' differs from '\(first.name)' declared at \(describe(first.location)); one schema has one package", at: package.location)
+                }
+            } else {
+                first = package
+                packageName = package.name
+                packageComponents = package.components.map(\.text)
+            }
+        }
+    }
+
+    func isPackageComponent(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, ("a"..."z").contains(first) else { return false }
+        return text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    // MARK: Declarations
+
+    mutating func declare(_ declaration: DeclarationSyntax, parent: Int?, path: [String], file: Int) {
+        switch declaration {
+        case let .message(message):
+            let fullPath = path + [message.name.text]
+            checkTypeName(message.name, kind: "message")
+            let index = messages.count
+            let isNew = register(message.name, path: fullPath, as: .message(index))
+            messages.append(MessageDefinition(
+                name: message.name.text, path: fullPath, fullName: qualified(fullPath), swiftName: message.name.text,
+                swiftPath: fullPath.joined(separator: "."), parent: parent, fields: [], oneofs: [], nestedMessages: [],
+                nestedEnums: [], reservedNumbers: [], reservedNames: [],
+                isDeprecated: hasAttribute("deprecated", message.attributes), documentation: message.documentation,
+                file: file, location: message.name.location))
+            messageSyntax.append(message)
+            checkAttributes(message.attributes, allowed: ["deprecated"], on: "a message")
+            if let parent, isNew { messages[parent].nestedMessages.append(index) }
+            for member in message.members {
+                if case let .declaration(inner) = member {
+                    declare(inner, parent: index, path: fullPath, file: file)
+                }
+            }
+        case let .enumeration(enumeration):
+            let fullPath = path + [enumeration.name.text]
+            checkTypeName(enumeration.name, kind: "enum")
+            let index = enums.count
+            let isNew = register(enumeration.name, path: fullPath, as: .enumeration(index))
+            enums.append(EnumDefinition(
+                name: enumeration.name.text, path: fullPath, fullName: qualified(fullPath), swiftName: enumeration.name.text,
+                swiftPath: fullPath.joined(separator: "."), parent: parent, cases: [], reservedNumbers: [], reservedNames: [],
+                isDeprecated: hasAttribute("deprecated", enumeration.attributes), documentation: enumeration.documentation,
+                file: file, location: enumeration.name.location))
+            enumSyntax.append(enumeration)
+            checkAttributes(enumeration.attributes, allowed: ["deprecated"], on: "an enum")
+            if let parent, isNew { messages[parent].nestedEnums.append(index) }
+        }
+    }
+
+    func qualified(_ path: [String]) -> String {
+        (packageComponents + path).joined(separator: ".")
+    }
+
+    mutating func register(_ name: NameSyntax, path: [String], as reference: TypeReference) -> Bool {
+        let key = path.joined(separator: ".")
+        if let existing = typesByPath[key] {
+            diagnostics.error(.duplicateTypeName, "'\(key)' is already declared at \(describe(location(of: existing)))", at: name.location)
+            return false
+        }
+        typesByPath[key] = reference
+        return true
+    }
+
+    func location(of reference: TypeReference) -> SourceLocation {
+        switch reference {
+        case let .message(index): return messages[index].location
+        case let .enumeration(index): return enums[index].location
+        }
+    }
+
+    mutating func checkTypeName(_ name: NameSyntax, kind: String) {
+        let text = name.text
+        guard let first = text.unicodeScalars.first, ("A"..."Z").contains(first) else {
+            diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must start with an uppercase letter", at: name.location)
+            return
+        }
+        if text.contains("__") || text.hasSuffix("_") {
+            diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must not contain '__' or end with '_' (reserved for generated names)", at: name.location)
+        }
+    }
+
+    /// Generated files are named after top-level types; names equal up to case would clash on
+    /// case-insensitive file systems (macOS, Windows).
+    mutating func checkTypeNameCaseCollisions() {
+        var seen: [String: SourceLocation] = [:]
+        let topLevel = messages.filter { $0.parent == nil }.map { ($0.name, $0.location) }
+            + enums.filter { $0.parent == nil }.map { ($0.name, $0.location) }
+        for (name, location) in topLevel.sorted(by: { $0.1 < $1.1 }) {
+            let key = name.lowercased()
+            if let previous = seen[key] {
+                if files[previous.file].utf8[previous.offset...].starts(with: Array(name.utf8)) { continue }
+                diagnostics.error(.typeNameCaseCollision, "type '\(name)' differs only in case from the type at \(describe(previous)); their generated files would collide on case-insensitive file systems", at: location)
+            } else {
+                seen[key] = location
+            }
+        }
+    }
+
+    // MARK: Attributes
+
+    func hasAttribute(_ name: String, _ attributes: [AttributeSyntax]) -> Bool {
+        attributes.contains { $0.name.text == name }
+    }
+
+    mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
+        let known: Set<String> = ["deprecated", "sensitive"]
+        for attribute in attributes {
+            if !known.contains(attribute.name.text) {
+                var message = "unknown attribute '@\(attribute.name.text)'"
+                if let suggestion = Parser.suggest(attribute.name.text, among: Array(known).sorted()) {
+                    message += "; did you mean '@\(suggestion)'?"
+                }
+                diagnostics.error(.unknownAttribute, message, at: attribute.name.location)
+            } else if !allowed.contains(attribute.name.text) {
+                diagnostics.error(.misplacedAttribute, "'@\(attribute.name.text)' cannot be applied to \(what)", at: attribute.name.location)
+            } else if !attribute.arguments.isEmpty {
+                diagnostics.error(.misplacedAttribute, "'@\(attribute.name.text)' takes no arguments", at: attribute.name.location)
+            }
+        }
+    }
+}

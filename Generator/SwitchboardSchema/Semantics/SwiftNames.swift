@@ -1,0 +1,104 @@
+/// The naming rules that map schema names to Swift: case conversion, keyword
+/// escaping, and the names generated code already uses. Every rule is a pure
+/// function of the schema, so the chosen names are deterministic.
+public enum SwiftNames {
+    /// Swift keywords that backticks make usable as member names.
+    static let escapableKeywords: Set<String> = [
+        "associatedtype", "borrowing", "class", "consuming", "deinit", "enum", "extension", "fileprivate",
+        "func", "import", "inout", "internal", "let", "nonisolated", "open", "operator", "private",
+        "precedencegroup", "protocol", "public", "rethrows", "static", "struct", "subscript", "typealias",
+        "var", "break", "case", "catch", "continue", "default", "defer", "do", "else", "fallthrough", "for",
+        "guard", "if", "in", "repeat", "return", "throw", "switch", "where", "while", "as", "await", "false",
+        "is", "nil", "super", "throws", "true", "try", "Any", "some", "any",
+    ]
+
+    /// Names backticks cannot rescue (`x.self` and `x.Type` mean something else), renamed with `_`.
+    static let renamedKeywords: Set<String> = ["self", "Self", "Type", "Protocol", "init", "_"]
+
+    /// Members every generated message has; a field with one of these names is renamed.
+    static let messageMembers: Set<String> = [
+        "unknownFields", "serializedSize", "serialize", "decodeFields", "encodeJSONFields", "decodeJSONFields",
+        "protoMessageName", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "hashValue",
+        "hash", "description", "debugDescription",
+    ]
+
+    /// Members every generated enum has; a case with one of these names is renamed.
+    static let enumMembers: Set<String> = ["unrecognized", "rawValue", "protoName", "allCases", "hashValue", "hash"]
+
+    /// Type names generated code refers to unqualified; a schema type with one of these names is renamed.
+    static let reservedTypeNames: Set<String> = [
+        "String", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Bool",
+        "Float", "Double", "Data", "Date", "Array", "Dictionary", "Set", "Optional", "Never", "Error", "Hasher",
+        "Sendable", "Hashable", "Equatable", "Swift", "Foundation", "StaticString", "Result", "Character", "Void",
+        "AnyObject", "Codable", "CaseIterable", "RawRepresentable", "CustomStringConvertible",
+        "SwitchboardRuntime", "ProtoMessage", "ProtoEnum", "WireWriter", "WireReader", "WireTag", "WireType",
+        "WireSize", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName",
+        "JSONDecodingError", "JSONEncodingError", "JSONDecodingOptions", "UnknownFields", "IndirectBox",
+        "FieldCodec", "MapKeyCodec", "RepeatedField", "MapField", "TimestampParts", "ZigZag", "Base64", "RFC3339",
+        "BoolCodec", "Int32Codec", "Int64Codec", "UInt32Codec", "UInt64Codec", "SInt32Codec", "SInt64Codec",
+        "Fixed32Codec", "Fixed64Codec", "SFixed32Codec", "SFixed64Codec", "FloatCodec", "DoubleCodec",
+        "StringCodec", "BytesCodec", "EnumCodec", "MessageCodec", "TimestampCodec", "UnixMillisTimestampCodec",
+    ]
+
+    /// protobuf's JSON name: drop each `_` and capitalise the letter after it.
+    public static func jsonName(_ name: String) -> String {
+        var result = ""
+        var capitalizeNext = false
+        for character in name {
+            if character == "_" {
+                capitalizeNext = true
+            } else if capitalizeNext {
+                result += character.uppercased()
+                capitalizeNext = false
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// `MessageStatus` → `MESSAGE_STATUS`, the prefix protobuf style puts on enum values.
+    public static func upperSnake(_ name: String) -> String {
+        var result = ""
+        var previousWasLower = false
+        for character in name {
+            if character.isUppercase, previousWasLower { result += "_" }
+            result += character.uppercased()
+            previousWasLower = character.isLowercase || character.isNumber
+        }
+        return result
+    }
+
+    /// The Swift case for an enum value: `MESSAGE_STATUS_SENT` in `MessageStatus` → `sent`,
+    /// `READ_RECEIPT` → `readReceipt`, `sending` → `sending`.
+    public static func enumCaseName(_ name: String, enumName: String) -> String {
+        let isUpperSnake = name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }
+        guard isUpperSnake else { return lowercaseFirst(name) }
+        var base = name
+        let prefix = upperSnake(enumName) + "_"
+        if base.hasPrefix(prefix) {
+            let rest = String(base.dropFirst(prefix.count))
+            if let first = rest.first, first.isLetter { base = rest }
+        }
+        let words = base.split(separator: "_", omittingEmptySubsequences: true)
+        guard let head = words.first else { return lowercaseFirst(name) }
+        return head.lowercased() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+    }
+
+    /// `Content` for a oneof named `content`.
+    public static func uppercaseFirst(_ name: String) -> String {
+        name.prefix(1).uppercased() + name.dropFirst()
+    }
+
+    static func lowercaseFirst(_ name: String) -> String {
+        name.prefix(1).lowercased() + name.dropFirst()
+    }
+
+    /// Whether `name` is a plain ASCII identifier.
+    static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else {
+            return false
+        }
+        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+}

@@ -1,0 +1,52 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Switchboard: a schema-driven Swift SDK generator for chat servers.
+// The product depends on no third-party package (see DEVELOPERS.md, "The design card").
+let package = Package(
+    name: "Switchboard",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "SwitchboardRuntime", targets: ["SwitchboardRuntime"]),
+        .library(name: "SignalChat", targets: ["SignalChat"]),
+        .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
+        .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
+        .executable(name: "switchboard", targets: ["switchboard"]),
+    ],
+    targets: [
+        // Runtime that generated code calls.
+        .target(name: "SwitchboardRuntime", path: "Sources/SwitchboardRuntime"),
+        // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
+        .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
+
+        // Generator: schema front end, Swift emitter, CLI.
+        .target(name: "SwitchboardSchema", path: "Generator/SwitchboardSchema"),
+        .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
+        .executableTarget(
+            name: "switchboard",
+            dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
+            path: "Generator/switchboard"
+        ),
+
+        // A test-only SDK generated from Tests/Schemas/kitchen_sink: every construct of the language.
+        .target(name: "KitchenSink", dependencies: ["SwitchboardRuntime"], path: "Tests/Generated/KitchenSink"),
+
+        .testTarget(
+            name: "SwitchboardSchemaTests",
+            dependencies: ["SwitchboardSchema"],
+            path: "Tests/SwitchboardSchemaTests",
+            resources: [.copy("Diagnostics")]
+        ),
+        .testTarget(
+            name: "SwitchboardEmitterTests",
+            dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
+            path: "Tests/SwitchboardEmitterTests"
+        ),
+        .testTarget(
+            name: "SwitchboardRuntimeTests",
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat"],
+            path: "Tests/SwitchboardRuntimeTests",
+            resources: [.copy("Fixtures")]
+        ),
+    ]
+)

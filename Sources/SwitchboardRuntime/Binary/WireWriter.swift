@@ -1,0 +1,95 @@
+import Foundation
+
+/// Writes protobuf wire format into a buffer whose exact size was computed beforehand.
+///
+/// Messages run a size pass first (`serializedSize()`), allocate once, then write.
+/// The writer therefore never grows or checks capacity on the hot path; a final
+/// check in ``ProtoMessage/serializedBytes()`` verifies the size pass agreed.
+public struct WireWriter {
+    @usableFromInline var cursor: UnsafeMutableRawPointer
+    @usableFromInline let start: UnsafeMutableRawPointer
+
+    /// Creates a writer over memory with at least as many bytes as will be written.
+    @inlinable
+    public init(unsafeStart start: UnsafeMutableRawPointer) {
+        self.start = start
+        self.cursor = start
+    }
+
+    /// The number of bytes written so far.
+    @inlinable
+    public var bytesWritten: Int { cursor - start }
+
+    @inlinable
+    public mutating func writeByte(_ byte: UInt8) {
+        cursor.storeBytes(of: byte, as: UInt8.self)
+        cursor += 1
+    }
+
+    /// Writes a precomputed tag. Generated code passes the tag's varint as constant bytes.
+    @inlinable
+    public mutating func writeTag(_ rawTag: UInt32) {
+        writeVarint(rawTag)
+    }
+
+    @inlinable
+    public mutating func writeVarint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            writeByte(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        writeByte(UInt8(truncatingIfNeeded: value))
+    }
+
+    @inlinable
+    public mutating func writeVarint(_ value: UInt32) {
+        var value = value
+        while value >= 0x80 {
+            writeByte(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        writeByte(UInt8(truncatingIfNeeded: value))
+    }
+
+    @inlinable
+    public mutating func writeFixed32(_ value: UInt32) {
+        cursor.storeBytes(of: value.littleEndian, as: UInt32.self)
+        cursor += 4
+    }
+
+    @inlinable
+    public mutating func writeFixed64(_ value: UInt64) {
+        cursor.storeBytes(of: value.littleEndian, as: UInt64.self)
+        cursor += 8
+    }
+
+    @inlinable
+    public mutating func writeRawBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        cursor.copyMemory(from: base, byteCount: bytes.count)
+        cursor += bytes.count
+    }
+
+    /// Writes a length prefix and the string's UTF-8 bytes.
+    @inlinable
+    public mutating func writeString(_ value: String) {
+        var value = value
+        let count = value.utf8.count
+        writeVarint(UInt64(truncatingIfNeeded: count))
+        value.withUTF8 { writeRawBytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes a length prefix and the bytes.
+    @inlinable
+    public mutating func writeBytes(_ value: Data) {
+        writeVarint(UInt64(truncatingIfNeeded: value.count))
+        value.withUnsafeBytes { writeRawBytes($0) }
+    }
+
+    /// Writes raw bytes kept from an earlier decode.
+    @inlinable
+    public mutating func writeRawBytes(_ value: [UInt8]) {
+        value.withUnsafeBytes { writeRawBytes($0) }
+    }
+}

@@ -1,0 +1,46 @@
+/// How one schema type is written and read in both codecs.
+///
+/// Generated code names a codec statically (`StringCodec.encodedSize(of:)`), so
+/// every call is specialised and inlined: no existentials on the hot path.
+public protocol FieldCodec {
+    /// The Swift type a field of this schema type holds.
+    associatedtype Value: Sendable & Hashable
+    /// The wire type of one value.
+    static var wireType: WireType { get }
+    /// The protobuf default, which implicit-presence fields do not write.
+    static var defaultValue: Value { get }
+    /// The byte width of every value, or `nil` when the size varies.
+    static var fixedSize: Int? { get }
+    /// Whether `value` equals the default.
+    static func isDefault(_ value: Value) -> Bool
+    /// The size of one encoded value without its tag (length prefix included).
+    static func encodedSize(of value: Value) -> Int
+    /// Writes one value without its tag.
+    static func write(_ value: Value, to writer: inout WireWriter)
+    /// Reads one value whose tag was just read.
+    static func read(from reader: inout WireReader) throws(WireDecodingError) -> Value
+    /// Writes one value as JSON.
+    static func writeJSON(_ value: Value, to writer: inout JSONWriter) throws(JSONEncodingError)
+    /// Reads one JSON value; `nil` means "leave the field alone" (a `null`, or an
+    /// unknown enum name skipped under ``JSONDecodingOptions/ignoreUnknownFields``).
+    static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Value?
+}
+
+extension FieldCodec {
+    public static var fixedSize: Int? { nil }
+}
+
+/// A codec whose values may be map keys: integers, booleans and strings.
+public protocol MapKeyCodec: FieldCodec {
+    /// The order keys are written in, which makes map encoding deterministic.
+    static func sortsBefore(_ lhs: Value, _ rhs: Value) -> Bool
+    /// The JSON object key for `value` (JSON keys are always strings).
+    static func jsonKey(_ value: Value) -> String
+    /// Parses a JSON object key.
+    static func parseJSONKey(_ key: JSONName) -> Value?
+}
+
+extension MapKeyCodec where Value: Comparable {
+    @inlinable
+    public static func sortsBefore(_ lhs: Value, _ rhs: Value) -> Bool { lhs < rhs }
+}

@@ -1,0 +1,89 @@
+/// Maps (`{K: V}`): each entry is a nested message with the key as field 1 and
+/// the value as field 2. Entries are written in key order, so output is deterministic.
+public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hashable {
+    @inlinable
+    static func entryPayloadSize(_ key: Key.Value, _ value: Value.Value) -> Int {
+        2 + Key.encodedSize(of: key) + Value.encodedSize(of: value)
+    }
+
+    /// The size of every entry, tags included.
+    @inlinable
+    public static func encodedSize(_ map: [Key.Value: Value.Value], tagSize: Int) -> Int {
+        var size = map.count * tagSize
+        for (key, value) in map {
+            size += WireSize.lengthDelimited(entryPayloadSize(key, value))
+        }
+        return size
+    }
+
+    /// Writes every entry under `tag`, in key order.
+    @inlinable
+    public static func write(_ map: [Key.Value: Value.Value], tag: UInt32, to writer: inout WireWriter) {
+        if map.isEmpty { return }
+        let keyTag = UInt8(1 << 3 | Key.wireType.rawValue)
+        let valueTag = UInt8(2 << 3 | Value.wireType.rawValue)
+        for key in sortedKeys(map) {
+            let value = map[key]!
+            writer.writeTag(tag)
+            writer.writeVarint(UInt64(entryPayloadSize(key, value)))
+            writer.writeByte(keyTag)
+            Key.write(key, to: &writer)
+            writer.writeByte(valueTag)
+            Value.write(value, to: &writer)
+        }
+    }
+
+    @inlinable
+    static func sortedKeys(_ map: [Key.Value: Value.Value]) -> [Key.Value] {
+        map.keys.sorted(by: Key.sortsBefore)
+    }
+
+    /// Reads one entry and stores it; a missing key or value takes its default.
+    @inlinable
+    public static func readEntry(from reader: inout WireReader, into map: inout [Key.Value: Value.Value]) throws(WireDecodingError) {
+        let keyTag = UInt32(1 << 3 | UInt32(Key.wireType.rawValue))
+        let valueTag = UInt32(2 << 3 | UInt32(Value.wireType.rawValue))
+        let entry = try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) -> (Key.Value, Value.Value) in
+            var key = Key.defaultValue
+            var value = Value.defaultValue
+            var ignored = UnknownFields()
+            while let tag = try inner.nextTag() {
+                switch tag.rawValue {
+                case keyTag: key = try Key.read(from: &inner)
+                case valueTag: value = try Value.read(from: &inner)
+                default:
+                    if tag.fieldNumber == 1 || tag.fieldNumber == 2 {
+                        throw .wrongWireType(message: "map entry", field: tag.fieldNumber, wireType: tag.wireType)
+                    }
+                    try inner.skipField(tag, into: &ignored)
+                }
+            }
+            return (key, value)
+        }
+        map[entry.0] = entry.1
+    }
+
+    /// Writes the map as a JSON object with string keys, in key order.
+    @inlinable
+    public static func writeJSON(_ map: [Key.Value: Value.Value], to writer: inout JSONWriter) throws(JSONEncodingError) {
+        writer.beginObject()
+        for key in sortedKeys(map) {
+            writer.writeKey(Key.jsonKey(key))
+            try Value.writeJSON(map[key]!, to: &writer)
+        }
+        writer.endObject()
+    }
+
+    /// Reads a JSON object (or `null`) and stores its entries.
+    @inlinable
+    public static func readJSON(from reader: inout JSONReader, into map: inout [Key.Value: Value.Value]) throws(JSONDecodingError) {
+        if reader.readNull() { return }
+        try reader.beginObject()
+        while let name = try reader.nextKey() {
+            guard let key = Key.parseJSONKey(name) else {
+                throw .invalidNumber(offset: reader.offset)
+            }
+            if let value = try Value.readJSON(from: &reader) { map[key] = value }
+        }
+    }
+}

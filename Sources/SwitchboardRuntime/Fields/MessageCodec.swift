@@ -1,0 +1,31 @@
+/// A nested message: length-delimited on the wire, an object in JSON.
+public enum MessageCodec<Message: ProtoMessage>: FieldCodec {
+    public static var wireType: WireType { .lengthDelimited }
+    public static var defaultValue: Message { Message() }
+    /// A message is "default" when it would encode to nothing.
+    @inlinable public static func isDefault(_ value: Message) -> Bool { value.serializedSize() == 0 }
+    @inlinable public static func encodedSize(of value: Message) -> Int {
+        WireSize.lengthDelimited(value.serializedSize())
+    }
+    @inlinable public static func write(_ value: Message, to writer: inout WireWriter) {
+        writer.writeVarint(UInt64(truncatingIfNeeded: value.serializedSize()))
+        value.serialize(into: &writer)
+    }
+    @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> Message {
+        var message = Message()
+        try reader.mergeMessage(into: &message)
+        return message
+    }
+    @inlinable public static func writeJSON(_ value: Message, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        writer.beginObject()
+        try value.encodeJSONFields(into: &writer)
+        writer.endObject()
+    }
+    @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Message? {
+        if reader.readNull() { return nil }
+        var message = Message()
+        try reader.beginObject()
+        try message.decodeJSONFields(from: &reader)
+        return message
+    }
+}

@@ -1,0 +1,83 @@
+/// Lists (`[T]`): packed for numeric scalars and enums, one tagged field per
+/// element otherwise. Decoders accept both forms for packable types.
+public enum RepeatedField<Codec: FieldCodec> {
+    /// The payload size of the packed form (without tag and length prefix).
+    @inlinable
+    public static func packedPayloadSize(_ values: [Codec.Value]) -> Int {
+        if let width = Codec.fixedSize { return values.count * width }
+        var size = 0
+        for value in values { size += Codec.encodedSize(of: value) }
+        return size
+    }
+
+    /// The size of the packed form, including the tag.
+    @inlinable
+    public static func packedSize(_ values: [Codec.Value], tagSize: Int) -> Int {
+        if values.isEmpty { return 0 }
+        return tagSize + WireSize.lengthDelimited(packedPayloadSize(values))
+    }
+
+    /// Writes the packed form under `tag` (wire type 2).
+    @inlinable
+    public static func writePacked(_ values: [Codec.Value], tag: UInt32, to writer: inout WireWriter) {
+        if values.isEmpty { return }
+        writer.writeTag(tag)
+        writer.writeVarint(UInt64(packedPayloadSize(values)))
+        for value in values { Codec.write(value, to: &writer) }
+    }
+
+    /// The size of the unpacked form: one tag per element.
+    @inlinable
+    public static func unpackedSize(_ values: [Codec.Value], tagSize: Int) -> Int {
+        var size = values.count * tagSize
+        for value in values { size += Codec.encodedSize(of: value) }
+        return size
+    }
+
+    /// Writes each element under its own `tag`.
+    @inlinable
+    public static func writeUnpacked(_ values: [Codec.Value], tag: UInt32, to writer: inout WireWriter) {
+        for value in values {
+            writer.writeTag(tag)
+            Codec.write(value, to: &writer)
+        }
+    }
+
+    /// Reads a packed run and appends its elements.
+    @inlinable
+    public static func readPacked(from reader: inout WireReader, into values: inout [Codec.Value]) throws(WireDecodingError) {
+        let length = try reader.readLength()
+        // The length is already checked against the input, so this bounds the reservation.
+        if let width = Codec.fixedSize {
+            guard length % width == 0 else { throw .truncated }
+            values.reserveCapacity(values.count + length / width)
+        }
+        let savedEnd = reader.end
+        reader.end = reader.cursor + length
+        while !reader.isAtEnd {
+            values.append(try Codec.read(from: &reader))
+        }
+        reader.end = savedEnd
+    }
+
+    /// Writes the list as a JSON array.
+    @inlinable
+    public static func writeJSON(_ values: [Codec.Value], to writer: inout JSONWriter) throws(JSONEncodingError) {
+        writer.beginArray()
+        for value in values {
+            writer.beginElement()
+            try Codec.writeJSON(value, to: &writer)
+        }
+        writer.endArray()
+    }
+
+    /// Reads a JSON array (or `null`) and appends its elements.
+    @inlinable
+    public static func readJSON(from reader: inout JSONReader, into values: inout [Codec.Value]) throws(JSONDecodingError) {
+        if reader.readNull() { return }
+        try reader.beginArray()
+        while try reader.nextElement() {
+            if let value = try Codec.readJSON(from: &reader) { values.append(value) }
+        }
+    }
+}

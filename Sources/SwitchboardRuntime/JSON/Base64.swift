@@ -1,0 +1,84 @@
+/// Base64 for the JSON codec, written directly into the output buffer.
+///
+/// Encoding uses the standard alphabet with padding, as protobuf JSON requires.
+/// Decoding accepts the standard and URL-safe alphabets, with or without padding.
+public enum Base64 {
+    @usableFromInline
+    static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// Appends the base64 text of `input` to `output`.
+    public static func encode(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) {
+        output.reserveCapacity(output.count + (input.count + 2) / 3 * 4)
+        var index = 0
+        let count = input.count
+        while index + 3 <= count {
+            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+            output.append(alphabet[Int(value & 63)])
+            index += 3
+        }
+        let rest = count - index
+        if rest == 1 {
+            let value = UInt32(input[index]) << 16
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(UInt8(ascii: "="))
+            output.append(UInt8(ascii: "="))
+        } else if rest == 2 {
+            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+            output.append(alphabet[Int(value >> 18 & 63)])
+            output.append(alphabet[Int(value >> 12 & 63)])
+            output.append(alphabet[Int(value >> 6 & 63)])
+            output.append(UInt8(ascii: "="))
+        }
+    }
+
+    /// Returns the base64 text of `input` as a string.
+    public static func encodedString(_ input: some Sequence<UInt8>) -> String {
+        var output: [UInt8] = []
+        Array(input).withUnsafeBytes { encode($0, into: &output) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    @inlinable
+    static func sextet(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt32(byte - 65)
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt32(byte - 71)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte + 4)
+        case UInt8(ascii: "+"), UInt8(ascii: "-"): return 62
+        case UInt8(ascii: "/"), UInt8(ascii: "_"): return 63
+        default: return nil
+        }
+    }
+
+    /// Decodes base64 text, or returns `nil` if it is malformed.
+    public static func decode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        var count = input.count
+        // Strip up to two padding characters; padding is optional.
+        var padding = 0
+        while count > 0, input[count - 1] == UInt8(ascii: "="), padding < 2 {
+            count -= 1
+            padding += 1
+        }
+        if padding > 0, (count + padding) % 4 != 0 { return nil }
+        if count % 4 == 1 { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(count / 4 * 3 + 2)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for index in 0..<count {
+            guard let value = sextet(input[index]) else { return nil }
+            accumulator = accumulator << 6 | value
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        // Leftover bits must be zero in canonical text; accept as protobuf does.
+        return output
+    }
+}

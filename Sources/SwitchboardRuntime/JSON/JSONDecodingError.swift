@@ -1,0 +1,61 @@
+/// Why JSON input could not be decoded. Offsets count bytes from the start of the input.
+public enum JSONDecodingError: Error, Sendable, Hashable {
+    /// The input ended before the value was complete.
+    case unexpectedEnd
+    /// A character that cannot start or continue the expected token.
+    case unexpectedCharacter(offset: Int, expected: String)
+    /// A number that is malformed or does not fit the field's type.
+    case invalidNumber(offset: Int)
+    /// A string with a bad escape, a raw control character or invalid UTF-8.
+    case invalidString(offset: Int)
+    /// A bytes field whose text is not base64.
+    case invalidBase64(offset: Int)
+    /// A timestamp that is not RFC 3339 or is out of protobuf's range.
+    case invalidTimestamp(offset: Int)
+    /// A member the message does not define (see ``JSONDecodingOptions/ignoreUnknownFields``).
+    case unknownField(message: String, name: String)
+    /// An enum name the schema does not define (see ``JSONDecodingOptions/ignoreUnknownFields``).
+    case unknownEnumName(enum: String, name: String)
+    /// Objects or arrays nested deeper than ``JSONDecodingOptions/maximumDepth``.
+    case nestingTooDeep(limit: Int)
+    /// Non-whitespace after the top-level value.
+    case trailingCharacters(offset: Int)
+}
+
+extension JSONDecodingError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .unexpectedEnd: return "JSON ended unexpectedly"
+        case let .unexpectedCharacter(offset, expected): return "unexpected character at byte \(offset); expected \(expected)"
+        case let .invalidNumber(offset): return "invalid or out-of-range number at byte \(offset)"
+        case let .invalidString(offset): return "invalid string at byte \(offset)"
+        case let .invalidBase64(offset): return "invalid base64 at byte \(offset)"
+        case let .invalidTimestamp(offset): return "invalid RFC 3339 timestamp at byte \(offset)"
+        case let .unknownField(message, name): return "unknown field '\(name)' in \(message)"
+        case let .unknownEnumName(enumName, name): return "unknown value '\(name)' for enum \(enumName)"
+        case let .nestingTooDeep(limit): return "JSON nested deeper than the limit of \(limit)"
+        case let .trailingCharacters(offset): return "unexpected characters after the value at byte \(offset)"
+        }
+    }
+}
+
+/// Why a message could not be written as JSON.
+public enum JSONEncodingError: Error, Sendable, Hashable {
+    /// A timestamp outside 0001-01-01 ... 9999-12-31, which RFC 3339 cannot express.
+    case timestampOutOfRange(secondsSince1970: Int64)
+}
+
+/// Options for decoding JSON.
+public struct JSONDecodingOptions: Sendable, Hashable {
+    /// Skips members and enum names the schema does not define instead of failing,
+    /// as protobuf's `ignore_unknown_fields` does.
+    public var ignoreUnknownFields: Bool
+    /// The deepest nesting of objects and arrays accepted.
+    public var maximumDepth: Int
+
+    /// Creates options; by default unknown members are errors and depth is capped at 100.
+    public init(ignoreUnknownFields: Bool = false, maximumDepth: Int = 100) {
+        self.ignoreUnknownFields = ignoreUnknownFields
+        self.maximumDepth = maximumDepth
+    }
+}

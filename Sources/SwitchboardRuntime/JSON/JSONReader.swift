@@ -1,0 +1,443 @@
+import Foundation
+
+/// Reads JSON for the protobuf JSON mapping, straight from UTF-8 bytes.
+///
+/// The reader is a pull scanner: generated code asks for the next member name
+/// and then for a value of the type it expects. It tracks only whether the last
+/// token opened a container, which is enough to enforce commas.
+public struct JSONReader {
+    @usableFromInline var cursor: UnsafeRawPointer
+    @usableFromInline let start: UnsafeRawPointer
+    @usableFromInline let end: UnsafeRawPointer
+    @usableFromInline var afterOpen = false
+    @usableFromInline var remainingDepth: Int
+    /// The options this decode runs with.
+    public let options: JSONDecodingOptions
+
+    /// Creates a reader over `buffer`, which must outlive the reader.
+    public init(buffer: UnsafeRawBufferPointer, options: JSONDecodingOptions = .init()) {
+        let base = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 0x10)!
+        start = base
+        cursor = base
+        end = base + buffer.count
+        remainingDepth = options.maximumDepth
+        self.options = options
+    }
+
+    @inlinable
+    var offset: Int { cursor - start }
+
+    @inlinable
+    func peek() -> UInt8? { cursor < end ? cursor.load(as: UInt8.self) : nil }
+
+    @inlinable
+    mutating func skipWhitespace() {
+        while cursor < end {
+            switch cursor.load(as: UInt8.self) {
+            case 0x20, 0x0A, 0x0D, 0x09: cursor += 1
+            default: return
+            }
+        }
+    }
+
+    @inlinable
+    mutating func expect(_ byte: UInt8, _ what: String) throws(JSONDecodingError) {
+        skipWhitespace()
+        guard let next = peek() else { throw .unexpectedEnd }
+        guard next == byte else { throw .unexpectedCharacter(offset: offset, expected: what) }
+        cursor += 1
+    }
+
+    /// Fails unless only whitespace remains.
+    public mutating func expectEnd() throws(JSONDecodingError) {
+        skipWhitespace()
+        if cursor < end { throw .trailingCharacters(offset: offset) }
+    }
+
+    // MARK: Objects and arrays
+
+    /// Consumes `{`.
+    @inlinable
+    public mutating func beginObject() throws(JSONDecodingError) {
+        try expect(UInt8(ascii: "{"), "'{'")
+        guard remainingDepth > 0 else { throw .nestingTooDeep(limit: options.maximumDepth) }
+        remainingDepth -= 1
+        afterOpen = true
+    }
+
+    /// Returns the next member name and consumes its colon, or consumes `}` and returns `nil`.
+    @inlinable
+    public mutating func nextKey() throws(JSONDecodingError) -> JSONName? {
+        skipWhitespace()
+        guard let next = peek() else { throw .unexpectedEnd }
+        if next == UInt8(ascii: "}") {
+            cursor += 1
+            remainingDepth += 1
+            afterOpen = false
+            return nil
+        }
+        if afterOpen {
+            afterOpen = false
+        } else {
+            guard next == UInt8(ascii: ",") else { throw .unexpectedCharacter(offset: offset, expected: "',' or '}'") }
+            cursor += 1
+            skipWhitespace()
+        }
+        let name = try readName()
+        try expect(UInt8(ascii: ":"), "':'")
+        return name
+    }
+
+    /// Consumes `[`.
+    @inlinable
+    public mutating func beginArray() throws(JSONDecodingError) {
+        try expect(UInt8(ascii: "["), "'['")
+        guard remainingDepth > 0 else { throw .nestingTooDeep(limit: options.maximumDepth) }
+        remainingDepth -= 1
+        afterOpen = true
+    }
+
+    /// Returns true if another element follows, or consumes `]` and returns false.
+    @inlinable
+    public mutating func nextElement() throws(JSONDecodingError) -> Bool {
+        skipWhitespace()
+        guard let next = peek() else { throw .unexpectedEnd }
+        if next == UInt8(ascii: "]") {
+            cursor += 1
+            remainingDepth += 1
+            afterOpen = false
+            return false
+        }
+        if afterOpen {
+            afterOpen = false
+        } else {
+            guard next == UInt8(ascii: ",") else { throw .unexpectedCharacter(offset: offset, expected: "',' or ']'") }
+            cursor += 1
+        }
+        return true
+    }
+
+    /// Whether the next value is a string.
+    @inlinable
+    public var peekIsString: Bool {
+        mutating get {
+            skipWhitespace()
+            return peek() == UInt8(ascii: "\"")
+        }
+    }
+
+    /// Consumes `null` and returns true if it comes next.
+    @inlinable
+    public mutating func readNull() -> Bool {
+        skipWhitespace()
+        guard end - cursor >= 4, memcmp(cursor, "null", 4) == 0 else { return false }
+        cursor += 4
+        return true
+    }
+
+    // MARK: Strings
+
+    /// Reads a string as a borrowed name (member names, enum names).
+    @inlinable
+    public mutating func readName() throws(JSONDecodingError) -> JSONName {
+        skipWhitespace()
+        guard let next = peek() else { throw .unexpectedEnd }
+        guard next == UInt8(ascii: "\"") else { throw .unexpectedCharacter(offset: offset, expected: "a string") }
+        cursor += 1
+        let contentStart = cursor
+        while cursor < end {
+            let byte = cursor.load(as: UInt8.self)
+            if byte == UInt8(ascii: "\"") {
+                let name = JSONName(borrowing: contentStart, count: cursor - contentStart)
+                cursor += 1
+                return name
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            cursor += 1
+        }
+        cursor = contentStart
+        return JSONName(unescaped: try readEscapedContent())
+    }
+
+    /// Reads a string value, validating its UTF-8.
+    @inlinable
+    public mutating func readString() throws(JSONDecodingError) -> String {
+        let stringOffset = offset
+        let name = try readName()
+        let string: String? = name.withUnsafeBytes { bytes in
+            if bytes.isEmpty { return "" }
+            return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        }
+        guard let string else { throw .invalidString(offset: stringOffset) }
+        return string
+    }
+
+    /// Decodes the content of a string with escapes, from just after the opening quote.
+    @usableFromInline
+    mutating func readEscapedContent() throws(JSONDecodingError) -> [UInt8] {
+        var output: [UInt8] = []
+        while true {
+            guard cursor < end else { throw .unexpectedEnd }
+            let byte = cursor.load(as: UInt8.self)
+            cursor += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return output
+            case 0..<0x20:
+                throw .invalidString(offset: offset - 1)
+            case UInt8(ascii: "\\"):
+                guard cursor < end else { throw .unexpectedEnd }
+                let escape = cursor.load(as: UInt8.self)
+                cursor += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): output.append(escape)
+                case UInt8(ascii: "b"): output.append(0x08)
+                case UInt8(ascii: "f"): output.append(0x0C)
+                case UInt8(ascii: "n"): output.append(0x0A)
+                case UInt8(ascii: "r"): output.append(0x0D)
+                case UInt8(ascii: "t"): output.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try readHex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard end - cursor >= 2, cursor.load(as: UInt8.self) == UInt8(ascii: "\\"),
+                              cursor.load(fromByteOffset: 1, as: UInt8.self) == UInt8(ascii: "u")
+                        else { throw .invalidString(offset: offset) }
+                        cursor += 2
+                        let low = try readHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw .invalidString(offset: offset) }
+                        scalar = 0x10000 + (scalar - 0xD800) << 10 + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw .invalidString(offset: offset)
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw .invalidString(offset: offset) }
+                    output.append(contentsOf: UTF8.encode(unicode)!)
+                default:
+                    throw .invalidString(offset: offset - 1)
+                }
+            default:
+                output.append(byte)
+            }
+        }
+    }
+
+    @usableFromInline
+    mutating func readHex4() throws(JSONDecodingError) -> UInt32 {
+        guard end - cursor >= 4 else { throw .unexpectedEnd }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = cursor.load(as: UInt8.self)
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - 48)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - 87)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - 55)
+            default: throw .invalidString(offset: offset)
+            }
+            value = value << 4 | digit
+            cursor += 1
+        }
+        return value
+    }
+
+    // MARK: Scalars
+
+    /// Reads `true` or `false`.
+    public mutating func readBool() throws(JSONDecodingError) -> Bool {
+        skipWhitespace()
+        if end - cursor >= 4, memcmp(cursor, "true", 4) == 0 {
+            cursor += 4
+            return true
+        }
+        if end - cursor >= 5, memcmp(cursor, "false", 5) == 0 {
+            cursor += 5
+            return false
+        }
+        if cursor >= end { throw .unexpectedEnd }
+        throw .unexpectedCharacter(offset: offset, expected: "true or false")
+    }
+
+    /// Reads a signed integer written as a number or a quoted string, checked against `range`.
+    @inlinable
+    public mutating func readInteger(in range: ClosedRange<Int64>) throws(JSONDecodingError) -> Int64 {
+        skipWhitespace()
+        let numberOffset = offset
+        let quoted = peek() == UInt8(ascii: "\"")
+        if quoted { cursor += 1 }
+        var negative = false
+        if peek() == UInt8(ascii: "-") {
+            negative = true
+            cursor += 1
+        }
+        let magnitude = try readIntegerMagnitude(offset: numberOffset, quoted: quoted)
+        if quoted { try expect(UInt8(ascii: "\""), "'\"'") }
+        let value: Int64
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw .invalidNumber(offset: numberOffset) }
+            value = magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        } else {
+            guard magnitude <= UInt64(Int64.max) else { throw .invalidNumber(offset: numberOffset) }
+            value = Int64(magnitude)
+        }
+        guard range.contains(value) else { throw .invalidNumber(offset: numberOffset) }
+        return value
+    }
+
+    /// Reads an unsigned integer written as a number or a quoted string, checked against `maximum`.
+    @inlinable
+    public mutating func readUnsignedInteger(maximum: UInt64) throws(JSONDecodingError) -> UInt64 {
+        skipWhitespace()
+        let numberOffset = offset
+        let quoted = peek() == UInt8(ascii: "\"")
+        if quoted { cursor += 1 }
+        let value = try readIntegerMagnitude(offset: numberOffset, quoted: quoted)
+        if quoted { try expect(UInt8(ascii: "\""), "'\"'") }
+        guard value <= maximum else { throw .invalidNumber(offset: numberOffset) }
+        return value
+    }
+
+    /// Reads digits; falls back to a floating-point parse for forms like `1e3` or `5.0`,
+    /// which protobuf accepts for integers when the value is integral.
+    @inlinable
+    mutating func readIntegerMagnitude(offset numberOffset: Int, quoted: Bool) throws(JSONDecodingError) -> UInt64 {
+        let digitsStart = cursor
+        var value: UInt64 = 0
+        var overflow = false
+        while cursor < end {
+            let byte = cursor.load(as: UInt8.self)
+            guard byte >= 48, byte <= 57 else { break }
+            let (times10, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(byte - 48))
+            overflow = overflow || o1 || o2
+            value = sum
+            cursor += 1
+        }
+        let digitCount = cursor - digitsStart
+        guard digitCount > 0 else { throw .invalidNumber(offset: numberOffset) }
+        if digitCount > 1, digitsStart.load(as: UInt8.self) == 48 { throw .invalidNumber(offset: numberOffset) }
+        if let next = peek(), next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") {
+            cursor = digitsStart
+            let double = try readDoubleText(offset: numberOffset)
+            guard double >= 0, double == double.rounded(), double < 18_446_744_073_709_551_616.0 else {
+                throw .invalidNumber(offset: numberOffset)
+            }
+            return UInt64(double)
+        }
+        guard !overflow else { throw .invalidNumber(offset: numberOffset) }
+        return value
+    }
+
+    /// Reads a double: a number, or a quoted number, `"NaN"`, `"Infinity"` or `"-Infinity"`.
+    public mutating func readDouble() throws(JSONDecodingError) -> Double {
+        skipWhitespace()
+        let numberOffset = offset
+        if peek() == UInt8(ascii: "\"") {
+            let name = try readName()
+            if name.matches("NaN") { return .nan }
+            if name.matches("Infinity") { return .infinity }
+            if name.matches("-Infinity") { return -.infinity }
+            let text = name.string
+            guard let value = Double(text), value.isFinite, text.utf8.allSatisfy({ $0 > 0x20 }) else {
+                throw .invalidNumber(offset: numberOffset)
+            }
+            return value
+        }
+        return try readDoubleText(offset: numberOffset)
+    }
+
+    /// Reads a float, failing if a finite value is outside Float's range.
+    public mutating func readFloat() throws(JSONDecodingError) -> Float {
+        let numberOffset = offset
+        let double = try readDouble()
+        if double.isFinite, abs(double) > Double(Float.greatestFiniteMagnitude) {
+            throw .invalidNumber(offset: numberOffset)
+        }
+        return Float(double)
+    }
+
+    @usableFromInline
+    mutating func readDoubleText(offset numberOffset: Int) throws(JSONDecodingError) -> Double {
+        let numberStart = cursor
+        if peek() == UInt8(ascii: "-") { cursor += 1 }
+        var sawDigit = false
+        func digits(_ reader: inout JSONReader) -> Int {
+            var count = 0
+            while let byte = reader.peek(), byte >= 48, byte <= 57 {
+                reader.cursor += 1
+                count += 1
+            }
+            return count
+        }
+        let integerStart = cursor
+        let integerDigits = digits(&self)
+        sawDigit = integerDigits > 0
+        if integerDigits > 1, integerStart.load(as: UInt8.self) == 48 { throw .invalidNumber(offset: numberOffset) }
+        if peek() == UInt8(ascii: ".") {
+            cursor += 1
+            guard digits(&self) > 0 else { throw .invalidNumber(offset: numberOffset) }
+        }
+        if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            cursor += 1
+            if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { cursor += 1 }
+            guard digits(&self) > 0 else { throw .invalidNumber(offset: numberOffset) }
+        }
+        guard sawDigit else { throw .invalidNumber(offset: numberOffset) }
+        let text = String(decoding: UnsafeRawBufferPointer(start: numberStart, count: cursor - numberStart), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { throw .invalidNumber(offset: numberOffset) }
+        return value
+    }
+
+    /// Reads base64 text (standard or URL-safe, padding optional) as bytes.
+    public mutating func readBase64() throws(JSONDecodingError) -> Data {
+        skipWhitespace()
+        let stringOffset = offset
+        let name = try readName()
+        guard let bytes = name.withUnsafeBytes({ Base64.decode($0) }) else {
+            throw .invalidBase64(offset: stringOffset)
+        }
+        return Data(bytes)
+    }
+
+    /// Reads an RFC 3339 timestamp string.
+    public mutating func readTimestamp() throws(JSONDecodingError) -> (seconds: Int64, nanos: Int32) {
+        skipWhitespace()
+        let stringOffset = offset
+        let name = try readName()
+        guard let parsed = name.withUnsafeBytes({ RFC3339.parse($0) }) else {
+            throw .invalidTimestamp(offset: stringOffset)
+        }
+        return parsed
+    }
+
+    // MARK: Skipping
+
+    /// Skips one value of any kind, for unknown members.
+    public mutating func skipValue() throws(JSONDecodingError) {
+        skipWhitespace()
+        guard let next = peek() else { throw .unexpectedEnd }
+        switch next {
+        case UInt8(ascii: "{"):
+            try beginObject()
+            while try nextKey() != nil { try skipValue() }
+        case UInt8(ascii: "["):
+            try beginArray()
+            while try nextElement() { try skipValue() }
+        case UInt8(ascii: "\""):
+            _ = try readString()
+        case UInt8(ascii: "t"), UInt8(ascii: "f"):
+            _ = try readBool()
+        case UInt8(ascii: "n"):
+            guard readNull() else { throw .unexpectedCharacter(offset: offset, expected: "a value") }
+        default:
+            _ = try readDoubleText(offset: offset)
+        }
+        afterOpen = false
+    }
+
+    /// Handles a member the message does not define: skips it when the options allow, otherwise fails.
+    public mutating func skipUnknownField(_ name: JSONName, in message: String) throws(JSONDecodingError) {
+        guard options.ignoreUnknownFields else {
+            throw .unknownField(message: message, name: name.string)
+        }
+        try skipValue()
+    }
+}

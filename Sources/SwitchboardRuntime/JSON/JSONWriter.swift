@@ -1,0 +1,257 @@
+import Foundation
+
+/// Writes canonical protobuf JSON as UTF-8 bytes.
+///
+/// Generated code writes member names as precomputed `"name":` literals, and the
+/// writer tracks only whether a comma is due, so no stack or allocation per field.
+public struct JSONWriter {
+    /// The UTF-8 bytes written so far.
+    public var bytes: [UInt8] { output }
+    @usableFromInline var output: [UInt8]
+    @usableFromInline var needsComma = false
+
+    /// Creates a writer, reserving `capacity` bytes.
+    @inlinable
+    public init(capacity: Int = 256) {
+        output = []
+        output.reserveCapacity(capacity)
+    }
+
+    // MARK: Structure
+
+    @inlinable
+    public mutating func beginObject() {
+        output.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    @inlinable
+    public mutating func endObject() {
+        output.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    @inlinable
+    public mutating func beginArray() {
+        output.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    @inlinable
+    public mutating func endArray() {
+        output.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// Starts an array element, writing the separating comma when one is due.
+    @inlinable
+    public mutating func beginElement() {
+        if needsComma { output.append(UInt8(ascii: ",")) }
+        needsComma = false
+    }
+
+    /// Writes a member name given as a literal that already holds the quotes and colon.
+    @inlinable
+    public mutating func writeKey(_ quotedKeyAndColon: StaticString) {
+        if needsComma { output.append(UInt8(ascii: ",")) }
+        output.append(contentsOf: UnsafeBufferPointer(
+            start: quotedKeyAndColon.utf8Start, count: quotedKeyAndColon.utf8CodeUnitCount))
+        needsComma = false
+    }
+
+    /// Writes a member name that must be quoted and escaped, such as a map key.
+    @inlinable
+    public mutating func writeKey(_ key: String) {
+        if needsComma { output.append(UInt8(ascii: ",")) }
+        appendQuoted(key)
+        output.append(UInt8(ascii: ":"))
+        needsComma = false
+    }
+
+    // MARK: Values
+
+    @inlinable
+    public mutating func writeNull() {
+        appendLiteral("null")
+        needsComma = true
+    }
+
+    @inlinable
+    public mutating func writeBool(_ value: Bool) {
+        appendLiteral(value ? "true" : "false")
+        needsComma = true
+    }
+
+    /// Writes an integer as a bare JSON number (32-bit types).
+    @inlinable
+    public mutating func writeNumber(_ value: Int64) {
+        appendDecimal(value)
+        needsComma = true
+    }
+
+    /// Writes an unsigned integer as a bare JSON number (32-bit types).
+    @inlinable
+    public mutating func writeNumber(_ value: UInt64) {
+        appendDecimal(value)
+        needsComma = true
+    }
+
+    /// Writes a 64-bit integer as a quoted string, as the protobuf JSON mapping requires.
+    @inlinable
+    public mutating func writeQuotedNumber(_ value: Int64) {
+        output.append(UInt8(ascii: "\""))
+        appendDecimal(value)
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a 64-bit unsigned integer as a quoted string.
+    @inlinable
+    public mutating func writeQuotedNumber(_ value: UInt64) {
+        output.append(UInt8(ascii: "\""))
+        appendDecimal(value)
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a double; NaN and infinities become the strings protobuf uses.
+    public mutating func writeDouble(_ value: Double) {
+        if value.isNaN {
+            appendLiteral("\"NaN\"")
+        } else if value.isInfinite {
+            appendLiteral(value < 0 ? "\"-Infinity\"" : "\"Infinity\"")
+        } else if value == value.rounded(.towardZero), abs(value) < 1e15 {
+            appendDecimal(Int64(value))
+        } else {
+            output.append(contentsOf: value.description.utf8)
+        }
+        needsComma = true
+    }
+
+    /// Writes a float with the shortest text that reads back as the same float.
+    public mutating func writeFloat(_ value: Float) {
+        if value.isNaN {
+            appendLiteral("\"NaN\"")
+        } else if value.isInfinite {
+            appendLiteral(value < 0 ? "\"-Infinity\"" : "\"Infinity\"")
+        } else if value == value.rounded(.towardZero), abs(value) < 1e7 {
+            appendDecimal(Int64(value))
+        } else {
+            output.append(contentsOf: value.description.utf8)
+        }
+        needsComma = true
+    }
+
+    /// Writes a quoted, escaped string.
+    @inlinable
+    public mutating func writeString(_ value: String) {
+        appendQuoted(value)
+        needsComma = true
+    }
+
+    /// Writes bytes as standard, padded base64 in quotes.
+    public mutating func writeBase64(_ value: Data) {
+        output.append(UInt8(ascii: "\""))
+        value.withUnsafeBytes { Base64.encode($0, into: &output) }
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a literal that needs no escaping, such as an enum name, in quotes.
+    @inlinable
+    public mutating func writeQuotedLiteral(_ literal: StaticString) {
+        output.append(UInt8(ascii: "\""))
+        appendLiteral(literal)
+        output.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a literal value that is already valid JSON.
+    @inlinable
+    public mutating func writeRawValue(_ literal: StaticString) {
+        appendLiteral(literal)
+        needsComma = true
+    }
+
+    /// Writes an already-encoded value.
+    @inlinable
+    public mutating func writeRawValue(_ utf8: [UInt8]) {
+        output.append(contentsOf: utf8)
+        needsComma = true
+    }
+
+    // MARK: Helpers
+
+    @inlinable
+    mutating func appendLiteral(_ literal: StaticString) {
+        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inlinable
+    mutating func appendDecimal(_ value: Int64) {
+        if value < 0 {
+            output.append(UInt8(ascii: "-"))
+            appendDecimal(value.magnitude)
+        } else {
+            appendDecimal(UInt64(value))
+        }
+    }
+
+    @inlinable
+    mutating func appendDecimal(_ value: UInt64) {
+        if value < 10 {
+            output.append(UInt8(truncatingIfNeeded: value) &+ 48)
+            return
+        }
+        // Up to 20 digits, written backwards into a small stack buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = 20
+            var remaining = value
+            while remaining > 0 {
+                index -= 1
+                digits[index] = UInt8(truncatingIfNeeded: remaining % 10) &+ 48
+                remaining /= 10
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
+        }
+    }
+
+    @inlinable
+    mutating func appendQuoted(_ value: String) {
+        var value = value
+        output.append(UInt8(ascii: "\""))
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < index {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                }
+                appendEscape(byte)
+                runStart = index + 1
+            }
+            if runStart < utf8.count {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+            }
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    @usableFromInline
+    mutating func appendEscape(_ byte: UInt8) {
+        output.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            output.append(contentsOf: [UInt8(ascii: "u"), 48, 48, hex.utf8Start[Int(byte >> 4)], hex.utf8Start[Int(byte & 0xF)]])
+        }
+    }
+}

@@ -1,0 +1,23 @@
+/// An open enumeration generated from a schema `enum`.
+///
+/// Values unknown to this version of the schema decode to an `unrecognized`
+/// case that keeps the number, so decoding and re-encoding loses nothing.
+public protocol ProtoEnum: Sendable, Hashable, RawRepresentable where RawValue == Int32 {
+    /// The value for `rawValue`; numbers the schema does not name become `unrecognized`.
+    init(rawValue: Int32)
+    /// The zero value, protobuf's default.
+    init()
+    /// The schema name of this value, written by the JSON codec; `nil` when unrecognized.
+    var protoName: StaticString? { get }
+    /// The value whose schema name is `name`, or `nil`.
+    init?(protoName name: JSONName)
+}
+
+extension ProtoEnum {
+    /// Enums compare by number, so `.unrecognized(0)` equals the zero case.
+    @inlinable
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension ProtoMessage {
+    /// Decodes a message from canonical protobuf JSON (UTF-8 bytes).
+    public init(
+        jsonUTF8Bytes bytes: some ContiguousBytes,
+        options: JSONDecodingOptions = .init()
+    ) throws(JSONDecodingError) {
+        let result: Result<Self, JSONDecodingError> = bytes.withUnsafeBytes { buffer in
+            var reader = JSONReader(buffer: buffer, options: options)
+            var message = Self()
+            do throws(JSONDecodingError) {
+                try reader.beginObject()
+                try message.decodeJSONFields(from: &reader)
+                try reader.expectEnd()
+            } catch {
+                return .failure(error)
+            }
+            return .success(message)
+        }
+        self = try result.get()
+    }
+
+    /// Decodes a message from canonical protobuf JSON text.
+    public init(jsonString: String, options: JSONDecodingOptions = .init()) throws(JSONDecodingError) {
+        try self.init(jsonUTF8Bytes: Array(jsonString.utf8), options: options)
+    }
+
+    /// Encodes the message as canonical protobuf JSON (UTF-8 bytes).
+    public func jsonUTF8Bytes() throws(JSONEncodingError) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        try encodeJSONFields(into: &writer)
+        writer.endObject()
+        return writer.bytes
+    }
+
+    /// Encodes the message as canonical protobuf JSON text.
+    public func jsonString() throws(JSONEncodingError) -> String {
+        String(decoding: try jsonUTF8Bytes(), as: UTF8.self)
+    }
+}
