@@ -1,1 +1,4 @@
-print("x")
+import Foundation
+
+// Entry point: run the command and exit with its status.
+exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))

@@ -21,14 +21,17 @@ extension SchemaValidator {
         return swiftPath(parent: messages[parent].parent, name: messages[parent].swiftName) + "." + name
     }
 
+    /// Type names that Swift reserves or generated code uses get the kind as a suffix:
+    /// `enum Type` becomes `TypeEnum`, `message Data` becomes `DataMessage`.
     mutating func typeSwiftName(_ name: String, location: SourceLocation, kind: String) -> String {
+        let renamed = name + SwiftNames.uppercaseFirst(kind)
         if SwiftNames.renamedKeywords.contains(name) || SwiftNames.escapableKeywords.contains(name) {
-            diagnostics.warning(.swiftKeyword, "\(kind) name '\(name)' is a Swift keyword; it is generated as '\(name)_'", at: location)
-            return name + "_"
+            diagnostics.warning(.swiftKeyword, "\(kind) name '\(name)' is a Swift keyword; it is generated as '\(renamed)'", at: location)
+            return renamed
         }
         if SwiftNames.reservedTypeNames.contains(name) {
-            diagnostics.warning(.generatedMemberCollision, "\(kind) name '\(name)' would shadow a type generated code uses; it is generated as '\(name)_'", at: location)
-            return name + "_"
+            diagnostics.warning(.generatedMemberCollision, "\(kind) name '\(name)' would shadow a type generated code uses; it is generated as '\(renamed)'", at: location)
+            return renamed
         }
         return name
     }

@@ -1,0 +1,407 @@
+import SwitchboardSchema
+
+/// Translates one message into its struct and its `ProtoMessage` conformance.
+struct MessageTranslator {
+    let mapping: SwiftTypeMapping
+    let access: String
+    let index: Int
+
+    var schema: Schema { mapping.schema }
+    var message: MessageDefinition { schema.messages[index] }
+
+    /// The struct declaration, with oneof enums as members.
+    func structDeclaration() -> SwiftTypeDeclaration {
+        var members: [SwiftDeclaration] = []
+        for field in message.fields where field.oneof == nil {
+            members.append(contentsOf: property(for: field))
+        }
+        for oneof in message.oneofs {
+            members.append(.property(SwiftProperty(
+                documentation: oneof.documentation + (oneof.documentation.isEmpty ? [] : [""]) + ["Exactly one of these cases, or `nil` when none is set."],
+                access: access, name: oneof.swiftName, type: "\(oneof.swiftTypeName)?", initializer: "nil")))
+        }
+        members.append(.property(SwiftProperty(
+            documentation: ["Fields this version of the schema does not know, kept so re-encoding loses nothing."],
+            access: access, name: "unknownFields", initializer: "UnknownFields()")))
+        for oneof in message.oneofs {
+            members.append(.type(oneofEnum(oneof)))
+        }
+        members.append(.function(SwiftFunction(
+            documentation: ["Creates a message with every field at its default."], access: access, signature: "init()", body: [])))
+        if !message.fields.isEmpty { members.append(.function(initializer())) }
+        return SwiftTypeDeclaration(
+            kind: .struct, documentation: documentation(message.documentation, deprecated: message.isDeprecated),
+            access: access, name: message.swiftName, conformances: ["Sendable", "Hashable"], members: members)
+    }
+
+    func documentation(_ lines: [String], deprecated: Bool) -> [String] {
+        deprecated ? lines + (lines.isEmpty ? [] : [""]) + ["- Note: Deprecated in the schema."] : lines
+    }
+
+    func fieldDocumentation(_ field: FieldDefinition) -> [String] {
+        var lines = field.documentation
+        if field.isSensitive { lines += (lines.isEmpty ? [] : [""]) + ["- Note: Sensitive; redacted from descriptions and logs."] }
+        return documentation(lines, deprecated: field.isDeprecated)
+    }
+
+    func property(for field: FieldDefinition) -> [SwiftDeclaration] {
+        let type = mapping.fieldType(field.shape, from: index)
+        guard field.isIndirect else {
+            return [.property(SwiftProperty(
+                documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
+                initializer: mapping.defaultValue(field.shape, from: index)))]
+        }
+        // Recursive fields live in an immutable box; the property hides it.
+        let storage = storageName(field)
+        let valueType = mapping.valueType(field.shape.valueType, from: index)
+        let isOptional: Bool
+        if case .optional = field.shape { isOptional = true } else { isOptional = false }
+        return [
+            .property(SwiftProperty(
+                documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
+                getter: [.line(isOptional ? "\(storage)?.value" : "\(storage).value")],
+                setter: [.line(isOptional ? "\(storage) = newValue.map { IndirectBox($0) }" : "\(storage) = IndirectBox(newValue)")])),
+            .property(SwiftProperty(
+                access: "private", name: storage, type: "IndirectBox<\(valueType)>" + (isOptional ? "?" : ""),
+                initializer: isOptional ? "nil" : "IndirectBox(\(valueType)())")),
+        ]
+    }
+
+    func storageName(_ field: FieldDefinition) -> String {
+        "_" + field.swiftName.replacingOccurrences(of: "`", with: "")
+    }
+
+    func oneofEnum(_ oneof: OneofDefinition) -> SwiftTypeDeclaration {
+        var cases: [SwiftDeclaration] = []
+        for fieldIndex in oneof.fields {
+            let field = message.fields[fieldIndex]
+            cases.append(.enumCase(SwiftEnumCase(
+                documentation: fieldDocumentation(field), isIndirect: field.isIndirect, name: field.swiftName,
+                associatedType: mapping.valueType(field.shape.valueType, from: index))))
+        }
+        return SwiftTypeDeclaration(
+            kind: .enum, documentation: oneof.documentation.isEmpty ? ["The cases of the `\(oneof.name)` oneof."] : oneof.documentation,
+            access: access, name: oneof.swiftTypeName, conformances: ["Sendable", "Hashable"], members: cases)
+    }
+
+    func initializer() -> SwiftFunction {
+        var parameters: [String] = []
+        var body: [CodeLine] = []
+        for field in message.fields where field.oneof == nil {
+            parameters.append("\(field.swiftName): \(mapping.fieldType(field.shape, from: index)) = \(mapping.defaultValue(field.shape, from: index))")
+            body.append(.line("self.\(field.swiftName) = \(field.swiftName)"))
+        }
+        for oneof in message.oneofs {
+            parameters.append("\(oneof.swiftName): \(oneof.swiftTypeName)? = nil")
+            body.append(.line("self.\(oneof.swiftName) = \(oneof.swiftName)"))
+        }
+        return SwiftFunction(
+            documentation: ["Creates a message from field values; omitted fields take their defaults."],
+            access: access, signature: parameters.isEmpty ? "init()" : "init", parameters: parameters,
+            body: body)
+    }
+
+    // MARK: ProtoMessage conformance
+
+    func conformance() -> SwiftTypeDeclaration {
+        SwiftTypeDeclaration(
+            kind: .extension, name: message.swiftPath, conformances: ["ProtoMessage"],
+            members: [
+                .property(SwiftProperty(
+                    documentation: ["The fully qualified schema name."], access: access, isStatic: true, isLet: true,
+                    name: "protoMessageName", initializer: "\"\(message.fullName)\"")),
+                .function(SwiftFunction(access: access, signature: "func serializedSize() -> Int", body: sizeBody())),
+                .function(SwiftFunction(access: access, signature: "func serialize(into writer: inout WireWriter)", body: serializeBody())),
+                .function(SwiftFunction(
+                    access: access, signature: "mutating func decodeFields(from reader: inout WireReader) throws(WireDecodingError)",
+                    body: decodeBody())),
+                .function(SwiftFunction(
+                    access: access, signature: "func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError)",
+                    body: encodeJSONBody())),
+                .function(SwiftFunction(
+                    access: access, signature: "mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError)",
+                    body: decodeJSONBody())),
+            ])
+    }
+
+    /// The oneof property of `field`, as `self.<name>` so schema names never clash with locals.
+    func oneofName(_ field: FieldDefinition) -> String? {
+        field.oneof.map { "self." + message.oneofs[$0].swiftName }
+    }
+
+    // MARK: Size
+
+    func sizeBody() -> [CodeLine] {
+        var lines: [CodeLine] = [.line("var size = unknownFields.count")]
+        for field in message.fieldsByNumber {
+            if let oneof = oneofName(field) {
+                let codec = mapping.codec(field.shape.valueType, from: index)
+                lines.append(.block("if case let .\(field.swiftName)(value)? = \(oneof)", [
+                    .line("size += \(SwiftTypeMapping.tagSize(number: field.number)) + \(codec).encodedSize(of: value)"),
+                ]))
+            } else {
+                lines.append(contentsOf: sizeLines(field))
+            }
+        }
+        if lines.count == 1 { return [.line("unknownFields.count")] }
+        lines.append(.line("return size"))
+        return lines
+    }
+
+    func sizeLines(_ field: FieldDefinition) -> [CodeLine] {
+        let name = "self." + field.swiftName
+        let tagSize = SwiftTypeMapping.tagSize(number: field.number)
+        switch field.shape {
+        case let .singular(type):
+            if case .message = type {
+                return [.block("do", [
+                    .line("let length = \(name).serializedSize()"),
+                    .line("if length != 0 { size += \(tagSize) + WireSize.lengthDelimited(length) }"),
+                ])]
+            }
+            let codec = mapping.codec(type, from: index)
+            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(tagSize) + \(codec).encodedSize(of: \(name)) }")]
+        case let .optional(type):
+            let codec = mapping.codec(type, from: index)
+            return [.line("if let value = \(name) { size += \(tagSize) + \(codec).encodedSize(of: value) }")]
+        case let .list(type):
+            let codec = mapping.codec(type, from: index)
+            let method = type.isPackable ? "packedSize" : "unpackedSize"
+            return [.line("size += RepeatedField<\(codec)>.\(method)(\(name), tagSize: \(tagSize))")]
+        case let .map(key, value):
+            return [.line("size += MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.encodedSize(\(name), tagSize: \(tagSize))")]
+        }
+    }
+
+    // MARK: Serialize
+
+    func writeTag(_ number: Int, _ wireType: UInt32) -> String {
+        let literal = SwiftTypeMapping.tagLiteral(number: number, wireType: wireType)
+        return UInt32(number) << 3 | wireType < 0x80 ? "writer.writeByte(\(literal))" : "writer.writeTag(\(literal))"
+    }
+
+    func serializeBody() -> [CodeLine] {
+        var lines: [CodeLine] = []
+        for field in message.fieldsByNumber {
+            let type = field.shape.valueType
+            let tag = writeTag(field.number, SwiftTypeMapping.wireType(type))
+            if let oneof = oneofName(field) {
+                lines.append(.block("if case let .\(field.swiftName)(value)? = \(oneof)", [
+                    .line(tag),
+                    .line("\(mapping.codec(type, from: index)).write(value, to: &writer)"),
+                ]))
+                continue
+            }
+            let name = "self." + field.swiftName
+            switch field.shape {
+            case let .singular(type):
+                if case .message = type {
+                    lines.append(.block("do", [
+                        .line("let length = \(name).serializedSize()"),
+                        .block("if length != 0", [
+                            .line(tag),
+                            .line("writer.writeVarint(UInt64(length))"),
+                            .line("\(name).serialize(into: &writer)"),
+                        ]),
+                    ]))
+                } else {
+                    lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
+                        .line(tag),
+                        .line("\(mapping.codec(type, from: index)).write(\(name), to: &writer)"),
+                    ]))
+                }
+            case let .optional(type):
+                lines.append(.block("if let value = \(name)", [
+                    .line(tag),
+                    .line("\(mapping.codec(type, from: index)).write(value, to: &writer)"),
+                ]))
+            case let .list(type):
+                let codec = mapping.codec(type, from: index)
+                if type.isPackable {
+                    let packed = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
+                    lines.append(.line("RepeatedField<\(codec)>.writePacked(\(name), tag: \(packed), to: &writer)"))
+                } else {
+                    let tagValue = SwiftTypeMapping.tagLiteral(number: field.number, wireType: SwiftTypeMapping.wireType(type))
+                    lines.append(.line("RepeatedField<\(codec)>.writeUnpacked(\(name), tag: \(tagValue), to: &writer)"))
+                }
+            case let .map(key, value):
+                let tagValue = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
+                lines.append(.line("MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.write(\(name), tag: \(tagValue), to: &writer)"))
+            }
+        }
+        lines.append(.line("unknownFields.write(to: &writer)"))
+        return lines
+    }
+
+    // MARK: Decode
+
+    func decodeBody() -> [CodeLine] {
+        var cases: [CodeLine] = []
+        for field in message.fieldsByNumber {
+            let type = field.shape.valueType
+            let codec = mapping.codec(type, from: index)
+            let tag = SwiftTypeMapping.tagLiteral(number: field.number, wireType: SwiftTypeMapping.wireType(type))
+            let name = "self." + field.swiftName
+            if let oneof = oneofName(field) {
+                if case let .message(target) = type {
+                    let typeName = mapping.valueType(.message(target), from: index)
+                    cases.append(.nested("case \(tag):", [
+                        .line("var value = \(typeName)()"),
+                        .line("if case let .\(field.swiftName)(existing)? = \(oneof) { value = existing }"),
+                        .line("try reader.mergeMessage(into: &value)"),
+                        .line("\(oneof) = .\(field.swiftName)(value)"),
+                    ]))
+                } else {
+                    cases.append(.nested("case \(tag):", [.line("\(oneof) = .\(field.swiftName)(try \(codec).read(from: &reader))")]))
+                }
+                continue
+            }
+            switch field.shape {
+            case let .singular(type):
+                if case .message = type {
+                    if field.isIndirect {
+                        cases.append(.nested("case \(tag):", [
+                            .line("var value = \(name)"),
+                            .line("try reader.mergeMessage(into: &value)"),
+                            .line("\(name) = value"),
+                        ]))
+                    } else {
+                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &\(name))")]))
+                    }
+                } else {
+                    cases.append(.nested("case \(tag):", [.line("\(name) = try \(codec).read(from: &reader)")]))
+                }
+            case let .optional(type):
+                if case .message = type {
+                    cases.append(.nested("case \(tag):", [
+                        .line("var value = \(name) ?? \(mapping.valueType(type, from: index))()"),
+                        .line("try reader.mergeMessage(into: &value)"),
+                        .line("\(name) = value"),
+                    ]))
+                } else {
+                    cases.append(.nested("case \(tag):", [.line("\(name) = try \(codec).read(from: &reader)")]))
+                }
+            case let .list(type):
+                if type.isPackable {
+                    let packed = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
+                    cases.append(.nested("case \(packed):", [.line("try RepeatedField<\(codec)>.readPacked(from: &reader, into: &\(name))")]))
+                }
+                cases.append(.nested("case \(tag):", [.line("\(name).append(try \(codec).read(from: &reader))")]))
+            case let .map(key, value):
+                let entryTag = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
+                cases.append(.nested("case \(entryTag):", [
+                    .line("try MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.readEntry(from: &reader, into: &\(name))"),
+                ]))
+            }
+        }
+        let numbers = message.fieldsByNumber.map { String($0.number) }
+        var fallback: [CodeLine] = []
+        if numbers.isEmpty {
+            fallback = [.line("try reader.skipField(tag, into: &unknownFields)")]
+        } else {
+            // A known key with the wrong wire type is malformed, not unknown.
+            fallback = [.block("switch tag.fieldNumber", [
+                .nested("case \(numbers.joined(separator: ", ")):", [
+                    .line("throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)"),
+                ]),
+                .nested("default:", [.line("try reader.skipField(tag, into: &unknownFields)")]),
+            ])]
+        }
+        cases.append(.nested("default:", fallback))
+        return [.block("while let tag = try reader.nextTag()", [.block("switch tag.rawValue", cases)])]
+    }
+
+    // MARK: JSON
+
+    func jsonKey(_ field: FieldDefinition) -> String {
+        "writer.writeKey(\"\\\"\(field.jsonName)\\\":\")"
+    }
+
+    func encodeJSONBody() -> [CodeLine] {
+        var lines: [CodeLine] = []
+        for field in message.fields {
+            let type = field.shape.valueType
+            let codec = mapping.codec(type, from: index)
+            let tryPrefix = SwiftTypeMapping.jsonWriteThrows(type) ? "try " : ""
+            if let oneof = oneofName(field) {
+                lines.append(.block("if case let .\(field.swiftName)(value)? = \(oneof)", [
+                    .line(jsonKey(field)),
+                    .line("\(tryPrefix)\(codec).writeJSON(value, to: &writer)"),
+                ]))
+                continue
+            }
+            let name = "self." + field.swiftName
+            switch field.shape {
+            case let .singular(type):
+                lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
+                    .line(jsonKey(field)),
+                    .line("\(tryPrefix)\(codec).writeJSON(\(name), to: &writer)"),
+                ]))
+            case .optional:
+                lines.append(.block("if let value = \(name)", [
+                    .line(jsonKey(field)),
+                    .line("\(tryPrefix)\(codec).writeJSON(value, to: &writer)"),
+                ]))
+            case .list:
+                lines.append(.block("if !\(name).isEmpty", [
+                    .line(jsonKey(field)),
+                    .line("try RepeatedField<\(codec)>.writeJSON(\(name), to: &writer)"),
+                ]))
+            case let .map(key, _):
+                lines.append(.block("if !\(name).isEmpty", [
+                    .line(jsonKey(field)),
+                    .line("try MapField<\(SwiftTypeMapping.codec(key)), \(codec)>.writeJSON(\(name), to: &writer)"),
+                ]))
+            }
+        }
+        return lines.isEmpty ? [.line("")] : lines
+    }
+
+    func decodeJSONBody() -> [CodeLine] {
+        var branches: [(condition: String, body: [CodeLine])] = []
+        for field in message.fields {
+            let type = field.shape.valueType
+            let codec = mapping.codec(type, from: index)
+            var condition = "name.matches(\"\(field.jsonName)\")"
+            if field.name != field.jsonName { condition += " || name.matches(\"\(field.name)\")" }
+            let name = "self." + field.swiftName
+            let body: [CodeLine]
+            if let oneof = oneofName(field) {
+                body = [.line("if let value = try \(codec).readJSON(from: &reader) { \(oneof) = .\(field.swiftName)(value) }")]
+            } else {
+                switch field.shape {
+                case .singular, .optional:
+                    body = [.line("if let value = try \(codec).readJSON(from: &reader) { \(name) = value }")]
+                case .list:
+                    body = [.line("try RepeatedField<\(codec)>.readJSON(from: &reader, into: &\(name))")]
+                case let .map(key, _):
+                    body = [.line("try MapField<\(SwiftTypeMapping.codec(key)), \(codec)>.readJSON(from: &reader, into: &\(name))")]
+                }
+            }
+            branches.append((condition, body))
+        }
+        let unknown: [CodeLine] = [.line("try reader.skipUnknownField(name, in: Self.protoMessageName)")]
+        var chain: [CodeLine] = []
+        for (position, branch) in branches.enumerated() {
+            let keyword = position == 0 ? "if" : "} else if"
+            chain.append(.line("\(keyword) \(branch.condition) {"))
+            chain.append(contentsOf: branch.body.map(indented))
+        }
+        if branches.isEmpty {
+            chain = unknown
+        } else {
+            chain.append(.line("} else {"))
+            chain.append(contentsOf: unknown.map(indented))
+            chain.append(.line("}"))
+        }
+        return [.block("while let name = try reader.nextKey()", chain)]
+    }
+
+    func indented(_ line: CodeLine) -> CodeLine {
+        switch line {
+        case let .line(text): return .line("    " + text)
+        case let .block(header, body, closing): return .block("    " + header, body.map(indented), closing: "    " + closing)
+        case let .nested(header, body): return .nested("    " + header, body.map(indented))
+        }
+    }
+}

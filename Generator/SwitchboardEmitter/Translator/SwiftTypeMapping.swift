@@ -1,0 +1,160 @@
+import SwitchboardSchema
+
+/// Maps schema types to Swift types, runtime codecs, defaults and wire tags.
+struct SwiftTypeMapping {
+    let schema: Schema
+    let moduleName: String
+
+    static func swiftType(_ scalar: ScalarType) -> String {
+        switch scalar {
+        case .bool: return "Bool"
+        case .int32, .sint32, .sfixed32: return "Int32"
+        case .int64, .sint64, .sfixed64: return "Int64"
+        case .uint32, .fixed32: return "UInt32"
+        case .uint64, .fixed64: return "UInt64"
+        case .float: return "Float"
+        case .double: return "Double"
+        case .string: return "String"
+        case .bytes: return "Data"
+        }
+    }
+
+    static func codec(_ scalar: ScalarType) -> String {
+        switch scalar {
+        case .bool: return "BoolCodec"
+        case .int32: return "Int32Codec"
+        case .int64: return "Int64Codec"
+        case .uint32: return "UInt32Codec"
+        case .uint64: return "UInt64Codec"
+        case .sint32: return "SInt32Codec"
+        case .sint64: return "SInt64Codec"
+        case .fixed32: return "Fixed32Codec"
+        case .fixed64: return "Fixed64Codec"
+        case .sfixed32: return "SFixed32Codec"
+        case .sfixed64: return "SFixed64Codec"
+        case .float: return "FloatCodec"
+        case .double: return "DoubleCodec"
+        case .string: return "StringCodec"
+        case .bytes: return "BytesCodec"
+        }
+    }
+
+    /// The protobuf wire type number of one value.
+    static func wireType(_ type: ValueType) -> UInt32 {
+        switch type {
+        case let .scalar(scalar):
+            switch scalar {
+            case .fixed32, .sfixed32, .float: return 5
+            case .fixed64, .sfixed64, .double: return 1
+            case .string, .bytes: return 2
+            default: return 0
+            }
+        case .enumeration, .timestamp(.millis): return 0
+        case .message, .timestamp(.wellKnown): return 2
+        }
+    }
+
+    /// The tag of a field as emitted in Swift source, such as `0x0A`.
+    static func tagLiteral(number: Int, wireType: UInt32) -> String {
+        let raw = UInt32(number) << 3 | wireType
+        return raw < 0x80 ? String(format: "0x%02X", raw) : "\(raw)"
+    }
+
+    /// Bytes the tag's varint takes.
+    static func tagSize(number: Int) -> Int {
+        var value = UInt32(number) << 3
+        var size = 1
+        while value >= 0x80 { value >>= 7; size += 1 }
+        return size
+    }
+
+    /// A reference to a generated type that resolves correctly from code inside the
+    /// message at `scope`: module-qualified when a nested type of the same name as the
+    /// path's first component would shadow the top-level one.
+    func reference(_ path: String, from scope: Int?) -> String {
+        let head = String(path.prefix { $0 != "." })
+        var current = scope
+        while let index = current {
+            let message = schema.messages[index]
+            let shadows = message.nestedMessages.contains { schema.messages[$0].swiftName == head }
+                || message.nestedEnums.contains { schema.enums[$0].swiftName == head }
+                || message.oneofs.contains { $0.swiftTypeName == head }
+            if shadows { return "\(moduleName).\(path)" }
+            current = message.parent
+        }
+        return path
+    }
+
+    func valueType(_ type: ValueType, from scope: Int?) -> String {
+        switch type {
+        case let .scalar(scalar): return Self.swiftType(scalar)
+        case let .message(index): return reference(schema.messages[index].swiftPath, from: scope)
+        case let .enumeration(index): return reference(schema.enums[index].swiftPath, from: scope)
+        case .timestamp: return "Date"
+        }
+    }
+
+    func codec(_ type: ValueType, from scope: Int?) -> String {
+        switch type {
+        case let .scalar(scalar): return Self.codec(scalar)
+        case .message: return "MessageCodec<\(valueType(type, from: scope))>"
+        case .enumeration: return "EnumCodec<\(valueType(type, from: scope))>"
+        case .timestamp(.wellKnown): return "TimestampCodec"
+        case .timestamp(.millis): return "UnixMillisTimestampCodec"
+        }
+    }
+
+    func fieldType(_ shape: FieldShape, from scope: Int?) -> String {
+        switch shape {
+        case let .singular(type): return valueType(type, from: scope)
+        case let .optional(type): return valueType(type, from: scope) + "?"
+        case let .list(type): return "[\(valueType(type, from: scope))]"
+        case let .map(key, value): return "[\(Self.swiftType(key)): \(valueType(value, from: scope))]"
+        }
+    }
+
+    func defaultValue(_ shape: FieldShape, from scope: Int?) -> String {
+        switch shape {
+        case let .singular(type):
+            switch type {
+            case let .scalar(scalar):
+                switch scalar {
+                case .bool: return "false"
+                case .string: return "\"\""
+                case .bytes: return "Data()"
+                default: return "0"
+                }
+            case .message, .enumeration: return "\(valueType(type, from: scope))()"
+            case .timestamp: return "Date(timeIntervalSince1970: 0)"
+            }
+        case .optional: return "nil"
+        case .list: return "[]"
+        case .map: return "[:]"
+        }
+    }
+
+    /// The condition under which an implicit-presence value differs from its default.
+    func nonDefaultCondition(_ type: ValueType, _ value: String) -> String {
+        switch type {
+        case let .scalar(scalar):
+            switch scalar {
+            case .bool: return value
+            case .string, .bytes: return "!\(value).isEmpty"
+            case .float, .double: return "\(value).bitPattern != 0"
+            default: return "\(value) != 0"
+            }
+        case .enumeration: return "\(value).rawValue != 0"
+        case .timestamp(.wellKnown): return "!TimestampCodec.isDefault(\(value))"
+        case .timestamp(.millis): return "!UnixMillisTimestampCodec.isDefault(\(value))"
+        case .message: return "\(value).serializedSize() != 0"
+        }
+    }
+
+    /// Whether writing this type as JSON can throw (messages and RFC 3339 timestamps).
+    static func jsonWriteThrows(_ type: ValueType) -> Bool {
+        switch type {
+        case .message, .timestamp(.wellKnown): return true
+        default: return false
+        }
+    }
+}

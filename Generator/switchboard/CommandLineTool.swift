@@ -1,0 +1,116 @@
+import Foundation
+import SwitchboardEmitter
+import SwitchboardSchema
+
+/// The `switchboard` command: argument parsing and dispatch to subcommands.
+enum CommandLineTool {
+    static let usage = """
+        USAGE: switchboard <command> [options]
+
+        COMMANDS:
+          generate <schema-dir> --output <dir> [--module <name>] [--access public|package|internal] [--check]
+              Generate Swift from every *.sb file under <schema-dir>. With --check, write nothing:
+              list stale, missing and extra files and exit 1 if the output is not up to date.
+          export-proto <schema-dir> [--output <file.proto>]
+              Write the proto3 equivalent of the schema (to standard output by default).
+          lint <schema-dir>
+              Check the schema and print diagnostics.
+          --version, --help
+
+        Exit status: 0 success, 1 schema errors or stale output, 2 usage error.
+        """
+
+    /// Parsed `--name value` options and positional arguments.
+    struct Arguments {
+        var positional: [String] = []
+        var options: [String: String] = [:]
+        var flags: Set<String> = []
+
+        static let flagNames: Set<String> = ["--check", "--help", "--version"]
+
+        init(_ arguments: [String]) throws(UsageError) {
+            var index = 0
+            while index < arguments.count {
+                let argument = arguments[index]
+                if Self.flagNames.contains(argument) {
+                    flags.insert(argument)
+                } else if argument.hasPrefix("--") {
+                    let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+                    if parts.count == 2 {
+                        options[parts[0]] = parts[1]
+                    } else {
+                        guard index + 1 < arguments.count else { throw UsageError("option \(argument) needs a value") }
+                        options[argument] = arguments[index + 1]
+                        index += 1
+                    }
+                } else if argument == "-o" {
+                    guard index + 1 < arguments.count else { throw UsageError("option -o needs a value") }
+                    options["--output"] = arguments[index + 1]
+                    index += 1
+                } else {
+                    positional.append(argument)
+                }
+                index += 1
+            }
+        }
+
+        func rejectUnknown(allowed: Set<String>) throws(UsageError) {
+            for key in options.keys.sorted() where !allowed.contains(key) {
+                throw UsageError("unknown option \(key)")
+            }
+        }
+    }
+
+    struct UsageError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    static func run(_ arguments: [String]) -> Int32 {
+        do throws(UsageError) {
+            guard let command = arguments.first else {
+                printError(usage)
+                return 2
+            }
+            let rest = try Arguments(Array(arguments.dropFirst()))
+            switch command {
+            case "--help", "-h", "help":
+                print(usage)
+                return 0
+            case "--version":
+                print("switchboard \(SwiftTranslator.generatorVersion)")
+                return 0
+            case "generate":
+                return try GenerateCommand.run(rest)
+            case "export-proto":
+                return try ExportProtoCommand.run(rest)
+            case "lint":
+                return try LintCommand.run(rest)
+            default:
+                throw UsageError("unknown command '\(command)'")
+            }
+        } catch {
+            printError("switchboard: error: \(error.message)\n\n\(usage)")
+            return 2
+        }
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Compiles the schema directory named by the single positional argument, printing diagnostics.
+    static func compileSchema(_ arguments: Arguments) throws(UsageError) -> Schema? {
+        guard arguments.positional.count == 1 else {
+            throw UsageError("expected exactly one schema directory, got \(arguments.positional.count)")
+        }
+        let directory = URL(fileURLWithPath: arguments.positional[0])
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("schema directory '\(arguments.positional[0])' does not exist")
+        }
+        let output = SchemaCompiler.compile(directory: directory)
+        if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics) }
+        return output.schema
+    }
+}

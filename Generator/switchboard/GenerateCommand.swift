@@ -1,0 +1,135 @@
+import Foundation
+import SwitchboardEmitter
+import SwitchboardSchema
+
+/// `switchboard generate`: writes Swift for a schema, or checks that it is up to date.
+enum GenerateCommand {
+    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+        try arguments.rejectUnknown(allowed: ["--output", "--module", "--access"])
+        guard let outputPath = arguments.options["--output"] else {
+            throw CommandLineTool.UsageError("generate needs --output <dir>")
+        }
+        let access = arguments.options["--access"] ?? "public"
+        guard ["public", "package", "internal"].contains(access) else {
+            throw CommandLineTool.UsageError("--access must be public, package or internal")
+        }
+        let outputDirectory = URL(fileURLWithPath: outputPath)
+        // The module defaults to the target folder holding the output (Sources/<Module>/Generated).
+        let module = arguments.options["--module"] ?? defaultModuleName(for: outputDirectory)
+        guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
+
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, moduleName: module))
+        let plan = OutputPlan(directory: outputDirectory, files: files)
+        if arguments.flags.contains("--check") {
+            let problems = plan.problems()
+            if problems.isEmpty {
+                print("switchboard: \(files.count) generated files in \(outputPath) are up to date")
+                return 0
+            }
+            for problem in problems { print(problem) }
+            CommandLineTool.printError("switchboard: generated code in \(outputPath) is stale; run `switchboard generate`")
+            return 1
+        }
+        do {
+            let changed = try plan.apply()
+            print("switchboard: wrote \(changed) of \(files.count) files to \(outputPath)")
+            return 0
+        } catch {
+            CommandLineTool.printError("switchboard: error: cannot write \(outputPath): \(error)")
+            return 1
+        }
+    }
+
+    static func defaultModuleName(for directory: URL) -> String {
+        let standardized = directory.standardizedFileURL
+        return standardized.lastPathComponent == "Generated"
+            ? standardized.deletingLastPathComponent().lastPathComponent
+            : standardized.lastPathComponent
+    }
+}
+
+/// Compares generated files with a directory's contents and brings it up to date.
+struct OutputPlan {
+    let directory: URL
+    let files: [GeneratedFile]
+
+    /// Files in the directory that `generate` wrote earlier (they start with its header).
+    func existingGeneratedFiles() -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        return names.filter { name in
+            guard name.hasSuffix(".swift"), let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(name).path) else {
+                return false
+            }
+            defer { try? handle.close() }
+            let head = handle.readData(ofLength: SwiftEmitter.headerMarker.utf8.count)
+            return head == Data(SwiftEmitter.headerMarker.utf8)
+        }.sorted()
+    }
+
+    /// One line per file that differs: `stale:`, `missing:` or `extra:`.
+    func problems() -> [String] {
+        var problems: [String] = []
+        for file in files {
+            let url = directory.appendingPathComponent(file.path)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                problems.append("missing: \(url.relativePath)")
+                continue
+            }
+            if data != Data(file.contents.utf8) { problems.append("stale: \(url.relativePath)") }
+        }
+        let expected = Set(files.map(\.path))
+        for name in existingGeneratedFiles() where !expected.contains(name) {
+            problems.append("extra: \(directory.appendingPathComponent(name).relativePath)")
+        }
+        return problems
+    }
+
+    /// Writes changed files and removes generated files the schema no longer produces.
+    /// Unchanged files are left untouched so incremental builds stay incremental.
+    func apply() throws -> Int {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var changed = 0
+        for file in files {
+            let url = directory.appendingPathComponent(file.path)
+            let data = Data(file.contents.utf8)
+            if FileManager.default.contents(atPath: url.path) != data {
+                try data.write(to: url, options: .atomic)
+                changed += 1
+            }
+        }
+        let expected = Set(files.map(\.path))
+        for name in existingGeneratedFiles() where !expected.contains(name) {
+            try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            changed += 1
+        }
+        return changed
+    }
+}
+
+/// `switchboard export-proto`: writes the proto3 equivalent of a schema.
+enum ExportProtoCommand {
+    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+        try arguments.rejectUnknown(allowed: ["--output"])
+        guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
+        let text = ProtoExporter.export(schema)
+        guard let output = arguments.options["--output"] else {
+            print(text, terminator: "")
+            return 0
+        }
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+            return 0
+        } catch {
+            CommandLineTool.printError("switchboard: error: cannot write \(output): \(error)")
+            return 1
+        }
+    }
+}
+
+/// `switchboard lint`: checks a schema and prints its diagnostics.
+enum LintCommand {
+    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+        try arguments.rejectUnknown(allowed: [])
+        return try CommandLineTool.compileSchema(arguments) == nil ? 1 : 0
+    }
+}
