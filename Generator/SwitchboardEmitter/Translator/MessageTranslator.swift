@@ -314,7 +314,7 @@ struct MessageTranslator {
     // MARK: JSON
 
     func jsonKey(_ field: FieldDefinition) -> String {
-        "writer.writeKey(\"\\\"\(field.jsonName)\\\":\")"
+        "writer.writeKeyLiteral(\"\\\"\(field.jsonName)\\\":\")"
     }
 
     func encodeJSONBody() -> [CodeLine] {

@@ -142,39 +142,39 @@ extension Attachment: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.id.isEmpty {
-            writer.writeKey("\"id\":")
+            writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
         if !self.contentType.isEmpty {
-            writer.writeKey("\"contentType\":")
+            writer.writeKeyLiteral("\"contentType\":")
             StringCodec.writeJSON(self.contentType, to: &writer)
         }
         if self.size != 0 {
-            writer.writeKey("\"size\":")
+            writer.writeKeyLiteral("\"size\":")
             UInt64Codec.writeJSON(self.size, to: &writer)
         }
         if !self.digest.isEmpty {
-            writer.writeKey("\"digest\":")
+            writer.writeKeyLiteral("\"digest\":")
             BytesCodec.writeJSON(self.digest, to: &writer)
         }
         if let value = self.fileName {
-            writer.writeKey("\"fileName\":")
+            writer.writeKeyLiteral("\"fileName\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if self.width != 0 {
-            writer.writeKey("\"width\":")
+            writer.writeKeyLiteral("\"width\":")
             UInt32Codec.writeJSON(self.width, to: &writer)
         }
         if self.height != 0 {
-            writer.writeKey("\"height\":")
+            writer.writeKeyLiteral("\"height\":")
             UInt32Codec.writeJSON(self.height, to: &writer)
         }
         if let value = self.blurHash {
-            writer.writeKey("\"blurHash\":")
+            writer.writeKeyLiteral("\"blurHash\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if self.cdn != 0 {
-            writer.writeKey("\"cdn\":")
+            writer.writeKeyLiteral("\"cdn\":")
             UInt32Codec.writeJSON(self.cdn, to: &writer)
         }
     }

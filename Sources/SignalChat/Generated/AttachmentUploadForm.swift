@@ -87,19 +87,19 @@ extension AttachmentUploadForm: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.cdn != 0 {
-            writer.writeKey("\"cdn\":")
+            writer.writeKeyLiteral("\"cdn\":")
             UInt32Codec.writeJSON(self.cdn, to: &writer)
         }
         if !self.key.isEmpty {
-            writer.writeKey("\"key\":")
+            writer.writeKeyLiteral("\"key\":")
             StringCodec.writeJSON(self.key, to: &writer)
         }
         if !self.headers.isEmpty {
-            writer.writeKey("\"headers\":")
+            writer.writeKeyLiteral("\"headers\":")
             try MapField<StringCodec, StringCodec>.writeJSON(self.headers, to: &writer)
         }
         if !self.signedUploadLocation.isEmpty {
-            writer.writeKey("\"signedUploadLocation\":")
+            writer.writeKeyLiteral("\"signedUploadLocation\":")
             StringCodec.writeJSON(self.signedUploadLocation, to: &writer)
         }
     }

@@ -117,31 +117,31 @@ extension Badge: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.id.isEmpty {
-            writer.writeKey("\"id\":")
+            writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
         if !self.category.isEmpty {
-            writer.writeKey("\"category\":")
+            writer.writeKeyLiteral("\"category\":")
             StringCodec.writeJSON(self.category, to: &writer)
         }
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }
         if !self.description_.isEmpty {
-            writer.writeKey("\"description\":")
+            writer.writeKeyLiteral("\"description\":")
             StringCodec.writeJSON(self.description_, to: &writer)
         }
         if !self.sprites.isEmpty {
-            writer.writeKey("\"sprites\":")
+            writer.writeKeyLiteral("\"sprites\":")
             try MapField<StringCodec, StringCodec>.writeJSON(self.sprites, to: &writer)
         }
         if let value = self.expiration {
-            writer.writeKey("\"expiration\":")
+            writer.writeKeyLiteral("\"expiration\":")
             try TimestampCodec.writeJSON(value, to: &writer)
         }
         if self.visible {
-            writer.writeKey("\"visible\":")
+            writer.writeKeyLiteral("\"visible\":")
             BoolCodec.writeJSON(self.visible, to: &writer)
         }
     }

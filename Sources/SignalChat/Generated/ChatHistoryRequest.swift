@@ -78,15 +78,15 @@ extension ChatHistoryRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chatId.isEmpty {
-            writer.writeKey("\"chatId\":")
+            writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
         if let value = self.beforeId {
-            writer.writeKey("\"beforeId\":")
+            writer.writeKeyLiteral("\"beforeId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if self.limit != 0 {
-            writer.writeKey("\"limit\":")
+            writer.writeKeyLiteral("\"limit\":")
             UInt32Codec.writeJSON(self.limit, to: &writer)
         }
     }

@@ -65,11 +65,11 @@ extension ChatHistoryResponse: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.messages.isEmpty {
-            writer.writeKey("\"messages\":")
+            writer.writeKeyLiteral("\"messages\":")
             try RepeatedField<MessageCodec<ChatMessage>>.writeJSON(self.messages, to: &writer)
         }
         if self.hasMore {
-            writer.writeKey("\"hasMore\":")
+            writer.writeKeyLiteral("\"hasMore\":")
             BoolCodec.writeJSON(self.hasMore, to: &writer)
         }
     }

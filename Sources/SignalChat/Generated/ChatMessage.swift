@@ -141,43 +141,43 @@ extension ChatMessage: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.id.isEmpty {
-            writer.writeKey("\"id\":")
+            writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
         if self.senderId != 0 {
-            writer.writeKey("\"senderId\":")
+            writer.writeKeyLiteral("\"senderId\":")
             UInt64Codec.writeJSON(self.senderId, to: &writer)
         }
         if !self.text.isEmpty {
-            writer.writeKey("\"text\":")
+            writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }
         if self.status.rawValue != 0 {
-            writer.writeKey("\"status\":")
+            writer.writeKeyLiteral("\"status\":")
             EnumCodec<MessageStatus>.writeJSON(self.status, to: &writer)
         }
         if !TimestampCodec.isDefault(self.createdAt) {
-            writer.writeKey("\"createdAt\":")
+            writer.writeKeyLiteral("\"createdAt\":")
             try TimestampCodec.writeJSON(self.createdAt, to: &writer)
         }
         if !self.attachments.isEmpty {
-            writer.writeKey("\"attachments\":")
+            writer.writeKeyLiteral("\"attachments\":")
             try RepeatedField<MessageCodec<Attachment>>.writeJSON(self.attachments, to: &writer)
         }
         if !self.extras.isEmpty {
-            writer.writeKey("\"extras\":")
+            writer.writeKeyLiteral("\"extras\":")
             try MapField<StringCodec, StringCodec>.writeJSON(self.extras, to: &writer)
         }
         if let value = self.replyTo {
-            writer.writeKey("\"replyTo\":")
+            writer.writeKeyLiteral("\"replyTo\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if !self.reactions.isEmpty {
-            writer.writeKey("\"reactions\":")
+            writer.writeKeyLiteral("\"reactions\":")
             try RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeJSON(self.reactions, to: &writer)
         }
         if let value = self.editedAt {
-            writer.writeKey("\"editedAt\":")
+            writer.writeKeyLiteral("\"editedAt\":")
             try TimestampCodec.writeJSON(value, to: &writer)
         }
     }
@@ -276,11 +276,11 @@ extension ChatMessage.Reaction: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.emoji.isEmpty {
-            writer.writeKey("\"emoji\":")
+            writer.writeKeyLiteral("\"emoji\":")
             StringCodec.writeJSON(self.emoji, to: &writer)
         }
         if !self.userIds.isEmpty {
-            writer.writeKey("\"userIds\":")
+            writer.writeKeyLiteral("\"userIds\":")
             try RepeatedField<UInt64Codec>.writeJSON(self.userIds, to: &writer)
         }
     }

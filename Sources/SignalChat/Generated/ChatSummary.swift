@@ -128,35 +128,35 @@ extension ChatSummary: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chatId.isEmpty {
-            writer.writeKey("\"chatId\":")
+            writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
         if !self.title.isEmpty {
-            writer.writeKey("\"title\":")
+            writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }
         if let value = self.lastMessagePreview {
-            writer.writeKey("\"lastMessagePreview\":")
+            writer.writeKeyLiteral("\"lastMessagePreview\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if !TimestampCodec.isDefault(self.lastActivity) {
-            writer.writeKey("\"lastActivity\":")
+            writer.writeKeyLiteral("\"lastActivity\":")
             try TimestampCodec.writeJSON(self.lastActivity, to: &writer)
         }
         if self.unreadCount != 0 {
-            writer.writeKey("\"unreadCount\":")
+            writer.writeKeyLiteral("\"unreadCount\":")
             UInt32Codec.writeJSON(self.unreadCount, to: &writer)
         }
         if self.muted {
-            writer.writeKey("\"muted\":")
+            writer.writeKeyLiteral("\"muted\":")
             BoolCodec.writeJSON(self.muted, to: &writer)
         }
         if self.kind.rawValue != 0 {
-            writer.writeKey("\"kind\":")
+            writer.writeKeyLiteral("\"kind\":")
             EnumCodec<ChatKind>.writeJSON(self.kind, to: &writer)
         }
         if self.memberCount != 0 {
-            writer.writeKey("\"memberCount\":")
+            writer.writeKeyLiteral("\"memberCount\":")
             UInt32Codec.writeJSON(self.memberCount, to: &writer)
         }
     }

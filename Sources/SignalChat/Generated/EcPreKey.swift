@@ -68,11 +68,11 @@ extension EcPreKey: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.keyId != 0 {
-            writer.writeKey("\"keyId\":")
+            writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }
         if !self.publicKey.isEmpty {
-            writer.writeKey("\"publicKey\":")
+            writer.writeKeyLiteral("\"publicKey\":")
             BytesCodec.writeJSON(self.publicKey, to: &writer)
         }
     }

@@ -150,43 +150,43 @@ extension Envelope: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.type.rawValue != 0 {
-            writer.writeKey("\"type\":")
+            writer.writeKeyLiteral("\"type\":")
             EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
         }
         if let value = self.sourceServiceId {
-            writer.writeKey("\"sourceServiceId\":")
+            writer.writeKeyLiteral("\"sourceServiceId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if let value = self.sourceDevice {
-            writer.writeKey("\"sourceDevice\":")
+            writer.writeKeyLiteral("\"sourceDevice\":")
             UInt32Codec.writeJSON(value, to: &writer)
         }
         if let value = self.destinationServiceId {
-            writer.writeKey("\"destinationServiceId\":")
+            writer.writeKeyLiteral("\"destinationServiceId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeKey("\"timestamp\":")
+            writer.writeKeyLiteral("\"timestamp\":")
             UnixMillisTimestampCodec.writeJSON(self.timestamp, to: &writer)
         }
         if let value = self.content {
-            writer.writeKey("\"content\":")
+            writer.writeKeyLiteral("\"content\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if let value = self.serverGuid {
-            writer.writeKey("\"serverGuid\":")
+            writer.writeKeyLiteral("\"serverGuid\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) {
-            writer.writeKey("\"serverTimestamp\":")
+            writer.writeKeyLiteral("\"serverTimestamp\":")
             UnixMillisTimestampCodec.writeJSON(self.serverTimestamp, to: &writer)
         }
         if self.urgent {
-            writer.writeKey("\"urgent\":")
+            writer.writeKeyLiteral("\"urgent\":")
             BoolCodec.writeJSON(self.urgent, to: &writer)
         }
         if self.story {
-            writer.writeKey("\"story\":")
+            writer.writeKeyLiteral("\"story\":")
             BoolCodec.writeJSON(self.story, to: &writer)
         }
     }

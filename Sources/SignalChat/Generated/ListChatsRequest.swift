@@ -71,11 +71,11 @@ extension ListChatsRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if let value = self.beforeId {
-            writer.writeKey("\"beforeId\":")
+            writer.writeKeyLiteral("\"beforeId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if self.limit != 0 {
-            writer.writeKey("\"limit\":")
+            writer.writeKeyLiteral("\"limit\":")
             UInt32Codec.writeJSON(self.limit, to: &writer)
         }
     }

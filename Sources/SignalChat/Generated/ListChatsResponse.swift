@@ -67,11 +67,11 @@ extension ListChatsResponse: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chats.isEmpty {
-            writer.writeKey("\"chats\":")
+            writer.writeKeyLiteral("\"chats\":")
             try RepeatedField<MessageCodec<ChatSummary>>.writeJSON(self.chats, to: &writer)
         }
         if let value = self.nextBeforeId {
-            writer.writeKey("\"nextBeforeId\":")
+            writer.writeKeyLiteral("\"nextBeforeId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
     }

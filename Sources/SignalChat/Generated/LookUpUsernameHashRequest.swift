@@ -61,7 +61,7 @@ extension LookUpUsernameHashRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.hash.isEmpty {
-            writer.writeKey("\"hash\":")
+            writer.writeKeyLiteral("\"hash\":")
             BytesCodec.writeJSON(self.hash, to: &writer)
         }
     }

@@ -59,7 +59,7 @@ extension LookUpUsernameHashResponse: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.uuid.isEmpty {
-            writer.writeKey("\"uuid\":")
+            writer.writeKeyLiteral("\"uuid\":")
             StringCodec.writeJSON(self.uuid, to: &writer)
         }
     }

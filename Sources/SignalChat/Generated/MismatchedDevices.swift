@@ -66,11 +66,11 @@ extension MismatchedDevices: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.missingDevices.isEmpty {
-            writer.writeKey("\"missingDevices\":")
+            writer.writeKeyLiteral("\"missingDevices\":")
             try RepeatedField<UInt32Codec>.writeJSON(self.missingDevices, to: &writer)
         }
         if !self.extraDevices.isEmpty {
-            writer.writeKey("\"extraDevices\":")
+            writer.writeKeyLiteral("\"extraDevices\":")
             try RepeatedField<UInt32Codec>.writeJSON(self.extraDevices, to: &writer)
         }
     }

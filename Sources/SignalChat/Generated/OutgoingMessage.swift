@@ -92,19 +92,19 @@ extension OutgoingMessage: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.type.rawValue != 0 {
-            writer.writeKey("\"type\":")
+            writer.writeKeyLiteral("\"type\":")
             EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
         }
         if self.destinationDeviceId != 0 {
-            writer.writeKey("\"destinationDeviceId\":")
+            writer.writeKeyLiteral("\"destinationDeviceId\":")
             UInt32Codec.writeJSON(self.destinationDeviceId, to: &writer)
         }
         if self.destinationRegistrationId != 0 {
-            writer.writeKey("\"destinationRegistrationId\":")
+            writer.writeKeyLiteral("\"destinationRegistrationId\":")
             UInt32Codec.writeJSON(self.destinationRegistrationId, to: &writer)
         }
         if !self.content.isEmpty {
-            writer.writeKey("\"content\":")
+            writer.writeKeyLiteral("\"content\":")
             BytesCodec.writeJSON(self.content, to: &writer)
         }
     }

@@ -65,11 +65,11 @@ extension PreKeyBundle: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.identityKey.isEmpty {
-            writer.writeKey("\"identityKey\":")
+            writer.writeKeyLiteral("\"identityKey\":")
             BytesCodec.writeJSON(self.identityKey, to: &writer)
         }
         if !self.devices.isEmpty {
-            writer.writeKey("\"devices\":")
+            writer.writeKeyLiteral("\"devices\":")
             try RepeatedField<MessageCodec<PreKeyBundleDevice>>.writeJSON(self.devices, to: &writer)
         }
     }

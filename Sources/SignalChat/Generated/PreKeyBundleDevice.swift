@@ -109,23 +109,23 @@ extension PreKeyBundleDevice: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.deviceId != 0 {
-            writer.writeKey("\"deviceId\":")
+            writer.writeKeyLiteral("\"deviceId\":")
             UInt32Codec.writeJSON(self.deviceId, to: &writer)
         }
         if self.registrationId != 0 {
-            writer.writeKey("\"registrationId\":")
+            writer.writeKeyLiteral("\"registrationId\":")
             UInt32Codec.writeJSON(self.registrationId, to: &writer)
         }
         if self.signedPreKey.serializedSize() != 0 {
-            writer.writeKey("\"signedPreKey\":")
+            writer.writeKeyLiteral("\"signedPreKey\":")
             try MessageCodec<SignedPreKey>.writeJSON(self.signedPreKey, to: &writer)
         }
         if let value = self.preKey {
-            writer.writeKey("\"preKey\":")
+            writer.writeKeyLiteral("\"preKey\":")
             try MessageCodec<EcPreKey>.writeJSON(value, to: &writer)
         }
         if let value = self.pqPreKey {
-            writer.writeKey("\"pqPreKey\":")
+            writer.writeKeyLiteral("\"pqPreKey\":")
             try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
         }
     }

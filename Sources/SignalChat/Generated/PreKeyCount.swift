@@ -68,11 +68,11 @@ extension PreKeyCount: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.count != 0 {
-            writer.writeKey("\"count\":")
+            writer.writeKeyLiteral("\"count\":")
             UInt32Codec.writeJSON(self.count, to: &writer)
         }
         if self.pqCount != 0 {
-            writer.writeKey("\"pqCount\":")
+            writer.writeKeyLiteral("\"pqCount\":")
             UInt32Codec.writeJSON(self.pqCount, to: &writer)
         }
     }

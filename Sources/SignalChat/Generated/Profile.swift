@@ -160,47 +160,47 @@ extension Profile: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.version.isEmpty {
-            writer.writeKey("\"version\":")
+            writer.writeKeyLiteral("\"version\":")
             StringCodec.writeJSON(self.version, to: &writer)
         }
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             BytesCodec.writeJSON(self.name, to: &writer)
         }
         if let value = self.about {
-            writer.writeKey("\"about\":")
+            writer.writeKeyLiteral("\"about\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if let value = self.aboutEmoji {
-            writer.writeKey("\"aboutEmoji\":")
+            writer.writeKeyLiteral("\"aboutEmoji\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if let value = self.avatarPath {
-            writer.writeKey("\"avatarPath\":")
+            writer.writeKeyLiteral("\"avatarPath\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if let value = self.paymentAddress {
-            writer.writeKey("\"paymentAddress\":")
+            writer.writeKeyLiteral("\"paymentAddress\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if !self.badges.isEmpty {
-            writer.writeKey("\"badges\":")
+            writer.writeKeyLiteral("\"badges\":")
             try RepeatedField<MessageCodec<Badge>>.writeJSON(self.badges, to: &writer)
         }
         if !self.capabilities.isEmpty {
-            writer.writeKey("\"capabilities\":")
+            writer.writeKeyLiteral("\"capabilities\":")
             try MapField<StringCodec, BoolCodec>.writeJSON(self.capabilities, to: &writer)
         }
         if !self.identityKey.isEmpty {
-            writer.writeKey("\"identityKey\":")
+            writer.writeKeyLiteral("\"identityKey\":")
             BytesCodec.writeJSON(self.identityKey, to: &writer)
         }
         if let value = self.unidentifiedAccess {
-            writer.writeKey("\"unidentifiedAccess\":")
+            writer.writeKeyLiteral("\"unidentifiedAccess\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if self.unrestrictedUnidentifiedAccess {
-            writer.writeKey("\"unrestrictedUnidentifiedAccess\":")
+            writer.writeKeyLiteral("\"unrestrictedUnidentifiedAccess\":")
             BoolCodec.writeJSON(self.unrestrictedUnidentifiedAccess, to: &writer)
         }
     }

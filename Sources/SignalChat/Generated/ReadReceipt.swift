@@ -78,15 +78,15 @@ extension ReadReceipt: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chatId.isEmpty {
-            writer.writeKey("\"chatId\":")
+            writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
         if !self.upToMessageId.isEmpty {
-            writer.writeKey("\"upToMessageId\":")
+            writer.writeKeyLiteral("\"upToMessageId\":")
             StringCodec.writeJSON(self.upToMessageId, to: &writer)
         }
         if !TimestampCodec.isDefault(self.readAt) {
-            writer.writeKey("\"readAt\":")
+            writer.writeKeyLiteral("\"readAt\":")
             try TimestampCodec.writeJSON(self.readAt, to: &writer)
         }
     }

@@ -56,7 +56,7 @@ extension ReserveUsernameHashRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.usernameHashes.isEmpty {
-            writer.writeKey("\"usernameHashes\":")
+            writer.writeKeyLiteral("\"usernameHashes\":")
             try RepeatedField<BytesCodec>.writeJSON(self.usernameHashes, to: &writer)
         }
     }

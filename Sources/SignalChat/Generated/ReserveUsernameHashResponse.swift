@@ -58,7 +58,7 @@ extension ReserveUsernameHashResponse: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.usernameHash.isEmpty {
-            writer.writeKey("\"usernameHash\":")
+            writer.writeKeyLiteral("\"usernameHash\":")
             BytesCodec.writeJSON(self.usernameHash, to: &writer)
         }
     }

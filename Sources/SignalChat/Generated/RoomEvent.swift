@@ -8,7 +8,6 @@ import SwitchboardRuntime
 public struct RoomEvent: Sendable, Hashable {
     public var chatId: String = ""
 
-    ///
     /// Exactly one of these cases, or `nil` when none is set.
     public var event: Event? = nil
 
@@ -117,23 +116,23 @@ extension RoomEvent: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chatId.isEmpty {
-            writer.writeKey("\"chatId\":")
+            writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
         if case let .message(value)? = self.event {
-            writer.writeKey("\"message\":")
+            writer.writeKeyLiteral("\"message\":")
             try MessageCodec<ChatMessage>.writeJSON(value, to: &writer)
         }
         if case let .receipt(value)? = self.event {
-            writer.writeKey("\"receipt\":")
+            writer.writeKeyLiteral("\"receipt\":")
             try MessageCodec<ReadReceipt>.writeJSON(value, to: &writer)
         }
         if case let .typing(value)? = self.event {
-            writer.writeKey("\"typing\":")
+            writer.writeKeyLiteral("\"typing\":")
             try MessageCodec<TypingIndicator>.writeJSON(value, to: &writer)
         }
         if case let .deletedMessageId(value)? = self.event {
-            writer.writeKey("\"deletedMessageId\":")
+            writer.writeKeyLiteral("\"deletedMessageId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
     }

@@ -97,23 +97,23 @@ extension SendChatMessageRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.chatId.isEmpty {
-            writer.writeKey("\"chatId\":")
+            writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
         if !self.clientMessageId.isEmpty {
-            writer.writeKey("\"clientMessageId\":")
+            writer.writeKeyLiteral("\"clientMessageId\":")
             StringCodec.writeJSON(self.clientMessageId, to: &writer)
         }
         if !self.text.isEmpty {
-            writer.writeKey("\"text\":")
+            writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }
         if !self.attachmentIds.isEmpty {
-            writer.writeKey("\"attachmentIds\":")
+            writer.writeKeyLiteral("\"attachmentIds\":")
             try RepeatedField<StringCodec>.writeJSON(self.attachmentIds, to: &writer)
         }
         if let value = self.replyTo {
-            writer.writeKey("\"replyTo\":")
+            writer.writeKeyLiteral("\"replyTo\":")
             StringCodec.writeJSON(value, to: &writer)
         }
     }

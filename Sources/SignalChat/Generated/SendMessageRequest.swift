@@ -108,27 +108,27 @@ extension SendMessageRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.destination.isEmpty {
-            writer.writeKey("\"destination\":")
+            writer.writeKeyLiteral("\"destination\":")
             StringCodec.writeJSON(self.destination, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeKey("\"timestamp\":")
+            writer.writeKeyLiteral("\"timestamp\":")
             UnixMillisTimestampCodec.writeJSON(self.timestamp, to: &writer)
         }
         if !self.messages.isEmpty {
-            writer.writeKey("\"messages\":")
+            writer.writeKeyLiteral("\"messages\":")
             try RepeatedField<MessageCodec<OutgoingMessage>>.writeJSON(self.messages, to: &writer)
         }
         if self.online {
-            writer.writeKey("\"online\":")
+            writer.writeKeyLiteral("\"online\":")
             BoolCodec.writeJSON(self.online, to: &writer)
         }
         if self.urgent {
-            writer.writeKey("\"urgent\":")
+            writer.writeKeyLiteral("\"urgent\":")
             BoolCodec.writeJSON(self.urgent, to: &writer)
         }
         if self.story {
-            writer.writeKey("\"story\":")
+            writer.writeKeyLiteral("\"story\":")
             BoolCodec.writeJSON(self.story, to: &writer)
         }
     }

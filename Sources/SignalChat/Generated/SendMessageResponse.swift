@@ -59,7 +59,7 @@ extension SendMessageResponse: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.needsSync {
-            writer.writeKey("\"needsSync\":")
+            writer.writeKeyLiteral("\"needsSync\":")
             BoolCodec.writeJSON(self.needsSync, to: &writer)
         }
     }

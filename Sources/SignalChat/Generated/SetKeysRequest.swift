@@ -100,23 +100,23 @@ extension SetKeysRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.identity.rawValue != 0 {
-            writer.writeKey("\"identity\":")
+            writer.writeKeyLiteral("\"identity\":")
             EnumCodec<IdentityType>.writeJSON(self.identity, to: &writer)
         }
         if !self.preKeys.isEmpty {
-            writer.writeKey("\"preKeys\":")
+            writer.writeKeyLiteral("\"preKeys\":")
             try RepeatedField<MessageCodec<EcPreKey>>.writeJSON(self.preKeys, to: &writer)
         }
         if let value = self.signedPreKey {
-            writer.writeKey("\"signedPreKey\":")
+            writer.writeKeyLiteral("\"signedPreKey\":")
             try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
         }
         if !self.pqPreKeys.isEmpty {
-            writer.writeKey("\"pqPreKeys\":")
+            writer.writeKeyLiteral("\"pqPreKeys\":")
             try RepeatedField<MessageCodec<SignedPreKey>>.writeJSON(self.pqPreKeys, to: &writer)
         }
         if let value = self.pqLastResortPreKey {
-            writer.writeKey("\"pqLastResortPreKey\":")
+            writer.writeKeyLiteral("\"pqLastResortPreKey\":")
             try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
         }
     }

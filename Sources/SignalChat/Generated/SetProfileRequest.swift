@@ -105,27 +105,27 @@ extension SetProfileRequest: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.version.isEmpty {
-            writer.writeKey("\"version\":")
+            writer.writeKeyLiteral("\"version\":")
             StringCodec.writeJSON(self.version, to: &writer)
         }
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             BytesCodec.writeJSON(self.name, to: &writer)
         }
         if let value = self.about {
-            writer.writeKey("\"about\":")
+            writer.writeKeyLiteral("\"about\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if let value = self.aboutEmoji {
-            writer.writeKey("\"aboutEmoji\":")
+            writer.writeKeyLiteral("\"aboutEmoji\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if self.avatar.rawValue != 0 {
-            writer.writeKey("\"avatar\":")
+            writer.writeKeyLiteral("\"avatar\":")
             EnumCodec<AvatarChange>.writeJSON(self.avatar, to: &writer)
         }
         if !self.badgeIds.isEmpty {
-            writer.writeKey("\"badgeIds\":")
+            writer.writeKeyLiteral("\"badgeIds\":")
             try RepeatedField<StringCodec>.writeJSON(self.badgeIds, to: &writer)
         }
     }

@@ -78,15 +78,15 @@ extension SignedPreKey: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.keyId != 0 {
-            writer.writeKey("\"keyId\":")
+            writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }
         if !self.publicKey.isEmpty {
-            writer.writeKey("\"publicKey\":")
+            writer.writeKeyLiteral("\"publicKey\":")
             BytesCodec.writeJSON(self.publicKey, to: &writer)
         }
         if !self.signature.isEmpty {
-            writer.writeKey("\"signature\":")
+            writer.writeKeyLiteral("\"signature\":")
             BytesCodec.writeJSON(self.signature, to: &writer)
         }
     }

@@ -57,7 +57,7 @@ extension StaleDevices: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.staleDevices.isEmpty {
-            writer.writeKey("\"staleDevices\":")
+            writer.writeKeyLiteral("\"staleDevices\":")
             try RepeatedField<UInt32Codec>.writeJSON(self.staleDevices, to: &writer)
         }
     }

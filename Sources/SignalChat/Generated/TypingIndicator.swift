@@ -68,11 +68,11 @@ extension TypingIndicator: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.userId != 0 {
-            writer.writeKey("\"userId\":")
+            writer.writeKeyLiteral("\"userId\":")
             UInt64Codec.writeJSON(self.userId, to: &writer)
         }
         if self.started {
-            writer.writeKey("\"started\":")
+            writer.writeKeyLiteral("\"started\":")
             BoolCodec.writeJSON(self.started, to: &writer)
         }
     }

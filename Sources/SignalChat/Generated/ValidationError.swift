@@ -68,11 +68,11 @@ extension ValidationError: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.field.isEmpty {
-            writer.writeKey("\"field\":")
+            writer.writeKeyLiteral("\"field\":")
             StringCodec.writeJSON(self.field, to: &writer)
         }
         if !self.reason.isEmpty {
-            writer.writeKey("\"reason\":")
+            writer.writeKeyLiteral("\"reason\":")
             StringCodec.writeJSON(self.reason, to: &writer)
         }
     }

@@ -82,15 +82,15 @@ extension WebSocketMessage: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if let value = self.type {
-            writer.writeKey("\"type\":")
+            writer.writeKeyLiteral("\"type\":")
             EnumCodec<WebSocketMessage.TypeEnum>.writeJSON(value, to: &writer)
         }
         if let value = self.request {
-            writer.writeKey("\"request\":")
+            writer.writeKeyLiteral("\"request\":")
             try MessageCodec<WebSocketRequestMessage>.writeJSON(value, to: &writer)
         }
         if let value = self.response {
-            writer.writeKey("\"response\":")
+            writer.writeKeyLiteral("\"response\":")
             try MessageCodec<WebSocketResponseMessage>.writeJSON(value, to: &writer)
         }
     }

@@ -107,23 +107,23 @@ extension WebSocketRequestMessage: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if let value = self.verb {
-            writer.writeKey("\"verb\":")
+            writer.writeKeyLiteral("\"verb\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if let value = self.path {
-            writer.writeKey("\"path\":")
+            writer.writeKeyLiteral("\"path\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if let value = self.body {
-            writer.writeKey("\"body\":")
+            writer.writeKeyLiteral("\"body\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if !self.headers.isEmpty {
-            writer.writeKey("\"headers\":")
+            writer.writeKeyLiteral("\"headers\":")
             try RepeatedField<StringCodec>.writeJSON(self.headers, to: &writer)
         }
         if let value = self.id {
-            writer.writeKey("\"id\":")
+            writer.writeKeyLiteral("\"id\":")
             UInt64Codec.writeJSON(value, to: &writer)
         }
     }

@@ -97,23 +97,23 @@ extension WebSocketResponseMessage: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if let value = self.id {
-            writer.writeKey("\"id\":")
+            writer.writeKeyLiteral("\"id\":")
             UInt64Codec.writeJSON(value, to: &writer)
         }
         if let value = self.status {
-            writer.writeKey("\"status\":")
+            writer.writeKeyLiteral("\"status\":")
             UInt32Codec.writeJSON(value, to: &writer)
         }
         if let value = self.message {
-            writer.writeKey("\"message\":")
+            writer.writeKeyLiteral("\"message\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if !self.headers.isEmpty {
-            writer.writeKey("\"headers\":")
+            writer.writeKeyLiteral("\"headers\":")
             try RepeatedField<StringCodec>.writeJSON(self.headers, to: &writer)
         }
         if let value = self.body {
-            writer.writeKey("\"body\":")
+            writer.writeKeyLiteral("\"body\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
     }

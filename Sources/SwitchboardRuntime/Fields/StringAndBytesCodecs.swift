@@ -15,6 +15,10 @@ public enum StringCodec: MapKeyCodec {
         if reader.readNull() { return nil }
         return try reader.readString()
     }
+    /// Byte order, as protobuf's deterministic serialization sorts string keys.
+    @inlinable public static func sortsBefore(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
     public static func jsonKey(_ value: String) -> String { value }
     public static func parseJSONKey(_ key: JSONName) -> String? {
         key.withUnsafeBytes { String(validating: $0.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }

@@ -14,7 +14,12 @@ public struct TimestampParts: Sendable, Hashable {
         self.nanos = nanos
     }
 
-    /// Splits a date, rounding to the nearest nanosecond.
+    /// Splits a date, rounding to the nearest microsecond.
+    ///
+    /// `Date` is a `Double` of seconds since 2001, which resolves about 0.1 µs for
+    /// present-day dates; digits below a microsecond are rounding noise, so they are
+    /// dropped. Timestamps written with whole microseconds therefore survive
+    /// decode and re-encode exactly (for dates between 1933 and 2069).
     @inlinable
     public init(_ date: Date) {
         let interval = date.timeIntervalSince1970
@@ -25,12 +30,12 @@ public struct TimestampParts: Sendable, Hashable {
         let clamped = min(max(interval, -9.2e18), 9.2e18)
         let whole = clamped.rounded(.down)
         var seconds = Int64(whole)
-        var nanos = Int64(((clamped - whole) * 1e9).rounded())
-        if nanos >= 1_000_000_000 {
+        var micros = Int64(((clamped - whole) * 1e6).rounded())
+        if micros >= 1_000_000 {
             seconds += 1
-            nanos -= 1_000_000_000
+            micros -= 1_000_000
         }
-        self.init(seconds: seconds, nanos: Int32(nanos))
+        self.init(seconds: seconds, nanos: Int32(micros * 1000))
     }
 
     /// The date these parts describe.

@@ -269,7 +269,7 @@ public struct JSONReader {
             cursor += 1
         }
         let magnitude = try readIntegerMagnitude(offset: numberOffset, quoted: quoted)
-        if quoted { try expect(UInt8(ascii: "\""), "'\"'") }
+        if quoted { try expectClosingQuote(offset: numberOffset) }
         let value: Int64
         if negative {
             guard magnitude <= UInt64(Int64.max) + 1 else { throw .invalidNumber(offset: numberOffset) }
@@ -290,9 +290,16 @@ public struct JSONReader {
         let quoted = peek() == UInt8(ascii: "\"")
         if quoted { cursor += 1 }
         let value = try readIntegerMagnitude(offset: numberOffset, quoted: quoted)
-        if quoted { try expect(UInt8(ascii: "\""), "'\"'") }
+        if quoted { try expectClosingQuote(offset: numberOffset) }
         guard value <= maximum else { throw .invalidNumber(offset: numberOffset) }
         return value
+    }
+
+    /// A quoted number must end right at its closing quote: no padding.
+    @inlinable
+    mutating func expectClosingQuote(offset numberOffset: Int) throws(JSONDecodingError) {
+        guard peek() == UInt8(ascii: "\"") else { throw .invalidNumber(offset: numberOffset) }
+        cursor += 1
     }
 
     /// Reads digits; falls back to a floating-point parse for forms like `1e3` or `5.0`,

@@ -50,9 +50,10 @@ public struct JSONWriter {
         needsComma = false
     }
 
-    /// Writes a member name given as a literal that already holds the quotes and colon.
+    /// Writes a member name given as a literal that already holds the quotes and colon,
+    /// such as `"\"id\":"`; generated code precomputes these.
     @inlinable
-    public mutating func writeKey(_ quotedKeyAndColon: StaticString) {
+    public mutating func writeKeyLiteral(_ quotedKeyAndColon: StaticString) {
         if needsComma { output.append(UInt8(ascii: ",")) }
         output.append(contentsOf: UnsafeBufferPointer(
             start: quotedKeyAndColon.utf8Start, count: quotedKeyAndColon.utf8CodeUnitCount))
@@ -120,7 +121,7 @@ public struct JSONWriter {
             appendLiteral("\"NaN\"")
         } else if value.isInfinite {
             appendLiteral(value < 0 ? "\"-Infinity\"" : "\"Infinity\"")
-        } else if value == value.rounded(.towardZero), abs(value) < 1e15 {
+        } else if value == value.rounded(.towardZero), abs(value) < 1e15, !(value == 0 && value.sign == .minus) {
             appendDecimal(Int64(value))
         } else {
             output.append(contentsOf: value.description.utf8)
@@ -134,7 +135,7 @@ public struct JSONWriter {
             appendLiteral("\"NaN\"")
         } else if value.isInfinite {
             appendLiteral(value < 0 ? "\"-Infinity\"" : "\"Infinity\"")
-        } else if value == value.rounded(.towardZero), abs(value) < 1e7 {
+        } else if value == value.rounded(.towardZero), abs(value) < 1e7, !(value == 0 && value.sign == .minus) {
             appendDecimal(Int64(value))
         } else {
             output.append(contentsOf: value.description.utf8)

@@ -287,87 +287,87 @@ extension Composite: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.title.isEmpty {
-            writer.writeKey("\"title\":")
+            writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }
         if self.origin.serializedSize() != 0 {
-            writer.writeKey("\"origin\":")
+            writer.writeKeyLiteral("\"origin\":")
             try MessageCodec<Point>.writeJSON(self.origin, to: &writer)
         }
         if let value = self.corner {
-            writer.writeKey("\"corner\":")
+            writer.writeKeyLiteral("\"corner\":")
             try MessageCodec<Point>.writeJSON(value, to: &writer)
         }
         if self.color.rawValue != 0 {
-            writer.writeKey("\"color\":")
+            writer.writeKeyLiteral("\"color\":")
             EnumCodec<Color>.writeJSON(self.color, to: &writer)
         }
         if let value = self.optionalColor {
-            writer.writeKey("\"optionalColor\":")
+            writer.writeKeyLiteral("\"optionalColor\":")
             EnumCodec<Color>.writeJSON(value, to: &writer)
         }
         if !TimestampCodec.isDefault(self.createdAt) {
-            writer.writeKey("\"createdAt\":")
+            writer.writeKeyLiteral("\"createdAt\":")
             try TimestampCodec.writeJSON(self.createdAt, to: &writer)
         }
         if let value = self.expiresAt {
-            writer.writeKey("\"expiresAt\":")
+            writer.writeKeyLiteral("\"expiresAt\":")
             try TimestampCodec.writeJSON(value, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
-            writer.writeKey("\"sentAtMillis\":")
+            writer.writeKeyLiteral("\"sentAtMillis\":")
             UnixMillisTimestampCodec.writeJSON(self.sentAtMillis, to: &writer)
         }
         if case let .text(value)? = self.payload {
-            writer.writeKey("\"text\":")
+            writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if case let .point(value)? = self.payload {
-            writer.writeKey("\"point\":")
+            writer.writeKeyLiteral("\"point\":")
             try MessageCodec<Point>.writeJSON(value, to: &writer)
         }
         if case let .number(value)? = self.payload {
-            writer.writeKey("\"number\":")
+            writer.writeKeyLiteral("\"number\":")
             Int64Codec.writeJSON(value, to: &writer)
         }
         if case let .shade(value)? = self.payload {
-            writer.writeKey("\"shade\":")
+            writer.writeKeyLiteral("\"shade\":")
             EnumCodec<Color>.writeJSON(value, to: &writer)
         }
         if case let .raw(value)? = self.payload {
-            writer.writeKey("\"raw\":")
+            writer.writeKeyLiteral("\"raw\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
         if !self.snakeCaseField.isEmpty {
-            writer.writeKey("\"snakeCaseField\":")
+            writer.writeKeyLiteral("\"snakeCaseField\":")
             StringCodec.writeJSON(self.snakeCaseField, to: &writer)
         }
         if !self.`class`.isEmpty {
-            writer.writeKey("\"class\":")
+            writer.writeKeyLiteral("\"class\":")
             StringCodec.writeJSON(self.`class`, to: &writer)
         }
         if self.`default` != 0 {
-            writer.writeKey("\"default\":")
+            writer.writeKeyLiteral("\"default\":")
             Int32Codec.writeJSON(self.`default`, to: &writer)
         }
         if self.self_ {
-            writer.writeKey("\"self\":")
+            writer.writeKeyLiteral("\"self\":")
             BoolCodec.writeJSON(self.self_, to: &writer)
         }
         if !self.description_.isEmpty {
-            writer.writeKey("\"description\":")
+            writer.writeKeyLiteral("\"description\":")
             StringCodec.writeJSON(self.description_, to: &writer)
         }
         if !self.farField.isEmpty {
-            writer.writeKey("\"farField\":")
+            writer.writeKeyLiteral("\"farField\":")
             StringCodec.writeJSON(self.farField, to: &writer)
         }
         if self.maxField != 0 {
-            writer.writeKey("\"maxField\":")
+            writer.writeKeyLiteral("\"maxField\":")
             Fixed32Codec.writeJSON(self.maxField, to: &writer)
         }
         if let value = self.inner {
-            writer.writeKey("\"inner\":")
+            writer.writeKeyLiteral("\"inner\":")
             try MessageCodec<Composite.Inner>.writeJSON(value, to: &writer)
         }
     }
@@ -486,11 +486,11 @@ extension Composite.Inner: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.level.rawValue != 0 {
-            writer.writeKey("\"level\":")
+            writer.writeKeyLiteral("\"level\":")
             EnumCodec<Composite.Inner.Level>.writeJSON(self.level, to: &writer)
         }
         if !self.children.isEmpty {
-            writer.writeKey("\"children\":")
+            writer.writeKeyLiteral("\"children\":")
             try RepeatedField<MessageCodec<Composite.Inner>>.writeJSON(self.children, to: &writer)
         }
     }

@@ -211,79 +211,79 @@ extension Lists: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.bools.isEmpty {
-            writer.writeKey("\"bools\":")
+            writer.writeKeyLiteral("\"bools\":")
             try RepeatedField<BoolCodec>.writeJSON(self.bools, to: &writer)
         }
         if !self.int32s.isEmpty {
-            writer.writeKey("\"int32s\":")
+            writer.writeKeyLiteral("\"int32s\":")
             try RepeatedField<Int32Codec>.writeJSON(self.int32s, to: &writer)
         }
         if !self.int64s.isEmpty {
-            writer.writeKey("\"int64s\":")
+            writer.writeKeyLiteral("\"int64s\":")
             try RepeatedField<Int64Codec>.writeJSON(self.int64s, to: &writer)
         }
         if !self.uint32s.isEmpty {
-            writer.writeKey("\"uint32s\":")
+            writer.writeKeyLiteral("\"uint32s\":")
             try RepeatedField<UInt32Codec>.writeJSON(self.uint32s, to: &writer)
         }
         if !self.uint64s.isEmpty {
-            writer.writeKey("\"uint64s\":")
+            writer.writeKeyLiteral("\"uint64s\":")
             try RepeatedField<UInt64Codec>.writeJSON(self.uint64s, to: &writer)
         }
         if !self.sint32s.isEmpty {
-            writer.writeKey("\"sint32s\":")
+            writer.writeKeyLiteral("\"sint32s\":")
             try RepeatedField<SInt32Codec>.writeJSON(self.sint32s, to: &writer)
         }
         if !self.sint64s.isEmpty {
-            writer.writeKey("\"sint64s\":")
+            writer.writeKeyLiteral("\"sint64s\":")
             try RepeatedField<SInt64Codec>.writeJSON(self.sint64s, to: &writer)
         }
         if !self.fixed32s.isEmpty {
-            writer.writeKey("\"fixed32s\":")
+            writer.writeKeyLiteral("\"fixed32s\":")
             try RepeatedField<Fixed32Codec>.writeJSON(self.fixed32s, to: &writer)
         }
         if !self.fixed64s.isEmpty {
-            writer.writeKey("\"fixed64s\":")
+            writer.writeKeyLiteral("\"fixed64s\":")
             try RepeatedField<Fixed64Codec>.writeJSON(self.fixed64s, to: &writer)
         }
         if !self.sfixed32s.isEmpty {
-            writer.writeKey("\"sfixed32s\":")
+            writer.writeKeyLiteral("\"sfixed32s\":")
             try RepeatedField<SFixed32Codec>.writeJSON(self.sfixed32s, to: &writer)
         }
         if !self.sfixed64s.isEmpty {
-            writer.writeKey("\"sfixed64s\":")
+            writer.writeKeyLiteral("\"sfixed64s\":")
             try RepeatedField<SFixed64Codec>.writeJSON(self.sfixed64s, to: &writer)
         }
         if !self.floats.isEmpty {
-            writer.writeKey("\"floats\":")
+            writer.writeKeyLiteral("\"floats\":")
             try RepeatedField<FloatCodec>.writeJSON(self.floats, to: &writer)
         }
         if !self.doubles.isEmpty {
-            writer.writeKey("\"doubles\":")
+            writer.writeKeyLiteral("\"doubles\":")
             try RepeatedField<DoubleCodec>.writeJSON(self.doubles, to: &writer)
         }
         if !self.strings.isEmpty {
-            writer.writeKey("\"strings\":")
+            writer.writeKeyLiteral("\"strings\":")
             try RepeatedField<StringCodec>.writeJSON(self.strings, to: &writer)
         }
         if !self.bytesList.isEmpty {
-            writer.writeKey("\"bytesList\":")
+            writer.writeKeyLiteral("\"bytesList\":")
             try RepeatedField<BytesCodec>.writeJSON(self.bytesList, to: &writer)
         }
         if !self.colors.isEmpty {
-            writer.writeKey("\"colors\":")
+            writer.writeKeyLiteral("\"colors\":")
             try RepeatedField<EnumCodec<Color>>.writeJSON(self.colors, to: &writer)
         }
         if !self.points.isEmpty {
-            writer.writeKey("\"points\":")
+            writer.writeKeyLiteral("\"points\":")
             try RepeatedField<MessageCodec<Point>>.writeJSON(self.points, to: &writer)
         }
         if !self.times.isEmpty {
-            writer.writeKey("\"times\":")
+            writer.writeKeyLiteral("\"times\":")
             try RepeatedField<TimestampCodec>.writeJSON(self.times, to: &writer)
         }
         if !self.millisTimes.isEmpty {
-            writer.writeKey("\"millisTimes\":")
+            writer.writeKeyLiteral("\"millisTimes\":")
             try RepeatedField<UnixMillisTimestampCodec>.writeJSON(self.millisTimes, to: &writer)
         }
     }

@@ -97,31 +97,31 @@ extension Maps: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.stringToString.isEmpty {
-            writer.writeKey("\"stringToString\":")
+            writer.writeKeyLiteral("\"stringToString\":")
             try MapField<StringCodec, StringCodec>.writeJSON(self.stringToString, to: &writer)
         }
         if !self.int32ToInt64.isEmpty {
-            writer.writeKey("\"int32ToInt64\":")
+            writer.writeKeyLiteral("\"int32ToInt64\":")
             try MapField<Int32Codec, Int64Codec>.writeJSON(self.int32ToInt64, to: &writer)
         }
         if !self.uint64ToBytes.isEmpty {
-            writer.writeKey("\"uint64ToBytes\":")
+            writer.writeKeyLiteral("\"uint64ToBytes\":")
             try MapField<UInt64Codec, BytesCodec>.writeJSON(self.uint64ToBytes, to: &writer)
         }
         if !self.boolToDouble.isEmpty {
-            writer.writeKey("\"boolToDouble\":")
+            writer.writeKeyLiteral("\"boolToDouble\":")
             try MapField<BoolCodec, DoubleCodec>.writeJSON(self.boolToDouble, to: &writer)
         }
         if !self.sint64ToColor.isEmpty {
-            writer.writeKey("\"sint64ToColor\":")
+            writer.writeKeyLiteral("\"sint64ToColor\":")
             try MapField<SInt64Codec, EnumCodec<Color>>.writeJSON(self.sint64ToColor, to: &writer)
         }
         if !self.fixed32ToPoint.isEmpty {
-            writer.writeKey("\"fixed32ToPoint\":")
+            writer.writeKeyLiteral("\"fixed32ToPoint\":")
             try MapField<Fixed32Codec, MessageCodec<Point>>.writeJSON(self.fixed32ToPoint, to: &writer)
         }
         if !self.stringToTime.isEmpty {
-            writer.writeKey("\"stringToTime\":")
+            writer.writeKeyLiteral("\"stringToTime\":")
             try MapField<StringCodec, TimestampCodec>.writeJSON(self.stringToTime, to: &writer)
         }
     }

@@ -86,11 +86,11 @@ extension Owner: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.pet.serializedSize() != 0 {
-            writer.writeKey("\"pet\":")
+            writer.writeKeyLiteral("\"pet\":")
             try MessageCodec<Pet>.writeJSON(self.pet, to: &writer)
         }
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }
     }

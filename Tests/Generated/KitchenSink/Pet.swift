@@ -79,11 +79,11 @@ extension Pet: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if let value = self.owner {
-            writer.writeKey("\"owner\":")
+            writer.writeKeyLiteral("\"owner\":")
             try MessageCodec<Owner>.writeJSON(value, to: &writer)
         }
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }
     }

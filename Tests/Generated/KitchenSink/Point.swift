@@ -78,15 +78,15 @@ extension Point: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.x != 0 {
-            writer.writeKey("\"x\":")
+            writer.writeKeyLiteral("\"x\":")
             SInt32Codec.writeJSON(self.x, to: &writer)
         }
         if self.y != 0 {
-            writer.writeKey("\"y\":")
+            writer.writeKeyLiteral("\"y\":")
             SInt32Codec.writeJSON(self.y, to: &writer)
         }
         if let value = self.label {
-            writer.writeKey("\"label\":")
+            writer.writeKeyLiteral("\"label\":")
             StringCodec.writeJSON(value, to: &writer)
         }
     }

@@ -298,103 +298,103 @@ extension Scalars: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if self.boolValue {
-            writer.writeKey("\"boolValue\":")
+            writer.writeKeyLiteral("\"boolValue\":")
             BoolCodec.writeJSON(self.boolValue, to: &writer)
         }
         if self.int32Value != 0 {
-            writer.writeKey("\"int32Value\":")
+            writer.writeKeyLiteral("\"int32Value\":")
             Int32Codec.writeJSON(self.int32Value, to: &writer)
         }
         if self.int64Value != 0 {
-            writer.writeKey("\"int64Value\":")
+            writer.writeKeyLiteral("\"int64Value\":")
             Int64Codec.writeJSON(self.int64Value, to: &writer)
         }
         if self.uint32Value != 0 {
-            writer.writeKey("\"uint32Value\":")
+            writer.writeKeyLiteral("\"uint32Value\":")
             UInt32Codec.writeJSON(self.uint32Value, to: &writer)
         }
         if self.uint64Value != 0 {
-            writer.writeKey("\"uint64Value\":")
+            writer.writeKeyLiteral("\"uint64Value\":")
             UInt64Codec.writeJSON(self.uint64Value, to: &writer)
         }
         if self.sint32Value != 0 {
-            writer.writeKey("\"sint32Value\":")
+            writer.writeKeyLiteral("\"sint32Value\":")
             SInt32Codec.writeJSON(self.sint32Value, to: &writer)
         }
         if self.sint64Value != 0 {
-            writer.writeKey("\"sint64Value\":")
+            writer.writeKeyLiteral("\"sint64Value\":")
             SInt64Codec.writeJSON(self.sint64Value, to: &writer)
         }
         if self.fixed32Value != 0 {
-            writer.writeKey("\"fixed32Value\":")
+            writer.writeKeyLiteral("\"fixed32Value\":")
             Fixed32Codec.writeJSON(self.fixed32Value, to: &writer)
         }
         if self.fixed64Value != 0 {
-            writer.writeKey("\"fixed64Value\":")
+            writer.writeKeyLiteral("\"fixed64Value\":")
             Fixed64Codec.writeJSON(self.fixed64Value, to: &writer)
         }
         if self.sfixed32Value != 0 {
-            writer.writeKey("\"sfixed32Value\":")
+            writer.writeKeyLiteral("\"sfixed32Value\":")
             SFixed32Codec.writeJSON(self.sfixed32Value, to: &writer)
         }
         if self.sfixed64Value != 0 {
-            writer.writeKey("\"sfixed64Value\":")
+            writer.writeKeyLiteral("\"sfixed64Value\":")
             SFixed64Codec.writeJSON(self.sfixed64Value, to: &writer)
         }
         if self.floatValue.bitPattern != 0 {
-            writer.writeKey("\"floatValue\":")
+            writer.writeKeyLiteral("\"floatValue\":")
             FloatCodec.writeJSON(self.floatValue, to: &writer)
         }
         if self.doubleValue.bitPattern != 0 {
-            writer.writeKey("\"doubleValue\":")
+            writer.writeKeyLiteral("\"doubleValue\":")
             DoubleCodec.writeJSON(self.doubleValue, to: &writer)
         }
         if !self.stringValue.isEmpty {
-            writer.writeKey("\"stringValue\":")
+            writer.writeKeyLiteral("\"stringValue\":")
             StringCodec.writeJSON(self.stringValue, to: &writer)
         }
         if !self.bytesValue.isEmpty {
-            writer.writeKey("\"bytesValue\":")
+            writer.writeKeyLiteral("\"bytesValue\":")
             BytesCodec.writeJSON(self.bytesValue, to: &writer)
         }
         if let value = self.optionalBool {
-            writer.writeKey("\"optionalBool\":")
+            writer.writeKeyLiteral("\"optionalBool\":")
             BoolCodec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalInt32 {
-            writer.writeKey("\"optionalInt32\":")
+            writer.writeKeyLiteral("\"optionalInt32\":")
             Int32Codec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalInt64 {
-            writer.writeKey("\"optionalInt64\":")
+            writer.writeKeyLiteral("\"optionalInt64\":")
             Int64Codec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalUint64 {
-            writer.writeKey("\"optionalUint64\":")
+            writer.writeKeyLiteral("\"optionalUint64\":")
             UInt64Codec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalSint32 {
-            writer.writeKey("\"optionalSint32\":")
+            writer.writeKeyLiteral("\"optionalSint32\":")
             SInt32Codec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalFixed64 {
-            writer.writeKey("\"optionalFixed64\":")
+            writer.writeKeyLiteral("\"optionalFixed64\":")
             Fixed64Codec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalFloat {
-            writer.writeKey("\"optionalFloat\":")
+            writer.writeKeyLiteral("\"optionalFloat\":")
             FloatCodec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalDouble {
-            writer.writeKey("\"optionalDouble\":")
+            writer.writeKeyLiteral("\"optionalDouble\":")
             DoubleCodec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalString {
-            writer.writeKey("\"optionalString\":")
+            writer.writeKeyLiteral("\"optionalString\":")
             StringCodec.writeJSON(value, to: &writer)
         }
         if let value = self.optionalBytes {
-            writer.writeKey("\"optionalBytes\":")
+            writer.writeKeyLiteral("\"optionalBytes\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
     }

@@ -119,23 +119,23 @@ extension TreeNode: ProtoMessage {
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
         if !self.name.isEmpty {
-            writer.writeKey("\"name\":")
+            writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }
         if let value = self.parent {
-            writer.writeKey("\"parent\":")
+            writer.writeKeyLiteral("\"parent\":")
             try MessageCodec<TreeNode>.writeJSON(value, to: &writer)
         }
         if !self.children.isEmpty {
-            writer.writeKey("\"children\":")
+            writer.writeKeyLiteral("\"children\":")
             try RepeatedField<MessageCodec<TreeNode>>.writeJSON(self.children, to: &writer)
         }
         if case let .next(value)? = self.link {
-            writer.writeKey("\"next\":")
+            writer.writeKeyLiteral("\"next\":")
             try MessageCodec<TreeNode>.writeJSON(value, to: &writer)
         }
         if case let .label(value)? = self.link {
-            writer.writeKey("\"label\":")
+            writer.writeKeyLiteral("\"label\":")
             StringCodec.writeJSON(value, to: &writer)
         }
     }

@@ -1,0 +1,136 @@
+import Foundation
+import KitchenSink
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// The canonical protobuf JSON mapping.
+@Suite struct JSONCodecTests {
+    @Test func writesCanonicalForms() throws {
+        var scalars = Scalars()
+        scalars.int64Value = -5
+        scalars.uint64Value = 18_446_744_073_709_551_615
+        scalars.int32Value = 7
+        scalars.bytesValue = Data([0xFB, 0xFF])
+        scalars.doubleValue = .infinity
+        scalars.floatValue = .nan
+        scalars.stringValue = "a\"b\\c\n\u{1}é"
+        #expect(try scalars.jsonString() == #"{"int32Value":7,"int64Value":"-5","uint64Value":"18446744073709551615","floatValue":"NaN","doubleValue":"Infinity","stringValue":"a\"b\\c\n\u0001é","bytesValue":"+/8="}"#)
+    }
+
+    @Test func writesEnumsByNameAndOmitsDefaults() throws {
+        #expect(try Composite(color: .green).jsonString() == #"{"color":"GREEN"}"#)
+        #expect(try Composite().jsonString() == "{}")
+        // Explicit presence writes a set default.
+        #expect(try Composite(optionalColor: .unspecified).jsonString() == #"{"optionalColor":"COLOR_UNSPECIFIED"}"#)
+    }
+
+    @Test func writesTimestampsInRFC3339() throws {
+        let composite = Composite(createdAt: Date(timeIntervalSince1970: 1_600_000_000.5), sentAtMillis: Date(timeIntervalSince1970: 1.25))
+        #expect(try composite.jsonString() == #"{"createdAt":"2020-09-13T12:26:40.500Z","sentAtMillis":"1250"}"#)
+        let beforeEpoch = Composite(createdAt: Date(timeIntervalSince1970: -1.000001))
+        #expect(try beforeEpoch.jsonString() == #"{"createdAt":"1969-12-31T23:59:58.999999Z"}"#)
+        #expect(throws: JSONEncodingError.self) { try Composite(createdAt: Date.distantFuture.addingTimeInterval(1e12)).jsonString() }
+    }
+
+    @Test func readsOriginalNamesAndJSONNames() throws {
+        let a = try Composite(jsonString: #"{"snake_case_field":"x"}"#)
+        let b = try Composite(jsonString: #"{"snakeCaseField":"x"}"#)
+        #expect(a == b && a.snakeCaseField == "x")
+        let keywords = try Composite(jsonString: #"{"class":"c","default":3,"self":true,"description":"d"}"#)
+        #expect(keywords.`class` == "c" && keywords.`default` == 3 && keywords.self_ && keywords.description_ == "d")
+    }
+
+    @Test func readsEnumsByNameOrNumber() throws {
+        #expect(try Composite(jsonString: #"{"color":"BLUE"}"#).color == .blue)
+        #expect(try Composite(jsonString: #"{"color":3}"#).color == .blue)
+        #expect(try Composite(jsonString: #"{"color":-1}"#).color == .infrared)
+        #expect(try Composite(jsonString: #"{"color":12345}"#).color == .unrecognized(12345))
+        #expect(throws: JSONDecodingError.unknownEnumName(enum: "Color", name: "PURPLE")) {
+            try Composite(jsonString: #"{"color":"PURPLE"}"#)
+        }
+        let ignoring = JSONDecodingOptions(ignoreUnknownFields: true)
+        #expect(try Composite(jsonString: #"{"color":"PURPLE","title":"t"}"#, options: ignoring) == Composite(title: "t"))
+        #expect(try Lists(jsonString: #"{"colors":["RED","PURPLE","BLUE"]}"#, options: ignoring).colors == [.red, .blue])
+    }
+
+    @Test func unknownFieldsFailUnlessIgnored() throws {
+        #expect(throws: JSONDecodingError.unknownField(message: "switchboard.test.Point", name: "z")) {
+            try Point(jsonString: #"{"x":1,"z":{"deep":[1,2,{"a":null}]}}"#)
+        }
+        let point = try Point(jsonString: #"{"x":1,"z":{"deep":[1,2,{"a":null}]},"y":2}"#, options: JSONDecodingOptions(ignoreUnknownFields: true))
+        #expect(point == Point(x: 1, y: 2))
+    }
+
+    @Test func acceptsNumbersInEveryLegalSpelling() throws {
+        let scalars = try Scalars(jsonString: #"{"int32Value":"12","int64Value":34,"uint32Value":1e3,"uint64Value":"18446744073709551615","doubleValue":"-1.5","floatValue":2.5e0,"sint64Value":"-9223372036854775808"}"#)
+        #expect(scalars.int32Value == 12)
+        #expect(scalars.int64Value == 34)
+        #expect(scalars.uint32Value == 1000)
+        #expect(scalars.uint64Value == .max)
+        #expect(scalars.doubleValue == -1.5)
+        #expect(scalars.floatValue == 2.5)
+        #expect(scalars.sint64Value == .min)
+        let special = try Scalars(jsonString: #"{"doubleValue":"-Infinity","floatValue":"NaN"}"#)
+        #expect(special.doubleValue == -.infinity && special.floatValue.isNaN)
+    }
+
+    @Test func rejectsNumbersThatDoNotFit() {
+        for json in [#"{"int32Value":2147483648}"#, #"{"int32Value":1.5}"#, #"{"uint32Value":-1}"#,
+                     #"{"uint64Value":"18446744073709551616"}"#, #"{"int64Value":"1 "}"#, #"{"int32Value":01}"#,
+                     #"{"floatValue":1e39}"#, #"{"doubleValue":1e400}"#, #"{"int32Value":"0x10"}"#, #"{"int32Value":-}"#] {
+            #expect(throws: JSONDecodingError.self, "\(json)") { try Scalars(jsonString: json) }
+        }
+    }
+
+    @Test func readsBase64InBothAlphabetsWithOrWithoutPadding() throws {
+        let expected = Data([0xFB, 0xFF, 0x01])
+        for text in ["+/8B", "-_8B", "+/8B", "+/8"] {
+            let data = Data([0xFB, 0xFF] + (text == "+/8" ? [] : [0x01]))
+            #expect(try Scalars(jsonString: #"{"bytesValue":"\#(text)"}"#).bytesValue == data)
+        }
+        #expect(try Scalars(jsonString: #"{"bytesValue":"+/8="}"#).bytesValue == Data([0xFB, 0xFF]))
+        #expect(throws: JSONDecodingError.self) { try Scalars(jsonString: #"{"bytesValue":"***"}"#) }
+        #expect(throws: JSONDecodingError.self) { try Scalars(jsonString: #"{"bytesValue":"A"}"#) }
+        _ = expected
+    }
+
+    @Test func readsTimestampsWithOffsets() throws {
+        let utc = try Composite(jsonString: #"{"createdAt":"2020-09-13T12:26:40.5Z"}"#)
+        let offset = try Composite(jsonString: #"{"createdAt":"2020-09-13T14:26:40.500+02:00"}"#)
+        #expect(utc.createdAt == offset.createdAt)
+        #expect(utc.createdAt == Date(timeIntervalSince1970: 1_600_000_000.5))
+        for bad in ["2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-09-13 12:26:40Z", "2020-09-13T12:26:40", "10000-01-01T00:00:00Z", "2020-09-13T12:26:40.1234567891Z"] {
+            #expect(throws: JSONDecodingError.self, "\(bad)") { try Composite(jsonString: #"{"createdAt":"\#(bad)"}"#) }
+        }
+    }
+
+    @Test func nullMeansDefault() throws {
+        let composite = try Composite(jsonString: #"{"title":null,"corner":null,"text":null,"origin":null,"expiresAt":null}"#)
+        #expect(composite == Composite())
+        let lists = try Lists(jsonString: #"{"int32s":null,"points":[{"x":1},null]}"#)
+        #expect(lists.int32s.isEmpty && lists.points == [Point(x: 1)])
+    }
+
+    @Test func mapsUseStringKeys() throws {
+        var maps = Maps()
+        maps.int32ToInt64 = [-1: 5, 2: -6]
+        maps.boolToDouble = [true: 0.5, false: 1]
+        maps.stringToString = ["b": "2", "a": "1"]
+        #expect(try maps.jsonString() == #"{"stringToString":{"a":"1","b":"2"},"int32ToInt64":{"-1":"5","2":"-6"},"boolToDouble":{"false":1,"true":0.5}}"#)
+        #expect(try Maps(jsonString: try maps.jsonString()) == maps)
+        #expect(throws: JSONDecodingError.self) { try Maps(jsonString: #"{"int32ToInt64":{"x":"1"}}"#) }
+    }
+
+    @Test func escapesAndUnicodeEscapesDecode() throws {
+        let point = try Point(jsonString: #"{"label":"\u00e9\ud83c\udf89\n\"\/"}"#)
+        #expect(point.label == "é🎉\n\"/")
+        let escapedKey = try Point(jsonString: #"{"l\u0061bel":"k"}"#)
+        #expect(escapedKey.label == "k")
+    }
+
+    @Test func oneofTakesTheLastMember() throws {
+        #expect(try Composite(jsonString: #"{"text":"a","number":"5"}"#).payload == .number(5))
+        #expect(try Composite(jsonString: #"{"point":{"x":1}}"#).payload == .point(Point(x: 1)))
+    }
+}

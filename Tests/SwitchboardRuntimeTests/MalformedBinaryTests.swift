@@ -1,0 +1,113 @@
+import Foundation
+import KitchenSink
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// Malformed wire input gets a typed error, never a crash or an unchecked allocation.
+@Suite struct MalformedBinaryTests {
+    func decodeError<M: ProtoMessage>(_ type: M.Type, _ bytes: [UInt8], options: WireDecodingOptions = .init()) -> WireDecodingError? {
+        do {
+            _ = try M(serializedBytes: bytes, options: options)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func truncatedVarint() {
+        #expect(decodeError(Point.self, [0x08]) == .truncated)
+        #expect(decodeError(Point.self, [0x08, 0x80, 0x80]) == .truncated)
+    }
+
+    @Test func overlongVarint() {
+        let eleven: [UInt8] = [0x08] + Array(repeating: 0xFF, count: 10) + [0x01]
+        #expect(decodeError(Point.self, eleven) == .malformedVarint)
+        let overflow: [UInt8] = [0x08] + Array(repeating: 0xFF, count: 9) + [0x02]
+        #expect(decodeError(Point.self, overflow) == .malformedVarint)
+    }
+
+    @Test func lengthPastTheEnd() {
+        #expect(decodeError(Point.self, [0x1A, 0x05, 0x61]) == .lengthExceedsInput(length: 5, remaining: 1))
+        // A huge length must be rejected before anything is allocated.
+        let huge: [UInt8] = [0x1A, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]
+        #expect(decodeError(Point.self, huge) == .lengthExceedsInput(length: 4_294_967_295, remaining: 0))
+        let packedHuge: [UInt8] = [0x12, 0xFF, 0xFF, 0xFF, 0xFF, 0x07, 0x01]
+        #expect(decodeError(Lists.self, packedHuge) == .lengthExceedsInput(length: 2_147_483_647, remaining: 1))
+    }
+
+    @Test func wrongWireTypeForKnownField() {
+        // Field 1 of Point (sint32) sent as fixed32.
+        #expect(decodeError(Point.self, [0x0D, 1, 2, 3, 4]) == .wrongWireType(message: "switchboard.test.Point", field: 1, wireType: .fixed32))
+        // Field 3 of Point (string) sent as varint.
+        #expect(decodeError(Point.self, [0x18, 0x01]) == .wrongWireType(message: "switchboard.test.Point", field: 3, wireType: .varint))
+    }
+
+    @Test func invalidUTF8InString() {
+        #expect(decodeError(Point.self, [0x1A, 0x02, 0xC3, 0x28]) == .invalidUTF8(field: 3))
+        #expect(decodeError(Lists.self, [0x72, 0x01, 0xFF]) == .invalidUTF8(field: 14))
+        // Surrogates encoded in UTF-8 are not valid UTF-8.
+        #expect(decodeError(Point.self, [0x1A, 0x03, 0xED, 0xA0, 0x80]) == .invalidUTF8(field: 3))
+    }
+
+    @Test func invalidTags() {
+        #expect(decodeError(Point.self, [0x0E, 0x00]) == .invalidWireType(6))
+        #expect(decodeError(Point.self, [0x0F]) == .invalidWireType(7))
+        #expect(decodeError(Point.self, [0x00, 0x00]) == .invalidFieldNumber(0))
+        #expect(decodeError(Point.self, [0xF8, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) == .invalidFieldNumber(8_589_934_591))
+    }
+
+    @Test func mismatchedGroups() {
+        #expect(decodeError(Point.self, [0x2C]) == .mismatchedGroup(field: 5))
+        #expect(decodeError(Point.self, [0x2B, 0x34]) == .mismatchedGroup(field: 6))
+        #expect(decodeError(Point.self, [0x2B, 0x08, 0x01]) == .truncated)
+    }
+
+    @Test func nestingPastTheLimit() {
+        var bytes: [UInt8] = []
+        for _ in 0..<200 { bytes = [0x12, UInt8(truncatingIfNeeded: bytes.count)] + bytes }
+        // Lengths above 127 need two bytes; build properly instead.
+        var nested = TreeNode(name: "leaf")
+        for _ in 0..<150 { nested = TreeNode(parent: nested) }
+        #expect(decodeError(TreeNode.self, nested.serializedBytes()) == .nestingTooDeep(limit: 100))
+        #expect(decodeError(TreeNode.self, nested.serializedBytes(), options: WireDecodingOptions(maximumDepth: 200)) == nil)
+        // Unknown groups nest too.
+        let groups = Array(repeating: UInt8(0x2B), count: 500) + Array(repeating: UInt8(0x2C), count: 500)
+        #expect(decodeError(Point.self, groups) == .nestingTooDeep(limit: 100))
+        _ = bytes
+    }
+
+    @Test func packedFixedLengthMustBeAMultiple() {
+        #expect(decodeError(Lists.self, [0x42, 0x03, 1, 2, 3]) == .truncated)
+    }
+
+    @Test func truncatedFixedWidthValues() {
+        #expect(decodeError(Scalars.self, [0x45, 1, 2]) == .truncated)
+        #expect(decodeError(Scalars.self, [0x49, 1, 2, 3]) == .truncated)
+    }
+
+    /// Random corruption of valid encodings: every outcome is a value or a typed error.
+    @Test func randomCorruptionNeverCrashes() {
+        var random = RandomMessages(seed: 42)
+        var failures = 0
+        for iteration in 0..<3000 {
+            var bytes = iteration % 2 == 0 ? random.composite().serializedBytes() : random.lists().serializedBytes()
+            guard !bytes.isEmpty else { continue }
+            for _ in 0..<Int.random(in: 1...4, using: &random.rng) {
+                let position = Int.random(in: 0..<bytes.count, using: &random.rng)
+                switch Int.random(in: 0..<4, using: &random.rng) {
+                case 0: bytes[position] ^= UInt8(1 << Int.random(in: 0..<8, using: &random.rng))
+                case 1: bytes.removeSubrange(position...)
+                case 2: bytes.insert(UInt8.random(in: 0...255, using: &random.rng), at: position)
+                default: bytes[position] = 0xFF
+                }
+                if bytes.isEmpty { break }
+            }
+            if decodeError(Composite.self, bytes) != nil { failures += 1 }
+            _ = decodeError(Lists.self, bytes)
+            _ = decodeError(WebSocketMessage.self, bytes)
+        }
+        // Most corruptions are caught; the rest decode to some value. Either way, no trap.
+        #expect(failures > 100)
+    }
+}

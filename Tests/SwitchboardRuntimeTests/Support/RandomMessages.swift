@@ -1,0 +1,200 @@
+import Foundation
+import KitchenSink
+import SignalChat
+import SwitchboardRuntime
+
+/// A small, seeded generator (SplitMix64) so property tests are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random values biased toward edge cases (zero, extremes) and random messages built from them.
+struct RandomMessages {
+    var rng: SeededGenerator
+
+    init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
+
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
+
+    mutating func integer<T: FixedWidthInteger>(_: T.Type = T.self) -> T {
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: return 0
+        case 1: return .max
+        case 2: return .min
+        case 3: return T.random(in: 0...127, using: &rng)
+        default: return T.random(in: .min ... .max, using: &rng)
+        }
+    }
+
+    mutating func double() -> Double {
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: return 0
+        case 1: return -0.0
+        case 2: return .infinity
+        case 3: return -Double.greatestFiniteMagnitude
+        case 4: return Double(Int.random(in: -1000...1000, using: &rng)) / 8
+        default: return Double(bitPattern: UInt64.random(in: 0 ... .max, using: &rng)).isNaN ? 1.5 : Double(bitPattern: UInt64.random(in: 0 ... .max, using: &rng))
+        }
+    }
+
+    mutating func float() -> Float {
+        let value = Float(bitPattern: UInt32.random(in: 0 ... .max, using: &rng))
+        return chance(30) ? 0 : (value.isNaN ? -Float.infinity : value)
+    }
+
+    mutating func string() -> String {
+        let pieces = ["", "a", "hello", "é", "世界", "🎉", "\"quote\"", "back\\slash", "\n\t\r", "\u{0}\u{1F}", "\u{7F}", "Привет", "/path?q=1&r=2"]
+        var result = ""
+        for _ in 0..<Int.random(in: 0...4, using: &rng) { result += pieces.randomElement(using: &rng)! }
+        return result
+    }
+
+    mutating func bytes() -> Data {
+        Data((0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0 ... 255, using: &rng) })
+    }
+
+    /// Dates with whole microseconds in 1933...2069, which `Date` holds exactly.
+    mutating func date() -> Date {
+        if chance(20) { return Date(timeIntervalSince1970: 0) }
+        let micros = Int64.random(in: -1_167_609_600_000_000 ... 3_124_137_600_000_000, using: &rng)
+        return TimestampParts(seconds: micros / 1_000_000 - (micros % 1_000_000 < 0 ? 1 : 0),
+                              nanos: Int32((micros % 1_000_000 + 1_000_000) % 1_000_000) * 1000).date
+    }
+
+    mutating func millisDate() -> Date {
+        Date(timeIntervalSince1970: Double(Int64.random(in: -10_000_000_000_000 ... 10_000_000_000_000, using: &rng)) / 1000)
+    }
+
+    mutating func list<T>(_ make: (inout RandomMessages) -> T) -> [T] {
+        var result: [T] = []
+        for _ in 0..<Int.random(in: 0...5, using: &rng) { result.append(make(&self)) }
+        return result
+    }
+
+    mutating func optional<T>(_ make: (inout RandomMessages) -> T) -> T? {
+        chance(50) ? make(&self) : nil
+    }
+
+    mutating func color() -> Color {
+        Color(rawValue: [0, 1, 2, 3, -1, 77, Int32.min].randomElement(using: &rng)!)
+    }
+
+    mutating func point() -> Point {
+        Point(x: integer(), y: integer(), label: optional { $0.string() })
+    }
+
+    mutating func scalars() -> Scalars {
+        var m = Scalars()
+        m.boolValue = chance(50)
+        m.int32Value = integer(); m.int64Value = integer(); m.uint32Value = integer(); m.uint64Value = integer()
+        m.sint32Value = integer(); m.sint64Value = integer(); m.fixed32Value = integer(); m.fixed64Value = integer()
+        m.sfixed32Value = integer(); m.sfixed64Value = integer()
+        m.floatValue = float(); m.doubleValue = double(); m.stringValue = string(); m.bytesValue = bytes()
+        m.optionalBool = optional { $0.chance(50) }
+        m.optionalInt32 = optional { $0.integer() }
+        m.optionalInt64 = optional { $0.integer() }
+        m.optionalUint64 = optional { $0.integer() }
+        m.optionalSint32 = optional { $0.integer() }
+        m.optionalFixed64 = optional { $0.integer() }
+        m.optionalFloat = optional { $0.float() }
+        m.optionalDouble = optional { $0.double() }
+        m.optionalString = optional { $0.string() }
+        m.optionalBytes = optional { $0.bytes() }
+        return m
+    }
+
+    mutating func lists() -> Lists {
+        var m = Lists()
+        m.bools = list { $0.chance(50) }
+        m.int32s = list { $0.integer() }; m.int64s = list { $0.integer() }
+        m.uint32s = list { $0.integer() }; m.uint64s = list { $0.integer() }
+        m.sint32s = list { $0.integer() }; m.sint64s = list { $0.integer() }
+        m.fixed32s = list { $0.integer() }; m.fixed64s = list { $0.integer() }
+        m.sfixed32s = list { $0.integer() }; m.sfixed64s = list { $0.integer() }
+        m.floats = list { $0.float() }; m.doubles = list { $0.double() }
+        m.strings = list { $0.string() }; m.bytesList = list { $0.bytes() }
+        m.colors = list { $0.color() }; m.points = list { $0.point() }
+        m.times = list { $0.date() }; m.millisTimes = list { $0.millisDate() }
+        return m
+    }
+
+    mutating func maps() -> Maps {
+        var m = Maps()
+        for _ in 0..<Int.random(in: 0...4, using: &rng) {
+            m.stringToString[string()] = string()
+            m.int32ToInt64[integer()] = integer()
+            m.uint64ToBytes[integer()] = bytes()
+            m.boolToDouble[chance(50)] = double()
+            m.sint64ToColor[integer()] = color()
+            m.fixed32ToPoint[integer()] = point()
+            m.stringToTime[string()] = date()
+        }
+        return m
+    }
+
+    mutating func inner(depth: Int) -> Composite.Inner {
+        var m = Composite.Inner()
+        m.level = Composite.Inner.Level(rawValue: Int32.random(in: -1...3, using: &rng))
+        if depth > 0 { m.children = list { $0.inner(depth: depth - 1) } }
+        return m
+    }
+
+    mutating func composite() -> Composite {
+        var m = Composite()
+        m.title = string(); m.origin = point(); m.corner = optional { $0.point() }
+        m.color = color(); m.optionalColor = optional { $0.color() }
+        m.createdAt = date(); m.expiresAt = optional { $0.date() }; m.sentAtMillis = millisDate()
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: m.payload = .text(string())
+        case 1: m.payload = .point(point())
+        case 2: m.payload = .number(integer())
+        case 3: m.payload = .shade(color())
+        case 4: m.payload = .raw(bytes())
+        default: m.payload = nil
+        }
+        m.snakeCaseField = string(); m.`class` = string(); m.`default` = integer(); m.self_ = chance(50)
+        m.description_ = string(); m.farField = string(); m.maxField = integer()
+        m.inner = optional { $0.inner(depth: 2) }
+        return m
+    }
+
+    mutating func tree(depth: Int) -> TreeNode {
+        var m = TreeNode()
+        m.name = string()
+        guard depth > 0 else { return m }
+        m.parent = optional { $0.tree(depth: depth - 1) }
+        m.children = list { $0.tree(depth: depth - 2) }
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0: m.link = .next(tree(depth: depth - 1))
+        case 1: m.link = .label(string())
+        default: m.link = nil
+        }
+        return m
+    }
+
+    mutating func chatMessage() -> ChatMessage {
+        ChatMessage(
+            id: string(), senderId: integer(), text: string(), status: MessageStatus(rawValue: Int32.random(in: 0...5, using: &rng)),
+            createdAt: date(),
+            attachments: list { r in Attachment(id: r.string(), contentType: r.string(), size: r.integer(), digest: r.bytes(), fileName: r.optional { $0.string() }) },
+            extras: Dictionary(list { ($0.string(), $0.string()) }, uniquingKeysWith: { a, _ in a }),
+            replyTo: optional { $0.string() },
+            reactions: list { ChatMessage.Reaction(emoji: $0.string(), userIds: $0.list { $0.integer() }) },
+            editedAt: optional { $0.date() })
+    }
+
+    mutating func webSocketMessage() -> WebSocketMessage {
+        WebSocketMessage(
+            type: optional { WebSocketMessage.TypeEnum(rawValue: Int32.random(in: 0...3, using: &$0.rng)) },
+            request: optional { r in WebSocketRequestMessage(verb: r.optional { $0.string() }, path: r.optional { $0.string() }, body: r.optional { $0.bytes() }, headers: r.list { $0.string() }, id: r.optional { $0.integer() }) },
+            response: optional { r in WebSocketResponseMessage(id: r.optional { $0.integer() }, status: r.optional { $0.integer() }, message: r.optional { $0.string() }, headers: r.list { $0.string() }, body: r.optional { $0.bytes() }) })
+    }
+}

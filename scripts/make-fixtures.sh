@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Regenerates the wire-compatibility fixtures from text-format messages, using
+# real protobuf implementations that nobody here wrote:
+#   protoc (C++)           text format -> binary wire bytes  (Fixtures/binary/*.binpb)
+#   Python protobuf        binary      -> canonical JSON     (Fixtures/json/*.json)
+# The .proto files come from `switchboard export-proto`, so they also check it.
+#
+#   scripts/make-fixtures.sh           rewrite the committed fixtures
+#   scripts/make-fixtures.sh --check   regenerate into a temp dir and fail if they differ
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+fixtures="$root/Tests/SwitchboardRuntimeTests/Fixtures"
+mode=${1:-write}
+
+command -v protoc >/dev/null || { echo "protoc is missing: run scripts/setup.sh" >&2; exit 1; }
+python3 -c "import google.protobuf" 2>/dev/null || { echo "Python protobuf is missing: run scripts/setup.sh" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/protos" "$work/binary" "$work/json"
+
+cd "$root"
+swift build --product switchboard >/dev/null
+bin="$(swift build --show-bin-path)/switchboard"
+"$bin" export-proto schema --output "$work/protos/signal_chat.proto" 2>/dev/null
+"$bin" export-proto Tests/Schemas/kitchen_sink --output "$work/protos/kitchen_sink.proto" 2>/dev/null
+
+include=/usr/include
+protoc -I "$work/protos" -I "$include" --include_imports \
+  --descriptor_set_out="$work/descriptors.pb" signal_chat.proto kitchen_sink.proto
+
+for text in "$fixtures"/textproto/*.txtpb; do
+  base=$(basename "$text" .txtpb)
+  name=${base%%.*}
+  message=${base#*.}
+  case "$message" in
+    signal.chat.*) proto=signal_chat.proto ;;
+    switchboard.test.*) proto=kitchen_sink.proto ;;
+    *) echo "no .proto for $message" >&2; exit 1 ;;
+  esac
+  protoc --deterministic_output -I "$work/protos" -I "$include" --encode="$message" "$proto" \
+    < "$text" > "$work/binary/$base.binpb"
+done
+
+python3 "$root/scripts/protobuf_json.py" "$work/descriptors.pb" "$work/binary" "$work/json"
+
+if [ "$mode" = "--check" ]; then
+  status=0
+  for kind in protos binary json; do
+    diff -r "$work/$kind" "$fixtures/$kind" || status=1
+  done
+  if [ $status -ne 0 ]; then
+    echo "fixtures are stale: run scripts/make-fixtures.sh" >&2
+    exit 1
+  fi
+  echo "fixtures match protoc and Python protobuf"
+else
+  for kind in protos binary json; do
+    rm -rf "${fixtures:?}/$kind"
+    cp -r "$work/$kind" "$fixtures/$kind"
+  done
+  echo "wrote fixtures to $fixtures"
+fi

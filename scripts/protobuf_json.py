@@ -1,0 +1,33 @@
+"""Writes the canonical protobuf JSON of each binary fixture, using Python protobuf.
+
+usage: protobuf_json.py DESCRIPTOR_SET BINARY_DIR JSON_DIR
+Fixture files are named <case>.<full.message.Name>.binpb.
+"""
+import os
+import sys
+
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+
+
+def main() -> None:
+    descriptor_set_path, binary_dir, json_dir = sys.argv[1:4]
+    descriptor_set = descriptor_pb2.FileDescriptorSet()
+    with open(descriptor_set_path, "rb") as handle:
+        descriptor_set.ParseFromString(handle.read())
+    pool = descriptor_pool.DescriptorPool()
+    for file_proto in descriptor_set.file:
+        pool.Add(file_proto)
+    for name in sorted(os.listdir(binary_dir)):
+        base = name[: -len(".binpb")]
+        message_name = base.split(".", 1)[1]
+        message_class = message_factory.GetMessageClass(pool.FindMessageTypeByName(message_name))
+        message = message_class()
+        with open(os.path.join(binary_dir, name), "rb") as handle:
+            message.ParseFromString(handle.read())
+        text = json_format.MessageToJson(message, indent=2, sort_keys=True)
+        with open(os.path.join(json_dir, base + ".json"), "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
