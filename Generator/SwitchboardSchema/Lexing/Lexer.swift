@@ -39,9 +39,12 @@ public struct Lexer {
 
     mutating func make(_ kind: Token.Kind, _ text: String, start: Int, integer: UInt64? = nil) -> Token {
         let documentation = pendingDocumentation
+        let documentationLocation = pendingDocumentationLocation
         pendingDocumentation = []
         pendingDocumentationLocation = nil
-        return Token(kind: kind, text: text, integerValue: integer, location: location(start), documentation: documentation)
+        return Token(
+            kind: kind, text: text, integerValue: integer, location: location(start),
+            documentation: documentation, documentationLocation: documentationLocation)
     }
 
     mutating func next() -> Token {

@@ -20,6 +20,8 @@ public struct Token: Sendable, Hashable {
     public let location: SourceLocation
     /// `///` lines directly before the token, without the slashes.
     public let documentation: [String]
+    /// Where the first of those `///` lines starts.
+    public let documentationLocation: SourceLocation?
 
     /// Whether this is the identifier `word`, which is how contextual keywords are matched.
     public func isKeyword(_ word: String) -> Bool { kind == .identifier && text == word }

@@ -173,8 +173,9 @@ extension SchemaValidator {
     mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
         checkMemberName(field.name, kind: "field")
         checkAttributes(field.attributes, allowed: ["deprecated", "sensitive"], on: "a field")
-        guard let shape = resolveShape(field.type, scope: scope) else { return nil }
         guard let key = field.key.value else { return nil }
+        // An unresolved type is already reported; keep the field so its key and name are still checked.
+        let shape = resolveShape(field.type, scope: scope) ?? .singular(.scalar(.bytes))
         let number = Int(clamping: key)
         return FieldDefinition(
             name: field.name.text, swiftName: field.name.text, jsonName: SwiftNames.jsonName(field.name.text),

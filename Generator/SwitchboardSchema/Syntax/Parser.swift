@@ -31,6 +31,9 @@ public struct Parser {
     @discardableResult
     mutating func advance() -> Token {
         let token = tokens[index]
+        if token.kind == .rightBrace, !token.documentation.isEmpty {
+            diagnostics.warning(.danglingDocComment, "documentation comment is not attached to a declaration", at: token.documentationLocation ?? token.location)
+        }
         if index < tokens.count - 1 { index += 1 }
         return token
     }
@@ -198,7 +201,7 @@ public struct Parser {
     }
 
     static func startsMember(_ token: Token) -> Bool {
-        token.kind == .integer || token.kind == .at || token.kind == .rightBrace
+        token.kind == .integer || token.kind == .minus || token.kind == .at || token.kind == .rightBrace
             || token.isKeyword("oneof") || token.isKeyword("reserved")
             || token.isKeyword("message") || token.isKeyword("enum")
     }
@@ -214,11 +217,13 @@ public struct Parser {
             index = save
             _ = attributes
             if let declaration = parseDeclaration(topLevel: false) { return .declaration(declaration) }
+            // A declaration that failed to parse has reported its own error.
+            if current.isKeyword("message") || current.isKeyword("enum") || index > save && tokens[index - 1].kind == .rightBrace { return nil }
             diagnostics.error(.expectedToken, "expected a field, 'message' or 'enum' after attributes, found \(describe(current))", at: current.location)
             recover(until: Self.startsMember)
             return nil
         }
-        if current.kind == .integer {
+        if current.kind == .integer || (current.kind == .minus && peek().kind == .integer) {
             return parseField(documentation: documentation, attributes: []).map(MessageMemberSyntax.field)
         }
         if current.isKeyword("oneof") {

@@ -1,0 +1,141 @@
+import Foundation
+import SwitchboardSchema
+import Testing
+
+@Suite struct SchemaCompilerTests {
+    static let sketch = """
+        package signal.chat
+
+        /// One attachment of a chat message.
+        message Attachment {
+          1 id: string
+          2 contentType: string
+          3 size: uint64
+          4 digest: bytes
+        }
+        enum MessageStatus { sending = 0  sent = 1  failed = 2  read = 3 }
+        message ChatMessage {
+          1 id: string
+          2 senderId: uint64
+          3 text: string
+          4 status: MessageStatus
+          5 createdAt: timestamp
+          6 attachments: [Attachment]
+          7 extras: {string: string}
+          8 replyTo: string?
+          reserved 9, 10
+        }
+        """
+
+    func compile(_ text: String, path: String = "test.sb") -> SchemaCompiler.Output {
+        SchemaCompiler.compile(files: [SourceFile(path: path, text: text)])
+    }
+
+    @Test func theIssueSketchCompilesToTheExpectedModel() throws {
+        let output = compile(Self.sketch)
+        #expect(output.diagnostics.isEmpty, "\(output.renderedDiagnostics)")
+        let schema = try #require(output.schema)
+        #expect(schema.packageName == "signal.chat")
+        #expect(schema.messages.map(\.name) == ["Attachment", "ChatMessage"])
+        let attachment = schema.messages[0]
+        #expect(attachment.documentation == ["One attachment of a chat message."])
+        #expect(attachment.fullName == "signal.chat.Attachment")
+        let message = schema.messages[1]
+        #expect(message.fields.map(\.number) == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(message.fields[3].shape == .singular(.enumeration(0)))
+        #expect(message.fields[4].shape == .singular(.timestamp(.wellKnown)))
+        #expect(message.fields[5].shape == .list(.message(0)))
+        #expect(message.fields[6].shape == .map(key: .string, value: .scalar(.string)))
+        #expect(message.fields[7].shape == .optional(.scalar(.string)))
+        #expect(message.reservedNumbers == [9...9, 10...10])
+        let status = schema.enums[0]
+        #expect(status.cases.map(\.name) == ["sending", "sent", "failed", "read"])
+        #expect(status.cases.map(\.value) == [0, 1, 2, 3])
+    }
+
+    @Test func keywordsAreContextual() throws {
+        let output = compile("""
+            package demo
+            message message { }
+            """)
+        #expect(output.schema == nil) // lowercase type names are invalid, but the parse succeeds
+        #expect(output.diagnostics.map(\.code) == [.invalidIdentifier])
+        let fields = compile("""
+            package demo
+            message Words {
+              1 message: string  2 enum: int32  3 reserved: bool  4 oneof: bytes  5 package: string
+            }
+            """)
+        #expect(fields.diagnostics.allSatisfy { $0.severity == .warning }, "\(fields.renderedDiagnostics)")
+        #expect(fields.schema?.messages[0].fields.map(\.name) == ["message", "enum", "reserved", "oneof", "package"])
+    }
+
+    @Test func namesResolveFromTheInnermostScope() throws {
+        let output = compile("""
+            package demo
+            message Kind {}
+            message Outer {
+              message Kind { 1 x: int32 }
+              1 inner: Kind
+              2 outer: demo.Kind
+              3 explicit: Outer.Kind
+            }
+            """)
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let outer = schema.messages.first { $0.name == "Outer" }!
+        let innerKind = schema.messages.firstIndex { $0.fullName == "demo.Outer.Kind" }!
+        let outerKind = schema.messages.firstIndex { $0.fullName == "demo.Kind" }!
+        #expect(outer.fields.map(\.shape) == [.singular(.message(innerKind)), .singular(.message(outerKind)), .singular(.message(innerKind))])
+    }
+
+    @Test func jsonAndSwiftNames() throws {
+        let schema = try #require(compile("""
+            package demo
+            message A { 1 before_id: string  2 userID: string }
+            enum Mood { MOOD_HAPPY = 0  MOOD_VERY_SAD = 1  calm = 2 }
+            """).schema)
+        #expect(schema.messages[0].fields.map(\.jsonName) == ["beforeId", "userID"])
+        #expect(schema.messages[0].fields.map(\.swiftName) == ["beforeId", "userID"])
+        #expect(schema.enums[0].cases.map(\.swiftName) == ["happy", "verySad", "calm"])
+    }
+
+    @Test func recursionThroughOptionalFieldsIsBoxed() throws {
+        let schema = try #require(compile("""
+            package demo
+            message Node { 1 parent: Node?  2 children: [Node]  3 value: int32 }
+            message A { 1 b: B }
+            message B { 1 a: A? }
+            """).schema)
+        let node = schema.messages[0]
+        #expect(node.fields.map(\.isIndirect) == [true, false, false])
+        #expect(schema.messages[1].fields[0].isIndirect)
+        #expect(schema.messages[2].fields[0].isIndirect)
+    }
+
+    @Test func fileOrderDoesNotChangeTheModel() throws {
+        let a = SourceFile(path: "a.sb", text: "package demo\nmessage A { 1 b: B }\n")
+        let b = SourceFile(path: "b.sb", text: "package demo\nmessage B { 1 c: C }\n")
+        let c = SourceFile(path: "c.sb", text: "package demo\nenum C { Z = 0 }\n")
+        let first = SchemaCompiler.compile(files: [a, b, c]).schema
+        let second = SchemaCompiler.compile(files: [c, a, b]).schema
+        #expect(first != nil && first == second)
+    }
+
+    @Test func loadsADirectoryRecursively() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("nested"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "package demo\nmessage A { 1 b: B }\n".write(to: directory.appendingPathComponent("a.sb"), atomically: true, encoding: .utf8)
+        try "package demo\nmessage B { }\n".write(to: directory.appendingPathComponent("nested/b.sb"), atomically: true, encoding: .utf8)
+        try "not a schema".write(to: directory.appendingPathComponent("README.md"), atomically: true, encoding: .utf8)
+        let output = SchemaCompiler.compile(directory: directory)
+        #expect(output.schema?.files.map(\.path) == ["\(directory.lastPathComponent)/a.sb", "\(directory.lastPathComponent)/nested/b.sb"])
+    }
+
+    @Test func diagnosticsRenderWithCaretUnderTabsAndUnicode() {
+        let output = compile("package demo\nmessage A {\n\treserved \"ü\", 10 to 5\n}\n")
+        let expected = "test.sb:3:16: error: reserved range 10 to 5 is empty; its start must not exceed its end [invalid-reserved-range]\n"
+            + "\treserved \"ü\", 10 to 5\n\t" + String(repeating: " ", count: 14) + "^\n"
+        #expect(output.renderedDiagnostics == expected)
+    }
+}
