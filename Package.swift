@@ -29,7 +29,7 @@ let package = Package(
         ),
 
         // A test-only SDK generated from Tests/Schemas/kitchen_sink: every construct of the language.
-        .target(name: "KitchenSink", dependencies: ["SwitchboardRuntime"], path: "Tests/Generated/KitchenSink"),
+        .target(name: "KitchenSink", dependencies: ["SwitchboardRuntime"], path: "Tests/KitchenSink"),
 
         .testTarget(
             name: "SwitchboardSchemaTests",

@@ -49,7 +49,7 @@ public struct SwiftRenderer: Sendable {
                     isPlainProperty = false
                 }
                 if index > 0, !(isCase && previousWasCase), !(isPlainProperty && previousWasProperty) { output.append("") }
-                previousWasProperty = { if case .property(let p) = member { return p.getter == nil } else { return false } }()
+                previousWasProperty = isPlainProperty
                 render(member, indent: indent + "    ", into: &output)
                 previousWasCase = isCase
             }

@@ -12,6 +12,7 @@ public struct Attachment: Sendable, Hashable {
 
     /// SHA-256 of the encrypted blob.
     public var digest: Data = Data()
+
     public var fileName: String? = nil
     public var width: UInt32 = 0
     public var height: UInt32 = 0

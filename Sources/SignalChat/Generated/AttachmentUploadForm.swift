@@ -11,6 +11,7 @@ public struct AttachmentUploadForm: Sendable, Hashable {
 
     /// Headers the upload request must carry.
     public var headers: [String: String] = [:]
+
     public var signedUploadLocation: String = ""
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.

@@ -13,6 +13,7 @@ public struct Badge: Sendable, Hashable {
 
     /// Image URLs by scale, such as "1x" and "3x".
     public var sprites: [String: String] = [:]
+
     public var expiration: Date? = nil
     public var visible: Bool = false
 

@@ -17,6 +17,7 @@ public struct ChatMessage: Sendable, Hashable {
 
     /// Reactions by emoji, each with the users who reacted.
     public var reactions: [ChatMessage.Reaction] = []
+
     public var editedAt: Date? = nil
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.

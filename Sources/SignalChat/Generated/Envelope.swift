@@ -14,6 +14,7 @@ public struct Envelope: Sendable, Hashable {
 
     /// - Note: Sensitive; redacted from descriptions and logs.
     public var content: Data? = nil
+
     public var serverGuid: String? = nil
     public var serverTimestamp: Date = Date(timeIntervalSince1970: 0)
     public var urgent: Bool = false

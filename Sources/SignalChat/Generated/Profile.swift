@@ -10,6 +10,7 @@ public struct Profile: Sendable, Hashable {
 
     /// Encrypted profile name.
     public var name: Data = Data()
+
     public var about: Data? = nil
     public var aboutEmoji: Data? = nil
     public var avatarPath: String? = nil
@@ -17,6 +18,7 @@ public struct Profile: Sendable, Hashable {
 
     /// Badges the account displays.
     public var badges: [Badge] = []
+
     public var capabilities: [String: Bool] = [:]
     public var identityKey: Data = Data()
 
@@ -24,6 +26,7 @@ public struct Profile: Sendable, Hashable {
     ///
     /// - Note: Sensitive; redacted from descriptions and logs.
     public var unidentifiedAccess: Data? = nil
+
     public var unrestrictedUnidentifiedAccess: Bool = false
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.

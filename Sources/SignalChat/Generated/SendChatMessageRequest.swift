@@ -10,6 +10,7 @@ public struct SendChatMessageRequest: Sendable, Hashable {
 
     /// Chosen by the client so a retried send is not posted twice.
     public var clientMessageId: String = ""
+
     public var text: String = ""
     public var attachmentIds: [String] = []
     public var replyTo: String? = nil

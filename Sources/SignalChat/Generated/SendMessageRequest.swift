@@ -11,6 +11,7 @@ public struct SendMessageRequest: Sendable, Hashable {
 
     /// The client's send time; Signal's envelopes carry milliseconds since the epoch.
     public var timestamp: Date = Date(timeIntervalSince1970: 0)
+
     public var messages: [OutgoingMessage] = []
     public var online: Bool = false
     public var urgent: Bool = false

@@ -10,10 +10,12 @@ public struct SetKeysRequest: Sendable, Hashable {
 
     /// One-time EC pre-keys.
     public var preKeys: [EcPreKey] = []
+
     public var signedPreKey: SignedPreKey? = nil
 
     /// One-time post-quantum (Kyber) pre-keys, each signed.
     public var pqPreKeys: [SignedPreKey] = []
+
     public var pqLastResortPreKey: SignedPreKey? = nil
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.

@@ -16,6 +16,7 @@ public struct WebSocketRequestMessage: Sendable, Hashable {
 
     /// The path with its query string, such as `/v1/keepalive`.
     public var path: String? = nil
+
     public var body: Data? = nil
 
     /// Headers as `name:value`; Signal's server drops values that contain ':'.

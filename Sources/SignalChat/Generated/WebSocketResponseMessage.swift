@@ -11,6 +11,7 @@ public struct WebSocketResponseMessage: Sendable, Hashable {
 
     /// The reason phrase. Signal's server closes the socket (1007) when a response lacks it.
     public var message: String? = nil
+
     public var headers: [String] = []
     public var body: Data? = nil
 

@@ -20,12 +20,14 @@ public struct Composite: Sendable, Hashable {
 
     /// Swift keywords and generated member names.
     public var `class`: String = ""
+
     public var `default`: Int32 = 0
     public var self_: Bool = false
     public var description_: String = ""
 
     /// Multi-byte tags.
     public var farField: String = ""
+
     public var maxField: UInt32 = 0
     public var inner: Composite.Inner? = nil
 
