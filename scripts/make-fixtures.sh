@@ -20,8 +20,8 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/protos" "$work/binary" "$work/json"
 
 cd "$root"
-swift build --product switchboard >/dev/null
-bin="$(swift build --show-bin-path)/switchboard"
+source "$root/scripts/common.sh"
+bin=$(switchboard_bin)
 "$bin" export-proto schema --output "$work/protos/signal_chat.proto" 2>/dev/null
 "$bin" export-proto Tests/Schemas/kitchen_sink --output "$work/protos/kitchen_sink.proto" 2>/dev/null
 

@@ -15,8 +15,8 @@ import Testing
         return names.compactMap { name in
             if name.hasSuffix(".sb") { return String(name.dropLast(3)) }
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: resources.appendingPathComponent(name).path, isDirectory: &isDirectory)
-            return isDirectory.boolValue ? name : nil
+            let exists = FileManager.default.fileExists(atPath: resources.appendingPathComponent(name).path, isDirectory: &isDirectory)
+            return exists && isDirectory.boolValue ? name : nil
         }.sorted()
     }
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need on a fresh Debian machine. Idempotent:
+# each step checks first and installs only what is missing.
+#   protoc + well-known types   Debian protobuf-compiler, libprotobuf-dev
+#   Python protobuf, websockets real peers the tests compare against
+set -euo pipefail
+
+need_apt=()
+command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
+[ -f /usr/include/google/protobuf/timestamp.proto ] || need_apt+=(libprotobuf-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=12"
+import google.protobuf, websockets
+PY
+echo "setup: protoc $(protoc --version | cut -d' ' -f2), python protobuf $(python3 -c 'import google.protobuf as p; print(p.__version__)')"

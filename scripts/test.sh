@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this). Safe to run repeatedly.
+#   1. install protoc and the Python peers if missing
+#   2. build everything, tests included, with warnings as errors
+#   3. check the committed SDKs against the schemas (generate --check)
+#   4. check the committed wire fixtures against protoc and Python protobuf
+#   5. exercise the switchboard command line
+#   6. run the Swift test suites
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/common.sh
+
+scripts/setup.sh
+swift build "${SWIFT_BUILD_FLAGS[@]}" --build-tests
+bin=$(switchboard_bin)
+"$bin" generate schema --output Sources/SignalChat/Generated --check
+"$bin" generate Tests/Schemas/kitchen_sink --output Tests/KitchenSink/Generated --module KitchenSink --check
+scripts/make-fixtures.sh --check
+scripts/cli-tests.sh
+swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
