@@ -77,6 +77,13 @@ import Testing
         _ = bytes
     }
 
+    /// The first list element looks ahead to reserve capacity; a bad tail must still fail cleanly.
+    @Test func listLookAheadStopsAtMalformedInput() {
+        #expect(decodeError(Lists.self, [0x72, 0x01, 0x61, 0x72, 0xFF]) == .truncated)
+        #expect(decodeError(Lists.self, [0x72, 0x01, 0x61, 0x72, 0x05, 0x62]) == .lengthExceedsInput(length: 5, remaining: 1))
+        #expect(decodeError(Lists.self, [0x72, 0x01, 0x61, 0x0F]) == .invalidWireType(7))
+    }
+
     @Test func packedFixedLengthMustBeAMultiple() {
         #expect(decodeError(Lists.self, [0x42, 0x03, 1, 2, 3]) == .truncated)
     }

@@ -77,6 +77,15 @@ import Testing
         #expect(try Composite(serializedBytes: composite).origin == Point(x: 1, y: 1, label: "l"))
     }
 
+    @Test func interleavedListElementsKeepTheirOrder() throws {
+        // strings (14) and bytesList (15) interleaved with each other and with a packed field.
+        let bytes: [UInt8] = [0x72, 0x01, 0x61, 0x7A, 0x01, 0x01, 0x72, 0x01, 0x62, 0x12, 0x01, 0x05, 0x72, 0x00, 0x7A, 0x00]
+        let lists = try Lists(serializedBytes: bytes)
+        #expect(lists.strings == ["a", "b", ""])
+        #expect(lists.bytesList == [Data([1]), Data()])
+        #expect(lists.int32s == [5])
+    }
+
     @Test func packedAndUnpackedListsBothDecode() throws {
         let packed = Lists(int32s: [1, -1, 300]).serializedBytes()
         #expect(packed.first == 0x12)

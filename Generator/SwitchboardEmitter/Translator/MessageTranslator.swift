@@ -162,8 +162,13 @@ struct MessageTranslator {
             let codec = mapping.codec(type, from: index)
             return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(tagSize) + \(codec).encodedSize(of: \(name)) }")]
         case let .optional(type):
+            if case .message = type {
+                // Optional chaining borrows the message in place; `if let` would copy it.
+                return [.line("if let length = \(name)?.serializedSize() { size += \(tagSize) + WireSize.lengthDelimited(length) }")]
+            }
             let codec = mapping.codec(type, from: index)
-            return [.line("if let value = \(name) { size += \(tagSize) + \(codec).encodedSize(of: value) }")]
+            // `map` borrows the value; binding it with `if let` would retain it.
+            return [.line("if let length = \(name).map(\(codec).encodedSize) { size += \(tagSize) + length }")]
         case let .list(type):
             let codec = mapping.codec(type, from: index)
             let method = type.isPackable ? "packedSize" : "unpackedSize"
@@ -211,10 +216,19 @@ struct MessageTranslator {
                     ]))
                 }
             case let .optional(type):
-                lines.append(.block("if let value = \(name)", [
-                    .line(tag),
-                    .line("\(mapping.codec(type, from: index)).write(value, to: &writer)"),
-                ]))
+                if case .message = type {
+                    lines.append(.block("if let length = \(name)?.serializedSize()", [
+                        .line(tag),
+                        .line("writer.writeVarint(UInt64(length))"),
+                        .line("\(name)?.serialize(into: &writer)"),
+                    ]))
+                } else {
+                    // `map` borrows the value; binding it with `if let` would copy it.
+                    lines.append(.block("_ = \(name).map", [
+                        .line(tag),
+                        .line("\(mapping.codec(type, from: index)).write($0, to: &writer)"),
+                    ]))
+                }
             case let .list(type):
                 let codec = mapping.codec(type, from: index)
                 if type.isPackable {
@@ -273,10 +287,10 @@ struct MessageTranslator {
                 }
             case let .optional(type):
                 if case .message = type {
+                    // Merge in place: protobuf merges a repeated singular message.
                     cases.append(.nested("case \(tag):", [
-                        .line("var value = \(name) ?? \(mapping.valueType(type, from: index))()"),
-                        .line("try reader.mergeMessage(into: &value)"),
-                        .line("\(name) = value"),
+                        .line("if \(name) == nil { \(name) = \(mapping.valueType(type, from: index))() }"),
+                        .line("try reader.mergeMessage(into: &\(name)!)"),
                     ]))
                 } else {
                     cases.append(.nested("case \(tag):", [.line("\(name) = try \(codec).read(from: &reader)")]))
@@ -286,7 +300,11 @@ struct MessageTranslator {
                     let packed = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
                     cases.append(.nested("case \(packed):", [.line("try RepeatedField<\(codec)>.readPacked(from: &reader, into: &\(name))")]))
                 }
-                cases.append(.nested("case \(tag):", [.line("\(name).append(try \(codec).read(from: &reader))")]))
+                if type.isPackable {
+                    cases.append(.nested("case \(tag):", [.line("\(name).append(try \(codec).read(from: &reader))")]))
+                } else {
+                    cases.append(.nested("case \(tag):", [.line("try RepeatedField<\(codec)>.readElement(from: &reader, tag: \(tag), into: &\(name))")]))
+                }
             case let .map(key, value):
                 let entryTag = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
                 cases.append(.nested("case \(entryTag):", [

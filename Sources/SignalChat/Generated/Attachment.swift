@@ -61,10 +61,10 @@ extension Attachment: ProtoMessage {
         if !self.contentType.isEmpty { size += 1 + StringCodec.encodedSize(of: self.contentType) }
         if self.size != 0 { size += 1 + UInt64Codec.encodedSize(of: self.size) }
         if !self.digest.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.digest) }
-        if let value = self.fileName { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.fileName.map(StringCodec.encodedSize) { size += 1 + length }
         if self.width != 0 { size += 1 + UInt32Codec.encodedSize(of: self.width) }
         if self.height != 0 { size += 1 + UInt32Codec.encodedSize(of: self.height) }
-        if let value = self.blurHash { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.blurHash.map(StringCodec.encodedSize) { size += 1 + length }
         if self.cdn != 0 { size += 1 + UInt32Codec.encodedSize(of: self.cdn) }
         return size
     }
@@ -86,9 +86,9 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x22)
             BytesCodec.write(self.digest, to: &writer)
         }
-        if let value = self.fileName {
+        _ = self.fileName.map {
             writer.writeByte(0x2A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if self.width != 0 {
             writer.writeByte(0x30)
@@ -98,9 +98,9 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x38)
             UInt32Codec.write(self.height, to: &writer)
         }
-        if let value = self.blurHash {
+        _ = self.blurHash.map {
             writer.writeByte(0x42)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if self.cdn != 0 {
             writer.writeByte(0x48)

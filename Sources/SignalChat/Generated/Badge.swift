@@ -54,7 +54,7 @@ extension Badge: ProtoMessage {
         if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
         if !self.description_.isEmpty { size += 1 + StringCodec.encodedSize(of: self.description_) }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1)
-        if let value = self.expiration { size += 1 + TimestampCodec.encodedSize(of: value) }
+        if let length = self.expiration.map(TimestampCodec.encodedSize) { size += 1 + length }
         if self.visible { size += 1 + BoolCodec.encodedSize(of: self.visible) }
         return size
     }
@@ -77,9 +77,9 @@ extension Badge: ProtoMessage {
             StringCodec.write(self.description_, to: &writer)
         }
         MapField<StringCodec, StringCodec>.write(self.sprites, tag: 0x2A, to: &writer)
-        if let value = self.expiration {
+        _ = self.expiration.map {
             writer.writeByte(0x32)
-            TimestampCodec.write(value, to: &writer)
+            TimestampCodec.write($0, to: &writer)
         }
         if self.visible {
             writer.writeByte(0x38)

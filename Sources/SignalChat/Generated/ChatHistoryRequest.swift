@@ -35,7 +35,7 @@ extension ChatHistoryRequest: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
-        if let value = self.beforeId { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size += 1 + length }
         if self.limit != 0 { size += 1 + UInt32Codec.encodedSize(of: self.limit) }
         return size
     }
@@ -45,9 +45,9 @@ extension ChatHistoryRequest: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
-        if let value = self.beforeId {
+        _ = self.beforeId.map {
             writer.writeByte(0x12)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if self.limit != 0 {
             writer.writeByte(0x18)

@@ -49,7 +49,7 @@ extension ChatHistoryResponse: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                self.messages.append(try MessageCodec<ChatMessage>.read(from: &reader))
+                try RepeatedField<MessageCodec<ChatMessage>>.readElement(from: &reader, tag: 0x0A, into: &self.messages)
             case 0x10:
                 self.hasMore = try BoolCodec.read(from: &reader)
             default:

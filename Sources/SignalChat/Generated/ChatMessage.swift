@@ -65,9 +65,9 @@ extension ChatMessage: ProtoMessage {
         if !TimestampCodec.isDefault(self.createdAt) { size += 1 + TimestampCodec.encodedSize(of: self.createdAt) }
         size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
         size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
-        if let value = self.replyTo { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += 1 + length }
         size += RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1)
-        if let value = self.editedAt { size += 1 + TimestampCodec.encodedSize(of: value) }
+        if let length = self.editedAt.map(TimestampCodec.encodedSize) { size += 1 + length }
         return size
     }
 
@@ -94,14 +94,14 @@ extension ChatMessage: ProtoMessage {
         }
         RepeatedField<MessageCodec<Attachment>>.writeUnpacked(self.attachments, tag: 0x32, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.extras, tag: 0x3A, to: &writer)
-        if let value = self.replyTo {
+        _ = self.replyTo.map {
             writer.writeByte(0x42)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeUnpacked(self.reactions, tag: 0x5A, to: &writer)
-        if let value = self.editedAt {
+        _ = self.editedAt.map {
             writer.writeByte(0x62)
-            TimestampCodec.write(value, to: &writer)
+            TimestampCodec.write($0, to: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -120,13 +120,13 @@ extension ChatMessage: ProtoMessage {
             case 0x2A:
                 self.createdAt = try TimestampCodec.read(from: &reader)
             case 0x32:
-                self.attachments.append(try MessageCodec<Attachment>.read(from: &reader))
+                try RepeatedField<MessageCodec<Attachment>>.readElement(from: &reader, tag: 0x32, into: &self.attachments)
             case 0x3A:
                 try MapField<StringCodec, StringCodec>.readEntry(from: &reader, into: &self.extras)
             case 0x42:
                 self.replyTo = try StringCodec.read(from: &reader)
             case 0x5A:
-                self.reactions.append(try MessageCodec<ChatMessage.Reaction>.read(from: &reader))
+                try RepeatedField<MessageCodec<ChatMessage.Reaction>>.readElement(from: &reader, tag: 0x5A, into: &self.reactions)
             case 0x62:
                 self.editedAt = try TimestampCodec.read(from: &reader)
             default:

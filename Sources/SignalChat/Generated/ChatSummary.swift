@@ -51,7 +51,7 @@ extension ChatSummary: ProtoMessage {
         var size = unknownFields.count
         if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
         if !self.title.isEmpty { size += 1 + StringCodec.encodedSize(of: self.title) }
-        if let value = self.lastMessagePreview { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += 1 + length }
         if !TimestampCodec.isDefault(self.lastActivity) { size += 1 + TimestampCodec.encodedSize(of: self.lastActivity) }
         if self.unreadCount != 0 { size += 1 + UInt32Codec.encodedSize(of: self.unreadCount) }
         if self.muted { size += 1 + BoolCodec.encodedSize(of: self.muted) }
@@ -69,9 +69,9 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.title, to: &writer)
         }
-        if let value = self.lastMessagePreview {
+        _ = self.lastMessagePreview.map {
             writer.writeByte(0x1A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if !TimestampCodec.isDefault(self.lastActivity) {
             writer.writeByte(0x22)

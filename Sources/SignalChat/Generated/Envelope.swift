@@ -59,13 +59,13 @@ extension Envelope: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if self.type.rawValue != 0 { size += 1 + EnumCodec<EnvelopeType>.encodedSize(of: self.type) }
-        if let value = self.sourceServiceId { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += 1 + length }
         if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.timestamp) }
-        if let value = self.sourceDevice { size += 1 + UInt32Codec.encodedSize(of: value) }
-        if let value = self.content { size += 1 + BytesCodec.encodedSize(of: value) }
-        if let value = self.serverGuid { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += 1 + length }
+        if let length = self.content.map(BytesCodec.encodedSize) { size += 1 + length }
+        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += 1 + length }
         if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp) }
-        if let value = self.destinationServiceId { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += 1 + length }
         if self.urgent { size += 1 + BoolCodec.encodedSize(of: self.urgent) }
         if self.story { size += 2 + BoolCodec.encodedSize(of: self.story) }
         return size
@@ -76,33 +76,33 @@ extension Envelope: ProtoMessage {
             writer.writeByte(0x08)
             EnumCodec<EnvelopeType>.write(self.type, to: &writer)
         }
-        if let value = self.sourceServiceId {
+        _ = self.sourceServiceId.map {
             writer.writeByte(0x12)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
             writer.writeByte(0x28)
             UnixMillisTimestampCodec.write(self.timestamp, to: &writer)
         }
-        if let value = self.sourceDevice {
+        _ = self.sourceDevice.map {
             writer.writeByte(0x38)
-            UInt32Codec.write(value, to: &writer)
+            UInt32Codec.write($0, to: &writer)
         }
-        if let value = self.content {
+        _ = self.content.map {
             writer.writeByte(0x42)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
-        if let value = self.serverGuid {
+        _ = self.serverGuid.map {
             writer.writeByte(0x4A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) {
             writer.writeByte(0x50)
             UnixMillisTimestampCodec.write(self.serverTimestamp, to: &writer)
         }
-        if let value = self.destinationServiceId {
+        _ = self.destinationServiceId.map {
             writer.writeByte(0x6A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if self.urgent {
             writer.writeByte(0x70)

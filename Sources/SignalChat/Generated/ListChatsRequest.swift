@@ -34,15 +34,15 @@ extension ListChatsRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let value = self.beforeId { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size += 1 + length }
         if self.limit != 0 { size += 1 + UInt32Codec.encodedSize(of: self.limit) }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self.beforeId {
+        _ = self.beforeId.map {
             writer.writeByte(0x0A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         if self.limit != 0 {
             writer.writeByte(0x10)

@@ -34,15 +34,15 @@ extension ListChatsResponse: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         size += RepeatedField<MessageCodec<ChatSummary>>.unpackedSize(self.chats, tagSize: 1)
-        if let value = self.nextBeforeId { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.nextBeforeId.map(StringCodec.encodedSize) { size += 1 + length }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
         RepeatedField<MessageCodec<ChatSummary>>.writeUnpacked(self.chats, tag: 0x0A, to: &writer)
-        if let value = self.nextBeforeId {
+        _ = self.nextBeforeId.map {
             writer.writeByte(0x12)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -51,7 +51,7 @@ extension ListChatsResponse: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                self.chats.append(try MessageCodec<ChatSummary>.read(from: &reader))
+                try RepeatedField<MessageCodec<ChatSummary>>.readElement(from: &reader, tag: 0x0A, into: &self.chats)
             case 0x12:
                 self.nextBeforeId = try StringCodec.read(from: &reader)
             default:

@@ -51,7 +51,7 @@ extension PreKeyBundle: ProtoMessage {
             case 0x0A:
                 self.identityKey = try BytesCodec.read(from: &reader)
             case 0x12:
-                self.devices.append(try MessageCodec<PreKeyBundleDevice>.read(from: &reader))
+                try RepeatedField<MessageCodec<PreKeyBundleDevice>>.readElement(from: &reader, tag: 0x12, into: &self.devices)
             default:
                 switch tag.fieldNumber {
                 case 1, 2:

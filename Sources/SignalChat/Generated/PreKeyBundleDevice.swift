@@ -46,8 +46,8 @@ extension PreKeyBundleDevice: ProtoMessage {
             let length = self.signedPreKey.serializedSize()
             if length != 0 { size += 1 + WireSize.lengthDelimited(length) }
         }
-        if let value = self.preKey { size += 1 + MessageCodec<EcPreKey>.encodedSize(of: value) }
-        if let value = self.pqPreKey { size += 1 + MessageCodec<SignedPreKey>.encodedSize(of: value) }
+        if let length = self.preKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.pqPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         return size
     }
 
@@ -68,13 +68,15 @@ extension PreKeyBundleDevice: ProtoMessage {
                 self.signedPreKey.serialize(into: &writer)
             }
         }
-        if let value = self.preKey {
+        if let length = self.preKey?.serializedSize() {
             writer.writeByte(0x22)
-            MessageCodec<EcPreKey>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.preKey?.serialize(into: &writer)
         }
-        if let value = self.pqPreKey {
+        if let length = self.pqPreKey?.serializedSize() {
             writer.writeByte(0x2A)
-            MessageCodec<SignedPreKey>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.pqPreKey?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -89,13 +91,11 @@ extension PreKeyBundleDevice: ProtoMessage {
             case 0x1A:
                 try reader.mergeMessage(into: &self.signedPreKey)
             case 0x22:
-                var value = self.preKey ?? EcPreKey()
-                try reader.mergeMessage(into: &value)
-                self.preKey = value
+                if self.preKey == nil { self.preKey = EcPreKey() }
+                try reader.mergeMessage(into: &self.preKey!)
             case 0x2A:
-                var value = self.pqPreKey ?? SignedPreKey()
-                try reader.mergeMessage(into: &value)
-                self.pqPreKey = value
+                if self.pqPreKey == nil { self.pqPreKey = SignedPreKey() }
+                try reader.mergeMessage(into: &self.pqPreKey!)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3, 4, 5:

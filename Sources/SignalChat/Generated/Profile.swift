@@ -71,14 +71,14 @@ extension Profile: ProtoMessage {
         var size = unknownFields.count
         if !self.version.isEmpty { size += 1 + StringCodec.encodedSize(of: self.version) }
         if !self.name.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.name) }
-        if let value = self.about { size += 1 + BytesCodec.encodedSize(of: value) }
-        if let value = self.aboutEmoji { size += 1 + BytesCodec.encodedSize(of: value) }
-        if let value = self.avatarPath { size += 1 + StringCodec.encodedSize(of: value) }
-        if let value = self.paymentAddress { size += 1 + BytesCodec.encodedSize(of: value) }
+        if let length = self.about.map(BytesCodec.encodedSize) { size += 1 + length }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += 1 + length }
+        if let length = self.avatarPath.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size += 1 + length }
         size += RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1)
         size += MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1)
         if !self.identityKey.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.identityKey) }
-        if let value = self.unidentifiedAccess { size += 1 + BytesCodec.encodedSize(of: value) }
+        if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size += 1 + length }
         if self.unrestrictedUnidentifiedAccess { size += 1 + BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess) }
         return size
     }
@@ -92,21 +92,21 @@ extension Profile: ProtoMessage {
             writer.writeByte(0x12)
             BytesCodec.write(self.name, to: &writer)
         }
-        if let value = self.about {
+        _ = self.about.map {
             writer.writeByte(0x1A)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
-        if let value = self.aboutEmoji {
+        _ = self.aboutEmoji.map {
             writer.writeByte(0x22)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
-        if let value = self.avatarPath {
+        _ = self.avatarPath.map {
             writer.writeByte(0x2A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
-        if let value = self.paymentAddress {
+        _ = self.paymentAddress.map {
             writer.writeByte(0x32)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
         RepeatedField<MessageCodec<Badge>>.writeUnpacked(self.badges, tag: 0x3A, to: &writer)
         MapField<StringCodec, BoolCodec>.write(self.capabilities, tag: 0x42, to: &writer)
@@ -114,9 +114,9 @@ extension Profile: ProtoMessage {
             writer.writeByte(0x4A)
             BytesCodec.write(self.identityKey, to: &writer)
         }
-        if let value = self.unidentifiedAccess {
+        _ = self.unidentifiedAccess.map {
             writer.writeByte(0x52)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
         if self.unrestrictedUnidentifiedAccess {
             writer.writeByte(0x58)
@@ -141,7 +141,7 @@ extension Profile: ProtoMessage {
             case 0x32:
                 self.paymentAddress = try BytesCodec.read(from: &reader)
             case 0x3A:
-                self.badges.append(try MessageCodec<Badge>.read(from: &reader))
+                try RepeatedField<MessageCodec<Badge>>.readElement(from: &reader, tag: 0x3A, into: &self.badges)
             case 0x42:
                 try MapField<StringCodec, BoolCodec>.readEntry(from: &reader, into: &self.capabilities)
             case 0x4A:

@@ -42,7 +42,7 @@ extension ReserveUsernameHashRequest: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                self.usernameHashes.append(try BytesCodec.read(from: &reader))
+                try RepeatedField<BytesCodec>.readElement(from: &reader, tag: 0x0A, into: &self.usernameHashes)
             default:
                 switch tag.fieldNumber {
                 case 1:

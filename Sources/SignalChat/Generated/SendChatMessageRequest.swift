@@ -47,7 +47,7 @@ extension SendChatMessageRequest: ProtoMessage {
         if !self.clientMessageId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.clientMessageId) }
         if !self.text.isEmpty { size += 1 + StringCodec.encodedSize(of: self.text) }
         size += RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1)
-        if let value = self.replyTo { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += 1 + length }
         return size
     }
 
@@ -65,9 +65,9 @@ extension SendChatMessageRequest: ProtoMessage {
             StringCodec.write(self.text, to: &writer)
         }
         RepeatedField<StringCodec>.writeUnpacked(self.attachmentIds, tag: 0x22, to: &writer)
-        if let value = self.replyTo {
+        _ = self.replyTo.map {
             writer.writeByte(0x2A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -82,7 +82,7 @@ extension SendChatMessageRequest: ProtoMessage {
             case 0x1A:
                 self.text = try StringCodec.read(from: &reader)
             case 0x22:
-                self.attachmentIds.append(try StringCodec.read(from: &reader))
+                try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x22, into: &self.attachmentIds)
             case 0x2A:
                 self.replyTo = try StringCodec.read(from: &reader)
             default:

@@ -89,7 +89,7 @@ extension SendMessageRequest: ProtoMessage {
             case 0x10:
                 self.timestamp = try UnixMillisTimestampCodec.read(from: &reader)
             case 0x1A:
-                self.messages.append(try MessageCodec<OutgoingMessage>.read(from: &reader))
+                try RepeatedField<MessageCodec<OutgoingMessage>>.readElement(from: &reader, tag: 0x1A, into: &self.messages)
             case 0x20:
                 self.online = try BoolCodec.read(from: &reader)
             case 0x28:

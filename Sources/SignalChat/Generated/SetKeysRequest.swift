@@ -48,9 +48,9 @@ extension SetKeysRequest: ProtoMessage {
         var size = unknownFields.count
         if self.identity.rawValue != 0 { size += 1 + EnumCodec<IdentityType>.encodedSize(of: self.identity) }
         size += RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1)
-        if let value = self.signedPreKey { size += 1 + MessageCodec<SignedPreKey>.encodedSize(of: value) }
+        if let length = self.signedPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         size += RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1)
-        if let value = self.pqLastResortPreKey { size += 1 + MessageCodec<SignedPreKey>.encodedSize(of: value) }
+        if let length = self.pqLastResortPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         return size
     }
 
@@ -60,14 +60,16 @@ extension SetKeysRequest: ProtoMessage {
             EnumCodec<IdentityType>.write(self.identity, to: &writer)
         }
         RepeatedField<MessageCodec<EcPreKey>>.writeUnpacked(self.preKeys, tag: 0x12, to: &writer)
-        if let value = self.signedPreKey {
+        if let length = self.signedPreKey?.serializedSize() {
             writer.writeByte(0x1A)
-            MessageCodec<SignedPreKey>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.signedPreKey?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<SignedPreKey>>.writeUnpacked(self.pqPreKeys, tag: 0x22, to: &writer)
-        if let value = self.pqLastResortPreKey {
+        if let length = self.pqLastResortPreKey?.serializedSize() {
             writer.writeByte(0x2A)
-            MessageCodec<SignedPreKey>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.pqLastResortPreKey?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -78,17 +80,15 @@ extension SetKeysRequest: ProtoMessage {
             case 0x08:
                 self.identity = try EnumCodec<IdentityType>.read(from: &reader)
             case 0x12:
-                self.preKeys.append(try MessageCodec<EcPreKey>.read(from: &reader))
+                try RepeatedField<MessageCodec<EcPreKey>>.readElement(from: &reader, tag: 0x12, into: &self.preKeys)
             case 0x1A:
-                var value = self.signedPreKey ?? SignedPreKey()
-                try reader.mergeMessage(into: &value)
-                self.signedPreKey = value
+                if self.signedPreKey == nil { self.signedPreKey = SignedPreKey() }
+                try reader.mergeMessage(into: &self.signedPreKey!)
             case 0x22:
-                self.pqPreKeys.append(try MessageCodec<SignedPreKey>.read(from: &reader))
+                try RepeatedField<MessageCodec<SignedPreKey>>.readElement(from: &reader, tag: 0x22, into: &self.pqPreKeys)
             case 0x2A:
-                var value = self.pqLastResortPreKey ?? SignedPreKey()
-                try reader.mergeMessage(into: &value)
-                self.pqLastResortPreKey = value
+                if self.pqLastResortPreKey == nil { self.pqLastResortPreKey = SignedPreKey() }
+                try reader.mergeMessage(into: &self.pqLastResortPreKey!)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3, 4, 5:

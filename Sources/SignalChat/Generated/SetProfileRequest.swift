@@ -45,8 +45,8 @@ extension SetProfileRequest: ProtoMessage {
         var size = unknownFields.count
         if !self.version.isEmpty { size += 1 + StringCodec.encodedSize(of: self.version) }
         if !self.name.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.name) }
-        if let value = self.about { size += 1 + BytesCodec.encodedSize(of: value) }
-        if let value = self.aboutEmoji { size += 1 + BytesCodec.encodedSize(of: value) }
+        if let length = self.about.map(BytesCodec.encodedSize) { size += 1 + length }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += 1 + length }
         if self.avatar.rawValue != 0 { size += 1 + EnumCodec<AvatarChange>.encodedSize(of: self.avatar) }
         size += RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1)
         return size
@@ -61,13 +61,13 @@ extension SetProfileRequest: ProtoMessage {
             writer.writeByte(0x12)
             BytesCodec.write(self.name, to: &writer)
         }
-        if let value = self.about {
+        _ = self.about.map {
             writer.writeByte(0x1A)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
-        if let value = self.aboutEmoji {
+        _ = self.aboutEmoji.map {
             writer.writeByte(0x22)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
         if self.avatar.rawValue != 0 {
             writer.writeByte(0x28)
@@ -91,7 +91,7 @@ extension SetProfileRequest: ProtoMessage {
             case 0x28:
                 self.avatar = try EnumCodec<AvatarChange>.read(from: &reader)
             case 0x32:
-                self.badgeIds.append(try StringCodec.read(from: &reader))
+                try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x32, into: &self.badgeIds)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3, 4, 5, 6:

@@ -34,24 +34,26 @@ extension WebSocketMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let value = self.type { size += 1 + EnumCodec<WebSocketMessage.TypeEnum>.encodedSize(of: value) }
-        if let value = self.request { size += 1 + MessageCodec<WebSocketRequestMessage>.encodedSize(of: value) }
-        if let value = self.response { size += 1 + MessageCodec<WebSocketResponseMessage>.encodedSize(of: value) }
+        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += 1 + length }
+        if let length = self.request?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.response?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self.type {
+        _ = self.type.map {
             writer.writeByte(0x08)
-            EnumCodec<WebSocketMessage.TypeEnum>.write(value, to: &writer)
+            EnumCodec<WebSocketMessage.TypeEnum>.write($0, to: &writer)
         }
-        if let value = self.request {
+        if let length = self.request?.serializedSize() {
             writer.writeByte(0x12)
-            MessageCodec<WebSocketRequestMessage>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.request?.serialize(into: &writer)
         }
-        if let value = self.response {
+        if let length = self.response?.serializedSize() {
             writer.writeByte(0x1A)
-            MessageCodec<WebSocketResponseMessage>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.response?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -62,13 +64,11 @@ extension WebSocketMessage: ProtoMessage {
             case 0x08:
                 self.type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
             case 0x12:
-                var value = self.request ?? WebSocketRequestMessage()
-                try reader.mergeMessage(into: &value)
-                self.request = value
+                if self.request == nil { self.request = WebSocketRequestMessage() }
+                try reader.mergeMessage(into: &self.request!)
             case 0x1A:
-                var value = self.response ?? WebSocketResponseMessage()
-                try reader.mergeMessage(into: &value)
-                self.response = value
+                if self.response == nil { self.response = WebSocketResponseMessage() }
+                try reader.mergeMessage(into: &self.response!)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3:

@@ -53,30 +53,30 @@ extension WebSocketRequestMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let value = self.verb { size += 1 + StringCodec.encodedSize(of: value) }
-        if let value = self.path { size += 1 + StringCodec.encodedSize(of: value) }
-        if let value = self.body { size += 1 + BytesCodec.encodedSize(of: value) }
-        if let value = self.id { size += 1 + UInt64Codec.encodedSize(of: value) }
+        if let length = self.verb.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.path.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.body.map(BytesCodec.encodedSize) { size += 1 + length }
+        if let length = self.id.map(UInt64Codec.encodedSize) { size += 1 + length }
         size += RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1)
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self.verb {
+        _ = self.verb.map {
             writer.writeByte(0x0A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
-        if let value = self.path {
+        _ = self.path.map {
             writer.writeByte(0x12)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
-        if let value = self.body {
+        _ = self.body.map {
             writer.writeByte(0x1A)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
-        if let value = self.id {
+        _ = self.id.map {
             writer.writeByte(0x20)
-            UInt64Codec.write(value, to: &writer)
+            UInt64Codec.write($0, to: &writer)
         }
         RepeatedField<StringCodec>.writeUnpacked(self.headers, tag: 0x2A, to: &writer)
         unknownFields.write(to: &writer)
@@ -94,7 +94,7 @@ extension WebSocketRequestMessage: ProtoMessage {
             case 0x20:
                 self.id = try UInt64Codec.read(from: &reader)
             case 0x2A:
-                self.headers.append(try StringCodec.read(from: &reader))
+                try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x2A, into: &self.headers)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3, 4, 5:

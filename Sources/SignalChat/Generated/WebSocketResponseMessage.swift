@@ -43,30 +43,30 @@ extension WebSocketResponseMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let value = self.id { size += 1 + UInt64Codec.encodedSize(of: value) }
-        if let value = self.status { size += 1 + UInt32Codec.encodedSize(of: value) }
-        if let value = self.message { size += 1 + StringCodec.encodedSize(of: value) }
-        if let value = self.body { size += 1 + BytesCodec.encodedSize(of: value) }
+        if let length = self.id.map(UInt64Codec.encodedSize) { size += 1 + length }
+        if let length = self.status.map(UInt32Codec.encodedSize) { size += 1 + length }
+        if let length = self.message.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.body.map(BytesCodec.encodedSize) { size += 1 + length }
         size += RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1)
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self.id {
+        _ = self.id.map {
             writer.writeByte(0x08)
-            UInt64Codec.write(value, to: &writer)
+            UInt64Codec.write($0, to: &writer)
         }
-        if let value = self.status {
+        _ = self.status.map {
             writer.writeByte(0x10)
-            UInt32Codec.write(value, to: &writer)
+            UInt32Codec.write($0, to: &writer)
         }
-        if let value = self.message {
+        _ = self.message.map {
             writer.writeByte(0x1A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
-        if let value = self.body {
+        _ = self.body.map {
             writer.writeByte(0x22)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
         RepeatedField<StringCodec>.writeUnpacked(self.headers, tag: 0x2A, to: &writer)
         unknownFields.write(to: &writer)
@@ -84,7 +84,7 @@ extension WebSocketResponseMessage: ProtoMessage {
             case 0x22:
                 self.body = try BytesCodec.read(from: &reader)
             case 0x2A:
-                self.headers.append(try StringCodec.read(from: &reader))
+                try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x2A, into: &self.headers)
             default:
                 switch tag.fieldNumber {
                 case 1, 2, 3, 4, 5:

@@ -120,11 +120,8 @@ public struct WireReader {
     public mutating func readString() throws(WireDecodingError) -> String {
         let bytes = try readLengthDelimited()
         if bytes.isEmpty { return "" }
-        let units = UnsafeBufferPointer(start: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        guard let string = String(validating: units, as: UTF8.self) else {
-            throw .invalidUTF8(field: currentFieldNumber)
-        }
-        return string
+        guard UTF8Validation.isValid(bytes) else { throw .invalidUTF8(field: currentFieldNumber) }
+        return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
     /// The field number of the tag read last; recomputed only on error paths.
@@ -174,6 +171,29 @@ public struct WireReader {
         remainingDepth += 1
         end = savedEnd
         return result
+    }
+
+    /// How many more fields of the current message carry `rawTag`, counting from the
+    /// value that follows the tag just read. Lets a list reserve its capacity once.
+    /// A malformed tail stops the count early; the decode itself reports the error.
+    @inlinable
+    public func countFields(withTag rawTag: UInt32) -> Int {
+        var probe = self
+        guard let current = try? probe.peekTagAt(fieldStart), (try? probe.skipValue(current)) != nil else { return 0 }
+        var count = 0
+        while let tag = try? probe.nextTag() {
+            if tag.rawValue == rawTag { count += 1 }
+            guard (try? probe.skipValue(tag)) != nil else { break }
+        }
+        return count
+    }
+
+    @usableFromInline
+    func peekTagAt(_ position: UnsafeRawPointer) throws(WireDecodingError) -> WireTag {
+        var probe = self
+        probe.cursor = position
+        guard let tag = try probe.nextTag() else { throw .truncated }
+        return tag
     }
 
     // MARK: Unknown fields

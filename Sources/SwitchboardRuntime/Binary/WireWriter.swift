@@ -74,10 +74,13 @@ public struct WireWriter {
     /// Writes a length prefix and the string's UTF-8 bytes.
     @inlinable
     public mutating func writeString(_ value: String) {
-        var value = value
-        let count = value.utf8.count
-        writeVarint(UInt64(truncatingIfNeeded: count))
-        value.withUTF8 { writeRawBytes(UnsafeRawBufferPointer($0)) }
+        let utf8 = value.utf8
+        writeVarint(UInt64(truncatingIfNeeded: utf8.count))
+        // Borrow the contiguous storage; `withUTF8` would need a mutable copy.
+        let copied: Void? = utf8.withContiguousStorageIfAvailable { writeRawBytes(UnsafeRawBufferPointer($0)) }
+        if copied == nil {
+            for byte in utf8 { writeByte(byte) }
+        }
     }
 
     /// Writes a length prefix and the bytes.

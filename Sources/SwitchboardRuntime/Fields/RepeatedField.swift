@@ -5,9 +5,12 @@ public enum RepeatedField<Codec: FieldCodec> {
     @inlinable
     public static func packedPayloadSize(_ values: [Codec.Value]) -> Int {
         if let width = Codec.fixedSize { return values.count * width }
-        var size = 0
-        for value in values { size += Codec.encodedSize(of: value) }
-        return size
+        // An unsafe buffer's subscript borrows each element; iterating the array would retain it.
+        return values.withUnsafeBufferPointer { buffer in
+            var size = 0
+            for index in buffer.indices { size += Codec.encodedSize(of: buffer[index]) }
+            return size
+        }
     }
 
     /// The size of the packed form, including the tag.
@@ -23,24 +26,41 @@ public enum RepeatedField<Codec: FieldCodec> {
         if values.isEmpty { return }
         writer.writeTag(tag)
         writer.writeVarint(UInt64(packedPayloadSize(values)))
-        for value in values { Codec.write(value, to: &writer) }
+        values.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices { Codec.write(buffer[index], to: &writer) }
+        }
     }
 
     /// The size of the unpacked form: one tag per element.
     @inlinable
     public static func unpackedSize(_ values: [Codec.Value], tagSize: Int) -> Int {
-        var size = values.count * tagSize
-        for value in values { size += Codec.encodedSize(of: value) }
-        return size
+        values.withUnsafeBufferPointer { buffer in
+            var size = buffer.count * tagSize
+            for index in buffer.indices { size += Codec.encodedSize(of: buffer[index]) }
+            return size
+        }
     }
 
     /// Writes each element under its own `tag`.
     @inlinable
     public static func writeUnpacked(_ values: [Codec.Value], tag: UInt32, to writer: inout WireWriter) {
-        for value in values {
-            writer.writeTag(tag)
-            Codec.write(value, to: &writer)
+        values.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices {
+                writer.writeTag(tag)
+                Codec.write(buffer[index], to: &writer)
+            }
         }
+    }
+
+    /// Reads one element of an unpacked list. The first element reserves room for the
+    /// rest, so a list of n elements allocates once instead of log n times.
+    @inlinable
+    public static func readElement(from reader: inout WireReader, tag: UInt32, into values: inout [Codec.Value]) throws(WireDecodingError) {
+        if values.isEmpty {
+            let more = reader.countFields(withTag: tag)
+            if more > 0 { values.reserveCapacity(more + 1) }
+        }
+        values.append(try Codec.read(from: &reader))
     }
 
     /// Reads a packed run and appends its elements.
@@ -51,6 +71,11 @@ public enum RepeatedField<Codec: FieldCodec> {
         if let width = Codec.fixedSize {
             guard length % width == 0 else { throw .truncated }
             values.reserveCapacity(values.count + length / width)
+        } else if Codec.wireType == .varint {
+            // Every varint ends in exactly one byte below 0x80.
+            var count = 0
+            for offset in 0..<length where reader.cursor.load(fromByteOffset: offset, as: UInt8.self) < 0x80 { count += 1 }
+            values.reserveCapacity(values.count + count)
         }
         let savedEnd = reader.end
         reader.end = reader.cursor + length

@@ -21,7 +21,9 @@ public enum StringCodec: MapKeyCodec {
     }
     public static func jsonKey(_ value: String) -> String { value }
     public static func parseJSONKey(_ key: JSONName) -> String? {
-        key.withUnsafeBytes { String(validating: $0.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+        key.withUnsafeBytes { bytes in
+            UTF8Validation.isValid(bytes) ? String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) : nil
+        }
     }
 }
 

@@ -42,17 +42,15 @@ public enum Base64 {
         return String(decoding: output, as: UTF8.self)
     }
 
-    @inlinable
-    static func sextet(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return UInt32(byte - 65)
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): return UInt32(byte - 71)
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt32(byte + 4)
-        case UInt8(ascii: "+"), UInt8(ascii: "-"): return 62
-        case UInt8(ascii: "/"), UInt8(ascii: "_"): return 63
-        default: return nil
-        }
-    }
+    /// Sextet values by input byte for both alphabets; 0xFF marks an invalid byte.
+    @usableFromInline
+    static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        table[Int(UInt8(ascii: "-"))] = 62
+        table[Int(UInt8(ascii: "_"))] = 63
+        return table
+    }()
 
     /// Decodes base64 text, or returns `nil` if it is malformed.
     public static func decode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
@@ -65,19 +63,29 @@ public enum Base64 {
         }
         if padding > 0, (count + padding) % 4 != 0 { return nil }
         if count % 4 == 1 { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(count / 4 * 3 + 2)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for index in 0..<count {
-            guard let value = sextet(input[index]) else { return nil }
-            accumulator = accumulator << 6 | value
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+        var output = [UInt8](repeating: 0, count: count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1))
+        let valid = sextets.withUnsafeBufferPointer { table in
+            output.withUnsafeMutableBufferPointer { out in
+                var accumulator: UInt32 = 0
+                var bits = 0
+                var written = 0
+                var invalid: UInt8 = 0
+                for index in 0..<count {
+                    let value = table[Int(input[index])]
+                    invalid |= value
+                    accumulator = accumulator << 6 | UInt32(value & 63)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        written += 1
+                    }
+                }
+                // Valid sextets are below 64; 0xFF sets the top bits.
+                return invalid & 0xC0 == 0
             }
         }
+        guard valid else { return nil }
         // Leftover bits must be zero in canonical text; accept as protobuf does.
         return output
     }

@@ -166,7 +166,8 @@ public struct JSONReader {
         let name = try readName()
         let string: String? = name.withUnsafeBytes { bytes in
             if bytes.isEmpty { return "" }
-            return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+            guard UTF8Validation.isValid(bytes) else { return nil }
+            return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
         }
         guard let string else { throw .invalidString(offset: stringOffset) }
         return string

@@ -219,24 +219,31 @@ public struct JSONWriter {
 
     @inlinable
     mutating func appendQuoted(_ value: String) {
-        var value = value
         output.append(UInt8(ascii: "\""))
-        value.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index {
-                    output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                }
-                appendEscape(byte)
-                runStart = index + 1
-            }
-            if runStart < utf8.count {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
-            }
+        let utf8 = value.utf8
+        let done: Void? = utf8.withContiguousStorageIfAvailable { appendEscaped($0) }
+        if done == nil {
+            let bytes = Array(utf8)
+            bytes.withUnsafeBufferPointer { appendEscaped($0) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    @inlinable
+    mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var runStart = 0
+        for index in 0..<utf8.count {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if runStart < index {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            }
+            appendEscape(byte)
+            runStart = index + 1
+        }
+        if runStart < utf8.count {
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        }
     }
 
     @usableFromInline

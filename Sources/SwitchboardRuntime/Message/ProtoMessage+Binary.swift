@@ -7,17 +7,26 @@ extension ProtoMessage {
         serializedBytes bytes: some ContiguousBytes,
         options: WireDecodingOptions = .init()
     ) throws(WireDecodingError) {
-        let result: Result<Self, WireDecodingError> = bytes.withUnsafeBytes { buffer in
-            var reader = WireReader(buffer: buffer, options: options)
-            var message = Self()
+        var decoded: Self?
+        var failure: WireDecodingError?
+        bytes.withUnsafeBytes { buffer in
             do throws(WireDecodingError) {
-                try message.decodeFields(from: &reader)
+                decoded = try Self.decode(from: buffer, options: options)
             } catch {
-                return .failure(error)
+                failure = error
             }
-            return .success(message)
         }
-        self = try result.get()
+        if let failure { throw failure }
+        // `take()` moves the message out instead of copying every field.
+        self = decoded.take()!
+    }
+
+    @inlinable
+    static func decode(from buffer: UnsafeRawBufferPointer, options: WireDecodingOptions) throws(WireDecodingError) -> Self {
+        var reader = WireReader(buffer: buffer, options: options)
+        var message = Self()
+        try message.decodeFields(from: &reader)
+        return message
     }
 
     /// Decodes a message from protobuf wire format held in `Data`.

@@ -6,19 +6,20 @@ extension ProtoMessage {
         jsonUTF8Bytes bytes: some ContiguousBytes,
         options: JSONDecodingOptions = .init()
     ) throws(JSONDecodingError) {
-        let result: Result<Self, JSONDecodingError> = bytes.withUnsafeBytes { buffer in
+        var message = Self()
+        var failure: JSONDecodingError?
+        bytes.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)
-            var message = Self()
             do throws(JSONDecodingError) {
                 try reader.beginObject()
                 try message.decodeJSONFields(from: &reader)
                 try reader.expectEnd()
             } catch {
-                return .failure(error)
+                failure = error
             }
-            return .success(message)
         }
-        self = try result.get()
+        if let failure { throw failure }
+        self = message
     }
 
     /// Decodes a message from canonical protobuf JSON text.

@@ -100,11 +100,11 @@ extension Composite: ProtoMessage {
             let length = self.origin.serializedSize()
             if length != 0 { size += 1 + WireSize.lengthDelimited(length) }
         }
-        if let value = self.corner { size += 1 + MessageCodec<Point>.encodedSize(of: value) }
+        if let length = self.corner?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         if self.color.rawValue != 0 { size += 1 + EnumCodec<Color>.encodedSize(of: self.color) }
-        if let value = self.optionalColor { size += 1 + EnumCodec<Color>.encodedSize(of: value) }
+        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += 1 + length }
         if !TimestampCodec.isDefault(self.createdAt) { size += 1 + TimestampCodec.encodedSize(of: self.createdAt) }
-        if let value = self.expiresAt { size += 1 + TimestampCodec.encodedSize(of: value) }
+        if let length = self.expiresAt.map(TimestampCodec.encodedSize) { size += 1 + length }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) }
         if case let .text(value)? = self.payload {
             size += 1 + StringCodec.encodedSize(of: value)
@@ -126,7 +126,7 @@ extension Composite: ProtoMessage {
         if self.`default` != 0 { size += 2 + Int32Codec.encodedSize(of: self.`default`) }
         if self.self_ { size += 2 + BoolCodec.encodedSize(of: self.self_) }
         if !self.description_.isEmpty { size += 2 + StringCodec.encodedSize(of: self.description_) }
-        if let value = self.inner { size += 2 + MessageCodec<Composite.Inner>.encodedSize(of: value) }
+        if let length = self.inner?.serializedSize() { size += 2 + WireSize.lengthDelimited(length) }
         if !self.farField.isEmpty { size += 3 + StringCodec.encodedSize(of: self.farField) }
         if self.maxField != 0 { size += 5 + Fixed32Codec.encodedSize(of: self.maxField) }
         return size
@@ -145,25 +145,26 @@ extension Composite: ProtoMessage {
                 self.origin.serialize(into: &writer)
             }
         }
-        if let value = self.corner {
+        if let length = self.corner?.serializedSize() {
             writer.writeByte(0x1A)
-            MessageCodec<Point>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.corner?.serialize(into: &writer)
         }
         if self.color.rawValue != 0 {
             writer.writeByte(0x20)
             EnumCodec<Color>.write(self.color, to: &writer)
         }
-        if let value = self.optionalColor {
+        _ = self.optionalColor.map {
             writer.writeByte(0x28)
-            EnumCodec<Color>.write(value, to: &writer)
+            EnumCodec<Color>.write($0, to: &writer)
         }
         if !TimestampCodec.isDefault(self.createdAt) {
             writer.writeByte(0x32)
             TimestampCodec.write(self.createdAt, to: &writer)
         }
-        if let value = self.expiresAt {
+        _ = self.expiresAt.map {
             writer.writeByte(0x3A)
-            TimestampCodec.write(value, to: &writer)
+            TimestampCodec.write($0, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
             writer.writeByte(0x40)
@@ -209,9 +210,10 @@ extension Composite: ProtoMessage {
             writer.writeTag(146)
             StringCodec.write(self.description_, to: &writer)
         }
-        if let value = self.inner {
+        if let length = self.inner?.serializedSize() {
             writer.writeTag(154)
-            MessageCodec<Composite.Inner>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.inner?.serialize(into: &writer)
         }
         if !self.farField.isEmpty {
             writer.writeTag(128002)
@@ -232,9 +234,8 @@ extension Composite: ProtoMessage {
             case 0x12:
                 try reader.mergeMessage(into: &self.origin)
             case 0x1A:
-                var value = self.corner ?? Point()
-                try reader.mergeMessage(into: &value)
-                self.corner = value
+                if self.corner == nil { self.corner = Point() }
+                try reader.mergeMessage(into: &self.corner!)
             case 0x20:
                 self.color = try EnumCodec<Color>.read(from: &reader)
             case 0x28:
@@ -269,9 +270,8 @@ extension Composite: ProtoMessage {
             case 146:
                 self.description_ = try StringCodec.read(from: &reader)
             case 154:
-                var value = self.inner ?? Composite.Inner()
-                try reader.mergeMessage(into: &value)
-                self.inner = value
+                if self.inner == nil { self.inner = Composite.Inner() }
+                try reader.mergeMessage(into: &self.inner!)
             case 128002:
                 self.farField = try StringCodec.read(from: &reader)
             case 4294967293:
@@ -474,7 +474,7 @@ extension Composite.Inner: ProtoMessage {
             case 0x08:
                 self.level = try EnumCodec<Composite.Inner.Level>.read(from: &reader)
             case 0x12:
-                self.children.append(try MessageCodec<Composite.Inner>.read(from: &reader))
+                try RepeatedField<MessageCodec<Composite.Inner>>.readElement(from: &reader, tag: 0x12, into: &self.children)
             default:
                 switch tag.fieldNumber {
                 case 1, 2:

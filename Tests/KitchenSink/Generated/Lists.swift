@@ -183,17 +183,17 @@ extension Lists: ProtoMessage {
             case 0x69:
                 self.doubles.append(try DoubleCodec.read(from: &reader))
             case 0x72:
-                self.strings.append(try StringCodec.read(from: &reader))
+                try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x72, into: &self.strings)
             case 0x7A:
-                self.bytesList.append(try BytesCodec.read(from: &reader))
+                try RepeatedField<BytesCodec>.readElement(from: &reader, tag: 0x7A, into: &self.bytesList)
             case 130:
                 try RepeatedField<EnumCodec<Color>>.readPacked(from: &reader, into: &self.colors)
             case 128:
                 self.colors.append(try EnumCodec<Color>.read(from: &reader))
             case 138:
-                self.points.append(try MessageCodec<Point>.read(from: &reader))
+                try RepeatedField<MessageCodec<Point>>.readElement(from: &reader, tag: 138, into: &self.points)
             case 146:
-                self.times.append(try TimestampCodec.read(from: &reader))
+                try RepeatedField<TimestampCodec>.readElement(from: &reader, tag: 146, into: &self.times)
             case 154:
                 try RepeatedField<UnixMillisTimestampCodec>.readPacked(from: &reader, into: &self.millisTimes)
             case 152:

@@ -40,15 +40,16 @@ extension Pet: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let value = self.owner { size += 1 + MessageCodec<Owner>.encodedSize(of: value) }
+        if let length = self.owner?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self.owner {
+        if let length = self.owner?.serializedSize() {
             writer.writeByte(0x0A)
-            MessageCodec<Owner>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.owner?.serialize(into: &writer)
         }
         if !self.name.isEmpty {
             writer.writeByte(0x12)
@@ -61,9 +62,8 @@ extension Pet: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                var value = self.owner ?? Owner()
-                try reader.mergeMessage(into: &value)
-                self.owner = value
+                if self.owner == nil { self.owner = Owner() }
+                try reader.mergeMessage(into: &self.owner!)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:

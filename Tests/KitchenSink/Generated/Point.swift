@@ -36,7 +36,7 @@ extension Point: ProtoMessage {
         var size = unknownFields.count
         if self.x != 0 { size += 1 + SInt32Codec.encodedSize(of: self.x) }
         if self.y != 0 { size += 1 + SInt32Codec.encodedSize(of: self.y) }
-        if let value = self.label { size += 1 + StringCodec.encodedSize(of: value) }
+        if let length = self.label.map(StringCodec.encodedSize) { size += 1 + length }
         return size
     }
 
@@ -49,9 +49,9 @@ extension Point: ProtoMessage {
             writer.writeByte(0x10)
             SInt32Codec.write(self.y, to: &writer)
         }
-        if let value = self.label {
+        _ = self.label.map {
             writer.writeByte(0x1A)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
         unknownFields.write(to: &writer)
     }

@@ -115,16 +115,16 @@ extension Scalars: ProtoMessage {
         if self.doubleValue.bitPattern != 0 { size += 1 + DoubleCodec.encodedSize(of: self.doubleValue) }
         if !self.stringValue.isEmpty { size += 1 + StringCodec.encodedSize(of: self.stringValue) }
         if !self.bytesValue.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.bytesValue) }
-        if let value = self.optionalBool { size += 2 + BoolCodec.encodedSize(of: value) }
-        if let value = self.optionalInt32 { size += 2 + Int32Codec.encodedSize(of: value) }
-        if let value = self.optionalInt64 { size += 2 + Int64Codec.encodedSize(of: value) }
-        if let value = self.optionalUint64 { size += 2 + UInt64Codec.encodedSize(of: value) }
-        if let value = self.optionalSint32 { size += 2 + SInt32Codec.encodedSize(of: value) }
-        if let value = self.optionalFixed64 { size += 2 + Fixed64Codec.encodedSize(of: value) }
-        if let value = self.optionalFloat { size += 2 + FloatCodec.encodedSize(of: value) }
-        if let value = self.optionalDouble { size += 2 + DoubleCodec.encodedSize(of: value) }
-        if let value = self.optionalString { size += 2 + StringCodec.encodedSize(of: value) }
-        if let value = self.optionalBytes { size += 2 + BytesCodec.encodedSize(of: value) }
+        if let length = self.optionalBool.map(BoolCodec.encodedSize) { size += 2 + length }
+        if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size += 2 + length }
+        if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size += 2 + length }
+        if let length = self.optionalUint64.map(UInt64Codec.encodedSize) { size += 2 + length }
+        if let length = self.optionalSint32.map(SInt32Codec.encodedSize) { size += 2 + length }
+        if let length = self.optionalFixed64.map(Fixed64Codec.encodedSize) { size += 2 + length }
+        if let length = self.optionalFloat.map(FloatCodec.encodedSize) { size += 2 + length }
+        if let length = self.optionalDouble.map(DoubleCodec.encodedSize) { size += 2 + length }
+        if let length = self.optionalString.map(StringCodec.encodedSize) { size += 2 + length }
+        if let length = self.optionalBytes.map(BytesCodec.encodedSize) { size += 2 + length }
         return size
     }
 
@@ -189,45 +189,45 @@ extension Scalars: ProtoMessage {
             writer.writeByte(0x7A)
             BytesCodec.write(self.bytesValue, to: &writer)
         }
-        if let value = self.optionalBool {
+        _ = self.optionalBool.map {
             writer.writeTag(168)
-            BoolCodec.write(value, to: &writer)
+            BoolCodec.write($0, to: &writer)
         }
-        if let value = self.optionalInt32 {
+        _ = self.optionalInt32.map {
             writer.writeTag(176)
-            Int32Codec.write(value, to: &writer)
+            Int32Codec.write($0, to: &writer)
         }
-        if let value = self.optionalInt64 {
+        _ = self.optionalInt64.map {
             writer.writeTag(184)
-            Int64Codec.write(value, to: &writer)
+            Int64Codec.write($0, to: &writer)
         }
-        if let value = self.optionalUint64 {
+        _ = self.optionalUint64.map {
             writer.writeTag(192)
-            UInt64Codec.write(value, to: &writer)
+            UInt64Codec.write($0, to: &writer)
         }
-        if let value = self.optionalSint32 {
+        _ = self.optionalSint32.map {
             writer.writeTag(200)
-            SInt32Codec.write(value, to: &writer)
+            SInt32Codec.write($0, to: &writer)
         }
-        if let value = self.optionalFixed64 {
+        _ = self.optionalFixed64.map {
             writer.writeTag(209)
-            Fixed64Codec.write(value, to: &writer)
+            Fixed64Codec.write($0, to: &writer)
         }
-        if let value = self.optionalFloat {
+        _ = self.optionalFloat.map {
             writer.writeTag(221)
-            FloatCodec.write(value, to: &writer)
+            FloatCodec.write($0, to: &writer)
         }
-        if let value = self.optionalDouble {
+        _ = self.optionalDouble.map {
             writer.writeTag(225)
-            DoubleCodec.write(value, to: &writer)
+            DoubleCodec.write($0, to: &writer)
         }
-        if let value = self.optionalString {
+        _ = self.optionalString.map {
             writer.writeTag(234)
-            StringCodec.write(value, to: &writer)
+            StringCodec.write($0, to: &writer)
         }
-        if let value = self.optionalBytes {
+        _ = self.optionalBytes.map {
             writer.writeTag(242)
-            BytesCodec.write(value, to: &writer)
+            BytesCodec.write($0, to: &writer)
         }
         unknownFields.write(to: &writer)
     }

@@ -56,7 +56,7 @@ extension TreeNode: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
-        if let value = self.parent { size += 1 + MessageCodec<TreeNode>.encodedSize(of: value) }
+        if let length = self.parent?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
         size += RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1)
         if case let .next(value)? = self.link {
             size += 1 + MessageCodec<TreeNode>.encodedSize(of: value)
@@ -72,9 +72,10 @@ extension TreeNode: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.name, to: &writer)
         }
-        if let value = self.parent {
+        if let length = self.parent?.serializedSize() {
             writer.writeByte(0x12)
-            MessageCodec<TreeNode>.write(value, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.parent?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<TreeNode>>.writeUnpacked(self.children, tag: 0x1A, to: &writer)
         if case let .next(value)? = self.link {
@@ -94,11 +95,10 @@ extension TreeNode: ProtoMessage {
             case 0x0A:
                 self.name = try StringCodec.read(from: &reader)
             case 0x12:
-                var value = self.parent ?? TreeNode()
-                try reader.mergeMessage(into: &value)
-                self.parent = value
+                if self.parent == nil { self.parent = TreeNode() }
+                try reader.mergeMessage(into: &self.parent!)
             case 0x1A:
-                self.children.append(try MessageCodec<TreeNode>.read(from: &reader))
+                try RepeatedField<MessageCodec<TreeNode>>.readElement(from: &reader, tag: 0x1A, into: &self.children)
             case 0x22:
                 var value = TreeNode()
                 if case let .next(existing)? = self.link { value = existing }

@@ -1,0 +1,25 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Benchmarks live in their own package so that peers (swift-protobuf) can be compared
+// in the same run without the product ever depending on them.
+let package = Package(
+    name: "SwitchboardBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Switchboard", path: ".."),
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: [
+                .product(name: "SignalChat", package: "Switchboard"),
+                .product(name: "SwitchboardRuntime", package: "Switchboard"),
+                .product(name: "SwitchboardSchema", package: "Switchboard"),
+                .product(name: "SwitchboardEmitter", package: "Switchboard"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+    ]
+)

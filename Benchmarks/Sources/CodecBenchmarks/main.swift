@@ -1,0 +1,138 @@
+import Foundation
+import SignalChat
+import SwiftProtobuf
+import SwitchboardEmitter
+import SwitchboardRuntime
+import SwitchboardSchema
+
+// Codec benchmarks: ours against swift-protobuf 1.39.0 and Foundation's JSON coders,
+// measured in one run on one machine so the ratios are meaningful. Prints Markdown.
+//
+//   CodecBenchmarks                      the report
+//   CodecBenchmarks --profile <case>     spin one operation for perf
+//   CodecBenchmarks --synthetic-schema <file> <messages>   write a synthetic schema
+
+let harness = Harness()
+
+struct Row {
+    let workload: String
+    let operation: String
+    let ours: Double
+    let peers: [(name: String, nanoseconds: Double)]
+}
+
+func measureWorkload<M: ProtoMessage, P: SwiftProtobuf.Message, C: Codable>(
+    _ name: String, ours message: M, peer: P, codable: C
+) throws -> [Row] {
+    let ourBytes = message.serializedBytes()
+    let peerBytes: [UInt8] = try peer.serializedBytes()
+    let peerDecoded = try M(serializedBytes: peerBytes)
+    precondition(peerDecoded == message, "peers must encode the same message")
+    let ourJSON = try message.jsonUTF8Bytes()
+    let peerJSON = try peer.jsonUTF8Data()
+    let encoder = JSONEncoder()
+    let decoder = JSONDecoder()
+    let codableJSON = try encoder.encode(codable)
+
+    var rows: [Row] = []
+    var times = try harness.compare([{ message.serializedBytes().count }, { try (peer.serializedBytes() as [UInt8]).count }])
+    rows.append(Row(workload: name, operation: "binary encode", ours: times[0], peers: [("swift-protobuf", times[1])]))
+    times = try harness.compare([
+        { try M(serializedBytes: ourBytes).unknownFields.count },
+        { try P(serializedBytes: peerBytes).unknownFields.data.count },
+    ])
+    rows.append(Row(workload: name, operation: "binary decode", ours: times[0], peers: [("swift-protobuf", times[1])]))
+    times = try harness.compare([
+        { try message.jsonUTF8Bytes().count }, { try peer.jsonUTF8Data().count }, { try encoder.encode(codable).count },
+    ])
+    rows.append(Row(workload: name, operation: "JSON encode", ours: times[0],
+                    peers: [("swift-protobuf", times[1]), ("Foundation JSONEncoder", times[2])]))
+    times = try harness.compare([
+        { try M(jsonUTF8Bytes: ourJSON).unknownFields.count },
+        { try P(jsonUTF8Data: peerJSON).unknownFields.data.count },
+        { _ = try decoder.decode(C.self, from: codableJSON); return 1 },
+    ])
+    rows.append(Row(workload: name, operation: "JSON decode", ours: times[0],
+                    peers: [("swift-protobuf", times[1]), ("Foundation JSONDecoder", times[2])]))
+    return rows
+}
+
+func syntheticSchema(messages: Int) -> String {
+    var text = "package bench.synthetic\n\nenum Level { LEVEL_NONE = 0  LEVEL_LOW = 1  LEVEL_HIGH = 2 }\n"
+    for index in 0..<messages {
+        let previous = index == 0 ? "Level" : "Message\(index - 1)?"
+        text += """
+
+            /// Synthetic message \(index).
+            message Message\(index) {
+              1 id: string
+              2 count: uint64
+              3 ratio: double
+              4 tags: [string]
+              5 attributes: {string: string}
+              6 level: Level
+              7 previous: \(previous)
+              8 createdAt: timestamp
+              9 payload: bytes
+              10 flags: [int32]
+            }
+
+            """
+    }
+    return text
+}
+
+func formatNanoseconds(_ value: Double) -> String {
+    value >= 10_000 ? String(format: "%.1f µs", value / 1000) : String(format: "%.0f ns", value)
+}
+
+let arguments = CommandLine.arguments
+if let index = arguments.firstIndex(of: "--synthetic-schema"), index + 2 < arguments.count {
+    try syntheticSchema(messages: Int(arguments[index + 2]) ?? 200).write(toFile: arguments[index + 1], atomically: true, encoding: .utf8)
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
+    let envelopeBytes = Workloads.envelope.serializedBytes()
+    let chatBytes = Workloads.chatMessage.serializedBytes()
+    let chatJSON = try Workloads.chatMessage.jsonUTF8Bytes()
+    var total = 0
+    for _ in 0..<2_000_000 {
+        switch arguments[index + 1] {
+        case "envelope-encode": total &+= Workloads.envelope.serializedBytes().count
+        case "envelope-decode": total &+= try WebSocketMessage(serializedBytes: envelopeBytes).unknownFields.count
+        case "chat-encode": total &+= Workloads.chatMessage.serializedBytes().count
+        case "chat-decode": total &+= try ChatMessage(serializedBytes: chatBytes).unknownFields.count
+        case "chat-json-encode": total &+= try Workloads.chatMessage.jsonUTF8Bytes().count
+        case "chat-json-decode": total &+= try ChatMessage(jsonUTF8Bytes: chatJSON).unknownFields.count
+        default: fatalError("unknown profile case")
+        }
+    }
+    print(total)
+    exit(0)
+}
+
+var rows: [Row] = []
+rows += try measureWorkload("Envelope (3 headers, 256 B body)", ours: Workloads.envelope, peer: Workloads.envelopePeer, codable: Workloads.envelopeCodable)
+rows += try measureWorkload("ChatMessage (2 attachments, 2 extras)", ours: Workloads.chatMessage, peer: Workloads.chatMessagePeer, codable: Workloads.chatMessageCodable)
+
+print("| Workload | Operation | Switchboard | Peer | Peer time | Speed-up |")
+print("|---|---|---:|---|---:|---:|")
+for row in rows {
+    for peer in row.peers {
+        print("| \(row.workload) | \(row.operation) | \(formatNanoseconds(row.ours)) | \(peer.name) | \(formatNanoseconds(peer.nanoseconds)) | \(String(format: "%.1f×", peer.nanoseconds / row.ours)) |")
+    }
+}
+
+// Generation speed: front end, emitter and renderer for 1,000 messages, in process.
+let schemaText = syntheticSchema(messages: 1000)
+var generatedFiles = 0
+let generationSeconds = try Harness(budget: 3, rounds: 3).measure {
+    let output = SchemaCompiler.compile(files: [SourceFile(path: "synthetic.sb", text: schemaText)])
+    let files = SwiftEmitter.generate(output.schema!, options: SwiftEmitterOptions(moduleName: "Synthetic"))
+    generatedFiles = files.count
+    return files.count
+} / 1e9
+print("")
+print("Generation of a synthetic schema with 1,000 messages (\(generatedFiles) files): \(String(format: "%.3f", generationSeconds)) s")
+print("<!-- sink \(Harness.sink % 10) -->")

@@ -1,0 +1,57 @@
+/// A fast UTF-8 validity check for decoded strings.
+///
+/// The standard library's `String(validating:as:)` is generic and not specialised
+/// for UTF-8, which made it the largest cost of decoding; this check runs eight
+/// ASCII bytes per step and follows the Unicode table of well-formed sequences
+/// (no overlongs, no surrogates, nothing above U+10FFFF) otherwise.
+public enum UTF8Validation {
+    /// Whether `bytes` is well-formed UTF-8.
+    @inlinable
+    public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0
+        while index < count {
+            // ASCII fast path: eight bytes at a time.
+            while index + 8 <= count,
+                  base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                index += 8
+            }
+            guard index < count else { return true }
+            let lead = base.load(fromByteOffset: index, as: UInt8.self)
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+                index + offset < count && range.contains(base.load(fromByteOffset: index + offset, as: UInt8.self))
+            }
+            switch lead {
+            case 0xC2...0xDF:
+                guard continuation(1) else { return false }
+                index += 2
+            case 0xE0:
+                guard continuation(1, 0xA0...0xBF), continuation(2) else { return false }
+                index += 3
+            case 0xE1...0xEC, 0xEE...0xEF:
+                guard continuation(1), continuation(2) else { return false }
+                index += 3
+            case 0xED:
+                guard continuation(1, 0x80...0x9F), continuation(2) else { return false }
+                index += 3
+            case 0xF0:
+                guard continuation(1, 0x90...0xBF), continuation(2), continuation(3) else { return false }
+                index += 4
+            case 0xF1...0xF3:
+                guard continuation(1), continuation(2), continuation(3) else { return false }
+                index += 4
+            case 0xF4:
+                guard continuation(1, 0x80...0x8F), continuation(2), continuation(3) else { return false }
+                index += 4
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}
