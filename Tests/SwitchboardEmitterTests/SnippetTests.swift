@@ -58,9 +58,9 @@ import Testing
         #expect(file.contains("""
                 public func serializedSize() -> Int {
                     var size = unknownFields.count
-                    if self.early != 0 { size += 1 + UInt64Codec.encodedSize(of: self.early) }
-                    if !self.late.isEmpty { size += 2 + StringCodec.encodedSize(of: self.late) }
-                    if self.far { size += 3 + BoolCodec.encodedSize(of: self.far) }
+                    if !UInt64Codec.isDefault(self.early) { size += UInt64Codec.encodedSize(of: self.early) &+ 1 }
+                    if !self.late.isEmpty { size += StringCodec.encodedSize(of: self.late) &+ 2 }
+                    if self.far { size += BoolCodec.encodedSize(of: self.far) &+ 3 }
                     return size
                 }
             """))

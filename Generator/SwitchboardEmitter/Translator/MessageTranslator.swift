@@ -137,7 +137,7 @@ struct MessageTranslator {
             if let oneof = oneofName(field) {
                 let codec = mapping.codec(field.shape.valueType, from: index)
                 lines.append(.block("if case let .\(field.swiftName)(value)? = \(oneof)", [
-                    .line("size += \(SwiftTypeMapping.tagSize(number: field.number)) + \(codec).encodedSize(of: value)"),
+                    .line("size += \(codec).encodedSize(of: value) &+ \(SwiftTypeMapping.tagSize(number: field.number))"),
                 ]))
             } else {
                 lines.append(contentsOf: sizeLines(field))
@@ -156,19 +156,19 @@ struct MessageTranslator {
             if case .message = type {
                 return [.block("do", [
                     .line("let length = \(name).serializedSize()"),
-                    .line("if length != 0 { size += \(tagSize) + WireSize.lengthDelimited(length) }"),
+                    .line("if !length.isZero { size += WireSize.lengthDelimited(length) &+ \(tagSize) }"),
                 ])]
             }
             let codec = mapping.codec(type, from: index)
-            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(tagSize) + \(codec).encodedSize(of: \(name)) }")]
+            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(codec).encodedSize(of: \(name)) &+ \(tagSize) }")]
         case let .optional(type):
             if case .message = type {
                 // Optional chaining borrows the message in place; `if let` would copy it.
-                return [.line("if let length = \(name)?.serializedSize() { size += \(tagSize) + WireSize.lengthDelimited(length) }")]
+                return [.line("if let length = \(name)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ \(tagSize) }")]
             }
             let codec = mapping.codec(type, from: index)
             // `map` borrows the value; binding it with `if let` would retain it.
-            return [.line("if let length = \(name).map(\(codec).encodedSize) { size += \(tagSize) + length }")]
+            return [.line("if let length = \(name).map(\(codec).encodedSize) { size += length &+ \(tagSize) }")]
         case let .list(type):
             let codec = mapping.codec(type, from: index)
             let method = type.isPackable ? "packedSize" : "unpackedSize"
@@ -203,7 +203,7 @@ struct MessageTranslator {
                 if case .message = type {
                     lines.append(.block("do", [
                         .line("let length = \(name).serializedSize()"),
-                        .block("if length != 0", [
+                        .block("if !length.isZero", [
                             .line(tag),
                             .line("writer.writeVarint(UInt64(length))"),
                             .line("\(name).serialize(into: &writer)"),
@@ -289,7 +289,7 @@ struct MessageTranslator {
                 if case .message = type {
                     // Merge in place: protobuf merges a repeated singular message.
                     cases.append(.nested("case \(tag):", [
-                        .line("if \(name) == nil { \(name) = \(mapping.valueType(type, from: index))() }"),
+                        .line("if case .none = \(name) { \(name) = \(mapping.valueType(type, from: index))() }"),
                         .line("try reader.mergeMessage(into: &\(name)!)"),
                     ]))
                 } else {

@@ -134,19 +134,14 @@ struct SwiftTypeMapping {
     }
 
     /// The condition under which an implicit-presence value differs from its default.
+    /// Codec calls rather than `!=` keep type-checking fast: every generated type adds
+    /// an `==` overload the checker would otherwise have to consider.
     func nonDefaultCondition(_ type: ValueType, _ value: String) -> String {
         switch type {
-        case let .scalar(scalar):
-            switch scalar {
-            case .bool: return value
-            case .string, .bytes: return "!\(value).isEmpty"
-            case .float, .double: return "\(value).bitPattern != 0"
-            default: return "\(value) != 0"
-            }
-        case .enumeration: return "\(value).rawValue != 0"
-        case .timestamp(.wellKnown): return "!TimestampCodec.isDefault(\(value))"
-        case .timestamp(.millis): return "!UnixMillisTimestampCodec.isDefault(\(value))"
-        case .message: return "\(value).serializedSize() != 0"
+        case .scalar(.bool): return value
+        case .scalar(.string), .scalar(.bytes): return "!\(value).isEmpty"
+        case .message: return "!\(value).serializedSize().isZero"
+        default: return "!\(codec(type, from: nil)).isDefault(\(value))"
         }
     }
 

@@ -39,6 +39,7 @@ struct SchemaValidator {
         for index in enums.indices { checkEnum(index) }
         checkEnumScopes()
         checkRecursion()
+        if !diagnostics.hasErrors { boxLargeEmbeddedMessages() }
         assignSwiftNames()
         guard !diagnostics.hasErrors else { return nil }
         return Schema(packageName: packageName, files: files, messages: messages, enums: enums)

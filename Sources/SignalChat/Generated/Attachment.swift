@@ -57,15 +57,15 @@ extension Attachment: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += 1 + StringCodec.encodedSize(of: self.id) }
-        if !self.contentType.isEmpty { size += 1 + StringCodec.encodedSize(of: self.contentType) }
-        if self.size != 0 { size += 1 + UInt64Codec.encodedSize(of: self.size) }
-        if !self.digest.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.digest) }
-        if let length = self.fileName.map(StringCodec.encodedSize) { size += 1 + length }
-        if self.width != 0 { size += 1 + UInt32Codec.encodedSize(of: self.width) }
-        if self.height != 0 { size += 1 + UInt32Codec.encodedSize(of: self.height) }
-        if let length = self.blurHash.map(StringCodec.encodedSize) { size += 1 + length }
-        if self.cdn != 0 { size += 1 + UInt32Codec.encodedSize(of: self.cdn) }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
+        if !self.contentType.isEmpty { size += StringCodec.encodedSize(of: self.contentType) &+ 1 }
+        if !UInt64Codec.isDefault(self.size) { size += UInt64Codec.encodedSize(of: self.size) &+ 1 }
+        if !self.digest.isEmpty { size += BytesCodec.encodedSize(of: self.digest) &+ 1 }
+        if let length = self.fileName.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UInt32Codec.isDefault(self.width) { size += UInt32Codec.encodedSize(of: self.width) &+ 1 }
+        if !UInt32Codec.isDefault(self.height) { size += UInt32Codec.encodedSize(of: self.height) &+ 1 }
+        if let length = self.blurHash.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn) &+ 1 }
         return size
     }
 
@@ -78,7 +78,7 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.contentType, to: &writer)
         }
-        if self.size != 0 {
+        if !UInt64Codec.isDefault(self.size) {
             writer.writeByte(0x18)
             UInt64Codec.write(self.size, to: &writer)
         }
@@ -90,11 +90,11 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x2A)
             StringCodec.write($0, to: &writer)
         }
-        if self.width != 0 {
+        if !UInt32Codec.isDefault(self.width) {
             writer.writeByte(0x30)
             UInt32Codec.write(self.width, to: &writer)
         }
-        if self.height != 0 {
+        if !UInt32Codec.isDefault(self.height) {
             writer.writeByte(0x38)
             UInt32Codec.write(self.height, to: &writer)
         }
@@ -102,7 +102,7 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x42)
             StringCodec.write($0, to: &writer)
         }
-        if self.cdn != 0 {
+        if !UInt32Codec.isDefault(self.cdn) {
             writer.writeByte(0x48)
             UInt32Codec.write(self.cdn, to: &writer)
         }
@@ -150,7 +150,7 @@ extension Attachment: ProtoMessage {
             writer.writeKeyLiteral("\"contentType\":")
             StringCodec.writeJSON(self.contentType, to: &writer)
         }
-        if self.size != 0 {
+        if !UInt64Codec.isDefault(self.size) {
             writer.writeKeyLiteral("\"size\":")
             UInt64Codec.writeJSON(self.size, to: &writer)
         }
@@ -162,11 +162,11 @@ extension Attachment: ProtoMessage {
             writer.writeKeyLiteral("\"fileName\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if self.width != 0 {
+        if !UInt32Codec.isDefault(self.width) {
             writer.writeKeyLiteral("\"width\":")
             UInt32Codec.writeJSON(self.width, to: &writer)
         }
-        if self.height != 0 {
+        if !UInt32Codec.isDefault(self.height) {
             writer.writeKeyLiteral("\"height\":")
             UInt32Codec.writeJSON(self.height, to: &writer)
         }
@@ -174,7 +174,7 @@ extension Attachment: ProtoMessage {
             writer.writeKeyLiteral("\"blurHash\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if self.cdn != 0 {
+        if !UInt32Codec.isDefault(self.cdn) {
             writer.writeKeyLiteral("\"cdn\":")
             UInt32Codec.writeJSON(self.cdn, to: &writer)
         }

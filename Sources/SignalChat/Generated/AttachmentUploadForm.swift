@@ -40,15 +40,15 @@ extension AttachmentUploadForm: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.cdn != 0 { size += 1 + UInt32Codec.encodedSize(of: self.cdn) }
-        if !self.key.isEmpty { size += 1 + StringCodec.encodedSize(of: self.key) }
+        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn) &+ 1 }
+        if !self.key.isEmpty { size += StringCodec.encodedSize(of: self.key) &+ 1 }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1)
-        if !self.signedUploadLocation.isEmpty { size += 1 + StringCodec.encodedSize(of: self.signedUploadLocation) }
+        if !self.signedUploadLocation.isEmpty { size += StringCodec.encodedSize(of: self.signedUploadLocation) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.cdn != 0 {
+        if !UInt32Codec.isDefault(self.cdn) {
             writer.writeByte(0x08)
             UInt32Codec.write(self.cdn, to: &writer)
         }
@@ -87,7 +87,7 @@ extension AttachmentUploadForm: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.cdn != 0 {
+        if !UInt32Codec.isDefault(self.cdn) {
             writer.writeKeyLiteral("\"cdn\":")
             UInt32Codec.writeJSON(self.cdn, to: &writer)
         }

@@ -49,13 +49,13 @@ extension Badge: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += 1 + StringCodec.encodedSize(of: self.id) }
-        if !self.category.isEmpty { size += 1 + StringCodec.encodedSize(of: self.category) }
-        if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
-        if !self.description_.isEmpty { size += 1 + StringCodec.encodedSize(of: self.description_) }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
+        if !self.category.isEmpty { size += StringCodec.encodedSize(of: self.category) &+ 1 }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
+        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_) &+ 1 }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1)
-        if let length = self.expiration.map(TimestampCodec.encodedSize) { size += 1 + length }
-        if self.visible { size += 1 + BoolCodec.encodedSize(of: self.visible) }
+        if let length = self.expiration.map(TimestampCodec.encodedSize) { size += length &+ 1 }
+        if self.visible { size += BoolCodec.encodedSize(of: self.visible) &+ 1 }
         return size
     }
 

@@ -34,9 +34,9 @@ extension ChatHistoryRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
-        if let length = self.beforeId.map(StringCodec.encodedSize) { size += 1 + length }
-        if self.limit != 0 { size += 1 + UInt32Codec.encodedSize(of: self.limit) }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit) &+ 1 }
         return size
     }
 
@@ -49,7 +49,7 @@ extension ChatHistoryRequest: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write($0, to: &writer)
         }
-        if self.limit != 0 {
+        if !UInt32Codec.isDefault(self.limit) {
             writer.writeByte(0x18)
             UInt32Codec.write(self.limit, to: &writer)
         }
@@ -85,7 +85,7 @@ extension ChatHistoryRequest: ProtoMessage {
             writer.writeKeyLiteral("\"beforeId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if self.limit != 0 {
+        if !UInt32Codec.isDefault(self.limit) {
             writer.writeKeyLiteral("\"limit\":")
             UInt32Codec.writeJSON(self.limit, to: &writer)
         }

@@ -58,16 +58,16 @@ extension ChatMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += 1 + StringCodec.encodedSize(of: self.id) }
-        if self.senderId != 0 { size += 1 + UInt64Codec.encodedSize(of: self.senderId) }
-        if !self.text.isEmpty { size += 1 + StringCodec.encodedSize(of: self.text) }
-        if self.status.rawValue != 0 { size += 1 + EnumCodec<MessageStatus>.encodedSize(of: self.status) }
-        if !TimestampCodec.isDefault(self.createdAt) { size += 1 + TimestampCodec.encodedSize(of: self.createdAt) }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
+        if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId) &+ 1 }
+        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
+        if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status) &+ 1 }
+        if !TimestampCodec.isDefault(self.createdAt) { size += TimestampCodec.encodedSize(of: self.createdAt) &+ 1 }
         size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
         size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
         size += RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1)
-        if let length = self.editedAt.map(TimestampCodec.encodedSize) { size += 1 + length }
+        if let length = self.editedAt.map(TimestampCodec.encodedSize) { size += length &+ 1 }
         return size
     }
 
@@ -76,7 +76,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.id, to: &writer)
         }
-        if self.senderId != 0 {
+        if !UInt64Codec.isDefault(self.senderId) {
             writer.writeByte(0x10)
             UInt64Codec.write(self.senderId, to: &writer)
         }
@@ -84,7 +84,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x1A)
             StringCodec.write(self.text, to: &writer)
         }
-        if self.status.rawValue != 0 {
+        if !EnumCodec<MessageStatus>.isDefault(self.status) {
             writer.writeByte(0x20)
             EnumCodec<MessageStatus>.write(self.status, to: &writer)
         }
@@ -145,7 +145,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
-        if self.senderId != 0 {
+        if !UInt64Codec.isDefault(self.senderId) {
             writer.writeKeyLiteral("\"senderId\":")
             UInt64Codec.writeJSON(self.senderId, to: &writer)
         }
@@ -153,7 +153,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }
-        if self.status.rawValue != 0 {
+        if !EnumCodec<MessageStatus>.isDefault(self.status) {
             writer.writeKeyLiteral("\"status\":")
             EnumCodec<MessageStatus>.writeJSON(self.status, to: &writer)
         }
@@ -241,7 +241,7 @@ extension ChatMessage.Reaction: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.emoji.isEmpty { size += 1 + StringCodec.encodedSize(of: self.emoji) }
+        if !self.emoji.isEmpty { size += StringCodec.encodedSize(of: self.emoji) &+ 1 }
         size += RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1)
         return size
     }

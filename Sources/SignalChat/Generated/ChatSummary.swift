@@ -49,14 +49,14 @@ extension ChatSummary: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
-        if !self.title.isEmpty { size += 1 + StringCodec.encodedSize(of: self.title) }
-        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += 1 + length }
-        if !TimestampCodec.isDefault(self.lastActivity) { size += 1 + TimestampCodec.encodedSize(of: self.lastActivity) }
-        if self.unreadCount != 0 { size += 1 + UInt32Codec.encodedSize(of: self.unreadCount) }
-        if self.muted { size += 1 + BoolCodec.encodedSize(of: self.muted) }
-        if self.kind.rawValue != 0 { size += 1 + EnumCodec<ChatKind>.encodedSize(of: self.kind) }
-        if self.memberCount != 0 { size += 1 + UInt32Codec.encodedSize(of: self.memberCount) }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
+        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
+        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !TimestampCodec.isDefault(self.lastActivity) { size += TimestampCodec.encodedSize(of: self.lastActivity) &+ 1 }
+        if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount) &+ 1 }
+        if self.muted { size += BoolCodec.encodedSize(of: self.muted) &+ 1 }
+        if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind) &+ 1 }
+        if !UInt32Codec.isDefault(self.memberCount) { size += UInt32Codec.encodedSize(of: self.memberCount) &+ 1 }
         return size
     }
 
@@ -77,7 +77,7 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x22)
             TimestampCodec.write(self.lastActivity, to: &writer)
         }
-        if self.unreadCount != 0 {
+        if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeByte(0x28)
             UInt32Codec.write(self.unreadCount, to: &writer)
         }
@@ -85,11 +85,11 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x30)
             BoolCodec.write(self.muted, to: &writer)
         }
-        if self.kind.rawValue != 0 {
+        if !EnumCodec<ChatKind>.isDefault(self.kind) {
             writer.writeByte(0x38)
             EnumCodec<ChatKind>.write(self.kind, to: &writer)
         }
-        if self.memberCount != 0 {
+        if !UInt32Codec.isDefault(self.memberCount) {
             writer.writeByte(0x40)
             UInt32Codec.write(self.memberCount, to: &writer)
         }
@@ -143,7 +143,7 @@ extension ChatSummary: ProtoMessage {
             writer.writeKeyLiteral("\"lastActivity\":")
             try TimestampCodec.writeJSON(self.lastActivity, to: &writer)
         }
-        if self.unreadCount != 0 {
+        if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeKeyLiteral("\"unreadCount\":")
             UInt32Codec.writeJSON(self.unreadCount, to: &writer)
         }
@@ -151,11 +151,11 @@ extension ChatSummary: ProtoMessage {
             writer.writeKeyLiteral("\"muted\":")
             BoolCodec.writeJSON(self.muted, to: &writer)
         }
-        if self.kind.rawValue != 0 {
+        if !EnumCodec<ChatKind>.isDefault(self.kind) {
             writer.writeKeyLiteral("\"kind\":")
             EnumCodec<ChatKind>.writeJSON(self.kind, to: &writer)
         }
-        if self.memberCount != 0 {
+        if !UInt32Codec.isDefault(self.memberCount) {
             writer.writeKeyLiteral("\"memberCount\":")
             UInt32Codec.writeJSON(self.memberCount, to: &writer)
         }

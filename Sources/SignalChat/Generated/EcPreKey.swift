@@ -31,13 +31,13 @@ extension EcPreKey: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.keyId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.keyId) }
-        if !self.publicKey.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.publicKey) }
+        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId) &+ 1 }
+        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.keyId != 0 {
+        if !UInt32Codec.isDefault(self.keyId) {
             writer.writeByte(0x08)
             UInt32Codec.write(self.keyId, to: &writer)
         }
@@ -67,7 +67,7 @@ extension EcPreKey: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.keyId != 0 {
+        if !UInt32Codec.isDefault(self.keyId) {
             writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }

@@ -58,21 +58,21 @@ extension Envelope: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.type.rawValue != 0 { size += 1 + EnumCodec<EnvelopeType>.encodedSize(of: self.type) }
-        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += 1 + length }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.timestamp) }
-        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += 1 + length }
-        if let length = self.content.map(BytesCodec.encodedSize) { size += 1 + length }
-        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += 1 + length }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp) }
-        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += 1 + length }
-        if self.urgent { size += 1 + BoolCodec.encodedSize(of: self.urgent) }
-        if self.story { size += 2 + BoolCodec.encodedSize(of: self.story) }
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type) &+ 1 }
+        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp) &+ 1 }
+        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += length &+ 1 }
+        if let length = self.content.map(BytesCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp) &+ 1 }
+        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent) &+ 1 }
+        if self.story { size += BoolCodec.encodedSize(of: self.story) &+ 2 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.type.rawValue != 0 {
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
             writer.writeByte(0x08)
             EnumCodec<EnvelopeType>.write(self.type, to: &writer)
         }
@@ -150,7 +150,7 @@ extension Envelope: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.type.rawValue != 0 {
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
             writer.writeKeyLiteral("\"type\":")
             EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
         }

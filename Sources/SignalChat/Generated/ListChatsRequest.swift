@@ -34,8 +34,8 @@ extension ListChatsRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.beforeId.map(StringCodec.encodedSize) { size += 1 + length }
-        if self.limit != 0 { size += 1 + UInt32Codec.encodedSize(of: self.limit) }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit) &+ 1 }
         return size
     }
 
@@ -44,7 +44,7 @@ extension ListChatsRequest: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write($0, to: &writer)
         }
-        if self.limit != 0 {
+        if !UInt32Codec.isDefault(self.limit) {
             writer.writeByte(0x10)
             UInt32Codec.write(self.limit, to: &writer)
         }
@@ -74,7 +74,7 @@ extension ListChatsRequest: ProtoMessage {
             writer.writeKeyLiteral("\"beforeId\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if self.limit != 0 {
+        if !UInt32Codec.isDefault(self.limit) {
             writer.writeKeyLiteral("\"limit\":")
             UInt32Codec.writeJSON(self.limit, to: &writer)
         }

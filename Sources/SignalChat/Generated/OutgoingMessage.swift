@@ -41,23 +41,23 @@ extension OutgoingMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.type.rawValue != 0 { size += 1 + EnumCodec<EnvelopeType>.encodedSize(of: self.type) }
-        if self.destinationDeviceId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.destinationDeviceId) }
-        if self.destinationRegistrationId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.destinationRegistrationId) }
-        if !self.content.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.content) }
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type) &+ 1 }
+        if !UInt32Codec.isDefault(self.destinationDeviceId) { size += UInt32Codec.encodedSize(of: self.destinationDeviceId) &+ 1 }
+        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size += UInt32Codec.encodedSize(of: self.destinationRegistrationId) &+ 1 }
+        if !self.content.isEmpty { size += BytesCodec.encodedSize(of: self.content) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.type.rawValue != 0 {
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
             writer.writeByte(0x08)
             EnumCodec<EnvelopeType>.write(self.type, to: &writer)
         }
-        if self.destinationDeviceId != 0 {
+        if !UInt32Codec.isDefault(self.destinationDeviceId) {
             writer.writeByte(0x10)
             UInt32Codec.write(self.destinationDeviceId, to: &writer)
         }
-        if self.destinationRegistrationId != 0 {
+        if !UInt32Codec.isDefault(self.destinationRegistrationId) {
             writer.writeByte(0x18)
             UInt32Codec.write(self.destinationRegistrationId, to: &writer)
         }
@@ -91,15 +91,15 @@ extension OutgoingMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.type.rawValue != 0 {
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
             writer.writeKeyLiteral("\"type\":")
             EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
         }
-        if self.destinationDeviceId != 0 {
+        if !UInt32Codec.isDefault(self.destinationDeviceId) {
             writer.writeKeyLiteral("\"destinationDeviceId\":")
             UInt32Codec.writeJSON(self.destinationDeviceId, to: &writer)
         }
-        if self.destinationRegistrationId != 0 {
+        if !UInt32Codec.isDefault(self.destinationRegistrationId) {
             writer.writeKeyLiteral("\"destinationRegistrationId\":")
             UInt32Codec.writeJSON(self.destinationRegistrationId, to: &writer)
         }

@@ -40,29 +40,29 @@ extension PreKeyBundleDevice: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.deviceId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.deviceId) }
-        if self.registrationId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.registrationId) }
+        if !UInt32Codec.isDefault(self.deviceId) { size += UInt32Codec.encodedSize(of: self.deviceId) &+ 1 }
+        if !UInt32Codec.isDefault(self.registrationId) { size += UInt32Codec.encodedSize(of: self.registrationId) &+ 1 }
         do {
             let length = self.signedPreKey.serializedSize()
-            if length != 0 { size += 1 + WireSize.lengthDelimited(length) }
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
         }
-        if let length = self.preKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
-        if let length = self.pqPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.preKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.pqPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.deviceId != 0 {
+        if !UInt32Codec.isDefault(self.deviceId) {
             writer.writeByte(0x08)
             UInt32Codec.write(self.deviceId, to: &writer)
         }
-        if self.registrationId != 0 {
+        if !UInt32Codec.isDefault(self.registrationId) {
             writer.writeByte(0x10)
             UInt32Codec.write(self.registrationId, to: &writer)
         }
         do {
             let length = self.signedPreKey.serializedSize()
-            if length != 0 {
+            if !length.isZero {
                 writer.writeByte(0x1A)
                 writer.writeVarint(UInt64(length))
                 self.signedPreKey.serialize(into: &writer)
@@ -91,10 +91,10 @@ extension PreKeyBundleDevice: ProtoMessage {
             case 0x1A:
                 try reader.mergeMessage(into: &self.signedPreKey)
             case 0x22:
-                if self.preKey == nil { self.preKey = EcPreKey() }
+                if case .none = self.preKey { self.preKey = EcPreKey() }
                 try reader.mergeMessage(into: &self.preKey!)
             case 0x2A:
-                if self.pqPreKey == nil { self.pqPreKey = SignedPreKey() }
+                if case .none = self.pqPreKey { self.pqPreKey = SignedPreKey() }
                 try reader.mergeMessage(into: &self.pqPreKey!)
             default:
                 switch tag.fieldNumber {
@@ -108,15 +108,15 @@ extension PreKeyBundleDevice: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.deviceId != 0 {
+        if !UInt32Codec.isDefault(self.deviceId) {
             writer.writeKeyLiteral("\"deviceId\":")
             UInt32Codec.writeJSON(self.deviceId, to: &writer)
         }
-        if self.registrationId != 0 {
+        if !UInt32Codec.isDefault(self.registrationId) {
             writer.writeKeyLiteral("\"registrationId\":")
             UInt32Codec.writeJSON(self.registrationId, to: &writer)
         }
-        if self.signedPreKey.serializedSize() != 0 {
+        if !self.signedPreKey.serializedSize().isZero {
             writer.writeKeyLiteral("\"signedPreKey\":")
             try MessageCodec<SignedPreKey>.writeJSON(self.signedPreKey, to: &writer)
         }

@@ -31,17 +31,17 @@ extension PreKeyCount: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.count != 0 { size += 1 + UInt32Codec.encodedSize(of: self.count) }
-        if self.pqCount != 0 { size += 1 + UInt32Codec.encodedSize(of: self.pqCount) }
+        if !UInt32Codec.isDefault(self.count) { size += UInt32Codec.encodedSize(of: self.count) &+ 1 }
+        if !UInt32Codec.isDefault(self.pqCount) { size += UInt32Codec.encodedSize(of: self.pqCount) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.count != 0 {
+        if !UInt32Codec.isDefault(self.count) {
             writer.writeByte(0x08)
             UInt32Codec.write(self.count, to: &writer)
         }
-        if self.pqCount != 0 {
+        if !UInt32Codec.isDefault(self.pqCount) {
             writer.writeByte(0x10)
             UInt32Codec.write(self.pqCount, to: &writer)
         }
@@ -67,11 +67,11 @@ extension PreKeyCount: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.count != 0 {
+        if !UInt32Codec.isDefault(self.count) {
             writer.writeKeyLiteral("\"count\":")
             UInt32Codec.writeJSON(self.count, to: &writer)
         }
-        if self.pqCount != 0 {
+        if !UInt32Codec.isDefault(self.pqCount) {
             writer.writeKeyLiteral("\"pqCount\":")
             UInt32Codec.writeJSON(self.pqCount, to: &writer)
         }

@@ -34,9 +34,9 @@ extension ReadReceipt: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
-        if !self.upToMessageId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.upToMessageId) }
-        if !TimestampCodec.isDefault(self.readAt) { size += 1 + TimestampCodec.encodedSize(of: self.readAt) }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
+        if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId) &+ 1 }
+        if !TimestampCodec.isDefault(self.readAt) { size += TimestampCodec.encodedSize(of: self.readAt) &+ 1 }
         return size
     }
 

@@ -41,18 +41,18 @@ extension RoomEvent: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
         if case let .message(value)? = self.event {
-            size += 1 + MessageCodec<ChatMessage>.encodedSize(of: value)
+            size += MessageCodec<ChatMessage>.encodedSize(of: value) &+ 1
         }
         if case let .receipt(value)? = self.event {
-            size += 1 + MessageCodec<ReadReceipt>.encodedSize(of: value)
+            size += MessageCodec<ReadReceipt>.encodedSize(of: value) &+ 1
         }
         if case let .typing(value)? = self.event {
-            size += 1 + MessageCodec<TypingIndicator>.encodedSize(of: value)
+            size += MessageCodec<TypingIndicator>.encodedSize(of: value) &+ 1
         }
         if case let .deletedMessageId(value)? = self.event {
-            size += 1 + StringCodec.encodedSize(of: value)
+            size += StringCodec.encodedSize(of: value) &+ 1
         }
         return size
     }

@@ -43,11 +43,11 @@ extension SendChatMessageRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.chatId) }
-        if !self.clientMessageId.isEmpty { size += 1 + StringCodec.encodedSize(of: self.clientMessageId) }
-        if !self.text.isEmpty { size += 1 + StringCodec.encodedSize(of: self.text) }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
+        if !self.clientMessageId.isEmpty { size += StringCodec.encodedSize(of: self.clientMessageId) &+ 1 }
+        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
         size += RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += 1 + length }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
         return size
     }
 

@@ -46,16 +46,16 @@ extension SetKeysRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.identity.rawValue != 0 { size += 1 + EnumCodec<IdentityType>.encodedSize(of: self.identity) }
+        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity) &+ 1 }
         size += RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1)
-        if let length = self.signedPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         size += RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1)
-        if let length = self.pqLastResortPreKey?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.pqLastResortPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.identity.rawValue != 0 {
+        if !EnumCodec<IdentityType>.isDefault(self.identity) {
             writer.writeByte(0x08)
             EnumCodec<IdentityType>.write(self.identity, to: &writer)
         }
@@ -82,12 +82,12 @@ extension SetKeysRequest: ProtoMessage {
             case 0x12:
                 try RepeatedField<MessageCodec<EcPreKey>>.readElement(from: &reader, tag: 0x12, into: &self.preKeys)
             case 0x1A:
-                if self.signedPreKey == nil { self.signedPreKey = SignedPreKey() }
+                if case .none = self.signedPreKey { self.signedPreKey = SignedPreKey() }
                 try reader.mergeMessage(into: &self.signedPreKey!)
             case 0x22:
                 try RepeatedField<MessageCodec<SignedPreKey>>.readElement(from: &reader, tag: 0x22, into: &self.pqPreKeys)
             case 0x2A:
-                if self.pqLastResortPreKey == nil { self.pqLastResortPreKey = SignedPreKey() }
+                if case .none = self.pqLastResortPreKey { self.pqLastResortPreKey = SignedPreKey() }
                 try reader.mergeMessage(into: &self.pqLastResortPreKey!)
             default:
                 switch tag.fieldNumber {
@@ -101,7 +101,7 @@ extension SetKeysRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.identity.rawValue != 0 {
+        if !EnumCodec<IdentityType>.isDefault(self.identity) {
             writer.writeKeyLiteral("\"identity\":")
             EnumCodec<IdentityType>.writeJSON(self.identity, to: &writer)
         }

@@ -43,11 +43,11 @@ extension SetProfileRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.version.isEmpty { size += 1 + StringCodec.encodedSize(of: self.version) }
-        if !self.name.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.name) }
-        if let length = self.about.map(BytesCodec.encodedSize) { size += 1 + length }
-        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += 1 + length }
-        if self.avatar.rawValue != 0 { size += 1 + EnumCodec<AvatarChange>.encodedSize(of: self.avatar) }
+        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version) &+ 1 }
+        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name) &+ 1 }
+        if let length = self.about.map(BytesCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length &+ 1 }
+        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size += EnumCodec<AvatarChange>.encodedSize(of: self.avatar) &+ 1 }
         size += RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1)
         return size
     }
@@ -69,7 +69,7 @@ extension SetProfileRequest: ProtoMessage {
             writer.writeByte(0x22)
             BytesCodec.write($0, to: &writer)
         }
-        if self.avatar.rawValue != 0 {
+        if !EnumCodec<AvatarChange>.isDefault(self.avatar) {
             writer.writeByte(0x28)
             EnumCodec<AvatarChange>.write(self.avatar, to: &writer)
         }
@@ -120,7 +120,7 @@ extension SetProfileRequest: ProtoMessage {
             writer.writeKeyLiteral("\"aboutEmoji\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
-        if self.avatar.rawValue != 0 {
+        if !EnumCodec<AvatarChange>.isDefault(self.avatar) {
             writer.writeKeyLiteral("\"avatar\":")
             EnumCodec<AvatarChange>.writeJSON(self.avatar, to: &writer)
         }

@@ -34,14 +34,14 @@ extension SignedPreKey: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.keyId != 0 { size += 1 + UInt32Codec.encodedSize(of: self.keyId) }
-        if !self.publicKey.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.publicKey) }
-        if !self.signature.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.signature) }
+        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId) &+ 1 }
+        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey) &+ 1 }
+        if !self.signature.isEmpty { size += BytesCodec.encodedSize(of: self.signature) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.keyId != 0 {
+        if !UInt32Codec.isDefault(self.keyId) {
             writer.writeByte(0x08)
             UInt32Codec.write(self.keyId, to: &writer)
         }
@@ -77,7 +77,7 @@ extension SignedPreKey: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.keyId != 0 {
+        if !UInt32Codec.isDefault(self.keyId) {
             writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }

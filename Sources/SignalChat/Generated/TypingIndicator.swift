@@ -31,13 +31,13 @@ extension TypingIndicator: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.userId != 0 { size += 1 + UInt64Codec.encodedSize(of: self.userId) }
-        if self.started { size += 1 + BoolCodec.encodedSize(of: self.started) }
+        if !UInt64Codec.isDefault(self.userId) { size += UInt64Codec.encodedSize(of: self.userId) &+ 1 }
+        if self.started { size += BoolCodec.encodedSize(of: self.started) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.userId != 0 {
+        if !UInt64Codec.isDefault(self.userId) {
             writer.writeByte(0x08)
             UInt64Codec.write(self.userId, to: &writer)
         }
@@ -67,7 +67,7 @@ extension TypingIndicator: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.userId != 0 {
+        if !UInt64Codec.isDefault(self.userId) {
             writer.writeKeyLiteral("\"userId\":")
             UInt64Codec.writeJSON(self.userId, to: &writer)
         }

@@ -34,9 +34,9 @@ extension WebSocketMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += 1 + length }
-        if let length = self.request?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
-        if let length = self.response?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += length &+ 1 }
+        if let length = self.request?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.response?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
@@ -64,10 +64,10 @@ extension WebSocketMessage: ProtoMessage {
             case 0x08:
                 self.type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
             case 0x12:
-                if self.request == nil { self.request = WebSocketRequestMessage() }
+                if case .none = self.request { self.request = WebSocketRequestMessage() }
                 try reader.mergeMessage(into: &self.request!)
             case 0x1A:
-                if self.response == nil { self.response = WebSocketResponseMessage() }
+                if case .none = self.response { self.response = WebSocketResponseMessage() }
                 try reader.mergeMessage(into: &self.response!)
             default:
                 switch tag.fieldNumber {

@@ -21,3 +21,10 @@ public enum WireSize {
         varint(UInt64(truncatingIfNeeded: length)) + length
     }
 }
+
+extension Int {
+    /// Whether the value is zero; generated code uses it instead of `== 0`, which is
+    /// slower to type-check in modules with many `Equatable` types.
+    @inlinable
+    public var isZero: Bool { self == 0 }
+}

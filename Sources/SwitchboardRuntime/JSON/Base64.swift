@@ -12,7 +12,9 @@ public enum Base64 {
         var index = 0
         let count = input.count
         while index + 3 <= count {
-            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            let first = UInt32(input[index]) << 16
+            let second = UInt32(input[index + 1]) << 8
+            let value: UInt32 = first | second | UInt32(input[index + 2])
             output.append(alphabet[Int(value >> 18 & 63)])
             output.append(alphabet[Int(value >> 12 & 63)])
             output.append(alphabet[Int(value >> 6 & 63)])
@@ -27,7 +29,8 @@ public enum Base64 {
             output.append(UInt8(ascii: "="))
             output.append(UInt8(ascii: "="))
         } else if rest == 2 {
-            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+            let first = UInt32(input[index]) << 16
+            let value: UInt32 = first | UInt32(input[index + 1]) << 8
             output.append(alphabet[Int(value >> 18 & 63)])
             output.append(alphabet[Int(value >> 12 & 63)])
             output.append(alphabet[Int(value >> 6 & 63)])

@@ -95,40 +95,40 @@ extension Composite: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.title.isEmpty { size += 1 + StringCodec.encodedSize(of: self.title) }
+        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
         do {
             let length = self.origin.serializedSize()
-            if length != 0 { size += 1 + WireSize.lengthDelimited(length) }
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
         }
-        if let length = self.corner?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
-        if self.color.rawValue != 0 { size += 1 + EnumCodec<Color>.encodedSize(of: self.color) }
-        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += 1 + length }
-        if !TimestampCodec.isDefault(self.createdAt) { size += 1 + TimestampCodec.encodedSize(of: self.createdAt) }
-        if let length = self.expiresAt.map(TimestampCodec.encodedSize) { size += 1 + length }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += 1 + UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) }
+        if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color) &+ 1 }
+        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length &+ 1 }
+        if !TimestampCodec.isDefault(self.createdAt) { size += TimestampCodec.encodedSize(of: self.createdAt) &+ 1 }
+        if let length = self.expiresAt.map(TimestampCodec.encodedSize) { size += length &+ 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) &+ 1 }
         if case let .text(value)? = self.payload {
-            size += 1 + StringCodec.encodedSize(of: value)
+            size += StringCodec.encodedSize(of: value) &+ 1
         }
         if case let .point(value)? = self.payload {
-            size += 1 + MessageCodec<Point>.encodedSize(of: value)
+            size += MessageCodec<Point>.encodedSize(of: value) &+ 1
         }
         if case let .number(value)? = self.payload {
-            size += 1 + Int64Codec.encodedSize(of: value)
+            size += Int64Codec.encodedSize(of: value) &+ 1
         }
         if case let .shade(value)? = self.payload {
-            size += 1 + EnumCodec<Color>.encodedSize(of: value)
+            size += EnumCodec<Color>.encodedSize(of: value) &+ 1
         }
         if case let .raw(value)? = self.payload {
-            size += 1 + BytesCodec.encodedSize(of: value)
+            size += BytesCodec.encodedSize(of: value) &+ 1
         }
-        if !self.snakeCaseField.isEmpty { size += 1 + StringCodec.encodedSize(of: self.snakeCaseField) }
-        if !self.`class`.isEmpty { size += 1 + StringCodec.encodedSize(of: self.`class`) }
-        if self.`default` != 0 { size += 2 + Int32Codec.encodedSize(of: self.`default`) }
-        if self.self_ { size += 2 + BoolCodec.encodedSize(of: self.self_) }
-        if !self.description_.isEmpty { size += 2 + StringCodec.encodedSize(of: self.description_) }
-        if let length = self.inner?.serializedSize() { size += 2 + WireSize.lengthDelimited(length) }
-        if !self.farField.isEmpty { size += 3 + StringCodec.encodedSize(of: self.farField) }
-        if self.maxField != 0 { size += 5 + Fixed32Codec.encodedSize(of: self.maxField) }
+        if !self.snakeCaseField.isEmpty { size += StringCodec.encodedSize(of: self.snakeCaseField) &+ 1 }
+        if !self.`class`.isEmpty { size += StringCodec.encodedSize(of: self.`class`) &+ 1 }
+        if !Int32Codec.isDefault(self.`default`) { size += Int32Codec.encodedSize(of: self.`default`) &+ 2 }
+        if self.self_ { size += BoolCodec.encodedSize(of: self.self_) &+ 2 }
+        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_) &+ 2 }
+        if let length = self.inner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
+        if !self.farField.isEmpty { size += StringCodec.encodedSize(of: self.farField) &+ 3 }
+        if !Fixed32Codec.isDefault(self.maxField) { size += Fixed32Codec.encodedSize(of: self.maxField) &+ 5 }
         return size
     }
 
@@ -139,7 +139,7 @@ extension Composite: ProtoMessage {
         }
         do {
             let length = self.origin.serializedSize()
-            if length != 0 {
+            if !length.isZero {
                 writer.writeByte(0x12)
                 writer.writeVarint(UInt64(length))
                 self.origin.serialize(into: &writer)
@@ -150,7 +150,7 @@ extension Composite: ProtoMessage {
             writer.writeVarint(UInt64(length))
             self.corner?.serialize(into: &writer)
         }
-        if self.color.rawValue != 0 {
+        if !EnumCodec<Color>.isDefault(self.color) {
             writer.writeByte(0x20)
             EnumCodec<Color>.write(self.color, to: &writer)
         }
@@ -198,7 +198,7 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x7A)
             StringCodec.write(self.`class`, to: &writer)
         }
-        if self.`default` != 0 {
+        if !Int32Codec.isDefault(self.`default`) {
             writer.writeTag(128)
             Int32Codec.write(self.`default`, to: &writer)
         }
@@ -219,7 +219,7 @@ extension Composite: ProtoMessage {
             writer.writeTag(128002)
             StringCodec.write(self.farField, to: &writer)
         }
-        if self.maxField != 0 {
+        if !Fixed32Codec.isDefault(self.maxField) {
             writer.writeTag(4294967293)
             Fixed32Codec.write(self.maxField, to: &writer)
         }
@@ -234,7 +234,7 @@ extension Composite: ProtoMessage {
             case 0x12:
                 try reader.mergeMessage(into: &self.origin)
             case 0x1A:
-                if self.corner == nil { self.corner = Point() }
+                if case .none = self.corner { self.corner = Point() }
                 try reader.mergeMessage(into: &self.corner!)
             case 0x20:
                 self.color = try EnumCodec<Color>.read(from: &reader)
@@ -270,7 +270,7 @@ extension Composite: ProtoMessage {
             case 146:
                 self.description_ = try StringCodec.read(from: &reader)
             case 154:
-                if self.inner == nil { self.inner = Composite.Inner() }
+                if case .none = self.inner { self.inner = Composite.Inner() }
                 try reader.mergeMessage(into: &self.inner!)
             case 128002:
                 self.farField = try StringCodec.read(from: &reader)
@@ -292,7 +292,7 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }
-        if self.origin.serializedSize() != 0 {
+        if !self.origin.serializedSize().isZero {
             writer.writeKeyLiteral("\"origin\":")
             try MessageCodec<Point>.writeJSON(self.origin, to: &writer)
         }
@@ -300,7 +300,7 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"corner\":")
             try MessageCodec<Point>.writeJSON(value, to: &writer)
         }
-        if self.color.rawValue != 0 {
+        if !EnumCodec<Color>.isDefault(self.color) {
             writer.writeKeyLiteral("\"color\":")
             EnumCodec<Color>.writeJSON(self.color, to: &writer)
         }
@@ -348,7 +348,7 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"class\":")
             StringCodec.writeJSON(self.`class`, to: &writer)
         }
-        if self.`default` != 0 {
+        if !Int32Codec.isDefault(self.`default`) {
             writer.writeKeyLiteral("\"default\":")
             Int32Codec.writeJSON(self.`default`, to: &writer)
         }
@@ -364,7 +364,7 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"farField\":")
             StringCodec.writeJSON(self.farField, to: &writer)
         }
-        if self.maxField != 0 {
+        if !Fixed32Codec.isDefault(self.maxField) {
             writer.writeKeyLiteral("\"maxField\":")
             Fixed32Codec.writeJSON(self.maxField, to: &writer)
         }
@@ -454,13 +454,13 @@ extension Composite.Inner: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.level.rawValue != 0 { size += 1 + EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level) }
+        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size += EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level) &+ 1 }
         size += RepeatedField<MessageCodec<Composite.Inner>>.unpackedSize(self.children, tagSize: 1)
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.level.rawValue != 0 {
+        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) {
             writer.writeByte(0x08)
             EnumCodec<Composite.Inner.Level>.write(self.level, to: &writer)
         }
@@ -487,7 +487,7 @@ extension Composite.Inner: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.level.rawValue != 0 {
+        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) {
             writer.writeKeyLiteral("\"level\":")
             EnumCodec<Composite.Inner.Level>.writeJSON(self.level, to: &writer)
         }

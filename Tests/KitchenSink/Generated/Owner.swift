@@ -42,16 +42,16 @@ extension Owner: ProtoMessage {
         var size = unknownFields.count
         do {
             let length = self.pet.serializedSize()
-            if length != 0 { size += 1 + WireSize.lengthDelimited(length) }
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
         }
-        if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
         do {
             let length = self.pet.serializedSize()
-            if length != 0 {
+            if !length.isZero {
                 writer.writeByte(0x0A)
                 writer.writeVarint(UInt64(length))
                 self.pet.serialize(into: &writer)
@@ -85,7 +85,7 @@ extension Owner: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.pet.serializedSize() != 0 {
+        if !self.pet.serializedSize().isZero {
             writer.writeKeyLiteral("\"pet\":")
             try MessageCodec<Pet>.writeJSON(self.pet, to: &writer)
         }

@@ -40,8 +40,8 @@ extension Pet: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.owner?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
-        if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
+        if let length = self.owner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
         return size
     }
 
@@ -62,7 +62,7 @@ extension Pet: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                if self.owner == nil { self.owner = Owner() }
+                if case .none = self.owner { self.owner = Owner() }
                 try reader.mergeMessage(into: &self.owner!)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)

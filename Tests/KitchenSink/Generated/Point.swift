@@ -34,18 +34,18 @@ extension Point: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.x != 0 { size += 1 + SInt32Codec.encodedSize(of: self.x) }
-        if self.y != 0 { size += 1 + SInt32Codec.encodedSize(of: self.y) }
-        if let length = self.label.map(StringCodec.encodedSize) { size += 1 + length }
+        if !SInt32Codec.isDefault(self.x) { size += SInt32Codec.encodedSize(of: self.x) &+ 1 }
+        if !SInt32Codec.isDefault(self.y) { size += SInt32Codec.encodedSize(of: self.y) &+ 1 }
+        if let length = self.label.map(StringCodec.encodedSize) { size += length &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.x != 0 {
+        if !SInt32Codec.isDefault(self.x) {
             writer.writeByte(0x08)
             SInt32Codec.write(self.x, to: &writer)
         }
-        if self.y != 0 {
+        if !SInt32Codec.isDefault(self.y) {
             writer.writeByte(0x10)
             SInt32Codec.write(self.y, to: &writer)
         }
@@ -77,11 +77,11 @@ extension Point: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.x != 0 {
+        if !SInt32Codec.isDefault(self.x) {
             writer.writeKeyLiteral("\"x\":")
             SInt32Codec.writeJSON(self.x, to: &writer)
         }
-        if self.y != 0 {
+        if !SInt32Codec.isDefault(self.y) {
             writer.writeKeyLiteral("\"y\":")
             SInt32Codec.writeJSON(self.y, to: &writer)
         }

@@ -100,31 +100,31 @@ extension Scalars: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.boolValue { size += 1 + BoolCodec.encodedSize(of: self.boolValue) }
-        if self.int32Value != 0 { size += 1 + Int32Codec.encodedSize(of: self.int32Value) }
-        if self.int64Value != 0 { size += 1 + Int64Codec.encodedSize(of: self.int64Value) }
-        if self.uint32Value != 0 { size += 1 + UInt32Codec.encodedSize(of: self.uint32Value) }
-        if self.uint64Value != 0 { size += 1 + UInt64Codec.encodedSize(of: self.uint64Value) }
-        if self.sint32Value != 0 { size += 1 + SInt32Codec.encodedSize(of: self.sint32Value) }
-        if self.sint64Value != 0 { size += 1 + SInt64Codec.encodedSize(of: self.sint64Value) }
-        if self.fixed32Value != 0 { size += 1 + Fixed32Codec.encodedSize(of: self.fixed32Value) }
-        if self.fixed64Value != 0 { size += 1 + Fixed64Codec.encodedSize(of: self.fixed64Value) }
-        if self.sfixed32Value != 0 { size += 1 + SFixed32Codec.encodedSize(of: self.sfixed32Value) }
-        if self.sfixed64Value != 0 { size += 1 + SFixed64Codec.encodedSize(of: self.sfixed64Value) }
-        if self.floatValue.bitPattern != 0 { size += 1 + FloatCodec.encodedSize(of: self.floatValue) }
-        if self.doubleValue.bitPattern != 0 { size += 1 + DoubleCodec.encodedSize(of: self.doubleValue) }
-        if !self.stringValue.isEmpty { size += 1 + StringCodec.encodedSize(of: self.stringValue) }
-        if !self.bytesValue.isEmpty { size += 1 + BytesCodec.encodedSize(of: self.bytesValue) }
-        if let length = self.optionalBool.map(BoolCodec.encodedSize) { size += 2 + length }
-        if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size += 2 + length }
-        if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size += 2 + length }
-        if let length = self.optionalUint64.map(UInt64Codec.encodedSize) { size += 2 + length }
-        if let length = self.optionalSint32.map(SInt32Codec.encodedSize) { size += 2 + length }
-        if let length = self.optionalFixed64.map(Fixed64Codec.encodedSize) { size += 2 + length }
-        if let length = self.optionalFloat.map(FloatCodec.encodedSize) { size += 2 + length }
-        if let length = self.optionalDouble.map(DoubleCodec.encodedSize) { size += 2 + length }
-        if let length = self.optionalString.map(StringCodec.encodedSize) { size += 2 + length }
-        if let length = self.optionalBytes.map(BytesCodec.encodedSize) { size += 2 + length }
+        if self.boolValue { size += BoolCodec.encodedSize(of: self.boolValue) &+ 1 }
+        if !Int32Codec.isDefault(self.int32Value) { size += Int32Codec.encodedSize(of: self.int32Value) &+ 1 }
+        if !Int64Codec.isDefault(self.int64Value) { size += Int64Codec.encodedSize(of: self.int64Value) &+ 1 }
+        if !UInt32Codec.isDefault(self.uint32Value) { size += UInt32Codec.encodedSize(of: self.uint32Value) &+ 1 }
+        if !UInt64Codec.isDefault(self.uint64Value) { size += UInt64Codec.encodedSize(of: self.uint64Value) &+ 1 }
+        if !SInt32Codec.isDefault(self.sint32Value) { size += SInt32Codec.encodedSize(of: self.sint32Value) &+ 1 }
+        if !SInt64Codec.isDefault(self.sint64Value) { size += SInt64Codec.encodedSize(of: self.sint64Value) &+ 1 }
+        if !Fixed32Codec.isDefault(self.fixed32Value) { size += Fixed32Codec.encodedSize(of: self.fixed32Value) &+ 1 }
+        if !Fixed64Codec.isDefault(self.fixed64Value) { size += Fixed64Codec.encodedSize(of: self.fixed64Value) &+ 1 }
+        if !SFixed32Codec.isDefault(self.sfixed32Value) { size += SFixed32Codec.encodedSize(of: self.sfixed32Value) &+ 1 }
+        if !SFixed64Codec.isDefault(self.sfixed64Value) { size += SFixed64Codec.encodedSize(of: self.sfixed64Value) &+ 1 }
+        if !FloatCodec.isDefault(self.floatValue) { size += FloatCodec.encodedSize(of: self.floatValue) &+ 1 }
+        if !DoubleCodec.isDefault(self.doubleValue) { size += DoubleCodec.encodedSize(of: self.doubleValue) &+ 1 }
+        if !self.stringValue.isEmpty { size += StringCodec.encodedSize(of: self.stringValue) &+ 1 }
+        if !self.bytesValue.isEmpty { size += BytesCodec.encodedSize(of: self.bytesValue) &+ 1 }
+        if let length = self.optionalBool.map(BoolCodec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalUint64.map(UInt64Codec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalSint32.map(SInt32Codec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalFixed64.map(Fixed64Codec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalFloat.map(FloatCodec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalDouble.map(DoubleCodec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalString.map(StringCodec.encodedSize) { size += length &+ 2 }
+        if let length = self.optionalBytes.map(BytesCodec.encodedSize) { size += length &+ 2 }
         return size
     }
 
@@ -133,51 +133,51 @@ extension Scalars: ProtoMessage {
             writer.writeByte(0x08)
             BoolCodec.write(self.boolValue, to: &writer)
         }
-        if self.int32Value != 0 {
+        if !Int32Codec.isDefault(self.int32Value) {
             writer.writeByte(0x10)
             Int32Codec.write(self.int32Value, to: &writer)
         }
-        if self.int64Value != 0 {
+        if !Int64Codec.isDefault(self.int64Value) {
             writer.writeByte(0x18)
             Int64Codec.write(self.int64Value, to: &writer)
         }
-        if self.uint32Value != 0 {
+        if !UInt32Codec.isDefault(self.uint32Value) {
             writer.writeByte(0x20)
             UInt32Codec.write(self.uint32Value, to: &writer)
         }
-        if self.uint64Value != 0 {
+        if !UInt64Codec.isDefault(self.uint64Value) {
             writer.writeByte(0x28)
             UInt64Codec.write(self.uint64Value, to: &writer)
         }
-        if self.sint32Value != 0 {
+        if !SInt32Codec.isDefault(self.sint32Value) {
             writer.writeByte(0x30)
             SInt32Codec.write(self.sint32Value, to: &writer)
         }
-        if self.sint64Value != 0 {
+        if !SInt64Codec.isDefault(self.sint64Value) {
             writer.writeByte(0x38)
             SInt64Codec.write(self.sint64Value, to: &writer)
         }
-        if self.fixed32Value != 0 {
+        if !Fixed32Codec.isDefault(self.fixed32Value) {
             writer.writeByte(0x45)
             Fixed32Codec.write(self.fixed32Value, to: &writer)
         }
-        if self.fixed64Value != 0 {
+        if !Fixed64Codec.isDefault(self.fixed64Value) {
             writer.writeByte(0x49)
             Fixed64Codec.write(self.fixed64Value, to: &writer)
         }
-        if self.sfixed32Value != 0 {
+        if !SFixed32Codec.isDefault(self.sfixed32Value) {
             writer.writeByte(0x55)
             SFixed32Codec.write(self.sfixed32Value, to: &writer)
         }
-        if self.sfixed64Value != 0 {
+        if !SFixed64Codec.isDefault(self.sfixed64Value) {
             writer.writeByte(0x59)
             SFixed64Codec.write(self.sfixed64Value, to: &writer)
         }
-        if self.floatValue.bitPattern != 0 {
+        if !FloatCodec.isDefault(self.floatValue) {
             writer.writeByte(0x65)
             FloatCodec.write(self.floatValue, to: &writer)
         }
-        if self.doubleValue.bitPattern != 0 {
+        if !DoubleCodec.isDefault(self.doubleValue) {
             writer.writeByte(0x69)
             DoubleCodec.write(self.doubleValue, to: &writer)
         }
@@ -301,51 +301,51 @@ extension Scalars: ProtoMessage {
             writer.writeKeyLiteral("\"boolValue\":")
             BoolCodec.writeJSON(self.boolValue, to: &writer)
         }
-        if self.int32Value != 0 {
+        if !Int32Codec.isDefault(self.int32Value) {
             writer.writeKeyLiteral("\"int32Value\":")
             Int32Codec.writeJSON(self.int32Value, to: &writer)
         }
-        if self.int64Value != 0 {
+        if !Int64Codec.isDefault(self.int64Value) {
             writer.writeKeyLiteral("\"int64Value\":")
             Int64Codec.writeJSON(self.int64Value, to: &writer)
         }
-        if self.uint32Value != 0 {
+        if !UInt32Codec.isDefault(self.uint32Value) {
             writer.writeKeyLiteral("\"uint32Value\":")
             UInt32Codec.writeJSON(self.uint32Value, to: &writer)
         }
-        if self.uint64Value != 0 {
+        if !UInt64Codec.isDefault(self.uint64Value) {
             writer.writeKeyLiteral("\"uint64Value\":")
             UInt64Codec.writeJSON(self.uint64Value, to: &writer)
         }
-        if self.sint32Value != 0 {
+        if !SInt32Codec.isDefault(self.sint32Value) {
             writer.writeKeyLiteral("\"sint32Value\":")
             SInt32Codec.writeJSON(self.sint32Value, to: &writer)
         }
-        if self.sint64Value != 0 {
+        if !SInt64Codec.isDefault(self.sint64Value) {
             writer.writeKeyLiteral("\"sint64Value\":")
             SInt64Codec.writeJSON(self.sint64Value, to: &writer)
         }
-        if self.fixed32Value != 0 {
+        if !Fixed32Codec.isDefault(self.fixed32Value) {
             writer.writeKeyLiteral("\"fixed32Value\":")
             Fixed32Codec.writeJSON(self.fixed32Value, to: &writer)
         }
-        if self.fixed64Value != 0 {
+        if !Fixed64Codec.isDefault(self.fixed64Value) {
             writer.writeKeyLiteral("\"fixed64Value\":")
             Fixed64Codec.writeJSON(self.fixed64Value, to: &writer)
         }
-        if self.sfixed32Value != 0 {
+        if !SFixed32Codec.isDefault(self.sfixed32Value) {
             writer.writeKeyLiteral("\"sfixed32Value\":")
             SFixed32Codec.writeJSON(self.sfixed32Value, to: &writer)
         }
-        if self.sfixed64Value != 0 {
+        if !SFixed64Codec.isDefault(self.sfixed64Value) {
             writer.writeKeyLiteral("\"sfixed64Value\":")
             SFixed64Codec.writeJSON(self.sfixed64Value, to: &writer)
         }
-        if self.floatValue.bitPattern != 0 {
+        if !FloatCodec.isDefault(self.floatValue) {
             writer.writeKeyLiteral("\"floatValue\":")
             FloatCodec.writeJSON(self.floatValue, to: &writer)
         }
-        if self.doubleValue.bitPattern != 0 {
+        if !DoubleCodec.isDefault(self.doubleValue) {
             writer.writeKeyLiteral("\"doubleValue\":")
             DoubleCodec.writeJSON(self.doubleValue, to: &writer)
         }

@@ -55,14 +55,14 @@ extension TreeNode: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.name.isEmpty { size += 1 + StringCodec.encodedSize(of: self.name) }
-        if let length = self.parent?.serializedSize() { size += 1 + WireSize.lengthDelimited(length) }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
+        if let length = self.parent?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         size += RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1)
         if case let .next(value)? = self.link {
-            size += 1 + MessageCodec<TreeNode>.encodedSize(of: value)
+            size += MessageCodec<TreeNode>.encodedSize(of: value) &+ 1
         }
         if case let .label(value)? = self.link {
-            size += 1 + StringCodec.encodedSize(of: value)
+            size += StringCodec.encodedSize(of: value) &+ 1
         }
         return size
     }
@@ -95,7 +95,7 @@ extension TreeNode: ProtoMessage {
             case 0x0A:
                 self.name = try StringCodec.read(from: &reader)
             case 0x12:
-                if self.parent == nil { self.parent = TreeNode() }
+                if case .none = self.parent { self.parent = TreeNode() }
                 try reader.mergeMessage(into: &self.parent!)
             case 0x1A:
                 try RepeatedField<MessageCodec<TreeNode>>.readElement(from: &reader, tag: 0x1A, into: &self.children)
