@@ -112,6 +112,24 @@ import Testing
         #expect(schema.messages[2].fields[0].isIndirect)
     }
 
+    /// A chain of messages embedding each other would grow structs without bound; large
+    /// embedded messages are boxed so every struct stays small.
+    @Test func largeEmbeddedMessagesAreBoxed() throws {
+        var text = "package demo\nmessage M0 { 1 a: string  2 b: string  3 c: string  4 d: string }\n"
+        for index in 1..<12 {
+            text += "message M\(index) { 1 a: string  2 b: string  3 c: string  4 d: string  5 inner: M\(index - 1)? }\n"
+        }
+        let schema = try #require(compile(text).schema)
+        let boxed = schema.messages.filter { $0.fields.contains { $0.isIndirect } }.map(\.name)
+        #expect(!boxed.isEmpty)
+        // Between two boxed links there are at most a few inline ones.
+        #expect(boxed.count >= 2)
+        #expect(schema.messages[1].fields.last?.isIndirect == false)
+        // Small embedded messages stay inline.
+        let small = try #require(compile("package demo\nmessage A { 1 b: B }\nmessage B { 1 x: int32 }\n").schema)
+        #expect(small.messages[0].fields[0].isIndirect == false)
+    }
+
     @Test func fileOrderDoesNotChangeTheModel() throws {
         let a = SourceFile(path: "a.sb", text: "package demo\nmessage A { 1 b: B }\n")
         let b = SourceFile(path: "b.sb", text: "package demo\nmessage B { 1 c: C }\n")
