@@ -59,15 +59,24 @@ public struct WireReader {
 
     @inlinable
     public mutating func readVarint() throws(WireDecodingError) -> UInt64 {
-        guard cursor < end else { throw .truncated }
-        var byte = cursor.load(as: UInt8.self)
-        cursor += 1
-        if byte < 0x80 { return UInt64(byte) }
-        var result = UInt64(byte & 0x7F)
-        var shift: UInt64 = 7
+        // One-byte varints (small numbers, most tags and lengths) stay inline.
+        if cursor < end {
+            let byte = cursor.load(as: UInt8.self)
+            if byte < 0x80 {
+                cursor += 1
+                return UInt64(byte)
+            }
+        }
+        return try readMultiByteVarint()
+    }
+
+    @usableFromInline
+    mutating func readMultiByteVarint() throws(WireDecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
         while true {
             guard cursor < end else { throw .truncated }
-            byte = cursor.load(as: UInt8.self)
+            let byte = cursor.load(as: UInt8.self)
             cursor += 1
             if shift == 63 {
                 // The tenth byte may only contribute the top bit.
@@ -137,7 +146,7 @@ public struct WireReader {
     @inlinable
     public mutating func readBytes() throws(WireDecodingError) -> Data {
         let bytes = try readLengthDelimited()
-        return bytes.isEmpty ? Data() : Data(bytes)
+        return bytes.isEmpty ? Data() : Data(bytes: bytes.baseAddress!, count: bytes.count)
     }
 
     // MARK: Nested messages

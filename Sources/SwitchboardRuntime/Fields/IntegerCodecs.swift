@@ -19,8 +19,6 @@ public enum Int32Codec: MapKeyCodec {
         if reader.readNull() { return nil }
         return Int32(try reader.readInteger(in: Int64(Int32.min)...Int64(Int32.max)))
     }
-    public static func jsonKey(_ value: Int32) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int32? { Int32(key.string) }
 }
 
 /// `int64`: a varint; JSON writes it as a quoted string.
@@ -42,8 +40,6 @@ public enum Int64Codec: MapKeyCodec {
         if reader.readNull() { return nil }
         return try reader.readInteger(in: Int64.min...Int64.max)
     }
-    public static func jsonKey(_ value: Int64) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int64? { Int64(key.string) }
 }
 
 /// `uint32`: a varint.
@@ -63,8 +59,6 @@ public enum UInt32Codec: MapKeyCodec {
         if reader.readNull() { return nil }
         return UInt32(try reader.readUnsignedInteger(maximum: UInt64(UInt32.max)))
     }
-    public static func jsonKey(_ value: UInt32) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> UInt32? { UInt32(key.string) }
 }
 
 /// `uint64`: a varint; JSON writes it as a quoted string.
@@ -84,8 +78,6 @@ public enum UInt64Codec: MapKeyCodec {
         if reader.readNull() { return nil }
         return try reader.readUnsignedInteger(maximum: UInt64.max)
     }
-    public static func jsonKey(_ value: UInt64) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> UInt64? { UInt64(key.string) }
 }
 
 /// `sint32`: a ZigZag varint.
@@ -106,8 +98,6 @@ public enum SInt32Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Int32? {
         try Int32Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: Int32) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int32? { Int32(key.string) }
 }
 
 /// `sint64`: a ZigZag varint; JSON writes it as a quoted string.
@@ -128,8 +118,6 @@ public enum SInt64Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Int64? {
         try Int64Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: Int64) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int64? { Int64(key.string) }
 }
 
 /// `fixed32`: four little-endian bytes.
@@ -149,8 +137,6 @@ public enum Fixed32Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> UInt32? {
         try UInt32Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: UInt32) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> UInt32? { UInt32(key.string) }
 }
 
 /// `fixed64`: eight little-endian bytes; JSON writes it as a quoted string.
@@ -170,8 +156,6 @@ public enum Fixed64Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> UInt64? {
         try UInt64Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: UInt64) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> UInt64? { UInt64(key.string) }
 }
 
 /// `sfixed32`: four little-endian bytes, two's complement.
@@ -193,8 +177,6 @@ public enum SFixed32Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Int32? {
         try Int32Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: Int32) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int32? { Int32(key.string) }
 }
 
 /// `sfixed64`: eight little-endian bytes, two's complement; JSON writes a quoted string.
@@ -216,8 +198,6 @@ public enum SFixed64Codec: MapKeyCodec {
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Int64? {
         try Int64Codec.readJSON(from: &reader)
     }
-    public static func jsonKey(_ value: Int64) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Int64? { Int64(key.string) }
 }
 
 /// `bool`: a one-byte varint.
@@ -240,4 +220,10 @@ public enum BoolCodec: MapKeyCodec {
     public static func parseJSONKey(_ key: JSONName) -> Bool? {
         key.matches("true") ? true : key.matches("false") ? false : nil
     }
+}
+
+/// Integer map keys are written in JSON as decimal strings.
+extension MapKeyCodec where Value: FixedWidthInteger {
+    public static func jsonKey(_ value: Value) -> String { String(value) }
+    public static func parseJSONKey(_ key: JSONName) -> Value? { Value(key.string, radix: 10) }
 }
