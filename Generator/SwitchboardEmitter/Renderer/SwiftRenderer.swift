@@ -30,7 +30,7 @@ public struct SwiftRenderer: Sendable {
 
     func prefix(_ access: String?) -> String { access.map { "\($0) " } ?? "" }
 
-    func render(_ declaration: SwiftDeclaration, indent: String, into output: inout [String]) {
+    func render(_ declaration: SwiftDeclaration, indent: String, into output: inout [String], inProtocol: Bool = false) {
         switch declaration {
         case let .type(type):
             documentation(type.documentation, indent: indent, into: &output)
@@ -50,7 +50,7 @@ public struct SwiftRenderer: Sendable {
                 }
                 if index > 0, !(isCase && previousWasCase), !(isPlainProperty && previousWasProperty) { output.append("") }
                 previousWasProperty = isPlainProperty
-                render(member, indent: indent + "    ", into: &output)
+                render(member, indent: indent + "    ", into: &output, inProtocol: type.kind == .protocol)
                 previousWasCase = isCase
             }
             output.append("\(indent)}")
@@ -79,12 +79,18 @@ public struct SwiftRenderer: Sendable {
             }
         case let .function(function):
             documentation(function.documentation, indent: indent, into: &output)
+            if inProtocol {
+                output.append("\(indent)\(function.signature)\(function.signatureSuffix)")
+                break
+            }
             if let parameters = function.parameters, !parameters.isEmpty {
                 output.append("\(indent)\(prefix(function.access))\(function.signature)(")
                 for (position, parameter) in parameters.enumerated() {
                     output.append("\(indent)    \(parameter)" + (position < parameters.count - 1 ? "," : ""))
                 }
-                output.append("\(indent)) {")
+                output.append("\(indent))\(function.signatureSuffix) {")
+            } else if !function.signatureSuffix.isEmpty {
+                output.append("\(indent)\(prefix(function.access))\(function.signature)()\(function.signatureSuffix) {")
             } else if function.body.isEmpty {
                 output.append("\(indent)\(prefix(function.access))\(function.signature) {}")
                 break
@@ -113,6 +119,16 @@ public struct SwiftRenderer: Sendable {
             case let .nested(header, body):
                 output.append("\(indent)\(header)")
                 render(body, indent: indent + "    ", into: &output)
+            case let .enclosed(opening, body, closing):
+                output.append("\(indent)\(opening)")
+                render(body, indent: indent + "    ", into: &output)
+                output.append("\(indent)\(closing)")
+            case let .doCatch(header, body, handler):
+                output.append("\(indent)\(header) {")
+                render(body, indent: indent + "    ", into: &output)
+                output.append("\(indent)} catch {")
+                render(handler, indent: indent + "    ", into: &output)
+                output.append("\(indent)}")
             }
         }
     }

@@ -23,7 +23,8 @@ public indirect enum SwiftDeclaration: Sendable, Hashable {
 /// A `struct`, `enum` or `extension`.
 public struct SwiftTypeDeclaration: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
-        case `struct`, `enum`, `extension`
+        case `struct`, `enum`, `extension`, `protocol`
+        case `class` = "final class"
     }
     public var kind: Kind
     public var documentation: [String] = []
@@ -55,6 +56,8 @@ public struct SwiftFunction: Sendable, Hashable {
     public var signature: String
     /// Parameters written one per line after `signature`, for long parameter lists.
     public var parameters: [String]? = nil
+    /// What follows the parameter list, such as ` async throws -> T`.
+    public var signatureSuffix: String = ""
     public var body: [CodeLine]
 }
 
@@ -73,4 +76,8 @@ public indirect enum CodeLine: Sendable, Hashable {
     case block(String, [CodeLine], closing: String = "}")
     /// A line followed by an indented body and no braces, such as a `case` of a `switch`.
     case nested(String, [CodeLine])
+    /// An opening line written as is, an indented body, and a closing line.
+    case enclosed(String, [CodeLine], String)
+    /// `do <header> { body } catch { handler }`
+    case doCatch(String, [CodeLine], [CodeLine])
 }

@@ -101,6 +101,36 @@ struct MessageTranslator {
             body: body)
     }
 
+    // MARK: Redaction
+
+    /// For messages with `@sensitive` fields: descriptions that never show those values.
+    /// Other messages keep Swift's default description, which calls into these for nested messages.
+    func redactedDescription() -> SwiftTypeDeclaration? {
+        guard message.fields.contains(where: \.isSensitive) else { return nil }
+        var lines: [CodeLine] = [.line("var parts: [String] = []")]
+        for field in message.fields where field.oneof == nil {
+            let label = field.swiftName.replacingOccurrences(of: "`", with: "")
+            if field.isSensitive {
+                lines.append(.line("parts.append(\"\(label): [REDACTED]\")"))
+            } else {
+                lines.append(.line("parts.append(\"\(label): \\(String(reflecting: self.\(field.swiftName)))\")"))
+            }
+        }
+        for oneof in message.oneofs {
+            let redacted = oneof.fields.contains { message.fields[$0].isSensitive }
+            lines.append(.line(redacted
+                ? "parts.append(\"\(oneof.swiftName): \\(self.\(oneof.swiftName) == nil ? \"nil\" : \"[REDACTED]\")\")"
+                : "parts.append(\"\(oneof.swiftName): \\(String(reflecting: self.\(oneof.swiftName)))\")"))
+        }
+        lines.append(.line("return \"\(message.swiftName)(\" + parts.joined(separator: \", \") + \")\""))
+        return SwiftTypeDeclaration(
+            kind: .extension, name: message.swiftPath, conformances: ["CustomStringConvertible", "CustomDebugStringConvertible"],
+            members: [
+                .property(SwiftProperty(documentation: ["The fields, with `@sensitive` values redacted."], access: access, name: "description", type: "String", getter: lines)),
+                .property(SwiftProperty(access: access, name: "debugDescription", type: "String", getter: [.line("description")])),
+            ])
+    }
+
     // MARK: ProtoMessage conformance
 
     func conformance() -> SwiftTypeDeclaration {
@@ -420,6 +450,8 @@ struct MessageTranslator {
         case let .line(text): return .line("    " + text)
         case let .block(header, body, closing): return .block("    " + header, body.map(indented), closing: "    " + closing)
         case let .nested(header, body): return .nested("    " + header, body.map(indented))
+        case let .enclosed(opening, body, closing): return .enclosed("    " + opening, body.map(indented), "    " + closing)
+        case let .doCatch(header, body, handler): return .doCatch("    " + header, body.map(indented), handler.map(indented))
         }
     }
 }

@@ -41,6 +41,13 @@ public struct SwiftTranslator: Sendable {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: index).declaration()
             files.append(file(named: definition.swiftName, from: definition.file, declarations: [.type(declaration)]))
         }
+        for service in schema.services {
+            let declarations = ServiceTranslator(mapping: mapping, access: options.accessLevel, service: service).declarations()
+            files.append(file(named: "\(service.name)Service", from: service.file, declarations: declarations))
+        }
+        if !schema.keys.isEmpty {
+            files.append(file(named: "Credentials", from: 0, declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
+        }
         return files.sorted { $0.path < $1.path }
     }
 
@@ -68,6 +75,7 @@ public struct SwiftTranslator: Sendable {
                 kind: .extension, name: parent.swiftPath, members: [.type(translator.structDeclaration())])))
         }
         declarations.append(.type(translator.conformance()))
+        if let redaction = translator.redactedDescription() { declarations.append(.type(redaction)) }
         for enumIndex in message.nestedEnums {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: enumIndex).declaration()
             declarations.append(.type(SwiftTypeDeclaration(kind: .extension, name: message.swiftPath, members: [.type(declaration)])))

@@ -83,6 +83,7 @@ public struct Lexer {
                 case UInt8(ascii: "."): kind = .dot
                 case UInt8(ascii: "@"): kind = .at
                 case UInt8(ascii: "/"): kind = .slash
+                case UInt8(ascii: "*"): kind = .star
                 case UInt8(ascii: "-"):
                     if peek() == UInt8(ascii: ">") {
                         position += 1
@@ -171,6 +172,8 @@ public struct Lexer {
             case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: digit = UInt64(byte - 55)
             default: digit = nil
             }
+            // A decimal number may run into a unit (`10s`); the unit lexes as an identifier.
+            if digit == nil, radix == 10, byte != UInt8(ascii: "_") { break }
             guard let digit else {
                 diagnostics.error(.unexpectedCharacter, "unexpected character '\(Character(Unicode.Scalar(byte)))' in integer literal", at: location(position))
                 position += 1

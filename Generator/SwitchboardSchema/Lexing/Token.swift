@@ -6,7 +6,7 @@ public struct Token: Sendable, Hashable {
         case integer
         case string
         case leftBrace, rightBrace, leftBracket, rightBracket, leftParen, rightParen
-        case colon, comma, equals, question, dot, at, minus, arrow, slash
+        case colon, comma, equals, question, dot, at, minus, arrow, slash, star
         case endOfFile
     }
 
@@ -49,6 +49,7 @@ extension Token.Kind {
         case .minus: return "'-'"
         case .arrow: return "'->'"
         case .slash: return "'/'"
+        case .star: return "'*'"
         case .endOfFile: return "end of file"
         }
     }

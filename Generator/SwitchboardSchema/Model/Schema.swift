@@ -12,6 +12,10 @@ public struct Schema: Sendable, Hashable {
     public var messages: [MessageDefinition]
     /// Every enum, nested ones included, in file and source order.
     public var enums: [EnumDefinition]
+    /// Services in file and source order.
+    public var services: [ServiceDefinition] = []
+    /// Per-request credentials.
+    public var keys: [KeyDefinition] = []
 
     /// Messages declared at the top level of a file.
     public var topLevelMessages: [MessageDefinition] { messages.filter { $0.parent == nil } }

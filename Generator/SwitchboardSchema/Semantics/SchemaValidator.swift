@@ -14,6 +14,11 @@ struct SchemaValidator {
     /// Syntax for each entry of `messages` and `enums`, kept for the later passes.
     var messageSyntax: [MessageSyntax] = []
     var enumSyntax: [EnumSyntax] = []
+    var serviceSyntax: [(syntax: ServiceSyntax, file: Int)] = []
+    var errorSetSyntax: [String: ErrorSetSyntax] = [:]
+    var keySyntax: [KeySyntax] = []
+    var services: [ServiceDefinition] = []
+    var keys: [KeyDefinition] = []
     /// Type path (`Outer.Inner`) → type.
     var typesByPath: [String: TypeReference] = [:]
 
@@ -41,8 +46,10 @@ struct SchemaValidator {
         checkRecursion()
         if !diagnostics.hasErrors { boxLargeEmbeddedMessages() }
         assignSwiftNames()
+        buildKeys()
+        buildServices()
         guard !diagnostics.hasErrors else { return nil }
-        return Schema(packageName: packageName, files: files, messages: messages, enums: enums)
+        return Schema(packageName: packageName, files: files, messages: messages, enums: enums, services: services, keys: keys)
     }
 
     func describe(_ location: SourceLocation) -> String {
@@ -118,6 +125,19 @@ struct SchemaValidator {
             enumSyntax.append(enumeration)
             checkAttributes(enumeration.attributes, allowed: ["deprecated"], on: "an enum")
             if let parent, isNew { messages[parent].nestedEnums.append(index) }
+        case let .service(service):
+            checkTypeName(service.name, kind: "service")
+            checkAttributes(service.attributes, allowed: ["deprecated"], on: "a service")
+            serviceSyntax.append((service, file))
+        case let .errorSet(errorSet):
+            checkTypeName(errorSet.name, kind: "error set")
+            if let previous = errorSetSyntax[errorSet.name.text] {
+                diagnostics.error(.duplicateTypeName, "error set '\(errorSet.name.text)' is already declared at \(describe(previous.name.location))", at: errorSet.name.location)
+            } else {
+                errorSetSyntax[errorSet.name.text] = errorSet
+            }
+        case let .key(key):
+            keySyntax.append(key)
         }
     }
 

@@ -114,6 +114,7 @@ public struct Parser {
 
     static func startsTopLevelDeclaration(_ token: Token) -> Bool {
         token.isKeyword("message") || token.isKeyword("enum") || token.isKeyword("package") || token.kind == .at
+            || token.isKeyword("service") || token.isKeyword("errors") || token.isKeyword("key")
     }
 
     mutating func parseDottedName(_ what: String) -> [NameSyntax]? {
@@ -159,9 +160,18 @@ public struct Parser {
         if current.isKeyword("enum") {
             return parseEnum(documentation: documentation, attributes: attributes).map(DeclarationSyntax.enumeration)
         }
+        if topLevel, current.isKeyword("service") {
+            return parseService(documentation: documentation, attributes: attributes).map(DeclarationSyntax.service)
+        }
+        if topLevel, current.isKeyword("errors") {
+            return parseErrorSet(documentation: documentation).map(DeclarationSyntax.errorSet)
+        }
+        if topLevel, current.isKeyword("key") {
+            return parseKey(documentation: documentation).map(DeclarationSyntax.key)
+        }
         if topLevel {
-            var message = "expected a declaration ('message' or 'enum'), found \(describe(current))"
-            if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["message", "enum", "package"]) {
+            var message = "expected a declaration ('message', 'enum', 'service', 'errors' or 'key'), found \(describe(current))"
+            if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["message", "enum", "package", "service", "errors"]) {
                 message += "; did you mean '\(suggestion)'?"
             }
             diagnostics.error(.unknownDeclaration, message, at: current.location)

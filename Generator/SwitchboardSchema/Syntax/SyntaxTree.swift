@@ -30,6 +30,9 @@ public struct AttributeSyntax: Sendable, Hashable {
 public enum DeclarationSyntax: Sendable, Hashable {
     case message(MessageSyntax)
     case enumeration(EnumSyntax)
+    case service(ServiceSyntax)
+    case errorSet(ErrorSetSyntax)
+    case key(KeySyntax)
 }
 
 /// `message Name { ... }`

@@ -220,3 +220,25 @@ extension Envelope: ProtoMessage {
         }
     }
 }
+
+extension Envelope: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The fields, with `@sensitive` values redacted.
+    public var description: String {
+        var parts: [String] = []
+        parts.append("type: \(String(reflecting: self.type))")
+        parts.append("sourceServiceId: \(String(reflecting: self.sourceServiceId))")
+        parts.append("sourceDevice: \(String(reflecting: self.sourceDevice))")
+        parts.append("destinationServiceId: \(String(reflecting: self.destinationServiceId))")
+        parts.append("timestamp: \(String(reflecting: self.timestamp))")
+        parts.append("content: [REDACTED]")
+        parts.append("serverGuid: \(String(reflecting: self.serverGuid))")
+        parts.append("serverTimestamp: \(String(reflecting: self.serverTimestamp))")
+        parts.append("urgent: \(String(reflecting: self.urgent))")
+        parts.append("story: \(String(reflecting: self.story))")
+        return "Envelope(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String {
+        description
+    }
+}

@@ -76,3 +76,16 @@ extension LookUpUsernameHashRequest: ProtoMessage {
         }
     }
 }
+
+extension LookUpUsernameHashRequest: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The fields, with `@sensitive` values redacted.
+    public var description: String {
+        var parts: [String] = []
+        parts.append("hash: [REDACTED]")
+        return "LookUpUsernameHashRequest(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String {
+        description
+    }
+}

@@ -125,3 +125,19 @@ extension OutgoingMessage: ProtoMessage {
         }
     }
 }
+
+extension OutgoingMessage: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The fields, with `@sensitive` values redacted.
+    public var description: String {
+        var parts: [String] = []
+        parts.append("type: \(String(reflecting: self.type))")
+        parts.append("destinationDeviceId: \(String(reflecting: self.destinationDeviceId))")
+        parts.append("destinationRegistrationId: \(String(reflecting: self.destinationRegistrationId))")
+        parts.append("content: [REDACTED]")
+        return "OutgoingMessage(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String {
+        description
+    }
+}

@@ -238,3 +238,26 @@ extension Profile: ProtoMessage {
         }
     }
 }
+
+extension Profile: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The fields, with `@sensitive` values redacted.
+    public var description: String {
+        var parts: [String] = []
+        parts.append("version: \(String(reflecting: self.version))")
+        parts.append("name: \(String(reflecting: self.name))")
+        parts.append("about: \(String(reflecting: self.about))")
+        parts.append("aboutEmoji: \(String(reflecting: self.aboutEmoji))")
+        parts.append("avatarPath: \(String(reflecting: self.avatarPath))")
+        parts.append("paymentAddress: \(String(reflecting: self.paymentAddress))")
+        parts.append("badges: \(String(reflecting: self.badges))")
+        parts.append("capabilities: \(String(reflecting: self.capabilities))")
+        parts.append("identityKey: \(String(reflecting: self.identityKey))")
+        parts.append("unidentifiedAccess: [REDACTED]")
+        parts.append("unrestrictedUnidentifiedAccess: \(String(reflecting: self.unrestrictedUnidentifiedAccess))")
+        return "Profile(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String {
+        description
+    }
+}

@@ -2,7 +2,7 @@
 ///
 /// Values unknown to this version of the schema decode to an `unrecognized`
 /// case that keeps the number, so decoding and re-encoding loses nothing.
-public protocol ProtoEnum: Sendable, Hashable, RawRepresentable where RawValue == Int32 {
+public protocol ProtoEnum: Sendable, Hashable, RawRepresentable, ParameterValue where RawValue == Int32 {
     /// The value for `rawValue`; numbers the schema does not name become `unrecognized`.
     init(rawValue: Int32)
     /// The zero value, protobuf's default.

@@ -1,0 +1,32 @@
+import SwitchboardSchema
+
+/// Translates `key` declarations into credential types that know their header.
+struct KeyTranslator {
+    let access: String
+
+    func declarations(_ keys: [KeyDefinition]) -> [SwiftDeclaration] {
+        keys.map { key in
+            let valueType = key.form == .base64 ? "Data" : "String"
+            let headerValue: String
+            switch key.form {
+            case .base64: headerValue = "value.base64EncodedString()"
+            case .string: headerValue = "value"
+            case .bearer: headerValue = "\"Bearer \" + value"
+            }
+            var documentation = key.documentation
+            if !documentation.isEmpty { documentation.append("") }
+            documentation.append("Sent as the `\(key.header)` header. Its description is always redacted.")
+            return .type(SwiftTypeDeclaration(
+                kind: .struct, documentation: documentation, access: access, name: key.swiftTypeName,
+                conformances: ["Sendable", "Hashable", "CustomStringConvertible", "CustomDebugStringConvertible"],
+                members: [
+                    .property(SwiftProperty(documentation: ["The header the credential travels in."], access: access, isStatic: true, isLet: true, name: "headerName", initializer: "\"\(key.header)\"")),
+                    .property(SwiftProperty(documentation: ["The secret value."], access: access, name: "value", type: valueType)),
+                    .function(SwiftFunction(documentation: ["Wraps a credential value."], access: access, signature: "init(_ value: \(valueType))", body: [.line("self.value = value")])),
+                    .property(SwiftProperty(documentation: ["The header's value."], access: access, name: "headerValue", type: "String", getter: [.line(headerValue)])),
+                    .property(SwiftProperty(access: access, name: "description", type: "String", getter: [.line("\"\(key.swiftTypeName)([REDACTED])\"")])),
+                    .property(SwiftProperty(access: access, name: "debugDescription", type: "String", getter: [.line("description")])),
+                ]))
+        }
+    }
+}

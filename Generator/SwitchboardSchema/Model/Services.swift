@@ -1,0 +1,138 @@
+/// How a service's endpoints may be reached.
+public enum ServiceAuth: String, Sendable, Hashable {
+    /// Only through the authenticated connection.
+    case account
+    /// Only through the unauthenticated connection.
+    case none
+}
+
+/// A service's availability, in the spirit of SimpleX's service catalogue.
+public enum ServiceStatus: String, Sendable, Hashable {
+    case enabled, experimental, disabled
+}
+
+/// How bodies are encoded on the wire.
+public enum BodyEncodingKind: String, Sendable, Hashable {
+    case protobuf, json
+}
+
+/// A per-request credential mapped to a header.
+public struct KeyDefinition: Sendable, Hashable {
+    /// How the credential's value is written into its header.
+    public enum Form: String, Sendable, Hashable {
+        /// Bytes, base64 in the header.
+        case base64
+        /// A string, as is.
+        case string
+        /// A string, as `Bearer <value>`.
+        case bearer
+    }
+    public var name: String
+    /// The generated credential type, such as `AccessKey`.
+    public var swiftTypeName: String
+    public var header: String
+    public var form: Form
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// A status an endpoint answers with, mapped to a case of its error type.
+public struct ErrorCaseDefinition: Sendable, Hashable {
+    public var status: Int
+    public var name: String
+    public var swiftName: String
+    /// A message decoded from the error's body.
+    public var body: Int?
+    /// Whether the case carries the `Retry-After` delay.
+    public var retryAfter: Bool
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// How a request field travels in a path or query.
+public enum ParameterEncoding: String, Sendable, Hashable {
+    /// Percent-encoded text (strings, numbers, booleans, enum names).
+    case percent
+    /// Unpadded base64url (bytes).
+    case base64url
+}
+
+/// A request field bound to a path segment, query parameter or header.
+public struct ParameterBinding: Sendable, Hashable {
+    /// The placeholder, query or header name.
+    public var name: String
+    /// Index of the field in the request message.
+    public var field: Int
+    public var encoding: ParameterEncoding
+}
+
+/// What an endpoint sends as its body.
+public enum BodyBinding: Sendable, Hashable {
+    case none
+    /// The whole request, less fields bound elsewhere.
+    case request
+    /// One message field of the request.
+    case field(Int)
+}
+
+/// One endpoint of a service.
+public struct EndpointDefinition: Sendable, Hashable {
+    public var name: String
+    public var swiftName: String
+    /// `package.Service/Method`
+    public var rpcName: String
+    public var verb: String
+    /// The template as written, with `{field}` and `{field:encoding}` placeholders.
+    public var pathTemplate: String
+    /// The template as the runtime sees it: placeholders without encodings.
+    public var runtimePathTemplate: String
+    public var pathParameters: [ParameterBinding]
+    public var queryParameters: [ParameterBinding]
+    public var headers: [ParameterBinding]
+    public var body: BodyBinding
+    /// Index into ``Schema/messages``, or `nil` for none.
+    public var request: Int?
+    public var response: Int?
+    /// Every error case, shared sets included, sorted by status.
+    public var errors: [ErrorCaseDefinition]
+    /// Indices into ``Schema/keys``.
+    public var keys: [Int]
+    public var timeoutMilliseconds: Int?
+    public var isIdempotent: Bool
+    public var isDeprecated: Bool
+    public var encoding: BodyEncodingKind
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// A request the server pushes to clients of a service.
+public struct EventDefinition: Sendable, Hashable {
+    public enum Acknowledgement: String, Sendable, Hashable {
+        case afterHandling, onReceipt
+    }
+    public var name: String
+    public var swiftName: String
+    public var verb: String
+    public var path: String
+    public var payload: Int?
+    public var acknowledgement: Acknowledgement
+    public var documentation: [String]
+    public var location: SourceLocation
+}
+
+/// A group of endpoints reached through one kind of connection.
+public struct ServiceDefinition: Sendable, Hashable {
+    public var name: String
+    /// `package.Name`
+    public var fullName: String
+    public var auth: ServiceAuth
+    public var versions: ClosedRange<Int>?
+    public var status: ServiceStatus
+    public var encoding: BodyEncodingKind
+    public var endpoints: [EndpointDefinition]
+    public var events: [EventDefinition]
+    public var isDeprecated: Bool
+    public var documentation: [String]
+    public var file: Int
+    public var location: SourceLocation
+}

@@ -1,0 +1,498 @@
+import Foundation
+
+extension SchemaValidator {
+    // MARK: Keys
+
+    mutating func buildKeys() {
+        var seen: [String: SourceLocation] = [:]
+        for key in keySyntax {
+            checkMemberName(key.name, kind: "key")
+            if let previous = seen[key.name.text] {
+                diagnostics.error(.duplicateTypeName, "key '\(key.name.text)' is already declared at \(describe(previous))", at: key.name.location)
+                continue
+            }
+            seen[key.name.text] = key.name.location
+            guard let header = key.header else { continue }
+            if !isHeaderName(header.text) {
+                diagnostics.error(.invalidKey, "'\(header.text)' is not a valid header name", at: header.location)
+            }
+            var form = KeyDefinition.Form.string
+            if let written = key.form {
+                guard let parsed = KeyDefinition.Form(rawValue: written.text) else {
+                    diagnostics.error(.invalidKey, "unknown key form '\(written.text)'; use 'base64' (bytes), 'string' or 'bearer'", at: written.location)
+                    continue
+                }
+                form = parsed
+            }
+            let typeName = SwiftNames.uppercaseFirst(key.name.text)
+            if typesByPath[typeName] != nil {
+                diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which a message or enum already uses", at: key.name.location)
+            }
+            keys.append(KeyDefinition(
+                name: key.name.text, swiftTypeName: typeName, header: header.text, form: form,
+                documentation: key.documentation, location: key.name.location))
+        }
+    }
+
+    func isHeaderName(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0))
+        }
+    }
+
+    // MARK: Services
+
+    mutating func buildServices() {
+        var routes: [String: SourceLocation] = [:]
+        var rpcNames: [String: SourceLocation] = [:]
+        var eventRoutes: [String: SourceLocation] = [:]
+        var serviceNames: [String: SourceLocation] = [:]
+        for (syntax, file) in serviceSyntax {
+            if let previous = serviceNames[syntax.name.text] {
+                diagnostics.error(.duplicateTypeName, "service '\(syntax.name.text)' is already declared at \(describe(previous))", at: syntax.name.location)
+                continue
+            }
+            serviceNames[syntax.name.text] = syntax.name.location
+            for generated in generatedTypeNames(forService: syntax.name.text) where typesByPath[generated] != nil {
+                diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which a message or enum already uses", at: syntax.name.location)
+            }
+            guard let service = buildService(syntax, file: file) else { continue }
+            for endpoint in service.endpoints {
+                // One route may be served on both connections (Signal's sealed-sender sends).
+                let key = service.auth.rawValue + " " + endpoint.verb + " " + normalizedRoute(endpoint.runtimePathTemplate)
+                if let previous = routes[key] {
+                    diagnostics.error(.duplicateRoute, "route \(endpoint.verb) \(endpoint.runtimePathTemplate) is already served by the endpoint at \(describe(previous))", at: endpoint.location)
+                } else {
+                    routes[key] = endpoint.location
+                }
+                if let previous = rpcNames[endpoint.rpcName] {
+                    diagnostics.error(.duplicateRPCName, "RPC name '\(endpoint.rpcName)' is already used by the endpoint at \(describe(previous))", at: endpoint.location)
+                } else {
+                    rpcNames[endpoint.rpcName] = endpoint.location
+                }
+            }
+            for event in service.events {
+                let key = event.verb + " " + event.path
+                if let previous = eventRoutes[key] {
+                    diagnostics.error(.duplicateRoute, "push route \(key) is already used by the event at \(describe(previous))", at: event.location)
+                } else {
+                    eventRoutes[key] = event.location
+                }
+            }
+            services.append(service)
+        }
+    }
+
+    func generatedTypeNames(forService name: String) -> [String] {
+        [name, "\(name)Service", "\(name)Client", "\(name)Handler", "Mock\(name)Service", "\(name)EventListener"]
+    }
+
+    /// `/v1/chats/{chatId}` and `/v1/chats/{id}` are the same route.
+    func normalizedRoute(_ template: String) -> String {
+        let path = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        return path.split(separator: "/", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("{") ? "{}" : String($0) }.joined(separator: "/")
+    }
+
+    mutating func buildService(_ syntax: ServiceSyntax, file: Int) -> ServiceDefinition? {
+        var auth: ServiceAuth?
+        var status = ServiceStatus.enabled
+        var encoding = BodyEncodingKind.protobuf
+        var versions: ClosedRange<Int>?
+        for setting in syntax.settings {
+            let value = setting.values.first
+            switch setting.keyword.text {
+            case "auth":
+                guard let value, let parsed = ServiceAuth(rawValue: value.text) else {
+                    diagnostics.error(.invalidServiceSetting, "'auth' must be 'account' (authenticated connection) or 'none' (unauthenticated)", at: value?.location ?? setting.keyword.location)
+                    continue
+                }
+                auth = parsed
+            case "status":
+                guard let value, let parsed = ServiceStatus(rawValue: value.text) else {
+                    diagnostics.error(.invalidServiceSetting, "'status' must be 'enabled', 'experimental' or 'disabled'", at: value?.location ?? setting.keyword.location)
+                    continue
+                }
+                status = parsed
+            case "encoding":
+                guard let value, let parsed = BodyEncodingKind(rawValue: value.text) else {
+                    diagnostics.error(.invalidServiceSetting, "'encoding' must be 'protobuf' or 'json'", at: value?.location ?? setting.keyword.location)
+                    continue
+                }
+                encoding = parsed
+            case "version":
+                let numbers = setting.values.compactMap { $0.integerValue.map { Int(clamping: $0) } }
+                guard let low = numbers.first else { continue }
+                let high = numbers.count > 1 ? numbers[1] : low
+                guard low <= high else {
+                    diagnostics.error(.invalidServiceSetting, "version range \(low) to \(high) is empty", at: setting.keyword.location)
+                    continue
+                }
+                versions = low...high
+            default:
+                break
+            }
+        }
+        guard let auth else {
+            diagnostics.error(.missingAuth, "service '\(syntax.name.text)' must declare who may call it: 'auth account' or 'auth none'", at: syntax.name.location)
+            return nil
+        }
+        var endpoints: [EndpointDefinition] = []
+        var memberNames: [String: SourceLocation] = [:]
+        for endpointSyntax in syntax.endpoints {
+            if let previous = memberNames[endpointSyntax.name.text] {
+                diagnostics.error(.duplicateServiceMember, "'\(endpointSyntax.name.text)' is already declared in service '\(syntax.name.text)' at \(describe(previous))", at: endpointSyntax.name.location)
+                continue
+            }
+            memberNames[endpointSyntax.name.text] = endpointSyntax.name.location
+            if let endpoint = buildEndpoint(endpointSyntax, service: syntax.name.text, serviceEncoding: encoding) {
+                endpoints.append(endpoint)
+            }
+        }
+        var events: [EventDefinition] = []
+        for eventSyntax in syntax.events {
+            if let previous = memberNames[eventSyntax.name.text] {
+                diagnostics.error(.duplicateServiceMember, "'\(eventSyntax.name.text)' is already declared in service '\(syntax.name.text)' at \(describe(previous))", at: eventSyntax.name.location)
+                continue
+            }
+            memberNames[eventSyntax.name.text] = eventSyntax.name.location
+            if let event = buildEvent(eventSyntax) { events.append(event) }
+        }
+        return ServiceDefinition(
+            name: syntax.name.text, fullName: qualified([syntax.name.text]), auth: auth, versions: versions, status: status,
+            encoding: encoding, endpoints: endpoints, events: events, isDeprecated: hasAttribute("deprecated", syntax.attributes),
+            documentation: syntax.documentation, file: file, location: syntax.name.location)
+    }
+
+    mutating func resolveMessage(_ names: [NameSyntax], role: String) -> Int? {
+        let location = names[0].location
+        guard let type = resolveValue(.named(components: names, argument: nil, location: location), scope: []) else { return nil }
+        guard case let .message(index) = type else {
+            diagnostics.error(.unknownType, "the \(role) must be a message, not '\(names.map(\.text).joined(separator: "."))'", at: location)
+            return nil
+        }
+        return index
+    }
+
+    mutating func swiftMemberName(_ name: NameSyntax, kind: String) -> String {
+        checkMemberName(name, kind: kind)
+        if SwiftNames.escapableKeywords.contains(name.text) || SwiftNames.renamedKeywords.contains(name.text) {
+            diagnostics.error(.invalidIdentifier, "\(kind) name '\(name.text)' is a Swift keyword; choose another name", at: name.location)
+        }
+        return name.text
+    }
+
+    // MARK: Endpoints
+
+    mutating func buildEndpoint(_ syntax: EndpointSyntax, service: String, serviceEncoding: BodyEncodingKind) -> EndpointDefinition? {
+        let swiftName = swiftMemberName(syntax.name, kind: "rpc")
+        checkAttributes(syntax.attributes, allowed: ["deprecated"], on: "an rpc")
+        let request = syntax.request.flatMap { resolveMessage($0, role: "request") }
+        let response = syntax.response.flatMap { resolveMessage($0, role: "response") }
+        guard let route = syntax.route else {
+            diagnostics.error(.missingRoute, "rpc '\(syntax.name.text)' has no route; add a line such as 'GET \"/v1/path\"'", at: syntax.name.location)
+            return nil
+        }
+        var endpoint = EndpointDefinition(
+            name: syntax.name.text, swiftName: swiftName,
+            rpcName: "\(qualified([service]))/\(SwiftNames.uppercaseFirst(syntax.name.text))",
+            verb: route.verb.text, pathTemplate: route.path.text, runtimePathTemplate: route.path.text,
+            pathParameters: [], queryParameters: [], headers: [], body: .none, request: request, response: response,
+            errors: [], keys: [], timeoutMilliseconds: nil, isIdempotent: false,
+            isDeprecated: hasAttribute("deprecated", syntax.attributes), encoding: serviceEncoding,
+            documentation: syntax.documentation, location: syntax.name.location)
+        bindRoute(&endpoint, path: route.path, syntax: syntax)
+
+        var explicitBody: Token?
+        for setting in syntax.settings {
+            switch setting.keyword.text {
+            case "idempotent":
+                endpoint.isIdempotent = true
+            case "timeout":
+                guard let amount = setting.values.first?.integerValue, amount > 0, amount < 86_400_000 else {
+                    diagnostics.error(.invalidTimeout, "a timeout must be a positive number of seconds ('10s') or milliseconds ('500ms')", at: setting.keyword.location)
+                    continue
+                }
+                let unit = setting.values.count > 1 ? setting.values[1].text : "s"
+                endpoint.timeoutMilliseconds = unit == "ms" ? Int(amount) : Int(amount) * 1000
+            case "encoding":
+                guard let value = setting.values.first, let parsed = BodyEncodingKind(rawValue: value.text) else {
+                    diagnostics.error(.invalidServiceSetting, "'encoding' must be 'protobuf' or 'json'", at: setting.keyword.location)
+                    continue
+                }
+                endpoint.encoding = parsed
+            case "rpcName":
+                guard let value = setting.values.first, value.text.contains("/"), !value.text.hasPrefix("/") else {
+                    diagnostics.error(.invalidServiceSetting, "an rpcName has the form 'package.Service/Method'", at: setting.keyword.location)
+                    continue
+                }
+                endpoint.rpcName = value.text
+            case "keys":
+                for value in setting.values {
+                    guard let index = keys.firstIndex(where: { $0.name == value.text }) else {
+                        var message = "unknown key '\(value.text)'"
+                        if let suggestion = Parser.suggest(value.text, among: keys.map(\.name)) { message += "; did you mean '\(suggestion)'?" }
+                        diagnostics.error(.unknownKey, message, at: value.location)
+                        continue
+                    }
+                    endpoint.keys.append(index)
+                }
+            case "header":
+                guard setting.values.count == 2 else { continue }
+                let header = setting.values[0], field = setting.values[1]
+                if !isHeaderName(header.text) {
+                    diagnostics.error(.invalidPathTemplate, "'\(header.text)' is not a valid header name", at: header.location)
+                }
+                if let binding = bind(field.text, at: field.location, in: endpoint, as: header.text, encoding: nil, allowLists: false) {
+                    endpoint.headers.append(binding)
+                }
+            case "body":
+                explicitBody = setting.values.first
+            case "errors":
+                for value in setting.values {
+                    guard let set = errorSetSyntax[value.text] else {
+                        var message = "unknown error set '\(value.text)'"
+                        if let suggestion = Parser.suggest(value.text, among: errorSetSyntax.keys.sorted()) { message += "; did you mean '\(suggestion)'?" }
+                        diagnostics.error(.unknownErrorSet, message, at: value.location)
+                        continue
+                    }
+                    for item in set.cases { addErrorCase(item, to: &endpoint) }
+                }
+            default:
+                break
+            }
+        }
+        for item in syntax.errors { addErrorCase(item, to: &endpoint) }
+        endpoint.errors.sort { $0.status < $1.status }
+        bindBody(&endpoint, explicit: explicitBody)
+        return endpoint
+    }
+
+    mutating func addErrorCase(_ item: ErrorCaseSyntax, to endpoint: inout EndpointDefinition) {
+        guard let rawStatus = item.status.value else { return }
+        let status = Int(clamping: rawStatus)
+        guard (300...599).contains(status) else {
+            diagnostics.error(.invalidErrorStatus, "error status \(status) is not a 3xx, 4xx or 5xx status", at: item.status.location)
+            return
+        }
+        if let previous = endpoint.errors.first(where: { $0.status == status }) {
+            diagnostics.error(.duplicateErrorStatus, "status \(status) is already declared for rpc '\(endpoint.name)' as '\(previous.name)' at \(describe(previous.location))", at: item.status.location)
+            return
+        }
+        if let previous = endpoint.errors.first(where: { $0.name == item.name.text }) {
+            diagnostics.error(.duplicateErrorStatus, "error case '\(item.name.text)' is already declared for rpc '\(endpoint.name)' (status \(previous.status))", at: item.name.location)
+            return
+        }
+        checkMemberName(item.name, kind: "error case")
+        if item.name.text == "unrecognized" {
+            diagnostics.error(.invalidErrorBinding, "'unrecognized' is reserved for statuses the schema does not declare", at: item.name.location)
+        }
+        var body: Int?
+        var retryAfter = false
+        for binding in item.bindings {
+            if binding.text == "retryAfter" {
+                retryAfter = true
+                continue
+            }
+            guard body == nil else {
+                diagnostics.error(.invalidErrorBinding, "an error case decodes at most one body message", at: binding.location)
+                continue
+            }
+            let components = binding.text.split(separator: ".").map { NameSyntax(text: String($0), location: binding.location) }
+            body = resolveMessage(components, role: "error body")
+        }
+        endpoint.errors.append(ErrorCaseDefinition(
+            status: status, name: item.name.text, swiftName: item.name.text, body: body, retryAfter: retryAfter,
+            documentation: item.documentation, location: item.status.location))
+    }
+
+    /// Parses the route's path and query, binding each placeholder to a request field.
+    mutating func bindRoute(_ endpoint: inout EndpointDefinition, path token: Token, syntax: EndpointSyntax) {
+        let template = token.text
+        let location = token.location
+        guard Parser.verbs.contains(endpoint.verb) else {
+            diagnostics.error(.invalidVerb, "unknown verb '\(endpoint.verb)'", at: syntax.route!.verb.location)
+            return
+        }
+        guard template.hasPrefix("/") else {
+            diagnostics.error(.invalidPathTemplate, "path template \"\(template)\" must start with '/'", at: location)
+            return
+        }
+        let parts = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        var runtimeSegments: [String] = []
+        for segment in parts[0].split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
+            if segment.contains("{") || segment.contains("}") {
+                guard segment.hasPrefix("{"), segment.hasSuffix("}"), segment.count > 2 else {
+                    diagnostics.error(.invalidPathTemplate, "a placeholder must fill a whole path segment: '\(segment)'", at: location)
+                    return
+                }
+                let (name, encoding) = splitPlaceholder(segment.dropFirst().dropLast())
+                runtimeSegments.append("{\(name)}")
+                if let binding = bind(name, at: location, in: endpoint, as: name, encoding: encoding, allowLists: false) {
+                    if endpoint.pathParameters.contains(where: { $0.field == binding.field }) {
+                        diagnostics.error(.invalidPathTemplate, "field '\(name)' appears twice in the path", at: location)
+                    }
+                    endpoint.pathParameters.append(binding)
+                }
+            } else {
+                if segment.contains(where: { $0 == " " || $0 == "%" || $0 == "#" }) {
+                    diagnostics.error(.invalidPathTemplate, "path segment '\(segment)' has characters that need escaping", at: location)
+                }
+                runtimeSegments.append(String(segment))
+            }
+        }
+        var runtime = "/" + runtimeSegments.joined(separator: "/")
+        if parts.count > 1 {
+            var queryParts: [String] = []
+            for pair in parts[1].split(separator: "&") {
+                let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let queryName = String(halves[0])
+                var placeholder = halves.count > 1 ? halves[1] : ""
+                if placeholder.isEmpty { placeholder = "{\(SwiftNames.jsonName(queryName))}"[...] }
+                guard placeholder.hasPrefix("{"), placeholder.hasSuffix("}"), !queryName.isEmpty else {
+                    diagnostics.error(.invalidPathTemplate, "query parameter '\(pair)' must look like 'name={field}' or 'name='", at: location)
+                    continue
+                }
+                let (field, encoding) = splitPlaceholder(placeholder.dropFirst().dropLast())
+                if let binding = bind(field, at: location, in: endpoint, as: queryName, encoding: encoding, allowLists: true) {
+                    endpoint.queryParameters.append(binding)
+                }
+                queryParts.append("\(queryName)={\(field)}")
+            }
+            runtime += "?" + queryParts.joined(separator: "&")
+        }
+        endpoint.runtimePathTemplate = runtime
+    }
+
+    func splitPlaceholder(_ text: Substring) -> (String, String?) {
+        let pieces = text.split(separator: ":", maxSplits: 1)
+        return (String(pieces.first ?? ""), pieces.count > 1 ? String(pieces[1]) : nil)
+    }
+
+    /// Binds a placeholder or header to a request field, checking its type and encoding.
+    mutating func bind(
+        _ fieldName: String, at location: SourceLocation, in endpoint: EndpointDefinition, as name: String,
+        encoding written: String?, allowLists: Bool
+    ) -> ParameterBinding? {
+        guard let request = endpoint.request else {
+            diagnostics.error(.unknownPathParameter, "'\(fieldName)' is bound, but rpc '\(endpoint.name)' has no request message", at: location)
+            return nil
+        }
+        let message = messages[request]
+        guard let index = message.fields.firstIndex(where: { $0.name == fieldName || $0.jsonName == fieldName }) else {
+            var text = "'\(fieldName)' is not a field of \(message.name)"
+            if let suggestion = Parser.suggest(fieldName, among: message.fields.map(\.name)) { text += "; did you mean '\(suggestion)'?" }
+            diagnostics.error(.unknownPathParameter, text, at: location)
+            return nil
+        }
+        let field = message.fields[index]
+        var valueType: ValueType
+        switch field.shape {
+        case let .singular(type), let .optional(type):
+            valueType = type
+        case let .list(type) where allowLists:
+            valueType = type
+        default:
+            diagnostics.error(.invalidParameterType, "field '\(fieldName)' is a \(allowLists ? "map" : "list or map") and cannot be bound to '\(name)'", at: location)
+            return nil
+        }
+        if field.oneof != nil {
+            diagnostics.error(.invalidParameterType, "oneof field '\(fieldName)' cannot be bound to '\(name)'", at: location)
+            return nil
+        }
+        let isBytes = valueType == .scalar(.bytes)
+        switch valueType {
+        case .scalar, .enumeration, .timestamp(.millis):
+            break
+        default:
+            diagnostics.error(.invalidParameterType, "field '\(fieldName)' is a message or timestamp and cannot be bound to '\(name)'; bind a scalar field", at: location)
+            return nil
+        }
+        var encoding: ParameterEncoding = isBytes ? .base64url : .percent
+        if let written {
+            guard let parsed = ParameterEncoding(rawValue: written) else {
+                diagnostics.error(.invalidParameterType, "unknown encoding '\(written)'; use 'percent' or 'base64url'", at: location)
+                return nil
+            }
+            if parsed == .base64url, !isBytes {
+                diagnostics.error(.invalidParameterType, "'base64url' applies to bytes fields; '\(fieldName)' is not bytes", at: location)
+                return nil
+            }
+            if parsed == .percent, isBytes {
+                diagnostics.error(.invalidParameterType, "bytes field '\(fieldName)' must be 'base64url' in a path or query", at: location)
+                return nil
+            }
+            encoding = parsed
+        }
+        return ParameterBinding(name: name, field: index, encoding: encoding)
+    }
+
+    mutating func bindBody(_ endpoint: inout EndpointDefinition, explicit: Token?) {
+        let bodyless = ["GET", "HEAD", "DELETE"].contains(endpoint.verb)
+        let bound = Set(endpoint.pathParameters.map(\.field) + endpoint.queryParameters.map(\.field) + endpoint.headers.map(\.field))
+        if let explicit {
+            if bodyless {
+                diagnostics.error(.bodyNotAllowed, "a \(endpoint.verb) request has no body; bind its fields to the path, query or headers", at: explicit.location)
+                return
+            }
+            guard let request = endpoint.request else {
+                diagnostics.error(.invalidBody, "rpc '\(endpoint.name)' has no request message to send as its body", at: explicit.location)
+                return
+            }
+            if explicit.kind == .star {
+                endpoint.body = .request
+            } else {
+                guard let index = messages[request].fields.firstIndex(where: { $0.name == explicit.text }) else {
+                    diagnostics.error(.invalidBody, "'\(explicit.text)' is not a field of \(messages[request].name)", at: explicit.location)
+                    return
+                }
+                let field = messages[request].fields[index]
+                switch field.shape {
+                case .singular(.message), .optional(.message): endpoint.body = .field(index)
+                default:
+                    diagnostics.error(.invalidBody, "the body field '\(explicit.text)' must be a message", at: explicit.location)
+                    return
+                }
+            }
+        } else if !bodyless, let request = endpoint.request, messages[request].fields.contains(where: { _ in true }) {
+            endpoint.body = .request
+        }
+        // Every request field must travel somewhere.
+        guard let request = endpoint.request else { return }
+        if case .request = endpoint.body { return }
+        for (index, field) in messages[request].fields.enumerated() where !bound.contains(index) {
+            if case let .field(bodyField) = endpoint.body, bodyField == index { continue }
+            diagnostics.error(.unboundRequestField, "field '\(field.name)' of \(messages[request].name) is not sent by \(endpoint.verb) \(endpoint.pathTemplate); bind it to the path, query or a header\(bodyless ? "" : ", or send it in the body")", at: endpoint.location)
+        }
+    }
+
+    // MARK: Events
+
+    mutating func buildEvent(_ syntax: EventSyntax) -> EventDefinition? {
+        let swiftName = swiftMemberName(syntax.name, kind: "event")
+        let payload = syntax.payload.flatMap { resolveMessage($0, role: "event payload") }
+        guard let route = syntax.route else {
+            diagnostics.error(.missingRoute, "event '\(syntax.name.text)' has no route; add a line such as 'PUT \"/api/v1/message\"'", at: syntax.name.location)
+            return nil
+        }
+        guard Parser.verbs.contains(route.verb.text) else {
+            diagnostics.error(.invalidVerb, "unknown verb '\(route.verb.text)'", at: route.verb.location)
+            return nil
+        }
+        guard route.path.text.hasPrefix("/"), !route.path.text.contains("{"), !route.path.text.contains("?") else {
+            diagnostics.error(.invalidEvent, "an event path is a fixed path starting with '/', without placeholders or query", at: route.path.location)
+            return nil
+        }
+        var acknowledgement = EventDefinition.Acknowledgement.afterHandling
+        for setting in syntax.settings where setting.keyword.text == "ack" {
+            guard let value = setting.values.first, let parsed = EventDefinition.Acknowledgement(rawValue: value.text) else {
+                diagnostics.error(.invalidEvent, "'ack' must be 'afterHandling' or 'onReceipt'", at: setting.keyword.location)
+                continue
+            }
+            acknowledgement = parsed
+        }
+        return EventDefinition(
+            name: syntax.name.text, swiftName: swiftName, verb: route.verb.text, path: route.path.text, payload: payload,
+            acknowledgement: acknowledgement, documentation: syntax.documentation, location: syntax.name.location)
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+extension ProtoMessage {
+    /// Decodes a body in `encoding`.
+    public init(decoding body: Data, encoding: BodyEncoding) throws {
+        switch encoding {
+        case .protobuf: try self.init(serializedBytes: body)
+        case .json: try self.init(jsonUTF8Bytes: body, options: JSONDecodingOptions(ignoreUnknownFields: true))
+        }
+    }
+
+    /// Encodes the message as a body in `encoding`.
+    public func encodedBody(_ encoding: BodyEncoding) throws(TransportError) -> Data {
+        switch encoding {
+        case .protobuf:
+            return serializedData()
+        case .json:
+            do throws(JSONEncodingError) {
+                return Data(try jsonUTF8Bytes())
+            } catch {
+                throw .invalidRequest("\(Self.protoMessageName) cannot be written as JSON: \(error)")
+            }
+        }
+    }
+}
+
+extension RPCResponse {
+    /// A 200 "OK" response carrying `message`.
+    public static func ok(_ message: some ProtoMessage, encoding: BodyEncoding) -> RPCResponse {
+        RPCResponse(
+            status: 200, headers: ["Content-Type": encoding.contentType],
+            body: (try? message.encodedBody(encoding)) ?? Data(), message: "OK")
+    }
+
+    /// A 200 "OK" response with no body, for endpoints that return nothing.
+    public static var ok: RPCResponse { RPCResponse(status: 200, message: "OK") }
+
+    /// An error response with an optional message body.
+    public static func error(status: Int, body: (some ProtoMessage)?, encoding: BodyEncoding, headers: RPCHeaders = [:]) -> RPCResponse {
+        var headers = headers
+        var data = Data()
+        if let body {
+            headers.add("Content-Type", encoding.contentType)
+            data = (try? body.encodedBody(encoding)) ?? Data()
+        }
+        return RPCResponse(status: status, headers: headers, body: data)
+    }
+
+    /// Decodes an error body for a declared status; failures are transport errors.
+    public func decodeErrorBody<M: ProtoMessage>(_ type: M.Type, encoding: BodyEncoding) throws(TransportError) -> M {
+        do {
+            return try M(decoding: body, encoding: encoding)
+        } catch {
+            throw .undecodableResponse("status \(status) body is not \(M.protoMessageName): \(error)")
+        }
+    }
+}
+
+/// Server-side binding of path, query and header text to request fields.
+public enum ServerBinding {
+    /// The value of path parameter `name`, decoded as `T`.
+    public static func path<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T {
+        guard let raw = context.pathParameters[name], let text = PathEncoding.percentDecode(raw[...]), let value = T(parameterText: text) else {
+            throw RequestBindingError("path parameter '\(name)' is missing or malformed")
+        }
+        return value
+    }
+
+    /// The value of query parameter `name`, or `nil` when absent.
+    public static func query<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
+        guard let text = context.queryValue(name) else { return nil }
+        guard let value = T(parameterText: text) else { throw RequestBindingError("query parameter '\(name)' is malformed") }
+        return value
+    }
+
+    /// Every value of query parameter `name`, for list fields.
+    public static func queryList<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> [T] {
+        var values: [T] = []
+        for text in context.queryValues(name) {
+            guard let value = T(parameterText: text) else { throw RequestBindingError("query parameter '\(name)' is malformed") }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// The value of header `name`, or `nil` when absent.
+    public static func header<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
+        guard let text = context.headers[name] else { return nil }
+        guard let value = T(parameterText: text) else { throw RequestBindingError("header '\(name)' is malformed") }
+        return value
+    }
+
+    /// Decodes the request body, if any, as `M`.
+    public static func body<M: ProtoMessage>(_ request: ServerRequest, as type: M.Type, encoding: BodyEncoding) throws(RequestBindingError) -> M {
+        guard let body = request.body, !body.isEmpty else { return M() }
+        do {
+            return try M(decoding: body, encoding: encoding)
+        } catch {
+            throw RequestBindingError("the body is not a valid \(M.protoMessageName)")
+        }
+    }
+
+    /// The 400 response for a request that could not be bound.
+    public static func badRequest(_ error: RequestBindingError) -> RPCResponse {
+        RPCResponse(status: 400, body: Data(error.description.utf8), message: "Bad Request")
+    }
+}

@@ -1,0 +1,13 @@
+/// Per-call settings.
+public struct CallOptions: Sendable, Hashable {
+    /// Overrides the endpoint's default timeout; `nil` keeps it.
+    public var timeout: Duration?
+    /// Extra headers, added after the schema-bound ones.
+    public var headers: RPCHeaders
+
+    /// Creates options.
+    public init(timeout: Duration? = nil, headers: RPCHeaders = [:]) {
+        self.timeout = timeout
+        self.headers = headers
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A request the server pushes to the client, such as an incoming message.
+public struct EventDescriptor: Sendable, Hashable {
+    /// When the client answers a push.
+    public enum Acknowledgement: String, Sendable, Hashable {
+        /// Only after the listener returns without throwing; otherwise the server redelivers.
+        case afterHandling
+        /// As soon as the push is decoded, before the listener runs.
+        case onReceipt
+    }
+
+    /// The event's name in the schema.
+    public let name: String
+    public let verb: String
+    public let path: String
+    public let acknowledgement: Acknowledgement
+
+    /// Creates a descriptor.
+    public init(name: String, verb: String, path: String, acknowledgement: Acknowledgement) {
+        self.name = name
+        self.verb = verb
+        self.path = path
+        self.acknowledgement = acknowledgement
+    }
+
+    /// Whether a pushed request is this event.
+    public func matches(_ request: ServerRequest) -> Bool {
+        request.verb == verb && request.pathWithoutQuery == path[...]
+    }
+}
+
+/// What a listener learns about a push besides its payload.
+public struct EventContext: Sendable {
+    /// The push's headers, such as `X-Signal-Timestamp`.
+    public var headers: RPCHeaders
+
+    /// Creates a context.
+    public init(headers: RPCHeaders = [:]) { self.headers = headers }
+
+    /// The server's timestamp header (`X-Signal-Timestamp`, milliseconds) as a date.
+    public var serverTimestamp: Date? {
+        headers["X-Signal-Timestamp"].flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+    }
+}
+
+/// What the connection should do after dispatching a push.
+public enum EventOutcome: Sendable, Equatable {
+    /// Answer with this response (200 "OK" for a handled event).
+    case acknowledge(RPCResponse)
+    /// Send nothing: the listener failed, so the server keeps the event and redelivers it.
+    case withhold(reason: String)
+    /// No event of this listener matches: answer 404 and keep the connection.
+    case unknown
+
+    /// The answer for an event handled (or received) successfully.
+    public static var ok: EventOutcome { .acknowledge(RPCResponse(status: 200, message: "OK")) }
+    /// The answer for a push nobody listens to.
+    public static var notFound: RPCResponse { RPCResponse(status: 404, message: "Not Found") }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// Runs one call over a transport with the endpoint's deadline and the task's
+/// cancellation, then turns the response into a typed ``RequestResult``.
+///
+/// The send runs in its own task and the caller waits on whichever finishes first:
+/// the response, the deadline, or cancellation. So a transport that ignores
+/// cancellation can delay its own cleanup, but never the caller.
+public enum RPCCall {
+    /// Sends `request` and waits at most for the call's timeout.
+    public static func send<Auth: AuthMode>(
+        _ request: RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
+    ) async -> Result<RPCResponse, TransportError> {
+        var request = request
+        for header in options.headers { request.headers.add(header.name, header.value) }
+        let timeout = options.timeout ?? request.endpoint.defaultTimeout
+        if let timeout { request.deadline = ContinuousClock.now.advanced(by: timeout) }
+        if Task.isCancelled { return .failure(.cancelled) }
+
+        let race = Race()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>) in
+                race.start(continuation)
+                let prepared = request
+                let sender = Task {
+                    do throws(TransportError) {
+                        race.finish(.success(try await transport.send(prepared)))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
+                }
+                race.track(sender)
+                if let timeout {
+                    race.track(Task {
+                        try? await Task.sleep(for: timeout)
+                        if !Task.isCancelled { race.finish(.failure(.timeout)) }
+                    })
+                }
+            }
+        } onCancel: {
+            race.finish(.failure(.cancelled))
+        }
+    }
+
+    /// Sends `request` and interprets the response with the endpoint's generated mapping.
+    public static func perform<Auth: AuthMode, Success: Sendable, EndpointError: EndpointErrorMapping>(
+        _ request: RPCRequest,
+        over transport: any RPCTransport<Auth>,
+        options: CallOptions,
+        encoding: BodyEncoding,
+        errors: EndpointError.Type,
+        decode: (Data, BodyEncoding) throws -> Success
+    ) async -> RequestResult<Success, EndpointError> {
+        switch await send(request, over: transport, options: options) {
+        case let .failure(error):
+            return .failure(error)
+        case let .success(response):
+            return interpret(response, encoding: encoding, errors: errors, decode: decode)
+        }
+    }
+
+    /// Maps a response: 2xx decodes the body; a status the endpoint declares becomes its
+    /// error; 429 and 5xx become transport failures; anything else is `unrecognized`.
+    public static func interpret<Success: Sendable, EndpointError: EndpointErrorMapping>(
+        _ response: RPCResponse,
+        encoding: BodyEncoding,
+        errors: EndpointError.Type,
+        decode: (Data, BodyEncoding) throws -> Success
+    ) -> RequestResult<Success, EndpointError> {
+        if response.isSuccess {
+            do {
+                return .success(try decode(response.body, encoding))
+            } catch {
+                return .failure(.undecodableResponse("\(error)"))
+            }
+        }
+        do throws(TransportError) {
+            if let declared = try EndpointError(response: response, encoding: encoding) {
+                return .nonSuccess(declared)
+            }
+        } catch {
+            return .failure(error)
+        }
+        switch response.status {
+        case 429: return .failure(.retryLater(retryAfter: response.retryAfter()))
+        case 503 where response.headers["Retry-After"] != nil: return .failure(.retryLater(retryAfter: response.retryAfter()))
+        case 500..<600: return .failure(.serverError(status: response.status))
+        case 100..<200, 300..<400: return .failure(.unexpectedResponse("status \(response.status)"))
+        default: return .nonSuccess(EndpointError.unrecognized(status: response.status, body: response.body))
+        }
+    }
+
+    /// Resumes the waiting caller exactly once and cancels the losers.
+    final class Race: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>?
+        private var pending: Result<RPCResponse, TransportError>?
+        private var tasks: [Task<Void, Never>] = []
+        private var finished = false
+
+        func start(_ continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>) {
+            lock.lock()
+            if let pending {
+                lock.unlock()
+                continuation.resume(returning: pending)
+                return
+            }
+            self.continuation = continuation
+            lock.unlock()
+        }
+
+        func track(_ task: Task<Void, Never>) {
+            lock.lock()
+            let cancelNow = finished
+            if !cancelNow { tasks.append(task) }
+            lock.unlock()
+            if cancelNow { task.cancel() }
+        }
+
+        func finish(_ result: Result<RPCResponse, TransportError>) {
+            lock.lock()
+            guard !finished else {
+                lock.unlock()
+                return
+            }
+            finished = true
+            let continuation = self.continuation
+            self.continuation = nil
+            if continuation == nil { pending = result }
+            let losers = tasks
+            tasks = []
+            lock.unlock()
+            continuation?.resume(returning: result)
+            for task in losers { task.cancel() }
+        }
+    }
+}
+
+/// Implemented by each generated endpoint error type: how declared statuses map to
+/// cases, and back (for server handlers).
+public protocol EndpointErrorMapping: Error, Sendable, Hashable {
+    /// The case for a declared status, `nil` for an undeclared one; throws when a
+    /// declared error body cannot be decoded.
+    init?(response: RPCResponse, encoding: BodyEncoding) throws(TransportError)
+    /// A status this version of the schema does not declare.
+    static func unrecognized(status: Int, body: Data) -> Self
+    /// The response a server sends for this error.
+    func response(encoding: BodyEncoding) -> RPCResponse
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// One request as a transport sees it: verb and path from the route, encoded body,
+/// headers (bound fields and credentials), and an optional deadline.
+public struct RPCRequest: Sendable {
+    public var endpoint: EndpointDescriptor
+    /// The concrete path with its query string.
+    public var path: String
+    /// The path with sensitive values replaced, for logs and errors.
+    public var logSafePath: String
+    public var headers: RPCHeaders
+    /// The encoded body, or `nil` when the endpoint sends none.
+    public var body: Data?
+    /// When the caller stops waiting.
+    public var deadline: ContinuousClock.Instant?
+
+    /// Creates a request.
+    public init(
+        endpoint: EndpointDescriptor, path: String, logSafePath: String? = nil, headers: RPCHeaders = [:],
+        body: Data? = nil, deadline: ContinuousClock.Instant? = nil
+    ) {
+        self.endpoint = endpoint
+        self.path = path
+        self.logSafePath = logSafePath ?? endpoint.pathTemplate
+        self.headers = headers
+        self.body = body
+        self.deadline = deadline
+    }
+
+    /// The verb, from the endpoint.
+    public var verb: String { endpoint.verb }
+}
+
+/// A response: HTTP-like status, headers and body.
+public struct RPCResponse: Sendable, Hashable {
+    public var status: Int
+    public var headers: RPCHeaders
+    public var body: Data
+    /// The reason phrase ("OK"), which Signal's envelope carries.
+    public var message: String?
+
+    /// Creates a response.
+    public init(status: Int, headers: RPCHeaders = [:], body: Data = Data(), message: String? = nil) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.message = message
+    }
+
+    /// Whether the status is 2xx.
+    public var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now`.
+    public func retryAfter(now: Date = Date()) -> Duration? {
+        guard let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(text), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+    }
+}

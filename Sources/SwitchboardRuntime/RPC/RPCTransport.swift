@@ -1,0 +1,13 @@
+/// Carries requests to a server and brings responses back. Every transport implements
+/// it: the WebSocket chat connection, the in-process transport, fakes, and a future
+/// gRPC-style transport that uses ``EndpointDescriptor/rpcName`` instead of verb and path.
+///
+/// `Auth` states which connection the transport is, so generated clients for services
+/// that need the other kind do not accept it.
+public protocol RPCTransport<Auth>: Sendable {
+    associatedtype Auth: AuthMode
+
+    /// Sends one request. Implementations should stop promptly when the task is
+    /// cancelled; ``RPCCall`` enforces deadlines and cancellation on top regardless.
+    func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse
+}

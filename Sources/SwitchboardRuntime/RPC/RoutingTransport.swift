@@ -1,0 +1,32 @@
+/// Sends each endpoint through one of several transports, chosen at run time by RPC
+/// name. This is how a gRPC-style transport takes over endpoint by endpoint while the
+/// rest stay on the WebSocket, as libsignal migrates its chat API.
+public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
+    private let fallback: (any RPCTransport<Auth>)?
+    private let overrides: Locked<[String: any RPCTransport<Auth>]>
+
+    /// Routes every RPC name without an override to `fallback`; with no fallback,
+    /// such calls fail with ``TransportError/unroutable(rpcName:)``.
+    public init(default fallback: (any RPCTransport<Auth>)?, overrides: [String: any RPCTransport<Auth>] = [:]) {
+        self.fallback = fallback
+        self.overrides = Locked(overrides)
+    }
+
+    /// Sends `rpcName` (such as `signal.chat.Usernames/LookUpUsernameHash`) through `transport`
+    /// from now on; `nil` returns it to the default.
+    public func route(_ rpcName: String, to transport: (any RPCTransport<Auth>)?) {
+        overrides.withLock { $0[rpcName] = transport }
+    }
+
+    /// The transport a call to `rpcName` would use.
+    public func transport(for rpcName: String) -> (any RPCTransport<Auth>)? {
+        overrides.withLock { $0[rpcName] } ?? fallback
+    }
+
+    public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        guard let transport = transport(for: request.endpoint.rpcName) else {
+            throw .unroutable(rpcName: request.endpoint.rpcName)
+        }
+        return try await transport.send(request)
+    }
+}

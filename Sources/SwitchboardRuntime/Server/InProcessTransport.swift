@@ -1,0 +1,16 @@
+/// Connects generated clients to generated server handlers in the same process,
+/// through the real codecs and routing but no network. For tests and previews.
+public struct InProcessTransport<Auth: AuthMode>: RPCTransport {
+    let router: RPCRouter
+
+    /// Serves requests with `router`, as a connection of kind `Auth`.
+    public init(router: RPCRouter, as auth: Auth.Type = Auth.self) { self.router = router }
+
+    /// Serves requests with these routes.
+    public init(routes: [RPCRoute], as auth: Auth.Type = Auth.self) { self.router = RPCRouter(routes: routes) }
+
+    public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        let wire = ServerRequest(verb: request.verb, path: request.path, headers: request.headers, body: request.body)
+        return await router.handle(wire, auth: Auth.requirement)
+    }
+}

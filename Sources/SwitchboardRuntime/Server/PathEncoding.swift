@@ -1,0 +1,71 @@
+import Foundation
+
+/// Encodes field values into paths, queries and headers, and back.
+public enum PathEncoding {
+    static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+
+    /// Percent-encodes every byte outside RFC 3986's unreserved set.
+    public static func percentEncode(_ value: String) -> String {
+        var output = ""
+        output.reserveCapacity(value.utf8.count)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in value.utf8 {
+            if unreserved.contains(byte) {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                output.unicodeScalars.append("%")
+                output.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                output.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return output
+    }
+
+    /// Decodes `%XX` escapes; `nil` for a bad escape or invalid UTF-8.
+    public static func percentDecode(_ value: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = Array(value.utf8).makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes.withUnsafeBytes { UTF8Validation.isValid($0) } ? String(decoding: bytes, as: UTF8.self) : nil
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - 48
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - 87
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - 55
+        default: return nil
+        }
+    }
+
+    /// Unpadded base64url, the form Signal uses for bytes in paths.
+    public static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes base64url (or standard base64), padded or not.
+    public static func base64URLDecode(_ text: Substring) -> Data? {
+        Array(text.utf8).withUnsafeBytes { Base64.decode($0) }.map { Data($0) }
+    }
+
+    /// Splits `a=1&b=2` into decoded pairs, in order; `nil` if any part is malformed.
+    public static func parseQuery(_ query: Substring) -> [(name: String, value: String)]? {
+        var pairs: [(name: String, value: String)] = []
+        for part in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let halves = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = percentDecode(halves[0]), let value = percentDecode(halves.count > 1 ? halves[1] : "") else { return nil }
+            pairs.append((name, value))
+        }
+        return pairs
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// One route: an endpoint's verb and path template, and the function that serves it.
+public struct RPCRoute: Sendable {
+    public let endpoint: EndpointDescriptor
+    let template: PathTemplate
+    let handler: @Sendable (ServerRequest, ServerContext) async -> RPCResponse
+
+    /// Creates a route; generated handler extensions build these.
+    public init(endpoint: EndpointDescriptor, handler: @escaping @Sendable (ServerRequest, ServerContext) async -> RPCResponse) {
+        self.endpoint = endpoint
+        self.template = PathTemplate(endpoint.pathTemplate)
+        self.handler = handler
+    }
+}
+
+/// Routes requests by verb and path template to generated server handlers. The
+/// in-process transport and the mock chat server both serve through it.
+public final class RPCRouter: Sendable {
+    let routes: [RPCRoute]
+
+    /// Creates a router over `routes`.
+    public init(routes: [RPCRoute]) { self.routes = routes }
+
+    /// Serves one request: 404 for an unknown path, 405 for a known path with another
+    /// verb, 401 when an account-only endpoint is called without an account, and 403
+    /// when an unauthenticated-only endpoint is called on the authenticated connection.
+    public func handle(_ request: ServerRequest, auth: AuthRequirement) async -> RPCResponse {
+        let path = request.pathWithoutQuery
+        var pathMatched = false
+        var wrongConnection = false
+        for route in routes {
+            guard let parameters = route.template.match(path) else { continue }
+            pathMatched = true
+            guard route.endpoint.verb == request.verb else { continue }
+            // A route may exist for both connections; serve the one for this connection.
+            if route.endpoint.auth != auth {
+                wrongConnection = true
+                continue
+            }
+            guard let query = PathEncoding.parseQuery(request.query) else {
+                return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
+            }
+            let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query)
+            return await route.handler(request, context)
+        }
+        if wrongConnection {
+            return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
+        }
+        return pathMatched ? RPCResponse(status: 405, message: "Method Not Allowed") : RPCResponse(status: 404, message: "Not Found")
+    }
+
+    /// The endpoints this router serves.
+    public var endpoints: [EndpointDescriptor] { routes.map(\.endpoint) }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// A request as a server receives it: only what travels on the wire.
+public struct ServerRequest: Sendable {
+    public var verb: String
+    /// The path with its query string.
+    public var path: String
+    public var headers: RPCHeaders
+    public var body: Data?
+
+    /// Creates a request.
+    public init(verb: String, path: String, headers: RPCHeaders = [:], body: Data? = nil) {
+        self.verb = verb
+        self.path = path
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The path without its query string.
+    public var pathWithoutQuery: Substring { path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+
+    /// The query string, or an empty one.
+    public var query: Substring {
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count > 1 ? parts[1] : ""
+    }
+}
+
+/// What a handler knows about the request beyond its typed message.
+public struct ServerContext: Sendable {
+    /// The connection's authentication.
+    public var auth: AuthRequirement
+    /// The request's headers.
+    public var headers: RPCHeaders
+    /// Path parameters by name, still encoded.
+    public var pathParameters: [String: String]
+    /// Decoded query parameters, in order.
+    public var query: [(name: String, value: String)]
+
+    /// Creates a context.
+    public init(auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String] = [:], query: [(name: String, value: String)] = []) {
+        self.auth = auth
+        self.headers = headers
+        self.pathParameters = pathParameters
+        self.query = query
+    }
+
+    /// The last value of query parameter `name`.
+    public func queryValue(_ name: String) -> String? { query.last { $0.name == name }?.value }
+
+    /// Every value of query parameter `name`, for list fields.
+    public func queryValues(_ name: String) -> [String] { query.filter { $0.name == name }.map(\.value) }
+}
+
+/// Why a server could not turn a request into the endpoint's message; answered with 400.
+public struct RequestBindingError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+
+    /// Creates an error explaining which part of the request was malformed.
+    public init(_ description: String) { self.description = description }
+}

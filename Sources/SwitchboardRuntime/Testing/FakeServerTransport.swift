@@ -1,0 +1,133 @@
+import Foundation
+
+/// A transport whose far end is the test itself, in the style of libsignal's
+/// `FakeChatRemote`: the test reads each request the client sends and answers it by id.
+///
+/// ```swift
+/// let fake = FakeServerTransport<Unauthenticated>()
+/// async let result = UsernamesClient(transport: fake).lookUpUsernameHash(hash: hash)
+/// let request = try await fake.nextRequest()
+/// fake.respond(to: request.id, status: 404)
+/// ```
+public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
+    /// A request the client sent, as it would appear on the wire.
+    public struct IncomingRequest: Sendable {
+        /// The id the fake assigned, to answer with.
+        public let id: UInt64
+        public let endpoint: EndpointDescriptor
+        public let verb: String
+        public let path: String
+        public let headers: RPCHeaders
+        public let body: Data?
+
+        /// Decodes the body as `type`.
+        public func decodeBody<M: ProtoMessage>(as type: M.Type, encoding: BodyEncoding = .protobuf) throws -> M {
+            let bytes = body ?? Data()
+            switch encoding {
+            case .protobuf: return try M(serializedBytes: bytes)
+            case .json: return try M(jsonUTF8Bytes: bytes)
+            }
+        }
+    }
+
+    struct State {
+        var nextID: UInt64 = 1
+        var unread: [IncomingRequest] = []
+        var readers: [CheckedContinuation<IncomingRequest?, Never>] = []
+        var pending: [UInt64: CheckedContinuation<Result<RPCResponse, TransportError>, Never>] = [:]
+        var disconnected: String?
+    }
+
+    private let state = Locked(State())
+
+    /// Creates a fake with no requests yet.
+    public init(as auth: Auth.Type = Auth.self) {}
+
+    public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        let id: UInt64 = state.withLock { state in
+            defer { state.nextID &+= 1 }
+            return state.nextID
+        }
+        let incoming = IncomingRequest(
+            id: id, endpoint: request.endpoint, verb: request.verb, path: request.path,
+            headers: request.headers, body: request.body)
+        let result: Result<RPCResponse, TransportError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let reader: CheckedContinuation<IncomingRequest?, Never>? = state.withLock { state in
+                    if let reason = state.disconnected {
+                        continuation.resume(returning: .failure(.disconnected(reason: reason)))
+                        return nil
+                    }
+                    state.pending[id] = continuation
+                    if state.readers.isEmpty {
+                        state.unread.append(incoming)
+                        return nil
+                    }
+                    return state.readers.removeFirst()
+                }
+                reader?.resume(returning: incoming)
+            }
+        } onCancel: {
+            state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: .failure(.cancelled))
+        }
+        return try result.get()
+    }
+
+    /// The next request the client sends, waiting up to `timeout` for it.
+    public func nextRequest(timeout: Duration = .seconds(5)) async throws -> IncomingRequest {
+        let request: IncomingRequest? = await withCheckedContinuation { continuation in
+            let ready: IncomingRequest?? = state.withLock { state in
+                if !state.unread.isEmpty { return .some(state.unread.removeFirst()) }
+                if state.disconnected != nil { return .some(nil) }
+                state.readers.append(continuation)
+                return .none
+            }
+            if case let .some(value) = ready {
+                continuation.resume(returning: value)
+                return
+            }
+            // Bound the wait so a test whose client never sends fails instead of hanging.
+            Task { [state] in
+                try? await Task.sleep(for: timeout)
+                let expired: [CheckedContinuation<IncomingRequest?, Never>] = state.withLock { state in
+                    defer { state.readers.removeAll() }
+                    return state.readers
+                }
+                for reader in expired { reader.resume(returning: nil) }
+            }
+        }
+        guard let request else { throw TransportError.timeout }
+        return request
+    }
+
+    /// Answers request `id`; answers to unknown or already answered ids are ignored.
+    public func respond(to id: UInt64, with response: RPCResponse) {
+        state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: .success(response))
+    }
+
+    /// Answers request `id` with a status and an optional message body.
+    public func respond(to id: UInt64, status: Int, body: (any ProtoMessage)? = nil, headers: RPCHeaders = [:], encoding: BodyEncoding = .protobuf) {
+        var data = Data()
+        if let body {
+            data = encoding == .json ? Data((try? body.jsonUTF8Bytes()) ?? []) : body.serializedData()
+        }
+        respond(to: id, with: RPCResponse(status: status, headers: headers, body: data, message: status == 200 ? "OK" : nil))
+    }
+
+    /// Fails every request waiting for an answer, and every later one, with `disconnected`.
+    public func disconnect(reason: String = "closed by the fake server") {
+        let (pending, readers) = state.withLock { state in
+            state.disconnected = reason
+            defer {
+                state.pending.removeAll()
+                state.readers.removeAll()
+            }
+            return (Array(state.pending.values), state.readers)
+        }
+        for continuation in pending { continuation.resume(returning: .failure(.disconnected(reason: reason))) }
+        for reader in readers { reader.resume(returning: nil) }
+    }
+
+    /// Requests sent but not yet answered.
+    public var pendingCount: Int { state.withLock { $0.pending.count } }
+}
