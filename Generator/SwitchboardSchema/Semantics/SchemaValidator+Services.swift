@@ -134,6 +134,7 @@ extension SchemaValidator {
             }
         }
         guard let auth else {
+            if syntax.settings.contains(where: { $0.keyword.text == "auth" }) { return nil }
             diagnostics.error(.missingAuth, "service '\(syntax.name.text)' must declare who may call it: 'auth account' or 'auth none'", at: syntax.name.location)
             return nil
         }
@@ -201,7 +202,9 @@ extension SchemaValidator {
             errors: [], keys: [], timeoutMilliseconds: nil, isIdempotent: false,
             isDeprecated: hasAttribute("deprecated", syntax.attributes), encoding: serviceEncoding,
             documentation: syntax.documentation, location: syntax.name.location)
+        let errorsBeforeRoute = diagnostics.diagnostics.count
         bindRoute(&endpoint, path: route.path, syntax: syntax)
+        let routeIsValid = diagnostics.diagnostics.count == errorsBeforeRoute
 
         var explicitBody: Token?
         for setting in syntax.settings {
@@ -264,7 +267,8 @@ extension SchemaValidator {
         }
         for item in syntax.errors { addErrorCase(item, to: &endpoint) }
         endpoint.errors.sort { $0.status < $1.status }
-        bindBody(&endpoint, explicit: explicitBody)
+        // A broken route already explains why fields are not bound; do not pile on.
+        if routeIsValid { bindBody(&endpoint, explicit: explicitBody) }
         return endpoint
     }
 
@@ -347,6 +351,10 @@ extension SchemaValidator {
             for pair in parts[1].split(separator: "&") {
                 let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let queryName = String(halves[0])
+                if queryName.contains("{") || queryName.contains("}") {
+                    diagnostics.error(.invalidPathTemplate, "query parameter '\(pair)' must look like 'name={field}' or 'name='", at: location)
+                    continue
+                }
                 var placeholder = halves.count > 1 ? halves[1] : ""
                 if placeholder.isEmpty { placeholder = "{\(SwiftNames.jsonName(queryName))}"[...] }
                 guard placeholder.hasPrefix("{"), placeholder.hasSuffix("}"), !queryName.isEmpty else {

@@ -187,6 +187,11 @@ extension Parser {
         return endpoint
     }
 
+    /// An uppercase word followed by a string is a route; the validator checks the verb.
+    var looksLikeRoute: Bool {
+        current.kind == .identifier && peek().kind == .string && current.text.allSatisfy { $0.isUppercase }
+    }
+
     mutating func parseEndpointLine(into endpoint: inout EndpointSyntax) {
         guard current.kind == .identifier else {
             diagnostics.error(.expectedToken, "expected a route such as 'GET \"/path\"' or a setting in rpc '\(endpoint.name.text)', found \(describe(current))", at: current.location)
@@ -194,7 +199,7 @@ extension Parser {
             recover(until: Self.startsEndpointSetting)
             return
         }
-        if Self.verbs.contains(current.text) {
+        if looksLikeRoute {
             if endpoint.route != nil {
                 diagnostics.error(.duplicateRoute, "rpc '\(endpoint.name.text)' has a second route; each endpoint has one", at: current.location)
             }
@@ -296,7 +301,7 @@ extension Parser {
         }
         while !atEnd, current.kind != .rightBrace {
             let before = index
-            if current.kind == .identifier, Self.verbs.contains(current.text) {
+            if looksLikeRoute {
                 event.route = parseRouteLine()
             } else if current.isKeyword("ack") {
                 let keyword = NameSyntax(text: advance().text, location: tokens[index - 1].location)
