@@ -43,6 +43,11 @@ let package = Package(
             path: "Tests/SwitchboardEmitterTests"
         ),
         .testTarget(
+            name: "SignalChatTests",
+            dependencies: ["SignalChat", "SwitchboardRuntime"],
+            path: "Tests/SignalChatTests"
+        ),
+        .testTarget(
             name: "SwitchboardRuntimeTests",
             dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat"],
             path: "Tests/SwitchboardRuntimeTests",

@@ -17,6 +17,8 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         public let endpoint: EndpointDescriptor
         public let verb: String
         public let path: String
+        /// The path with sensitive values redacted, as logs see it.
+        public let logSafePath: String
         public let headers: RPCHeaders
         public let body: Data?
 
@@ -50,7 +52,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         }
         let incoming = IncomingRequest(
             id: id, endpoint: request.endpoint, verb: request.verb, path: request.path,
-            headers: request.headers, body: request.body)
+            logSafePath: request.logSafePath, headers: request.headers, body: request.body)
         let result: Result<RPCResponse, TransportError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let reader: CheckedContinuation<IncomingRequest?, Never>? = state.withLock { state in

@@ -1,0 +1,71 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// The frame-level fake: the test reads each request and answers it by id.
+@Suite struct FakeServerTests {
+    @Test func theTestSeesWhatTheClientSent() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = ChatRoomClient(transport: fake)
+        async let sent = client.sendChatMessage(SendChatMessageRequest(chatId: "room 7", clientMessageId: "id-1", text: "hi"))
+        let request = try await fake.nextRequest()
+        #expect(request.verb == "POST")
+        #expect(request.path == "/v1/chats/room%207/messages")
+        #expect(request.headers["Idempotency-Key"] == "id-1")
+        #expect(request.headers["Content-Type"] == "application/json")
+        // `body *` leaves out the fields bound to the path and headers.
+        let body = try request.decodeBody(as: SendChatMessageRequest.self, encoding: .json)
+        #expect(body == SendChatMessageRequest(text: "hi"))
+        fake.respond(to: request.id, status: 200, body: ChatMessage(id: "server-1", text: "hi"), encoding: .json)
+        #expect(await sent.value?.id == "server-1")
+    }
+
+    @Test func responsesMatchRequestsByIdInAnyOrder() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = KeysClient(transport: fake)
+        async let first = client.getPreKeyCount(PreKeyCountRequest(identity: .aci))
+        let a = try await fake.nextRequest()
+        async let second = client.getPreKeyCount(PreKeyCountRequest(identity: .pni))
+        let b = try await fake.nextRequest()
+        #expect(a.path == "/v2/keys" && b.path == "/v2/keys?identity=PNI")
+        fake.respond(to: b.id, status: 200, body: PreKeyCount(count: 2))
+        fake.respond(to: a.id, status: 200, body: PreKeyCount(count: 1))
+        #expect(await first.value?.count == 1)
+        #expect(await second.value?.count == 2)
+        fake.respond(to: 999, status: 200) // unknown ids are ignored
+    }
+
+    @Test func disconnectFailsEveryPendingRequest() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = ProfilesClient(transport: fake)
+        async let one = client.getProfile(GetProfileRequest(identifier: "a", version: "1"))
+        async let two = client.getProfile(GetProfileRequest(identifier: "b", version: "1"))
+        _ = try await fake.nextRequest()
+        _ = try await fake.nextRequest()
+        fake.disconnect(reason: "socket closed")
+        guard case .failure(.disconnected(reason: "socket closed")) = await one, case .failure(.disconnected) = await two else {
+            Issue.record("pending requests must fail with disconnected")
+            return
+        }
+        guard case .failure(.disconnected) = await client.getProfile(GetProfileRequest()) else {
+            Issue.record("later requests fail at once")
+            return
+        }
+    }
+
+    @Test func waitingForARequestThatNeverComesTimesOut() async {
+        let fake = FakeServerTransport<Authenticated>()
+        await #expect(throws: TransportError.timeout) { try await fake.nextRequest(timeout: .milliseconds(50)) }
+    }
+
+    @Test func sensitivePathValuesAreRedactedForLogs() async throws {
+        let fake = FakeServerTransport<Unauthenticated>()
+        async let result = UsernamesClient(transport: fake).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0xFB, 0xFF])))
+        let request = try await fake.nextRequest()
+        #expect(request.path == "/v1/accounts/username_hash/-_8")
+        #expect(request.logSafePath == "/v1/accounts/username_hash/[REDACTED]")
+        fake.respond(to: request.id, status: 404)
+        _ = await result
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// Deadlines, cancellation, status mapping and per-RPC routing, through generated clients.
+@Suite struct TransportBehaviourTests {
+    @Test func deadlinesTurnIntoTimeouts() async {
+        let client = ChatRoomClient(transport: InProcessTransport<Authenticated>(routes: TestChatRoom().routes))
+        let started = ContinuousClock.now
+        let result = await client.sendChatMessage(SendChatMessageRequest(chatId: "c", text: "slow"), options: CallOptions(timeout: .milliseconds(50)))
+        guard case .failure(.timeout) = result else {
+            Issue.record("expected a timeout, got \(result)")
+            return
+        }
+        // The handler sleeps 5 s; the caller must not wait for it.
+        #expect(ContinuousClock.now - started < .seconds(3))
+    }
+
+    @Test func cancellationFailsTheCallAndDropsThePendingRequest() async throws {
+        let fake = FakeServerTransport<Unauthenticated>()
+        let client = UsernamesClient(transport: fake)
+        let call = Task { await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))) }
+        _ = try await fake.nextRequest()
+        #expect(fake.pendingCount == 1)
+        call.cancel()
+        guard case .failure(.cancelled) = await call.value else {
+            Issue.record("expected cancelled")
+            return
+        }
+        // The fake sees the sender cancelled too; poll briefly, bounded.
+        for _ in 0..<100 where fake.pendingCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fake.pendingCount == 0)
+    }
+
+    @Test func undeclaredStatusesMapToSharedFailures() async throws {
+        let fake = FakeServerTransport<Unauthenticated>()
+        let client = SealedSenderKeysClient(transport: fake)
+        let request = GetPreKeysRequest(identifier: "a", deviceId: "1")
+        let key = AccessKey(Data([1]))
+        func answer(_ response: RPCResponse) async throws -> RequestResult<PreKeyBundle, SealedSenderKeys.GetPreKeysError> {
+            async let result = client.getPreKeys(request, accessKey: key)
+            let incoming = try await fake.nextRequest()
+            fake.respond(to: incoming.id, with: response)
+            return await result
+        }
+        guard case let .failure(.retryLater(after)) = try await answer(RPCResponse(status: 429, headers: ["Retry-After": "12"])) else {
+            Issue.record("undeclared 429 is retry later")
+            return
+        }
+        #expect(after == .seconds(12))
+        guard case .failure(.serverError(status: 500)) = try await answer(RPCResponse(status: 500)) else {
+            Issue.record("500 is a server error")
+            return
+        }
+        guard case .failure(.undecodableResponse) = try await answer(RPCResponse(status: 200, body: Data([0xFF, 0xFF]))) else {
+            Issue.record("a garbage body is undecodable")
+            return
+        }
+        guard case .nonSuccess(.unrecognized(status: 451, body: Data("x".utf8))) = try await answer(RPCResponse(status: 451, body: Data("x".utf8))) else {
+            Issue.record("451 is unrecognized")
+            return
+        }
+        guard case .nonSuccess(.notFound) = try await answer(RPCResponse(status: 404)) else {
+            Issue.record("404 is declared")
+            return
+        }
+    }
+
+    @Test func routingSendsEachRPCToItsTransport() async throws {
+        let websocket = FakeServerTransport<Unauthenticated>()
+        let grpc = InProcessTransport<Unauthenticated>(routes: TestUsernames().routes)
+        let routing = RoutingTransport<Unauthenticated>(default: websocket)
+        routing.route(Usernames.lookUpUsernameHash.rpcName, to: grpc)
+        let usernames = UsernamesClient(transport: routing)
+        #expect(try await usernames.lookUpUsernameHash(hash: TestUsernames.known).uuid.hasPrefix("aci-for-"))
+        #expect(websocket.pendingCount == 0)
+
+        // Other endpoints still use the default.
+        let keys = SealedSenderKeysClient(transport: routing)
+        async let result = keys.getPreKeys(GetPreKeysRequest(identifier: "b", deviceId: "1"), accessKey: AccessKey(Data([2])))
+        let incoming = try await websocket.nextRequest()
+        #expect(incoming.endpoint.rpcName == "signal.chat.SealedSenderKeys/GetPreKeys")
+        websocket.respond(to: incoming.id, status: 404)
+        guard case .nonSuccess(.notFound) = await result else {
+            Issue.record("expected the fake's 404")
+            return
+        }
+
+        // Switching back at run time.
+        routing.route(Usernames.lookUpUsernameHash.rpcName, to: nil)
+        async let again = usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])))
+        let viaDefault = try await websocket.nextRequest()
+        #expect(viaDefault.endpoint == Usernames.lookUpUsernameHash)
+        websocket.respond(to: viaDefault.id, status: 404)
+        _ = await again
+
+        let nowhere = UsernamesClient(transport: RoutingTransport<Unauthenticated>(default: nil))
+        guard case .failure(.unroutable(rpcName: "signal.chat.Usernames/LookUpUsernameHash")) = await nowhere.lookUpUsernameHash(LookUpUsernameHashRequest()) else {
+            Issue.record("no route is unroutable")
+            return
+        }
+    }
+}
