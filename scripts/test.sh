@@ -5,7 +5,8 @@
 #   3. check the committed SDKs against the schemas (generate --check)
 #   4. check the committed wire fixtures against protoc and Python protobuf
 #   5. exercise the switchboard command line
-#   6. run the Swift test suites
+#   6. type-check compile-fail snippets (auth split) and the guides' code
+#   7. run the Swift test suites
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,4 +19,5 @@ bin=$(switchboard_bin)
 "$bin" generate Tests/Schemas/kitchen_sink --output Tests/KitchenSink/Generated --module KitchenSink --check
 scripts/make-fixtures.sh --check
 scripts/cli-tests.sh
+scripts/compile-tests.sh
 swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build

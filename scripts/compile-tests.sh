@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Type-checks Swift snippets against the built SDK with swiftc:
+#   Tests/CompileFail/*.swift   each must fail with its `// EXPECT-ERROR: text`, or
+#                               compile when marked `// EXPECT-SUCCESS`;
+#   docs/guides/*.md            every ```swift block must compile.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/common.sh
+swift build "${SWIFT_BUILD_FLAGS[@]}" --target SignalChat >/dev/null
+modules="$(swift build "${SWIFT_BUILD_FLAGS[@]}" --show-bin-path)/Modules"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+typecheck() { swiftc -typecheck -swift-version 6 -I "$modules" "$@" 2>&1; }
+
+echo "compile tests:"
+for snippet in Tests/CompileFail/*.swift; do
+  name=$(basename "$snippet")
+  if grep -q '^// EXPECT-SUCCESS' "$snippet"; then
+    if output=$(typecheck "$snippet"); then echo "  ok   $name compiles"; else echo "  FAIL $name should compile:"; echo "$output"; failures=$((failures + 1)); fi
+    continue
+  fi
+  expected=$(sed -n 's#^// EXPECT-ERROR: ##p' "$snippet")
+  if output=$(typecheck "$snippet"); then
+    echo "  FAIL $name compiled, but must fail with: $expected"; failures=$((failures + 1))
+  elif grep -qF "$expected" <<<"$output"; then
+    echo "  ok   $name fails with: $expected"
+  else
+    echo "  FAIL $name failed for another reason:"; echo "$output" | head -5; failures=$((failures + 1))
+  fi
+done
+
+for guide in docs/guides/*.md; do
+  name=$(basename "$guide" .md)
+  python3 - "$guide" "$work/$name.swift" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+blocks = re.findall(r"```swift\n(.*?)```", text, re.S)
+imports = sorted({line for block in blocks for line in block.splitlines() if line.startswith("import ")})
+body = "\n".join("\n".join(l for l in block.splitlines() if not l.startswith("import ")) for block in blocks)
+open(sys.argv[2], "w", encoding="utf-8").write("\n".join(imports) + "\n\n" + body + "\n")
+PY
+  if output=$(typecheck -parse-as-library "$work/$name.swift"); then echo "  ok   guide $name compiles"; else echo "  FAIL guide $name:"; echo "$output" | head -20; failures=$((failures + 1)); fi
+done
+
+if [ "$failures" -ne 0 ]; then echo "compile tests: $failures failed"; exit 1; fi
+echo "compile tests: all passed"
