@@ -1,0 +1,97 @@
+import Foundation
+import SwitchboardEmitter
+import SwitchboardSchema
+import Testing
+
+/// A small service in, exact Swift out, for the parts of service translation that matter most.
+@Suite struct ServiceSnippetTests {
+    static let schema = """
+        package demo
+        message Req { 1 id: string  @sensitive 2 token: bytes  3 limit: uint32  4 note: string }
+        message Resp { 1 text: string }
+        message Problem { 1 reason: string }
+        key apiKey: header "X-Api-Key" string
+        errors Common { 429 rateLimited(retryAfter) }
+        /// Things.
+        service Things {
+          auth none
+          encoding json
+          /// Gets a thing.
+          rpc getThing(Req) -> Resp {
+            PUT "/v1/things/{id}/{token}?limit={limit}"
+            errors Common
+            error 404 notFound
+            error 422 invalid(Problem)
+            keys apiKey
+            timeout 500ms
+            idempotent
+          }
+        }
+        """
+
+    func file(_ name: String) throws -> String {
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "snippet.sb", text: Self.schema)])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(moduleName: "Demo"))
+        return try #require(files.first { $0.path == name }?.contents)
+    }
+
+    @Test func protocolDocumentsRouteAndErrors() throws {
+        #expect(try file("ThingsService.swift").contains("""
+            public protocol ThingsService: Sendable {
+                /// Gets a thing.
+                ///
+                /// - Route: `PUT /v1/things/{id}/{token}?limit={limit}` (`demo.Things/GetThing`)
+                /// - Errors: 404 `notFound`, 422 `invalid`, 429 `rateLimited`
+                /// - Keys: `ApiKey`
+                /// - Timeout: 500 ms unless the call sets one.
+                /// - Idempotent: safe to retry.
+                func getThing(_ request: Req, apiKey: ApiKey, options: CallOptions) async -> RequestResult<Resp, Things.GetThingError>
+            }
+            """))
+    }
+
+    @Test func clientBuildsPathQueryHeadersAndBody() throws {
+        #expect(try file("ThingsService.swift").contains("""
+                public func getThing(_ request: Req, apiKey: ApiKey, options: CallOptions) async -> RequestResult<Resp, Things.GetThingError> {
+                    var path = "/v1/things/" + PathEncoding.percentEncode(request.id.parameterText) + "/" + PathEncoding.percentEncode(request.token.parameterText)
+                    var logSafePath = "/v1/things/" + PathEncoding.percentEncode(request.id.parameterText) + "/" + "[REDACTED]"
+                    var query: [String] = []
+                    var logSafeQuery: [String] = []
+                    if !UInt32Codec.isDefault(request.limit) {
+                        query.append("limit=" + PathEncoding.percentEncode(request.limit.parameterText))
+                        logSafeQuery.append("limit=" + PathEncoding.percentEncode(request.limit.parameterText))
+                    }
+                    if !query.isEmpty { path += "?" + query.joined(separator: "&") }
+                    if !logSafeQuery.isEmpty { logSafePath += "?" + logSafeQuery.joined(separator: "&") }
+                    var headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+                    headers.add(ApiKey.headerName, apiKey.headerValue)
+                    var bodyMessage = request
+                    bodyMessage.id = ""
+                    bodyMessage.token = Data()
+                    bodyMessage.limit = 0
+            """))
+    }
+
+    @Test func errorTypeMapsStatusesBothWays() throws {
+        let text = try file("ThingsService.swift")
+        #expect(text.contains("""
+                    public init?(response: RPCResponse, encoding: BodyEncoding) throws(TransportError) {
+                        switch response.status {
+                        case 404: self = .notFound
+                        case 422: self = .invalid(try response.decodeErrorBody(Problem.self, encoding: encoding))
+                        case 429: self = .rateLimited(retryAfter: response.retryAfter())
+                        default: return nil
+                        }
+                    }
+            """))
+        #expect(text.contains("case rateLimited(retryAfter: Duration?)"))
+        #expect(text.contains("case unrecognized(status: Int, body: Data)"))
+    }
+
+    @Test func credentialsAreRedacted() throws {
+        let text = try file("Credentials.swift")
+        #expect(text.contains("public struct ApiKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {"))
+        #expect(text.contains("\"ApiKey([REDACTED])\""))
+    }
+}
