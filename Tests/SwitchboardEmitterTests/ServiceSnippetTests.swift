@@ -89,6 +89,22 @@ import Testing
         #expect(text.contains("case unrecognized(status: Int, body: Data)"))
     }
 
+    @Test func deprecationAndDefaultsReachTheDescriptor() throws {
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "d.sb", text: """
+            package demo
+            service Old {
+              auth account
+              @deprecated
+              rpc ping() { GET "/v1/ping" }
+            }
+            """)])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let text = try #require(SwiftEmitter.generate(schema, options: SwiftEmitterOptions(moduleName: "Demo")).first { $0.path == "OldService.swift" }?.contents)
+        #expect(text.contains("public static let ping = EndpointDescriptor(rpcName: \"demo.Old/Ping\", verb: \"GET\", pathTemplate: \"/v1/ping\", auth: .account, isDeprecated: true)"))
+        #expect(text.contains("/// - Note: Deprecated in the schema."))
+        #expect(text.contains("public init(transport: any RPCTransport<Authenticated>)"))
+    }
+
     @Test func credentialsAreRedacted() throws {
         let text = try file("Credentials.swift")
         #expect(text.contains("public struct ApiKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {"))
