@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "SwitchboardRuntime", targets: ["SwitchboardRuntime"]),
         .library(name: "SignalChat", targets: ["SignalChat"]),
+        .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
@@ -16,6 +17,8 @@ let package = Package(
     targets: [
         // Runtime that generated code calls.
         .target(name: "SwitchboardRuntime", path: "Sources/SwitchboardRuntime"),
+        // A hand-written RFC 6455 client and server: sans-IO core plus socket I/O.
+        .target(name: "SwitchboardWebSocket", path: "Sources/SwitchboardWebSocket"),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
 
@@ -41,6 +44,11 @@ let package = Package(
             name: "SwitchboardEmitterTests",
             dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
             path: "Tests/SwitchboardEmitterTests"
+        ),
+        .testTarget(
+            name: "SwitchboardWebSocketTests",
+            dependencies: ["SwitchboardWebSocket"],
+            path: "Tests/SwitchboardWebSocketTests"
         ),
         .testTarget(
             name: "SignalChatTests",

@@ -1,0 +1,231 @@
+import Foundation
+
+/// A complete WebSocket message.
+public enum WebSocketMessage: Sendable, Hashable {
+    case text(String)
+    case binary(Data)
+}
+
+/// The sans-IO protocol engine of one connection: feed it received bytes and it returns
+/// what to send, what to deliver and when to close the transport. It reassembles
+/// fragments, validates UTF-8 as it arrives, answers pings, enforces size limits before
+/// allocating, and runs the close handshake (RFC 6455 §5-§7). The same engine serves
+/// both roles; only masking differs.
+public struct WebSocketConnectionCore: Sendable {
+    /// Which side of the connection this is.
+    public enum Role: Sendable { case client, server }
+
+    /// Limits and behaviour.
+    public struct Configuration: Sendable, Hashable {
+        /// The largest message, reassembled, that is accepted; larger ones fail with 1009.
+        public var maximumMessageSize: Int
+        /// The largest single frame accepted.
+        public var maximumFrameSize: Int
+
+        /// Defaults: 512 KiB messages, as Signal's server allows.
+        public init(maximumMessageSize: Int = 512 * 1024, maximumFrameSize: Int? = nil) {
+            self.maximumMessageSize = maximumMessageSize
+            self.maximumFrameSize = maximumFrameSize ?? maximumMessageSize
+        }
+    }
+
+    /// Something the I/O layer must do.
+    public enum Action: Sendable, Hashable {
+        /// Write these bytes to the transport.
+        case send([UInt8])
+        /// Hand a message to the application.
+        case deliver(WebSocketMessage)
+        /// A pong arrived (for liveness checks).
+        case pong([UInt8])
+        /// The connection is over: close the transport. `info` says why.
+        case closeTransport(WebSocketCloseInfo)
+    }
+
+    enum State: Sendable, Equatable {
+        case open
+        /// We sent a close and wait for the peer's.
+        case closeSent(WebSocketCloseInfo)
+        case closed
+    }
+
+    public let role: Role
+    public let configuration: Configuration
+    private var parser: FrameParser
+    private(set) var state: State = .open
+
+    // The data message being reassembled.
+    private var messageOpcode: WebSocketOpcode?
+    private var messageBuffer: [UInt8] = []
+    private var validator = UTF8StreamValidator()
+    // The frame being read.
+    private var frameHeader: FrameHeader?
+    private var controlPayload: [UInt8] = []
+
+    /// Creates an engine for an open connection.
+    public init(role: Role, configuration: Configuration = .init()) {
+        self.role = role
+        self.configuration = configuration
+        parser = FrameParser(expectMasked: role == .server, maximumFrameSize: UInt64(configuration.maximumFrameSize))
+    }
+
+    var masks: Bool { role == .client }
+
+    /// Whether the connection still accepts application messages.
+    public var isOpen: Bool { state == .open }
+
+    // MARK: Sending
+
+    /// The frame for an outgoing message; nil once closing has begun.
+    public func frame(for message: WebSocketMessage) -> [UInt8]? {
+        guard state == .open else { return nil }
+        switch message {
+        case let .text(text): return FrameWriter.frame(opcode: .text, payload: Array(text.utf8), mask: masks)
+        case let .binary(data): return FrameWriter.frame(opcode: .binary, payload: data, mask: masks)
+        }
+    }
+
+    /// The frame for a ping (payload at most 125 bytes).
+    public func pingFrame(_ payload: [UInt8] = []) -> [UInt8]? {
+        guard state == .open else { return nil }
+        return FrameWriter.frame(opcode: .ping, payload: payload.prefix(125), mask: masks)
+    }
+
+    /// Starts the close handshake. Codes that are never sent (1005, 1006, 1015) become 1000.
+    public mutating func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") -> [Action] {
+        guard state == .open else { return [] }
+        let sent = code.isValidOnTheWire ? code : .normalClosure
+        state = .closeSent(WebSocketCloseInfo(code: sent, reason: reason, wasClean: true))
+        return [.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: sent, reason: reason), mask: masks))]
+    }
+
+    /// The transport ended. Returns the final close info if the engine had not closed yet.
+    public mutating func transportClosed() -> WebSocketCloseInfo? {
+        defer { state = .closed }
+        switch state {
+        case .open: return WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false)
+        case let .closeSent(info): return WebSocketCloseInfo(code: info.code == .normalClosure ? .abnormalClosure : info.code, reason: info.reason, wasClean: false)
+        case .closed: return nil
+        }
+    }
+
+    // MARK: Receiving
+
+    /// Processes received bytes.
+    public mutating func receive(_ bytes: some Sequence<UInt8>) -> [Action] {
+        guard state != .closed else { return [] }
+        parser.append(bytes)
+        var actions: [Action] = []
+        do throws(WebSocketError) {
+            while state != .closed, let event = try parser.next() {
+                try handle(event, into: &actions)
+            }
+        } catch {
+            if case let .protocolViolation(code, reason) = error {
+                actions += fail(code, reason)
+            }
+        }
+        return actions
+    }
+
+    /// Fails the connection: send a close with `code` and stop reading.
+    mutating func fail(_ code: WebSocketCloseCode, _ reason: String) -> [Action] {
+        let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: false)
+        var actions: [Action] = []
+        if state == .open {
+            actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: code, reason: reason), mask: masks)))
+        }
+        state = .closed
+        actions.append(.closeTransport(info))
+        return actions
+    }
+
+    private mutating func handle(_ event: FrameParser.Event, into actions: inout [Action]) throws(WebSocketError) {
+        switch event {
+        case let .header(header):
+            frameHeader = header
+            if header.opcode.isControl {
+                controlPayload = []
+                return
+            }
+            if header.opcode == .continuation {
+                guard messageOpcode != nil else { throw .protocolViolation(code: .protocolError, reason: "continuation frame with nothing to continue") }
+            } else {
+                guard messageOpcode == nil else { throw .protocolViolation(code: .protocolError, reason: "new data frame inside a fragmented message") }
+                messageOpcode = header.opcode
+                messageBuffer = []
+                validator = UTF8StreamValidator()
+            }
+            // Check the size before any payload memory is allocated.
+            guard UInt64(messageBuffer.count) + header.payloadLength <= UInt64(configuration.maximumMessageSize) else {
+                throw .protocolViolation(code: .messageTooBig, reason: "message exceeds \(configuration.maximumMessageSize) bytes")
+            }
+            messageBuffer.reserveCapacity(messageBuffer.count + Int(header.payloadLength))
+        case let .payload(chunk):
+            guard let header = frameHeader else { return }
+            if header.opcode.isControl {
+                controlPayload += chunk
+            } else {
+                if messageOpcode == .text, !validator.feed(chunk) {
+                    throw .protocolViolation(code: .invalidPayload, reason: "invalid UTF-8 in a text message")
+                }
+                messageBuffer += chunk
+            }
+        case .frameEnd:
+            guard let header = frameHeader else { return }
+            frameHeader = nil
+            if header.opcode.isControl {
+                try handleControl(header.opcode, controlPayload, into: &actions)
+                return
+            }
+            guard header.fin, let opcode = messageOpcode else { return }
+            messageOpcode = nil
+            let payload = messageBuffer
+            messageBuffer = []
+            guard state == .open else { return }
+            if opcode == .text {
+                guard validator.isComplete else { throw .protocolViolation(code: .invalidPayload, reason: "text message ends inside a UTF-8 sequence") }
+                actions.append(.deliver(.text(String(decoding: payload, as: UTF8.self))))
+            } else {
+                actions.append(.deliver(.binary(Data(payload))))
+            }
+        }
+    }
+
+    private mutating func handleControl(_ opcode: WebSocketOpcode, _ payload: [UInt8], into actions: inout [Action]) throws(WebSocketError) {
+        switch opcode {
+        case .ping:
+            if state == .open { actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, mask: masks))) }
+        case .pong:
+            actions.append(.pong(payload))
+        case .close:
+            var code = WebSocketCloseCode.noStatusReceived
+            var reason = ""
+            if payload.count == 1 { throw .protocolViolation(code: .protocolError, reason: "close frame with a 1-byte payload") }
+            if payload.count >= 2 {
+                code = WebSocketCloseCode(UInt16(payload[0]) << 8 | UInt16(payload[1]))
+                guard code.isValidOnTheWire else { throw .protocolViolation(code: .protocolError, reason: "invalid close code \(code.rawValue)") }
+                var reasonValidator = UTF8StreamValidator()
+                let reasonBytes = payload[2...]
+                guard reasonValidator.feed(reasonBytes), reasonValidator.isComplete else {
+                    throw .protocolViolation(code: .invalidPayload, reason: "close reason is not UTF-8")
+                }
+                reason = String(decoding: reasonBytes, as: UTF8.self)
+            }
+            switch state {
+            case .open:
+                // Echo the code (or 1000 when the peer sent none), then end.
+                let echo = code == .noStatusReceived ? WebSocketCloseCode.normalClosure : code
+                actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: echo, reason: ""), mask: masks)))
+                state = .closed
+                actions.append(.closeTransport(WebSocketCloseInfo(code: code, reason: reason, wasClean: true)))
+            case .closeSent:
+                state = .closed
+                actions.append(.closeTransport(WebSocketCloseInfo(code: code, reason: reason, wasClean: true)))
+            case .closed:
+                break
+            }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,132 @@
+/// The fixed part of a frame (RFC 6455 §5.2).
+public struct FrameHeader: Sendable, Hashable {
+    public var fin: Bool
+    /// RSV1...RSV3 as the low three bits.
+    public var reserved: UInt8
+    public var opcode: WebSocketOpcode
+    /// The masking key, present on client-to-server frames.
+    public var maskKey: [UInt8]?
+    public var payloadLength: UInt64
+}
+
+/// An incremental, sans-IO frame parser. Bytes go in as they arrive, in any split;
+/// events come out: a header, payload chunks already unmasked, then the frame's end.
+/// Payload is streamed so text can be validated before a frame completes, and sizes
+/// are checked at the header, before any payload memory is allocated.
+public struct FrameParser: Sendable {
+    /// What the parser produced.
+    public enum Event: Sendable, Hashable {
+        case header(FrameHeader)
+        case payload([UInt8])
+        case frameEnd
+    }
+
+    /// Whether frames must be masked (a server reading a client) or unmasked (a client).
+    public let expectMasked: Bool
+    /// The largest frame payload accepted; larger frames fail with 1009.
+    public let maximumFrameSize: UInt64
+
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var remaining: UInt64 = 0
+    private var maskKey: [UInt8]?
+    private var maskOffset = 0
+    private var inPayload = false
+
+    /// Creates a parser.
+    public init(expectMasked: Bool, maximumFrameSize: UInt64) {
+        self.expectMasked = expectMasked
+        self.maximumFrameSize = maximumFrameSize
+    }
+
+    /// Adds received bytes.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        if readIndex > 0, readIndex == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            readIndex = 0
+        } else if readIndex > 65536 {
+            buffer.removeFirst(readIndex)
+            readIndex = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Bytes received but not yet parsed.
+    public var bufferedCount: Int { buffer.count - readIndex }
+
+    /// The next event, or `nil` when more bytes are needed.
+    public mutating func next() throws(WebSocketError) -> Event? {
+        if inPayload {
+            if remaining == 0 {
+                inPayload = false
+                return .frameEnd
+            }
+            let available = buffer.count - readIndex
+            guard available > 0 else { return nil }
+            let take = Int(min(UInt64(available), remaining))
+            var chunk = Array(buffer[readIndex..<readIndex + take])
+            if let maskKey {
+                for index in chunk.indices {
+                    chunk[index] ^= maskKey[(maskOffset + index) & 3]
+                }
+                maskOffset = (maskOffset + take) & 3
+            }
+            readIndex += take
+            remaining -= UInt64(take)
+            return .payload(chunk)
+        }
+        guard let header = try parseHeader() else { return nil }
+        inPayload = true
+        remaining = header.payloadLength
+        maskKey = header.maskKey
+        maskOffset = 0
+        return .header(header)
+    }
+
+    private mutating func parseHeader() throws(WebSocketError) -> FrameHeader? {
+        let available = buffer.count - readIndex
+        guard available >= 2 else { return nil }
+        let first = buffer[readIndex]
+        let second = buffer[readIndex + 1]
+        let masked = second & 0x80 != 0
+        var length = UInt64(second & 0x7F)
+        var headerSize = 2
+        if length == 126 { headerSize += 2 } else if length == 127 { headerSize += 8 }
+        if masked { headerSize += 4 }
+        guard available >= headerSize else { return nil }
+
+        let reserved = (first >> 4) & 0x7
+        guard reserved == 0 else { throw .protocolViolation(code: .protocolError, reason: "reserved bits set without an extension") }
+        guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
+            throw .protocolViolation(code: .protocolError, reason: "reserved opcode \(first & 0x0F)")
+        }
+        let fin = first & 0x80 != 0
+        var offset = readIndex + 2
+        if length == 126 {
+            length = UInt64(buffer[offset]) << 8 | UInt64(buffer[offset + 1])
+            offset += 2
+        } else if length == 127 {
+            length = 0
+            for index in 0..<8 { length = length << 8 | UInt64(buffer[offset + index]) }
+            offset += 8
+            guard length >> 63 == 0 else { throw .protocolViolation(code: .protocolError, reason: "64-bit length with the top bit set") }
+        }
+        if opcode.isControl {
+            guard fin else { throw .protocolViolation(code: .protocolError, reason: "fragmented control frame") }
+            guard length <= 125 else { throw .protocolViolation(code: .protocolError, reason: "control frame over 125 bytes") }
+        }
+        guard masked == expectMasked else {
+            throw .protocolViolation(code: .protocolError, reason: masked ? "masked frame from the server" : "unmasked frame from the client")
+        }
+        guard length <= maximumFrameSize else {
+            throw .protocolViolation(code: .messageTooBig, reason: "frame of \(length) bytes exceeds the limit of \(maximumFrameSize)")
+        }
+        var key: [UInt8]?
+        if masked {
+            key = Array(buffer[offset..<offset + 4])
+            offset += 4
+        }
+        readIndex = offset
+        return FrameHeader(fin: fin, reserved: reserved, opcode: opcode, maskKey: key, payloadLength: length)
+    }
+}

@@ -1,0 +1,70 @@
+/// The start line and headers of an HTTP/1.1 message, as the WebSocket handshake uses.
+public struct HTTPHead: Sendable, Hashable {
+    /// `GET /path HTTP/1.1` or `HTTP/1.1 101 Switching Protocols`, split on spaces (3 parts at most).
+    public var startLine: [String]
+    public var headers: [HTTPHeaderField]
+
+    /// The largest head accepted; a peer that sends more is rejected, not buffered.
+    public static let maximumSize = 16 * 1024
+
+    /// The first value of `name`, case-insensitively.
+    public func value(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.name.lowercased() == lowered }?.value
+    }
+
+    /// Whether a comma-separated header (such as `Connection`) holds `token`.
+    public func hasToken(_ name: String, _ token: String) -> Bool {
+        let lowered = name.lowercased()
+        return headers.filter { $0.name.lowercased() == lowered }.contains { field in
+            field.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == token.lowercased() }
+        }
+    }
+
+    /// Parses a head from the start of `bytes`; `nil` until `\r\n\r\n` has arrived.
+    /// Returns the head and the number of bytes it used; later bytes belong to the body or frames.
+    public static func parse(_ bytes: [UInt8]) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
+        let limit = min(bytes.count, maximumSize + 4)
+        var end: Int?
+        if limit >= 4 {
+            for index in 0...(limit - 4) where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+                end = index
+                break
+            }
+        }
+        guard let end else {
+            if bytes.count > maximumSize { throw .invalidHTTP("head larger than \(maximumSize) bytes") }
+            return nil
+        }
+        var validator = UTF8StreamValidator()
+        guard validator.feed(bytes[0..<end]), validator.isComplete else { throw .invalidHTTP("head is not UTF-8") }
+        let text = String(decoding: bytes[0..<end], as: UTF8.self)
+        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        let start = lines.removeFirst().split(separator: " ", maxSplits: 2).map(String.init)
+        guard start.count >= 2 else { throw .invalidHTTP("malformed start line") }
+        var headers: [HTTPHeaderField] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { throw .invalidHTTP("malformed header line") }
+            let name = String(line[..<colon])
+            guard !name.isEmpty, !name.contains(" ") else { throw .invalidHTTP("malformed header name") }
+            headers.append(HTTPHeaderField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        return (HTTPHead(startLine: start, headers: headers), end + 4)
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: CharacterSetLike) -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: CharacterSetLike) -> String { String(self).trimmingCharacters(in: set) }
+}
+
+/// Only spaces and tabs are trimmed; avoids pulling CharacterSet into the hot path.
+public enum CharacterSetLike { case whitespaces }

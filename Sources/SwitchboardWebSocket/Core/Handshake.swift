@@ -1,0 +1,111 @@
+import Foundation
+
+/// The opening handshake (RFC 6455 §4), both sides, with no I/O.
+public enum WebSocketHandshake {
+    static let guid = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// `Sec-WebSocket-Accept` for a key.
+    public static func acceptValue(for key: String) -> String {
+        Data(SHA1.hash(Array((key + guid).utf8))).base64EncodedString()
+    }
+
+    /// A fresh `Sec-WebSocket-Key`: 16 random bytes from the system's secure generator.
+    public static func makeKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+    }
+
+    /// What a client asks for.
+    public struct ClientRequest: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+        public var path: String
+        public var isSecure: Bool
+        /// Extra headers: `Authorization`, `User-Agent` and the like.
+        public var headers: [HTTPHeaderField]
+        public var subprotocols: [String]
+        public var key: String
+
+        /// Creates a request with a random key.
+        public init(host: String, port: Int, path: String, isSecure: Bool, headers: [HTTPHeaderField] = [], subprotocols: [String] = [], key: String = WebSocketHandshake.makeKey()) {
+            self.host = host
+            self.port = port
+            self.path = path.isEmpty ? "/" : path
+            self.isSecure = isSecure
+            self.headers = headers
+            self.subprotocols = subprotocols
+            self.key = key
+        }
+
+        /// The request bytes.
+        public var bytes: [UInt8] {
+            let defaultPort = isSecure ? 443 : 80
+            let hostHeader = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            var text = "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\(port == defaultPort ? "" : ":\(port)")\r\n"
+            text += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+            if !subprotocols.isEmpty { text += "Sec-WebSocket-Protocol: \(subprotocols.joined(separator: ", "))\r\n" }
+            for header in headers { text += "\(header.name): \(header.value)\r\n" }
+            return Array((text + "\r\n").utf8)
+        }
+
+        /// Checks the server's head; returns the chosen subprotocol. A non-101 status is
+        /// `upgradeRejected`, with the body the caller read after the head.
+        public func validate(_ head: HTTPHead, body: [UInt8] = []) throws(WebSocketError) -> String? {
+            guard head.startLine.count >= 2, head.startLine[0].hasPrefix("HTTP/1."), let status = Int(head.startLine[1]) else {
+                throw .invalidUpgradeResponse("malformed status line")
+            }
+            guard status == 101 else { throw .upgradeRejected(status: status, headers: head.headers, body: body) }
+            guard head.value("Upgrade")?.lowercased() == "websocket" else { throw .invalidUpgradeResponse("missing 'Upgrade: websocket'") }
+            guard head.hasToken("Connection", "upgrade") else { throw .invalidUpgradeResponse("missing 'Connection: Upgrade'") }
+            guard head.value("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(for: key) else {
+                throw .invalidUpgradeResponse("wrong Sec-WebSocket-Accept")
+            }
+            if let chosen = head.value("Sec-WebSocket-Protocol") {
+                guard subprotocols.contains(chosen) else { throw .invalidUpgradeResponse("server chose subprotocol '\(chosen)', which was not offered") }
+                return chosen
+            }
+            return nil
+        }
+    }
+
+    /// What a server learns from an upgrade request.
+    public struct ServerRequest: Sendable, Hashable {
+        public var path: String
+        public var headers: [HTTPHeaderField]
+        public var key: String
+        public var subprotocols: [String]
+    }
+
+    /// Validates a client's upgrade request; throws with the status to answer.
+    public static func parseUpgrade(_ head: HTTPHead) throws(WebSocketError) -> ServerRequest {
+        guard head.startLine.count == 3, head.startLine[0] == "GET", head.startLine[2] == "HTTP/1.1" else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("expected GET ... HTTP/1.1".utf8))
+        }
+        guard head.value("Upgrade")?.lowercased() == "websocket", head.hasToken("Connection", "upgrade") else {
+            throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Upgrade", value: "websocket")], body: Array("upgrade to websocket required".utf8))
+        }
+        guard head.value("Sec-WebSocket-Version") == "13" else {
+            throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Sec-WebSocket-Version", value: "13")], body: [])
+        }
+        guard let key = head.value("Sec-WebSocket-Key"), Data(base64Encoded: key)?.count == 16 else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("missing or malformed Sec-WebSocket-Key".utf8))
+        }
+        let protocols = head.value("Sec-WebSocket-Protocol")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        return ServerRequest(path: head.startLine[1], headers: head.headers, key: key, subprotocols: protocols)
+    }
+
+    /// The 101 response accepting `request`.
+    public static func acceptResponse(for request: ServerRequest, subprotocol: String? = nil, headers: [HTTPHeaderField] = []) -> [UInt8] {
+        var text = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(acceptValue(for: request.key))\r\n"
+        if let subprotocol { text += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        for header in headers { text += "\(header.name): \(header.value)\r\n" }
+        return Array((text + "\r\n").utf8)
+    }
+
+    /// A rejection response with a small body.
+    public static func rejectResponse(status: Int, reason: String, headers: [HTTPHeaderField] = [], body: [UInt8] = []) -> [UInt8] {
+        var text = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        for header in headers { text += "\(header.name): \(header.value)\r\n" }
+        return Array((text + "\r\n").utf8) + body
+    }
+}

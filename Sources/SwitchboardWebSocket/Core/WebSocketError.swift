@@ -1,0 +1,40 @@
+/// Why a WebSocket connection could not be made or had to end.
+public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The peer broke RFC 6455; the connection fails with `code` (1002, 1007 or 1009).
+    case protocolViolation(code: WebSocketCloseCode, reason: String)
+    /// The server answered the upgrade with something other than 101, such as Signal's
+    /// 403 (bad credentials), 499 (app expired) or 429 with `Retry-After`.
+    case upgradeRejected(status: Int, headers: [HTTPHeaderField], body: [UInt8])
+    /// A 101 response that fails validation (wrong accept key, missing headers).
+    case invalidUpgradeResponse(String)
+    /// A malformed HTTP head during the handshake.
+    case invalidHTTP(String)
+    /// The connection is closed; `info` says how.
+    case closed(WebSocketCloseInfo)
+    /// A socket or TLS failure.
+    case io(String)
+    /// A connect, handshake or close deadline passed.
+    case timeout(String)
+
+    public var description: String {
+        switch self {
+        case let .protocolViolation(code, reason): return "protocol violation (\(code)): \(reason)"
+        case let .upgradeRejected(status, _, _): return "upgrade rejected with status \(status)"
+        case let .invalidUpgradeResponse(reason): return "invalid upgrade response: \(reason)"
+        case let .invalidHTTP(reason): return "invalid HTTP: \(reason)"
+        case let .closed(info): return "closed with \(info.code) \(info.reason)"
+        case let .io(reason): return "I/O error: \(reason)"
+        case let .timeout(what): return "timed out: \(what)"
+        }
+    }
+}
+
+/// One HTTP header, name as received.
+public struct HTTPHeaderField: Sendable, Hashable {
+    public var name: String
+    public var value: String
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
