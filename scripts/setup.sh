@@ -15,7 +15,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=12"
+python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=13"
 import google.protobuf, websockets
 PY
 echo "setup: protoc $(protoc --version | cut -d' ' -f2), python protobuf $(python3 -c 'import google.protobuf as p; print(p.__version__)')"

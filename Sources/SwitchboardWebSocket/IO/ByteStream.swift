@@ -1,0 +1,11 @@
+/// A bidirectional byte stream under the WebSocket engine: TCP, or TLS over TCP.
+/// Reads block a dedicated thread; writes return once the bytes are handed to the kernel,
+/// which is what backpressures a fast sender.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Reads up to `maximum` bytes; an empty result means the peer closed.
+    func read(maximum: Int) throws(WebSocketError) -> [UInt8]
+    /// Writes every byte or throws.
+    func write(_ bytes: [UInt8]) throws(WebSocketError)
+    /// Closes both directions; a blocked `read` returns.
+    func close()
+}

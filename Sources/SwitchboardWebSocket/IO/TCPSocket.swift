@@ -1,0 +1,221 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A connected TCP socket (IPv4 or IPv6) with TCP_NODELAY, used through blocking calls
+/// on the threads the WebSocket layer dedicates to it.
+public final class TCPSocket: ByteStream, @unchecked Sendable {
+    let descriptor: Int32
+    private let closeLock = NSLock()
+    private var isClosed = false
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+        var yes: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    deinit { close() }
+
+    /// Resolves `host` and connects to the first address that answers within `timeout`.
+    public static func connect(host: String, port: Int, timeout: Duration) throws(WebSocketError) -> TCPSocket {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &results)
+        guard status == 0, let first = results else {
+            throw .io("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(results) }
+        var lastError = "no addresses for \(host)"
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        while let info = candidate {
+            candidate = info.pointee.ai_next
+            let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            guard descriptor >= 0 else { continue }
+            do throws(WebSocketError) {
+                try connectWithTimeout(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout)
+                return TCPSocket(descriptor: descriptor)
+            } catch {
+                _ = systemClose(descriptor)
+                lastError = error.description
+            }
+        }
+        throw .io(lastError)
+    }
+
+    /// Non-blocking connect, then `poll` for at most `timeout`, then back to blocking mode.
+    static func connectWithTimeout(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, timeout: Duration) throws(WebSocketError) {
+        let flags = fcntl(descriptor, F_GETFL, 0)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        let result = systemConnect(descriptor, address, length)
+        if result != 0 {
+            guard errno == EINPROGRESS else { throw .io("connect failed: \(String(cString: strerror(errno)))") }
+            var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+            let ready = poll(&descriptorSet, 1, milliseconds)
+            guard ready > 0 else { throw ready == 0 ? .timeout("TCP connect") : .io("poll failed") }
+            var socketError: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &socketError, &size)
+            guard socketError == 0 else { throw .io("connect failed: \(String(cString: strerror(socketError)))") }
+        }
+        _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK)
+    }
+
+    public func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: maximum)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, maximum, 0) }
+            if count >= 0 { return Array(buffer[0..<count]) }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("read") }
+            if closeLock.withLock({ isClosed }) { return [] }
+            throw .io("read failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) throws(WebSocketError) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                send(descriptor, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                throw .io("write failed: \(String(cString: strerror(errno)))")
+            }
+            offset += sent
+        }
+    }
+
+    #if canImport(Glibc)
+    static let sendFlags = Int32(MSG_NOSIGNAL)
+    #else
+    static let sendFlags: Int32 = 0
+    #endif
+
+    public func close() {
+        let shouldClose: Bool = closeLock.withLock {
+            defer { isClosed = true }
+            return !isClosed
+        }
+        guard shouldClose else { return }
+        // shutdown wakes a thread blocked in recv before the descriptor is released.
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = Self.systemClose(descriptor)
+    }
+
+    static func systemClose(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.close(descriptor)
+        #else
+        Darwin.close(descriptor)
+        #endif
+    }
+
+    static func systemConnect(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.connect(descriptor, address, length)
+        #else
+        Darwin.connect(descriptor, address, length)
+        #endif
+    }
+}
+
+/// A listening TCP socket.
+public final class TCPListener: @unchecked Sendable {
+    let descriptor: Int32
+    /// The port the listener is bound to (useful after binding port 0).
+    public let port: Int
+    private let closeLock = NSLock()
+    private var isClosed = false
+
+    /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one).
+    public init(host: String = "127.0.0.1", port: Int = 0) throws(WebSocketError) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_flags = AI_PASSIVE
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var results: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &results) == 0, let info = results else { throw .io("cannot resolve \(host)") }
+        defer { freeaddrinfo(results) }
+        let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+        guard descriptor >= 0 else { throw .io("socket failed") }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, 128) == 0 else {
+            _ = TCPSocket.systemClose(descriptor)
+            throw .io("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        let family = Int32(storage.ss_family)
+        let boundPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        self.descriptor = descriptor
+        self.port = Int(boundPort)
+    }
+
+    /// Waits for the next connection; `nil` once the listener is closed.
+    public func accept() -> TCPSocket? {
+        while true {
+            #if canImport(Glibc)
+            let client = Glibc.accept(descriptor, nil, nil)
+            #else
+            let client = Darwin.accept(descriptor, nil, nil)
+            #endif
+            if client >= 0 { return TCPSocket(descriptor: client) }
+            if errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    /// Stops listening; a blocked `accept` returns `nil`.
+    public func close() {
+        let shouldClose: Bool = closeLock.withLock {
+            defer { isClosed = true }
+            return !isClosed
+        }
+        guard shouldClose else { return }
+        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = TCPSocket.systemClose(descriptor)
+    }
+
+    deinit { close() }
+}
+
+extension TCPSocket {
+    /// Bounds the next blocking reads by `deadline`; `nil` removes the bound.
+    func setReceiveTimeout(until deadline: ContinuousClock.Instant?) throws(WebSocketError) {
+        var value = timeval()
+        if let deadline {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw .timeout("handshake") }
+            let (seconds, attoseconds) = remaining.components
+            value.tv_sec = Int(seconds)
+            value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
+        }
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+
+/// An open WebSocket connection, client or server side.
+///
+/// A dedicated thread reads the socket and drives the sans-IO engine; messages arrive in
+/// order on ``messages``. Sends are serialized and complete when the kernel has the bytes.
+/// Pings are answered automatically. When the connection ends, ``messages`` finishes
+/// after every message already received, so nothing accepted is lost.
+public final class WebSocketConnection: @unchecked Sendable {
+    /// Options shared by clients and servers.
+    public struct Options: Sendable {
+        public var configuration: WebSocketConnectionCore.Configuration
+        /// How long `close` waits for the peer's close frame before dropping the connection.
+        public var closeTimeout: Duration
+        /// The largest read from the socket at once.
+        public var readChunkSize: Int
+
+        public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024) {
+            self.configuration = configuration
+            self.closeTimeout = closeTimeout
+            self.readChunkSize = readChunkSize
+        }
+    }
+
+    /// Messages from the peer, in order. Finishes when the connection closes.
+    public let messages: AsyncStream<WebSocketMessage>
+    /// Payloads of pongs the peer sent, for liveness checks.
+    public let pongs: AsyncStream<[UInt8]>
+    /// Headers of the upgrade response (client) or request (server).
+    public let handshakeHeaders: [HTTPHeaderField]
+    /// The request path (server side) or the path requested (client side).
+    public let path: String
+    /// The negotiated subprotocol.
+    public let subprotocol: String?
+
+    private let stream: any ByteStream
+    private let options: Options
+    private let lock = NSLock()
+    private var core: WebSocketConnectionCore
+    private var finalInfo: WebSocketCloseInfo?
+    private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
+    private let writeQueue = DispatchQueue(label: "switchboard.websocket.write")
+    private let writeLock = NSLock()
+    private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
+    private let pongContinuation: AsyncStream<[UInt8]>.Continuation
+
+    init(stream: any ByteStream, role: WebSocketConnectionCore.Role, options: Options, initialBytes: [UInt8],
+         handshakeHeaders: [HTTPHeaderField], path: String, subprotocol: String?) {
+        self.stream = stream
+        self.options = options
+        self.core = WebSocketConnectionCore(role: role, configuration: options.configuration)
+        self.handshakeHeaders = handshakeHeaders
+        self.path = path
+        self.subprotocol = subprotocol
+        (messages, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
+        let pending = initialBytes
+        Thread.detachNewThread { [self] in
+            if !pending.isEmpty { process(core: { $0.receive(pending) }) }
+            readLoop()
+        }
+    }
+
+    /// How the connection ended, once it has.
+    public var closeInfo: WebSocketCloseInfo? { lock.withLock { finalInfo } }
+
+    /// Whether the connection still accepts messages.
+    public var isOpen: Bool { lock.withLock { core.isOpen } }
+
+    // MARK: Sending
+
+    /// Sends a text message.
+    public func send(text: String) async throws(WebSocketError) { try await send(.text(text)) }
+
+    /// Sends a binary message.
+    public func send(binary: Data) async throws(WebSocketError) { try await send(.binary(binary)) }
+
+    /// Sends a message; fails with `closed` once closing has begun.
+    public func send(_ message: WebSocketMessage) async throws(WebSocketError) {
+        guard let frame = lock.withLock({ core.frame(for: message) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
+        try await write(frame)
+    }
+
+    /// Sends a ping; the pong arrives on ``pongs``.
+    public func ping(_ payload: [UInt8] = []) async throws(WebSocketError) {
+        guard let frame = lock.withLock({ core.pingFrame(payload) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
+        try await write(frame)
+    }
+
+    private func write(_ bytes: [UInt8]) async throws(WebSocketError) {
+        let result: Result<Void, WebSocketError> = await withCheckedContinuation { continuation in
+            writeQueue.async { [self] in
+                writeLock.lock()
+                defer { writeLock.unlock() }
+                do throws(WebSocketError) {
+                    try stream.write(bytes)
+                    continuation.resume(returning: .success(()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        try result.get()
+    }
+
+    private func writeNow(_ bytes: [UInt8]) {
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        try? stream.write(bytes)
+    }
+
+    // MARK: Closing
+
+    /// Starts the close handshake and waits for it to finish, or for the close timeout.
+    @discardableResult
+    public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async -> WebSocketCloseInfo {
+        process(core: { $0.close(code: code, reason: reason) })
+        let timeout = options.closeTimeout
+        let watchdog = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false)) }
+        }
+        let info = await waitUntilClosed()
+        watchdog.cancel()
+        return info
+    }
+
+    /// Waits until the connection has ended.
+    public func waitUntilClosed() async -> WebSocketCloseInfo {
+        await withCheckedContinuation { continuation in
+            let done: WebSocketCloseInfo? = lock.withLock {
+                if let finalInfo { return finalInfo }
+                closeWaiters.append(continuation)
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+
+    /// Drops the connection without a close handshake.
+    public func abort() {
+        finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "aborted", wasClean: false))
+    }
+
+    // MARK: Reading
+
+    private func readLoop() {
+        while closeInfo == nil {
+            let bytes: [UInt8]
+            do throws(WebSocketError) {
+                bytes = try stream.read(maximum: options.readChunkSize)
+            } catch {
+                finish(lock.withLock { core.transportClosed() } ?? WebSocketCloseInfo(code: .abnormalClosure, reason: error.description, wasClean: false))
+                return
+            }
+            if bytes.isEmpty {
+                finish(lock.withLock { core.transportClosed() } ?? WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false))
+                return
+            }
+            process(core: { $0.receive(bytes) })
+        }
+    }
+
+    /// Runs the engine under the lock, then performs its actions in order.
+    private func process(core step: (inout WebSocketConnectionCore) -> [WebSocketConnectionCore.Action]) {
+        let actions = lock.withLock { step(&core) }
+        for action in actions {
+            switch action {
+            case let .send(bytes): writeNow(bytes)
+            case let .deliver(message): messageContinuation.yield(message)
+            case let .pong(payload): pongContinuation.yield(payload)
+            case let .closeTransport(info): finish(info)
+            }
+        }
+    }
+
+    private func finish(_ info: WebSocketCloseInfo) {
+        let waiters: [CheckedContinuation<WebSocketCloseInfo, Never>]? = lock.withLock {
+            guard finalInfo == nil else { return nil }
+            finalInfo = info
+            _ = core.transportClosed()
+            defer { closeWaiters = [] }
+            return closeWaiters
+        }
+        guard let waiters else { return }
+        // Let queued writes (such as our close frame) go out before the socket closes.
+        writeQueue.sync {}
+        stream.close()
+        messageContinuation.finish()
+        pongContinuation.finish()
+        for waiter in waiters { waiter.resume(returning: info) }
+    }
+}

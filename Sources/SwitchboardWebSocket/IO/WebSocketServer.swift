@@ -1,0 +1,87 @@
+import Foundation
+
+/// A WebSocket server on the same engine: listen, accept, upgrade, hand each connection to a handler.
+public final class WebSocketServer: @unchecked Sendable {
+    /// How to answer an upgrade request.
+    public enum UpgradeDecision: Sendable {
+        /// Accept, adding these headers (Signal sends `X-Signal-Timestamp`) and choosing a subprotocol.
+        case accept(headers: [HTTPHeaderField] = [], subprotocol: String? = nil)
+        /// Refuse with an HTTP status (403 for bad credentials, 499 for an expired app...).
+        case reject(status: Int, reason: String, headers: [HTTPHeaderField] = [], body: [UInt8] = [])
+    }
+
+    /// The port the server listens on.
+    public let port: Int
+    private let listener: TCPListener
+    private let connections = NSLock()
+    private var open: [WebSocketConnection] = []
+
+    /// Starts listening on `host:port` (0 picks a free port) and serving in the background.
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
+        handshakeTimeout: Duration = .seconds(10),
+        upgrade: @escaping @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision = { _ in .accept() },
+        handler: @escaping @Sendable (WebSocketConnection) async -> Void
+    ) throws(WebSocketError) {
+        listener = try TCPListener(host: host, port: port)
+        self.port = listener.port
+        Thread.detachNewThread { [listener, self] in
+            while let socket = listener.accept() {
+                Thread.detachNewThread {
+                    guard let connection = self.upgrade(socket, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
+                    self.connections.withLock { self.open.append(connection) }
+                    Task { await handler(connection) }
+                }
+            }
+        }
+    }
+
+    private func upgrade(_ socket: TCPSocket, options: WebSocketConnection.Options, timeout: Duration, decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision) -> WebSocketConnection? {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var received: [UInt8] = []
+        do throws(WebSocketError) {
+            while true {
+                try socket.setReceiveTimeout(until: deadline)
+                let chunk = try socket.read(maximum: 4096)
+                guard !chunk.isEmpty else { throw .invalidHTTP("closed during the handshake") }
+                received += chunk
+                guard let (head, consumed) = try HTTPHead.parse(received) else { continue }
+                let request: WebSocketHandshake.ServerRequest
+                do throws(WebSocketError) {
+                    request = try WebSocketHandshake.parseUpgrade(head)
+                } catch {
+                    if case let .upgradeRejected(status, headers, body) = error {
+                        try? socket.write(WebSocketHandshake.rejectResponse(status: status, reason: "Bad Request", headers: headers, body: body))
+                    }
+                    throw error
+                }
+                switch decide(request) {
+                case let .reject(status, reason, headers, body):
+                    try socket.write(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
+                    socket.close()
+                    return nil
+                case let .accept(headers, subprotocol):
+                    try socket.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers))
+                    try socket.setReceiveTimeout(until: nil)
+                    return WebSocketConnection(stream: socket, role: .server, options: options, initialBytes: Array(received[consumed...]),
+                                               handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol)
+                }
+            }
+        } catch {
+            socket.close()
+            return nil
+        }
+    }
+
+    /// Stops accepting and drops every open connection.
+    public func stop() {
+        listener.close()
+        let all = connections.withLock { () -> [WebSocketConnection] in
+            defer { open = [] }
+            return open
+        }
+        for connection in all { connection.abort() }
+    }
+
+    deinit { listener.close() }
+}

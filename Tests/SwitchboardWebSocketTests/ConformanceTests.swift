@@ -1,0 +1,83 @@
+import Foundation
+import SwitchboardWebSocket
+import Testing
+
+/// Our client and server against Python `websockets`, which nobody here wrote.
+@Suite(.serialized) struct ConformanceTests {
+    static let bigOptions = WebSocketConnection.Options(configuration: .init(maximumMessageSize: 4 * 1024 * 1024))
+
+    @Test func ourClientAgainstPythonServer() async throws {
+        let peer = try PythonPeer(script: "ws_echo_server.py")
+        defer { peer.stop() }
+        let port = try #require(peer.firstLine().flatMap(Int.init), "the Python server did not start")
+        let connection = try await WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(port)/")!, options: .init(connection: Self.bigOptions))
+        var iterator = connection.messages.makeAsyncIterator()
+        for size in [0, 1, 125, 126, 127, 65535, 65536, 1024 * 1024] {
+            let text = String(repeating: "é", count: size / 2) + String(repeating: "a", count: size % 2)
+            try await connection.send(text: text)
+            #expect(await iterator.next() == .text(text), "text of \(size) bytes")
+            let blob = Data((0..<size).map { UInt8($0 % 251) })
+            try await connection.send(binary: blob)
+            #expect(await iterator.next() == .binary(blob), "binary of \(size) bytes")
+        }
+        try await connection.ping(Array("hello".utf8))
+        var pongs = connection.pongs.makeAsyncIterator()
+        #expect(await pongs.next() == Array("hello".utf8))
+        let info = await connection.close(code: .normalClosure, reason: "done")
+        #expect(info.code == .normalClosure && info.wasClean)
+    }
+
+    @Test func pythonClientAgainstOurServer() async throws {
+        let server = try WebSocketServer(options: Self.bigOptions) { connection in
+            for await message in connection.messages {
+                try? await connection.send(message)
+            }
+        }
+        defer { server.stop() }
+        let result = await Task.detached {
+            let client = try? PythonPeer(script: "ws_client_check.py", arguments: [String(server.port)])
+            return client?.finish(timeout: 60) ?? (status: -1, output: "could not start python3")
+        }.value
+        #expect(result.status == 0, "\(result.output)")
+    }
+
+    @Test func ourClientAgainstOurServer() async throws {
+        let server = try WebSocketServer(upgrade: { request in
+            request.headers.contains { $0.name.lowercased() == "authorization" }
+                ? .accept(headers: [HTTPHeaderField(name: "X-Signal-Timestamp", value: "1700000000000")])
+                : .reject(status: 403, reason: "Forbidden", body: Array("bad credentials".utf8))
+        }) { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+        }
+        defer { server.stop() }
+        let url = URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!
+        do {
+            _ = try await WebSocketClient.connect(to: url)
+            Issue.record("the upgrade should be refused")
+        } catch {
+            guard case let .upgradeRejected(status, _, body) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+            #expect(status == 403 && body == Array("bad credentials".utf8))
+        }
+        let connection = try await WebSocketClient.connect(to: url, options: .init(headers: [HTTPHeaderField(name: "Authorization", value: "Basic dTpw")]))
+        #expect(connection.handshakeHeaders.contains(HTTPHeaderField(name: "X-Signal-Timestamp", value: "1700000000000")))
+        var iterator = connection.messages.makeAsyncIterator()
+        for index in 0..<50 { try await connection.send(text: "message \(index)") }
+        for index in 0..<50 { #expect(await iterator.next() == .text("message \(index)")) }
+        #expect(await connection.close().wasClean)
+        // Nothing can be sent after close.
+        await #expect(throws: WebSocketError.self) { try await connection.send(text: "late") }
+    }
+
+    @Test func connectingToAClosedPortFailsQuickly() async {
+        let listener = try? TCPListener()
+        let port = listener?.port ?? 1
+        listener?.close()
+        await #expect(throws: WebSocketError.self) {
+            _ = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!, options: .init(connectTimeout: .seconds(2)))
+        }
+    }
+}

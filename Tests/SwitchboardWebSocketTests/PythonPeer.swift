@@ -1,0 +1,51 @@
+import Foundation
+
+/// Runs a Python peer from Tests/Peers as a child process, bounded in time.
+final class PythonPeer: @unchecked Sendable {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers")
+
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+
+    init(script: String, arguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.directory.appendingPathComponent(script).path] + arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+    }
+
+    /// The first line the peer prints (servers print their port), waiting at most `timeout`.
+    func firstLine(timeout: TimeInterval = 20) -> String? {
+        let handle = output.fileHandleForReading
+        var collected = Data()
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            collected += chunk
+            if let newline = collected.firstIndex(of: 10) {
+                return String(decoding: collected[..<newline], as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
+    /// Waits for the peer to exit (at most `timeout`) and returns its status and output.
+    func finish(timeout: TimeInterval = 60) -> (status: Int32, output: String) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, text)
+    }
+
+    /// Stops a server peer.
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        _ = finish(timeout: 10)
+    }
+}
