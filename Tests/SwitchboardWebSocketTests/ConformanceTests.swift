@@ -33,6 +33,7 @@ import Testing
             for await message in connection.messages {
                 try? await connection.send(message)
             }
+            await connection.close()
         }
         defer { server.stop() }
         let result = await Task.detached {
@@ -49,6 +50,7 @@ import Testing
                 : .reject(status: 403, reason: "Forbidden", body: Array("bad credentials".utf8))
         }) { connection in
             for await message in connection.messages { try? await connection.send(message) }
+            await connection.close()
         }
         defer { server.stop() }
         let url = URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!

@@ -103,7 +103,10 @@ import Testing
     }
 
     func closeCode(_ actions: [WebSocketConnectionCore.Action]) -> WebSocketCloseCode? {
-        for action in actions { if case let .closeTransport(info) = action { return info.code } }
+        for action in actions {
+            if case let .closeTransport(info) = action { return info.code }
+            if case let .peerClosed(info) = action { return info.code }
+        }
         return nil
     }
 
@@ -177,13 +180,27 @@ import Testing
         for code: UInt16 in [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4401, 4409, 4999] {
             var core = WebSocketConnectionCore(role: .client)
             let actions = core.receive(frame(.close, [UInt8(code >> 8), UInt8(code & 0xFF)] + Array("bye".utf8)))
-            guard case let .closeTransport(info)? = actions.last else {
+            // The peer's close reaches the application first; it may still send what it owes.
+            guard case let .peerClosed(info)? = actions.last else {
                 Issue.record("no close for \(code)")
                 continue
             }
             #expect(info.code.rawValue == code && info.reason == "bye" && info.wasClean)
-            #expect(try sentCloses(actions) == [code])
+            #expect(core.frame(for: .text("owed echo")) != nil)
+            let reply = core.close()
+            #expect(try sentCloses(reply) == [code])
+            guard case .closeTransport? = reply.last else {
+                Issue.record("the reply ends the connection")
+                continue
+            }
         }
+    }
+
+    @Test func nothingIsAnsweredOrDeliveredAfterThePeersClose() {
+        var core = WebSocketConnectionCore(role: .client)
+        _ = core.receive(frame(.close, [0x03, 0xE8]))
+        let later = core.receive(frame(.ping, [1]) + frame(.text, [0x61]))
+        #expect(later.isEmpty)
     }
 
     @Test func invalidCloseFramesFail() {

@@ -7,6 +7,8 @@ final class PythonPeer: @unchecked Sendable {
     let process = Process()
     let input = Pipe()
     let output = Pipe()
+    /// Output read past the first line, kept for `finish`.
+    private var leftover = Data()
 
     init(script: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -27,6 +29,7 @@ final class PythonPeer: @unchecked Sendable {
             if chunk.isEmpty { return nil }
             collected += chunk
             if let newline = collected.firstIndex(of: 10) {
+                leftover = Data(collected[collected.index(after: newline)...])
                 return String(decoding: collected[..<newline], as: UTF8.self)
             }
         }
@@ -39,13 +42,17 @@ final class PythonPeer: @unchecked Sendable {
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var all = Data(leftover)
+        all.append(output.fileHandleForReading.readDataToEndOfFile())
+        let text = String(decoding: all, as: UTF8.self)
+        leftover = Data()
         return (process.terminationStatus, text)
     }
 
-    /// Stops a server peer.
-    func stop() {
+    /// Stops a server peer and returns what it printed.
+    @discardableResult
+    func stop() -> String {
         try? input.fileHandleForWriting.close()
-        _ = finish(timeout: 10)
+        return finish(timeout: 10).output
     }
 }

@@ -39,12 +39,17 @@ public struct WebSocketConnectionCore: Sendable {
         case pong([UInt8])
         /// The connection is over: close the transport. `info` says why.
         case closeTransport(WebSocketCloseInfo)
+        /// The peer sent a close. The application may still send what it owes (an echo, say);
+        /// the close reply goes out when it calls `close()` or its grace period ends.
+        case peerClosed(WebSocketCloseInfo)
     }
 
     enum State: Sendable, Equatable {
         case open
         /// We sent a close and wait for the peer's.
         case closeSent(WebSocketCloseInfo)
+        /// The peer sent a close; we have not answered yet.
+        case closeReceived(WebSocketCloseInfo)
         case closed
     }
 
@@ -73,11 +78,19 @@ public struct WebSocketConnectionCore: Sendable {
     /// Whether the connection still accepts application messages.
     public var isOpen: Bool { state == .open }
 
+    /// Whether outgoing messages may still be sent (also after the peer's close, before ours).
+    var canSend: Bool {
+        switch state {
+        case .open, .closeReceived: return true
+        default: return false
+        }
+    }
+
     // MARK: Sending
 
     /// The frame for an outgoing message; nil once closing has begun.
     public func frame(for message: WebSocketMessage) -> [UInt8]? {
-        guard state == .open else { return nil }
+        guard canSend else { return nil }
         switch message {
         case let .text(text): return FrameWriter.frame(opcode: .text, payload: Array(text.utf8), mask: masks)
         case let .binary(data): return FrameWriter.frame(opcode: .binary, payload: data, mask: masks)
@@ -92,6 +105,15 @@ public struct WebSocketConnectionCore: Sendable {
 
     /// Starts the close handshake. Codes that are never sent (1005, 1006, 1015) become 1000.
     public mutating func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") -> [Action] {
+        if case let .closeReceived(info) = state {
+            // Answer the peer's close, echoing its code (1000 when it sent none).
+            let echo = info.code == .noStatusReceived ? WebSocketCloseCode.normalClosure : info.code
+            state = .closed
+            return [
+                .send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: echo, reason: ""), mask: masks)),
+                .closeTransport(info),
+            ]
+        }
         guard state == .open else { return [] }
         let sent = code.isValidOnTheWire ? code : .normalClosure
         state = .closeSent(WebSocketCloseInfo(code: sent, reason: reason, wasClean: true))
@@ -104,6 +126,7 @@ public struct WebSocketConnectionCore: Sendable {
         switch state {
         case .open: return WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false)
         case let .closeSent(info): return WebSocketCloseInfo(code: info.code == .normalClosure ? .abnormalClosure : info.code, reason: info.reason, wasClean: false)
+        case let .closeReceived(info): return WebSocketCloseInfo(code: info.code, reason: info.reason, wasClean: false)
         case .closed: return nil
         }
     }
@@ -131,7 +154,7 @@ public struct WebSocketConnectionCore: Sendable {
     mutating func fail(_ code: WebSocketCloseCode, _ reason: String) -> [Action] {
         let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: false)
         var actions: [Action] = []
-        if state == .open {
+        if state == .open || { if case .closeReceived = state { return true } else { return false } }() {
             actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: code, reason: reason), mask: masks)))
         }
         state = .closed
@@ -195,6 +218,8 @@ public struct WebSocketConnectionCore: Sendable {
         switch opcode {
         case .ping:
             if state == .open { actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, mask: masks))) }
+        case .pong where state != .open:
+            break
         case .pong:
             actions.append(.pong(payload))
         case .close:
@@ -213,15 +238,14 @@ public struct WebSocketConnectionCore: Sendable {
             }
             switch state {
             case .open:
-                // Echo the code (or 1000 when the peer sent none), then end.
-                let echo = code == .noStatusReceived ? WebSocketCloseCode.normalClosure : code
-                actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: echo, reason: ""), mask: masks)))
-                state = .closed
-                actions.append(.closeTransport(WebSocketCloseInfo(code: code, reason: reason, wasClean: true)))
+                // Let the application finish what it owes before the reply (RFC 6455 §7.1.1 allows it).
+                let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: true)
+                state = .closeReceived(info)
+                actions.append(.peerClosed(info))
             case .closeSent:
                 state = .closed
                 actions.append(.closeTransport(WebSocketCloseInfo(code: code, reason: reason, wasClean: true)))
-            case .closed:
+            case .closeReceived, .closed:
                 break
             }
         default:

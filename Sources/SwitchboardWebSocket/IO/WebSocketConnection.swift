@@ -170,6 +170,14 @@ public final class WebSocketConnection: @unchecked Sendable {
             case let .deliver(message): messageContinuation.yield(message)
             case let .pong(payload): pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info)
+            case .peerClosed:
+                // No more messages will come; after the grace period, answer for the application.
+                messageContinuation.finish()
+                let grace = options.closeTimeout
+                Task { [self] in
+                    try? await Task.sleep(for: grace)
+                    process(core: { $0.close() })
+                }
             }
         }
     }

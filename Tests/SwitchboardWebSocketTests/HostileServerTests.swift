@@ -1,0 +1,56 @@
+import Foundation
+import SwitchboardWebSocket
+import Testing
+
+/// Our client against a raw server that writes hand-made frames, mirroring the
+/// Autobahn|Testsuite client categories 1.x to 7.x. The client echoes like an Autobahn
+/// test agent; the server judges what comes back. Every case must end within a deadline.
+@Suite(.serialized) struct HostileServerTests {
+    @Test func everyCaseBehavesOrFailsWithTheRightCode() async throws {
+        let lister = try PythonPeer(script: "ws_hostile_server.py", arguments: ["--list"])
+        let cases = lister.finish(timeout: 20).output.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        #expect(cases.count >= 50)
+
+        let server = try PythonPeer(script: "ws_hostile_server.py")
+        let port = try #require(server.firstLine().flatMap(Int.init), "the hostile server did not start")
+        var clientSide: [String: String] = [:]
+        for name in cases {
+            let started = ContinuousClock.now
+            let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/case/\(name)")!)
+            let echo = Task {
+                for await message in connection.messages { try? await connection.send(message) }
+                await connection.close()
+            }
+            let info = await withTaskGroup(of: WebSocketCloseInfo?.self) { group in
+                group.addTask { await connection.waitUntilClosed() }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(10))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            echo.cancel()
+            connection.abort()
+            let elapsed = ContinuousClock.now - started
+            #expect(info != nil, "\(name): the client neither finished nor failed within the deadline")
+            #expect(elapsed < .seconds(10))
+            clientSide[name] = info.map { "\($0.code.rawValue)\($0.wasClean ? "" : " (unclean)")" } ?? "hung"
+        }
+        let verdicts = server.stop().split(separator: "\n").map(String.init)
+        var results: [(String, String, String)] = []
+        for name in cases {
+            let verdict = verdicts.first { $0.hasSuffix(" \(name)") || $0.contains(" \(name):") } ?? "MISSING \(name)"
+            #expect(verdict.hasPrefix("PASS"), "\(verdict)")
+            results.append((name, verdict.hasPrefix("PASS") ? "pass" : verdict, clientSide[name] ?? "-"))
+        }
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_WRITE_CONFORMANCE"] == "1" {
+            var table = "| Case | Server's verdict | Client's close code |\n|---|---|---|\n"
+            for (name, verdict, code) in results { table += "| \(name) | \(verdict) | \(code) |\n" }
+            let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("docs/websocket-conformance-table.md")
+            try table.write(to: path, atomically: true, encoding: .utf8)
+        }
+    }
+}
