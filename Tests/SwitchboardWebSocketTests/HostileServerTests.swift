@@ -46,10 +46,12 @@ import Testing
             results.append((name, verdict.hasPrefix("PASS") ? "pass" : verdict, clientSide[name] ?? "-"))
         }
         if ProcessInfo.processInfo.environment["SWITCHBOARD_WRITE_CONFORMANCE"] == "1" {
-            var table = "| Case | Server's verdict | Client's close code |\n|---|---|---|\n"
+            var table = "# WebSocket conformance: hostile-server cases\n\nWritten by `SWITCHBOARD_WRITE_CONFORMANCE=1 swift test --filter HostileServerTests`.\n"
+                + "Each row is one case of `Tests/Peers/ws_hostile_server.py`; the server judges the client.\n\n"
+                + "| Case | Server's verdict | Client's close code |\n|---|---|---|\n"
             for (name, verdict, code) in results { table += "| \(name) | \(verdict) | \(code) |\n" }
             let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("docs/websocket-conformance-table.md")
+                .appendingPathComponent("docs/websocket-conformance.md")
             try table.write(to: path, atomically: true, encoding: .utf8)
         }
     }
