@@ -213,8 +213,16 @@ async def handle(reader, writer):
     try:
         if not any(op == CLOSE for op, _, _ in frames) or not verdict.startswith("PASS"):
             pass
-        writer.write(close_frame(1000))
-        await writer.drain()
+        if not any(op == CLOSE for op, _, _ in frames):
+            writer.write(close_frame(1000))
+            await writer.drain()
+            # Wait briefly for the client's answer so the close is clean.
+            for _ in range(10):
+                if not await pump(0.1):
+                    break
+                answered, _ = unmask(bytes(received))
+                if any(op == CLOSE for op, _, _ in answered):
+                    break
     except Exception:
         pass
     writer.close()

@@ -8,8 +8,7 @@ import Testing
 
     @Test func ourClientAgainstPythonServer() async throws {
         let peer = try PythonPeer(script: "ws_echo_server.py")
-        defer { peer.stop() }
-        let port = try #require(peer.firstLine().flatMap(Int.init), "the Python server did not start")
+        let port = try #require(await peer.firstLineAsync().flatMap(Int.init), "the Python server did not start")
         let connection = try await WebSocketClient.connect(
             to: URL(string: "ws://127.0.0.1:\(port)/")!, options: .init(connection: Self.bigOptions))
         var iterator = connection.messages.makeAsyncIterator()
@@ -26,6 +25,7 @@ import Testing
         #expect(await pongs.next() == Array("hello".utf8))
         let info = await connection.close(code: .normalClosure, reason: "done")
         #expect(info.code == .normalClosure && info.wasClean)
+        _ = await peer.stopAsync()
     }
 
     @Test func pythonClientAgainstOurServer() async throws {
@@ -36,10 +36,8 @@ import Testing
             await connection.close()
         }
         defer { server.stop() }
-        let result = await Task.detached {
-            let client = try? PythonPeer(script: "ws_client_check.py", arguments: [String(server.port)])
-            return client?.finish(timeout: 60) ?? (status: -1, output: "could not start python3")
-        }.value
+        let client = try PythonPeer(script: "ws_client_check.py", arguments: [String(server.port)])
+        let result = await client.finishAsync(timeout: 60)
         #expect(result.status == 0, "\(result.output)")
     }
 

@@ -8,11 +8,11 @@ import Testing
 @Suite(.serialized) struct HostileServerTests {
     @Test func everyCaseBehavesOrFailsWithTheRightCode() async throws {
         let lister = try PythonPeer(script: "ws_hostile_server.py", arguments: ["--list"])
-        let cases = lister.finish(timeout: 20).output.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+        let cases = await lister.finishAsync(timeout: 20).output.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
         #expect(cases.count >= 50)
 
         let server = try PythonPeer(script: "ws_hostile_server.py")
-        let port = try #require(server.firstLine().flatMap(Int.init), "the hostile server did not start")
+        let port = try #require(await server.firstLineAsync().flatMap(Int.init), "the hostile server did not start")
         var clientSide: [String: String] = [:]
         for name in cases {
             let started = ContinuousClock.now
@@ -38,7 +38,7 @@ import Testing
             #expect(elapsed < .seconds(10))
             clientSide[name] = info.map { "\($0.code.rawValue)\($0.wasClean ? "" : " (unclean)")" } ?? "hung"
         }
-        let verdicts = server.stop().split(separator: "\n").map(String.init)
+        let verdicts = await server.stopAsync().split(separator: "\n").map(String.init)
         var results: [(String, String, String)] = []
         for name in cases {
             let verdict = verdicts.first { $0.hasSuffix(" \(name)") || $0.contains(" \(name):") } ?? "MISSING \(name)"

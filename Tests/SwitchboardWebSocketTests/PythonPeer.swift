@@ -49,6 +49,30 @@ final class PythonPeer: @unchecked Sendable {
         return (process.terminationStatus, text)
     }
 
+    // The blocking calls above must not run on Swift's small cooperative pool, where they
+    // would starve other tests' tasks; these run them on a thread of their own.
+
+    /// `firstLine` on a dedicated thread.
+    func firstLineAsync(timeout: TimeInterval = 20) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.firstLine(timeout: timeout)) }
+        }
+    }
+
+    /// `finish` on a dedicated thread.
+    func finishAsync(timeout: TimeInterval = 60) async -> (status: Int32, output: String) {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.finish(timeout: timeout)) }
+        }
+    }
+
+    /// `stop` on a dedicated thread.
+    func stopAsync() async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: self.stop()) }
+        }
+    }
+
     /// Stops a server peer and returns what it printed.
     @discardableResult
     func stop() -> String {
