@@ -18,7 +18,18 @@ let package = Package(
         // Runtime that generated code calls.
         .target(name: "SwitchboardRuntime", path: "Sources/SwitchboardRuntime"),
         // A hand-written RFC 6455 client and server: sans-IO core plus socket I/O.
-        .target(name: "SwitchboardWebSocket", path: "Sources/SwitchboardWebSocket"),
+        // On Linux, TLS comes from the system OpenSSL (Debian libssl-dev) through a C shim;
+        // Apple platforms need nothing extra.
+        .target(
+            name: "CSwitchboardOpenSSL",
+            path: "Sources/CSwitchboardOpenSSL",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(
+            name: "SwitchboardWebSocket",
+            dependencies: [.target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
+            path: "Sources/SwitchboardWebSocket"
+        ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
 

@@ -2,12 +2,15 @@
 # Installs what the build and tests need on a fresh Debian machine. Idempotent:
 # each step checks first and installs only what is missing.
 #   protoc + well-known types   Debian protobuf-compiler, libprotobuf-dev
+#   OpenSSL headers and CLI     Debian libssl-dev (wss:// on Linux), openssl (test certificates)
 #   Python protobuf, websockets real peers the tests compare against
 set -euo pipefail
 
 need_apt=()
 command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/timestamp.proto ] || need_apt+=(libprotobuf-dev)
+[ -f /usr/include/openssl/ssl.h ] || need_apt+=(libssl-dev)       # TLS for wss:// on Linux
+command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)        # test certificates
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

@@ -8,4 +8,6 @@ public protocol ByteStream: AnyObject, Sendable {
     func write(_ bytes: [UInt8]) throws(WebSocketError)
     /// Closes both directions; a blocked `read` returns.
     func close()
+    /// Bounds later reads by `deadline` (reads then throw `timeout`); `nil` removes the bound.
+    func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(WebSocketError)
 }

@@ -206,6 +206,10 @@ public final class TCPListener: @unchecked Sendable {
 }
 
 extension TCPSocket {
+    public func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(WebSocketError) {
+        try setReceiveTimeout(until: deadline)
+    }
+
     /// Bounds the next blocking reads by `deadline`; `nil` removes the bound.
     func setReceiveTimeout(until deadline: ContinuousClock.Instant?) throws(WebSocketError) {
         var value = timeval()
@@ -217,5 +221,13 @@ extension TCPSocket {
             value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
         }
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+}
+
+extension TCPSocket {
+    /// Switches to non-blocking mode, for streams that poll (TLS).
+    func setNonBlocking() {
+        let flags = fcntl(descriptor, F_GETFL, 0)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
     }
 }

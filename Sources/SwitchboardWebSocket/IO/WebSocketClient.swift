@@ -9,21 +9,24 @@ public enum WebSocketClient {
         public var subprotocols: [String]
         public var connectTimeout: Duration
         public var connection: WebSocketConnection.Options
+        /// How `wss://` verifies the server.
+        public var tls: TLSOptions
 
-        public init(headers: [HTTPHeaderField] = [], subprotocols: [String] = [], connectTimeout: Duration = .seconds(10), connection: WebSocketConnection.Options = .init()) {
+        public init(headers: [HTTPHeaderField] = [], subprotocols: [String] = [], connectTimeout: Duration = .seconds(10),
+                    connection: WebSocketConnection.Options = .init(), tls: TLSOptions = .init()) {
             self.headers = headers
             self.subprotocols = subprotocols
             self.connectTimeout = connectTimeout
             self.connection = connection
+            self.tls = tls
         }
     }
 
-    /// Connects to a `ws://` URL. (`wss://` needs the TLS stream, which is not built yet.)
+    /// Connects to a `ws://` or `wss://` URL within `connectTimeout` (DNS, TCP, TLS and the upgrade).
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host else {
             throw .invalidUpgradeResponse("not a ws:// URL: \(url)")
         }
-        guard scheme == "ws" else { throw .io("wss:// is not supported yet") }
         let port = url.port ?? (scheme == "wss" ? 443 : 80)
         var requestPath = url.path.isEmpty ? "/" : url.path
         if let query = url.query { requestPath += "?" + query }
@@ -35,7 +38,8 @@ public enum WebSocketClient {
                     let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
                     let socket = try TCPSocket.connect(host: host, port: port, timeout: options.connectTimeout)
                     do throws(WebSocketError) {
-                        continuation.resume(returning: .success(try handshake(socket, request: request, deadline: deadline, options: options, path: path)))
+                        let stream = try secure(socket, scheme: scheme, host: host, options: options, deadline: deadline)
+                        continuation.resume(returning: .success(try handshake(stream, request: request, deadline: deadline, options: options, path: path)))
                     } catch {
                         socket.close()
                         throw error
@@ -48,11 +52,21 @@ public enum WebSocketClient {
         return try result.get()
     }
 
-    static func handshake(_ stream: TCPSocket, request: WebSocketHandshake.ClientRequest, deadline: ContinuousClock.Instant, options: Options, path: String) throws(WebSocketError) -> WebSocketConnection {
+    /// Wraps the socket in TLS for `wss://`.
+    static func secure(_ socket: TCPSocket, scheme: String, host: String, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
+        guard scheme == "wss" else { return socket }
+        #if canImport(CSwitchboardOpenSSL)
+        return try TLSStream(clientOver: socket, host: host, options: options.tls, deadline: deadline)
+        #else
+        throw .io("wss:// needs Network.framework support, which this build lacks")
+        #endif
+    }
+
+    static func handshake(_ stream: any ByteStream, request: WebSocketHandshake.ClientRequest, deadline: ContinuousClock.Instant, options: Options, path: String) throws(WebSocketError) -> WebSocketConnection {
         try stream.write(request.bytes)
         var received: [UInt8] = []
         while true {
-            try stream.setReceiveTimeout(until: deadline)
+            try stream.setReadDeadline(deadline)
             let chunk = try stream.read(maximum: 4096)
             guard !chunk.isEmpty else { throw .invalidUpgradeResponse("connection closed during the handshake") }
             received += chunk
@@ -63,7 +77,7 @@ public enum WebSocketClient {
                 // Read a bounded body so the typed error can carry it (Signal's 499/429 bodies).
                 let length = min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024)
                 while rest.count < length {
-                    try stream.setReceiveTimeout(until: deadline)
+                    try stream.setReadDeadline(deadline)
                     let more = try stream.read(maximum: length - rest.count)
                     if more.isEmpty { break }
                     rest += more
@@ -71,7 +85,7 @@ public enum WebSocketClient {
                 _ = try request.validate(head, body: Array(rest.prefix(length)))
             }
             let subprotocol = try request.validate(head)
-            try stream.setReceiveTimeout(until: nil)
+            try stream.setReadDeadline(nil)
             return WebSocketConnection(stream: stream, role: .client, options: options.connection, initialBytes: rest,
                                        handshakeHeaders: head.headers, path: path, subprotocol: subprotocol)
         }

@@ -20,6 +20,7 @@ public final class WebSocketServer: @unchecked Sendable {
     public init(
         host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
         handshakeTimeout: Duration = .seconds(10),
+        tls: TLSServerContext? = nil,
         upgrade: @escaping @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision = { _ in .accept() },
         handler: @escaping @Sendable (WebSocketConnection) async -> Void
     ) throws(WebSocketError) {
@@ -28,7 +29,7 @@ public final class WebSocketServer: @unchecked Sendable {
         Thread.detachNewThread { [listener, self] in
             while let socket = listener.accept() {
                 Thread.detachNewThread {
-                    guard let connection = self.upgrade(socket, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
+                    guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
                     self.connections.withLock { self.open.append(connection) }
                     Task { await handler(connection) }
                 }
@@ -36,12 +37,20 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    private func upgrade(_ socket: TCPSocket, options: WebSocketConnection.Options, timeout: Duration, decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision) -> WebSocketConnection? {
+    private func upgrade(_ tcp: TCPSocket, tls: TLSServerContext?, options: WebSocketConnection.Options, timeout: Duration, decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision) -> WebSocketConnection? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var received: [UInt8] = []
+        var stream: (any ByteStream)?
         do throws(WebSocketError) {
+            let socket: any ByteStream
+            #if canImport(CSwitchboardOpenSSL)
+            socket = try tls.map { context throws(WebSocketError) in try TLSStream(serverOver: tcp, context: context, deadline: deadline) } ?? tcp
+            #else
+            socket = tcp
+            #endif
+            stream = socket
             while true {
-                try socket.setReceiveTimeout(until: deadline)
+                try socket.setReadDeadline(deadline)
                 let chunk = try socket.read(maximum: 4096)
                 guard !chunk.isEmpty else { throw .invalidHTTP("closed during the handshake") }
                 received += chunk
@@ -62,13 +71,13 @@ public final class WebSocketServer: @unchecked Sendable {
                     return nil
                 case let .accept(headers, subprotocol):
                     try socket.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers))
-                    try socket.setReceiveTimeout(until: nil)
+                    try socket.setReadDeadline(nil)
                     return WebSocketConnection(stream: socket, role: .server, options: options, initialBytes: Array(received[consumed...]),
                                                handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol)
                 }
             }
         } catch {
-            socket.close()
+            (stream ?? tcp).close()
             return nil
         }
     }

@@ -1,0 +1,29 @@
+// A thin shim over the system OpenSSL (Debian libssl-dev) for SwitchboardWebSocket on Linux.
+// Swift imports functions but not OpenSSL's function-like macros; these wrap the few we need.
+#ifndef CSWITCHBOARD_OPENSSL_H
+#define CSWITCHBOARD_OPENSSL_H
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+/// Creates a client context: TLS 1.2 or later, peer verification on.
+SSL_CTX *sb_client_context(void);
+/// Creates a server context from PEM files; NULL on failure.
+SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path);
+/// Trusts the system store (/etc/ssl/certs).
+int sb_trust_system_store(SSL_CTX *context);
+/// Trusts the certificates in a PEM string instead; returns how many were added.
+int sb_trust_pem(SSL_CTX *context, const char *pem, int length);
+/// Sends SNI and checks the certificate against `host` (a DNS name or an IP literal).
+int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address);
+/// Offers ALPN "http/1.1".
+int sb_offer_http11(SSL *ssl);
+/// Why verification failed, or NULL when it passed.
+const char *sb_verify_error(SSL *ssl);
+/// The oldest queued OpenSSL error as text; clears the queue.
+void sb_last_error(char *buffer, size_t length);
+/// The SNI name the client sent (server side), or NULL.
+const char *sb_requested_server_name(SSL *ssl);
+
+#endif

@@ -1,0 +1,76 @@
+#include "CSwitchboardOpenSSL.h"
+#include <string.h>
+
+SSL_CTX *sb_client_context(void) {
+    SSL_CTX *context = SSL_CTX_new(TLS_client_method());
+    if (context == NULL) return NULL;
+    SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    SSL_CTX_set_verify(context, SSL_VERIFY_PEER, NULL);
+    return context;
+}
+
+SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path) {
+    SSL_CTX *context = SSL_CTX_new(TLS_server_method());
+    if (context == NULL) return NULL;
+    SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    if (SSL_CTX_use_certificate_chain_file(context, certificate_chain_path) != 1
+        || SSL_CTX_use_PrivateKey_file(context, private_key_path, SSL_FILETYPE_PEM) != 1) {
+        SSL_CTX_free(context);
+        return NULL;
+    }
+    return context;
+}
+
+int sb_trust_system_store(SSL_CTX *context) {
+    return SSL_CTX_set_default_verify_paths(context);
+}
+
+int sb_trust_pem(SSL_CTX *context, const char *pem, int length) {
+    BIO *bio = BIO_new_mem_buf(pem, length);
+    if (bio == NULL) return 0;
+    X509_STORE *store = SSL_CTX_get_cert_store(context);
+    int added = 0;
+    X509 *certificate;
+    while ((certificate = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        if (X509_STORE_add_cert(store, certificate) == 1) added++;
+        X509_free(certificate);
+    }
+    ERR_clear_error(); // the read loop ends with a "no start line" error
+    BIO_free(bio);
+    return added;
+}
+
+int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address) {
+    if (is_ip_address) {
+        X509_VERIFY_PARAM *parameters = SSL_get0_param(ssl);
+        return X509_VERIFY_PARAM_set1_ip_asc(parameters, host);
+    }
+    if (SSL_set_tlsext_host_name(ssl, host) != 1) return 0;
+    return SSL_set1_host(ssl, host);
+}
+
+int sb_offer_http11(SSL *ssl) {
+    static const unsigned char protocols[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+    return SSL_set_alpn_protos(ssl, protocols, sizeof(protocols)) == 0;
+}
+
+const char *sb_verify_error(SSL *ssl) {
+    long result = SSL_get_verify_result(ssl);
+    if (result == X509_V_OK) return NULL;
+    return X509_verify_cert_error_string(result);
+}
+
+void sb_last_error(char *buffer, size_t length) {
+    unsigned long code = ERR_get_error();
+    if (code == 0) {
+        strncpy(buffer, "unknown TLS error", length);
+        buffer[length - 1] = 0;
+    } else {
+        ERR_error_string_n(code, buffer, length);
+    }
+    ERR_clear_error();
+}
+
+const char *sb_requested_server_name(SSL *ssl) {
+    return SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+}

@@ -1,0 +1,111 @@
+import Foundation
+import SwitchboardWebSocket
+import Testing
+
+/// `wss://` against a Python TLS server started by the test, with a CA and certificates
+/// that `openssl` makes for each run (Tests/Peers/make_test_certs.sh).
+@Suite(.serialized) struct TLSTests {
+    static let certificates: URL = {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
+        process.standardOutput = FileHandle.nullDevice
+        try? process.run()
+        process.waitUntilExit()
+        return directory
+    }()
+
+    static var caPEM: String { (try? String(contentsOf: certificates.appendingPathComponent("ca.pem"), encoding: .utf8)) ?? "" }
+
+    /// Starts a TLS echo server with `name`.pem/.key; returns it and its port.
+    func server(_ name: String) async throws -> (PythonPeer, Int) {
+        let peer = try PythonPeer(script: "wss_echo_server.py", arguments: [
+            Self.certificates.appendingPathComponent("\(name).pem").path,
+            Self.certificates.appendingPathComponent("\(name).key").path,
+        ])
+        let port = try #require(await peer.firstLineAsync().flatMap(Int.init), "the TLS server did not start")
+        return (peer, port)
+    }
+
+    func connect(_ port: Int, host: String = "localhost", trust: String? = TLSTests.caPEM) async throws(WebSocketError) -> WebSocketConnection {
+        try await WebSocketClient.connect(
+            to: URL(string: "wss://\(host):\(port)/")!,
+            options: .init(connectTimeout: .seconds(10), tls: TLSOptions(trustedCertificatesPEM: trust)))
+    }
+
+    func rejection(_ body: () async throws(WebSocketError) -> WebSocketConnection) async -> String {
+        do {
+            let connection = try await body()
+            connection.abort()
+            return "connected"
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func aTrustedCertificateConnectsAndSendsSNI() async throws {
+        let (peer, port) = try await server("good")
+        let connection = try await connect(port)
+        var messages = connection.messages.makeAsyncIterator()
+        try await connection.send(text: "über TLS")
+        #expect(await messages.next() == .text("über TLS"))
+        let big = Data((0..<200_000).map { UInt8($0 % 253) })
+        try await connection.send(binary: big)
+        #expect(await messages.next() == .binary(big))
+        #expect(await connection.close().wasClean)
+        let output = await peer.stopAsync()
+        #expect(output.contains("SNI localhost"), "\(output)")
+    }
+
+    @Test func aSelfSignedCertificateIsRejected() async throws {
+        let (peer, port) = try await server("self")
+        let error = await rejection { () throws(WebSocketError) in try await connect(port) }
+        #expect(error.contains("certificate rejected") && error.contains("self-signed"), "\(error)")
+        _ = await peer.stopAsync()
+    }
+
+    @Test func anExpiredCertificateIsRejected() async throws {
+        let (peer, port) = try await server("expired")
+        let error = await rejection { () throws(WebSocketError) in try await connect(port) }
+        #expect(error.contains("certificate has expired"), "\(error)")
+        _ = await peer.stopAsync()
+    }
+
+    @Test func aHostnameMismatchIsRejected() async throws {
+        let (peer, port) = try await server("other")
+        let error = await rejection { () throws(WebSocketError) in try await connect(port) }
+        #expect(error.contains("certificate rejected") && error.lowercased().contains("hostname mismatch"), "\(error)")
+        _ = await peer.stopAsync()
+    }
+
+    @Test func theSystemStoreDoesNotTrustTheTestCA() async throws {
+        let (peer, port) = try await server("good")
+        let error = await rejection { () throws(WebSocketError) in try await connect(port, trust: nil) }
+        #expect(error.contains("certificate rejected"), "\(error)")
+        _ = await peer.stopAsync()
+    }
+
+    @Test func ipAddressesAreCheckedAgainstTheCertificate() async throws {
+        let (peer, port) = try await server("good")
+        let connection = try await connect(port, host: "127.0.0.1")
+        #expect(await connection.close().wasClean)
+        _ = await peer.stopAsync()
+    }
+
+    @Test func ourServerSpeaksTLSToo() async throws {
+        let context = try TLSServerContext(
+            certificateChainPath: Self.certificates.appendingPathComponent("good.pem").path,
+            privateKeyPath: Self.certificates.appendingPathComponent("good.key").path)
+        let server = try WebSocketServer(tls: context) { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+            await connection.close()
+        }
+        defer { server.stop() }
+        let connection = try await connect(server.port)
+        var messages = connection.messages.makeAsyncIterator()
+        try await connection.send(text: "round trip")
+        #expect(await messages.next() == .text("round trip"))
+        #expect(await connection.close().wasClean)
+    }
+}
