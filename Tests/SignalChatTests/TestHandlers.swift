@@ -26,7 +26,7 @@ struct TestChatRoom: ChatRoomHandler {
 
     func sendChatMessage(_ request: SendChatMessageRequest, context: ServerContext) async throws(ChatRoom.SendChatMessageError) -> ChatMessage {
         if request.text.isEmpty { throw .invalid(ValidationError(field: "text", reason: "must not be empty")) }
-        if request.text == "slow" { try? await Task.sleep(for: .seconds(5)) }
+        if request.text == "slow" { try? await Task.sleep(for: .seconds(60)) }
         return ChatMessage(id: request.clientMessageId, text: request.text, extras: ["chat": request.chatId], replyTo: request.replyTo)
     }
 

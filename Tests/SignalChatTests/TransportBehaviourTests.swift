@@ -13,8 +13,9 @@ import Testing
             Issue.record("expected a timeout, got \(result)")
             return
         }
-        // The handler sleeps 5 s; the caller must not wait for it.
-        #expect(ContinuousClock.now - started < .seconds(3))
+        // The handler sleeps 60 s; the caller must not wait for it. (The bound is loose because
+        // parallel CPU-heavy tests can delay the timer on this 2-core machine.)
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func cancellationFailsTheCallAndDropsThePendingRequest() async throws {
