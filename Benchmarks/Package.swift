@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Switchboard", path: ".."),
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -19,6 +20,16 @@ let package = Package(
                 .product(name: "SwitchboardSchema", package: "Switchboard"),
                 .product(name: "SwitchboardEmitter", package: "Switchboard"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        .executableTarget(
+            name: "WebSocketBenchmarks",
+            dependencies: [
+                .product(name: "SwitchboardWebSocket", package: "Switchboard"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
     ]

@@ -1,0 +1,163 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import SwitchboardWebSocket
+
+// WebSocket benchmarks on loopback, every contender in the same run:
+//   raw TCP ping-pong (the floor), our client against our server, and our client
+//   against a swift-nio WebSocket echo server. Prints Markdown.
+
+let messageSize = 400
+let serialCount = 3000
+let pipelinedCount = 20_000
+let inFlight = 64
+let payload = Data((0..<messageSize).map { UInt8($0 % 251) })
+
+func percentile(_ samples: [Double], _ p: Double) -> Double {
+    let sorted = samples.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+// MARK: Raw TCP
+
+/// Echo server: one thread per connection, read and write back.
+func startRawEchoServer() throws -> (TCPListener, Int) {
+    let listener = try TCPListener()
+    Thread.detachNewThread {
+        while let socket = listener.accept() {
+            Thread.detachNewThread {
+                while let bytes = try? socket.read(maximum: 65536), !bytes.isEmpty {
+                    try? socket.write(bytes)
+                }
+                socket.close()
+            }
+        }
+    }
+    return (listener, listener.port)
+}
+
+func readExactly(_ socket: TCPSocket, _ count: Int) throws {
+    var received = 0
+    while received < count {
+        let bytes = try socket.read(maximum: count - received)
+        if bytes.isEmpty { throw WebSocketError.io("closed") }
+        received += bytes.count
+    }
+}
+
+func rawSerial(port: Int) throws -> [Double] {
+    let socket = try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+    defer { socket.close() }
+    let bytes = Array(payload)
+    var samples: [Double] = []
+    for index in 0..<(serialCount + 200) {
+        let start = now()
+        try socket.write(bytes)
+        try readExactly(socket, messageSize)
+        if index >= 200 { samples.append(Double(now() - start)) }
+    }
+    return samples
+}
+
+func rawPipelined(port: Int) throws -> Double {
+    let socket = try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+    defer { socket.close() }
+    let bytes = Array(payload)
+    let start = now()
+    // A writer thread keeps `inFlight` messages outstanding; this thread reads.
+    let window = DispatchSemaphore(value: inFlight)
+    Thread.detachNewThread {
+        for _ in 0..<pipelinedCount {
+            window.wait()
+            try? socket.write(bytes)
+        }
+    }
+    var received = 0
+    while received < pipelinedCount * messageSize {
+        let chunk = try socket.read(maximum: 65536)
+        if chunk.isEmpty { break }
+        let before = received / messageSize
+        received += chunk.count
+        for _ in before..<(received / messageSize) { window.signal() }
+    }
+    return Double(pipelinedCount) / (Double(now() - start) / 1e9)
+}
+
+// MARK: WebSocket
+
+func wsSerial(port: Int) async throws -> [Double] {
+    let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!)
+    var messages = connection.messages.makeAsyncIterator()
+    var samples: [Double] = []
+    for index in 0..<(serialCount + 200) {
+        let start = now()
+        try await connection.send(binary: payload)
+        _ = await messages.next()
+        if index >= 200 { samples.append(Double(now() - start)) }
+    }
+    await connection.close()
+    return samples
+}
+
+func wsPipelined(port: Int) async throws -> Double {
+    let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!)
+    var messages = connection.messages.makeAsyncIterator()
+    let start = now()
+    var sent = 0
+    for _ in 0..<inFlight {
+        try await connection.send(binary: payload)
+        sent += 1
+    }
+    var received = 0
+    while received < pipelinedCount {
+        guard await messages.next() != nil else { break }
+        received += 1
+        if sent < pipelinedCount {
+            try await connection.send(binary: payload)
+            sent += 1
+        }
+    }
+    let rate = Double(received) / (Double(now() - start) / 1e9)
+    await connection.close()
+    return rate
+}
+
+func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
+
+let (rawListener, rawPort) = try startRawEchoServer()
+let ourServer = try WebSocketServer { connection in
+    for await message in connection.messages { try? await connection.send(message) }
+    await connection.close()
+}
+let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let (nioChannel, nioPort) = try NIOEchoServer.start(group: group)
+
+// Interleave the contenders twice so machine load hits them alike; keep the better run of each.
+var rawRTT: [Double] = [], oursRTT: [Double] = [], nioRTT: [Double] = []
+var rawRate = 0.0, oursRate = 0.0, nioRate = 0.0
+for _ in 0..<2 {
+    let raw = try rawSerial(port: rawPort)
+    if rawRTT.isEmpty || percentile(raw, 0.5) < percentile(rawRTT, 0.5) { rawRTT = raw }
+    let ours = try await wsSerial(port: ourServer.port)
+    if oursRTT.isEmpty || percentile(ours, 0.5) < percentile(oursRTT, 0.5) { oursRTT = ours }
+    let nio = try await wsSerial(port: nioPort)
+    if nioRTT.isEmpty || percentile(nio, 0.5) < percentile(nioRTT, 0.5) { nioRTT = nio }
+    rawRate = max(rawRate, try rawPipelined(port: rawPort))
+    oursRate = max(oursRate, try await wsPipelined(port: ourServer.port))
+    nioRate = max(nioRate, try await wsPipelined(port: nioPort))
+}
+
+print("| Path (400-byte binary messages, loopback) | Median RTT | p99 RTT | Median vs raw TCP | Throughput, \(inFlight) in flight | Throughput vs raw TCP |")
+print("|---|---:|---:|---:|---:|---:|")
+for (name, samples, rate) in [("Raw TCP echo (floor)", rawRTT, rawRate), ("Switchboard client → Switchboard server", oursRTT, oursRate), ("Switchboard client → swift-nio WebSocket server", nioRTT, nioRate)] {
+    print("| \(name) | \(microseconds(percentile(samples, 0.5))) | \(microseconds(percentile(samples, 0.99))) | \(String(format: "%.2f×", percentile(samples, 0.5) / percentile(rawRTT, 0.5))) | \(String(format: "%.0f msg/s", rate)) | \(String(format: "%.2f×", rate / rawRate)) |")
+}
+print("")
+print("Our server against the swift-nio server, same client: throughput \(String(format: "%.2f×", oursRate / nioRate)), median RTT \(String(format: "%.2f×", percentile(oursRTT, 0.5) / percentile(nioRTT, 0.5))).")
+
+ourServer.stop()
+rawListener.close()
+try? nioChannel.close().wait()
+try? await group.shutdownGracefully()
