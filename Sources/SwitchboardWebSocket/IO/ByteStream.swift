@@ -10,4 +10,11 @@ public protocol ByteStream: AnyObject, Sendable {
     func close()
     /// Bounds later reads by `deadline` (reads then throw `timeout`); `nil` removes the bound.
     func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(WebSocketError)
+    /// Writes what fits without blocking and returns how many bytes that was; 0 when the
+    /// stream cannot tell (the caller then writes on a thread that may block).
+    func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int
+}
+
+extension ByteStream {
+    public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int { 0 }
 }

@@ -100,6 +100,28 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         }
     }
 
+    public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int {
+        var written = offset
+        while written < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                send(descriptor, buffer.baseAddress! + written, bytes.count - written, Self.sendFlags | Self.dontWait)
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                throw .io("write failed: \(String(cString: strerror(errno)))")
+            }
+            written += sent
+        }
+        return written - offset
+    }
+
+    #if canImport(Glibc)
+    static let dontWait = Int32(MSG_DONTWAIT)
+    #else
+    static let dontWait = Int32(MSG_DONTWAIT)
+    #endif
+
     #if canImport(Glibc)
     static let sendFlags = Int32(MSG_NOSIGNAL)
     #else

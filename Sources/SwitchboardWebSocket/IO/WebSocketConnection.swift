@@ -41,6 +41,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
     private let writeQueue = DispatchQueue(label: "switchboard.websocket.write")
     private let writeLock = NSLock()
+    /// Writes waiting on the queue; the fast path must not overtake them.
+    private let queuedWrites = LockedCounter()
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
 
@@ -88,12 +90,20 @@ public final class WebSocketConnection: @unchecked Sendable {
     }
 
     private func write(_ bytes: [UInt8]) async throws(WebSocketError) {
+        // Fast path: when no write is queued and the socket buffer has room, send right here;
+        // a full buffer falls back to the write queue, which may block, so the task waits there.
+        let offset = try writeWithoutWaiting(bytes)
+        if offset == bytes.count { return }
+        queuedWrites.withLock { $0 += 1 }
         let result: Result<Void, WebSocketError> = await withCheckedContinuation { continuation in
             writeQueue.async { [self] in
                 writeLock.lock()
-                defer { writeLock.unlock() }
+                defer {
+                    writeLock.unlock()
+                    queuedWrites.withLock { $0 -= 1 }
+                }
                 do throws(WebSocketError) {
-                    try stream.write(bytes)
+                    try stream.write(offset == 0 ? bytes : Array(bytes[offset...]))
                     continuation.resume(returning: .success(()))
                 } catch {
                     continuation.resume(returning: .failure(error))
@@ -101,6 +111,14 @@ public final class WebSocketConnection: @unchecked Sendable {
             }
         }
         try result.get()
+    }
+
+    /// Writes what the socket takes right now, unless another write holds the socket or is queued.
+    private func writeWithoutWaiting(_ bytes: [UInt8]) throws(WebSocketError) -> Int {
+        guard writeLock.try() else { return 0 }
+        defer { writeLock.unlock() }
+        guard queuedWrites.withLock({ $0 == 0 }) else { return 0 }
+        return try stream.writeWithoutBlocking(bytes, from: 0)
     }
 
     private func writeNow(_ bytes: [UInt8]) {
@@ -197,5 +215,17 @@ public final class WebSocketConnection: @unchecked Sendable {
         messageContinuation.finish()
         pongContinuation.finish()
         for waiter in waiters { waiter.resume(returning: info) }
+    }
+}
+
+/// A small lock-protected integer.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func withLock<T>(_ body: (inout Int) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
     }
 }
