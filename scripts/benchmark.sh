@@ -16,6 +16,9 @@ timeout $limit swift build -c release --package-path Benchmarks --product protoc
 bench=Benchmarks/.build/release/CodecBenchmarks
 plugin=Benchmarks/.build/release/protoc-gen-swift
 timeout $limit "$bench" > "$work/codec.md"
+echo "measuring WebSocket round trips and throughput on loopback..." >&2
+timeout $limit swift build -c release --package-path Benchmarks --product WebSocketBenchmarks >/dev/null
+timeout $limit Benchmarks/.build/release/WebSocketBenchmarks > "$work/websocket.md"
 
 echo "measuring debug builds of a 200-message schema..." >&2
 swift build --product switchboard >/dev/null
@@ -98,6 +101,18 @@ faster than Foundation.
 Goal for generation: under 1 s for 1,000 messages. Messages embedded inline beyond an
 estimated 256 bytes are boxed, which keeps deep embedding chains (as in the synthetic
 schema, where each message holds the previous one) from inflating structs and compile time.
+
+## WebSocket transport
+
+Loopback, 400-byte binary messages: serial round trips (median and p99 of 3,000) and throughput
+with 64 messages in flight. The floor is a raw TCP echo (a blocking client and a thread-per-
+connection server); the peer is a swift-nio 2.101 `NIOWebSocket` echo server, driven by our client.
+
+$(cat "$work/websocket.md")
+
+Goals: a median round trip within 1.5× of raw TCP, and throughput at least equal to the swift-nio
+peer. The remaining gap to raw TCP is the hand-off from the socket's reader thread to the awaiting
+task on each message; sends write directly to the socket when it has room.
 
 ## Reproduce
 
