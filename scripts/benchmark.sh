@@ -106,7 +106,7 @@ schema, where each message holds the previous one) from inflating structs and co
 
 Loopback, 400-byte binary messages: serial round trips (median and p99 of 3,000) and throughput
 with 64 messages in flight. The floor is a raw TCP echo (a blocking client and a thread-per-
-connection server); the peer is a swift-nio 2.101 `NIOWebSocket` echo server, driven by our client.
+connection server); the peer is a swift-nio 2.101 \`NIOWebSocket\` echo server, driven by our client.
 
 $(cat "$work/websocket.md")
 
