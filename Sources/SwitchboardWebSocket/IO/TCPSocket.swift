@@ -21,23 +21,19 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         #endif
     }
 
-    deinit { close() }
+    /// Releases the descriptor only when nothing can use it any more: `close()` shuts the
+    /// socket down but keeps the number, so a reader thread still about to call `recv` can
+    /// never read from a newer socket that reused it.
+    deinit {
+        close()
+        _ = Self.systemClose(descriptor)
+    }
 
     /// Resolves `host` and connects to the first address that answers within `timeout`.
     public static func connect(host: String, port: Int, timeout: Duration) throws(WebSocketError) -> TCPSocket {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var results: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(host, String(port), &hints, &results)
-        guard status == 0, let first = results else {
-            throw .io("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
-        }
+        let results = try resolve(host: host, port: port, passive: false)
         defer { freeaddrinfo(results) }
+        let first = results
         var lastError = "no addresses for \(host)"
         var candidate: UnsafeMutablePointer<addrinfo>? = first
         while let info = candidate {
@@ -129,14 +125,36 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     #endif
 
     public func close() {
-        let shouldClose: Bool = closeLock.withLock {
-            defer { isClosed = true }
-            return !isClosed
-        }
-        guard shouldClose else { return }
-        // shutdown wakes a thread blocked in recv before the descriptor is released.
+        Self.closeOnce(descriptor, lock: closeLock, isClosed: &isClosed)
+    }
+
+    /// Shuts `descriptor` down the first time only, which wakes a thread blocked in `recv`
+    /// or `accept` and makes later calls fail at once. The owner's deinit releases it.
+    static func closeOnce(_ descriptor: Int32, lock: NSLock, isClosed: inout Bool) {
+        lock.lock()
+        let first = !isClosed
+        isClosed = true
+        lock.unlock()
+        guard first else { return }
         _ = shutdown(descriptor, Int32(SHUT_RDWR))
-        _ = Self.systemClose(descriptor)
+    }
+
+    /// Resolves a stream address for `host:port`; the caller frees the list.
+    static func resolve(host: String, port: Int, passive: Bool) throws(WebSocketError) -> UnsafeMutablePointer<addrinfo> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_flags = passive ? AI_PASSIVE : 0
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &results)
+        guard status == 0, let first = results else {
+            throw .io("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        return first
     }
 
     static func systemClose(_ descriptor: Int32) -> Int32 {
@@ -166,17 +184,8 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one).
     public init(host: String = "127.0.0.1", port: Int = 0) throws(WebSocketError) {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_flags = AI_PASSIVE
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var results: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &results) == 0, let info = results else { throw .io("cannot resolve \(host)") }
-        defer { freeaddrinfo(results) }
+        let info = try TCPSocket.resolve(host: host, port: port, passive: true)
+        defer { freeaddrinfo(info) }
         let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
         guard descriptor >= 0 else { throw .io("socket failed") }
         var yes: Int32 = 1
@@ -215,16 +224,13 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Stops listening; a blocked `accept` returns `nil`.
     public func close() {
-        let shouldClose: Bool = closeLock.withLock {
-            defer { isClosed = true }
-            return !isClosed
-        }
-        guard shouldClose else { return }
-        _ = shutdown(descriptor, Int32(SHUT_RDWR))
-        _ = TCPSocket.systemClose(descriptor)
+        TCPSocket.closeOnce(descriptor, lock: closeLock, isClosed: &isClosed)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        _ = TCPSocket.systemClose(descriptor)
+    }
 }
 
 extension TCPSocket {

@@ -32,6 +32,10 @@ public final class WebSocketServer: @unchecked Sendable {
                     guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
                     self.connections.withLock { self.open.append(connection) }
                     Task { await handler(connection) }
+                    Task {
+                        _ = await connection.waitUntilClosed()
+                        self.connections.withLock { self.open.removeAll { $0 === connection } }
+                    }
                 }
             }
         }
