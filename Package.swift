@@ -23,7 +23,10 @@ let package = Package(
         .target(
             name: "CSwitchboardOpenSSL",
             path: "Sources/CSwitchboardOpenSSL",
-            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+            linkerSettings: [
+                .linkedLibrary("ssl", .when(platforms: [.linux])),
+                .linkedLibrary("crypto", .when(platforms: [.linux])),
+            ]
         ),
         .target(
             name: "SwitchboardWebSocket",

@@ -1,4 +1,6 @@
 #include "CSwitchboardOpenSSL.h"
+
+#if defined(__linux__)
 #include <string.h>
 
 SSL_CTX *sb_client_context(void) {
@@ -74,3 +76,5 @@ void sb_last_error(char *buffer, size_t length) {
 const char *sb_requested_server_name(SSL *ssl) {
     return SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
 }
+
+#endif // __linux__

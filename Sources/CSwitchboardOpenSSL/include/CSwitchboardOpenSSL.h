@@ -3,6 +3,10 @@
 #ifndef CSWITCHBOARD_OPENSSL_H
 #define CSWITCHBOARD_OPENSSL_H
 
+// Linux only: Apple platforms use Network.framework and have no OpenSSL headers, so the
+// shim compiles to nothing there if `swift build` builds every target.
+#if defined(__linux__)
+
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
@@ -26,4 +30,5 @@ void sb_last_error(char *buffer, size_t length);
 /// The SNI name the client sent (server side), or NULL.
 const char *sb_requested_server_name(SSL *ssl);
 
+#endif // __linux__
 #endif
