@@ -11,6 +11,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     let descriptor: Int32
     private let closeLock = NSLock()
     private var isClosed = false
+    private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
 
     init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -27,6 +28,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     deinit {
         close()
         _ = Self.systemClose(descriptor)
+        scratch.deallocate()
     }
 
     /// Resolves `host` and connects to the first address that answers within `timeout`.
@@ -71,10 +73,15 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     }
 
     public func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: maximum)
+        // One reader at a time reads into a scratch buffer kept for the socket's life, so a
+        // read costs one copy of the bytes received rather than a fresh zeroed buffer.
+        if scratch.count < maximum {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: maximum, alignment: 16)
+        }
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, maximum, 0) }
-            if count >= 0 { return Array(buffer[0..<count]) }
+            let count = recv(descriptor, scratch.baseAddress, maximum, 0)
+            if count >= 0 { return Array(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("read") }
             if closeLock.withLock({ isClosed }) { return [] }
