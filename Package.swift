@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "SwitchboardRuntime", targets: ["SwitchboardRuntime"]),
         .library(name: "SignalChat", targets: ["SignalChat"]),
         .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
+        .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
@@ -32,6 +33,12 @@ let package = Package(
             name: "SwitchboardWebSocket",
             dependencies: [.target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
             path: "Sources/SwitchboardWebSocket"
+        ),
+        // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
+        .target(
+            name: "SwitchboardChat",
+            dependencies: ["SwitchboardRuntime", "SwitchboardWebSocket", "SignalChat"],
+            path: "Sources/SwitchboardChat"
         ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
@@ -63,6 +70,11 @@ let package = Package(
             name: "SwitchboardWebSocketTests",
             dependencies: ["SwitchboardWebSocket"],
             path: "Tests/SwitchboardWebSocketTests"
+        ),
+        .testTarget(
+            name: "SwitchboardChatTests",
+            dependencies: ["SwitchboardChat", "SignalChat", "SwitchboardRuntime", "SwitchboardWebSocket"],
+            path: "Tests/SwitchboardChatTests"
         ),
         .testTarget(
             name: "SignalChatTests",

@@ -1,0 +1,176 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// A mock chat server on our WebSocket server: it checks credentials at the upgrade,
+/// routes enveloped requests to generated handlers by verb and path, and can push
+/// requests to connected clients and await their acknowledgement.
+public final class ChatServer: @unchecked Sendable {
+    /// What the authenticator decides for an upgrade's `Authorization` header.
+    public enum AuthDecision: Sendable {
+        /// Credentials accepted: an authenticated connection.
+        case account
+        /// No credentials: an unauthenticated connection.
+        case anonymous
+        /// Refuse the upgrade (403 for bad credentials, 499 for an expired app...).
+        case reject(status: Int, reason: String)
+    }
+
+    /// One connected client, for pushes.
+    public final class Client: @unchecked Sendable {
+        let socket: WebSocketConnection
+        public let auth: AuthRequirement
+        private let lock = NSLock()
+        private var nextID: UInt64 = 1
+        private var pending: [UInt64: CheckedContinuation<RPCResponse?, Never>] = [:]
+
+        init(socket: WebSocketConnection, auth: AuthRequirement) {
+            self.socket = socket
+            self.auth = auth
+        }
+
+        /// Sends a request to the client; returns its response, or `nil` if the connection
+        /// closed or `timeout` passed first (an unacknowledged push).
+        public func push(_ request: ServerRequest, timeout: Duration = .seconds(10)) async -> RPCResponse? {
+            let id: UInt64 = lock.withLock {
+                defer { nextID &+= 1 }
+                return nextID
+            }
+            let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
+            return await withCheckedContinuation { continuation in
+                lock.withLock { pending[id] = continuation }
+                Task {
+                    do throws(WebSocketError) {
+                        try await socket.send(binary: frame.serializedData())
+                    } catch {
+                        self.answer(id, nil)
+                    }
+                }
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    self.answer(id, nil)
+                }
+            }
+        }
+
+        func answer(_ id: UInt64, _ response: RPCResponse?) {
+            lock.withLock { pending.removeValue(forKey: id) }?.resume(returning: response)
+        }
+
+        func failAll() {
+            let waiting = lock.withLock { () -> [CheckedContinuation<RPCResponse?, Never>] in
+                defer { pending.removeAll() }
+                return Array(pending.values)
+            }
+            for continuation in waiting { continuation.resume(returning: nil) }
+        }
+
+        /// Drops the connection abruptly, as a crashing server would.
+        public func kill() { socket.abort() }
+
+        /// Closes with a code, such as Signal's 4401 or 4409.
+        public func close(code: WebSocketCloseCode) async { _ = await socket.close(code: code) }
+    }
+
+    private let server: WebSocketServer
+    private let registry = Registry()
+
+    /// Connected clients and tasks waiting for the next one.
+    final class Registry: @unchecked Sendable {
+        private let lock = NSLock()
+        private var clients: [Client] = []
+        private var waiters: [CheckedContinuation<Client, Never>] = []
+
+        func register(_ client: Client) {
+            let waiting = lock.withLock { () -> [CheckedContinuation<Client, Never>] in
+                clients.append(client)
+                defer { waiters.removeAll() }
+                return waiters
+            }
+            for waiter in waiting { waiter.resume(returning: client) }
+        }
+
+        var all: [Client] { lock.withLock { clients } }
+
+        func next() async -> Client {
+            await withCheckedContinuation { continuation in lock.withLock { waiters.append(continuation) } }
+        }
+    }
+
+    /// The port the server listens on.
+    public var port: Int { server.port }
+
+    /// `ws://127.0.0.1:<port>/v1/websocket/`
+    public var url: URL { URL(string: "ws://127.0.0.1:\(port)/v1/websocket/")! }
+
+    /// Starts serving `routes` on a free loopback port.
+    public init(
+        routes: [RPCRoute],
+        upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
+        authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account }
+    ) throws(WebSocketError) {
+        let router = RPCRouter(routes: routes)
+        // The upgrade decides the connection's auth; the handler picks it up by handshake key.
+        let decisions = Locked<[String: AuthRequirement]>([:])
+        let registry = self.registry
+        server = try WebSocketServer(
+            upgrade: { request in
+                let authorization = request.headers.first { $0.name.lowercased() == "authorization" }?.value
+                let auth: AuthRequirement
+                switch authenticate(authorization) {
+                case let .reject(status, reason): return .reject(status: status, reason: reason)
+                case .account: auth = .account
+                case .anonymous: auth = .none
+                }
+                decisions.withLock { $0[request.key] = auth }
+                return .accept(headers: upgradeHeaders())
+            },
+            handler: { socket in
+                let key = socket.handshakeHeaders.first { $0.name.lowercased() == "sec-websocket-key" }?.value ?? ""
+                let auth = decisions.withLock { $0.removeValue(forKey: key) } ?? .none
+                let client = Client(socket: socket, auth: auth)
+                registry.register(client)
+                await ChatServer.serve(client, router: router)
+            })
+    }
+
+    /// The clients connected so far, oldest first.
+    public var connectedClients: [Client] { registry.all }
+
+    /// Waits for the next client to connect.
+    public func nextClient() async -> Client { await registry.next() }
+
+    static func serve(_ client: Client, router: RPCRouter) async {
+        for await message in client.socket.messages {
+            guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else {
+                continue
+            }
+            switch frame.type {
+            case .request?:
+                guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { continue }
+                let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
+                // Requests are served concurrently; responses go back by id in any order.
+                Task {
+                    let response = await router.handle(wire, auth: client.auth)
+                    try? await client.socket.send(binary: WebSocketMessage.response(to: id, response).serializedData())
+                }
+            case .response?:
+                guard let response = frame.response, let id = response.id else { continue }
+                client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
+                                              body: response.body ?? Data(), message: response.message))
+            default:
+                continue
+            }
+        }
+        // The client closed: answer its close now rather than after the grace period.
+        _ = await client.socket.close()
+        client.failAll()
+    }
+
+    /// Stops the server and drops every connection.
+    public func stop() {
+        server.stop()
+        for client in connectedClients { client.failAll() }
+    }
+}

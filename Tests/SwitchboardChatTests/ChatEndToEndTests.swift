@@ -1,0 +1,143 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+struct LoopbackUsernames: UsernamesHandler {
+    func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, context: ServerContext) async throws(Usernames.LookUpUsernameHashError) -> LookUpUsernameHashResponse {
+        guard request.hash == Data([1, 2, 3]) else { throw .notFound }
+        return LookUpUsernameHashResponse(uuid: "alice")
+    }
+}
+
+struct LoopbackChatRoom: ChatRoomHandler {
+    func getHistory(_ request: ChatHistoryRequest, context: ServerContext) async throws(ChatRoom.GetHistoryError) -> ChatHistoryResponse {
+        // Vary the work so responses overtake each other.
+        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
+        return ChatHistoryResponse(messages: [ChatMessage(id: request.chatId, text: context.auth.rawValue)])
+    }
+    func sendChatMessage(_ request: SendChatMessageRequest, context: ServerContext) async throws(ChatRoom.SendChatMessageError) -> ChatMessage {
+        if request.text == "hang" { try? await Task.sleep(for: .seconds(60)) }
+        return ChatMessage(id: request.clientMessageId, text: request.text)
+    }
+    func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
+}
+
+/// Generated clients over the real Signal-envelope transport and our WebSocket, on loopback.
+@Suite(.serialized) struct ChatEndToEndTests {
+    static let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 2, password: "secret")
+
+    func makeServer() throws -> ChatServer {
+        try ChatServer(
+            routes: LoopbackUsernames().routes + LoopbackChatRoom().routes,
+            upgradeHeaders: { [HTTPHeaderField(name: "X-Signal-Timestamp", value: "1700000000000")] },
+            authenticate: { authorization in
+                guard let authorization else { return .anonymous }
+                let expected = "Basic " + Data("aci-1.2:secret".utf8).base64EncodedString()
+                return authorization == expected ? .account : .reject(status: 403, reason: "Forbidden")
+            })
+    }
+
+    @Test func unauthenticatedCallsRoundTrip() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url)
+        let usernames = UsernamesClient(transport: connection)
+        #expect(try await usernames.lookUpUsernameHash(hash: Data([1, 2, 3])).uuid == "alice")
+        guard case .nonSuccess(.notFound) = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9]))) else {
+            Issue.record("404 must map to notFound")
+            return
+        }
+        #expect(connection.upgradeHeaders.contains(HTTPHeaderField(name: "X-Signal-Timestamp", value: "1700000000000")))
+        await connection.close()
+    }
+
+    @Test func credentialsAreCheckedAtTheUpgrade() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        do {
+            _ = try await ChatClient.connectAuthenticated(to: server.url, credentials: .init(username: "aci-1", deviceID: 2, password: "wrong"))
+            Issue.record("bad credentials must be refused")
+        } catch {
+            guard case .upgradeRejected(status: 403, _, _) = error else {
+                Issue.record("expected 403, got \(error)")
+                return
+            }
+        }
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials)
+        let page = try await ChatRoomClient(transport: connection).getHistory(chatId: "c1")
+        #expect(page.messages.first?.text == "account")
+        await connection.close()
+    }
+
+    @Test func concurrentRequestsAreMatchedById() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials)
+        let room = ChatRoomClient(transport: connection)
+        let ids = try await withThrowingTaskGroup(of: (String, String).self) { group in
+            for index in 0..<64 {
+                group.addTask { ("chat-\(index)", try await room.getHistory(chatId: "chat-\(index)").messages.first?.id ?? "") }
+            }
+            var pairs: [(String, String)] = []
+            for try await pair in group { pairs.append(pair) }
+            return pairs
+        }
+        #expect(ids.count == 64 && ids.allSatisfy { $0.0 == $0.1 })
+        await connection.close()
+    }
+
+    @Test func pendingRequestsFailWhenTheServerGoesAway() async throws {
+        let server = try makeServer()
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials)
+        let room = ChatRoomClient(transport: connection)
+        async let hanging = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "hang"))
+        try await Task.sleep(for: .milliseconds(200))
+        server.stop()
+        guard case .failure(.disconnected) = await hanging else {
+            Issue.record("a pending request must fail with disconnected")
+            return
+        }
+        guard case .failure(.disconnected) = await room.getHistory(ChatHistoryRequest(chatId: "after")) else {
+            Issue.record("later requests fail at once")
+            return
+        }
+    }
+
+    final class OrderedListener: MessagesEventListener, @unchecked Sendable {
+        let order = Locked<[String]>([])
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            if payload.serverGuid == "fail" { throw CancellationError() }
+            order.withLock { $0.append(payload.serverGuid ?? "") }
+        }
+        func queueEmpty(context: EventContext) async throws { order.withLock { $0.append("empty") } }
+    }
+
+    @Test func pushesArriveInOrderAndAreAcknowledgedAfterHandling() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let listener = OrderedListener()
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        var connected = server.connectedClients.first
+        if connected == nil { connected = await server.nextClient() }
+        let client = try #require(connected)
+        var acks: [Int?] = []
+        for index in 0..<20 {
+            let push = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "m\(index)").serializedData())
+            acks.append(await client.push(push)?.status)
+        }
+        #expect(acks == Array(repeating: 200, count: 20))
+        let failed = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "fail").serializedData()), timeout: .milliseconds(500))
+        #expect(failed == nil, "a push whose handler throws stays unacknowledged")
+        #expect(await client.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty"))?.status == 200)
+        #expect(await client.push(ServerRequest(verb: "PUT", path: "/api/v1/unknown"))?.status == 404)
+        let response = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty"))
+        #expect(response?.message == "OK", "responses always carry a reason phrase")
+        #expect(listener.order.current == (0..<20).map { "m\($0)" } + ["empty", "empty"])
+        await connection.close()
+    }
+}
