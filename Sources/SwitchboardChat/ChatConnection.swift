@@ -32,6 +32,9 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     /// How the connection ended, once it has.
     public var closeInfo: WebSocketCloseInfo? { socket.closeInfo }
 
+    /// Why the connection ended, in chat terms (4401, 4409, a protocol error...), once it has.
+    public var disconnectReason: ChatConnectionError? { closeInfo.map(ChatConnectionError.init(closeInfo:)) }
+
     /// Closes the connection; every pending request fails with `disconnected`.
     public func close(code: WebSocketCloseCode = .normalClosure) async {
         _ = await socket.close(code: code)
@@ -114,7 +117,7 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
         }
         // The server closed (or the connection dropped): answer at once and fail what is pending.
         let info = await socket.close()
-        failAll("closed with \(info.code)")
+        failAll(ChatConnectionError(closeInfo: info).description)
     }
 }
 
@@ -143,8 +146,8 @@ public enum ChatClient {
     public static func connectAuthenticated(
         to url: URL, credentials: Credentials, headers: [HTTPHeaderField] = [],
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
-    ) async throws(WebSocketError) -> ChatConnection<Authenticated> {
-        let socket = try await WebSocketClient.connect(to: url, options: .init(headers: headers + [HTTPHeaderField(name: "Authorization", value: credentials.authorization)]))
+    ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
+        let socket = try await open(url, headers: headers + [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
         return ChatConnection(socket: socket, onPush: onPush)
     }
 
@@ -152,8 +155,16 @@ public enum ChatClient {
     public static func connectUnauthenticated(
         to url: URL, headers: [HTTPHeaderField] = [],
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
-    ) async throws(WebSocketError) -> ChatConnection<Unauthenticated> {
-        let socket = try await WebSocketClient.connect(to: url, options: .init(headers: headers))
+    ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
+        let socket = try await open(url, headers: headers)
         return ChatConnection(socket: socket, onPush: onPush)
+    }
+
+    private static func open(_ url: URL, headers: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
+        do {
+            return try await WebSocketClient.connect(to: url, options: .init(headers: headers))
+        } catch {
+            throw ChatConnectionError(connectFailure: error)
+        }
     }
 }

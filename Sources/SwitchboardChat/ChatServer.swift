@@ -13,8 +13,9 @@ public final class ChatServer: @unchecked Sendable {
         case account
         /// No credentials: an unauthenticated connection.
         case anonymous
-        /// Refuse the upgrade (403 for bad credentials, 499 for an expired app...).
-        case reject(status: Int, reason: String)
+        /// Refuse the upgrade (403 for bad credentials, 499 for an expired app, 429 with
+        /// `Retry-After`...).
+        case reject(status: Int, reason: String, headers: [HTTPHeaderField] = [])
     }
 
     /// One connected client, for pushes.
@@ -119,7 +120,7 @@ public final class ChatServer: @unchecked Sendable {
                 let authorization = request.headers.first { $0.name.lowercased() == "authorization" }?.value
                 let auth: AuthRequirement
                 switch authenticate(authorization) {
-                case let .reject(status, reason): return .reject(status: status, reason: reason)
+                case let .reject(status, reason, headers): return .reject(status: status, reason: reason, headers: headers)
                 case .account: auth = .account
                 case .anonymous: auth = .none
                 }

@@ -1,0 +1,98 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+/// Upgrade statuses and close codes reach the app as typed chat errors.
+@Suite(.serialized) struct ChatConnectionErrorTests {
+    /// Refuses each account by the password it presents, as Signal's server would.
+    func makeServer() throws -> ChatServer {
+        try ChatServer(routes: LoopbackChatRoom().routes, authenticate: { authorization in
+            guard let authorization, let decoded = Data(base64Encoded: String(authorization.dropFirst("Basic ".count))),
+                  let text = String(data: decoded, encoding: .utf8) else { return .anonymous }
+            switch text.split(separator: ":").last {
+            case "expired": return .reject(status: 499, reason: "App Expired")
+            case "busy": return .reject(status: 429, reason: "Too Many Requests", headers: [HTTPHeaderField(name: "Retry-After", value: "30")])
+            case "busy-date": return .reject(status: 429, reason: "Too Many Requests", headers: [HTTPHeaderField(name: "Retry-After", value: "Wed, 21 Oct 2015 07:28:00 GMT")])
+            case "teapot": return .reject(status: 418, reason: "I'm a teapot")
+            case "revoked": return .reject(status: 401, reason: "Unauthorized")
+            default: return .account
+            }
+        })
+    }
+
+    func connect(_ server: ChatServer, password: String) async -> ChatConnectionError? {
+        do {
+            let connection = try await ChatClient.connectAuthenticated(
+                to: server.url, credentials: .init(username: "aci", deviceID: 1, password: password))
+            await connection.close()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func upgradeStatusesMapToTypedErrors() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        #expect(await connect(server, password: "expired") == .appExpired)
+        #expect(await connect(server, password: "revoked") == .credentialsRejected)
+        #expect(await connect(server, password: "busy") == .retryLater(retryAfter: .seconds(30)))
+        #expect(await connect(server, password: "busy-date") == .retryLater(retryAfter: nil))
+        #expect(await connect(server, password: "teapot") == .upgradeRejected(status: 418))
+        #expect(await connect(server, password: "fine") == nil)
+    }
+
+    @Test func nothingListeningIsATransportError() async throws {
+        let server = try makeServer()
+        let url = server.url
+        server.stop()
+        do {
+            _ = try await ChatClient.connectUnauthenticated(to: url)
+            Issue.record("a stopped server must refuse")
+        } catch {
+            guard case .transport = error else {
+                Issue.record("expected a transport error, got \(error)")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (WebSocketCloseCode.reauthenticationRequired, ChatConnectionError.reauthenticationRequired),
+        (WebSocketCloseCode.connectedElsewhere, ChatConnectionError.connectedElsewhere),
+        (WebSocketCloseCode.goingAway, ChatConnectionError.closed(code: 1001, reason: "")),
+    ])
+    func serverCloseCodesEndTheConnectionWithTypedReasons(code: WebSocketCloseCode, expected: ChatConnectionError) async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectAuthenticated(
+            to: server.url, credentials: .init(username: "aci", deviceID: 1, password: "fine"))
+        var connected = server.connectedClients.first
+        if connected == nil { connected = await server.nextClient() }
+        let client = try #require(connected)
+        let room = ChatRoomClient(transport: connection)
+        async let hanging = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "hang"))
+        try await Task.sleep(for: .milliseconds(200))
+        await client.close(code: code)
+        guard case let .failure(.disconnected(reason)) = await hanging else {
+            Issue.record("a pending request must fail with disconnected")
+            return
+        }
+        #expect(reason == expected.description)
+        _ = await connection.waitUntilClosed()
+        #expect(connection.disconnectReason == expected)
+    }
+
+    @Test func protocolCloseCodesAreProtocolErrors() {
+        for code: UInt16 in [1002, 1007, 1009] {
+            let info = WebSocketCloseInfo(code: WebSocketCloseCode(code), reason: "bad", wasClean: true)
+            #expect(ChatConnectionError(closeInfo: info) == .protocolError(code: code, reason: "bad"))
+        }
+        let violation = WebSocketError.protocolViolation(code: .messageTooBig, reason: "too big")
+        #expect(ChatConnectionError(connectFailure: violation) == .protocolError(code: 1009, reason: "too big"))
+        #expect(ChatConnectionError(connectFailure: .timeout("connect")) == .transport(.timeout("connect")))
+    }
+}
