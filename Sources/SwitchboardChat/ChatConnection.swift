@@ -20,12 +20,20 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     private var closedReason: String?
     private let onPush: PushHandler
 
+    private let eventSink: AsyncStream<ChatConnectionEvent>.Continuation
+
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
+
+    /// The connection's life: `connected` with the upgrade's headers first, `disconnected`
+    /// with the reason last, then the stream ends. Buffered, so a late reader misses nothing.
+    public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, onPush: @escaping PushHandler) {
         self.socket = socket
         self.onPush = onPush
+        (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
+        eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
         Task { await self.readLoop() }
     }
 
@@ -117,7 +125,10 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
         }
         // The server closed (or the connection dropped): answer at once and fail what is pending.
         let info = await socket.close()
-        failAll(ChatConnectionError(closeInfo: info).description)
+        let reason = ChatConnectionError(closeInfo: info)
+        failAll(reason.description)
+        eventSink.yield(.disconnected(reason))
+        eventSink.finish()
     }
 }
 

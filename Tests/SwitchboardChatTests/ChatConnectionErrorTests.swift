@@ -9,7 +9,11 @@ import Testing
 @Suite(.serialized) struct ChatConnectionErrorTests {
     /// Refuses each account by the password it presents, as Signal's server would.
     func makeServer() throws -> ChatServer {
-        try ChatServer(routes: LoopbackChatRoom().routes, authenticate: { authorization in
+        try ChatServer(routes: LoopbackChatRoom().routes, upgradeHeaders: {
+            [HTTPHeaderField(name: "X-Signal-Timestamp", value: "1700000000123"),
+             HTTPHeaderField(name: "X-Signal-Alert", value: "critical-idle-primary-device, idle-primary-device"),
+             HTTPHeaderField(name: "X-Signal-Alert", value: "custom")]
+        }, authenticate: { authorization in
             guard let authorization, let decoded = Data(base64Encoded: String(authorization.dropFirst("Basic ".count))),
                   let text = String(data: decoded, encoding: .utf8) else { return .anonymous }
             switch text.split(separator: ":").last {
@@ -84,6 +88,25 @@ import Testing
         #expect(reason == expected.description)
         _ = await connection.waitUntilClosed()
         #expect(connection.disconnectReason == expected)
+        var events: [ChatConnectionEvent] = []
+        for await event in connection.events { events.append(event) }
+        #expect(events.count == 2)
+        guard case let .connected(info)? = events.first else {
+            Issue.record("the upgrade must be the first event")
+            return
+        }
+        #expect(info.serverTimestamp == Date(timeIntervalSince1970: 1_700_000_000.123))
+        #expect(info.alerts == ["critical-idle-primary-device", "idle-primary-device", "custom"])
+        #expect(events.last == .disconnected(expected))
+    }
+
+    @Test func malformedUpgradeHeadersAreLeftOut() {
+        let info = ChatUpgradeInfo(headers: [
+            HTTPHeaderField(name: "x-signal-timestamp", value: "soon"),
+            HTTPHeaderField(name: "X-Signal-Alert", value: " , ,"),
+        ])
+        #expect(info.serverTimestamp == nil)
+        #expect(info.alerts.isEmpty)
     }
 
     @Test func protocolCloseCodesAreProtocolErrors() {
