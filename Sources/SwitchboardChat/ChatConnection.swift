@@ -14,10 +14,7 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     public typealias PushHandler = @Sendable (ServerRequest) async -> EventOutcome
 
     private let socket: WebSocketConnection
-    private let lock = NSLock()
-    private var nextID: UInt64 = 0
-    private var pending: [UInt64: CheckedContinuation<Result<RPCResponse, TransportError>, Never>] = [:]
-    private var closedReason: String?
+    private let pending = PendingRequests<Result<RPCResponse, TransportError>>(firstID: 0)
     private let onPush: PushHandler
 
     private let eventSink: AsyncStream<ChatConnectionEvent>.Continuation
@@ -53,47 +50,22 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     public func waitUntilClosed() async -> WebSocketCloseInfo { await socket.waitUntilClosed() }
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
-        let id: UInt64 = lock.withLock {
-            defer { nextID &+= 1 }
-            return nextID
-        }
+        let id = pending.makeID()
         let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-        let result: Result<RPCResponse, TransportError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let reason: String? = lock.withLock {
-                    if let closedReason { return closedReason }
-                    pending[id] = continuation
-                    return nil
-                }
-                if let reason {
-                    continuation.resume(returning: .failure(.disconnected(reason: reason)))
-                    return
-                }
-                Task {
-                    do throws(WebSocketError) {
-                        try await socket.send(binary: frame.serializedData())
-                    } catch {
-                        self.resume(id, with: .failure(.disconnected(reason: error.description)))
-                    }
+        let result = await pending.wait(for: id, cancelled: .failure(.cancelled)) { [socket, pending] in
+            Task {
+                do throws(WebSocketError) {
+                    try await socket.send(binary: frame.serializedData())
+                } catch {
+                    pending.resume(id, with: .failure(.disconnected(reason: error.description)))
                 }
             }
-        } onCancel: {
-            self.resume(id, with: .failure(.cancelled))
         }
         return try result.get()
     }
 
-    private func resume(_ id: UInt64, with result: Result<RPCResponse, TransportError>) {
-        lock.withLock { pending.removeValue(forKey: id) }?.resume(returning: result)
-    }
-
     private func failAll(_ reason: String) {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Result<RPCResponse, TransportError>, Never>] in
-            if closedReason == nil { closedReason = reason }
-            defer { pending.removeAll() }
-            return Array(pending.values)
-        }
-        for continuation in waiting { continuation.resume(returning: .failure(.disconnected(reason: reason))) }
+        pending.close(with: .failure(.disconnected(reason: reason)))
     }
 
     private func readLoop() async {
@@ -103,7 +75,7 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
             case .response?:
                 guard let response = frame.response, let id = response.id else { continue }
                 // A response to an unknown id (late, or a server bug) is ignored.
-                resume(id, with: .success(RPCResponse(
+                pending.resume(id, with: .success(RPCResponse(
                     status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
                     body: response.body ?? Data(), message: response.message)))
             case .request?:

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardRuntime
 import SwitchboardWebSocket
 
 /// Why a chat connection could not open or had to end, in the chat server's terms.
@@ -55,11 +56,9 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
         }
     }
 
-    /// `Retry-After` in delta-seconds; an HTTP date or garbage yields `nil` (the caller backs off).
+    /// `Retry-After` read the way RPC responses read it (seconds or an HTTP date).
     static func retryAfter(in headers: [HTTPHeaderField]) -> Duration? {
-        guard let value = headers.first(where: { $0.name.lowercased() == "retry-after" })?.value,
-              let seconds = UInt32(value.trimmingCharacters(in: .whitespaces)) else { return nil }
-        return .seconds(Int(seconds))
+        RPCResponse(status: 429, headers: RPCHeaders(headers.map { (name: $0.name, value: $0.value) })).retryAfter()
     }
 
     public var description: String {

@@ -21,11 +21,10 @@ public struct ChatUpgradeInfo: Sendable, Hashable {
     /// Reads Signal's headers from an upgrade response; malformed values are left out, not fatal.
     public init(headers: [HTTPHeaderField]) {
         self.headers = headers
-        let timestamp = headers.first { $0.name.lowercased() == "x-signal-timestamp" }?.value
-        serverTimestamp = timestamp.flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        serverTimestamp = headers.value(named: "X-Signal-Timestamp").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
             .map { Date(timeIntervalSince1970: Double($0) / 1000) }
-        alerts = headers.filter { $0.name.lowercased() == "x-signal-alert" }
-            .flatMap { $0.value.split(separator: ",") }
+        alerts = headers.values(named: "X-Signal-Alert")
+            .flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
     }

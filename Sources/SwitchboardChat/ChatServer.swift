@@ -22,9 +22,7 @@ public final class ChatServer: @unchecked Sendable {
     public final class Client: @unchecked Sendable {
         let socket: WebSocketConnection
         public let auth: AuthRequirement
-        private let lock = NSLock()
-        private var nextID: UInt64 = 1
-        private var pending: [UInt64: CheckedContinuation<RPCResponse?, Never>] = [:]
+        private let pending = PendingRequests<RPCResponse?>(firstID: 1)
 
         init(socket: WebSocketConnection, auth: AuthRequirement) {
             self.socket = socket
@@ -34,38 +32,26 @@ public final class ChatServer: @unchecked Sendable {
         /// Sends a request to the client; returns its response, or `nil` if the connection
         /// closed or `timeout` passed first (an unacknowledged push).
         public func push(_ request: ServerRequest, timeout: Duration = .seconds(10)) async -> RPCResponse? {
-            let id: UInt64 = lock.withLock {
-                defer { nextID &+= 1 }
-                return nextID
-            }
+            let id = pending.makeID()
             let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-            return await withCheckedContinuation { continuation in
-                lock.withLock { pending[id] = continuation }
+            return await pending.wait(for: id, cancelled: nil) { [socket, pending] in
                 Task {
                     do throws(WebSocketError) {
                         try await socket.send(binary: frame.serializedData())
                     } catch {
-                        self.answer(id, nil)
+                        pending.resume(id, with: nil)
                     }
                 }
                 Task {
                     try? await Task.sleep(for: timeout)
-                    self.answer(id, nil)
+                    pending.resume(id, with: nil)
                 }
             }
         }
 
-        func answer(_ id: UInt64, _ response: RPCResponse?) {
-            lock.withLock { pending.removeValue(forKey: id) }?.resume(returning: response)
-        }
+        func answer(_ id: UInt64, _ response: RPCResponse?) { pending.resume(id, with: response) }
 
-        func failAll() {
-            let waiting = lock.withLock { () -> [CheckedContinuation<RPCResponse?, Never>] in
-                defer { pending.removeAll() }
-                return Array(pending.values)
-            }
-            for continuation in waiting { continuation.resume(returning: nil) }
-        }
+        func failAll() { pending.close(with: nil) }
 
         /// Drops the connection abruptly, as a crashing server would.
         public func kill() { socket.abort() }
@@ -77,25 +63,43 @@ public final class ChatServer: @unchecked Sendable {
     private let server: WebSocketServer
     private let registry = Registry()
 
-    /// Connected clients and tasks waiting for the next one.
+    /// Connected clients, oldest first, and tasks waiting for one to connect.
     final class Registry: @unchecked Sendable {
         private let lock = NSLock()
         private var clients: [Client] = []
-        private var waiters: [CheckedContinuation<Client, Never>] = []
+        private var waiters: [UInt64: (index: Int, continuation: CheckedContinuation<Client?, Never>)] = [:]
+        private var nextWaiter: UInt64 = 0
 
         func register(_ client: Client) {
-            let waiting = lock.withLock { () -> [CheckedContinuation<Client, Never>] in
+            let ready = lock.withLock { () -> [CheckedContinuation<Client?, Never>] in
                 clients.append(client)
-                defer { waiters.removeAll() }
-                return waiters
+                let due = waiters.filter { $0.value.index == clients.count - 1 }
+                for key in due.keys { waiters.removeValue(forKey: key) }
+                return due.values.map(\.continuation)
             }
-            for waiter in waiting { waiter.resume(returning: client) }
+            for waiter in ready { waiter.resume(returning: client) }
         }
 
         var all: [Client] { lock.withLock { clients } }
 
-        func next() async -> Client {
-            await withCheckedContinuation { continuation in lock.withLock { waiters.append(continuation) } }
+        func client(at index: Int, timeout: Duration) async -> Client? {
+            let key: UInt64 = lock.withLock {
+                defer { nextWaiter += 1 }
+                return nextWaiter
+            }
+            let deadline = Task { [self] in
+                try? await Task.sleep(for: timeout)
+                lock.withLock { waiters.removeValue(forKey: key) }?.continuation.resume(returning: nil)
+            }
+            defer { deadline.cancel() }
+            return await withCheckedContinuation { continuation in
+                let present: Client? = lock.withLock {
+                    if index < clients.count { return clients[index] }
+                    waiters[key] = (index, continuation)
+                    return nil
+                }
+                if let present { continuation.resume(returning: present) }
+            }
         }
     }
 
@@ -117,7 +121,7 @@ public final class ChatServer: @unchecked Sendable {
         let registry = self.registry
         server = try WebSocketServer(
             upgrade: { request in
-                let authorization = request.headers.first { $0.name.lowercased() == "authorization" }?.value
+                let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement
                 switch authenticate(authorization) {
                 case let .reject(status, reason, headers): return .reject(status: status, reason: reason, headers: headers)
@@ -128,7 +132,7 @@ public final class ChatServer: @unchecked Sendable {
                 return .accept(headers: upgradeHeaders())
             },
             handler: { socket in
-                let key = socket.handshakeHeaders.first { $0.name.lowercased() == "sec-websocket-key" }?.value ?? ""
+                let key = socket.handshakeHeaders.value(named: "Sec-WebSocket-Key") ?? ""
                 let auth = decisions.withLock { $0.removeValue(forKey: key) } ?? .none
                 let client = Client(socket: socket, auth: auth)
                 registry.register(client)
@@ -139,8 +143,11 @@ public final class ChatServer: @unchecked Sendable {
     /// The clients connected so far, oldest first.
     public var connectedClients: [Client] { registry.all }
 
-    /// Waits for the next client to connect.
-    public func nextClient() async -> Client { await registry.next() }
+    /// The `index`th client to connect (0 is the first), waiting up to `timeout` for it;
+    /// `nil` if it has not connected by then.
+    public func client(at index: Int, timeout: Duration = .seconds(10)) async -> Client? {
+        await registry.client(at: index, timeout: timeout)
+    }
 
     static func serve(_ client: Client, router: RPCRouter) async {
         for await message in client.socket.messages {

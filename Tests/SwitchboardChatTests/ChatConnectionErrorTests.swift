@@ -20,6 +20,7 @@ import Testing
             case "expired": return .reject(status: 499, reason: "App Expired")
             case "busy": return .reject(status: 429, reason: "Too Many Requests", headers: [HTTPHeaderField(name: "Retry-After", value: "30")])
             case "busy-date": return .reject(status: 429, reason: "Too Many Requests", headers: [HTTPHeaderField(name: "Retry-After", value: "Wed, 21 Oct 2015 07:28:00 GMT")])
+            case "busy-garbled": return .reject(status: 429, reason: "Too Many Requests", headers: [HTTPHeaderField(name: "Retry-After", value: "soon")])
             case "teapot": return .reject(status: 418, reason: "I'm a teapot")
             case "revoked": return .reject(status: 401, reason: "Unauthorized")
             default: return .account
@@ -44,7 +45,9 @@ import Testing
         #expect(await connect(server, password: "expired") == .appExpired)
         #expect(await connect(server, password: "revoked") == .credentialsRejected)
         #expect(await connect(server, password: "busy") == .retryLater(retryAfter: .seconds(30)))
-        #expect(await connect(server, password: "busy-date") == .retryLater(retryAfter: nil))
+        // A date in the past means "now".
+        #expect(await connect(server, password: "busy-date") == .retryLater(retryAfter: .zero))
+        #expect(await connect(server, password: "busy-garbled") == .retryLater(retryAfter: nil))
         #expect(await connect(server, password: "teapot") == .upgradeRejected(status: 418))
         #expect(await connect(server, password: "fine") == nil)
     }
@@ -74,9 +77,7 @@ import Testing
         defer { server.stop() }
         let connection = try await ChatClient.connectAuthenticated(
             to: server.url, credentials: .init(username: "aci", deviceID: 1, password: "fine"))
-        var connected = server.connectedClients.first
-        if connected == nil { connected = await server.nextClient() }
-        let client = try #require(connected)
+        let client = try #require(await server.client(at: 0))
         let room = ChatRoomClient(transport: connection)
         async let hanging = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "hang"))
         try await Task.sleep(for: .milliseconds(200))

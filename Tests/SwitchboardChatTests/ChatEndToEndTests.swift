@@ -119,9 +119,7 @@ struct LoopbackChatRoom: ChatRoomHandler {
         let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
             await Messages.dispatch(request, to: listener)
         }
-        var connected = server.connectedClients.first
-        if connected == nil { connected = await server.nextClient() }
-        let client = try #require(connected)
+        let client = try #require(await server.client(at: 0))
         var acks: [Int?] = []
         for index in 0..<20 {
             let push = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "m\(index)").serializedData())

@@ -8,16 +8,12 @@ public struct HTTPHead: Sendable, Hashable {
     public static let maximumSize = 16 * 1024
 
     /// The first value of `name`, case-insensitively.
-    public func value(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.name.lowercased() == lowered }?.value
-    }
+    public func value(_ name: String) -> String? { headers.value(named: name) }
 
     /// Whether a comma-separated header (such as `Connection`) holds `token`.
     public func hasToken(_ name: String, _ token: String) -> Bool {
-        let lowered = name.lowercased()
-        return headers.filter { $0.name.lowercased() == lowered }.contains { field in
-            field.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == token.lowercased() }
+        headers.values(named: name).contains { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == token.lowercased() }
         }
     }
 

@@ -38,3 +38,17 @@ public struct HTTPHeaderField: Sendable, Hashable {
         self.value = value
     }
 }
+
+extension Array where Element == HTTPHeaderField {
+    /// The first value of `name`, compared case-insensitively as HTTP requires.
+    public func value(named name: String) -> String? {
+        let lowered = name.lowercased()
+        return first { $0.name.lowercased() == lowered }?.value
+    }
+
+    /// Every value of `name`, in order, compared case-insensitively.
+    public func values(named name: String) -> [String] {
+        let lowered = name.lowercased()
+        return filter { $0.name.lowercased() == lowered }.map(\.value)
+    }
+}
