@@ -168,15 +168,22 @@ public final class WebSocketConnection: @unchecked Sendable {
             do throws(WebSocketError) {
                 bytes = try stream.read(maximum: options.readChunkSize)
             } catch {
-                finish(lock.withLock { core.transportClosed() } ?? WebSocketCloseInfo(code: .abnormalClosure, reason: error.description, wasClean: false))
+                transportEnded()
                 return
             }
             if bytes.isEmpty {
-                finish(lock.withLock { core.transportClosed() } ?? WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false))
+                transportEnded()
                 return
             }
             process(core: { $0.receive(bytes) })
         }
+    }
+
+    /// The socket ended under the reader. If the engine had already closed, the thread that
+    /// closed it is about to report the real close code; reporting 1006 here would race it.
+    private func transportEnded() {
+        guard let info = lock.withLock({ core.transportClosed() }) else { return }
+        finish(info)
     }
 
     /// Runs the engine under the lock, then performs its actions in order.
