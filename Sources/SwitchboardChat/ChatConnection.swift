@@ -18,6 +18,10 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     private let onPush: PushHandler
 
     private let eventSink: AsyncStream<ChatConnectionEvent>.Continuation
+    private let keepalive: Locked<KeepaliveMonitor<ContinuousClock.Instant>>?
+    /// Set when this side ends the connection for a reason the close code cannot carry.
+    private let localReason = Locked<ChatConnectionError?>(nil)
+    private let keepaliveTask = Locked<Task<Void, Never>?>(nil)
 
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
@@ -26,19 +30,29 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     /// with the reason last, then the stream ends. Buffered, so a late reader misses nothing.
     public let events: AsyncStream<ChatConnectionEvent>
 
-    init(socket: WebSocketConnection, onPush: @escaping PushHandler) {
+    init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, onPush: @escaping PushHandler) {
         self.socket = socket
         self.onPush = onPush
+        keepalive = policy.map { Locked(KeepaliveMonitor(policy: $0, now: .now)) }
         (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
         eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
         Task { await self.readLoop() }
+        if keepalive != nil {
+            keepaliveTask.withLock { $0 = Task { [weak self] in await self?.keepaliveLoop() } }
+            Task { [socket, weak self] in
+                for await _ in socket.pongs { self?.heard() }
+            }
+        }
     }
 
     /// How the connection ended, once it has.
     public var closeInfo: WebSocketCloseInfo? { socket.closeInfo }
 
     /// Why the connection ended, in chat terms (4401, 4409, a protocol error...), once it has.
-    public var disconnectReason: ChatConnectionError? { closeInfo.map(ChatConnectionError.init(closeInfo:)) }
+    public var disconnectReason: ChatConnectionError? {
+        guard let info = closeInfo else { return nil }
+        return localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
+    }
 
     /// Closes the connection; every pending request fails with `disconnected`.
     public func close(code: WebSocketCloseCode = .normalClosure) async {
@@ -68,8 +82,39 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
         pending.close(with: .failure(.disconnected(reason: reason)))
     }
 
+    private func heard() {
+        keepalive?.withLock { $0.heard(at: .now) }
+    }
+
+    /// Probes after a quiet `interval` and drops the connection if the probe goes unanswered.
+    private func keepaliveLoop() async {
+        guard let keepalive else { return }
+        let path = keepalive.withLock { $0.policy.requestPath }
+        while socket.isOpen && !Task.isCancelled {
+            let deadline = keepalive.withLock { $0.nextDeadline }
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            switch keepalive.withLock({ $0.tick(at: .now) }) {
+            case .wait:
+                continue
+            case .probe:
+                try? await socket.ping()
+                if let path {
+                    // Nobody waits for the answer: it arrives as a frame, which counts as heard,
+                    // and its id, never registered, is dropped like any unknown id.
+                    let frame = WebSocketMessage.request(verb: "GET", path: path, headers: [:], body: nil, id: pending.makeID())
+                    try? await socket.send(binary: frame.serializedData())
+                }
+            case .timedOut:
+                localReason.withLock { $0 = $0 ?? .keepaliveTimedOut }
+                socket.abort()
+                return
+            }
+        }
+    }
+
     private func readLoop() async {
         for await message in socket.messages {
+            heard()
             guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else { continue }
             switch frame.type {
             case .response?:
@@ -97,7 +142,8 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
         }
         // The server closed (or the connection dropped): answer at once and fail what is pending.
         let info = await socket.close()
-        let reason = ChatConnectionError(closeInfo: info)
+        keepaliveTask.withLock { $0?.cancel() }
+        let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
         failAll(reason.description)
         eventSink.yield(.disconnected(reason))
         eventSink.finish()
@@ -125,29 +171,19 @@ public enum ChatClient {
         public var description: String { "Credentials(\(username).\(deviceID), password: [REDACTED])" }
     }
 
-    /// Connects with the account's credentials.
+    /// Connects with the account's credentials. Use a ``ChatConnector`` to preconnect.
     public static func connectAuthenticated(
-        to url: URL, credentials: Credentials, headers: [HTTPHeaderField] = [],
+        to url: URL, credentials: Credentials, options: ChatConnectionOptions = .init(),
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
-        let socket = try await open(url, headers: headers + [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
-        return ChatConnection(socket: socket, onPush: onPush)
+        try await ChatConnector(url: url, options: options).connectAuthenticated(credentials: credentials, onPush: onPush)
     }
 
     /// Connects without credentials.
     public static func connectUnauthenticated(
-        to url: URL, headers: [HTTPHeaderField] = [],
+        to url: URL, options: ChatConnectionOptions = .init(),
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
-        let socket = try await open(url, headers: headers)
-        return ChatConnection(socket: socket, onPush: onPush)
-    }
-
-    private static func open(_ url: URL, headers: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
-        do {
-            return try await WebSocketClient.connect(to: url, options: .init(headers: headers))
-        } catch {
-            throw ChatConnectionError(connectFailure: error)
-        }
+        try await ChatConnector(url: url, options: options).connectUnauthenticated(onPush: onPush)
     }
 }

@@ -24,6 +24,8 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
     case upgradeRejected(status: Int)
     /// The connection closed with a code that has no meaning of its own here.
     case closed(code: UInt16, reason: String)
+    /// The server stopped answering pings and keepalive requests, so the connection was dropped.
+    case keepaliveTimedOut
     /// The connection could not be made or failed at the socket level.
     case transport(WebSocketError)
 
@@ -72,6 +74,7 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
         case let .protocolError(code, reason): return "protocol error (\(code)): \(reason)"
         case let .upgradeRejected(status): return "upgrade rejected with status \(status)"
         case let .closed(code, reason): return reason.isEmpty ? "closed with \(code)" : "closed with \(code): \(reason)"
+        case .keepaliveTimedOut: return "keepalive timed out"
         case let .transport(error): return error.description
         }
     }

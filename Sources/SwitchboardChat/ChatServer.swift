@@ -22,6 +22,7 @@ public final class ChatServer: @unchecked Sendable {
     public final class Client: @unchecked Sendable {
         let socket: WebSocketConnection
         public let auth: AuthRequirement
+        private let keepalives = Locked(0)
         private let pending = PendingRequests<RPCResponse?>(firstID: 1)
 
         init(socket: WebSocketConnection, auth: AuthRequirement) {
@@ -34,6 +35,12 @@ public final class ChatServer: @unchecked Sendable {
         public func push(_ request: ServerRequest, timeout: Duration = .seconds(10)) async -> RPCResponse? {
             let id = pending.makeID()
             let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
+            // The timer is cancelled as soon as the answer arrives, so pushes leave no sleepers behind.
+            let timer = Task { [pending] in
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { pending.resume(id, with: nil) }
+            }
+            defer { timer.cancel() }
             return await pending.wait(for: id, cancelled: nil) { [socket, pending] in
                 Task {
                     do throws(WebSocketError) {
@@ -42,12 +49,13 @@ public final class ChatServer: @unchecked Sendable {
                         pending.resume(id, with: nil)
                     }
                 }
-                Task {
-                    try? await Task.sleep(for: timeout)
-                    pending.resume(id, with: nil)
-                }
             }
         }
+
+        /// How many `GET /v1/keepalive` requests this client has sent.
+        public var keepalivesReceived: Int { keepalives.withLock { $0 } }
+
+        func countKeepalive() { keepalives.withLock { $0 += 1 } }
 
         func answer(_ id: UInt64, _ response: RPCResponse?) { pending.resume(id, with: response) }
 
@@ -158,6 +166,12 @@ public final class ChatServer: @unchecked Sendable {
             case .request?:
                 guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { continue }
                 let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
+                if verb == "GET" && path == ChatServer.keepalivePath {
+                    // Signal's server answers keepalives itself, whatever the routes.
+                    client.countKeepalive()
+                    try? await client.socket.send(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
+                    continue
+                }
                 // Requests are served concurrently; responses go back by id in any order.
                 Task {
                     let response = await router.handle(wire, auth: client.auth)
@@ -175,6 +189,9 @@ public final class ChatServer: @unchecked Sendable {
         _ = await client.socket.close()
         client.failAll()
     }
+
+    /// The keepalive path the server answers on its own.
+    public static let keepalivePath = "/v1/keepalive"
 
     /// Stops the server and drops every connection.
     public func stop() {

@@ -24,22 +24,22 @@ public enum WebSocketClient {
 
     /// Connects to a `ws://` or `wss://` URL within `connectTimeout` (DNS, TCP, TLS and the upgrade).
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
-        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host else {
-            throw .invalidUpgradeResponse("not a ws:// URL: \(url)")
-        }
-        let port = url.port ?? (scheme == "wss" ? 443 : 80)
-        var requestPath = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { requestPath += "?" + query }
-        let path = requestPath
-        let request = WebSocketHandshake.ClientRequest(host: host, port: port, path: path, isSecure: scheme == "wss", headers: options.headers, subprotocols: options.subprotocols)
-        let result: Result<WebSocketConnection, WebSocketError> = await withCheckedContinuation { continuation in
+        let transport = try await openTransport(to: url, options: options)
+        return try await upgrade(transport, url: url, options: options)
+    }
+
+    /// Does DNS, TCP and TLS for `url` within `connectTimeout`, but not the upgrade; finish
+    /// with ``upgrade(_:url:options:)``, or close the transport. Used to preconnect.
+    public static func openTransport(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketTransport {
+        let endpoint = try WebSocketEndpoint(url)
+        let result: Result<WebSocketTransport, WebSocketError> = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 do throws(WebSocketError) {
                     let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-                    let socket = try TCPSocket.connect(host: host, port: port, timeout: options.connectTimeout)
+                    let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
                     do throws(WebSocketError) {
-                        let stream = try secure(socket, scheme: scheme, host: host, options: options, deadline: deadline)
-                        continuation.resume(returning: .success(try handshake(stream, request: request, deadline: deadline, options: options, path: path)))
+                        let stream = try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
+                        continuation.resume(returning: .success(WebSocketTransport(endpoint: endpoint, stream: stream)))
                     } catch {
                         socket.close()
                         throw error
@@ -52,11 +52,43 @@ public enum WebSocketClient {
         return try result.get()
     }
 
+    /// Runs the opening handshake for `url` over an open transport, within `connectTimeout`.
+    /// The transport must have been opened for the same scheme, host and port; on failure
+    /// it is closed.
+    public static func upgrade(_ transport: WebSocketTransport, url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
+        let endpoint: WebSocketEndpoint
+        do throws(WebSocketError) {
+            endpoint = try WebSocketEndpoint(url)
+            guard endpoint == transport.endpoint else {
+                throw .io("transport was opened for \(transport.endpoint), not \(endpoint)")
+            }
+        } catch {
+            transport.close()
+            throw error
+        }
+        guard transport.claim() else { throw .io("transport already closed or upgraded") }
+        let path = endpoint.requestPath
+        let request = WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: path, isSecure: endpoint.isSecure,
+                                                       headers: options.headers, subprotocols: options.subprotocols)
+        let result: Result<WebSocketConnection, WebSocketError> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                do throws(WebSocketError) {
+                    let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+                    continuation.resume(returning: .success(try handshake(transport.stream, request: request, deadline: deadline, options: options, path: path)))
+                } catch {
+                    transport.stream.close()
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
     /// Wraps the socket in TLS for `wss://`.
-    static func secure(_ socket: TCPSocket, scheme: String, host: String, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
-        guard scheme == "wss" else { return socket }
+    static func secure(_ socket: TCPSocket, endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
+        guard endpoint.isSecure else { return socket }
         #if canImport(CSwitchboardOpenSSL)
-        return try TLSStream(clientOver: socket, host: host, options: options.tls, deadline: deadline)
+        return try TLSStream(clientOver: socket, host: endpoint.host, options: options.tls, deadline: deadline)
         #else
         throw .io("wss:// needs Network.framework support, which this build lacks")
         #endif

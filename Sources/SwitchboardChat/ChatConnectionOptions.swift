@@ -1,0 +1,38 @@
+import Foundation
+import SwitchboardWebSocket
+
+/// How chat connections are opened and kept alive. The defaults follow Signal's clients.
+public struct ChatConnectionOptions: Sendable {
+    /// Headers on every upgrade request: `User-Agent`, `X-Signal-Agent` and the like.
+    public var headers: [HTTPHeaderField]
+    /// The limit for DNS, TCP, TLS and the upgrade together (Signal: 10 s).
+    public var connectTimeout: Duration
+    /// Pings and keepalive requests while open; `nil` turns them off.
+    public var keepalive: KeepalivePolicy?
+    /// How `wss://` verifies the server.
+    public var tls: TLSOptions
+    /// WebSocket limits (message size cap, close timeout).
+    public var webSocket: WebSocketConnection.Options
+    /// How long a connect waits for a preconnect still in flight before opening its own socket.
+    public var preconnectWait: Duration
+    /// How old a finished preconnect may be and still be used; servers drop idle sockets.
+    public var preconnectMaxAge: Duration
+
+    public init(
+        headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
+        tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
+        preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15)
+    ) {
+        self.headers = headers
+        self.connectTimeout = connectTimeout
+        self.keepalive = keepalive
+        self.tls = tls
+        self.webSocket = webSocket
+        self.preconnectWait = preconnectWait
+        self.preconnectMaxAge = preconnectMaxAge
+    }
+
+    func webSocketOptions(extraHeaders: [HTTPHeaderField]) -> WebSocketClient.Options {
+        WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: webSocket, tls: tls)
+    }
+}

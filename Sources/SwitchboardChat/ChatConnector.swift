@@ -1,0 +1,156 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// Opens chat connections to one server, and can open the socket early.
+///
+/// ``preconnect()`` does DNS, TCP and TLS while the app is still loading credentials; the
+/// next connect upgrades that socket if it is ready within `preconnectWait` and younger
+/// than `preconnectMaxAge`. Otherwise it opens its own, and the preconnected socket is
+/// closed whenever it arrives, so none is leaked.
+public final class ChatConnector: @unchecked Sendable {
+    /// Opens DNS, TCP and TLS; swappable so tests can watch what happens to preconnects.
+    typealias TransportOpener = @Sendable (URL, WebSocketClient.Options) async throws(WebSocketError) -> WebSocketTransport
+
+    /// The server's chat URL, such as `wss://chat.example.org/v1/websocket/`.
+    public let url: URL
+    public let options: ChatConnectionOptions
+    private let openTransport: TransportOpener
+    private let lock = NSLock()
+    private var preconnecting: Task<WebSocketTransport?, Never>?
+
+    /// A connector for `url`.
+    public convenience init(url: URL, options: ChatConnectionOptions = .init()) {
+        self.init(url: url, options: options) { url, options async throws(WebSocketError) in
+            try await WebSocketClient.openTransport(to: url, options: options)
+        }
+    }
+
+    init(url: URL, options: ChatConnectionOptions, openTransport: @escaping TransportOpener) {
+        self.url = url
+        self.options = options
+        self.openTransport = openTransport
+    }
+
+    deinit { discardPreconnect() }
+
+    /// Starts DNS, TCP and TLS now, unless a preconnect is already under way. Failures are
+    /// silent: the connect that follows opens its own socket and reports its own error.
+    public func preconnect() {
+        let (url, options, open) = (url, options.webSocketOptions(extraHeaders: []), openTransport)
+        lock.withLock {
+            guard preconnecting == nil else { return }
+            preconnecting = Task { try? await open(url, options) }
+        }
+    }
+
+    /// Drops a preconnect that no connect will use; its socket is closed when it arrives.
+    public func discardPreconnect() {
+        guard let task = lock.withLock({ () -> Task<WebSocketTransport?, Never>? in
+            defer { preconnecting = nil }
+            return preconnecting
+        }) else { return }
+        Task { await task.value?.close() }
+    }
+
+    /// Connects with the account's credentials (Basic `user.device:password`).
+    public func connectAuthenticated(
+        credentials: ChatClient.Credentials,
+        onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
+    ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
+        let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
+        return ChatConnection(socket: socket, keepalive: options.keepalive, onPush: onPush)
+    }
+
+    /// Connects without credentials.
+    public func connectUnauthenticated(
+        onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
+    ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
+        let socket = try await open(extraHeaders: [])
+        return ChatConnection(socket: socket, keepalive: options.keepalive, onPush: onPush)
+    }
+
+    private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
+        let webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders)
+        if let early = await takePreconnected() {
+            do throws(WebSocketError) {
+                return try await WebSocketClient.upgrade(early, url: url, options: webSocketOptions)
+            } catch {
+                // The server may have dropped the idle socket; a refusal, though, is the answer.
+                if case .upgradeRejected = error { throw ChatConnectionError(connectFailure: error) }
+            }
+        }
+        do throws(WebSocketError) {
+            let transport = try await openTransport(url, webSocketOptions)
+            return try await WebSocketClient.upgrade(transport, url: url, options: webSocketOptions)
+        } catch {
+            throw ChatConnectionError(connectFailure: error)
+        }
+    }
+
+    /// The preconnected socket if it is ready within `preconnectWait` and not too old.
+    private func takePreconnected() async -> WebSocketTransport? {
+        guard let task = lock.withLock({ () -> Task<WebSocketTransport?, Never>? in
+            defer { preconnecting = nil }
+            return preconnecting
+        }) else { return nil }
+        let race = FirstAnswer<WebSocketTransport?>()
+        Task {
+            let transport = await task.value
+            // Too late: the connect moved on, so nobody else will close it.
+            if !race.offer(transport) { transport?.close() }
+        }
+        let timer = Task { [wait = options.preconnectWait] in
+            try? await Task.sleep(for: wait)
+            _ = race.offer(nil)
+        }
+        let transport = await race.value
+        timer.cancel()
+        guard let transport else { return nil }
+        if transport.openedAt.duration(to: .now) > options.preconnectMaxAge {
+            transport.close()
+            return nil
+        }
+        return transport
+    }
+}
+
+/// The first of several offered values; later offers are refused so their owners can clean up.
+final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<Value, Never>])
+        case answered(Value)
+    }
+
+    private let lock = NSLock()
+    private var state = State.waiting([])
+
+    /// `true` if `value` is the answer.
+    func offer(_ value: Value) -> Bool {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Value, Never>]? in
+            guard case let .waiting(waiters) = state else { return nil }
+            state = .answered(value)
+            return waiters
+        }
+        guard let waiters else { return false }
+        for waiter in waiters { waiter.resume(returning: value) }
+        return true
+    }
+
+    /// The answer, once one is offered.
+    var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = lock.withLock { () -> State in
+                    if case var .waiting(waiters) = state {
+                        waiters.append(continuation)
+                        state = .waiting(waiters)
+                    }
+                    return state
+                }
+                if case let .answered(value) = ready { continuation.resume(returning: value) }
+            }
+        }
+    }
+}

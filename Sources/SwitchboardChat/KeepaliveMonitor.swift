@@ -1,0 +1,69 @@
+/// How a chat connection checks that the server is still there.
+public struct KeepalivePolicy: Sendable, Hashable {
+    /// How long the connection may be quiet before it probes (Signal: 30 s).
+    public var interval: Duration
+    /// How long a probe may go unanswered before the connection is dropped (Signal: 10 s).
+    public var timeout: Duration
+    /// A request sent with each WebSocket ping, as Signal's `GET /v1/keepalive`; its
+    /// response counts as an answer too. `nil` sends the ping alone.
+    public var requestPath: String?
+
+    public init(interval: Duration = .seconds(30), timeout: Duration = .seconds(10), requestPath: String? = "/v1/keepalive") {
+        self.interval = interval
+        self.timeout = timeout
+        self.requestPath = requestPath
+    }
+}
+
+/// The keepalive decision, without timers or sockets: feed it what was heard and when,
+/// ask it what to do at a given instant. Drivers (the chat connection on the real clock,
+/// the session tests on a virtual one) sleep until ``nextDeadline``.
+///
+/// It probes after `interval` of silence rather than on a fixed beat: any frame from the
+/// server proves it alive, so a busy connection sends no extra traffic.
+public struct KeepaliveMonitor<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration, Instant: Sendable {
+    /// What the driver should do now.
+    public enum Action: Sendable, Hashable {
+        /// Nothing is due yet.
+        case wait
+        /// Send a ping (and the keepalive request).
+        case probe
+        /// The probe went unanswered: drop the connection as a temporary failure.
+        case timedOut
+    }
+
+    public let policy: KeepalivePolicy
+    private var lastHeard: Instant
+    private var probeSentAt: Instant?
+
+    /// Starts watching a connection that opened at `now`.
+    public init(policy: KeepalivePolicy, now: Instant) {
+        self.policy = policy
+        lastHeard = now
+    }
+
+    /// Whether a probe is out and unanswered.
+    public var isAwaitingAnswer: Bool { probeSentAt != nil }
+
+    /// Records that something arrived from the server at `now`.
+    public mutating func heard(at now: Instant) {
+        if now > lastHeard { lastHeard = now }
+        if let sent = probeSentAt, now >= sent { probeSentAt = nil }
+    }
+
+    /// What to do at `now`; `probe` assumes the driver sends it at once.
+    public mutating func tick(at now: Instant) -> Action {
+        if let sent = probeSentAt {
+            return now >= sent.advanced(by: policy.timeout) ? .timedOut : .wait
+        }
+        guard now >= lastHeard.advanced(by: policy.interval) else { return .wait }
+        probeSentAt = now
+        return .probe
+    }
+
+    /// When ``tick(at:)`` next has something to do.
+    public var nextDeadline: Instant {
+        if let sent = probeSentAt { return sent.advanced(by: policy.timeout) }
+        return lastHeard.advanced(by: policy.interval)
+    }
+}

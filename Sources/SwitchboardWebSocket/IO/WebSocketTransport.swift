@@ -1,0 +1,84 @@
+import Foundation
+
+/// Where a WebSocket URL points: scheme, host and port. Two URLs with the same endpoint can
+/// share a preconnected transport even if their paths differ.
+public struct WebSocketEndpoint: Sendable, Hashable, CustomStringConvertible {
+    /// `true` for `wss://`.
+    public var isSecure: Bool
+    public var host: String
+    public var port: Int
+    /// The path and query the upgrade request asks for.
+    public var requestPath: String
+
+    /// Reads a `ws://` or `wss://` URL.
+    public init(_ url: URL) throws(WebSocketError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host, !host.isEmpty else {
+            throw .invalidUpgradeResponse("not a ws:// URL: \(url)")
+        }
+        isSecure = scheme == "wss"
+        self.host = host
+        port = url.port ?? (isSecure ? 443 : 80)
+        var path = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { path += "?" + query }
+        requestPath = path
+    }
+
+    /// Endpoints match when scheme, host and port do; the path is the upgrade's business.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.isSecure == rhs.isSecure && lhs.host.lowercased() == rhs.host.lowercased() && lhs.port == rhs.port
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(isSecure)
+        hasher.combine(host.lowercased())
+        hasher.combine(port)
+    }
+
+    public var description: String { "\(isSecure ? "wss" : "ws")://\(host):\(port)" }
+}
+
+/// A connected socket (TCP, and TLS for `wss://`) that has not been upgraded yet.
+/// Either ``WebSocketClient/upgrade(_:url:options:)`` takes it over or ``close()`` must be
+/// called; closing twice is harmless.
+public final class WebSocketTransport: @unchecked Sendable {
+    /// The scheme, host and port the transport was opened for.
+    public let endpoint: WebSocketEndpoint
+    let stream: any ByteStream
+    /// When DNS, TCP and TLS finished, to judge whether a preconnected socket is too old.
+    public let openedAt: ContinuousClock.Instant
+
+    /// Where the socket is in its life; a transport is upgraded or closed exactly once.
+    enum State: Sendable { case open, upgraded, closed }
+    private let state = LockedState(State.open)
+
+    init(endpoint: WebSocketEndpoint, stream: any ByteStream) {
+        self.endpoint = endpoint
+        self.stream = stream
+        openedAt = .now
+    }
+
+    var currentState: State { state.value }
+
+    /// Hands the socket to a connection; `false` if it was closed or taken already.
+    func claim() -> Bool { state.transition(from: .open, to: .upgraded) }
+
+    /// Closes the socket without upgrading it; a transport already upgraded is left alone.
+    public func close() {
+        if state.transition(from: .open, to: .closed) { stream.close() }
+    }
+}
+
+/// A value behind a lock, for the transport's small state.
+final class LockedState<Value: Equatable & Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.withLock { stored } }
+    func transition(from old: Value, to new: Value) -> Bool {
+        lock.withLock {
+            guard stored == old else { return false }
+            stored = new
+            return true
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+/// A server that completes the upgrade and then goes silent: it never reads again, so it
+/// answers neither pings nor requests, like a peer behind a dead NAT mapping.
+final class SilentServer: @unchecked Sendable {
+    let listener: TCPListener
+    private let held = Locked<[TCPSocket]>([])
+
+    init(answerUpgrade: Bool) throws {
+        listener = try TCPListener()
+        Thread.detachNewThread { [listener, held] in
+            while let socket = listener.accept() {
+                held.withLock { $0.append(socket) }
+                guard answerUpgrade else { continue }
+                var received: [UInt8] = []
+                while let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty {
+                    received += chunk
+                    if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
+                        try? socket.write(WebSocketHandshake.acceptResponse(for: request))
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    var url: URL { URL(string: "ws://127.0.0.1:\(listener.port)/v1/websocket/")! }
+
+    func stop() {
+        listener.close()
+        for socket in held.withLock({ $0 }) { socket.close() }
+    }
+}
+
+@Suite(.serialized) struct ChatLivenessTests {
+    static let fastKeepalive = KeepalivePolicy(interval: .milliseconds(100), timeout: .milliseconds(300))
+
+    @Test func aServerThatStopsAnsweringIsDroppedAsKeepaliveTimedOut() async throws {
+        let server = try SilentServer(answerUpgrade: true)
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: Self.fastKeepalive))
+        let usernames = UsernamesClient(transport: connection)
+        // A request in flight when the keepalive gives up fails as disconnected, not hung.
+        let result = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        guard case .failure(.disconnected) = result else {
+            Issue.record("expected disconnected, got \(result)")
+            return
+        }
+        var last: ChatConnectionEvent?
+        for await event in connection.events { last = event }
+        #expect(last == .disconnected(.keepaliveTimedOut))
+        #expect(connection.disconnectReason == .keepaliveTimedOut)
+    }
+
+    @Test func aLiveServerAnswersKeepalivesAndTheConnectionStaysUp() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: Self.fastKeepalive))
+        let client = try #require(await server.client(at: 0))
+        // Wait (bounded) for several keepalive rounds; each must be answered in time.
+        for _ in 0..<100 where client.keepalivesReceived < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(client.keepalivesReceived >= 3)
+        #expect(connection.disconnectReason == nil)
+        await connection.close()
+    }
+
+    @Test func keepaliveCanBeTurnedOff() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        let client = try #require(await server.client(at: 0))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(client.keepalivesReceived == 0)
+        #expect(connection.disconnectReason == nil)
+        await connection.close()
+    }
+
+    @Test func anUpgradeThatNeverAnswersFailsWithinTheConnectTimeout() async throws {
+        let server = try SilentServer(answerUpgrade: false)
+        defer { server.stop() }
+        let started = ContinuousClock.now
+        do {
+            _ = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(connectTimeout: .milliseconds(300)))
+            Issue.record("the connect must time out")
+        } catch {
+            guard case .transport(.timeout(_)) = error else {
+                Issue.record("expected a transport timeout, got \(error)")
+                return
+            }
+        }
+        // Generous bound: only proves the timeout applies, not how precisely.
+        #expect(started.duration(to: .now) < .seconds(5))
+    }
+}
