@@ -18,56 +18,6 @@ public final class ChatServer: @unchecked Sendable {
         case reject(status: Int, reason: String, headers: [HTTPHeaderField] = [])
     }
 
-    /// One connected client, for pushes.
-    public final class Client: @unchecked Sendable {
-        let socket: WebSocketConnection
-        public let auth: AuthRequirement
-        private let keepalives = Locked(0)
-        private let pending = PendingRequests<RPCResponse?>(firstID: 1)
-
-        init(socket: WebSocketConnection, auth: AuthRequirement) {
-            self.socket = socket
-            self.auth = auth
-        }
-
-        /// Sends a request to the client; returns its response, or `nil` if the connection
-        /// closed or `timeout` passed first (an unacknowledged push).
-        public func push(_ request: ServerRequest, timeout: Duration = .seconds(10)) async -> RPCResponse? {
-            let id = pending.makeID()
-            let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-            // The timer is cancelled as soon as the answer arrives, so pushes leave no sleepers behind.
-            let timer = Task { [pending] in
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { pending.resume(id, with: nil) }
-            }
-            defer { timer.cancel() }
-            return await pending.wait(for: id, cancelled: nil) { [socket, pending] in
-                Task {
-                    do throws(WebSocketError) {
-                        try await socket.send(binary: frame.serializedData())
-                    } catch {
-                        pending.resume(id, with: nil)
-                    }
-                }
-            }
-        }
-
-        /// How many `GET /v1/keepalive` requests this client has sent.
-        public var keepalivesReceived: Int { keepalives.withLock { $0 } }
-
-        func countKeepalive() { keepalives.withLock { $0 += 1 } }
-
-        func answer(_ id: UInt64, _ response: RPCResponse?) { pending.resume(id, with: response) }
-
-        func failAll() { pending.close(with: nil) }
-
-        /// Drops the connection abruptly, as a crashing server would.
-        public func kill() { socket.abort() }
-
-        /// Closes with a code, such as Signal's 4401 or 4409.
-        public func close(code: WebSocketCloseCode) async { _ = await socket.close(code: code) }
-    }
-
     private let server: WebSocketServer
     private let registry = Registry()
 

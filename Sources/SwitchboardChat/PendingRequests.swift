@@ -1,7 +1,6 @@
 import Foundation
 
-/// Requests awaiting their answer, by id. Both ends of a chat connection keep one: the
-/// client for its requests, the server for its pushes. Once closed, every waiter and every
+/// The client's requests awaiting their answer, by id. Once closed, every waiter and every
 /// later request gets the close value at once, so nothing waits on a dead socket.
 final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
@@ -9,7 +8,7 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     private var waiting: [UInt64: CheckedContinuation<Value, Never>] = [:]
     private var closedValue: Value?
 
-    /// `firstID` lets each side keep its own id space (Signal's server starts pushes at 1).
+    /// `firstID` is where the id counter starts.
     init(firstID: UInt64) { nextID = firstID }
 
     /// The next id, wrapping at 2^64.

@@ -1,0 +1,100 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+extension ChatServer {
+    /// One connected client, for pushes.
+    ///
+    /// Pushes go out strictly in the order they are started, through one writer, so a
+    /// pipeline of deliveries reaches the client in queue order, as Signal's server keeps it.
+    public final class Client: @unchecked Sendable {
+        let socket: WebSocketConnection
+        /// Whether the upgrade carried accepted credentials.
+        public let auth: AuthRequirement
+        private let keepalives = Locked(0)
+        private let lock = NSLock()
+        /// Signal's server numbers its pushes from 1, apart from the client's ids.
+        private var nextID: UInt64 = 1
+        private var answers: [UInt64: FirstAnswer<RPCResponse?>] = [:]
+        private var isClosed = false
+        private let outbox: AsyncStream<Data>.Continuation
+
+        init(socket: WebSocketConnection, auth: AuthRequirement) {
+            self.socket = socket
+            self.auth = auth
+            let (frames, outbox) = AsyncStream.makeStream(of: Data.self)
+            self.outbox = outbox
+            Task { [socket] in
+                for await frame in frames {
+                    // A failed send means the socket is gone; `failAll` answers the waiters.
+                    try? await socket.send(binary: frame)
+                }
+            }
+        }
+
+        /// Sends a request to the client; returns its response, or `nil` if the connection
+        /// closed or `timeout` passed first (an unacknowledged push).
+        public func push(_ request: ServerRequest, timeout: Duration = .seconds(10)) async -> RPCResponse? {
+            await answer(to: start(request), timeout: timeout)
+        }
+
+        /// Queues `request` behind every push started before it and returns its id.
+        func start(_ request: ServerRequest) -> (id: UInt64, answer: FirstAnswer<RPCResponse?>) {
+            let slot = FirstAnswer<RPCResponse?>()
+            let id: UInt64 = lock.withLock {
+                defer { nextID &+= 1 }
+                if !isClosed { answers[nextID] = slot }
+                return nextID
+            }
+            let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
+            if lock.withLock({ isClosed }) {
+                _ = slot.offer(nil)
+            } else {
+                outbox.yield(frame.serializedData())
+            }
+            return (id, slot)
+        }
+
+        /// Waits for a started push's answer, up to `timeout`; cancellation gives `nil` too.
+        func answer(to started: (id: UInt64, answer: FirstAnswer<RPCResponse?>), timeout: Duration) async -> RPCResponse? {
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled { self?.answer(started.id, nil) }
+            }
+            defer { timer.cancel() }
+            return await withTaskCancellationHandler {
+                await started.answer.value
+            } onCancel: {
+                self.answer(started.id, nil)
+            }
+        }
+
+        /// How many `GET /v1/keepalive` requests this client has sent.
+        public var keepalivesReceived: Int { keepalives.withLock { $0 } }
+
+        func countKeepalive() { keepalives.withLock { $0 += 1 } }
+
+        /// Answers push `id`; an unknown or already answered id is ignored.
+        func answer(_ id: UInt64, _ response: RPCResponse?) {
+            _ = lock.withLock { answers.removeValue(forKey: id) }?.offer(response)
+        }
+
+        /// Answers every waiting push with `nil`; later pushes get `nil` at once.
+        func failAll() {
+            let waiting = lock.withLock { () -> [FirstAnswer<RPCResponse?>] in
+                isClosed = true
+                defer { answers.removeAll() }
+                return Array(answers.values)
+            }
+            outbox.finish()
+            for slot in waiting { _ = slot.offer(nil) }
+        }
+
+        /// Drops the connection abruptly, as a crashing server would.
+        public func kill() { socket.abort() }
+
+        /// Closes with a code, such as Signal's 4401 or 4409.
+        public func close(code: WebSocketCloseCode) async { _ = await socket.close(code: code) }
+    }
+}
