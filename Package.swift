@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SignalChatTests",
-            dependencies: ["SignalChat", "SwitchboardRuntime"],
+            dependencies: ["SignalChat", "SwitchboardRuntime", "SwitchboardChat"],
             path: "Tests/SignalChatTests"
         ),
         .testTarget(

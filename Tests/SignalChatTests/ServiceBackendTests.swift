@@ -1,16 +1,55 @@
 import Foundation
 import SignalChat
+import SwitchboardChat
 import SwitchboardRuntime
 import Testing
 
-/// Generated clients against generated handlers, through the real codecs and routing.
-@Suite struct InProcessServiceTests {
-    let unauthenticated = InProcessTransport<Unauthenticated>(routes: TestUsernames().routes + TestSealedSenderKeys().routes)
-    let keys = TestKeys()
-    var authenticated: InProcessTransport<Authenticated> { InProcessTransport(routes: TestChatRoom().routes + keys.routes) }
+/// Where the generated clients meet the generated handlers: in process, or over a real
+/// loopback WebSocket with Signal's envelope through `ChatConnection` and `ChatServer`.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case inProcess, loopbackWebSocket
+    var testDescription: String { rawValue }
+}
 
-    @Test func bytesTravelAsBase64URLInThePath() async throws {
-        let client = UsernamesClient(transport: unauthenticated)
+/// Both kinds of connection to one server holding the test handlers.
+struct ServiceFixture: Sendable {
+    let keys: TestKeys
+    let unauthenticated: any RPCTransport<Unauthenticated>
+    let authenticated: any RPCTransport<Authenticated>
+    let close: @Sendable () async -> Void
+
+    static func make(_ backend: Backend) async throws -> ServiceFixture {
+        let keys = TestKeys()
+        let unauthenticatedRoutes = TestUsernames().routes + TestSealedSenderKeys().routes
+        let authenticatedRoutes = TestChatRoom().routes + keys.routes
+        switch backend {
+        case .inProcess:
+            return ServiceFixture(keys: keys, unauthenticated: InProcessTransport(routes: unauthenticatedRoutes),
+                                  authenticated: InProcessTransport(routes: authenticatedRoutes), close: {})
+        case .loopbackWebSocket:
+            let server = try ChatServer(routes: unauthenticatedRoutes + authenticatedRoutes)
+            let options = ChatConnectionOptions(keepalive: nil)
+            let anonymous = try await ChatClient.connectUnauthenticated(to: server.url, options: options)
+            let account = try await ChatClient.connectAuthenticated(
+                to: server.url, credentials: .init(username: "aci", deviceID: 1, password: "pw"), options: options)
+            return ServiceFixture(keys: keys, unauthenticated: anonymous, authenticated: account) {
+                await anonymous.close()
+                await account.close()
+                server.stop()
+            }
+        }
+    }
+}
+
+/// Generated clients against generated handlers, through the real codecs and routing, on
+/// every backend: each endpoint style (path, query, header and body bindings, declared
+/// errors with bodies, per-request keys, the auth split) must behave the same on all.
+@Suite struct ServiceBackendTests {
+
+    @Test(arguments: Backend.allCases) func bytesTravelAsBase64URLInThePath(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = UsernamesClient(transport: fixture.unauthenticated)
         let result = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: TestUsernames.known))
         #expect(result.value?.uuid == "aci-for-" + TestUsernames.known.base64EncodedString())
         // The throwing form takes the request's fields.
@@ -18,8 +57,10 @@ import Testing
         #expect(response.uuid.hasPrefix("aci-for-"))
     }
 
-    @Test func declaredStatusesBecomeTypedErrors() async {
-        let client = UsernamesClient(transport: unauthenticated)
+    @Test(arguments: Backend.allCases) func declaredStatusesBecomeTypedErrors(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = UsernamesClient(transport: fixture.unauthenticated)
         guard case .nonSuccess(.notFound) = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))) else {
             Issue.record("404 should map to notFound")
             return
@@ -42,8 +83,10 @@ import Testing
         }
     }
 
-    @Test func errorBodiesAreDecoded() async {
-        let client = ChatRoomClient(transport: authenticated)
+    @Test(arguments: Backend.allCases) func errorBodiesAreDecoded(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = ChatRoomClient(transport: fixture.authenticated)
         let result = await client.sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m1", text: ""))
         guard case let .nonSuccess(.invalid(problem)) = result else {
             Issue.record("422 should decode its ValidationError body, got \(result)")
@@ -52,8 +95,10 @@ import Testing
         #expect(problem == ValidationError(field: "text", reason: "must not be empty"))
     }
 
-    @Test func pathQueryHeaderAndBodyBindingsRoundTrip() async throws {
-        let client = ChatRoomClient(transport: authenticated)
+    @Test(arguments: Backend.allCases) func pathQueryHeaderAndBodyBindingsRoundTrip(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = ChatRoomClient(transport: fixture.authenticated)
         // A chat id that needs percent-encoding in a path segment.
         let history = try await client.getHistory(chatId: "room 1/ü?&", beforeId: "m 9", limit: 25)
         #expect(history.messages.map(\.text) == ["chat=room 1/ü?&", "before=m 9", "limit=25"])
@@ -71,18 +116,22 @@ import Testing
         }
     }
 
-    @Test func queryBoundEnumsAndBodiesReachTheHandler() async throws {
-        let client = KeysClient(transport: authenticated)
+    @Test(arguments: Backend.allCases) func queryBoundEnumsAndBodiesReachTheHandler(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = KeysClient(transport: fixture.authenticated)
         #expect(try await client.getPreKeyCount(identity: .pni) == PreKeyCount(count: 7, pqCount: 2))
         #expect(try await client.getPreKeyCount(identity: .aci) == PreKeyCount(count: 100, pqCount: 50))
         try await client.setKeys(identity: .pni, preKeys: [EcPreKey(keyId: 1, publicKey: Data([5]))])
-        #expect(keys.uploads.current == [SetKeysRequest(identity: .pni, preKeys: [EcPreKey(keyId: 1, publicKey: Data([5]))])])
+        #expect(fixture.keys.uploads.current == [SetKeysRequest(identity: .pni, preKeys: [EcPreKey(keyId: 1, publicKey: Data([5]))])])
         let bundle = try await client.getPreKeys(identifier: "alice", deviceId: "3")
         #expect(bundle.devices.first?.deviceId == 3)
     }
 
-    @Test func perRequestKeysTravelAsHeaders() async throws {
-        let client = SealedSenderKeysClient(transport: unauthenticated)
+    @Test(arguments: Backend.allCases) func perRequestKeysTravelAsHeaders(backend: Backend) async throws {
+        let fixture = try await ServiceFixture.make(backend)
+        defer { Task { await fixture.close() } }
+        let client = SealedSenderKeysClient(transport: fixture.unauthenticated)
         let request = GetPreKeysRequest(identifier: "alice", deviceId: "*")
         #expect(await client.getPreKeys(request, accessKey: TestSealedSenderKeys.accessKey).value?.identityKey == Data([9]))
         guard case .nonSuccess(.unauthorized) = await client.getPreKeys(request, accessKey: AccessKey(Data([0]))) else {
@@ -101,6 +150,17 @@ import Testing
         #expect(await router.handle(ServerRequest(verb: "DELETE", path: "/v1/chats/x/messages"), auth: .account).status == 405)
         let badQuery = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?limit=abc"), auth: .account)
         #expect(badQuery.status == 400)
+    }
+
+    @Test func theConnectionsAuthDecidesWhatTheServerServes() async throws {
+        let fixture = try await ServiceFixture.make(.loopbackWebSocket)
+        defer { Task { await fixture.close() } }
+        // The types keep an account endpoint off an unauthenticated connection; a hand-made
+        // request shows the server enforces the split too.
+        let accountOnly = RPCRequest(endpoint: ChatRoom.getHistory, path: "/v1/chats/x/messages")
+        #expect(try await fixture.unauthenticated.send(accountOnly).status == 401)
+        let unauthenticatedOnly = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: "/v1/accounts/username_hash/AA")
+        #expect(try await fixture.authenticated.send(unauthenticatedOnly).status == 403)
     }
 
     @Test func descriptorsCarryTheSchema() {
