@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
+        .library(name: "SwitchboardDynamic", targets: ["SwitchboardDynamic"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
     ],
     targets: [
@@ -46,9 +47,11 @@ let package = Package(
         // Generator: schema front end, Swift emitter, CLI.
         .target(name: "SwitchboardSchema", path: "Generator/SwitchboardSchema"),
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
+        // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
+        .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),
         .executableTarget(
             name: "switchboard",
-            dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
+            dependencies: ["SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat"],
             path: "Generator/switchboard"
         ),
 
@@ -83,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardRuntimeTests",
-            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat"],
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema"],
             path: "Tests/SwitchboardRuntimeTests",
             resources: [.copy("Fixtures")]
         ),

@@ -7,7 +7,8 @@ cd "$root"
 source "$root/scripts/common.sh"
 bin=$(switchboard_bin)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+mock_pid=""
+trap '[ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
@@ -50,6 +51,46 @@ grep -q "duplicate-field-key" "$work/err" && pass "several errors are reported i
 
 expect_status 0 "export-proto writes to stdout" "$bin" export-proto schema
 grep -q 'message WebSocketMessage {' "$work/out" && pass "export-proto emits messages" || fail "export-proto emits messages"
+
+# call, listen and mock-server: the schema read at run time, over a real loopback socket.
+cat > "$work/responses.json" <<'JSON'
+{"Usernames.lookUpUsernameHash": [{"status": 200, "body": {"uuid": "aci-alice"}}, {"status": 404}, {"status": 429, "headers": {"Retry-After": "7"}}],
+ "AccountUsernames.reserveUsernameHash": {"status": 422, "body": {"field": "usernameHashes", "reason": "too many"}},
+ "Keys.getPreKeys": {"status": 200, "body": {"identityKey": "AQID", "devices": [{"deviceId": 3, "registrationId": 77}]}}}
+JSON
+cat > "$work/pushes.json" <<'JSON'
+[{"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-1", "content": "aGk="}},
+ {"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-2"}}]
+JSON
+expect_status 2 "mock-server rejects a response for an unknown endpoint" "$bin" mock-server --responses <(echo '{"Nope.nothing": {}}')
+"$bin" mock-server --responses "$work/responses.json" --pushes "$work/pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+[ -n "$url" ] && pass "mock-server prints its URL" || { fail "mock-server prints its URL"; cat "$work/mock.err"; }
+expect_status 0 "call decodes a success as JSON" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q '"uuid": "aci-alice"' "$work/out" && pass "call prints the response" || fail "call prints the response"
+expect_status 1 "a declared error exits 1" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "notFound (status 404)" "$work/err" && pass "call names the typed error" || fail "call names the typed error"
+expect_status 1 "a rate limit exits 1" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "rateLimited (status 429), retry after 7 s" "$work/err" && pass "call reports Retry-After" || fail "call reports Retry-After"
+expect_status 1 "an error body is decoded" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials aci-1.2:pw
+grep -q '"reason": "too many"' "$work/err" && pass "call prints the error body" || fail "call prints the error body"
+echo '{"identifier": "alice", "deviceId": "3"}' > "$work/request.json"
+expect_status 0 "call reads the request from standard input" sh -c "\"$bin\" call --url \"$url\" Keys.getPreKeys - --credentials aci-1.2:pw < \"$work/request.json\""
+grep -q '"registrationId": 77' "$work/out" && pass "call decodes a protobuf body" || fail "call decodes a protobuf body"
+expect_status 2 "an account endpoint needs credentials" "$bin" call --url "$url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
+expect_status 2 "a misspelt field is a usage error" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hsh": "AQID"}'
+grep -q "LookUpUsernameHashRequest has no field 'hsh'" "$work/err" && pass "the error names the field" || fail "the error names the field"
+expect_status 2 "an unknown endpoint is a usage error" "$bin" call --url "$url" Usernames.nothing '{}'
+expect_status 1 "nothing listening exits 1" "$bin" call --url ws://127.0.0.1:1/v1/websocket/ Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+expect_status 0 "listen prints pushed events and acknowledges them" "$bin" listen --url "$url" --credentials aci-1.2:pw --count 3 --timeout 20
+[ "$(grep -c '"event":"Messages.incomingMessage"' "$work/out")" -eq 2 ] && pass "listen prints each message" || fail "listen prints each message"
+grep -q '"serverGuid":"guid-1"' "$work/out" && pass "listen decodes payloads" || fail "listen decodes payloads"
+tail -1 "$work/out" | grep -q '"event":"Messages.queueEmpty"' && pass "queue empty comes last" || fail "queue empty comes last"
+for _ in $(seq 1 50); do grep -q "2 acknowledged" "$work/mock.out" && break; sleep 0.1; done
+grep -q "pushed 2 events: 2 acknowledged, 0 not" "$work/mock.out" && pass "the mock server saw both acknowledgements" || fail "the mock server saw both acknowledgements"
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
 if [ "$failures" -ne 0 ]; then echo "cli tests: $failures failed"; exit 1; fi
 echo "cli tests: all passed"

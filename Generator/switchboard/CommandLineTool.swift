@@ -15,15 +15,26 @@ enum CommandLineTool {
               Write the proto3 equivalent of the schema (to standard output by default).
           lint <schema-dir>
               Check the schema and print diagnostics.
+          call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password>]
+               [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>]
+              Send one request over a chat connection: JSON in, the binary or JSON body the schema
+              says on the wire, the decoded response (or the typed error) out as JSON.
+          listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password>] [--count <n>] [--timeout <seconds>]
+              Print each pushed event as a JSON line and acknowledge it.
+          mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
+              Serve every endpoint of the schema on a loopback port with canned or scripted
+              responses, and deliver scripted pushes to each client that connects.
           --version, --help
 
-        Exit status: 0 success, 1 schema errors or stale output, 2 usage error.
+        Exit status: 0 success, 1 schema errors, stale output or a failed call, 2 usage error.
         """
 
     /// Parsed `--name value` options and positional arguments.
     struct Arguments {
         var positional: [String] = []
         var options: [String: String] = [:]
+        /// Every value of options that may repeat (`--key`, `--header`), in order.
+        var repeated: [String: [String]] = [:]
         var flags: Set<String> = []
 
         static let flagNames: Set<String> = ["--check", "--help", "--version"]
@@ -38,9 +49,11 @@ enum CommandLineTool {
                     let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
                     if parts.count == 2 {
                         options[parts[0]] = parts[1]
+                        repeated[parts[0], default: []].append(parts[1])
                     } else {
                         guard index + 1 < arguments.count else { throw UsageError("option \(argument) needs a value") }
                         options[argument] = arguments[index + 1]
+                        repeated[argument, default: []].append(arguments[index + 1])
                         index += 1
                     }
                 } else if argument == "-o" {
@@ -66,7 +79,7 @@ enum CommandLineTool {
         init(_ message: String) { self.message = message }
     }
 
-    static func run(_ arguments: [String]) -> Int32 {
+    static func run(_ arguments: [String]) async -> Int32 {
         do throws(UsageError) {
             guard let command = arguments.first else {
                 printError(usage)
@@ -86,6 +99,12 @@ enum CommandLineTool {
                 return try ExportProtoCommand.run(rest)
             case "lint":
                 return try LintCommand.run(rest)
+            case "call":
+                return try await CallCommand.run(rest)
+            case "listen":
+                return try await ListenCommand.run(rest)
+            case "mock-server":
+                return try await MockServerCommand.run(rest)
             default:
                 throw UsageError("unknown command '\(command)'")
             }
@@ -97,6 +116,18 @@ enum CommandLineTool {
 
     static func printError(_ text: String) {
         FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    /// Compiles the schema directory at `path`, printing its errors (warnings only with
+    /// `warnings`: tools that merely read the schema should not repeat the generator's advice).
+    static func compileSchema(at path: String, warnings: Bool = false) throws(UsageError) -> Schema? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("schema directory '\(path)' does not exist")
+        }
+        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path))
+        if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics) }
+        return output.schema
     }
 
     /// Compiles the schema directory named by the single positional argument, printing diagnostics.

@@ -1,4 +1,4 @@
 import Foundation
 
 // Entry point: run the command and exit with its status.
-exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))
+exit(await CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))

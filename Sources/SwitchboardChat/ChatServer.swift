@@ -67,9 +67,9 @@ public final class ChatServer: @unchecked Sendable {
     /// `ws://127.0.0.1:<port>/v1/websocket/`
     public var url: URL { URL(string: "ws://127.0.0.1:\(port)/v1/websocket/")! }
 
-    /// Starts serving `routes` on a free loopback port.
+    /// Starts serving `routes` on `port` of the loopback interface (0, the default, picks a free one).
     public init(
-        routes: [RPCRoute],
+        routes: [RPCRoute], port: Int = 0,
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account }
     ) throws(WebSocketError) {
@@ -78,6 +78,7 @@ public final class ChatServer: @unchecked Sendable {
         let decisions = Locked<[String: AuthRequirement]>([:])
         let registry = self.registry
         server = try WebSocketServer(
+            port: port,
             upgrade: { request in
                 let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement

@@ -1,0 +1,288 @@
+import Foundation
+import SwitchboardRuntime
+import SwitchboardSchema
+
+/// Proto3 JSON for ``DynamicMessage``, driven by the schema: the same mapping the generated
+/// codecs use (JSON names, 64-bit integers as strings, bytes as base64, enums by name).
+public struct DynamicJSONCodec: Sendable {
+    public let schema: Schema
+    /// Nesting bound for hostile input.
+    public var maximumDepth = 100
+
+    public init(schema: Schema) { self.schema = schema }
+
+    // MARK: Reading
+
+    /// Reads a JSON object as message type `type`, with the generated codecs' reader, so
+    /// numbers parse exactly and the same spellings are accepted. Unknown fields and values
+    /// of the wrong type are errors that name the field: a typo should not be sent silently.
+    public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
+        let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
+            var reader = JSONReader(buffer: buffer)
+            do throws(DynamicCodecError) {
+                let message = try readMessage(&reader, type: type, depth: 0)
+                do throws(JSONDecodingError) {
+                    try reader.expectEnd()
+                } catch {
+                    throw DynamicCodecError("not valid JSON: \(error.description)")
+                }
+                return .success(message)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private func readMessage(_ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
+        let definition = schema.messages[type]
+        guard depth < maximumDepth else { throw DynamicCodecError("nesting deeper than \(maximumDepth)") }
+        var message = DynamicMessage(type: type)
+        var seenOneofs: [Int: String] = [:]
+        do throws(JSONDecodingError) {
+            try reader.beginObject()
+        } catch {
+            throw DynamicCodecError("\(definition.name): expected a JSON object (\(error.description))")
+        }
+        while true {
+            let key: String
+            do throws(JSONDecodingError) {
+                guard let name = try reader.nextKey() else { break }
+                key = name.string
+            } catch {
+                throw DynamicCodecError("not valid JSON: \(error.description)")
+            }
+            guard let field = definition.fields.first(where: { $0.jsonName == key || $0.name == key }) else {
+                throw DynamicCodecError("\(definition.name) has no field '\(key)'")
+            }
+            if reader.readNull() { continue }
+            if let oneof = field.oneof {
+                if let other = seenOneofs[oneof] {
+                    throw DynamicCodecError("\(definition.name): '\(other)' and '\(key)' are members of the same oneof")
+                }
+                seenOneofs[oneof] = key
+            }
+            let context = "\(definition.name).\(key)"
+            do {
+                switch field.shape {
+                case let .singular(valueType), let .optional(valueType):
+                    message.fields[field.number] = .single(try readValue(&reader, type: valueType, context: context, depth: depth))
+                case let .list(valueType):
+                    try reader.beginArray()
+                    var items: [DynamicValue] = []
+                    while try reader.nextElement() { items.append(try readValue(&reader, type: valueType, context: context, depth: depth)) }
+                    message.fields[field.number] = .list(items)
+                case let .map(keyType, valueType):
+                    try reader.beginObject()
+                    var entries: [DynamicMapEntry] = []
+                    while let name = try reader.nextKey() {
+                        let text = name.string
+                        let mapKey = try self.mapKey(text, type: keyType, context: context)
+                        entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
+                    }
+                    message.fields[field.number] = .map(DynamicMapEntry.canonicalOrder(entries))
+                }
+            } catch let error as DynamicCodecError {
+                throw error
+            } catch {
+                throw DynamicCodecError("\(context): \(error)")
+            }
+        }
+        return message
+    }
+
+    private func mapKey(_ text: String, type: ScalarType, context: String) throws(DynamicCodecError) -> DynamicValue {
+        let invalid = DynamicCodecError("\(context): map key '\(text)' is not a \(type.rawValue)")
+        switch type {
+        case .string: return .string(text)
+        case .bool:
+            guard text == "true" || text == "false" else { throw invalid }
+            return .bool(text == "true")
+        case .int32, .sint32, .sfixed32:
+            guard let value = Int32(text) else { throw invalid }
+            return .int(Int64(value))
+        case .int64, .sint64, .sfixed64:
+            guard let value = Int64(text) else { throw invalid }
+            return .int(value)
+        case .uint32, .fixed32:
+            guard let value = UInt32(text) else { throw invalid }
+            return .uint(UInt64(value))
+        case .uint64, .fixed64:
+            guard let value = UInt64(text) else { throw invalid }
+            return .uint(value)
+        case .float, .double, .bytes:
+            throw invalid
+        }
+    }
+
+    /// Reads one value; `DynamicCodecError` from nested messages, `JSONDecodingError` for bad JSON.
+    private func readValue(_ reader: inout JSONReader, type: ValueType, context: String, depth: Int) throws -> DynamicValue {
+        switch type {
+        case let .scalar(scalar):
+            switch scalar {
+            case .bool: return .bool(try reader.readBool())
+            case .int32, .sint32, .sfixed32: return .int(try reader.readInteger(in: Int64(Int32.min)...Int64(Int32.max)))
+            case .int64, .sint64, .sfixed64: return .int(try reader.readInteger(in: Int64.min...Int64.max))
+            case .uint32, .fixed32: return .uint(try reader.readUnsignedInteger(maximum: UInt64(UInt32.max)))
+            case .uint64, .fixed64: return .uint(try reader.readUnsignedInteger(maximum: UInt64.max))
+            case .float: return .float(try reader.readFloat())
+            case .double: return .double(try reader.readDouble())
+            case .string: return .string(try reader.readString())
+            case .bytes: return .bytes(try reader.readBase64())
+            }
+        case let .enumeration(index):
+            let definition = schema.enums[index]
+            if reader.peekIsString {
+                let name = try reader.readString()
+                guard let match = definition.cases.first(where: { $0.name == name }) else {
+                    throw JSONDecodingError.unknownEnumName(enum: definition.name, name: name)
+                }
+                return .enumeration(match.value)
+            }
+            return .enumeration(Int32(try reader.readInteger(in: Int64(Int32.min)...Int64(Int32.max))))
+        case let .message(index):
+            return .message(try readMessage(&reader, type: index, depth: depth + 1))
+        case .timestamp(.wellKnown):
+            let parts = try reader.readTimestamp()
+            return .timestamp(seconds: parts.seconds, nanos: parts.nanos)
+        case .timestamp(.millis):
+            let millis = try reader.readInteger(in: Int64.min...Int64.max)
+            let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
+            return remainder < 0 ? .timestamp(seconds: seconds - 1, nanos: Int32(remainder + 1000) * 1_000_000)
+                                 : .timestamp(seconds: seconds, nanos: Int32(remainder) * 1_000_000)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes `message` as proto3 JSON, indented or on one line; fields in number order, so
+    /// output is stable.
+    public func encode(_ message: DynamicMessage, prettyPrinted: Bool = true) -> String {
+        var codec = self
+        codec.prettyPrinted = prettyPrinted
+        return codec.render(message)
+    }
+
+    private var prettyPrinted = true
+    private var newline: String { prettyPrinted ? "\n" : "" }
+    private var colon: String { prettyPrinted ? ": " : ":" }
+    private func pad(_ depth: Int) -> String { prettyPrinted ? String(repeating: "  ", count: depth) : "" }
+
+    private func render(_ message: DynamicMessage) -> String {
+        var output = ""
+        write(message, indent: 0, to: &output)
+        return output
+    }
+
+    private func write(_ message: DynamicMessage, indent: Int, to output: inout String) {
+        let definition = schema.messages[message.type]
+        var members: [(String, (inout String) -> Void)] = []
+        for field in definition.fieldsByNumber {
+            guard let value = message.fields[field.number] else { continue }
+            let valueType = field.shape.valueType
+            switch value {
+            case let .single(single):
+                if field.hasImplicitPresence && single.isDefault { continue }
+                members.append((field.jsonName, { self.write(single, type: valueType, indent: indent + 1, to: &$0) }))
+            case let .list(items):
+                if items.isEmpty { continue }
+                members.append((field.jsonName, { output in
+                    output += "["
+                    for (offset, item) in items.enumerated() {
+                        output += offset == 0 ? newline : "," + newline
+                        output += pad(indent + 2)
+                        self.write(item, type: valueType, indent: indent + 2, to: &output)
+                    }
+                    output += newline + pad(indent + 1) + "]"
+                }))
+            case let .map(entries):
+                if entries.isEmpty { continue }
+                members.append((field.jsonName, { output in
+                    output += "{"
+                    for (offset, entry) in entries.enumerated() {
+                        output += offset == 0 ? newline : "," + newline
+                        output += pad(indent + 2) + Self.quoted(Self.keyText(entry.key)) + colon
+                        self.write(entry.value, type: valueType, indent: indent + 2, to: &output)
+                    }
+                    output += newline + pad(indent + 1) + "}"
+                }))
+            }
+        }
+        guard !members.isEmpty else {
+            output += "{}"
+            return
+        }
+        output += "{"
+        for (offset, member) in members.enumerated() {
+            output += offset == 0 ? newline : "," + newline
+            output += pad(indent + 1) + Self.quoted(member.0) + colon
+            member.1(&output)
+        }
+        output += newline + pad(indent) + "}"
+    }
+
+    private func write(_ value: DynamicValue, type: ValueType, indent: Int, to output: inout String) {
+        switch value {
+        case let .bool(flag): output += flag ? "true" : "false"
+        case let .int(number):
+            if case .scalar(.int64) = type { output += "\"\(number)\"" }
+            else if case .scalar(.sint64) = type { output += "\"\(number)\"" }
+            else if case .scalar(.sfixed64) = type { output += "\"\(number)\"" }
+            else { output += String(number) }
+        case let .uint(number):
+            if case .scalar(.uint64) = type { output += "\"\(number)\"" }
+            else if case .scalar(.fixed64) = type { output += "\"\(number)\"" }
+            else { output += String(number) }
+        case let .float(number): output += Self.floatingText(Double(number), description: number.description)
+        case let .double(number): output += Self.floatingText(number, description: number.description)
+        case let .string(text): output += Self.quoted(text)
+        case let .bytes(data): output += "\"" + data.base64EncodedString() + "\""
+        case let .enumeration(number):
+            if case let .enumeration(index) = type, let match = schema.enums[index].cases.first(where: { $0.value == number }) {
+                output += Self.quoted(match.name)
+            } else {
+                output += String(number)
+            }
+        case let .message(message): write(message, indent: indent, to: &output)
+        case let .timestamp(seconds, nanos):
+            if case .timestamp(.millis) = type {
+                output += "\"\(seconds &* 1000 &+ Int64(nanos / 1_000_000))\""
+            } else {
+                var bytes: [UInt8] = []
+                output += RFC3339.format(seconds: seconds, nanos: nanos, into: &bytes) ? Self.quoted(String(decoding: bytes, as: UTF8.self)) : "null"
+            }
+        }
+    }
+
+    static func keyText(_ key: DynamicValue) -> String {
+        switch key {
+        case let .string(text): return text
+        case let .bool(flag): return flag ? "true" : "false"
+        case let .int(number): return String(number)
+        case let .uint(number): return String(number)
+        default: return ""
+        }
+    }
+
+    static func floatingText(_ value: Double, description: String) -> String {
+        if value.isNaN { return "\"NaN\"" }
+        if value.isInfinite { return value > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
+        return description
+    }
+
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

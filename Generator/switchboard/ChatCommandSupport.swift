@@ -1,0 +1,74 @@
+import Foundation
+import SwitchboardChat
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+import SwitchboardWebSocket
+
+/// What `call`, `listen` and `mock-server` share: the schema, the connection settings,
+/// and line-at-a-time output that scripts can read while the command runs.
+enum ChatCommandSupport {
+    /// The schema named by `--schema` (default `schema`), or `nil` after printing its errors.
+    static func schema(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Schema? {
+        try CommandLineTool.compileSchema(at: arguments.options["--schema"] ?? "schema")
+    }
+
+    static func url(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> URL {
+        guard let text = arguments.options["--url"] else { throw .init("needs --url ws://host:port/path") }
+        guard let url = URL(string: text), ["ws", "wss"].contains(url.scheme?.lowercased() ?? "") else {
+            throw .init("--url must be a ws:// or wss:// URL, got '\(text)'")
+        }
+        return url
+    }
+
+    /// `--credentials user.device:password`, as Signal's Basic auth spells it.
+    static func credentials(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> ChatClient.Credentials? {
+        guard let text = arguments.options["--credentials"] else { return nil }
+        guard let colon = text.firstIndex(of: ":"), let dot = text[..<colon].lastIndex(of: "."),
+              let device = UInt32(text[text.index(after: dot)..<colon]), dot > text.startIndex else {
+            throw .init("--credentials must look like user.device:password")
+        }
+        return ChatClient.Credentials(username: String(text[..<dot]), deviceID: device, password: String(text[text.index(after: colon)...]))
+    }
+
+    /// Repeated `--header "Name: value"` options.
+    static func headers(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> [HTTPHeaderField] {
+        var headers: [HTTPHeaderField] = []
+        for text in arguments.repeated["--header"] ?? [] {
+            guard let colon = text.firstIndex(of: ":") else { throw .init("--header must look like \"Name: value\"") }
+            headers.append(HTTPHeaderField(name: String(text[..<colon]).trimmingCharacters(in: .whitespaces),
+                                           value: String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+        }
+        return headers
+    }
+
+    /// `--timeout <seconds>`, or `fallback`.
+    static func timeout(_ arguments: CommandLineTool.Arguments, fallback: Duration) throws(CommandLineTool.UsageError) -> Duration {
+        guard let text = arguments.options["--timeout"] else { return fallback }
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else { throw .init("--timeout must be a positive number of seconds") }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    static func options(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> ChatConnectionOptions {
+        ChatConnectionOptions(headers: try headers(arguments) + [HTTPHeaderField(name: "User-Agent", value: "switchboard-cli")])
+    }
+
+    /// Writes a line to standard output at once, so a script reading it sees each event.
+    static func printLine(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// `operation`, or `nil` if `timeout` passes first (the operation is then cancelled).
+    static func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await operation() }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}

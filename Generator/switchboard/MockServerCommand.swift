@@ -1,0 +1,183 @@
+import Foundation
+import SwitchboardChat
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+
+/// `switchboard mock-server`: serves every endpoint of a schema on a loopback port.
+///
+/// `--responses` is a JSON object from `Service.endpoint` to a response
+/// (`{"status": 200, "body": {...}, "headers": {"Retry-After": "5"}}`) or a script of
+/// responses served in turn, the last one repeating. Endpoints without one answer 200 with
+/// an empty message. `--pushes` is a JSON array of `{"event": "Service.event", "payload": {...}}`
+/// delivered in order to every client that connects, then "queue empty" when the schema has it.
+enum MockServerCommand {
+    static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
+        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes"])
+        guard arguments.positional.isEmpty else { throw .init("mock-server takes no positional arguments") }
+        let port = Int(arguments.options["--port"] ?? "0") ?? -1
+        guard (0...65_535).contains(port) else { throw .init("--port must be 0...65535") }
+        guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
+        let scripts = try arguments.options["--responses"].map { path throws(CommandLineTool.UsageError) in try loadResponses(path, schema: schema) } ?? [:]
+        let pushes = try arguments.options["--pushes"].map { path throws(CommandLineTool.UsageError) in try loadPushes(path, schema: schema) } ?? []
+
+        var routes: [RPCRoute] = []
+        for service in schema.services {
+            for definition in service.endpoints {
+                let name = "\(service.name).\(definition.name)"
+                guard let endpoint = try? DynamicEndpoint(schema: schema, name: name) else { continue }
+                let script = ResponseScript(scripts[name] ?? [defaultResponse(for: endpoint)])
+                routes.append(RPCRoute(endpoint: endpoint.descriptor) { request, _ in
+                    let response = script.next()
+                    ChatCommandSupport.printLine("\(request.verb) \(request.path) -> \(response.status) (\(name))")
+                    return response
+                })
+            }
+        }
+        let server: ChatServer
+        do {
+            server = try ChatServer(routes: routes, port: port)
+        } catch {
+            CommandLineTool.printError("switchboard: cannot listen on port \(port): \(error)")
+            return 1
+        }
+        ChatCommandSupport.printLine("switchboard: mock server for \(schema.packageName) listening on \(server.url.absoluteString)")
+        let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
+            .map { ServerRequest(verb: $0.verb, path: $0.path) }
+        // Serve until killed; each client gets the scripted pushes.
+        var index = 0
+        while true {
+            guard let client = await server.client(at: index, timeout: .seconds(3600)) else { continue }
+            index += 1
+            // Like Signal's server, only an account's own connection receives its messages.
+            guard client.auth == .account, !pushes.isEmpty || queueEmpty != nil else { continue }
+            Task {
+                let pass = await PushQueue(pushes).deliver(to: client, queueEmpty: queueEmpty)
+                ChatCommandSupport.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
+            }
+        }
+    }
+
+    /// 200 with an empty response message, or no body for endpoints that return nothing.
+    static func defaultResponse(for endpoint: DynamicEndpoint) -> RPCResponse {
+        guard let type = endpoint.endpoint.response else { return RPCResponse(status: 200, message: "OK") }
+        return RPCResponse(status: 200, headers: ["Content-Type": endpoint.encoding.contentType],
+                           body: endpoint.encode(DynamicMessage(type: type)), message: "OK")
+    }
+
+    static func loadJSON(_ path: String) throws(CommandLineTool.UsageError) -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw .init("cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Reads and checks the responses file: every name is an endpoint, every body fits its type.
+    static func loadResponses(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [String: [RPCResponse]] {
+        guard let object = try loadJSON(path) as? [String: Any] else { throw .init("\(path): expected an object of Service.endpoint names") }
+        var scripts: [String: [RPCResponse]] = [:]
+        for name in object.keys.sorted() {
+            let endpoint: DynamicEndpoint
+            do throws(DynamicCodecError) {
+                endpoint = try DynamicEndpoint(schema: schema, name: name)
+            } catch {
+                throw .init("\(path): \(error.message)")
+            }
+            let entries = (object[name] as? [Any]) ?? [object[name]!]
+            guard !entries.isEmpty else { throw .init("\(path): \(name) has an empty script") }
+            var responses: [RPCResponse] = []
+            for entry in entries {
+                do throws(DynamicCodecError) {
+                    responses.append(try response(from: entry, endpoint: endpoint))
+                } catch {
+                    throw .init("\(path): \(name): \(error.message)")
+                }
+            }
+            scripts[endpoint.service.name + "." + endpoint.endpoint.name] = responses
+        }
+        return scripts
+    }
+
+    static func response(from entry: Any, endpoint: DynamicEndpoint) throws(DynamicCodecError) -> RPCResponse {
+        guard let object = entry as? [String: Any] else { throw DynamicCodecError("each response must be an object") }
+        let status = (object["status"] as? Int) ?? 200
+        guard (100...599).contains(status) else { throw DynamicCodecError("status \(status) is not an HTTP status") }
+        var headers = RPCHeaders()
+        for (name, value) in (object["headers"] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            headers.add(name, "\(value)")
+        }
+        var body = Data()
+        if let raw = object["body"] {
+            let type: Int?
+            if (200..<300).contains(status) {
+                type = endpoint.endpoint.response
+            } else {
+                type = endpoint.endpoint.errors.first { $0.status == status }?.body
+            }
+            guard let type else { throw DynamicCodecError("status \(status) carries no body for this endpoint") }
+            let json = try JSONSerialization.dataOrNil(raw)
+            body = endpoint.encode(try DynamicJSONCodec(schema: endpoint.schema).decode(json, as: type))
+            headers.add("Content-Type", endpoint.encoding.contentType)
+        } else if (200..<300).contains(status) {
+            body = defaultResponse(for: endpoint).body
+        }
+        return RPCResponse(status: status, headers: headers, body: body, message: (200..<300).contains(status) ? "OK" : "Error")
+    }
+
+    /// Reads the pushes file into enveloped requests, encoded as each event's service says.
+    static func loadPushes(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [ServerRequest] {
+        guard let list = try loadJSON(path) as? [Any] else { throw .init("\(path): expected an array of pushes") }
+        var pushes: [ServerRequest] = []
+        for (position, entry) in list.enumerated() {
+            guard let object = entry as? [String: Any], let name = object["event"] as? String else {
+                throw .init("\(path)[\(position)]: each push needs \"event\": \"Service.event\"")
+            }
+            let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let service = schema.services.first(where: { $0.name == parts[0] }),
+                  let event = service.events.first(where: { $0.name == parts[1] }) else {
+                throw .init("\(path)[\(position)]: no event '\(name)' in the schema")
+            }
+            var body: Data?
+            if let type = event.payload {
+                do throws(DynamicCodecError) {
+                    let json = try JSONSerialization.dataOrNil(object["payload"] ?? [String: Any]())
+                    let message = try DynamicJSONCodec(schema: schema).decode(json, as: type)
+                    body = service.encoding == .json ? Data(DynamicJSONCodec(schema: schema).encode(message).utf8)
+                                                     : DynamicBinaryCodec(schema: schema).encode(message)
+                } catch {
+                    throw .init("\(path)[\(position)]: \(error.message)")
+                }
+            }
+            pushes.append(ServerRequest(verb: event.verb, path: event.path, body: body))
+        }
+        return pushes
+    }
+}
+
+/// Serves a script of responses in turn; the last one repeats.
+final class ResponseScript: @unchecked Sendable {
+    private let responses: [RPCResponse]
+    private let position = Locked(0)
+
+    init(_ responses: [RPCResponse]) { self.responses = responses }
+
+    func next() -> RPCResponse {
+        let index = position.withLock { value -> Int in
+            defer { value = min(value + 1, responses.count - 1) }
+            return value
+        }
+        return responses[index]
+    }
+}
+
+extension JSONSerialization {
+    /// Re-serializes a parsed JSON fragment so the schema-driven reader can take it.
+    static func dataOrNil(_ object: Any) throws(DynamicCodecError) -> Data {
+        do {
+            return try data(withJSONObject: object, options: [.fragmentsAllowed])
+        } catch {
+            throw DynamicCodecError("cannot re-encode JSON: \(error.localizedDescription)")
+        }
+    }
+}

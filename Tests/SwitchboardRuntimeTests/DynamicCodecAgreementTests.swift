@@ -1,0 +1,76 @@
+import Foundation
+import KitchenSink
+import SignalChat
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+import Testing
+
+/// The schema-at-run-time codecs behind `call`, `listen` and `mock-server` must agree with
+/// the generated codecs on every message shape, both ways, in binary and in JSON.
+@Suite struct DynamicCodecAgreementTests {
+    static let schemas = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let kitchenSink = SchemaCompiler.compile(directory: schemas.appendingPathComponent("Schemas/kitchen_sink")).schema!
+    static let signal = SchemaCompiler.compile(directory: schemas.deletingLastPathComponent().appendingPathComponent("schema")).schema!
+
+    func check<M: ProtoMessage & Equatable>(_ name: String, in schema: Schema, seed: UInt64, iterations: Int = 150,
+                                            _ make: (inout RandomMessages) -> M) throws {
+        let type = try #require(schema.messageIndex(named: name))
+        let binary = DynamicBinaryCodec(schema: schema)
+        let json = DynamicJSONCodec(schema: schema)
+        var random = RandomMessages(seed: seed)
+        for iteration in 0..<iterations {
+            let message = make(&random)
+            // Generated binary -> dynamic -> binary and JSON -> generated.
+            let dynamic = try binary.decode(message.serializedData(), as: type)
+            #expect(try M(serializedData: binary.encode(dynamic)) == message, "binary disagrees at \(iteration)")
+            let text = json.encode(dynamic)
+            #expect(try M(jsonString: text) == message, "JSON disagrees at \(iteration): \(text)")
+            // Generated JSON -> dynamic -> binary -> generated.
+            let fromJSON = try json.decode(Data(message.jsonString().utf8), as: type)
+            #expect(try M(serializedData: binary.encode(fromJSON)) == message, "JSON input disagrees at \(iteration)")
+            if fromJSON != dynamic {
+                let differing = Set(fromJSON.fields.keys).union(dynamic.fields.keys).filter { fromJSON.fields[$0] != dynamic.fields[$0] }
+                Issue.record("JSON and binary inputs differ at \(iteration) in fields \(differing.sorted()): \(differing.sorted().map { "\(fromJSON.fields[$0].map(String.init(describing:)) ?? "nil") vs \(dynamic.fields[$0].map(String.init(describing:)) ?? "nil")" })")
+                return
+            }
+        }
+    }
+
+    @Test func scalars() throws { try check("Scalars", in: Self.kitchenSink, seed: 11) { $0.scalars() } }
+    @Test func lists() throws { try check("Lists", in: Self.kitchenSink, seed: 12) { $0.lists() } }
+    @Test func maps() throws { try check("Maps", in: Self.kitchenSink, seed: 13) { $0.maps() } }
+    @Test func composite() throws { try check("Composite", in: Self.kitchenSink, seed: 14) { $0.composite() } }
+    @Test func chatMessages() throws { try check("ChatMessage", in: Self.signal, seed: 15) { $0.chatMessage() } }
+    @Test func envelopes() throws { try check("WebSocketMessage", in: Self.signal, seed: 16) { $0.webSocketMessage() } }
+
+    @Test func badJSONIsATypedErrorNamingTheField() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Scalars"))
+        let codec = DynamicJSONCodec(schema: Self.kitchenSink)
+        let cases: [(String, String)] = [
+            (#"{"int32Valu": 1}"#, "Scalars has no field 'int32Valu'"),
+            (#"{"int32Value": 3000000000}"#, "Scalars.int32Value: invalid or out-of-range number"),
+            (#"{"boolValue": "yes"}"#, "Scalars.boolValue: unexpected character"),
+            (#"{"bytesValue": "***"}"#, "Scalars.bytesValue: invalid base64"),
+            (#"[1, 2]"#, "Scalars: expected a JSON object"),
+            (#"{"#, "not valid JSON"),
+        ]
+        for (input, expected) in cases {
+            #expect(throws: DynamicCodecError.self) { try codec.decode(Data(input.utf8), as: type) }
+            do {
+                _ = try codec.decode(Data(input.utf8), as: type)
+            } catch {
+                #expect(error.message.hasPrefix(expected), "\(input) -> \(error.message)")
+            }
+        }
+    }
+
+    @Test func malformedBinaryIsATypedError() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
+        let codec = DynamicBinaryCodec(schema: Self.kitchenSink)
+        // A length that runs past the end, a truncated varint, and a wrong wire type for a string.
+        for bytes in [[0x0A, 0xFF, 0x01, 0x41], [0x10, 0x80], [0x0D, 0, 0, 0, 0]] as [[UInt8]] {
+            #expect(throws: DynamicCodecError.self) { try codec.decode(Data(bytes), as: type) }
+        }
+    }
+}
