@@ -71,14 +71,17 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardWebSocketTests",
-            dependencies: ["SwitchboardWebSocket"],
+            dependencies: ["SwitchboardWebSocket", "PeerSupport"],
             path: "Tests/SwitchboardWebSocketTests"
         ),
         .testTarget(
             name: "SwitchboardChatTests",
-            dependencies: ["SwitchboardChat", "SignalChat", "SwitchboardRuntime", "SwitchboardWebSocket"],
+            dependencies: ["SwitchboardChat", "SignalChat", "SwitchboardRuntime", "SwitchboardWebSocket",
+                           "PeerSupport", "SwitchboardSchema", "SwitchboardEmitter"],
             path: "Tests/SwitchboardChatTests"
         ),
+        // Runs the independent Python peers in Tests/Peers for the conformance and interop tests.
+        .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(
             name: "SignalChatTests",
             dependencies: ["SignalChat", "SwitchboardRuntime", "SwitchboardChat"],

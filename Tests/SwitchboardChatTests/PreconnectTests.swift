@@ -114,4 +114,13 @@ final class RecordingOpener: @unchecked Sendable {
         }
         #expect(transport.currentState == .closed)
     }
+
+    @Test func endpointsKeepThePathAsWritten() throws {
+        let signal = try WebSocketEndpoint(URL(string: "wss://chat.example.org/v1/websocket/?login=a%20b")!)
+        #expect(signal.requestPath == "/v1/websocket/?login=a%20b")
+        #expect(signal.port == 443 && signal.isSecure)
+        #expect(try WebSocketEndpoint(URL(string: "ws://Example.org:8080")!).requestPath == "/")
+        #expect(try WebSocketEndpoint(URL(string: "ws://Example.org:80/a")!) == WebSocketEndpoint(URL(string: "ws://example.org/b")!))
+        #expect(throws: WebSocketError.self) { try WebSocketEndpoint(URL(string: "http://example.org/")!) }
+    }
 }

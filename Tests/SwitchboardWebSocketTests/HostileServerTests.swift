@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SwitchboardWebSocket
 import Testing
 

@@ -18,8 +18,12 @@ public struct WebSocketEndpoint: Sendable, Hashable, CustomStringConvertible {
         isSecure = scheme == "wss"
         self.host = host
         port = url.port ?? (isSecure ? 443 : 80)
-        var path = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { path += "?" + query }
+        // URLComponents keeps the path as written: `URL.path` drops a trailing slash, and
+        // Signal's endpoint is `/v1/websocket/`.
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let written = components?.percentEncodedPath ?? ""
+        var path = written.isEmpty ? "/" : written
+        if let query = components?.percentEncodedQuery { path += "?" + query }
         requestPath = path
     }
 

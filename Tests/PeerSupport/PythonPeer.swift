@@ -1,16 +1,16 @@
 import Foundation
 
 /// Runs a Python peer from Tests/Peers as a child process, bounded in time.
-final class PythonPeer: @unchecked Sendable {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers")
+public final class PythonPeer: @unchecked Sendable {
+    public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers")
 
-    let process = Process()
-    let input = Pipe()
-    let output = Pipe()
+    public let process = Process()
+    public let input = Pipe()
+    public let output = Pipe()
     /// Output read past the first line, kept for `finish`.
     private var leftover = Data()
 
-    init(script: String, arguments: [String] = []) throws {
+    public init(script: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Self.directory.appendingPathComponent(script).path] + arguments
         process.standardInput = input
@@ -20,7 +20,7 @@ final class PythonPeer: @unchecked Sendable {
     }
 
     /// The first line the peer prints (servers print their port), waiting at most `timeout`.
-    func firstLine(timeout: TimeInterval = 20) -> String? {
+    public func firstLine(timeout: TimeInterval = 20) -> String? {
         let handle = output.fileHandleForReading
         var collected = Data()
         let deadline = Date().addingTimeInterval(timeout)
@@ -37,7 +37,7 @@ final class PythonPeer: @unchecked Sendable {
     }
 
     /// Waits for the peer to exit (at most `timeout`) and returns its status and output.
-    func finish(timeout: TimeInterval = 60) -> (status: Int32, output: String) {
+    public func finish(timeout: TimeInterval = 60) -> (status: Int32, output: String) {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         if process.isRunning { process.terminate() }
@@ -53,21 +53,21 @@ final class PythonPeer: @unchecked Sendable {
     // would starve other tests' tasks; these run them on a thread of their own.
 
     /// `firstLine` on a dedicated thread.
-    func firstLineAsync(timeout: TimeInterval = 20) async -> String? {
+    public func firstLineAsync(timeout: TimeInterval = 20) async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.firstLine(timeout: timeout)) }
         }
     }
 
     /// `finish` on a dedicated thread.
-    func finishAsync(timeout: TimeInterval = 60) async -> (status: Int32, output: String) {
+    public func finishAsync(timeout: TimeInterval = 60) async -> (status: Int32, output: String) {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.finish(timeout: timeout)) }
         }
     }
 
     /// `stop` on a dedicated thread.
-    func stopAsync() async -> String {
+    public func stopAsync() async -> String {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.stop()) }
         }
@@ -75,7 +75,7 @@ final class PythonPeer: @unchecked Sendable {
 
     /// Stops a server peer and returns what it printed.
     @discardableResult
-    func stop() -> String {
+    public func stop() -> String {
         try? input.fileHandleForWriting.close()
         return finish(timeout: 10).output
     }
