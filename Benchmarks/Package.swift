@@ -32,5 +32,14 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
+        .executableTarget(
+            name: "ChatBenchmarks",
+            dependencies: [
+                .product(name: "SwitchboardChat", package: "Switchboard"),
+                .product(name: "SignalChat", package: "Switchboard"),
+                .product(name: "SwitchboardRuntime", package: "Switchboard"),
+                .product(name: "SwitchboardWebSocket", package: "Switchboard"),
+            ]
+        ),
     ]
 )

@@ -9,7 +9,7 @@ import SwitchboardWebSocket
 ///
 /// `Auth` is `Authenticated` or `Unauthenticated`, so each connection hands out only the
 /// generated clients its kind allows.
-public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Sendable {
+public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @unchecked Sendable {
     /// Decides how to answer one pushed request; awaited before the next is read.
     public typealias PushHandler = @Sendable (ServerRequest) async -> EventOutcome
 
@@ -22,6 +22,8 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     /// Set when this side ends the connection for a reason the close code cannot carry.
     private let localReason = Locked<ChatConnectionError?>(nil)
     private let keepaliveTask = Locked<Task<Void, Never>?>(nil)
+    /// One timer for every pending deadline, rather than a task per request.
+    private let deadlines: DeadlineTimer
 
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
@@ -31,6 +33,8 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, onPush: @escaping PushHandler) {
+        let pending = self.pending
+        deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
         self.onPush = onPush
         keepalive = policy.map { Locked(KeepaliveMonitor(policy: $0, now: .now)) }
@@ -63,17 +67,22 @@ public final class ChatConnection<Auth: AuthMode>: RPCTransport, @unchecked Send
     /// Waits until the connection ends.
     public func waitUntilClosed() async -> WebSocketCloseInfo { await socket.waitUntilClosed() }
 
+    /// Sends a request and waits for its response, its deadline, the task's cancellation,
+    /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         let id = pending.makeID()
         let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-        let result = await pending.wait(for: id, cancelled: .failure(.cancelled)) { [socket, pending] in
-            Task {
-                do throws(WebSocketError) {
-                    try await socket.send(binary: frame.serializedData())
-                } catch {
-                    pending.resume(id, with: .failure(.disconnected(reason: error.description)))
-                }
+        let answer = pending.register(id, deadline: request.deadline)
+        if let deadline = request.deadline { deadlines.watch(deadline) }
+        let result = await withTaskCancellationHandler {
+            do throws(WebSocketError) {
+                try await socket.send(binary: frame.serializedData())
+            } catch {
+                pending.resume(id, with: .failure(.disconnected(reason: error.description)))
             }
+            return await answer.value
+        } onCancel: {
+            pending.resume(id, with: .failure(.cancelled))
         }
         return try result.get()
     }

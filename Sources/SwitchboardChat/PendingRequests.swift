@@ -1,11 +1,13 @@
 import Foundation
 
-/// The client's requests awaiting their answer, by id. Once closed, every waiter and every
-/// later request gets the close value at once, so nothing waits on a dead socket.
+/// The client's requests awaiting their answer, by id, with their deadlines. Once closed,
+/// every waiter and every later request gets the close value at once, so nothing waits
+/// on a dead socket.
 final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var nextID: UInt64
-    private var waiting: [UInt64: CheckedContinuation<Value, Never>] = [:]
+    private var waiting: [UInt64: FirstAnswer<Value>] = [:]
+    private var deadlines: [UInt64: ContinuousClock.Instant] = [:]
     private var closedValue: Value?
 
     /// `firstID` is where the id counter starts.
@@ -19,43 +21,53 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Registers `id`, runs `start` (which sends the request), and waits for its answer.
-    /// Cancelling the calling task answers `cancelled` and drops the entry.
-    func wait(for id: UInt64, cancelled: Value, start: @escaping @Sendable () -> Void) async -> Value {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let immediate: Value? = lock.withLock {
-                    if let closedValue { return closedValue }
-                    waiting[id] = continuation
-                    return nil
-                }
-                if let immediate {
-                    continuation.resume(returning: immediate)
-                } else if Task.isCancelled {
-                    // The cancellation handler ran before the entry existed.
-                    resume(id, with: cancelled)
-                } else {
-                    start()
-                }
-            }
-        } onCancel: {
-            self.resume(id, with: cancelled)
+    /// Registers `id` before its request is sent, so an answer can never arrive unclaimed.
+    func register(_ id: UInt64, deadline: ContinuousClock.Instant?) -> FirstAnswer<Value> {
+        let slot = FirstAnswer<Value>()
+        let closed: Value? = lock.withLock {
+            if let closedValue { return closedValue }
+            waiting[id] = slot
+            if let deadline { deadlines[id] = deadline }
+            return nil
         }
+        if let closed { _ = slot.offer(closed) }
+        return slot
     }
 
     /// Answers `id`; an unknown or already answered id is ignored.
     func resume(_ id: UInt64, with value: Value) {
-        lock.withLock { waiting.removeValue(forKey: id) }?.resume(returning: value)
+        let slot = lock.withLock { () -> FirstAnswer<Value>? in
+            deadlines.removeValue(forKey: id)
+            return waiting.removeValue(forKey: id)
+        }
+        _ = slot?.offer(value)
+    }
+
+    /// The earliest deadline still pending.
+    var nextDeadline: ContinuousClock.Instant? { lock.withLock { deadlines.values.min() } }
+
+    /// Answers every request whose deadline is at or before `now` with `value`.
+    func expire(now: ContinuousClock.Instant, with value: Value) {
+        let expired = lock.withLock { () -> [FirstAnswer<Value>] in
+            let due = deadlines.filter { $0.value <= now }.map(\.key)
+            return due.compactMap { id in
+                deadlines.removeValue(forKey: id)
+                return waiting.removeValue(forKey: id)
+            }
+        }
+        for slot in expired { _ = slot.offer(value) }
     }
 
     /// Answers every waiter with `value`, and every later request too. The first close wins.
     func close(with value: Value) {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Value, Never>] in
+        let (slots, answer) = lock.withLock { () -> ([FirstAnswer<Value>], Value) in
             if closedValue == nil { closedValue = value }
-            defer { waiting.removeAll() }
-            return Array(waiting.values)
+            defer {
+                waiting.removeAll()
+                deadlines.removeAll()
+            }
+            return (Array(waiting.values), closedValue ?? value)
         }
-        let answer = lock.withLock { closedValue } ?? value
-        for waiter in waiters { waiter.resume(returning: answer) }
+        for slot in slots { _ = slot.offer(answer) }
     }
 }

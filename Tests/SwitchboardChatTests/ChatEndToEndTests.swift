@@ -103,6 +103,31 @@ struct LoopbackChatRoom: ChatRoomHandler {
         }
     }
 
+    @Test func deadlinesAndCancellationAreEnforcedByTheConnection() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials)
+        let room = ChatRoomClient(transport: connection)
+        let hang = SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "hang")
+        // A long deadline first, then a short one: the shorter must still fire on time.
+        let long = Task { await room.sendChatMessage(hang, options: CallOptions(timeout: .seconds(30))) }
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        guard case .failure(.timeout) = await room.sendChatMessage(hang, options: CallOptions(timeout: .milliseconds(200))) else {
+            Issue.record("a request past its deadline fails with timeout")
+            return
+        }
+        #expect(started.duration(to: .now) < .seconds(5), "generous bound: the short deadline fired, not the long one")
+        long.cancel()
+        guard case .failure(.cancelled) = await long.value else {
+            Issue.record("a cancelled call fails with cancelled")
+            return
+        }
+        // The connection is still good after both.
+        #expect(try await room.getHistory(chatId: "after").messages.count == 1)
+        await connection.close()
+    }
+
     final class OrderedListener: MessagesEventListener, @unchecked Sendable {
         let order = Locked<[String]>([])
         func incomingMessage(_ payload: Envelope, context: EventContext) async throws {

@@ -16,6 +16,13 @@ public enum RPCCall {
         let timeout = options.timeout ?? request.endpoint.defaultTimeout
         if let timeout { request.deadline = ContinuousClock.now.advanced(by: timeout) }
         if Task.isCancelled { return .failure(.cancelled) }
+        if transport is any DeadlineEnforcingTransport {
+            do throws(TransportError) {
+                return .success(try await transport.send(request))
+            } catch {
+                return .failure(error)
+            }
+        }
 
         let race = Race()
         return await withTaskCancellationHandler {

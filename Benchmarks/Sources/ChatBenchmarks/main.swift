@@ -1,0 +1,168 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+// Typed chat RPC on loopback against a raw TCP echo of the same bytes, same run:
+//   one client with 1 and with 64 requests in flight, and 100 connections at once.
+// Each typed call encodes a SendMessageRequest, wraps it in the envelope, crosses our
+// WebSocket to ChatServer, is routed to a generated handler, and comes back decoded.
+// Prints Markdown.
+
+let serialCount = 3000
+let concurrentCount = 12_800
+let inFlight = 64
+let connectionCount = 100
+let callsPerConnection = 60
+
+func percentile(_ samples: [Double], _ p: Double) -> Double {
+    let sorted = samples.sorted()
+    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+struct Run {
+    var latencies: [Double]
+    var seconds: Double
+    var rate: Double { Double(latencies.count) / seconds }
+}
+
+let request = SendMessageRequest(
+    destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
+    messages: [OutgoingMessage(type: .ciphertext, destinationDeviceId: 1, destinationRegistrationId: 4242,
+                               content: Data((0..<160).map { UInt8($0 % 251) }))],
+    online: false, urgent: true)
+
+struct BenchmarkMessages: MessagesHandler {
+    func sendMessage(_ request: SendMessageRequest, context: ServerContext) async throws(Messages.SendMessageError) -> SendMessageResponse {
+        SendMessageResponse(needsSync: request.urgent)
+    }
+}
+
+// MARK: Raw TCP floor: the same bytes a typed call puts on the wire, echoed.
+
+/// The size of one request frame, so the raw echo moves as many bytes.
+let frameSize = WebSocketMessage(type: .request, request: WebSocketRequestMessage(
+    verb: "PUT", path: "/v1/messages/" + request.destination, body: request.serializedData(),
+    headers: ["Accept:application/x-protobuf", "Content-Type:application/x-protobuf"], id: 1)).serializedSize() + 6
+
+func startRawEchoServer() throws -> TCPListener {
+    let listener = try TCPListener()
+    Thread.detachNewThread {
+        while let socket = listener.accept() {
+            Thread.detachNewThread {
+                while let bytes = try? socket.read(maximum: 65536), !bytes.isEmpty { try? socket.write(bytes) }
+                socket.close()
+            }
+        }
+    }
+    return listener
+}
+
+func readExactly(_ socket: TCPSocket, _ count: Int) throws {
+    var received = 0
+    while received < count {
+        let bytes = try socket.read(maximum: count - received)
+        if bytes.isEmpty { throw WebSocketError.io("closed") }
+        received += bytes.count
+    }
+}
+
+/// `calls` serial echoes on each of `connections` sockets, each on its own thread.
+func rawRun(port: Int, connections: Int, calls: Int) throws -> Run {
+    let bytes = [UInt8](repeating: 7, count: frameSize)
+    let sockets = try (0..<connections).map { _ in try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5)) }
+    defer { sockets.forEach { $0.close() } }
+    let results = Locked<[Double]>([])
+    let group = DispatchGroup()
+    let start = now()
+    for socket in sockets {
+        group.enter()
+        Thread.detachNewThread {
+            var samples: [Double] = []
+            for _ in 0..<calls {
+                let begin = now()
+                guard (try? socket.write(bytes)) != nil, (try? readExactly(socket, bytes.count)) != nil else { break }
+                samples.append(Double(now() - begin))
+            }
+            results.withLock { $0 += samples }
+            group.leave()
+        }
+    }
+    group.wait()
+    return Run(latencies: results.current, seconds: Double(now() - start) / 1e9)
+}
+
+// MARK: Typed chat calls
+
+func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: Int) async throws -> Run {
+    let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
+    var clients: [MessagesClient] = []
+    var open: [ChatConnection<Authenticated>] = []
+    for _ in 0..<connections {
+        let connection = try await ChatClient.connectAuthenticated(to: url, credentials: credentials, options: .init(keepalive: nil))
+        open.append(connection)
+        clients.append(MessagesClient(transport: connection))
+    }
+    // Warm up each connection.
+    for client in clients { _ = await client.sendMessage(request) }
+    let start = now()
+    let latencies = await withTaskGroup(of: [Double].self) { group in
+        for client in clients {
+            for _ in 0..<tasksPerConnection {
+                group.addTask {
+                    var samples: [Double] = []
+                    samples.reserveCapacity(callsPerTask)
+                    for _ in 0..<callsPerTask {
+                        let begin = now()
+                        guard case .success = await client.sendMessage(request) else { continue }
+                        samples.append(Double(now() - begin))
+                    }
+                    return samples
+                }
+            }
+        }
+        var all: [Double] = []
+        for await samples in group { all += samples }
+        return all
+    }
+    let seconds = Double(now() - start) / 1e9
+    for connection in open { await connection.close() }
+    return Run(latencies: latencies, seconds: seconds)
+}
+
+func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
+
+let raw = try startRawEchoServer()
+let server = try ChatServer(routes: BenchmarkMessages().routes)
+
+typealias Scenario = (name: String, raw: () throws -> Run, chat: () async throws -> Run)
+let scenarios: [Scenario] = [
+    ("1 in flight, 1 connection", { try rawRun(port: raw.port, connections: 1, calls: serialCount) },
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: serialCount) }),
+    ("\(inFlight) in flight, 1 connection", { try rawRun(port: raw.port, connections: inFlight, calls: concurrentCount / inFlight) },
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, callsPerTask: concurrentCount / inFlight) }),
+    ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: raw.port, connections: connectionCount, calls: callsPerConnection) },
+     { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection) }),
+]
+
+print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
+print("|---|---|---:|---:|---:|---:|")
+for scenario in scenarios {
+    // Alternate the contenders over three rounds so machine load hits them alike; keep each one's best median.
+    var bestRaw: Run?, bestChat: Run?
+    for _ in 0..<3 {
+        let rawRun = try scenario.raw()
+        if bestRaw.map({ percentile(rawRun.latencies, 0.5) < percentile($0.latencies, 0.5) }) ?? true { bestRaw = rawRun }
+        let chatRun = try await scenario.chat()
+        if bestChat.map({ percentile(chatRun.latencies, 0.5) < percentile($0.latencies, 0.5) }) ?? true { bestChat = chatRun }
+    }
+    let floor = percentile(bestRaw!.latencies, 0.5)
+    for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames (floor)", bestRaw!), ("typed `sendMessage` over ChatConnection → ChatServer", bestChat!)] {
+        print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) |")
+    }
+}
+server.stop()
+raw.close()
