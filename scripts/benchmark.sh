@@ -19,6 +19,9 @@ timeout $limit "$bench" > "$work/codec.md"
 echo "measuring WebSocket round trips and throughput on loopback..." >&2
 timeout $limit swift build -c release --package-path Benchmarks --product WebSocketBenchmarks >/dev/null
 timeout $limit Benchmarks/.build/release/WebSocketBenchmarks > "$work/websocket.md"
+echo "measuring typed chat calls against raw TCP on loopback..." >&2
+timeout $limit swift build -c release --package-path Benchmarks --product ChatBenchmarks >/dev/null
+timeout $limit Benchmarks/.build/release/ChatBenchmarks > "$work/chat.md"
 
 echo "measuring debug builds of a 200-message schema..." >&2
 swift build --product switchboard >/dev/null
@@ -113,6 +116,19 @@ $(cat "$work/websocket.md")
 Goals: a median round trip within 1.5× of raw TCP, and throughput at least equal to the swift-nio
 peer. The remaining gap to raw TCP is the hand-off from the socket's reader thread to the awaiting
 task on each message; sends write directly to the socket when it has room.
+
+## Chat RPC
+
+Typed calls end to end on loopback: the generated \`MessagesClient.sendMessage\` encodes a
+\`SendMessageRequest\` (a 160-byte ciphertext), the chat connection wraps it in the
+\`WebSocketMessage\` envelope and sends it over our WebSocket, \`ChatServer\` routes it to a
+generated handler, and the \`SendMessageResponse\` comes back decoded. The floor is a raw TCP
+echo of frames the same size, with the same number of connections and requests in flight,
+measured in the same run (best median of three alternating rounds each).
+
+$(cat "$work/chat.md")
+
+Goal: a typed request and response within 2× of a raw-TCP round trip.
 
 ## Reproduce
 
