@@ -7,12 +7,17 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/common.sh
-swift build "${SWIFT_BUILD_FLAGS[@]}" --target SignalChat >/dev/null
+swift build "${SWIFT_BUILD_FLAGS[@]}" --target SwitchboardChat >/dev/null
 modules="$(swift build "${SWIFT_BUILD_FLAGS[@]}" --show-bin-path)/Modules"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
-typecheck() { swiftc -typecheck -swift-version 6 -I "$modules" "$@" 2>&1; }
+# Debug builds enable testing, which keeps even internal imports visible to importers, so the
+# OpenSSL shim's generated module map must be findable (Linux only; Apple builds have no shim).
+clang_modules=()
+shim_map="$(dirname "$modules")/CSwitchboardOpenSSL.build/module.modulemap"
+[ -f "$shim_map" ] && clang_modules=(-Xcc "-fmodule-map-file=$shim_map" -Xcc "-I$root/Sources/CSwitchboardOpenSSL/include")
+typecheck() { swiftc -typecheck -swift-version 6 -I "$modules" "${clang_modules[@]}" "$@" 2>&1; }
 
 echo "compile tests:"
 for snippet in Tests/CompileFail/*.swift; do

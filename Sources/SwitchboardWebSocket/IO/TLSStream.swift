@@ -1,5 +1,6 @@
 #if canImport(CSwitchboardOpenSSL)
-import CSwitchboardOpenSSL
+// Internal: the C types stay out of the module interface, so importers need no module map.
+internal import CSwitchboardOpenSSL
 import Foundation
 #if canImport(Glibc)
 import Glibc
