@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SignalChat", targets: ["SignalChat"]),
         .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
         .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
+        .library(name: "SwitchboardSession", targets: ["SwitchboardSession"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
         .library(name: "SwitchboardDynamic", targets: ["SwitchboardDynamic"]),
@@ -40,6 +41,12 @@ let package = Package(
             name: "SwitchboardChat",
             dependencies: ["SwitchboardRuntime", "SwitchboardWebSocket", "SignalChat"],
             path: "Sources/SwitchboardChat"
+        ),
+        // A reconnecting session: a pure lifecycle state machine and its driver.
+        .target(
+            name: "SwitchboardSession",
+            dependencies: ["SwitchboardChat", "SwitchboardRuntime"],
+            path: "Sources/SwitchboardSession"
         ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
@@ -79,6 +86,11 @@ let package = Package(
             dependencies: ["SwitchboardChat", "SignalChat", "SwitchboardRuntime", "SwitchboardWebSocket",
                            "PeerSupport", "SwitchboardSchema", "SwitchboardEmitter"],
             path: "Tests/SwitchboardChatTests"
+        ),
+        .testTarget(
+            name: "SwitchboardSessionTests",
+            dependencies: ["SwitchboardSession", "SwitchboardChat", "SwitchboardRuntime", "SignalChat"],
+            path: "Tests/SwitchboardSessionTests"
         ),
         // Runs the independent Python peers in Tests/Peers for the conformance and interop tests.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),

@@ -28,6 +28,11 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
 
+    /// Yields whenever something arrives from the server (a frame or a pong), for liveness
+    /// checks driven from outside, such as a session's heartbeat on its own clock.
+    public let activity: AsyncStream<Void>
+    private let activitySink: AsyncStream<Void>.Continuation
+
     /// The connection's life: `connected` with the upgrade's headers first, `disconnected`
     /// with the reason last, then the stream ends. Buffered, so a late reader misses nothing.
     public let events: AsyncStream<ChatConnectionEvent>
@@ -39,13 +44,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.onPush = onPush
         keepalive = policy.map { Locked(KeepaliveMonitor(policy: $0, now: .now)) }
         (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
+        (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
         Task { await self.readLoop() }
+        Task { [socket, weak self] in
+            for await _ in socket.pongs { self?.heard() }
+        }
         if keepalive != nil {
             keepaliveTask.withLock { $0 = Task { [weak self] in await self?.keepaliveLoop() } }
-            Task { [socket, weak self] in
-                for await _ in socket.pongs { self?.heard() }
-            }
         }
     }
 
@@ -93,6 +99,19 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
 
     private func heard() {
         keepalive?.withLock { $0.heard(at: .now) }
+        activitySink.yield()
+    }
+
+    /// Asks the server for a sign of life: a WebSocket ping and, with `requestPath`, a
+    /// keepalive request (Signal's `GET /v1/keepalive`). The answers show up on ``activity``.
+    public func probe(requestPath: String? = ChatServer.keepalivePath) async {
+        try? await socket.ping()
+        if let requestPath {
+            // Nobody waits for the answer: it arrives as a frame, which counts as activity,
+            // and its id, never registered, is dropped like any unknown id.
+            let frame = WebSocketMessage.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: pending.makeID())
+            try? await socket.send(binary: frame.serializedData())
+        }
     }
 
     /// Probes after a quiet `interval` and drops the connection if the probe goes unanswered.
@@ -106,13 +125,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             case .wait:
                 continue
             case .probe:
-                try? await socket.ping()
-                if let path {
-                    // Nobody waits for the answer: it arrives as a frame, which counts as heard,
-                    // and its id, never registered, is dropped like any unknown id.
-                    let frame = WebSocketMessage.request(verb: "GET", path: path, headers: [:], body: nil, id: pending.makeID())
-                    try? await socket.send(binary: frame.serializedData())
-                }
+                await probe(requestPath: path)
             case .timedOut:
                 localReason.withLock { $0 = $0 ?? .keepaliveTimedOut }
                 socket.abort()
@@ -156,6 +169,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         failAll(reason.description)
         eventSink.yield(.disconnected(reason))
         eventSink.finish()
+        activitySink.finish()
     }
 }
 

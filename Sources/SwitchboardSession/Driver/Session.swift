@@ -1,0 +1,408 @@
+import Foundation
+import SwitchboardChat
+import SwitchboardRuntime
+
+/// One object that keeps an app connected: it logs in, connects, notices drops, backs off,
+/// comes back, and says which screen or banner to show.
+///
+/// The decisions live in the pure ``SessionMachine``; this driver performs its effects
+/// (login, connect, timers, heartbeats) and feeds their outcomes back as events. Every
+/// time source is injected: `clock` for the retry timer, heartbeat and connect timeout,
+/// `jitter` for the backoff. Outcomes of work started before a newer attempt (or a logout)
+/// are discarded, and their sockets closed.
+public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Duration, C.Instant: Sendable {
+    /// The app's login: ask the server (or a keychain) for the account's credentials.
+    public typealias Login = @Sendable () async -> LoginOutcome
+
+    private let connector: any SessionConnector
+    private let configuration: SessionConfiguration
+    private let clock: C
+    private let login: Login
+    private let invalidateCaches: @Sendable () async -> Void
+    private let disposeClient: @Sendable () async -> Void
+
+    private let lock = NSLock()
+    private var machine: SessionMachine
+    private var credentials: ChatClient.Credentials?
+    private var link: (any SessionLink)?
+    /// Bumped whenever earlier work must no longer count (a new attempt, a drop, a logout).
+    private var attempt = 0
+    private var retryTimer: Task<Void, Never>?
+    private var linkTasks: [Task<Void, Never>] = []
+    private var workTasks: [Task<Void, Never>] = []
+    /// A session-ending reason seen on a drop from CONNECTED, where the specification only
+    /// allows a temporary failure: the next connect reports it instead of reconnecting, so
+    /// a 4409 does not kick the other device over and over.
+    private var pendingPermanentFailure: ChatConnectionError?
+    private var pushHandler: ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
+    private var isShutDown = false
+
+    private let changeSink: AsyncStream<SessionChange>.Continuation
+    private let ignoredSink: AsyncStream<IgnoredSessionEvent>.Continuation
+
+    /// Every state change, in order, with its UI hint and failure count.
+    public let changes: AsyncStream<SessionChange>
+    /// Events the state did not accept, in order; nothing changed for them.
+    public let ignoredEvents: AsyncStream<IgnoredSessionEvent>
+
+    /// - Parameters:
+    ///   - connector: opens the socket (``ChatSessionConnector`` for a real server).
+    ///   - clock: the time source for retries, heartbeats and the connect timeout.
+    ///   - jitter: a factor in [0.8, 1.2] for each retry delay.
+    ///   - login: run on entry to LOGGING_IN.
+    ///   - invalidateCaches: run on entry to RECONNECTING, before connecting.
+    ///   - disposeClient: run on entry to DISPOSE, after the socket is closed.
+    public init(
+        connector: any SessionConnector, configuration: SessionConfiguration = .init(), clock: C,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: RetryBackoff.jitterRange) },
+        login: @escaping Login = { .noUser },
+        invalidateCaches: @escaping @Sendable () async -> Void = {},
+        disposeClient: @escaping @Sendable () async -> Void = {}
+    ) {
+        self.connector = connector
+        self.configuration = configuration
+        self.clock = clock
+        self.login = login
+        self.invalidateCaches = invalidateCaches
+        self.disposeClient = disposeClient
+        machine = SessionMachine(backoff: configuration.backoff, jitter: jitter)
+        (changes, changeSink) = AsyncStream.makeStream(of: SessionChange.self)
+        (ignoredEvents, ignoredSink) = AsyncStream.makeStream(of: IgnoredSessionEvent.self)
+    }
+
+    // MARK: What the app sees
+
+    /// The current state.
+    public var state: SessionState { lock.withLock { machine.state } }
+    /// Consecutive connection failures.
+    public var failureCount: Int { lock.withLock { machine.failureCount } }
+
+    /// The authenticated connection as a transport for generated clients. Requests fail
+    /// fast with `notConnected` unless the session is CONNECTED.
+    public var transport: SessionTransport {
+        SessionTransport { [weak self] in
+            guard let self else { return nil }
+            return self.lock.withLock { self.machine.state == .connected ? self.link : nil }
+        }
+    }
+
+    /// Sets where pushes go (the generated event dispatcher); it stays across reconnects.
+    public func setPushHandler(_ handler: @escaping ChatConnection<Authenticated>.PushHandler) {
+        lock.withLock { pushHandler = handler }
+    }
+
+    // MARK: What the app does
+
+    /// Logs in with the app's login function (LOGIN_UNCACHED).
+    public func logIn() { handle(.loginUncached) }
+    /// Logs in with stored credentials and connects straight away (LOGIN_CACHED).
+    public func logIn(cached credentials: ChatClient.Credentials) {
+        lock.withLock { self.credentials = credentials }
+        handle(.loginCached)
+    }
+    /// The new account chose its username (USER_CREATED).
+    public func userCreated() { handle(.userCreated) }
+    /// Leaves onboarding (CANCEL).
+    public func cancel() { handle(.cancel) }
+    /// Dismisses the permanent error (DISMISS).
+    public func dismiss() { handle(.dismiss) }
+    /// Logs out (LOGOUT).
+    public func logOut() { handle(.logout) }
+    /// The device lost its network (DEVICE_OFFLINE).
+    public func deviceOffline() { handle(.deviceOffline) }
+    /// The device has a network again (DEVICE_ONLINE).
+    public func deviceOnline() { handle(.deviceOnline) }
+
+    /// Stops every timer and closes the socket; the session does nothing afterwards.
+    public func shutDown() async {
+        let (current, tasks) = lock.withLock { () -> ((any SessionLink)?, [Task<Void, Never>]) in
+            isShutDown = true
+            attempt += 1
+            defer {
+                link = nil
+                linkTasks = []
+                workTasks = []
+                retryTimer = nil
+            }
+            return (link, linkTasks + workTasks + [retryTimer].compactMap { $0 })
+        }
+        for task in tasks { task.cancel() }
+        await current?.end()
+        changeSink.finish()
+        ignoredSink.finish()
+    }
+
+    // MARK: The driver
+
+    /// Feeds one event to the machine and performs what it asks, all under the lock so
+    /// changes are published in order; slow work runs in tasks that feed events back.
+    private func handle(_ event: SessionEvent, retryAfter: Duration? = nil, reason: ChatConnectionError? = nil, from expectedAttempt: Int? = nil) {
+        lock.withLock {
+            guard !isShutDown else { return }
+            if let expectedAttempt, expectedAttempt != attempt { return }
+            let step = machine.handle(event, retryAfter: retryAfter)
+            if step.isIgnored {
+                ignoredSink.yield(IgnoredSessionEvent(event: event, state: step.from))
+                return
+            }
+            var previous = step.from
+            for (index, state) in step.entered.enumerated() {
+                // A state entered on the way (DISCONNECTED before OFFLINE) is published too.
+                let trigger = index == 0 ? event : .deviceOffline
+                changeSink.yield(SessionChange(event: trigger, from: previous, to: state, uiHint: state.uiHint,
+                                               failureCount: machine.failureCount, reason: index == 0 ? reason : nil))
+                previous = state
+            }
+            if step.from == .connected || !machine.state.isLoggedIn || machine.state == .disconnected || machine.state == .offline {
+                dropLink()
+            }
+            for effect in step.effects { perform(effect) }
+        }
+    }
+
+    /// Called with the lock held.
+    private func perform(_ effect: SessionMachine.Effect) {
+        switch effect {
+        case .authenticate:
+            attempt += 1
+            let mine = attempt
+            startWork { [self] in
+                switch await login() {
+                case let .account(credentials):
+                    let ready = lock.withLock { () -> Bool in
+                        guard attempt == mine else { return false }
+                        self.credentials = credentials
+                        return true
+                    }
+                    if ready { await connect(attempt: mine) }
+                case .noUser:
+                    handle(.noUser, from: mine)
+                case let .failed(_, permanent):
+                    handle(permanent ? .permanentFailure : .temporaryFailure, from: mine)
+                }
+            }
+        case .connect:
+            attempt += 1
+            let mine = attempt
+            startWork { [self] in await connect(attempt: mine) }
+        case .invalidateCaches:
+            // Runs before the connect that follows it in the same step: connect waits on it.
+            let invalidate = invalidateCaches
+            let previous = workTasks
+            workTasks = [Task { await invalidate() }] + previous
+        case let .startRetryTimer(delay):
+            retryTimer?.cancel()
+            let mine = attempt
+            retryTimer = Task { [clock, weak self] in
+                do {
+                    try await clock.sleep(for: delay)
+                } catch {
+                    return
+                }
+                self?.handle(.retry, from: mine)
+            }
+        case .cancelRetryTimer:
+            retryTimer?.cancel()
+            retryTimer = nil
+        case .disposeClient:
+            attempt += 1
+            let mine = attempt
+            credentials = nil
+            pendingPermanentFailure = nil
+            for task in workTasks { task.cancel() }
+            workTasks = []
+            let dispose = disposeClient
+            startWork { [self] in
+                await dispose()
+                handle(.ready, from: mine)
+            }
+        }
+    }
+
+    /// Called with the lock held: runs `work` after the work already queued (so a cache
+    /// invalidation finishes before the connect that follows it).
+    private func startWork(_ work: @escaping @Sendable () async -> Void) {
+        let earlier = workTasks
+        let task = Task {
+            for task in earlier { await task.value }
+            await work()
+        }
+        workTasks = [task]
+    }
+
+    /// Called with the lock held: forgets the current link and closes it.
+    private func dropLink() {
+        for task in linkTasks { task.cancel() }
+        linkTasks = []
+        if let current = link {
+            link = nil
+            Task { await current.end() }
+        }
+    }
+
+    /// Opens a link and waits for its first message, within the connect timeout.
+    private func connect(attempt mine: Int) async {
+        let (credentials, permanent, onPush) = lock.withLock { (self.credentials, pendingPermanentFailure, pushHandler) }
+        if let permanent {
+            lock.withLock { pendingPermanentFailure = nil }
+            handle(.permanentFailure, reason: permanent, from: mine)
+            return
+        }
+        guard let credentials else {
+            handle(.permanentFailure, from: mine)
+            return
+        }
+        let race = SessionRace<ConnectOutcome>()
+        let started = clock.now
+        let forwarding: ChatConnection<Authenticated>.PushHandler = { [weak self] request in
+            let handler = self?.lock.withLock { self?.pushHandler } ?? onPush
+            return await handler(request)
+        }
+        let attemptTask = Task { [connector] in
+            do throws(ChatConnectionError) {
+                let link = try await connector.connect(credentials: credentials, onPush: forwarding)
+                // Connected means the server spoke: the first frame, or the heartbeat's answer.
+                await link.probe()
+                var activity = link.activity.makeAsyncIterator()
+                let spoke = await activity.next() != nil
+                if spoke, race.offer(.connected(link)) { return }
+                if spoke || Task.isCancelled {
+                    // Too late (the connect timed out, or the session moved on): close it.
+                    await link.end()
+                    return
+                }
+                // The link closed before saying anything.
+                if !race.offer(.failed(await link.waitUntilEnded())) { await link.end() }
+            } catch {
+                _ = race.offer(.failed(error))
+            }
+        }
+        let timer = Task { [clock, connectTimeout = configuration.connectTimeout] in
+            try? await clock.sleep(until: started.advanced(by: connectTimeout), tolerance: nil)
+            if !Task.isCancelled { _ = race.offer(.timedOut) }
+        }
+        let outcome = await race.value
+        timer.cancel()
+        switch outcome {
+        case let .connected(link):
+            adopt(link, attempt: mine)
+        case let .failed(error):
+            let retryAfter: Duration? = if case let .retryLater(after) = error { after } else { nil }
+            handle(configuration.isPermanent(error) ? .permanentFailure : .temporaryFailure, retryAfter: retryAfter, reason: error, from: mine)
+        case .timedOut:
+            attemptTask.cancel()
+            handle(.temporaryFailure, reason: .transport(.timeout("no message within \(configuration.connectTimeout) of connecting")), from: mine)
+        }
+    }
+
+    /// Makes `link` current (SOCKET_CONNECTED) and watches it: heartbeats on the session's
+    /// clock, and its end.
+    private func adopt(_ link: any SessionLink, attempt mine: Int) {
+        let accepted = lock.withLock { () -> Bool in
+            guard attempt == mine, !isShutDown else { return false }
+            self.link = link
+            return true
+        }
+        guard accepted else {
+            Task { await link.end() }
+            return
+        }
+        handle(.socketConnected, from: mine)
+        lock.withLock {
+            guard self.link === link else { return }
+            guard machine.state == .connected else {
+                // The machine did not take the connection (something else happened first).
+                dropLink()
+                return
+            }
+            let policy = KeepalivePolicy(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout)
+            let monitor = Locked(KeepaliveMonitor(policy: policy, now: clock.now))
+            let heartbeat = Task { [clock, weak self] in
+                while !Task.isCancelled {
+                    let deadline = monitor.withLock { $0.nextDeadline }
+                    do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                    switch monitor.withLock({ $0.tick(at: clock.now) }) {
+                    case .wait: continue
+                    case .probe: await link.probe()
+                    case .timedOut:
+                        self?.linkFailed(link, reason: .keepaliveTimedOut)
+                        return
+                    }
+                }
+            }
+            let listener = Task { [clock] in
+                for await _ in link.activity { monitor.withLock { $0.heard(at: clock.now) } }
+            }
+            let watcher = Task { [weak self] in
+                let reason = await link.waitUntilEnded()
+                self?.linkFailed(link, reason: reason)
+            }
+            linkTasks = [heartbeat, listener, watcher]
+        }
+    }
+
+    /// The current link ended (or stopped answering): SOCKET_DROPPED.
+    private func linkFailed(_ failed: any SessionLink, reason: ChatConnectionError) {
+        let current = lock.withLock { () -> Bool in
+            guard link === failed else { return false }
+            if configuration.isPermanent(reason) { pendingPermanentFailure = reason }
+            return true
+        }
+        guard current else { return }
+        handle(.socketDropped, reason: reason)
+    }
+}
+
+extension Session where C == ContinuousClock {
+    /// A session on the real clock.
+    public convenience init(
+        connector: any SessionConnector, configuration: SessionConfiguration = .init(),
+        login: @escaping Login = { .noUser },
+        invalidateCaches: @escaping @Sendable () async -> Void = {},
+        disposeClient: @escaping @Sendable () async -> Void = {}
+    ) {
+        self.init(connector: connector, configuration: configuration, clock: ContinuousClock(),
+                  login: login, invalidateCaches: invalidateCaches, disposeClient: disposeClient)
+    }
+}
+
+/// How a connection attempt ended.
+enum ConnectOutcome: Sendable {
+    case connected(any SessionLink)
+    case failed(ChatConnectionError)
+    case timedOut
+}
+
+/// The first of several offered outcomes; later offers are refused so their owners clean up.
+final class SessionRace<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answer: Value?
+    private var waiters: [CheckedContinuation<Value, Never>] = []
+    private var answered = false
+
+    func offer(_ value: Value) -> Bool {
+        let toResume: [CheckedContinuation<Value, Never>]? = lock.withLock {
+            guard !answered else { return nil }
+            answered = true
+            answer = value
+            defer { waiters = [] }
+            return waiters
+        }
+        guard let toResume else { return false }
+        for waiter in toResume { waiter.resume(returning: value) }
+        return true
+    }
+
+    var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready: Value? = lock.withLock {
+                    if answered { return answer }
+                    waiters.append(continuation)
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import SwitchboardChat
+
+/// Timers and failure classification for a session. The defaults follow Revolt's session
+/// lifecycle and Signal's clients.
+public struct SessionConfiguration: Sendable {
+    /// A heartbeat after this long without hearing from the server (30 s).
+    public var heartbeatInterval: Duration
+    /// How long a heartbeat may go unanswered before the socket is dropped (10 s).
+    public var heartbeatTimeout: Duration
+    /// How long a new connection has to deliver its first message (10 s).
+    public var connectTimeout: Duration
+    /// The retry delays.
+    public var backoff: RetryBackoff
+    /// Which connection errors invalidate the session (an ERROR, not a retry).
+    public var isPermanent: @Sendable (ChatConnectionError) -> Bool
+
+    public init(
+        heartbeatInterval: Duration = .seconds(30), heartbeatTimeout: Duration = .seconds(10),
+        connectTimeout: Duration = .seconds(10), backoff: RetryBackoff = RetryBackoff(),
+        isPermanent: @escaping @Sendable (ChatConnectionError) -> Bool = SessionConfiguration.signalPermanentFailures
+    ) {
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        self.connectTimeout = connectTimeout
+        self.backoff = backoff
+        self.isPermanent = isPermanent
+    }
+
+    /// Signal's session-ending errors: credentials rejected (403, 4401), app expired (499),
+    /// connected elsewhere (4409). Everything else (network, timeouts, 5xx) is temporary.
+    public static let signalPermanentFailures: @Sendable (ChatConnectionError) -> Bool = { error in
+        switch error {
+        case .credentialsRejected, .reauthenticationRequired, .appExpired, .connectedElsewhere: return true
+        default: return false
+        }
+    }
+}
+
+/// What the app's login function found.
+public enum LoginOutcome: Sendable {
+    /// Logged in: connect with these credentials.
+    case account(ChatClient.Credentials)
+    /// The account has no user yet: onboarding (username selection) follows.
+    case noUser
+    /// Logging in failed; `permanent` failures show the error screen either way, as specified.
+    case failed(reason: String, permanent: Bool)
+}
+
+/// One state change, for the UI.
+public struct SessionChange: Sendable, Hashable, CustomStringConvertible {
+    public var event: SessionEvent
+    public var from: SessionState
+    public var to: SessionState
+    /// What the UI should show now.
+    public var uiHint: SessionUIHint
+    /// Consecutive connection failures after the change.
+    public var failureCount: Int
+    /// The connection error behind a failure, when there was one.
+    public var reason: ChatConnectionError?
+
+    public var description: String {
+        var text = "\(from) -\(event)-> \(to)"
+        if case let .clientUI(banner?) = uiHint { text += " [\(banner.text)]" }
+        if failureCount > 0 { text += " failures=\(failureCount)" }
+        if let reason { text += " (\(reason))" }
+        return text
+    }
+}
+
+/// An event the current state does not accept; reported, never acted on.
+public struct IgnoredSessionEvent: Sendable, Hashable {
+    public var event: SessionEvent
+    public var state: SessionState
+
+    public init(event: SessionEvent, state: SessionState) {
+        self.event = event
+        self.state = state
+    }
+}

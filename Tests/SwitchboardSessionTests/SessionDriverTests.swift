@@ -1,0 +1,233 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardSession
+import Testing
+
+/// The driver around the pure machine, with a scripted connector, in virtual time.
+@Suite struct SessionDriverTests {
+    func makeSession(_ connector: FakeConnector, clock: ManualClock, jitter: Double = 0.8,
+                     login: @escaping Session<ManualClock>.Login = { .account(credentials) },
+                     invalidated: Locked<Int> = Locked(0), disposed: Locked<Int> = Locked(0)) -> Session<ManualClock> {
+        Session(connector: connector, clock: clock, jitter: { jitter }, login: login,
+                invalidateCaches: { invalidated.withLock { $0 += 1 } }, disposeClient: { disposed.withLock { $0 += 1 } })
+    }
+
+    @Test func cachedLoginConnectsAndRequestsFailFastOtherwise() async throws {
+        let clock = ManualClock()
+        let session = makeSession(FakeConnector(), clock: clock)
+        let log = ChangeLog(session)
+        let usernames = MessagesClient(transport: session.transport)
+        guard case .failure(.notConnected) = await usernames.sendMessage(SendMessageRequest(destination: "bob")) else {
+            Issue.record("before login, requests fail fast with notConnected")
+            return
+        }
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        #expect(try await session.transport.send(RPCRequest(endpoint: Messages.sendMessage, path: "/v1/messages/bob")).status == 200)
+        #expect(await eventually { log.states == [.connecting, .connected] })
+        #expect(log.changes.current.map(\.uiHint) == [.clientUI(banner: .connecting), .clientUI(banner: nil)])
+        await session.shutDown()
+    }
+
+    @Test func aDropRetriesAfterTheBackoffInVirtualTime() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let invalidated = Locked(0)
+        let session = makeSession(connector, clock: clock, invalidated: invalidated)
+        let log = ChangeLog(session)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        connector.links.current[0].drop(.transport(.io("network down")))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(session.failureCount == 1)
+        do {
+            _ = try await session.transport.send(RPCRequest(endpoint: Messages.sendMessage, path: "/v1/messages/bob"))
+            Issue.record("requests while disconnected fail fast")
+        } catch {
+            #expect(error == .notConnected)
+        }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(799))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.state == .disconnected, "not before (2^1 − 1) s × 0.8")
+        clock.advance(by: .milliseconds(1))
+        #expect(await eventually { session.state == .connected })
+        #expect(connector.attempts.current == 2)
+        #expect(invalidated.current == 1, "reconnecting invalidates cached data")
+        #expect(session.failureCount == 0)
+        #expect(await eventually { log.states == [.connecting, .connected, .disconnected, .reconnecting, .connected] })
+        #expect(log.changes.current[2].failureCount == 1 && log.changes.current[2].uiHint == .clientUI(banner: .disconnected))
+        await session.shutDown()
+    }
+
+    @Test func goingOfflineCancelsTheRetryTimer() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        connector.links.current[0].drop(.transport(.io("gone")))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1), "the retry timer is armed")
+        session.deviceOffline()
+        #expect(session.state == .offline)
+        #expect(await eventually { clock.sleeperCount == 0 }, "leaving DISCONNECTED cancels the timer")
+        clock.advance(by: .seconds(3600))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.state == .offline && connector.attempts.current == 1)
+        session.deviceOnline()
+        #expect(await eventually { session.state == .connected })
+        await session.shutDown()
+    }
+
+    @Test func theHeartbeatProbesAfter30SecondsAndDropsWithoutAnAnswer() async throws {
+        let clock = ManualClock()
+        let silent = FakeLink(answersProbes: false)
+        let connector = FakeConnector([.link(silent)])
+        let session = makeSession(connector, clock: clock)
+        let log = ChangeLog(session)
+        session.logIn(cached: credentials)
+        silent.speak() // the first message makes the connection count as connected
+        #expect(await eventually { session.state == .connected })
+        let afterConnect = silent.probes.current
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(29))
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(silent.probes.current == afterConnect)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { silent.probes.current == afterConnect + 1 }, "a heartbeat after 30 s of silence")
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected }, "no answer within 10 s drops the socket")
+        #expect(await eventually { log.changes.current.last?.reason == .keepaliveTimedOut })
+        #expect(silent.hasEnded)
+        await session.shutDown()
+    }
+
+    @Test func answeredHeartbeatsKeepTheSessionConnected() async throws {
+        let clock = ManualClock()
+        let live = FakeLink(answersProbes: true)
+        let session = makeSession(FakeConnector([.link(live)]), clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        for round in 1...5 {
+            #expect(await clock.waitForSleepers(1))
+            clock.advance(by: .seconds(30))
+            #expect(await eventually { live.probes.current >= round + 1 })
+        }
+        #expect(session.state == .connected)
+        await session.shutDown()
+    }
+
+    @Test func aConnectionThatNeverSpeaksIsDroppedAfterTheConnectTimeout() async throws {
+        let clock = ManualClock()
+        let mute = FakeLink(answersProbes: false)
+        let session = makeSession(FakeConnector([.link(mute)]), clock: clock)
+        let log = ChangeLog(session)
+        session.logIn(cached: credentials)
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(9))
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(session.state == .connecting)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(session.failureCount == 1)
+        _ = await eventually { log.changes.current.last?.to == .disconnected }
+        if case .transport(.timeout)? = log.changes.current.last?.reason {} else {
+            Issue.record("the connect timeout is a temporary failure, got \(String(describing: log.changes.current.last?.reason))")
+        }
+        #expect(await eventually { mute.hasEnded }, "the silent socket is closed, not leaked")
+        await session.shutDown()
+    }
+
+    @Test func aPermanentFailureShowsTheErrorUntilDismissed() async throws {
+        let clock = ManualClock()
+        let disposed = Locked(0)
+        let session = makeSession(FakeConnector([.fail(.credentialsRejected)]), clock: clock, disposed: disposed)
+        let log = ChangeLog(session)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .error })
+        #expect(await eventually { log.changes.current.last?.reason == .credentialsRejected })
+        #expect(log.changes.current.last?.uiHint == .permanentError)
+        session.dismiss()
+        #expect(await eventually { session.state == .ready })
+        #expect(disposed.current == 1)
+        #expect(await eventually { log.states == [.connecting, .error, .dispose, .ready] })
+        await session.shutDown()
+    }
+
+    @Test func retryAfterSetsTheLeastDelay() async throws {
+        let clock = ManualClock()
+        let session = makeSession(FakeConnector([.fail(.retryLater(retryAfter: .seconds(30)))]), clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1))
+        #expect(clock.nextDeadline == clock.now.advanced(by: .seconds(30)), "not (2^1 − 1) × 0.8 s but the server's 30 s")
+        await session.shutDown()
+    }
+
+    @Test func loginOnboardingAndUserCreation() async throws {
+        let clock = ManualClock()
+        let logins = Locked(0)
+        let session = makeSession(FakeConnector(), clock: clock, login: {
+            let count = logins.withLock { value -> Int in
+                value += 1
+                return value
+            }
+            return count == 1 ? LoginOutcome.noUser : .account(credentials)
+        })
+        let log = ChangeLog(session)
+        session.logIn()
+        #expect(await eventually { session.state == .onboarding })
+        #expect(await eventually { log.changes.current.last?.uiHint == .usernameSelection })
+        session.userCreated()
+        #expect(await eventually { session.state == .connected })
+        #expect(await eventually { log.states == [.loggingIn, .onboarding, .loggingIn, .connected] })
+        #expect(logins.current == 2)
+        await session.shutDown()
+    }
+
+    @Test func connectedElsewhereStopsReconnecting() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        connector.links.current[0].drop(.connectedElsewhere)
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .error }, "4409 is permanent: no reconnect kicks the other device")
+        #expect(connector.attempts.current == 1)
+        await session.shutDown()
+    }
+
+    @Test func aSocketArrivingAfterLogoutIsClosed() async throws {
+        let clock = ManualClock()
+        let late = FakeLink()
+        let connector = FakeConnector([.held(late)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.attempts.current == 1 })
+        session.logOut()
+        #expect(await eventually { session.state == .ready })
+        connector.release()
+        #expect(await eventually { late.hasEnded }, "the late socket is closed")
+        try await Task.sleep(for: .milliseconds(30))
+        #expect(session.state == .ready)
+        await session.shutDown()
+    }
+
+    @Test func eventsAStateDoesNotTakeAreReported() async throws {
+        let session = makeSession(FakeConnector(), clock: ManualClock())
+        let log = ChangeLog(session)
+        session.dismiss()
+        session.deviceOnline()
+        #expect(await eventually { log.ignored.current.count == 2 })
+        #expect(log.ignored.current == [IgnoredSessionEvent(event: .dismiss, state: .ready), IgnoredSessionEvent(event: .deviceOnline, state: .ready)])
+        #expect(session.state == .ready && log.changes.current.isEmpty)
+        await session.shutDown()
+    }
+}

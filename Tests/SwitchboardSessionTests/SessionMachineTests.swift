@@ -1,0 +1,76 @@
+import SwitchboardSession
+import Testing
+
+/// Entry and exit behaviour, and the backoff formula.
+@Suite struct SessionMachineTests {
+    @Test func entryEffectsFollowTheSpecification() {
+        var machine = SessionMachine(jitter: { 1.0 })
+        #expect(machine.handle(.loginUncached).effects == [.authenticate])
+        #expect(machine.handle(.socketConnected).effects == [])
+        #expect(machine.handle(.temporaryFailure).effects == [.startRetryTimer(.seconds(1))])
+        #expect(machine.handle(.retry).effects == [.cancelRetryTimer, .invalidateCaches, .connect])
+        #expect(machine.handle(.logout).effects == [.disposeClient])
+        #expect(machine.handle(.ready).entered == [.ready])
+        #expect(machine.handle(.loginCached).effects == [.connect])
+    }
+
+    @Test func connectedResetsAndDisconnectedCountsFailures() {
+        var machine = SessionMachine(resumingIn: .connecting, jitter: { 1.0 })
+        for expected in 1...4 {
+            _ = machine.handle(.temporaryFailure)
+            #expect(machine.failureCount == expected)
+            _ = machine.handle(.retry)
+        }
+        _ = machine.handle(.socketConnected)
+        #expect(machine.failureCount == 0)
+        _ = machine.handle(.socketDropped)
+        #expect(machine.state == .disconnected && machine.failureCount == 1)
+    }
+
+    @Test func enteringDisconnectedWhileOfflineGoesOfflineWithoutATimer() {
+        var machine = SessionMachine(resumingIn: .connected, jitter: { 1.0 })
+        #expect(machine.handle(.deviceOffline).isIgnored, "CONNECTED does not take DEVICE_OFFLINE, but it is remembered")
+        let step = machine.handle(.socketDropped)
+        #expect(step.entered == [.disconnected, .offline])
+        #expect(!step.effects.contains { if case .startRetryTimer = $0 { true } else { false } })
+        #expect(machine.failureCount == 1)
+        #expect(machine.handle(.deviceOnline).effects == [.invalidateCaches, .connect])
+        #expect(machine.state == .reconnecting)
+    }
+
+    @Test func leavingDisconnectedCancelsTheTimer() {
+        for (event, target) in [(SessionEvent.retry, SessionState.reconnecting), (.deviceOffline, .offline), (.logout, .dispose)] {
+            var machine = SessionMachine(resumingIn: .disconnected, failureCount: 1, jitter: { 1.0 })
+            let step = machine.handle(event)
+            #expect(step.entered.first == target)
+            #expect(step.effects.first == .cancelRetryTimer, "\(event) leaves DISCONNECTED and must cancel its timer")
+        }
+    }
+
+    @Test(arguments: [0.8, 1.0, 1.2])
+    func backoffMatchesTheFormulaExactly(jitter: Double) {
+        // (2^x − 1) s × jitter, in milliseconds, for x = 1...6.
+        let expected: [Int64] = [1, 3, 7, 15, 31, 63].map { Int64((Double($0) * jitter * 1000).rounded()) }
+        var machine = SessionMachine(resumingIn: .connecting, jitter: { jitter })
+        var delays: [Duration] = []
+        for _ in 1...6 {
+            let step = machine.handle(.temporaryFailure)
+            if case let .startRetryTimer(delay)? = step.effects.last { delays.append(delay) }
+            _ = machine.handle(.retry)
+        }
+        #expect(delays == expected.map { .milliseconds($0) })
+        #expect(RetryBackoff().delay(failureCount: 1, jitter: jitter) == .milliseconds(Int64(jitter * 1000)))
+    }
+
+    @Test func retryAfterIsTheLowerBoundAndTheDelayIsCapped() {
+        let backoff = RetryBackoff(maximum: .seconds(300))
+        #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(30)) == .seconds(30))
+        #expect(backoff.delay(failureCount: 6, jitter: 1.0, floor: .seconds(30)) == .seconds(63))
+        #expect(backoff.delay(failureCount: 20, jitter: 1.2) == .seconds(300))
+        #expect(RetryBackoff(maximum: nil).delay(failureCount: 10, jitter: 1.0) == .seconds(1023))
+        #expect(RetryBackoff(maximum: nil).delay(failureCount: 500, jitter: 1.2) > .seconds(1_000_000), "huge counts saturate, never trap")
+        #expect(backoff.delay(failureCount: 2, jitter: 5) == .milliseconds(3600), "jitter is clamped to 1.2")
+        var machine = SessionMachine(resumingIn: .connecting, jitter: { 0.8 })
+        #expect(machine.handle(.temporaryFailure, retryAfter: .seconds(45)).effects == [.startRetryTimer(.seconds(45))])
+    }
+}
