@@ -48,6 +48,12 @@ let package = Package(
             dependencies: ["SwitchboardChat", "SwitchboardRuntime"],
             path: "Sources/SwitchboardSession"
         ),
+        // `swift run session-demo`: a session's lifecycle against the local mock server.
+        .executableTarget(
+            name: "session-demo",
+            dependencies: ["SwitchboardSession", "SwitchboardChat", "SwitchboardRuntime", "SignalChat"],
+            path: "Examples/SessionDemo"
+        ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
 

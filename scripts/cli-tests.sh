@@ -92,5 +92,13 @@ for _ in $(seq 1 50); do grep -q "2 acknowledged" "$work/mock.out" && break; sle
 grep -q "pushed 2 events: 2 acknowledged, 0 not" "$work/mock.out" && pass "the mock server saw both acknowledgements" || fail "the mock server saw both acknowledgements"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# The session example runs its whole lifecycle against the mock server.
+swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
+demo="$(dirname "$bin")/session-demo"
+if [ -x "$demo" ] && timeout 120 "$demo" > "$work/demo.out" 2>&1; then pass "session-demo runs"; else fail "session-demo runs"; cat "$work/demo.out" 2>/dev/null | tail -5; fi
+states=$(awk '/^[A-Z_]+ /{print $1}' "$work/demo.out" | tr '\n' ' ')
+expected="CONNECTING CONNECTED DISCONNECTED RECONNECTING CONNECTED DISCONNECTED OFFLINE RECONNECTING CONNECTED DISCONNECTED RECONNECTING ERROR DISPOSE READY "
+[ "$states" = "$expected" ] && pass "session-demo walks the lifecycle" || fail "session-demo walks the lifecycle (got: $states)"
+
 if [ "$failures" -ne 0 ]; then echo "cli tests: $failures failed"; exit 1; fi
 echo "cli tests: all passed"
