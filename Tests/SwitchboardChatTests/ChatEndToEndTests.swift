@@ -117,7 +117,7 @@ struct LoopbackChatRoom: ChatRoomHandler {
             Issue.record("a request past its deadline fails with timeout")
             return
         }
-        #expect(started.duration(to: .now) < .seconds(5), "generous bound: the short deadline fired, not the long one")
+        #expect(started.duration(to: .now) < .seconds(25), "generous bound: the short deadline fired, not the 30 s one")
         long.cancel()
         guard case .failure(.cancelled) = await long.value else {
             Issue.record("a cancelled call fails with cancelled")

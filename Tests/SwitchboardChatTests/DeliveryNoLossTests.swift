@@ -24,8 +24,15 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
     let deliveries = Locked<[[Delivery]]>([])
     private let coin = Locked(SeededCoin(state: 20261121))
     let failureRate: Double
+    /// Runs once, inside the handler of the `killAfter`th message handled (the server dies mid-stream).
+    let killAfter: Int
+    let kill = Locked<(@Sendable () -> Void)?>(nil)
+    private let handledSoFar = Locked(0)
 
-    init(failureRate: Double) { self.failureRate = failureRate }
+    init(failureRate: Double, killAfter: Int) {
+        self.failureRate = failureRate
+        self.killAfter = killAfter
+    }
 
     func startConnection() { deliveries.withLock { $0.append([]) } }
 
@@ -37,6 +44,9 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
         let index = Int(payload.serverGuid ?? "") ?? -1
         let fails = coin.withLock { $0.flip(probability: failureRate) }
         deliveries.withLock { $0[$0.count - 1].append(.message(index, handled: !fails)) }
+        if handledSoFar.withLock({ count in count += 1; return count }) == killAfter {
+            kill.withLock { $0 }?()
+        }
         if fails { throw CancellationError() }
     }
 
@@ -54,7 +64,7 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
         let queue = PushQueue((0..<Self.total).map {
             ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: String($0)).serializedData())
         })
-        let listener = FlakyListener(failureRate: 0.02)
+        let listener = FlakyListener(failureRate: 0.02, killAfter: Self.total / 3)
         let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 1, password: "pw")
         var passes: [PushQueue.Pass] = []
         // Bounded: each pass leaves about 2% behind, so a handful of passes drains the queue.
@@ -63,15 +73,11 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
             let connection = try await ChatClient.connectAuthenticated(
                 to: server.url, credentials: credentials, options: .init(keepalive: nil)
             ) { request in await Messages.dispatch(request, to: listener) }
-            let client = try #require(await server.client(at: round))
-            let killer = Task {
-                guard round == 0 else { return }
-                // Mid-stream: kill the socket once about a third has been handled.
-                for _ in 0..<2_000 where listener.handledCount < Self.total / 3 { try await Task.sleep(for: .milliseconds(5)) }
-                client.kill()
-            }
+            let client = try #require(await server.client(at: round, timeout: .seconds(60)))
+            // Mid-stream: the server's socket dies while the client handles the third of the messages.
+            let kill: (@Sendable () -> Void)? = round == 0 ? { @Sendable in client.kill() } : nil
+            listener.kill.withLock { $0 = kill }
             let pass = await queue.deliver(to: client, window: 256, ackTimeout: .seconds(1))
-            killer.cancel()
             passes.append(pass)
             await connection.close()
             if queue.pending.isEmpty && pass.queueEmptyAcknowledged { break }

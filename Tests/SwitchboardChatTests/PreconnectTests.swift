@@ -29,7 +29,7 @@ final class RecordingOpener: @unchecked Sendable {
 
     /// Waits (bounded) until `count` transports were opened and returns them in the order they arrived.
     func opened(_ count: Int) async throws -> [WebSocketTransport] {
-        for _ in 0..<200 where transports.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(25)) }
+        for _ in 0..<2000 where transports.withLock({ $0.count }) < count { try await Task.sleep(for: .milliseconds(25)) }
         return transports.withLock { $0 }
     }
 }
@@ -64,7 +64,7 @@ final class RecordingOpener: @unchecked Sendable {
         #expect(both.count == 2)
         // The connect's own socket was upgraded; the preconnect, arriving later, is closed.
         #expect(both.first?.currentState == .upgraded)
-        for _ in 0..<200 where both.last?.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<2000 where both.last?.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
         #expect(both.last?.currentState == .closed)
         await connection.close()
     }
@@ -93,7 +93,7 @@ final class RecordingOpener: @unchecked Sendable {
         connector.preconnect()
         let early = try await recorder.opened(1)
         connector.discardPreconnect()
-        for _ in 0..<200 where early.first?.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<2000 where early.first?.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
         #expect(early.first?.currentState == .closed)
         #expect(server.connectedClients.isEmpty)
     }

@@ -91,7 +91,7 @@ import Testing
                        OutgoingMessage(type: .ciphertext, destinationDeviceId: 2, content: Data([0xBB, 0xCC]))],
             urgent: true))
         #expect(sent.value?.needsSync == true)
-        for _ in 0..<200 where inbox.received.current.last != "empty" { try await Task.sleep(for: .milliseconds(25)) }
+        for _ in 0..<2000 where inbox.received.current.last != "empty" { try await Task.sleep(for: .milliseconds(25)) }
         #expect(inbox.received.current == ["py-1", "py-2", "py-3", "py-4", "py-5", "empty"])
         await anonymous.close()
         await account.close()

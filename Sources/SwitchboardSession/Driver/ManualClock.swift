@@ -69,7 +69,7 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// Waits (in real time, bounded by `timeout`) until at least `count` tasks sleep on the
     /// clock, so a test advances time only after the code under test armed its timers.
     @discardableResult
-    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(10)) async -> Bool {
+    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(60)) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while sleeperCount < count {
             if ContinuousClock.now >= deadline { return false }

@@ -317,10 +317,19 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             }
             let policy = KeepalivePolicy(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout)
             let monitor = Locked(KeepaliveMonitor(policy: policy, now: clock.now))
+            // The heartbeat sleeps until the monitor's next deadline; an answer to an
+            // outstanding probe wakes it to reschedule, so a late-processed answer can never
+            // be mistaken for silence when time jumps (as it does on a virtual clock).
+            let nap = Locked<Task<Void, Never>?>(nil)
             let heartbeat = Task { [clock, weak self] in
                 while !Task.isCancelled {
                     let deadline = monitor.withLock { $0.nextDeadline }
-                    do { try await clock.sleep(until: deadline, tolerance: nil) } catch { return }
+                    let sleeper = Task<Void, Never> { _ = try? await clock.sleep(until: deadline, tolerance: nil) }
+                    nap.withLock { $0 = sleeper }
+                    // An answer that landed before the nap was stored: reschedule now.
+                    if monitor.withLock({ $0.nextDeadline }) != deadline { sleeper.cancel() }
+                    await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+                    if Task.isCancelled { return }
                     switch monitor.withLock({ $0.tick(at: clock.now) }) {
                     case .wait: continue
                     case .probe: await link.probe()
@@ -331,7 +340,14 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 }
             }
             let listener = Task { [clock] in
-                for await _ in link.activity { monitor.withLock { $0.heard(at: clock.now) } }
+                for await _ in link.activity {
+                    let answered = monitor.withLock { monitor -> Bool in
+                        let waiting = monitor.isAwaitingAnswer
+                        monitor.heard(at: clock.now)
+                        return waiting && !monitor.isAwaitingAnswer
+                    }
+                    if answered { nap.withLock { $0 }?.cancel() }
+                }
             }
             let watcher = Task { [weak self] in
                 let reason = await link.waitUntilEnded()
