@@ -238,10 +238,7 @@ public struct DynamicBinaryCodec: Sendable {
             case let .message(index):
                 return .message(try decodeMessage(try reader.readLengthDelimited(), type: index, depth: depth + 1))
             case .timestamp(.millis):
-                let millis = Int64(bitPattern: try reader.readVarint())
-                let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
-                return remainder < 0 ? .timestamp(seconds: seconds - 1, nanos: Int32(remainder + 1000) * 1_000_000)
-                                     : .timestamp(seconds: seconds, nanos: Int32(remainder) * 1_000_000)
+                return .timestamp(millis: Int64(bitPattern: try reader.readVarint()))
             case .timestamp(.wellKnown):
                 var inner = WireReader(buffer: try reader.readLengthDelimited())
                 var seconds: Int64 = 0, nanos: Int32 = 0

@@ -146,10 +146,7 @@ public struct DynamicJSONCodec: Sendable {
             let parts = try reader.readTimestamp()
             return .timestamp(seconds: parts.seconds, nanos: parts.nanos)
         case .timestamp(.millis):
-            let millis = try reader.readInteger(in: Int64.min...Int64.max)
-            let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
-            return remainder < 0 ? .timestamp(seconds: seconds - 1, nanos: Int32(remainder + 1000) * 1_000_000)
-                                 : .timestamp(seconds: seconds, nanos: Int32(remainder) * 1_000_000)
+            return .timestamp(millis: try reader.readInteger(in: Int64.min...Int64.max))
         }
     }
 

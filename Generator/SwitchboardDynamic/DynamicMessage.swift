@@ -84,6 +84,13 @@ extension FieldDefinition {
 }
 
 extension DynamicValue {
+    /// A `timestamp(millis)` value: whole milliseconds since the epoch, floored for dates before it.
+    static func timestamp(millis: Int64) -> DynamicValue {
+        let (seconds, remainder) = millis.quotientAndRemainder(dividingBy: 1000)
+        return remainder < 0 ? .timestamp(seconds: seconds - 1, nanos: Int32(remainder + 1000) * 1_000_000)
+                             : .timestamp(seconds: seconds, nanos: Int32(remainder) * 1_000_000)
+    }
+
     /// Whether this is its type's default, which proto3 leaves off the wire and out of JSON.
     var isDefault: Bool {
         switch self {

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardRuntime
 
 /// The client's requests awaiting their answer, by id, with their deadlines. Once closed,
 /// every waiter and every later request gets the close value at once, so nothing waits

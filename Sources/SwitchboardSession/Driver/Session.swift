@@ -252,7 +252,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             handle(.permanentFailure, from: mine)
             return
         }
-        let race = SessionRace<ConnectOutcome>()
+        let race = FirstAnswer<ConnectOutcome>()
         let started = clock.now
         let forwarding: ChatConnection<Authenticated>.PushHandler = { [weak self] request in
             let handler = self?.lock.withLock { self?.pushHandler } ?? onPush
@@ -387,38 +387,4 @@ enum ConnectOutcome: Sendable {
     case connected(any SessionLink)
     case failed(ChatConnectionError)
     case timedOut
-}
-
-/// The first of several offered outcomes; later offers are refused so their owners clean up.
-final class SessionRace<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var answer: Value?
-    private var waiters: [CheckedContinuation<Value, Never>] = []
-    private var answered = false
-
-    func offer(_ value: Value) -> Bool {
-        let toResume: [CheckedContinuation<Value, Never>]? = lock.withLock {
-            guard !answered else { return nil }
-            answered = true
-            answer = value
-            defer { waiters = [] }
-            return waiters
-        }
-        guard let toResume else { return false }
-        for waiter in toResume { waiter.resume(returning: value) }
-        return true
-    }
-
-    var value: Value {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready: Value? = lock.withLock {
-                    if answered { return answer }
-                    waiters.append(continuation)
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
-    }
 }

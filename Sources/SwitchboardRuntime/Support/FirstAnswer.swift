@@ -1,0 +1,44 @@
+import Foundation
+
+/// The first of several offered values; later offers are refused, so whoever offered a
+/// socket or a task that lost the race knows to clean it up. Waiters may come before or after.
+public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
+    private enum State {
+        case waiting([CheckedContinuation<Value, Never>])
+        case answered(Value)
+    }
+
+    private let lock = NSLock()
+    private var state = State.waiting([])
+
+    /// An answer nobody has offered yet.
+    public init() {}
+
+    /// `true` if `value` is the answer.
+    public func offer(_ value: Value) -> Bool {
+        let waiters = lock.withLock { () -> [CheckedContinuation<Value, Never>]? in
+            guard case let .waiting(waiters) = state else { return nil }
+            state = .answered(value)
+            return waiters
+        }
+        guard let waiters else { return false }
+        for waiter in waiters { waiter.resume(returning: value) }
+        return true
+    }
+
+    /// The answer, once one is offered.
+    public var value: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready = lock.withLock { () -> State in
+                    if case var .waiting(waiters) = state {
+                        waiters.append(continuation)
+                        state = .waiting(waiters)
+                    }
+                    return state
+                }
+                if case let .answered(value) = ready { continuation.resume(returning: value) }
+            }
+        }
+    }
+}
