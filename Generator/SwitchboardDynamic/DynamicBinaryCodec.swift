@@ -164,7 +164,7 @@ public struct DynamicBinaryCodec: Sendable {
                     var value = try readValue(&reader, type: valueType, depth: depth)
                     // A repeated embedded message merges, as protobuf specifies.
                     if case let .message(next) = value, case let .single(.message(previous))? = message.fields[field.number] {
-                        value = .message(DynamicMessage(type: next.type, fields: previous.fields.merging(next.fields) { $1 }))
+                        value = .message(merge(previous, next))
                     }
                     // Setting one member of a oneof clears the others.
                     if let oneof = field.oneof {
@@ -193,8 +193,12 @@ public struct DynamicBinaryCodec: Sendable {
                     var entryUnknown = UnknownFields()
                     while let entryTag = try entryReader.nextTag() {
                         switch entryTag.fieldNumber {
-                        case 1: key = try readValue(&entryReader, type: .scalar(keyType), depth: depth)
-                        case 2: value = try readValue(&entryReader, type: mapValueType, depth: depth)
+                        case 1:
+                            guard entryTag.wireType == Self.wireType(of: .scalar(keyType)) else { throw DynamicCodecError("\(definition.name).\(field.name): map key has wire type \(entryTag.wireType)") }
+                            key = try readValue(&entryReader, type: .scalar(keyType), depth: depth)
+                        case 2:
+                            guard entryTag.wireType == Self.wireType(of: mapValueType) else { throw DynamicCodecError("\(definition.name).\(field.name): map value has wire type \(entryTag.wireType)") }
+                            value = try readValue(&entryReader, type: mapValueType, depth: depth)
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }
                     }
@@ -210,6 +214,32 @@ public struct DynamicBinaryCodec: Sendable {
             throw DynamicCodecError("\(definition.name): \(error)")
         }
         return message
+    }
+
+    /// Protobuf's merge of `next` into `previous` (same type): scalars and oneof members are
+    /// replaced, embedded messages merge recursively, lists concatenate, maps merge by key.
+    private func merge(_ previous: DynamicMessage, _ next: DynamicMessage) -> DynamicMessage {
+        let definition = schema.messages[previous.type]
+        var result = previous
+        for (number, incoming) in next.fields {
+            guard let field = definition.fields.first(where: { $0.number == number }) else { continue }
+            if let oneof = field.oneof {
+                for member in definition.oneofs[oneof].fields where definition.fields[member].number != number {
+                    result.fields[definition.fields[member].number] = nil
+                }
+            }
+            switch (result.fields[number], incoming) {
+            case let (.single(.message(old))?, .single(.message(new))):
+                result.fields[number] = .single(.message(merge(old, new)))
+            case let (.list(old)?, .list(new)):
+                result.fields[number] = .list(old + new)
+            case let (.map(old)?, .map(new)):
+                result.fields[number] = .map(DynamicMapEntry.canonicalOrder(old + new))
+            default:
+                result.fields[number] = incoming
+            }
+        }
+        return result
     }
 
     private func readValue(_ reader: inout WireReader, type: ValueType, depth: Int) throws(DynamicCodecError) -> DynamicValue {

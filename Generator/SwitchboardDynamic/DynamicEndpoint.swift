@@ -171,22 +171,23 @@ public struct DynamicEndpoint: Sendable {
     /// default with implicit presence), which only a path slot rejects.
     private func parameterText(_ message: DynamicMessage?, field: FieldDefinition, encoding: ParameterEncoding, required: Bool) throws(DynamicCodecError) -> String? {
         if encoding == .base64url {
-            guard case let .single(.bytes(data))? = message?.fields[field.number] else {
+            guard case let .single(.bytes(data))? = message?.fields[field.number], required || !data.isEmpty || !field.hasImplicitPresence else {
                 if required { throw DynamicCodecError("the path needs '\(field.jsonName)'") }
                 return nil
             }
             return PathEncoding.base64URL(data)
         }
-        guard let text = try rawParameterText(message, field: field) else {
+        // A path slot takes whatever was given, defaults included, as the generated client does.
+        guard let text = try rawParameterText(message, field: field, keepDefault: required) else {
             if required { throw DynamicCodecError("the path needs '\(field.jsonName)'") }
             return nil
         }
         return PathEncoding.percentEncode(text)
     }
 
-    private func rawParameterText(_ message: DynamicMessage?, field: FieldDefinition) throws(DynamicCodecError) -> String? {
+    private func rawParameterText(_ message: DynamicMessage?, field: FieldDefinition, keepDefault: Bool = false) throws(DynamicCodecError) -> String? {
         guard case let .single(value)? = message?.fields[field.number] else { return nil }
-        if field.hasImplicitPresence && value.isDefault { return nil }
+        if field.hasImplicitPresence && value.isDefault && !keepDefault { return nil }
         switch value {
         case let .string(text): return text
         case let .bool(flag): return flag ? "true" : "false"

@@ -45,7 +45,7 @@ enum ChatCommandSupport {
     /// `--timeout <seconds>`, or `fallback`.
     static func timeout(_ arguments: CommandLineTool.Arguments, fallback: Duration) throws(CommandLineTool.UsageError) -> Duration {
         guard let text = arguments.options["--timeout"] else { return fallback }
-        guard let seconds = Double(text), seconds > 0, seconds.isFinite else { throw .init("--timeout must be a positive number of seconds") }
+        guard let seconds = Double(text), seconds > 0, seconds <= 86_400 * 365 else { throw .init("--timeout must be a positive number of seconds, at most a year") }
         return .milliseconds(Int64(seconds * 1000))
     }
 
@@ -58,17 +58,18 @@ enum ChatCommandSupport {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
-    /// `operation`, or `nil` if `timeout` passes first (the operation is then cancelled).
+    /// `operation`, or `nil` if `timeout` passes first. Returns at the deadline even if the
+    /// operation ignores cancellation (the command exits right after).
     static func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await operation() }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let first = FirstAnswer<T?>()
+        let work = Task { _ = first.offer(await operation()) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            _ = first.offer(nil)
         }
+        let result = await first.value
+        work.cancel()
+        timer.cancel()
+        return result
     }
 }

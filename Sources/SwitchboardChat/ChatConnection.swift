@@ -22,6 +22,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Set when this side ends the connection for a reason the close code cannot carry.
     private let localReason = Locked<ChatConnectionError?>(nil)
     private let keepaliveTask = Locked<Task<Void, Never>?>(nil)
+    /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
+    private let keepaliveIDs = Locked<Set<UInt64>>([])
+    private let pushSink: AsyncStream<WebSocketRequestMessage>.Continuation
+    private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// One timer for every pending deadline, rather than a task per request.
     private let deadlines: DeadlineTimer
 
@@ -37,7 +41,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// with the reason last, then the stream ends. Buffered, so a late reader misses nothing.
     public let events: AsyncStream<ChatConnectionEvent>
 
-    init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, onPush: @escaping PushHandler) {
+    init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
+         onPush: @escaping PushHandler) {
         let pending = self.pending
         deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
@@ -46,7 +51,11 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
         (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
+        self.diagnostics = diagnostics
+        let (pushes, pushSink) = AsyncStream.makeStream(of: WebSocketRequestMessage.self)
+        self.pushSink = pushSink
         Task { await self.readLoop() }
+        Task { await self.pushLoop(pushes) }
         Task { [socket, weak self] in
             for await _ in socket.pongs { self?.heard() }
         }
@@ -81,8 +90,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         let answer = pending.register(id, deadline: request.deadline)
         if let deadline = request.deadline { deadlines.watch(deadline) }
         let result = await withTaskCancellationHandler {
+            // The write never holds the caller: a peer that stops reading meets the deadline.
             do throws(WebSocketError) {
-                try await socket.send(binary: frame.serializedData())
+                try socket.sendWithoutWaiting(binary: frame.serializedData())
             } catch {
                 pending.resume(id, with: .failure(.disconnected(reason: error.description)))
             }
@@ -105,12 +115,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Asks the server for a sign of life: a WebSocket ping and, with `requestPath`, a
     /// keepalive request (Signal's `GET /v1/keepalive`). The answers show up on ``activity``.
     public func probe(requestPath: String? = ChatServer.keepalivePath) async {
-        try? await socket.ping()
+        // Neither write waits: a probe must not hang on the very peer it is checking.
+        try? socket.pingWithoutWaiting()
         if let requestPath {
-            // Nobody waits for the answer: it arrives as a frame, which counts as activity,
-            // and its id, never registered, is dropped like any unknown id.
-            let frame = WebSocketMessage.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: pending.makeID())
-            try? await socket.send(binary: frame.serializedData())
+            // Nobody waits for the answer: it arrives as a frame, which counts as activity.
+            let id = pending.makeID()
+            keepaliveIDs.withLock { _ = $0.insert(id) }
+            let frame = WebSocketMessage.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: id)
+            try? socket.sendWithoutWaiting(binary: frame.serializedData())
         }
     }
 
@@ -134,34 +146,45 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         }
     }
 
+    /// Reads frames as they come: responses go straight to their callers, pushes into the
+    /// ordered push queue, so a push handler that itself makes a request on this connection
+    /// still gets its answer.
     private func readLoop() async {
         for await message in socket.messages {
             heard()
-            guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else { continue }
-            switch frame.type {
-            case .response?:
-                guard let response = frame.response, let id = response.id else { continue }
-                // A response to an unknown id (late, or a server bug) is ignored.
-                pending.resume(id, with: .success(RPCResponse(
-                    status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
-                    body: response.body ?? Data(), message: response.message)))
-            case .request?:
-                guard let request = frame.request, let verb = request.verb, let path = request.path else { continue }
-                let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
-                let outcome = await onPush(push)
-                let answer: RPCResponse?
-                switch outcome {
-                case let .acknowledge(response): answer = response
-                case .unknown: answer = EventOutcome.notFound
-                case .withhold: answer = nil
-                }
-                if let answer, let id = request.id {
-                    try? await socket.send(binary: WebSocketMessage.response(to: id, answer).serializedData())
-                }
-            default:
+            guard case let .binary(data) = message else {
+                diagnose(.unexpectedTextMessage)
                 continue
             }
+            let frame: SignalChat.WebSocketMessage
+            do {
+                frame = try WebSocketMessage(serializedData: data)
+            } catch {
+                diagnose(.undecodableFrame("\(error)"))
+                continue
+            }
+            switch frame.type {
+            case .response?:
+                guard let response = frame.response, let id = response.id else {
+                    diagnose(.undecodableFrame("a response without an id"))
+                    continue
+                }
+                let answered = pending.resume(id, with: .success(RPCResponse(
+                    status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
+                    body: response.body ?? Data(), message: response.message)))
+                // Late (after a timeout or cancellation), a keepalive answer, or a server bug.
+                if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) { diagnose(.unknownResponseID(id)) }
+            case .request?:
+                guard let request = frame.request, request.verb != nil, request.path != nil else {
+                    diagnose(.undecodableFrame("a request without a verb or path"))
+                    continue
+                }
+                pushSink.yield(request)
+            default:
+                diagnose(.undecodableFrame("an envelope of unknown type"))
+            }
         }
+        pushSink.finish()
         // The server closed (or the connection dropped): answer at once and fail what is pending.
         let info = await socket.close()
         keepaliveTask.withLock { $0?.cancel() }
@@ -171,6 +194,28 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         eventSink.finish()
         activitySink.finish()
     }
+
+    /// Hands pushes to `onPush` strictly in arrival order, one at a time, and answers each
+    /// with the server's id. A withheld push gets no answer, so the server delivers it again.
+    private func pushLoop(_ pushes: AsyncStream<WebSocketRequestMessage>) async {
+        for await request in pushes {
+            guard let verb = request.verb, let path = request.path else { continue }
+            let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
+            let answer: RPCResponse?
+            switch await onPush(push) {
+            case let .acknowledge(response): answer = response
+            case .unknown:
+                diagnose(.unknownPush(verb: verb, path: path))
+                answer = EventOutcome.notFound
+            case .withhold: answer = nil
+            }
+            if let answer, let id = request.id {
+                try? socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, answer).serializedData())
+            }
+        }
+    }
+
+    private func diagnose(_ diagnostic: ChatDiagnostic) { diagnostics?(diagnostic) }
 }
 
 /// Opens chat connections.

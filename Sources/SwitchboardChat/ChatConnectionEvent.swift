@@ -29,3 +29,24 @@ public struct ChatUpgradeInfo: Sendable, Hashable {
             .filter { !$0.isEmpty }
     }
 }
+
+/// Something odd the connection saw and survived; for logs (`ChatConnectionOptions.diagnostics`).
+public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// A response for no pending request: late after a timeout or cancellation, or a server bug.
+    case unknownResponseID(UInt64)
+    /// A frame that is not a valid envelope; it was dropped.
+    case undecodableFrame(String)
+    /// A text message, which Signal's protocol never sends; it was dropped.
+    case unexpectedTextMessage
+    /// A push no handler knows; it was answered 404.
+    case unknownPush(verb: String, path: String)
+
+    public var description: String {
+        switch self {
+        case let .unknownResponseID(id): return "response for unknown request id \(id) ignored"
+        case let .undecodableFrame(detail): return "undecodable frame dropped: \(detail)"
+        case .unexpectedTextMessage: return "text message dropped"
+        case let .unknownPush(verb, path): return "unknown push \(verb) \(path) answered 404"
+        }
+    }
+}

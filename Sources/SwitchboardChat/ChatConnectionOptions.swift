@@ -5,7 +5,7 @@ import SwitchboardWebSocket
 public struct ChatConnectionOptions: Sendable {
     /// Headers on every upgrade request: `User-Agent`, `X-Signal-Agent` and the like.
     public var headers: [HTTPHeaderField]
-    /// The limit for DNS, TCP, TLS and the upgrade together (Signal: 10 s).
+    /// The limit for the whole connect: DNS, TCP, TLS and the upgrade together (Signal: 10 s).
     public var connectTimeout: Duration
     /// Pings and keepalive requests while open; `nil` turns them off.
     public var keepalive: KeepalivePolicy?
@@ -17,12 +17,17 @@ public struct ChatConnectionOptions: Sendable {
     public var preconnectWait: Duration
     /// How old a finished preconnect may be and still be used; servers drop idle sockets.
     public var preconnectMaxAge: Duration
+    /// Receives what the connection dropped or ignored (unknown response ids, bad frames),
+    /// for the app's logs.
+    public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
 
     public init(
         headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
-        preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15)
+        preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
+        diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil
     ) {
+        self.diagnostics = diagnostics
         self.headers = headers
         self.connectTimeout = connectTimeout
         self.keepalive = keepalive

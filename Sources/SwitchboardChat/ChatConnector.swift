@@ -60,7 +60,7 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, onPush: onPush)
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, onPush: onPush)
     }
 
     /// Connects without credentials.
@@ -68,12 +68,16 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         let socket = try await open(extraHeaders: [])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, onPush: onPush)
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, onPush: onPush)
     }
 
     private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
-        let webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders)
+        // One deadline for the whole connect, however it is split between the steps.
+        let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+        var webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders)
+        func remaining() -> Duration { max(.zero, ContinuousClock.now.duration(to: deadline)) }
         if let early = await takePreconnected() {
+            webSocketOptions.connectTimeout = remaining()
             do throws(WebSocketError) {
                 return try await WebSocketClient.upgrade(early, url: url, options: webSocketOptions)
             } catch {
@@ -82,7 +86,9 @@ public final class ChatConnector: @unchecked Sendable {
             }
         }
         do throws(WebSocketError) {
+            webSocketOptions.connectTimeout = remaining()
             let transport = try await openTransport(url, webSocketOptions)
+            webSocketOptions.connectTimeout = remaining()
             return try await WebSocketClient.upgrade(transport, url: url, options: webSocketOptions)
         } catch {
             throw ChatConnectionError(connectFailure: error)

@@ -45,18 +45,23 @@ public final class ChatServer: @unchecked Sendable {
                 defer { nextWaiter += 1 }
                 return nextWaiter
             }
-            let deadline = Task { [self] in
-                try? await Task.sleep(for: timeout)
-                lock.withLock { waiters.removeValue(forKey: key) }?.continuation.resume(returning: nil)
-            }
-            defer { deadline.cancel() }
+            var deadline: Task<Void, Never>?
+            defer { deadline?.cancel() }
             return await withCheckedContinuation { continuation in
                 let present: Client? = lock.withLock {
                     if index < clients.count { return clients[index] }
                     waiters[key] = (index, continuation)
                     return nil
                 }
-                if let present { continuation.resume(returning: present) }
+                if let present {
+                    continuation.resume(returning: present)
+                    return
+                }
+                // Armed only once the waiter is registered, so the timeout cannot be missed.
+                deadline = Task { [self] in
+                    try? await Task.sleep(for: timeout)
+                    lock.withLock { waiters.removeValue(forKey: key) }?.continuation.resume(returning: nil)
+                }
             }
         }
     }
@@ -120,13 +125,13 @@ public final class ChatServer: @unchecked Sendable {
                 if verb == "GET" && path == ChatServer.keepalivePath {
                     // Signal's server answers keepalives itself, whatever the routes.
                     client.countKeepalive()
-                    try? await client.socket.send(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
+                    try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
                     continue
                 }
                 // Requests are served concurrently; responses go back by id in any order.
                 Task {
                     let response = await router.handle(wire, auth: client.auth)
-                    try? await client.socket.send(binary: WebSocketMessage.response(to: id, response).serializedData())
+                    try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, response).serializedData())
                 }
             case .response?:
                 guard let response = frame.response, let id = response.id else { continue }

@@ -6,8 +6,8 @@ import SwitchboardWebSocket
 extension ChatServer {
     /// One connected client, for pushes.
     ///
-    /// Pushes go out strictly in the order they are started, through one writer, so a
-    /// pipeline of deliveries reaches the client in queue order, as Signal's server keeps it.
+    /// Pushes go out strictly in the order they are started, so a pipeline of deliveries
+    /// reaches the client in queue order, as Signal's server keeps it.
     public final class Client: @unchecked Sendable {
         let socket: WebSocketConnection
         /// Whether the upgrade carried accepted credentials.
@@ -18,19 +18,10 @@ extension ChatServer {
         private var nextID: UInt64 = 1
         private var answers: [UInt64: FirstAnswer<RPCResponse?>] = [:]
         private var isClosed = false
-        private let outbox: AsyncStream<Data>.Continuation
 
         init(socket: WebSocketConnection, auth: AuthRequirement) {
             self.socket = socket
             self.auth = auth
-            let (frames, outbox) = AsyncStream.makeStream(of: Data.self)
-            self.outbox = outbox
-            Task { [socket] in
-                for await frame in frames {
-                    // A failed send means the socket is gone; `failAll` answers the waiters.
-                    try? await socket.send(binary: frame)
-                }
-            }
         }
 
         /// Sends a request to the client; returns its response, or `nil` if the connection
@@ -39,20 +30,20 @@ extension ChatServer {
             await answer(to: start(request), timeout: timeout)
         }
 
-        /// Queues `request` behind every push started before it and returns its id.
+        /// Sends `request` behind every push started before it and returns its id. The frame
+        /// is handed to the socket under the lock, so concurrent callers cannot reorder pushes.
         func start(_ request: ServerRequest) -> (id: UInt64, answer: FirstAnswer<RPCResponse?>) {
             let slot = FirstAnswer<RPCResponse?>()
-            let id: UInt64 = lock.withLock {
+            let (id, sent): (UInt64, Bool) = lock.withLock {
                 defer { nextID &+= 1 }
-                if !isClosed { answers[nextID] = slot }
-                return nextID
+                guard !isClosed else { return (nextID, false) }
+                let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: nextID)
+                // A failed send means the socket is gone; `failAll` answers the waiters.
+                guard (try? socket.sendWithoutWaiting(binary: frame.serializedData())) != nil else { return (nextID, false) }
+                answers[nextID] = slot
+                return (nextID, true)
             }
-            let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-            if lock.withLock({ isClosed }) {
-                _ = slot.offer(nil)
-            } else {
-                outbox.yield(frame.serializedData())
-            }
+            if !sent { _ = slot.offer(nil) }
             return (id, slot)
         }
 
@@ -87,7 +78,6 @@ extension ChatServer {
                 defer { answers.removeAll() }
                 return Array(answers.values)
             }
-            outbox.finish()
             for slot in waiting { _ = slot.offer(nil) }
         }
 

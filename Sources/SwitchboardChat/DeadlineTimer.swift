@@ -38,14 +38,17 @@ final class DeadlineTimer: @unchecked Sendable {
                 try? await Task.sleep(until: target, clock: .continuous)
                 guard let self, !Task.isCancelled else { return }
                 self.fire(.now)
-                let upcoming = self.next()
-                let keepGoing: Bool = self.lock.withLock {
-                    guard self.generation == mine else { return false }
+                // `next()` is read under the timer's lock: a request registered after it
+                // calls `watch` only after this, and so sees the updated `sleepingUntil`;
+                // one registered before is in `next()`. Either way its deadline is kept.
+                let upcoming: ContinuousClock.Instant? = self.lock.withLock {
+                    guard self.generation == mine else { return nil }
+                    let upcoming = self.next()
                     self.sleepingUntil = upcoming
                     if upcoming == nil { self.sleeper = nil }
-                    return upcoming != nil
+                    return upcoming
                 }
-                guard keepGoing, let upcoming else { return }
+                guard let upcoming else { return }
                 target = upcoming
             }
         }

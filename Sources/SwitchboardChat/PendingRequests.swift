@@ -35,13 +35,14 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
         return slot
     }
 
-    /// Answers `id`; an unknown or already answered id is ignored.
-    func resume(_ id: UInt64, with value: Value) {
+    /// Answers `id`; `false` for an unknown or already answered id, which is otherwise ignored.
+    @discardableResult
+    func resume(_ id: UInt64, with value: Value) -> Bool {
         let slot = lock.withLock { () -> FirstAnswer<Value>? in
             deadlines.removeValue(forKey: id)
             return waiting.removeValue(forKey: id)
         }
-        _ = slot?.offer(value)
+        return slot?.offer(value) ?? false
     }
 
     /// The earliest deadline still pending.

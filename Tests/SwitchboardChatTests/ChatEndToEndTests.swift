@@ -128,6 +128,39 @@ struct LoopbackChatRoom: ChatRoomHandler {
         await connection.close()
     }
 
+    /// A push handler may call the server on the same connection: responses keep flowing
+    /// while it runs.
+    final class AskingListener: MessagesEventListener, @unchecked Sendable {
+        let room = Locked<ChatRoomClient?>(nil)
+        let answers = Locked<[Int]>([])
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            guard let room = room.current else { throw CancellationError() }
+            let history = try await room.getHistory(chatId: payload.serverGuid ?? "", options: CallOptions(timeout: .seconds(20)))
+            answers.withLock { $0.append(history.messages.count) }
+        }
+        func queueEmpty(context: EventContext) async throws {}
+    }
+
+    @Test func aPushHandlerCanMakeRequestsOnItsOwnConnection() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let listener = AskingListener()
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        listener.room.withLock { $0 = ChatRoomClient(transport: connection) }
+        let client = try #require(await server.client(at: 0))
+        let started = ContinuousClock.now
+        for index in 0..<3 {
+            let push = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "room-\(index)").serializedData())
+            #expect(await client.push(push, timeout: .seconds(20))?.status == 200)
+        }
+        #expect(listener.answers.current == [1, 1, 1])
+        #expect(started.duration(to: .now) < .seconds(15), "no handler waited for its request's deadline")
+        #expect(await server.client(at: 5, timeout: .milliseconds(1)) == nil, "a tiny timeout for a client that never comes returns nil")
+        await connection.close()
+    }
+
     final class OrderedListener: MessagesEventListener, @unchecked Sendable {
         let order = Locked<[String]>([])
         func incomingMessage(_ payload: Envelope, context: EventContext) async throws {

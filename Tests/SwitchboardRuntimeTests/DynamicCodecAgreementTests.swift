@@ -44,6 +44,23 @@ import Testing
     @Test func chatMessages() throws { try check("ChatMessage", in: Self.signal, seed: 15) { $0.chatMessage() } }
     @Test func envelopes() throws { try check("WebSocketMessage", in: Self.signal, seed: 16) { $0.webSocketMessage() } }
 
+    /// Two encodings one after the other decode as protobuf's merge: embedded messages merge
+    /// recursively, lists concatenate, maps merge by key, the last oneof member wins.
+    @Test func concatenatedEncodingsMergeLikeProtobuf() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
+        let binary = DynamicBinaryCodec(schema: Self.kitchenSink)
+        var random = RandomMessages(seed: 21)
+        for iteration in 0..<100 {
+            let first = random.composite(), second = random.composite()
+            let joined = first.serializedData() + second.serializedData()
+            let expected = try Composite(serializedData: joined)
+            #expect(try Composite(serializedData: binary.encode(binary.decode(joined, as: type))) == expected, "merge differs at \(iteration)")
+        }
+        let maps = try #require(Self.kitchenSink.messageIndex(named: "Maps"))
+        // A map entry (field 1, string to string) whose key arrives as a varint.
+        #expect(throws: DynamicCodecError.self) { try binary.decode(Data([0x0A, 0x02, 0x08, 0x01]), as: maps) }
+    }
+
     @Test func badJSONIsATypedErrorNamingTheField() throws {
         let type = try #require(Self.kitchenSink.messageIndex(named: "Scalars"))
         let codec = DynamicJSONCodec(schema: Self.kitchenSink)

@@ -80,6 +80,13 @@ final class CapturingTransport<Auth: AuthMode>: RPCTransport, @unchecked Sendabl
         #expect(throws: DynamicCodecError.self) { try dynamicRequest("Keys.getPreKeys", #"{"identifier": "a"}"#, keys: ["accessKey": "x"]) }
     }
 
+    @Test func pathSlotsTakeDefaultValuesAsGiven() async throws {
+        let transport = CapturingTransport<Authenticated>()
+        _ = await ProfilesClient(transport: transport).getProfile(GetProfileRequest(identifier: "alice", version: ""))
+        try expectSame(try dynamicRequest("Profiles.getProfile", #"{"identifier": "alice", "version": ""}"#), transport.captured.current)
+        #expect(throws: DynamicCodecError.self) { try dynamicRequest("Profiles.getProfile", #"{"identifier": "alice"}"#) }
+    }
+
     @Test func endpointsWithoutARequestMessage() async throws {
         let transport = CapturingTransport<Authenticated>()
         _ = try? await AccountUsernamesClient(transport: transport).deleteUsernameHash()

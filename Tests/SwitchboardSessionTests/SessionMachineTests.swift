@@ -70,6 +70,7 @@ import Testing
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 10, jitter: 1.0) == .seconds(1023))
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 500, jitter: 1.2) > .seconds(1_000_000), "huge counts saturate, never trap")
         #expect(backoff.delay(failureCount: 2, jitter: 5) == .milliseconds(3600), "jitter is clamped to 1.2")
+        #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.0) == .milliseconds(1500), "sub-second caps hold")
         var machine = SessionMachine(resumingIn: .connecting, jitter: { 0.8 })
         #expect(machine.handle(.temporaryFailure, retryAfter: .seconds(45)).effects == [.startRetryTimer(.seconds(45))])
     }

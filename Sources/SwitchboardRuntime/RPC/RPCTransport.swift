@@ -8,7 +8,8 @@ public protocol RPCTransport<Auth>: Sendable {
     associatedtype Auth: AuthMode
 
     /// Sends one request. Implementations should stop promptly when the task is
-    /// cancelled; ``RPCCall`` enforces deadlines and cancellation on top regardless.
+    /// cancelled; ``RPCCall`` enforces deadlines and cancellation on top, unless the
+    /// transport is a ``DeadlineEnforcingTransport`` that promises to do so itself.
     func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse
 }
 

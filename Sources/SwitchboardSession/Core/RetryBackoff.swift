@@ -15,7 +15,10 @@ public struct RetryBackoff: Sendable, Hashable {
         let seconds = Double((Int64(1) << exponent) - 1)
         let factor = min(max(jitter, Self.jitterRange.lowerBound), Self.jitterRange.upperBound)
         var milliseconds = (seconds * factor * 1000).rounded()
-        if let maximum { milliseconds = min(milliseconds, Double(maximum.components.seconds) * 1000) }
+        if let maximum {
+            let (seconds, attoseconds) = maximum.components
+            milliseconds = min(milliseconds, Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+        }
         // Without a maximum, stay within what a Duration of milliseconds can hold.
         var delay = Duration.milliseconds(Int64(min(milliseconds, 9.0e18)))
         if let floor, delay < floor { delay = floor }

@@ -107,7 +107,8 @@ public enum WebSocketClient {
             let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
             if status != 101 {
                 // Read a bounded body so the typed error can carry it (Signal's 499/429 bodies).
-                let length = min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024)
+                // Clamped both ways: a hostile server may send a negative or huge length.
+                let length = max(0, min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024))
                 while rest.count < length {
                     try stream.setReadDeadline(deadline)
                     let more = try stream.read(maximum: length - rest.count)

@@ -89,12 +89,56 @@ public final class WebSocketConnection: @unchecked Sendable {
         try await write(frame)
     }
 
+    /// Sends a binary message without waiting for the socket: what the socket does not take
+    /// now is written in the background, in order. For request traffic whose callers wait on
+    /// answers and deadlines rather than on the write, so a peer that stops reading cannot
+    /// hold them. A background write failure ends the connection (code 1006).
+    public func sendWithoutWaiting(binary: Data) throws(WebSocketError) {
+        guard let frame = lock.withLock({ core.frame(for: .binary(binary)) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
+        writeInBackground(frame)
+    }
+
+    /// Sends a ping without waiting for the socket; the pong arrives on ``pongs``.
+    public func pingWithoutWaiting(_ payload: [UInt8] = []) throws(WebSocketError) {
+        guard let frame = lock.withLock({ core.pingFrame(payload) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
+        writeInBackground(frame)
+    }
+
+    private func writeInBackground(_ bytes: [UInt8]) {
+        let offset: Int
+        do throws(WebSocketError) {
+            offset = try writeWithoutWaiting(bytes)
+        } catch {
+            failWrite(error)
+            return
+        }
+        if offset == bytes.count { return }
+        writeQueue.async { [self] in
+            writeLock.lock()
+            defer {
+                writeLock.unlock()
+                queuedWrites.withLock { $0 -= 1 }
+            }
+            do throws(WebSocketError) {
+                try stream.write(offset == 0 ? bytes : Array(bytes[offset...]))
+            } catch {
+                failWrite(error)
+            }
+        }
+    }
+
+    /// Ends the connection after a write failed, off the write queue (`finish` drains it).
+    private func failWrite(_ error: WebSocketError) {
+        DispatchQueue.global().async { [self] in
+            finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "write failed: \(error.description)", wasClean: false))
+        }
+    }
+
     private func write(_ bytes: [UInt8]) async throws(WebSocketError) {
         // Fast path: when no write is queued and the socket buffer has room, send right here;
         // a full buffer falls back to the write queue, which may block, so the task waits there.
         let offset = try writeWithoutWaiting(bytes)
         if offset == bytes.count { return }
-        queuedWrites.withLock { $0 += 1 }
         let result: Result<Void, WebSocketError> = await withCheckedContinuation { continuation in
             writeQueue.async { [self] in
                 writeLock.lock()
@@ -113,18 +157,29 @@ public final class WebSocketConnection: @unchecked Sendable {
         try result.get()
     }
 
-    /// Writes what the socket takes right now, unless another write holds the socket or is queued.
+    /// Writes what the socket takes right now, unless another write holds the socket or is
+    /// queued. When not everything went out, the rest counts as queued before the socket is
+    /// released, so no other fast-path write can slip into the middle of this frame; the
+    /// caller must then queue the rest.
     private func writeWithoutWaiting(_ bytes: [UInt8]) throws(WebSocketError) -> Int {
-        guard writeLock.try() else { return 0 }
+        guard writeLock.try() else {
+            queuedWrites.withLock { $0 += 1 }
+            return 0
+        }
         defer { writeLock.unlock() }
-        guard queuedWrites.withLock({ $0 == 0 }) else { return 0 }
-        return try stream.writeWithoutBlocking(bytes, from: 0)
+        guard queuedWrites.withLock({ $0 == 0 }) else {
+            queuedWrites.withLock { $0 += 1 }
+            return 0
+        }
+        let written = try stream.writeWithoutBlocking(bytes, from: 0)
+        if written < bytes.count { queuedWrites.withLock { $0 += 1 } }
+        return written
     }
 
+    /// Frames the engine asks for (pongs, close frames): behind any queued write, never
+    /// blocking the reader thread on a peer that stopped reading.
     private func writeNow(_ bytes: [UInt8]) {
-        writeLock.lock()
-        defer { writeLock.unlock() }
-        try? stream.write(bytes)
+        writeInBackground(bytes)
     }
 
     // MARK: Closing
@@ -216,7 +271,9 @@ public final class WebSocketConnection: @unchecked Sendable {
             return closeWaiters
         }
         guard let waiters else { return }
-        // Let queued writes (such as our close frame) go out before the socket closes.
+        // An abnormal end closes the socket first, which also frees a write blocked on a peer
+        // that stopped reading; a clean one lets queued writes (our close frame) go out first.
+        if !info.wasClean { stream.close() }
         writeQueue.sync {}
         stream.close()
         messageContinuation.finish()

@@ -1,0 +1,73 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+/// Peers that misbehave: they answer the upgrade with nonsense, or stop reading.
+@Suite(.serialized) struct HostilePeerTests {
+    /// Answers every connection with `response` and closes.
+    final class CannedHTTPServer: @unchecked Sendable {
+        let listener: TCPListener
+        init(response: String) throws {
+            listener = try TCPListener()
+            Thread.detachNewThread { [listener] in
+                while let socket = listener.accept() {
+                    _ = try? socket.read(maximum: 4096)
+                    try? socket.write(Array(response.utf8))
+                    socket.close()
+                }
+            }
+        }
+        var url: URL { URL(string: "ws://127.0.0.1:\(listener.port)/v1/websocket/")! }
+    }
+
+    @Test(arguments: ["-1", "-9223372036854775808", "99999999999999999999", "abc"])
+    func aNonsenseContentLengthOnARefusalIsStillATypedRefusal(length: String) async throws {
+        let server = try CannedHTTPServer(response: "HTTP/1.1 403 Forbidden\r\nContent-Length: \(length)\r\n\r\n")
+        defer { server.listener.close() }
+        do {
+            _ = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(connectTimeout: .seconds(5)))
+            Issue.record("a 403 must refuse")
+        } catch {
+            #expect(error == .credentialsRejected)
+        }
+    }
+
+    /// A server that took the upgrade and then stopped reading: writes back up, yet every
+    /// request still ends at its deadline, and the keepalive ends the connection.
+    @Test func aPeerThatStopsReadingCannotHoldRequestsOrTheKeepalive() async throws {
+        let server = try SilentServer(answerUpgrade: true)
+        defer { server.stop() }
+        let options = ChatConnectionOptions(keepalive: KeepalivePolicy(interval: .milliseconds(200), timeout: .milliseconds(500)),
+                                            webSocket: .init(closeTimeout: .milliseconds(500)))
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: options)
+        let body = Data(repeating: 0x5A, count: 2 * 1024 * 1024)
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for index in 0..<8 {
+                group.addTask {
+                    let request = RPCRequest(endpoint: Messages.sendMessage, path: "/v1/messages/\(index)", body: body,
+                                             deadline: .now + .seconds(1))
+                    do throws(TransportError) {
+                        _ = try await connection.send(request)
+                        return "answered"
+                    } catch {
+                        if case .timeout = error { return "timeout" }
+                        if case .disconnected = error { return "disconnected" }
+                        return "\(error)"
+                    }
+                }
+            }
+            var all: [String] = []
+            for await outcome in group { all.append(outcome) }
+            return all
+        }
+        #expect(outcomes.count == 8 && outcomes.allSatisfy { $0 == "timeout" || $0 == "disconnected" }, "\(outcomes)")
+        #expect(started.duration(to: .now) < .seconds(30), "generous bound: deadlines, not TCP's give-up, ended them")
+        var last: ChatConnectionEvent?
+        for await event in connection.events { last = event }
+        #expect(last == .disconnected(.keepaliveTimedOut))
+    }
+}
