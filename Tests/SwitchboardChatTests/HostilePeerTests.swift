@@ -71,3 +71,30 @@ import Testing
         #expect(last == .disconnected(.keepaliveTimedOut))
     }
 }
+
+/// Frames a client must survive and report: a response nobody asked for, a text message,
+/// bytes that are no envelope, an envelope of no known type.
+@Suite struct ChatDiagnosticsTests {
+    @Test func oddFramesAreReportedAndTheConnectionStaysUp() async throws {
+        let server = try WebSocketServer { socket in
+            let stray = SignalChat.WebSocketMessage(type: .response, response: WebSocketResponseMessage(id: 999, status: 200, message: "OK"))
+            try? await socket.send(binary: stray.serializedData())
+            try? await socket.send(text: "hello")
+            try? await socket.send(binary: Data([0xFF, 0xFF, 0xFF]))
+            try? await socket.send(binary: SignalChat.WebSocketMessage(type: .unknown).serializedData())
+            for await _ in socket.messages {}
+        }
+        defer { server.stop() }
+        let seen = Locked<[ChatDiagnostic]>([])
+        let options = ChatConnectionOptions(keepalive: nil, diagnostics: { diagnostic in seen.withLock { $0.append(diagnostic) } })
+        let connection = try await ChatClient.connectUnauthenticated(to: URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!, options: options)
+        for _ in 0..<2000 where seen.current.count < 4 { try await Task.sleep(for: .milliseconds(10)) }
+        let diagnostics = seen.current
+        #expect(diagnostics.count == 4)
+        #expect(diagnostics.first == .unknownResponseID(999))
+        #expect(diagnostics.dropFirst().first == .unexpectedTextMessage)
+        #expect(diagnostics.dropFirst(2).allSatisfy { if case .undecodableFrame = $0 { true } else { false } })
+        #expect(connection.disconnectReason == nil, "odd frames do not end the connection")
+        await connection.close()
+    }
+}

@@ -17,6 +17,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private var open: [WebSocketConnection] = []
 
     /// Starts listening on `host:port` (0 picks a free port) and serving in the background.
+    /// Each upgraded connection goes to `handler`; when the handler returns, the connection closes.
     public init(
         host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
         handshakeTimeout: Duration = .seconds(10),
@@ -31,7 +32,12 @@ public final class WebSocketServer: @unchecked Sendable {
                 Thread.detachNewThread {
                     guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
                     self.connections.withLock { self.open.append(connection) }
-                    Task { await handler(connection) }
+                    Task {
+                        await handler(connection)
+                        // A handler that returns is done with the connection: answer a peer's
+                        // close now rather than after the grace period, or start our own.
+                        _ = await connection.close()
+                    }
                     Task {
                         _ = await connection.waitUntilClosed()
                         self.connections.withLock { self.open.removeAll { $0 === connection } }
