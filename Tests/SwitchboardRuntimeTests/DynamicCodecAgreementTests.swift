@@ -91,3 +91,49 @@ import Testing
         }
     }
 }
+
+/// What `call` and `listen` read comes from a server, and `mock-server` reads files: the
+/// schema-driven codecs must turn any bytes into a message or a typed error, never a crash.
+@Suite struct DynamicCodecRobustnessTests {
+    @Test func mutatedAndRandomBytesNeverCrash() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let binary = DynamicBinaryCodec(schema: schema)
+        let json = DynamicJSONCodec(schema: schema)
+        var generator = SeededGenerator(seed: 99)
+        var random = RandomMessages(seed: 98)
+        var decoded = 0, rejected = 0
+        for iteration in 0..<600 {
+            let valid = random.composite()
+            var bytes = Array(valid.serializedData())
+            var text = Array(try valid.jsonString().utf8)
+            for _ in 0..<(1 + iteration % 4) {
+                if !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+                if !text.isEmpty { text[Int.random(in: 0..<text.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+            }
+            if iteration % 5 == 0 { bytes = (0..<Int.random(in: 0...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) } }
+            for type in schema.messages.indices {
+                if (try? binary.decode(Data(bytes), as: type)) != nil { decoded += 1 } else { rejected += 1 }
+                if (try? json.decode(Data(text), as: type)) != nil { decoded += 1 } else { rejected += 1 }
+            }
+        }
+        #expect(decoded > 0 && rejected > 0, "both outcomes occur: \(decoded) decoded, \(rejected) rejected")
+    }
+
+    @Test func deepNestingIsRefusedNotRecursedForever() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let tree = try #require(schema.messageIndex(named: "TreeNode"))
+        // TreeNode.parent (field 2) nested 5,000 deep, in binary and in JSON.
+        var bytes: [UInt8] = []
+        for _ in 0..<5_000 {
+            var length = bytes.count, prefix: [UInt8] = [0x12]
+            repeat {
+                prefix.append(UInt8(length & 0x7F) | (length > 0x7F ? 0x80 : 0))
+                length >>= 7
+            } while length > 0
+            bytes = prefix + bytes
+        }
+        #expect(throws: DynamicCodecError.self) { try DynamicBinaryCodec(schema: schema).decode(Data(bytes), as: tree) }
+        let text = String(repeating: #"{"parent":"#, count: 5_000) + "{}" + String(repeating: "}", count: 5_000)
+        #expect(throws: DynamicCodecError.self) { try DynamicJSONCodec(schema: schema).decode(Data(text.utf8), as: tree) }
+    }
+}
