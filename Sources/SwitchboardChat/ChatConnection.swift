@@ -54,7 +54,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.diagnostics = diagnostics
         let (pushes, pushSink) = AsyncStream.makeStream(of: WebSocketRequestMessage.self)
         self.pushSink = pushSink
-        Task { await self.readLoop() }
+        socket.deliverMessages { [weak self] message in self?.route(message) }
+        Task { await self.awaitEnd() }
         Task { await self.pushLoop(pushes) }
         Task { [socket, weak self] in
             for await _ in socket.pongs { self?.heard() }
@@ -146,46 +147,51 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         }
     }
 
-    /// Reads frames as they come: responses go straight to their callers, pushes into the
-    /// ordered push queue, so a push handler that itself makes a request on this connection
-    /// still gets its answer.
-    private func readLoop() async {
-        for await message in socket.messages {
-            heard()
-            guard case let .binary(data) = message else {
-                diagnose(.unexpectedTextMessage)
-                continue
-            }
-            let frame: SignalChat.WebSocketMessage
-            do {
-                frame = try WebSocketMessage(serializedData: data)
-            } catch {
-                diagnose(.undecodableFrame("\(error)"))
-                continue
-            }
-            switch frame.type {
-            case .response?:
-                guard let response = frame.response, let id = response.id else {
-                    diagnose(.undecodableFrame("a response without an id"))
-                    continue
-                }
-                let answered = pending.resume(id, with: .success(RPCResponse(
-                    status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
-                    body: response.body ?? Data(), message: response.message)))
-                // Late (after a timeout or cancellation), a keepalive answer, or a server bug.
-                if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) { diagnose(.unknownResponseID(id)) }
-            case .request?:
-                guard let request = frame.request, request.verb != nil, request.path != nil else {
-                    diagnose(.undecodableFrame("a request without a verb or path"))
-                    continue
-                }
-                pushSink.yield(request)
-            default:
-                diagnose(.undecodableFrame("an envelope of unknown type"))
-            }
+    /// Routes one frame, on the socket's reader thread: a response straight to its caller,
+    /// a push into the ordered push queue, so a push handler that itself makes a request on
+    /// this connection still gets its answer.
+    private func route(_ message: SwitchboardWebSocket.WebSocketMessage) {
+        heard()
+        guard case let .binary(data) = message else {
+            diagnose(.unexpectedTextMessage)
+            return
         }
+        let frame: SignalChat.WebSocketMessage
+        do {
+            frame = try SignalChat.WebSocketMessage(serializedData: data)
+        } catch {
+            diagnose(.undecodableFrame("\(error)"))
+            return
+        }
+        switch frame.type {
+        case .response?:
+            guard let response = frame.response, let id = response.id else {
+                diagnose(.undecodableFrame("a response without an id"))
+                return
+            }
+            let answered = pending.resume(id, with: .success(RPCResponse(
+                status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
+                body: response.body ?? Data(), message: response.message)))
+            // Late (after a timeout or cancellation), a keepalive answer, or a server bug.
+            if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) { diagnose(.unknownResponseID(id)) }
+        case .request?:
+            guard let request = frame.request, request.verb != nil, request.path != nil else {
+                diagnose(.undecodableFrame("a request without a verb or path"))
+                return
+            }
+            pushSink.yield(request)
+        default:
+            diagnose(.undecodableFrame("an envelope of unknown type"))
+        }
+    }
+
+    /// When the server closes or the socket ends (every frame it received has been routed
+    /// by then): answer the server's close at once, fail what is pending, and publish why.
+    private func awaitEnd() async {
+        // With direct delivery the stream carries no messages; it finishes when the peer
+        // closes or the connection ends.
+        for await _ in socket.messages {}
         pushSink.finish()
-        // The server closed (or the connection dropped): answer at once and fail what is pending.
         let info = await socket.close()
         keepaliveTask.withLock { $0?.cancel() }
         let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)

@@ -38,6 +38,9 @@ public struct ChatConnectionOptions: Sendable {
     }
 
     func webSocketOptions(extraHeaders: [HTTPHeaderField]) -> WebSocketClient.Options {
-        WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: webSocket, tls: tls)
+        var connection = webSocket
+        // The chat connection routes each frame on the socket's reader thread.
+        connection.deliversMessagesDirectly = true
+        return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: tls)
     }
 }

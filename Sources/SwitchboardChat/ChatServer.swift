@@ -83,7 +83,7 @@ public final class ChatServer: @unchecked Sendable {
         let decisions = Locked<[String: AuthRequirement]>([:])
         let registry = self.registry
         server = try WebSocketServer(
-            port: port,
+            port: port, options: .init(deliversMessagesDirectly: true),
             upgrade: { request in
                 let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement
@@ -114,36 +114,38 @@ public final class ChatServer: @unchecked Sendable {
     }
 
     static func serve(_ client: Client, router: RPCRouter) async {
-        for await message in client.socket.messages {
-            guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else {
-                continue
-            }
-            switch frame.type {
-            case .request?:
-                guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { continue }
-                let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
-                if verb == "GET" && path == ChatServer.keepalivePath {
-                    // Signal's server answers keepalives itself, whatever the routes.
-                    client.countKeepalive()
-                    try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
-                    continue
-                }
-                // Requests are served concurrently; responses go back by id in any order.
-                Task {
-                    let response = await router.handle(wire, auth: client.auth)
-                    try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, response).serializedData())
-                }
-            case .response?:
-                guard let response = frame.response, let id = response.id else { continue }
-                client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
-                                              body: response.body ?? Data(), message: response.message))
-            default:
-                continue
-            }
-        }
+        // Frames are routed on the socket's reader thread; only handlers run as tasks.
+        client.socket.deliverMessages { message in route(message, from: client, router: router) }
+        for await _ in client.socket.messages {}
         // The client closed: answer its close now rather than after the grace period.
         _ = await client.socket.close()
         client.failAll()
+    }
+
+    private static func route(_ message: SwitchboardWebSocket.WebSocketMessage, from client: Client, router: RPCRouter) {
+        guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else { return }
+        switch frame.type {
+        case .request?:
+            guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { return }
+            if verb == "GET" && path == ChatServer.keepalivePath {
+                // Signal's server answers keepalives itself, whatever the routes.
+                client.countKeepalive()
+                try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
+                return
+            }
+            let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
+            // Requests are served concurrently; responses go back by id in any order.
+            Task {
+                let response = await router.handle(wire, auth: client.auth)
+                try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, response).serializedData())
+            }
+        case .response?:
+            guard let response = frame.response, let id = response.id else { return }
+            client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
+                                          body: response.body ?? Data(), message: response.message))
+        default:
+            return
+        }
     }
 
     /// The keepalive path the server answers on its own.

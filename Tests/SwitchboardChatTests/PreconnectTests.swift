@@ -8,6 +8,8 @@ import Testing
 /// socket was used, closed, or left open.
 final class RecordingOpener: @unchecked Sendable {
     let transports = Locked<[WebSocketTransport]>([])
+    /// The transport of the first call (the preconnect's, when the test preconnects first).
+    let firstCall = Locked<WebSocketTransport?>(nil)
     private let calls = Locked(0)
     /// Delay before the first open only, to make a preconnect arrive late.
     let firstDelay: Duration
@@ -21,7 +23,10 @@ final class RecordingOpener: @unchecked Sendable {
                 return calls == 0
             }
             let transport = try await WebSocketClient.openTransport(to: url, options: options)
-            if isFirst { try? await Task.sleep(for: self.firstDelay) }
+            if isFirst {
+                self.firstCall.withLock { $0 = transport }
+                try? await Task.sleep(for: self.firstDelay)
+            }
             self.transports.withLock { $0.append(transport) }
             return transport
         }
@@ -63,9 +68,11 @@ final class RecordingOpener: @unchecked Sendable {
         let both = try await recorder.opened(2)
         #expect(both.count == 2)
         // The connect's own socket was upgraded; the preconnect, arriving later, is closed.
-        #expect(both.first?.currentState == .upgraded)
-        for _ in 0..<2000 where both.last?.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(both.last?.currentState == .closed)
+        let early = try #require(recorder.firstCall.current)
+        let own = try #require(both.first { $0 !== early })
+        #expect(own.currentState == .upgraded)
+        for _ in 0..<2000 where early.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(early.currentState == .closed)
         await connection.close()
     }
 

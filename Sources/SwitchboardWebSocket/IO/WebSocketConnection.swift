@@ -14,16 +14,25 @@ public final class WebSocketConnection: @unchecked Sendable {
         public var closeTimeout: Duration
         /// The largest read from the socket at once.
         public var readChunkSize: Int
+        /// Hand messages to a handler on the reader thread (``deliverMessages(to:)``) instead
+        /// of ``messages``; saves a thread-to-task hop per message for consumers that only
+        /// route them, such as an RPC layer matching responses to waiting callers.
+        public var deliversMessagesDirectly: Bool
 
-        public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024) {
+        public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
+                    deliversMessagesDirectly: Bool = false) {
             self.configuration = configuration
             self.closeTimeout = closeTimeout
             self.readChunkSize = readChunkSize
+            self.deliversMessagesDirectly = deliversMessagesDirectly
         }
     }
 
-    /// Messages from the peer, in order. Finishes when the connection closes.
+    /// Messages from the peer, in order. Finishes when the connection closes. Empty when the
+    /// options deliver messages directly.
     public let messages: AsyncStream<WebSocketMessage>
+    /// Where direct delivery goes: messages wait here until a handler is attached.
+    private let directSink: DirectMessageSink?
     /// Payloads of pongs the peer sent, for liveness checks.
     public let pongs: AsyncStream<[UInt8]>
     /// Headers of the upgrade response (client) or request (server).
@@ -55,12 +64,21 @@ public final class WebSocketConnection: @unchecked Sendable {
         self.path = path
         self.subprotocol = subprotocol
         (messages, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
         Thread.detachNewThread { [self] in
             if !pending.isEmpty { process(core: { $0.receive(pending) }) }
             readLoop()
         }
+    }
+
+    /// Hands every message, in order, to `handler` on the reader thread: first those that
+    /// arrived before this call, then each as it comes. `handler` must return quickly (it
+    /// holds up reading); it runs until the connection ends. Needs `deliversMessagesDirectly`.
+    public func deliverMessages(to handler: @escaping @Sendable (WebSocketMessage) -> Void) {
+        precondition(directSink != nil, "deliverMessages(to:) needs Options.deliversMessagesDirectly")
+        directSink?.attach(handler)
     }
 
     /// How the connection ended, once it has.
@@ -247,7 +265,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         for action in actions {
             switch action {
             case let .send(bytes): writeNow(bytes)
-            case let .deliver(message): messageContinuation.yield(message)
+            case let .deliver(message):
+                if let directSink { directSink.receive(message) } else { messageContinuation.yield(message) }
             case let .pong(payload): pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info)
             case .peerClosed:
@@ -291,5 +310,27 @@ final class LockedCounter: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return body(&value)
+    }
+}
+
+/// Messages for a direct handler; kept in order until the handler is attached.
+final class DirectMessageSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffered: [WebSocketMessage] = []
+    private var handler: (@Sendable (WebSocketMessage) -> Void)?
+
+    func receive(_ message: WebSocketMessage) {
+        // The lock is held while handling, so a concurrent attach cannot reorder messages.
+        lock.lock()
+        defer { lock.unlock() }
+        if let handler { handler(message) } else { buffered.append(message) }
+    }
+
+    func attach(_ newHandler: @escaping @Sendable (WebSocketMessage) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        for message in buffered { newHandler(message) }
+        buffered = []
+        handler = newHandler
     }
 }
