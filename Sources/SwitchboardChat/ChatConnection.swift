@@ -25,6 +25,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
     private let keepaliveIDs = Locked<Set<UInt64>>([])
     private let pushSink: AsyncStream<WebSocketRequestMessage>.Continuation
+    private let pushTask = Locked<Task<Void, Never>?>(nil)
+    /// Set once the connection has ended: pushes still queued are left for redelivery.
+    private let hasEnded = Locked(false)
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// One timer for every pending deadline, rather than a task per request.
     private let deadlines: DeadlineTimer
@@ -55,8 +58,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         let (pushes, pushSink) = AsyncStream.makeStream(of: WebSocketRequestMessage.self)
         self.pushSink = pushSink
         socket.deliverMessages { [weak self] message in self?.route(message) }
+        pushTask.withLock { $0 = Task { await self.pushLoop(pushes) } }
         Task { await self.awaitEnd() }
-        Task { await self.pushLoop(pushes) }
         Task { [socket, weak self] in
             for await _ in socket.pongs { self?.heard() }
         }
@@ -172,14 +175,20 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             let answered = pending.resume(id, with: .success(RPCResponse(
                 status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
                 body: response.body ?? Data(), message: response.message)))
-            // Late (after a timeout or cancellation), a keepalive answer, or a server bug.
-            if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) { diagnose(.unknownResponseID(id)) }
+            // Late (after a timeout or cancellation), a keepalive answer, or a server bug;
+            // after the connection ended every request has been answered already.
+            if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) && !hasEnded.withLock({ $0 }) {
+                diagnose(.unknownResponseID(id))
+            }
         case .request?:
             guard let request = frame.request, request.verb != nil, request.path != nil else {
                 diagnose(.undecodableFrame("a request without a verb or path"))
                 return
             }
-            pushSink.yield(request)
+            if case .terminated = pushSink.yield(request) {
+                // Arrived as the connection ended: unacknowledged, so the server delivers it again.
+                diagnose(.droppedPush(path: request.path ?? ""))
+            }
         default:
             diagnose(.undecodableFrame("an envelope of unknown type"))
         }
@@ -191,11 +200,21 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // With direct delivery the stream carries no messages; it finishes when the peer
         // closes or the connection ends.
         for await _ in socket.messages {}
+        hasEnded.withLock { $0 = true }
         pushSink.finish()
         let info = await socket.close()
         keepaliveTask.withLock { $0?.cancel() }
         let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
+        // Pending requests fail first: a push handler may be waiting on one of them.
         failAll(reason.description)
+        // A handler still running finishes before `disconnected`, so an app that reconnects
+        // on it never runs two handlers at once (bounded, in case a handler hangs).
+        if let running = pushTask.withLock({ $0 }) {
+            let finished = FirstAnswer<Void>()
+            Task { await running.value; _ = finished.offer(()) }
+            Task { try? await Task.sleep(for: .seconds(5)); _ = finished.offer(()) }
+            await finished.value
+        }
         eventSink.yield(.disconnected(reason))
         eventSink.finish()
         activitySink.finish()
@@ -205,7 +224,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// with the server's id. A withheld push gets no answer, so the server delivers it again.
     private func pushLoop(_ pushes: AsyncStream<WebSocketRequestMessage>) async {
         for await request in pushes {
-            guard let verb = request.verb, let path = request.path else { continue }
+            // Once the connection ended, its answer could not be sent: leave it for redelivery.
+            guard !hasEnded.withLock({ $0 }), let verb = request.verb, let path = request.path else { continue }
             let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
             let answer: RPCResponse?
             switch await onPush(push) {

@@ -49,7 +49,6 @@ public final class WebSocketConnection: @unchecked Sendable {
     private var finalInfo: WebSocketCloseInfo?
     private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
     private let writeQueue = DispatchQueue(label: "switchboard.websocket.write")
-    private let writeLock = NSLock()
     /// Writes waiting on the queue; the fast path must not overtake them.
     private let queuedWrites = LockedCounter()
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
@@ -95,16 +94,15 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// Sends a binary message.
     public func send(binary: Data) async throws(WebSocketError) { try await send(.binary(binary)) }
 
-    /// Sends a message; fails with `closed` once closing has begun.
+    /// Sends a message; fails with `closed` once closing has begun. Returns when the kernel
+    /// has the bytes, which is what backpressures a fast sender.
     public func send(_ message: WebSocketMessage) async throws(WebSocketError) {
-        guard let frame = lock.withLock({ core.frame(for: message) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
-        try await write(frame)
+        try await submitAndWait { $0.frame(for: message) }
     }
 
     /// Sends a ping; the pong arrives on ``pongs``.
     public func ping(_ payload: [UInt8] = []) async throws(WebSocketError) {
-        guard let frame = lock.withLock({ core.pingFrame(payload) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
-        try await write(frame)
+        try await submitAndWait { $0.pingFrame(payload) }
     }
 
     /// Sends a binary message without waiting for the socket: what the socket does not take
@@ -112,92 +110,83 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// answers and deadlines rather than on the write, so a peer that stops reading cannot
     /// hold them. A background write failure ends the connection (code 1006).
     public func sendWithoutWaiting(binary: Data) throws(WebSocketError) {
-        guard let frame = lock.withLock({ core.frame(for: .binary(binary)) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
-        writeInBackground(frame)
+        guard submit({ $0.frame(for: .binary(binary)) }, completion: nil) != nil else { throw closedError }
     }
 
     /// Sends a ping without waiting for the socket; the pong arrives on ``pongs``.
     public func pingWithoutWaiting(_ payload: [UInt8] = []) throws(WebSocketError) {
-        guard let frame = lock.withLock({ core.pingFrame(payload) }) else { throw .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false)) }
-        writeInBackground(frame)
+        guard submit({ $0.pingFrame(payload) }, completion: nil) != nil else { throw closedError }
     }
 
-    private func writeInBackground(_ bytes: [UInt8]) {
-        let offset: Int
-        do throws(WebSocketError) {
-            offset = try writeWithoutWaiting(bytes)
-        } catch {
-            failWrite(error)
-            return
+    private var closedError: WebSocketError {
+        .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false))
+    }
+
+    private func submitAndWait(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
+        let done = FirstOutcome()
+        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }) else { throw closedError }
+        switch outcome {
+        case .written: return
+        case let .failed(error): throw error
+        case .queued:
+            if let error = await done.value { throw error }
         }
-        if offset == bytes.count { return }
-        writeQueue.async { [self] in
-            writeLock.lock()
-            defer {
-                writeLock.unlock()
-                queuedWrites.withLock { $0 -= 1 }
-            }
+    }
+
+    /// What became of a submitted frame.
+    private enum Submission {
+        /// The socket took all of it at once.
+        case written
+        /// The rest is queued behind earlier writes; the completion reports the result.
+        case queued
+        /// The socket refused it; the connection is ending.
+        case failed(WebSocketError)
+    }
+
+    /// Makes a frame with the engine and hands it to the socket, all under the engine's lock,
+    /// so frames reach the wire in the order the engine made them. A frame goes straight out
+    /// only while nothing is queued; a partial write queues its own remainder before anyone
+    /// else may write, so frames never interleave. `nil` when the engine refuses the frame
+    /// (closing). Without a completion, a queued write that fails ends the connection.
+    private func submit(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?, completion: (@Sendable (WebSocketError?) -> Void)?) -> Submission? {
+        lock.withLock { () -> Submission? in
+            guard let frame = makeFrame(&core) else { return nil }
+            return enqueue(frame, completion: completion)
+        }
+    }
+
+    /// Called with the engine's lock held; never blocks.
+    private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?) -> Submission {
+        var offset = 0
+        if queuedWrites.withLock({ $0 == 0 }) {
             do throws(WebSocketError) {
-                try stream.write(offset == 0 ? bytes : Array(bytes[offset...]))
+                offset = try stream.writeWithoutBlocking(bytes, from: 0)
             } catch {
-                failWrite(error)
+                if completion == nil { failWrite(error) }
+                return .failed(error)
             }
+            if offset == bytes.count { return .written }
         }
+        queuedWrites.withLock { $0 += 1 }
+        let rest = offset == 0 ? bytes : Array(bytes[offset...])
+        writeQueue.async { [self] in
+            var failure: WebSocketError?
+            do throws(WebSocketError) {
+                try stream.write(rest)
+            } catch {
+                failure = error
+            }
+            queuedWrites.withLock { $0 -= 1 }
+            if let completion { completion(failure) } else if let failure { failWrite(failure) }
+        }
+        return .queued
     }
 
-    /// Ends the connection after a write failed, off the write queue (`finish` drains it).
+    /// Ends the connection after a write failed.
     private func failWrite(_ error: WebSocketError) {
         DispatchQueue.global().async { [self] in
-            finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "write failed: \(error.description)", wasClean: false))
+            finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "write failed: \(error.description)", wasClean: false), flushFirst: false)
         }
-    }
-
-    private func write(_ bytes: [UInt8]) async throws(WebSocketError) {
-        // Fast path: when no write is queued and the socket buffer has room, send right here;
-        // a full buffer falls back to the write queue, which may block, so the task waits there.
-        let offset = try writeWithoutWaiting(bytes)
-        if offset == bytes.count { return }
-        let result: Result<Void, WebSocketError> = await withCheckedContinuation { continuation in
-            writeQueue.async { [self] in
-                writeLock.lock()
-                defer {
-                    writeLock.unlock()
-                    queuedWrites.withLock { $0 -= 1 }
-                }
-                do throws(WebSocketError) {
-                    try stream.write(offset == 0 ? bytes : Array(bytes[offset...]))
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        try result.get()
-    }
-
-    /// Writes what the socket takes right now, unless another write holds the socket or is
-    /// queued. When not everything went out, the rest counts as queued before the socket is
-    /// released, so no other fast-path write can slip into the middle of this frame; the
-    /// caller must then queue the rest.
-    private func writeWithoutWaiting(_ bytes: [UInt8]) throws(WebSocketError) -> Int {
-        guard writeLock.try() else {
-            queuedWrites.withLock { $0 += 1 }
-            return 0
-        }
-        defer { writeLock.unlock() }
-        guard queuedWrites.withLock({ $0 == 0 }) else {
-            queuedWrites.withLock { $0 += 1 }
-            return 0
-        }
-        let written = try stream.writeWithoutBlocking(bytes, from: 0)
-        if written < bytes.count { queuedWrites.withLock { $0 += 1 } }
-        return written
-    }
-
-    /// Frames the engine asks for (pongs, close frames): behind any queued write, never
-    /// blocking the reader thread on a peer that stopped reading.
-    private func writeNow(_ bytes: [UInt8]) {
-        writeInBackground(bytes)
     }
 
     // MARK: Closing
@@ -209,7 +198,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         let timeout = options.closeTimeout
         let watchdog = Task { [self] in
             try? await Task.sleep(for: timeout)
-            if !Task.isCancelled { finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false)) }
+            if !Task.isCancelled { finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false), flushFirst: false) }
         }
         let info = await waitUntilClosed()
         watchdog.cancel()
@@ -230,7 +219,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Drops the connection without a close handshake.
     public func abort() {
-        finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "aborted", wasClean: false))
+        finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "aborted", wasClean: false), flushFirst: false)
     }
 
     // MARK: Reading
@@ -256,19 +245,24 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// closed it is about to report the real close code; reporting 1006 here would race it.
     private func transportEnded() {
         guard let info = lock.withLock({ core.transportClosed() }) else { return }
-        finish(info)
+        finish(info, flushFirst: false)
     }
 
-    /// Runs the engine under the lock, then performs its actions in order.
+    /// Runs the engine under the lock and hands its frames to the socket there too (so they
+    /// keep the engine's order against concurrent sends), then performs the other actions.
     private func process(core step: (inout WebSocketConnectionCore) -> [WebSocketConnectionCore.Action]) {
-        let actions = lock.withLock { step(&core) }
+        let actions = lock.withLock { () -> [WebSocketConnectionCore.Action] in
+            let actions = step(&core)
+            for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil) }
+            return actions
+        }
         for action in actions {
             switch action {
-            case let .send(bytes): writeNow(bytes)
+            case .send: continue
             case let .deliver(message):
                 if let directSink { directSink.receive(message) } else { messageContinuation.yield(message) }
             case let .pong(payload): pongContinuation.yield(payload)
-            case let .closeTransport(info): finish(info)
+            case let .closeTransport(info): finish(info, flushFirst: true)
             case .peerClosed:
                 // No more messages will come; after the grace period, answer for the application.
                 messageContinuation.finish()
@@ -281,7 +275,12 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
-    private func finish(_ info: WebSocketCloseInfo) {
+    /// Ends the connection once: reports `info` to everyone waiting, and closes the socket.
+    /// With `flushFirst` (the engine's own end, which may have queued a close frame) the
+    /// socket closes behind the queued writes, but never later than the close timeout; an
+    /// abort, a timeout or a failed write closes it at once, which also frees a write blocked
+    /// on a peer that stopped reading. Never blocks the caller.
+    private func finish(_ info: WebSocketCloseInfo, flushFirst: Bool) {
         let waiters: [CheckedContinuation<WebSocketCloseInfo, Never>]? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
@@ -289,12 +288,21 @@ public final class WebSocketConnection: @unchecked Sendable {
             defer { closeWaiters = [] }
             return closeWaiters
         }
-        guard let waiters else { return }
-        // An abnormal end closes the socket first, which also frees a write blocked on a peer
-        // that stopped reading; a clean one lets queued writes (our close frame) go out first.
-        if !info.wasClean { stream.close() }
-        writeQueue.sync {}
-        stream.close()
+        guard let waiters else {
+            // Already ended, perhaps still flushing to a peer that stopped reading: an abort,
+            // a timeout or a failed write must not wait for that flush.
+            if !flushFirst { stream.close() }
+            return
+        }
+        if flushFirst {
+            let stream = self.stream
+            writeQueue.async { stream.close() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(options.closeTimeout.components.seconds * 1_000_000_000 + options.closeTimeout.components.attoseconds / 1_000_000_000))) {
+                stream.close()
+            }
+        } else {
+            stream.close()
+        }
         messageContinuation.finish()
         pongContinuation.finish()
         for waiter in waiters { waiter.resume(returning: info) }
@@ -332,5 +340,35 @@ final class DirectMessageSink: @unchecked Sendable {
         for message in buffered { newHandler(message) }
         buffered = []
         handler = newHandler
+    }
+}
+
+/// The result of one queued write, whichever comes first: the write or the waiter.
+final class FirstOutcome: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: WebSocketError??
+    private var waiter: CheckedContinuation<WebSocketError?, Never>?
+
+    func offer(_ error: WebSocketError?) {
+        let waiting: CheckedContinuation<WebSocketError?, Never>? = lock.withLock {
+            guard result == nil else { return nil }
+            result = .some(error)
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume(returning: error)
+    }
+
+    var value: WebSocketError? {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready: WebSocketError?? = lock.withLock {
+                    if let result { return result }
+                    waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
     }
 }
