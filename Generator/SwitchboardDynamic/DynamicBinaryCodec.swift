@@ -176,7 +176,11 @@ public struct DynamicBinaryCodec: Sendable {
                     message.fields[field.number] = .single(value)
                 case .list:
                     var items: [DynamicValue] = []
-                    if case let .list(existing)? = message.fields[field.number] { items = existing }
+                    if case let .list(existing)? = message.fields[field.number] {
+                        // Taken out first, so appending does not copy the whole list each time.
+                        items = existing
+                        message.fields[field.number] = nil
+                    }
                     if tag.wireType == .lengthDelimited && valueType.isPackable {
                         var packed = WireReader(buffer: try reader.readLengthDelimited())
                         while !packed.isAtEnd { items.append(try readValue(&packed, type: valueType, depth: depth)) }
@@ -202,11 +206,18 @@ public struct DynamicBinaryCodec: Sendable {
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }
                     }
+                    // Entries are collected in wire order and put in key order once, below.
                     var entries: [DynamicMapEntry] = []
-                    if case let .map(existing)? = message.fields[field.number] { entries = existing }
+                    if case let .map(existing)? = message.fields[field.number] {
+                        entries = existing
+                        message.fields[field.number] = nil
+                    }
                     entries.append(DynamicMapEntry(key: key, value: value))
-                    message.fields[field.number] = .map(DynamicMapEntry.canonicalOrder(entries))
+                    message.fields[field.number] = .map(entries)
                 }
+            }
+            for (number, value) in message.fields {
+                if case let .map(entries) = value { message.fields[number] = .map(DynamicMapEntry.canonicalOrder(entries)) }
             }
         } catch let error as DynamicCodecError {
             throw error

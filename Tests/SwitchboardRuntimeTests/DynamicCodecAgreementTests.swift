@@ -137,3 +137,40 @@ import Testing
         #expect(throws: DynamicCodecError.self) { try DynamicJSONCodec(schema: schema).decode(Data(text.utf8), as: tree) }
     }
 }
+
+extension DynamicCodecRobustnessTests {
+    /// 100,000 unpacked list elements and 20,000 map entries decode in one pass, not one
+    /// copy or sort per element (a hostile response must not hang `call`).
+    @Test func manyElementsDecodeInLinearTime() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let lists = try #require(schema.messageIndex(named: "Lists"))
+        let maps = try #require(schema.messageIndex(named: "Maps"))
+        // Lists.strings (field 14) one element at a time: tag 0x72, length 1, "a".
+        let listBytes = Data([UInt8](repeating: 0, count: 100_000).indices.flatMap { _ in [0x72, 0x01, 0x61] as [UInt8] })
+        let decoded = try DynamicBinaryCodec(schema: schema).decode(listBytes, as: lists)
+        guard case let .list(items)? = decoded.fields[14] else {
+            Issue.record("strings must decode as a list")
+            return
+        }
+        #expect(items.count == 100_000)
+        // Maps.int32ToInt64 (field 2): entries {1: key, 2: 1}.
+        var mapBytes: [UInt8] = []
+        for key in 0..<20_000 {
+            var entry: [UInt8] = [0x08]
+            var value = UInt64(key)
+            repeat {
+                entry.append(UInt8(value & 0x7F) | (value > 0x7F ? 0x80 : 0))
+                value >>= 7
+            } while value > 0
+            entry += [0x10, 0x01]
+            mapBytes += [0x12, UInt8(entry.count)] + entry
+        }
+        let map = try DynamicBinaryCodec(schema: schema).decode(Data(mapBytes), as: maps)
+        guard case let .map(entries)? = map.fields[2] else {
+            Issue.record("int32ToInt64 must decode as a map")
+            return
+        }
+        #expect(entries.count == 20_000)
+        #expect(entries.first?.key == .int(0) && entries.last?.key == .int(19_999))
+    }
+}
