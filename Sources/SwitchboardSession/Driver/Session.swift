@@ -153,9 +153,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                                                failureCount: machine.failureCount, reason: index == 0 ? reason : nil))
                 previous = state
             }
-            if step.from == .connected || !machine.state.isLoggedIn || machine.state == .disconnected || machine.state == .offline {
-                dropLink()
-            }
+            // A link lives only in CONNECTED (adopt sets it just before SOCKET_CONNECTED).
+            if machine.state != .connected { dropLink() }
             for effect in step.effects { perform(effect) }
         }
     }
