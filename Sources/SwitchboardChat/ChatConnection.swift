@@ -28,6 +28,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let pushTask = Locked<Task<Void, Never>?>(nil)
     /// Set once the connection has ended: pushes still queued are left for redelivery.
     private let hasEnded = Locked(false)
+    /// Offered once everything is over: handlers done, pending failed, `disconnected` sent.
+    private let finished = FirstAnswer<ChatConnectionError>()
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// One timer for every pending deadline, rather than a task per request.
     private let deadlines: DeadlineTimer
@@ -85,6 +87,12 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
 
     /// Waits until the connection ends.
     public func waitUntilClosed() async -> WebSocketCloseInfo { await socket.waitUntilClosed() }
+
+    /// Waits until the connection is completely over: the socket closed, every pending
+    /// request failed, the push handler that was running has returned, and `disconnected`
+    /// has been published. Returns the reason. Reconnect after this, never before, so two
+    /// push handlers never run at once.
+    public func waitUntilFinished() async -> ChatConnectionError { await finished.value }
 
     /// Sends a request and waits for its response, its deadline, the task's cancellation,
     /// or the connection's end, whichever comes first.
@@ -210,22 +218,29 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // A handler still running finishes before `disconnected`, so an app that reconnects
         // on it never runs two handlers at once (bounded, in case a handler hangs).
         if let running = pushTask.withLock({ $0 }) {
-            let finished = FirstAnswer<Void>()
-            Task { await running.value; _ = finished.offer(()) }
-            Task { try? await Task.sleep(for: .seconds(5)); _ = finished.offer(()) }
-            await finished.value
+            let done = FirstAnswer<Void>()
+            let waiter = Task { await running.value; _ = done.offer(()) }
+            let limit = Task { try? await Task.sleep(for: .seconds(5)); _ = done.offer(()) }
+            await done.value
+            waiter.cancel()
+            limit.cancel()
         }
         eventSink.yield(.disconnected(reason))
         eventSink.finish()
         activitySink.finish()
+        _ = finished.offer(reason)
     }
 
     /// Hands pushes to `onPush` strictly in arrival order, one at a time, and answers each
     /// with the server's id. A withheld push gets no answer, so the server delivers it again.
     private func pushLoop(_ pushes: AsyncStream<WebSocketRequestMessage>) async {
         for await request in pushes {
+            guard let verb = request.verb, let path = request.path else { continue }
             // Once the connection ended, its answer could not be sent: leave it for redelivery.
-            guard !hasEnded.withLock({ $0 }), let verb = request.verb, let path = request.path else { continue }
+            if hasEnded.withLock({ $0 }) {
+                diagnose(.droppedPush(path: path))
+                continue
+            }
             let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
             let answer: RPCResponse?
             switch await onPush(push) {

@@ -77,6 +77,10 @@ public final class ChatConnector: @unchecked Sendable {
         var webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders)
         func remaining() -> Duration { max(.zero, ContinuousClock.now.duration(to: deadline)) }
         if let early = await takePreconnected() {
+            if Task.isCancelled {
+                early.close()
+                throw ChatConnectionError(connectFailure: .io("connect cancelled"))
+            }
             webSocketOptions.connectTimeout = remaining()
             do throws(WebSocketError) {
                 return try await WebSocketClient.upgrade(early, url: url, options: webSocketOptions)
@@ -88,6 +92,12 @@ public final class ChatConnector: @unchecked Sendable {
         do throws(WebSocketError) {
             webSocketOptions.connectTimeout = remaining()
             let transport = try await openTransport(url, webSocketOptions)
+            // A connect cancelled while its socket opened (its session logged out) must not
+            // upgrade: the server would take it for this device's newest connection.
+            if Task.isCancelled {
+                transport.close()
+                throw WebSocketError.io("connect cancelled")
+            }
             webSocketOptions.connectTimeout = remaining()
             return try await WebSocketClient.upgrade(transport, url: url, options: webSocketOptions)
         } catch {

@@ -161,6 +161,34 @@ struct LoopbackChatRoom: ChatRoomHandler {
         await connection.close()
     }
 
+    final class SlowListener: MessagesEventListener, @unchecked Sendable {
+        let started = Locked(false)
+        let finished = Locked(false)
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            started.withLock { $0 = true }
+            try? await Task.sleep(for: .milliseconds(300))
+            finished.withLock { $0 = true }
+        }
+        func queueEmpty(context: EventContext) async throws {}
+    }
+
+    @Test func theConnectionIsFinishedOnlyAfterARunningHandlerReturns() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let listener = SlowListener()
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        let client = try #require(await server.client(at: 0))
+        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "slow").serializedData())) }
+        for _ in 0..<2000 where !listener.started.current { try await Task.sleep(for: .milliseconds(5)) }
+        client.kill()
+        let reason = await connection.waitUntilFinished()
+        #expect(listener.finished.current, "finished means no handler is still running")
+        #expect(reason == connection.disconnectReason)
+        #expect(await push.value == nil, "the server never got an answer for it")
+    }
+
     final class OrderedListener: MessagesEventListener, @unchecked Sendable {
         let order = Locked<[String]>([])
         func incomingMessage(_ payload: Envelope, context: EventContext) async throws {

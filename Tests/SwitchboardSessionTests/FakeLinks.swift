@@ -12,6 +12,10 @@ final class FakeLink: SessionLink, @unchecked Sendable {
     let probes = Locked(0)
     /// Whether each probe is answered at once, as a live server would.
     let answersProbes: Locked<Bool>
+    /// When set, `end()` waits for `finishEnding()`, like a close handshake that takes time.
+    let slowEnd = Locked(false)
+    private let endGate = Locked<[CheckedContinuation<Void, Never>]>([])
+    private let endReleased = Locked(false)
 
     init(answersProbes: Bool = true) {
         (activity, speaker) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -51,7 +55,24 @@ final class FakeLink: SessionLink, @unchecked Sendable {
         for waiter in ending.withLock({ list in defer { list = [] }; return list }) { waiter.resume(returning: reason) }
     }
 
-    func end() async { drop(.closed(code: 1000, reason: "closed by the session")) }
+    func end() async {
+        if slowEnd.current {
+            await withCheckedContinuation { continuation in
+                let go = endReleased.withLock { released -> Bool in
+                    if !released { endGate.withLock { $0.append(continuation) } }
+                    return released
+                }
+                if go { continuation.resume() }
+            }
+        }
+        drop(.closed(code: 1000, reason: "closed by the session"))
+    }
+
+    /// Lets a slow `end()` finish.
+    func finishEnding() {
+        endReleased.withLock { $0 = true }
+        for waiter in endGate.withLock({ list in defer { list = [] }; return list }) { waiter.resume() }
+    }
 }
 
 /// Answers every request with 200, so tests can see requests get through while connected.
@@ -72,6 +93,9 @@ final class FakeConnector: SessionConnector, @unchecked Sendable {
     private let script: Locked<[Outcome]>
     let attempts = Locked(0)
     let links = Locked<[FakeLink]>([])
+    /// The credentials and push handler each connect was given.
+    let usedCredentials = Locked<[ChatClient.Credentials]>([])
+    let pushHandlers = Locked<[ChatConnection<Authenticated>.PushHandler]>([])
     private let gate = Locked<[CheckedContinuation<Void, Never>]>([])
 
     init(_ script: [Outcome] = []) { self.script = Locked(script) }
@@ -80,6 +104,8 @@ final class FakeConnector: SessionConnector, @unchecked Sendable {
 
     func connect(credentials: ChatClient.Credentials, onPush: @escaping ChatConnection<Authenticated>.PushHandler) async throws(ChatConnectionError) -> any SessionLink {
         attempts.withLock { $0 += 1 }
+        usedCredentials.withLock { $0.append(credentials) }
+        pushHandlers.withLock { $0.append(onPush) }
         let next = script.withLock { $0.isEmpty ? Outcome.link(FakeLink()) : $0.removeFirst() }
         switch next {
         case let .link(link):

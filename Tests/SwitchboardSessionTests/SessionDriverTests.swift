@@ -231,4 +231,71 @@ import Testing
         #expect(session.state == .ready && log.changes.current.isEmpty)
         await session.shutDown()
     }
+
+    @Test func anIgnoredCachedLoginDoesNotReplaceTheCredentials() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        session.logIn(cached: ChatClient.Credentials(username: "someone-else", deviceID: 9, password: "x"))
+        try #require(connector.links.current.first).drop(.transport(.io("gone")))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .connected })
+        #expect(connector.usedCredentials.current.map(\.username) == ["aci", "aci"])
+        await session.shutDown()
+    }
+
+    @Test func disposeWaitsForTheSocketToCloseAndOldPushesAreWithheld() async throws {
+        let clock = ManualClock()
+        let link = FakeLink()
+        link.slowEnd.withLock { $0 = true }
+        let connector = FakeConnector([.link(link)])
+        let disposed = Locked(0)
+        let session = makeSession(connector, clock: clock, disposed: disposed)
+        let handled = Locked(0)
+        session.setPushHandler { _ in
+            handled.withLock { $0 += 1 }
+            return .ok
+        }
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        let push = try #require(connector.pushHandlers.current.first)
+        guard case .acknowledge = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) else {
+            Issue.record("a push on the current connection reaches the app")
+            return
+        }
+        session.logOut()
+        #expect(await eventually { session.state == .dispose })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(disposed.current == 0, "the client is not disposed while its socket is still closing")
+        guard case .withhold = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) else {
+            Issue.record("a push on a connection the session left stays with the server")
+            return
+        }
+        link.finishEnding()
+        #expect(await eventually { session.state == .ready })
+        #expect(disposed.current == 1 && handled.current == 1)
+        await session.shutDown()
+    }
+
+    @Test func aConnectionDeliveringPushesBeforeItCountsAsUpCanTakeRequests() async throws {
+        let clock = ManualClock()
+        let quiet = FakeLink(answersProbes: false)
+        let connector = FakeConnector([.link(quiet)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.links.current.count == 1 })
+        // The socket is open but has not spoken: a push handler running now may call out.
+        var status: Int?
+        for _ in 0..<6000 where status == nil {
+            status = try? await session.transport.send(RPCRequest(endpoint: Messages.sendMessage, path: "/v1/messages/bob")).status
+            if status == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(status == 200)
+        #expect(session.state == .connecting)
+        await session.shutDown()
+    }
 }

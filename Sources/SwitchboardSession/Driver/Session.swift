@@ -29,6 +29,14 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private var attempt = 0
     private var retryTimer: Task<Void, Never>?
     private var linkTasks: [Task<Void, Never>] = []
+    /// The link that answered its connect but has not been adopted yet: a push it delivers
+    /// in that moment may already make requests.
+    private var connectingLink: (any SessionLink)?
+    /// The running connect attempt, cancelled when the session moves on (logout).
+    private var connectAttempt: Task<Void, Never>?
+    /// Links being closed, by key; DISPOSE waits for them before disposing of the client.
+    private var closingLinks: [Int: Task<Void, Never>] = [:]
+    private var nextClosingKey = 0
     private var workTasks: [Task<Void, Never>] = []
     /// A session-ending reason seen on a drop from CONNECTED, where the specification only
     /// allows a temporary failure: the next connect reports it instead of reconnecting, so
@@ -82,7 +90,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     public var transport: SessionTransport {
         SessionTransport { [weak self] in
             guard let self else { return nil }
-            return self.lock.withLock { self.machine.state == .connected ? self.link : nil }
+            return self.lock.withLock { self.machine.state == .connected ? self.link : self.connectingLink }
         }
     }
 
@@ -97,8 +105,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     public func logIn() { handle(.loginUncached) }
     /// Logs in with stored credentials and connects straight away (LOGIN_CACHED).
     public func logIn(cached credentials: ChatClient.Credentials) {
-        lock.withLock { self.credentials = credentials }
-        handle(.loginCached)
+        // Taken only if READY accepts the login: an ignored LOGIN_CACHED changes nothing.
+        handle(.loginCached, onAccept: { $0.credentials = credentials })
     }
     /// The new account chose its username (USER_CREATED).
     public func userCreated() { handle(.userCreated) }
@@ -118,6 +126,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         let (current, tasks) = lock.withLock { () -> ((any SessionLink)?, [Task<Void, Never>]) in
             isShutDown = true
             attempt += 1
+            connectAttempt?.cancel()
+            connectAttempt = nil
+            connectingLink = nil
             defer {
                 link = nil
                 linkTasks = []
@@ -136,7 +147,10 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
 
     /// Feeds one event to the machine and performs what it asks, all under the lock so
     /// changes are published in order; slow work runs in tasks that feed events back.
-    private func handle(_ event: SessionEvent, retryAfter: Duration? = nil, reason: ChatConnectionError? = nil, from expectedAttempt: Int? = nil) {
+    /// `expectedAttempt` discards outcomes of work a newer attempt replaced; `onAccept` runs
+    /// under the lock, before the effects, only if the state takes the event.
+    private func handle(_ event: SessionEvent, retryAfter: Duration? = nil, reason: ChatConnectionError? = nil, from expectedAttempt: Int? = nil,
+                        onAccept: ((Session) -> Void)? = nil) {
         lock.withLock {
             guard !isShutDown else { return }
             if let expectedAttempt, expectedAttempt != attempt { return }
@@ -145,6 +159,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 ignoredSink.yield(IgnoredSessionEvent(event: event, state: step.from))
                 return
             }
+            onAccept?(self)
             var previous = step.from
             for (index, state) in step.entered.enumerated() {
                 // A state entered on the way (DISCONNECTED before OFFLINE) is published too.
@@ -208,10 +223,16 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             let mine = attempt
             credentials = nil
             pendingPermanentFailure = nil
+            // A connect still under way must not upgrade (or be adopted) after logout.
+            connectAttempt?.cancel()
+            connectAttempt = nil
             for task in workTasks { task.cancel() }
             workTasks = []
             let dispose = disposeClient
+            let closing = Array(closingLinks.values)
             startWork { [self] in
+                // The old socket closes (its push handler returns) before the client goes.
+                for task in closing { await task.value }
                 await dispose()
                 handle(.ready, from: mine)
             }
@@ -233,15 +254,21 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private func dropLink() {
         for task in linkTasks { task.cancel() }
         linkTasks = []
+        connectingLink = nil
         if let current = link {
             link = nil
-            Task { await current.end() }
+            let key = nextClosingKey
+            nextClosingKey += 1
+            closingLinks[key] = Task { [weak self] in
+                await current.end()
+                _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
+            }
         }
     }
 
     /// Opens a link and waits for its first message, within the connect timeout.
     private func connect(attempt mine: Int) async {
-        let (credentials, permanent, onPush) = lock.withLock { (self.credentials, pendingPermanentFailure, pushHandler) }
+        let (credentials, permanent) = lock.withLock { (self.credentials, pendingPermanentFailure) }
         if let permanent {
             lock.withLock { pendingPermanentFailure = nil }
             handle(.permanentFailure, reason: permanent, from: mine)
@@ -254,12 +281,17 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         let race = FirstAnswer<ConnectOutcome>()
         let started = clock.now
         let forwarding: ChatConnection<Authenticated>.PushHandler = { [weak self] request in
-            let handler = self?.lock.withLock { self?.pushHandler } ?? onPush
+            // A link the session has moved past (logout, a newer attempt) handles nothing:
+            // the push stays with the server for the current connection.
+            guard let self, let handler = self.lock.withLock({ self.attempt == mine ? self.pushHandler : nil }) else {
+                return .withhold(reason: "the session moved past this connection")
+            }
             return await handler(request)
         }
-        let attemptTask = Task { [connector] in
+        let attemptTask = Task { [connector, self] in
             do throws(ChatConnectionError) {
                 let link = try await connector.connect(credentials: credentials, onPush: forwarding)
+                self.lock.withLock { if self.attempt == mine { self.connectingLink = link } }
                 // Connected means the server spoke: the first frame, or the heartbeat's answer.
                 await link.probe()
                 var activity = link.activity.makeAsyncIterator()
@@ -276,12 +308,19 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 _ = race.offer(.failed(error))
             }
         }
+        lock.withLock { if attempt == mine { connectAttempt = attemptTask } }
         let timer = Task { [clock, connectTimeout = configuration.connectTimeout] in
             try? await clock.sleep(until: started.advanced(by: connectTimeout), tolerance: nil)
             if !Task.isCancelled { _ = race.offer(.timedOut) }
         }
-        let outcome = await race.value
+        // Cancelled (logout) means stop waiting now; the attempt cleans up after itself.
+        let outcome = await withTaskCancellationHandler { await race.value } onCancel: { _ = race.offer(.cancelled) }
         timer.cancel()
+        lock.withLock {
+            if connectAttempt == attemptTask { connectAttempt = nil }
+            // A link that did not become current is no longer one to send requests on.
+            if case .connected = outcome {} else if attempt == mine { connectingLink = nil }
+        }
         switch outcome {
         case let .connected(link):
             adopt(link, attempt: mine)
@@ -291,6 +330,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         case .timedOut:
             attemptTask.cancel()
             handle(.temporaryFailure, reason: .transport(.timeout("no message within \(configuration.connectTimeout) of connecting")), from: mine)
+        case .cancelled:
+            attemptTask.cancel()
         }
     }
 
@@ -300,6 +341,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         let accepted = lock.withLock { () -> Bool in
             guard attempt == mine, !isShutDown else { return false }
             self.link = link
+            connectingLink = nil
             return true
         }
         guard accepted else {
@@ -333,7 +375,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                     case .wait: continue
                     case .probe: await link.probe()
                     case .timedOut:
-                        self?.linkFailed(link, reason: .keepaliveTimedOut)
+                        self?.linkFailed(link, attempt: mine, reason: .keepaliveTimedOut)
                         return
                     }
                 }
@@ -350,21 +392,22 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             }
             let watcher = Task { [weak self] in
                 let reason = await link.waitUntilEnded()
-                self?.linkFailed(link, reason: reason)
+                self?.linkFailed(link, attempt: mine, reason: reason)
             }
             linkTasks = [heartbeat, listener, watcher]
         }
     }
 
     /// The current link ended (or stopped answering): SOCKET_DROPPED.
-    private func linkFailed(_ failed: any SessionLink, reason: ChatConnectionError) {
+    private func linkFailed(_ failed: any SessionLink, attempt mine: Int, reason: ChatConnectionError) {
         let current = lock.withLock { () -> Bool in
             guard link === failed else { return false }
             if configuration.isPermanent(reason) { pendingPermanentFailure = reason }
             return true
         }
         guard current else { return }
-        handle(.socketDropped, reason: reason)
+        // Checked again under the event's own lock: a logout in between makes this stale.
+        handle(.socketDropped, reason: reason, from: mine)
     }
 }
 
@@ -386,4 +429,6 @@ enum ConnectOutcome: Sendable {
     case connected(any SessionLink)
     case failed(ChatConnectionError)
     case timedOut
+    /// The session moved on (logout) while connecting.
+    case cancelled
 }

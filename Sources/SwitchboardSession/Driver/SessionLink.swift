@@ -11,9 +11,10 @@ public protocol SessionLink: AnyObject, Sendable {
     var activity: AsyncStream<Void> { get }
     /// Sends a heartbeat (a ping, and Signal's keepalive request).
     func probe() async
-    /// Waits until the link ends and says why.
+    /// Waits until the link has ended (and any push handler it was running has returned),
+    /// and says why.
     func waitUntilEnded() async -> ChatConnectionError
-    /// Closes the link.
+    /// Closes the link and waits until it has ended.
     func end() async
 }
 
@@ -28,14 +29,14 @@ extension ChatConnection: SessionLink where Auth == Authenticated {
 
     public func probe() async { await probe(requestPath: ChatServer.keepalivePath) }
 
-    public func waitUntilEnded() async -> ChatConnectionError {
-        let info = await waitUntilClosed()
-        // The read loop settles the reason just after the socket closes; the close code
-        // is the answer until then.
-        return disconnectReason ?? ChatConnectionError(closeInfo: info)
-    }
+    /// Ends only when the connection is completely over (its push handler returned), so the
+    /// session never reconnects while an old handler still runs.
+    public func waitUntilEnded() async -> ChatConnectionError { await waitUntilFinished() }
 
-    public func end() async { await close() }
+    public func end() async {
+        await close()
+        _ = await waitUntilFinished()
+    }
 }
 
 /// The real connector: a `ChatConnector` whose connections leave heartbeats to the session.
