@@ -127,8 +127,16 @@ func wsPipelined(port: Int) async throws -> Double {
 func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
 let (rawListener, rawPort) = try startRawEchoServer()
-let ourServer = try WebSocketServer { connection in
-    for await message in connection.messages { try? await connection.send(message) }
+// Our server echoes on the socket's reader thread (direct delivery, writes that do not wait),
+// as the swift-nio peer echoes on its event loop: neither hops to a task per message.
+let ourServer = try WebSocketServer(options: .init(deliversMessagesDirectly: true)) { connection in
+    connection.deliverMessages { message in
+        switch message {
+        case let .binary(data): try? connection.sendWithoutWaiting(binary: data)
+        case .text: break
+        }
+    }
+    for await _ in connection.messages {}
     await connection.close()
 }
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
