@@ -114,8 +114,9 @@ connection server); the peer is a swift-nio 2.101 \`NIOWebSocket\` echo server, 
 $(cat "$work/websocket.md")
 
 Goals: a median round trip within 1.5× of raw TCP, and throughput at least equal to the swift-nio
-peer. The remaining gap to raw TCP is the hand-off from the socket's reader thread to the awaiting
-task on each message; sends write directly to the socket when it has room.
+peer. Our server echoes on the socket's reader thread (direct delivery), as the swift-nio server
+echoes on its event loop. The remaining gap to raw TCP is the hand-off from the client's reader
+thread to the awaiting task on each message.
 
 ## Chat RPC
 
