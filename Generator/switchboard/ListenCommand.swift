@@ -114,8 +114,7 @@ final class EventPrinter: @unchecked Sendable {
             }
             watcher.cancel()
             if reached {
-                // Give the last acknowledgement time to leave before closing.
-                try? await Task.sleep(for: .milliseconds(50))
+                // Closing waits for the last handler's acknowledgement to be sent.
                 await connection.close()
                 return 0
             }

@@ -28,6 +28,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let pushTask = Locked<Task<Void, Never>?>(nil)
     /// Set once the connection has ended: pushes still queued are left for redelivery.
     private let hasEnded = Locked(false)
+    /// The push being handled (offered once its answer is sent), and whether `close` began.
+    private let pushState = Locked<(running: FirstAnswer<Void>?, closing: Bool)>((nil, false))
     /// Offered once everything is over: handlers done, pending failed, `disconnected` sent.
     private let finished = FirstAnswer<ChatConnectionError>()
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
@@ -80,7 +82,19 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     }
 
     /// Closes the connection; every pending request fails with `disconnected`.
+    /// A push being handled gets to finish and send its answer first (unless `close` is
+    /// called from that handler), so closing right after a handler returns loses no answer;
+    /// pushes not yet started are left for redelivery.
     public func close(code: WebSocketCloseCode = .normalClosure) async {
+        let running = pushState.withLock { state -> FirstAnswer<Void>? in
+            state.closing = true
+            return state.running
+        }
+        if let running, !PushHandling.isActive {
+            let limit = Task { try? await Task.sleep(for: .seconds(5)); _ = running.offer(()) }
+            await running.value
+            limit.cancel()
+        }
         _ = await socket.close(code: code)
         failAll("closed by the client")
     }
@@ -241,9 +255,19 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.droppedPush(path: path))
                 continue
             }
+            let item = FirstAnswer<Void>()
+            let closing = pushState.withLock { state -> Bool in
+                if !state.closing { state.running = item }
+                return state.closing
+            }
+            if closing {
+                // Not started before the close: left for redelivery.
+                diagnose(.droppedPush(path: path))
+                continue
+            }
             let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
             let answer: RPCResponse?
-            switch await onPush(push) {
+            switch await PushHandling.$isActive.withValue(true, operation: { await onPush(push) }) {
             case let .acknowledge(response): answer = response
             case .unknown:
                 diagnose(.unknownPush(verb: verb, path: path))
@@ -253,6 +277,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             if let answer, let id = request.id {
                 try? socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, answer).serializedData())
             }
+            pushState.withLock { $0.running = nil }
+            _ = item.offer(())
         }
     }
 
@@ -295,4 +321,10 @@ public enum ChatClient {
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         try await ChatConnector(url: url, options: options).connectUnauthenticated(onPush: onPush)
     }
+}
+
+/// Marks the task running a push handler, so a handler that closes its own connection does
+/// not wait for itself.
+enum PushHandling {
+    @TaskLocal static var isActive = false
 }

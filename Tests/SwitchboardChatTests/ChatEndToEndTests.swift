@@ -189,6 +189,21 @@ struct LoopbackChatRoom: ChatRoomHandler {
         #expect(await push.value == nil, "the server never got an answer for it")
     }
 
+    @Test func closingLetsTheRunningHandlerSendItsAnswer() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let listener = SlowListener()
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        let client = try #require(await server.client(at: 0))
+        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "last").serializedData())) }
+        for _ in 0..<2000 where !listener.started.current { try await Task.sleep(for: .milliseconds(5)) }
+        await connection.close()
+        #expect(listener.finished.current)
+        #expect(await push.value?.status == 200, "the answer left before the close frame")
+    }
+
     final class OrderedListener: MessagesEventListener, @unchecked Sendable {
         let order = Locked<[String]>([])
         func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
