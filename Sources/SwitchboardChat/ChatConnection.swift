@@ -72,6 +72,11 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         }
     }
 
+    /// The connection's reader thread as a task executor. A caller whose task prefers it
+    /// (`withTaskExecutorPreference(connection.eventLoop) { ... }`) continues on that thread
+    /// when its answer arrives, instead of waking another; it must not block there.
+    public var eventLoop: ConnectionEventLoop { socket.eventLoop }
+
     /// How the connection ended, once it has.
     public var closeInfo: WebSocketCloseInfo? { socket.closeInfo }
 

@@ -134,8 +134,9 @@ public final class ChatServer: @unchecked Sendable {
                 return
             }
             let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
-            // Requests are served concurrently; responses go back by id in any order.
-            Task {
+            // Requests are served concurrently; responses go back by id in any order. Handlers
+            // run on the connection's reader thread, so a request and its answer wake no other.
+            client.socket.eventLoop.startTask {
                 let response = await router.handle(wire, auth: client.auth)
                 try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, response).serializedData())
             }

@@ -3,7 +3,7 @@ import Foundation
 /// An open WebSocket connection, client or server side.
 ///
 /// A dedicated thread reads the socket and drives the sans-IO engine; messages arrive in
-/// order on ``messages``. Sends are serialized and complete when the kernel has the bytes.
+/// order on ``messages``. That thread is also a task executor, ``eventLoop``. Sends are serialized and complete when the kernel has the bytes.
 /// Pings are answered automatically. When the connection ends, ``messages`` finishes
 /// after every message already received, so nothing accepted is lost.
 public final class WebSocketConnection: @unchecked Sendable {
@@ -41,6 +41,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     public let path: String
     /// The negotiated subprotocol.
     public let subprotocol: String?
+    /// The reader thread as a task executor: a task that prefers it continues on that thread
+    /// when a message arrives, without a thread hop (see ``ConnectionEventLoop``).
+    public let eventLoop = ConnectionEventLoop()
 
     private let stream: any ByteStream
     private let options: Options
@@ -225,20 +228,26 @@ public final class WebSocketConnection: @unchecked Sendable {
     // MARK: Reading
 
     private func readLoop() {
-        while closeInfo == nil {
-            let bytes: [UInt8]
-            do throws(WebSocketError) {
-                bytes = try stream.read(maximum: options.readChunkSize)
-            } catch {
-                transportEnded()
-                return
-            }
-            if bytes.isEmpty {
-                transportEnded()
-                return
-            }
-            process(core: { $0.receive(bytes) })
+        let stream = self.stream
+        eventLoop.run(descriptor: stream.pollDescriptor, hasBufferedInput: { stream.hasBufferedInput }, readOnce: readOnce)
+    }
+
+    /// One read from the socket into the engine; `false` once the connection is over.
+    private func readOnce() -> Bool {
+        guard closeInfo == nil else { return false }
+        let bytes: [UInt8]
+        do throws(WebSocketError) {
+            bytes = try stream.read(maximum: options.readChunkSize)
+        } catch {
+            transportEnded()
+            return false
         }
+        if bytes.isEmpty {
+            transportEnded()
+            return false
+        }
+        process(core: { $0.receive(bytes) })
+        return true
     }
 
     /// The socket ended under the reader. If the engine had already closed, the thread that

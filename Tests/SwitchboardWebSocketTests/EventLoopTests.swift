@@ -1,0 +1,96 @@
+import Foundation
+@testable import SwitchboardWebSocket
+import Testing
+
+/// The reader thread as a task executor: pinned tasks continue there, jobs from other
+/// threads wake an idle loop, and tasks outlive the connection.
+@Suite struct EventLoopTests {
+    /// An echo server whose connections answer on the reader thread.
+    static func echoServer() throws -> WebSocketServer {
+        try WebSocketServer(options: .init(deliversMessagesDirectly: true)) { connection in
+            connection.deliverMessages { message in
+                if case let .binary(data) = message { try? connection.sendWithoutWaiting(binary: data) }
+            }
+            for await _ in connection.messages {}
+            await connection.close()
+        }
+    }
+
+    /// `body`'s result, or `nil` if it has not finished within `seconds`; never hangs.
+    static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
+        let lock = NSLock()
+        nonisolated(unsafe) var resumed = false
+        return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+            @Sendable func offer(_ value: T?) {
+                let first = lock.withLock { () -> Bool in
+                    defer { resumed = true }
+                    return !resumed
+                }
+                if first { continuation.resume(returning: value) }
+            }
+            Task { offer(await body()) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { offer(nil) }
+        }
+    }
+
+    @Test func pinnedTaskContinuesOnTheReaderThreadInOrder() async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        let outcome = await Self.within(20) {
+            await withTaskExecutorPreference(client.eventLoop) { () -> (echoed: Int, onLoop: Int) in
+                var messages = client.messages.makeAsyncIterator()
+                var echoed = 0, onLoop = 0
+                for index in 0..<300 {
+                    let payload = Data([UInt8(index % 256), UInt8(index / 256), 7])
+                    guard (try? await client.send(binary: payload)) != nil, let message = await messages.next() else { break }
+                    if message == .binary(payload) { echoed += 1 }
+                    if client.eventLoop.isCurrent { onLoop += 1 }
+                }
+                return (echoed, onLoop)
+            }
+        }
+        await client.close()
+        #expect(outcome?.echoed == 300)
+        // The answer resumes the task on the thread that read it.
+        #expect(outcome?.onLoop == 300)
+    }
+
+    @Test func jobsFromOtherThreadsWakeAnIdleLoop() async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        // No traffic: the loop sleeps in poll, so only the wake pipe can get these run.
+        let ranOnLoop = await Self.within(20) {
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<500 {
+                    group.addTask { await client.eventLoop.startTask { client.eventLoop.isCurrent }.value }
+                }
+                var count = 0
+                for await onLoop in group where onLoop { count += 1 }
+                return count
+            }
+        }
+        await client.close()
+        #expect(ranOnLoop == 500)
+    }
+
+    @Test func pinnedTasksKeepRunningAfterTheConnectionEnds() async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        let loop = client.eventLoop
+        let result = await Self.within(20) {
+            await withTaskExecutorPreference(loop) { () -> (closed: Bool, stillOnLoop: Bool, afterSleep: Bool) in
+                let info = await client.close()
+                // The reader thread is gone; jobs for this executor now run on the global pool.
+                try? await Task.sleep(for: .milliseconds(20))
+                let spawned = await loop.startTask { 41 + 1 }.value
+                return (info.code == .normalClosure, loop.isCurrent, spawned == 42)
+            }
+        }
+        #expect(result?.closed == true)
+        #expect(result?.stillOnLoop == false)
+        #expect(result?.afterSleep == true)
+    }
+}
