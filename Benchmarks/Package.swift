@@ -5,7 +5,7 @@ import PackageDescription
 // in the same run without the product ever depending on them.
 let package = Package(
     name: "SwitchboardBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Switchboard", path: ".."),
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),

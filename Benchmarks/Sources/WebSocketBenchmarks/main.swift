@@ -87,8 +87,18 @@ func rawPipelined(port: Int) throws -> Double {
 
 // MARK: WebSocket
 
-func wsSerial(port: Int) async throws -> [Double] {
+/// Runs `body` on the connection's event loop when `pinned`, so each answer resumes it on the
+/// thread that read it; otherwise on the global pool.
+func onLoop<T: Sendable>(of connection: WebSocketConnection, _ pinned: Bool, _ body: () async throws -> T) async throws -> T {
+    try await withTaskExecutorPreference(pinned ? connection.eventLoop : nil, operation: body)
+}
+
+func wsSerial(port: Int, pinned: Bool = false) async throws -> [Double] {
     let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!)
+    return try await onLoop(of: connection, pinned) { try await wsSerial(connection) }
+}
+
+func wsSerial(_ connection: WebSocketConnection) async throws -> [Double] {
     var messages = connection.messages.makeAsyncIterator()
     var samples: [Double] = []
     for index in 0..<(serialCount + 200) {
@@ -101,8 +111,12 @@ func wsSerial(port: Int) async throws -> [Double] {
     return samples
 }
 
-func wsPipelined(port: Int) async throws -> Double {
+func wsPipelined(port: Int, pinned: Bool = false) async throws -> Double {
     let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!)
+    return try await onLoop(of: connection, pinned) { try await wsPipelined(connection) }
+}
+
+func wsPipelined(_ connection: WebSocketConnection) async throws -> Double {
     var messages = connection.messages.makeAsyncIterator()
     let start = now()
     var sent = 0
@@ -143,23 +157,28 @@ let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let (nioChannel, nioPort) = try NIOEchoServer.start(group: group)
 
 // Interleave the contenders twice so machine load hits them alike; keep the better run of each.
-var rawRTT: [Double] = [], oursRTT: [Double] = [], nioRTT: [Double] = []
-var rawRate = 0.0, oursRate = 0.0, nioRate = 0.0
+var rawRTT: [Double] = [], oursRTT: [Double] = [], pinnedRTT: [Double] = [], nioRTT: [Double] = []
+var rawRate = 0.0, oursRate = 0.0, pinnedRate = 0.0, nioRate = 0.0
+func keepBetter(_ best: inout [Double], _ samples: [Double]) {
+    if best.isEmpty || percentile(samples, 0.5) < percentile(best, 0.5) { best = samples }
+}
 for _ in 0..<2 {
-    let raw = try rawSerial(port: rawPort)
-    if rawRTT.isEmpty || percentile(raw, 0.5) < percentile(rawRTT, 0.5) { rawRTT = raw }
-    let ours = try await wsSerial(port: ourServer.port)
-    if oursRTT.isEmpty || percentile(ours, 0.5) < percentile(oursRTT, 0.5) { oursRTT = ours }
-    let nio = try await wsSerial(port: nioPort)
-    if nioRTT.isEmpty || percentile(nio, 0.5) < percentile(nioRTT, 0.5) { nioRTT = nio }
+    keepBetter(&rawRTT, try rawSerial(port: rawPort))
+    keepBetter(&oursRTT, try await wsSerial(port: ourServer.port))
+    keepBetter(&pinnedRTT, try await wsSerial(port: ourServer.port, pinned: true))
+    keepBetter(&nioRTT, try await wsSerial(port: nioPort))
     rawRate = max(rawRate, try rawPipelined(port: rawPort))
     oursRate = max(oursRate, try await wsPipelined(port: ourServer.port))
+    pinnedRate = max(pinnedRate, try await wsPipelined(port: ourServer.port, pinned: true))
     nioRate = max(nioRate, try await wsPipelined(port: nioPort))
 }
 
 print("| Path (400-byte binary messages, loopback) | Median RTT | p99 RTT | Median vs raw TCP | Throughput, \(inFlight) in flight | Throughput vs raw TCP |")
 print("|---|---:|---:|---:|---:|---:|")
-for (name, samples, rate) in [("Raw TCP echo (floor)", rawRTT, rawRate), ("Switchboard client → Switchboard server", oursRTT, oursRate), ("Switchboard client → swift-nio WebSocket server", nioRTT, nioRate)] {
+for (name, samples, rate) in [("Raw TCP echo (floor)", rawRTT, rawRate),
+                              ("Switchboard client → Switchboard server, client task on the global pool", oursRTT, oursRate),
+                              ("Switchboard client → Switchboard server, client task pinned to the connection's event loop", pinnedRTT, pinnedRate),
+                              ("Switchboard client → swift-nio WebSocket server", nioRTT, nioRate)] {
     print("| \(name) | \(microseconds(percentile(samples, 0.5))) | \(microseconds(percentile(samples, 0.99))) | \(String(format: "%.2f×", percentile(samples, 0.5) / percentile(rawRTT, 0.5))) | \(String(format: "%.0f msg/s", rate)) | \(String(format: "%.2f×", rate / rawRate)) |")
 }
 print("")

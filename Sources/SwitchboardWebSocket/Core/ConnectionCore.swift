@@ -74,6 +74,12 @@ public struct WebSocketConnectionCore: Sendable {
     }
 
     var masks: Bool { role == .client }
+    private var maskingKeys = MaskingKeys()
+
+    /// A fresh key for the client's next frame; servers do not mask.
+    private mutating func nextMaskingKey() -> UInt32? {
+        masks ? maskingKeys.next() : nil
+    }
 
     /// Whether the connection still accepts application messages.
     public var isOpen: Bool { state == .open }
@@ -89,18 +95,18 @@ public struct WebSocketConnectionCore: Sendable {
     // MARK: Sending
 
     /// The frame for an outgoing message; nil once closing has begun.
-    public func frame(for message: WebSocketMessage) -> [UInt8]? {
+    public mutating func frame(for message: WebSocketMessage) -> [UInt8]? {
         guard canSend else { return nil }
         switch message {
-        case let .text(text): return FrameWriter.frame(opcode: .text, payload: Array(text.utf8), mask: masks)
-        case let .binary(data): return FrameWriter.frame(opcode: .binary, payload: data, mask: masks)
+        case let .text(text): return FrameWriter.frame(opcode: .text, payload: Array(text.utf8), maskingKey: nextMaskingKey())
+        case let .binary(data): return FrameWriter.frame(opcode: .binary, payload: data, maskingKey: nextMaskingKey())
         }
     }
 
     /// The frame for a ping (payload at most 125 bytes).
-    public func pingFrame(_ payload: [UInt8] = []) -> [UInt8]? {
+    public mutating func pingFrame(_ payload: [UInt8] = []) -> [UInt8]? {
         guard state == .open else { return nil }
-        return FrameWriter.frame(opcode: .ping, payload: payload.prefix(125), mask: masks)
+        return FrameWriter.frame(opcode: .ping, payload: payload.prefix(125), maskingKey: nextMaskingKey())
     }
 
     /// Starts the close handshake. Codes that are never sent (1005, 1006, 1015) become 1000.
@@ -110,14 +116,14 @@ public struct WebSocketConnectionCore: Sendable {
             let echo = info.code == .noStatusReceived ? WebSocketCloseCode.normalClosure : info.code
             state = .closed
             return [
-                .send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: echo, reason: ""), mask: masks)),
+                .send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: echo, reason: ""), maskingKey: nextMaskingKey())),
                 .closeTransport(info),
             ]
         }
         guard state == .open else { return [] }
         let sent = code.isValidOnTheWire ? code : .normalClosure
         state = .closeSent(WebSocketCloseInfo(code: sent, reason: reason, wasClean: true))
-        return [.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: sent, reason: reason), mask: masks))]
+        return [.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: sent, reason: reason), maskingKey: nextMaskingKey()))]
     }
 
     /// The transport ended. Returns the final close info if the engine had not closed yet.
@@ -155,7 +161,7 @@ public struct WebSocketConnectionCore: Sendable {
         let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: false)
         var actions: [Action] = []
         if state == .open || { if case .closeReceived = state { return true } else { return false } }() {
-            actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: code, reason: reason), mask: masks)))
+            actions.append(.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: code, reason: reason), maskingKey: nextMaskingKey())))
         }
         state = .closed
         actions.append(.closeTransport(info))
@@ -217,7 +223,7 @@ public struct WebSocketConnectionCore: Sendable {
     private mutating func handleControl(_ opcode: WebSocketOpcode, _ payload: [UInt8], into actions: inout [Action]) throws(WebSocketError) {
         switch opcode {
         case .ping:
-            if state == .open { actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, mask: masks))) }
+            if state == .open { actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, maskingKey: nextMaskingKey()))) }
         case .pong where state != .open:
             break
         case .pong:

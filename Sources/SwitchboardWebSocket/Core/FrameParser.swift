@@ -4,8 +4,8 @@ public struct FrameHeader: Sendable, Hashable {
     /// RSV1...RSV3 as the low three bits.
     public var reserved: UInt8
     public var opcode: WebSocketOpcode
-    /// The masking key, present on client-to-server frames.
-    public var maskKey: [UInt8]?
+    /// The masking key as its four bytes lie on the wire, present on client-to-server frames.
+    public var maskKey: UInt32?
     public var payloadLength: UInt64
 }
 
@@ -29,7 +29,7 @@ public struct FrameParser: Sendable {
     private var buffer: [UInt8] = []
     private var readIndex = 0
     private var remaining: UInt64 = 0
-    private var maskKey: [UInt8]?
+    private var maskKey: UInt32?
     private var maskOffset = 0
     private var inPayload = false
 
@@ -66,9 +66,7 @@ public struct FrameParser: Sendable {
             let take = Int(min(UInt64(available), remaining))
             var chunk = Array(buffer[readIndex..<readIndex + take])
             if let maskKey {
-                for index in chunk.indices {
-                    chunk[index] ^= maskKey[(maskOffset + index) & 3]
-                }
+                chunk.withUnsafeMutableBytes { FrameWriter.applyMask(FrameWriter.maskingKey(maskKey, from: maskOffset), to: $0) }
                 maskOffset = (maskOffset + take) & 3
             }
             readIndex += take
@@ -121,9 +119,9 @@ public struct FrameParser: Sendable {
         guard length <= maximumFrameSize else {
             throw .protocolViolation(code: .messageTooBig, reason: "frame of \(length) bytes exceeds the limit of \(maximumFrameSize)")
         }
-        var key: [UInt8]?
+        var key: UInt32?
         if masked {
-            key = Array(buffer[offset..<offset + 4])
+            key = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) }
             offset += 4
         }
         readIndex = offset

@@ -1,37 +1,67 @@
 /// Encodes frames. Clients mask every frame with a fresh random key (RFC 6455 §5.3).
 public enum FrameWriter {
-    /// The bytes of one frame carrying `payload`.
+    /// The bytes of one frame carrying `payload`, masked with a fresh key when `mask` is set.
     public static func frame(
         opcode: WebSocketOpcode, payload: some Collection<UInt8>, fin: Bool = true, mask: Bool
     ) -> [UInt8] {
-        var output: [UInt8] = []
-        let count = payload.count
-        output.reserveCapacity(count + 14)
-        output.append((fin ? 0x80 : 0) | opcode.rawValue)
-        let maskBit: UInt8 = mask ? 0x80 : 0
-        if count < 126 {
-            output.append(maskBit | UInt8(count))
-        } else if count <= 0xFFFF {
-            output.append(maskBit | 126)
-            output.append(UInt8(count >> 8))
-            output.append(UInt8(count & 0xFF))
-        } else {
-            output.append(maskBit | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: UInt64(count) >> UInt64(shift))) }
-        }
-        guard mask else {
-            output.append(contentsOf: payload)
-            return output
-        }
         var generator = SystemRandomNumberGenerator()
-        let key = withUnsafeBytes(of: generator.next() as UInt32) { Array($0) }
-        output.append(contentsOf: key)
-        let start = output.count
-        output.append(contentsOf: payload)
-        output.withUnsafeMutableBufferPointer { buffer in
-            for index in 0..<count { buffer[start + index] ^= key[index & 3] }
+        return frame(opcode: opcode, payload: payload, fin: fin, maskingKey: mask ? generator.next() : nil)
+    }
+
+    /// The bytes of one frame carrying `payload`, masked with `maskingKey` unless it is `nil`.
+    /// Sizes first, then one buffer written once: header, payload, mask in place.
+    public static func frame(
+        opcode: WebSocketOpcode, payload: some Collection<UInt8>, fin: Bool = true, maskingKey: UInt32?
+    ) -> [UInt8] {
+        let count = payload.count
+        let lengthSize = count < 126 ? 0 : count <= 0xFFFF ? 2 : 8
+        let headerSize = 2 + lengthSize + (maskingKey == nil ? 0 : 4)
+        return [UInt8](unsafeUninitializedCapacity: headerSize + count) { buffer, initialized in
+            let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+            buffer[0] = (fin ? 0x80 : 0) | opcode.rawValue
+            switch lengthSize {
+            case 0: buffer[1] = maskBit | UInt8(count)
+            case 2:
+                buffer[1] = maskBit | 126
+                buffer[2] = UInt8(count >> 8)
+                buffer[3] = UInt8(truncatingIfNeeded: count)
+            default:
+                buffer[1] = maskBit | 127
+                for index in 0..<8 { buffer[2 + index] = UInt8(truncatingIfNeeded: UInt64(count) >> UInt64(56 - 8 * index)) }
+            }
+            if let maskingKey {
+                withUnsafeBytes(of: maskingKey) { key in
+                    for index in 0..<4 { buffer[2 + lengthSize + index] = key[index] }
+                }
+            }
+            let body = UnsafeMutableBufferPointer(rebasing: buffer[headerSize...])
+            let copied: Bool? = payload.withContiguousStorageIfAvailable { source in
+                if let base = source.baseAddress { body.baseAddress!.initialize(from: base, count: count) }
+                return true
+            }
+            if copied == nil { _ = body.initialize(from: payload) }
+            if let maskingKey { applyMask(maskingKey, to: UnsafeMutableRawBufferPointer(body)) }
+            initialized = headerSize + count
         }
-        return output
+    }
+
+    /// XORs `bytes` with the key repeated, eight bytes at a time where it can.
+    static func applyMask(_ key: UInt32, to bytes: UnsafeMutableRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        // The key's bytes in memory order, the order the wire applies them in.
+        let wide = UInt64(key) | UInt64(key) << 32
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wide
+            bytes.storeBytes(of: word, toByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        withUnsafeBytes(of: key) { keyBytes in
+            while index < bytes.count {
+                bytes[index] ^= keyBytes[index & 3]
+                index += 1
+            }
+        }
     }
 
     /// The payload of a close frame: the code, then the UTF-8 reason cut to fit 125 bytes.
@@ -46,5 +76,20 @@ public enum FrameWriter {
         }
         payload += reasonBytes
         return payload
+    }
+}
+
+extension FrameWriter {
+    /// `key` as it applies from byte `offset` of the payload on: its bytes rotated.
+    static func maskingKey(_ key: UInt32, from offset: Int) -> UInt32 {
+        let shift = offset & 3
+        guard shift != 0 else { return key }
+        var rotated: UInt32 = 0
+        withUnsafeBytes(of: key) { original in
+            withUnsafeMutableBytes(of: &rotated) { target in
+                for index in 0..<4 { target[index] = original[(index + shift) & 3] }
+            }
+        }
+        return rotated
     }
 }

@@ -60,7 +60,12 @@ public final class ConnectionEventLoop: @unchecked Sendable {
         }
         while true {
             let batch = takeJobsOrSleep()
-            for job in batch { run(job) }
+            if !batch.isEmpty {
+                for job in batch { run(job) }
+                // Nothing new: go round and sleep in poll. More jobs: check the socket
+                // without blocking before running them, so jobs cannot starve reading.
+                if lock.withLock({ jobs.isEmpty }) { continue }
+            }
             if hasBufferedInput() {
                 markAwake()
                 guard readOnce() else { return }
