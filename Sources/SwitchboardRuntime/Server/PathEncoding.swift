@@ -2,24 +2,31 @@ import Foundation
 
 /// Encodes field values into paths, queries and headers, and back.
 public enum PathEncoding {
-    static let unreserved: Set<UInt8> = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8))
+    /// Whether each byte value is in RFC 3986's unreserved set, indexed by the byte.
+    static let unreserved: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8 { table[Int(byte)] = true }
+        return table
+    }()
 
     /// Percent-encodes every byte outside RFC 3986's unreserved set.
     public static func percentEncode(_ value: String) -> String {
-        var output = ""
+        let table = unreserved
+        var output: [UInt8] = []
         output.reserveCapacity(value.utf8.count)
-        let hex = Array("0123456789ABCDEF".utf8)
         for byte in value.utf8 {
-            if unreserved.contains(byte) {
-                output.unicodeScalars.append(Unicode.Scalar(byte))
+            if table[Int(byte)] {
+                output.append(byte)
             } else {
-                output.unicodeScalars.append("%")
-                output.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
-                output.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+                output.append(UInt8(ascii: "%"))
+                output.append(hexDigits[Int(byte >> 4)])
+                output.append(hexDigits[Int(byte & 0xF)])
             }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Decodes `%XX` escapes; `nil` for a bad escape or invalid UTF-8.
     public static func percentDecode(_ value: Substring) -> String? {

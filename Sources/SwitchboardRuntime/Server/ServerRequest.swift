@@ -17,12 +17,15 @@ public struct ServerRequest: Sendable {
     }
 
     /// The path without its query string.
-    public var pathWithoutQuery: Substring { path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0] }
+    public var pathWithoutQuery: Substring {
+        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return path[...] }
+        return path[..<mark]
+    }
 
     /// The query string, or an empty one.
     public var query: Substring {
-        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        return parts.count > 1 ? parts[1] : ""
+        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        return path[path.utf8.index(after: mark)...]
     }
 }
 

@@ -1,0 +1,23 @@
+import Foundation
+@testable import SwitchboardChat
+import Testing
+
+/// Header lines are trimmed as Foundation's `.whitespaces` trims them, without Foundation.
+@Suite struct EnvelopeHeadersTests {
+    @Test func trimmingAgreesWithFoundation() {
+        let pieces = ["", " ", "\t", "\u{00A0}", "\u{3000}", "\u{2009}", "\n", "\r", "a", "é", "x y", "😀", ":", "\u{200B}", "\u{1680}", "\u{202F}", "\u{205F}", "\u{200C}", "\u{180E}", "\u{FEFF}", "\u{0B}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let text = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(EnvelopeHeaders.trimmed(text[...]) == text.trimmingCharacters(in: .whitespaces), "\(Array(text.unicodeScalars))")
+        }
+    }
+
+    @Test func linesSplitAtTheFirstColon() {
+        let headers = EnvelopeHeaders.decode(["Content-Type: application/x-protobuf", "X-Odd :a:b ", "no colon", "\tEmpty:"])
+        #expect(headers["content-type"] == "application/x-protobuf")
+        #expect(headers["X-Odd"] == "a:b")
+        #expect(headers["Empty"] == "")
+        #expect(headers.fields.count == 3)
+    }
+}
