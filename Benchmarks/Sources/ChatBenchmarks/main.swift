@@ -150,10 +150,6 @@ let scenarios: [Scenario] = [
      { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
 ]
 
-if ProcessInfo.processInfo.environment["ONLY_PINNED"] != nil {
-    for _ in 0..<3 { let r = try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: serialCount, pinned: true); print(percentile(r.latencies, 0.5)) }
-    exit(0)
-}
 print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
 print("|---|---|---:|---:|---:|---:|")
 for scenario in scenarios {

@@ -143,6 +143,17 @@ public struct WebSocketConnectionCore: Sendable {
     public mutating func receive(_ bytes: some Sequence<UInt8>) -> [Action] {
         guard state != .closed else { return [] }
         parser.append(bytes)
+        return parseBuffered()
+    }
+
+    /// Feeds received bytes; an array is taken without a copy when nothing is pending.
+    public mutating func receive(_ bytes: [UInt8]) -> [Action] {
+        guard state != .closed else { return [] }
+        parser.append(bytes)
+        return parseBuffered()
+    }
+
+    private mutating func parseBuffered() -> [Action] {
         var actions: [Action] = []
         do throws(WebSocketError) {
             while state != .closed, let event = try parser.next() {
@@ -188,7 +199,6 @@ public struct WebSocketConnectionCore: Sendable {
             guard UInt64(messageBuffer.count) + header.payloadLength <= UInt64(configuration.maximumMessageSize) else {
                 throw .protocolViolation(code: .messageTooBig, reason: "message exceeds \(configuration.maximumMessageSize) bytes")
             }
-            messageBuffer.reserveCapacity(messageBuffer.count + Int(header.payloadLength))
         case let .payload(chunk):
             guard let header = frameHeader else { return }
             if header.opcode.isControl {
@@ -197,7 +207,8 @@ public struct WebSocketConnectionCore: Sendable {
                 if messageOpcode == .text, !validator.feed(chunk) {
                     throw .protocolViolation(code: .invalidPayload, reason: "invalid UTF-8 in a text message")
                 }
-                messageBuffer += chunk
+                // A message in one chunk (the common case) takes the chunk's storage as is.
+                if messageBuffer.isEmpty { messageBuffer = chunk } else { messageBuffer += chunk }
             }
         case .frameEnd:
             guard let header = frameHeader else { return }

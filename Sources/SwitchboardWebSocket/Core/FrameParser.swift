@@ -51,6 +51,16 @@ public struct FrameParser: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Adds received bytes; when everything before was consumed, the array is kept as is.
+    public mutating func append(_ bytes: [UInt8]) {
+        guard readIndex == buffer.count else {
+            append(bytes[...])
+            return
+        }
+        buffer = bytes
+        readIndex = 0
+    }
+
     /// Bytes received but not yet parsed.
     public var bufferedCount: Int { buffer.count - readIndex }
 
