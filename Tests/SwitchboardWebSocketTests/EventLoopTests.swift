@@ -56,23 +56,65 @@ import Testing
         #expect(outcome?.onLoop == 300)
     }
 
-    @Test func jobsFromOtherThreadsWakeAnIdleLoop() async throws {
+    @Test func jobsFromOtherThreadsNeverWaitForAnIdleLoop() async throws {
         let server = try Self.echoServer()
         defer { server.stop() }
         let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
-        // No traffic: the loop sleeps in poll, so only the wake pipe can get these run.
-        let ranOnLoop = await Self.within(20) {
-            await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<500 {
-                    group.addTask { await client.eventLoop.startTask { client.eventLoop.isCurrent }.value }
+        // No traffic: the reader thread is blocked on the socket, so these run on the pool.
+        let finished = await Self.within(20) {
+            await withTaskGroup(of: Int.self) { group in
+                for index in 0..<500 {
+                    group.addTask { await client.eventLoop.startTask { index }.value }
                 }
-                var count = 0
-                for await onLoop in group where onLoop { count += 1 }
-                return count
+                var seen = Set<Int>()
+                for await index in group { seen.insert(index) }
+                return seen.count
             }
         }
         await client.close()
-        #expect(ranOnLoop == 500)
+        #expect(finished == 500)
+    }
+
+    @Test func aTaskThatNeverSuspendsForLongCannotStarveTheSocket() async throws {
+        let server = try Self.echoServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        let stop = ManagedFlag()
+        // Started from the reader thread while it runs jobs, so the spinner queues there; it
+        // is always ready to run again, so the loop always has a job queued.
+        let (startedOnLoop, spinner) = await withTaskExecutorPreference(client.eventLoop) { () -> (Bool, Task<Int, Never>) in
+            var messages = client.messages.makeAsyncIterator()
+            try? await client.send(binary: Data([255]))
+            _ = await messages.next()
+            let spinner = client.eventLoop.startTask { () -> Int in
+                var turnsOnLoop = 0
+                let deadline = ContinuousClock.now + .seconds(15)
+                while !stop.isSet, ContinuousClock.now < deadline {
+                    await Task.yield()
+                    if client.eventLoop.isCurrent { turnsOnLoop += 1 }
+                }
+                return turnsOnLoop
+            }
+            return (client.eventLoop.isCurrent, spinner)
+        }
+        #expect(startedOnLoop)
+        // Well inside the spinner's 15 s: a starved socket would not answer in time.
+        let echoed = await Self.within(5) { () -> Int in
+            var messages = client.messages.makeAsyncIterator()
+            var count = 0
+            for index in 0..<50 {
+                let payload = Data([UInt8(index)])
+                guard (try? await client.send(binary: payload)) != nil, await messages.next() == .binary(payload) else { break }
+                count += 1
+            }
+            return count
+        }
+        stop.set()
+        let turnsOnLoop = await spinner.value
+        await client.close()
+        #expect(echoed == 50)
+        // The spinner did hold the reader thread (an echo's wake-up catches it there).
+        #expect(turnsOnLoop > 0)
     }
 
     @Test func pinnedTasksKeepRunningAfterTheConnectionEnds() async throws {
@@ -93,4 +135,12 @@ import Testing
         #expect(result?.stillOnLoop == false)
         #expect(result?.afterSleep == true)
     }
+}
+
+/// A flag set once, read from any thread.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

@@ -1,100 +1,62 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The thread that reads one connection's socket, which is also a task executor.
 ///
 /// A task that prefers this executor (`withTaskExecutorPreference(connection.eventLoop)`, or
-/// `Task(executorPreference:)`) runs on the reader thread: when a message it awaits arrives,
-/// it continues right there, after the read, instead of waking a thread of the global pool.
+/// `Task(executorPreference:)`) continues on the reader thread when a message it awaits
+/// arrives: right there, after the read, instead of waking a thread of the global pool.
 /// That halves the thread wake-ups of a request and its answer, as running on a swift-nio
 /// event loop does. Such a task must not block: while it runs, the socket is not read.
 ///
-/// Jobs that arrive after the connection has ended run on the global concurrent executor,
-/// so a task that still prefers this executor keeps working.
+/// The thread waits in a plain blocking read, as a thread-per-connection echo does, so a
+/// message costs no more system calls than it does there. A job that arrives from another
+/// thread while the loop waits for the socket therefore runs on the global concurrent
+/// executor rather than waking it (a preference is not a promise); so does every job after
+/// the connection has ended, so a task that still prefers this executor keeps working.
 public final class ConnectionEventLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [UnownedJob] = []
-    /// The loop sleeps in `poll` and needs the wake pipe to see new jobs.
-    private var isSleeping = false
-    /// A wake byte is on its way; one is enough.
-    private var wakeSent = false
+    /// The thread is blocked reading the socket and cannot take jobs.
+    private var isWaitingForSocket = false
     private var hasEnded = false
     /// The reader thread, while the loop runs.
     private var thread: Thread?
-    /// The pipe that wakes `poll` when a job arrives from another thread; `-1` if none.
-    private let wakeReader: Int32
-    private let wakeWriter: Int32
 
-    init() {
-        var descriptors: [Int32] = [-1, -1]
-        if pipe(&descriptors) == 0 {
-            for descriptor in descriptors {
-                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            }
-        }
-        wakeReader = descriptors[0]
-        wakeWriter = descriptors[1]
-    }
+    init() {}
 
-    /// Closed only here: an enqueuer may still be writing its wake byte when the loop ends.
-    deinit {
-        if wakeReader >= 0 { _ = close(wakeReader) }
-        if wakeWriter >= 0 { _ = close(wakeWriter) }
-    }
-
-    /// Runs jobs and reads until `readOnce` returns `false`, on the calling thread.
-    /// `readOnce` is called when `descriptor` is readable or `hasBufferedInput` says bytes
-    /// wait above it; without a descriptor the loop just reads, and jobs go to the global pool.
-    func run(descriptor: Int32?, hasBufferedInput: () -> Bool, readOnce: () -> Bool) {
+    /// Runs jobs and reads on the calling thread until `handle` returns `false`: `read`
+    /// blocks for the socket's next bytes, `handle` feeds them to the engine, whose resumed
+    /// tasks then run here. `isReadable` says, without blocking, whether a read would return
+    /// at once; it is asked only when jobs keep coming, so they cannot starve the socket.
+    func run<Chunk>(isReadable: () -> Bool, read: () -> Chunk, handle: (Chunk) -> Bool) {
         lock.withLock { thread = Thread.current }
         defer { end() }
-        guard let descriptor, wakeReader >= 0 else {
-            end()
-            while readOnce() {}
-            return
-        }
+        var batchesWithoutReading = 0
         while true {
-            let batch = takeJobsOrSleep()
-            if !batch.isEmpty {
-                for job in batch { run(job) }
-                // Nothing new: go round and sleep in poll. More jobs: check the socket
-                // without blocking before running them, so jobs cannot starve reading.
-                if lock.withLock({ jobs.isEmpty }) { continue }
-            }
-            if hasBufferedInput() {
-                markAwake()
-                guard readOnce() else { return }
+            let batch = takeJobsOrWaitForSocket()
+            if batch.isEmpty {
+                let chunk = read()
+                // Awake before handling, so the tasks the bytes resume queue here.
+                lock.withLock { isWaitingForSocket = false }
+                guard handle(chunk) else { return }
+                batchesWithoutReading = 0
                 continue
             }
-            var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&watched, 2, batch.isEmpty ? -1 : 0)
-            markAwake()
-            if ready < 0 {
-                if errno == EINTR { continue }
-                // poll itself failed: fall back to plain reads rather than spin.
-                end()
-                while readOnce() {}
-                return
-            }
-            if watched[1].revents != 0 { drainWakePipe() }
-            if watched[0].revents != 0 {
-                guard readOnce() else { return }
+            for job in batch { run(job) }
+            batchesWithoutReading += 1
+            if batchesWithoutReading >= 16 {
+                batchesWithoutReading = 0
+                if isReadable() { guard handle(read()) else { return } }
             }
         }
     }
 
-    /// The queued jobs; when there are none, marks the loop as about to sleep, under the same
-    /// lock, so an enqueuer cannot slip a job in unseen.
-    private func takeJobsOrSleep() -> [UnownedJob] {
+    /// The queued jobs; when there are none, marks the thread as about to block on the
+    /// socket, under the same lock, so a job cannot slip in unseen.
+    private func takeJobsOrWaitForSocket() -> [UnownedJob] {
         lock.withLock {
             if jobs.isEmpty {
-                isSleeping = true
+                isWaitingForSocket = true
                 return []
             }
             defer { jobs = [] }
@@ -102,33 +64,15 @@ public final class ConnectionEventLoop: @unchecked Sendable {
         }
     }
 
-    private func markAwake() {
-        lock.withLock { isSleeping = false }
-    }
-
-    private func drainWakePipe() {
-        lock.withLock { wakeSent = false }
-        var scratch = [UInt8](repeating: 0, count: 64)
-        while scratch.withUnsafeMutableBytes({ read(wakeReader, $0.baseAddress, $0.count) }) > 0 {}
-    }
-
-    /// Queues a job for the loop, waking it if it sleeps; after the end, the global pool runs it.
+    /// Queues a job for the loop; while the loop waits for the socket, or after it ended,
+    /// the global pool runs it instead.
     func schedule(_ job: UnownedJob) {
-        enum Route { case queued, wake, global }
-        let route: Route = lock.withLock {
-            if hasEnded { return .global }
+        let queued: Bool = lock.withLock {
+            if hasEnded || isWaitingForSocket { return false }
             jobs.append(job)
-            guard isSleeping, !wakeSent else { return .queued }
-            wakeSent = true
-            return .wake
+            return true
         }
-        switch route {
-        case .queued: return
-        case .wake:
-            var byte: UInt8 = 1
-            _ = write(wakeWriter, &byte, 1)
-        case .global: runElsewhere(job)
-        }
+        if !queued { runElsewhere(job) }
     }
 
     /// From now on jobs go to the global pool, and so do those still queued.

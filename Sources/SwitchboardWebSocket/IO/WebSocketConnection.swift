@@ -229,25 +229,33 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     private func readLoop() {
         let stream = self.stream
-        eventLoop.run(descriptor: stream.pollDescriptor, hasBufferedInput: { stream.hasBufferedInput }, readOnce: readOnce)
+        eventLoop.run(isReadable: { stream.hasBufferedInput || stream.pollDescriptor.map(Self.isReadable) ?? false },
+                      read: readChunk, handle: handle)
     }
 
-    /// One read from the socket into the engine; `false` once the connection is over.
-    private func readOnce() -> Bool {
-        guard closeInfo == nil else { return false }
-        let bytes: [UInt8]
+    private static func isReadable(_ descriptor: Int32) -> Bool {
+        var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&watched, 1, 0) > 0
+    }
+
+    /// The socket's next bytes (blocking); empty when it ended.
+    private func readChunk() -> [UInt8] {
+        guard closeInfo == nil else { return [] }
         do throws(WebSocketError) {
-            bytes = try stream.read(maximum: options.readChunkSize)
+            return try stream.read(maximum: options.readChunkSize)
         } catch {
-            transportEnded()
-            return false
+            return []
         }
+    }
+
+    /// Feeds bytes to the engine; `false` once the connection is over.
+    private func handle(_ bytes: [UInt8]) -> Bool {
         if bytes.isEmpty {
             transportEnded()
             return false
         }
         process(core: { $0.receive(bytes) })
-        return true
+        return closeInfo == nil
     }
 
     /// The socket ended under the reader. If the engine had already closed, the thread that
