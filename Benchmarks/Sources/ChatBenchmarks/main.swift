@@ -150,6 +150,43 @@ let scenarios: [Scenario] = [
      { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
 ]
 
+if ProcessInfo.processInfo.environment["ONLY_PARTS"] != nil {
+    struct Canned: DeadlineEnforcingTransport {
+        typealias Auth = Authenticated
+        let response: RPCResponse
+        func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse { response }
+    }
+    let okResponse = RPCResponse(status: 200, headers: ["Content-Type": "application/x-protobuf"], body: SendMessageResponse(needsSync: true).serializedData(), message: "OK")
+    let cannedClient = MessagesClient(transport: Canned(response: okResponse))
+    let router = RPCRouter(routes: BenchmarkMessages().routes)
+    let serverRequest = ServerRequest(verb: "PUT", path: "/v1/messages/" + request.destination,
+                                      headers: ["Accept": "application/x-protobuf", "Content-Type": "application/x-protobuf"], body: { var r = request; r.destination = ""; return r.serializedData() }())
+    func measure(_ name: String, _ body: @escaping @Sendable () async -> Void) async {
+        let ns = await Task.detached { () -> Double in
+            for _ in 0..<2000 { await body() }
+            let start = now()
+            for _ in 0..<20000 { await body() }
+            return Double(now() - start) / 20000
+        }.value
+        print(name, String(format: "%.0f ns", ns))
+    }
+    if ProcessInfo.processInfo.environment["ONLY_CLIENT"] != nil {
+        for _ in 0..<10 { await measure("client: generated call over a canned transport") { _ = await cannedClient.sendMessage(request) } }
+        exit(0)
+    }
+    if ProcessInfo.processInfo.environment["ONLY_ROUTER"] != nil {
+        for _ in 0..<10 { await measure("server: router.handle") { _ = await router.handle(serverRequest, auth: .account) } }
+        exit(0)
+    }
+    for _ in 0..<2 {
+        await measure("client: generated call over a canned transport") { _ = await cannedClient.sendMessage(request) }
+        await measure("server: router.handle") { _ = await router.handle(serverRequest, auth: .account) }
+        await measure("task: create and await a task") { await Task { 1 }.value }
+        await measure("continuation: withCheckedContinuation resumed at once") { await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in c.resume(returning: 1) } }
+        await measure("cancellation handler: withTaskCancellationHandler") { await withTaskCancellationHandler { 1 } onCancel: {} }
+    }
+    exit(0)
+}
 print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
 print("|---|---|---:|---:|---:|---:|")
 for scenario in scenarios {

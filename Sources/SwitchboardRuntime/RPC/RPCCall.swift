@@ -16,7 +16,7 @@ public enum RPCCall {
         let timeout = options.timeout ?? request.endpoint.defaultTimeout
         if let timeout { request.deadline = ContinuousClock.now.advanced(by: timeout) }
         if Task.isCancelled { return .failure(.cancelled) }
-        if transport is any DeadlineEnforcingTransport {
+        if transport.enforcesDeadlines {
             do throws(TransportError) {
                 return .success(try await transport.send(request))
             } catch {

@@ -11,9 +11,22 @@ public protocol RPCTransport<Auth>: Sendable {
     /// cancelled; ``RPCCall`` enforces deadlines and cancellation on top, unless the
     /// transport is a ``DeadlineEnforcingTransport`` that promises to do so itself.
     func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse
+
+    /// Whether the transport enforces deadlines and cancellation itself; `true` exactly
+    /// for a ``DeadlineEnforcingTransport``. A requirement, so ``RPCCall`` asks the witness
+    /// table instead of casting to an existential on every call.
+    var enforcesDeadlines: Bool { get }
+}
+
+extension RPCTransport {
+    public var enforcesDeadlines: Bool { false }
 }
 
 /// A transport that enforces ``RPCRequest/deadline`` (failing with `timeout`) and task
 /// cancellation (failing with `cancelled`) itself. ``RPCCall`` then calls it directly
 /// instead of racing it against a timer task, which saves two task hops per call.
 public protocol DeadlineEnforcingTransport<Auth>: RPCTransport {}
+
+extension DeadlineEnforcingTransport {
+    public var enforcesDeadlines: Bool { true }
+}

@@ -12,6 +12,8 @@ public enum PathEncoding {
     /// Percent-encodes every byte outside RFC 3986's unreserved set.
     public static func percentEncode(_ value: String) -> String {
         let table = unreserved
+        // Most values (ids, hashes in base64url) need no escape: keep the string as it is.
+        if value.utf8.allSatisfy({ table[Int($0)] }) { return value }
         var output: [UInt8] = []
         output.reserveCapacity(value.utf8.count)
         for byte in value.utf8 {
