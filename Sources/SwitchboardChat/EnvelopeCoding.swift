@@ -12,7 +12,7 @@ enum EnvelopeHeaders {
     static func decode(_ lines: [String]) -> RPCHeaders {
         var headers = RPCHeaders()
         for line in lines {
-            guard let colon = line.utf8.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            guard let colon = line.firstIndex(ofASCII: UInt8(ascii: ":")) else { continue }
             headers.add(trimmed(line[..<colon]), trimmed(line[line.utf8.index(after: colon)...]))
         }
         return headers

@@ -32,6 +32,8 @@ public enum PathEncoding {
 
     /// Decodes `%XX` escapes; `nil` for a bad escape or invalid UTF-8.
     public static func percentDecode(_ value: Substring) -> String? {
+        // Without escapes there is nothing to decode, and a Swift string is valid UTF-8.
+        if !value.containsASCII(UInt8(ascii: "%")) { return String(value) }
         var bytes: [UInt8] = []
         var iterator = Array(value.utf8).makeIterator()
         while let byte = iterator.next() {

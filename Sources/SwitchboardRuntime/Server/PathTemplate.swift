@@ -25,24 +25,29 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// The still-encoded values of the parameters if `path` (without query) matches.
     public func match(_ path: Substring) -> [String: String]? {
-        // Walks the path's bytes once instead of splitting it: this runs on every request.
-        let utf8 = path.utf8
+        if let result = path.utf8.withContiguousStorageIfAvailable({ match(bytes: $0) }) { return result }
+        return Array(path.utf8).withUnsafeBufferPointer { match(bytes: $0) }
+    }
+
+    /// Walks the path's bytes once instead of splitting it: this runs on every request.
+    private func match(bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
         let slash = UInt8(ascii: "/")
-        guard let firstSlash = utf8.firstIndex(of: slash) else { return segments.isEmpty ? [:] : nil }
-        var start = utf8.index(after: firstSlash)
+        guard let firstSlash = bytes.firstIndex(of: slash) else { return segments.isEmpty ? [:] : nil }
+        var start = firstSlash + 1
         var parameters: [String: String] = [:]
         for (position, segment) in segments.enumerated() {
-            let end = utf8[start...].firstIndex(of: slash) ?? utf8.endIndex
-            let part = path[start..<end]
+            var end = start
+            while end < bytes.count, bytes[end] != slash { end += 1 }
+            let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
             switch segment {
             case let .literal(text):
-                guard part == text else { return nil }
+                guard text.utf8.elementsEqual(part) else { return nil }
             case let .parameter(name):
                 guard !part.isEmpty else { return nil }
-                parameters[name] = String(part)
+                parameters[name] = String(decoding: part, as: UTF8.self)
             }
-            if end == utf8.endIndex { return position == segments.count - 1 ? parameters : nil }
-            start = utf8.index(after: end)
+            if end == bytes.count { return position == segments.count - 1 ? parameters : nil }
+            start = end + 1
         }
         // More segments in the path than in the template.
         return nil

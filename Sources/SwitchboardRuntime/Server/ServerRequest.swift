@@ -18,13 +18,13 @@ public struct ServerRequest: Sendable {
 
     /// The path without its query string.
     public var pathWithoutQuery: Substring {
-        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return path[...] }
+        guard let mark = path.firstIndex(ofASCII: UInt8(ascii: "?")) else { return path[...] }
         return path[..<mark]
     }
 
     /// The query string, or an empty one.
     public var query: Substring {
-        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        guard let mark = path.firstIndex(ofASCII: UInt8(ascii: "?")) else { return "" }
         return path[path.utf8.index(after: mark)...]
     }
 }
