@@ -144,18 +144,18 @@ Goal: a typed request and response within 2× of a raw-TCP round trip. The calle
 the global pool and pinned to the connection's event loop (as above); \`ChatServer\` runs its
 handlers on each connection's event loop.
 
-Not met. Over runs on 2026-11-22 the pinned serial median was 78–88 µs and the default 97–135 µs
-(2026-11-21: 120–155 µs), against a raw floor of 26 µs (3.0–3.4× pinned), or of 11–12 µs in
-runs where the raw echo's two threads share a core (7×). With 64 in flight the pinned caller
-reaches 38–41k requests/s and the default 30–31k (2026-11-21: 16–22k). Where the time goes: the
-WebSocket round trip alone is about 35 µs pinned (above); a typed call through
-\`InProcessTransport\` (generated client, router, handler and codecs, no socket) costs about 10 µs;
-the remaining 35 µs or so of CPU per call is spread over the envelope, header strings, pending-
-request bookkeeping, continuations and the per-request server task. A perf profile shows no single
-symbol above 6%, so the next step is fewer allocations and hops across that whole path rather
-than one fix. The changes of 2026-11-22 removed Foundation string trimming from header decoding (it cost
-about 15% of a call), matched path templates in one pass, and halved the thread wake-ups with
-the event loop.
+Not met. Over runs on 2026-11-22 the pinned serial median was 67–88 µs and the default
+97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 25–28 µs (2.7–3.4× pinned), or of
+11–12 µs in runs where the raw echo's two threads share a core (7×). With 64 in flight the pinned
+caller reaches 38–44k requests/s and the default 30–37k (2026-11-21: 16–22k). The table below
+times each layer alone, hot, on one thread: together they come to about 13 µs, and the WebSocket
+round trip pinned to about 35 µs (above). The rest, 20–35 µs, is the glue between them (pending-
+request bookkeeping, continuations, header strings, the hop into each server task) and running
+all of it with cold caches once per round trip: a perf profile of the pinned run shows no symbol
+above 4%. Reaching 2× needs fewer allocations and hops along the whole path, not one fix. The
+changes of 2026-11-22: the event loop (half the thread wake-ups), header trimming without
+Foundation (it was about 15% of a call), routing and percent-decoding on contiguous bytes, and a
+protocol requirement instead of an existential cast in \`RPCCall\`.
 
 ## Reproduce
 

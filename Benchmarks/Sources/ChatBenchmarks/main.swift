@@ -150,43 +150,6 @@ let scenarios: [Scenario] = [
      { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
 ]
 
-if ProcessInfo.processInfo.environment["ONLY_PARTS"] != nil {
-    struct Canned: DeadlineEnforcingTransport {
-        typealias Auth = Authenticated
-        let response: RPCResponse
-        func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse { response }
-    }
-    let okResponse = RPCResponse(status: 200, headers: ["Content-Type": "application/x-protobuf"], body: SendMessageResponse(needsSync: true).serializedData(), message: "OK")
-    let cannedClient = MessagesClient(transport: Canned(response: okResponse))
-    let router = RPCRouter(routes: BenchmarkMessages().routes)
-    let serverRequest = ServerRequest(verb: "PUT", path: "/v1/messages/" + request.destination,
-                                      headers: ["Accept": "application/x-protobuf", "Content-Type": "application/x-protobuf"], body: { var r = request; r.destination = ""; return r.serializedData() }())
-    func measure(_ name: String, _ body: @escaping @Sendable () async -> Void) async {
-        let ns = await Task.detached { () -> Double in
-            for _ in 0..<2000 { await body() }
-            let start = now()
-            for _ in 0..<20000 { await body() }
-            return Double(now() - start) / 20000
-        }.value
-        print(name, String(format: "%.0f ns", ns))
-    }
-    if ProcessInfo.processInfo.environment["ONLY_CLIENT"] != nil {
-        for _ in 0..<10 { await measure("client: generated call over a canned transport") { _ = await cannedClient.sendMessage(request) } }
-        exit(0)
-    }
-    if ProcessInfo.processInfo.environment["ONLY_ROUTER"] != nil {
-        for _ in 0..<10 { await measure("server: router.handle") { _ = await router.handle(serverRequest, auth: .account) } }
-        exit(0)
-    }
-    for _ in 0..<2 {
-        await measure("client: generated call over a canned transport") { _ = await cannedClient.sendMessage(request) }
-        await measure("server: router.handle") { _ = await router.handle(serverRequest, auth: .account) }
-        await measure("task: create and await a task") { await Task { 1 }.value }
-        await measure("continuation: withCheckedContinuation resumed at once") { await withCheckedContinuation { (c: CheckedContinuation<Int, Never>) in c.resume(returning: 1) } }
-        await measure("cancellation handler: withTaskCancellationHandler") { await withTaskCancellationHandler { 1 } onCancel: {} }
-    }
-    exit(0)
-}
 print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
 print("|---|---|---:|---:|---:|---:|")
 for scenario in scenarios {
@@ -209,3 +172,48 @@ for scenario in scenarios {
 }
 server.stop()
 raw.close()
+
+// MARK: Where a call's time goes, layer by layer, without sockets.
+
+/// Answers every request with the same response at once, so only the caller's side runs.
+struct CannedTransport: DeadlineEnforcingTransport {
+    typealias Auth = Authenticated
+    let response: RPCResponse
+    func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse { response }
+}
+
+/// Nanoseconds per run of `body`, in a detached task (off the main actor), after a warm-up.
+func nanoseconds(_ body: @escaping @Sendable () async -> Void) async -> Double {
+    await Task.detached { () -> Double in
+        for _ in 0..<2000 { await body() }
+        let start = now()
+        for _ in 0..<20000 { await body() }
+        return Double(now() - start) / 20000
+    }.value
+}
+
+let cannedClient = MessagesClient(transport: CannedTransport(response: RPCResponse(
+    status: 200, headers: ["Content-Type": "application/x-protobuf"], body: SendMessageResponse(needsSync: true).serializedData(), message: "OK")))
+let router = RPCRouter(routes: BenchmarkMessages().routes)
+let routedRequest = ServerRequest(verb: "PUT", path: "/v1/messages/" + request.destination,
+                                  headers: ["Accept": "application/x-protobuf", "Content-Type": "application/x-protobuf"],
+                                  body: { var body = request; body.destination = ""; return body.serializedData() }())
+let envelope = WebSocketMessage(type: .request, request: WebSocketRequestMessage(
+    verb: "PUT", path: routedRequest.path, body: routedRequest.body,
+    headers: ["Accept:application/x-protobuf", "Content-Type:application/x-protobuf"], id: 1))
+let envelopeBytes = envelope.serializedData()
+let layers: [(String, @Sendable () async -> Void)] = [
+    ("generated client call over a transport that answers at once (encode, `RPCCall`, decode)", { _ = await cannedClient.sendMessage(request) }),
+    ("`RPCRouter.handle`: match, bind, decode, handler, encode", { _ = await router.handle(routedRequest, auth: .account) }),
+    ("envelope encode (`WebSocketMessage` request)", { _ = envelope.serializedData() }),
+    ("envelope decode", { _ = try? WebSocketMessage(serializedData: envelopeBytes) }),
+    ("create and await a task (the server starts one per request)", { _ = await Task { 1 }.value }),
+]
+print("")
+print("| Layer (no sockets, one thread) | Time per call |")
+print("|---|---:|")
+for (name, body) in layers {
+    var best = Double.infinity
+    for _ in 0..<3 { best = min(best, await nanoseconds(body)) }
+    print("| \(name) | \(microseconds(best)) |")
+}
