@@ -125,9 +125,9 @@ event loop would. The reader waits in a plain blocking read, so a pinned round t
 same system calls and thread wake-ups as the raw echo; what remains is framing, masking and the
 resumption. On the global pool each message costs one more wake-up (reader thread to pool thread).
 
-Across runs on 2026-11-22: pinned, the median round trip was 1.27–1.37× raw TCP (goal met); on the
+Across runs on 2026-11-22: pinned, the median round trip was 1.27–1.44× raw TCP (goal met); on the
 global pool 2.05–2.5× (goal not met for the default). Our server's throughput against the
-swift-nio server's was 1.14–1.62× (goal met). Before the event loop, the client was 2.2–2.8×.
+swift-nio server's was 1.09–1.62× (goal met). Before the event loop, the client was 2.2–2.8×.
 
 ## Chat RPC
 
@@ -145,11 +145,11 @@ the global pool and pinned to the connection's event loop (as above); \`ChatServ
 handlers on each connection's event loop.
 
 Not met. Over runs on 2026-11-22 the pinned serial median was 67–88 µs and the default
-97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 25–28 µs (2.7–3.4× pinned), or of
+97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 25–30 µs (2.7–3.4× pinned), or of
 11–12 µs in runs where the raw echo's two threads share a core (7×). With 64 in flight the pinned
-caller reaches 38–44k requests/s and the default 30–37k (2026-11-21: 16–22k). The table below
+caller reaches 32–44k requests/s and the default 25–37k (2026-11-21: 16–22k). The second table above
 times each layer alone, hot, on one thread: together they come to about 13 µs, and the WebSocket
-round trip pinned to about 35 µs (above). The rest, 20–35 µs, is the glue between them (pending-
+round trip pinned to about 35–45 µs (above). The rest, 20–35 µs, is the glue between them (pending-
 request bookkeeping, continuations, header strings, the hop into each server task) and running
 all of it with cold caches once per round trip: a perf profile of the pinned run shows no symbol
 above 4%. Reaching 2× needs fewer allocations and hops along the whole path, not one fix. The

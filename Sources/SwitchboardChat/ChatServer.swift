@@ -6,6 +6,11 @@ import SwitchboardWebSocket
 /// A mock chat server on our WebSocket server: it checks credentials at the upgrade,
 /// routes enveloped requests to generated handlers by verb and path, and can push
 /// requests to connected clients and await their acknowledgement.
+///
+/// Handlers run as tasks on their connection's reader thread (its event loop), so a request
+/// and its answer wake no other thread. A handler may await anything, including a push on
+/// the same connection, but must not block the thread (a semaphore, synchronous I/O, long
+/// computation): while it does, that connection reads nothing.
 public final class ChatServer: @unchecked Sendable {
     /// What the authenticator decides for an upgrade's `Authorization` header.
     public enum AuthDecision: Sendable {

@@ -76,3 +76,12 @@ extension MaskingTests {
         }
     }
 }
+
+extension MaskingTests {
+    /// RFC 6455 §5.7: "Hello" in one masked text frame with the key 37 fa 21 3d.
+    @Test func maskedHelloFromTheRFC() {
+        let key = [UInt8]([0x37, 0xFA, 0x21, 0x3D]).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+        let frame = FrameWriter.frame(opcode: .text, payload: Array("Hello".utf8), maskingKey: key)
+        #expect(frame == [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58])
+    }
+}

@@ -14,7 +14,8 @@ public protocol RPCTransport<Auth>: Sendable {
 
     /// Whether the transport enforces deadlines and cancellation itself; `true` exactly
     /// for a ``DeadlineEnforcingTransport``. A requirement, so ``RPCCall`` asks the witness
-    /// table instead of casting to an existential on every call.
+    /// table instead of casting to an existential on every call. Do not implement it: conform
+    /// to ``DeadlineEnforcingTransport`` instead, or calls may go without a deadline.
     var enforcesDeadlines: Bool { get }
 }
 

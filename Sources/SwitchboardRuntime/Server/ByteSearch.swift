@@ -4,6 +4,8 @@
 extension StringProtocol {
     /// The index of the first `byte` (an ASCII delimiter such as `?` or `/`), if any.
     package func firstIndex(ofASCII byte: UInt8) -> Index? {
+        // An ASCII byte never occurs inside a multi-byte scalar, so its index is a boundary.
+        assert(byte < 0x80, "only ASCII delimiters")
         let found: Int?? = utf8.withContiguousStorageIfAvailable { $0.firstIndex(of: byte) }
         guard let found else { return utf8.firstIndex(of: byte) }
         return found.map { utf8.index(utf8.startIndex, offsetBy: $0) }

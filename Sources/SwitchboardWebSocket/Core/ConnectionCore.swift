@@ -74,6 +74,7 @@ public struct WebSocketConnectionCore: Sendable {
     }
 
     var masks: Bool { role == .client }
+    /// Keys not yet used. A copy of the core shares them, so only one copy may send.
     private var maskingKeys = MaskingKeys()
 
     /// A fresh key for the client's next frame; servers do not mask.

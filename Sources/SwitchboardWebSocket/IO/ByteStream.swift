@@ -13,16 +13,8 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Writes what fits without blocking and returns how many bytes that was; 0 when the
     /// stream cannot tell (the caller then writes on a thread that may block).
     func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int
-    /// The descriptor that polls readable when `read` has something, so the reader thread
-    /// can also run tasks while it waits; `nil` if the stream cannot be polled.
-    var pollDescriptor: Int32? { get }
-    /// Whether bytes already wait above the descriptor (decrypted TLS records), which
-    /// polling the descriptor would not show.
-    var hasBufferedInput: Bool { get }
 }
 
 extension ByteStream {
     public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int { 0 }
-    public var pollDescriptor: Int32? { nil }
-    public var hasBufferedInput: Bool { false }
 }

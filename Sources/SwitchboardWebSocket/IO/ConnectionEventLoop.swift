@@ -12,7 +12,8 @@ import Foundation
 /// message costs no more system calls than it does there. A job that arrives from another
 /// thread while the loop waits for the socket therefore runs on the global concurrent
 /// executor rather than waking it (a preference is not a promise); so does every job after
-/// the connection has ended, so a task that still prefers this executor keeps working.
+/// the connection has ended, so a task that still prefers this executor keeps working, and
+/// so do queued jobs when jobs have kept the thread from reading for 16 batches in a row.
 public final class ConnectionEventLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [UnownedJob] = []
@@ -26,14 +27,15 @@ public final class ConnectionEventLoop: @unchecked Sendable {
 
     /// Runs jobs and reads on the calling thread until `handle` returns `false`: `read`
     /// blocks for the socket's next bytes, `handle` feeds them to the engine, whose resumed
-    /// tasks then run here. `isReadable` says, without blocking, whether a read would return
-    /// at once; it is asked only when jobs keep coming, so they cannot starve the socket.
-    func run<Chunk>(isReadable: () -> Bool, read: () -> Chunk, handle: (Chunk) -> Bool) {
+    /// tasks then run here.
+    func run<Chunk>(read: () -> Chunk, handle: (Chunk) -> Bool) {
         lock.withLock { thread = Thread.current }
         defer { end() }
         var batchesWithoutReading = 0
         while true {
-            let batch = takeJobsOrWaitForSocket()
+            // Jobs that keep making jobs (a task that only yields) must not starve the socket:
+            // after 16 batches in a row, they move to the global pool and the thread reads.
+            let batch = batchesWithoutReading < 16 ? takeJobsOrWaitForSocket() : handJobsElsewhereAndWaitForSocket()
             if batch.isEmpty {
                 let chunk = read()
                 // Awake before handling, so the tasks the bytes resume queue here.
@@ -44,11 +46,19 @@ public final class ConnectionEventLoop: @unchecked Sendable {
             }
             for job in batch { run(job) }
             batchesWithoutReading += 1
-            if batchesWithoutReading >= 16 {
-                batchesWithoutReading = 0
-                if isReadable() { guard handle(read()) else { return } }
-            }
         }
+    }
+
+    /// Marks the thread as about to block on the socket and sends the queued jobs to the
+    /// global pool; returns no jobs.
+    private func handJobsElsewhereAndWaitForSocket() -> [UnownedJob] {
+        let queued: [UnownedJob] = lock.withLock {
+            isWaitingForSocket = true
+            defer { jobs = [] }
+            return jobs
+        }
+        for job in queued { runElsewhere(job) }
+        return []
     }
 
     /// The queued jobs; when there are none, marks the thread as about to block on the

@@ -135,8 +135,6 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         Self.closeOnce(descriptor, lock: closeLock, isClosed: &isClosed)
     }
 
-    public var pollDescriptor: Int32? { descriptor }
-
     /// Shuts `descriptor` down the first time only, which wakes a thread blocked in `recv`
     /// or `accept` and makes later calls fail at once. The owner's deinit releases it.
     static func closeOnce(_ descriptor: Int32, lock: NSLock, isClosed: inout Bool) {

@@ -156,10 +156,6 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    var pollDescriptor: Int32? { socket.descriptor }
-
-    var hasBufferedInput: Bool { lock.withLock { !isClosed && SSL_pending(ssl) > 0 } }
-
     func close() {
         let first: Bool = lock.withLock {
             defer { isClosed = true }

@@ -228,14 +228,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     // MARK: Reading
 
     private func readLoop() {
-        let stream = self.stream
-        eventLoop.run(isReadable: { stream.hasBufferedInput || stream.pollDescriptor.map(Self.isReadable) ?? false },
-                      read: readChunk, handle: handle)
-    }
-
-    private static func isReadable(_ descriptor: Int32) -> Bool {
-        var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&watched, 1, 0) > 0
+        eventLoop.run(read: readChunk, handle: handle)
     }
 
     /// The socket's next bytes (blocking); empty when it ended.
