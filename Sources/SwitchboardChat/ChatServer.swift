@@ -84,8 +84,6 @@ public final class ChatServer: @unchecked Sendable {
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account }
     ) throws(WebSocketError) {
         let router = RPCRouter(routes: routes)
-        // The upgrade decides the connection's auth; the handler picks it up by handshake key.
-        let decisions = Locked<[String: AuthRequirement]>([:])
         let registry = self.registry
         server = try WebSocketServer(
             port: port, options: .init(deliversMessagesDirectly: true),
@@ -97,12 +95,11 @@ public final class ChatServer: @unchecked Sendable {
                 case .account: auth = .account
                 case .anonymous: auth = .none
                 }
-                decisions.withLock { $0[request.key] = auth }
-                return .accept(headers: upgradeHeaders())
+                // The decision travels with this connection, not by its (client-chosen) key.
+                return .accept(headers: upgradeHeaders(), context: auth)
             },
             handler: { socket in
-                let key = socket.handshakeHeaders.value(named: "Sec-WebSocket-Key") ?? ""
-                let auth = decisions.withLock { $0.removeValue(forKey: key) } ?? .none
+                let auth = socket.upgradeContext as? AuthRequirement ?? .none
                 let client = Client(socket: socket, auth: auth)
                 registry.register(client)
                 await ChatServer.serve(client, router: router)

@@ -41,6 +41,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     public let path: String
     /// The negotiated subprotocol.
     public let subprotocol: String?
+    /// What the server's upgrade decision attached to this connection (server side only).
+    public let upgradeContext: (any Sendable)?
     /// The reader thread as a task executor: a task that prefers it continues on that thread
     /// when a message arrives, without a thread hop (see ``ConnectionEventLoop``).
     public let eventLoop = ConnectionEventLoop()
@@ -58,13 +60,14 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
 
     init(stream: any ByteStream, role: WebSocketConnectionCore.Role, options: Options, initialBytes: [UInt8],
-         handshakeHeaders: [HTTPHeaderField], path: String, subprotocol: String?) {
+         handshakeHeaders: [HTTPHeaderField], path: String, subprotocol: String?, upgradeContext: (any Sendable)? = nil) {
         self.stream = stream
         self.options = options
         self.core = WebSocketConnectionCore(role: role, configuration: options.configuration)
         self.handshakeHeaders = handshakeHeaders
         self.path = path
         self.subprotocol = subprotocol
+        self.upgradeContext = upgradeContext
         (messages, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))

@@ -4,8 +4,10 @@ import Foundation
 public final class WebSocketServer: @unchecked Sendable {
     /// How to answer an upgrade request.
     public enum UpgradeDecision: Sendable {
-        /// Accept, adding these headers (Signal sends `X-Signal-Timestamp`) and choosing a subprotocol.
-        case accept(headers: [HTTPHeaderField] = [], subprotocol: String? = nil)
+        /// Accept, adding these headers (Signal sends `X-Signal-Timestamp`) and choosing a
+        /// subprotocol. `context` (what the upgrade decided, such as who authenticated) travels
+        /// with this connection to the handler as ``WebSocketConnection/upgradeContext``.
+        case accept(headers: [HTTPHeaderField] = [], subprotocol: String? = nil, context: (any Sendable)? = nil)
         /// Refuse with an HTTP status (403 for bad credentials, 499 for an expired app...).
         case reject(status: Int, reason: String, headers: [HTTPHeaderField] = [], body: [UInt8] = [])
     }
@@ -79,11 +81,12 @@ public final class WebSocketServer: @unchecked Sendable {
                     try socket.write(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
                     socket.close()
                     return nil
-                case let .accept(headers, subprotocol):
+                case let .accept(headers, subprotocol, context):
                     try socket.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers))
                     try socket.setReadDeadline(nil)
                     return WebSocketConnection(stream: socket, role: .server, options: options, initialBytes: Array(received[consumed...]),
-                                               handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol)
+                                               handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol,
+                                               upgradeContext: context)
                 }
             }
         } catch {
