@@ -172,16 +172,27 @@ struct LoopbackChatRoom: ChatRoomHandler {
         func queueEmpty(context: EventContext) async throws {}
     }
 
-    @Test func theConnectionIsFinishedOnlyAfterARunningHandlerReturns() async throws {
+    /// A connection whose listener is busy with one push (started, not finished); the
+    /// server's side of the push is `push`.
+    func pushToASlowListener(serverGuid: String) async throws
+        -> (ChatServer, SlowListener, ChatConnection<Authenticated>, ChatServer.Client, Task<RPCResponse?, Never>) {
         let server = try makeServer()
-        defer { server.stop() }
+        var handedOver = false
+        defer { if !handedOver { server.stop() } }
         let listener = SlowListener()
         let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
             await Messages.dispatch(request, to: listener)
         }
         let client = try #require(await server.client(at: 0))
-        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "slow").serializedData())) }
+        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: serverGuid).serializedData())) }
         for _ in 0..<2000 where !listener.started.current { try await Task.sleep(for: .milliseconds(5)) }
+        handedOver = true
+        return (server, listener, connection, client, push)
+    }
+
+    @Test func theConnectionIsFinishedOnlyAfterARunningHandlerReturns() async throws {
+        let (server, listener, connection, client, push) = try await pushToASlowListener(serverGuid: "slow")
+        defer { server.stop() }
         client.kill()
         let reason = await connection.waitUntilFinished()
         #expect(listener.finished.current, "finished means no handler is still running")
@@ -190,15 +201,8 @@ struct LoopbackChatRoom: ChatRoomHandler {
     }
 
     @Test func closingLetsTheRunningHandlerSendItsAnswer() async throws {
-        let server = try makeServer()
+        let (server, listener, connection, _, push) = try await pushToASlowListener(serverGuid: "last")
         defer { server.stop() }
-        let listener = SlowListener()
-        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { request in
-            await Messages.dispatch(request, to: listener)
-        }
-        let client = try #require(await server.client(at: 0))
-        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "last").serializedData())) }
-        for _ in 0..<2000 where !listener.started.current { try await Task.sleep(for: .milliseconds(5)) }
         await connection.close()
         #expect(listener.finished.current)
         #expect(await push.value?.status == 200, "the answer left before the close frame")
