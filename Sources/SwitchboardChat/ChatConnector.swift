@@ -10,7 +10,7 @@ import SwitchboardWebSocket
 /// than `preconnectMaxAge`. Otherwise it opens its own, and the preconnected socket is
 /// closed whenever it arrives, so none is leaked.
 public final class ChatConnector: @unchecked Sendable {
-    /// Opens DNS, TCP and TLS; swappable so tests can watch what happens to preconnects.
+    /// Opens DNS, TCP and TLS for a preconnect; swappable so tests can watch what happens to it.
     typealias TransportOpener = @Sendable (URL, WebSocketClient.Options) async throws(WebSocketError) -> WebSocketTransport
 
     /// The server's chat URL, such as `wss://chat.example.org/v1/websocket/`.
@@ -91,15 +91,10 @@ public final class ChatConnector: @unchecked Sendable {
         }
         do throws(WebSocketError) {
             webSocketOptions.connectTimeout = remaining()
-            let transport = try await openTransport(url, webSocketOptions)
-            // A connect cancelled while its socket opened (its session logged out) must not
-            // upgrade: the server would take it for this device's newest connection.
-            if Task.isCancelled {
-                transport.close()
-                throw WebSocketError.io("connect cancelled")
-            }
-            webSocketOptions.connectTimeout = remaining()
-            return try await WebSocketClient.upgrade(transport, url: url, options: webSocketOptions)
+            // One step, so that no wait for the task pool sits between the socket and the
+            // upgrade. A connect cancelled while its socket opens (its session logged out)
+            // does not upgrade: the server would take it for this device's newest connection.
+            return try await WebSocketClient.connect(to: url, options: webSocketOptions)
         } catch {
             throw ChatConnectionError(connectFailure: error)
         }

@@ -4,29 +4,19 @@ import SwitchboardRuntime
 @testable import SwitchboardWebSocket
 import Testing
 
-/// Opens real transports and remembers each, so tests can see whether a preconnected
-/// socket was used, closed, or left open.
+/// Opens real transports for preconnects and remembers each, so tests can see whether a
+/// preconnected socket was used, closed, or left open.
 final class RecordingOpener: @unchecked Sendable {
     let transports = Locked<[WebSocketTransport]>([])
-    /// The transport of the first call (the preconnect's, when the test preconnects first).
-    let firstCall = Locked<WebSocketTransport?>(nil)
-    private let calls = Locked(0)
-    /// Delay before the first open only, to make a preconnect arrive late.
-    let firstDelay: Duration
+    /// Delay after opening, to make a preconnect arrive late.
+    let delay: Duration
 
-    init(firstDelay: Duration = .zero) { self.firstDelay = firstDelay }
+    init(delay: Duration = .zero) { self.delay = delay }
 
     var opener: ChatConnector.TransportOpener {
         { url, options async throws(WebSocketError) in
-            let isFirst = self.calls.withLock { calls in
-                defer { calls += 1 }
-                return calls == 0
-            }
             let transport = try await WebSocketClient.openTransport(to: url, options: options)
-            if isFirst {
-                self.firstCall.withLock { $0 = transport }
-                try? await Task.sleep(for: self.firstDelay)
-            }
+            try? await Task.sleep(for: self.delay)
             self.transports.withLock { $0.append(transport) }
             return transport
         }
@@ -60,19 +50,18 @@ final class RecordingOpener: @unchecked Sendable {
     @Test func aLatePreconnectIsClosedWhenItArrives() async throws {
         let server = try ChatServer(routes: [])
         defer { server.stop() }
-        let recorder = RecordingOpener(firstDelay: .milliseconds(500))
+        let recorder = RecordingOpener(delay: .milliseconds(500))
         let options = ChatConnectionOptions(keepalive: nil, preconnectWait: .milliseconds(20))
         let connector = ChatConnector(url: server.url, options: options, openTransport: recorder.opener)
         connector.preconnect()
         let connection = try await connector.connectUnauthenticated()
-        let both = try await recorder.opened(2)
-        #expect(both.count == 2)
-        // The connect's own socket was upgraded; the preconnect, arriving later, is closed.
-        let early = try #require(recorder.firstCall.current)
-        let own = try #require(both.first { $0 !== early })
-        #expect(own.currentState == .upgraded)
+        // The connect did not wait: it opened and upgraded a socket of its own.
+        #expect(try #require(await server.client(at: 0)).auth == .none)
+        // The preconnect, arriving later, is closed and never upgraded.
+        let early = try #require(try await recorder.opened(1).first)
         for _ in 0..<2000 where early.currentState != .closed { try await Task.sleep(for: .milliseconds(10)) }
         #expect(early.currentState == .closed)
+        #expect(server.connectedClients.count == 1)
         await connection.close()
     }
 
@@ -86,9 +75,11 @@ final class RecordingOpener: @unchecked Sendable {
         let early = try await recorder.opened(1)
         try await Task.sleep(for: .milliseconds(10))
         let connection = try await connector.connectUnauthenticated()
-        let both = try await recorder.opened(2)
         #expect(early.first?.currentState == .closed)
-        #expect(both.last?.currentState == .upgraded)
+        // The replacement is the connect's own socket, upgraded.
+        #expect(recorder.transports.withLock { $0.count } == 1)
+        #expect(try #require(await server.client(at: 0)).auth == .none)
+        #expect(server.connectedClients.count == 1)
         await connection.close()
     }
 

@@ -81,4 +81,31 @@ import Testing
             _ = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/")!, options: .init(connectTimeout: .seconds(2)))
         }
     }
+
+    @Test func aConnectCancelledBeforeItsSocketOpensSendsNoUpgrade() async throws {
+        let upgrades = ManagedCounter()
+        let server = try WebSocketServer(upgrade: { _ in
+            upgrades.increment()
+            return .accept()
+        }, handler: { _ in })
+        defer { server.stop() }
+        let url = URL(string: "ws://127.0.0.1:\(server.port)/")!
+        let cancelled = Task { () async -> Result<WebSocketConnection, WebSocketError> in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do throws(WebSocketError) {
+                return .success(try await WebSocketClient.connect(to: url))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard case let .failure(.io(reason)) = await cancelled.value else {
+            Issue.record("a cancelled connect should fail before upgrading")
+            return
+        }
+        #expect(reason == "connect cancelled")
+        // The next connect is the first upgrade the server sees.
+        let connection = try await WebSocketClient.connect(to: url)
+        #expect(upgrades.value == 1)
+        _ = await connection.close()
+    }
 }

@@ -157,11 +157,3 @@ import Testing
         #expect(result?.afterSleep == true)
     }
 }
-
-/// A flag set once, read from any thread.
-final class ManagedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}

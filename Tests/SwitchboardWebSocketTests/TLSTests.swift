@@ -6,31 +6,41 @@ import Testing
 /// `wss://` against a Python TLS server started by the test, with a CA and certificates
 /// that `openssl` makes for each run (Tests/Peers/make_test_certs.sh).
 @Suite(.serialized) struct TLSTests {
-    static let certificates: URL = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
-        process.standardOutput = FileHandle.nullDevice
-        try? process.run()
-        process.waitUntilExit()
-        return directory
-    }()
+    /// Made once per run, on a thread of its own: key generation takes a while, and must not
+    /// hold one of the cooperative threads that other tests' sockets resume on.
+    static let certificates = Task<URL, Never> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
+                process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
+                process.standardOutput = FileHandle.nullDevice
+                try? process.run()
+                process.waitUntilExit()
+                continuation.resume(returning: directory)
+            }
+        }
+    }
 
-    static var caPEM: String { (try? String(contentsOf: certificates.appendingPathComponent("ca.pem"), encoding: .utf8)) ?? "" }
+    /// The path of a generated file: `good.pem`, `expired.key`...
+    static func certificateFile(_ name: String) async -> String {
+        await certificates.value.appendingPathComponent(name).path
+    }
 
     /// Starts a TLS echo server with `name`.pem/.key; returns it and its port.
     func server(_ name: String) async throws -> (PythonPeer, Int) {
         let peer = try PythonPeer(script: "wss_echo_server.py", arguments: [
-            Self.certificates.appendingPathComponent("\(name).pem").path,
-            Self.certificates.appendingPathComponent("\(name).key").path,
+            await Self.certificateFile("\(name).pem"), await Self.certificateFile("\(name).key"),
         ])
         let port = try #require(await peer.firstLineAsync().flatMap(Int.init), "the TLS server did not start")
         return (peer, port)
     }
 
-    func connect(_ port: Int, host: String = "localhost", trust: String? = TLSTests.caPEM) async throws(WebSocketError) -> WebSocketConnection {
-        try await WebSocketClient.connect(
+    /// Connects over `wss://`, trusting the test CA unless `trustingTestCA` is false.
+    func connect(_ port: Int, host: String = "localhost", trustingTestCA: Bool = true) async throws(WebSocketError) -> WebSocketConnection {
+        let trust = trustingTestCA ? (try? String(contentsOfFile: await Self.certificateFile("ca.pem"), encoding: .utf8)) ?? "" : nil
+        return try await WebSocketClient.connect(
             to: URL(string: "wss://\(host):\(port)/")!,
             options: .init(connectTimeout: .seconds(10), tls: TLSOptions(trustedCertificatesPEM: trust)))
     }
@@ -82,7 +92,7 @@ import Testing
 
     @Test func theSystemStoreDoesNotTrustTheTestCA() async throws {
         let (peer, port) = try await server("good")
-        let error = await rejection { () throws(WebSocketError) in try await connect(port, trust: nil) }
+        let error = await rejection { () throws(WebSocketError) in try await connect(port, trustingTestCA: false) }
         #expect(error.contains("certificate rejected"), "\(error)")
         _ = await peer.stopAsync()
     }
@@ -96,8 +106,7 @@ import Testing
 
     @Test func ourServerSpeaksTLSToo() async throws {
         let context = try TLSServerContext(
-            certificateChainPath: Self.certificates.appendingPathComponent("good.pem").path,
-            privateKeyPath: Self.certificates.appendingPathComponent("good.key").path)
+            certificateChainPath: await Self.certificateFile("good.pem"), privateKeyPath: await Self.certificateFile("good.key"))
         let server = try WebSocketServer(tls: context) { connection in
             for await message in connection.messages { try? await connection.send(message) }
             await connection.close()

@@ -5,6 +5,8 @@
 /// step consumes at least one byte.
 public struct Lexer {
     let file: SourceFile
+    /// The file's UTF-8, held directly so that each peek does not copy the whole `file`.
+    let bytes: [UInt8]
     let fileIndex: Int
     var position = 0
     var diagnostics = DiagnosticCollector()
@@ -14,6 +16,7 @@ public struct Lexer {
     /// Creates a lexer for `file`, the `fileIndex`-th file of the load.
     public init(file: SourceFile, fileIndex: Int) {
         self.file = file
+        bytes = file.utf8
         self.fileIndex = fileIndex
     }
 
@@ -28,8 +31,6 @@ public struct Lexer {
         }
         return (tokens, lexer.diagnostics.diagnostics)
     }
-
-    var bytes: [UInt8] { file.utf8 }
 
     func location(_ offset: Int) -> SourceLocation { SourceLocation(file: fileIndex, offset: offset) }
 

@@ -15,7 +15,7 @@ public struct SourceFile: Sendable, Hashable {
         self.text = text
         utf8 = Array(text.utf8)
         var starts = [0]
-        for (offset, byte) in utf8.enumerated() where byte == UInt8(ascii: "\n") {
+        for offset in utf8.indices where utf8[offset] == UInt8(ascii: "\n") {
             starts.append(offset + 1)
         }
         lineStarts = starts

@@ -443,7 +443,11 @@ public struct Parser {
 
     /// The closest candidate within edit distance 2, for "did you mean" hints.
     static func suggest(_ word: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 > 0 && $0.1 <= 2 }
+        // The distance is at least the difference in length, so most candidates are skipped
+        // without the quadratic comparison; a schema full of typos stays fast to diagnose.
+        let length = word.count
+        let scored = candidates.lazy.filter { abs($0.count - length) <= 2 }
+            .map { ($0, editDistance(word, $0)) }.filter { $0.1 > 0 && $0.1 <= 2 }
         return scored.min { $0.1 < $1.1 }?.0
     }
 

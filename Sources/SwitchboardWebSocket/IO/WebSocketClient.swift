@@ -23,33 +23,43 @@ public enum WebSocketClient {
     }
 
     /// Connects to a `ws://` or `wss://` URL within `connectTimeout` (DNS, TCP, TLS and the upgrade).
+    ///
+    /// Cancelling the calling task before the socket is open stops the connect before it
+    /// sends the upgrade request.
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
-        let transport = try await openTransport(to: url, options: options)
-        return try await upgrade(transport, url: url, options: options)
+        let endpoint = try WebSocketEndpoint(url)
+        let request = upgradeRequest(for: endpoint, options: options)
+        let cancelled = LockedState(false)
+        // All steps run back to back on one thread: the deadline then covers network time
+        // only, never a wait for a busy cooperative pool between opening and upgrading,
+        // while the server's own handshake timer is already running.
+        let result: Result<WebSocketConnection, WebSocketError> = await withTaskCancellationHandler {
+            await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
+                let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+                let stream = try openStream(endpoint, options: options, deadline: deadline)
+                do throws(WebSocketError) {
+                    // An upgrade would tell a chat server this is the device's newest connection.
+                    guard !cancelled.value else { throw .io("connect cancelled") }
+                    return try handshake(stream, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
+                } catch {
+                    stream.close()
+                    throw error
+                }
+            }
+        } onCancel: {
+            _ = cancelled.transition(from: false, to: true)
+        }
+        return try result.get()
     }
 
     /// Does DNS, TCP and TLS for `url` within `connectTimeout`, but not the upgrade; finish
     /// with ``upgrade(_:url:options:)``, or close the transport. Used to preconnect.
     public static func openTransport(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketTransport {
         let endpoint = try WebSocketEndpoint(url)
-        let result: Result<WebSocketTransport, WebSocketError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                do throws(WebSocketError) {
-                    let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-                    let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
-                    do throws(WebSocketError) {
-                        let stream = try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
-                        continuation.resume(returning: .success(WebSocketTransport(endpoint: endpoint, stream: stream)))
-                    } catch {
-                        socket.close()
-                        throw error
-                    }
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
+        return try await onOwnThread { () throws(WebSocketError) -> WebSocketTransport in
+            let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+            return WebSocketTransport(endpoint: endpoint, stream: try openStream(endpoint, options: options, deadline: deadline))
+        }.get()
     }
 
     /// Runs the opening handshake for `url` over an open transport, within `connectTimeout`.
@@ -67,21 +77,41 @@ public enum WebSocketClient {
             throw error
         }
         guard transport.claim() else { throw .io("transport already closed or upgraded") }
-        let path = endpoint.requestPath
-        let request = WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: path, isSecure: endpoint.isSecure,
-                                                       headers: options.headers, subprotocols: options.subprotocols)
-        let result: Result<WebSocketConnection, WebSocketError> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                do throws(WebSocketError) {
-                    let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-                    continuation.resume(returning: .success(try handshake(transport.stream, request: request, deadline: deadline, options: options, path: path)))
-                } catch {
-                    transport.stream.close()
-                    continuation.resume(returning: .failure(error))
-                }
+        let request = upgradeRequest(for: endpoint, options: options)
+        return try await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
+            let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+            do throws(WebSocketError) {
+                return try handshake(transport.stream, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
+            } catch {
+                transport.stream.close()
+                throw error
             }
+        }.get()
+    }
+
+    /// Runs blocking socket work on a thread of its own, off Swift's small cooperative pool.
+    private static func onOwnThread<Value: Sendable>(
+        _ work: @escaping @Sendable () throws(WebSocketError) -> Value
+    ) async -> Result<Value, WebSocketError> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: Result(catching: work)) }
         }
-        return try result.get()
+    }
+
+    private static func upgradeRequest(for endpoint: WebSocketEndpoint, options: Options) -> WebSocketHandshake.ClientRequest {
+        WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: endpoint.requestPath, isSecure: endpoint.isSecure,
+                                         headers: options.headers, subprotocols: options.subprotocols)
+    }
+
+    /// DNS and TCP, then TLS for `wss://`; the socket is closed if TLS fails.
+    private static func openStream(_ endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
+        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
+        do throws(WebSocketError) {
+            return try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
+        } catch {
+            socket.close()
+            throw error
+        }
     }
 
     /// Wraps the socket in TLS for `wss://`.
