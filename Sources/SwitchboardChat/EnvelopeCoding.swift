@@ -5,17 +5,43 @@ import SwitchboardRuntime
 /// Headers travel in Signal's envelope as `name:value` strings.
 enum EnvelopeHeaders {
     static func encode(_ headers: RPCHeaders) -> [String] {
-        headers.map { "\($0.name):\($0.value)" }
+        headers.map { field in
+            var line = field.name
+            line.reserveCapacity(field.name.utf8.count + 1 + field.value.utf8.count)
+            line += ":"
+            line += field.value
+            return line
+        }
     }
 
     /// Splits at the first colon and trims, as libsignal reads them; lines without one are dropped.
     static func decode(_ lines: [String]) -> RPCHeaders {
         var headers = RPCHeaders()
-        for line in lines {
-            guard let colon = line.firstIndex(ofASCII: UInt8(ascii: ":")) else { continue }
-            headers.add(trimmed(line[..<colon]), trimmed(line[line.utf8.index(after: colon)...]))
+        for var line in lines {
+            let colon: Int? = line.withUTF8 { bytes in
+                guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+                // Headers are nearly always ASCII: trim bytes, without stepping through scalars.
+                if let name = trimmedASCII(bytes[..<colon]), let value = trimmedASCII(bytes[(colon + 1)...]) {
+                    headers.add(name, value)
+                    return nil
+                }
+                return colon
+            }
+            guard let colon else { continue }
+            let split = line.utf8.index(line.utf8.startIndex, offsetBy: colon)
+            headers.add(trimmed(line[..<split]), trimmed(line[line.utf8.index(after: split)...]))
         }
         return headers
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs; `nil` when an end that is left
+    /// is not ASCII, because a non-ASCII blank (U+00A0...) might need trimming there too.
+    private static func trimmedASCII(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String? {
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        guard start == end || (bytes[start] < 0x80 && bytes[end - 1] < 0x80) else { return nil }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
     /// `text` without leading and trailing blanks, as `CharacterSet.whitespaces` trims it;

@@ -20,4 +20,24 @@ import Testing
         #expect(headers["Empty"] == "")
         #expect(headers.fields.count == 3)
     }
+
+    @Test func decodingAgreesWithFoundationSplitAndTrim() {
+        let pieces = ["", " ", "\t", "\u{00A0}", "\u{3000}", "a", "é", "x y", "😀", ":", "\u{200B}", "K", "-"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let line = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let decoded = EnvelopeHeaders.decode([line]).fields
+            guard let colon = line.firstIndex(of: ":") else {
+                #expect(decoded.isEmpty, "\(Array(line.unicodeScalars))")
+                continue
+            }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            #expect(decoded.count == 1 && decoded.first?.name == name && decoded.first?.value == value, "\(Array(line.unicodeScalars))")
+        }
+    }
+
+    @Test func encodingJoinsWithAColon() {
+        #expect(EnvelopeHeaders.encode(["Accept": "application/x-protobuf", "X-Empty": ""]) == ["Accept:application/x-protobuf", "X-Empty:"])
+    }
 }

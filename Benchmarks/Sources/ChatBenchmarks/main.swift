@@ -8,7 +8,8 @@ import SwitchboardWebSocket
 //   one client with 1 and with 64 requests in flight, and 100 connections at once.
 // Each typed call encodes a SendMessageRequest, wraps it in the envelope, crosses our
 // WebSocket to ChatServer, is routed to a generated handler, and comes back decoded.
-// Prints Markdown.
+// Prints Markdown. `--layers` prints only the per-layer table; `--profile N` makes N pinned
+// serial calls and prints their median, for a profiler (perf record) to look at.
 
 let serialCount = 3000
 let concurrentCount = 12_800
@@ -140,6 +141,15 @@ func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", 
 let raw = try startRawEchoServer()
 let server = try ChatServer(routes: BenchmarkMessages().routes)
 
+// `--profile N`: only N serial calls from a pinned caller, for a profiler to look at.
+if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count,
+   let calls = Int(CommandLine.arguments[flag + 1]) {
+    let run = try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: true)
+    print("median \(microseconds(percentile(run.latencies, 0.5)))")
+    server.stop()
+    exit(0)
+}
+
 typealias Scenario = (name: String, raw: () throws -> Run, chat: (_ pinned: Bool) async throws -> Run)
 let scenarios: [Scenario] = [
     ("1 in flight, 1 connection", { try rawRun(port: raw.port, connections: 1, calls: serialCount) },
@@ -150,24 +160,28 @@ let scenarios: [Scenario] = [
      { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
 ]
 
-print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
-print("|---|---|---:|---:|---:|---:|")
-for scenario in scenarios {
-    // Alternate the contenders over three rounds so machine load hits them alike; keep each one's best median.
-    var bestRaw: Run?, bestChat: Run?, bestPinned: Run?
-    func keepBetter(_ best: inout Run?, _ run: Run) {
-        if best.map({ percentile(run.latencies, 0.5) < percentile($0.latencies, 0.5) }) ?? true { best = run }
-    }
-    for _ in 0..<3 {
-        keepBetter(&bestRaw, try scenario.raw())
-        keepBetter(&bestChat, try await scenario.chat(false))
-        keepBetter(&bestPinned, try await scenario.chat(true))
-    }
-    let floor = percentile(bestRaw!.latencies, 0.5)
-    for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames (floor)", bestRaw!),
-                             ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", bestChat!),
-                             ("the same, caller pinned to the connection's event loop", bestPinned!)] {
-        print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) |")
+// `--layers`: only the per-layer table below.
+let onlyLayers = CommandLine.arguments.contains("--layers")
+if !onlyLayers {
+    print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
+    print("|---|---|---:|---:|---:|---:|")
+    for scenario in scenarios {
+        // Alternate the contenders over three rounds so machine load hits them alike; keep each one's best median.
+        var bestRaw: Run?, bestChat: Run?, bestPinned: Run?
+        func keepBetter(_ best: inout Run?, _ run: Run) {
+            if best.map({ percentile(run.latencies, 0.5) < percentile($0.latencies, 0.5) }) ?? true { best = run }
+        }
+        for _ in 0..<3 {
+            keepBetter(&bestRaw, try scenario.raw())
+            keepBetter(&bestChat, try await scenario.chat(false))
+            keepBetter(&bestPinned, try await scenario.chat(true))
+        }
+        let floor = percentile(bestRaw!.latencies, 0.5)
+        for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames (floor)", bestRaw!),
+                                 ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", bestChat!),
+                                 ("the same, caller pinned to the connection's event loop", bestPinned!)] {
+            print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) |")
+        }
     }
 }
 server.stop()

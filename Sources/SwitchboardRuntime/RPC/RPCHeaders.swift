@@ -12,8 +12,7 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
 
     /// The first value of `name`, compared case-insensitively.
     public subscript(name: String) -> String? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }?.value
+        fields.first { Self.namesMatch($0.name, name) }?.value
     }
 
     /// Appends a header.
@@ -21,9 +20,34 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
 
     /// Replaces every value of `name` with `value`.
     public mutating func set(_ name: String, _ value: String) {
-        let lowered = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lowered }
+        fields.removeAll { Self.namesMatch($0.name, name) }
         fields.append((name, value))
+    }
+
+    /// Case-insensitive name comparison, as `lowercased()` on both sides would decide it.
+    /// Header names are ASCII, so that case compares bytes without allocating; any other
+    /// name takes the general path.
+    static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs, rhs = rhs
+        let ascii = lhs.withUTF8 { left in
+            rhs.withUTF8 { right -> Bool? in
+                guard left.count == right.count else {
+                    // Different byte counts differ after lowercasing too, unless non-ASCII.
+                    return left.allSatisfy { $0 < 0x80 } && right.allSatisfy { $0 < 0x80 } ? false : nil
+                }
+                for index in left.indices {
+                    let a = left[index], b = right[index]
+                    guard a < 0x80, b < 0x80 else { return nil }
+                    if a != b && asciiLower(a) != asciiLower(b) { return false }
+                }
+                return true
+            }
+        }
+        return ascii ?? (lhs.lowercased() == rhs.lowercased())
+    }
+
+    private static func asciiLower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

@@ -1,0 +1,32 @@
+import Foundation
+@testable import SwitchboardRuntime
+import Testing
+
+/// Header names compare case-insensitively, exactly as `lowercased()` on both sides would.
+@Suite struct RPCHeadersTests {
+    @Test func nameMatchingAgreesWithLowercasing() {
+        // ASCII of both cases, and non-ASCII whose lowercase changes length or lands in ASCII
+        // (the Kelvin sign lowercases to "k", "İ" to two scalars).
+        let pieces = ["a", "A", "k", "K", "-", "_", "0", "é", "É", "\u{212A}", "İ", "i", "ß", "Σ", "σ", "e\u{301}", ":"]
+        var generator = SystemRandomNumberGenerator()
+        func word() -> String {
+            (0..<Int.random(in: 0...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        }
+        for _ in 0..<3000 {
+            let lhs = word()
+            // Half the time a case-changed copy, so that matches are common.
+            let rhs = Bool.random(using: &generator) ? lhs.map { Bool.random(using: &generator) ? $0.uppercased() : String($0) }.joined() : word()
+            #expect(RPCHeaders.namesMatch(lhs, rhs) == (lhs.lowercased() == rhs.lowercased()), "\(lhs) vs \(rhs)")
+        }
+    }
+
+    @Test func lookupAndReplacementIgnoreCase() {
+        var headers: RPCHeaders = ["Content-Type": "application/json", "X-Signal-Timestamp": "1"]
+        #expect(headers["content-type"] == "application/json")
+        #expect(headers["X-SIGNAL-TIMESTAMP"] == "1")
+        #expect(headers["Content-Length"] == nil)
+        headers.set("CONTENT-TYPE", "application/x-protobuf")
+        #expect(headers.fields.map(\.name) == ["X-Signal-Timestamp", "CONTENT-TYPE"])
+        #expect(headers["Content-Type"] == "application/x-protobuf")
+    }
+}
