@@ -144,10 +144,10 @@ Goal: a typed request and response within 2× of a raw-TCP round trip. The calle
 the global pool and pinned to the connection's event loop (as above); \`ChatServer\` runs its
 handlers on each connection's event loop.
 
-Not met. Over runs on 2026-11-22 the pinned serial median was 67–88 µs and the default
-97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 25–30 µs (2.7–3.4× pinned), or of
+Not met. Over runs on 2026-11-22 the pinned serial median was 61–88 µs and the default
+97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 23–30 µs (2.6–3.4× pinned), or of
 11–12 µs in runs where the raw echo's two threads share a core (7×). With 64 in flight the pinned
-caller reaches 32–44k requests/s and the default 25–37k (2026-11-21: 16–22k). The second table above
+caller reaches 32–44k requests/s and the default 25–47k (2026-11-21: 16–22k). The second table above
 times each layer alone, hot, on one thread: together they come to about 13 µs, and the WebSocket
 round trip pinned to about 35–45 µs (above). The rest, 20–35 µs, is the glue between them (pending-
 request bookkeeping, continuations, header strings, the hop into each server task) and running

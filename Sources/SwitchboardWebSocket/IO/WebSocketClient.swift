@@ -30,9 +30,9 @@ public enum WebSocketClient {
         let endpoint = try WebSocketEndpoint(url)
         let request = upgradeRequest(for: endpoint, options: options)
         let cancelled = LockedState(false)
-        // All steps run back to back on one thread: the deadline then covers network time
-        // only, never a wait for a busy cooperative pool between opening and upgrading,
-        // while the server's own handshake timer is already running.
+        // All steps run back to back on one thread, so the deadline covers network time only:
+        // no wait for a busy cooperative pool sits between opening the socket (which starts
+        // the server's handshake timer) and sending the upgrade.
         let result: Result<WebSocketConnection, WebSocketError> = await withTaskCancellationHandler {
             await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
                 let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
