@@ -116,9 +116,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Sends a request and waits for its response, its deadline, the task's cancellation,
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
-        let id = pending.makeID()
+        let id = pending.register(deadline: request.deadline)
         let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
-        let answer = pending.register(id, deadline: request.deadline)
         if let deadline = request.deadline { deadlines.watch(deadline) }
         let result = await withTaskCancellationHandler {
             // The write never holds the caller: a peer that stops reading meets the deadline.
@@ -127,7 +126,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             } catch {
                 pending.resume(id, with: .failure(.disconnected(reason: error.description)))
             }
-            return await answer.value
+            return await pending.answer(to: id, fallback: .failure(.disconnected(reason: "request \(id) was not pending")))
         } onCancel: {
             pending.resume(id, with: .failure(.cancelled))
         }

@@ -1,48 +1,75 @@
 import Foundation
-import SwitchboardRuntime
 
 /// The client's requests awaiting their answer, by id, with their deadlines. Once closed,
 /// every waiter and every later request gets the close value at once, so nothing waits
 /// on a dead socket.
+///
+/// Each request is one dictionary entry holding its waiter directly, so a call costs no
+/// objects of its own beyond the continuation: this sits on every request's path.
 final class PendingRequests<Value: Sendable>: @unchecked Sendable {
+    /// Where one request is: sent, with its caller waiting, or answered before it waited.
+    private enum Slot {
+        case registered
+        case waiting(UnsafeContinuation<Value, Never>)
+        case answered(Value)
+    }
+
     private let lock = NSLock()
     private var nextID: UInt64
-    private var waiting: [UInt64: FirstAnswer<Value>] = [:]
+    private var slots: [UInt64: Slot] = [:]
     private var deadlines: [UInt64: ContinuousClock.Instant] = [:]
     private var closedValue: Value?
 
     /// `firstID` is where the id counter starts.
     init(firstID: UInt64) { nextID = firstID }
 
-    /// The next id, wrapping at 2^64.
+    /// The next id, wrapping at 2^64, for a request nobody waits on (a keepalive).
     func makeID() -> UInt64 {
+        lock.withLock { takeID() }
+    }
+
+    /// Takes the next id and registers it before its request is sent, so an answer can
+    /// never arrive unclaimed. Once closed, the id is answered with the close value.
+    func register(deadline: ContinuousClock.Instant?) -> UInt64 {
         lock.withLock {
-            defer { nextID &+= 1 }
-            return nextID
+            let id = takeID()
+            if let closedValue {
+                slots[id] = .answered(closedValue)
+            } else {
+                slots[id] = .registered
+                if let deadline { deadlines[id] = deadline }
+            }
+            return id
         }
     }
 
-    /// Registers `id` before its request is sent, so an answer can never arrive unclaimed.
-    func register(_ id: UInt64, deadline: ContinuousClock.Instant?) -> FirstAnswer<Value> {
-        let slot = FirstAnswer<Value>()
-        let closed: Value? = lock.withLock {
-            if let closedValue { return closedValue }
-            waiting[id] = slot
-            if let deadline { deadlines[id] = deadline }
-            return nil
+    /// Waits for the answer to a registered `id`; each id is waited on once. `fallback`
+    /// answers an id that is not registered, which the callers never do.
+    func answer(to id: UInt64, fallback: @autoclosure () -> Value) async -> Value {
+        await withUnsafeContinuation { continuation in
+            let ready = lock.withLock { () -> Value? in
+                switch slots[id] {
+                case .registered?:
+                    slots[id] = .waiting(continuation)
+                    return nil
+                case let .answered(value)?:
+                    slots.removeValue(forKey: id)
+                    return value
+                case .waiting?, nil:
+                    return closedValue ?? fallback()
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
         }
-        if let closed { _ = slot.offer(closed) }
-        return slot
     }
 
     /// Answers `id`; `false` for an unknown or already answered id, which is otherwise ignored.
     @discardableResult
     func resume(_ id: UInt64, with value: Value) -> Bool {
-        let slot = lock.withLock { () -> FirstAnswer<Value>? in
-            deadlines.removeValue(forKey: id)
-            return waiting.removeValue(forKey: id)
-        }
-        return slot?.offer(value) ?? false
+        let outcome = lock.withLock { settle(id, with: value) }
+        guard let outcome else { return false }
+        outcome?.resume(returning: value)
+        return true
     }
 
     /// The earliest deadline still pending.
@@ -50,26 +77,56 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
 
     /// Answers every request whose deadline is at or before `now` with `value`.
     func expire(now: ContinuousClock.Instant, with value: Value) {
-        let expired = lock.withLock { () -> [FirstAnswer<Value>] in
+        let waiters = lock.withLock { () -> [UnsafeContinuation<Value, Never>] in
             let due = deadlines.filter { $0.value <= now }.map(\.key)
-            return due.compactMap { id in
-                deadlines.removeValue(forKey: id)
-                return waiting.removeValue(forKey: id)
-            }
+            return due.compactMap { id in settle(id, with: value) ?? nil }
         }
-        for slot in expired { _ = slot.offer(value) }
+        for waiter in waiters { waiter.resume(returning: value) }
     }
 
     /// Answers every waiter with `value`, and every later request too. The first close wins.
     func close(with value: Value) {
-        let (slots, answer) = lock.withLock { () -> ([FirstAnswer<Value>], Value) in
-            if closedValue == nil { closedValue = value }
-            defer {
-                waiting.removeAll()
-                deadlines.removeAll()
+        let (waiters, answer) = lock.withLock { () -> ([UnsafeContinuation<Value, Never>], Value) in
+            let answer = closedValue ?? value
+            closedValue = answer
+            var waiters: [UnsafeContinuation<Value, Never>] = []
+            for (id, slot) in slots {
+                switch slot {
+                case let .waiting(waiter):
+                    waiters.append(waiter)
+                    slots.removeValue(forKey: id)
+                case .registered:
+                    slots[id] = .answered(answer)
+                case .answered:
+                    break
+                }
             }
-            return (Array(waiting.values), closedValue ?? value)
+            deadlines.removeAll()
+            return (waiters, answer)
         }
-        for slot in slots { _ = slot.offer(answer) }
+        for waiter in waiters { waiter.resume(returning: answer) }
+    }
+
+    /// Called with the lock held.
+    private func takeID() -> UInt64 {
+        defer { nextID &+= 1 }
+        return nextID
+    }
+
+    /// Records the answer for `id`, with the lock held. `nil` if `id` is unknown or already
+    /// answered; otherwise the waiter to resume (outside the lock), if one is waiting yet.
+    private func settle(_ id: UInt64, with value: Value) -> UnsafeContinuation<Value, Never>?? {
+        switch slots[id] {
+        case .registered?:
+            deadlines.removeValue(forKey: id)
+            slots[id] = .answered(value)
+            return .some(nil)
+        case let .waiting(waiter)?:
+            deadlines.removeValue(forKey: id)
+            slots.removeValue(forKey: id)
+            return .some(waiter)
+        case .answered?, nil:
+            return nil
+        }
     }
 }
