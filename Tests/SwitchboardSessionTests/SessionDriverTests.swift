@@ -14,6 +14,16 @@ import Testing
                 invalidateCaches: { invalidated.withLock { $0 += 1 } }, disposeClient: { disposed.withLock { $0 += 1 } })
     }
 
+    /// A session logged in with cached credentials and connected, on a manual clock.
+    func connectedSession() async throws -> (Session<ManualClock>, FakeConnector, ManualClock) {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        try #require(await eventually { session.state == .connected })
+        return (session, connector, clock)
+    }
+
     @Test func cachedLoginConnectsAndRequestsFailFastOtherwise() async throws {
         let clock = ManualClock()
         let session = makeSession(FakeConnector(), clock: clock)
@@ -63,11 +73,7 @@ import Testing
     }
 
     @Test func goingOfflineCancelsTheRetryTimer() async throws {
-        let clock = ManualClock()
-        let connector = FakeConnector()
-        let session = makeSession(connector, clock: clock)
-        session.logIn(cached: credentials)
-        #expect(await eventually { session.state == .connected })
+        let (session, connector, clock) = try await connectedSession()
         try #require(connector.links.current.first).drop(.transport(.io("gone")))
         #expect(await eventually { session.state == .disconnected })
         #expect(await clock.waitForSleepers(1), "the retry timer is armed")
@@ -191,11 +197,7 @@ import Testing
     }
 
     @Test func connectedElsewhereStopsReconnecting() async throws {
-        let clock = ManualClock()
-        let connector = FakeConnector()
-        let session = makeSession(connector, clock: clock)
-        session.logIn(cached: credentials)
-        #expect(await eventually { session.state == .connected })
+        let (session, connector, clock) = try await connectedSession()
         try #require(connector.links.current.first).drop(.connectedElsewhere)
         #expect(await eventually { session.state == .disconnected })
         #expect(await clock.waitForSleepers(1))
@@ -233,11 +235,7 @@ import Testing
     }
 
     @Test func anIgnoredCachedLoginDoesNotReplaceTheCredentials() async throws {
-        let clock = ManualClock()
-        let connector = FakeConnector()
-        let session = makeSession(connector, clock: clock)
-        session.logIn(cached: credentials)
-        #expect(await eventually { session.state == .connected })
+        let (session, connector, clock) = try await connectedSession()
         session.logIn(cached: ChatClient.Credentials(username: "someone-else", deviceID: 9, password: "x"))
         try #require(connector.links.current.first).drop(.transport(.io("gone")))
         #expect(await eventually { session.state == .disconnected })
