@@ -2,7 +2,8 @@
 # Type-checks Swift snippets against the built SDK with swiftc:
 #   Tests/CompileFail/*.swift   each must fail with its `// EXPECT-ERROR: text`, or
 #                               compile when marked `// EXPECT-SUCCESS`;
-#   docs/guides/*.md            every ```swift block must compile.
+#   docs/guides/*.md            every ```swift block must compile;
+#   IO/NetworkTLSStream.swift   (Apple-only) against Tests/AppleStandIns.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -48,6 +49,20 @@ open(sys.argv[2], "w", encoding="utf-8").write("\n".join(imports) + "\n\n" + bod
 PY
   if output=$(typecheck -parse-as-library "$work/$name.swift"); then echo "  ok   guide $name compiles"; else echo "  FAIL guide $name:"; echo "$output" | head -20; failures=$((failures + 1)); fi
 done
+
+# The Apple-only TLS stream cannot be built here; type-check it (Swift 6, warnings as errors)
+# against stand-ins with Apple's signatures for the Network and Security calls it makes.
+stand_ins="$work/apple"
+mkdir -p "$stand_ins"
+ws=Sources/SwitchboardWebSocket
+if output=$(swiftc -swift-version 6 -parse-as-library -emit-module -module-name Security -emit-module-path "$stand_ins/Security.swiftmodule" Tests/AppleStandIns/Security.swift 2>&1 &&
+            swiftc -swift-version 6 -parse-as-library -emit-module -module-name Network -I "$stand_ins" -emit-module-path "$stand_ins/Network.swiftmodule" Tests/AppleStandIns/Network.swift 2>&1 &&
+            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -I "$stand_ins" "$ws/IO/NetworkTLSStream.swift" "$ws/IO/PEMCertificates.swift" \
+              "$ws/IO/ByteStream.swift" "$ws/IO/TLSOptions.swift" "$ws/Core/WebSocketError.swift" "$ws/Core/CloseCode.swift" 2>&1); then
+  echo "  ok   Network.framework TLS stream type-checks against Apple stand-ins"
+else
+  echo "  FAIL Network.framework TLS stream:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
 
 if [ "$failures" -ne 0 ]; then echo "compile tests: $failures failed"; exit 1; fi
 echo "compile tests: all passed"

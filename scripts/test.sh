@@ -5,7 +5,8 @@
 #   3. check the committed SDKs against the schemas (generate --check)
 #   4. check the committed wire fixtures against protoc and Python protobuf
 #   5. exercise the switchboard command line
-#   6. type-check compile-fail snippets (auth split) and the guides' code
+#   6. type-check compile-fail snippets (auth split), the guides' code, and the Apple-only
+#      TLS stream against stand-ins
 #   7. run the Swift test suites
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -9,7 +9,8 @@ import SwitchboardWebSocket
 // Each typed call encodes a SendMessageRequest, wraps it in the envelope, crosses our
 // WebSocket to ChatServer, is routed to a generated handler, and comes back decoded.
 // Prints Markdown. `--layers` prints only the per-layer table; `--profile N` makes N pinned
-// serial calls and prints their median, for a profiler (perf record) to look at.
+// serial calls and prints their median, for a profiler (perf record) to look at; `--profile-raw N`
+// does the same with the raw TCP echo.
 
 let serialCount = 3000
 let concurrentCount = 12_800
@@ -142,9 +143,12 @@ let raw = try startRawEchoServer()
 let server = try ChatServer(routes: BenchmarkMessages().routes)
 
 // `--profile N`: only N serial calls from a pinned caller, for a profiler to look at.
-if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count,
-   let calls = Int(CommandLine.arguments[flag + 1]) {
-    let run = try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: true)
+// `--profile-raw N`: the same for the raw TCP echo, to compare CPU per round trip.
+if let flag = CommandLine.arguments.firstIndex(where: { $0 == "--profile" || $0 == "--profile-raw" }),
+   flag + 1 < CommandLine.arguments.count, let calls = Int(CommandLine.arguments[flag + 1]) {
+    let run = CommandLine.arguments[flag] == "--profile-raw"
+        ? try rawRun(port: raw.port, connections: 1, calls: calls)
+        : try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: true)
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     server.stop()
     exit(0)

@@ -105,6 +105,12 @@ public enum WebSocketClient {
 
     /// DNS and TCP, then TLS for `wss://`; the socket is closed if TLS fails.
     private static func openStream(_ endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
+        #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
+        if endpoint.isSecure {
+            // Network.framework resolves, connects and secures in one connection.
+            return try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
+        }
+        #endif
         let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
         do throws(WebSocketError) {
             return try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
@@ -120,7 +126,7 @@ public enum WebSocketClient {
         #if canImport(CSwitchboardOpenSSL)
         return try TLSStream(clientOver: socket, host: endpoint.host, options: options.tls, deadline: deadline)
         #else
-        throw .io("wss:// needs Network.framework support, which this build lacks")
+        throw .io("wss:// needs the system OpenSSL (Linux) or Network.framework (Apple platforms)")
         #endif
     }
 
