@@ -17,6 +17,7 @@ enum EnvelopeHeaders {
     /// Splits at the first colon and trims, as libsignal reads them; lines without one are dropped.
     static func decode(_ lines: [String]) -> RPCHeaders {
         var headers = RPCHeaders()
+        headers.reserveCapacity(lines.count)
         for var line in lines {
             let colon: Int? = line.withUTF8 { bytes in
                 guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }

@@ -18,6 +18,9 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// Appends a header.
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
+    /// Makes room for `count` fields, so adding that many allocates once.
+    public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Replaces every value of `name` with `value`.
     public mutating func set(_ name: String, _ value: String) {
         fields.removeAll { Self.namesMatch($0.name, name) }

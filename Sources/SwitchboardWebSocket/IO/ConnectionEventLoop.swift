@@ -17,6 +17,9 @@ import Foundation
 public final class ConnectionEventLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [UnownedJob] = []
+    /// The other half of a double buffer: batches swap with `jobs`, so queuing a job
+    /// allocates nothing once both have grown.
+    private var spare: [UnownedJob] = []
     /// The thread is blocked reading the socket and cannot take jobs.
     private var isWaitingForSocket = false
     private var hasEnded = false
@@ -35,7 +38,7 @@ public final class ConnectionEventLoop: @unchecked Sendable {
         while true {
             // Jobs that keep making jobs (a task that only yields) must not starve the socket:
             // after 16 batches in a row, they move to the global pool and the thread reads.
-            let batch = batchesWithoutReading < 16 ? takeJobsOrWaitForSocket() : handJobsElsewhereAndWaitForSocket()
+            var batch = batchesWithoutReading < 16 ? takeJobsOrWaitForSocket() : handJobsElsewhereAndWaitForSocket()
             if batch.isEmpty {
                 let chunk = read()
                 // Awake before handling, so the tasks the bytes resume queue here.
@@ -45,6 +48,7 @@ public final class ConnectionEventLoop: @unchecked Sendable {
                 continue
             }
             for job in batch { run(job) }
+            recycle(&batch)
             batchesWithoutReading += 1
         }
     }
@@ -69,9 +73,18 @@ public final class ConnectionEventLoop: @unchecked Sendable {
                 isWaitingForSocket = true
                 return []
             }
-            defer { jobs = [] }
-            return jobs
+            // The batch leaves with its storage unshared, and `jobs` takes the spare storage.
+            swap(&jobs, &spare)
+            defer { spare = [] }
+            return spare
         }
+    }
+
+    /// Hands a batch's storage back for reuse once its jobs have run; the loop drops its
+    /// own reference before the next batch, so the storage is unshared when `jobs` takes it.
+    private func recycle(_ batch: inout [UnownedJob]) {
+        batch.removeAll(keepingCapacity: true)
+        lock.withLock { spare = batch }
     }
 
     /// Queues a job for the loop; while the loop waits for the socket, or after it ended,
