@@ -57,7 +57,7 @@ mkdir -p "$stand_ins"
 ws=Sources/SwitchboardWebSocket
 if output=$(swiftc -swift-version 6 -parse-as-library -emit-module -module-name Security -emit-module-path "$stand_ins/Security.swiftmodule" Tests/AppleStandIns/Security.swift 2>&1 &&
             swiftc -swift-version 6 -parse-as-library -emit-module -module-name Network -I "$stand_ins" -emit-module-path "$stand_ins/Network.swiftmodule" Tests/AppleStandIns/Network.swift 2>&1 &&
-            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -I "$stand_ins" "$ws/IO/NetworkTLSStream.swift" "$ws/IO/PEMCertificates.swift" \
+            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -I "$stand_ins" "$ws/IO/NetworkTLSStream.swift" "$ws/IO/PEMCertificates.swift" "$ws/IO/LockedState.swift" \
               "$ws/IO/ByteStream.swift" "$ws/IO/TLSOptions.swift" "$ws/Core/WebSocketError.swift" "$ws/Core/CloseCode.swift" 2>&1); then
   echo "  ok   Network.framework TLS stream type-checks against Apple stand-ins"
 else

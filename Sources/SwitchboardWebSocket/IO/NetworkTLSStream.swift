@@ -25,7 +25,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
     private var readDeadline: ContinuousClock.Instant?
     private var state: NWConnection.State = .setup
     /// Why the verify block refused the server's certificate, if it did.
-    private let rejection: Box<String?>
+    private let rejection: LockedState<String?>
 
     /// Connects to `host`:`port` and finishes the TLS handshake before `deadline`.
     init(host: String, port: Int, options: TLSOptions, deadline: ContinuousClock.Instant) throws(WebSocketError) {
@@ -42,7 +42,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         sec_protocol_options_set_tls_server_name(security, serverName)
         sec_protocol_options_add_tls_application_protocol(security, "http/1.1")
         let queue = DispatchQueue(label: "Switchboard.NetworkTLSStream")
-        let rejection = Box<String?>(nil)
+        let rejection = LockedState<String?>(nil)
         self.queue = queue
         self.rejection = rejection
         sec_protocol_options_set_verify_block(security, { [anchors] _, trust, complete in
@@ -154,7 +154,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
 
     func write(_ bytes: [UInt8]) throws(WebSocketError) {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Box(WebSocketError?.none)
+        let outcome = LockedState(WebSocketError?.none)
         connection.send(content: Data(bytes), completion: .contentProcessed { error in
             if let error { outcome.set(.io("TLS write failed: \(error)")) }
             done.signal()
@@ -212,14 +212,5 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         let remaining = ContinuousClock.now.duration(to: instant)
         return Date().addingTimeInterval(Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
     }
-}
-
-/// A value written on the connection's queue and read by the thread it woke.
-private final class Box<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
-    func set(_ value: Value) { lock.withLock { stored = value } }
 }
 #endif

@@ -71,18 +71,3 @@ public final class WebSocketTransport: @unchecked Sendable {
         if state.transition(from: .open, to: .closed) { stream.close() }
     }
 }
-
-/// A value behind a lock, for the transport's small state.
-final class LockedState<Value: Equatable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
-    func transition(from old: Value, to new: Value) -> Bool {
-        lock.withLock {
-            guard stored == old else { return false }
-            stored = new
-            return true
-        }
-    }
-}
