@@ -24,7 +24,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let keepaliveTask = Locked<Task<Void, Never>?>(nil)
     /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
     private let keepaliveIDs = Locked<Set<UInt64>>([])
-    private let pushSink: AsyncStream<WebSocketRequestMessage>.Continuation
+    private let pushSink: AsyncStream<PushedRequest>.Continuation
     private let pushTask = Locked<Task<Void, Never>?>(nil)
     /// Set once the connection has ended: pushes still queued are left for redelivery.
     private let hasEnded = Locked(false)
@@ -59,7 +59,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
         self.diagnostics = diagnostics
-        let (pushes, pushSink) = AsyncStream.makeStream(of: WebSocketRequestMessage.self)
+        let (pushes, pushSink) = AsyncStream.makeStream(of: PushedRequest.self)
         self.pushSink = pushSink
         socket.deliverMessages { [weak self] message in self?.route(message) }
         pushTask.withLock { $0 = Task { await self.pushLoop(pushes) } }
@@ -117,12 +117,12 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         let id = pending.register(deadline: request.deadline)
-        let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
+        let envelope = OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
         if let deadline = request.deadline { deadlines.watch(deadline) }
         let result = await withTaskCancellationHandler {
             // The write never holds the caller: a peer that stops reading meets the deadline.
             do throws(WebSocketError) {
-                try socket.sendWithoutWaiting(binary: frame.serializedData())
+                try socket.sendWithoutWaiting(envelope)
             } catch {
                 pending.resume(id, with: .failure(.disconnected(reason: error.description)))
             }
@@ -151,8 +151,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             // Nobody waits for the answer: it arrives as a frame, which counts as activity.
             let id = pending.makeID()
             keepaliveIDs.withLock { _ = $0.insert(id) }
-            let frame = WebSocketMessage.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: id)
-            try? socket.sendWithoutWaiting(binary: frame.serializedData())
+            try? socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: id))
         }
     }
 
@@ -185,9 +184,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             diagnose(.unexpectedTextMessage)
             return
         }
-        let frame: SignalChat.WebSocketMessage
+        let frame: IncomingEnvelope
         do {
-            frame = try SignalChat.WebSocketMessage(serializedData: data)
+            frame = try IncomingEnvelope(serializedData: data)
         } catch {
             diagnose(.undecodableFrame("\(error)"))
             return
@@ -199,21 +198,21 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 return
             }
             let answered = pending.resume(id, with: .success(RPCResponse(
-                status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
-                body: response.body ?? Data(), message: response.message)))
+                status: Int(response.status ?? 0), headers: response.headers, body: response.body ?? Data(), message: response.message)))
             // Late (after a timeout or cancellation), a keepalive answer, or a server bug;
             // after the connection ended every request has been answered already.
             if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) && !hasEnded.withLock({ $0 }) {
                 diagnose(.unknownResponseID(id))
             }
         case .request?:
-            guard let request = frame.request, request.verb != nil, request.path != nil else {
+            guard let request = frame.request, let verb = request.verb, let path = request.path else {
                 diagnose(.undecodableFrame("a request without a verb or path"))
                 return
             }
-            if case .terminated = pushSink.yield(request) {
+            let push = PushedRequest(request: ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body), id: request.id)
+            if case .terminated = pushSink.yield(push) {
                 // Arrived as the connection ended: unacknowledged, so the server delivers it again.
-                diagnose(.droppedPush(path: request.path ?? ""))
+                diagnose(.droppedPush(path: path))
             }
         default:
             diagnose(.undecodableFrame("an envelope of unknown type"))
@@ -251,9 +250,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
 
     /// Hands pushes to `onPush` strictly in arrival order, one at a time, and answers each
     /// with the server's id. A withheld push gets no answer, so the server delivers it again.
-    private func pushLoop(_ pushes: AsyncStream<WebSocketRequestMessage>) async {
-        for await request in pushes {
-            guard let verb = request.verb, let path = request.path else { continue }
+    private func pushLoop(_ pushes: AsyncStream<PushedRequest>) async {
+        for await pushed in pushes {
+            let (push, verb, path) = (pushed.request, pushed.request.verb, pushed.request.path)
             // Once the connection ended, its answer could not be sent: leave it for redelivery.
             if hasEnded.withLock({ $0 }) {
                 diagnose(.droppedPush(path: path))
@@ -269,7 +268,6 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.droppedPush(path: path))
                 continue
             }
-            let push = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
             let answer: RPCResponse?
             switch await PushHandling.$isActive.withValue(true, operation: { await onPush(push) }) {
             case let .acknowledge(response): answer = response
@@ -278,8 +276,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 answer = EventOutcome.notFound
             case .withhold: answer = nil
             }
-            if let answer, let id = request.id {
-                try? socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, answer).serializedData())
+            if let answer, let id = pushed.id {
+                try? socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, answer))
             }
             pushState.withLock { $0.running = nil }
             _ = item.offer(())
@@ -325,6 +323,12 @@ public enum ChatClient {
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         try await ChatConnector(url: url, options: options).connectUnauthenticated(onPush: onPush)
     }
+}
+
+/// A request the server pushed, with the id its answer must carry.
+struct PushedRequest: Sendable {
+    var request: ServerRequest
+    var id: UInt64?
 }
 
 /// Marks the task running a push handler, so a handler that closes its own connection does

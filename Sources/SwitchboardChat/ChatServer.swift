@@ -125,26 +125,26 @@ public final class ChatServer: @unchecked Sendable {
     }
 
     private static func route(_ message: SwitchboardWebSocket.WebSocketMessage, from client: Client, router: RPCRouter) {
-        guard case let .binary(data) = message, let frame = try? WebSocketMessage(serializedData: data) else { return }
+        guard case let .binary(data) = message, let frame = try? IncomingEnvelope(serializedData: data) else { return }
         switch frame.type {
         case .request?:
             guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { return }
             if verb == "GET" && path == ChatServer.keepalivePath {
                 // Signal's server answers keepalives itself, whatever the routes.
                 client.countKeepalive()
-                try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, RPCResponse(status: 200, message: "OK")).serializedData())
+                try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(status: 200, message: "OK")))
                 return
             }
-            let wire = ServerRequest(verb: verb, path: path, headers: EnvelopeHeaders.decode(request.headers), body: request.body)
+            let wire = ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body)
             // Requests are served concurrently; responses go back by id in any order. Handlers
             // run on the connection's reader thread, so a request and its answer wake no other.
             client.socket.eventLoop.startTask {
                 let response = await router.handle(wire, auth: client.auth)
-                try? client.socket.sendWithoutWaiting(binary: WebSocketMessage.response(to: id, response).serializedData())
+                try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
             }
         case .response?:
             guard let response = frame.response, let id = response.id else { return }
-            client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: EnvelopeHeaders.decode(response.headers),
+            client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: response.headers,
                                           body: response.body ?? Data(), message: response.message))
         default:
             return

@@ -37,9 +37,9 @@ extension ChatServer {
             let (id, sent): (UInt64, Bool) = lock.withLock {
                 defer { nextID &+= 1 }
                 guard !isClosed else { return (nextID, false) }
-                let frame = WebSocketMessage.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: nextID)
+                let envelope = OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: nextID)
                 // A failed send means the socket is gone; `failAll` answers the waiters.
-                guard (try? socket.sendWithoutWaiting(binary: frame.serializedData())) != nil else { return (nextID, false) }
+                guard (try? socket.sendWithoutWaiting(envelope)) != nil else { return (nextID, false) }
                 answers[nextID] = slot
                 return (nextID, true)
             }

@@ -36,8 +36,4 @@ import Testing
             #expect(decoded.count == 1 && decoded.first?.name == name && decoded.first?.value == value, "\(Array(line.unicodeScalars))")
         }
     }
-
-    @Test func encodingJoinsWithAColon() {
-        #expect(EnvelopeHeaders.encode(["Accept": "application/x-protobuf", "X-Empty": ""]) == ["Accept:application/x-protobuf", "X-Empty:"])
-    }
 }

@@ -104,6 +104,13 @@ public struct WebSocketConnectionCore: Sendable {
         }
     }
 
+    /// The frame for a binary message of `count` bytes that `writePayload` writes in place;
+    /// nil once closing has begun.
+    public mutating func binaryFrame(count: Int, writePayload: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8]? {
+        guard canSend else { return nil }
+        return FrameWriter.frame(opcode: .binary, payloadCount: count, maskingKey: nextMaskingKey(), writePayload: writePayload)
+    }
+
     /// The frame for a ping (payload at most 125 bytes).
     public mutating func pingFrame(_ payload: [UInt8] = []) -> [UInt8]? {
         guard state == .open else { return nil }

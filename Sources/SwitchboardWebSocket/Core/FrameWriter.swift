@@ -9,11 +9,27 @@ public enum FrameWriter {
     }
 
     /// The bytes of one frame carrying `payload`, masked with `maskingKey` unless it is `nil`.
-    /// Sizes first, then one buffer written once: header, payload, mask in place.
     public static func frame(
         opcode: WebSocketOpcode, payload: some Collection<UInt8>, fin: Bool = true, maskingKey: UInt32?
     ) -> [UInt8] {
         let count = payload.count
+        return frame(opcode: opcode, payloadCount: count, fin: fin, maskingKey: maskingKey) { body in
+            let copied: Bool? = payload.withContiguousStorageIfAvailable { source in
+                if let base = source.baseAddress { body.baseAddress!.copyMemory(from: base, byteCount: count) }
+                return true
+            }
+            if copied == nil { _ = body.initializeMemory(as: UInt8.self, from: payload) }
+        }
+    }
+
+    /// The bytes of one frame whose `payloadCount` payload bytes `writePayload` writes in place,
+    /// masked afterwards with `maskingKey` unless it is `nil`. The payload is never copied:
+    /// a caller that can write its message into memory (an encoder) skips a buffer.
+    public static func frame(
+        opcode: WebSocketOpcode, payloadCount count: Int, fin: Bool = true, maskingKey: UInt32?,
+        writePayload: (UnsafeMutableRawBufferPointer) -> Void
+    ) -> [UInt8] {
+        // Sizes first, then one buffer written once: header, payload, mask in place.
         let lengthSize = count < 126 ? 0 : count <= 0xFFFF ? 2 : 8
         let headerSize = 2 + lengthSize + (maskingKey == nil ? 0 : 4)
         return [UInt8](unsafeUninitializedCapacity: headerSize + count) { buffer, initialized in
@@ -34,13 +50,9 @@ public enum FrameWriter {
                     for index in 0..<4 { buffer[2 + lengthSize + index] = key[index] }
                 }
             }
-            let body = UnsafeMutableBufferPointer(rebasing: buffer[headerSize...])
-            let copied: Bool? = payload.withContiguousStorageIfAvailable { source in
-                if let base = source.baseAddress { body.baseAddress!.initialize(from: base, count: count) }
-                return true
-            }
-            if copied == nil { _ = body.initialize(from: payload) }
-            if let maskingKey { applyMask(maskingKey, to: UnsafeMutableRawBufferPointer(body)) }
+            let body = UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[headerSize...]))
+            writePayload(body)
+            if let maskingKey { applyMask(maskingKey, to: body) }
             initialized = headerSize + count
         }
     }

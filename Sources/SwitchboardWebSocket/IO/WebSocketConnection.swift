@@ -119,6 +119,14 @@ public final class WebSocketConnection: @unchecked Sendable {
         guard submit({ $0.frame(for: .binary(binary)) }, completion: nil) != nil else { throw closedError }
     }
 
+    /// Sends a binary message of `count` bytes that `writePayload` writes straight into the
+    /// frame, without waiting for the socket, as ``sendWithoutWaiting(binary:)`` does. Saves
+    /// the message's own buffer for an encoder that can write in place; `writePayload` runs
+    /// under the connection's lock, so it must only write.
+    public func sendWithoutWaiting(binaryCount count: Int, writePayload: (UnsafeMutableRawBufferPointer) -> Void) throws(WebSocketError) {
+        guard submit({ $0.binaryFrame(count: count, writePayload: writePayload) }, completion: nil) != nil else { throw closedError }
+    }
+
     /// Sends a ping without waiting for the socket; the pong arrives on ``pongs``.
     public func pingWithoutWaiting(_ payload: [UInt8] = []) throws(WebSocketError) {
         guard submit({ $0.pingFrame(payload) }, completion: nil) != nil else { throw closedError }

@@ -1,0 +1,125 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+
+/// A received `WebSocketMessage` envelope, read straight from the frame's bytes into what
+/// the chat layer uses: header lines become ``RPCHeaders`` as they are read, without the
+/// envelope structs or the `[String]` of lines in between.
+///
+/// It decodes exactly as the generated `WebSocketMessage` does (the tests compare the two
+/// on random and mutated envelopes): the last value of a field wins, a repeated inner
+/// message merges into the first, unknown fields are skipped, a known field with the wrong
+/// wire type and invalid UTF-8 are errors.
+struct IncomingEnvelope {
+    /// The inner request's fields, each `nil` when absent.
+    struct Request {
+        var verb: String?
+        var path: String?
+        var body: Data?
+        var headers = RPCHeaders()
+        var id: UInt64?
+    }
+
+    /// The inner response's fields, each `nil` when absent.
+    struct Response {
+        var id: UInt64?
+        var status: UInt32?
+        var message: String?
+        var body: Data?
+        var headers = RPCHeaders()
+    }
+
+    /// The envelope's type, as the generated enum names it.
+    var type: WebSocketMessage.TypeEnum?
+    var request: Request?
+    var response: Response?
+
+    /// Decodes an envelope.
+    init(serializedData data: Data) throws(WireDecodingError) {
+        var decoded: IncomingEnvelope?
+        var failure: WireDecodingError?
+        data.withUnsafeBytes { bytes in
+            do throws(WireDecodingError) {
+                decoded = try IncomingEnvelope(bytes: bytes)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        self = decoded!
+    }
+
+    private init(bytes: UnsafeRawBufferPointer) throws(WireDecodingError) {
+        // Unknown fields are skipped, never kept: nothing re-encodes this envelope.
+        var reader = WireReader(buffer: bytes, options: WireDecodingOptions(discardUnknownFields: true))
+        var ignored = UnknownFields()
+        while let tag = try reader.nextTag() {
+            switch tag.rawValue {
+            case 0x08:
+                type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
+            case 0x12:
+                var request = self.request ?? Request()
+                try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
+                    try Self.decode(&request, from: &inner)
+                }
+                self.request = request
+            case 0x1A:
+                var response = self.response ?? Response()
+                try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
+                    try Self.decode(&response, from: &inner)
+                }
+                self.response = response
+            default:
+                try Self.skip(tag, known: 1...3, in: WebSocketMessage.protoMessageName, reader: &reader, into: &ignored)
+            }
+        }
+    }
+
+    private static func decode(_ request: inout Request, from reader: inout WireReader) throws(WireDecodingError) {
+        var ignored = UnknownFields()
+        while let tag = try reader.nextTag() {
+            switch tag.rawValue {
+            case 0x0A: request.verb = try StringCodec.read(from: &reader)
+            case 0x12: request.path = try StringCodec.read(from: &reader)
+            case 0x1A: request.body = try BytesCodec.read(from: &reader)
+            case 0x20: request.id = try UInt64Codec.read(from: &reader)
+            case 0x2A: try readHeader(from: &reader, into: &request.headers)
+            default: try skip(tag, known: 1...5, in: WebSocketRequestMessage.protoMessageName, reader: &reader, into: &ignored)
+            }
+        }
+    }
+
+    private static func decode(_ response: inout Response, from reader: inout WireReader) throws(WireDecodingError) {
+        var ignored = UnknownFields()
+        while let tag = try reader.nextTag() {
+            switch tag.rawValue {
+            case 0x08: response.id = try UInt64Codec.read(from: &reader)
+            case 0x10: response.status = try UInt32Codec.read(from: &reader)
+            case 0x1A: response.message = try StringCodec.read(from: &reader)
+            case 0x22: response.body = try BytesCodec.read(from: &reader)
+            case 0x2A: try readHeader(from: &reader, into: &response.headers)
+            default: try skip(tag, known: 1...5, in: WebSocketResponseMessage.protoMessageName, reader: &reader, into: &ignored)
+            }
+        }
+    }
+
+    /// One `name:value` line (field 5 of both inner messages), validated as the generated
+    /// string field would be, then split and trimmed into `headers`.
+    private static func readHeader(from reader: inout WireReader, into headers: inout RPCHeaders) throws(WireDecodingError) {
+        let line = try reader.readLengthDelimited()
+        guard UTF8Validation.isValid(line) else { throw .invalidUTF8(field: 5) }
+        // Requests and responses carry a few headers: one allocation for them all.
+        if headers.fields.isEmpty { headers.reserveCapacity(4) }
+        EnvelopeHeaders.add(line: line, to: &headers)
+    }
+
+    /// A field this decoder does not read: an error for a known number with the wrong wire
+    /// type, as the generated decoder reports it; otherwise skipped.
+    private static func skip(_ tag: WireTag, known: ClosedRange<Int>, in message: String, reader: inout WireReader,
+                             into ignored: inout UnknownFields) throws(WireDecodingError) {
+        if known.contains(tag.fieldNumber) {
+            throw .wrongWireType(message: message, field: tag.fieldNumber, wireType: tag.wireType)
+        }
+        try reader.skipField(tag, into: &ignored)
+    }
+}
