@@ -137,8 +137,9 @@ public final class ChatServer: @unchecked Sendable {
             }
             let wire = ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body)
             // Requests are served concurrently; responses go back by id in any order. Handlers
-            // run on the connection's reader thread, so a request and its answer wake no other.
-            client.socket.eventLoop.startTask {
+            // start right here, on the reader thread, and resume there after any suspension,
+            // so a request and its answer wake no other thread.
+            client.socket.eventLoop.startTaskHere {
                 let response = await router.handle(wire, auth: client.auth)
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
             }

@@ -36,43 +36,42 @@ struct IncomingEnvelope {
 
     /// Decodes an envelope.
     init(serializedData data: Data) throws(WireDecodingError) {
-        var decoded: IncomingEnvelope?
-        var failure: WireDecodingError?
-        data.withUnsafeBytes { bytes in
-            do throws(WireDecodingError) {
-                decoded = try IncomingEnvelope(bytes: bytes)
-            } catch {
-                failure = error
-            }
-        }
-        if let failure { throw failure }
-        self = decoded!
+        self = try data.withUnsafeBytes { bytes in
+            Result { () throws(WireDecodingError) in try Self.decode(bytes) }
+        }.get()
     }
 
-    private init(bytes: UnsafeRawBufferPointer) throws(WireDecodingError) {
+    private init(type: WebSocketMessage.TypeEnum?, request: Request?, response: Response?) {
+        (self.type, self.request, self.response) = (type, request, response)
+    }
+
+    /// Fields are decoded into locals in place, so no envelope is copied on the way.
+    private static func decode(_ bytes: UnsafeRawBufferPointer) throws(WireDecodingError) -> IncomingEnvelope {
         // Unknown fields are skipped, never kept: nothing re-encodes this envelope.
         var reader = WireReader(buffer: bytes, options: WireDecodingOptions(discardUnknownFields: true))
         var ignored = UnknownFields()
+        var type: WebSocketMessage.TypeEnum?
+        var request: Request?
+        var response: Response?
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x08:
                 type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
             case 0x12:
-                var request = self.request ?? Request()
+                if request == nil { request = Request() }
                 try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
-                    try Self.decode(&request, from: &inner)
+                    try decode(&request!, from: &inner)
                 }
-                self.request = request
             case 0x1A:
-                var response = self.response ?? Response()
+                if response == nil { response = Response() }
                 try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
-                    try Self.decode(&response, from: &inner)
+                    try decode(&response!, from: &inner)
                 }
-                self.response = response
             default:
-                try Self.skip(tag, known: 1...3, in: WebSocketMessage.protoMessageName, reader: &reader, into: &ignored)
+                try skip(tag, known: 1...3, in: WebSocketMessage.protoMessageName, reader: &reader, into: &ignored)
             }
         }
+        return IncomingEnvelope(type: type, request: request, response: response)
     }
 
     private static func decode(_ request: inout Request, from reader: inout WireReader) throws(WireDecodingError) {

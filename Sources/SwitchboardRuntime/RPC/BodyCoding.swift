@@ -2,6 +2,7 @@ import Foundation
 
 extension ProtoMessage {
     /// Decodes a body in `encoding`.
+    @inlinable
     public init(decoding body: Data, encoding: BodyEncoding) throws {
         switch encoding {
         case .protobuf: try self.init(serializedBytes: body)
@@ -10,6 +11,7 @@ extension ProtoMessage {
     }
 
     /// Encodes the message as a body in `encoding`.
+    @inlinable
     public func encodedBody(_ encoding: BodyEncoding) throws(TransportError) -> Data {
         switch encoding {
         case .protobuf:
@@ -26,6 +28,7 @@ extension ProtoMessage {
 
 extension RPCResponse {
     /// A 200 "OK" response carrying `message`.
+    @inlinable
     public static func ok(_ message: some ProtoMessage, encoding: BodyEncoding) -> RPCResponse {
         RPCResponse(
             status: 200, headers: ["Content-Type": encoding.contentType],
@@ -59,6 +62,7 @@ extension RPCResponse {
 /// Server-side binding of path, query and header text to request fields.
 public enum ServerBinding {
     /// The value of path parameter `name`, decoded as `T`.
+    @inlinable
     public static func path<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T {
         guard let raw = context.pathParameters[name], let text = PathEncoding.percentDecode(raw[...]), let value = T(parameterText: text) else {
             throw RequestBindingError("path parameter '\(name)' is missing or malformed")
@@ -91,6 +95,7 @@ public enum ServerBinding {
     }
 
     /// Decodes the request body, if any, as `M`.
+    @inlinable
     public static func body<M: ProtoMessage>(_ request: ServerRequest, as type: M.Type, encoding: BodyEncoding) throws(RequestBindingError) -> M {
         guard let body = request.body, !body.isEmpty else { return M() }
         do {

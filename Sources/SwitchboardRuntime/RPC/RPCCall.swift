@@ -50,6 +50,9 @@ public enum RPCCall {
     }
 
     /// Sends `request` and interprets the response with the endpoint's generated mapping.
+    /// Inlinable, as `interpret` is, so each endpoint gets a specialized copy instead of
+    /// looking up generic metadata on every call.
+    @inlinable
     public static func perform<Auth: AuthMode, Success: Sendable, EndpointError: EndpointErrorMapping>(
         _ request: RPCRequest,
         over transport: any RPCTransport<Auth>,
@@ -68,6 +71,7 @@ public enum RPCCall {
 
     /// Maps a response: 2xx decodes the body; a status the endpoint declares becomes its
     /// error; 429 and 5xx become transport failures; anything else is `unrecognized`.
+    @inlinable
     public static func interpret<Success: Sendable, EndpointError: EndpointErrorMapping>(
         _ response: RPCResponse,
         encoding: BodyEncoding,
