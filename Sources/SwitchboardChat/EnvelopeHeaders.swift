@@ -34,7 +34,21 @@ enum EnvelopeHeaders {
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         guard start == end || (bytes[start] < 0x80 && bytes[end - 1] < 0x80) else { return nil }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        let trimmed = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        return wellKnown(trimmed) ?? String(decoding: trimmed, as: UTF8.self)
+    }
+
+    /// Header text that nearly every message carries and that is too long to be a small
+    /// (inline) string: shared, rather than allocated for each message.
+    private static let wellKnownTexts: [(text: String, bytes: [UInt8])] =
+        ["application/x-protobuf", "application/json", "X-Signal-Timestamp"].map { ($0, Array($0.utf8)) }
+
+    private static func wellKnown(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard bytes.count > 15, let base = bytes.baseAddress else { return nil }
+        for known in wellKnownTexts where known.bytes.count == bytes.count {
+            if known.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, base, bytes.count) == 0 }) { return known.text }
+        }
+        return nil
     }
 
     /// `text` without leading and trailing blanks, as `CharacterSet.whitespaces` trims it;

@@ -4,8 +4,9 @@ import Foundation
 /// every waiter and every later request gets the close value at once, so nothing waits
 /// on a dead socket.
 ///
-/// Each request is one dictionary entry holding its waiter directly, so a call costs no
-/// objects of its own beyond the continuation: this sits on every request's path.
+/// Each request is one dictionary entry holding its waiter and deadline directly, so a call
+/// costs no objects of its own beyond the continuation and one hash insert and removal:
+/// this sits on every request's path. Deadlines are scanned only when the timer fires.
 final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     /// Where one request is: sent, with its caller waiting, or answered before it waited.
     private enum Slot {
@@ -14,10 +15,14 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
         case answered(Value)
     }
 
+    private struct Entry {
+        var slot: Slot
+        var deadline: ContinuousClock.Instant?
+    }
+
     private let lock = NSLock()
     private var nextID: UInt64
-    private var slots: [UInt64: Slot] = [:]
-    private var deadlines: [UInt64: ContinuousClock.Instant] = [:]
+    private var entries: [UInt64: Entry] = [:]
     private var closedValue: Value?
 
     /// `firstID` is where the id counter starts.
@@ -34,10 +39,9 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
         lock.withLock {
             let id = takeID()
             if let closedValue {
-                slots[id] = .answered(closedValue)
+                entries[id] = Entry(slot: .answered(closedValue))
             } else {
-                slots[id] = .registered
-                if let deadline { deadlines[id] = deadline }
+                entries[id] = Entry(slot: .registered, deadline: deadline)
             }
             return id
         }
@@ -48,14 +52,16 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     func answer(to id: UInt64, fallback: @autoclosure () -> Value) async -> Value {
         await withUnsafeContinuation { continuation in
             let ready = lock.withLock { () -> Value? in
-                switch slots[id] {
-                case .registered?:
-                    slots[id] = .waiting(continuation)
+                // One hash lookup, then the entry is changed in place.
+                guard let index = entries.index(forKey: id) else { return closedValue ?? fallback() }
+                switch entries.values[index].slot {
+                case .registered:
+                    entries.values[index].slot = .waiting(continuation)
                     return nil
-                case let .answered(value)?:
-                    slots.removeValue(forKey: id)
+                case let .answered(value):
+                    entries.remove(at: index)
                     return value
-                case .waiting?, nil:
+                case .waiting:
                     return closedValue ?? fallback()
                 }
             }
@@ -73,12 +79,12 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The earliest deadline still pending.
-    var nextDeadline: ContinuousClock.Instant? { lock.withLock { deadlines.values.min() } }
+    var nextDeadline: ContinuousClock.Instant? { lock.withLock { entries.values.lazy.compactMap(\.deadline).min() } }
 
     /// Answers every request whose deadline is at or before `now` with `value`.
     func expire(now: ContinuousClock.Instant, with value: Value) {
         let waiters = lock.withLock { () -> [UnsafeContinuation<Value, Never>] in
-            let due = deadlines.filter { $0.value <= now }.map(\.key)
+            let due = entries.filter { $0.value.deadline.map { $0 <= now } ?? false }.map(\.key)
             return due.compactMap { id in settle(id, with: value) ?? nil }
         }
         for waiter in waiters { waiter.resume(returning: value) }
@@ -90,18 +96,17 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
             let answer = closedValue ?? value
             closedValue = answer
             var waiters: [UnsafeContinuation<Value, Never>] = []
-            for (id, slot) in slots {
-                switch slot {
+            for (id, entry) in entries {
+                switch entry.slot {
                 case let .waiting(waiter):
                     waiters.append(waiter)
-                    slots.removeValue(forKey: id)
+                    entries.removeValue(forKey: id)
                 case .registered:
-                    slots[id] = .answered(answer)
+                    entries[id] = Entry(slot: .answered(answer))
                 case .answered:
                     break
                 }
             }
-            deadlines.removeAll()
             return (waiters, answer)
         }
         for waiter in waiters { waiter.resume(returning: answer) }
@@ -116,16 +121,15 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     /// Records the answer for `id`, with the lock held. `nil` if `id` is unknown or already
     /// answered; otherwise the waiter to resume (outside the lock), if one is waiting yet.
     private func settle(_ id: UInt64, with value: Value) -> UnsafeContinuation<Value, Never>?? {
-        switch slots[id] {
-        case .registered?:
-            deadlines.removeValue(forKey: id)
-            slots[id] = .answered(value)
+        guard let index = entries.index(forKey: id) else { return nil }
+        switch entries.values[index].slot {
+        case .registered:
+            entries.values[index] = Entry(slot: .answered(value))
             return .some(nil)
-        case let .waiting(waiter)?:
-            deadlines.removeValue(forKey: id)
-            slots.removeValue(forKey: id)
+        case let .waiting(waiter):
+            entries.remove(at: index)
             return .some(waiter)
-        case .answered?, nil:
+        case .answered:
             return nil
         }
     }

@@ -7,7 +7,10 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        // Room for a few more: generated calls add credentials and content types after.
+        fields = []
+        fields.reserveCapacity(Swift.max(4, elements.count))
+        for (name, value) in elements { fields.append((name, value)) }
     }
 
     /// The first value of `name`, compared case-insensitively.
