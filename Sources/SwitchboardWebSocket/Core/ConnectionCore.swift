@@ -61,6 +61,9 @@ public struct WebSocketConnectionCore: Sendable {
     // The data message being reassembled.
     private var messageOpcode: WebSocketOpcode?
     private var messageBuffer: [UInt8] = []
+    /// A message whose whole payload arrived in one chunk (the common case): kept as that
+    /// chunk until delivery, so it is copied once, into the delivered message.
+    private var wholeMessage: ArraySlice<UInt8>?
     private var validator = UTF8StreamValidator()
     // The frame being read.
     private var frameHeader: FrameHeader?
@@ -154,6 +157,14 @@ public struct WebSocketConnectionCore: Sendable {
         return parseBuffered()
     }
 
+    /// Feeds received bytes from memory the caller reuses; they are copied once, into the
+    /// parser's buffer.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer) -> [Action] {
+        guard state != .closed else { return [] }
+        parser.append(bytes)
+        return parseBuffered()
+    }
+
     /// Feeds received bytes; an array is taken without a copy when nothing is pending.
     public mutating func receive(_ bytes: [UInt8]) -> [Action] {
         guard state != .closed else { return [] }
@@ -215,8 +226,11 @@ public struct WebSocketConnectionCore: Sendable {
                 if messageOpcode == .text, !validator.feed(chunk) {
                     throw .protocolViolation(code: .invalidPayload, reason: "invalid UTF-8 in a text message")
                 }
-                // A message in one chunk (the common case) takes the chunk's storage as is.
-                if messageBuffer.isEmpty { messageBuffer = chunk } else { messageBuffer += chunk }
+                if header.fin, messageBuffer.isEmpty, wholeMessage == nil, UInt64(chunk.count) == header.payloadLength {
+                    wholeMessage = chunk
+                } else {
+                    messageBuffer += chunk
+                }
             }
         case .frameEnd:
             guard let header = frameHeader else { return }
@@ -227,14 +241,16 @@ public struct WebSocketConnectionCore: Sendable {
             }
             guard header.fin, let opcode = messageOpcode else { return }
             messageOpcode = nil
-            let payload = messageBuffer
+            let payload = wholeMessage ?? messageBuffer[...]
+            wholeMessage = nil
             messageBuffer = []
             guard state == .open else { return }
             if opcode == .text {
                 guard validator.isComplete else { throw .protocolViolation(code: .invalidPayload, reason: "text message ends inside a UTF-8 sequence") }
                 actions.append(.deliver(.text(String(decoding: payload, as: UTF8.self))))
             } else {
-                actions.append(.deliver(.binary(Data(payload))))
+                // From the bytes directly: `Data(payload)` would box the slice first.
+                actions.append(.deliver(.binary(payload.withUnsafeBytes { Data($0) })))
             }
         }
     }

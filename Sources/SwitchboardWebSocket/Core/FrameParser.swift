@@ -17,7 +17,9 @@ public struct FrameParser: Sendable {
     /// What the parser produced.
     public enum Event: Sendable, Hashable {
         case header(FrameHeader)
-        case payload([UInt8])
+        /// Payload bytes, unmasked. For an unmasked frame, a view of the parser's buffer
+        /// rather than a copy: valid until the next `append`.
+        case payload(ArraySlice<UInt8>)
         case frameEnd
     }
 
@@ -41,14 +43,26 @@ public struct FrameParser: Sendable {
 
     /// Adds received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Adds received bytes with one copy into the parser's buffer, which keeps its storage
+    /// between reads, so steady traffic allocates nothing here.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        compact()
+        buffer.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Drops the bytes already parsed; keeps the storage unless a large message grew it.
+    private mutating func compact() {
         if readIndex > 0, readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            if buffer.capacity > 1 << 20 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             readIndex = 0
         } else if readIndex > 65536 {
             buffer.removeFirst(readIndex)
             readIndex = 0
         }
-        buffer.append(contentsOf: bytes)
     }
 
     /// Adds received bytes; when everything before was consumed, the array is kept as is.
@@ -74,14 +88,14 @@ public struct FrameParser: Sendable {
             let available = buffer.count - readIndex
             guard available > 0 else { return nil }
             let take = Int(min(UInt64(available), remaining))
-            var chunk = Array(buffer[readIndex..<readIndex + take])
-            if let maskKey {
-                chunk.withUnsafeMutableBytes { FrameWriter.applyMask(FrameWriter.maskingKey(maskKey, from: maskOffset), to: $0) }
-                maskOffset = (maskOffset + take) & 3
-            }
+            let range = readIndex..<readIndex + take
             readIndex += take
             remaining -= UInt64(take)
-            return .payload(chunk)
+            guard let maskKey else { return .payload(buffer[range]) }
+            var chunk = Array(buffer[range])
+            chunk.withUnsafeMutableBytes { FrameWriter.applyMask(FrameWriter.maskingKey(maskKey, from: maskOffset), to: $0) }
+            maskOffset = (maskOffset + take) & 3
+            return .payload(chunk[...])
         }
         guard let header = try parseHeader() else { return nil }
         inPayload = true

@@ -2,6 +2,10 @@
 /// Reads block a dedicated thread; writes return once the bytes are handed to the kernel,
 /// which is what backpressures a fast sender.
 public protocol ByteStream: AnyObject, Sendable {
+    /// Reads up to `buffer.count` bytes into `buffer` and returns how many; 0 means the
+    /// peer closed. The connection reads this way, into a buffer it keeps, so a read
+    /// allocates nothing.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int
     /// Reads up to `maximum` bytes; an empty result means the peer closed.
     func read(maximum: Int) throws(WebSocketError) -> [UInt8]
     /// Writes every byte or throws.
@@ -16,5 +20,19 @@ public protocol ByteStream: AnyObject, Sendable {
 }
 
 extension ByteStream {
+    public func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
+        var failure: WebSocketError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, count in
+            do throws(WebSocketError) {
+                count = try read(into: UnsafeMutableRawBufferPointer(buffer))
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
     public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int { 0 }
 }

@@ -113,13 +113,13 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         condition.withLock { readDeadline = deadline }
     }
 
-    func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
         condition.lock()
         defer { condition.unlock() }
         while received.isEmpty {
             if let failure { throw failure }
-            if hasEnded { return [] }
-            if !isReceiving { startReceive(maximum: max(maximum, 64 * 1024)) }
+            if hasEnded { return 0 }
+            if !isReceiving { startReceive(maximum: max(buffer.count, 64 * 1024)) }
             if let deadline = readDeadline {
                 guard ContinuousClock.now < deadline else { throw .timeout("read") }
                 _ = condition.wait(until: Self.date(for: deadline))
@@ -127,10 +127,10 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
                 condition.wait()
             }
         }
-        let count = min(maximum, received.count)
-        let bytes = Array(received[0..<count])
+        let count = min(buffer.count, received.count)
+        received.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         received.removeFirst(count)
-        return bytes
+        return count
     }
 
     /// Asks for the next bytes; called with the condition locked.

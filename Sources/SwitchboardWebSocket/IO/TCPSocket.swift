@@ -79,12 +79,17 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
             scratch.deallocate()
             scratch = .allocate(byteCount: maximum, alignment: 16)
         }
+        let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<maximum]))
+        return Array(UnsafeRawBufferPointer(rebasing: scratch[0..<count]))
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
         while true {
-            let count = recv(descriptor, scratch.baseAddress, maximum, 0)
-            if count >= 0 { return Array(UnsafeRawBufferPointer(rebasing: scratch[0..<count])) }
+            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return count }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("read") }
-            if closeLock.withLock({ isClosed }) { return [] }
+            if closeLock.withLock({ isClosed }) { return 0 }
             throw .io("read failed: \(String(cString: strerror(errno)))")
         }
     }

@@ -112,24 +112,23 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         return ready >= 0 && descriptor.revents & Int16(POLLNVAL) == 0
     }
 
-    func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: maximum)
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
         while true {
             let (count, error, closed): (Int32, Int32, Bool) = lock.withLock {
                 if isClosed { return (0, SSL_ERROR_ZERO_RETURN, true) }
-                let count = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32(maximum)) }
+                let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
                 return (count, count > 0 ? 0 : SSL_get_error(ssl, count), false)
             }
-            if count > 0 { return Array(buffer[0..<Int(count)]) }
-            if closed { return [] }
+            if count > 0 { return Int(count) }
+            if closed { return 0 }
             switch error {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                guard wait(forWriting: error == SSL_ERROR_WANT_WRITE, milliseconds: try readTimeout()) else { return [] }
+                guard wait(forWriting: error == SSL_ERROR_WANT_WRITE, milliseconds: try readTimeout()) else { return 0 }
             case SSL_ERROR_ZERO_RETURN:
-                return []
+                return 0
             default:
-                if lock.withLock({ isClosed }) { return [] }
-                if error == SSL_ERROR_SYSCALL { return [] } // the peer closed without close_notify
+                if lock.withLock({ isClosed }) { return 0 }
+                if error == SSL_ERROR_SYSCALL { return 0 } // the peer closed without close_notify
                 throw .io("TLS read failed: \(lastError())")
             }
         }

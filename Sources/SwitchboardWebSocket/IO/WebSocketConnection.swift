@@ -239,21 +239,24 @@ public final class WebSocketConnection: @unchecked Sendable {
     // MARK: Reading
 
     private func readLoop() {
-        eventLoop.run(read: readChunk, handle: handle)
+        // One buffer for every read of the connection's life: reads allocate nothing.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, options.readChunkSize), alignment: 16)
+        defer { buffer.deallocate() }
+        eventLoop.run(read: { readChunk(into: buffer) }, handle: { handle(UnsafeRawBufferPointer(rebasing: buffer[0..<$0])) })
     }
 
-    /// The socket's next bytes (blocking); empty when it ended.
-    private func readChunk() -> [UInt8] {
-        guard closeInfo == nil else { return [] }
+    /// Reads the socket's next bytes into `buffer` (blocking); 0 when it ended.
+    private func readChunk(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard closeInfo == nil else { return 0 }
         do throws(WebSocketError) {
-            return try stream.read(maximum: options.readChunkSize)
+            return try stream.read(into: buffer)
         } catch {
-            return []
+            return 0
         }
     }
 
     /// Feeds bytes to the engine; `false` once the connection is over.
-    private func handle(_ bytes: [UInt8]) -> Bool {
+    private func handle(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if bytes.isEmpty {
             transportEnded()
             return false
