@@ -7,7 +7,9 @@ import Foundation
 /// the response, the deadline, or cancellation. So a transport that ignores
 /// cancellation can delay its own cleanup, but never the caller.
 public enum RPCCall {
-    /// Sends `request` and waits at most for the call's timeout.
+    /// Sends `request` and waits at most for the call's timeout. Inlinable, so a transport that
+    /// enforces deadlines itself (the chat connection) is one async call away from the caller.
+    @inlinable
     public static func send<Auth: AuthMode>(
         _ request: RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
@@ -23,7 +25,15 @@ public enum RPCCall {
                 return .failure(error)
             }
         }
+        return await race(request, over: transport, timeout: timeout)
+    }
 
+    /// Runs the send in a task of its own, racing the deadline and cancellation, for a
+    /// transport that does not enforce deadlines itself.
+    @usableFromInline
+    static func race<Auth: AuthMode>(
+        _ request: RPCRequest, over transport: any RPCTransport<Auth>, timeout: Duration?
+    ) async -> Result<RPCResponse, TransportError> {
         let race = Race()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>) in

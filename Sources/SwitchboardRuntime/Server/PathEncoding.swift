@@ -13,7 +13,10 @@ public enum PathEncoding {
     public static func percentEncode(_ value: String) -> String {
         let table = unreserved
         // Most values (ids, hashes in base64url) need no escape: keep the string as it is.
-        if value.utf8.allSatisfy({ table[Int($0)] }) { return value }
+        let plain = value.utf8.withContiguousStorageIfAvailable { bytes in
+            table.withUnsafeBufferPointer { table in bytes.allSatisfy { table[Int($0)] } }
+        } ?? value.utf8.allSatisfy { table[Int($0)] }
+        if plain { return value }
         var output: [UInt8] = []
         output.reserveCapacity(value.utf8.count)
         for byte in value.utf8 {

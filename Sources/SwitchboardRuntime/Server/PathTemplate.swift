@@ -1,8 +1,11 @@
+import Foundation
+
 /// A path template such as `/v1/chats/{chatId}/messages`, matched segment by segment.
 /// Each `{name}` is one whole segment. A query part (`?limit={limit}`) is not matched.
 public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     enum Segment: Sendable, Hashable {
-        case literal(String)
+        /// A fixed segment, as UTF-8 bytes: matching compares memory.
+        case literal([UInt8])
         case parameter(String)
     }
 
@@ -19,7 +22,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 let inner = part.dropFirst().dropLast()
                 return .parameter(String(inner.split(separator: ":").first ?? inner))
             }
-            return .literal(String(part))
+            return .literal(Array(part.utf8))
         }
     }
 
@@ -41,7 +44,9 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
             let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
             switch segment {
             case let .literal(text):
-                guard text.utf8.elementsEqual(part) else { return nil }
+                guard text.count == part.count,
+                      part.isEmpty || text.withUnsafeBufferPointer({ memcmp($0.baseAddress!, part.baseAddress!, part.count) == 0 })
+                else { return nil }
             case let .parameter(name):
                 guard !part.isEmpty else { return nil }
                 parameters[name] = String(decoding: part, as: UTF8.self)
