@@ -126,12 +126,11 @@ same system calls and thread wake-ups as the raw echo; what remains is framing, 
 resumption. On the global pool each message costs one more wake-up (reader thread to pool thread).
 
 Across runs on 2026-11-22: pinned, the median round trip was 1.27–1.44× raw TCP in quiet runs (goal
-met) and 1.39–2.2× in the busy hour of the last run, when the raw floor itself swung between runs and
-p99s reached 0.4–1.2 ms; the pinned median itself stayed at 36–45 µs. On the global pool: 2.05–2.5×
-(goal not met for the default). Our server's throughput against the swift-nio server's was
-1.09–1.62× in quiet runs and 0.95–1.18× in the busy hour of the last run (p99s of 0.4–1.2 ms): at
-parity within noise then, so the goal holds in quiet runs and is a tie in busy ones. Before the event
-loop, the client was 2.2–2.8×.
+met; 1.36–1.39× in the last two full runs) and up to 2.2× in a busy hour, when the raw floor itself
+swung between runs; the pinned median itself stayed at 35–45 µs. On the global pool: 2.05–2.5× (goal
+not met for the default: the answer wakes a pool thread). Our server's throughput against the
+swift-nio server's was 1.09–1.62× in quiet runs and 0.95–1.18× in busy ones (1.04× in the last full
+run): parity within noise at worst, so the goal holds in quiet runs and is a tie in busy ones. Before the event loop, the client was 2.2–2.8×.
 
 ## Chat RPC
 
@@ -140,45 +139,50 @@ Typed calls end to end on loopback: the generated \`MessagesClient.sendMessage\`
 \`WebSocketMessage\` envelope and sends it over our WebSocket, \`ChatServer\` routes it to a
 generated handler, and the \`SendMessageResponse\` comes back decoded. The floor is a raw TCP
 echo of frames the same size, with the same number of connections and requests in flight,
-measured in the same run (best median of three alternating rounds each).
+measured in the same run (five alternating rounds; each contender's median round is shown).
 
 $(cat "$work/chat.md")
 
 Goal: a typed request and response within 2× of a raw-TCP round trip. The caller is measured on
-the global pool and pinned to the connection's event loop (as above); \`ChatServer\` runs its
-handlers on each connection's event loop.
+the global pool and pinned to the connection's event loop (as above); \`ChatServer\` starts each
+handler on its connection's reader thread.
 
-Not met. Over runs on 2026-11-22 the pinned serial median was 61–88 µs (2.5× raw in the last run) and the default
-97–138 µs (2026-11-21: 120–155 µs), against a raw floor of 23–30 µs (2.6–3.4× pinned), or of
-11–12 µs in runs where the raw echo's two threads share a core (7×). With 64 in flight the pinned
-caller reaches 32–44k requests/s and the default 25–47k (2026-11-21: 16–22k). The second table above
-times each layer alone, hot, on one thread: together they come to about 13 µs, and the WebSocket
-round trip pinned to about 35–45 µs (above). The rest, 20–35 µs, is the glue between them (pending-
-request bookkeeping, continuations, header strings, the hop into each server task) and running
-all of it with cold caches once per round trip: a perf profile of the pinned run shows no symbol
-above 4%. Reaching 2× needs fewer allocations and hops along the whole path, not one fix. The
-changes of 2026-11-22: the event loop (half the thread wake-ups), header trimming without
-Foundation (it was about 15% of a call), routing and percent-decoding on contiguous bytes, and a
-protocol requirement instead of an existential cast in \`RPCCall\`.
+Partly met. With 64 requests in flight the typed call's median latency is within 2× of the raw
+echo's for both callers (in the 2026-11-22 runs since the changes below: 1.37–1.43× pinned,
+1.78–1.84× on the global pool). One call at a time it is not: the pinned caller is at 2.0–2.2× in
+most runs (44–61 µs against floors of 24–28 µs; 1.8× in the quickest), and the default
+caller at 3.2–3.7×, because each answer wakes a pool thread, which on this VM costs about as much
+as a whole raw round trip. That hop is the price of not pinning; \`withTaskExecutorPreference(connection.eventLoop)\`
+removes it. In runs where the scheduler puts both raw echo threads on one core, the floor halves
+(11–12 µs) and every ratio doubles; the median-of-five rounds keeps such an outlier from being
+the floor.
 
-Where the time goes (2026-11-22, \`ChatBenchmarks --profile 20000\` under \`perf stat\`, \`strace -c\` and
-\`perf record\`): a pinned serial call makes exactly the raw echo's system calls (two sends, two
-receives) and two context switches, and costs about 80 µs of CPU across client and server
-together, 55 µs of it in user space: the latency is CPU, not waiting. The user-space part is spread
-thin: reference counting and malloc (about 12% of samples), generic-metadata lookups (about 4%),
-the concurrency runtime (about 7%), our own code under 1.1% per symbol; the kernel's TCP path is
-a third. Header lookups and header lines on ASCII bytes (no \`lowercased()\` copies) were the
-last cheap piece; what is left needs a leaner path end to end (fewer objects per call, no task per
-server request), which is the open work on this goal.
+What changed on 2026-11-22, measured with CPU time per call (\`/usr/bin/time\` over
+\`ChatBenchmarks --profile 20000\`, alternating builds, less noisy than latency here) and a malloc
+uprobe (\`perf probe -x libc.so.6 malloc\`): the serial pinned median went from 61–88 µs to
+44–61 µs, user CPU per call from about 49 µs to 26–36 µs, and allocations per call from 54 to
+31.6, both sides together.
+- Envelopes skip the generated \`WebSocketMessage\`: \`OutgoingEnvelope\` sizes a request or
+  response and writes it straight into the WebSocket frame (headers as \`name:value\` lines
+  without building them), and \`IncomingEnvelope\` reads a frame's envelope straight into
+  \`RPCHeaders\`. Tests hold both to the generated code's bytes and decoding on random and
+  damaged input. About 5 µs of CPU per call.
+- \`RPCCall.perform\`, \`interpret\` and the body helpers are inlinable, so each endpoint gets a
+  specialized copy instead of generic-metadata lookups on every call. About 5 µs.
+- Server handlers start as immediate tasks on the reader thread (\`Task.immediate\` with the
+  connection's event loop as executor preference): no scheduling round for a handler that
+  does not suspend.
+- Reads go into one buffer kept for the connection's life; an unmasked payload is a view of the
+  parser's buffer and is copied once, into its \`Data\`; pending requests keep their deadline in
+  their entry; long well-known header values are shared; header literals reserve room.
 
-The same tools on the raw echo (\`ChatBenchmarks --profile-raw 20000\`), 2026-11-22: about 23 µs of CPU
-per round trip, nearly all of it in the kernel (2 µs in user space), against about 77 µs for a
-pinned typed call (49 µs in user space, 30 µs in the kernel). The two runs' latencies differ by
-about the typed call's user-space time, which is therefore the whole gap. A malloc uprobe
-(\`perf probe -x libc.so.6 malloc\`) counts 2 allocations per raw round trip and 51 per typed call
-on both sides together (54 before the event loop reused its job buffers): read buffers, frame
-payloads, \`Data\` for each encoded message and each decoded bytes field, header strings, the
-route's parameter dictionary, and the server's task per request.
+Where the time goes now (the same tools): the pinned typed call and the raw echo make the same
+system calls (two sends, two receives per round trip) and spend the same time in the kernel,
+about 22 µs; the raw echo adds 2–3 µs of user time, the typed call 26–36 µs, spread thin over
+encoding and decoding two messages and two envelopes, the server's task, the caller's
+continuation and cancellation handler, reference counting and malloc (31.6 allocations: the
+frames, each \`Data\`, path and header strings, the route's parameter dictionary, the task). The
+layer table above times the pieces hot and alone. No user-space symbol is above 3% of samples.
 
 ## Reproduce
 
