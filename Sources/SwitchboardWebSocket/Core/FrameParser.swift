@@ -17,8 +17,9 @@ public struct FrameParser: Sendable {
     /// What the parser produced.
     public enum Event: Sendable, Hashable {
         case header(FrameHeader)
-        /// Payload bytes, unmasked. For an unmasked frame, a view of the parser's buffer
-        /// rather than a copy: valid until the next `append`.
+        /// Payload bytes, unmasked. For an unmasked frame, a slice sharing the parser's
+        /// buffer rather than a copy; drop it before the next `append`, which would otherwise
+        /// have to copy the buffer.
         case payload(ArraySlice<UInt8>)
         case frameEnd
     }
