@@ -18,15 +18,6 @@ enum EnvelopeHeaders {
         headers.add(trimmed(text[..<split]), trimmed(text[text.utf8.index(after: split)...]))
     }
 
-    /// The headers of `lines`, each read as ``add(line:to:)`` reads it.
-    static func decode(_ lines: [String]) -> RPCHeaders {
-        var headers = RPCHeaders()
-        for var line in lines {
-            line.withUTF8 { add(line: UnsafeRawBufferPointer($0), to: &headers) }
-        }
-        return headers
-    }
-
     /// `bytes` without leading and trailing spaces and tabs; `nil` when an end that is left
     /// is not ASCII, because a non-ASCII blank (U+00A0...) might need trimming there too.
     private static func trimmedASCII(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String? {

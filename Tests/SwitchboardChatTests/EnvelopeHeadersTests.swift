@@ -1,5 +1,6 @@
 import Foundation
 @testable import SwitchboardChat
+import SwitchboardRuntime
 import Testing
 
 /// Header lines are trimmed as Foundation's `.whitespaces` trims them, without Foundation.
@@ -35,5 +36,17 @@ import Testing
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             #expect(decoded.count == 1 && decoded.first?.name == name && decoded.first?.value == value, "\(Array(line.unicodeScalars))")
         }
+    }
+}
+
+extension EnvelopeHeaders {
+    /// The headers of `lines`, each read as the chat layer reads a received line; the tests'
+    /// reference for what the generated envelope's `[String]` of lines means.
+    static func decode(_ lines: [String]) -> RPCHeaders {
+        var headers = RPCHeaders()
+        for var line in lines {
+            line.withUTF8 { add(line: UnsafeRawBufferPointer($0), to: &headers) }
+        }
+        return headers
     }
 }
