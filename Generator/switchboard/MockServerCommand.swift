@@ -41,14 +41,13 @@ enum MockServerCommand {
             CommandLineTool.printError("switchboard: cannot listen on port \(port): \(error)")
             return 1
         }
+        // Subscribed before the address is printed, so no early client is missed.
+        let arrivals = server.arrivingClients()
         ChatCommandSupport.printLine("switchboard: mock server for \(schema.packageName) listening on \(server.url.absoluteString)")
         let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
             .map { ServerRequest(verb: $0.verb, path: $0.path) }
         // Serve until killed; each client gets the scripted pushes.
-        var index = 0
-        while true {
-            guard let client = await server.client(at: index, timeout: .seconds(3600)) else { continue }
-            index += 1
+        for await client in arrivals {
             // Like Signal's server, only an account's own connection receives its messages.
             guard client.auth == .account, !pushes.isEmpty || queueEmpty != nil else { continue }
             Task {
@@ -56,6 +55,7 @@ enum MockServerCommand {
                 ChatCommandSupport.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
             }
         }
+        return 0
     }
 
     /// 200 with an empty response message, or no body for endpoints that return nothing.

@@ -26,35 +26,90 @@ public final class ChatServer: @unchecked Sendable {
     private let server: WebSocketServer
     private let registry = Registry()
 
-    /// Connected clients, oldest first, and tasks waiting for one to connect.
+    /// Clients by arrival, and tasks waiting for one to connect. A client leaves when its
+    /// connection ends; only the newest few that left stay findable by index, so a server
+    /// that runs for days holds what is connected now, not everyone who ever was.
     final class Registry: @unchecked Sendable {
+        /// How many ended clients `client(at:)` can still return.
+        static let endedClientsKept = 64
         private let lock = NSLock()
-        private var clients: [Client] = []
+        private var arrivals = 0
+        private var live: [Int: Client] = [:]
+        /// The newest ended clients, oldest first, at most `endedClientsKept`.
+        private var ended: [(index: Int, client: Client)] = []
         private var waiters: [UInt64: (index: Int, continuation: CheckedContinuation<Client?, Never>)] = [:]
-        private var nextWaiter: UInt64 = 0
+        private var subscribers: [UInt64: AsyncStream<Client>.Continuation] = [:]
+        private var nextKey: UInt64 = 0
+        private var isStopped = false
 
-        func register(_ client: Client) {
-            let ready = lock.withLock { () -> [CheckedContinuation<Client?, Never>] in
-                clients.append(client)
-                let due = waiters.filter { $0.value.index == clients.count - 1 }
+        /// Adds a client that just connected and returns its index.
+        func register(_ client: Client) -> Int {
+            let (index, ready, watching) = lock.withLock { () -> (Int, [CheckedContinuation<Client?, Never>], [AsyncStream<Client>.Continuation]) in
+                let index = arrivals
+                arrivals += 1
+                live[index] = client
+                let due = waiters.filter { $0.value.index == index }
                 for key in due.keys { waiters.removeValue(forKey: key) }
-                return due.values.map(\.continuation)
+                return (index, due.values.map(\.continuation), Array(subscribers.values))
             }
             for waiter in ready { waiter.resume(returning: client) }
+            for subscriber in watching { subscriber.yield(client) }
+            return index
         }
 
-        var all: [Client] { lock.withLock { clients } }
+        /// Moves a client whose connection ended out of the live set.
+        func unregister(_ index: Int) {
+            lock.withLock {
+                guard let client = live.removeValue(forKey: index) else { return }
+                ended.append((index, client))
+                if ended.count > Self.endedClientsKept { ended.removeFirst(ended.count - Self.endedClientsKept) }
+            }
+        }
+
+        var connected: [Client] {
+            lock.withLock { live.sorted { $0.key < $1.key }.map(\.value) }
+        }
+
+        /// Clients as they connect from now on, until the server stops.
+        func arrivingClients() -> AsyncStream<Client> {
+            let (stream, continuation) = AsyncStream.makeStream(of: Client.self)
+            let key: UInt64? = lock.withLock {
+                guard !isStopped else { return nil }
+                defer { nextKey += 1 }
+                subscribers[nextKey] = continuation
+                return nextKey
+            }
+            guard let key else {
+                continuation.finish()
+                return stream
+            }
+            continuation.onTermination = { [weak self] _ in
+                self?.lock.withLock { _ = self?.subscribers.removeValue(forKey: key) }
+            }
+            return stream
+        }
+
+        /// Finishes every arrival stream.
+        func stop() {
+            let watching = lock.withLock { () -> [AsyncStream<Client>.Continuation] in
+                isStopped = true
+                defer { subscribers = [:] }
+                return Array(subscribers.values)
+            }
+            for subscriber in watching { subscriber.finish() }
+        }
 
         func client(at index: Int, timeout: Duration) async -> Client? {
             let key: UInt64 = lock.withLock {
-                defer { nextWaiter += 1 }
-                return nextWaiter
+                defer { nextKey += 1 }
+                return nextKey
             }
             var deadline: Task<Void, Never>?
             defer { deadline?.cancel() }
             return await withCheckedContinuation { continuation in
-                let present: Client? = lock.withLock {
-                    if index < clients.count { return clients[index] }
+                // `.some(nil)`: that client connected, but left too long ago to be kept.
+                let present: Client?? = lock.withLock {
+                    if index < arrivals { return .some(live[index] ?? ended.first { $0.index == index }?.client) }
                     waiters[key] = (index, continuation)
                     return nil
                 }
@@ -101,16 +156,23 @@ public final class ChatServer: @unchecked Sendable {
             handler: { socket in
                 let auth = socket.upgradeContext as? AuthRequirement ?? .none
                 let client = Client(socket: socket, auth: auth)
-                registry.register(client)
+                let index = registry.register(client)
                 await ChatServer.serve(client, router: router)
+                registry.unregister(index)
             })
     }
 
-    /// The clients connected so far, oldest first.
-    public var connectedClients: [Client] { registry.all }
+    /// The clients connected now, oldest first.
+    public var connectedClients: [Client] { registry.connected }
+
+    /// Clients as they connect, from the call on; finishes when the server stops. A server
+    /// that serves each client in turn (pushing its queue, say) reads this rather than
+    /// counting indexes, which would miss a client that came and went in between.
+    public func arrivingClients() -> AsyncStream<Client> { registry.arrivingClients() }
 
     /// The `index`th client to connect (0 is the first), waiting up to `timeout` for it;
-    /// `nil` if it has not connected by then.
+    /// `nil` if it has not connected by then, or if it disconnected and more than 64 others
+    /// have disconnected since (the server keeps only the newest ended clients).
     public func client(at index: Int, timeout: Duration = .seconds(10)) async -> Client? {
         await registry.client(at: index, timeout: timeout)
     }
@@ -158,6 +220,7 @@ public final class ChatServer: @unchecked Sendable {
     /// Stops the server and drops every connection.
     public func stop() {
         server.stop()
+        registry.stop()
         for client in connectedClients { client.failAll() }
     }
 }
