@@ -36,42 +36,47 @@ struct IncomingEnvelope {
 
     /// Decodes an envelope.
     init(serializedData data: Data) throws(WireDecodingError) {
-        self = try data.withUnsafeBytes { bytes in
+        let decoded = data.withUnsafeBytes { bytes in
             Result { () throws(WireDecodingError) in try Self.decode(bytes) }
-        }.get()
+        }
+        switch consume decoded {
+        case let .success(envelope): self = envelope
+        case let .failure(error): throw error
+        }
     }
 
     private init(type: WebSocketMessage.TypeEnum?, request: Request?, response: Response?) {
         (self.type, self.request, self.response) = (type, request, response)
     }
 
-    /// Fields are decoded into locals in place, so no envelope is copied on the way.
+    /// The inner messages are decoded into plain locals and wrapped once at the end: writing
+    /// through an optional's payload copies the whole struct on each field.
     private static func decode(_ bytes: UnsafeRawBufferPointer) throws(WireDecodingError) -> IncomingEnvelope {
         // Unknown fields are skipped, never kept: nothing re-encodes this envelope.
         var reader = WireReader(buffer: bytes, options: WireDecodingOptions(discardUnknownFields: true))
         var ignored = UnknownFields()
         var type: WebSocketMessage.TypeEnum?
-        var request: Request?
-        var response: Response?
+        var request = Request(), response = Response()
+        var hasRequest = false, hasResponse = false
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x08:
                 type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
             case 0x12:
-                if request == nil { request = Request() }
+                hasRequest = true
                 try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
-                    try decode(&request!, from: &inner)
+                    try decode(&request, from: &inner)
                 }
             case 0x1A:
-                if response == nil { response = Response() }
+                hasResponse = true
                 try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
-                    try decode(&response!, from: &inner)
+                    try decode(&response, from: &inner)
                 }
             default:
                 try skip(tag, known: 1...3, in: WebSocketMessage.protoMessageName, reader: &reader, into: &ignored)
             }
         }
-        return IncomingEnvelope(type: type, request: request, response: response)
+        return IncomingEnvelope(type: type, request: hasRequest ? request : nil, response: hasResponse ? response : nil)
     }
 
     private static func decode(_ request: inout Request, from reader: inout WireReader) throws(WireDecodingError) {
