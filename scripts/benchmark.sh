@@ -125,12 +125,13 @@ event loop would. The reader waits in a plain blocking read, so a pinned round t
 same system calls and thread wake-ups as the raw echo; what remains is framing, masking and the
 resumption. On the global pool each message costs one more wake-up (reader thread to pool thread).
 
-Across runs on 2026-11-22: pinned, the median round trip was 1.27–1.44× raw TCP in quiet runs (goal
-met; 1.36–1.39× in the last two full runs) and up to 2.2× in a busy hour, when the raw floor itself
-swung between runs; the pinned median itself stayed at 35–45 µs. On the global pool: 2.05–2.5× (goal
-not met for the default: the answer wakes a pool thread). Our server's throughput against the
-swift-nio server's was 1.09–1.62× in quiet runs and 0.95–1.18× in busy ones (1.04× in the last full
-run): parity within noise at worst, so the goal holds in quiet runs and is a tie in busy ones. Before the event loop, the client was 2.2–2.8×.
+Across runs: pinned, the median round trip was 1.27–1.44× raw TCP in quiet runs (goal met) and
+1.54× in the last full run, on a busier machine; up to 2.2× in a busy hour, when the raw floor
+itself swung between runs. The pinned median itself stays at 35–45 µs. On the global pool:
+2.05–2.5× (goal not met for the default: the answer wakes a pool thread). Our server's throughput
+against the swift-nio server's was 1.09–1.62× in quiet runs and 0.95–1.18× in busy ones (0.96× in
+the last full run): parity within noise at worst, so the goal holds in quiet runs and is a tie in
+busy ones. Before the event loop, the client was 2.2–2.8×.
 
 ## Chat RPC
 
@@ -147,11 +148,12 @@ Goal: a typed request and response within 2× of a raw-TCP round trip. The calle
 the global pool and pinned to the connection's event loop (as above); \`ChatServer\` starts each
 handler on its connection's reader thread.
 
-Partly met. With 64 requests in flight the typed call's median latency is within 2× of the raw
-echo's for both callers (in the 2026-11-22 runs since the changes below: 1.37–1.43× pinned,
-1.78–1.84× on the global pool). One call at a time it is not: the pinned caller is at 2.0–2.2× in
-most runs (44–61 µs against floors of 24–28 µs; 1.8× in the quickest), and the default
-caller at 3.2–3.7×, because each answer wakes a pool thread, which on this VM costs about as much
+Partly met. With 64 requests in flight the typed call's median latency is about 2× the raw
+echo's or better: in quiet runs 1.37–1.43× pinned and 1.78–1.84× on the global pool; on a busier
+machine (the last full run and two more runs of the chat benchmark) 1.62–2.09× pinned and
+1.88–3.15× on the global pool. One call at a time the pinned caller is at 1.9–2.2× in most runs
+(44–62 µs against floors of 24–29 µs; 1.8× in the quickest), and the default caller at 3.2–3.7×,
+because each answer wakes a pool thread, which on this VM costs about as much
 as a whole raw round trip. That hop is the price of not pinning; \`withTaskExecutorPreference(connection.eventLoop)\`
 removes it. In runs where the scheduler puts both raw echo threads on one core, the floor halves
 (11–12 µs) and every ratio doubles; the median-of-five rounds keeps such an outlier from being
