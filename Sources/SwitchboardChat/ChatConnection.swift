@@ -61,7 +61,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.diagnostics = diagnostics
         let (pushes, pushSink) = AsyncStream.makeStream(of: PushedRequest.self)
         self.pushSink = pushSink
-        socket.deliverMessages { [weak self] message in self?.route(message) }
+        socket.deliverReceivedMessages { [weak self] message in self?.route(message) }
         pushTask.withLock { $0 = Task { await self.pushLoop(pushes) } }
         Task { await self.awaitEnd() }
         Task { [socket, weak self] in
@@ -178,15 +178,15 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Routes one frame, on the socket's reader thread: a response straight to its caller,
     /// a push into the ordered push queue, so a push handler that itself makes a request on
     /// this connection still gets its answer.
-    private func route(_ message: SwitchboardWebSocket.WebSocketMessage) {
+    private func route(_ message: ReceivedWebSocketMessage) {
         heard()
-        guard case let .binary(data) = message else {
+        guard !message.isText else {
             diagnose(.unexpectedTextMessage)
             return
         }
         let frame: IncomingEnvelope
         do {
-            frame = try IncomingEnvelope(serializedData: data)
+            frame = try IncomingEnvelope(serializedBytes: message.payload)
         } catch {
             diagnose(.undecodableFrame("\(error)"))
             return

@@ -179,15 +179,15 @@ public final class ChatServer: @unchecked Sendable {
 
     static func serve(_ client: Client, router: RPCRouter) async {
         // Frames are routed on the socket's reader thread; only handlers run as tasks.
-        client.socket.deliverMessages { message in route(message, from: client, router: router) }
+        client.socket.deliverReceivedMessages { message in route(message, from: client, router: router) }
         for await _ in client.socket.messages {}
         // The client closed: answer its close now rather than after the grace period.
         _ = await client.socket.close()
         client.failAll()
     }
 
-    private static func route(_ message: SwitchboardWebSocket.WebSocketMessage, from client: Client, router: RPCRouter) {
-        guard case let .binary(data) = message, let frame = try? IncomingEnvelope(serializedData: data) else { return }
+    private static func route(_ message: ReceivedWebSocketMessage, from client: Client, router: RPCRouter) {
+        guard !message.isText, let frame = try? IncomingEnvelope(serializedBytes: message.payload) else { return }
         switch frame.type {
         case .request?:
             guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { return }

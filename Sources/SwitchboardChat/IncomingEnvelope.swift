@@ -36,13 +36,19 @@ struct IncomingEnvelope {
 
     /// Decodes an envelope.
     init(serializedData data: Data) throws(WireDecodingError) {
-        let decoded = data.withUnsafeBytes { bytes in
-            Result { () throws(WireDecodingError) in try Self.decode(bytes) }
+        self = try Self.decode(from: data)
+    }
+
+    /// Decodes an envelope from a frame's bytes where they lie.
+    init(serializedBytes bytes: ArraySlice<UInt8>) throws(WireDecodingError) {
+        self = try Self.decode(from: bytes)
+    }
+
+    private static func decode(from bytes: some ContiguousBytes) throws(WireDecodingError) -> IncomingEnvelope {
+        let decoded = bytes.withUnsafeBytes { bytes in
+            Result { () throws(WireDecodingError) in try decode(bytes) }
         }
-        switch consume decoded {
-        case let .success(envelope): self = envelope
-        case let .failure(error): throw error
-        }
+        return try decoded.get()
     }
 
     private init(type: WebSocketMessage.TypeEnum?, request: Request?, response: Response?) {

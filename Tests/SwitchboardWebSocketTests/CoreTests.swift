@@ -68,6 +68,23 @@ import Testing
         #expect(try frames(first, masked: true)[0].1 == payload)
     }
 
+    /// Payloads are unmasked inside the parser's buffer when that is safe; a slice handed out
+    /// earlier must never see a later frame's unmasking, in the same read or after the next.
+    @Test func payloadSlicesSurviveLaterUnmasking() throws {
+        let payloads = (0..<4).map { index in (0..<(50 + 40 * index)).map { UInt8(truncatingIfNeeded: $0 * 7 + index) } }
+        let wire = payloads.map { FrameWriter.frame(opcode: .binary, payload: $0, mask: true) }
+        var parser = FrameParser(expectMasked: true, maximumFrameSize: 1 << 20)
+        var kept: [ArraySlice<UInt8>] = []
+        // Three frames in one read, then a fourth while the first three slices are still held.
+        for read in [wire[0] + wire[1] + wire[2], wire[3]] {
+            parser.append(read)
+            while let event = try parser.next() {
+                if case let .payload(chunk) = event { kept.append(chunk) }
+            }
+        }
+        #expect(kept.map(Array.init) == payloads)
+    }
+
     func violation(_ bytes: [UInt8], masked: Bool = false, limit: UInt64 = 1 << 20) -> WebSocketCloseCode? {
         var parser = FrameParser(expectMasked: masked, maximumFrameSize: limit)
         parser.append(bytes)
@@ -99,7 +116,7 @@ import Testing
     }
 
     func delivered(_ actions: [WebSocketConnectionCore.Action]) -> [WebSocketMessage] {
-        actions.compactMap { if case let .deliver(message) = $0 { return message } else { return nil } }
+        actions.compactMap { if case let .deliver(message) = $0 { return message.message } else { return nil } }
     }
 
     func closeCode(_ actions: [WebSocketConnectionCore.Action]) -> WebSocketCloseCode? {
@@ -138,6 +155,23 @@ import Testing
         #expect(delivered(actions) == [.text("Hello wörld")])
         let pongs = actions.filter { if case .send = $0 { return true } else { return false } }
         #expect(pongs.count == 1, "the ping is answered mid-message")
+    }
+
+    /// The reader's path: raw bytes, actions appended to an array it keeps, messages as the
+    /// received bytes with their kind.
+    @Test func receivingIntoAKeptArrayAppendsInOrder() throws {
+        var core = WebSocketConnectionCore(role: .server)
+        let bytes = FrameWriter.frame(opcode: .text, payload: Array("hé".utf8), mask: true)
+            + FrameWriter.frame(opcode: .ping, payload: [9], mask: true)
+            + FrameWriter.frame(opcode: .binary, payload: [0, 255, 1], mask: true)
+        var actions: [WebSocketConnectionCore.Action] = [.pong([7])]
+        bytes.withUnsafeBytes { core.receive($0, into: &actions) }
+        #expect(actions.count == 4)
+        #expect(actions.first == .pong([7]), "earlier actions stay first")
+        #expect(actions[1] == .deliver(ReceivedWebSocketMessage(isText: true, payload: Array("hé".utf8)[...])))
+        #expect(actions[2] == .send(FrameWriter.frame(opcode: .pong, payload: [9], maskingKey: nil)))
+        #expect(actions[3] == .deliver(ReceivedWebSocketMessage(isText: false, payload: [0, 255, 1])))
+        #expect(delivered(actions) == [.text("hé"), .binary(Data([0, 255, 1]))])
     }
 
     @Test func invalidUTF8FailsFastAcrossFragments() throws {

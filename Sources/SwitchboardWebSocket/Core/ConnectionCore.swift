@@ -34,7 +34,7 @@ public struct WebSocketConnectionCore: Sendable {
         /// Write these bytes to the transport.
         case send([UInt8])
         /// Hand a message to the application.
-        case deliver(WebSocketMessage)
+        case deliver(ReceivedWebSocketMessage)
         /// A pong arrived (for liveness checks).
         case pong([UInt8])
         /// The connection is over: close the transport. `info` says why.
@@ -62,7 +62,7 @@ public struct WebSocketConnectionCore: Sendable {
     private var messageOpcode: WebSocketOpcode?
     private var messageBuffer: [UInt8] = []
     /// A message whose whole payload arrived in one chunk (the common case): kept as that
-    /// chunk until delivery, so it is copied once, into the delivered message.
+    /// chunk, a slice of the parser's buffer, and delivered without a copy.
     private var wholeMessage: ArraySlice<UInt8>?
     private var validator = UTF8StreamValidator()
     // The frame being read.
@@ -154,26 +154,37 @@ public struct WebSocketConnectionCore: Sendable {
     public mutating func receive(_ bytes: some Sequence<UInt8>) -> [Action] {
         guard state != .closed else { return [] }
         parser.append(bytes)
-        return parseBuffered()
+        var actions: [Action] = []
+        parseBuffered(into: &actions)
+        return actions
     }
 
     /// Feeds received bytes from memory the caller reuses; they are copied once, into the
     /// parser's buffer.
     public mutating func receive(_ bytes: UnsafeRawBufferPointer) -> [Action] {
-        guard state != .closed else { return [] }
+        var actions: [Action] = []
+        receive(bytes, into: &actions)
+        return actions
+    }
+
+    /// Feeds received bytes, as ``receive(_:)-([UInt8])``, appending the actions to `actions`:
+    /// a reader that keeps one array for them allocates nothing per read.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) {
+        guard state != .closed else { return }
         parser.append(bytes)
-        return parseBuffered()
+        parseBuffered(into: &actions)
     }
 
     /// Feeds received bytes; an array is taken without a copy when nothing is pending.
     public mutating func receive(_ bytes: [UInt8]) -> [Action] {
         guard state != .closed else { return [] }
         parser.append(bytes)
-        return parseBuffered()
+        var actions: [Action] = []
+        parseBuffered(into: &actions)
+        return actions
     }
 
-    private mutating func parseBuffered() -> [Action] {
-        var actions: [Action] = []
+    private mutating func parseBuffered(into actions: inout [Action]) {
         do throws(WebSocketError) {
             while state != .closed, let event = try parser.next() {
                 try handle(event, into: &actions)
@@ -183,7 +194,6 @@ public struct WebSocketConnectionCore: Sendable {
                 actions += fail(code, reason)
             }
         }
-        return actions
     }
 
     /// Fails the connection: send a close with `code` and stop reading.
@@ -247,11 +257,8 @@ public struct WebSocketConnectionCore: Sendable {
             guard state == .open else { return }
             if opcode == .text {
                 guard validator.isComplete else { throw .protocolViolation(code: .invalidPayload, reason: "text message ends inside a UTF-8 sequence") }
-                actions.append(.deliver(.text(String(decoding: payload, as: UTF8.self))))
-            } else {
-                // From the bytes directly: `Data(payload)` would box the slice first.
-                actions.append(.deliver(.binary(payload.withUnsafeBytes { Data($0) })))
             }
+            actions.append(.deliver(ReceivedWebSocketMessage(isText: opcode == .text, payload: payload)))
         }
     }
 

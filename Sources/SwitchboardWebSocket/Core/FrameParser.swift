@@ -17,9 +17,8 @@ public struct FrameParser: Sendable {
     /// What the parser produced.
     public enum Event: Sendable, Hashable {
         case header(FrameHeader)
-        /// Payload bytes, unmasked. For an unmasked frame, a slice sharing the parser's
-        /// buffer rather than a copy; drop it before the next `append`, which would otherwise
-        /// have to copy the buffer.
+        /// Payload bytes, unmasked. Usually a slice sharing the parser's buffer rather than a
+        /// copy; drop it before the next `append`, which would otherwise have to copy the buffer.
         case payload(ArraySlice<UInt8>)
         case frameEnd
     }
@@ -35,6 +34,9 @@ public struct FrameParser: Sendable {
     private var maskKey: UInt32?
     private var maskOffset = 0
     private var inPayload = false
+    /// Whether a payload slice of `buffer` went out since the last append (after which the
+    /// consumer has dropped them all).
+    private var hasLentSlice = false
 
     /// Creates a parser.
     public init(expectMasked: Bool, maximumFrameSize: UInt64) {
@@ -57,6 +59,8 @@ public struct FrameParser: Sendable {
 
     /// Drops the bytes already parsed; keeps the storage unless a large message grew it.
     private mutating func compact() {
+        // The consumer dropped the slices it had before appending.
+        hasLentSlice = false
         if readIndex > 0, readIndex == buffer.count {
             if buffer.capacity > 1 << 20 { buffer = [] } else { buffer.removeAll(keepingCapacity: true) }
             readIndex = 0
@@ -74,6 +78,7 @@ public struct FrameParser: Sendable {
         }
         buffer = bytes
         readIndex = 0
+        hasLentSlice = false
     }
 
     /// Bytes received but not yet parsed.
@@ -92,11 +97,20 @@ public struct FrameParser: Sendable {
             let range = readIndex..<readIndex + take
             readIndex += take
             remaining -= UInt64(take)
+            defer { hasLentSlice = true }
             guard let maskKey else { return .payload(buffer[range]) }
-            var chunk = Array(buffer[range])
-            chunk.withUnsafeMutableBytes { FrameWriter.applyMask(FrameWriter.maskingKey(maskKey, from: maskOffset), to: $0) }
+            let key = FrameWriter.maskingKey(maskKey, from: maskOffset)
             maskOffset = (maskOffset + take) & 3
-            return .payload(chunk[...])
+            guard !hasLentSlice else {
+                // A slice lent since the last append shares the buffer: changing it in place
+                // would copy all of it, so this chunk is copied alone.
+                var chunk = Array(buffer[range])
+                chunk.withUnsafeMutableBytes { FrameWriter.applyMask(key, to: $0) }
+                return .payload(chunk[...])
+            }
+            // These bytes are read once, so they are unmasked where they lie.
+            buffer.withUnsafeMutableBytes { FrameWriter.applyMask(key, to: UnsafeMutableRawBufferPointer(rebasing: $0[range])) }
+            return .payload(buffer[range])
         }
         guard let header = try parseHeader() else { return nil }
         inPayload = true

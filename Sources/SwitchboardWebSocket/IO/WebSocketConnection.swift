@@ -82,6 +82,12 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// arrived before this call, then each as it comes. `handler` must return quickly (it
     /// holds up reading); it runs until the connection ends. Needs `deliversMessagesDirectly`.
     public func deliverMessages(to handler: @escaping @Sendable (WebSocketMessage) -> Void) {
+        deliverReceivedMessages { handler($0.message) }
+    }
+
+    /// As ``deliverMessages(to:)``, with each message's bytes as received, before any copy
+    /// into `Data` or `String`: for a handler that decodes them in place.
+    public func deliverReceivedMessages(to handler: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
         precondition(directSink != nil, "deliverMessages(to:) needs Options.deliversMessagesDirectly")
         directSink?.attach(handler)
     }
@@ -239,10 +245,13 @@ public final class WebSocketConnection: @unchecked Sendable {
     // MARK: Reading
 
     private func readLoop() {
-        // One buffer for every read of the connection's life: reads allocate nothing.
+        // One buffer for every read of the connection's life, and one array for the engine's
+        // actions: reads allocate nothing.
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, options.readChunkSize), alignment: 16)
         defer { buffer.deallocate() }
-        eventLoop.run(read: { readChunk(into: buffer) }, handle: { handle(UnsafeRawBufferPointer(rebasing: buffer[0..<$0])) })
+        var actions: [WebSocketConnectionCore.Action] = []
+        actions.reserveCapacity(8)
+        eventLoop.run(read: { readChunk(into: buffer) }, handle: { handle(UnsafeRawBufferPointer(rebasing: buffer[0..<$0]), actions: &actions) })
     }
 
     /// Reads the socket's next bytes into `buffer` (blocking); 0 when it ended.
@@ -255,14 +264,21 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
-    /// Feeds bytes to the engine; `false` once the connection is over.
-    private func handle(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Feeds bytes to the engine; `false` once the socket ended. (When the engine ends the
+    /// connection instead, the next read sees it and returns no bytes.)
+    private func handle(_ bytes: UnsafeRawBufferPointer, actions: inout [WebSocketConnectionCore.Action]) -> Bool {
         if bytes.isEmpty {
             transportEnded()
             return false
         }
-        process(core: { $0.receive(bytes) })
-        return closeInfo == nil
+        lock.withLock {
+            core.receive(bytes, into: &actions)
+            sendFrames(of: actions)
+        }
+        perform(actions)
+        // Drops the messages' slices before the next read appends to the parser's buffer.
+        actions.removeAll(keepingCapacity: true)
+        return true
     }
 
     /// The socket ended under the reader. If the engine had already closed, the thread that
@@ -277,14 +293,24 @@ public final class WebSocketConnection: @unchecked Sendable {
     private func process(core step: (inout WebSocketConnectionCore) -> [WebSocketConnectionCore.Action]) {
         let actions = lock.withLock { () -> [WebSocketConnectionCore.Action] in
             let actions = step(&core)
-            for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil) }
+            sendFrames(of: actions)
             return actions
         }
+        perform(actions)
+    }
+
+    /// Called with the engine's lock held.
+    private func sendFrames(of actions: [WebSocketConnectionCore.Action]) {
+        for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil) }
+    }
+
+    /// Everything but the sends, after the lock is released.
+    private func perform(_ actions: [WebSocketConnectionCore.Action]) {
         for action in actions {
             switch action {
             case .send: continue
             case let .deliver(message):
-                if let directSink { directSink.receive(message) } else { messageContinuation.yield(message) }
+                if let directSink { directSink.receive(message) } else { messageContinuation.yield(message.message) }
             case let .pong(payload): pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info, flushFirst: true)
             case .peerClosed:
@@ -348,17 +374,17 @@ final class LockedCounter: @unchecked Sendable {
 /// Messages for a direct handler; kept in order until the handler is attached.
 final class DirectMessageSink: @unchecked Sendable {
     private let lock = NSLock()
-    private var buffered: [WebSocketMessage] = []
-    private var handler: (@Sendable (WebSocketMessage) -> Void)?
+    private var buffered: [ReceivedWebSocketMessage] = []
+    private var handler: (@Sendable (ReceivedWebSocketMessage) -> Void)?
 
-    func receive(_ message: WebSocketMessage) {
+    func receive(_ message: ReceivedWebSocketMessage) {
         // The lock is held while handling, so a concurrent attach cannot reorder messages.
         lock.lock()
         defer { lock.unlock() }
         if let handler { handler(message) } else { buffered.append(message) }
     }
 
-    func attach(_ newHandler: @escaping @Sendable (WebSocketMessage) -> Void) {
+    func attach(_ newHandler: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
         lock.lock()
         defer { lock.unlock() }
         for message in buffered { newHandler(message) }
