@@ -117,16 +117,18 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         let id = pending.register(deadline: request.deadline)
-        let envelope = OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id)
+        // The write goes first: what follows overlaps the server's work instead of delaying
+        // the request. An answer or a cancellation that comes first waits in `pending`, and a
+        // task cancelled before the handler is installed runs `onCancel` at once.
+        // The write never holds the caller: a peer that stops reading meets the deadline.
+        do throws(WebSocketError) {
+            try socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id))
+        } catch {
+            pending.resume(id, with: .failure(.disconnected(reason: error.description)))
+        }
         if let deadline = request.deadline { deadlines.watch(deadline) }
         let result = await withTaskCancellationHandler {
-            // The write never holds the caller: a peer that stops reading meets the deadline.
-            do throws(WebSocketError) {
-                try socket.sendWithoutWaiting(envelope)
-            } catch {
-                pending.resume(id, with: .failure(.disconnected(reason: error.description)))
-            }
-            return await pending.answer(to: id, fallback: .failure(.disconnected(reason: "request \(id) was not pending")))
+            await pending.answer(to: id, fallback: .failure(.disconnected(reason: "request \(id) was not pending")))
         } onCancel: {
             pending.resume(id, with: .failure(.cancelled))
         }
