@@ -181,7 +181,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// a push into the ordered push queue, so a push handler that itself makes a request on
     /// this connection still gets its answer.
     private func route(_ message: ReceivedWebSocketMessage) {
-        heard()
+        // After the frame is handled: a waiting caller resumes first.
+        defer { heard() }
         guard !message.isText else {
             diagnose(.unexpectedTextMessage)
             return
