@@ -117,10 +117,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         let id = pending.register(deadline: request.deadline)
-        // The write goes first: what follows overlaps the server's work instead of delaying
-        // the request. An answer or a cancellation that comes first waits in `pending`, and a
-        // task cancelled before the handler is installed runs `onCancel` at once.
-        // The write never holds the caller: a peer that stops reading meets the deadline.
+        // Written first, so the setup below overlaps the server's work: an early answer waits
+        // in `pending`, and a task cancelled already runs `onCancel` at once. The write never
+        // holds the caller: a peer that stops reading meets the deadline.
         do throws(WebSocketError) {
             try socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id))
         } catch {

@@ -167,8 +167,8 @@ public struct WebSocketConnectionCore: Sendable {
         return actions
     }
 
-    /// Feeds received bytes, as ``receive(_:)-([UInt8])``, appending the actions to `actions`:
-    /// a reader that keeps one array for them allocates nothing per read.
+    /// Feeds received bytes and appends the resulting actions to `actions`: a reader that
+    /// keeps one array for them allocates nothing per read.
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) {
         guard state != .closed else { return }
         parser.append(bytes)
