@@ -39,10 +39,13 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
 
-    /// Yields whenever something arrives from the server (a frame or a pong), for liveness
-    /// checks driven from outside, such as a session's heartbeat on its own clock.
+    /// Yields when something arrives from the server (a frame or a pong), for liveness checks
+    /// driven from outside, such as a session's heartbeat on its own clock: at once for the
+    /// first arrival and for the answer to a ``probe(requestPath:)``, otherwise at most once a
+    /// second, so a busy connection does not wake its listener on every frame.
     public let activity: AsyncStream<Void>
     private let activitySink: AsyncStream<Void>.Continuation
+    private let activityThrottle = Locked(ActivityThrottle())
 
     /// The connection's life: `connected` with the upgrade's headers first, `disconnected`
     /// with the reason last, then the stream ends. Buffered, so a late reader misses nothing.
@@ -139,13 +142,16 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     }
 
     private func heard() {
-        keepalive?.withLock { $0.heard(at: .now) }
-        activitySink.yield()
+        let now = ContinuousClock.now
+        keepalive?.withLock { $0.heard(at: now) }
+        if activityThrottle.withLock({ $0.shouldSignal(at: now) }) { activitySink.yield() }
     }
 
     /// Asks the server for a sign of life: a WebSocket ping and, with `requestPath`, a
     /// keepalive request (Signal's `GET /v1/keepalive`). The answers show up on ``activity``.
     public func probe(requestPath: String? = ChatServer.keepalivePath) async {
+        // Before the writes, so the answer cannot arrive unannounced.
+        activityThrottle.withLock { $0.probeSent() }
         // Neither write waits: a probe must not hang on the very peer it is checking.
         try? socket.pingWithoutWaiting()
         if let requestPath {

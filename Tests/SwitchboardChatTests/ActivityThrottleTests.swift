@@ -1,0 +1,54 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardChat
+import SwitchboardRuntime
+import Testing
+
+/// Which arrivals reach `ChatConnection.activity`: enough for idle timers and probe answers,
+/// without waking a listener on every frame.
+@Suite struct ActivityThrottleTests {
+    let start = ContinuousClock.now
+
+    @Test func theFirstArrivalThenOneAQuietPeriodAreSignalled() {
+        var throttle = ActivityThrottle()
+        let signalled = [0, 10, 999, 1000, 1500].map { throttle.shouldSignal(at: start + .milliseconds($0)) }
+        #expect(signalled == [true, false, false, true, false])
+    }
+
+    @Test func aProbesAnswerIsSignalledAtOnceAndOnlyOnce() {
+        var throttle = ActivityThrottle()
+        let first = throttle.shouldSignal(at: start)
+        throttle.probeSent()
+        // The probe's answer, then its second answer (a pong after the keepalive response).
+        let answers = [5, 6].map { throttle.shouldSignal(at: start + .milliseconds($0)) }
+        #expect(first)
+        #expect(answers == [true, false])
+    }
+
+    /// Over a real connection: a burst of responses signals a handful of times, not once per
+    /// frame, and a probe sent right after still gets its answer signalled.
+    @Test func aBusyConnectionSignalsRarelyAndProbesStillGetAnswered() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        let signals = Locked(0)
+        let listener = Task { for await _ in connection.activity { signals.withLock { $0 += 1 } } }
+        let usernames = UsernamesClient(transport: connection)
+        let started = ContinuousClock.now
+        for index in 0..<100 {
+            // No routes: each request is answered 404, a frame like any other.
+            _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([UInt8(index)])))
+        }
+        let elapsed = started.duration(to: .now)
+        try await Task.sleep(for: .milliseconds(50))
+        let afterBurst = signals.withLock { $0 }
+        #expect(afterBurst >= 1)
+        #expect(afterBurst <= Int(elapsed.components.seconds) + 2, "\(afterBurst) signals for 100 responses in \(elapsed)")
+
+        await connection.probe()
+        for _ in 0..<200 where signals.withLock({ $0 }) == afterBurst { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(signals.withLock { $0 } == afterBurst + 1, "the probe's answer is signalled within 2 s")
+        listener.cancel()
+        await connection.close()
+    }
+}
