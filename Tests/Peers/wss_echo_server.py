@@ -1,5 +1,6 @@
 """A TLS WebSocket echo server (Python ssl + websockets) for the TLS tests.
-usage: wss_echo_server.py CERT KEY. Prints its port, then "SNI <name>" for each handshake."""
+usage: wss_echo_server.py CERT KEY. Prints its port, then "SNI <name>" for each handshake
+and "ALPN <protocol>" for each connection."""
 import asyncio
 import ssl
 import sys
@@ -8,6 +9,7 @@ from websockets.asyncio.server import serve
 
 
 async def echo(connection):
+    print("ALPN", connection.transport.get_extra_info("ssl_object").selected_alpn_protocol(), flush=True)
     async for message in connection:
         await connection.send(message)
 

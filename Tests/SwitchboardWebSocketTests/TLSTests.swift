@@ -67,6 +67,7 @@ import Testing
         #expect(await connection.close().wasClean)
         let output = await peer.stopAsync()
         #expect(output.contains("SNI localhost"), "\(output)")
+        #expect(output.contains("ALPN http/1.1"), "\(output)")
     }
 
     @Test func aSelfSignedCertificateIsRejected() async throws {
@@ -101,6 +102,20 @@ import Testing
         let (peer, port) = try await server("good")
         let connection = try await connect(port, host: "127.0.0.1")
         #expect(await connection.close().wasClean)
+        _ = await peer.stopAsync()
+
+        // other.pem names only other.example: no IP entry may stand in for 127.0.0.1.
+        let (otherPeer, otherPort) = try await server("other")
+        let error = await rejection { () throws(WebSocketError) in try await connect(otherPort, host: "127.0.0.1") }
+        #expect(error.contains("certificate rejected") && error.lowercased().contains("mismatch"), "\(error)")
+        _ = await otherPeer.stopAsync()
+    }
+
+    /// "127.1" resolves to loopback but is no address literal, so it must match as a name.
+    @Test func aNumericLookingHostIsCheckedAsAName() async throws {
+        let (peer, port) = try await server("other")
+        let error = await rejection { () throws(WebSocketError) in try await connect(port, host: "127.1") }
+        #expect(error.contains("certificate rejected") && error.lowercased().contains("mismatch"), "\(error)")
         _ = await peer.stopAsync()
     }
 
