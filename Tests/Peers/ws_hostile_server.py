@@ -82,7 +82,7 @@ CASES = {
     "7.1.1-echo-then-close": dict(send=[frame(TEXT, b"Hello"), close_frame(1000)], echo=[(TEXT, b"Hello")], close=[1000]),
     "7.1.3-ping-after-close": dict(send=[close_frame(1000), frame(PING, b"late")], close=[1000], nopong=True),
     "7.1.5-text-after-close": dict(send=[frame(TEXT, b"frag", fin=False), close_frame(1000), frame(CONT, b"ment")], close=[1000, 1002]),
-    "7.3.1-close-empty": dict(send=[close_frame()], close=[1000]),
+    "7.3.1-close-empty": dict(send=[close_frame()], close=[1000], local=[1005]),
     "7.3.2-close-one-byte": dict(send=[frame(CLOSE, b"\x03")], close=[1002]),
     "7.3.4-close-with-reason": dict(send=[close_frame(1000, b"reason")], close=[1000]),
     "7.3.6-close-reason-124": dict(send=[close_frame(1000, b"*" * 124)], close=[1002]),
@@ -217,7 +217,7 @@ async def handle(reader, writer):
             writer.write(close_frame(1000))
             await writer.drain()
             # Wait briefly for the client's answer so the close is clean.
-            for _ in range(10):
+            for _ in range(30):
                 if not await pump(0.1):
                     break
                 answered, _ = unmask(bytes(received))
@@ -291,6 +291,10 @@ async def main():
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--list":
-        print("\n".join(CASES))
+        # Each case with the close codes the client may report locally: the one it failed
+        # with, or the server's (1005 when the server's close carries none).
+        for name, case in CASES.items():
+            local = case.get("local", case.get("close", [1000]))
+            print(name, ",".join(str(code) for code in local))
     else:
         asyncio.run(main())
