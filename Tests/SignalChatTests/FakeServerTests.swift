@@ -4,7 +4,7 @@ import SwitchboardRuntime
 import Testing
 
 /// The frame-level fake: the test reads each request and answers it by id.
-@Suite struct FakeServerTests {
+@Suite(.timeLimit(.minutes(1))) struct FakeServerTests {
     @Test func theTestSeesWhatTheClientSent() async throws {
         let fake = FakeServerTransport<Authenticated>()
         let client = ChatRoomClient(transport: fake)
@@ -57,6 +57,37 @@ import Testing
     @Test func waitingForARequestThatNeverComesTimesOut() async {
         let fake = FakeServerTransport<Authenticated>()
         await #expect(throws: TransportError.timeout) { try await fake.nextRequest(timeout: .milliseconds(50)) }
+    }
+
+    /// One wait's timeout must not end a later wait that still has time left.
+    @Test func aTimedOutWaitLeavesLaterWaitsAlone() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let early = Task { try? await fake.nextRequest(timeout: .milliseconds(200)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let late = Task { try await fake.nextRequest(timeout: .seconds(5)) }
+        #expect(await early.value == nil)
+        try await Task.sleep(for: .milliseconds(300))
+        async let sent = KeysClient(transport: fake).getPreKeyCount(PreKeyCountRequest(identity: .aci))
+        let request = try await late.value
+        fake.respond(to: request.id, status: 200, body: PreKeyCount(count: 3))
+        #expect(await sent.value?.count == 3)
+    }
+
+    /// A request sent by a task cancelled already ends at once and leaves nothing pending.
+    @Test func aRequestFromACancelledTaskEndsAtOnce() async {
+        let fake = FakeServerTransport<Authenticated>()
+        let endpoint = EndpointDescriptor(rpcName: "test.Echo/Echo", verb: "GET", pathTemplate: "/echo", auth: .none)
+        let call = Task { () -> TransportError? in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do throws(TransportError) {
+                _ = try await fake.send(RPCRequest(endpoint: endpoint, path: "/echo"))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(await call.value == .cancelled)
+        #expect(fake.pendingCount == 0)
     }
 
     @Test func sensitivePathValuesAreRedactedForLogs() async throws {

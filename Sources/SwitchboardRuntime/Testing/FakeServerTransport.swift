@@ -35,7 +35,9 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
     struct State {
         var nextID: UInt64 = 1
         var unread: [IncomingRequest] = []
-        var readers: [CheckedContinuation<IncomingRequest?, Never>] = []
+        /// Tests waiting in `nextRequest`, oldest first, each with its own key for its timeout.
+        var readers: [(key: UInt64, continuation: CheckedContinuation<IncomingRequest?, Never>)] = []
+        var nextReaderKey: UInt64 = 0
         var pending: [UInt64: CheckedContinuation<Result<RPCResponse, TransportError>, Never>] = [:]
         var disconnected: String?
     }
@@ -60,12 +62,18 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
                         continuation.resume(returning: .failure(.disconnected(reason: reason)))
                         return nil
                     }
+                    // Cancelled before this point, `onCancel` found nothing to answer; checked
+                    // under the lock, so a later cancellation finds the entry.
+                    if Task.isCancelled {
+                        continuation.resume(returning: .failure(.cancelled))
+                        return nil
+                    }
                     state.pending[id] = continuation
                     if state.readers.isEmpty {
                         state.unread.append(incoming)
                         return nil
                     }
-                    return state.readers.removeFirst()
+                    return state.readers.removeFirst().continuation
                 }
                 reader?.resume(returning: incoming)
             }
@@ -78,24 +86,28 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
     /// The next request the client sends, waiting up to `timeout` for it.
     public func nextRequest(timeout: Duration = .seconds(5)) async throws -> IncomingRequest {
         let request: IncomingRequest? = await withCheckedContinuation { continuation in
-            let ready: IncomingRequest?? = state.withLock { state in
-                if !state.unread.isEmpty { return .some(state.unread.removeFirst()) }
-                if state.disconnected != nil { return .some(nil) }
-                state.readers.append(continuation)
-                return .none
+            let ready: Result<IncomingRequest?, Never>?
+            let key: UInt64
+            (ready, key) = state.withLock { state in
+                if !state.unread.isEmpty { return (.success(state.unread.removeFirst()), 0) }
+                if state.disconnected != nil { return (.success(nil), 0) }
+                defer { state.nextReaderKey += 1 }
+                state.readers.append((state.nextReaderKey, continuation))
+                return (nil, state.nextReaderKey)
             }
-            if case let .some(value) = ready {
+            if case let .success(value) = ready {
                 continuation.resume(returning: value)
                 return
             }
-            // Bound the wait so a test whose client never sends fails instead of hanging.
+            // Bound the wait so a test whose client never sends fails instead of hanging; only
+            // this reader expires, not one that started waiting later.
             Task { [state] in
                 try? await Task.sleep(for: timeout)
-                let expired: [CheckedContinuation<IncomingRequest?, Never>] = state.withLock { state in
-                    defer { state.readers.removeAll() }
-                    return state.readers
+                let expired: CheckedContinuation<IncomingRequest?, Never>? = state.withLock { state in
+                    guard let index = state.readers.firstIndex(where: { $0.key == key }) else { return nil }
+                    return state.readers.remove(at: index).continuation
                 }
-                for reader in expired { reader.resume(returning: nil) }
+                expired?.resume(returning: nil)
             }
         }
         guard let request else { throw TransportError.timeout }
@@ -124,7 +136,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
                 state.pending.removeAll()
                 state.readers.removeAll()
             }
-            return (Array(state.pending.values), state.readers)
+            return (Array(state.pending.values), state.readers.map(\.continuation))
         }
         for continuation in pending { continuation.resume(returning: .failure(.disconnected(reason: reason))) }
         for reader in readers { reader.resume(returning: nil) }
