@@ -73,6 +73,37 @@ import Testing
         await #expect(throws: WebSocketError.self) { try await connection.send(text: "late") }
     }
 
+    @Test func headersThatCouldSmuggleAnotherAreNeverSent() async throws {
+        let upgrades = ManagedCounter()
+        let server = try WebSocketServer(upgrade: { request in
+            upgrades.increment()
+            // The application's own header value must not split the response either.
+            return .accept(headers: [HTTPHeaderField(name: "X-Alert", value: "a\r\nSet-Cookie: x=y")])
+        }) { _ in }
+        defer { server.stop() }
+        let url = URL(string: "ws://127.0.0.1:\(server.port)/")!
+        do {
+            _ = try await WebSocketClient.connect(to: url, options: .init(headers: [HTTPHeaderField(name: "User-Agent", value: "x\r\nAuthorization: Basic eA==")]))
+            Issue.record("a header with a line break must not be sent")
+        } catch {
+            guard case .invalidHTTP = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+        }
+        #expect(upgrades.value == 0)
+        do {
+            _ = try await WebSocketClient.connect(to: url)
+            Issue.record("the server must refuse to send its bad header")
+        } catch {
+            guard case .upgradeRejected(status: 500, _, _) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+        }
+        #expect(upgrades.value == 1)
+    }
+
     @Test func connectingToAClosedPortFailsQuickly() async {
         let listener = try? TCPListener()
         let port = listener?.port ?? 1

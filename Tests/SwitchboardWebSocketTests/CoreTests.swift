@@ -330,6 +330,27 @@ import Testing
         }
     }
 
+    @Test func requestsThatCouldSmuggleAHeaderAreRefusedBeforeSending() throws {
+        func request(headers: [HTTPHeaderField] = [], path: String = "/", subprotocols: [String] = []) -> WebSocketHandshake.ClientRequest {
+            WebSocketHandshake.ClientRequest(host: "chat.example", port: 443, path: path, isSecure: true, headers: headers, subprotocols: subprotocols)
+        }
+        try request(headers: [HTTPHeaderField(name: "User-Agent", value: "Signal-Android/7.0 (über\tcafé)")], subprotocols: ["chat.v2"]).checkSendable()
+        let bad: [WebSocketHandshake.ClientRequest] = [
+            request(headers: [HTTPHeaderField(name: "X-Token", value: "a\r\nAuthorization: Basic eA==")]),
+            request(headers: [HTTPHeaderField(name: "X-Token", value: "a\nb")]),
+            request(headers: [HTTPHeaderField(name: "X-Token", value: "a\u{0}b")]),
+            request(headers: [HTTPHeaderField(name: "X Token", value: "a")]),
+            request(headers: [HTTPHeaderField(name: "", value: "a")]),
+            request(headers: [HTTPHeaderField(name: "X-Token:", value: "a")]),
+            request(path: "/a b"),
+            request(path: "/a\r\nX: y"),
+            request(subprotocols: ["chat, evil"]),
+        ]
+        for candidate in bad {
+            #expect(throws: WebSocketError.self, "\(candidate.headers) \(candidate.path) \(candidate.subprotocols)") { try candidate.checkSendable() }
+        }
+    }
+
     @Test func serverSideValidatesUpgrades() throws {
         let key = WebSocketHandshake.makeKey()
         let text = "GET /chat HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: a, b\r\n\r\n"

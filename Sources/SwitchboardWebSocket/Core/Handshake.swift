@@ -48,6 +48,17 @@ public enum WebSocketHandshake {
             return Array((text + "\r\n").utf8)
         }
 
+        /// Throws `invalidHTTP` if a header, a subprotocol or the path could not be sent
+        /// as they are: a line break in a value would end the header and start another.
+        public func checkSendable() throws(WebSocketError) {
+            guard HTTPFieldSyntax.isRequestTarget(path) else { throw .invalidHTTP("the path holds a space or control character") }
+            guard HTTPFieldSyntax.isFieldValue(host) else { throw .invalidHTTP("the host holds a control character") }
+            for subprotocol in subprotocols where !HTTPFieldSyntax.isToken(subprotocol) {
+                throw .invalidHTTP("subprotocol \(String(reflecting: subprotocol)) is not an HTTP token")
+            }
+            try HTTPFieldSyntax.check(headers)
+        }
+
         /// Checks the server's head; returns the chosen subprotocol. A non-101 status is
         /// `upgradeRejected`, with the body the caller read after the head.
         public func validate(_ head: HTTPHead, body: [UInt8] = []) throws(WebSocketError) -> String? {

@@ -7,7 +7,8 @@ public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
     case upgradeRejected(status: Int, headers: [HTTPHeaderField], body: [UInt8])
     /// A 101 response that fails validation (wrong accept key, missing headers).
     case invalidUpgradeResponse(String)
-    /// A malformed HTTP head during the handshake.
+    /// A malformed HTTP head during the handshake: received, or one this side was asked to
+    /// send (a header value with a line break, say).
     case invalidHTTP(String)
     /// The connection is closed; `info` says how.
     case closed(WebSocketCloseInfo)

@@ -28,7 +28,7 @@ public enum WebSocketClient {
     /// sends the upgrade request.
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
         let endpoint = try WebSocketEndpoint(url)
-        let request = upgradeRequest(for: endpoint, options: options)
+        let request = try upgradeRequest(for: endpoint, options: options)
         let cancelled = LockedState(false)
         // All steps run back to back on one thread, so the deadline covers network time only:
         // no wait for a busy cooperative pool sits between opening the socket (which starts
@@ -76,8 +76,14 @@ public enum WebSocketClient {
             transport.close()
             throw error
         }
+        let request: WebSocketHandshake.ClientRequest
+        do throws(WebSocketError) {
+            request = try upgradeRequest(for: endpoint, options: options)
+        } catch {
+            transport.close()
+            throw error
+        }
         guard transport.claim() else { throw .io("transport already closed or upgraded") }
-        let request = upgradeRequest(for: endpoint, options: options)
         return try await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
             let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
             do throws(WebSocketError) {
@@ -98,9 +104,12 @@ public enum WebSocketClient {
         }
     }
 
-    private static func upgradeRequest(for endpoint: WebSocketEndpoint, options: Options) -> WebSocketHandshake.ClientRequest {
-        WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: endpoint.requestPath, isSecure: endpoint.isSecure,
-                                         headers: options.headers, subprotocols: options.subprotocols)
+    /// Checked before any socket opens, so a bad header costs no connection.
+    private static func upgradeRequest(for endpoint: WebSocketEndpoint, options: Options) throws(WebSocketError) -> WebSocketHandshake.ClientRequest {
+        let request = WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: endpoint.requestPath, isSecure: endpoint.isSecure,
+                                                       headers: options.headers, subprotocols: options.subprotocols)
+        try request.checkSendable()
+        return request
     }
 
     /// DNS and TCP, then TLS for `wss://`; the socket is closed if TLS fails.

@@ -76,7 +76,15 @@ public final class WebSocketServer: @unchecked Sendable {
                     }
                     throw error
                 }
-                switch decide(request) {
+                let decision = decide(request)
+                // Headers from the application go on the wire only if they are valid HTTP;
+                // otherwise the client gets a plain 500 rather than a smuggled header.
+                guard Self.isSendable(decision) else {
+                    try socket.write(WebSocketHandshake.rejectResponse(status: 500, reason: "Internal Server Error"))
+                    socket.close()
+                    return nil
+                }
+                switch decision {
                 case let .reject(status, reason, headers, body):
                     try socket.write(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
                     socket.close()
@@ -92,6 +100,16 @@ public final class WebSocketServer: @unchecked Sendable {
         } catch {
             (stream ?? tcp).close()
             return nil
+        }
+    }
+
+    /// Whether a decision's status, reason, headers and subprotocol can be written as they are.
+    private static func isSendable(_ decision: UpgradeDecision) -> Bool {
+        switch decision {
+        case let .reject(status, reason, headers, _):
+            return (100...999).contains(status) && HTTPFieldSyntax.isFieldValue(reason) && (try? HTTPFieldSyntax.check(headers)) != nil
+        case let .accept(headers, subprotocol, _):
+            return (subprotocol.map(HTTPFieldSyntax.isToken) ?? true) && (try? HTTPFieldSyntax.check(headers)) != nil
         }
     }
 
