@@ -210,6 +210,14 @@ import Testing
         #expect(closeCode(fragmented.receive([0x00, 0x7E, 0x02, 0x58])) == .messageTooBig)
     }
 
+    /// A nonsensical limit is a limit, not a trap: a negative one takes no payload at all.
+    @Test func negativeLimitsRefuseEveryPayload() {
+        var core = WebSocketConnectionCore(role: .client, configuration: .init(maximumMessageSize: -1))
+        #expect(closeCode(core.receive(frame(.binary, [1]))) == .messageTooBig)
+        var empty = WebSocketConnectionCore(role: .client, configuration: .init(maximumMessageSize: -1))
+        #expect(delivered(empty.receive(frame(.binary, []))) == [.binary(Data())])
+    }
+
     @Test func closeHandshakeEchoesValidCodes() throws {
         for code: UInt16 in [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4401, 4409, 4999] {
             var core = WebSocketConnectionCore(role: .client)

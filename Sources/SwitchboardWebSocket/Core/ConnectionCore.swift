@@ -73,7 +73,7 @@ public struct WebSocketConnectionCore: Sendable {
     public init(role: Role, configuration: Configuration = .init()) {
         self.role = role
         self.configuration = configuration
-        parser = FrameParser(expectMasked: role == .server, maximumFrameSize: UInt64(configuration.maximumFrameSize))
+        parser = FrameParser(expectMasked: role == .server, maximumFrameSize: UInt64(clamping: configuration.maximumFrameSize))
     }
 
     var masks: Bool { role == .client }
@@ -225,7 +225,7 @@ public struct WebSocketConnectionCore: Sendable {
                 validator = UTF8StreamValidator()
             }
             // Check the size before any payload memory is allocated.
-            guard UInt64(messageBuffer.count) + header.payloadLength <= UInt64(configuration.maximumMessageSize) else {
+            guard UInt64(messageBuffer.count) + header.payloadLength <= UInt64(clamping: configuration.maximumMessageSize) else {
                 throw .protocolViolation(code: .messageTooBig, reason: "message exceeds \(configuration.maximumMessageSize) bytes")
             }
         case let .payload(chunk):

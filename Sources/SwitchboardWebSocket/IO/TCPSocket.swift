@@ -61,8 +61,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         if result != 0 {
             guard errno == EINPROGRESS else { throw .io("connect failed: \(String(cString: strerror(errno)))") }
             var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-            let ready = poll(&descriptorSet, 1, milliseconds)
+            let ready = poll(&descriptorSet, 1, timeout.pollMilliseconds)
             guard ready > 0 else { throw ready == 0 ? .timeout("TCP connect") : .io("poll failed") }
             var socketError: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
@@ -257,7 +256,7 @@ extension TCPSocket {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout("handshake") }
             let (seconds, attoseconds) = remaining.components
-            value.tv_sec = Int(seconds)
+            value.tv_sec = .init(clamping: seconds)
             value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
         }
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))

@@ -29,7 +29,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         guard let deadline = lock.withLock({ readDeadline }) else { return -1 }
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else { throw .timeout("read") }
-        return Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+        return max(1, remaining.pollMilliseconds)
     }
 
     /// Connects TLS over `socket` as a client, finishing the handshake before `deadline`.
@@ -151,7 +151,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         while offset < bytes.count {
             let (written, error): (Int32, Int32) = lock.withLock {
                 if isClosed { return (-1, SSL_ERROR_ZERO_RETURN) }
-                let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(bytes.count - offset)) }
+                let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(clamping: bytes.count - offset)) }
                 return (written, written > 0 ? 0 : SSL_get_error(ssl, written))
             }
             if written > 0 {

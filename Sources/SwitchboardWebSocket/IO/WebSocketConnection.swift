@@ -347,7 +347,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         if flushFirst {
             let stream = self.stream
             writeQueue.async { stream.close() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(options.closeTimeout.components.seconds * 1_000_000_000 + options.closeTimeout.components.attoseconds / 1_000_000_000))) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(options.closeTimeout.saturatingNanoseconds)) {
                 stream.close()
             }
         } else {
