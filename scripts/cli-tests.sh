@@ -95,6 +95,28 @@ expect_status 0 "listen --timeout ends a quiet listen" timeout 30 "$bin" listen 
 [ $(( $(date +%s) - start )) -lt 15 ] && pass "listen --timeout returns on time" || fail "listen --timeout returns on time"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# A burst of connections that exhausts the server's file descriptors must not stop it
+# accepting: with a small descriptor limit, hold 80 idle sockets, drop them, then call.
+prlimit --nofile=48:48 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+port=$(echo "$url" | sed 's|ws://127.0.0.1:\([0-9]*\)/.*|\1|')
+timeout 30 python3 - "$port" <<'PY'
+import socket, sys, time
+held = []
+for _ in range(80):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2))
+    except OSError:
+        break
+time.sleep(1.0)
+for held_socket in held:
+    held_socket.close()
+PY
+expect_status 0 "the server accepts again after running out of descriptors" timeout 60 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # The session example runs its whole lifecycle against the mock server.
 swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
 demo="$(dirname "$bin")/session-demo"

@@ -219,7 +219,9 @@ public final class TCPListener: @unchecked Sendable {
         self.port = Int(boundPort)
     }
 
-    /// Waits for the next connection; `nil` once the listener is closed.
+    /// Waits for the next connection; `nil` once the listener is closed or broken. A failure
+    /// that passes (a client that gave up while queued, or no descriptors or memory left for
+    /// a moment) is retried, so a burst of connections cannot stop a server for good.
     public func accept() -> TCPSocket? {
         while true {
             #if canImport(Glibc)
@@ -228,8 +230,17 @@ public final class TCPListener: @unchecked Sendable {
             let client = Darwin.accept(descriptor, nil, nil)
             #endif
             if client >= 0 { return TCPSocket(descriptor: client) }
-            if errno == EINTR { continue }
-            return nil
+            let failure = errno
+            if closeLock.withLock({ isClosed }) { return nil }
+            switch failure {
+            case EINTR, ECONNABORTED, EPROTO:
+                continue
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                // The connection stays queued; wait for descriptors to free up rather than spin.
+                usleep(50_000)
+            default:
+                return nil
+            }
         }
     }
 
