@@ -104,6 +104,39 @@ import Testing
         #expect(upgrades.value == 1)
     }
 
+    @Test func ipv6LoopbackWorks() async throws {
+        guard let listener = try? TCPListener(host: "::1") else { return } // no IPv6 on this machine
+        listener.close()
+        let server = try WebSocketServer(host: "::1") { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+        }
+        defer { server.stop() }
+        let connection = try await WebSocketClient.connect(to: URL(string: "ws://[::1]:\(server.port)/")!)
+        var messages = connection.messages.makeAsyncIterator()
+        try await connection.send(text: "over IPv6")
+        #expect(await messages.next() == .text("over IPv6"))
+        #expect(await connection.close().wasClean)
+    }
+
+    /// A listener whose queue is full drops new SYNs, so a connect to it never completes:
+    /// the connect timeout must end it, covering TCP and the upgrade together.
+    @Test func aConnectThatNeverCompletesMeetsItsTimeout() async throws {
+        let blackhole = try FullListenQueue()
+        defer { blackhole.close() }
+        let started = ContinuousClock.now
+        do {
+            _ = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(blackhole.port)/")!, options: .init(connectTimeout: .milliseconds(800)))
+            Issue.record("the connect should time out")
+        } catch {
+            guard case .timeout = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(5), "\(elapsed)")
+    }
+
     @Test func connectingToAClosedPortFailsQuickly() async {
         let listener = try? TCPListener()
         let port = listener?.port ?? 1

@@ -33,24 +33,58 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
 
     /// Resolves `host` and connects to the first address that answers within `timeout`.
     public static func connect(host: String, port: Int, timeout: Duration) throws(WebSocketError) -> TCPSocket {
-        let results = try resolve(host: host, port: port, passive: false)
+        try connect(host: host, port: port, deadline: ContinuousClock.now.advanced(by: timeout))
+    }
+
+    /// Resolves `host` and connects to the first address that answers, all before `deadline`:
+    /// name resolution included, and each address gets an even share of the time left, so
+    /// one that never answers cannot use up the time of those after it.
+    public static func connect(host: String, port: Int, deadline: ContinuousClock.Instant) throws(WebSocketError) -> TCPSocket {
+        let results = try resolve(host: host, port: port, deadline: deadline)
         defer { freeaddrinfo(results) }
-        let first = results
-        var lastError = "no addresses for \(host)"
-        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        var addresses: [UnsafeMutablePointer<addrinfo>] = []
+        var candidate: UnsafeMutablePointer<addrinfo>? = results
         while let info = candidate {
+            addresses.append(info)
             candidate = info.pointee.ai_next
+        }
+        var lastError = WebSocketError.io("no addresses for \(host)")
+        for (index, info) in addresses.enumerated() {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw .timeout("TCP connect to \(host)") }
             let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
             guard descriptor >= 0 else { continue }
             do throws(WebSocketError) {
-                try connectWithTimeout(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout)
+                try connectWithTimeout(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: remaining / (addresses.count - index))
                 return TCPSocket(descriptor: descriptor)
             } catch {
                 _ = systemClose(descriptor)
-                lastError = error.description
+                lastError = error
             }
         }
-        throw .io(lastError)
+        throw lastError
+    }
+
+    /// Resolves `host` before `deadline`. getaddrinfo cannot be interrupted, so a name (not an
+    /// address literal) is resolved on a thread of its own; past the deadline the caller moves
+    /// on and that thread frees what it finds.
+    static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) throws(WebSocketError) -> UnsafeMutablePointer<addrinfo> {
+        if TCPSocket.isAddressLiteral(host) { return try resolve(host: host, port: port, passive: false) }
+        let resolution = PendingResolution()
+        Thread.detachNewThread {
+            resolution.finish(Result { () throws(WebSocketError) in try resolve(host: host, port: port, passive: false) })
+        }
+        let remaining = max(.zero, deadline - ContinuousClock.now)
+        _ = resolution.done.wait(timeout: .now() + .nanoseconds(remaining.saturatingNanoseconds))
+        guard let result = resolution.take() else { throw .timeout("resolving \(host)") }
+        return try result.get()
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address literal.
+    static func isAddressLiteral(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     /// Non-blocking connect, then `poll` for at most `timeout`, then back to blocking mode.
@@ -279,5 +313,33 @@ extension TCPSocket {
     func setNonBlocking() {
         let flags = fcntl(descriptor, F_GETFL, 0)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+    }
+}
+
+/// A name resolution that its caller may stop waiting for: whoever comes second (the
+/// resolver finishing, or the caller giving up) frees the result.
+private final class PendingResolution: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var result: Result<UnsafeMutablePointer<addrinfo>, WebSocketError>?
+    private var abandoned = false
+
+    func finish(_ outcome: Result<UnsafeMutablePointer<addrinfo>, WebSocketError>) {
+        let keep: Bool = lock.withLock {
+            guard !abandoned else { return false }
+            result = outcome
+            return true
+        }
+        if !keep, case let .success(list) = outcome { freeaddrinfo(list) }
+        done.signal()
+    }
+
+    /// The result if it came, else `nil`, after which a late result is freed by `finish`.
+    func take() -> Result<UnsafeMutablePointer<addrinfo>, WebSocketError>? {
+        lock.withLock {
+            if result == nil { abandoned = true }
+            defer { result = nil }
+            return result
+        }
     }
 }

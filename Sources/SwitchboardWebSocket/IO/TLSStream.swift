@@ -55,7 +55,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         // Only what inet_pton takes is an address: "127.1" also resolves to loopback, but
         // as a name it must match the certificate, or nothing would be checked at all.
         let literal = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
-        let isAddress = Self.isIPAddress(literal)
+        let isAddress = TCPSocket.isAddressLiteral(literal)
         SSL_set_fd(ssl, socket.descriptor)
         guard sb_set_server_name(ssl, isAddress ? literal : name, isAddress ? 1 : 0) == 1 else {
             throw .io("cannot check the certificate against the name \"\(name)\"")
@@ -63,13 +63,6 @@ final class TLSStream: ByteStream, @unchecked Sendable {
         sb_offer_http11(ssl)
         socket.setNonBlocking()
         try handshake(deadline: deadline) { SSL_connect($0) }
-    }
-
-    /// Whether `text` is an IPv4 or IPv6 address literal, as the certificate's IP entries are.
-    static func isIPAddress(_ text: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
     }
 
     /// Accepts TLS over `socket` as a server.

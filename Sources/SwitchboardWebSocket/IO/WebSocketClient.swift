@@ -120,7 +120,7 @@ public enum WebSocketClient {
             return try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
         }
         #endif
-        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, timeout: options.connectTimeout)
+        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
         do throws(WebSocketError) {
             return try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
         } catch {

@@ -1,0 +1,51 @@
+import Foundation
+import SwitchboardWebSocket
+#if canImport(Glibc)
+import Glibc
+private let streamType = Int32(SOCK_STREAM.rawValue)
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
+private func systemClose(_ fd: Int32) { _ = Glibc.close(fd) }
+#else
+import Darwin
+private let streamType = SOCK_STREAM
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
+private func systemClose(_ fd: Int32) { _ = Darwin.close(fd) }
+#endif
+
+/// A loopback listener (backlog 0) whose accept queue one connection fills and that never
+/// accepts: the kernel drops later SYNs, so a connect to it hangs until its own timeout.
+final class FullListenQueue: @unchecked Sendable {
+    private let listener: Int32
+    private let filler: Int32
+    let port: Int
+
+    init() throws {
+        let listener = socket(AF_INET, streamType, 0)
+        let filler = socket(AF_INET, streamType, 0)
+        self.listener = listener
+        self.filler = filler
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let filled = listening && withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard filled else {
+            systemClose(filler)
+            systemClose(listener)
+            throw WebSocketError.io("cannot set up a full listen queue")
+        }
+    }
+
+    func close() {
+        systemClose(filler)
+        systemClose(listener)
+    }
+}
