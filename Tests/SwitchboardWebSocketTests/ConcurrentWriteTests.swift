@@ -13,9 +13,42 @@ import Testing
         return Data(bytes)
     }
 
+    /// Sends nobody awaits pile up for a peer that stopped reading only up to the limit:
+    /// then they fail, and the connection stays up for the application to decide.
+    @Test func sendsToAPeerThatNeverReadsFailAtTheQueueLimit() async throws {
+        let server = try NonReadingServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: server.url, options: .init(connection: .init(maximumQueuedBytes: 1 << 20)))
+        let chunk = Data(repeating: 7, count: 64 * 1024)
+        var refusal: WebSocketError?
+        // Loopback buffers take a few megabytes before anything queues; bounded either way.
+        for _ in 0..<2000 {
+            do throws(WebSocketError) {
+                try client.sendWithoutWaiting(binary: chunk)
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        #expect(refusal?.description.contains("not reading") == true, "\(String(describing: refusal))")
+        #expect(client.isOpen)
+        client.abort()
+    }
+
+    /// Pongs are frames this side makes by itself: when a peer floods pings and never reads
+    /// the answers, the connection ends at the queue limit instead of buffering them.
+    @Test func aPingFloodThatNeverReadsEndsTheConnectionAtTheQueueLimit() async throws {
+        let server = try NonReadingServer(floodsPings: true)
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: server.url, options: .init(connection: .init(maximumQueuedBytes: 1 << 20)))
+        let info = await client.waitUntilClosed()
+        #expect(info.code == .abnormalClosure && info.reason.contains("not reading"), "\(info)")
+    }
+
     @Test func concurrentLargeWritesNeverInterleave() async throws {
         // The server echoes each message from its own task, so its writes race too.
-        let server = try WebSocketServer(options: .init(configuration: .init(maximumMessageSize: 1 << 20))) { connection in
+        // Half the sends do not wait, so about 11 MB may queue at once: allowed here.
+        let server = try WebSocketServer(options: .init(configuration: .init(maximumMessageSize: 1 << 20), maximumQueuedBytes: 64 << 20)) { connection in
             await withTaskGroup(of: Void.self) { group in
                 for await message in connection.messages {
                     group.addTask {
@@ -27,7 +60,7 @@ import Testing
         defer { server.stop() }
         let client = try await WebSocketClient.connect(
             to: URL(string: "ws://127.0.0.1:\(server.port)/")!,
-            options: .init(connection: .init(configuration: .init(maximumMessageSize: 1 << 20))))
+            options: .init(connection: .init(configuration: .init(maximumMessageSize: 1 << 20), maximumQueuedBytes: 64 << 20)))
         let senders = 12, perSender = 6, size = 300 * 1024
         let received = Task {
             var seen: [String] = []

@@ -18,13 +18,18 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// of ``messages``; saves a thread-to-task hop per message for consumers that only
         /// route them, such as an RPC layer matching responses to waiting callers.
         public var deliversMessagesDirectly: Bool
+        /// How many bytes may wait for a peer that is not reading. Past it, the application's
+        /// sends fail (the connection stays), and a frame this side makes by itself (a pong)
+        /// ends the connection: a peer that never reads must not make us buffer without end.
+        public var maximumQueuedBytes: Int
 
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
-                    deliversMessagesDirectly: Bool = false) {
+                    deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024) {
             self.configuration = configuration
             self.closeTimeout = closeTimeout
             self.readChunkSize = readChunkSize
             self.deliversMessagesDirectly = deliversMessagesDirectly
+            self.maximumQueuedBytes = maximumQueuedBytes
         }
     }
 
@@ -54,8 +59,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     private var finalInfo: WebSocketCloseInfo?
     private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
     private let writeQueue = DispatchQueue(label: "switchboard.websocket.write")
-    /// Writes waiting on the queue; the fast path must not overtake them.
-    private let queuedWrites = LockedCounter()
+    /// Bytes waiting on the write queue; while any wait, the fast path must not overtake them.
+    private let queuedBytes = LockedCounter()
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
 
@@ -122,7 +127,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// answers and deadlines rather than on the write, so a peer that stops reading cannot
     /// hold them. A background write failure ends the connection (code 1006).
     public func sendWithoutWaiting(binary: Data) throws(WebSocketError) {
-        guard submit({ $0.frame(for: .binary(binary)) }, completion: nil) != nil else { throw closedError }
+        try submitWithoutWaiting { $0.frame(for: .binary(binary)) }
     }
 
     /// Sends a binary message of `count` bytes that `writePayload` writes straight into the
@@ -130,21 +135,30 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// the message's own buffer for an encoder that can write in place; `writePayload` runs
     /// under the connection's lock, so it must only write.
     public func sendWithoutWaiting(binaryCount count: Int, writePayload: (UnsafeMutableRawBufferPointer) -> Void) throws(WebSocketError) {
-        guard submit({ $0.binaryFrame(count: count, writePayload: writePayload) }, completion: nil) != nil else { throw closedError }
+        try submitWithoutWaiting { $0.binaryFrame(count: count, writePayload: writePayload) }
     }
 
     /// Sends a ping without waiting for the socket; the pong arrives on ``pongs``.
     public func pingWithoutWaiting(_ payload: [UInt8] = []) throws(WebSocketError) {
-        guard submit({ $0.pingFrame(payload) }, completion: nil) != nil else { throw closedError }
+        try submitWithoutWaiting { $0.pingFrame(payload) }
     }
 
     private var closedError: WebSocketError {
         .closed(closeInfo ?? WebSocketCloseInfo(code: .normalClosure, reason: "closing", wasClean: false))
     }
 
+    /// Fails when closing, when the socket refused the frame, or when too much already waits.
+    private func submitWithoutWaiting(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) throws(WebSocketError) {
+        switch submit(makeFrame, completion: nil, fromApplication: true) {
+        case nil: throw closedError
+        case let .failed(error)?: throw error
+        case .written?, .queued?: return
+        }
+    }
+
     private func submitAndWait(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
         let done = FirstOutcome()
-        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }) else { throw closedError }
+        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, fromApplication: true) else { throw closedError }
         switch outcome {
         case .written: return
         case let .failed(error): throw error
@@ -159,7 +173,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         case written
         /// The rest is queued behind earlier writes; the completion reports the result.
         case queued
-        /// The socket refused it; the connection is ending.
+        /// The socket refused it, and the connection is ending; or too much already waits.
         case failed(WebSocketError)
     }
 
@@ -168,17 +182,20 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// only while nothing is queued; a partial write queues its own remainder before anyone
     /// else may write, so frames never interleave. `nil` when the engine refuses the frame
     /// (closing). Without a completion, a queued write that fails ends the connection.
-    private func submit(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?, completion: (@Sendable (WebSocketError?) -> Void)?) -> Submission? {
+    private func submit(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?, completion: (@Sendable (WebSocketError?) -> Void)?,
+                        fromApplication: Bool) -> Submission? {
         lock.withLock { () -> Submission? in
             guard let frame = makeFrame(&core) else { return nil }
-            return enqueue(frame, completion: completion)
+            return enqueue(frame, completion: completion, fromApplication: fromApplication)
         }
     }
 
-    /// Called with the engine's lock held; never blocks.
-    private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?) -> Submission {
+    /// Called with the engine's lock held; never blocks. Over the queue limit, an
+    /// application's frame is refused and the engine's own ends the connection.
+    private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?, fromApplication: Bool) -> Submission {
         var offset = 0
-        if queuedWrites.withLock({ $0 == 0 }) {
+        let waiting = queuedBytes.withLock { $0 }
+        if waiting == 0 {
             do throws(WebSocketError) {
                 offset = try stream.writeWithoutBlocking(bytes, from: 0)
             } catch {
@@ -187,8 +204,15 @@ public final class WebSocketConnection: @unchecked Sendable {
             }
             if offset == bytes.count { return .written }
         }
-        queuedWrites.withLock { $0 += 1 }
+        // One frame may always wait, however large; a queue that keeps growing means the peer
+        // stopped reading.
+        if waiting > 0 && waiting + (bytes.count - offset) > options.maximumQueuedBytes {
+            let error = WebSocketError.io("the peer is not reading: \(waiting) bytes are waiting to be written")
+            if !fromApplication { failWrite(error) }
+            return .failed(error)
+        }
         let rest = offset == 0 ? bytes : Array(bytes[offset...])
+        queuedBytes.withLock { $0 += rest.count }
         writeQueue.async { [self] in
             var failure: WebSocketError?
             do throws(WebSocketError) {
@@ -196,7 +220,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             } catch {
                 failure = error
             }
-            queuedWrites.withLock { $0 -= 1 }
+            queuedBytes.withLock { $0 -= rest.count }
             if let completion { completion(failure) } else if let failure { failWrite(failure) }
         }
         return .queued
@@ -301,7 +325,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Called with the engine's lock held.
     private func sendFrames(of actions: [WebSocketConnectionCore.Action]) {
-        for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil) }
+        for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil, fromApplication: false) }
     }
 
     /// Everything but the sends, after the lock is released.
