@@ -45,6 +45,40 @@ import Testing
         #expect(info.code == .abnormalClosure && info.reason.contains("not reading"), "\(info)")
     }
 
+    /// An application that stops taking messages stops the reading: the peer's sends then
+    /// wait on TCP instead of piling up here; taking them again lets everything through, in order.
+    @Test func messagesNobodyTakesStopTheReading() async throws {
+        let total = 400, size = 64 * 1024
+        let sent = ManagedCounter()
+        let server = try WebSocketServer { connection in
+            for index in 0..<total {
+                var bytes = [UInt8](repeating: 0, count: size)
+                bytes[0] = UInt8(index % 256)
+                bytes[1] = UInt8(index / 256)
+                guard (try? await connection.send(binary: Data(bytes))) != nil else { return }
+                sent.increment()
+            }
+        }
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(server.port)/")!, options: .init(connection: .init(maximumBufferedBytes: 256 * 1024)))
+        // Nobody takes messages for a while: the sender fills the budget and the socket buffers, then waits.
+        try await Task.sleep(for: .seconds(1))
+        let sentWhileIdle = sent.value
+        #expect(sentWhileIdle < total, "all \(total) messages (\(total * size / 1024) KiB) were read without being taken")
+        var received = 0
+        for await message in client.messages {
+            guard case let .binary(data) = message, data.count == size, Int(data[0]) + Int(data[1]) * 256 == received else {
+                Issue.record("message \(received) is wrong")
+                break
+            }
+            received += 1
+            if received == total { break }
+        }
+        #expect(received == total)
+        client.abort()
+    }
+
     @Test func concurrentLargeWritesNeverInterleave() async throws {
         // The server echoes each message from its own task, so its writes race too.
         // Half the sends do not wait, so about 11 MB may queue at once: allowed here.

@@ -37,7 +37,7 @@ import Testing
     /// Echo round trips, pinned, until one resumes on the reader thread (a task that starts
     /// while the thread waits on the socket begins on the pool, and an echo that beats the
     /// task to its `await` is taken from the buffer there); `false` if none does in 100.
-    static func landOnLoop(_ client: WebSocketConnection, _ messages: inout AsyncStream<WebSocketMessage>.Iterator) async -> Bool {
+    static func landOnLoop(_ client: WebSocketConnection, _ messages: inout WebSocketMessages.Iterator) async -> Bool {
         for _ in 0..<100 {
             guard (try? await client.send(binary: Data([255]))) != nil, await messages.next() != nil else { return false }
             if client.eventLoop.isCurrent { return true }

@@ -14,14 +14,18 @@ import Foundation
 /// executor rather than waking it (a preference is not a promise); so does every job after
 /// the connection has ended, so a task that still prefers this executor keeps working, and
 /// so do queued jobs when jobs have kept the thread from reading for 16 batches in a row.
+///
+/// Reading can pause (the application has not taken what was read): the thread then runs
+/// jobs only, waiting for them or for reading to resume.
 public final class ConnectionEventLoop: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var jobs: [UnownedJob] = []
     /// The other half of a double buffer: batches swap with `jobs`, so queuing a job
     /// allocates nothing once both have grown.
     private var spare: [UnownedJob] = []
     /// The thread is blocked reading the socket and cannot take jobs.
     private var isWaitingForSocket = false
+    private var isReadingPaused = false
     private var hasEnded = false
     /// The reader thread, while the loop runs.
     private var thread: Thread?
@@ -56,11 +60,14 @@ public final class ConnectionEventLoop: @unchecked Sendable {
     /// Marks the thread as about to block on the socket and sends the queued jobs to the
     /// global pool; returns no jobs.
     private func handJobsElsewhereAndWaitForSocket() -> [UnownedJob] {
-        let queued: [UnownedJob] = lock.withLock {
+        let queued: [UnownedJob]? = lock.withLock {
+            // Paused, the socket is not read anyway: nothing to be fair to.
+            if isReadingPaused { return nil }
             isWaitingForSocket = true
             defer { jobs = [] }
             return jobs
         }
+        guard let queued else { return takeJobsOrWaitForSocket() }
         for job in queued { runElsewhere(job) }
         return []
     }
@@ -69,6 +76,7 @@ public final class ConnectionEventLoop: @unchecked Sendable {
     /// socket, under the same lock, so a job cannot slip in unseen.
     private func takeJobsOrWaitForSocket() -> [UnownedJob] {
         lock.withLock {
+            while jobs.isEmpty && isReadingPaused { lock.wait() }
             if jobs.isEmpty {
                 isWaitingForSocket = true
                 return []
@@ -93,9 +101,23 @@ public final class ConnectionEventLoop: @unchecked Sendable {
         let queued: Bool = lock.withLock {
             if hasEnded || isWaitingForSocket { return false }
             jobs.append(job)
+            if isReadingPaused { lock.signal() }
             return true
         }
         if !queued { runElsewhere(job) }
+    }
+
+    /// Stops reading the socket after the current read; jobs still run.
+    func pauseReading() {
+        lock.withLock { isReadingPaused = true }
+    }
+
+    /// Reads again.
+    func resumeReading() {
+        lock.withLock {
+            isReadingPaused = false
+            lock.signal()
+        }
     }
 
     /// From now on jobs go to the global pool, and so do those still queued.

@@ -22,20 +22,26 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// sends fail (the connection stays), and a frame this side makes by itself (a pong)
         /// ends the connection: a peer that never reads must not make us buffer without end.
         public var maximumQueuedBytes: Int
+        /// How many bytes of received messages may wait in ``WebSocketConnection/messages``
+        /// for the application; past it, the socket is not read until half are taken.
+        public var maximumBufferedBytes: Int
 
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
-                    deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024) {
+                    deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024) {
             self.configuration = configuration
             self.closeTimeout = closeTimeout
             self.readChunkSize = readChunkSize
             self.deliversMessagesDirectly = deliversMessagesDirectly
             self.maximumQueuedBytes = maximumQueuedBytes
+            self.maximumBufferedBytes = maximumBufferedBytes
         }
     }
 
     /// Messages from the peer, in order. Finishes when the connection closes. Empty when the
-    /// options deliver messages directly.
-    public let messages: AsyncStream<WebSocketMessage>
+    /// options deliver messages directly. Reading waits while too many are left untaken.
+    public let messages: WebSocketMessages
+    /// What `messages` holds that the application has not taken.
+    private let inbound: InboundBudget
     /// Where direct delivery goes: messages wait here until a handler is attached.
     private let directSink: DirectMessageSink?
     /// Payloads of pongs the peer sent, for liveness checks.
@@ -50,7 +56,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     public let upgradeContext: (any Sendable)?
     /// The reader thread as a task executor: a task that prefers it continues on that thread
     /// when a message arrives, without a thread hop (see ``ConnectionEventLoop``).
-    public let eventLoop = ConnectionEventLoop()
+    public let eventLoop: ConnectionEventLoop
 
     private let stream: any ByteStream
     private let options: Options
@@ -73,7 +79,12 @@ public final class WebSocketConnection: @unchecked Sendable {
         self.path = path
         self.subprotocol = subprotocol
         self.upgradeContext = upgradeContext
-        (messages, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        let loop = ConnectionEventLoop()
+        eventLoop = loop
+        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { loop.pauseReading() }, resume: { loop.resumeReading() })
+        let stream: AsyncStream<WebSocketMessage>
+        (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        messages = WebSocketMessages(stream: stream, budget: inbound)
         directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
@@ -239,6 +250,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     @discardableResult
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async -> WebSocketCloseInfo {
         process(core: { $0.close(code: code, reason: reason) })
+        // The peer's close frame may sit behind messages nobody will take now; the engine
+        // drops data after our close, so reading again buffers nothing more.
+        eventLoop.resumeReading()
         let timeout = options.closeTimeout
         let watchdog = Task { [self] in
             try? await Task.sleep(for: timeout)
@@ -334,7 +348,13 @@ public final class WebSocketConnection: @unchecked Sendable {
             switch action {
             case .send: continue
             case let .deliver(message):
-                if let directSink { directSink.receive(message) } else { messageContinuation.yield(message.message) }
+                if let directSink {
+                    directSink.receive(message)
+                } else {
+                    let copy = message.message
+                    inbound.take(InboundBudget.cost(of: copy))
+                    messageContinuation.yield(copy)
+                }
             case let .pong(payload): pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info, flushFirst: true)
             case .peerClosed:
@@ -379,6 +399,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
         messageContinuation.finish()
         pongContinuation.finish()
+        // A paused reader must see the socket end.
+        eventLoop.resumeReading()
         for waiter in waiters { waiter.resume(returning: info) }
     }
 }

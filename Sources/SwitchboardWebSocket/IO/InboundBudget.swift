@@ -1,0 +1,51 @@
+import Foundation
+
+/// Bytes received but not yet taken by the application, against a limit: over it, reading
+/// pauses; at half of it, reading resumes. The gap keeps a consumer hovering at the limit
+/// from toggling the reader on every message.
+final class InboundBudget: @unchecked Sendable {
+    private let lock = NSLock()
+    private let limit: Int
+    private var buffered = 0
+    private var isPaused = false
+    private let pause: @Sendable () -> Void
+    private let resume: @Sendable () -> Void
+
+    /// `pause` and `resume` are called under the budget's lock, so they cannot cross.
+    init(limit: Int, pause: @escaping @Sendable () -> Void, resume: @escaping @Sendable () -> Void) {
+        self.limit = max(1, limit)
+        self.pause = pause
+        self.resume = resume
+    }
+
+    /// What a message counts for: its payload, and at least 64 bytes, so that a flood of
+    /// empty messages is bounded too.
+    static func cost(of message: WebSocketMessage) -> Int {
+        switch message {
+        case let .text(text): return max(64, text.utf8.count)
+        case let .binary(data): return max(64, data.count)
+        }
+    }
+
+    /// A message was handed to the stream.
+    func take(_ bytes: Int) {
+        lock.withLock {
+            buffered += bytes
+            if !isPaused && buffered > limit {
+                isPaused = true
+                pause()
+            }
+        }
+    }
+
+    /// The application took a message.
+    func release(_ bytes: Int) {
+        lock.withLock {
+            buffered -= bytes
+            if isPaused && buffered <= limit / 2 {
+                isPaused = false
+                resume()
+            }
+        }
+    }
+}
