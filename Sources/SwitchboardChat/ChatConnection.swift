@@ -35,6 +35,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// One timer for every pending deadline, rather than a task per request.
     private let deadlines: DeadlineTimer
+    /// Pushes read but not yet taken by the push loop, against their limit.
+    private let pushBudget: Locked<PushBudget>
 
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
@@ -52,7 +54,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
-         onPush: @escaping PushHandler) {
+         pushBudget: PushBudget, onPush: @escaping PushHandler) {
+        self.pushBudget = Locked(pushBudget)
         let pending = self.pending
         deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
@@ -217,7 +220,13 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.undecodableFrame("a request without a verb or path"))
                 return
             }
-            let push = PushedRequest(request: ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body), id: request.id)
+            let push = PushedRequest(request: ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body),
+                                     id: request.id, size: message.payload.count)
+            guard pushBudget.withLock({ $0.admit(size: push.size) }) else {
+                diagnose(.droppedPush(path: path))
+                cutOffFlood()
+                return
+            }
             if case .terminated = pushSink.yield(push) {
                 // Arrived as the connection ended: unacknowledged, so the server delivers it again.
                 diagnose(.droppedPush(path: path))
@@ -225,6 +234,20 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         default:
             diagnose(.undecodableFrame("an envelope of unknown type"))
         }
+    }
+
+    /// Ends a connection whose server pushes far more than it waits for answers to; what it
+    /// pushed stays unacknowledged, so it is delivered again on the next connection.
+    private func cutOffFlood() {
+        let limit = pushBudget.withLock { ($0.maximumCount, $0.maximumBytes) }
+        let first = localReason.withLock { reason -> Bool in
+            guard reason == nil else { return false }
+            reason = .protocolError(code: WebSocketCloseCode.policyViolation.rawValue,
+                                    reason: "the server pushed more than \(limit.0) requests (or \(limit.1) bytes) before they were handled")
+            return true
+        }
+        guard first else { return }
+        Task { [socket] in _ = await socket.close(code: .policyViolation, reason: "too many pushes unanswered") }
     }
 
     /// When the server closes or the socket ends (every frame it received has been routed
@@ -260,6 +283,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// with the server's id. A withheld push gets no answer, so the server delivers it again.
     private func pushLoop(_ pushes: AsyncStream<PushedRequest>) async {
         for await pushed in pushes {
+            pushBudget.withLock { $0.release(size: pushed.size) }
             let (push, verb, path) = (pushed.request, pushed.request.verb, pushed.request.path)
             // Once the connection ended, its answer could not be sent: leave it for redelivery.
             if hasEnded.withLock({ $0 }) {
@@ -337,6 +361,8 @@ public enum ChatClient {
 struct PushedRequest: Sendable {
     var request: ServerRequest
     var id: UInt64?
+    /// The envelope's size, which it counts for against ``PushBudget``'s byte limit.
+    var size: Int
 }
 
 /// Marks the task running a push handler, so a handler that closes its own connection does

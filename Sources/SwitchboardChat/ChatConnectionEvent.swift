@@ -40,7 +40,8 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
     case unexpectedTextMessage
     /// A push no handler knows; it was answered 404.
     case unknownPush(verb: String, path: String)
-    /// A push that arrived as the connection ended; left unacknowledged for redelivery.
+    /// A push that arrived as the connection ended, or past the push queue's limit (which
+    /// ends the connection); left unacknowledged for redelivery.
     case droppedPush(path: String)
 
     public var description: String {
@@ -49,7 +50,7 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case let .undecodableFrame(detail): return "undecodable frame dropped: \(detail)"
         case .unexpectedTextMessage: return "text message dropped"
         case let .unknownPush(verb, path): return "unknown push \(verb) \(path) answered 404"
-        case let .droppedPush(path): return "push \(path) arrived as the connection ended; left for redelivery"
+        case let .droppedPush(path): return "push \(path) not handled on this connection (it was ending); left for redelivery"
         }
     }
 }

@@ -20,13 +20,23 @@ public struct ChatConnectionOptions: Sendable {
     /// Receives what the connection dropped or ignored (unknown response ids, bad frames),
     /// for the app's logs.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
+    /// How many pushed requests may wait for the push handler. Signal's server keeps at most
+    /// 256 unanswered; one that pushes past this is cut off with 1008 (`protocolError`), and
+    /// the pushes the handler never saw stay unacknowledged, so the next connection gets them.
+    public var maximumQueuedPushes: Int
+    /// How many envelope bytes the pushes waiting for the handler may hold together; past it
+    /// the server is cut off as past ``maximumQueuedPushes``.
+    public var maximumQueuedPushBytes: Int
 
     public init(
         headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
-        diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil
+        diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
+        maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 32 * 1024 * 1024
     ) {
+        self.maximumQueuedPushes = maximumQueuedPushes
+        self.maximumQueuedPushBytes = maximumQueuedPushBytes
         self.diagnostics = diagnostics
         self.headers = headers
         self.connectTimeout = connectTimeout
@@ -36,6 +46,8 @@ public struct ChatConnectionOptions: Sendable {
         self.preconnectWait = preconnectWait
         self.preconnectMaxAge = preconnectMaxAge
     }
+
+    var pushBudget: PushBudget { PushBudget(maximumCount: maximumQueuedPushes, maximumBytes: maximumQueuedPushBytes) }
 
     func webSocketOptions(extraHeaders: [HTTPHeaderField]) -> WebSocketClient.Options {
         var connection = webSocket

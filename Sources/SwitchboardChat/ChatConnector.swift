@@ -60,7 +60,8 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, onPush: onPush)
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
+                              pushBudget: options.pushBudget, onPush: onPush)
     }
 
     /// Connects without credentials.
@@ -68,7 +69,8 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         let socket = try await open(extraHeaders: [])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, onPush: onPush)
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
+                              pushBudget: options.pushBudget, onPush: onPush)
     }
 
     private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {

@@ -6,7 +6,7 @@ import SwitchboardWebSocket
 import Testing
 
 /// Peers that misbehave: they answer the upgrade with nonsense, or stop reading.
-@Suite(.serialized) struct HostilePeerTests {
+@Suite(.serialized, .timeLimit(.minutes(1))) struct HostilePeerTests {
     /// Answers every connection with `response` and closes.
     final class CannedHTTPServer: @unchecked Sendable {
         let listener: TCPListener
@@ -33,6 +33,43 @@ import Testing
         } catch {
             #expect(error == .credentialsRejected)
         }
+    }
+
+    /// A server that pushes far past what it waits answers for is cut off with 1008 once the
+    /// client's push queue is full. What the handler saw is the pushes' first part, in order;
+    /// the rest stays unacknowledged, so the next connection gets it.
+    @Test func aServerThatFloodsPushesIsCutOffAndLosesNothing() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let handled = Locked<[String]>([])
+        let diagnostics = Locked<[ChatDiagnostic]>([])
+        let connection = try await ChatClient.connectAuthenticated(
+            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
+            options: .init(keepalive: nil, diagnostics: { d in diagnostics.withLock { $0.append(d) } }, maximumQueuedPushes: 8)
+        ) { push in
+            // A slow handler: the queue behind it fills.
+            try? await Task.sleep(for: .milliseconds(100))
+            handled.withLock { $0.append(push.path) }
+            return .ok
+        }
+        let client = try #require(await server.client(at: 0, timeout: .seconds(10)))
+        let paths = (0..<64).map { "/api/v1/message/\($0)" }
+        let queue = PushQueue(paths.map { ServerRequest(verb: "PUT", path: $0, body: Data(count: 100)) })
+        let pass = await queue.deliver(to: client, window: 64, ackTimeout: .seconds(5))
+        let reason = await connection.waitUntilFinished()
+        guard case .protocolError(code: 1008, _) = reason else {
+            Issue.record("wrong reason \(reason)")
+            return
+        }
+        let seen = handled.withLock { $0 }
+        // The one being handled plus the 8 queued behind it, at most.
+        #expect(seen.count <= 9, "the client stopped taking pushes at its limit")
+        #expect(seen == Array(paths.prefix(seen.count)), "handled in order, with no gap")
+        #expect(pass.acknowledged <= seen.count, "nothing is acknowledged unhandled")
+        #expect(queue.pending.map(\.path) == Array(paths.dropFirst(pass.acknowledged)), "what was not acknowledged is kept, in order")
+        // The first refused: the 9th or 10th, as the handler had taken the first or not yet.
+        let firstDropped = diagnostics.withLock { $0 }.first { if case .droppedPush = $0 { true } else { false } }
+        #expect(firstDropped == .droppedPush(path: paths[8]) || firstDropped == .droppedPush(path: paths[9]))
     }
 
     /// A server that took the upgrade and then stopped reading: writes back up, yet every
