@@ -57,6 +57,11 @@ public enum FrameWriter {
         }
     }
 
+    /// Whether `frame`, one whole frame as made here, is a close frame.
+    static func isCloseFrame(_ frame: [UInt8]) -> Bool {
+        frame.first.map { $0 & 0x0F } == WebSocketOpcode.close.rawValue
+    }
+
     /// XORs `bytes` with the key repeated, eight bytes at a time where it can.
     static func applyMask(_ key: UInt32, to bytes: UnsafeMutableRawBufferPointer) {
         guard !bytes.isEmpty else { return }

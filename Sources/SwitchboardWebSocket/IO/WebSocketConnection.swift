@@ -18,9 +18,11 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// of ``messages``; saves a thread-to-task hop per message for consumers that only
         /// route them, such as an RPC layer matching responses to waiting callers.
         public var deliversMessagesDirectly: Bool
-        /// How many bytes may wait for a peer that is not reading. Past it, the application's
-        /// sends fail (the connection stays), and a frame this side makes by itself (a pong)
-        /// ends the connection: a peer that never reads must not make us buffer without end.
+        /// How many bytes may wait for a peer that is not reading. Past it, sends nobody awaits
+        /// (`sendWithoutWaiting`) fail and the connection stays; an awaited `send` still waits
+        /// its turn (its caller holds it back); and a pong this side owes ends the connection:
+        /// a peer that never reads must not make us buffer without end. The close frame always
+        /// waits behind what is queued, so closing loses nothing already sent.
         public var maximumQueuedBytes: Int
         /// How many bytes of received messages may wait in ``WebSocketConnection/messages``
         /// for the application; past it, the socket is not read until half are taken.
@@ -160,7 +162,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Fails when closing, when the socket refused the frame, or when too much already waits.
     private func submitWithoutWaiting(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) throws(WebSocketError) {
-        switch submit(makeFrame, completion: nil, fromApplication: true) {
+        switch submit(makeFrame, completion: nil, origin: .unawaited) {
         case nil: throw closedError
         case let .failed(error)?: throw error
         case .written?, .queued?: return
@@ -169,7 +171,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     private func submitAndWait(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
         let done = FirstOutcome()
-        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, fromApplication: true) else { throw closedError }
+        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, origin: .awaited) else { throw closedError }
         switch outcome {
         case .written: return
         case let .failed(error): throw error
@@ -188,22 +190,36 @@ public final class WebSocketConnection: @unchecked Sendable {
         case failed(WebSocketError)
     }
 
+    /// Who made a frame, which decides what happens when more than
+    /// ``Options/maximumQueuedBytes`` already waits for the peer.
+    private enum WriteOrigin {
+        /// An application's send that nobody awaits: refused, and the connection stays.
+        case unawaited
+        /// An application's send whose caller waits for the socket: always queued. Each
+        /// caller holds one frame at a time, so the callers bound the queue themselves.
+        case awaited
+        /// A frame the engine made itself: a close frame is always queued (there is one, and
+        /// it must follow what is queued, or closing would lose it); a pong, which the peer
+        /// can provoke without end, ends the connection.
+        case engine
+    }
+
     /// Makes a frame with the engine and hands it to the socket, all under the engine's lock,
     /// so frames reach the wire in the order the engine made them. A frame goes straight out
     /// only while nothing is queued; a partial write queues its own remainder before anyone
     /// else may write, so frames never interleave. `nil` when the engine refuses the frame
     /// (closing). Without a completion, a queued write that fails ends the connection.
     private func submit(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?, completion: (@Sendable (WebSocketError?) -> Void)?,
-                        fromApplication: Bool) -> Submission? {
+                        origin: WriteOrigin) -> Submission? {
         lock.withLock { () -> Submission? in
             guard let frame = makeFrame(&core) else { return nil }
-            return enqueue(frame, completion: completion, fromApplication: fromApplication)
+            return enqueue(frame, completion: completion, origin: origin)
         }
     }
 
-    /// Called with the engine's lock held; never blocks. Over the queue limit, an
-    /// application's frame is refused and the engine's own ends the connection.
-    private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?, fromApplication: Bool) -> Submission {
+    /// Called with the engine's lock held; never blocks. Over the queue limit, what happens
+    /// depends on the frame's `origin`.
+    private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?, origin: WriteOrigin) -> Submission {
         var offset = 0
         let waiting = queuedBytes.withLock { $0 }
         if waiting == 0 {
@@ -219,8 +235,17 @@ public final class WebSocketConnection: @unchecked Sendable {
         // stopped reading.
         if waiting > 0 && waiting + (bytes.count - offset) > options.maximumQueuedBytes {
             let error = WebSocketError.io("the peer is not reading: \(waiting) bytes are waiting to be written")
-            if !fromApplication { failWrite(error) }
-            return .failed(error)
+            switch origin {
+            case .awaited:
+                break
+            case .engine where FrameWriter.isCloseFrame(bytes):
+                break
+            case .unawaited:
+                return .failed(error)
+            case .engine:
+                failWrite(error)
+                return .failed(error)
+            }
         }
         let rest = offset == 0 ? bytes : Array(bytes[offset...])
         queuedBytes.withLock { $0 += rest.count }
@@ -339,7 +364,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Called with the engine's lock held.
     private func sendFrames(of actions: [WebSocketConnectionCore.Action]) {
-        for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil, fromApplication: false) }
+        for case let .send(bytes) in actions { _ = enqueue(bytes, completion: nil, origin: .engine) }
     }
 
     /// Everything but the sends, after the lock is released.
