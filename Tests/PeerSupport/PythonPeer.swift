@@ -25,6 +25,11 @@ public final class PythonPeer: @unchecked Sendable {
         var collected = Data()
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
+            // `availableData` blocks until output comes: wait for it here, within the deadline,
+            // so a peer that hangs silently fails the test instead of hanging it.
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(max(1, min(1000, deadline.timeIntervalSinceNow * 1000)))
+            guard poll(&descriptor, 1, milliseconds) > 0 else { continue }
             let chunk = handle.availableData
             if chunk.isEmpty { return nil }
             collected += chunk
