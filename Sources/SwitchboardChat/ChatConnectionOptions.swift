@@ -25,7 +25,8 @@ public struct ChatConnectionOptions: Sendable {
     /// the pushes the handler never saw stay unacknowledged, so the next connection gets them.
     public var maximumQueuedPushes: Int
     /// How many envelope bytes the pushes waiting for the handler may hold together; past it
-    /// the server is cut off as past ``maximumQueuedPushes``.
+    /// the server is cut off as past ``maximumQueuedPushes``. The default holds Signal's 256
+    /// unacknowledged pushes at the default 512 KiB message cap.
     public var maximumQueuedPushBytes: Int
 
     public init(
@@ -33,7 +34,7 @@ public struct ChatConnectionOptions: Sendable {
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
         diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
-        maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 32 * 1024 * 1024
+        maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 128 * 1024 * 1024
     ) {
         self.maximumQueuedPushes = maximumQueuedPushes
         self.maximumQueuedPushBytes = maximumQueuedPushBytes

@@ -71,6 +71,8 @@ import Testing
         (WebSocketCloseCode.reauthenticationRequired, ChatConnectionError.reauthenticationRequired),
         (WebSocketCloseCode.connectedElsewhere, ChatConnectionError.connectedElsewhere),
         (WebSocketCloseCode.goingAway, ChatConnectionError.closed(code: 1001, reason: "")),
+        (WebSocketCloseCode.invalidPayload, ChatConnectionError.protocolError(code: 1007, reason: "")),
+        (WebSocketCloseCode.messageTooBig, ChatConnectionError.protocolError(code: 1009, reason: "")),
     ])
     func serverCloseCodesEndTheConnectionWithTypedReasons(code: WebSocketCloseCode, expected: ChatConnectionError) async throws {
         let server = try makeServer()

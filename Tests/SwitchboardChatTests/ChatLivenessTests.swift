@@ -69,6 +69,39 @@ final class SilentServer: @unchecked Sendable {
         await connection.close()
     }
 
+    /// With pings alone (no keepalive request), only pongs can show the server is alive: a
+    /// connection that outlives many timeouts proves pings go out and pongs count.
+    @Test func pingsAloneKeepALiveServerConnected() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let pingsOnly = KeepalivePolicy(interval: .milliseconds(100), timeout: .milliseconds(300), requestPath: nil)
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: pingsOnly))
+        let client = try #require(await server.client(at: 0))
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(client.keepalivesReceived == 0, "no keepalive requests with requestPath nil")
+        #expect(connection.disconnectReason == nil)
+        await connection.close()
+    }
+
+    /// The same pings against a server that never answers them: dropped at the timeout.
+    @Test func pingsAloneDropASilentServer() async throws {
+        let server = try SilentServer(answerUpgrade: true)
+        defer { server.stop() }
+        let pingsOnly = KeepalivePolicy(interval: .milliseconds(100), timeout: .milliseconds(300), requestPath: nil)
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: pingsOnly))
+        #expect(await connection.waitUntilFinished() == .keepaliveTimedOut)
+    }
+
+    /// The defaults follow Signal's clients and the session lifecycle.
+    @Test func defaultsFollowSignal() {
+        let options = ChatConnectionOptions()
+        #expect(options.connectTimeout == .seconds(10))
+        #expect(options.keepalive == KeepalivePolicy(interval: .seconds(30), timeout: .seconds(10), requestPath: "/v1/keepalive"))
+        #expect(options.maximumQueuedPushes >= 256, "Signal keeps up to 256 pushes unacknowledged")
+        #expect(options.maximumQueuedPushBytes >= 256 * options.webSocket.configuration.maximumMessageSize,
+                "256 pushes at the message cap must fit")
+    }
+
     @Test func keepaliveCanBeTurnedOff() async throws {
         let server = try ChatServer(routes: [])
         defer { server.stop() }

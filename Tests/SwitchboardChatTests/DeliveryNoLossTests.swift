@@ -28,6 +28,9 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
     let killAfter: Int
     let kill = Locked<(@Sendable () -> Void)?>(nil)
     private let handledSoFar = Locked(0)
+    /// Handlers running now, and the most that ever ran at once (one, if they are serial).
+    private let running = Locked((now: 0, most: 0))
+    var mostAtOnce: Int { running.withLock { $0.most } }
 
     init(failureRate: Double, killAfter: Int) {
         self.failureRate = failureRate
@@ -41,6 +44,10 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
     }
 
     func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+        running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        defer { running.withLock { $0.now -= 1 } }
+        // Suspends, so a second handler started before this one returned would overlap it.
+        await Task.yield()
         let index = Int(payload.serverGuid ?? "") ?? -1
         let fails = coin.withLock { $0.flip(probability: failureRate) }
         deliveries.withLock { $0[$0.count - 1].append(.message(index, handled: !fails)) }
@@ -100,6 +107,7 @@ final class FlakyListener: MessagesEventListener, @unchecked Sendable {
         }
         #expect(handled == Set(0..<Self.total))
         #expect(failures > 0, "the handler threw sometimes")
+        #expect(listener.mostAtOnce == 1, "one handler at a time")
 
         // Within each connection: queue order, and queue empty only after every message.
         for (round, connection) in connections.enumerated() {
