@@ -96,8 +96,8 @@ MD
 
 Goals: binary encode and decode at least 2× faster than swift-protobuf; JSON at least 5×
 faster than Foundation. The \`ChatMessage\` figures clear them in every run. The envelope's binary
-figures sit at the line: 2.0–2.1× when they were accepted, 1.7–2.1× over the last session's five
-runs on a busier machine (encode 1.7–2.0×, decode 1.8–2.1×). About a sixth of an envelope
+figures sit at the line: 2.0–2.1× when they were accepted, 1.7–2.1× over later runs on both
+hosts (see "Two hosts" below; encode 1.7–2.0×, decode 1.8–2.1×). About a sixth of an envelope
 encode's samples are two costs of the Swift runtime that both codecs pay (see the end of the chat
 section).
 
@@ -130,14 +130,20 @@ event loop would. The reader waits in a plain blocking read, so a pinned round t
 same system calls and thread wake-ups as the raw echo; what remains is framing, masking and the
 resumption. On the global pool each message costs one more wake-up (reader thread to pool thread).
 
-Across runs: pinned, the median round trip was 1.27–1.44× raw TCP in quiet runs (goal met) and
-1.35–1.63× in the last session's four runs (1.40× in the full run above), on a busier machine; up
-to 2.2× in a busy hour, when the raw floor itself swung between runs. The pinned median itself
-stays at 35–45 µs. On the global pool: 2.05–2.5× (goal not met for the default: the answer wakes a
-pool thread). Our server's throughput against the swift-nio server's was 1.06–1.62× in most runs
-and 0.95–0.96× in two busy ones: the goal holds, or ties within noise. Before the event loop,
-the client was 2.2–2.8×. Until the last session this benchmark kept the better of two rounds per
-contender; it now reports the median of seven, as the chat benchmark does.
+Two hosts. This project's machine has been two different hosts, and a ratio to raw TCP depends
+on how the host splits a round trip's cost between the kernel (system calls, thread wake-ups) and
+user code. Up to 2026-11-23 the host had cheap wake-ups and slow user code: a raw round trip took
+24–30 µs and our codecs 4–5× longer than in the table above. There the pinned client was
+1.27–1.63× raw TCP (goal met) and the default client 2.05–2.5× (goal missed: the answer wakes a
+pool thread, which cost about as much as a raw round trip), and our server's throughput was
+0.95–1.62× the swift-nio server's. Since 2026-11-24 the host has costly wake-ups and fast user
+code: a raw round trip takes 47–53 µs, nearly all of it in the kernel, and the same code's share
+shrinks. In this session's four runs the pinned client was 1.02–1.12× raw TCP, the default
+client 0.78–0.88× (a pool thread that is still awake takes the answer sooner than a blocked one
+is woken), and our server's throughput 1.08–1.29× the swift-nio server's: every goal is met.
+The chat section's CPU table shows the split directly. When the scheduler puts both ends of an
+echo on one core, a round trip roughly halves; the median of seven rounds keeps such a round
+from setting the floor.
 
 ## Chat RPC
 
@@ -154,54 +160,49 @@ Goal: a typed request and response within 2× of a raw-TCP round trip. The calle
 the global pool and pinned to the connection's event loop (as above); \`ChatServer\` starts each
 handler on its connection's reader thread.
 
-Partly met. With 64 requests in flight the typed call's median latency is about 2× the raw
-echo's or better: 1.37–1.43× pinned and 1.65–1.84× on the global pool in quiet runs and in the
-last session's runs (1.39× pinned in both of its full runs); up to 2.09× pinned and 3.15× on the
-global pool on a busier machine. One call at a time the pinned caller is at 1.9–2.2× in most runs
-(2.00× and 2.06× in the last session's full runs; 44–62 µs against floors of 24–30 µs; 1.8× in
-the quickest), and the default caller at 3.1–3.7×,
-because each answer wakes a pool thread, which on this VM costs about as much
-as a whole raw round trip. That hop is the price of not pinning; \`withTaskExecutorPreference(connection.eventLoop)\`
-removes it. In runs where the scheduler puts both raw echo threads on one core, the floor halves
-(11–12 µs) and every ratio doubles; the median-of-five rounds keeps such an outlier from being
-the floor.
+The CPU table adds up the user and system time the process (client and server together) spends
+per serial round trip, measured with \`getrusage\` over 5,000 calls. It is less noisy than
+latency, and it shows what the typed call adds: 3–7 µs of user time for a pinned caller and 6–15 µs
+on the global pool, against the raw echo's 2–6 µs, with the same system time (two sends and two
+receives per round trip, as \`strace -c\` showed).
 
-What changed on 2026-11-22, measured with CPU time per call (\`/usr/bin/time\` over
-\`ChatBenchmarks --profile 20000\`, alternating builds, less noisy than latency here) and a malloc
-uprobe (\`perf probe -x libc.so.6 malloc\`): the serial pinned median went from 61–88 µs to
-44–61 µs, user CPU per call from about 49 µs to 26–36 µs, and allocations per call from 54 to
-31.6, both sides together.
+On this host (since 2026-11-24) the goal is met, for both callers, one call at a time and with
+64 in flight. One at a time, the median was 0.96–1.13× raw TCP on the global pool and 0.98–1.07×
+pinned (0.36× in a run whose pinned rounds had both ends on one core); with 64 in flight,
+1.24–1.50× on the global pool and 0.86–0.99× pinned. With 100 connections and 200 reader threads
+in one process on two cores, the pinned caller was 1.53–2.01× and the global pool 2.05–3.0×
+(over the goal): there each answer also waits for a core, and the pool adds its own wake-up per
+call.
+
+On the earlier host (to 2026-11-23) the same code measured 1.9–2.2× pinned one at a time (44–62 µs
+against floors of 24–30 µs; 1.8× in the quickest run), 3.1–3.7× on the global pool, and
+1.37–1.43× pinned with 64 in flight: user code there cost 26–36 µs per call, both sides
+together, against this host's 8–18 µs. The goal held with 64 in flight and was at the line one
+at a time. Pinning (\`withTaskExecutorPreference(connection.eventLoop)\`) removes the pool's
+wake-up on any host.
+
+What made a typed call cheaper, measured on the earlier host with CPU time per call
+(\`/usr/bin/time\` over \`ChatBenchmarks --profile 20000\`) and a malloc uprobe
+(\`perf probe -x libc.so.6 malloc\`): user CPU per call fell from about 49 µs to 26–36 µs and
+allocations per call from 54 to 25.3, both sides together.
 - Envelopes skip the generated \`WebSocketMessage\`: \`OutgoingEnvelope\` sizes a request or
-  response and writes it straight into the WebSocket frame (headers as \`name:value\` lines
-  without building them), and \`IncomingEnvelope\` reads a frame's envelope straight into
-  \`RPCHeaders\`. Tests hold both to the generated code's bytes and decoding on random and
-  damaged input. About 5 µs of CPU per call.
+  response and writes it straight into the WebSocket frame, and \`IncomingEnvelope\` reads a
+  frame's envelope straight into \`RPCHeaders\`. Tests hold both to the generated code's bytes
+  and decoding on random and damaged input.
 - \`RPCCall.perform\`, \`interpret\` and the body helpers are inlinable, so each endpoint gets a
-  specialized copy instead of generic-metadata lookups on every call. About 5 µs.
+  specialized copy instead of generic-metadata lookups on every call.
 - Server handlers start as immediate tasks on the reader thread (\`Task.immediate\` with the
   connection's event loop as executor preference): no scheduling round for a handler that
   does not suspend.
-- Reads go into one buffer kept for the connection's life; pending requests keep their deadline
-  in their entry; long well-known header values are shared; header literals reserve room.
-- Later the same day (25.3 allocations per call; the latency change is within this machine's
-  noise): a received message reaches the chat layer as the bytes it arrived in
-  (\`ReceivedWebSocketMessage\`, a slice of the parser's buffer), so envelopes decode where the
-  frame lies without a \`Data\`; a masked payload is unmasked inside the parser's buffer when no
-  earlier slice shares it; the reader keeps one array for the engine's actions; and a request is
-  written before its cancellation handler and deadline watch are installed, so that work
-  overlaps the server's.
+- Reads go into one buffer kept for the connection's life and messages reach the chat layer as
+  slices of it; pending requests keep their deadline in their entry; long well-known header
+  values are shared; a request is written before its cancellation handler and deadline watch
+  are installed, so that work overlaps the server's.
 
-Where the time goes now (the same tools): the pinned typed call and the raw echo make the same
-system calls (two sends, two receives per round trip) and spend the same time in the kernel,
-about 22 µs; the raw echo adds 2–3 µs of user time, the typed call 26–36 µs, spread thin over
-encoding and decoding two messages and two envelopes, the server's task, the caller's
-continuation and cancellation handler, reference counting and malloc (25.3 allocations: the
-frames, the bodies' \`Data\`, path and header strings, the route's parameter dictionary, the
-task). The layer table above times the pieces hot and alone. No user-space symbol is above 3% of
-samples. Each \`[UInt8]\` allocated in client code looks up \`_ContiguousArrayStorage<UInt8>\`'s
-prespecialized metadata in a runtime hash table (about 50 ns), and \`Data\` bodies pay dynamic
-exclusivity checks in Foundation's inlined code; both are in the Swift runtime and libraries, and
-swift-protobuf's code pays them too.
+What is left is spread thin: no user-space symbol is above 3% of samples. Each \`[UInt8]\`
+allocated in client code looks up \`_ContiguousArrayStorage<UInt8>\`'s prespecialized metadata in a
+runtime hash table, and \`Data\` bodies pay dynamic exclusivity checks in Foundation's inlined
+code; both are in the Swift runtime and libraries, and swift-protobuf's code pays them too.
 
 ## Reproduce
 

@@ -194,6 +194,53 @@ if !onlyLayers {
         }
     }
 }
+// MARK: CPU per round trip, both sides (client and server share this process).
+
+/// User and system CPU time this process has used, in seconds.
+func processCPU() -> (user: Double, system: Double) {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
+/// CPU per call of `calls` serial calls made by `body`.
+func cpuPerCall(calls: Int, _ body: () async throws -> Run) async throws -> (user: Double, system: Double) {
+    let before = processCPU()
+    _ = try await body()
+    let after = processCPU()
+    return ((after.user - before.user) / Double(calls), (after.system - before.system) / Double(calls))
+}
+
+if !onlyLayers {
+    // Unlike latency, CPU time shows how the host splits the cost: where the kernel's share
+    // of a round trip is large, the same user-space work is a smaller part of it.
+    let cpuCalls = 5000
+    let contenders: [(String, () async throws -> Run)] = [
+        ("raw TCP echo (floor)", { try rawRun(port: raw.port, connections: 1, calls: cpuCalls) }),
+        ("typed `sendMessage`, caller on the global pool", {
+            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: cpuCalls, pinned: false) }),
+        ("typed `sendMessage`, caller pinned", {
+            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: cpuCalls, pinned: true) }),
+    ]
+    var samples = Array(repeating: [(user: Double, system: Double)](), count: contenders.count)
+    for _ in 0..<3 {
+        for (index, contender) in contenders.enumerated() { samples[index].append(try await cpuPerCall(calls: cpuCalls, contender.1)) }
+    }
+    print("")
+    print("| 1 in flight, CPU per round trip (both sides, median of 3 rounds) | User | System | Total | Total vs raw TCP |")
+    print("|---|---:|---:|---:|---:|")
+    let medians = samples.map { rounds in rounds.sorted { $0.user + $0.system < $1.user + $1.system }[rounds.count / 2] }
+    let floor = medians[0].user + medians[0].system
+    for (index, contender) in contenders.enumerated() {
+        let cpu = medians[index]
+        print("| \(contender.0) | \(microseconds(cpu.user * 1e9)) | \(microseconds(cpu.system * 1e9)) | \(microseconds((cpu.user + cpu.system) * 1e9)) | \(String(format: "%.2f×", (cpu.user + cpu.system) / floor)) |")
+    }
+}
 server.stop()
 raw.close()
 
