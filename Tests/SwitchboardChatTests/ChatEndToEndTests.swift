@@ -25,6 +25,19 @@ struct LoopbackChatRoom: ChatRoomHandler {
     func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
 }
 
+/// Holds every `sendChatMessage` until the gate opens.
+struct GatedChatRoom: ChatRoomHandler {
+    let gate: FirstAnswer<Void>
+    func getHistory(_ request: ChatHistoryRequest, context: ServerContext) async throws(ChatRoom.GetHistoryError) -> ChatHistoryResponse {
+        ChatHistoryResponse()
+    }
+    func sendChatMessage(_ request: SendChatMessageRequest, context: ServerContext) async throws(ChatRoom.SendChatMessageError) -> ChatMessage {
+        await gate.value
+        return ChatMessage(id: request.clientMessageId, text: request.text)
+    }
+    func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
+}
+
 /// Generated clients over the real Signal-envelope transport and our WebSocket, on loopback.
 @Suite(.serialized) struct ChatEndToEndTests {
     static let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 2, password: "secret")
@@ -83,6 +96,36 @@ struct LoopbackChatRoom: ChatRoomHandler {
             return pairs
         }
         #expect(ids.count == 64 && ids.allSatisfy { $0.0 == $0.1 })
+        await connection.close()
+    }
+
+    /// The server's push ids and our request ids are separate spaces: a push whose id equals
+    /// a pending request's is answered as a push, and the request still gets its own answer.
+    @Test func pushIdsAndRequestIdsNeverMix() async throws {
+        let gate = FirstAnswer<Void>()
+        let server = try ChatServer(routes: GatedChatRoom(gate: gate).routes)
+        defer { server.stop() }
+        let pushes = Locked<[String]>([])
+        let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: Self.credentials) { push in
+            pushes.withLock { $0.append(push.path) }
+            return .ok
+        }
+        let client = try #require(await server.client(at: 0))
+        let room = ChatRoomClient(transport: connection)
+        // Our ids 0 and 1 are pending; the server's first pushes carry its ids 1 and 2.
+        async let first = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m0", text: "zero"))
+        try await Task.sleep(for: .milliseconds(100))
+        async let second = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m1", text: "one"))
+        try await Task.sleep(for: .milliseconds(100))
+        let acks = [await client.push(ServerRequest(verb: "PUT", path: "/api/v1/one")), await client.push(ServerRequest(verb: "PUT", path: "/api/v1/two"))]
+        #expect(acks.map { $0?.status } == [200, 200], "each push is answered with its own id")
+        #expect(pushes.withLock { $0 } == ["/api/v1/one", "/api/v1/two"])
+        _ = gate.offer(())
+        let answers = [await first, await second].map { result -> String? in
+            guard case let .success(message) = result else { return nil }
+            return message.text
+        }
+        #expect(answers == ["zero", "one"], "each request gets its own answer, not a push's")
         await connection.close()
     }
 
