@@ -42,6 +42,46 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
     }
 
+    /// Python `websockets` picks the one it supports from what we offer, and both sides agree.
+    @Test func ourClientNegotiatesASubprotocolWithPython() async throws {
+        let peer = try PythonPeer(script: "ws_echo_server.py", arguments: ["chat.v2"])
+        let port = try #require(await peer.firstLineAsync().flatMap(Int.init), "the Python server did not start")
+        let connection = try await WebSocketClient.connect(
+            to: URL(string: "ws://127.0.0.1:\(port)/")!, options: .init(subprotocols: ["chat.v1", "chat.v2"]))
+        #expect(connection.subprotocol == "chat.v2")
+        var iterator = connection.messages.makeAsyncIterator()
+        #expect(await iterator.next() == .text("subprotocol chat.v2"), "the peer's side of the choice")
+        await connection.close()
+        _ = await peer.stopAsync()
+    }
+
+    /// Our server answers with the application's choice only if the client offered it; a choice
+    /// nobody offered is refused with 500 instead of an upgrade the client must fail.
+    @Test func ourServerChoosesOnlyAnOfferedSubprotocol() async throws {
+        let server = try WebSocketServer(upgrade: { request in
+            .accept(subprotocol: request.path == "/stray" ? "stray" : request.subprotocols.last)
+        }) { connection in
+            try? await connection.send(text: connection.subprotocol ?? "none")
+            await connection.close()
+        }
+        defer { server.stop() }
+        let offered = WebSocketClient.Options(subprotocols: ["chat.v1", "chat.v2"])
+        let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!, options: offered)
+        #expect(connection.subprotocol == "chat.v2")
+        var iterator = connection.messages.makeAsyncIterator()
+        #expect(await iterator.next() == .text("chat.v2"))
+        await connection.close()
+        do {
+            _ = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/stray")!, options: offered)
+            Issue.record("a subprotocol nobody offered must not be accepted")
+        } catch {
+            guard case .upgradeRejected(status: 500, _, _) = error else {
+                Issue.record("expected a 500 refusal, got \(error)")
+                return
+            }
+        }
+    }
+
     @Test func ourClientAgainstOurServer() async throws {
         let server = try WebSocketServer(upgrade: { request in
             request.headers.contains { $0.name.lowercased() == "authorization" }

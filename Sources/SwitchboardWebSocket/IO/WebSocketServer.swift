@@ -77,9 +77,10 @@ public final class WebSocketServer: @unchecked Sendable {
                     throw error
                 }
                 let decision = decide(request)
-                // Headers from the application go on the wire only if they are valid HTTP;
-                // otherwise the client gets a plain 500 rather than a smuggled header.
-                guard Self.isSendable(decision) else {
+                // Headers from the application go on the wire only if they are valid HTTP, and
+                // a subprotocol only if the client offered it (RFC 6455 §4.2.2); otherwise the
+                // client gets a plain 500 rather than a smuggled header or a doomed upgrade.
+                guard Self.isSendable(decision, for: request) else {
                     try socket.write(WebSocketHandshake.rejectResponse(status: 500, reason: "Internal Server Error"))
                     socket.close()
                     return nil
@@ -104,12 +105,13 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Whether a decision's status, reason, headers and subprotocol can be written as they are.
-    private static func isSendable(_ decision: UpgradeDecision) -> Bool {
+    private static func isSendable(_ decision: UpgradeDecision, for request: WebSocketHandshake.ServerRequest) -> Bool {
         switch decision {
         case let .reject(status, reason, headers, _):
             return (100...999).contains(status) && HTTPFieldSyntax.isFieldValue(reason) && (try? HTTPFieldSyntax.check(headers)) != nil
         case let .accept(headers, subprotocol, _):
-            return (subprotocol.map(HTTPFieldSyntax.isToken) ?? true) && (try? HTTPFieldSyntax.check(headers)) != nil
+            let offered = subprotocol.map { HTTPFieldSyntax.isToken($0) && request.subprotocols.contains($0) } ?? true
+            return offered && (try? HTTPFieldSyntax.check(headers)) != nil
         }
     }
 
