@@ -39,8 +39,7 @@ import Testing
     static func descriptorSet() throws -> URL {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let schema = try #require(SchemaCompiler.compile(directory: root.appendingPathComponent("schema")).schema)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try ScratchDirectory.make("switchboard-interop")
         try Data(ProtoExporter.export(schema).utf8).write(to: directory.appendingPathComponent("signal_chat.proto"))
         let output = directory.appendingPathComponent("signal_chat.pb")
         let protoc = Process()

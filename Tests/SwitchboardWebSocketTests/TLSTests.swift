@@ -11,7 +11,8 @@ import Testing
     static let certificates = Task<URL, Never> {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
+                let directory = (try? ScratchDirectory.make("switchboard-certs"))
+                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/bin/bash")
                 process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
