@@ -25,6 +25,13 @@ def frame(opcode, payload=b"", fin=True, rsv=0, length=None):
     return head + payload
 
 
+def masked_frame(opcode, payload):
+    """A frame masked as only a client may send it (RFC 6455 5.1: a client fails on it)."""
+    key = b"\x37\xfa\x21\x3d"
+    head = bytes([0x80 | opcode, 0x80 | len(payload)])
+    return head + key + bytes(c ^ key[i % 4] for i, c in enumerate(payload))
+
+
 def close_frame(code=None, reason=b""):
     return frame(8, b"" if code is None else struct.pack("!H", code) + reason)
 
@@ -42,6 +49,7 @@ CASES = {
     "1.1.7-text-65536": dict(send=[frame(TEXT, b"*" * 65536)], echo=[(TEXT, b"*" * 65536)]),
     "1.1.8-text-65536-chopped": dict(send=[("chop", frame(TEXT, b"*" * 65536), 997)], echo=[(TEXT, b"*" * 65536)]),
     "1.2.1-binary-empty": dict(send=[frame(BINARY, b"")], echo=[(BINARY, b"")]),
+    "1.x-masked-from-server": dict(send=[masked_frame(TEXT, b"Hello")], close=[1002]),
     "1.2.8-binary-65536": dict(send=[frame(BINARY, bytes(range(256)) * 256)], echo=[(BINARY, bytes(range(256)) * 256)]),
     # 2.x pings and pongs
     "2.1-ping-empty": dict(send=[frame(PING, b"")], pongs=[b""]),
