@@ -11,8 +11,8 @@ import Testing
     static let certificates = Task<URL, Never> {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let directory = (try? ScratchDirectory.make("switchboard-certs"))
-                    ?? FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-certs-\(UUID().uuidString)")
+                // make_test_certs.sh creates it.
+                let directory = ScratchDirectory.reserve("switchboard-certs")
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/bin/bash")
                 process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]

@@ -104,7 +104,8 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Whether a decision's status, reason, headers and subprotocol can be written as they are.
+    /// Whether a decision's status, reason and headers can be written as they are, and its
+    /// subprotocol is one `request` offered.
     private static func isSendable(_ decision: UpgradeDecision, for request: WebSocketHandshake.ServerRequest) -> Bool {
         switch decision {
         case let .reject(status, reason, headers, _):
