@@ -117,6 +117,33 @@ PY
 expect_status 0 "the server accepts again after running out of descriptors" timeout 60 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# Ended connections give their sockets back: under a 64-descriptor limit, 300
+# WebSocket connections from Python websockets come and go (half closed by the client,
+# half dropped without a close frame), then the server still answers and holds no more
+# sockets than before them.
+prlimit --nofile=64:64 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+sockets() { ls -l "/proc/$mock_pid/fd" | grep -c socket; }
+before=$(sockets)
+timeout 120 python3 - "$url" <<'PY'
+import asyncio, sys, websockets
+async def main():
+    for index in range(300):
+        connection = await websockets.connect(sys.argv[1], open_timeout=10)
+        if index % 2 == 0:
+            await connection.close()
+        else:
+            connection.transport.abort()
+asyncio.run(main())
+PY
+after=$before
+for _ in $(seq 1 50); do after=$(sockets); [ "$after" -le "$before" ] && break; sleep 0.1; done
+[ "$after" -le "$before" ] && pass "300 ended connections leave no socket behind" || fail "300 ended connections leave no socket behind ($before before, $after after)"
+expect_status 0 "the server still answers after 300 connections under a 64-descriptor limit" timeout 60 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # The session example runs its whole lifecycle against the mock server.
 swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
 demo="$(dirname "$bin")/session-demo"

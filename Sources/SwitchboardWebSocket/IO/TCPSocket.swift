@@ -8,13 +8,14 @@ import Darwin
 /// A connected TCP socket (IPv4 or IPv6) with TCP_NODELAY, used through blocking calls
 /// on the threads the WebSocket layer dedicates to it.
 public final class TCPSocket: ByteStream, @unchecked Sendable {
-    let descriptor: Int32
-    private let closeLock = NSLock()
-    private var isClosed = false
+    let handle: SocketDescriptor
     private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
 
+    /// The descriptor's number, for socket options in tests; it is released when the socket closes.
+    var descriptor: Int32 { handle.number }
+
     init(descriptor: Int32) {
-        self.descriptor = descriptor
+        handle = SocketDescriptor(descriptor)
         var yes: Int32 = 1
         setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
         #if canImport(Darwin)
@@ -22,12 +23,8 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         #endif
     }
 
-    /// Releases the descriptor only when nothing can use it any more: `close()` shuts the
-    /// socket down but keeps the number, so a reader thread still about to call `recv` can
-    /// never read from a newer socket that reused it.
     deinit {
-        close()
-        _ = Self.systemClose(descriptor)
+        handle.close()
         scratch.deallocate()
     }
 
@@ -58,7 +55,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
                 try connectWithTimeout(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: remaining / (addresses.count - index))
                 return TCPSocket(descriptor: descriptor)
             } catch {
-                _ = systemClose(descriptor)
+                _ = SocketDescriptor.systemClose(descriptor)
                 lastError = error
             }
         }
@@ -117,44 +114,55 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     }
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
-        while true {
-            let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-            if count >= 0 { return count }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("read") }
-            if closeLock.withLock({ isClosed }) { return 0 }
-            throw .io("read failed: \(String(cString: strerror(errno)))")
-        }
+        try handle.withDescriptor { descriptor throws(WebSocketError) -> Int in
+            while true {
+                let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
+                if count >= 0 { return count }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("read") }
+                if handle.isClosedNow { return 0 }
+                throw .io("read failed: \(String(cString: strerror(errno)))")
+            }
+        } ?? 0
     }
 
     public func write(_ bytes: [UInt8]) throws(WebSocketError) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                send(descriptor, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
+        let done: Void? = try handle.withDescriptor { descriptor throws(WebSocketError) in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeBytes { buffer in
+                    send(descriptor, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
+                }
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    throw .io("write failed: \(String(cString: strerror(errno)))")
+                }
+                offset += sent
             }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                throw .io("write failed: \(String(cString: strerror(errno)))")
-            }
-            offset += sent
         }
+        if done == nil { throw Self.closedError }
     }
 
+    static let closedError = WebSocketError.io("write failed: the socket is closed")
+
     public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int {
-        var written = offset
-        while written < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                send(descriptor, buffer.baseAddress! + written, bytes.count - written, Self.sendFlags | Self.dontWait)
+        let count = try handle.withDescriptor { descriptor throws(WebSocketError) -> Int in
+            var written = offset
+            while written < bytes.count {
+                let sent = bytes.withUnsafeBytes { buffer in
+                    send(descriptor, buffer.baseAddress! + written, bytes.count - written, Self.sendFlags | Self.dontWait)
+                }
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                    throw .io("write failed: \(String(cString: strerror(errno)))")
+                }
+                written += sent
             }
-            if sent < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { break }
-                throw .io("write failed: \(String(cString: strerror(errno)))")
-            }
-            written += sent
+            return written - offset
         }
-        return written - offset
+        guard let count else { throw Self.closedError }
+        return count
     }
 
     #if canImport(Glibc)
@@ -169,19 +177,10 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     static let sendFlags: Int32 = 0
     #endif
 
+    /// Shuts the socket down, waking a blocked read, and releases the descriptor once no
+    /// call is using it.
     public func close() {
-        Self.closeOnce(descriptor, lock: closeLock, isClosed: &isClosed)
-    }
-
-    /// Shuts `descriptor` down the first time only, which wakes a thread blocked in `recv`
-    /// or `accept` and makes later calls fail at once. The owner's deinit releases it.
-    static func closeOnce(_ descriptor: Int32, lock: NSLock, isClosed: inout Bool) {
-        lock.lock()
-        let first = !isClosed
-        isClosed = true
-        lock.unlock()
-        guard first else { return }
-        _ = shutdown(descriptor, Int32(SHUT_RDWR))
+        handle.close()
     }
 
     /// Resolves a stream address for `host:port`; the caller frees the list.
@@ -202,14 +201,6 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         return first
     }
 
-    static func systemClose(_ descriptor: Int32) -> Int32 {
-        #if canImport(Glibc)
-        Glibc.close(descriptor)
-        #else
-        Darwin.close(descriptor)
-        #endif
-    }
-
     static func systemConnect(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
         #if canImport(Glibc)
         Glibc.connect(descriptor, address, length)
@@ -221,11 +212,9 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
 
 /// A listening TCP socket.
 public final class TCPListener: @unchecked Sendable {
-    let descriptor: Int32
+    private let handle: SocketDescriptor
     /// The port the listener is bound to (useful after binding port 0).
     public let port: Int
-    private let closeLock = NSLock()
-    private var isClosed = false
 
     /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one).
     public init(host: String = "127.0.0.1", port: Int = 0) throws(WebSocketError) {
@@ -236,7 +225,7 @@ public final class TCPListener: @unchecked Sendable {
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, 128) == 0 else {
-            _ = TCPSocket.systemClose(descriptor)
+            _ = SocketDescriptor.systemClose(descriptor)
             throw .io("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }
         var storage = sockaddr_storage()
@@ -249,7 +238,7 @@ public final class TCPListener: @unchecked Sendable {
             }
             return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
         }
-        self.descriptor = descriptor
+        handle = SocketDescriptor(descriptor)
         self.port = Int(boundPort)
     }
 
@@ -258,14 +247,16 @@ public final class TCPListener: @unchecked Sendable {
     /// a moment) is retried, so a burst of connections cannot stop a server for good.
     public func accept() -> TCPSocket? {
         while true {
-            #if canImport(Glibc)
-            let client = Glibc.accept(descriptor, nil, nil)
-            #else
-            let client = Darwin.accept(descriptor, nil, nil)
-            #endif
+            let (client, failure) = handle.withDescriptor { descriptor -> (Int32, Int32) in
+                #if canImport(Glibc)
+                let client = Glibc.accept(descriptor, nil, nil)
+                #else
+                let client = Darwin.accept(descriptor, nil, nil)
+                #endif
+                return (client, errno)
+            } ?? (-1, EBADF)
             if client >= 0 { return TCPSocket(descriptor: client) }
-            let failure = errno
-            if closeLock.withLock({ isClosed }) { return nil }
+            if handle.isClosedNow { return nil }
             switch failure {
             case EINTR, ECONNABORTED, EPROTO:
                 continue
@@ -280,13 +271,10 @@ public final class TCPListener: @unchecked Sendable {
 
     /// Stops listening; a blocked `accept` returns `nil`.
     public func close() {
-        TCPSocket.closeOnce(descriptor, lock: closeLock, isClosed: &isClosed)
+        handle.close()
     }
 
-    deinit {
-        close()
-        _ = TCPSocket.systemClose(descriptor)
-    }
+    deinit { handle.close() }
 }
 
 extension TCPSocket {
@@ -304,15 +292,19 @@ extension TCPSocket {
             value.tv_sec = .init(clamping: seconds)
             value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
         }
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        _ = handle.withDescriptor { descriptor in
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
     }
 }
 
 extension TCPSocket {
     /// Switches to non-blocking mode, for streams that poll (TLS).
     func setNonBlocking() {
-        let flags = fcntl(descriptor, F_GETFL, 0)
-        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        _ = handle.withDescriptor { descriptor in
+            let flags = fcntl(descriptor, F_GETFL, 0)
+            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        }
     }
 }
 

@@ -112,18 +112,28 @@ final class TLSStream: ByteStream, @unchecked Sendable {
 
     /// Polls the socket; returns false when it closed.
     private func wait(forWriting: Bool, milliseconds: Int32 = -1) -> Bool {
-        var descriptor = pollfd(fd: socket.descriptor, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
-        let ready = poll(&descriptor, 1, milliseconds)
-        return ready >= 0 && descriptor.revents & Int16(POLLNVAL) == 0
+        socket.handle.withDescriptor { number in
+            var descriptor = pollfd(fd: number, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            return ready >= 0 && descriptor.revents & Int16(POLLNVAL) == 0
+        } ?? false
+    }
+
+    /// Runs an OpenSSL call on the session under the lock, while the descriptor it uses is
+    /// certain to be this socket's; `nil` once either is closed.
+    private func withSession<T>(_ body: () -> T) -> T? {
+        lock.withLock {
+            if isClosed { return nil }
+            return socket.handle.withDescriptor { _ in body() }
+        }
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
         while true {
-            let (count, error, closed): (Int32, Int32, Bool) = lock.withLock {
-                if isClosed { return (0, SSL_ERROR_ZERO_RETURN, true) }
+            let (count, error, closed): (Int32, Int32, Bool) = withSession {
                 let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
                 return (count, count > 0 ? 0 : SSL_get_error(ssl, count), false)
-            }
+            } ?? (0, SSL_ERROR_ZERO_RETURN, true)
             if count > 0 { return Int(count) }
             if closed { return 0 }
             switch error {
@@ -142,11 +152,10 @@ final class TLSStream: ByteStream, @unchecked Sendable {
     func write(_ bytes: [UInt8]) throws(WebSocketError) {
         var offset = 0
         while offset < bytes.count {
-            let (written, error): (Int32, Int32) = lock.withLock {
-                if isClosed { return (-1, SSL_ERROR_ZERO_RETURN) }
+            let (written, error): (Int32, Int32) = withSession {
                 let written = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + offset, Int32(clamping: bytes.count - offset)) }
                 return (written, written > 0 ? 0 : SSL_get_error(ssl, written))
-            }
+            } ?? (-1, SSL_ERROR_ZERO_RETURN)
             if written > 0 {
                 offset += Int(written)
                 continue
@@ -163,7 +172,7 @@ final class TLSStream: ByteStream, @unchecked Sendable {
     func close() {
         let first: Bool = lock.withLock {
             defer { isClosed = true }
-            if !isClosed { SSL_shutdown(ssl) }
+            if !isClosed { _ = socket.handle.withDescriptor { _ in SSL_shutdown(ssl) } }
             return !isClosed
         }
         if first { socket.close() }

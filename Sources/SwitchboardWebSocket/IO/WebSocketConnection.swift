@@ -315,6 +315,9 @@ public final class WebSocketConnection: @unchecked Sendable {
         var actions: [WebSocketConnectionCore.Action] = []
         actions.reserveCapacity(8)
         eventLoop.run(read: { readChunk(into: buffer) }, handle: { handle(UnsafeRawBufferPointer(rebasing: buffer[0..<$0]), actions: &actions) })
+        // Nothing more will be delivered: the handler, which often holds this connection's
+        // owner, must not keep it alive.
+        directSink?.detach()
     }
 
     /// Reads the socket's next bytes into `buffer` (blocking); 0 when it ended.
@@ -447,6 +450,7 @@ final class DirectMessageSink: @unchecked Sendable {
     private let lock = NSLock()
     private var buffered: [ReceivedWebSocketMessage] = []
     private var handler: (@Sendable (ReceivedWebSocketMessage) -> Void)?
+    private var isDetached = false
 
     func receive(_ message: ReceivedWebSocketMessage) {
         // The lock is held while handling, so a concurrent attach cannot reorder messages.
@@ -455,12 +459,21 @@ final class DirectMessageSink: @unchecked Sendable {
         if let handler { handler(message) } else { buffered.append(message) }
     }
 
+    /// Drops the handler once the connection delivers no more; what waits for a handler
+    /// still goes to the one attached later.
+    func detach() {
+        lock.lock()
+        defer { lock.unlock() }
+        handler = nil
+        isDetached = true
+    }
+
     func attach(_ newHandler: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
         lock.lock()
         defer { lock.unlock() }
         for message in buffered { newHandler(message) }
         buffered = []
-        handler = newHandler
+        if !isDetached { handler = newHandler }
     }
 }
 

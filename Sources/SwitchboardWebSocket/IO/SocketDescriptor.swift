@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A socket descriptor shared by the threads that read, write and close it.
+///
+/// Closing shuts the socket down at once, which wakes a call blocked in it; the number
+/// itself is released as soon as the last call in progress returns. So a descriptor is
+/// given back when its connection ends, however long the owning object lives, and no call
+/// can ever reach a newer socket that reused the number.
+final class SocketDescriptor: @unchecked Sendable {
+    /// The number; use it only inside ``withDescriptor(ifClosed:_:)``.
+    let number: Int32
+    private let lock = NSLock()
+    private var isClosed = false
+    private var callsInProgress = 0
+    private var isReleased = false
+
+    init(_ number: Int32) {
+        self.number = number
+    }
+
+    deinit {
+        if !isReleased { _ = Self.systemClose(number) }
+    }
+
+    /// Whether ``close()`` has been called.
+    var isClosedNow: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isClosed
+    }
+
+    /// Runs `body` with the number, which stays valid until it returns; once the socket is
+    /// closed, returns `nil` without running it.
+    @inline(__always)
+    func withDescriptor<T, E: Error>(_ body: (Int32) throws(E) -> T) throws(E) -> T? {
+        lock.lock()
+        if isClosed {
+            lock.unlock()
+            return nil
+        }
+        callsInProgress += 1
+        lock.unlock()
+        defer { endCall() }
+        return try body(number)
+    }
+
+    /// Shuts the socket down (waking blocked calls) the first time; releases the number now
+    /// if no call is in progress, or when the last one returns.
+    func close() {
+        lock.lock()
+        let release = !isClosed && callsInProgress == 0
+        if !isClosed {
+            isClosed = true
+            // Under the lock: a call ending meanwhile could release the number first.
+            _ = shutdown(number, Int32(SHUT_RDWR))
+        }
+        if release { isReleased = true }
+        lock.unlock()
+        if release { _ = Self.systemClose(number) }
+    }
+
+    private func endCall() {
+        lock.lock()
+        callsInProgress -= 1
+        let release = isClosed && callsInProgress == 0 && !isReleased
+        if release { isReleased = true }
+        lock.unlock()
+        if release { _ = Self.systemClose(number) }
+    }
+
+    static func systemClose(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.close(descriptor)
+        #else
+        Darwin.close(descriptor)
+        #endif
+    }
+}

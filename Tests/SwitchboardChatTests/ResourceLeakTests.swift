@@ -1,0 +1,72 @@
+import Foundation
+import PeerSupport
+import SwitchboardChat
+import SwitchboardWebSocket
+import Testing
+
+/// A server that runs for days must give back what each connection took.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ResourceLeakTests {
+    /// Polls (bounded: 10 s) until `condition` holds.
+    private func eventually(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        return condition()
+    }
+
+    /// Every socket of 300 connections that came and went, the server's and the client's,
+    /// is released: the sockets on the server's port return to none.
+    @Test func socketsOfEndedConnectionsAreReleased() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        // The listening socket.
+        let baseline = try #require(OpenSockets.count(port: server.port), "needs /proc (Linux)")
+        for round in 0..<300 {
+            switch round % 3 {
+            case 0:
+                let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+                await connection.close()
+            case 1:
+                let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+                let client = try #require(await server.client(at: round))
+                await client.close(code: .normalClosure)
+                _ = await connection.waitUntilClosed()
+            default:
+                // Gone without a close handshake.
+                let socket = try await WebSocketClient.connect(to: server.url)
+                socket.abort()
+            }
+        }
+        let released = try await eventually { OpenSockets.count(port: server.port) == baseline }
+        #expect(released, "\((OpenSockets.count(port: server.port) ?? 0) - baseline) sockets still open")
+    }
+}
+
+/// A server connection is freed once it ends, even though its message handler (the mock
+/// server's) holds the client that holds the connection.
+@Suite(.timeLimit(.minutes(1)))
+struct ConnectionLifetimeTests {
+    final class WeakConnection: @unchecked Sendable {
+        private let lock = NSLock()
+        private weak var connection: WebSocketConnection?
+        private var seen = false
+        func set(_ value: WebSocketConnection) { lock.withLock { connection = value; seen = true } }
+        var state: (seen: Bool, alive: Bool) { lock.withLock { (seen, connection != nil) } }
+    }
+
+    @Test func anEndedServerConnectionIsFreed() async throws {
+        let watched = WeakConnection()
+        let server = try WebSocketServer(options: .init(deliversMessagesDirectly: true)) { connection in
+            // The handler keeps the connection, as ChatServer's keeps its client.
+            connection.deliverReceivedMessages { _ in _ = connection.isOpen }
+            watched.set(connection)
+            for await _ in connection.messages {}
+        }
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        try await client.send(text: "hello")
+        await client.close()
+        for _ in 0..<500 where watched.state != (true, false) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(watched.state.seen)
+        #expect(!watched.state.alive, "the ended connection was freed")
+    }
+}
