@@ -11,7 +11,8 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
     case credentialsRejected
     /// The upgrade was refused with 499: this app version is too old to connect.
     case appExpired
-    /// The upgrade was refused with 429; `retryAfter` comes from `Retry-After` when present.
+    /// The upgrade was refused with 429 (rate limited) or 503 (the server is full);
+    /// `retryAfter` comes from `Retry-After` when present.
     case retryLater(retryAfter: Duration?)
     /// The server closed with 4401: the credentials must be refreshed.
     case reauthenticationRequired
@@ -36,7 +37,8 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
             switch status {
             case 401, 403: self = .credentialsRejected
             case 499: self = .appExpired
-            case 429: self = .retryLater(retryAfter: Self.retryAfter(in: headers))
+            // 503: a server at its connection limit (WebSocketServer.Limits) says when to come back.
+            case 429, 503: self = .retryLater(retryAfter: Self.retryAfter(in: headers))
             default: self = .upgradeRejected(status: status)
             }
         case let .protocolViolation(code, reason):

@@ -132,16 +132,18 @@ public final class ChatServer: @unchecked Sendable {
     /// `ws://127.0.0.1:<port>/v1/websocket/`
     public var url: URL { URL(string: "ws://127.0.0.1:\(port)/v1/websocket/")! }
 
-    /// Starts serving `routes` on `port` of the loopback interface (0, the default, picks a free one).
+    /// Starts serving `routes` on `port` of the loopback interface (0, the default, picks a
+    /// free one), holding at most what `limits` allows (by default 1,024 connections, each
+    /// closed after 120 s without a frame from its client).
     public init(
-        routes: [RPCRoute], port: Int = 0,
+        routes: [RPCRoute], port: Int = 0, limits: WebSocketServer.Limits = .init(),
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account }
     ) throws(WebSocketError) {
         let router = RPCRouter(routes: routes)
         let registry = self.registry
         server = try WebSocketServer(
-            port: port, options: .init(deliversMessagesDirectly: true),
+            port: port, options: .init(deliversMessagesDirectly: true), limits: limits,
             upgrade: { request in
                 let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement

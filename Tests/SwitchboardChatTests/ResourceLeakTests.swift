@@ -70,3 +70,28 @@ struct ConnectionLifetimeTests {
         #expect(!watched.state.alive, "the ended connection was freed")
     }
 }
+
+/// The mock server's limits: a full server says when to retry, a silent client is let go.
+@Suite(.timeLimit(.minutes(1)))
+struct ChatServerLimitTests {
+    @Test func aFullServerSaysRetryLater() async throws {
+        let server = try ChatServer(routes: [], limits: .init(maximumConnections: 1))
+        defer { server.stop() }
+        let first = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        do {
+            _ = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+            Issue.record("the second connection must be refused")
+        } catch {
+            #expect(error == .retryLater(retryAfter: .seconds(1)))
+        }
+        await first.close()
+    }
+
+    @Test func aClientWithoutKeepalivesIsClosedAfterTheIdleTimeout() async throws {
+        let server = try ChatServer(routes: [], limits: .init(idleTimeout: .milliseconds(300)))
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        let info = await connection.waitUntilClosed()
+        #expect(info.code == .goingAway)
+    }
+}

@@ -27,9 +27,15 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// How many bytes of received messages may wait in ``WebSocketConnection/messages``
         /// for the application; past it, the socket is not read until half are taken.
         public var maximumBufferedBytes: Int
+        /// How long the peer may send nothing at all (no frame of any kind) before this side
+        /// closes with 1001 (going away); `nil`, the default, for never. ``WebSocketServer``
+        /// sets it from its ``WebSocketServer/Limits``.
+        public var idleTimeout: Duration?
 
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
-                    deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024) {
+                    deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024,
+                    idleTimeout: Duration? = nil) {
+            self.idleTimeout = idleTimeout
             self.configuration = configuration
             self.closeTimeout = closeTimeout
             self.readChunkSize = readChunkSize
@@ -71,6 +77,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let queuedBytes = LockedCounter()
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
+    /// When the peer last sent bytes, for the idle timeout.
+    private var lastReceived = ContinuousClock.now
+    private var idleWatch: Task<Void, Never>?
 
     init(stream: any ByteStream, role: WebSocketConnectionCore.Role, options: Options, initialBytes: [UInt8],
          handshakeHeaders: [HTTPHeaderField], path: String, subprotocol: String?, upgradeContext: (any Sendable)? = nil) {
@@ -90,6 +99,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
+        if let idleTimeout = options.idleTimeout { idleWatch = watchIdleness(timeout: idleTimeout) }
         Thread.detachNewThread { [self] in
             if !pending.isEmpty { process(core: { $0.receive(pending) }) }
             readLoop()
@@ -305,6 +315,24 @@ public final class WebSocketConnection: @unchecked Sendable {
         finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "aborted", wasClean: false), flushFirst: false)
     }
 
+    /// Closes the connection once the peer has sent nothing for `timeout`. Holds the
+    /// connection only while it checks, so an abandoned connection is still freed.
+    private func watchIdleness(timeout: Duration) -> Task<Void, Never> {
+        Task { [weak self] in
+            var wait = timeout
+            while !Task.isCancelled {
+                try? await Task.sleep(for: wait)
+                guard let self, !Task.isCancelled, closeInfo == nil else { return }
+                let quiet = ContinuousClock.now - lock.withLock { lastReceived }
+                if quiet >= timeout {
+                    await close(code: .goingAway, reason: "idle timeout")
+                    return
+                }
+                wait = timeout - quiet
+            }
+        }
+    }
+
     // MARK: Reading
 
     private func readLoop() {
@@ -337,7 +365,9 @@ public final class WebSocketConnection: @unchecked Sendable {
             transportEnded()
             return false
         }
+        let now = options.idleTimeout == nil ? nil : ContinuousClock.now
         lock.withLock {
+            if let now { lastReceived = now }
             core.receive(bytes, into: &actions)
             sendFrames(of: actions)
         }
@@ -406,6 +436,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         let waiters: [CheckedContinuation<WebSocketCloseInfo, Never>]? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
+            idleWatch?.cancel()
             _ = core.transportClosed()
             defer { closeWaiters = [] }
             return closeWaiters

@@ -12,41 +12,116 @@ public final class WebSocketServer: @unchecked Sendable {
         case reject(status: Int, reason: String, headers: [HTTPHeaderField] = [], body: [UInt8] = [])
     }
 
+    /// What one server holds at most, and for how long.
+    public struct Limits: Sendable {
+        /// The most connections served at once, handshakes included. Past it, a new
+        /// connection is answered `503 Service Unavailable` with `Retry-After`, and closed.
+        public var maximumConnections: Int
+        /// How long a connection may take to send its upgrade request.
+        public var handshakeTimeout: Duration
+        /// How long an upgraded connection may send nothing at all (no message, ping or
+        /// pong) before the server closes it with 1001 (going away); `nil` for never. A
+        /// client that sends keepalives (Signal's every 30 s) stays.
+        public var idleTimeout: Duration?
+
+        /// Defaults: 1,024 connections, 10 s to upgrade, 120 s of silence.
+        public init(maximumConnections: Int = 1024, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(120)) {
+            self.maximumConnections = maximumConnections
+            self.handshakeTimeout = handshakeTimeout
+            self.idleTimeout = idleTimeout
+        }
+    }
+
     /// The port the server listens on.
     public let port: Int
     private let listener: TCPListener
     private let connections = NSLock()
     private var open: [WebSocketConnection] = []
+    /// Connections accepted and not yet ended, handshakes included.
+    private var admitted = 0
+    /// Connections past the limit being told so; a flood beyond this many is dropped unanswered.
+    private var refusing = 0
+    private static let maximumRefusing = 64
+
+    /// How many connections the server holds now, handshakes included.
+    public var connectionCount: Int { connections.withLock { admitted } }
 
     /// Starts listening on `host:port` (0 picks a free port) and serving in the background.
     /// Each upgraded connection goes to `handler`; when the handler returns, the connection closes.
     public init(
         host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
-        handshakeTimeout: Duration = .seconds(10),
+        limits: Limits = .init(),
         tls: TLSServerContext? = nil,
         upgrade: @escaping @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision = { _ in .accept() },
         handler: @escaping @Sendable (WebSocketConnection) async -> Void
     ) throws(WebSocketError) {
         listener = try TCPListener(host: host, port: port)
         self.port = listener.port
-        Thread.detachNewThread { [listener, self] in
+        var options = options
+        options.idleTimeout = limits.idleTimeout
+        Thread.detachNewThread { [listener, self, options] in
             while let socket = listener.accept() {
-                Thread.detachNewThread {
-                    guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: handshakeTimeout, decide: upgrade) else { return }
-                    self.connections.withLock { self.open.append(connection) }
-                    Task {
-                        await handler(connection)
-                        // A handler that returns is done with the connection: answer a peer's
-                        // close now rather than after the grace period, or start our own.
-                        _ = await connection.close()
+                switch admit(limit: limits.maximumConnections) {
+                case .serve:
+                    Thread.detachNewThread {
+                        guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: limits.handshakeTimeout, decide: upgrade) else {
+                            self.connections.withLock { self.admitted -= 1 }
+                            return
+                        }
+                        self.connections.withLock { self.open.append(connection) }
+                        Task {
+                            await handler(connection)
+                            // A handler that returns is done with the connection: answer a peer's
+                            // close now rather than after the grace period, or start our own.
+                            _ = await connection.close()
+                        }
+                        Task {
+                            _ = await connection.waitUntilClosed()
+                            self.connections.withLock {
+                                self.open.removeAll { $0 === connection }
+                                self.admitted -= 1
+                            }
+                        }
                     }
-                    Task {
-                        _ = await connection.waitUntilClosed()
-                        self.connections.withLock { self.open.removeAll { $0 === connection } }
+                case .refuse:
+                    Thread.detachNewThread {
+                        Self.refuse(socket, timeout: min(limits.handshakeTimeout, .seconds(2)))
+                        self.connections.withLock { self.refusing -= 1 }
                     }
+                case .drop:
+                    socket.close()
                 }
             }
         }
+    }
+
+    private enum Admission { case serve, refuse, drop }
+
+    private func admit(limit: Int) -> Admission {
+        connections.withLock {
+            if admitted < limit {
+                admitted += 1
+                return .serve
+            }
+            guard refusing < Self.maximumRefusing else { return .drop }
+            refusing += 1
+            return .refuse
+        }
+    }
+
+    /// Reads the request (so closing sends no reset that could destroy the answer), answers
+    /// 503 and closes.
+    private static func refuse(_ socket: TCPSocket, timeout: Duration) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var received: [UInt8] = []
+        while (try? HTTPHead.parse(received)) == nil, received.count < 16 * 1024 {
+            guard (try? socket.setReadDeadline(deadline)) != nil,
+                  let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty else { break }
+            received += chunk
+        }
+        try? socket.write(WebSocketHandshake.rejectResponse(status: 503, reason: "Service Unavailable",
+                                                            headers: [HTTPHeaderField(name: "Retry-After", value: "1")]))
+        socket.close()
     }
 
     private func upgrade(_ tcp: TCPSocket, tls: TLSServerContext?, options: WebSocketConnection.Options, timeout: Duration, decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision) -> WebSocketConnection? {

@@ -1,0 +1,95 @@
+import Foundation
+import PeerSupport
+@testable import SwitchboardWebSocket
+import Testing
+
+/// A server holds a bounded number of connections, and lets go of silent ones.
+@Suite(.timeLimit(.minutes(1)))
+struct ServerLimitTests {
+    private func url(_ server: WebSocketServer) -> URL { URL(string: "ws://127.0.0.1:\(server.port)/")! }
+
+    private func eventually(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        return condition()
+    }
+
+    /// Past the limit a new client is told 503 with Retry-After; once a connection ends,
+    /// a newcomer is served again.
+    @Test func pastTheLimitANewClientGets503() async throws {
+        let server = try WebSocketServer(limits: .init(maximumConnections: 3)) { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+        }
+        defer { server.stop() }
+        var held: [WebSocketConnection] = []
+        for _ in 0..<3 { held.append(try await WebSocketClient.connect(to: url(server))) }
+        #expect(server.connectionCount == 3)
+        for _ in 0..<5 {
+            do {
+                _ = try await WebSocketClient.connect(to: url(server))
+                Issue.record("a fourth connection must be refused")
+            } catch let .upgradeRejected(status, headers, _) {
+                #expect(status == 503)
+                #expect(headers.value(named: "Retry-After") == "1")
+            }
+        }
+        #expect(server.connectionCount == 3, "refused connections are not counted")
+        await held.removeFirst().close()
+        #expect(try await eventually { server.connectionCount == 2 })
+        let newcomer = try await WebSocketClient.connect(to: url(server))
+        try await newcomer.send(text: "still serving")
+        var messages = newcomer.messages.makeAsyncIterator()
+        #expect(await messages.next() == .text("still serving"))
+        await newcomer.close()
+        for connection in held { await connection.close() }
+    }
+
+    /// Raw sockets past the limit (half of them never send a request) cost no served
+    /// connection, and the count returns to zero when they go.
+    @Test func aFloodPastTheLimitIsBounded() async throws {
+        let server = try WebSocketServer(limits: .init(maximumConnections: 4, handshakeTimeout: .milliseconds(500))) { _ in }
+        defer { server.stop() }
+        var sockets: [TCPSocket] = []
+        for index in 0..<40 {
+            let socket = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
+            if index.isMultiple(of: 2) { try socket.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)) }
+            sockets.append(socket)
+            #expect(server.connectionCount <= 4)
+        }
+        for socket in sockets { socket.close() }
+        #expect(try await eventually { server.connectionCount == 0 }, "\(server.connectionCount) still counted")
+    }
+
+    /// A connection that sends nothing is closed with 1001 after the idle timeout; one that
+    /// pings stays.
+    @Test func aSilentConnectionIsClosedAndAPingingOneStays() async throws {
+        let server = try WebSocketServer(limits: .init(idleTimeout: .milliseconds(400))) { connection in
+            for await _ in connection.messages {}
+        }
+        defer { server.stop() }
+        let silent = try await WebSocketClient.connect(to: url(server))
+        let chatty = try await WebSocketClient.connect(to: url(server))
+        let started = ContinuousClock.now
+        let pinger = Task {
+            while !Task.isCancelled {
+                try? await chatty.ping()
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let info = await silent.waitUntilClosed()
+        #expect(info.code == .goingAway)
+        #expect(info.reason == "idle timeout")
+        #expect(ContinuousClock.now - started >= .milliseconds(400))
+        #expect(chatty.isOpen, "pings count as activity")
+        pinger.cancel()
+        await chatty.close()
+    }
+
+    /// The default limits are documented and safe.
+    @Test func defaults() {
+        let limits = WebSocketServer.Limits()
+        #expect(limits.maximumConnections == 1024)
+        #expect(limits.handshakeTimeout == .seconds(10))
+        #expect(limits.idleTimeout == .seconds(120))
+        #expect(WebSocketConnection.Options().idleTimeout == nil, "clients keep their connections unless asked")
+    }
+}
