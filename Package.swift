@@ -98,6 +98,8 @@ let package = Package(
             dependencies: ["SwitchboardSession", "SwitchboardChat", "SwitchboardRuntime", "SignalChat"],
             path: "Tests/SwitchboardSessionTests"
         ),
+        // Counts the Swift heap allocations of one thread, for tests that bound work without timing it.
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         // Runs the independent Python peers in Tests/Peers for the conformance and interop tests.
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(
@@ -107,7 +109,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardRuntimeTests",
-            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema"],
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter"],
             path: "Tests/SwitchboardRuntimeTests",
             resources: [.copy("Fixtures")]
         ),

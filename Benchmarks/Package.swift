@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "SwitchboardRuntime", package: "Switchboard"),
                 .product(name: "SwitchboardSchema", package: "Switchboard"),
                 .product(name: "SwitchboardEmitter", package: "Switchboard"),
+                .product(name: "SwitchboardDynamic", package: "Switchboard"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),

@@ -7,8 +7,15 @@ public struct DynamicBinaryCodec: Sendable {
     public let schema: Schema
     /// Nesting bound for hostile input.
     public var maximumDepth = 100
+    /// For each message type, its fields' indexes by field number.
+    private let fieldIndexes: [[Int: Int]]
 
-    public init(schema: Schema) { self.schema = schema }
+    public init(schema: Schema) {
+        self.schema = schema
+        fieldIndexes = schema.messages.map { message in
+            Dictionary(message.fields.enumerated().map { ($0.element.number, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
 
     // MARK: Encoding
 
@@ -133,11 +140,16 @@ public struct DynamicBinaryCodec: Sendable {
 
     // MARK: Decoding
 
-    /// Decodes `data` as message type `type`; unknown fields are skipped.
+    /// Decodes `data` as message type `type`; unknown fields are skipped. Time and memory
+    /// are linear in the input, however often a field repeats: a repeated embedded message
+    /// merges in place, and map entries are put in key order once, at the end.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
             do throws(DynamicCodecError) {
-                return .success(try decodeMessage(buffer, type: type, depth: 0))
+                var message = DynamicMessage(type: type)
+                try decodeFields(buffer, into: &message, depth: 0)
+                Self.putMapsInOrder(&message)
+                return .success(message)
             } catch {
                 return .failure(error)
             }
@@ -145,27 +157,25 @@ public struct DynamicBinaryCodec: Sendable {
         return try result.get()
     }
 
-    private func decodeMessage(_ buffer: UnsafeRawBufferPointer, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
+    /// Reads `buffer`'s fields into `message`, merging with what it holds (protobuf's rule
+    /// for a singular message field that appears more than once).
+    private func decodeFields(_ buffer: UnsafeRawBufferPointer, into message: inout DynamicMessage, depth: Int) throws(DynamicCodecError) {
         guard depth < maximumDepth else { throw DynamicCodecError("nesting deeper than \(maximumDepth)") }
-        let definition = schema.messages[type]
-        var message = DynamicMessage(type: type)
+        let definition = schema.messages[message.type]
+        let numbers = fieldIndexes[message.type]
         var reader = WireReader(buffer: buffer)
         var unknown = UnknownFields()
         do {
             while let tag = try reader.nextTag() {
-                guard let field = definition.fields.first(where: { $0.number == tag.fieldNumber }) else {
+                guard let fieldIndex = numbers[tag.fieldNumber] else {
                     try reader.skipField(tag, into: &unknown)
                     continue
                 }
+                let field = definition.fields[fieldIndex]
                 let valueType = field.shape.valueType
                 switch field.shape {
                 case .singular, .optional:
                     guard tag.wireType == Self.wireType(of: valueType) else { throw DynamicCodecError("\(definition.name).\(field.name): wrong wire type \(tag.wireType)") }
-                    var value = try readValue(&reader, type: valueType, depth: depth)
-                    // A repeated embedded message merges, as protobuf specifies.
-                    if case let .message(next) = value, case let .single(.message(previous))? = message.fields[field.number] {
-                        value = .message(merge(previous, next))
-                    }
                     // Setting one member of a oneof clears the others.
                     if let oneof = field.oneof {
                         // Oneof members are listed by index into the message's fields.
@@ -173,13 +183,20 @@ public struct DynamicBinaryCodec: Sendable {
                             message.fields[definition.fields[member].number] = nil
                         }
                     }
-                    message.fields[field.number] = .single(value)
+                    if case let .message(type) = valueType {
+                        // Taken out while it merges, so its storage is not shared and the merge is in place.
+                        var nested = DynamicMessage(type: type)
+                        if case let .single(.message(existing))? = message.fields.removeValue(forKey: field.number) { nested = existing }
+                        try decodeFields(try reader.readLengthDelimited(), into: &nested, depth: depth + 1)
+                        message.fields[field.number] = .single(.message(nested))
+                    } else {
+                        message.fields[field.number] = .single(try readValue(&reader, type: valueType, depth: depth))
+                    }
                 case .list:
                     var items: [DynamicValue] = []
-                    if case let .list(existing)? = message.fields[field.number] {
+                    if case let .list(existing)? = message.fields.removeValue(forKey: field.number) {
                         // Taken out first, so appending does not copy the whole list each time.
                         items = existing
-                        message.fields[field.number] = nil
                     }
                     if tag.wireType == .lengthDelimited && valueType.isPackable {
                         var packed = WireReader(buffer: try reader.readLengthDelimited())
@@ -206,51 +223,51 @@ public struct DynamicBinaryCodec: Sendable {
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }
                     }
-                    // Entries are collected in wire order and put in key order once, below.
+                    // Entries are collected in wire order and put in key order once, after decoding.
                     var entries: [DynamicMapEntry] = []
-                    if case let .map(existing)? = message.fields[field.number] {
-                        entries = existing
-                        message.fields[field.number] = nil
-                    }
+                    if case let .map(existing)? = message.fields.removeValue(forKey: field.number) { entries = existing }
                     entries.append(DynamicMapEntry(key: key, value: value))
                     message.fields[field.number] = .map(entries)
                 }
-            }
-            for (number, value) in message.fields {
-                if case let .map(entries) = value { message.fields[number] = .map(DynamicMapEntry.canonicalOrder(entries)) }
             }
         } catch let error as DynamicCodecError {
             throw error
         } catch {
             throw DynamicCodecError("\(definition.name): \(error)")
         }
-        return message
     }
 
-    /// Protobuf's merge of `next` into `previous` (same type): scalars and oneof members are
-    /// replaced, embedded messages merge recursively, lists concatenate, maps merge by key.
-    private func merge(_ previous: DynamicMessage, _ next: DynamicMessage) -> DynamicMessage {
-        let definition = schema.messages[previous.type]
-        var result = previous
-        for (number, incoming) in next.fields {
-            guard let field = definition.fields.first(where: { $0.number == number }) else { continue }
-            if let oneof = field.oneof {
-                for member in definition.oneofs[oneof].fields where definition.fields[member].number != number {
-                    result.fields[definition.fields[member].number] = nil
+    /// Puts every map of `message` and of the messages it holds in key order, the last entry
+    /// for a key winning: once per decode, so repeated merges never re-sort.
+    static func putMapsInOrder(_ message: inout DynamicMessage) {
+        for number in Array(message.fields.keys) {
+            guard var field = message.fields.removeValue(forKey: number) else { continue }
+            switch field {
+            case var .single(.message(nested)):
+                putMapsInOrder(&nested)
+                field = .single(.message(nested))
+            case var .list(items):
+                for index in items.indices {
+                    if case var .message(nested) = items[index] {
+                        putMapsInOrder(&nested)
+                        items[index] = .message(nested)
+                    }
                 }
+                field = .list(items)
+            case var .map(entries):
+                entries = DynamicMapEntry.canonicalOrder(entries)
+                for index in entries.indices {
+                    if case var .message(nested) = entries[index].value {
+                        putMapsInOrder(&nested)
+                        entries[index].value = .message(nested)
+                    }
+                }
+                field = .map(entries)
+            case .single:
+                break
             }
-            switch (result.fields[number], incoming) {
-            case let (.single(.message(old))?, .single(.message(new))):
-                result.fields[number] = .single(.message(merge(old, new)))
-            case let (.list(old)?, .list(new)):
-                result.fields[number] = .list(old + new)
-            case let (.map(old)?, .map(new)):
-                result.fields[number] = .map(DynamicMapEntry.canonicalOrder(old + new))
-            default:
-                result.fields[number] = incoming
-            }
+            message.fields[number] = field
         }
-        return result
     }
 
     private func readValue(_ reader: inout WireReader, type: ValueType, depth: Int) throws(DynamicCodecError) -> DynamicValue {
@@ -277,7 +294,9 @@ public struct DynamicBinaryCodec: Sendable {
             case .enumeration:
                 return .enumeration(Int32(truncatingIfNeeded: try reader.readVarint()))
             case let .message(index):
-                return .message(try decodeMessage(try reader.readLengthDelimited(), type: index, depth: depth + 1))
+                var message = DynamicMessage(type: index)
+                try decodeFields(try reader.readLengthDelimited(), into: &message, depth: depth + 1)
+                return .message(message)
             case .timestamp(.millis):
                 return .timestamp(millis: Int64(bitPattern: try reader.readVarint()))
             case .timestamp(.wellKnown):

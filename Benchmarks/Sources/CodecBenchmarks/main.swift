@@ -11,6 +11,7 @@ import SwitchboardSchema
 //   CodecBenchmarks                      the report
 //   CodecBenchmarks --profile <case>     spin one operation for perf
 //   CodecBenchmarks --synthetic-schema <file> <messages>   write a synthetic schema
+//   CodecBenchmarks --merges <schema-dir>   only the repeated-merge check (exits 1 past its limit)
 
 let harness = Harness()
 
@@ -110,6 +111,12 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
     }
     print(total)
     exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--merges"), index + 1 < arguments.count {
+    let (report, passed) = try RepeatedMerges.run(schemaDirectory: URL(fileURLWithPath: arguments[index + 1]))
+    print(report, terminator: "")
+    exit(passed ? 0 : 1)
 }
 
 var rows: [Row] = []

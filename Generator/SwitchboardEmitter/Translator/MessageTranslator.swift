@@ -289,9 +289,14 @@ struct MessageTranslator {
             if let oneof = oneofName(field) {
                 if case let .message(target) = type {
                     let typeName = mapping.valueType(.message(target), from: index)
+                    // The member is taken out of the oneof before merging, so its storage is
+                    // not shared and the merge is in place (linear in repeated merges).
                     cases.append(.nested("case \(tag):", [
                         .line("var value = \(typeName)()"),
-                        .line("if case let .\(field.swiftName)(existing)? = \(oneof) { value = existing }"),
+                        .block("if case let .\(field.swiftName)(existing)? = \(oneof)", [
+                            .line("value = existing"),
+                            .line("\(oneof) = nil"),
+                        ]),
                         .line("try reader.mergeMessage(into: &value)"),
                         .line("\(oneof) = .\(field.swiftName)(value)"),
                     ]))
@@ -304,11 +309,7 @@ struct MessageTranslator {
             case let .singular(type):
                 if case .message = type {
                     if field.isIndirect {
-                        cases.append(.nested("case \(tag):", [
-                            .line("var value = \(name)"),
-                            .line("try reader.mergeMessage(into: &value)"),
-                            .line("\(name) = value"),
-                        ]))
+                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &self.\(storageName(field)))")]))
                     } else {
                         cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &\(name))")]))
                     }
@@ -318,10 +319,14 @@ struct MessageTranslator {
             case let .optional(type):
                 if case .message = type {
                     // Merge in place: protobuf merges a repeated singular message.
-                    cases.append(.nested("case \(tag):", [
-                        .line("if case .none = \(name) { \(name) = \(mapping.valueType(type, from: index))() }"),
-                        .line("try reader.mergeMessage(into: &\(name)!)"),
-                    ]))
+                    if field.isIndirect {
+                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &self.\(storageName(field)))")]))
+                    } else {
+                        cases.append(.nested("case \(tag):", [
+                            .line("if case .none = \(name) { \(name) = \(mapping.valueType(type, from: index))() }"),
+                            .line("try reader.mergeMessage(into: &\(name)!)"),
+                        ]))
+                    }
                 } else {
                     cases.append(.nested("case \(tag):", [.line("\(name) = try \(codec).read(from: &reader)")]))
                 }

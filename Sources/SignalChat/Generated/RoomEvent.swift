@@ -88,17 +88,26 @@ extension RoomEvent: ProtoMessage {
                 self.chatId = try StringCodec.read(from: &reader)
             case 0x12:
                 var value = ChatMessage()
-                if case let .message(existing)? = self.event { value = existing }
+                if case let .message(existing)? = self.event {
+                    value = existing
+                    self.event = nil
+                }
                 try reader.mergeMessage(into: &value)
                 self.event = .message(value)
             case 0x1A:
                 var value = ReadReceipt()
-                if case let .receipt(existing)? = self.event { value = existing }
+                if case let .receipt(existing)? = self.event {
+                    value = existing
+                    self.event = nil
+                }
                 try reader.mergeMessage(into: &value)
                 self.event = .receipt(value)
             case 0x22:
                 var value = TypingIndicator()
-                if case let .typing(existing)? = self.event { value = existing }
+                if case let .typing(existing)? = self.event {
+                    value = existing
+                    self.event = nil
+                }
                 try reader.mergeMessage(into: &value)
                 self.event = .typing(value)
             case 0x2A:

@@ -165,6 +165,26 @@ public struct WireReader {
         end = savedEnd
     }
 
+    /// Merges the next message into a boxed (recursive) optional field. The box is emptied
+    /// first, so the value it held is no longer shared and merges in place: a field repeated
+    /// n times on the wire costs O(n), not a copy of everything merged so far each time.
+    @inlinable
+    public mutating func mergeMessage<Message: ProtoMessage>(into box: inout IndirectBox<Message>?) throws(WireDecodingError) {
+        var value = box?.value ?? Message()
+        box = nil
+        defer { box = IndirectBox(value) }
+        try mergeMessage(into: &value)
+    }
+
+    /// Merges the next message into a boxed (recursive) field, in place as above.
+    @inlinable
+    public mutating func mergeMessage<Message: ProtoMessage>(into box: inout IndirectBox<Message>) throws(WireDecodingError) {
+        var value = box.value
+        box = IndirectBox(Message())
+        defer { box = IndirectBox(value) }
+        try mergeMessage(into: &value)
+    }
+
     /// Runs `body` over the payload of a length-delimited field, as a bounded sub-reader.
     @inlinable
     public mutating func withLengthDelimited<T>(

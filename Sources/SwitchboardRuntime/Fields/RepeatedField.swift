@@ -70,12 +70,12 @@ public enum RepeatedField<Codec: FieldCodec> {
         // The length is already checked against the input, so this bounds the reservation.
         if let width = Codec.fixedSize {
             guard length % width == 0 else { throw .truncated }
-            values.reserveCapacity(values.count + length / width)
+            reserve(length / width, more: &values)
         } else if Codec.wireType == .varint {
             // Every varint ends in exactly one byte below 0x80.
             var count = 0
             for offset in 0..<length where reader.cursor.load(fromByteOffset: offset, as: UInt8.self) < 0x80 { count += 1 }
-            values.reserveCapacity(values.count + count)
+            reserve(count, more: &values)
         }
         let savedEnd = reader.end
         reader.end = reader.cursor + length
@@ -83,6 +83,15 @@ public enum RepeatedField<Codec: FieldCodec> {
             values.append(try Codec.read(from: &reader))
         }
         reader.end = savedEnd
+    }
+
+    /// Makes room for `count` more elements, at least doubling the capacity when it grows:
+    /// an exact reservation per packed run would copy the whole list for every run, which is
+    /// quadratic in a list sent as many small runs.
+    @inlinable
+    static func reserve(_ count: Int, more values: inout [Codec.Value]) {
+        let needed = values.count + count
+        if needed > values.capacity { values.reserveCapacity(Swift.max(needed, values.capacity * 2)) }
     }
 
     /// Writes the list as a JSON array.

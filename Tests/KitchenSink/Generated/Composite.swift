@@ -250,7 +250,10 @@ extension Composite: ProtoMessage {
                 self.payload = .text(try StringCodec.read(from: &reader))
             case 0x52:
                 var value = Point()
-                if case let .point(existing)? = self.payload { value = existing }
+                if case let .point(existing)? = self.payload {
+                    value = existing
+                    self.payload = nil
+                }
                 try reader.mergeMessage(into: &value)
                 self.payload = .point(value)
             case 0x58:

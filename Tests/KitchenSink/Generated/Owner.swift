@@ -68,9 +68,7 @@ extension Owner: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                var value = self.pet
-                try reader.mergeMessage(into: &value)
-                self.pet = value
+                try reader.mergeMessage(into: &self._pet)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:

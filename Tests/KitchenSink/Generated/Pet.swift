@@ -62,8 +62,7 @@ extension Pet: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                if case .none = self.owner { self.owner = Owner() }
-                try reader.mergeMessage(into: &self.owner!)
+                try reader.mergeMessage(into: &self._owner)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:

@@ -95,13 +95,15 @@ extension TreeNode: ProtoMessage {
             case 0x0A:
                 self.name = try StringCodec.read(from: &reader)
             case 0x12:
-                if case .none = self.parent { self.parent = TreeNode() }
-                try reader.mergeMessage(into: &self.parent!)
+                try reader.mergeMessage(into: &self._parent)
             case 0x1A:
                 try RepeatedField<MessageCodec<TreeNode>>.readElement(from: &reader, tag: 0x1A, into: &self.children)
             case 0x22:
                 var value = TreeNode()
-                if case let .next(existing)? = self.link { value = existing }
+                if case let .next(existing)? = self.link {
+                    value = existing
+                    self.link = nil
+                }
                 try reader.mergeMessage(into: &value)
                 self.link = .next(value)
             case 0x2A:
