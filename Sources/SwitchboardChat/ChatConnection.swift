@@ -37,6 +37,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let deadlines: DeadlineTimer
     /// Pushes read but not yet taken by the push loop, against their limit.
     private let pushBudget: Locked<PushBudget>
+    /// The deadline of a request that has none (``ChatConnectionOptions/defaultRequestTimeout``).
+    public let defaultRequestTimeout: Duration
 
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
@@ -54,8 +56,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
-         pushBudget: PushBudget, onPush: @escaping PushHandler) {
+         pushBudget: PushBudget, defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, onPush: @escaping PushHandler) {
         self.pushBudget = Locked(pushBudget)
+        self.defaultRequestTimeout = defaultRequestTimeout
         let pending = self.pending
         deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
@@ -122,7 +125,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Sends a request and waits for its response, its deadline, the task's cancellation,
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
-        let id = pending.register(deadline: request.deadline)
+        // A request sent here directly, without RPCCall, still gets a deadline.
+        let deadline = request.deadline ?? ContinuousClock.now.advanced(by: defaultRequestTimeout)
+        let id = pending.register(deadline: deadline)
         // Written first, so the setup below overlaps the server's work: an early answer waits
         // in `pending`, and a task cancelled already runs `onCancel` at once. The write never
         // holds the caller: a peer that stops reading meets the deadline.
@@ -131,7 +136,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         } catch {
             pending.resume(id, with: .failure(.disconnected(reason: error.description)))
         }
-        if let deadline = request.deadline { deadlines.watch(deadline) }
+        deadlines.watch(deadline)
         let result = await withTaskCancellationHandler {
             await pending.answer(to: id, fallback: .failure(.disconnected(reason: "request \(id) was not pending")))
         } onCancel: {
@@ -221,7 +226,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 return
             }
             let push = PushedRequest(request: ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body),
-                                     id: request.id, size: message.payload.count)
+                                     id: request.id, size: PushedRequest.storedSize(envelopeBytes: message.payload.count,
+                                                                                     headerCount: request.headers.fields.count))
             guard pushBudget.withLock({ $0.admit(size: push.size) }) else {
                 diagnose(.droppedPush(path: path))
                 cutOffFlood()
@@ -361,8 +367,23 @@ public enum ChatClient {
 struct PushedRequest: Sendable {
     var request: ServerRequest
     var id: UInt64?
-    /// The envelope's size, which it counts for against ``PushBudget``'s byte limit.
+    /// The memory the push holds while it waits, which it counts for against
+    /// ``PushBudget``'s byte limit (see ``storedSize(envelopeBytes:headerCount:)``).
     var size: Int
+
+    /// What a decoded push holds, at most: its envelope's bytes (every string and the body
+    /// are copies of them), plus each header line's entry (a name and a value, and a heap
+    /// object for each once it is too long to be stored inline), plus the push's own
+    /// bookkeeping. A header line costs 3 bytes on the wire and about 100 once decoded, so
+    /// counting envelope bytes alone would let a server make the client hold 30 times the budget.
+    static func storedSize(envelopeBytes: Int, headerCount: Int) -> Int {
+        envelopeBytes + headerCount * perHeader + perPush
+    }
+
+    /// A header entry (two strings inline) and the object headers of two out-of-line strings.
+    static let perHeader = MemoryLayout<(name: String, value: String)>.stride + 2 * 32
+    /// The request, the queue's node and the push handler's task context.
+    static let perPush = 1024
 }
 
 /// Marks the task running a push handler, so a handler that closes its own connection does

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardRuntime
 import SwitchboardWebSocket
 
 /// How chat connections are opened and kept alive. The defaults follow Signal's clients.
@@ -17,6 +18,9 @@ public struct ChatConnectionOptions: Sendable {
     public var preconnectWait: Duration
     /// How old a finished preconnect may be and still be used; servers drop idle sockets.
     public var preconnectMaxAge: Duration
+    /// The deadline of a request whose call and endpoint set none (30 s): a server that
+    /// answers keepalives but never a request cannot hold its caller for ever.
+    public var defaultRequestTimeout: Duration
     /// Receives what the connection dropped or ignored (unknown response ids, bad frames),
     /// for the app's logs.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
@@ -24,9 +28,12 @@ public struct ChatConnectionOptions: Sendable {
     /// 256 unanswered; one that pushes past this is cut off with 1008 (`protocolError`), and
     /// the pushes the handler never saw stay unacknowledged, so the next connection gets them.
     public var maximumQueuedPushes: Int
-    /// How many envelope bytes the pushes waiting for the handler may hold together; past it
-    /// the server is cut off as past ``maximumQueuedPushes``. The default holds Signal's 256
-    /// unacknowledged pushes at the default 512 KiB message cap.
+    /// How much memory the pushes waiting for the handler may hold together; past it the
+    /// server is cut off as past ``maximumQueuedPushes``. A push counts what it holds once
+    /// decoded: its envelope's bytes plus about 100 bytes per header line and 1 KiB of
+    /// bookkeeping, so a server cannot multiply the budget with many tiny headers. The
+    /// default, 160 MiB, holds Signal's 256 unacknowledged pushes at the default 512 KiB
+    /// message cap.
     public var maximumQueuedPushBytes: Int
 
     public init(
@@ -34,8 +41,10 @@ public struct ChatConnectionOptions: Sendable {
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
         diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
-        maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 128 * 1024 * 1024
+        maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 160 * 1024 * 1024,
+        defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout
     ) {
+        self.defaultRequestTimeout = defaultRequestTimeout
         self.maximumQueuedPushes = maximumQueuedPushes
         self.maximumQueuedPushBytes = maximumQueuedPushBytes
         self.diagnostics = diagnostics

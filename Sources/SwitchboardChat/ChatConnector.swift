@@ -61,7 +61,7 @@ public final class ChatConnector: @unchecked Sendable {
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
-                              pushBudget: options.pushBudget, onPush: onPush)
+                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout, onPush: onPush)
     }
 
     /// Connects without credentials.
@@ -70,7 +70,7 @@ public final class ChatConnector: @unchecked Sendable {
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         let socket = try await open(extraHeaders: [])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
-                              pushBudget: options.pushBudget, onPush: onPush)
+                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout, onPush: onPush)
     }
 
     private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {

@@ -1,6 +1,6 @@
 /// Per-call settings.
 public struct CallOptions: Sendable, Hashable {
-    /// Overrides the endpoint's default timeout; `nil` keeps it.
+    /// Overrides the endpoint's timeout and the transport's default; `nil` keeps them.
     public var timeout: Duration?
     /// Extra headers, added after the schema-bound ones.
     public var headers: RPCHeaders

@@ -7,16 +7,22 @@ import Foundation
 /// the response, the deadline, or cancellation. So a transport that ignores
 /// cancellation can delay its own cleanup, but never the caller.
 public enum RPCCall {
-    /// Sends `request` and waits at most for the call's timeout. Inlinable, so a transport that
-    /// enforces deadlines itself (the chat connection) is one async call away from the caller.
+    /// The deadline of a call that nothing else bounds: 30 s, as long as the keepalive
+    /// interval of Signal's clients, so a lost answer is noticed about when a dead connection is.
+    public static let defaultRequestTimeout: Duration = .seconds(30)
+
+    /// Sends `request` and waits at most for the call's timeout: the call's own
+    /// (``CallOptions/timeout``), else the endpoint's, else the transport's default
+    /// (``RPCTransport/defaultRequestTimeout``). Inlinable, so a transport that enforces
+    /// deadlines itself (the chat connection) is one async call away from the caller.
     @inlinable
     public static func send<Auth: AuthMode>(
         _ request: RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
         var request = request
         for header in options.headers { request.headers.add(header.name, header.value) }
-        let timeout = options.timeout ?? request.endpoint.defaultTimeout
-        if let timeout { request.deadline = ContinuousClock.now.advanced(by: timeout) }
+        let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout
+        request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
         if transport.enforcesDeadlines {
             do throws(TransportError) {

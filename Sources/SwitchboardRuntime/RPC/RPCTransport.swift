@@ -17,10 +17,16 @@ public protocol RPCTransport<Auth>: Sendable {
     /// table instead of casting to an existential on every call. Do not implement it: conform
     /// to ``DeadlineEnforcingTransport`` instead, or calls may go without a deadline.
     var enforcesDeadlines: Bool { get }
+
+    /// How long a call may take when neither the call (``CallOptions/timeout``) nor the
+    /// endpoint (`timeout` in the schema) says: every call has a deadline, so a server that
+    /// never answers cannot hold a caller for ever. 30 s unless the transport says otherwise.
+    var defaultRequestTimeout: Duration { get }
 }
 
 extension RPCTransport {
     public var enforcesDeadlines: Bool { false }
+    public var defaultRequestTimeout: Duration { RPCCall.defaultRequestTimeout }
 }
 
 /// A transport that enforces ``RPCRequest/deadline`` (failing with `timeout`) and task

@@ -23,6 +23,9 @@ public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
         overrides.withLock { $0[rpcName] } ?? fallback
     }
 
+    /// The default transport's, for calls that set no timeout.
+    public var defaultRequestTimeout: Duration { fallback?.defaultRequestTimeout ?? RPCCall.defaultRequestTimeout }
+
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         guard let transport = transport(for: request.endpoint.rpcName) else {
             throw .unroutable(rpcName: request.endpoint.rpcName)

@@ -11,4 +11,7 @@ public struct SessionTransport: RPCTransport {
         guard let link = currentLink() else { throw .notConnected }
         return try await link.transport.send(request)
     }
+
+    /// The current connection's default, so its options hold through the session.
+    public var defaultRequestTimeout: Duration { currentLink()?.transport.defaultRequestTimeout ?? RPCCall.defaultRequestTimeout }
 }
