@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "SwitchboardChatTests",
             dependencies: ["SwitchboardChat", "SignalChat", "SwitchboardRuntime", "SwitchboardWebSocket",
-                           "PeerSupport", "SwitchboardSchema", "SwitchboardEmitter"],
+                           "PeerSupport", "SwitchboardSchema", "SwitchboardEmitter", "AllocationCounter"],
             path: "Tests/SwitchboardChatTests"
         ),
         .testTarget(

@@ -90,6 +90,9 @@ grep -q '"serverGuid":"guid-1"' "$work/out" && pass "listen decodes payloads" ||
 tail -1 "$work/out" | grep -q '"event":"Messages.queueEmpty"' && pass "queue empty comes last" || fail "queue empty comes last"
 for _ in $(seq 1 50); do grep -q "2 acknowledged" "$work/mock.out" && break; sleep 0.1; done
 grep -q "pushed 2 events: 2 acknowledged, 0 not" "$work/mock.out" && pass "the mock server saw both acknowledgements" || fail "the mock server saw both acknowledgements"
+# The username hash is @sensitive: the log shows the path template, never the value.
+grep -q "GET /v1/accounts/username_hash/{hash} -> 200" "$work/mock.out" && ! grep -q "username_hash/AQID" "$work/mock.out" \
+  && pass "the mock server logs templates, not sensitive path values" || fail "the mock server logs templates, not sensitive path values"
 start=$(date +%s)
 expect_status 0 "listen --timeout ends a quiet listen" timeout 30 "$bin" listen --url "$url" --timeout 2
 [ $(( $(date +%s) - start )) -lt 15 ] && pass "listen --timeout returns on time" || fail "listen --timeout returns on time"

@@ -29,7 +29,8 @@ enum MockServerCommand {
                 let script = ResponseScript(scripts[name] ?? [defaultResponse(for: endpoint)])
                 routes.append(RPCRoute(endpoint: endpoint.descriptor) { request, _ in
                     let response = script.next()
-                    ChatCommandSupport.printLine("\(request.verb) \(request.path) -> \(response.status) (\(name))")
+                    // The template, not the path: path values may be @sensitive.
+                    ChatCommandSupport.printLine("\(request.verb) \(endpoint.descriptor.pathTemplate) -> \(response.status) (\(name))")
                     return response
                 })
             }

@@ -328,7 +328,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
 /// Opens chat connections.
 public enum ChatClient {
     /// Account credentials for the authenticated connection: `user.device:password`, sent as Basic auth.
-    public struct Credentials: Sendable, Hashable, CustomStringConvertible {
+    public struct Credentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public var username: String
         public var deviceID: UInt32
         public var password: String
@@ -344,6 +344,11 @@ public enum ChatClient {
         }
 
         public var description: String { "Credentials(\(username).\(deviceID), password: [REDACTED])" }
+        public var debugDescription: String { description }
+        /// What `dump` and `Mirror` see: the password redacted.
+        public var customMirror: Mirror {
+            Mirror(self, children: ["username": username, "deviceID": deviceID, "password": LogRedaction.placeholder], displayStyle: .struct)
+        }
     }
 
     /// Connects with the account's credentials. Use a ``ChatConnector`` to preconnect.

@@ -1,7 +1,8 @@
 """A hostile chat server: over Python `websockets`, it pushes `count` request envelopes,
 each carrying `headers` tiny header lines ("a:b", 5 bytes on the wire), and ignores the
 client's answers. The envelopes are built by hand from Signal's WebSocketMessage layout
-(type 1, request 2; request: verb 1, path 2, id 4, headers 5). Prints its port, then
+(type 1, request 2; request: verb 1, path 2, id 4, headers 5); push n goes to
+/api/v1/message/n. Prints its port, then
 "pushed <n> close <code>" when the client goes; stops when stdin closes (bounded to 120 s)."""
 import asyncio
 import sys
@@ -27,7 +28,8 @@ def field(number, payload):
 
 def envelope(push_id):
     header_lines = field(5, b"a:b") * headers
-    request = field(1, b"PUT") + field(2, b"/api/v1/message") + varint(4 << 3) + varint(push_id) + header_lines
+    path = b"/api/v1/message/%d" % push_id
+    request = field(1, b"PUT") + field(2, path) + varint(4 << 3) + varint(push_id) + header_lines
     return varint(1 << 3) + varint(1) + field(2, request)
 
 

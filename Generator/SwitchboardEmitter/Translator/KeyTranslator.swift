@@ -18,7 +18,7 @@ struct KeyTranslator {
             documentation.append("Sent as the `\(key.header)` header. Its description is always redacted.")
             return .type(SwiftTypeDeclaration(
                 kind: .struct, documentation: documentation, access: access, name: key.swiftTypeName,
-                conformances: ["Sendable", "Hashable", "CustomStringConvertible", "CustomDebugStringConvertible"],
+                conformances: ["Sendable", "Hashable", "CustomStringConvertible", "CustomDebugStringConvertible", "CustomReflectable"],
                 members: [
                     .property(SwiftProperty(documentation: ["The header the credential travels in."], access: access, isStatic: true, isLet: true, name: "headerName", initializer: "\"\(key.header)\"")),
                     .property(SwiftProperty(documentation: ["The secret value."], access: access, name: "value", type: valueType)),
@@ -26,6 +26,8 @@ struct KeyTranslator {
                     .property(SwiftProperty(documentation: ["The header's value."], access: access, name: "headerValue", type: "String", getter: [.line(headerValue)])),
                     .property(SwiftProperty(access: access, name: "description", type: "String", getter: [.line("\"\(key.swiftTypeName)([REDACTED])\"")])),
                     .property(SwiftProperty(access: access, name: "debugDescription", type: "String", getter: [.line("description")])),
+                    .property(SwiftProperty(documentation: ["What `dump` and `Mirror` see: nothing of the value."], access: access, name: "customMirror", type: "Mirror",
+                                            getter: [.line("Mirror(self, children: [(label: String?, value: Any)](), displayStyle: .struct)")])),
                 ]))
         }
     }

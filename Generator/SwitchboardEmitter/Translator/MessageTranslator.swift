@@ -103,17 +103,21 @@ struct MessageTranslator {
 
     // MARK: Redaction
 
-    /// For messages with `@sensitive` fields: descriptions that never show those values.
-    /// Other messages keep Swift's default description, which calls into these for nested messages.
+    /// For messages with `@sensitive` fields: descriptions, `dump` and `Mirror` that never
+    /// show those values. Other messages keep Swift's defaults, which call into these for
+    /// nested messages.
     func redactedDescription() -> SwiftTypeDeclaration? {
         guard message.fields.contains(where: \.isSensitive) else { return nil }
         var lines: [CodeLine] = [.line("var parts: [String] = []")]
+        var children: [String] = []
         for field in message.fields where field.oneof == nil {
             let label = field.swiftName.replacingOccurrences(of: "`", with: "")
             if field.isSensitive {
                 lines.append(.line("parts.append(\"\(label): [REDACTED]\")"))
+                children.append("(label: \"\(label)\", value: \"[REDACTED]\")")
             } else {
                 lines.append(.line("parts.append(\"\(label): \\(String(reflecting: self.\(field.swiftName)))\")"))
+                children.append("(label: \"\(label)\", value: self.\(field.swiftName) as Any)")
             }
         }
         for oneof in message.oneofs {
@@ -121,13 +125,23 @@ struct MessageTranslator {
             lines.append(.line(redacted
                 ? "parts.append(\"\(oneof.swiftName): \\(self.\(oneof.swiftName) == nil ? \"nil\" : \"[REDACTED]\")\")"
                 : "parts.append(\"\(oneof.swiftName): \\(String(reflecting: self.\(oneof.swiftName)))\")"))
+            children.append(redacted
+                ? "(label: \"\(oneof.swiftName)\", value: self.\(oneof.swiftName) == nil ? \"nil\" : \"[REDACTED]\")"
+                : "(label: \"\(oneof.swiftName)\", value: self.\(oneof.swiftName) as Any)")
         }
         lines.append(.line("return \"\(message.swiftName)(\" + parts.joined(separator: \", \") + \")\""))
+        let mirror: [CodeLine] = [
+            .line("let children: [(label: String?, value: Any)] = ["),
+        ] + children.map { CodeLine.line("    \($0),") } + [
+            .line("]"),
+            .line("return Mirror(self, children: children, displayStyle: .struct)"),
+        ]
         return SwiftTypeDeclaration(
-            kind: .extension, name: message.swiftPath, conformances: ["CustomStringConvertible", "CustomDebugStringConvertible"],
+            kind: .extension, name: message.swiftPath, conformances: ["CustomStringConvertible", "CustomDebugStringConvertible", "CustomReflectable"],
             members: [
                 .property(SwiftProperty(documentation: ["The fields, with `@sensitive` values redacted."], access: access, name: "description", type: "String", getter: lines)),
                 .property(SwiftProperty(access: access, name: "debugDescription", type: "String", getter: [.line("description")])),
+                .property(SwiftProperty(documentation: ["What `dump` and `Mirror` see: `@sensitive` values redacted."], access: access, name: "customMirror", type: "Mirror", getter: mirror)),
             ])
     }
 

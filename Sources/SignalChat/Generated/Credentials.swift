@@ -7,7 +7,7 @@ import SwitchboardRuntime
 /// The sealed-sender access key of the recipient, for sends without an account.
 ///
 /// Sent as the `Unidentified-Access-Key` header. Its description is always redacted.
-public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Unidentified-Access-Key"
 
@@ -31,12 +31,17 @@ public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebu
     public var debugDescription: String {
         description
     }
+
+    /// What `dump` and `Mirror` see: nothing of the value.
+    public var customMirror: Mirror {
+        Mirror(self, children: [(label: String?, value: Any)](), displayStyle: .struct)
+    }
 }
 
 /// A group send endorsement, the alternative to an access key for group sends.
 ///
 /// Sent as the `Group-Send-Token` header. Its description is always redacted.
-public struct GroupSendToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct GroupSendToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Group-Send-Token"
 
@@ -59,5 +64,10 @@ public struct GroupSendToken: Sendable, Hashable, CustomStringConvertible, Custo
 
     public var debugDescription: String {
         description
+    }
+
+    /// What `dump` and `Mirror` see: nothing of the value.
+    public var customMirror: Mirror {
+        Mirror(self, children: [(label: String?, value: Any)](), displayStyle: .struct)
     }
 }

@@ -221,7 +221,7 @@ extension Envelope: ProtoMessage {
     }
 }
 
-extension Envelope: CustomStringConvertible, CustomDebugStringConvertible {
+extension Envelope: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The fields, with `@sensitive` values redacted.
     public var description: String {
         var parts: [String] = []
@@ -240,5 +240,22 @@ extension Envelope: CustomStringConvertible, CustomDebugStringConvertible {
 
     public var debugDescription: String {
         description
+    }
+
+    /// What `dump` and `Mirror` see: `@sensitive` values redacted.
+    public var customMirror: Mirror {
+        let children: [(label: String?, value: Any)] = [
+            (label: "type", value: self.type as Any),
+            (label: "sourceServiceId", value: self.sourceServiceId as Any),
+            (label: "sourceDevice", value: self.sourceDevice as Any),
+            (label: "destinationServiceId", value: self.destinationServiceId as Any),
+            (label: "timestamp", value: self.timestamp as Any),
+            (label: "content", value: "[REDACTED]"),
+            (label: "serverGuid", value: self.serverGuid as Any),
+            (label: "serverTimestamp", value: self.serverTimestamp as Any),
+            (label: "urgent", value: self.urgent as Any),
+            (label: "story", value: self.story as Any),
+        ]
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }

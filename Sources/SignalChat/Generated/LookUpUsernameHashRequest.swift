@@ -77,7 +77,7 @@ extension LookUpUsernameHashRequest: ProtoMessage {
     }
 }
 
-extension LookUpUsernameHashRequest: CustomStringConvertible, CustomDebugStringConvertible {
+extension LookUpUsernameHashRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The fields, with `@sensitive` values redacted.
     public var description: String {
         var parts: [String] = []
@@ -87,5 +87,13 @@ extension LookUpUsernameHashRequest: CustomStringConvertible, CustomDebugStringC
 
     public var debugDescription: String {
         description
+    }
+
+    /// What `dump` and `Mirror` see: `@sensitive` values redacted.
+    public var customMirror: Mirror {
+        let children: [(label: String?, value: Any)] = [
+            (label: "hash", value: "[REDACTED]"),
+        ]
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }

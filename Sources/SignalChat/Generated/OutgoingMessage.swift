@@ -126,7 +126,7 @@ extension OutgoingMessage: ProtoMessage {
     }
 }
 
-extension OutgoingMessage: CustomStringConvertible, CustomDebugStringConvertible {
+extension OutgoingMessage: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The fields, with `@sensitive` values redacted.
     public var description: String {
         var parts: [String] = []
@@ -139,5 +139,16 @@ extension OutgoingMessage: CustomStringConvertible, CustomDebugStringConvertible
 
     public var debugDescription: String {
         description
+    }
+
+    /// What `dump` and `Mirror` see: `@sensitive` values redacted.
+    public var customMirror: Mirror {
+        let children: [(label: String?, value: Any)] = [
+            (label: "type", value: self.type as Any),
+            (label: "destinationDeviceId", value: self.destinationDeviceId as Any),
+            (label: "destinationRegistrationId", value: self.destinationRegistrationId as Any),
+            (label: "content", value: "[REDACTED]"),
+        ]
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }

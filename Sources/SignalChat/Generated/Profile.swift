@@ -239,7 +239,7 @@ extension Profile: ProtoMessage {
     }
 }
 
-extension Profile: CustomStringConvertible, CustomDebugStringConvertible {
+extension Profile: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The fields, with `@sensitive` values redacted.
     public var description: String {
         var parts: [String] = []
@@ -259,5 +259,23 @@ extension Profile: CustomStringConvertible, CustomDebugStringConvertible {
 
     public var debugDescription: String {
         description
+    }
+
+    /// What `dump` and `Mirror` see: `@sensitive` values redacted.
+    public var customMirror: Mirror {
+        let children: [(label: String?, value: Any)] = [
+            (label: "version", value: self.version as Any),
+            (label: "name", value: self.name as Any),
+            (label: "about", value: self.about as Any),
+            (label: "aboutEmoji", value: self.aboutEmoji as Any),
+            (label: "avatarPath", value: self.avatarPath as Any),
+            (label: "paymentAddress", value: self.paymentAddress as Any),
+            (label: "badges", value: self.badges as Any),
+            (label: "capabilities", value: self.capabilities as Any),
+            (label: "identityKey", value: self.identityKey as Any),
+            (label: "unidentifiedAccess", value: "[REDACTED]"),
+            (label: "unrestrictedUnidentifiedAccess", value: self.unrestrictedUnidentifiedAccess as Any),
+        ]
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }

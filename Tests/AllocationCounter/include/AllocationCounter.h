@@ -11,6 +11,10 @@ void sb_allocation_counting_begin(void);
 /// Stops counting on the calling thread and returns the bytes requested since the begin.
 size_t sb_allocation_counting_end(void);
 
+/// Of the last counting window, the bytes still allocated at its end: allocations less what
+/// the thread freed (as malloc sized the blocks).
+long long sb_allocation_counting_retained(void);
+
 /// Whether allocations can be counted here (glibc only; 0 elsewhere).
 int sb_allocation_counting_available(void);
 
