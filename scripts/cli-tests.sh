@@ -98,6 +98,26 @@ expect_status 0 "listen --timeout ends a quiet listen" timeout 30 "$bin" listen 
 [ $(( $(date +%s) - start )) -lt 15 ] && pass "listen --timeout returns on time" || fail "listen --timeout returns on time"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# What a hostile server says reaches the terminal escaped: pushed paths, payload strings,
+# response strings and close reasons carry ESC, BEL, DEL, C1, a bidi override and CR LF.
+no_controls() { # file: no raw control character but line feed and tab, no bidi override
+  python3 -c 'import sys; t = open(sys.argv[1], "rb").read().decode("utf-8", "replace"); sys.exit(any((ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f or c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069" for c in t))' "$1"
+}
+for mode in push answer close; do
+  python3 Tests/Peers/chat_escape_server.py "$mode" < <(sleep 60) > "$work/escape-$mode.port" 2>&1 &
+  escape_pid=$!
+  for _ in $(seq 1 100); do [ -s "$work/escape-$mode.port" ] && break; sleep 0.1; done
+  escape_url="ws://127.0.0.1:$(head -1 "$work/escape-$mode.port")/v1/websocket/"
+  if [ "$mode" = push ]; then
+    set +e; timeout 30 "$bin" listen --url "$escape_url" --credentials aci-1.2:pw --count 1 --timeout 10 >"$work/escape.out" 2>&1; set -e
+  else
+    set +e; timeout 30 "$bin" call --url "$escape_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}' >"$work/escape.out" 2>&1; set -e
+  fi
+  grep -q 'u001b' "$work/escape.out" && no_controls "$work/escape.out" \
+    && pass "$mode: server-chosen text is escaped for the terminal" || { fail "$mode: server-chosen text is escaped for the terminal"; cat -v "$work/escape.out"; }
+  kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true
+done
+
 # A burst of connections that exhausts the server's file descriptors must not stop it
 # accepting: with a small descriptor limit, hold 80 idle sockets, drop them, then call.
 prlimit --nofile=48:48 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &

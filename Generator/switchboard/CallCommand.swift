@@ -54,7 +54,7 @@ enum CallCommand {
         }
         switch result {
         case let .failure(failure):
-            CommandLineTool.printError("switchboard: \(failure)")
+            CommandLineTool.printError("switchboard: \(TerminalText.inline("\(failure)"))")
             return 1
         case let .success(response):
             return report(response, endpoint: endpoint)
@@ -68,7 +68,7 @@ enum CallCommand {
         do throws(DynamicCodecError) {
             outcome = try endpoint.outcome(of: response)
         } catch {
-            CommandLineTool.printError("switchboard: status \(response.status), but the body does not decode: \(error.message)")
+            CommandLineTool.printError("switchboard: status \(response.status), but the body does not decode: \(TerminalText.inline(error.message))")
             return 1
         }
         switch outcome {

@@ -55,7 +55,7 @@ enum ChatCommandSupport {
 
     /// Writes a line to standard output at once, so a script reading it sees each event.
     static func printLine(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        FileHandle.standardOutput.write(Data((TerminalText.sanitized(text) + "\n").utf8))
     }
 
     /// `operation`, or `nil` if `timeout` passes first. Returns at the deadline even if the

@@ -115,7 +115,8 @@ enum CommandLineTool {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        let safe = TerminalText.sanitized(text)
+        FileHandle.standardError.write(Data((safe.hasSuffix("\n") ? safe : safe + "\n").utf8))
     }
 
     /// Compiles the schema directory at `path`, printing its errors (warnings only with

@@ -66,7 +66,7 @@ final class EventPrinter: @unchecked Sendable {
 
     func handle(_ request: ServerRequest) async -> EventOutcome {
         guard let match = events.first(where: { $0.event.verb == request.verb && $0.event.path == request.path }) else {
-            CommandLineTool.printError("switchboard: unknown push \(request.verb) \(request.path), answered 404")
+            CommandLineTool.printError("switchboard: unknown push \(TerminalText.inline(request.verb)) \(TerminalText.inline(request.path)), answered 404")
             return .unknown
         }
         var line = "{\"event\":\"\(match.service.name).\(match.event.name)\""
@@ -82,7 +82,7 @@ final class EventPrinter: @unchecked Sendable {
                 line += ",\"payload\":" + DynamicJSONCodec(schema: schema).encode(payload, prettyPrinted: false)
             } catch {
                 // Left unacknowledged, so the server keeps it for a client that can read it.
-                CommandLineTool.printError("switchboard: \(match.service.name).\(match.event.name) payload does not decode: \(error.message)")
+                CommandLineTool.printError("switchboard: \(match.service.name).\(match.event.name) payload does not decode: \(TerminalText.inline(error.message))")
                 return .withhold(reason: error.message)
             }
         }
@@ -120,7 +120,7 @@ final class EventPrinter: @unchecked Sendable {
             }
         }
         let info = await connection.waitUntilClosed()
-        CommandLineTool.printError("switchboard: connection closed: \(connection.disconnectReason.map(String.init(describing:)) ?? "\(info.code)")")
+        CommandLineTool.printError("switchboard: connection closed: \(TerminalText.inline(connection.disconnectReason.map(String.init(describing:)) ?? "\(info.code)"))")
         return limit == nil && info.code == .normalClosure ? 0 : 1
     }
 }

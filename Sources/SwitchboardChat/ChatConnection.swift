@@ -213,8 +213,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.undecodableFrame("a response without an id"))
                 return
             }
+            // A response must say how the request went: none, or no HTTP status, fails it.
+            guard let status = response.status.flatMap(IncomingEnvelope.httpStatus) else {
+                diagnose(.undecodableFrame("a response to request \(id) with \(response.status.map { "status \($0)" } ?? "no status")"))
+                pending.resume(id, with: .failure(.unexpectedResponse(response.status.map { "status \($0) is not an HTTP status" } ?? "a response without a status")))
+                return
+            }
             let answered = pending.resume(id, with: .success(RPCResponse(
-                status: Int(response.status ?? 0), headers: response.headers, body: response.body ?? Data(), message: response.message)))
+                status: status, headers: response.headers, body: response.body ?? Data(), message: response.message)))
             // Late (after a timeout or cancellation), a keepalive answer, or a server bug;
             // after the connection ended every request has been answered already.
             if !answered && !keepaliveIDs.withLock({ $0.remove(id) != nil }) && !hasEnded.withLock({ $0 }) {

@@ -209,8 +209,10 @@ public final class ChatServer: @unchecked Sendable {
             }
         case .response?:
             guard let response = frame.response, let id = response.id else { return }
-            client.answer(id, RPCResponse(status: Int(response.status ?? 0), headers: response.headers,
-                                          body: response.body ?? Data(), message: response.message))
+            // No status, or no HTTP one, is no answer: the push stays unacknowledged.
+            client.answer(id, response.status.flatMap(IncomingEnvelope.httpStatus).map {
+                RPCResponse(status: $0, headers: response.headers, body: response.body ?? Data(), message: response.message)
+            })
         default:
             return
         }

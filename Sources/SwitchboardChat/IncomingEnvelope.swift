@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// It decodes exactly as the generated `WebSocketMessage` does (the tests compare the two
 /// on random and mutated envelopes): the last value of a field wins, a repeated inner
 /// message merges into the first, unknown fields are skipped, a known field with the wrong
-/// wire type and invalid UTF-8 are errors.
+/// wire type and invalid UTF-8 are errors. (The response status alone is kept whole.)
 struct IncomingEnvelope {
     /// The inner request's fields, each `nil` when absent.
     struct Request {
@@ -23,10 +23,17 @@ struct IncomingEnvelope {
     /// The inner response's fields, each `nil` when absent.
     struct Response {
         var id: UInt64?
-        var status: UInt32?
+        /// Read whole, not truncated to 32 bits as the generated decoder would: a status
+        /// above 2^32 must not pass for a small one.
+        var status: UInt64?
         var message: String?
         var body: Data?
         var headers = RPCHeaders()
+    }
+
+    /// `status` as an HTTP status (100 to 599), or `nil` for anything else.
+    static func httpStatus(_ status: UInt64) -> Int? {
+        (100...599).contains(status) ? Int(status) : nil
     }
 
     /// The envelope's type, as the generated enum names it.
@@ -104,7 +111,7 @@ struct IncomingEnvelope {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x08: response.id = try UInt64Codec.read(from: &reader)
-            case 0x10: response.status = try UInt32Codec.read(from: &reader)
+            case 0x10: response.status = try reader.readVarint()
             case 0x1A: response.message = try StringCodec.read(from: &reader)
             case 0x22: response.body = try BytesCodec.read(from: &reader)
             case 0x2A: try readHeader(from: &reader, into: &response.headers)

@@ -122,7 +122,7 @@ import Testing
             }
             if let response = envelope.response {
                 self.response = [response.message]
-                (responseBody, responseID, responseStatus) = (response.body, response.id, response.status)
+                (responseBody, responseID, responseStatus) = (response.body, response.id, response.status.map { UInt32(truncatingIfNeeded: $0) })
                 responseHeaders = response.headers
             }
         }
