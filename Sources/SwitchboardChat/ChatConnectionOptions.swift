@@ -14,6 +14,12 @@ public struct ChatConnectionOptions: Sendable {
     public var tls: TLSOptions
     /// WebSocket limits (message size cap, close timeout).
     public var webSocket: WebSocketConnection.Options
+    /// The largest message accepted (512 KiB, as Signal's server allows), as
+    /// ``WebSocketConnection/Options/maximumMessageSize``.
+    public var maximumMessageSize: Int {
+        get { webSocket.maximumMessageSize }
+        set { webSocket.maximumMessageSize = newValue }
+    }
     /// How long a connect waits for a preconnect still in flight before opening its own socket.
     public var preconnectWait: Duration
     /// How old a finished preconnect may be and still be used; servers drop idle sockets.

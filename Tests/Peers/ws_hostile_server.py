@@ -62,11 +62,15 @@ CASES = {
     # 3.x reserved bits
     "3.1-rsv1-text": dict(send=[frame(TEXT, b"hello", rsv=1)], close=[1002]),
     # The error may be found before the application echoes the valid frame: Autobahn's NON-STRICT.
-    "3.2-rsv2-after-valid": dict(send=[frame(TEXT, b"hello"), frame(TEXT, b"hello", rsv=2), frame(PING, b"")], echo=[(TEXT, b"hello")], echo_optional=True, close=[1002], nopong=True),
+    "3.2-rsv2-after-valid": dict(send=[frame(TEXT, b"hello"), frame(TEXT, b"hello", rsv=2), frame(PING, b"")], echo=[(TEXT, b"hello")], close=[1002], nopong=True),
+    # A valid message and a violation in one write: the message is echoed, then the 1002 close.
+    "3.3-rsv-after-valid-one-write": dict(send=[frame(TEXT, b"hello") + frame(TEXT, b"x", rsv=3) + frame(PING, b"")], echo=[(TEXT, b"hello")], close=[1002], nopong=True),
     "3.7-rsv7-close": dict(send=[frame(CLOSE, b"", rsv=7)], close=[1002]),
     # 4.x opcodes
     "4.1.1-opcode-3": dict(send=[frame(3, b"")], close=[1002]),
-    "4.1.3-opcode-5-after-valid": dict(send=[frame(TEXT, b"hello"), frame(5, b""), frame(PING, b"")], echo=[(TEXT, b"hello")], echo_optional=True, close=[1002], nopong=True),
+    "4.1.3-opcode-5-after-valid": dict(send=[frame(TEXT, b"hello"), frame(5, b""), frame(PING, b"")], echo=[(TEXT, b"hello")], close=[1002], nopong=True),
+    "4.1.4-opcode-6-after-valid-one-write": dict(send=[frame(TEXT, b"hello") + frame(6, b"") + frame(PING, b"")], echo=[(TEXT, b"hello")], close=[1002], nopong=True),
+    "4.2.6-opcode-11-after-valid-one-write": dict(send=[frame(BINARY, b"\x00\x01") + frame(11, b"x")], echo=[(BINARY, b"\x00\x01")], close=[1002]),
     "4.2.1-opcode-11": dict(send=[frame(11, b"")], close=[1002]),
     "4.2.5-opcode-15-payload": dict(send=[frame(15, b"reserved")], close=[1002]),
     # 5.x fragmentation
@@ -75,6 +79,10 @@ CASES = {
     "5.6-ping-between-fragments": dict(send=[frame(TEXT, b"frag", fin=False), frame(PING, b"mid"), frame(CONT, b"ment")], pongs=[b"mid"], echo=[(TEXT, b"fragment")]),
     "5.8-fragments-octetwise": dict(send=[("chop", frame(TEXT, b"frag", fin=False) + frame(PING, b"p") + frame(CONT, b"ment"), 1)], pongs=[b"p"], echo=[(TEXT, b"fragment")]),
     "5.9-continuation-first": dict(send=[frame(CONT, b"x"), frame(TEXT, b"y")], close=[1002]),
+    "5.9.1-continuation-after-valid-one-write": dict(send=[frame(TEXT, b"hello") + frame(CONT, b"x")], echo=[(TEXT, b"hello")], close=[1002]),
+    # The upgrade selects what the client never offered (RFC 6455 4.1): it must refuse.
+    "4.3-extension-not-offered": dict(send=[frame(TEXT, b"hello")], headers="Sec-WebSocket-Extensions: permessage-deflate\r\n", refuse=True),
+    "4.4-subprotocol-not-offered": dict(send=[frame(TEXT, b"hello")], headers="Sec-WebSocket-Protocol: chat\r\n", refuse=True),
     "5.15-text-inside-fragmented": dict(send=[frame(TEXT, b"a", fin=False), frame(CONT, b"b", fin=False), frame(TEXT, b"c"), frame(CONT, b"d")], close=[1002]),
     "5.19-fragments-with-pauses": dict(send=[frame(TEXT, b"a", fin=False), ("sleep", 0.5), frame(PING, b"1"), frame(CONT, b"b", fin=False), ("sleep", 0.5), frame(CONT, b"c")], pongs=[b"1"], echo=[(TEXT, b"abc")]),
     # 6.x UTF-8
@@ -88,6 +96,8 @@ CASES = {
     "6.23.1-noncharacter-is-valid": dict(send=[frame(TEXT, b"\xef\xbf\xbf")], echo=[(TEXT, b"\xef\xbf\xbf")]),
     # 7.x close
     "7.1.1-echo-then-close": dict(send=[frame(TEXT, b"Hello"), close_frame(1000)], echo=[(TEXT, b"Hello")], close=[1000]),
+    # Messages and the close in one write: every echo goes out before the close reply.
+    "7.1.7-messages-and-close-one-write": dict(send=[frame(TEXT, b"one") + frame(BINARY, b"two") + close_frame(1000)], echo=[(TEXT, b"one"), (BINARY, b"two")], close=[1000]),
     "7.1.3-ping-after-close": dict(send=[close_frame(1000), frame(PING, b"late")], close=[1000], nopong=True),
     "7.1.5-text-after-close": dict(send=[frame(TEXT, b"frag", fin=False), close_frame(1000), frame(CONT, b"ment")], close=[1000, 1002]),
     "7.3.1-close-empty": dict(send=[close_frame()], close=[1000], local=[1005]),
@@ -147,11 +157,21 @@ async def handle(reader, writer):
     path = lines[0].split(" ")[1]
     key = next(l.split(":", 1)[1].strip() for l in lines if l.lower().startswith("sec-websocket-key:"))
     accept = base64.b64encode(hashlib.sha1(key.encode() + GUID).digest()).decode()
-    writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  "Sec-WebSocket-Accept: %s\r\n\r\n" % accept).encode())
     name = path.rsplit("/", 1)[-1]
     case = CASES.get(name)
+    extra = case.get("headers", "") if case else ""
+    writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                  "Sec-WebSocket-Accept: %s\r\n%s\r\n" % (accept, extra)).encode())
     if case is None:
+        writer.close()
+        return
+    if case.get("refuse"):
+        # The client must drop the connection without a frame.
+        try:
+            data = await asyncio.wait_for(reader.read(65536), 5)
+        except asyncio.TimeoutError:
+            data = b"timeout"
+        print(("PASS %s" % name) if data == b"" else "FAIL %s: the client accepted the upgrade (%r)" % (name, data[:20]), flush=True)
         writer.close()
         return
     received = bytearray()
@@ -254,7 +274,7 @@ def check(name, case, frames, rest, closed_early):
             buffer += payload
             if fin:
                 messages.append((current, buffer))
-    if messages != case.get("echo", []) and not (case.get("echo_optional") and messages == []):
+    if messages != case.get("echo", []):
         return "FAIL %s: echoed %r" % (name, [(o, p[:20]) for o, p in messages])
     expected_pongs = case.get("pongs", [])
     if case.get("nopong") and pongs:
@@ -302,6 +322,9 @@ if __name__ == "__main__":
         # Each case with the close codes the client may report locally: the one it failed
         # with, or the server's (1005 when the server's close carries none).
         for name, case in CASES.items():
+            if case.get("refuse"):
+                print(name, "refused")
+                continue
             local = case.get("local", case.get("close", [1000]))
             print(name, ",".join(str(code) for code in local))
     else:

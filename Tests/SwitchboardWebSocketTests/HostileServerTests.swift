@@ -13,13 +13,31 @@ import Testing
         let listed = await lister.finishAsync(timeout: 20).output.split(separator: "\n").map { $0.split(separator: " ") }.filter { $0.count == 2 }
         let cases = listed.map { String($0[0]) }
         let allowedCodes = Dictionary(uniqueKeysWithValues: listed.map { (String($0[0]), Set($0[1].split(separator: ",").compactMap { UInt16($0) })) })
-        #expect(cases.count >= 50)
+        // Cases whose upgrade the client must refuse.
+        let refused = Set(listed.filter { $0[1] == "refused" }.map { String($0[0]) })
+        #expect(cases.count >= 60)
+        #expect(refused.count >= 2)
 
         let server = try PythonPeer(script: "ws_hostile_server.py")
         let port = try #require(await server.firstLineAsync().flatMap(Int.init), "the hostile server did not start")
         var clientSide: [String: String] = [:]
         for name in cases {
             let started = ContinuousClock.now
+            if refused.contains(name) {
+                do {
+                    let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/case/\(name)")!, options: .init(subprotocols: []))
+                    connection.abort()
+                    Issue.record("\(name): the client accepted an upgrade it must refuse")
+                    clientSide[name] = "accepted"
+                } catch {
+                    guard case .invalidUpgradeResponse = error else {
+                        Issue.record("\(name): \(error)")
+                        continue
+                    }
+                    clientSide[name] = "refused"
+                }
+                continue
+            }
             let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(port)/case/\(name)")!)
             let echo = Task {
                 for await message in connection.messages { try? await connection.send(message) }

@@ -19,13 +19,19 @@ public struct WebSocketConnectionCore: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The largest message, reassembled, that is accepted; larger ones fail with 1009.
         public var maximumMessageSize: Int
-        /// The largest single frame accepted.
-        public var maximumFrameSize: Int
+        /// The largest single frame accepted: the message limit unless set lower, however
+        /// and whenever either is set (a frame larger than a message could never be accepted),
+        /// and never below 125 bytes, the largest control frame.
+        public var maximumFrameSize: Int {
+            get { max(125, min(frameSizeLimit ?? maximumMessageSize, maximumMessageSize)) }
+            set { frameSizeLimit = newValue }
+        }
+        private var frameSizeLimit: Int?
 
-        /// Defaults: 512 KiB messages, as Signal's server allows.
+        /// Defaults: 512 KiB messages, as Signal's server allows; frames up to the message limit.
         public init(maximumMessageSize: Int = 512 * 1024, maximumFrameSize: Int? = nil) {
             self.maximumMessageSize = maximumMessageSize
-            self.maximumFrameSize = maximumFrameSize ?? maximumMessageSize
+            self.frameSizeLimit = maximumFrameSize
         }
     }
 
@@ -40,8 +46,12 @@ public struct WebSocketConnectionCore: Sendable {
         /// The connection is over: close the transport. `info` says why.
         case closeTransport(WebSocketCloseInfo)
         /// The peer sent a close. The application may still send what it owes (an echo, say);
-        /// the close reply goes out when it calls `close()` or its grace period ends.
+        /// the close reply goes out when it calls `close()`.
         case peerClosed(WebSocketCloseInfo)
+        /// The peer broke the protocol after messages delivered by the same call. Nothing more
+        /// is read; the application may still answer those messages, and the close with the
+        /// violation's code goes out when it calls `close()`.
+        case failurePending(WebSocketCloseInfo)
     }
 
     enum State: Sendable, Equatable {
@@ -50,6 +60,9 @@ public struct WebSocketConnectionCore: Sendable {
         case closeSent(WebSocketCloseInfo)
         /// The peer sent a close; we have not answered yet.
         case closeReceived(WebSocketCloseInfo)
+        /// The peer broke the protocol; we owe it a close with `info`'s code once the
+        /// application has answered what came before.
+        case failing(WebSocketCloseInfo)
         case closed
     }
 
@@ -88,11 +101,20 @@ public struct WebSocketConnectionCore: Sendable {
     /// Whether the connection still accepts application messages.
     public var isOpen: Bool { state == .open }
 
-    /// Whether outgoing messages may still be sent (also after the peer's close, before ours).
+    /// Whether outgoing messages may still be sent (also after the peer's close or a
+    /// violation, before our close goes out).
     var canSend: Bool {
         switch state {
-        case .open, .closeReceived: return true
+        case .open, .closeReceived, .failing: return true
         default: return false
+        }
+    }
+
+    /// Whether received bytes are still parsed: not after a violation, nor once closed.
+    var isReading: Bool {
+        switch state {
+        case .failing, .closed: return false
+        default: return true
         }
     }
 
@@ -121,7 +143,16 @@ public struct WebSocketConnectionCore: Sendable {
     }
 
     /// Starts the close handshake. Codes that are never sent (1005, 1006, 1015) become 1000.
+    /// After the peer's close, this answers it with the peer's code instead; after a
+    /// violation, it sends the violation's code and ends the connection.
     public mutating func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") -> [Action] {
+        if case let .failing(info) = state {
+            state = .closed
+            return [
+                .send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: info.code, reason: info.reason), maskingKey: nextMaskingKey())),
+                .closeTransport(info),
+            ]
+        }
         if case let .closeReceived(info) = state {
             // Answer the peer's close, echoing its code (1000 when it sent none).
             let echo = info.code == .noStatusReceived ? WebSocketCloseCode.normalClosure : info.code
@@ -144,6 +175,7 @@ public struct WebSocketConnectionCore: Sendable {
         case .open: return WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false)
         case let .closeSent(info): return WebSocketCloseInfo(code: info.code == .normalClosure ? .abnormalClosure : info.code, reason: info.reason, wasClean: false)
         case let .closeReceived(info): return WebSocketCloseInfo(code: info.code, reason: info.reason, wasClean: false)
+        case let .failing(info): return info
         case .closed: return nil
         }
     }
@@ -152,7 +184,7 @@ public struct WebSocketConnectionCore: Sendable {
 
     /// Processes received bytes.
     public mutating func receive(_ bytes: some Sequence<UInt8>) -> [Action] {
-        guard state != .closed else { return [] }
+        guard isReading else { return [] }
         parser.append(bytes)
         var actions: [Action] = []
         parseBuffered(into: &actions)
@@ -168,29 +200,41 @@ public struct WebSocketConnectionCore: Sendable {
     }
 
     /// Feeds received bytes and appends the resulting actions to `actions`: a reader that
-    /// keeps one array for them allocates nothing per read.
-    public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action]) {
-        guard state != .closed else { return }
+    /// keeps one array for them allocates nothing per read. `unansweredMessages` says that
+    /// messages delivered by earlier calls may still await the application's answer, so a
+    /// violation now waits for it (``Action/failurePending(_:)``) as it would for messages
+    /// delivered by this call.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action], unansweredMessages: Bool = false) {
+        guard isReading else { return }
         parser.append(bytes)
-        parseBuffered(into: &actions)
+        parseBuffered(into: &actions, unansweredMessages: unansweredMessages)
     }
 
     /// Feeds received bytes; an array is taken without a copy when nothing is pending.
     public mutating func receive(_ bytes: [UInt8]) -> [Action] {
-        guard state != .closed else { return [] }
+        guard isReading else { return [] }
         parser.append(bytes)
         var actions: [Action] = []
         parseBuffered(into: &actions)
         return actions
     }
 
-    private mutating func parseBuffered(into actions: inout [Action]) {
+    private mutating func parseBuffered(into actions: inout [Action], unansweredMessages: Bool = false) {
+        let delivered = actions.count
         do throws(WebSocketError) {
-            while state != .closed, let event = try parser.next() {
+            while isReading, let event = try parser.next() {
                 try handle(event, into: &actions)
             }
         } catch {
-            if case let .protocolViolation(code, reason) = error {
+            guard case let .protocolViolation(code, reason) = error else { return }
+            // Messages that came before the violation in this read are delivered first, and
+            // the application may answer them (an echo) before the close goes out.
+            let deliveredFirst = unansweredMessages || actions[delivered...].contains { if case .deliver = $0 { true } else { false } }
+            if deliveredFirst, state == .open {
+                let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: false)
+                state = .failing(info)
+                actions.append(.failurePending(info))
+            } else {
                 actions += fail(code, reason)
             }
         }
@@ -293,7 +337,7 @@ public struct WebSocketConnectionCore: Sendable {
             case .closeSent:
                 state = .closed
                 actions.append(.closeTransport(WebSocketCloseInfo(code: code, reason: reason, wasClean: true)))
-            case .closeReceived, .closed:
+            case .closeReceived, .failing, .closed:
                 break
             }
         default:

@@ -71,7 +71,16 @@ public enum WebSocketHandshake {
             guard head.value("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(for: key) else {
                 throw .invalidUpgradeResponse("wrong Sec-WebSocket-Accept")
             }
-            if let chosen = head.value("Sec-WebSocket-Protocol") {
+            // This client offers no extension, so any the server selects must fail the
+            // connection (RFC 6455 §4.1): its frames would mean something else.
+            let extensions = head.headers.values(named: "Sec-WebSocket-Extensions").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            if let selected = extensions.first {
+                throw .invalidUpgradeResponse("server selected extension '\(selected)', which was not offered")
+            }
+            // At most one subprotocol, and one that was offered.
+            let chosen = head.headers.values(named: "Sec-WebSocket-Protocol")
+            guard chosen.count <= 1 else { throw .invalidUpgradeResponse("server chose \(chosen.count) subprotocols") }
+            if let chosen = chosen.first {
                 guard subprotocols.contains(chosen) else { throw .invalidUpgradeResponse("server chose subprotocol '\(chosen)', which was not offered") }
                 return chosen
             }

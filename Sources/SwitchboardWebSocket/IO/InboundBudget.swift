@@ -27,9 +27,25 @@ final class InboundBudget: @unchecked Sendable {
         }
     }
 
+    /// Readers parked in `next()`, waiting for a message.
+    private var waitingReaders = 0
+    private var hasDelivered = false
+
+    /// Whether the application may still owe an answer to a message: one was delivered, and
+    /// either some wait untaken or no reader is back waiting for the next (it is still busy
+    /// with the last, or not reading at all).
+    var mayOweAnswers: Bool { lock.withLock { hasDelivered && (buffered > 0 || waitingReaders == 0) } }
+
+    /// A reader waits for the next message.
+    func readerWaits() { lock.withLock { waitingReaders += 1 } }
+
+    /// A reader got a message, or the end.
+    func readerWoke() { lock.withLock { waitingReaders -= 1 } }
+
     /// A message was handed to the stream.
     func take(_ bytes: Int) {
         lock.withLock {
+            hasDelivered = true
             buffered += bytes
             if !isPaused && buffered > limit {
                 isPaused = true

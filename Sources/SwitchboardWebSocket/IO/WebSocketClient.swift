@@ -11,6 +11,11 @@ public enum WebSocketClient {
         public var connection: WebSocketConnection.Options
         /// How `wss://` verifies the server.
         public var tls: TLSOptions
+        /// The largest message accepted, as ``WebSocketConnection/Options/maximumMessageSize``.
+        public var maximumMessageSize: Int {
+            get { connection.maximumMessageSize }
+            set { connection.maximumMessageSize = newValue }
+        }
 
         public init(headers: [HTTPHeaderField] = [], subprotocols: [String] = [], connectTimeout: Duration = .seconds(10),
                     connection: WebSocketConnection.Options = .init(), tls: TLSOptions = .init()) {

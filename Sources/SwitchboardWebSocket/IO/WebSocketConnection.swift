@@ -9,7 +9,14 @@ import Foundation
 public final class WebSocketConnection: @unchecked Sendable {
     /// Options shared by clients and servers.
     public struct Options: Sendable {
+        /// Message and frame size limits.
         public var configuration: WebSocketConnectionCore.Configuration
+        /// The largest message accepted (``WebSocketConnectionCore/Configuration/maximumMessageSize``),
+        /// reachable here; frames follow it unless limited on their own.
+        public var maximumMessageSize: Int {
+            get { configuration.maximumMessageSize }
+            set { configuration.maximumMessageSize = newValue }
+        }
         /// How long `close` waits for the peer's close frame before dropping the connection.
         public var closeTimeout: Duration
         /// The largest read from the socket at once.
@@ -50,6 +57,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     public let messages: WebSocketMessages
     /// What `messages` holds that the application has not taken.
     private let inbound: InboundBudget
+    /// Fires when the application has read past the last message.
+    private let drained = DrainSignal()
     /// Where direct delivery goes: messages wait here until a handler is attached.
     private let directSink: DirectMessageSink?
     /// Payloads of pongs the peer sent, for liveness checks.
@@ -95,7 +104,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { loop.pauseReading() }, resume: { loop.resumeReading() })
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
-        messages = WebSocketMessages(stream: stream, budget: inbound)
+        messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
         directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
@@ -281,7 +290,10 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     // MARK: Closing
 
-    /// Starts the close handshake and waits for it to finish, or for the close timeout.
+    /// Starts the close handshake with `code` and `reason` and waits for it to finish, or for
+    /// the close timeout. Returns how the connection ended, which is not always what was
+    /// asked: if the peer closed first, this answers its close with the peer's code (as
+    /// RFC 6455 §5.5.1 has it), and the result carries the peer's code and reason.
     @discardableResult
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async -> WebSocketCloseInfo {
         process(core: { $0.close(code: code, reason: reason) })
@@ -368,7 +380,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         let now = options.idleTimeout == nil ? nil : ContinuousClock.now
         lock.withLock {
             if let now { lastReceived = now }
-            core.receive(bytes, into: &actions)
+            core.receive(bytes, into: &actions, unansweredMessages: directSink == nil && inbound.mayOweAnswers)
             sendFrames(of: actions)
         }
         perform(actions)
@@ -415,15 +427,30 @@ public final class WebSocketConnection: @unchecked Sendable {
                 }
             case let .pong(payload): pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info, flushFirst: true)
-            case .peerClosed:
-                // No more messages will come; after the grace period, answer for the application.
+            case .peerClosed, .failurePending:
+                // No more messages will come: the close goes out once the application is done.
                 messageContinuation.finish()
-                let grace = options.closeTimeout
-                Task { [self] in
-                    try? await Task.sleep(for: grace)
-                    process(core: { $0.close() })
-                }
+                closeWhenAnswered()
             }
+        }
+    }
+
+    /// Sends the close this side owes (the reply to the peer's, or the one a violation calls
+    /// for) as soon as the application has answered what it was delivered: at once when it
+    /// is back waiting for a message having taken them all (or takes them directly), else
+    /// when it reads past the last one, having sent its answers; and after
+    /// ``Options/closeTimeout`` at the latest, for an application that never reads. The
+    /// close frame queues behind what it sent.
+    private func closeWhenAnswered() {
+        if directSink != nil || !inbound.mayOweAnswers {
+            process(core: { $0.close() })
+            return
+        }
+        drained.whenFired { [weak self] in self?.process(core: { $0.close() }) }
+        let grace = options.closeTimeout
+        Task { [weak self] in
+            try? await Task.sleep(for: grace)
+            self?.process(core: { $0.close() })
         }
     }
 
