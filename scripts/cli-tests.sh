@@ -79,6 +79,15 @@ grep -q '"reason": "too many"' "$work/err" && pass "call prints the error body" 
 echo '{"identifier": "alice", "deviceId": "3"}' > "$work/request.json"
 expect_status 0 "call reads the request from standard input" sh -c "\"$bin\" call --url \"$url\" Keys.getPreKeys - --credentials aci-1.2:pw < \"$work/request.json\""
 grep -q '"registrationId": 77' "$work/out" && pass "call decodes a protobuf body" || fail "call decodes a protobuf body"
+printf 'aci-1.2:pw\n' > "$work/credentials"
+expect_status 1 "credentials from --credentials-file" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials-file "$work/credentials"
+grep -q "too many" "$work/err" && pass "the file's credentials authenticate" || fail "the file's credentials authenticate"
+expect_status 1 "credentials from SWITCHBOARD_CREDENTIALS" env SWITCHBOARD_CREDENTIALS=aci-1.2:pw "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}'
+grep -q "too many" "$work/err" && pass "the variable's credentials authenticate" || fail "the variable's credentials authenticate"
+expect_status 2 "bad credentials in the variable are a usage error" env SWITCHBOARD_CREDENTIALS=nonsense "$bin" call --url "$url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
+grep -q "SWITCHBOARD_CREDENTIALS must look like" "$work/err" && pass "the error names the variable" || fail "the error names the variable"
+expect_status 2 "a bad --url is a usage error" "$bin" call --url "http://alice:hunter2@example.com/" Usernames.lookUpUsernameHash '{}'
+! grep -q "hunter2" "$work/err" && grep -q "\[REDACTED\]@example.com" "$work/err" && pass "the usage error hides the URL's password" || fail "the usage error hides the URL's password"
 expect_status 2 "an account endpoint needs credentials" "$bin" call --url "$url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
 expect_status 2 "a misspelt field is a usage error" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hsh": "AQID"}'
 grep -q "LookUpUsernameHashRequest has no field 'hsh'" "$work/err" && pass "the error names the field" || fail "the error names the field"

@@ -76,6 +76,10 @@ public struct DynamicJSONCodec: Sendable {
                     try reader.beginObject()
                     var entries: [DynamicMapEntry] = []
                     while let name = try reader.nextKey() {
+                        // Checked, not repaired: a key of invalid UTF-8 must not become U+FFFD.
+                        guard name.withUnsafeBytes({ UTF8Validation.isValid($0) }) else {
+                            throw DynamicCodecError("\(context): a map key is not valid UTF-8")
+                        }
                         let text = name.string
                         let mapKey = try self.mapKey(text, type: keyType, context: context)
                         entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))

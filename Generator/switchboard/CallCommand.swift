@@ -6,7 +6,7 @@ import SwitchboardRuntime
 /// `switchboard call`: one request, typed by the schema read at run time, like grpcurl.
 enum CallCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--key", "--header", "--timeout"])
+        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout"])
         guard (1...2).contains(arguments.positional.count) else {
             throw .init("call needs <Service.endpoint> and optionally a JSON request (or - for standard input)")
         }

@@ -16,17 +16,42 @@ enum ChatCommandSupport {
     static func url(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> URL {
         guard let text = arguments.options["--url"] else { throw .init("needs --url ws://host:port/path") }
         guard let url = URL(string: text), ["ws", "wss"].contains(url.scheme?.lowercased() ?? "") else {
-            throw .init("--url must be a ws:// or wss:// URL, got '\(text)'")
+            throw .init("--url must be a ws:// or wss:// URL, got '\(withoutUserInfo(text))'")
         }
         return url
     }
 
-    /// `--credentials user.device:password`, as Signal's Basic auth spells it.
-    static func credentials(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> ChatClient.Credentials? {
-        guard let text = arguments.options["--credentials"] else { return nil }
+    /// `text` with any `user:password@` before the host left out, for messages.
+    static func withoutUserInfo(_ text: String) -> String {
+        let afterScheme = text.range(of: "//").map(\.upperBound) ?? text.startIndex
+        let authorityEnd = text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        guard let at = text[afterScheme..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<afterScheme]) + "[REDACTED]@" + String(text[text.index(after: at)...])
+    }
+
+    /// The environment variable that may hold credentials, kept out of the process list.
+    static let credentialsVariable = "SWITCHBOARD_CREDENTIALS"
+
+    /// `user.device:password`, as Signal's Basic auth spells it, from `--credentials`, else
+    /// the first line of `--credentials-file`, else `$SWITCHBOARD_CREDENTIALS`. The last
+    /// two keep the password out of the shell history and the process list.
+    static func credentials(_ arguments: CommandLineTool.Arguments,
+                            environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineTool.UsageError) -> ChatClient.Credentials? {
+        let source: String
+        let text: String
+        if let given = arguments.options["--credentials"] {
+            (source, text) = ("--credentials", given)
+        } else if let path = arguments.options["--credentials-file"] {
+            guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else { throw .init("cannot read --credentials-file \(path)") }
+            (source, text) = ("--credentials-file", String(contents.split(whereSeparator: \.isNewline).first ?? ""))
+        } else if let variable = environment[credentialsVariable], !variable.isEmpty {
+            (source, text) = (credentialsVariable, variable)
+        } else {
+            return nil
+        }
         guard let colon = text.firstIndex(of: ":"), let dot = text[..<colon].lastIndex(of: "."),
               let device = UInt32(text[text.index(after: dot)..<colon]), dot > text.startIndex else {
-            throw .init("--credentials must look like user.device:password")
+            throw .init("\(source) must look like user.device:password")
         }
         return ChatClient.Credentials(username: String(text[..<dot]), deviceID: device, password: String(text[text.index(after: colon)...]))
     }

@@ -15,12 +15,13 @@ enum CommandLineTool {
               Write the proto3 equivalent of the schema (to standard output by default).
           lint <schema-dir>
               Check the schema and print diagnostics.
-          call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password>]
+          call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
                [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>]
               Send one request over a chat connection: JSON in, the binary or JSON body the schema
               says on the wire, the decoded response (or the typed error) out as JSON.
-          listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password>] [--count <n>] [--timeout <seconds>]
+          listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
               Print each pushed event as a JSON line and acknowledge it.
+          Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
           mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
               Serve every endpoint of the schema on a loopback port with canned or scripted
               responses, and deliver scripted pushes to each client that connects.

@@ -7,7 +7,7 @@ import SwitchboardSchema
 /// `switchboard listen`: prints each pushed event as one JSON line and acknowledges it.
 enum ListenCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--header", "--count", "--timeout"])
+        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--header", "--count", "--timeout"])
         guard arguments.positional.isEmpty else { throw .init("listen takes no positional arguments") }
         let url = try ChatCommandSupport.url(arguments)
         let credentials = try ChatCommandSupport.credentials(arguments)

@@ -79,9 +79,13 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
     public static func readJSON(from reader: inout JSONReader, into map: inout [Key.Value: Value.Value]) throws(JSONDecodingError) {
         if reader.readNull() { return }
         try reader.beginObject()
-        while let name = try reader.nextKey() {
+        while true {
+            let keyOffset = reader.offset
+            guard let name = try reader.nextKey() else { break }
             guard let key = Key.parseJSONKey(name) else {
-                throw .invalidNumber(offset: reader.offset)
+                // Say what is wrong with the key: its text, or what it should spell.
+                let isUTF8 = name.withUnsafeBytes { UTF8Validation.isValid($0) }
+                throw isUTF8 ? .invalidMapKey(offset: keyOffset, key: name.string) : .invalidString(offset: keyOffset)
             }
             if let value = try Value.readJSON(from: &reader) { map[key] = value }
         }

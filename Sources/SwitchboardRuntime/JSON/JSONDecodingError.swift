@@ -8,6 +8,8 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
     case invalidNumber(offset: Int)
     /// A string with a bad escape, a raw control character or invalid UTF-8.
     case invalidString(offset: Int)
+    /// A map key that does not spell a value of the map's key type (an integer or a bool).
+    case invalidMapKey(offset: Int, key: String)
     /// A bytes field whose text is not base64.
     case invalidBase64(offset: Int)
     /// A timestamp that is not RFC 3339 or is out of protobuf's range.
@@ -28,6 +30,7 @@ extension JSONDecodingError: CustomStringConvertible {
         case .unexpectedEnd: return "JSON ended unexpectedly"
         case let .unexpectedCharacter(offset, expected): return "unexpected character at byte \(offset); expected \(expected)"
         case let .invalidNumber(offset): return "invalid or out-of-range number at byte \(offset)"
+        case let .invalidMapKey(offset, key): return "map key \(String(reflecting: key)) near byte \(offset) is not of the map's key type"
         case let .invalidString(offset): return "invalid string at byte \(offset)"
         case let .invalidBase64(offset): return "invalid base64 at byte \(offset)"
         case let .invalidTimestamp(offset): return "invalid RFC 3339 timestamp at byte \(offset)"
