@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Fuzzes what reads untrusted bytes, with libFuzzer and AddressSanitizer.
+#   scripts/fuzz.sh <target> [seconds]   (default 600)
+# Targets: websocket (the frame engine and handshake parsers), binary and json (the generated
+# codecs of the kitchen-sink schema), dynamic (the schema-at-run-time codecs), schema (the
+# schema front end and emitters), envelope (the chat envelope reader against the generated
+# decoder); see Fuzz/*.swift for each one's oracle. Findings land in .build-fuzz/findings-<target>,
+# the corpus grows in .build-fuzz/corpus-<target>. Not part of the test command.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=${1:?usage: scripts/fuzz.sh websocket|binary|json|dynamic|schema|envelope [seconds]}
+seconds=${2:-600}
+out="$root/.build-fuzz"
+mkdir -p "$out/corpus-$target" "$out/findings-$target"
+
+if [ "$target" = websocket ]; then
+  binary="$out/fuzz-websocket"
+  cp -n "$root"/Fuzz/corpus/* "$out/corpus-$target/" 2>/dev/null || true
+  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzWebSocket \
+    "$root"/Sources/SwitchboardWebSocket/Core/*.swift "$root/Fuzz/FuzzWebSocket.swift" -o "$binary"
+else
+  binary="$out/fuzz-codecs"
+  # One module of the runtime, the two generated SDKs, the schema front end, the emitters,
+  # the dynamic codecs and the envelope reader: their imports of each other are dropped.
+  sources="$out/codec-sources"
+  rm -rf "$sources"
+  mkdir -p "$sources"
+  index=0
+  for file in $(find "$root/Sources/SwitchboardRuntime" "$root/Tests/KitchenSink/Generated" "$root/Sources/SignalChat/Generated" \
+      "$root/Generator/SwitchboardSchema" "$root/Generator/SwitchboardEmitter" "$root/Generator/SwitchboardDynamic" -name '*.swift') \
+      "$root/Sources/SwitchboardChat/IncomingEnvelope.swift" "$root/Sources/SwitchboardChat/EnvelopeHeaders.swift" "$root/Fuzz/FuzzCodecs.swift"; do
+    index=$((index + 1))
+    sed -E '/^(@testable )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$sources/$index-$(basename "$file")"
+  done
+  if [ ! -x "$binary" ] || [ -n "$(find "$sources" -newer "$binary" -name '*.swift' -print -quit 2>/dev/null)" ]; then
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzCodecs -package-name Switchboard "$sources"/*.swift -o "$binary"
+  fi
+  # Seeds: the committed protoc fixtures and the schemas.
+  find "$root/Tests/SwitchboardRuntimeTests/Fixtures" -type f -size -64k -exec cp -n {} "$out/corpus-$target/" \; 2>/dev/null || true
+  [ "$target" = schema ] && cp -n "$root"/schema/*.sb "$root"/Tests/Schemas/kitchen_sink/*.sb "$out/corpus-$target/" 2>/dev/null || true
+fi
+cd "$root"
+SWITCHBOARD_FUZZ_TARGET=$target SWITCHBOARD_FUZZ_SCHEMA="$root/Tests/Schemas/kitchen_sink" \
+  "$binary" "$out/corpus-$target" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=65536 \
+  -artifact_prefix="$out/findings-$target/" -print_final_stats=1 2>&1 | tail -25
