@@ -12,21 +12,10 @@ import sys
 
 from websockets.asyncio.server import serve
 
+from signal_envelope import field, request_id, varint
+
 mode = sys.argv[1]
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x7f\u0085\u202e\r\nFAKE LINE"
-
-
-def varint(value):
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def field(number, payload):
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def push(path, body, push_id):
@@ -34,47 +23,9 @@ def push(path, body, push_id):
     return varint(1 << 3) + varint(1) + field(2, request)
 
 
-def response(request_id, status, body):
-    inner = varint(1 << 3) + varint(request_id) + varint(2 << 3) + varint(status) + field(3, b"OK") + field(4, body)
+def response(ident, status, body):
+    inner = varint(1 << 3) + varint(ident) + varint(2 << 3) + varint(status) + field(3, b"OK") + field(4, body)
     return varint(1 << 3) + varint(2) + field(3, inner)
-
-
-def request_id(frame):
-    """The id of a request envelope (field 2, inner field 4)."""
-    index = 0
-    while index < len(frame):
-        tag = frame[index]; index += 1
-        if tag == 0x08:
-            index += 1
-        elif tag == 0x12:
-            length, shift = 0, 0
-            while True:
-                byte = frame[index]; index += 1
-                length |= (byte & 0x7F) << shift; shift += 7
-                if byte < 0x80:
-                    break
-            inner = frame[index:index + length]
-            position = 0
-            while position < len(inner):
-                inner_tag = inner[position]; position += 1
-                if inner_tag == 0x20:
-                    value, shift = 0, 0
-                    while True:
-                        byte = inner[position]; position += 1
-                        value |= (byte & 0x7F) << shift; shift += 7
-                        if byte < 0x80:
-                            return value
-                size, shift = 0, 0
-                while True:
-                    byte = inner[position]; position += 1
-                    size |= (byte & 0x7F) << shift; shift += 7
-                    if byte < 0x80:
-                        break
-                position += size
-            return None
-        else:
-            return None
-    return None
 
 
 async def main():

@@ -3,27 +3,16 @@ each carrying `headers` tiny header lines ("a:b", 5 bytes on the wire), and igno
 client's answers. The envelopes are built by hand from Signal's WebSocketMessage layout
 (type 1, request 2; request: verb 1, path 2, id 4, headers 5); push n goes to
 /api/v1/message/n. Prints its port, then
-"pushed <n> close <code>" when the client goes; stops when stdin closes (bounded to 120 s)."""
+"pushed <n> close <code>" when the client goes (waiting 120 s at most)."""
 import asyncio
 import sys
 
 from websockets.asyncio.server import serve
 
+from signal_envelope import field, varint
+
 count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 headers = int(sys.argv[2]) if len(sys.argv) > 2 else 80000
-
-
-def varint(value):
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def field(number, payload):
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def envelope(push_id):
