@@ -32,8 +32,11 @@ else
     index=$((index + 1))
     sed -E '/^(@testable )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$sources/$index-$(basename "$file")"
   done
-  if [ ! -x "$binary" ] || [ -n "$(find "$sources" -newer "$binary" -name '*.swift' -print -quit 2>/dev/null)" ]; then
+  # Rebuilt only when the sources changed (the copies are new each time, so compare contents).
+  sum=$(cat "$sources"/*.swift | sha256sum | cut -d' ' -f1)
+  if [ ! -x "$binary" ] || [ "$(cat "$binary.sources" 2>/dev/null)" != "$sum" ]; then
     swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzCodecs -package-name Switchboard "$sources"/*.swift -o "$binary"
+    echo "$sum" > "$binary.sources"
   fi
   # Seeds: the committed protoc fixtures and the schemas.
   find "$root/Tests/SwitchboardRuntimeTests/Fixtures" -type f -size -64k -exec cp -n {} "$out/corpus-$target/" \; 2>/dev/null || true

@@ -190,7 +190,10 @@ public struct DynamicBinaryCodec: Sendable {
                         try decodeFields(try reader.readLengthDelimited(), into: &nested, depth: depth + 1)
                         message.fields[field.number] = .single(.message(nested))
                     } else {
-                        message.fields[field.number] = .single(try readValue(&reader, type: valueType, depth: depth))
+                        let value = try readValue(&reader, type: valueType, depth: depth)
+                        // A proto3 default read from the wire is the same as no value: kept as
+                        // absent, so a message equals its own re-encoding.
+                        message.fields[field.number] = field.hasImplicitPresence && value.isDefault ? nil : .single(value)
                     }
                 case .list:
                     var items: [DynamicValue] = []
@@ -309,6 +312,10 @@ public struct DynamicBinaryCodec: Sendable {
                     case (2, .varint): nanos = Int32(truncatingIfNeeded: try inner.readVarint())
                     default: try inner.skipField(tag, into: &unknown)
                     }
+                }
+                // As the generated codec: only what google.protobuf.Timestamp allows.
+                guard TimestampParts(seconds: seconds, nanos: nanos).isValid else {
+                    throw DynamicCodecError("timestamp \(seconds) s + \(nanos) ns is outside what google.protobuf.Timestamp allows")
                 }
                 return .timestamp(seconds: seconds, nanos: nanos)
             }

@@ -9,6 +9,12 @@ public struct TimestampParts: Sendable, Hashable {
     public var nanos: Int32
 
     /// Creates parts from their values.
+    /// Whether the value is one protobuf's Timestamp allows: 0001-01-01 to 9999-12-31, and
+    /// nanos in `0..<1_000_000_000`.
+    @inlinable public var isValid: Bool {
+        seconds >= RFC3339.minimumSeconds && seconds <= RFC3339.maximumSeconds && nanos >= 0 && nanos < 1_000_000_000
+    }
+
     public init(seconds: Int64, nanos: Int32) {
         self.seconds = seconds
         self.nanos = nanos
@@ -32,8 +38,19 @@ public struct TimestampParts: Sendable, Hashable {
         var seconds = Int64(whole)
         var micros = Int64(((clamped - whole) * 1e6).rounded())
         if micros >= 1_000_000 {
+            // Rounding must not carry the last second of 9999 out of what a Timestamp holds.
+            if seconds == RFC3339.maximumSeconds {
+                self.init(seconds: seconds, nanos: 999_999_000)
+                return
+            }
             seconds += 1
             micros -= 1_000_000
+        }
+        // Near year 10000 a Double cannot tell 9999-12-31T23:59:59.999999 from the next
+        // second; the decoder may have read the former, so that is what is written back.
+        if seconds == RFC3339.maximumSeconds + 1 && micros == 0 {
+            self.init(seconds: RFC3339.maximumSeconds, nanos: 999_999_000)
+            return
         }
         self.init(seconds: seconds, nanos: Int32(micros * 1000))
     }
@@ -88,6 +105,9 @@ public enum TimestampCodec: FieldCodec {
                 default: try inner.skipField(tag, into: &ignored)
                 }
             }
+            // Protobuf's Timestamp covers years 1 to 9999 with nanos in 0..<1e9; anything
+            // else has no meaning (and would not survive a round trip through Date).
+            guard parts.isValid else { throw .invalidTimestamp(seconds: parts.seconds, nanos: parts.nanos) }
             return parts.date
         }
     }

@@ -1,0 +1,61 @@
+import Foundation
+import KitchenSink
+import SwitchboardDynamic
+import SwitchboardRuntime
+import Testing
+
+/// Regression tests for what the fuzzers (scripts/fuzz.sh) found.
+///
+/// A binary timestamp outside what google.protobuf.Timestamp allows is an error in both
+/// codecs (found by the binary fuzzer: such a value changed on each round trip).
+@Suite struct TimestampRangeTests {
+    /// Composite.createdAt (field 6) with these parts.
+    static func composite(seconds: Int64, nanos: Int64) -> [UInt8] {
+        func varint(_ value: UInt64) -> [UInt8] {
+            var value = value, bytes: [UInt8] = []
+            while value >= 0x80 { bytes.append(UInt8(value & 0x7F) | 0x80); value >>= 7 }
+            return bytes + [UInt8(value)]
+        }
+        let inner = [0x08] + varint(UInt64(bitPattern: seconds)) + [0x10] + varint(UInt64(bitPattern: nanos))
+        return [0x32] + varint(UInt64(inner.count)) + inner
+    }
+
+    @Test(arguments: [(0, 1_000_000_000), (0, -1), (1_700_000_000, 4_000_000_000), (253_402_300_800, 0), (-62_135_596_801, 0)] as [(Int64, Int64)])
+    func outOfRangeIsAnError(seconds: Int64, nanos: Int64) throws {
+        let bytes = Self.composite(seconds: seconds, nanos: nanos)
+        #expect { try Composite(serializedBytes: bytes) } throws: { error in
+            if case .invalidTimestamp = error as? WireDecodingError { return true }
+            return false
+        }
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let type = try #require(schema.messageIndex(named: "Composite"))
+        #expect(throws: DynamicCodecError.self) { try DynamicBinaryCodec(schema: schema).decode(Data(bytes), as: type) }
+    }
+
+    /// The limits decode, and what we encode from them decodes again: rounding to `Date`
+    /// never carries a value out of range.
+    @Test func theLimitsThemselvesDecodeAndSoDoesTheirEncoding() throws {
+        for (seconds, nanos) in [(253_402_300_799, 999_999_999), (-62_135_596_800, 0), (0, 0)] as [(Int64, Int64)] {
+            let value = try Composite(serializedBytes: Self.composite(seconds: seconds, nanos: nanos))
+            _ = try Composite(serializedBytes: value.serializedBytes())
+        }
+        // Where Date holds whole microseconds (1933 to 2069), the round trip is exact.
+        let value = try Composite(serializedBytes: Self.composite(seconds: 1_700_000_000, nanos: 123_456_000))
+        #expect(try Composite(serializedBytes: value.serializedBytes()) == value)
+    }
+}
+
+/// Found by the dynamic fuzzer: a proto3 default read from the wire was kept as a value,
+/// so a message differed from its own re-encoding (which leaves defaults out).
+@Suite struct DynamicDefaultTests {
+    @Test func aDefaultOnTheWireIsNoValue() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let scalars = try #require(schema.messageIndex(named: "Scalars"))
+        let codec = DynamicBinaryCodec(schema: schema)
+        // int64Value (field 3) = 0, then optionalInt64 (field 23) = 0, which keeps presence.
+        let decoded = try codec.decode(Data([0x18, 0x00, 0xB8, 0x01, 0x00]), as: scalars)
+        #expect(decoded.fields[3] == nil)
+        #expect(decoded.fields[23] == .single(.int(0)))
+        #expect(try codec.decode(codec.encode(decoded), as: scalars) == decoded)
+    }
+}
