@@ -176,6 +176,27 @@ for _ in $(seq 1 50); do after=$(sockets); [ "$after" -le "$before" ] && break; 
 expect_status 0 "the server still answers after 300 connections under a 64-descriptor limit" timeout 60 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# The mock server's limits: one client at a time, and a silent one let go after a second.
+expect_status 2 "--max-connections must be positive" "$bin" mock-server --max-connections 0
+"$bin" mock-server --max-connections 1 --idle-timeout 1 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+timeout 30 python3 - "$url" <<'PY' && pass "a full mock server answers 503, and closes a silent client with 1001" || fail "a full mock server answers 503, and closes a silent client with 1001"
+import asyncio, sys, websockets
+async def main():
+    first = await websockets.connect(sys.argv[1], ping_interval=None)
+    try:
+        await websockets.connect(sys.argv[1], open_timeout=5)
+        sys.exit("a second client was admitted")
+    except websockets.exceptions.InvalidStatus as error:
+        assert error.response.status_code == 503, error
+    await asyncio.wait_for(first.wait_closed(), 10)
+    assert first.close_code == 1001, first.close_code
+asyncio.run(main())
+PY
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # The session example runs its whole lifecycle against the mock server.
 swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
 demo="$(dirname "$bin")/session-demo"

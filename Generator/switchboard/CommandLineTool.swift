@@ -23,8 +23,10 @@ enum CommandLineTool {
               Print each pushed event as a JSON line and acknowledge it.
           Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
           mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
+               [--max-connections <n>] [--idle-timeout <seconds>]
               Serve every endpoint of the schema on a loopback port with canned or scripted
-              responses, and deliver scripted pushes to each client that connects.
+              responses, and deliver scripted pushes to each client that connects. At most
+              1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
           --version, --help
 
         Exit status: 0 success, 1 schema errors, stale output or a failed call, 2 usage error.

@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardChat
+import SwitchboardWebSocket
 import SwitchboardDynamic
 import SwitchboardRuntime
 import SwitchboardSchema
@@ -13,10 +14,19 @@ import SwitchboardSchema
 /// delivered in order to every client that connects, then "queue empty" when the schema has it.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes"])
+        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes", "--max-connections", "--idle-timeout"])
         guard arguments.positional.isEmpty else { throw .init("mock-server takes no positional arguments") }
         let port = Int(arguments.options["--port"] ?? "0") ?? -1
         guard (0...65_535).contains(port) else { throw .init("--port must be 0...65535") }
+        var limits = WebSocketServer.Limits()
+        if let text = arguments.options["--max-connections"] {
+            guard let count = Int(text), count > 0 else { throw .init("--max-connections must be a positive number") }
+            limits.maximumConnections = count
+        }
+        if let text = arguments.options["--idle-timeout"] {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--idle-timeout must be 0 (never) to 86400 seconds") }
+            limits.idleTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+        }
         guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
         let scripts = try arguments.options["--responses"].map { path throws(CommandLineTool.UsageError) in try loadResponses(path, schema: schema) } ?? [:]
         let pushes = try arguments.options["--pushes"].map { path throws(CommandLineTool.UsageError) in try loadPushes(path, schema: schema) } ?? []
@@ -37,7 +47,7 @@ enum MockServerCommand {
         }
         let server: ChatServer
         do {
-            server = try ChatServer(routes: routes, port: port)
+            server = try ChatServer(routes: routes, port: port, limits: limits)
         } catch {
             CommandLineTool.printError("switchboard: cannot listen on port \(port): \(error)")
             return 1

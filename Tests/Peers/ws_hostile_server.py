@@ -225,7 +225,7 @@ async def handle(reader, writer):
         except ConnectionError:
             break
     # Collect the client's answers for a while.
-    deadline = asyncio.get_running_loop().time() + 3
+    deadline = asyncio.get_running_loop().time() + 5
     while asyncio.get_running_loop().time() < deadline:
         frames, _ = unmask(bytes(received))
         if frames and frames[-1][0] == CLOSE:

@@ -19,7 +19,7 @@ import Testing
     /// Sends nobody awaits fill the write queue past its limit while the peer is not reading;
     /// the close frame then waits behind them instead of cutting them off.
     @Test func closingRightAfterQueuedSendsLosesNothing() async throws {
-        let (peer, client) = try await connectToLateReader(delay: 0.5, options: .init(maximumQueuedBytes: 1))
+        let (peer, client) = try await connectToLateReader(delay: 2, options: .init(maximumQueuedBytes: 1))
         var accepted = 0
         // Accepted until TCP backs up and the queue holds a remainder: then they are refused.
         for _ in 0..<2000 {
@@ -39,7 +39,7 @@ import Testing
 
     /// Awaited sends wait their turn however much is queued: the callers bound the queue.
     @Test func awaitedSendsFromManyTasksAllGoThroughASlowPeer() async throws {
-        let (peer, client) = try await connectToLateReader(delay: 0.5, options: .init(maximumQueuedBytes: 1))
+        let (peer, client) = try await connectToLateReader(delay: 2, options: .init(maximumQueuedBytes: 1))
         let senders = 16, each = 4
         let failures = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<senders {

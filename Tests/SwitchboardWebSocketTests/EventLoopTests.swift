@@ -120,7 +120,7 @@ import Testing
         }
         #expect(startedOnLoop)
         // Well inside the spinner's 15 s: a starved socket would not answer in time.
-        let echoed = await Self.within(5) { () -> Int in
+        let echoed = await Self.within(10) { () -> Int in
             var messages = client.messages.makeAsyncIterator()
             var count = 0
             for index in 0..<50 {
