@@ -1,5 +1,4 @@
 import Foundation
-import SignalChat
 import SwitchboardRuntime
 import SwitchboardWebSocket
 

@@ -1,5 +1,4 @@
 import Foundation
-import SignalChat
 import SwitchboardRuntime
 
 /// A received `WebSocketMessage` envelope, read straight from the frame's bytes into what
@@ -36,8 +35,31 @@ struct IncomingEnvelope {
         (100...599).contains(status) ? Int(status) : nil
     }
 
-    /// The envelope's type, as the generated enum names it.
-    var type: WebSocketMessage.TypeEnum?
+    /// The envelope's type field: what the frame carries.
+    enum Kind: Equatable {
+        case unknown
+        case request
+        case response
+        /// A value this reader does not know.
+        case unrecognized(Int32)
+
+        init(rawValue: Int32) {
+            switch rawValue {
+            case 0: self = .unknown
+            case 1: self = .request
+            case 2: self = .response
+            default: self = .unrecognized(rawValue)
+            }
+        }
+    }
+
+    /// The names the generated decoder gives its errors, kept so both report alike.
+    static let envelopeName = "signal.chat.WebSocketMessage"
+    static let requestName = "signal.chat.WebSocketRequestMessage"
+    static let responseName = "signal.chat.WebSocketResponseMessage"
+
+    /// The envelope's type.
+    var type: Kind?
     var request: Request?
     var response: Response?
 
@@ -58,7 +80,7 @@ struct IncomingEnvelope {
         return try decoded.get()
     }
 
-    private init(type: WebSocketMessage.TypeEnum?, request: Request?, response: Response?) {
+    private init(type: Kind?, request: Request?, response: Response?) {
         (self.type, self.request, self.response) = (type, request, response)
     }
 
@@ -68,13 +90,13 @@ struct IncomingEnvelope {
         // Unknown fields are skipped, never kept: nothing re-encodes this envelope.
         var reader = WireReader(buffer: bytes, options: WireDecodingOptions(discardUnknownFields: true))
         var ignored = UnknownFields()
-        var type: WebSocketMessage.TypeEnum?
+        var type: Kind?
         var request = Request(), response = Response()
         var hasRequest = false, hasResponse = false
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x08:
-                type = try EnumCodec<WebSocketMessage.TypeEnum>.read(from: &reader)
+                type = Kind(rawValue: Int32(truncatingIfNeeded: try reader.readVarint()))
             case 0x12:
                 hasRequest = true
                 try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) in
@@ -86,7 +108,7 @@ struct IncomingEnvelope {
                     try decode(&response, from: &inner)
                 }
             default:
-                try skip(tag, known: 1...3, in: WebSocketMessage.protoMessageName, reader: &reader, into: &ignored)
+                try skip(tag, known: 1...3, in: envelopeName, reader: &reader, into: &ignored)
             }
         }
         return IncomingEnvelope(type: type, request: hasRequest ? request : nil, response: hasResponse ? response : nil)
@@ -101,7 +123,7 @@ struct IncomingEnvelope {
             case 0x1A: request.body = try BytesCodec.read(from: &reader)
             case 0x20: request.id = try UInt64Codec.read(from: &reader)
             case 0x2A: try readHeader(from: &reader, into: &request.headers)
-            default: try skip(tag, known: 1...5, in: WebSocketRequestMessage.protoMessageName, reader: &reader, into: &ignored)
+            default: try skip(tag, known: 1...5, in: requestName, reader: &reader, into: &ignored)
             }
         }
     }
@@ -115,7 +137,7 @@ struct IncomingEnvelope {
             case 0x1A: response.message = try StringCodec.read(from: &reader)
             case 0x22: response.body = try BytesCodec.read(from: &reader)
             case 0x2A: try readHeader(from: &reader, into: &response.headers)
-            default: try skip(tag, known: 1...5, in: WebSocketResponseMessage.protoMessageName, reader: &reader, into: &ignored)
+            default: try skip(tag, known: 1...5, in: responseName, reader: &reader, into: &ignored)
             }
         }
     }

@@ -90,7 +90,7 @@ import Testing
     /// What the chat layer takes from an envelope, as the generated decoder and
     /// `EnvelopeHeaders.decode` produce it.
     private struct Decoded: Equatable, CustomStringConvertible {
-        var type: WebSocketMessage.TypeEnum?
+        var type: IncomingEnvelope.Kind?
         var request: [String?]?
         var requestBody: Data?
         var requestID: UInt64?
@@ -102,7 +102,7 @@ import Testing
         var responseHeaders: RPCHeaders?
 
         init(_ message: WebSocketMessage) {
-            type = message.type
+            type = message.type.map { IncomingEnvelope.Kind(rawValue: $0.rawValue) }
             if let request = message.request {
                 self.request = [request.verb, request.path]
                 (requestBody, requestID, requestHeaders) = (request.body, request.id, EnvelopeHeaders.decode(request.headers))
