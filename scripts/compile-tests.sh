@@ -50,6 +50,27 @@ PY
   if output=$(typecheck -parse-as-library "$work/$name.swift"); then echo "  ok   guide $name compiles"; else echo "  FAIL guide $name:"; echo "$output" | head -20; failures=$((failures + 1)); fi
 done
 
+# A schema whose types take every name the runtime declares compiles: they are renamed
+# rather than shadowing the runtime types that generated services, clients and mocks name.
+mkdir -p "$work/collide/schema" "$work/collide/out"
+names=$(grep -rhoE "^public (final )?(struct|enum|class|protocol|typealias|actor) [A-Za-z_0-9]+" Sources/SwitchboardRuntime | awk '{print $NF}' | sort -u)
+{
+  echo "package collide"
+  for name in $names; do echo "message $name { 1 value: string }"; done
+  echo 'service Collide {'
+  echo '  auth none'
+  echo '  rpc get(CallOptions) -> RPCResponse { GET "/v1/get/{value}" error 404 notFound(ServerContext) }'
+  echo '  rpc post(RPCRequest) -> RequestResult { POST "/v1/post" }'
+  echo '  event pushed(EventOutcome) { PUT "/api/v1/pushed" ack afterHandling }'
+  echo '}'
+} > "$work/collide/schema/collide.sb"
+if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate "$work/collide/schema" --output "$work/collide/out" --module Collide 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name Collide -I "$modules" "${clang_modules[@]}" "$work"/collide/out/*.swift 2>&1); then
+  echo "  ok   a schema using every runtime type name ($(echo "$names" | wc -w) of them) compiles"
+else
+  echo "  FAIL a schema using every runtime type name:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+
 # The Apple-only TLS stream cannot be built here; type-check it (Swift 6, warnings as errors)
 # against stand-ins with Apple's signatures for the Network and Security calls it makes.
 stand_ins="$work/apple"

@@ -38,6 +38,14 @@ public enum SwiftNames {
         "BoolCodec", "Int32Codec", "Int64Codec", "UInt32Codec", "UInt64Codec", "SInt32Codec", "SInt64Codec",
         "Fixed32Codec", "Fixed64Codec", "SFixed32Codec", "SFixed64Codec", "FloatCodec", "DoubleCodec",
         "StringCodec", "BytesCodec", "EnumCodec", "MessageCodec", "TimestampCodec", "UnixMillisTimestampCodec",
+        // The RPC layer's public types, which generated services, clients, handlers and mocks name.
+        "AuthMode", "AuthRequirement", "Authenticated", "Unauthenticated", "BodyEncoding", "CallOptions",
+        "DeadlineEnforcingTransport", "EndpointDescriptor", "EndpointErrorMapping", "EventContext", "EventDescriptor",
+        "EventOutcome", "FakeServerTransport", "FirstAnswer", "InProcessTransport", "Locked", "LogRedaction",
+        "MockEndpoint", "ParameterValue", "PathEncoding", "PathTemplate", "RPCCall", "RPCHeaders", "RPCRequest",
+        "RPCResponse", "RPCRoute", "RPCRouter", "RPCTransport", "RequestBindingError", "RequestError", "RequestResult",
+        "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
+        "UTF8Validation",
     ]
 
     /// protobuf's JSON name: drop each `_` and capitalise the letter after it.
