@@ -52,11 +52,15 @@ done
 
 # A schema whose types take every name the runtime declares compiles: they are renamed
 # rather than shadowing the runtime types that generated services, clients and mocks name.
-mkdir -p "$work/collide/schema" "$work/collide/out"
+# The output folder is API and the module is Collide: nothing may assume the folder's name
+# (a nested Tag shadows the top-level one, which must still be reachable).
+mkdir -p "$work/collide/schema" "$work/collide/API"
 names=$(grep -rhoE "^public (final )?(struct|enum|class|protocol|typealias|actor) [A-Za-z_0-9]+" Sources/SwitchboardRuntime | awk '{print $NF}' | sort -u)
 {
   echo "package collide"
   for name in $names; do echo "message $name { 1 value: string }"; done
+  echo 'message Tag { 1 name: string }'
+  echo 'message Post { message Tag { 1 x: int32 }  1 mine: Tag  2 global: collide.Tag  3 both: [collide.Tag] }'
   echo 'service Collide {'
   echo '  auth none'
   echo '  rpc get(CallOptions) -> RPCResponse { GET "/v1/get/{value}" error 404 notFound(ServerContext) }'
@@ -64,9 +68,9 @@ names=$(grep -rhoE "^public (final )?(struct|enum|class|protocol|typealias|actor
   echo '  event pushed(EventOutcome) { PUT "/api/v1/pushed" ack afterHandling }'
   echo '}'
 } > "$work/collide/schema/collide.sb"
-if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate "$work/collide/schema" --output "$work/collide/out" --module Collide 2>&1) &&
-   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name Collide -I "$modules" "${clang_modules[@]}" "$work"/collide/out/*.swift 2>&1); then
-  echo "  ok   a schema using every runtime type name ($(echo "$names" | wc -w) of them) compiles"
+if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate "$work/collide/schema" --output "$work/collide/API" 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name Collide -I "$modules" "${clang_modules[@]}" "$work"/collide/API/*.swift 2>&1); then
+  echo "  ok   a schema using every runtime type name ($(echo "$names" | wc -w) of them) and shadowing a type compiles in a module not named after its folder"
 else
   echo "  FAIL a schema using every runtime type name:"; echo "$output" | head -20; failures=$((failures + 1))
 fi

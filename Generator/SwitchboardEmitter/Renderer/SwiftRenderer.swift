@@ -103,6 +103,9 @@ public struct SwiftRenderer: Sendable {
             documentation(item.documentation, indent: indent, into: &output)
             let associated = item.associatedType.map { "(\($0))" } ?? ""
             output.append("\(indent)\(item.isIndirect ? "indirect " : "")case \(item.name)\(associated)")
+        case let .typeAlias(alias):
+            documentation(alias.documentation, indent: indent, into: &output)
+            output.append("\(indent)\(alias.access) typealias \(alias.name) = \(alias.target)")
         }
     }
 

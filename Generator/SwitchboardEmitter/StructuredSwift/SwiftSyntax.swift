@@ -18,6 +18,23 @@ public indirect enum SwiftDeclaration: Sendable, Hashable {
     case property(SwiftProperty)
     case function(SwiftFunction)
     case enumCase(SwiftEnumCase)
+    /// `typealias name = target`.
+    case typeAlias(SwiftTypeAlias)
+}
+
+/// A type alias.
+public struct SwiftTypeAlias: Sendable, Hashable {
+    public var documentation: [String]
+    public var access: String
+    public var name: String
+    public var target: String
+
+    public init(documentation: [String] = [], access: String, name: String, target: String) {
+        self.documentation = documentation
+        self.access = access
+        self.name = name
+        self.target = target
+    }
 }
 
 /// A `struct`, `enum` or `extension`.

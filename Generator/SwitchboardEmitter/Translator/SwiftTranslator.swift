@@ -34,12 +34,15 @@ public struct SwiftTranslator: Sendable {
     /// Every generated file, sorted by path.
     public func translate() -> [SwiftFile] {
         var files: [SwiftFile] = []
+        let shadowed = mapping.shadowedTopLevelNames
         for (index, message) in schema.messages.enumerated() where message.parent == nil {
-            files.append(file(named: message.swiftName, from: message.file, declarations: messageDeclarations(index)))
+            files.append(file(named: message.swiftName, from: message.file,
+                              declarations: messageDeclarations(index) + topLevelAlias(message.swiftName, if: shadowed)))
         }
         for (index, definition) in schema.enums.enumerated() where definition.parent == nil {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: index).declaration()
-            files.append(file(named: definition.swiftName, from: definition.file, declarations: [.type(declaration)]))
+            files.append(file(named: definition.swiftName, from: definition.file,
+                              declarations: [.type(declaration)] + topLevelAlias(definition.swiftName, if: shadowed)))
         }
         for service in schema.services {
             let declarations = ServiceTranslator(mapping: mapping, access: options.accessLevel, service: service).declarations()
@@ -49,6 +52,15 @@ public struct SwiftTranslator: Sendable {
             files.append(file(named: "Credentials", from: 0, declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
         }
         return files.sorted { $0.path < $1.path }
+    }
+
+    /// For a top-level type a nested one shadows: the alias code inside the shadowing
+    /// message reaches it by.
+    func topLevelAlias(_ name: String, if shadowed: Set<String>) -> [SwiftDeclaration] {
+        guard shadowed.contains(name) else { return [] }
+        return [.typeAlias(SwiftTypeAlias(
+            documentation: ["`\(name)` for code inside a message whose nested `\(name)` hides it."],
+            access: options.accessLevel, name: SwiftTypeMapping.topLevelAlias(name), target: name))]
     }
 
     func file(named name: String, from fileIndex: Int, declarations: [SwiftDeclaration]) -> SwiftFile {

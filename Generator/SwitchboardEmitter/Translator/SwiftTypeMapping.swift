@@ -68,9 +68,27 @@ struct SwiftTypeMapping {
         return size
     }
 
+    /// Top-level type names that a nested type or oneof somewhere also takes: code inside
+    /// that message reaches the top-level one through ``topLevelAlias(_:)``. A module
+    /// qualifier would do too, but the module's name is not certain (a target's folder and
+    /// its module may differ), and a wrong one does not compile.
+    var shadowedTopLevelNames: Set<String> {
+        let topLevel = Set(schema.messages.filter { $0.parent == nil }.map(\.swiftName) + schema.enums.filter { $0.parent == nil }.map(\.swiftName))
+        var inner: Set<String> = []
+        for message in schema.messages {
+            for nested in message.nestedMessages { inner.insert(schema.messages[nested].swiftName) }
+            for nested in message.nestedEnums { inner.insert(schema.enums[nested].swiftName) }
+            for oneof in message.oneofs { inner.insert(oneof.swiftTypeName) }
+        }
+        return topLevel.intersection(inner)
+    }
+
+    /// The alias the file of top-level type `name` declares for it, when it is shadowed.
+    static func topLevelAlias(_ name: String) -> String { "_SwitchboardTopLevel_\(name)" }
+
     /// A reference to a generated type that resolves correctly from code inside the
-    /// message at `scope`: module-qualified when a nested type of the same name as the
-    /// path's first component would shadow the top-level one.
+    /// message at `scope`: through the top-level alias when a nested type of the same name
+    /// as the path's first component would shadow the top-level one.
     func reference(_ path: String, from scope: Int?) -> String {
         let head = String(path.prefix { $0 != "." })
         var current = scope
@@ -79,7 +97,7 @@ struct SwiftTypeMapping {
             let shadows = message.nestedMessages.contains { schema.messages[$0].swiftName == head }
                 || message.nestedEnums.contains { schema.enums[$0].swiftName == head }
                 || message.oneofs.contains { $0.swiftTypeName == head }
-            if shadows { return "\(moduleName).\(path)" }
+            if shadows { return Self.topLevelAlias(head) + path.dropFirst(head.count) }
             current = message.parent
         }
         return path
