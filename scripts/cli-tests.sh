@@ -24,6 +24,11 @@ expect_status 2 "no command is a usage error" "$bin"
 expect_status 2 "unknown command is a usage error" "$bin" frobnicate
 expect_status 2 "unknown option is a usage error" "$bin" generate schema --output "$work/out1" --bogus 1
 expect_status 2 "missing schema directory is a usage error" "$bin" lint "$work/nope"
+[ "$(wc -l < "$work/err")" -le 2 ] && grep -q "^hint: run 'switchboard lint --help'" "$work/err" && pass "a usage error is one line and a hint" || fail "a usage error is one line and a hint"
+for command in generate export-proto lint call listen mock-server; do
+  expect_status 0 "$command --help" timeout 10 "$bin" "$command" --help
+  grep -q "^USAGE: switchboard $command" "$work/out" && pass "$command --help prints its usage" || fail "$command --help prints its usage"
+done
 expect_status 0 "lint accepts the sample schema" "$bin" lint schema
 
 cp -r Sources/SignalChat/Generated "$work/sdk"
@@ -104,6 +109,7 @@ grep -q "GET /v1/accounts/username_hash/{hash} -> 200" "$work/mock.out" && ! gre
   && pass "the mock server logs templates, not sensitive path values" || fail "the mock server logs templates, not sensitive path values"
 start=$(date +%s)
 expect_status 0 "listen --timeout ends a quiet listen" timeout 30 "$bin" listen --url "$url" --timeout 2
+grep -q "servers push to authenticated connections only" "$work/err" && pass "listen without credentials says pushes need them" || fail "listen without credentials says pushes need them"
 [ $(( $(date +%s) - start )) -lt 15 ] && pass "listen --timeout returns on time" || fail "listen --timeout returns on time"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 

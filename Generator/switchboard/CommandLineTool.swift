@@ -4,33 +4,59 @@ import SwitchboardSchema
 
 /// The `switchboard` command: argument parsing and dispatch to subcommands.
 enum CommandLineTool {
+    /// Each command's usage: its synopsis, then what it does.
+    static let commands: [(name: String, usage: String)] = [
+        ("generate", """
+            generate <schema-dir> --output <dir> [--module <name>] [--access public|package|internal] [--check]
+                Generate Swift from every *.sb file under <schema-dir>. With --check, write nothing:
+                list stale, missing and extra files and exit 1 if the output is not up to date.
+            """),
+        ("export-proto", """
+            export-proto <schema-dir> [--output <file.proto>]
+                Write the proto3 equivalent of the schema (to standard output by default).
+            """),
+        ("lint", """
+            lint <schema-dir>
+                Check the schema and print diagnostics.
+            """),
+        ("call", """
+            call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
+                 [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>]
+                Send one request over a chat connection: JSON in, the binary or JSON body the schema
+                says on the wire, the decoded response (or the typed error) out as JSON.
+                Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
+            """),
+        ("listen", """
+            listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
+                Print each pushed event as a JSON line and acknowledge it. Servers push to
+                authenticated connections only, so pass credentials (or $SWITCHBOARD_CREDENTIALS).
+            """),
+        ("mock-server", """
+            mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
+                 [--max-connections <n>] [--idle-timeout <seconds>]
+                Serve every endpoint of the schema on a loopback port with canned or scripted
+                responses, and deliver scripted pushes to each client that connects. At most
+                1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
+            """),
+    ]
+
     static let usage = """
         USAGE: switchboard <command> [options]
 
         COMMANDS:
-          generate <schema-dir> --output <dir> [--module <name>] [--access public|package|internal] [--check]
-              Generate Swift from every *.sb file under <schema-dir>. With --check, write nothing:
-              list stale, missing and extra files and exit 1 if the output is not up to date.
-          export-proto <schema-dir> [--output <file.proto>]
-              Write the proto3 equivalent of the schema (to standard output by default).
-          lint <schema-dir>
-              Check the schema and print diagnostics.
-          call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
-               [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>]
-              Send one request over a chat connection: JSON in, the binary or JSON body the schema
-              says on the wire, the decoded response (or the typed error) out as JSON.
-          listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
-              Print each pushed event as a JSON line and acknowledge it.
-          Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
-          mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
-               [--max-connections <n>] [--idle-timeout <seconds>]
-              Serve every endpoint of the schema on a loopback port with canned or scripted
-              responses, and deliver scripted pushes to each client that connects. At most
-              1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
+        \(commands.map { $0.usage.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") }.joined(separator: "\n"))
           --version, --help
+              Run 'switchboard <command> --help' for one command's usage.
 
         Exit status: 0 success, 1 schema errors, stale output or a failed call, 2 usage error.
         """
+
+    /// One command's usage, with the exit statuses.
+    static func usage(of command: String) -> String? {
+        commands.first { $0.name == command }.map {
+            "USAGE: switchboard " + $0.usage + "\nExit status: 0 success, 1 schema errors, stale output or a failed call, 2 usage error."
+        }
+    }
 
     /// Parsed `--name value` options and positional arguments.
     struct Arguments {
@@ -88,6 +114,11 @@ enum CommandLineTool {
                 printError(usage)
                 return 2
             }
+            // `<command> --help` answers before anything else is parsed or started.
+            if arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }), let text = usage(of: command) {
+                print(text)
+                return 0
+            }
             let rest = try Arguments(Array(arguments.dropFirst()))
             switch command {
             case "--help", "-h", "help":
@@ -112,7 +143,10 @@ enum CommandLineTool {
                 throw UsageError("unknown command '\(command)'")
             }
         } catch {
-            printError("switchboard: error: \(error.message)\n\n\(usage)")
+            // One line and a hint: the whole usage text would bury the error.
+            let known = arguments.first.flatMap { usage(of: $0) } != nil
+            printError("switchboard: error: \(error.message)")
+            printError("hint: run 'switchboard \(known ? arguments[0] + " --help" : "--help")' for usage")
             return 2
         }
     }

@@ -20,6 +20,10 @@ enum ListenCommand {
         let timeout = try ChatCommandSupport.timeout(arguments, fallback: .seconds(Int64(Int32.max)))
         guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
         let printer = EventPrinter(schema: schema, limit: limit)
+        if credentials == nil {
+            // Not an error (a server may push to anyone), but Signal's pushes only to accounts.
+            CommandLineTool.printError("switchboard: note: listening without credentials; servers push to authenticated connections only (pass --credentials, --credentials-file or $SWITCHBOARD_CREDENTIALS)")
+        }
 
         let finished = await ChatCommandSupport.withTimeout(timeout) { () async -> Int32 in
             let onPush: @Sendable (ServerRequest) async -> EventOutcome = { await printer.handle($0) }
