@@ -95,9 +95,15 @@ expect_status 2 "a bad --url is a usage error" "$bin" call --url "http://alice:h
 ! grep -q "hunter2" "$work/err" && grep -q "\[REDACTED\]@example.com" "$work/err" && pass "the usage error hides the URL's password" || fail "the usage error hides the URL's password"
 expect_status 2 "an account endpoint needs credentials" "$bin" call --url "$url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
 expect_status 2 "a misspelt field is a usage error" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hsh": "AQID"}'
-grep -q "LookUpUsernameHashRequest has no field 'hsh'" "$work/err" && pass "the error names the field" || fail "the error names the field"
+grep -q "LookUpUsernameHashRequest has no field 'hsh'; did you mean 'hash'?" "$work/err" && pass "the error names the field and the nearest one" || fail "the error names the field and the nearest one"
 expect_status 2 "an unknown endpoint is a usage error" "$bin" call --url "$url" Usernames.nothing '{}'
 expect_status 1 "nothing listening exits 1" "$bin" call --url ws://127.0.0.1:1/v1/websocket/ Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "127.0.0.1:1: connect failed: Connection refused" "$work/err" && pass "connection refused names the host and port" || fail "connection refused names the host and port"
+plain_port=$(echo "$url" | sed 's|ws://127.0.0.1:\([0-9]*\)/.*|\1|')
+started=$SECONDS
+expect_status 1 "wss:// to a plain port fails" timeout 30 "$bin" call --url "wss://127.0.0.1:$plain_port/v1/websocket/" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "127.0.0.1:$plain_port: TLS handshake failed: the server answered without TLS" "$work/err" && [ $((SECONDS - started)) -lt 5 ] \
+  && pass "wss:// to a plain port says so at once, naming the host and port" || fail "wss:// to a plain port says so at once, naming the host and port"
 expect_status 0 "listen prints pushed events and acknowledges them" "$bin" listen --url "$url" --credentials aci-1.2:pw --count 3 --timeout 20
 [ "$(grep -c '"event":"Messages.incomingMessage"' "$work/out")" -eq 2 ] && pass "listen prints each message" || fail "listen prints each message"
 grep -q '"serverGuid":"guid-1"' "$work/out" && pass "listen decodes payloads" || fail "listen decodes payloads"

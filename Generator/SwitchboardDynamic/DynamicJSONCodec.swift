@@ -53,7 +53,9 @@ public struct DynamicJSONCodec: Sendable {
                 throw DynamicCodecError("not valid JSON: \(error.description)")
             }
             guard let field = definition.fields.first(where: { $0.jsonName == key || $0.name == key }) else {
-                throw DynamicCodecError("\(definition.name) has no field '\(key)'")
+                let names = definition.fields.map(\.jsonName) + definition.fields.map(\.name)
+                let hint = Suggestion.closest(to: key, among: names).map { "; did you mean '\($0)'?" } ?? ""
+                throw DynamicCodecError("\(definition.name) has no field '\(key)'\(hint)")
             }
             if reader.readNull() { continue }
             if let oneof = field.oneof {

@@ -99,7 +99,12 @@ final class TLSStream: ByteStream, @unchecked Sendable {
                 _ = wait(forWriting: error == SSL_ERROR_WANT_WRITE, milliseconds: Int32(clamping: remaining.components.seconds * 1000 + 1))
             default:
                 if let reason = sb_verify_error(ssl) { throw .io("TLS certificate rejected: \(String(cString: reason))") }
-                throw .io("TLS handshake failed: \(lastError())")
+                let detail = lastError()
+                // What OpenSSL says when the answer is not TLS at all: plain HTTP, most likely.
+                if detail.contains("wrong version number") || detail.contains("packet length too long") || detail.contains("http request") {
+                    throw .io("TLS handshake failed: the server answered without TLS (is it ws:// rather than wss://?) (\(detail))")
+                }
+                throw .io("TLS handshake failed: \(detail.isEmpty ? "the server closed the connection" : detail)")
             }
         }
     }

@@ -125,12 +125,28 @@ public enum WebSocketClient {
             return try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
         }
         #endif
-        let socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+        let socket: TCPSocket
+        do throws(WebSocketError) {
+            socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+        } catch {
+            throw naming(endpoint, in: error)
+        }
         do throws(WebSocketError) {
             return try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
         } catch {
             socket.close()
-            throw error
+            throw naming(endpoint, in: error)
+        }
+    }
+
+    /// `error` with the host and port it concerns, so "connection refused" or a TLS failure
+    /// says where.
+    static func naming(_ endpoint: WebSocketEndpoint, in error: WebSocketError) -> WebSocketError {
+        let place = endpoint.host.contains(":") ? "[\(endpoint.host)]:\(endpoint.port)" : "\(endpoint.host):\(endpoint.port)"
+        switch error {
+        case let .io(reason): return .io("\(place): \(reason)")
+        case let .timeout(what): return .timeout("\(what) to \(place)")
+        default: return error
         }
     }
 

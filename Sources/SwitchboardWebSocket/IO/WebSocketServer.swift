@@ -141,6 +141,13 @@ public final class WebSocketServer: @unchecked Sendable {
                 let chunk = try socket.read(maximum: 4096)
                 guard !chunk.isEmpty else { throw .invalidHTTP("closed during the handshake") }
                 received += chunk
+                // A request starts with a method's capital letters; anything else (a TLS
+                // ClientHello sent to a plain port, say) is answered at once, not after the
+                // handshake timeout, so the client can tell what went wrong.
+                if let first = received.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) {
+                    try? socket.write(WebSocketHandshake.rejectResponse(status: 400, reason: "Bad Request", body: Array("not an HTTP request".utf8)))
+                    throw .invalidHTTP("not an HTTP request")
+                }
                 guard let (head, consumed) = try HTTPHead.parse(received) else { continue }
                 let request: WebSocketHandshake.ServerRequest
                 do throws(WebSocketError) {
