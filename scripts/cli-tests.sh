@@ -68,6 +68,18 @@ cat > "$work/pushes.json" <<'JSON'
  {"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-2"}}]
 JSON
 expect_status 2 "mock-server rejects a response for an unknown endpoint" "$bin" mock-server --responses <(echo '{"Nope.nothing": {}}')
+# Scripts are checked strictly, with the line of the mistake: never served as a silent 200.
+printf '{"Usernames.lookUpUsernameHash": [{"status": 200},\n  {"status": "404"}]}\n' > "$work/bad-status.json"
+expect_status 2 "a status given as a string is refused" "$bin" mock-server --responses "$work/bad-status.json"
+grep -q 'bad-status.json:1: Usernames.lookUpUsernameHash\[1\]: "status" must be a number' "$work/err" && pass "the error names the file, line and entry" || fail "the error names the file, line and entry"
+printf '{\n "Usernames.lookUpUsernameHash": {"statuss": 404}}\n' > "$work/bad-key.json"
+expect_status 2 "an unknown response key is refused" "$bin" mock-server --responses "$work/bad-key.json"
+grep -q "bad-key.json:2: .*unknown key 'statuss'; did you mean 'status'?" "$work/err" && pass "the error suggests the key" || fail "the error suggests the key"
+printf '{"Usernames.lookUpUsernameHash": {"status": 200, "body": {"uuid": 5}}}' > "$work/bad-body.json"
+expect_status 2 "a body that does not fit the schema is refused" "$bin" mock-server --responses "$work/bad-body.json"
+printf '[{"event": "Messages.incomingMessage"},\n {"event": "Messages.incomingMessage", "paylod": {}}]' > "$work/bad-push.json"
+expect_status 2 "an unknown push key is refused" "$bin" mock-server --pushes "$work/bad-push.json"
+grep -q "bad-push.json:2: push 1: unknown key 'paylod'" "$work/err" && pass "the push error names its line" || fail "the push error names its line"
 "$bin" mock-server --responses "$work/responses.json" --pushes "$work/pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done

@@ -84,25 +84,52 @@ enum MockServerCommand {
         }
     }
 
-    /// Reads and checks the responses file: every name is an endpoint, every body fits its type.
+    /// The keys a scripted response may have.
+    static let responseKeys: Set<String> = ["status", "headers", "body"]
+    /// The keys a scripted push may have.
+    static let pushKeys: Set<String> = ["event", "payload", "headers"]
+
+    /// The 1-based line of the `occurrence`th (0-based) appearance of `"key"` in the file's
+    /// text, for messages a person can jump to; JSONSerialization keeps no positions.
+    static func line(of key: String, occurrence: Int = 0, in text: String) -> Int? {
+        var remaining = occurrence
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var rest = line[...]
+            while let found = rest.range(of: "\"\(key)\"") {
+                if remaining == 0 { return number + 1 }
+                remaining -= 1
+                rest = rest[found.upperBound...]
+            }
+        }
+        return nil
+    }
+
+    /// `path:line: ` where the line is known, else `path: `.
+    static func place(_ path: String, _ line: Int?) -> String { line.map { "\(path):\($0): " } ?? "\(path): " }
+
+    /// Reads and checks the responses file strictly: every name is an endpoint, every
+    /// response an object of `status` (a number), `headers` (strings) and `body` (which must
+    /// fit the endpoint's type), and nothing else; an error names the file's line.
     static func loadResponses(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [String: [RPCResponse]] {
         guard let object = try loadJSON(path) as? [String: Any] else { throw .init("\(path): expected an object of Service.endpoint names") }
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         var scripts: [String: [RPCResponse]] = [:]
         for name in object.keys.sorted() {
+            let at = place(path, line(of: name, in: text))
             let endpoint: DynamicEndpoint
             do throws(DynamicCodecError) {
                 endpoint = try DynamicEndpoint(schema: schema, name: name)
             } catch {
-                throw .init("\(path): \(error.message)")
+                throw .init("\(at)\(error.message)")
             }
             let entries = (object[name] as? [Any]) ?? [object[name]!]
-            guard !entries.isEmpty else { throw .init("\(path): \(name) has an empty script") }
+            guard !entries.isEmpty else { throw .init("\(at)\(name) has an empty script") }
             var responses: [RPCResponse] = []
-            for entry in entries {
+            for (position, entry) in entries.enumerated() {
                 do throws(DynamicCodecError) {
                     responses.append(try response(from: entry, endpoint: endpoint))
                 } catch {
-                    throw .init("\(path): \(name): \(error.message)")
+                    throw .init("\(at)\(name)\(entries.count > 1 ? "[\(position)]" : ""): \(error.message)")
                 }
             }
             scripts[endpoint.service.name + "." + endpoint.endpoint.name] = responses
@@ -110,14 +137,36 @@ enum MockServerCommand {
         return scripts
     }
 
+    /// `headers` as given: an object of strings.
+    static func headers(from value: Any?) throws(DynamicCodecError) -> RPCHeaders {
+        guard let value else { return RPCHeaders() }
+        guard let object = value as? [String: Any] else { throw DynamicCodecError("\"headers\" must be an object of strings") }
+        var headers = RPCHeaders()
+        for (name, value) in object.sorted(by: { $0.key < $1.key }) {
+            guard let text = value as? String else { throw DynamicCodecError("header \(name) must be a string") }
+            headers.add(name, text)
+        }
+        return headers
+    }
+
     static func response(from entry: Any, endpoint: DynamicEndpoint) throws(DynamicCodecError) -> RPCResponse {
         guard let object = entry as? [String: Any] else { throw DynamicCodecError("each response must be an object") }
-        let status = (object["status"] as? Int) ?? 200
-        guard (100...599).contains(status) else { throw DynamicCodecError("status \(status) is not an HTTP status") }
-        var headers = RPCHeaders()
-        for (name, value) in (object["headers"] as? [String: Any] ?? [:]).sorted(by: { $0.key < $1.key }) {
-            headers.add(name, "\(value)")
+        if let unknown = object.keys.sorted().first(where: { !responseKeys.contains($0) }) {
+            let hint = Suggestion.closest(to: unknown, among: responseKeys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+            throw DynamicCodecError("unknown key '\(unknown)'\(hint) (a response has status, headers and body)")
         }
+        let status: Int
+        if let given = object["status"] {
+            // A number, not "404": a string must not pass for a status, nor be served as 200.
+            guard !(given is String), let value = given as? Int else {
+                throw DynamicCodecError("\"status\" must be a number, not \(String(reflecting: given))")
+            }
+            status = value
+        } else {
+            status = 200
+        }
+        guard (100...599).contains(status) else { throw DynamicCodecError("status \(status) is not an HTTP status") }
+        var headers = try headers(from: object["headers"])
         var body = Data()
         if let raw = object["body"] {
             let type: Int?
@@ -140,14 +189,26 @@ enum MockServerCommand {
     static func loadPushes(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [ServerRequest] {
         guard let list = try loadJSON(path) as? [Any] else { throw .init("\(path): expected an array of pushes") }
         var pushes: [ServerRequest] = []
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         for (position, entry) in list.enumerated() {
+            let at = place(path, line(of: "event", occurrence: position, in: text)) + "push \(position): "
             guard let object = entry as? [String: Any], let name = object["event"] as? String else {
-                throw .init("\(path)[\(position)]: each push needs \"event\": \"Service.event\"")
+                throw .init("\(at)each push needs \"event\": \"Service.event\"")
+            }
+            if let unknown = object.keys.sorted().first(where: { !pushKeys.contains($0) }) {
+                let hint = Suggestion.closest(to: unknown, among: pushKeys.sorted()).map { "; did you mean '\($0)'?" } ?? ""
+                throw .init("\(at)unknown key '\(unknown)'\(hint) (a push has event, payload and headers)")
+            }
+            let headers: RPCHeaders
+            do throws(DynamicCodecError) {
+                headers = try Self.headers(from: object["headers"])
+            } catch {
+                throw .init("\(at)\(error.message)")
             }
             let parts = name.split(separator: ".", maxSplits: 1).map(String.init)
             guard parts.count == 2, let service = schema.services.first(where: { $0.name == parts[0] }),
                   let event = service.events.first(where: { $0.name == parts[1] }) else {
-                throw .init("\(path)[\(position)]: no event '\(name)' in the schema")
+                throw .init("\(at)no event '\(name)' in the schema")
             }
             var body: Data?
             if let type = event.payload {
@@ -157,10 +218,10 @@ enum MockServerCommand {
                     body = service.encoding == .json ? Data(DynamicJSONCodec(schema: schema).encode(message).utf8)
                                                      : DynamicBinaryCodec(schema: schema).encode(message)
                 } catch {
-                    throw .init("\(path)[\(position)]: \(error.message)")
+                    throw .init("\(at)\(error.message)")
                 }
             }
-            pushes.append(ServerRequest(verb: event.verb, path: event.path, body: body))
+            pushes.append(ServerRequest(verb: event.verb, path: event.path, headers: headers, body: body))
         }
         return pushes
     }
