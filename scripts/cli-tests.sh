@@ -30,6 +30,8 @@ for command in generate export-proto lint call listen mock-server; do
   grep -q "^USAGE: switchboard $command" "$work/out" && pass "$command --help prints its usage" || fail "$command --help prints its usage"
 done
 expect_status 0 "lint accepts the sample schema" "$bin" lint schema
+expect_status 2 "a schema file instead of its directory is a usage error" "$bin" generate schema/usernames.sb --output "$work/out1"
+grep -q "'schema/usernames.sb' is a file; a schema is a directory of \*.sb files (try 'schema')" "$work/err" && pass "the error says what is expected" || fail "the error says what is expected"
 
 cp -r Sources/SignalChat/Generated "$work/sdk"
 expect_status 0 "--check passes on a fresh copy" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
@@ -97,6 +99,9 @@ echo '{"identifier": "alice", "deviceId": "3"}' > "$work/request.json"
 expect_status 0 "call reads the request from standard input" sh -c "\"$bin\" call --url \"$url\" Keys.getPreKeys - --credentials aci-1.2:pw < \"$work/request.json\""
 grep -q '"registrationId": 77' "$work/out" && pass "call decodes a protobuf body" || fail "call decodes a protobuf body"
 printf 'aci-1.2:pw\n' > "$work/credentials"
+expect_status 1 "call --verbose" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials aci-1.2:pw --verbose
+grep -q "^> PUT /v1/accounts/username_hash/reserve" "$work/err" && grep -q "^< 422" "$work/err" && grep -q "^< Content-Type: application/json" "$work/err" \
+  && pass "call --verbose prints both heads" || fail "call --verbose prints both heads"
 expect_status 1 "credentials from --credentials-file" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials-file "$work/credentials"
 grep -q "too many" "$work/err" && pass "the file's credentials authenticate" || fail "the file's credentials authenticate"
 expect_status 1 "credentials from SWITCHBOARD_CREDENTIALS" env SWITCHBOARD_CREDENTIALS=aci-1.2:pw "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}'

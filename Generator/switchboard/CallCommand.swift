@@ -39,6 +39,7 @@ enum CallCommand {
         let timeout = try ChatCommandSupport.timeout(arguments, fallback: endpoint.descriptor.defaultTimeout ?? .seconds(10))
         request.deadline = .now + timeout
 
+        if arguments.flags.contains("--verbose") { printHead(of: request) }
         let result: Result<RPCResponse, ChatCommandFailure>
         if endpoint.requiresAccount {
             guard let credentials else {
@@ -57,8 +58,25 @@ enum CallCommand {
             CommandLineTool.printError("switchboard: \(TerminalText.inline("\(failure)"))")
             return 1
         case let .success(response):
+            if arguments.flags.contains("--verbose") { printHead(of: response) }
             return report(response, endpoint: endpoint)
         }
+    }
+
+    /// `> VERB path` and headers, as logs see them: the log-safe path, secret values redacted.
+    static func printHead(of request: RPCRequest) {
+        var lines = ["> \(request.verb) \(request.logSafePath)"]
+        lines += request.headers.map { "> " + LogRedaction.header($0.name, $0.value) }
+        lines.append("> (\(LogRedaction.body(request.body?.count ?? 0)))")
+        CommandLineTool.printError(lines.joined(separator: "\n"))
+    }
+
+    /// `< status message` and headers, secret values redacted.
+    static func printHead(of response: RPCResponse) {
+        var lines = ["< \(response.status)\(response.message.map { " " + TerminalText.inline($0) } ?? "")"]
+        lines += response.headers.map { "< " + TerminalText.inline(LogRedaction.header($0.name, $0.value)) }
+        lines.append("< (\(LogRedaction.body(response.body.count)))")
+        CommandLineTool.printError(lines.joined(separator: "\n"))
     }
 
     /// Prints the typed outcome; 0 only for success.

@@ -21,9 +21,10 @@ enum CommandLineTool {
             """),
         ("call", """
             call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
-                 [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>]
+                 [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>] [--verbose]
                 Send one request over a chat connection: JSON in, the binary or JSON body the schema
-                says on the wire, the decoded response (or the typed error) out as JSON.
+                says on the wire, the decoded response (or the typed error) out as JSON. --verbose
+                prints the request and response heads to standard error, secrets redacted.
                 Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
             """),
         ("listen", """
@@ -66,7 +67,7 @@ enum CommandLineTool {
         var repeated: [String: [String]] = [:]
         var flags: Set<String> = []
 
-        static let flagNames: Set<String> = ["--check", "--help", "--version"]
+        static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose"]
 
         init(_ arguments: [String]) throws(UsageError) {
             var index = 0
@@ -159,13 +160,23 @@ enum CommandLineTool {
     /// Compiles the schema directory at `path`, printing its errors (warnings only with
     /// `warnings`: tools that merely read the schema should not repeat the generator's advice).
     static func compileSchema(at path: String, warnings: Bool = false) throws(UsageError) -> Schema? {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw UsageError("schema directory '\(path)' does not exist")
-        }
+        try checkSchemaDirectory(path)
         let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path))
         if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics) }
         return output.schema
+    }
+
+    /// Throws a usage error that says what is expected when `path` is not a directory:
+    /// a schema is every `*.sb` file of a directory, so a single file is named as such.
+    static func checkSchemaDirectory(_ path: String) throws(UsageError) {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue { return }
+        if exists {
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().relativePath
+            throw UsageError("'\(path)' is a file; a schema is a directory of *.sb files (try '\(folder.isEmpty ? "." : folder)')")
+        }
+        throw UsageError("schema directory '\(path)' does not exist")
     }
 
     /// Compiles the schema directory named by the single positional argument, printing diagnostics.
@@ -173,12 +184,8 @@ enum CommandLineTool {
         guard arguments.positional.count == 1 else {
             throw UsageError("expected exactly one schema directory, got \(arguments.positional.count)")
         }
-        let directory = URL(fileURLWithPath: arguments.positional[0])
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw UsageError("schema directory '\(arguments.positional[0])' does not exist")
-        }
-        let output = SchemaCompiler.compile(directory: directory)
+        try checkSchemaDirectory(arguments.positional[0])
+        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]))
         if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics) }
         return output.schema
     }
