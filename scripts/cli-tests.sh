@@ -30,6 +30,12 @@ for command in generate export-proto lint call listen mock-server; do
   grep -q "^USAGE: switchboard $command" "$work/out" && pass "$command --help prints its usage" || fail "$command --help prints its usage"
 done
 expect_status 0 "lint accepts the sample schema" "$bin" lint schema
+# Diagnostics name files as they open from here; an unclosed block is one error where it opened.
+mkdir -p "$work/unclosed"
+printf 'package demo\nmessage A {\n  1 x: int32\n  message B { 1 y: string }\n' > "$work/unclosed/a.sb"
+expect_status 1 "an unclosed message is an error" "$bin" lint "$work/unclosed"
+[ "$(grep -c ': error:' "$work/err")" -eq 1 ] && grep -q "^$work/unclosed/a.sb:2:11: error: message 'A' is never closed" "$work/err" \
+  && pass "one error, at the opening brace, with a path that opens from here" || { fail "one error, at the opening brace, with a path that opens from here"; cat "$work/err"; }
 expect_status 2 "a schema file instead of its directory is a usage error" "$bin" generate schema/usernames.sb --output "$work/out1"
 grep -q "'schema/usernames.sb' is a file; a schema is a directory of \*.sb files (try 'schema')" "$work/err" && pass "the error says what is expected" || fail "the error says what is expected"
 

@@ -16,6 +16,20 @@ public enum SchemaCompiler {
 
         /// Diagnostics rendered as a compiler would print them.
         public var renderedDiagnostics: String { DiagnosticRenderer(files: files).render(diagnostics) }
+
+        /// Diagnostics with paths that open from where the command runs: a file's path
+        /// starts with the schema directory as the user named it (`../api/chat.sb`), not
+        /// with the directory's last component, which headers of generated code use.
+        public func renderedDiagnostics(directoryAsGiven directory: String) -> String {
+            var base = directory
+            while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+            let shown = files.map { file -> SourceFile in
+                guard let slash = file.path.firstIndex(of: "/") else { return file }
+                let relative = file.path[file.path.index(after: slash)...]
+                return SourceFile(path: base == "." ? String(relative) : base + "/" + relative, text: file.text)
+            }
+            return DiagnosticRenderer(files: shown).render(diagnostics)
+        }
     }
 
     /// Compiles in-memory files. Files are sorted by path first, so the result does not

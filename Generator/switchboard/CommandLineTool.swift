@@ -162,7 +162,7 @@ enum CommandLineTool {
     static func compileSchema(at path: String, warnings: Bool = false) throws(UsageError) -> Schema? {
         try checkSchemaDirectory(path)
         let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path))
-        if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics) }
+        if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics(directoryAsGiven: path)) }
         return output.schema
     }
 
@@ -186,7 +186,7 @@ enum CommandLineTool {
         }
         try checkSchemaDirectory(arguments.positional[0])
         let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]))
-        if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics) }
+        if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics(directoryAsGiven: arguments.positional[0])) }
         return output.schema
     }
 }

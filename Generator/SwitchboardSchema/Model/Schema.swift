@@ -101,7 +101,10 @@ public struct FieldDefinition: Sendable, Hashable {
     /// `@deprecated`
     public var isDeprecated: Bool
     public var documentation: [String]
+    /// Where the field starts (its key).
     public var location: SourceLocation
+    /// Where its name is, for diagnostics about the name.
+    public var nameLocation: SourceLocation? = nil
 }
 
 /// A `oneof`: at most one of its fields is set.

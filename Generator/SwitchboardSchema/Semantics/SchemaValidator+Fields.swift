@@ -181,7 +181,7 @@ extension SchemaValidator {
             name: field.name.text, swiftName: field.name.text, jsonName: SwiftNames.jsonName(field.name.text),
             number: number, shape: shape, oneof: oneof, isIndirect: false,
             isSensitive: hasAttribute("sensitive", field.attributes), isDeprecated: hasAttribute("deprecated", field.attributes),
-            documentation: field.documentation, location: field.key.location)
+            documentation: field.documentation, location: field.key.location, nameLocation: field.name.location)
     }
 
     // MARK: Types

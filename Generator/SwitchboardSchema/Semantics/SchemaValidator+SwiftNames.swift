@@ -47,7 +47,9 @@ extension SchemaValidator {
         }
         for (isOneof, index) in pending {
             let original = isOneof ? messages[messageIndex].oneofs[index].name : messages[messageIndex].fields[index].name
-            let location = isOneof ? messages[messageIndex].oneofs[index].location : messages[messageIndex].fields[index].location
+            // Diagnostics about a name point at the name, not at the field's key.
+            let location = isOneof ? messages[messageIndex].oneofs[index].location
+                : messages[messageIndex].fields[index].nameLocation ?? messages[messageIndex].fields[index].location
             var swiftName = SwiftNames.jsonName(original)
             if SwiftNames.renamedKeywords.contains(swiftName) {
                 diagnostics.warning(.swiftKeyword, "'\(original)' is a Swift keyword that cannot be escaped; it is generated as '\(swiftName)_'", at: location)

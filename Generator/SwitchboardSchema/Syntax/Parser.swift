@@ -60,6 +60,18 @@ public struct Parser {
         return nil
     }
 
+    /// The `}` that closes `what`, opened at `open`. One that is still missing at the end
+    /// of the file is reported once, where the block opened: that is where to look, and the
+    /// end of the file is not.
+    mutating func expectClose(opened open: Token, _ what: String) {
+        if consume(.rightBrace) != nil { return }
+        if atEnd {
+            diagnostics.error(.expectedToken, "\(what) is never closed: expected '}' before the end of the file", at: open.location)
+        } else {
+            diagnostics.error(.expectedToken, "expected '}' to close \(what), found \(describe(current))", at: current.location)
+        }
+    }
+
     mutating func expectName(_ context: String) -> NameSyntax? {
         guard current.kind == .identifier else {
             diagnostics.error(.expectedToken, "expected \(context), found \(describe(current))", at: current.location)
@@ -188,7 +200,7 @@ public struct Parser {
             if current.kind == .leftBrace { skipBlock() }
             return nil
         }
-        guard expect(.leftBrace, "to open the body of message '\(name.text)'") != nil else {
+        guard let open = expect(.leftBrace, "to open the body of message '\(name.text)'") else {
             recover(until: { $0.kind == .leftBrace || Self.startsTopLevelDeclaration($0) })
             if current.kind == .leftBrace { skipBlock() }
             return nil
@@ -206,7 +218,7 @@ public struct Parser {
             if let member = parseMessageMember() { members.append(member) }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close message '\(name.text)'")
+        expectClose(opened: open, "message '\(name.text)'")
         return MessageSyntax(name: name, documentation: documentation, attributes: attributes, members: members)
     }
 
@@ -394,7 +406,7 @@ public struct Parser {
 
     mutating func parseEnum(documentation: [String], attributes: [AttributeSyntax]) -> EnumSyntax? {
         advance() // 'enum'
-        guard let name = expectName("an enum name"), expect(.leftBrace, "to open the enum body") != nil else {
+        guard let name = expectName("an enum name"), let open = expect(.leftBrace, "to open the enum body") else {
             recover(until: { $0.kind == .leftBrace || Self.startsTopLevelDeclaration($0) })
             if current.kind == .leftBrace { skipBlock() }
             return nil
@@ -418,7 +430,7 @@ public struct Parser {
             }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close enum '\(name.text)'")
+        expectClose(opened: open, "enum '\(name.text)'")
         return EnumSyntax(name: name, documentation: documentation, attributes: attributes, cases: cases, reserved: reserved)
     }
 
