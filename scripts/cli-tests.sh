@@ -20,6 +20,8 @@ expect_status() { # expected-status description command...
 
 echo "cli tests:"
 expect_status 0 "--version" "$bin" --version
+version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1)
+grep -qx "switchboard $version" "$work/out" && pass "--version matches the changelog ($version)" || fail "--version matches the changelog ($version)"
 expect_status 2 "no command is a usage error" "$bin"
 expect_status 2 "unknown command is a usage error" "$bin" frobnicate
 expect_status 2 "unknown option is a usage error" "$bin" generate schema --output "$work/out1" --bogus 1
