@@ -318,6 +318,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.unknownPush(verb: verb, path: path))
                 answer = EventOutcome.notFound
             case .withhold: answer = nil
+            case let .reject(response, reason):
+                diagnose(.undecodablePush(path: path, reason: reason))
+                answer = response
             }
             if let answer, let id = pushed.id {
                 try? socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, answer))

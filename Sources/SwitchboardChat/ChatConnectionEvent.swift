@@ -43,6 +43,9 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// A push that arrived as the connection ended, or past the push queue's limit (which
     /// ends the connection); left unacknowledged for redelivery.
     case droppedPush(path: String)
+    /// A push for a known event whose payload does not decode; answered 400, so it is not
+    /// redelivered, and reported here so it is not lost silently.
+    case undecodablePush(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -50,6 +53,7 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case let .undecodableFrame(detail): return "undecodable frame dropped: \(detail)"
         case .unexpectedTextMessage: return "text message dropped"
         case let .unknownPush(verb, path): return "unknown push \(verb) \(path) answered 404"
+        case let .undecodablePush(path, reason): return "push \(path) answered 400: \(reason)"
         case let .droppedPush(path): return "push \(path) not handled on this connection (it was ending); left for redelivery"
         }
     }

@@ -44,7 +44,12 @@ import Testing
         #expect(await Messages.dispatch(ServerRequest(verb: "PUT", path: "/api/v1/other"), to: listener) == .unknown)
         #expect(await Messages.dispatch(ServerRequest(verb: "GET", path: "/api/v1/message"), to: listener) == .unknown)
         let malformed = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data([0xFF]))
-        #expect(await Messages.dispatch(malformed, to: listener) == .acknowledge(RPCResponse(status: 400, message: "Bad Request")))
+        guard case let .reject(response, reason) = await Messages.dispatch(malformed, to: listener) else {
+            Issue.record("a malformed payload must be rejected")
+            return
+        }
+        #expect(response == RPCResponse(status: 400, message: "Bad Request"))
+        #expect(reason.hasPrefix("Messages.incomingMessage payload does not decode"))
     }
 
     @Test func sensitiveFieldsNeverAppearInDescriptions() {

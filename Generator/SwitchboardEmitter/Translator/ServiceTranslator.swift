@@ -521,7 +521,7 @@ struct ServiceTranslator {
             var arguments: [String] = []
             if let payload = typeName(event.payload) {
                 handling.append(.line("let payload: \(payload)"))
-                handling.append(.doCatch("do", [.line("payload = try \(payload)(decoding: request.body ?? Data(), encoding: \(encoding))")], [.line("return .acknowledge(RPCResponse(status: 400, message: \"Bad Request\"))")]))
+                handling.append(.doCatch("do", [.line("payload = try \(payload)(decoding: request.body ?? Data(), encoding: \(encoding))")], [.line("return .reject(EventOutcome.badRequest, reason: \"\(namespace).\(event.swiftName) payload does not decode: \\(error)\")")]))
                 arguments.append("payload")
             }
             arguments.append("context: context")

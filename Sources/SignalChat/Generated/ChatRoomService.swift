@@ -444,7 +444,7 @@ extension ChatRoom {
             do {
                 payload = try RoomEvent(decoding: request.body ?? Data(), encoding: .json)
             } catch {
-                return .acknowledge(RPCResponse(status: 400, message: "Bad Request"))
+                return .reject(EventOutcome.badRequest, reason: "ChatRoom.roomEvent payload does not decode: \(error)")
             }
             do {
                 try await listener.roomEvent(payload, context: context)

@@ -210,7 +210,7 @@ extension Messages {
             do {
                 payload = try Envelope(decoding: request.body ?? Data(), encoding: .protobuf)
             } catch {
-                return .acknowledge(RPCResponse(status: 400, message: "Bad Request"))
+                return .reject(EventOutcome.badRequest, reason: "Messages.incomingMessage payload does not decode: \(error)")
             }
             do {
                 try await listener.incomingMessage(payload, context: context)

@@ -52,9 +52,15 @@ public enum EventOutcome: Sendable, Equatable {
     case withhold(reason: String)
     /// No event of this listener matches: answer 404 and keep the connection.
     case unknown
+    /// The push is an event of this listener but its payload does not decode: answer with
+    /// `response` (400, so the server does not redeliver what can never be read) and report
+    /// `reason` where the app sees what was dropped (``ChatDiagnostic/undecodablePush``).
+    case reject(RPCResponse, reason: String)
 
     /// The answer for an event handled (or received) successfully.
     public static var ok: EventOutcome { .acknowledge(RPCResponse(status: 200, message: "OK")) }
     /// The answer for a push nobody listens to.
     public static var notFound: RPCResponse { RPCResponse(status: 404, message: "Not Found") }
+    /// The answer for a push whose payload does not decode.
+    public static var badRequest: RPCResponse { RPCResponse(status: 400, message: "Bad Request") }
 }

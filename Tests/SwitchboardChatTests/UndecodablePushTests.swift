@@ -1,0 +1,46 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardRuntime
+import Testing
+
+/// A push for a known event whose payload does not decode is answered 400 (the server must
+/// not redeliver what can never be read) and reported to the diagnostics hook, not dropped
+/// silently; the listener never sees it.
+@Suite(.timeLimit(.minutes(1)))
+struct UndecodablePushTests {
+    final class Listener: MessagesEventListener, @unchecked Sendable {
+        let received = Locked<[String]>([])
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            received.withLock { $0.append(payload.serverGuid ?? "") }
+        }
+        func queueEmpty(context: EventContext) async throws {}
+    }
+
+    @Test func anUndecodablePushIsAnswered400AndReported() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let listener = Listener()
+        let diagnostics = Locked<[ChatDiagnostic]>([])
+        let connection = try await ChatClient.connectAuthenticated(
+            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
+            options: .init(keepalive: nil, diagnostics: { diagnostic in diagnostics.withLock { $0.append(diagnostic) } })
+        ) { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        let client = try #require(await server.client(at: 0))
+        // Field 2 (sourceServiceId, a string) holding invalid UTF-8.
+        let broken = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data([0x12, 0x02, 0xFF, 0xFE]))
+        #expect(await client.push(broken)?.status == 400)
+        let good = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "g1").serializedData())
+        #expect(await client.push(good)?.status == 200)
+        #expect(listener.received.withLock { $0 } == ["g1"])
+        let reported = diagnostics.withLock { $0 }.compactMap { diagnostic -> String? in
+            if case let .undecodablePush(path, reason) = diagnostic { return "\(path) \(reason)" }
+            return nil
+        }
+        #expect(reported.count == 1)
+        #expect(reported.first?.hasPrefix("/api/v1/message Messages.incomingMessage payload does not decode") == true)
+        await connection.close()
+    }
+}
