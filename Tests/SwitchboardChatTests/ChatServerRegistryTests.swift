@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardChat
 import SwitchboardRuntime
 import Testing
@@ -6,11 +7,6 @@ import Testing
 /// The mock server holds what is connected now, not everyone who ever connected.
 @Suite(.timeLimit(.minutes(2)))
 struct ChatServerRegistryTests {
-    /// Polls (bounded) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        return condition()
-    }
 
     @Test func endedClientsLeaveAndOnlyTheNewestStayFindable() async throws {
         let server = try ChatServer(routes: [])
@@ -21,7 +17,7 @@ struct ChatServerRegistryTests {
             let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
             await connection.close()
         }
-        #expect(try await eventually { server.connectedClients.isEmpty }, "every client left the live set")
+        #expect(await eventually { server.connectedClients.isEmpty }, "every client left the live set")
         // The first six ended longest ago and were let go; the newest are still there.
         #expect(await server.client(at: 0, timeout: .seconds(5)) == nil)
         #expect(await server.client(at: total - kept - 1, timeout: .seconds(5)) == nil)
@@ -36,9 +32,9 @@ struct ChatServerRegistryTests {
         let second = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
         let third = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
         let clients = try await [server.client(at: 0), server.client(at: 1), server.client(at: 2)].map { try #require($0) }
-        #expect(try await eventually { server.connectedClients.count == 3 })
+        #expect(await eventually { server.connectedClients.count == 3 })
         await second.close()
-        #expect(try await eventually { server.connectedClients.count == 2 })
+        #expect(await eventually { server.connectedClients.count == 2 })
         #expect(server.connectedClients.map(ObjectIdentifier.init) == [clients[0], clients[2]].map(ObjectIdentifier.init))
         await first.close()
         await third.close()

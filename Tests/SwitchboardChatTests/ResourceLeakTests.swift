@@ -7,11 +7,6 @@ import Testing
 /// A server that runs for days must give back what each connection took.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ResourceLeakTests {
-    /// Polls (bounded: 10 s) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        return condition()
-    }
 
     /// Every socket of 300 connections that came and went, the server's and the client's,
     /// is released: the sockets on the server's port return to none.
@@ -36,7 +31,7 @@ struct ResourceLeakTests {
                 socket.abort()
             }
         }
-        let released = try await eventually { OpenSockets.count(port: server.port) == baseline }
+        let released = await eventually { OpenSockets.count(port: server.port) == baseline }
         #expect(released, "\((OpenSockets.count(port: server.port) ?? 0) - baseline) sockets still open")
     }
 }

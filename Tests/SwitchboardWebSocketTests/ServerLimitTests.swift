@@ -8,10 +8,6 @@ import Testing
 struct ServerLimitTests {
     private func url(_ server: WebSocketServer) -> URL { URL(string: "ws://127.0.0.1:\(server.port)/")! }
 
-    private func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        return condition()
-    }
 
     /// Past the limit a new client is told 503 with Retry-After; once a connection ends,
     /// a newcomer is served again.
@@ -34,7 +30,7 @@ struct ServerLimitTests {
         }
         #expect(server.connectionCount == 3, "refused connections are not counted")
         await held.removeFirst().close()
-        #expect(try await eventually { server.connectionCount == 2 })
+        #expect(await eventually { server.connectionCount == 2 })
         let newcomer = try await WebSocketClient.connect(to: url(server))
         try await newcomer.send(text: "still serving")
         var messages = newcomer.messages.makeAsyncIterator()
@@ -56,7 +52,7 @@ struct ServerLimitTests {
             #expect(server.connectionCount <= 4)
         }
         for socket in sockets { socket.close() }
-        #expect(try await eventually { server.connectionCount == 0 }, "\(server.connectionCount) still counted")
+        #expect(await eventually { server.connectionCount == 0 }, "\(server.connectionCount) still counted")
     }
 
     /// A connection that sends nothing is closed with 1001 after the idle timeout; one that
