@@ -43,6 +43,7 @@ else
   [ "$target" = schema ] && cp -n "$root"/schema/*.sb "$root"/Tests/Schemas/kitchen_sink/*.sb "$out/corpus-$target/" 2>/dev/null || true
 fi
 cd "$root"
-SWITCHBOARD_FUZZ_TARGET=$target SWITCHBOARD_FUZZ_SCHEMA="$root/Tests/Schemas/kitchen_sink" \
+# The Swift runtime's own crash backtracer would wait on a finding; libFuzzer reports it.
+SWIFT_BACKTRACE=enable=no SWITCHBOARD_FUZZ_TARGET=$target SWITCHBOARD_FUZZ_SCHEMA="$root/Tests/Schemas/kitchen_sink" \
   "$binary" "$out/corpus-$target" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=65536 \
   -artifact_prefix="$out/findings-$target/" -print_final_stats=1 2>&1 | tail -25

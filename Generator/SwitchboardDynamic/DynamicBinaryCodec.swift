@@ -208,7 +208,8 @@ public struct DynamicBinaryCodec: Sendable {
                         guard tag.wireType == Self.wireType(of: valueType) else { throw DynamicCodecError("\(definition.name).\(field.name): wrong wire type \(tag.wireType)") }
                         items.append(try readValue(&reader, type: valueType, depth: depth))
                     }
-                    message.fields[field.number] = .list(items)
+                    // An empty packed run adds nothing: an empty list is no list, as on re-encoding.
+                    message.fields[field.number] = items.isEmpty ? nil : .list(items)
                 case let .map(keyType, mapValueType):
                     guard tag.wireType == .lengthDelimited else { throw DynamicCodecError("\(definition.name).\(field.name): a map entry must be length-delimited") }
                     var entryReader = WireReader(buffer: try reader.readLengthDelimited())

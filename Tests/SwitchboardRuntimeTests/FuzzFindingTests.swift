@@ -58,4 +58,14 @@ import Testing
         #expect(decoded.fields[23] == .single(.int(0)))
         #expect(try codec.decode(codec.encode(decoded), as: scalars) == decoded)
     }
+
+    /// An empty packed run (Lists.int64s, field 3) left an empty list that re-encoding drops.
+    @Test func anEmptyPackedRunIsNoList() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let lists = try #require(schema.messageIndex(named: "Lists"))
+        let codec = DynamicBinaryCodec(schema: schema)
+        let decoded = try codec.decode(Data([0x1A, 0x00, 0x08, 0x01]), as: lists)
+        #expect(decoded.fields[3] == nil)
+        #expect(try codec.decode(codec.encode(decoded), as: lists) == decoded)
+    }
 }
