@@ -204,7 +204,8 @@ public struct WebSocketConnectionCore: Sendable {
     /// messages delivered by earlier calls may still await the application's answer, so a
     /// violation now waits for it (``Action/failurePending(_:)``) as it would for messages
     /// delivered by this call.
-    public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action], unansweredMessages: Bool = false) {
+    /// (`unansweredMessages` is asked only when a violation arrives, so reads pay nothing for it.)
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, into actions: inout [Action], unansweredMessages: () -> Bool = { false }) {
         guard isReading else { return }
         parser.append(bytes)
         parseBuffered(into: &actions, unansweredMessages: unansweredMessages)
@@ -219,7 +220,7 @@ public struct WebSocketConnectionCore: Sendable {
         return actions
     }
 
-    private mutating func parseBuffered(into actions: inout [Action], unansweredMessages: Bool = false) {
+    private mutating func parseBuffered(into actions: inout [Action], unansweredMessages: () -> Bool = { false }) {
         let delivered = actions.count
         do throws(WebSocketError) {
             while isReading, let event = try parser.next() {
@@ -229,7 +230,7 @@ public struct WebSocketConnectionCore: Sendable {
             guard case let .protocolViolation(code, reason) = error else { return }
             // Messages that came before the violation in this read are delivered first, and
             // the application may answer them (an echo) before the close goes out.
-            let deliveredFirst = unansweredMessages || actions[delivered...].contains { if case .deliver = $0 { true } else { false } }
+            let deliveredFirst = actions[delivered...].contains { if case .deliver = $0 { true } else { false } } || unansweredMessages()
             if deliveredFirst, state == .open {
                 let info = WebSocketCloseInfo(code: code, reason: reason, wasClean: false)
                 state = .failing(info)

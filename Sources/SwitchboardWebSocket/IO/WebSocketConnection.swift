@@ -380,7 +380,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         let now = options.idleTimeout == nil ? nil : ContinuousClock.now
         lock.withLock {
             if let now { lastReceived = now }
-            core.receive(bytes, into: &actions, unansweredMessages: directSink == nil && inbound.mayOweAnswers)
+            core.receive(bytes, into: &actions, unansweredMessages: { directSink == nil && inbound.mayOweAnswers })
             sendFrames(of: actions)
         }
         perform(actions)
