@@ -38,22 +38,33 @@ extension Parser {
 
     // MARK: errors
 
+    /// A keyword that starts a declaration only the top level holds, so a block that meets
+    /// one was left open (checked at the start of each member, where it cannot be a name).
+    func startsTopLevelOnly(_ token: Token) -> Bool {
+        Self.startsTopLevelDeclaration(token) && token.kind != .at
+    }
+
+    /// `rpc` or `event`, which no line of an rpc or event body starts with: the body before it was left open.
+    func startsNextServiceMember(_ token: Token) -> Bool {
+        token.isKeyword("rpc") || token.isKeyword("event")
+    }
+
     mutating func parseErrorSet(documentation: [String]) -> ErrorSetSyntax? {
         advance() // 'errors'
-        guard let name = expectName("an error set name"), expect(.leftBrace, "to open the error set") != nil else {
+        guard let name = expectName("an error set name"), let open = expect(.leftBrace, "to open the error set") else {
             recover(until: Self.startsTopLevelDeclaration)
             if current.kind == .leftBrace { skipBlock() }
             return nil
         }
         var cases: [ErrorCaseSyntax] = []
-        while !atEnd, current.kind != .rightBrace {
+        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current) {
             let before = index
             if let item = parseErrorCase() { cases.append(item) } else {
                 recover(until: { $0.kind == .integer || $0.kind == .rightBrace })
             }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close error set '\(name.text)'")
+        expectClose(opened: open, "error set '\(name.text)'")
         return ErrorSetSyntax(name: name, cases: cases, documentation: documentation)
     }
 
@@ -83,13 +94,13 @@ extension Parser {
 
     mutating func parseService(documentation: [String], attributes: [AttributeSyntax]) -> ServiceSyntax? {
         advance() // 'service'
-        guard let name = expectName("a service name"), expect(.leftBrace, "to open the service body") != nil else {
+        guard let name = expectName("a service name"), let open = expect(.leftBrace, "to open the service body") else {
             recover(until: { $0.kind == .leftBrace || Self.startsTopLevelDeclaration($0) })
             if current.kind == .leftBrace { skipBlock() }
             return nil
         }
         var service = ServiceSyntax(name: name, documentation: documentation, attributes: attributes, settings: [], endpoints: [], events: [])
-        while !atEnd, current.kind != .rightBrace {
+        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current) {
             let before = index
             let memberDocumentation = current.documentation
             let memberAttributes = parseAttributes()
@@ -129,7 +140,7 @@ extension Parser {
             }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close service '\(name.text)'")
+        expectClose(opened: open, "service '\(name.text)'")
         return service
     }
 
@@ -174,16 +185,18 @@ extension Parser {
         }
         var endpoint = EndpointSyntax(name: name, request: request, response: response, documentation: documentation,
                                       attributes: attributes, route: nil, settings: [], errors: [])
-        guard expect(.leftBrace, "to open the body of rpc '\(name.text)'") != nil else {
+        guard let open = expect(.leftBrace, "to open the body of rpc '\(name.text)'") else {
             recover(until: Self.startsServiceMember)
             return endpoint
         }
-        while !atEnd, current.kind != .rightBrace {
+        // `errors CommonErrors` is a line of an rpc body, so only the other top-level keywords end it.
+        while !atEnd, current.kind != .rightBrace, !startsNextServiceMember(current),
+              !startsTopLevelOnly(current) || current.isKeyword("errors") {
             let before = index
             parseEndpointLine(into: &endpoint)
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close rpc '\(name.text)'")
+        expectClose(opened: open, "rpc '\(name.text)'", runsOnAt: startsNextServiceMember)
         return endpoint
     }
 
@@ -295,11 +308,11 @@ extension Parser {
             payload = type
         }
         var event = EventSyntax(name: name, payload: payload, documentation: documentation, route: nil, settings: [])
-        guard expect(.leftBrace, "to open the body of event '\(name.text)'") != nil else {
+        guard let open = expect(.leftBrace, "to open the body of event '\(name.text)'") else {
             recover(until: Self.startsServiceMember)
             return event
         }
-        while !atEnd, current.kind != .rightBrace {
+        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current), !startsNextServiceMember(current) {
             let before = index
             if looksLikeRoute {
                 event.route = parseRouteLine()
@@ -315,7 +328,7 @@ extension Parser {
             }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close event '\(name.text)'")
+        expectClose(opened: open, "event '\(name.text)'", runsOnAt: startsNextServiceMember)
         return event
     }
 }

@@ -8,16 +8,28 @@ public struct Parser {
     public static let maximumNesting = 32
 
     let tokens: [Token]
+    /// The file the tokens come from, for the indentation of braces; `nil` in token-only tests.
+    let file: SourceFile?
     var index = 0
     var diagnostics = DiagnosticCollector()
     var messageDepth = 0
+    /// The innermost block closed by a `}` indented left of the line that opened it: when an
+    /// enclosing block then runs to the end of the file, that `}` most likely belonged to the
+    /// enclosing block, and this is the block whose `}` is missing.
+    var misindentedClose: (open: Token, what: String, close: Token)?
+    /// Set once a block left open at the end of the file is reported: enclosing blocks are
+    /// open for the same reason, so reporting them too would only repeat it.
+    var reportedUnclosed = false
 
-    init(tokens: [Token]) { self.tokens = tokens }
+    init(tokens: [Token], file: SourceFile? = nil) {
+        self.tokens = tokens
+        self.file = file
+    }
 
     /// Lexes and parses one file.
     public static func parse(_ file: SourceFile, fileIndex: Int) -> (syntax: FileSyntax, diagnostics: [Diagnostic]) {
         let (tokens, lexDiagnostics) = Lexer.tokenize(file, fileIndex: fileIndex)
-        var parser = Parser(tokens: tokens)
+        var parser = Parser(tokens: tokens, file: file)
         let syntax = parser.parseFile()
         return (syntax, lexDiagnostics + parser.diagnostics.diagnostics)
     }
@@ -62,14 +74,43 @@ public struct Parser {
 
     /// The `}` that closes `what`, opened at `open`. One that is still missing at the end
     /// of the file is reported once, where the block opened: that is where to look, and the
-    /// end of the file is not.
-    mutating func expectClose(opened open: Token, _ what: String) {
-        if consume(.rightBrace) != nil { return }
-        if atEnd {
-            diagnostics.error(.expectedToken, "\(what) is never closed: expected '}' before the end of the file", at: open.location)
-        } else {
-            diagnostics.error(.expectedToken, "expected '}' to close \(what), found \(describe(current))", at: current.location)
+    /// end of the file is not. When an inner block took a `}` indented like an enclosing
+    /// block's, the inner block is the one reported.
+    mutating func expectClose(opened open: Token, _ what: String, runsOnAt endsBlock: (Token) -> Bool = { _ in false }) {
+        if let close = consume(.rightBrace) {
+            if misindentedClose == nil, let file, isMisindented(close, closing: open, in: file) {
+                misindentedClose = (open, what, close)
+            }
+            return
         }
+        // A declaration that can only stand at the top level also shows that the block ran on.
+        let runsOn = atEnd || (Self.startsTopLevelDeclaration(current) && current.kind != .at) || endsBlock(current)
+        guard runsOn else {
+            diagnostics.error(.expectedToken, "expected '}' to close \(what), found \(describe(current))", at: current.location)
+            return
+        }
+        if atEnd {
+            guard !reportedUnclosed else { return }
+            reportedUnclosed = true
+        }
+        let until = atEnd ? "the end of the file" : describe(current)
+        defer { misindentedClose = nil }
+        if let (innerOpen, innerWhat, close) = misindentedClose, let file {
+            let line = file.lineAndColumn(of: close.location.offset).line
+            diagnostics.error(.expectedToken, "\(innerWhat) is never closed: the '}' on line \(line) is indented like an enclosing block's, which then runs on to \(until)", at: innerOpen.location)
+        } else {
+            diagnostics.error(.expectedToken, "\(what) is never closed: expected '}' before \(until)", at: open.location)
+        }
+    }
+
+    /// Whether `close` starts its line left of where the line holding `open` starts.
+    func isMisindented(_ close: Token, closing open: Token, in file: SourceFile) -> Bool {
+        let closeColumn = file.lineAndColumn(of: close.location.offset)
+        guard file.lineText(closeColumn.line).prefix(while: { $0 == " " || $0 == "\t" }).count == closeColumn.column - 1 else {
+            return false // something precedes the '}' on its line: no indentation to compare
+        }
+        let openLine = file.lineText(file.lineAndColumn(of: open.location.offset).line)
+        return closeColumn.column - 1 < openLine.prefix(while: { $0 == " " || $0 == "\t" }).count
     }
 
     mutating func expectName(_ context: String) -> NameSyntax? {
@@ -347,7 +388,7 @@ public struct Parser {
 
     mutating func parseOneof(documentation: [String]) -> OneofSyntax? {
         advance() // 'oneof'
-        guard let name = expectName("a oneof name"), expect(.leftBrace, "to open the oneof") != nil else {
+        guard let name = expectName("a oneof name"), let open = expect(.leftBrace, "to open the oneof") else {
             recover(until: Self.startsMember)
             if current.kind == .leftBrace { skipBlock() }
             return nil
@@ -366,7 +407,7 @@ public struct Parser {
             }
             if index == before { advance() }
         }
-        _ = expect(.rightBrace, "to close oneof '\(name.text)'")
+        expectClose(opened: open, "oneof '\(name.text)'")
         return OneofSyntax(name: name, documentation: documentation, fields: fields)
     }
 
