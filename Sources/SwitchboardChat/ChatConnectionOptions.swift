@@ -41,6 +41,9 @@ public struct ChatConnectionOptions: Sendable {
     /// default, 160 MiB, holds Signal's 256 unacknowledged pushes at the default 512 KiB
     /// message cap.
     public var maximumQueuedPushBytes: Int
+    /// Wrap the handling of every push, outermost first: they see each push and how it was
+    /// answered, pushes whose payload did not decode included (a ``LoggingInterceptor``, say).
+    public var pushInterceptors: [any PushInterceptor]
 
     public init(
         headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
@@ -48,8 +51,9 @@ public struct ChatConnectionOptions: Sendable {
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
         diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
         maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 160 * 1024 * 1024,
-        defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout
+        defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, pushInterceptors: [any PushInterceptor] = []
     ) {
+        self.pushInterceptors = pushInterceptors
         self.defaultRequestTimeout = defaultRequestTimeout
         self.maximumQueuedPushes = maximumQueuedPushes
         self.maximumQueuedPushBytes = maximumQueuedPushBytes

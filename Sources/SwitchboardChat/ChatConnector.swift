@@ -60,7 +60,8 @@ public final class ChatConnector: @unchecked Sendable {
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
-                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout, onPush: onPush)
+                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
+                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     /// Connects without credentials.
@@ -69,7 +70,8 @@ public final class ChatConnector: @unchecked Sendable {
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         let socket = try await open(extraHeaders: [])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
-                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout, onPush: onPush)
+                              pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
+                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {

@@ -133,13 +133,15 @@ public final class ChatServer: @unchecked Sendable {
 
     /// Starts serving `routes` on `port` of the loopback interface (0, the default, picks a
     /// free one), holding at most what `limits` allows (by default 1,024 connections, each
-    /// closed after 120 s without a frame from its client).
+    /// closed after 120 s without a frame from its client). Every request a route serves
+    /// passes through `interceptors` first, outermost first.
     public init(
         routes: [RPCRoute], port: Int = 0, limits: WebSocketServer.Limits = .init(),
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
-        authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account }
+        authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account },
+        interceptors: [any ServerInterceptor] = []
     ) throws(WebSocketError) {
-        let router = RPCRouter(routes: routes)
+        let router = RPCRouter(routes: routes, interceptors: interceptors)
         let registry = self.registry
         server = try WebSocketServer(
             port: port, options: .init(deliversMessagesDirectly: true), limits: limits,

@@ -6,7 +6,7 @@ import Testing
 
 /// A push for a known event whose payload does not decode is answered 400 (the server must
 /// not redeliver what can never be read) and reported to the diagnostics hook, not dropped
-/// silently; the listener never sees it.
+/// silently; the listener never sees it, and the push interceptors see it rejected.
 @Suite(.timeLimit(.minutes(1)))
 struct UndecodablePushTests {
     final class Listener: MessagesEventListener, @unchecked Sendable {
@@ -22,9 +22,12 @@ struct UndecodablePushTests {
         defer { server.stop() }
         let listener = Listener()
         let diagnostics = Locked<[ChatDiagnostic]>([])
+        let records = Locked<[LoggingInterceptor.Record]>([])
+        let logging = LoggingInterceptor(detail: .bodies, events: Messages.descriptor.events) { record in records.withLock { $0.append(record) } }
         let connection = try await ChatClient.connectAuthenticated(
             to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
-            options: .init(keepalive: nil, diagnostics: { diagnostic in diagnostics.withLock { $0.append(diagnostic) } })
+            options: .init(keepalive: nil, diagnostics: { diagnostic in diagnostics.withLock { $0.append(diagnostic) } },
+                           pushInterceptors: [logging])
         ) { request in
             await Messages.dispatch(request, to: listener)
         }
@@ -41,6 +44,13 @@ struct UndecodablePushTests {
         }
         #expect(reported.count == 1)
         #expect(reported.first?.hasPrefix("/api/v1/message Messages.incomingMessage payload does not decode") == true)
+        // The push interceptors saw both: the rejected one as a warning with its reason.
+        let logged = records.withLock { $0 }
+        #expect(logged.map(\.level) == [.warning, .info])
+        #expect(logged.allSatisfy { $0.subject == "PUT /api/v1/message" })
+        #expect(logged.first?.details.contains("rejected with 400 Bad Request: Messages.incomingMessage payload does not decode") == true, "\(logged)")
+        #expect(logged.last?.details.contains("serverGuid: Optional(\"g1\")") == true, "\(logged)")
+        #expect(logged.last?.details.hasSuffix("-> 200 OK") == true, "\(logged)")
         await connection.close()
     }
 }

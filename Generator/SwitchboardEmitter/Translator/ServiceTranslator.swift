@@ -39,6 +39,19 @@ struct ServiceTranslator {
 
     func responseType(_ endpoint: EndpointDefinition) -> String { typeName(endpoint.response) ?? "Void" }
 
+    /// The message the request body carries: the request itself, or the field `body` names.
+    func requestBodyTypeName(_ endpoint: EndpointDefinition) -> String? {
+        switch endpoint.body {
+        case .none: return nil
+        case .request: return typeName(endpoint.request)
+        case let .field(index):
+            switch schema.messages[endpoint.request!].fields[index].shape {
+            case let .singular(type), let .optional(type): return mapping.valueType(type, from: nil)
+            case .list, .map: return nil // the validator allows only a message field
+            }
+        }
+    }
+
     func resultType(_ endpoint: EndpointDefinition) -> String {
         "RequestResult<\(responseType(endpoint)), \(qualifiedErrorType(endpoint))>"
     }
@@ -86,6 +99,8 @@ struct ServiceTranslator {
             if endpoint.isIdempotent { arguments.append("isIdempotent: true") }
             if let timeout = endpoint.timeoutMilliseconds { arguments.append("defaultTimeout: .milliseconds(\(timeout))") }
             if endpoint.isDeprecated { arguments.append("isDeprecated: true") }
+            if let body = requestBodyTypeName(endpoint) { arguments.append("requestBodyType: \(body).self") }
+            if let response = typeName(endpoint.response) { arguments.append("responseBodyType: \(response).self") }
             members.append(.property(SwiftProperty(
                 documentation: ["`\(endpoint.verb) \(endpoint.runtimePathTemplate)`"], access: access, isStatic: true, isLet: true,
                 name: endpoint.swiftName, initializer: "EndpointDescriptor(\(arguments.joined(separator: ", ")))")))
@@ -94,7 +109,8 @@ struct ServiceTranslator {
             members.append(.property(SwiftProperty(
                 documentation: ["Pushed as `\(event.verb) \(event.path)`."], access: access, isStatic: true, isLet: true,
                 name: "\(event.swiftName)Event",
-                initializer: "EventDescriptor(name: \"\(event.name)\", verb: \"\(event.verb)\", path: \"\(event.path)\", acknowledgement: .\(event.acknowledgement.rawValue))")))
+                initializer: "EventDescriptor(name: \"\(event.name)\", verb: \"\(event.verb)\", path: \"\(event.path)\", acknowledgement: .\(event.acknowledgement.rawValue)"
+                    + (typeName(event.payload).map { ", payloadType: \($0).self" } ?? "") + ")")))
         }
         let versions = service.versions.map { "\($0.lowerBound)...\($0.upperBound)" } ?? "nil"
         members.append(.property(SwiftProperty(
@@ -240,6 +256,10 @@ struct ServiceTranslator {
             .function(SwiftFunction(
                 documentation: ["Calls the service over `transport`, which must be \(service.auth == .account ? "an authenticated" : "an unauthenticated") connection."],
                 access: access, signature: "init(transport: any RPCTransport<\(authType)>)", body: [.line("self.transport = transport")])),
+            .function(SwiftFunction(
+                documentation: ["Calls the service over `transport`, every call passing through `interceptors` first (the first outermost)."],
+                access: access, signature: "init(transport: any RPCTransport<\(authType)>, interceptors: [any ClientInterceptor])",
+                body: [.line("self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)")])),
         ]
         for endpoint in service.endpoints {
             members.append(.function(SwiftFunction(

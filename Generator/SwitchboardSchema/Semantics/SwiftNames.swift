@@ -45,7 +45,8 @@ public enum SwiftNames {
         "MockEndpoint", "ParameterValue", "PathEncoding", "PathTemplate", "RPCCall", "RPCHeaders", "RPCRequest",
         "RPCResponse", "RPCRoute", "RPCRouter", "RPCTransport", "RequestBindingError", "RequestError", "RequestResult",
         "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
-        "UTF8Validation",
+        "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
+        "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff",
     ]
 
     /// protobuf's JSON name: drop each `_` and capitalise the letter after it.

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.AccountUsernames` service (auth: account, status: enabled).
 public enum AccountUsernames {
     /// `PUT /v1/accounts/username_hash/reserve`
-    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account)
+    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account, requestBodyType: ReserveUsernameHashRequest.self, responseBodyType: ReserveUsernameHashResponse.self)
 
     /// `DELETE /v1/accounts/username_hash`
     public static let deleteUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/DeleteUsernameHash", verb: "DELETE", pathTemplate: "/v1/accounts/username_hash", auth: .account, isIdempotent: true)
@@ -177,6 +177,11 @@ public struct AccountUsernamesClient: AccountUsernamesService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func reserveUsernameHash(_ request: ReserveUsernameHashRequest, options: CallOptions) async -> RequestResult<ReserveUsernameHashResponse, AccountUsernames.ReserveUsernameHashError> {

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Attachments` service (auth: account, status: enabled).
 public enum Attachments {
     /// `GET /v4/attachments/form/upload`
-    public static let getUploadForm = EndpointDescriptor(rpcName: "signal.chat.Attachments/GetUploadForm", verb: "GET", pathTemplate: "/v4/attachments/form/upload", auth: .account)
+    public static let getUploadForm = EndpointDescriptor(rpcName: "signal.chat.Attachments/GetUploadForm", verb: "GET", pathTemplate: "/v4/attachments/form/upload", auth: .account, responseBodyType: AttachmentUploadForm.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Attachments", auth: .account, versions: nil, status: .enabled, endpoints: [Attachments.getUploadForm], events: [])
@@ -91,6 +91,11 @@ public struct AttachmentsClient: AttachmentsService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func getUploadForm(options: CallOptions) async -> RequestResult<AttachmentUploadForm, Attachments.GetUploadFormError> {

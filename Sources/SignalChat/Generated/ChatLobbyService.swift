@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatLobby` service (auth: account, status: experimental).
 public enum ChatLobby {
     /// `GET /v1/chats?before_id={beforeId}&limit={limit}`
-    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true)
+    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatLobby", auth: .account, versions: nil, status: .experimental, endpoints: [ChatLobby.listChats], events: [])
@@ -100,6 +100,11 @@ public struct ChatLobbyClient: ChatLobbyService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func listChats(_ request: ListChatsRequest, options: CallOptions) async -> RequestResult<ListChatsResponse, ChatLobby.ListChatsError> {

@@ -9,16 +9,16 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatRoom` service (auth: account, status: experimental).
 public enum ChatRoom {
     /// `GET /v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}`
-    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true)
+    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ChatHistoryResponse.self)
 
     /// `POST /v1/chats/{chatId}/messages`
-    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account)
+    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self)
 
     /// `PUT /v1/chats/{chatId}/read`
-    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true)
+    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self)
 
     /// Pushed as `PUT /api/v1/room/event`.
-    public static let roomEventEvent = EventDescriptor(name: "roomEvent", verb: "PUT", path: "/api/v1/room/event", acknowledgement: .afterHandling)
+    public static let roomEventEvent = EventDescriptor(name: "roomEvent", verb: "PUT", path: "/api/v1/room/event", acknowledgement: .afterHandling, payloadType: RoomEvent.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatRoom", auth: .account, versions: nil, status: .experimental, endpoints: [ChatRoom.getHistory, ChatRoom.sendChatMessage, ChatRoom.markRead], events: [ChatRoom.roomEventEvent])
@@ -273,6 +273,11 @@ public struct ChatRoomClient: ChatRoomService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func getHistory(_ request: ChatHistoryRequest, options: CallOptions) async -> RequestResult<ChatHistoryResponse, ChatRoom.GetHistoryError> {

@@ -9,13 +9,13 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Keys` service (auth: account, status: enabled).
 public enum Keys {
     /// `PUT /v2/keys?identity={identity}`
-    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account)
+    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account, requestBodyType: SetKeysRequest.self)
 
     /// `GET /v2/keys?identity={identity}`
-    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true)
+    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true, responseBodyType: PreKeyCount.self)
 
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true)
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true, responseBodyType: PreKeyBundle.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Keys", auth: .account, versions: nil, status: .enabled, endpoints: [Keys.setKeys, Keys.getPreKeyCount, Keys.getPreKeys], events: [])
@@ -261,6 +261,11 @@ public struct KeysClient: KeysService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func setKeys(_ request: SetKeysRequest, options: CallOptions) async -> RequestResult<Void, Keys.SetKeysError> {

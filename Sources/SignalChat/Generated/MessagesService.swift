@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Messages` service (auth: account, status: enabled).
 public enum Messages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000))
+    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000), requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self)
 
     /// Pushed as `PUT /api/v1/message`.
-    public static let incomingMessageEvent = EventDescriptor(name: "incomingMessage", verb: "PUT", path: "/api/v1/message", acknowledgement: .afterHandling)
+    public static let incomingMessageEvent = EventDescriptor(name: "incomingMessage", verb: "PUT", path: "/api/v1/message", acknowledgement: .afterHandling, payloadType: Envelope.self)
 
     /// Pushed as `PUT /api/v1/queue/empty`.
     public static let queueEmptyEvent = EventDescriptor(name: "queueEmpty", verb: "PUT", path: "/api/v1/queue/empty", acknowledgement: .onReceipt)
@@ -124,6 +124,11 @@ public struct MessagesClient: MessagesService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func sendMessage(_ request: SendMessageRequest, options: CallOptions) async -> RequestResult<SendMessageResponse, Messages.SendMessageError> {

@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Profiles` service (auth: account, status: enabled).
 public enum Profiles {
     /// `GET /v1/profile/{identifier}/{version}`
-    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true)
+    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true, responseBodyType: Profile.self)
 
     /// `PUT /v1/profile`
-    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account)
+    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account, requestBodyType: SetProfileRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Profiles", auth: .account, versions: nil, status: .enabled, endpoints: [Profiles.getProfile, Profiles.setProfile], events: [])
@@ -189,6 +189,11 @@ public struct ProfilesClient: ProfilesService {
     /// Calls the service over `transport`, which must be an authenticated connection.
     public init(transport: any RPCTransport<Authenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Authenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func getProfile(_ request: GetProfileRequest, options: CallOptions) async -> RequestResult<Profile, Profiles.GetProfileError> {

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderKeys` service (auth: none, status: enabled).
 public enum SealedSenderKeys {
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true)
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true, responseBodyType: PreKeyBundle.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderKeys", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderKeys.getPreKeys], events: [])
@@ -91,6 +91,11 @@ public struct SealedSenderKeysClient: SealedSenderKeysService {
     /// Calls the service over `transport`, which must be an unauthenticated connection.
     public init(transport: any RPCTransport<Unauthenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Unauthenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func getPreKeys(_ request: GetPreKeysRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<PreKeyBundle, SealedSenderKeys.GetPreKeysError> {

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderMessages` service (auth: none, status: enabled).
 public enum SealedSenderMessages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none)
+    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none, requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderMessages", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderMessages.sendSealedMessage], events: [])
@@ -106,6 +106,11 @@ public struct SealedSenderMessagesClient: SealedSenderMessagesService {
     /// Calls the service over `transport`, which must be an unauthenticated connection.
     public init(transport: any RPCTransport<Unauthenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Unauthenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func sendSealedMessage(_ request: SendMessageRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<SendMessageResponse, SealedSenderMessages.SendSealedMessageError> {

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Usernames` service (auth: none, status: enabled).
 public enum Usernames {
     /// `GET /v1/accounts/username_hash/{hash}`
-    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000))
+    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Usernames", auth: .none, versions: 1...2, status: .enabled, endpoints: [Usernames.lookUpUsernameHash], events: [])
@@ -92,6 +92,11 @@ public struct UsernamesClient: UsernamesService {
     /// Calls the service over `transport`, which must be an unauthenticated connection.
     public init(transport: any RPCTransport<Unauthenticated>) {
         self.transport = transport
+    }
+
+    /// Calls the service over `transport`, every call passing through `interceptors` first (the first outermost).
+    public init(transport: any RPCTransport<Unauthenticated>, interceptors: [any ClientInterceptor]) {
+        self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
     }
 
     public func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, options: CallOptions) async -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {

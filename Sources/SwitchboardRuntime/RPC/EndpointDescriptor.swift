@@ -16,11 +16,18 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     public let defaultTimeout: Duration?
     /// Whether the schema marks the endpoint deprecated.
     public let isDeprecated: Bool
+    /// The message the request body holds (the request less its bound fields, or the field
+    /// named by `body`); `nil` when the endpoint sends no body. Lets interceptors decode a
+    /// body they only see as bytes, such as a logger printing it with `@sensitive` fields redacted.
+    public let requestBodyType: (any ProtoMessage.Type)?
+    /// The message a successful response's body holds; `nil` when the endpoint returns none.
+    public let responseBodyType: (any ProtoMessage.Type)?
 
     /// Creates a descriptor.
     public init(
         rpcName: String, verb: String, pathTemplate: String, auth: AuthRequirement,
-        isIdempotent: Bool = false, defaultTimeout: Duration? = nil, isDeprecated: Bool = false
+        isIdempotent: Bool = false, defaultTimeout: Duration? = nil, isDeprecated: Bool = false,
+        requestBodyType: (any ProtoMessage.Type)? = nil, responseBodyType: (any ProtoMessage.Type)? = nil
     ) {
         self.rpcName = rpcName
         self.verb = verb
@@ -29,10 +36,26 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.isIdempotent = isIdempotent
         self.defaultTimeout = defaultTimeout
         self.isDeprecated = isDeprecated
+        self.requestBodyType = requestBodyType
+        self.responseBodyType = responseBodyType
     }
 
     /// `rpcName (VERB template)`, safe to log: the template holds no values.
     public var description: String { "\(rpcName) (\(verb) \(pathTemplate))" }
+
+    public static func == (lhs: EndpointDescriptor, rhs: EndpointDescriptor) -> Bool {
+        lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
+            && lhs.isIdempotent == rhs.isIdempotent && lhs.defaultTimeout == rhs.defaultTimeout
+            && lhs.isDeprecated == rhs.isDeprecated
+            && lhs.requestBodyType.map(ObjectIdentifier.init) == rhs.requestBodyType.map(ObjectIdentifier.init)
+            && lhs.responseBodyType.map(ObjectIdentifier.init) == rhs.responseBodyType.map(ObjectIdentifier.init)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rpcName)
+        hasher.combine(verb)
+        hasher.combine(pathTemplate)
+    }
 }
 
 /// How request and response bodies are encoded.

@@ -15,13 +15,28 @@ public struct EventDescriptor: Sendable, Hashable {
     public let verb: String
     public let path: String
     public let acknowledgement: Acknowledgement
+    /// The message the push carries; `nil` for an event without a payload. Lets push
+    /// interceptors decode a payload they only see as bytes.
+    public let payloadType: (any ProtoMessage.Type)?
 
     /// Creates a descriptor.
-    public init(name: String, verb: String, path: String, acknowledgement: Acknowledgement) {
+    public init(name: String, verb: String, path: String, acknowledgement: Acknowledgement, payloadType: (any ProtoMessage.Type)? = nil) {
         self.name = name
         self.verb = verb
         self.path = path
         self.acknowledgement = acknowledgement
+        self.payloadType = payloadType
+    }
+
+    public static func == (lhs: EventDescriptor, rhs: EventDescriptor) -> Bool {
+        lhs.name == rhs.name && lhs.verb == rhs.verb && lhs.path == rhs.path && lhs.acknowledgement == rhs.acknowledgement
+            && lhs.payloadType.map(ObjectIdentifier.init) == rhs.payloadType.map(ObjectIdentifier.init)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(verb)
+        hasher.combine(path)
     }
 
     /// Whether a pushed request is this event.

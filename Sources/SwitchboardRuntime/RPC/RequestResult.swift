@@ -23,6 +23,24 @@ public enum RequestResult<Success: Sendable, EndpointError: Error & Sendable>: S
         return nil
     }
 
+    /// Whether the call succeeded.
+    public var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+
+    /// The endpoint's own error, or `nil`.
+    public var endpointError: EndpointError? {
+        if case let .nonSuccess(error) = self { return error }
+        return nil
+    }
+
+    /// The transport failure, or `nil`.
+    public var transportError: TransportError? {
+        if case let .failure(error) = self { return error }
+        return nil
+    }
+
     /// Transforms the success value.
     public func map<NewSuccess: Sendable>(_ transform: (Success) throws(TransportError) -> NewSuccess) -> RequestResult<NewSuccess, EndpointError> {
         switch self {

@@ -6,8 +6,10 @@ public struct InProcessTransport<Auth: AuthMode>: RPCTransport {
     /// Serves requests with `router`, as a connection of kind `Auth`.
     public init(router: RPCRouter, as auth: Auth.Type = Auth.self) { self.router = router }
 
-    /// Serves requests with these routes.
-    public init(routes: [RPCRoute], as auth: Auth.Type = Auth.self) { self.router = RPCRouter(routes: routes) }
+    /// Serves requests with these routes, each passing through `interceptors` first.
+    public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = [], as auth: Auth.Type = Auth.self) {
+        self.router = RPCRouter(routes: routes, interceptors: interceptors)
+    }
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         let wire = ServerRequest(verb: request.verb, path: request.path, headers: request.headers, body: request.body)

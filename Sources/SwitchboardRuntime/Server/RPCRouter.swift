@@ -18,9 +18,15 @@ public struct RPCRoute: Sendable {
 /// in-process transport and the mock chat server both serve through it.
 public final class RPCRouter: Sendable {
     let routes: [RPCRoute]
+    /// Each route's handler behind the interceptors, in the order of `routes`.
+    let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
 
-    /// Creates a router over `routes`.
-    public init(routes: [RPCRoute]) { self.routes = routes }
+    /// Creates a router over `routes`; every request a route serves passes through
+    /// `interceptors` first, outermost first.
+    public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
+        self.routes = routes
+        handlers = routes.map { InterceptorChain.server(interceptors, around: $0.handler) }
+    }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
     /// verb, 401 when an account-only endpoint is called without an account, and 403
@@ -29,7 +35,7 @@ public final class RPCRouter: Sendable {
         let path = request.pathWithoutQuery
         var pathMatched = false
         var wrongConnection = false
-        for route in routes {
+        for (route, handler) in zip(routes, handlers) {
             guard let parameters = route.template.match(path) else { continue }
             pathMatched = true
             guard route.endpoint.verb == request.verb else { continue }
@@ -41,8 +47,8 @@ public final class RPCRouter: Sendable {
             guard let query = PathEncoding.parseQuery(request.query) else {
                 return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
             }
-            let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query)
-            return await route.handler(request, context)
+            let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint)
+            return await handler(request, context)
         }
         if wrongConnection {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")

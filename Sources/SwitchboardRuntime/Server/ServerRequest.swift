@@ -39,13 +39,19 @@ public struct ServerContext: Sendable {
     public var pathParameters: [String: String]
     /// Decoded query parameters, in order.
     public var query: [(name: String, value: String)]
+    /// The endpoint the request matched; `nil` for a context made outside a router.
+    public var endpoint: EndpointDescriptor?
 
     /// Creates a context.
-    public init(auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String] = [:], query: [(name: String, value: String)] = []) {
+    public init(
+        auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String] = [:],
+        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil
+    ) {
         self.auth = auth
         self.headers = headers
         self.pathParameters = pathParameters
         self.query = query
+        self.endpoint = endpoint
     }
 
     /// The last value of query parameter `name`.

@@ -59,11 +59,13 @@ extension ServerRequest: CustomStringConvertible, CustomDebugStringConvertible, 
 extension ServerContext: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The authentication, headers redacted, and parameter names without their values.
     public var description: String {
-        "ServerContext(\(auth), headers: \(headers), path parameters: \(pathParameters.keys.sorted()), query: \(query.map(\.name)))"
+        "ServerContext(\(auth), headers: \(headers), path parameters: \(pathParameters.keys.sorted()), query: \(query.map(\.name))"
+            + (endpoint.map { ", endpoint: \($0.rpcName))" } ?? ")")
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
-        Mirror(self, children: ["auth": auth, "headers": headers, "pathParameters": pathParameters.keys.sorted(), "query": query.map(\.name)],
+        Mirror(self, children: ["auth": auth, "headers": headers, "pathParameters": pathParameters.keys.sorted(), "query": query.map(\.name),
+                                "endpoint": endpoint?.rpcName as Any],
                displayStyle: .struct)
     }
 }

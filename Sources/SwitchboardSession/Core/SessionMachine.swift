@@ -1,3 +1,5 @@
+import SwitchboardRuntime
+
 /// The session's pure core: the specification's transitions plus the entry and exit
 /// behaviour of each state, as effects for a driver to perform. No clocks, sockets or
 /// tasks, so every path is tested exhaustively and deterministically.

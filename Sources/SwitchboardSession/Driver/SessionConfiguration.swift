@@ -1,3 +1,4 @@
+import SwitchboardRuntime
 import SwitchboardChat
 
 /// Timers and failure classification for a session. The defaults follow Revolt's session

@@ -1,0 +1,98 @@
+import Foundation
+
+/// Retries calls to idempotent endpoints (`idempotent` in the schema) that failed in a way
+/// another attempt may fix, waiting as a session waits to reconnect (``RetryBackoff``:
+/// (2^n − 1) s ± 20% after the n-th failure) and at least as long as the server's
+/// `Retry-After`. Calls to other endpoints pass through untouched: repeating them could
+/// repeat their effect.
+///
+/// Every attempt runs within the call's one deadline: a retry that could not start before
+/// it is not made, and the last answer or failure is returned instead.
+public struct RetryInterceptor: ClientInterceptor {
+    /// When and how often to retry.
+    public struct Policy: Sendable, Hashable {
+        /// Attempts in all, the first included (3). One turns retrying off.
+        public var maximumAttempts: Int
+        /// The wait before each retry.
+        public var backoff: RetryBackoff
+        /// Statuses worth another attempt: 429 and the gateway's 502, 503, 504.
+        public var retryableStatuses: Set<Int>
+        /// The longest `Retry-After` worth waiting for (60 s); a server asking for more is
+        /// answered with its response, for the app to decide.
+        public var maximumRetryAfter: Duration
+
+        /// Creates a policy.
+        public init(
+            maximumAttempts: Int = 3, backoff: RetryBackoff = RetryBackoff(),
+            retryableStatuses: Set<Int> = [429, 502, 503, 504], maximumRetryAfter: Duration = .seconds(60)
+        ) {
+            self.maximumAttempts = maximumAttempts
+            self.backoff = backoff
+            self.retryableStatuses = retryableStatuses
+            self.maximumRetryAfter = maximumRetryAfter
+        }
+    }
+
+    /// The policy in force.
+    public let policy: Policy
+    let jitter: @Sendable () -> Double
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    /// Retries by `policy`. `jitter` and `sleep` are for tests that must not wait.
+    public init(
+        policy: Policy = Policy(),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: RetryBackoff.jitterRange) },
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    ) {
+        self.policy = policy
+        self.jitter = jitter
+        self.sleep = sleep
+    }
+
+    public func intercept(
+        _ request: RPCRequest, next: @Sendable (RPCRequest) async throws(TransportError) -> RPCResponse
+    ) async throws(TransportError) -> RPCResponse {
+        guard request.endpoint.isIdempotent else { return try await next(request) }
+        var failures = 0
+        while true {
+            let outcome: Result<RPCResponse, TransportError>
+            do {
+                outcome = .success(try await next(request))
+            } catch {
+                outcome = .failure(error)
+            }
+            failures += 1
+            guard failures < policy.maximumAttempts, let delay = retryDelay(after: outcome, failures: failures),
+                  request.deadline.map({ ContinuousClock.now.advanced(by: delay) < $0 }) ?? true else {
+                return try outcome.get()
+            }
+            do {
+                try await sleep(delay)
+            } catch {
+                throw .cancelled
+            }
+            if Task.isCancelled { throw .cancelled }
+        }
+    }
+
+    /// The wait before the next attempt, or `nil` when `outcome` is not worth retrying.
+    func retryDelay(after outcome: Result<RPCResponse, TransportError>, failures: Int) -> Duration? {
+        let retryAfter: Duration?
+        switch outcome {
+        case let .success(response):
+            guard policy.retryableStatuses.contains(response.status) else { return nil }
+            retryAfter = response.retryAfter()
+        case let .failure(error):
+            switch error {
+            case .disconnected, .notConnected: retryAfter = nil
+            case let .retryLater(after): retryAfter = after
+            // The deadline passed, the caller gave up, or the request itself is at fault.
+            case .timeout, .cancelled, .invalidRequest, .unroutable, .notStubbed, .unexpectedResponse,
+                 .undecodableResponse, .serverError:
+                return nil
+            }
+        }
+        if let retryAfter, retryAfter > policy.maximumRetryAfter { return nil }
+        return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: retryAfter)
+    }
+}

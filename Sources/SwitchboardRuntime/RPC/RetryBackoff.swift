@@ -1,0 +1,27 @@
+/// The retry delay after a failure: (2^x − 1) seconds times a jitter factor in [0.8, 1.2],
+/// where x is the failure count, so the first retry comes after about a second.
+public struct RetryBackoff: Sendable, Hashable {
+    /// The longest delay; the formula alone reaches 17 minutes by the tenth failure.
+    public var maximum: Duration?
+    /// The jitter range the formula allows.
+    public static let jitterRange: ClosedRange<Double> = 0.8...1.2
+
+    public init(maximum: Duration? = .seconds(300)) { self.maximum = maximum }
+
+    /// The delay for `failureCount` (≥ 1) with `jitter` (clamped to 0.8...1.2), at least
+    /// `floor` when the server said when to come back (Retry-After).
+    public func delay(failureCount: Int, jitter: Double, floor: Duration? = nil) -> Duration {
+        let exponent = min(max(failureCount, 0), 62)
+        let seconds = Double((Int64(1) << exponent) - 1)
+        let factor = min(max(jitter, Self.jitterRange.lowerBound), Self.jitterRange.upperBound)
+        var milliseconds = (seconds * factor * 1000).rounded()
+        if let maximum {
+            let (seconds, attoseconds) = maximum.components
+            milliseconds = min(milliseconds, Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+        }
+        // Without a maximum, stay within what a Duration of milliseconds can hold.
+        var delay = Duration.milliseconds(Int64(min(milliseconds, 9.0e18)))
+        if let floor, delay < floor { delay = floor }
+        return delay
+    }
+}

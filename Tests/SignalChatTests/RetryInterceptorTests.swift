@@ -1,0 +1,144 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// The shipped retry interceptor: idempotent endpoints only, the session's backoff,
+/// `Retry-After` as a floor, and never past the call's deadline.
+@Suite struct RetryInterceptorTests {
+    /// Answers each attempt with the next scripted outcome and counts attempts.
+    final class Scripted<Auth: AuthMode>: RPCTransport, @unchecked Sendable {
+        let outcomes: Locked<[Result<RPCResponse, TransportError>]>
+        let attempts = Locked(0)
+        init(_ outcomes: [Result<RPCResponse, TransportError>]) { self.outcomes = Locked(outcomes) }
+
+        func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+            attempts.withLock { $0 += 1 }
+            let next = outcomes.withLock { $0.isEmpty ? .failure(.notConnected) : $0.removeFirst() }
+            return try next.get()
+        }
+    }
+
+    /// Records every wait instead of waiting.
+    final class Sleeps: @unchecked Sendable {
+        let waits = Locked<[Duration]>([])
+        var sleep: @Sendable (Duration) async throws -> Void { { [waits] delay in waits.withLock { $0.append(delay) } } }
+    }
+
+    static let found = RPCResponse(status: 200, body: Data(#"{"uuid":"aci-1"}"#.utf8))
+    static func status(_ status: Int, retryAfter: String? = nil) -> RPCResponse {
+        var headers = RPCHeaders()
+        if let retryAfter { headers.add("Retry-After", retryAfter) }
+        return RPCResponse(status: status, headers: headers)
+    }
+
+    func retrying(_ sleeps: Sleeps, policy: RetryInterceptor.Policy = .init()) -> RetryInterceptor {
+        RetryInterceptor(policy: policy, jitter: { 1.0 }, sleep: sleeps.sleep)
+    }
+
+    let lookUp = LookUpUsernameHashRequest(hash: Data([1]))
+
+    @Test func retriesAnIdempotentEndpointWithTheSessionsBackoff() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(503)), .failure(.disconnected(reason: "reset")), .success(Self.found)])
+        let sleeps = Sleeps()
+        let client = UsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
+        let result = await client.lookUpUsernameHash(lookUp)
+        #expect(result.value?.uuid == "aci-1")
+        #expect(transport.attempts.withLock { $0 } == 3)
+        // (2^1 − 1) s, then (2^2 − 1) s: the delays a session waits before reconnecting.
+        let backoff = RetryBackoff()
+        #expect(sleeps.waits.withLock { $0 } == [backoff.delay(failureCount: 1, jitter: 1), backoff.delay(failureCount: 2, jitter: 1)])
+        #expect(sleeps.waits.withLock { $0 } == [.seconds(1), .seconds(3)])
+    }
+
+    @Test func givesUpAfterTheLastAttemptWithTheLastAnswer() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(503)), .success(Self.status(503)), .success(Self.status(503, retryAfter: "1"))])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp)
+        #expect(transport.attempts.withLock { $0 } == 3)
+        #expect(result.transportError == .retryLater(retryAfter: .seconds(1)))
+        #expect(sleeps.waits.withLock { $0.count } == 2)
+    }
+
+    @Test func honoursRetryAfterAsAFloor() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(429, retryAfter: "7")), .success(Self.found)])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(30)))
+        #expect(result.isSuccess)
+        #expect(sleeps.waits.withLock { $0 } == [.seconds(7)])
+    }
+
+    @Test func aRetryAfterBeyondTheLimitIsAnsweredNotAwaited() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(429, retryAfter: "3600")), .success(Self.found)])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp)
+        #expect(result.endpointError == .rateLimited(retryAfter: .seconds(3600)))
+        #expect(transport.attempts.withLock { $0 } == 1)
+        #expect(sleeps.waits.withLock { $0 }.isEmpty)
+    }
+
+    @Test func neverRetriesPastTheCallsDeadline() async {
+        // 1 s fits before a deadline 2.5 s away; the next wait (3 s) would end after it, so
+        // the call ends with the last failure. Called directly, so no scheduling delay of a
+        // loaded machine eats into the deadline.
+        let transport = Scripted<Unauthenticated>([.failure(.notConnected), .failure(.notConnected), .success(Self.found)])
+        let sleeps = Sleeps()
+        let request = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: "/v1/accounts/username_hash/AQ",
+                                 deadline: .now.advanced(by: .milliseconds(2500)))
+        let retry = retrying(sleeps)
+        do {
+            _ = try await retry.intercept(request) { (request: RPCRequest) async throws(TransportError) -> RPCResponse in
+                try await transport.send(request)
+            }
+            Issue.record("expected the last failure")
+        } catch {
+            #expect(error == .notConnected)
+        }
+        #expect(transport.attempts.withLock { $0 } == 2)
+        #expect(sleeps.waits.withLock { $0 } == [.seconds(1)])
+    }
+
+    @Test func leavesNonIdempotentEndpointsAlone() async {
+        let transport = Scripted<Authenticated>([.failure(.disconnected(reason: "reset")), .success(RPCResponse(status: 200, body: Data("{}".utf8)))])
+        let sleeps = Sleeps()
+        let client = AccountUsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
+        #expect(!AccountUsernames.reserveUsernameHash.isIdempotent)
+        let result = await client.reserveUsernameHash(ReserveUsernameHashRequest(usernameHashes: [Data([1])]))
+        #expect(result.transportError == .disconnected(reason: "reset"))
+        #expect(transport.attempts.withLock { $0 } == 1)
+        #expect(sleeps.waits.withLock { $0 }.isEmpty)
+    }
+
+    @Test(arguments: [TransportError.timeout, .invalidRequest("bad"), .unexpectedResponse("garbage"), .undecodableResponse("x")])
+    func failuresAnotherAttemptCannotFixAreNotRetried(_ failure: TransportError) async {
+        let transport = Scripted<Unauthenticated>([.failure(failure), .success(Self.found)])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp)
+        #expect(result.transportError == failure)
+        #expect(transport.attempts.withLock { $0 } == 1)
+    }
+
+    @Test func statusesOutsideThePolicyAreNotRetried() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(500)), .success(Self.found)])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp)
+        #expect(result.transportError == .serverError(status: 500))
+        #expect(transport.attempts.withLock { $0 } == 1)
+    }
+
+    @Test func cancellationDuringTheWaitEndsTheCall() async {
+        let transport = Scripted<Unauthenticated>([.failure(.notConnected), .success(Self.found)])
+        // The real sleep: cancelling the task must end the wait, and the call, at once.
+        let client = UsernamesClient(transport: transport, interceptors: [RetryInterceptor(policy: .init(backoff: RetryBackoff()), jitter: { 1.2 })])
+        let task = Task { await client.lookUpUsernameHash(lookUp) }
+        // Cancel once the first attempt failed, while the retry waits (at most 5 s of polling).
+        for _ in 0..<500 where transport.attempts.withLock({ $0 }) == 0 { try? await Task.sleep(for: .milliseconds(10)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        task.cancel()
+        let result = await task.value
+        #expect(result.transportError == .cancelled)
+        // Past the 1.2 s wait: a retry that slept through the cancellation would have tried again.
+        try? await Task.sleep(for: .milliseconds(1500))
+        #expect(transport.attempts.withLock { $0 } == 1)
+    }
+}
