@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Switchboard: a schema-driven Swift SDK generator for chat servers.
@@ -16,6 +16,10 @@ let package = Package(
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
         .library(name: "SwitchboardDynamic", targets: ["SwitchboardDynamic"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
+        // Generates a target's SDK at build time from its *.sb files (or switchboard-config.json).
+        .plugin(name: "SwitchboardGenerator", targets: ["SwitchboardGenerator"]),
+        // `swift package generate-sdk [--check]`: writes committed SDKs into their targets.
+        .plugin(name: "GenerateSDK", targets: ["GenerateSDK"]),
     ],
     targets: [
         // Runtime that generated code calls.
@@ -55,7 +59,8 @@ let package = Package(
             path: "Examples/SessionDemo"
         ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
-        .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat"),
+        // `swift package generate-sdk --target SignalChat` regenerates it as the README's command does.
+        .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat", exclude: ["switchboard-config.json"]),
 
         // Generator: schema front end, Swift emitter, CLI.
         .target(name: "SwitchboardSchema", path: "Generator/SwitchboardSchema"),
@@ -66,6 +71,20 @@ let package = Package(
             name: "switchboard",
             dependencies: ["SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat"],
             path: "Generator/switchboard"
+        ),
+
+        // SwiftPM plugins around the CLI (they share Plugins/Shared through symlinks).
+        .plugin(
+            name: "SwitchboardGenerator", capability: .buildTool(),
+            dependencies: ["switchboard"], path: "Plugins/SwitchboardGenerator"
+        ),
+        .plugin(
+            name: "GenerateSDK",
+            capability: .command(
+                intent: .custom(verb: "generate-sdk", description: "Generate the Swift SDK of each target that has a Switchboard schema"),
+                permissions: [.writeToPackageDirectory(reason: "Writes the generated SDK into the target's folder")]
+            ),
+            dependencies: ["switchboard"], path: "Plugins/GenerateSDK"
         ),
 
         // A test-only SDK generated from Tests/Schemas/kitchen_sink: every construct of the language.

@@ -32,6 +32,16 @@ for command in generate export-proto lint call listen mock-server; do
   grep -q "^USAGE: switchboard $command" "$work/out" && pass "$command --help prints its usage" || fail "$command --help prints its usage"
 done
 expect_status 0 "lint accepts the sample schema" "$bin" lint schema
+# --layout per-schema-file: one <path below the schema>.sb.swift per schema file, as the build plugin expects.
+expect_status 2 "an unknown --layout is a usage error" "$bin" generate schema --output "$work/layout" --layout by-file
+expect_status 0 "generate --layout per-schema-file" "$bin" generate schema --output "$work/layout" --layout per-schema-file
+[ "$(cd "$work/layout" && ls | tr '\n' ' ')" = "$(cd schema && ls *.sb | sed 's/$/.swift/' | tr '\n' ' ')" ] \
+  && pass "one file per schema file, named after it" || { fail "one file per schema file, named after it"; ls "$work/layout"; }
+mkdir -p "$work/clash/a"
+printf 'package p\nmessage A { 1 x: string }\n' > "$work/clash/a_b.sb"
+printf 'package p\nmessage B { 1 x: string }\n' > "$work/clash/a/b.sb"
+expect_status 1 "two schema files flattening to one output name are an error" "$bin" generate "$work/clash" --output "$work/clash-out" --layout per-schema-file
+grep -q "two outputs are named a_b.sb.swift" "$work/err" && [ ! -e "$work/clash-out" ] && pass "the clash is named and nothing is written" || fail "the clash is named and nothing is written"
 # Diagnostics name files as they open from here; an unclosed block is one error where it opened.
 mkdir -p "$work/unclosed"
 printf 'package demo\nmessage A {\n  1 x: int32\n  message B { 1 y: string }\n' > "$work/unclosed/a.sb"

@@ -75,6 +75,15 @@ else
   echo "  FAIL a schema using every runtime type name:"; echo "$output" | head -20; failures=$((failures + 1))
 fi
 
+# The build plugin's layout (one file per schema file) holds the same code: it must compile too.
+mkdir -p "$work/layout"
+if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate schema --output "$work/layout" --layout per-schema-file 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name SignalChat -I "$modules" "${clang_modules[@]}" "$work"/layout/*.swift 2>&1); then
+  echo "  ok   the sample schema in the build plugin's layout (one file per schema file) compiles"
+else
+  echo "  FAIL the sample schema in the build plugin's layout:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+
 # The Apple-only TLS stream cannot be built here; type-check it (Swift 6, warnings as errors)
 # against stand-ins with Apple's signatures for the Network and Security calls it makes.
 stand_ins="$work/apple"

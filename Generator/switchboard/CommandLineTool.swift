@@ -7,9 +7,13 @@ enum CommandLineTool {
     /// Each command's usage: its synopsis, then what it does.
     static let commands: [(name: String, usage: String)] = [
         ("generate", """
-            generate <schema-dir> --output <dir> [--module <name>] [--access public|package|internal] [--check]
+            generate <schema-dir> --output <dir> [--module <name>] [--access public|package|internal]
+                     [--layout per-type|per-schema-file] [--check]
                 Generate Swift from every *.sb file under <schema-dir>. With --check, write nothing:
                 list stale, missing and extra files and exit 1 if the output is not up to date.
+                --module names the module the code is compiled into (default: the folder above a
+                Generated output folder, else the output folder's name). --layout per-schema-file
+                writes one <path_below_schema_dir>.sb.swift per schema file (what the build plugin uses).
             """),
         ("export-proto", """
             export-proto <schema-dir> [--output <file.proto>]

@@ -5,7 +5,7 @@ import SwitchboardSchema
 /// `switchboard generate`: writes Swift for a schema, or checks that it is up to date.
 enum GenerateCommand {
     static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--output", "--module", "--access"])
+        try arguments.rejectUnknown(allowed: ["--output", "--module", "--access", "--layout"])
         guard let outputPath = arguments.options["--output"] else {
             throw CommandLineTool.UsageError("generate needs --output <dir>")
         }
@@ -13,12 +13,24 @@ enum GenerateCommand {
         guard ["public", "package", "internal"].contains(access) else {
             throw CommandLineTool.UsageError("--access must be public, package or internal")
         }
+        let layoutName = arguments.options["--layout"] ?? SwiftEmitterOptions.Layout.perType.rawValue
+        guard let layout = SwiftEmitterOptions.Layout(rawValue: layoutName) else {
+            throw CommandLineTool.UsageError("--layout must be per-type or per-schema-file")
+        }
         let outputDirectory = URL(fileURLWithPath: outputPath)
         // The module defaults to the target folder holding the output (Sources/<Module>/Generated).
         let module = arguments.options["--module"] ?? defaultModuleName(for: outputDirectory)
         guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
 
-        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, moduleName: module))
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, moduleName: module, layout: layout))
+        // Two schema files can flatten to one name (`a_b.sb` and `a/b.sb`); never let one overwrite the other.
+        var seen: [String: Int] = [:]
+        for (index, file) in files.enumerated() {
+            if let first = seen.updateValue(index, forKey: file.path) {
+                CommandLineTool.printError("switchboard: error: two outputs are named \(file.path) (from \(files[first].sourcePath) and \(file.sourcePath)); rename one")
+                return 1
+            }
+        }
         let plan = OutputPlan(directory: outputDirectory, files: files)
         if arguments.flags.contains("--check") {
             let problems = plan.problems()

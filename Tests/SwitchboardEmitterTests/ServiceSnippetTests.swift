@@ -105,6 +105,27 @@ import Testing
         #expect(text.contains("public init(transport: any RPCTransport<Authenticated>)"))
     }
 
+    @Test func descriptorsNameTheirBodyTypesAndClientsTakeInterceptors() throws {
+        let text = try file("ThingsService.swift")
+        #expect(text.contains("""
+            public static let getThing = EndpointDescriptor(rpcName: "demo.Things/GetThing", verb: "PUT", pathTemplate: "/v1/things/{id}/{token}?limit={limit}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(500), requestBodyType: Req.self, responseBodyType: Resp.self)
+            """))
+        #expect(text.contains("""
+                public init(transport: any RPCTransport<Unauthenticated>, interceptors: [any ClientInterceptor]) {
+                    self.transport = interceptors.isEmpty ? transport : InterceptedTransport(transport, interceptors: interceptors)
+                }
+            """))
+        // Routes through the namespace stay unambiguous for a type serving several services.
+        #expect(text.contains("""
+            extension Things {
+                /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+                public static func routes(_ handler: some ThingsHandler) -> [RPCRoute] {
+                    handler.routes
+                }
+            }
+            """))
+    }
+
     @Test func credentialsAreRedacted() throws {
         let text = try file("Credentials.swift")
         #expect(text.contains("public struct ApiKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {"))

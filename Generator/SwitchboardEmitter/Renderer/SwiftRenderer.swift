@@ -9,7 +9,7 @@ public struct SwiftRenderer: Sendable {
         var lines: [String] = file.header.map { $0.isEmpty ? "//" : "// \($0)" }
         if !lines.isEmpty { lines.append("") }
         for module in file.imports { lines.append("import \(module)") }
-        if !file.imports.isEmpty { lines.append("") }
+        if !file.imports.isEmpty && !file.declarations.isEmpty { lines.append("") }
         for (index, declaration) in file.declarations.enumerated() {
             if index > 0 { lines.append("") }
             render(declaration, indent: "", into: &lines)

@@ -10,6 +10,8 @@ public struct SwiftFile: Sendable, Hashable {
     public var header: [String]
     public var imports: [String]
     public var declarations: [SwiftDeclaration]
+    /// The index of the schema file the declarations come from.
+    public var sourceFile: Int = 0
 }
 
 /// A declaration.

@@ -17,6 +17,7 @@ struct ServiceTranslator {
         result.append(.type(clientDeclaration()))
         result.append(.type(handlerDeclaration()))
         result.append(.type(handlerRoutes()))
+        result.append(.type(namespaceRoutes()))
         result.append(.type(mockDeclaration()))
         if !service.events.isEmpty {
             result.append(.type(listenerDeclaration()))
@@ -463,6 +464,16 @@ struct ServiceTranslator {
             documentation: ["Routes for every endpoint, bound to this handler."], access: access, name: "routes",
             type: "[RPCRoute]", getter: routeLines.isEmpty ? [.line("[]")] : [.enclosed("[", routeLines, "]")])
         return SwiftTypeDeclaration(kind: .extension, name: "\(namespace)Handler", members: [.property(property)])
+    }
+
+    /// The same routes reached through the namespace, which stays unambiguous for a type
+    /// that implements several services' handler protocols (each has its own `routes`).
+    func namespaceRoutes() -> SwiftTypeDeclaration {
+        let function = SwiftFunction(
+            documentation: ["The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services."],
+            access: access, signature: "static func routes(_ handler: some \(namespace)Handler) -> [RPCRoute]",
+            body: [.line("handler.routes")])
+        return SwiftTypeDeclaration(kind: .extension, name: namespace, members: [.function(function)])
     }
 
     func indent(_ line: CodeLine) -> CodeLine {

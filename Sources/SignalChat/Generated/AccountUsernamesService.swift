@@ -248,6 +248,13 @@ extension AccountUsernamesHandler {
     }
 }
 
+extension AccountUsernames {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some AccountUsernamesHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `AccountUsernamesService`: stub each endpoint, script results, and inspect calls.
 public final class MockAccountUsernamesService: AccountUsernamesService {
     /// Stubs, scripted results and recorded calls of `reserveUsernameHash`.

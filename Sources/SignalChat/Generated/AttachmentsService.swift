@@ -127,6 +127,13 @@ extension AttachmentsHandler {
     }
 }
 
+extension Attachments {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some AttachmentsHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `AttachmentsService`: stub each endpoint, script results, and inspect calls.
 public final class MockAttachmentsService: AttachmentsService {
     /// Stubs, scripted results and recorded calls of `getUploadForm`.

@@ -155,6 +155,13 @@ extension ChatLobbyHandler {
     }
 }
 
+extension ChatLobby {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some ChatLobbyHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `ChatLobbyService`: stub each endpoint, script results, and inspect calls.
 public final class MockChatLobbyService: ChatLobbyService {
     /// Stubs, scripted results and recorded calls of `listChats`.

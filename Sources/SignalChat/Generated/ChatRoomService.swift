@@ -405,6 +405,13 @@ extension ChatRoomHandler {
     }
 }
 
+extension ChatRoom {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some ChatRoomHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `ChatRoomService`: stub each endpoint, script results, and inspect calls.
 public final class MockChatRoomService: ChatRoomService {
     /// Stubs, scripted results and recorded calls of `getHistory`.

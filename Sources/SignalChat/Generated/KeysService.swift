@@ -382,6 +382,13 @@ extension KeysHandler {
     }
 }
 
+extension Keys {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some KeysHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `KeysService`: stub each endpoint, script results, and inspect calls.
 public final class MockKeysService: KeysService {
     /// Stubs, scripted results and recorded calls of `setKeys`.

@@ -179,6 +179,13 @@ extension MessagesHandler {
     }
 }
 
+extension Messages {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some MessagesHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `MessagesService`: stub each endpoint, script results, and inspect calls.
 public final class MockMessagesService: MessagesService {
     /// Stubs, scripted results and recorded calls of `sendMessage`.

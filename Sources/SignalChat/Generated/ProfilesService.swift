@@ -271,6 +271,13 @@ extension ProfilesHandler {
     }
 }
 
+extension Profiles {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some ProfilesHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `ProfilesService`: stub each endpoint, script results, and inspect calls.
 public final class MockProfilesService: ProfilesService {
     /// Stubs, scripted results and recorded calls of `getProfile`.

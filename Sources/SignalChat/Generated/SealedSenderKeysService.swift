@@ -139,6 +139,13 @@ extension SealedSenderKeysHandler {
     }
 }
 
+extension SealedSenderKeys {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some SealedSenderKeysHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `SealedSenderKeysService`: stub each endpoint, script results, and inspect calls.
 public final class MockSealedSenderKeysService: SealedSenderKeysService {
     /// Stubs, scripted results and recorded calls of `getPreKeys`.

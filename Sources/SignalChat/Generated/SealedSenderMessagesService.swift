@@ -162,6 +162,13 @@ extension SealedSenderMessagesHandler {
     }
 }
 
+extension SealedSenderMessages {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some SealedSenderMessagesHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `SealedSenderMessagesService`: stub each endpoint, script results, and inspect calls.
 public final class MockSealedSenderMessagesService: SealedSenderMessagesService {
     /// Stubs, scripted results and recorded calls of `sendSealedMessage`.

@@ -139,6 +139,13 @@ extension UsernamesHandler {
     }
 }
 
+extension Usernames {
+    /// The routes of every endpoint, bound to `handler`; unambiguous when one type serves several services.
+    public static func routes(_ handler: some UsernamesHandler) -> [RPCRoute] {
+        handler.routes
+    }
+}
+
 /// A thread-safe test double of `UsernamesService`: stub each endpoint, script results, and inspect calls.
 public final class MockUsernamesService: UsernamesService {
     /// Stubs, scripted results and recorded calls of `lookUpUsernameHash`.

@@ -1,0 +1,45 @@
+import Foundation
+import PackagePlugin
+
+/// `swift package generate-sdk [--target <name>]... [--check]`: writes each target's SDK
+/// into its folder (`Generated/` unless `switchboard-config.json` says otherwise), for teams
+/// that commit generated code. `--check` writes nothing and fails when the committed code is
+/// stale, for CI. Targets are those with `*.sb` files or a `switchboard-config.json`.
+@main
+struct GenerateSDK: CommandPlugin {
+    func performCommand(context: PluginContext, arguments: [String]) async throws {
+        var extractor = ArgumentExtractor(arguments)
+        let names = extractor.extractOption(named: "target")
+        let check = extractor.extractFlag(named: "check") > 0
+        if !extractor.remainingArguments.isEmpty {
+            throw PluginError("unknown arguments: \(extractor.remainingArguments.joined(separator: " ")); usage: generate-sdk [--target <name>]... [--check]")
+        }
+        let targets = names.isEmpty ? context.package.targets : try context.package.targets(named: names)
+        let tool = try context.tool(named: "switchboard").url
+        var generated = 0
+        var failed: [String] = []
+        for case let target as SourceModuleTarget in targets {
+            guard let location = try SchemaLocation.find(in: target) else {
+                if !names.isEmpty { throw PluginError("target \(target.name) has no *.sb files and no \(SchemaLocation.configurationName)") }
+                continue
+            }
+            generated += 1
+            let output = target.directoryURL.appendingPathComponent(location.output).standardizedFileURL
+            var arguments = ["generate", location.schema.path, "--output", output.path, "--module", target.moduleName, "--access", location.access]
+            if check { arguments.append("--check") }
+            let process = Process()
+            process.executableURL = tool
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            if process.terminationStatus != 0 { failed.append(target.name) }
+        }
+        if generated == 0 {
+            throw PluginError("no target has *.sb files or a \(SchemaLocation.configurationName)")
+        }
+        if !failed.isEmpty {
+            throw PluginError(check ? "generated code is stale in \(failed.joined(separator: ", ")): run `swift package generate-sdk`"
+                                    : "could not generate \(failed.joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Uses Switchboard as an app's package would: Examples/RoomsApp depends on this repository
+# by path, has its own schema, and
+#   1. builds with the SwitchboardGenerator build plugin (SDK generated at build time) and
+#      warnings as errors, printing the build time (clean on a fresh clone);
+#   2. runs its tests: typed calls and a push over a loopback ChatServer, and the generated mock;
+#   3. checks its committed SDK with `swift package generate-sdk --check`, sees the check fail
+#      when a generated file is missing, and sees generate-sdk write it back byte for byte;
+#   4. breaks its schema and sees the build fail with the generator's diagnostic.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+app="$root/Examples/RoomsApp"
+cd "$app"
+work=$(mktemp -d)
+schema_file=Sources/RoomsAPI/rooms.sb
+cp "$schema_file" "$work/rooms.sb"
+# Whatever happens, the app's schema and committed SDK are left as they were.
+trap 'cp "$work/rooms.sb" "$schema_file"; git -C "$app" checkout -q -- Sources/Presence/Generated 2>/dev/null || true; rm -rf "$work"' EXIT
+failures=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
+flags=(-Xswiftc -warnings-as-errors)
+
+echo "consumer package (Examples/RoomsApp):"
+start=$(date +%s)
+if swift build "${flags[@]}" --build-tests >"$work/build.log" 2>&1; then
+  pass "builds with the build plugin in $(( $(date +%s) - start )) s"
+else
+  fail "build"; tail -n 40 "$work/build.log"; exit 1
+fi
+if grep -E "(^|: )warning:" "$work/build.log" | grep -v "^warning: unable to find" >/dev/null; then
+  fail "the build prints no warnings"; grep -E "warning:" "$work/build.log" | head
+else
+  pass "the build prints no warnings"
+fi
+if swift test "${flags[@]}" --skip-build >"$work/test.log" 2>&1; then
+  pass "its tests pass ($(grep -oE 'Test run with [0-9]+ tests' "$work/test.log" | head -1))"
+else
+  fail "its tests"; grep -E "✘|error" "$work/test.log" | head -20
+fi
+
+plugin=(swift package --allow-writing-to-package-directory generate-sdk --target Presence)
+if "${plugin[@]}" --check >"$work/check.log" 2>&1; then pass "generate-sdk --check: the committed SDK is up to date"
+else fail "generate-sdk --check on the committed SDK"; tail -n 5 "$work/check.log"; fi
+rm Sources/Presence/Generated/Status.swift
+if "${plugin[@]}" --check >"$work/check.log" 2>&1; then fail "generate-sdk --check notices a missing file"
+elif grep -q "missing: .*Sources/Presence/Generated/Status.swift" "$work/check.log"; then pass "generate-sdk --check fails on a missing file and names it"
+else fail "generate-sdk --check names the missing file"; tail -n 5 "$work/check.log"; fi
+if "${plugin[@]}" >"$work/generate.log" 2>&1 && git diff --quiet -- Sources/Presence/Generated && [ -f Sources/Presence/Generated/Status.swift ]; then
+  pass "generate-sdk writes it back byte for byte"
+else fail "generate-sdk writes it back"; tail -n 5 "$work/generate.log"; fi
+
+# A schema error fails the build with the generator's file:line:column diagnostic.
+printf '\nmessage Broken {\n  1 x: Missing\n}\n' >> "$schema_file"
+line=$(( $(wc -l < "$work/rooms.sb") + 3 ))
+if swift build "${flags[@]}" --target RoomsAPI >"$work/broken.log" 2>&1; then
+  fail "a broken schema fails the build"
+elif grep -q "rooms.sb:$line:8: error: unknown type 'Missing'" "$work/broken.log"; then
+  pass "a broken schema fails the build with its diagnostic (rooms.sb:$line:8)"
+else
+  fail "the build shows the schema's diagnostic"; grep -E "error" "$work/broken.log" | head
+fi
+cp "$work/rooms.sb" "$schema_file"
+
+if [ "$failures" -gt 0 ]; then echo "consumer tests: $failures failed"; exit 1; fi
+echo "consumer tests: all passed"
