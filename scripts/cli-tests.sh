@@ -223,6 +223,19 @@ for _ in $(seq 1 50); do after=$(sockets); [ "$after" -le "$before" ] && break; 
 expect_status 0 "the server still answers after 300 connections under a 64-descriptor limit" timeout 60 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# --require-credentials: only the given credentials open the authenticated connection.
+expect_status 2 "--require-credentials without credentials is a usage error" "$bin" mock-server --require-credentials
+expect_status 2 "credentials without --require-credentials are a usage error" "$bin" mock-server --credentials aci-1.2:pw
+"$bin" mock-server --require-credentials --credentials aci-1.2:pw >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+strict_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+expect_status 1 "--require-credentials refuses other credentials" "$bin" call --url "$strict_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}' --credentials aci-1.2:wrong
+grep -q "credentials rejected" "$work/err" && pass "the refusal says the credentials were rejected" || fail "the refusal says the credentials were rejected"
+expect_status 0 "--require-credentials accepts its credentials" "$bin" call --url "$strict_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}' --credentials aci-1.2:pw
+expect_status 0 "--require-credentials still serves the unauthenticated connection" "$bin" call --url "$strict_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # The mock server's limits: one client at a time, and a silent one let go after a second.
 expect_status 2 "--max-connections must be positive" "$bin" mock-server --max-connections 0
 "$bin" mock-server --max-connections 1 --idle-timeout 1 >"$work/mock.out" 2>"$work/mock.err" &

@@ -39,9 +39,13 @@ enum CommandLineTool {
         ("mock-server", """
             mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
                  [--max-connections <n>] [--idle-timeout <seconds>]
+                 [--require-credentials (--credentials <user.device:password> | --credentials-file <file>)]
                 Serve every endpoint of the schema on a loopback port with canned or scripted
                 responses, and deliver scripted pushes to each client that connects. At most
                 1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
+                Any credentials open the authenticated connection unless --require-credentials
+                is given: then only these do, others are refused with 401, and a client without
+                credentials still gets the unauthenticated connection.
             """),
     ]
 
@@ -71,7 +75,7 @@ enum CommandLineTool {
         var repeated: [String: [String]] = [:]
         var flags: Set<String> = []
 
-        static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose"]
+        static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose", "--require-credentials"]
 
         init(_ arguments: [String]) throws(UsageError) {
             var index = 0

@@ -14,7 +14,14 @@ import SwitchboardSchema
 /// delivered in order to every client that connects, then "queue empty" when the schema has it.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes", "--max-connections", "--idle-timeout"])
+        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes", "--max-connections", "--idle-timeout",
+                                              "--credentials", "--credentials-file"])
+        let required = try ChatCommandSupport.credentials(arguments)
+        if arguments.flags.contains("--require-credentials") {
+            guard required != nil else { throw .init("--require-credentials needs --credentials, --credentials-file or $\(ChatCommandSupport.credentialsVariable)") }
+        } else if required != nil {
+            throw .init("credentials are only checked with --require-credentials")
+        }
         guard arguments.positional.isEmpty else { throw .init("mock-server takes no positional arguments") }
         let port = Int(arguments.options["--port"] ?? "0") ?? -1
         guard (0...65_535).contains(port) else { throw .init("--port must be 0...65535") }
@@ -47,7 +54,12 @@ enum MockServerCommand {
         }
         let server: ChatServer
         do {
-            server = try ChatServer(routes: routes, port: port, limits: limits)
+            server = try ChatServer(routes: routes, port: port, limits: limits, authenticate: { authorization in
+                guard let authorization else { return .anonymous }
+                guard let required else { return .account }
+                // Signal's server refuses credentials it does not know with 401.
+                return authorization == required.authorization ? .account : .reject(status: 401, reason: "Unauthorized")
+            })
         } catch {
             CommandLineTool.printError("switchboard: cannot listen on port \(port): \(error)")
             return 1

@@ -347,7 +347,9 @@ public enum ChatClient {
             self.password = password
         }
 
-        var authorization: String {
+        /// The `Authorization` header value the upgrade carries (Basic `user.device:password`),
+        /// for a server checking credentials.
+        public var authorization: String {
             "Basic " + Data("\(username).\(deviceID):\(password)".utf8).base64EncodedString()
         }
 
