@@ -37,12 +37,23 @@ for snippet in Tests/CompileFail/*.swift; do
   fi
 done
 
+# The guides use the example app's schema (Examples/RoomsApp), built here into a module of its
+# own as its build plugin would build it.
+rooms="$work/modules"
+mkdir -p "$rooms" "$work/rooms-sdk"
+swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate Examples/RoomsApp/Sources/RoomsAPI --output "$work/rooms-sdk" \
+  --module RoomsAPI --layout per-schema-file >/dev/null
+swiftc -emit-module -parse-as-library -swift-version 6 -warnings-as-errors -module-name RoomsAPI -I "$modules" "${clang_modules[@]}" \
+  -emit-module-path "$rooms/RoomsAPI.swiftmodule" "$work"/rooms-sdk/*.swift Examples/RoomsApp/Sources/RoomsAPI/*.swift
+typecheck() { swiftc -typecheck -swift-version 6 -I "$modules" -I "$rooms" "${clang_modules[@]}" "$@" 2>&1; }
+
 for guide in docs/guides/*.md; do
   name=$(basename "$guide" .md)
   python3 - "$guide" "$work/$name.swift" <<'PY'
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
-blocks = re.findall(r"```swift\n(.*?)```", text, re.S)
+# A package manifest (it starts with its tools version) is not app code.
+blocks = [b for b in re.findall(r"```swift\n(.*?)```", text, re.S) if not b.startswith("// swift-tools-version")]
 imports = sorted({line for block in blocks for line in block.splitlines() if line.startswith("import ")})
 body = "\n".join("\n".join(l for l in block.splitlines() if not l.startswith("import ")) for block in blocks)
 open(sys.argv[2], "w", encoding="utf-8").write("\n".join(imports) + "\n\n" + body + "\n")

@@ -8,7 +8,8 @@
 #   6. type-check compile-fail snippets (auth split), the guides' code, and the Apple-only
 #      TLS stream against stand-ins
 #   7. run the Swift test suites
-#   8. build and test Examples/RoomsApp, a package that depends on this one by path,
+#   8. build the API reference (DocC archives) and check every public symbol is documented
+#   9. build and test Examples/RoomsApp, a package that depends on this one by path,
 #      through the build plugin and the generate-sdk command plugin
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,4 +25,5 @@ scripts/make-fixtures.sh --check
 scripts/cli-tests.sh
 scripts/compile-tests.sh
 swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
+scripts/docs.sh
 scripts/consumer-tests.sh

@@ -337,10 +337,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
 public enum ChatClient {
     /// Account credentials for the authenticated connection: `user.device:password`, sent as Basic auth.
     public struct Credentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+        /// The account part of the login, before `.deviceID`.
         public var username: String
+        /// The device's number within the account.
         public var deviceID: UInt32
+        /// The device's password; descriptions and `dump` show it redacted.
         public var password: String
 
+        /// Creates credentials from their parts.
         public init(username: String, deviceID: UInt32, password: String) {
             self.username = username
             self.deviceID = deviceID

@@ -15,7 +15,7 @@ public struct ChatConnectionOptions: Sendable {
     /// WebSocket limits (message size cap, close timeout).
     public var webSocket: WebSocketConnection.Options
     /// The largest message accepted (512 KiB, as Signal's server allows), as
-    /// ``WebSocketConnection/Options/maximumMessageSize``.
+    /// `WebSocketConnection.Options.maximumMessageSize`.
     public var maximumMessageSize: Int {
         get { webSocket.maximumMessageSize }
         set { webSocket.maximumMessageSize = newValue }
@@ -42,9 +42,10 @@ public struct ChatConnectionOptions: Sendable {
     /// message cap.
     public var maximumQueuedPushBytes: Int
     /// Wrap the handling of every push, outermost first: they see each push and how it was
-    /// answered, pushes whose payload did not decode included (a ``LoggingInterceptor``, say).
+    /// answered, pushes whose payload did not decode included (a `LoggingInterceptor`, say).
     public var pushInterceptors: [any PushInterceptor]
 
+    /// Creates options; the defaults follow Signal's clients.
     public init(
         headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),

@@ -14,6 +14,7 @@ public final class ChatConnector: @unchecked Sendable {
 
     /// The server's chat URL, such as `wss://chat.example.org/v1/websocket/`.
     public let url: URL
+    /// How each connection is opened and kept alive; preconnects use it too.
     public let options: ChatConnectionOptions
     private let openTransport: TransportOpener
     private let lock = NSLock()

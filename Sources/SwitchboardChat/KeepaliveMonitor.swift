@@ -8,6 +8,7 @@ public struct KeepalivePolicy: Sendable, Hashable {
     /// response counts as an answer too. `nil` sends the ping alone.
     public var requestPath: String?
 
+    /// Creates a policy; the defaults are Signal's.
     public init(interval: Duration = .seconds(30), timeout: Duration = .seconds(10), requestPath: String? = "/v1/keepalive") {
         self.interval = interval
         self.timeout = timeout
@@ -32,6 +33,7 @@ public struct KeepaliveMonitor<Instant: InstantProtocol>: Sendable where Instant
         case timedOut
     }
 
+    /// When to probe and how long to wait for an answer.
     public let policy: KeepalivePolicy
     private var lastHeard: Instant
     private var probeSentAt: Instant?

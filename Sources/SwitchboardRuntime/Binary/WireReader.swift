@@ -57,6 +57,7 @@ public struct WireReader {
 
     // MARK: Scalars
 
+    /// Reads a base-128 varint of up to ten bytes.
     @inlinable
     public mutating func readVarint() throws(WireDecodingError) -> UInt64 {
         // One-byte varints (small numbers, most tags and lengths) stay inline.
@@ -89,6 +90,7 @@ public struct WireReader {
         }
     }
 
+    /// Reads four little-endian bytes.
     @inlinable
     public mutating func readFixed32() throws(WireDecodingError) -> UInt32 {
         guard end - cursor >= 4 else { throw .truncated }
@@ -97,6 +99,7 @@ public struct WireReader {
         return UInt32(littleEndian: value)
     }
 
+    /// Reads eight little-endian bytes.
     @inlinable
     public mutating func readFixed64() throws(WireDecodingError) -> UInt64 {
         guard end - cursor >= 8 else { throw .truncated }

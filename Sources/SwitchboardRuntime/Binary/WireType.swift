@@ -1,10 +1,16 @@
 /// The protobuf wire type carried in the low three bits of every field tag.
 public enum WireType: UInt8, Sendable, Hashable {
+    /// A base-128 varint: the `int`, `uint` and `sint` types, `bool` and enums.
     case varint = 0
+    /// Eight little-endian bytes: `fixed64`, `sfixed64` and `double`.
     case fixed64 = 1
+    /// A varint length, then that many bytes: strings, bytes, messages and packed lists.
     case lengthDelimited = 2
+    /// Opens a group, a deprecated encoding that is only skipped.
     case startGroup = 3
+    /// Closes the group opened with the same field number.
     case endGroup = 4
+    /// Four little-endian bytes: `fixed32`, `sfixed32` and `float`.
     case fixed32 = 5
 }
 

@@ -20,6 +20,7 @@ public struct WireWriter {
     @inlinable
     public var bytesWritten: Int { cursor - start }
 
+    /// Writes one byte.
     @inlinable
     public mutating func writeByte(_ byte: UInt8) {
         cursor.storeBytes(of: byte, as: UInt8.self)
@@ -32,6 +33,7 @@ public struct WireWriter {
         writeVarint(rawTag)
     }
 
+    /// Writes `value` as a base-128 varint, low seven bits first.
     @inlinable
     public mutating func writeVarint(_ value: UInt64) {
         var value = value
@@ -42,6 +44,7 @@ public struct WireWriter {
         writeByte(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Writes `value` as a varint without widening it to 64 bits first.
     @inlinable
     public mutating func writeVarint(_ value: UInt32) {
         var value = value
@@ -52,18 +55,21 @@ public struct WireWriter {
         writeByte(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Writes `value` as four little-endian bytes.
     @inlinable
     public mutating func writeFixed32(_ value: UInt32) {
         cursor.storeBytes(of: value.littleEndian, as: UInt32.self)
         cursor += 4
     }
 
+    /// Writes `value` as eight little-endian bytes.
     @inlinable
     public mutating func writeFixed64(_ value: UInt64) {
         cursor.storeBytes(of: value.littleEndian, as: UInt64.self)
         cursor += 8
     }
 
+    /// Copies `bytes` as they are, without a length prefix.
     @inlinable
     public mutating func writeRawBytes(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }

@@ -8,13 +8,13 @@ public struct TimestampParts: Sendable, Hashable {
     /// Nanoseconds after `seconds`, in `0..<1_000_000_000`.
     public var nanos: Int32
 
-    /// Creates parts from their values.
     /// Whether the value is one protobuf's Timestamp allows: 0001-01-01 to 9999-12-31, and
     /// nanos in `0..<1_000_000_000`.
     @inlinable public var isValid: Bool {
         seconds >= RFC3339.minimumSeconds && seconds <= RFC3339.maximumSeconds && nanos >= 0 && nanos < 1_000_000_000
     }
 
+    /// Creates parts from their values.
     public init(seconds: Int64, nanos: Int32) {
         self.seconds = seconds
         self.nanos = nanos

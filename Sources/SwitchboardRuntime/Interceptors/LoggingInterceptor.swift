@@ -33,10 +33,21 @@ public struct LoggingInterceptor: ClientInterceptor, ServerInterceptor, PushInte
 
         /// What happened.
         public enum Event: String, Sendable, Hashable {
-            case callStarted, callFinished, callFailed, requestServed, pushHandled
+            /// A client call sent: its verb, path, headers and body.
+            case callStarted
+            /// A client call answered: the status, the time it took and the response.
+            case callFinished
+            /// A client call that ended in a ``TransportError`` instead of a response.
+            case callFailed
+            /// A request served: the request and the response in one record.
+            case requestServed
+            /// A push received: its payload and whether it was acknowledged, withheld, unknown or rejected.
+            case pushHandled
         }
 
+        /// How much the record matters.
         public var level: Level
+        /// What happened.
         public var event: Event
         /// The endpoint's RPC name, or the push's verb and path.
         public var subject: String

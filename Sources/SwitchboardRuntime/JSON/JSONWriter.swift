@@ -19,24 +19,28 @@ public struct JSONWriter {
 
     // MARK: Structure
 
+    /// Opens an object; its first member needs no comma.
     @inlinable
     public mutating func beginObject() {
         output.append(UInt8(ascii: "{"))
         needsComma = false
     }
 
+    /// Closes an object; a comma is then due before the next member or element.
     @inlinable
     public mutating func endObject() {
         output.append(UInt8(ascii: "}"))
         needsComma = true
     }
 
+    /// Opens an array; each element starts with ``beginElement()``.
     @inlinable
     public mutating func beginArray() {
         output.append(UInt8(ascii: "["))
         needsComma = false
     }
 
+    /// Closes an array; a comma is then due before the next member or element.
     @inlinable
     public mutating func endArray() {
         output.append(UInt8(ascii: "]"))
@@ -71,12 +75,14 @@ public struct JSONWriter {
 
     // MARK: Values
 
+    /// Writes `null`.
     @inlinable
     public mutating func writeNull() {
         appendLiteral("null")
         needsComma = true
     }
 
+    /// Writes `true` or `false`.
     @inlinable
     public mutating func writeBool(_ value: Bool) {
         appendLiteral(value ? "true" : "false")

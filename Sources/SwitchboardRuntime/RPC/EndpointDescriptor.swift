@@ -60,7 +60,9 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
 
 /// How request and response bodies are encoded.
 public enum BodyEncoding: String, Sendable, Hashable {
+    /// The protobuf binary wire format.
     case protobuf
+    /// Canonical protobuf JSON.
     case json
 
     /// The `Content-Type` header value.

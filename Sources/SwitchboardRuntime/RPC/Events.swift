@@ -12,8 +12,11 @@ public struct EventDescriptor: Sendable, Hashable {
 
     /// The event's name in the schema.
     public let name: String
+    /// The verb the server pushes with, such as `PUT`.
     public let verb: String
+    /// The exact path the server pushes to, matched without its query.
     public let path: String
+    /// When the client answers the push.
     public let acknowledgement: Acknowledgement
     /// The message the push carries; `nil` for an event without a payload. Lets push
     /// interceptors decode a payload they only see as bytes.
@@ -69,7 +72,7 @@ public enum EventOutcome: Sendable, Equatable {
     case unknown
     /// The push is an event of this listener but its payload does not decode: answer with
     /// `response` (400, so the server does not redeliver what can never be read) and report
-    /// `reason` where the app sees what was dropped (``ChatDiagnostic/undecodablePush``).
+    /// `reason` where the app sees what was dropped (`ChatDiagnostic.undecodablePush` of a chat connection).
     case reject(RPCResponse, reason: String)
 
     /// The answer for an event handled (or received) successfully.

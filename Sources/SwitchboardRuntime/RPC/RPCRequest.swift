@@ -3,11 +3,13 @@ import Foundation
 /// One request as a transport sees it: verb and path from the route, encoded body,
 /// headers (bound fields and credentials), and an optional deadline.
 public struct RPCRequest: Sendable {
+    /// The endpoint called, which gives the verb, path template and body types.
     public var endpoint: EndpointDescriptor
     /// The concrete path with its query string.
     public var path: String
     /// The path with sensitive values replaced, for logs and errors.
     public var logSafePath: String
+    /// The headers: bound fields, credentials and content types.
     public var headers: RPCHeaders
     /// The encoded body, or `nil` when the endpoint sends none.
     public var body: Data?
@@ -33,8 +35,11 @@ public struct RPCRequest: Sendable {
 
 /// A response: HTTP-like status, headers and body.
 public struct RPCResponse: Sendable, Hashable {
+    /// The HTTP-like status code, such as 200 or 404.
     public var status: Int
+    /// The response's headers, such as `Content-Type` and `Retry-After`.
     public var headers: RPCHeaders
+    /// The encoded body; empty when there is none.
     public var body: Data
     /// The reason phrase ("OK"), which Signal's envelope carries.
     public var message: String?

@@ -5,6 +5,7 @@
 /// `Auth` states which connection the transport is, so generated clients for services
 /// that need the other kind do not accept it.
 public protocol RPCTransport<Auth>: Sendable {
+    /// Which connection the transport is: ``Authenticated`` or ``Unauthenticated``.
     associatedtype Auth: AuthMode
 
     /// Sends one request. Implementations should stop promptly when the task is

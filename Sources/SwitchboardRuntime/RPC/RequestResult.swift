@@ -60,7 +60,9 @@ extension RequestResult: Equatable where Success: Equatable, EndpointError: Equa
 
 /// The error a throwing call raises: the endpoint's own error or a transport failure.
 public enum RequestError<EndpointError: Error & Sendable>: Error, Sendable {
+    /// The server answered with an error this endpoint declares.
     case endpoint(EndpointError)
+    /// No usable answer arrived.
     case transport(TransportError)
 }
 

@@ -6,6 +6,7 @@ public struct RetryBackoff: Sendable, Hashable {
     /// The jitter range the formula allows.
     public static let jitterRange: ClosedRange<Double> = 0.8...1.2
 
+    /// Creates a backoff capped at `maximum` (five minutes by default); `nil` for no cap.
     public init(maximum: Duration? = .seconds(300)) { self.maximum = maximum }
 
     /// The delay for `failureCount` (≥ 1) with `jitter` (clamped to 0.8...1.2), at least

@@ -2,16 +2,25 @@
 public struct ServiceDescriptor: Sendable, Hashable {
     /// Availability, in the spirit of SimpleX's service catalogue.
     public enum Status: String, Sendable, Hashable {
-        case enabled, experimental, disabled
+        /// Available; the default when the schema states no status.
+        case enabled
+        /// Available, but still subject to change.
+        case experimental
+        /// Listed in the catalogue but not to be used.
+        case disabled
     }
 
     /// `package.Service`
     public let name: String
+    /// Which connection the service may be called through.
     public let auth: AuthRequirement
     /// The protocol versions the service supports, when the schema states them.
     public let versions: ClosedRange<Int>?
+    /// The service's availability, from `status` in the schema.
     public let status: Status
+    /// The service's endpoints, in schema order.
     public let endpoints: [EndpointDescriptor]
+    /// The pushes the server sends for this service.
     public let events: [EventDescriptor]
 
     /// Creates a descriptor.

@@ -2,6 +2,7 @@ import Foundation
 
 /// One route: an endpoint's verb and path template, and the function that serves it.
 public struct RPCRoute: Sendable {
+    /// The endpoint served, whose verb and path template the route matches.
     public let endpoint: EndpointDescriptor
     let template: PathTemplate
     let handler: @Sendable (ServerRequest, ServerContext) async -> RPCResponse

@@ -2,10 +2,13 @@ import Foundation
 
 /// A request as a server receives it: only what travels on the wire.
 public struct ServerRequest: Sendable {
+    /// The HTTP-like verb, such as `GET` or `PUT`.
     public var verb: String
     /// The path with its query string.
     public var path: String
+    /// The request's headers.
     public var headers: RPCHeaders
+    /// The encoded body, or `nil` when the request has none.
     public var body: Data?
 
     /// Creates a request.

@@ -14,12 +14,17 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
     public struct IncomingRequest: Sendable {
         /// The id the fake assigned, to answer with.
         public let id: UInt64
+        /// The endpoint the client called.
         public let endpoint: EndpointDescriptor
+        /// The endpoint's verb.
         public let verb: String
+        /// The concrete path with its query string.
         public let path: String
         /// The path with sensitive values redacted, as logs see it.
         public let logSafePath: String
+        /// The headers, credentials included.
         public let headers: RPCHeaders
+        /// The encoded body, or `nil` when the endpoint sends none.
         public let body: Data?
 
         /// Decodes the body as `type`.

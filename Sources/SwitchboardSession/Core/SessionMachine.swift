@@ -23,25 +23,31 @@ public struct SessionMachine: Sendable {
 
     /// One handled event.
     public struct Step: Sendable, Hashable {
+        /// The event handled.
         public var event: SessionEvent
+        /// The state the event found the machine in.
         public var from: SessionState
         /// The states entered, in order (entering DISCONNECTED while offline enters OFFLINE
         /// too); empty when the event was ignored.
         public var entered: [SessionState]
+        /// What the driver must do, in order; empty when the event was ignored.
         public var effects: [Effect]
         /// The event does not apply in `from`; nothing changed.
         public var isIgnored: Bool { entered.isEmpty }
     }
 
+    /// The current state; READY at first.
     public private(set) var state: SessionState = .ready
     /// Consecutive connection failures; 0 once connected.
     public private(set) var failureCount = 0
     /// Whether the device has a network, as the app last reported.
     public private(set) var isDeviceOnline = true
+    /// The delay before each retry, growing with ``failureCount``.
     public var backoff: RetryBackoff
     /// A jitter factor in [0.8, 1.2] for each retry delay; injected so tests can pin it.
     private let jitter: @Sendable () -> Double
 
+    /// A machine in READY; `jitter` gives each retry delay's factor, random by default.
     public init(backoff: RetryBackoff = RetryBackoff(), jitter: @escaping @Sendable () -> Double = { Double.random(in: RetryBackoff.jitterRange) }) {
         self.backoff = backoff
         self.jitter = jitter

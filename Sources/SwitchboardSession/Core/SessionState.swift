@@ -2,16 +2,26 @@
 /// the socket up. The set and its transitions follow Revolt's session lifecycle.
 public enum SessionState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     // Logged out.
+    /// Waiting for a login; the login form shows.
     case ready = "READY"
+    /// The app's login runs, then the socket opens.
     case loggingIn = "LOGGING_IN"
+    /// A new account is choosing its username.
     case onboarding = "ONBOARDING"
+    /// The login or the session failed; the error shows until dismissed.
     case error = "ERROR"
+    /// The client is being replaced before the session returns to READY.
     case dispose = "DISPOSE"
     // Logged in.
+    /// Opening the socket for the logged-in account.
     case connecting = "CONNECTING"
+    /// The socket is up.
     case connected = "CONNECTED"
+    /// The socket failed; the retry timer runs.
     case disconnected = "DISCONNECTED"
+    /// Opening a new socket, caches dropped.
     case reconnecting = "RECONNECTING"
+    /// The device has no network; no retry until it is back.
     case offline = "OFFLINE"
 
     /// Whether the account is logged in (the client UI shows, perhaps with a banner).
@@ -56,9 +66,13 @@ public enum SessionUIHint: Sendable, Hashable {
 
 /// The connection banner over the client UI.
 public enum SessionBanner: String, Sendable, Hashable, CaseIterable {
+    /// Shown while CONNECTING.
     case connecting = "Connecting"
+    /// Shown while DISCONNECTED, until the retry timer fires.
     case disconnected = "Disconnected"
+    /// Shown while RECONNECTING.
     case reconnecting = "Reconnecting"
+    /// Shown while OFFLINE.
     case deviceOffline = "Device offline"
 
     /// The banner's text.

@@ -5,9 +5,13 @@ import Foundation
 public final class ManualClock: Clock, @unchecked Sendable {
     /// A point in virtual time: the offset from the clock's start.
     public struct Instant: InstantProtocol, Sendable, Hashable, CustomStringConvertible {
+        /// How far the instant is from the clock's start.
         public var offset: Duration
+        /// Creates the instant `offset` after the clock's start.
         public init(offset: Duration) { self.offset = offset }
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`; negative when `other` is earlier.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
         public var description: String { "t+\(offset)" }
@@ -23,9 +27,12 @@ public final class ManualClock: Clock, @unchecked Sendable {
     private var sleepers: [UInt64: Sleeper] = [:]
     private var nextKey: UInt64 = 0
 
+    /// Creates a clock at its start, `t+0`, with nobody sleeping.
     public init() {}
 
+    /// The current virtual time; it moves only with ``advance(by:)``.
     public var now: Instant { lock.withLock { current } }
+    /// Zero: virtual time has no granularity.
     public var minimumResolution: Duration { .zero }
 
     /// How many tasks are sleeping on this clock.
@@ -34,6 +41,8 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// The earliest deadline anyone sleeps until.
     public var nextDeadline: Instant? { lock.withLock { sleepers.values.map(\.deadline).min() } }
 
+    /// Suspends until ``advance(by:)`` reaches `deadline`, at once if it has passed;
+    /// throws `CancellationError` if the task is cancelled first. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         let key: UInt64 = lock.withLock {
             defer { nextKey += 1 }

@@ -53,8 +53,11 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// Events the state did not accept, in order; nothing changed for them.
     public let ignoredEvents: AsyncStream<IgnoredSessionEvent>
 
+    /// Creates a session in READY; nothing happens until the app logs in.
+    ///
     /// - Parameters:
     ///   - connector: opens the socket (``ChatSessionConnector`` for a real server).
+    ///   - configuration: timers (connect timeout, heartbeat) and the retry backoff.
     ///   - clock: the time source for retries, heartbeats and the connect timeout.
     ///   - jitter: a factor in [0.8, 1.2] for each retry delay.
     ///   - login: run on entry to LOGGING_IN.

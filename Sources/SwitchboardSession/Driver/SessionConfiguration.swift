@@ -15,6 +15,7 @@ public struct SessionConfiguration: Sendable {
     /// Which connection errors invalidate the session (an ERROR, not a retry).
     public var isPermanent: @Sendable (ChatConnectionError) -> Bool
 
+    /// Creates a configuration; the defaults are those given on each property.
     public init(
         heartbeatInterval: Duration = .seconds(30), heartbeatTimeout: Duration = .seconds(10),
         connectTimeout: Duration = .seconds(10), backoff: RetryBackoff = RetryBackoff(),
@@ -49,8 +50,12 @@ public enum LoginOutcome: Sendable {
 
 /// One state change, for the UI.
 public struct SessionChange: Sendable, Hashable, CustomStringConvertible {
+    /// The event that caused the change; `DEVICE_OFFLINE` for OFFLINE entered straight
+    /// after DISCONNECTED.
     public var event: SessionEvent
+    /// The state left.
     public var from: SessionState
+    /// The state entered.
     public var to: SessionState
     /// What the UI should show now.
     public var uiHint: SessionUIHint
@@ -70,9 +75,12 @@ public struct SessionChange: Sendable, Hashable, CustomStringConvertible {
 
 /// An event the current state does not accept; reported, never acted on.
 public struct IgnoredSessionEvent: Sendable, Hashable {
+    /// The event that was ignored.
     public var event: SessionEvent
+    /// The state that does not accept it.
     public var state: SessionState
 
+    /// Creates a report of `event` ignored in `state`.
     public init(event: SessionEvent, state: SessionState) {
         self.event = event
         self.state = state

@@ -41,6 +41,7 @@ extension ChatConnection: SessionLink where Auth == Authenticated {
 
 /// The real connector: a `ChatConnector` whose connections leave heartbeats to the session.
 public struct ChatSessionConnector: SessionConnector {
+    /// The connector that opens each link, with keepalive turned off.
     public let connector: ChatConnector
 
     /// Connects to `url`; the session, not the connection, runs the heartbeat.

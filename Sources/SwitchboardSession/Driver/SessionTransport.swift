@@ -4,6 +4,7 @@ import SwitchboardRuntime
 /// working across reconnects. While the session is not CONNECTED, requests fail at once
 /// with `notConnected` rather than waiting; queueing them is the app's decision.
 public struct SessionTransport: RPCTransport {
+    /// The account's connection: a session connects only with the account's credentials.
     public typealias Auth = Authenticated
     let currentLink: @Sendable () -> (any SessionLink)?
 

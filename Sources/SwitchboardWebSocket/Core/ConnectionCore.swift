@@ -2,7 +2,9 @@ import Foundation
 
 /// A complete WebSocket message.
 public enum WebSocketMessage: Sendable, Hashable {
+    /// A text message, carried as UTF-8.
     case text(String)
+    /// A binary message, carried as is.
     case binary(Data)
 }
 
@@ -13,7 +15,12 @@ public enum WebSocketMessage: Sendable, Hashable {
 /// both roles; only masking differs.
 public struct WebSocketConnectionCore: Sendable {
     /// Which side of the connection this is.
-    public enum Role: Sendable { case client, server }
+    public enum Role: Sendable {
+        /// Masks the frames it sends and expects the peer's unmasked.
+        case client
+        /// Sends unmasked frames and expects the peer's masked.
+        case server
+    }
 
     /// Limits and behaviour.
     public struct Configuration: Sendable, Hashable {
@@ -66,7 +73,9 @@ public struct WebSocketConnectionCore: Sendable {
         case closed
     }
 
+    /// Which side of the connection this is.
     public let role: Role
+    /// The limits this connection enforces.
     public let configuration: Configuration
     private var parser: FrameParser
     private(set) var state: State = .open

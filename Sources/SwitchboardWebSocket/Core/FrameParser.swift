@@ -1,11 +1,14 @@
 /// The fixed part of a frame (RFC 6455 §5.2).
 public struct FrameHeader: Sendable, Hashable {
+    /// Whether this is the last frame of its message.
     public var fin: Bool
     /// RSV1...RSV3 as the low three bits.
     public var reserved: UInt8
+    /// The frame's type: text, binary, continuation or a control frame.
     public var opcode: WebSocketOpcode
     /// The masking key as its four bytes lie on the wire, present on client-to-server frames.
     public var maskKey: UInt32?
+    /// The payload's length in bytes.
     public var payloadLength: UInt64
 }
 
@@ -16,10 +19,12 @@ public struct FrameHeader: Sendable, Hashable {
 public struct FrameParser: Sendable {
     /// What the parser produced.
     public enum Event: Sendable, Hashable {
+        /// A frame's header, checked against the limits; its payload follows.
         case header(FrameHeader)
         /// Payload bytes, unmasked. Usually a slice sharing the parser's buffer rather than a
         /// copy; drop it before the next `append`, which would otherwise have to copy the buffer.
         case payload(ArraySlice<UInt8>)
+        /// The frame's payload is complete; comes even when it was empty.
         case frameEnd
     }
 

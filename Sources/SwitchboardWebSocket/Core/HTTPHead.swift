@@ -2,6 +2,7 @@
 public struct HTTPHead: Sendable, Hashable {
     /// `GET /path HTTP/1.1` or `HTTP/1.1 101 Switching Protocols`, split on spaces (3 parts at most).
     public var startLine: [String]
+    /// The header fields in order, names as sent.
     public var headers: [HTTPHeaderField]
 
     /// The largest head accepted; a peer that sends more is rejected, not buffered.
@@ -63,4 +64,7 @@ extension Substring {
 }
 
 /// Only spaces and tabs are trimmed; avoids pulling CharacterSet into the hot path.
-public enum CharacterSetLike { case whitespaces }
+public enum CharacterSetLike {
+    /// Spaces and tabs.
+    case whitespaces
+}

@@ -17,13 +17,19 @@ public enum WebSocketHandshake {
 
     /// What a client asks for.
     public struct ClientRequest: Sendable, Hashable {
+        /// The server's host name or IP address, for the `Host` header.
         public var host: String
+        /// The server's port; left out of `Host` when it is the scheme's default.
         public var port: Int
+        /// The request target, path and query; `/` when given empty.
         public var path: String
+        /// Whether the connection uses TLS (`wss`), which makes 443 the default port.
         public var isSecure: Bool
         /// Extra headers: `Authorization`, `User-Agent` and the like.
         public var headers: [HTTPHeaderField]
+        /// The subprotocols offered in `Sec-WebSocket-Protocol`, most preferred first.
         public var subprotocols: [String]
+        /// The `Sec-WebSocket-Key` that the server's `Sec-WebSocket-Accept` must answer.
         public var key: String
 
         /// Creates a request with a random key.
@@ -90,9 +96,13 @@ public enum WebSocketHandshake {
 
     /// What a server learns from an upgrade request.
     public struct ServerRequest: Sendable, Hashable {
+        /// The request target, path and query.
         public var path: String
+        /// All of the request's header fields, in order.
         public var headers: [HTTPHeaderField]
+        /// The client's `Sec-WebSocket-Key`, checked to be 16 bytes in base64.
         public var key: String
+        /// The subprotocols the client offers, in its order.
         public var subprotocols: [String]
     }
 

@@ -32,8 +32,11 @@ public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// One HTTP header, name as received.
 public struct HTTPHeaderField: Sendable, Hashable {
+    /// The header's name, as sent; compare it case-insensitively.
     public var name: String
+    /// The header's value.
     public var value: String
+    /// Creates a header field.
     public init(name: String, value: String) {
         self.name = name
         self.value = value

@@ -6,8 +6,11 @@ public enum WebSocketClient {
     public struct Options: Sendable {
         /// Extra upgrade headers: `Authorization`, `User-Agent` and so on.
         public var headers: [HTTPHeaderField]
+        /// The subprotocols to offer, most preferred first.
         public var subprotocols: [String]
+        /// How long DNS, TCP, TLS and the upgrade may take together.
         public var connectTimeout: Duration
+        /// How the connection behaves once open.
         public var connection: WebSocketConnection.Options
         /// How `wss://` verifies the server.
         public var tls: TLSOptions
@@ -17,6 +20,7 @@ public enum WebSocketClient {
             set { connection.maximumMessageSize = newValue }
         }
 
+        /// Creates options; connecting may take 10 seconds by default.
         public init(headers: [HTTPHeaderField] = [], subprotocols: [String] = [], connectTimeout: Duration = .seconds(10),
                     connection: WebSocketConnection.Options = .init(), tls: TLSOptions = .init()) {
             self.headers = headers

@@ -39,6 +39,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// sets it from its ``WebSocketServer/Limits``.
         public var idleTimeout: Duration?
 
+        /// Creates options. Defaults: a 5 s close timeout, 64 KiB reads, 8 MiB queued to send,
+        /// 4 MiB of received messages buffered, and no idle timeout.
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
                     deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024,
                     idleTimeout: Duration? = nil) {

@@ -5,7 +5,9 @@ import Foundation
 public struct WebSocketEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// `true` for `wss://`.
     public var isSecure: Bool
+    /// The host name or IP address, compared case-insensitively.
     public var host: String
+    /// The URL's port, or the scheme's default: 443 for `wss://`, 80 for `ws://`.
     public var port: Int
     /// The path and query the upgrade request asks for.
     public var requestPath: String
