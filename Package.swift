@@ -67,16 +67,24 @@ let package = Package(
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
         // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
         .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),
+        // What both executables share: argument parsing, schema loading, generate and check.
+        .target(name: "SwitchboardCLI", dependencies: ["SwitchboardSchema", "SwitchboardEmitter"], path: "Generator/SwitchboardCLI"),
         .executableTarget(
             name: "switchboard",
-            dependencies: ["SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat"],
+            dependencies: ["SwitchboardCLI", "SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat"],
             path: "Generator/switchboard"
+        ),
+        // `switchboard generate` alone, the plugins' tool: it builds without the chat runtime or OpenSSL.
+        .executableTarget(
+            name: "switchboard-generate",
+            dependencies: ["SwitchboardCLI", "SwitchboardEmitter"],
+            path: "Generator/switchboard-generate"
         ),
 
         // SwiftPM plugins around the CLI (they share Plugins/Shared through symlinks).
         .plugin(
             name: "SwitchboardGenerator", capability: .buildTool(),
-            dependencies: ["switchboard"], path: "Plugins/SwitchboardGenerator"
+            dependencies: ["switchboard-generate"], path: "Plugins/SwitchboardGenerator"
         ),
         .plugin(
             name: "GenerateSDK",
@@ -84,7 +92,7 @@ let package = Package(
                 intent: .custom(verb: "generate-sdk", description: "Generate the Swift SDK of each target that has a Switchboard schema"),
                 permissions: [.writeToPackageDirectory(reason: "Writes the generated SDK into the target's folder")]
             ),
-            dependencies: ["switchboard"], path: "Plugins/GenerateSDK"
+            dependencies: ["switchboard-generate"], path: "Plugins/GenerateSDK"
         ),
 
         // A test-only SDK generated from Tests/Schemas/kitchen_sink: every construct of the language.

@@ -82,7 +82,7 @@ func schemaFrontEnd(_ bytes: [UInt8]) {
     let second = SchemaCompiler.compile(files: [SourceFile(path: "fuzz.sb", text: text)])
     check(first.diagnostics == second.diagnostics, "schema: diagnostics differ between two compiles")
     guard let schema = first.schema else { return }
-    _ = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(moduleName: "Fuzz"))
+    _ = SwiftEmitter.generate(schema, options: SwiftEmitterOptions())
     _ = ProtoExporter.export(schema)
 }
 

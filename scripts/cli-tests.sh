@@ -31,7 +31,17 @@ for command in generate export-proto lint call listen mock-server; do
   expect_status 0 "$command --help" timeout 10 "$bin" "$command" --help
   grep -q "^USAGE: switchboard $command" "$work/out" && pass "$command --help prints its usage" || fail "$command --help prints its usage"
 done
+expect_status 0 "help generate" "$bin" help generate
+grep -q "^USAGE: switchboard generate" "$work/out" && pass "help <command> prints that command's usage" || fail "help <command> prints that command's usage"
+expect_status 2 "help for an unknown command is a usage error" "$bin" help frobnicate
 expect_status 0 "lint accepts the sample schema" "$bin" lint schema
+# A place named inside a message opens from here too, like the diagnostic's own path.
+mkdir -p "$work/dup/api"
+printf 'package p\nmessage A { 1 x: string }\n' > "$work/dup/api/a.sb"
+printf 'package p\nmessage A { 1 x: string }\n' > "$work/dup/api/b.sb"
+expect_status 1 "a duplicate type across files is an error" "$bin" lint "$work/dup/api"
+grep -q "^$work/dup/api/b.sb:2:9: error: 'A' is already declared at $work/dup/api/a.sb:2:9" "$work/err" \
+  && pass "the earlier declaration's path opens from here" || { fail "the earlier declaration's path opens from here"; cat "$work/err"; }
 # --layout per-schema-file: one <path below the schema>.sb.swift per schema file, as the build plugin expects.
 expect_status 2 "an unknown --layout is a usage error" "$bin" generate schema --output "$work/layout" --layout by-file
 expect_status 0 "generate --layout per-schema-file" "$bin" generate schema --output "$work/layout" --layout per-schema-file
@@ -120,6 +130,13 @@ printf 'aci-1.2:pw\n' > "$work/credentials"
 expect_status 1 "call --verbose" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials aci-1.2:pw --verbose
 grep -q "^> PUT /v1/accounts/username_hash/reserve" "$work/err" && grep -q "^< 422" "$work/err" && grep -q "^< Content-Type: application/json" "$work/err" \
   && pass "call --verbose prints both heads" || fail "call --verbose prints both heads"
+# --verbose shows heads, never a @sensitive path value or a key.
+expect_status 1 "call --verbose with a sensitive path value" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "c2VjcmV0LWhhc2g="}' --verbose
+grep -q "^> GET /v1/accounts/username_hash/\[REDACTED\]" "$work/err" && ! grep -q "c2VjcmV0LWhhc2g" "$work/err" \
+  && pass "call --verbose redacts a sensitive path value" || { fail "call --verbose redacts a sensitive path value"; cat "$work/err"; }
+expect_status 0 "call --verbose with a key" "$bin" call --url "$url" SealedSenderKeys.getPreKeys '{"identifier": "alice", "deviceId": "3"}' --key accessKey=c2VjcmV0LWtleS0xMjM0NQ== --verbose
+grep -q "^> Unidentified-Access-Key: \[REDACTED\]" "$work/err" && ! grep -q "c2VjcmV0LWtleS0xMjM0NQ" "$work/err" \
+  && pass "call --verbose redacts a key" || { fail "call --verbose redacts a key"; cat "$work/err"; }
 expect_status 1 "credentials from --credentials-file" "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials-file "$work/credentials"
 grep -q "too many" "$work/err" && pass "the file's credentials authenticate" || fail "the file's credentials authenticate"
 expect_status 1 "credentials from SWITCHBOARD_CREDENTIALS" env SWITCHBOARD_CREDENTIALS=aci-1.2:pw "$bin" call --url "$url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}'

@@ -71,10 +71,15 @@ names=$(grep -rhoE "^public (final )?(struct|enum|class|protocol|typealias|actor
   echo "package collide"
   for name in $names; do echo "message $name { 1 value: string }"; done
   echo 'message Tag { 1 name: string }'
+  # Swift types generated code names, and oneofs whose enums would hide them inside the message.
+  echo 'message Duration { 1 value: string }  message Mirror { @sensitive 1 secret: string }'
+  echo 'message CustomReflectable { 1 x: int32 }  message CustomDebugStringConvertible { 1 x: int32 }'
+  echo 'message Holder { 1 raw: bytes  2 name: string  oneof data { 3 text: string  4 blob: bytes }  oneof string { 5 s: string  6 n: int32 }  oneof type { 7 t: string  8 u: int32 } }'
   echo 'message Post { message Tag { 1 x: int32 }  1 mine: Tag  2 global: collide.Tag  3 both: [collide.Tag] }'
   echo 'service Collide {'
   echo '  auth none'
-  echo '  rpc get(CallOptions) -> RPCResponse { GET "/v1/get/{value}" error 404 notFound(ServerContext) }'
+  echo '  rpc get(CallOptions) -> RPCResponse { GET "/v1/get/{value}" error 404 notFound(ServerContext) error 429 rateLimited(retryAfter) }'
+  echo '  rpc hold(Holder) -> Mirror { POST "/v1/hold" error 409 conflict(Duration) }'
   echo '  rpc post(RPCRequest) -> RequestResult { POST "/v1/post" }'
   echo '  event pushed(EventOutcome) { PUT "/api/v1/pushed" ack afterHandling }'
   echo '}'

@@ -4,7 +4,8 @@
 #   1. builds with the SwitchboardGenerator build plugin (SDK generated at build time) and
 #      warnings as errors, printing the build time (clean on a fresh clone);
 #   2. runs its tests: typed calls and a push over a loopback ChatServer, and the generated mock;
-#   3. checks its committed SDK with `swift package generate-sdk --check`, sees the check fail
+#   3. checks its committed SDK with `swift package generate-sdk --check` (bare, as this
+#      repository's too, and by --target), sees the check fail
 #      when a generated file is missing, and sees generate-sdk write it back byte for byte;
 #   4. breaks its schema and sees the build fail with the generator's diagnostic.
 set -euo pipefail
@@ -39,6 +40,17 @@ else
   fail "its tests"; grep -E "✘|error" "$work/test.log" | head -20
 fi
 
+# Bare, generate-sdk takes only targets whose configuration names an output: here Presence,
+# never RoomsAPI (its *.sb files are the build plugin's), and in this repository SignalChat.
+if swift package --allow-writing-to-package-directory generate-sdk --check >"$work/bare.log" 2>&1 \
+   && grep -q "Sources/Presence/Generated are up to date" "$work/bare.log" && ! grep -q "RoomsAPI\|Accounts" "$work/bare.log" \
+   && [ ! -e Sources/RoomsAPI/Generated ]; then
+  pass "generate-sdk --check, bare, checks the committed SDK only"
+else fail "generate-sdk --check, bare"; tail -n 5 "$work/bare.log"; fi
+if (cd "$root" && swift package --allow-writing-to-package-directory generate-sdk --check >"$work/repo.log" 2>&1) \
+   && grep -q "Sources/SignalChat/Generated are up to date" "$work/repo.log"; then
+  pass "generate-sdk --check, bare, in this repository checks the SignalChat sample"
+else fail "generate-sdk --check in this repository"; tail -n 5 "$work/repo.log"; fi
 plugin=(swift package --allow-writing-to-package-directory generate-sdk --target Presence)
 if "${plugin[@]}" --check >"$work/check.log" 2>&1; then pass "generate-sdk --check: the committed SDK is up to date"
 else fail "generate-sdk --check on the committed SDK"; tail -n 5 "$work/check.log"; fi

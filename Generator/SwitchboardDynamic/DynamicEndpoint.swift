@@ -73,28 +73,39 @@ public struct DynamicEndpoint: Sendable {
         var message = message
         var bound = Set<Int>()
         var path = ""
+        // The same path for logs, with `@sensitive` values redacted as generated clients do.
+        var logSafe = ""
         // The path: each `{name[:encoding]}` in template order takes the next path binding.
         let template = endpoint.pathTemplate.split(separator: "?", maxSplits: 1).first.map(String.init) ?? endpoint.pathTemplate
         var bindings = endpoint.pathParameters.makeIterator()
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
             path += rest[..<open]
+            logSafe += rest[..<open]
             guard let binding = bindings.next() else { throw DynamicCodecError("path template \(template) has more slots than bindings") }
             let field = try requestField(binding.field)
             bound.insert(field.number)
-            path += try parameterText(message, field: field, encoding: binding.encoding, required: true) ?? ""
+            let text = try parameterText(message, field: field, encoding: binding.encoding, required: true) ?? ""
+            path += text
+            logSafe += field.isSensitive ? LogRedaction.placeholder : text
             rest = rest[rest.index(after: close)...]
         }
         path += rest
+        logSafe += rest
         var query: [String] = []
+        var logSafeQuery: [String] = []
         for binding in endpoint.queryParameters {
             let field = try requestField(binding.field)
             bound.insert(field.number)
             if let text = try parameterText(message, field: field, encoding: binding.encoding, required: false) {
                 query.append(binding.name + "=" + text)
+                logSafeQuery.append(binding.name + "=" + (field.isSensitive ? LogRedaction.placeholder : text))
             }
         }
-        if !query.isEmpty { path += "?" + query.joined(separator: "&") }
+        if !query.isEmpty {
+            path += "?" + query.joined(separator: "&")
+            logSafe += "?" + logSafeQuery.joined(separator: "&")
+        }
 
         var headers = RPCHeaders()
         headers.add("Accept", encoding.contentType)
@@ -126,7 +137,6 @@ public struct DynamicEndpoint: Sendable {
             else if case let .message(type) = field.shape.valueType { body = encode(DynamicMessage(type: type)) }
         }
         if body != nil { headers.add("Content-Type", encoding.contentType) }
-        let logSafe = endpoint.runtimePathTemplate
         return RPCRequest(endpoint: descriptor, path: path, logSafePath: logSafe, headers: headers, body: body)
     }
 

@@ -28,7 +28,33 @@ public enum SchemaCompiler {
                 let relative = file.path[file.path.index(after: slash)...]
                 return SourceFile(path: base == "." ? String(relative) : base + "/" + relative, text: file.text)
             }
-            return DiagnosticRenderer(files: shown).render(diagnostics)
+            // Messages name other places too ("already declared at api/a.sb:2:9"): those move
+            // with their files, matched whole (after a space or parenthesis, before ":line:").
+            let moves = zip(files, shown).filter { $0.path != $1.path }.map { ($0.path, $1.path) }
+            let remapped = diagnostics.map { diagnostic -> Diagnostic in
+                var message = diagnostic.message
+                for (old, new) in moves where message.contains(old) {
+                    message = Self.replacingLocations(of: old, with: new, in: message)
+                }
+                return Diagnostic(diagnostic.severity, diagnostic.code, message, at: diagnostic.location)
+            }
+            return DiagnosticRenderer(files: shown).render(remapped)
+        }
+
+        /// `text` with each `old:line:column` that starts a word written `new:line:column`.
+        static func replacingLocations(of old: String, with new: String, in text: String) -> String {
+            var result = ""
+            var rest = text[...]
+            while let range = rest.range(of: old + ":") {
+                let startsWord = range.lowerBound == rest.startIndex
+                    ? (result.last.map { $0 == " " || $0 == "(" } ?? true)
+                    : [" ", "("].contains(rest[rest.index(before: range.lowerBound)])
+                let followedByLine = rest[range.upperBound...].first?.isNumber == true
+                result += rest[..<range.lowerBound]
+                result += startsWord && followedByLine ? new + ":" : old + ":"
+                rest = rest[range.upperBound...]
+            }
+            return result + rest
         }
     }
 

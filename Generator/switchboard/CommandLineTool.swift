@@ -1,9 +1,11 @@
 import Foundation
+import SwitchboardCLI
 import SwitchboardEmitter
 import SwitchboardSchema
 
-/// The `switchboard` command: argument parsing and dispatch to subcommands.
-enum CommandLineTool {
+/// The `switchboard` command: its usage and the dispatch to subcommands (argument parsing
+/// and the generator's commands live in SwitchboardCLI, shared with `switchboard-generate`).
+extension CommandLineTool {
     /// Each command's usage: its synopsis, then what it does.
     static let commands: [(name: String, usage: String)] = [
         ("generate", """
@@ -11,9 +13,9 @@ enum CommandLineTool {
                      [--layout per-type|per-schema-file] [--check]
                 Generate Swift from every *.sb file under <schema-dir>. With --check, write nothing:
                 list stale, missing and extra files and exit 1 if the output is not up to date.
-                --module names the module the code is compiled into (default: the folder above a
-                Generated output folder, else the output folder's name). --layout per-schema-file
-                writes one <path_below_schema_dir>.sb.swift per schema file (what the build plugin uses).
+                --layout per-schema-file writes one <path_below_schema_dir>.sb.swift per schema file
+                (what the build plugin uses). --module is accepted and has no effect: generated code
+                never names its module, so it compiles in any.
             """),
         ("export-proto", """
             export-proto <schema-dir> [--output <file.proto>]
@@ -67,56 +69,6 @@ enum CommandLineTool {
         }
     }
 
-    /// Parsed `--name value` options and positional arguments.
-    struct Arguments {
-        var positional: [String] = []
-        var options: [String: String] = [:]
-        /// Every value of options that may repeat (`--key`, `--header`), in order.
-        var repeated: [String: [String]] = [:]
-        var flags: Set<String> = []
-
-        static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose", "--require-credentials"]
-
-        init(_ arguments: [String]) throws(UsageError) {
-            var index = 0
-            while index < arguments.count {
-                let argument = arguments[index]
-                if Self.flagNames.contains(argument) {
-                    flags.insert(argument)
-                } else if argument.hasPrefix("--") {
-                    let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-                    if parts.count == 2 {
-                        options[parts[0]] = parts[1]
-                        repeated[parts[0], default: []].append(parts[1])
-                    } else {
-                        guard index + 1 < arguments.count else { throw UsageError("option \(argument) needs a value") }
-                        options[argument] = arguments[index + 1]
-                        repeated[argument, default: []].append(arguments[index + 1])
-                        index += 1
-                    }
-                } else if argument == "-o" {
-                    guard index + 1 < arguments.count else { throw UsageError("option -o needs a value") }
-                    options["--output"] = arguments[index + 1]
-                    index += 1
-                } else {
-                    positional.append(argument)
-                }
-                index += 1
-            }
-        }
-
-        func rejectUnknown(allowed: Set<String>) throws(UsageError) {
-            for key in options.keys.sorted() where !allowed.contains(key) {
-                throw UsageError("unknown option \(key)")
-            }
-        }
-    }
-
-    struct UsageError: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
-    }
-
     static func run(_ arguments: [String]) async -> Int32 {
         do throws(UsageError) {
             guard let command = arguments.first else {
@@ -131,7 +83,13 @@ enum CommandLineTool {
             let rest = try Arguments(Array(arguments.dropFirst()))
             switch command {
             case "--help", "-h", "help":
-                print(usage)
+                // `help generate` is `generate --help`.
+                if let topic = rest.positional.first {
+                    guard let text = usage(of: topic) else { throw UsageError("unknown command '\(topic)'") }
+                    print(text)
+                } else {
+                    print(usage)
+                }
                 return 0
             case "--version":
                 print("switchboard \(SwiftTranslator.generatorVersion)")
@@ -158,43 +116,5 @@ enum CommandLineTool {
             printError("hint: run 'switchboard \(known ? arguments[0] + " --help" : "--help")' for usage")
             return 2
         }
-    }
-
-    static func printError(_ text: String) {
-        let safe = TerminalText.sanitized(text)
-        FileHandle.standardError.write(Data((safe.hasSuffix("\n") ? safe : safe + "\n").utf8))
-    }
-
-    /// Compiles the schema directory at `path`, printing its errors (warnings only with
-    /// `warnings`: tools that merely read the schema should not repeat the generator's advice).
-    static func compileSchema(at path: String, warnings: Bool = false) throws(UsageError) -> Schema? {
-        try checkSchemaDirectory(path)
-        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path))
-        if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics(directoryAsGiven: path)) }
-        return output.schema
-    }
-
-    /// Throws a usage error that says what is expected when `path` is not a directory:
-    /// a schema is every `*.sb` file of a directory, so a single file is named as such.
-    static func checkSchemaDirectory(_ path: String) throws(UsageError) {
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue { return }
-        if exists {
-            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().relativePath
-            throw UsageError("'\(path)' is a file; a schema is a directory of *.sb files (try '\(folder.isEmpty ? "." : folder)')")
-        }
-        throw UsageError("schema directory '\(path)' does not exist")
-    }
-
-    /// Compiles the schema directory named by the single positional argument, printing diagnostics.
-    static func compileSchema(_ arguments: Arguments) throws(UsageError) -> Schema? {
-        guard arguments.positional.count == 1 else {
-            throw UsageError("expected exactly one schema directory, got \(arguments.positional.count)")
-        }
-        try checkSchemaDirectory(arguments.positional[0])
-        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]))
-        if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics(directoryAsGiven: arguments.positional[0])) }
-        return output.schema
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardDynamic
 import SwitchboardRuntime

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardWebSocket
 import SwitchboardDynamic

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardCLI
 
 // Entry point: run the command and exit with its status.
 exit(await CommandLineTool.run(Array(CommandLine.arguments.dropFirst())))

@@ -4,7 +4,8 @@ import PackagePlugin
 /// `swift package generate-sdk [--target <name>]... [--check]`: writes each target's SDK
 /// into its folder (`Generated/` unless `switchboard-config.json` says otherwise), for teams
 /// that commit generated code. `--check` writes nothing and fails when the committed code is
-/// stale, for CI. Targets are those with `*.sb` files or a `switchboard-config.json`.
+/// stale, for CI. Run bare, it generates every target whose `switchboard-config.json` names an
+/// `output`; `--target` takes any target with a schema (into `Generated/` by default).
 @main
 struct GenerateSDK: CommandPlugin {
     func performCommand(context: PluginContext, arguments: [String]) async throws {
@@ -15,17 +16,20 @@ struct GenerateSDK: CommandPlugin {
             throw PluginError("unknown arguments: \(extractor.remainingArguments.joined(separator: " ")); usage: generate-sdk [--target <name>]... [--check]")
         }
         let targets = names.isEmpty ? context.package.targets : try context.package.targets(named: names)
-        let tool = try context.tool(named: "switchboard").url
+        let tool = try context.tool(named: "switchboard-generate").url
         var generated = 0
         var failed: [String] = []
         for case let target as SourceModuleTarget in targets {
-            guard let location = try SchemaLocation.find(in: target) else {
+            // Run bare, only targets whose configuration names an `output`: a target's own *.sb
+            // files may be the build plugin's input, or test data, and generating them here
+            // would declare every type twice.
+            guard let location = try SchemaLocation.find(in: target, committedOnly: names.isEmpty) else {
                 if !names.isEmpty { throw PluginError("target \(target.name) has no *.sb files and no \(SchemaLocation.configurationName)") }
                 continue
             }
             generated += 1
-            let output = target.directoryURL.appendingPathComponent(location.output).standardizedFileURL
-            var arguments = ["generate", location.schema.path, "--output", output.path, "--module", target.moduleName, "--access", location.access]
+            let output = target.directoryURL.appendingPathComponent(location.output ?? "Generated").standardizedFileURL
+            var arguments = [location.schema.path, "--output", output.path, "--access", location.access]
             if check { arguments.append("--check") }
             let process = Process()
             process.executableURL = tool
@@ -35,7 +39,7 @@ struct GenerateSDK: CommandPlugin {
             if process.terminationStatus != 0 { failed.append(target.name) }
         }
         if generated == 0 {
-            throw PluginError("no target has *.sb files or a \(SchemaLocation.configurationName)")
+            throw PluginError("no target's \(SchemaLocation.configurationName) names an \"output\"; name a target with --target")
         }
         if !failed.isEmpty {
             throw PluginError(check ? "generated code is stale in \(failed.joined(separator: ", ")): run `swift package generate-sdk`"

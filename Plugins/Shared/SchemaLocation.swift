@@ -8,8 +8,9 @@ import PackagePlugin
 /// { "schema": "../../schema", "access": "public", "output": "Generated" }
 /// ```
 /// `schema` is relative to the target's folder; `access` is `public`, `package` or
-/// `internal` (default `public`); `output` (only for `generate-sdk`) is where committed
-/// code goes, relative to the target's folder (default `Generated`).
+/// `internal` (default `public`); `output` marks a target whose generated code is committed
+/// (written by `generate-sdk`, never by the build plugin) and says where it goes, relative to
+/// the target's folder.
 struct SchemaLocation {
     static let configurationName = "switchboard-config.json"
 
@@ -18,16 +19,23 @@ struct SchemaLocation {
     /// Every `*.sb` file under it, sorted, with its path below it.
     let files: [(url: URL, relativePath: String)]
     let access: String
-    let output: String
+    /// Where committed code goes (the configuration's `output`); `nil` for a target whose
+    /// code is generated at build time.
+    let output: String?
     /// The configuration file, when the target has one.
     let configuration: URL?
 
     /// Keys a configuration may hold; any other is an error rather than silently ignored.
     static let knownKeys: Set<String> = ["schema", "access", "output"]
 
-    /// The target's schema, or `nil` when it has neither `*.sb` files nor a configuration.
-    static func find(in target: SourceModuleTarget) throws -> SchemaLocation? {
-        let directory = target.directoryURL
+    /// The target's schema, or `nil` when it has neither `*.sb` files nor a configuration
+    /// (or, with `committedOnly`, no configuration with an `output`).
+    static func find(in target: SourceModuleTarget, committedOnly: Bool = false) throws -> SchemaLocation? {
+        try find(in: target.directoryURL, committedOnly: committedOnly)
+    }
+
+    /// The schema of the target whose folder is `directory`.
+    static func find(in directory: URL, committedOnly: Bool = false) throws -> SchemaLocation? {
         let configurationURL = directory.appendingPathComponent(configurationName)
         var settings: [String: String] = [:]
         var configuration: URL?
@@ -37,17 +45,28 @@ struct SchemaLocation {
         }
         let schema = settings["schema"].map { directory.appendingPathComponent($0).standardizedFileURL } ?? directory
         let files = schemaFiles(under: schema)
+        if committedOnly && settings["output"] == nil { return nil }
         if configuration == nil && files.isEmpty { return nil }
         if files.isEmpty {
             throw PluginError("\(configurationURL.path): the schema folder \(schema.path) holds no *.sb files")
         }
-        return SchemaLocation(schema: schema, files: files, access: settings["access"] ?? "public",
-                              output: settings["output"] ?? "Generated", configuration: configuration)
+        let access = settings["access"] ?? "public"
+        guard ["public", "package", "internal"].contains(access) else {
+            throw PluginError("\(configurationURL.path): 'access' must be public, package or internal, not '\(access)'")
+        }
+        return SchemaLocation(schema: schema, files: try files.get(), access: access,
+                              output: settings["output"], configuration: configuration)
     }
 
     static func read(_ url: URL) throws -> [String: String] {
         let data = try Data(contentsOf: url)
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw PluginError("\(url.path): not valid JSON: \(error.localizedDescription)")
+        }
+        guard let object = parsed as? [String: Any] else {
             throw PluginError("\(url.path): expected a JSON object such as {\"schema\": \"../../schema\"}")
         }
         var settings: [String: String] = [:]
@@ -61,18 +80,33 @@ struct SchemaLocation {
         return settings
     }
 
-    /// `*.sb` files under `root`, recursively, as the generator reads them.
-    static func schemaFiles(under root: URL) -> [(url: URL, relativePath: String)] {
+    /// `*.sb` files under `root`, recursively, as the generator reads them. A file whose
+    /// path does not start with the root's (a link resolved elsewhere) is an error: the
+    /// generator would write an output for it that the build never declared.
+    static func schemaFiles(under root: URL) -> SchemaFiles {
         let rootPath = root.standardizedFileURL.path
-        var files: [(URL, String)] = []
+        var files: [(url: URL, relativePath: String)] = []
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
         while let url = enumerator?.nextObject() as? URL {
             guard url.pathExtension == "sb" else { continue }
             let path = url.standardizedFileURL.path
-            guard path.hasPrefix(rootPath) else { continue }
-            files.append((url, String(path.dropFirst(rootPath.count).drop { $0 == "/" })))
+            guard path.hasPrefix(rootPath + "/") else {
+                return SchemaFiles(files: [], problem: "\(path) is not below the schema folder \(rootPath) as given; name the folder by its resolved path")
+            }
+            files.append((url, String(path.dropFirst(rootPath.count + 1))))
         }
-        return files.sorted { $0.1 < $1.1 }
+        return SchemaFiles(files: files.sorted { $0.relativePath < $1.relativePath }, problem: nil)
+    }
+
+    /// The schema files found, or why they cannot be used.
+    struct SchemaFiles {
+        let files: [(url: URL, relativePath: String)]
+        let problem: String?
+        var isEmpty: Bool { files.isEmpty && problem == nil }
+        func get() throws -> [(url: URL, relativePath: String)] {
+            if let problem { throw PluginError(problem) }
+            return files
+        }
     }
 
     /// The file `switchboard generate --layout per-schema-file` writes for a schema file.

@@ -68,6 +68,18 @@ import Testing
         #expect(sleeps.waits.withLock { $0 } == [.seconds(7)])
     }
 
+    @Test func aShortRetryAfterDoesNotShortenTheBackoff() async {
+        // 7 s is above the first wait (1 s); 1 s is below the second (3 s): the longer wins.
+        let transport = Scripted<Unauthenticated>([
+            .success(Self.status(429, retryAfter: "7")), .success(Self.status(503, retryAfter: "1")), .success(Self.found),
+        ])
+        let sleeps = Sleeps()
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
+            .lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(30)))
+        #expect(result.isSuccess)
+        #expect(sleeps.waits.withLock { $0 } == [.seconds(7), .seconds(3)])
+    }
+
     @Test func aRetryAfterBeyondTheLimitIsAnsweredNotAwaited() async {
         let transport = Scripted<Unauthenticated>([.success(Self.status(429, retryAfter: "3600")), .success(Self.found)])
         let sleeps = Sleeps()

@@ -88,6 +88,18 @@ import Testing
         expectNoSecret([Envelope(content: Self.secretBytes)], "a list of Envelopes")
     }
 
+    /// A field this schema does not know may be one a newer schema marks `@sensitive`: what
+    /// a message keeps of it shows as a size, in a message with no `@sensitive` field of its own.
+    @Test func unknownFieldsShowOnlyTheirSize() throws {
+        // Field 99, length-delimited: tag 99 << 3 | 2 = 794, a two-byte varint.
+        let wire: [UInt8] = [0x9A, 0x06, UInt8(Self.secretBytes.count)] + Array(Self.secretBytes)
+        let decoded = try LookUpUsernameHashResponse(serializedBytes: wire)
+        #expect(decoded.unknownFields.bytes == wire, "the secret is there to leak")
+        expectNoSecret(decoded, "a message holding an unknown field")
+        expectNoSecret(decoded.unknownFields, "UnknownFields")
+        #expect(decoded.unknownFields.description == "UnknownFields(\(wire.count) bytes)")
+    }
+
     @Test func aFakeServersRecordedRequest() async throws {
         let fake = FakeServerTransport<Unauthenticated>()
         let call = Task {

@@ -32,7 +32,7 @@ import Testing
     func file(_ name: String) throws -> String {
         let output = SchemaCompiler.compile(files: [SourceFile(path: "snippet.sb", text: Self.schema)])
         let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
-        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(moduleName: "Demo"))
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions())
         return try #require(files.first { $0.path == name }?.contents)
     }
 
@@ -99,7 +99,7 @@ import Testing
             }
             """)])
         let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
-        let text = try #require(SwiftEmitter.generate(schema, options: SwiftEmitterOptions(moduleName: "Demo")).first { $0.path == "OldService.swift" }?.contents)
+        let text = try #require(SwiftEmitter.generate(schema, options: SwiftEmitterOptions()).first { $0.path == "OldService.swift" }?.contents)
         #expect(text.contains("public static let ping = EndpointDescriptor(rpcName: \"demo.Old/Ping\", verb: \"GET\", pathTemplate: \"/v1/ping\", auth: .account, isDeprecated: true)"))
         #expect(text.contains("/// - Note: Deprecated in the schema."))
         #expect(text.contains("public init(transport: any RPCTransport<Authenticated>)"))

@@ -136,7 +136,7 @@ let schemaText = syntheticSchema(messages: 1000)
 var generatedFiles = 0
 let generationSeconds = try Harness(budget: 3, rounds: 3).measure {
     let output = SchemaCompiler.compile(files: [SourceFile(path: "synthetic.sb", text: schemaText)])
-    let files = SwiftEmitter.generate(output.schema!, options: SwiftEmitterOptions(moduleName: "Synthetic"))
+    let files = SwiftEmitter.generate(output.schema!, options: SwiftEmitterOptions())
     generatedFiles = files.count
     return files.count
 } / 1e9

@@ -14,15 +14,13 @@ public struct SwiftEmitterOptions: Sendable, Hashable {
 
     /// The access level of generated declarations: `public`, `package` or `internal`.
     public var accessLevel: String
-    /// The module the generated files are compiled into; used to qualify shadowed names.
-    public var moduleName: String
     /// How declarations are spread over files.
     public var layout: Layout
 
-    /// Creates options.
-    public init(accessLevel: String = "public", moduleName: String, layout: Layout = .perType) {
+    /// Creates options. Generated code never names the module it is compiled into, so
+    /// no module name is needed.
+    public init(accessLevel: String = "public", layout: Layout = .perType) {
         self.accessLevel = accessLevel
-        self.moduleName = moduleName
         self.layout = layout
     }
 }
@@ -41,7 +39,7 @@ public struct SwiftTranslator: Sendable {
     public init(schema: Schema, options: SwiftEmitterOptions) {
         self.schema = schema
         self.options = options
-        self.mapping = SwiftTypeMapping(schema: schema, moduleName: options.moduleName)
+        self.mapping = SwiftTypeMapping(schema: schema)
     }
 
     /// Every generated file, sorted by path.

@@ -3,7 +3,6 @@ import SwitchboardSchema
 /// Maps schema types to Swift types, runtime codecs, defaults and wire tags.
 struct SwiftTypeMapping {
     let schema: Schema
-    let moduleName: String
 
     static func swiftType(_ scalar: ScalarType) -> String {
         switch scalar {

@@ -27,6 +27,8 @@ extension SchemaValidator {
             let typeName = SwiftNames.uppercaseFirst(key.name.text)
             if typesByPath[typeName] != nil {
                 diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which a message or enum already uses", at: key.name.location)
+            } else if SwiftNames.isReservedTypeName(typeName) {
+                diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which Swift or generated code already uses; choose another name", at: key.name.location)
             }
             keys.append(KeyDefinition(
                 name: key.name.text, swiftTypeName: typeName, header: header.text, form: form,
@@ -47,14 +49,23 @@ extension SchemaValidator {
         var rpcNames: [String: SourceLocation] = [:]
         var eventRoutes: [String: SourceLocation] = [:]
         var serviceNames: [String: SourceLocation] = [:]
+        // Every type a service generates, and what generated it; keys generate types too.
+        var generatedTypes: [String: String] = Dictionary(keys.map { ($0.swiftTypeName, "key '\($0.name)'") }, uniquingKeysWith: { first, _ in first })
         for (syntax, file) in serviceSyntax {
             if let previous = serviceNames[syntax.name.text] {
                 diagnostics.error(.duplicateTypeName, "service '\(syntax.name.text)' is already declared at \(describe(previous))", at: syntax.name.location)
                 continue
             }
             serviceNames[syntax.name.text] = syntax.name.location
-            for generated in generatedTypeNames(forService: syntax.name.text) where typesByPath[generated] != nil {
-                diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which a message or enum already uses", at: syntax.name.location)
+            for generated in generatedTypeNames(forService: syntax.name.text) {
+                if typesByPath[generated] != nil {
+                    diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which a message or enum already uses", at: syntax.name.location)
+                } else if SwiftNames.isReservedTypeName(generated) {
+                    diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which Swift or generated code already uses; choose another name", at: syntax.name.location)
+                } else if let owner = generatedTypes[generated] {
+                    diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which \(owner) also generates", at: syntax.name.location)
+                }
+                generatedTypes[generated] = generatedTypes[generated] ?? "service '\(syntax.name.text)'"
             }
             guard let service = buildService(syntax, file: file) else { continue }
             for endpoint in service.endpoints {
@@ -140,6 +151,17 @@ extension SchemaValidator {
         }
         var endpoints: [EndpointDefinition] = []
         var memberNames: [String: SourceLocation] = [:]
+        // Names each service namespace already declares for itself.
+        for (name, what) in [("descriptor", "the service's descriptor"), ("routes", "routes(_:)"), ("dispatch", "dispatch(_:to:)")] {
+            if let member = (syntax.endpoints.map(\.name) + syntax.events.map(\.name)).first(where: { $0.text == name }) {
+                diagnostics.error(.generatedMemberCollision, "'\(name)' would collide with \(what), which every service declares; choose another name", at: member.location)
+            }
+        }
+        for event in syntax.events {
+            if let endpoint = syntax.endpoints.first(where: { $0.name.text == event.name.text + "Event" }) {
+                diagnostics.error(.generatedMemberCollision, "rpc '\(endpoint.name.text)' would collide with the descriptor of event '\(event.name.text)' ('\(event.name.text)Event'); choose another name", at: endpoint.name.location)
+            }
+        }
         for endpointSyntax in syntax.endpoints {
             if let previous = memberNames[endpointSyntax.name.text] {
                 diagnostics.error(.duplicateServiceMember, "'\(endpointSyntax.name.text)' is already declared in service '\(syntax.name.text)' at \(describe(previous))", at: endpointSyntax.name.location)

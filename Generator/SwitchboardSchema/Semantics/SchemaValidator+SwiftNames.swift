@@ -65,6 +65,13 @@ extension SchemaValidator {
             taken.insert(swiftName)
             if isOneof {
                 messages[messageIndex].oneofs[index].swiftName = swiftName
+                // The oneof's enum lives in the message, so a reserved name would hide that type
+                // from the message's own code (`oneof data` and its `Data` fields).
+                let typeName = SwiftNames.uppercaseFirst(original)
+                if SwiftNames.isReservedTypeName(typeName) {
+                    diagnostics.warning(.generatedMemberCollision, "oneof '\(original)' would generate the type '\(typeName)', which Swift or generated code already uses; it is generated as '\(typeName)Oneof'", at: location)
+                    messages[messageIndex].oneofs[index].swiftTypeName = typeName + "Oneof"
+                }
             } else {
                 messages[messageIndex].fields[index].swiftName = swiftName
             }

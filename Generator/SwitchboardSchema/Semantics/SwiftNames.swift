@@ -26,11 +26,12 @@ public enum SwiftNames {
     static let enumMembers: Set<String> = ["unrecognized", "rawValue", "protoName", "allCases", "hashValue", "hash"]
 
     /// Type names generated code refers to unqualified; a schema type with one of these names is renamed.
-    static let reservedTypeNames: Set<String> = [
+    public static let reservedTypeNames: Set<String> = [
         "String", "Int", "Int8", "Int16", "Int32", "Int64", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Bool",
         "Float", "Double", "Data", "Date", "Array", "Dictionary", "Set", "Optional", "Never", "Error", "Hasher",
         "Sendable", "Hashable", "Equatable", "Swift", "Foundation", "StaticString", "Result", "Character", "Void",
         "AnyObject", "Codable", "CaseIterable", "RawRepresentable", "CustomStringConvertible",
+        "CustomDebugStringConvertible", "CustomReflectable", "Mirror", "Duration",
         "SwitchboardRuntime", "ProtoMessage", "ProtoEnum", "WireWriter", "WireReader", "WireTag", "WireType",
         "WireSize", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName",
         "JSONDecodingError", "JSONEncodingError", "JSONDecodingOptions", "UnknownFields", "IndirectBox",
@@ -48,6 +49,12 @@ public enum SwiftNames {
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
         "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff",
     ]
+
+    /// Whether a generated type may not take `name`: a keyword backticks cannot rescue, or
+    /// a type generated code names unqualified.
+    public static func isReservedTypeName(_ name: String) -> Bool {
+        reservedTypeNames.contains(name) || renamedKeywords.contains(name) || escapableKeywords.contains(name)
+    }
 
     /// protobuf's JSON name: drop each `_` and capitalise the letter after it.
     public static func jsonName(_ name: String) -> String {

@@ -30,7 +30,12 @@ public enum InterceptorChain {
         _ request: ServerRequest, _ context: ServerContext, through interceptors: ArraySlice<any ServerInterceptor>,
         handler: @escaping @Sendable (ServerRequest, ServerContext) async -> RPCResponse
     ) async -> RPCResponse {
-        guard let first = interceptors.first else { return await handler(request, context) }
+        guard let first = interceptors.first else {
+            // Handlers bind headers from the context: the request's, as the interceptors left them.
+            var context = context
+            context.headers = request.headers
+            return await handler(request, context)
+        }
         let rest = interceptors.dropFirst()
         return await first.intercept(request, context: context) { request, context in
             await Self.serve(request, context, through: rest, handler: handler)

@@ -31,3 +31,12 @@ public struct UnknownFields: Sendable, Hashable {
         if !storage.isEmpty { writer.writeRawBytes(storage) }
     }
 }
+
+extension UnknownFields: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The size only: a field this schema does not know may be one a newer schema marks
+    /// `@sensitive`, so its bytes never reach a log.
+    public var description: String { "UnknownFields(\(LogRedaction.body(storage.count)))" }
+    public var debugDescription: String { description }
+    /// What `dump` and `Mirror` see: the size, not the bytes.
+    public var customMirror: Mirror { Mirror(self, children: ["size": LogRedaction.body(storage.count)], displayStyle: .struct) }
+}

@@ -15,7 +15,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     public typealias Login = @Sendable () async -> LoginOutcome
 
     private let connector: any SessionConnector
-    private let configuration: SessionConfiguration
+    /// The timers, failure classification and retry backoff this session runs with; a
+    /// `RetryInterceptor` on its transport waits as the session does with `configuration.backoff`.
+    public let configuration: SessionConfiguration
     private let clock: C
     private let login: Login
     private let invalidateCaches: @Sendable () async -> Void

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Presence
 import RoomsAPI
@@ -6,8 +7,12 @@ import SwitchboardRuntime
 import Testing
 
 /// The server side of the app's schema, as a test backend.
-struct RoomsBackend: RoomsHandler, DirectoryHandler, PresenceHandler {
+struct RoomsBackend: RoomsHandler, DirectoryHandler, PresenceHandler, ModerationHandler {
     let statuses = Locked<[Status]>([])
+
+    func ban(_ request: BanRequest, context: ServerContext) async throws(Moderation.BanError) {
+        guard context.headers["X-Moderator"] == "yes" else { throw .forbidden }
+    }
 
     func listRooms(_ request: ListRoomsRequest, context: ServerContext) async throws(Rooms.ListRoomsError) -> ListRoomsResponse {
         let all = (1...5).map { Room(id: "r\($0)", title: "Room \($0)", memberCount: UInt32($0)) }
@@ -52,7 +57,8 @@ struct RoomsOverWebSocketTests {
     @Test func typedCallsAndPushesOverALoopbackChatServer() async throws {
         let backend = RoomsBackend()
         // One backend serves three services; each namespace names its own routes.
-        let server = try ChatServer(routes: Rooms.routes(backend) + Directory.routes(backend) + Presence.routes(backend))
+        let server = try ChatServer(routes: Rooms.routes(backend) + Directory.routes(backend) + Presence.routes(backend)
+                                    + Moderation.routes(backend))
         defer { server.stop() }
         let inbox = Inbox()
         let account = try await ChatClient.connectAuthenticated(
@@ -75,6 +81,11 @@ struct RoomsOverWebSocketTests {
                 == .invalid(ValidationError(field: "text", reason: "empty")))
         #expect(await rooms.getRoom(GetRoomRequest(roomId: "nope")).endpointError == .notFound)
 
+        // A service from a schema file in a subfolder (admin/moderation.sb), path-bound fields.
+        let moderation = MockableModeration(client: ModerationClient(transport: account))
+        #expect(await moderation.ban("grace", from: "r1", asModerator: false).endpointError == .forbidden)
+        #expect(await moderation.ban("grace", from: "r1", asModerator: true).isSuccess)
+
         // The committed Presence SDK rides the same connection.
         #expect(await PresenceClient(transport: account).setStatus(Status(availability: .away, note: "lunch")).isSuccess)
         #expect(backend.statuses.withLock { $0 } == [Status(availability: .away, note: "lunch")])
@@ -93,6 +104,21 @@ struct RoomsOverWebSocketTests {
         #expect(try await directory.lookUp(handle: "ada").displayName == "Ada")
         #expect(await directory.lookUp(LookUpRequest(handle: "bob")).endpointError == .notFound)
         await anonymous.close()
+    }
+}
+
+/// Calls `ban` with the moderator header a real app would get from its session.
+struct MockableModeration {
+    let client: any ModerationService
+    func ban(_ handle: String, from roomId: String, asModerator: Bool) async -> RequestResult<Void, Moderation.BanError> {
+        await client.ban(BanRequest(roomId: roomId, handle: handle), options: CallOptions(headers: asModerator ? ["X-Moderator": "yes"] : [:]))
+    }
+}
+
+/// The Accounts module generates internal types from the schema folder its configuration names.
+@Suite struct AccountsTests {
+    @Test func internalGeneratedTypesBackThePublicAPI() {
+        #expect(accountSummary(handle: "ada", displayName: "Ada") == "Ada (@ada)")
     }
 }
 

@@ -3,8 +3,8 @@ import SwitchboardEmitter
 import SwitchboardSchema
 
 /// `switchboard generate`: writes Swift for a schema, or checks that it is up to date.
-enum GenerateCommand {
-    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+package enum GenerateCommand {
+    package static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--output", "--module", "--access", "--layout"])
         guard let outputPath = arguments.options["--output"] else {
             throw CommandLineTool.UsageError("generate needs --output <dir>")
@@ -18,11 +18,10 @@ enum GenerateCommand {
             throw CommandLineTool.UsageError("--layout must be per-type or per-schema-file")
         }
         let outputDirectory = URL(fileURLWithPath: outputPath)
-        // The module defaults to the target folder holding the output (Sources/<Module>/Generated).
-        let module = arguments.options["--module"] ?? defaultModuleName(for: outputDirectory)
+        // `--module` is accepted for scripts that pass it: generated code never names its module.
         guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
 
-        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, moduleName: module, layout: layout))
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, layout: layout))
         // Two schema files can flatten to one name (`a_b.sb` and `a/b.sb`); never let one overwrite the other.
         var seen: [String: Int] = [:]
         for (index, file) in files.enumerated() {
@@ -50,13 +49,6 @@ enum GenerateCommand {
             CommandLineTool.printError("switchboard: error: cannot write \(outputPath): \(error)")
             return 1
         }
-    }
-
-    static func defaultModuleName(for directory: URL) -> String {
-        let standardized = directory.standardizedFileURL
-        return standardized.lastPathComponent == "Generated"
-            ? standardized.deletingLastPathComponent().lastPathComponent
-            : standardized.lastPathComponent
     }
 }
 
@@ -119,8 +111,8 @@ struct OutputPlan {
 }
 
 /// `switchboard export-proto`: writes the proto3 equivalent of a schema.
-enum ExportProtoCommand {
-    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+package enum ExportProtoCommand {
+    package static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--output"])
         guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
         let text = ProtoExporter.export(schema)
@@ -139,8 +131,8 @@ enum ExportProtoCommand {
 }
 
 /// `switchboard lint`: checks a schema and prints its diagnostics.
-enum LintCommand {
-    static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
+package enum LintCommand {
+    package static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: [])
         return try CommandLineTool.compileSchema(arguments) == nil ? 1 : 0
     }

@@ -1,15 +1,15 @@
 /// Text for a terminal, with what a server chose made harmless: an escape sequence in a
 /// pushed path or a close reason could otherwise move the cursor, retitle the window or
 /// hide earlier output.
-enum TerminalText {
+package enum TerminalText {
     /// `text` with every control character escaped as `\uXXXX` (C0 but tab and line feed,
     /// DEL, C1) and so are the invisible bidirectional overrides that reorder what is shown.
     /// Inside a JSON string such an escape means the same character, so JSON stays valid.
-    static func sanitized(_ text: String) -> String { escape(text, keepingLineBreaks: true) }
+    package static func sanitized(_ text: String) -> String { escape(text, keepingLineBreaks: true) }
 
     /// As ``sanitized(_:)``, and line breaks too: for one server-chosen value within a line,
     /// which must not start lines of its own.
-    static func inline(_ text: String) -> String { escape(text, keepingLineBreaks: false) }
+    package static func inline(_ text: String) -> String { escape(text, keepingLineBreaks: false) }
 
     private static func escape(_ text: String, keepingLineBreaks: Bool) -> String {
         guard text.unicodeScalars.contains(where: { needsEscape($0, keepingLineBreaks: keepingLineBreaks) }) else { return text }
