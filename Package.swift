@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "SwitchboardRuntime", targets: ["SwitchboardRuntime"]),
         .library(name: "SignalChat", targets: ["SignalChat"]),
+        .library(name: "SwitchboardIO", targets: ["SwitchboardIO"]),
         .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
         .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
         .library(name: "SwitchboardSession", targets: ["SwitchboardSession"]),
@@ -35,9 +36,20 @@ let package = Package(
                 .linkedLibrary("crypto", .when(platforms: [.linux])),
             ]
         ),
+        // The I/O core: event loops on epoll (Linux) or kqueue (Apple platforms), each a task
+        // executor, with timers; epoll and eventfd come through a module map of system headers.
+        .target(name: "CSwitchboardIO", path: "Sources/CSwitchboardIO"),
+        .target(
+            name: "SwitchboardIO",
+            dependencies: [
+                .target(name: "CSwitchboardIO", condition: .when(platforms: [.linux])),
+                .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux])),
+            ],
+            path: "Sources/SwitchboardIO"
+        ),
         .target(
             name: "SwitchboardWebSocket",
-            dependencies: [.target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
+            dependencies: ["SwitchboardIO", .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
             path: "Sources/SwitchboardWebSocket"
         ),
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
@@ -109,6 +121,7 @@ let package = Package(
             dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
             path: "Tests/SwitchboardEmitterTests"
         ),
+        .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
             dependencies: ["SwitchboardWebSocket", "PeerSupport"],

@@ -1,0 +1,3 @@
+#include "CSwitchboardIO.h"
+
+int sb_io_available(void) { return 1; }

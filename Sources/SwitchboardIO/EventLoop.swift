@@ -1,0 +1,309 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Something an event loop tells when its descriptor is ready. Called on the loop's thread.
+protocol IOHandler: AnyObject {
+    /// Ready to read, or at the end of the stream, or failed: a read says which.
+    func readable()
+    /// Ready to write (or failed: a write says so).
+    func writable()
+}
+
+/// One thread that waits on many sockets at once (epoll on Linux, kqueue on Apple
+/// platforms) and runs what they are ready for, its timers, and the jobs given to it.
+///
+/// It is a Swift task executor: a task that prefers it
+/// (`withTaskExecutorPreference(loop) { ... }`) runs on the loop's thread and resumes there
+/// when an answer that thread read arrives, with no hop to another thread, as on a swift-nio
+/// event loop. Such a task must not block: while it runs, no socket of the loop is served.
+///
+/// Loops come in an ``EventLoopGroup``: a fixed number of threads however many connections.
+/// Jobs, timers and registrations for a loop that has shut down run on the global
+/// concurrent executor instead, or fail, so nothing waits for a thread that is gone.
+public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
+    /// The loop's name, and its thread's.
+    public let name: String
+    let selector: Selector
+
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private enum State { case running, stopping, stopped }
+
+    // Shared with other threads, under `lock`.
+    private let lock = NSLock()
+    private var queued: [Work] = []
+    /// The other half of a double buffer, so queuing allocates nothing once both have grown.
+    private var spare: [Work] = []
+    /// The thread is in (or about to enter) the selector's wait and must be woken for new work.
+    private var isWaiting = false
+    private var wakeupPending = false
+    private var state = State.running
+    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    private let finished = DispatchSemaphore(value: 0)
+
+    // The loop's thread only.
+    private var handlers: [UInt64: any IOHandler] = [:]
+    private var nextToken: UInt64 = 1
+    private var timers = TimerHeap()
+    /// Read space every connection of this loop shares: one read at a time runs here.
+    let readBuffer: UnsafeMutableRawBufferPointer
+
+    /// The thread, published before `init` returns.
+    nonisolated(unsafe) private var thread = pthread_t?.none
+
+    /// The size of the read buffer the loop's connections share.
+    public static let readBufferSize = 64 * 1024
+
+    /// Starts a loop on a thread of its own.
+    public init(name: String) throws(IOError) {
+        self.name = name
+        selector = try Selector()
+        readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
+        let started = DispatchSemaphore(value: 0)
+        // The thread holds the loop until it stops: a group shuts its loops down.
+        let thread = Thread { [self] in
+            self.thread = pthread_self()
+            started.signal()
+            self.run()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        readBuffer.deallocate()
+    }
+
+    public var description: String { "EventLoop(\(name))" }
+
+    /// Whether the calling thread is this loop's.
+    public var inEventLoop: Bool {
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    // MARK: Work
+
+    /// Runs `body` on the loop's thread, after the work already queued; on the global pool
+    /// once the loop has shut down.
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        enqueue(.closure(body))
+    }
+
+    /// Runs `body` at once if called on the loop's thread, else as ``execute(_:)``.
+    public func executeHere(_ body: @escaping @Sendable () -> Void) {
+        if inEventLoop { body() } else { execute(body) }
+    }
+
+    private func enqueue(_ work: Work) {
+        let (accepted, wake): (Bool, Bool) = lock.withLock {
+            guard state != .stopped else { return (false, false) }
+            queued.append(work)
+            guard isWaiting && !wakeupPending else { return (true, false) }
+            wakeupPending = true
+            return (true, true)
+        }
+        if wake { selector.wakeUp() }
+        if !accepted { runElsewhere(work) }
+    }
+
+    private func runElsewhere(_ work: Work) {
+        switch work {
+        case let .closure(body):
+            DispatchQueue.global().async(execute: body)
+        case let .job(job):
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                globalConcurrentExecutor.enqueue(ExecutorJob(job))
+            }
+        }
+    }
+
+    // MARK: Timers
+
+    /// Runs `body` on the loop at `deadline` unless the returned timer is cancelled first.
+    @discardableResult
+    public func schedule(at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void) -> LoopTimer {
+        let timer = LoopTimer(deadline: deadline, body: body)
+        executeHere { [self] in timers.insert(timer) }
+        return timer
+    }
+
+    /// Runs `body` on the loop after `delay` unless the returned timer is cancelled first.
+    @discardableResult
+    public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> LoopTimer {
+        schedule(at: ContinuousClock.now.advanced(by: delay), body)
+    }
+
+    // MARK: Descriptors
+
+    /// Watches `descriptor` for `handler`; on the loop's thread only. The token names the
+    /// registration in later calls, and its stale events are dropped once it is removed.
+    func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
+        precondition(inEventLoop, "register on the loop's thread")
+        let token = nextToken
+        nextToken += 1
+        try selector.register(descriptor, token: token, interest: interest)
+        handlers[token] = handler
+        return token
+    }
+
+    /// Changes what a registration is watched for; safe from any thread while the
+    /// descriptor is open.
+    func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) {
+        try? selector.reregister(descriptor, token: token, from: previous, to: interest)
+    }
+
+    /// Stops watching; on the loop's thread only, before the descriptor closes.
+    func deregister(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
+        precondition(inEventLoop, "deregister on the loop's thread")
+        handlers[token] = nil
+        selector.deregister(descriptor, interest: interest)
+    }
+
+    /// How many descriptors the loop watches now.
+    var registrationCount: Int { handlers.count }
+
+    // MARK: The loop
+
+    private func run() {
+        var batch: [Work] = []
+        while true {
+            let (hasWork, stopping): (Bool, Bool) = lock.withLock {
+                let hasWork = !queued.isEmpty
+                if !hasWork && state == .running { isWaiting = true }
+                return (hasWork, state != .running)
+            }
+            if stopping && !hasWork { break }
+            let timeout: Duration? = hasWork ? .zero : timers.nextDeadline().map { $0 - ContinuousClock.now }
+            do throws(IOError) {
+                try selector.wait(timeout: timeout) { token, ready in
+                    guard let handler = handlers[token] else { return }
+                    if ready.contains(.read) { handler.readable() }
+                    // The read may have closed it: ask again.
+                    if ready.contains(.write), let handler = handlers[token] { handler.writable() }
+                }
+            } catch {
+                // Only an invalid selector fails here; nothing the loop could do would fix it.
+                fatalError("\(name): \(error)")
+            }
+            lock.withLock {
+                isWaiting = false
+                wakeupPending = false
+            }
+            runDueTimers()
+            // One batch: work the batch queues waits for the next turn, after the sockets.
+            lock.withLock {
+                swap(&queued, &spare)
+                batch = spare
+                spare = []
+            }
+            for work in batch { run(work) }
+            batch.removeAll(keepingCapacity: true)
+            lock.withLock { if spare.isEmpty { spare = batch } }
+            batch = []
+        }
+        finish()
+    }
+
+    private func runDueTimers() {
+        guard !timers.isEmpty else { return }
+        for timer in timers.popDue(now: .now) { timer.take()?() }
+        timers.compactIfMostlyCancelled()
+    }
+
+    private func run(_ work: Work) {
+        switch work {
+        case let .closure(body): body()
+        case let .job(job):
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+    }
+
+    /// After the last turn: what is still queued runs elsewhere, and waiters learn it stopped.
+    private func finish() {
+        let (leftovers, waiters): ([Work], [CheckedContinuation<Void, Never>]) = lock.withLock {
+            state = .stopped
+            defer {
+                queued = []
+                stopWaiters = []
+            }
+            return (queued, stopWaiters)
+        }
+        for work in leftovers { runElsewhere(work) }
+        handlers = [:]
+        finished.signal()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Stops the loop after the work already queued and waits until its thread has ended.
+    /// Descriptors still registered are no longer watched; their owners must close them
+    /// first (``EventLoopGroup/shutdown()`` closes servers and connections first).
+    public func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done: Bool = lock.withLock {
+                if state == .stopped { return true }
+                state = .stopping
+                stopWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() } else { selector.wakeUp() }
+        }
+    }
+
+    /// Stops the loop and blocks the calling thread until its thread has ended; never call
+    /// it on the loop itself.
+    public func shutdownBlocking() {
+        precondition(!inEventLoop, "a loop cannot wait for itself")
+        let running: Bool = lock.withLock {
+            guard state != .stopped else { return false }
+            state = .stopping
+            return true
+        }
+        guard running else { return }
+        selector.wakeUp()
+        finished.wait()
+        finished.signal()
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+extension EventLoop: TaskExecutor {
+    /// Runs `job` on the loop's thread.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        enqueue(.job(UnownedJob(job)))
+    }
+}
+
+extension EventLoop {
+    /// Starts a task that runs on this loop; where the platform has no task executors
+    /// (before macOS 15 and iOS 18), on the global pool.
+    @discardableResult
+    public func startTask<Success: Sendable>(_ operation: sending @escaping @isolated(any) () async -> Success) -> Task<Success, Never> {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            return Task(executorPreference: self, operation: operation)
+        }
+        return Task(operation: operation)
+    }
+
+    /// Starts a task that runs synchronously on the calling thread until it first suspends,
+    /// and on this loop after that; a task that never suspends costs no scheduling at all.
+    /// Where the platform lacks immediate tasks (before macOS 26 and iOS 26), as `startTask`.
+    public func startTaskHere(_ operation: sending @escaping @isolated(any) () async -> Void) {
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            Task.immediate(executorPreference: self, operation: operation)
+        } else {
+            startTask(operation)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A callback scheduled on an event loop for a moment; cancel it from any thread.
+public final class LoopTimer: @unchecked Sendable {
+    /// When it fires.
+    public let deadline: ContinuousClock.Instant
+    private let lock = NSLock()
+    private var body: (@Sendable () -> Void)?
+
+    init(deadline: ContinuousClock.Instant, body: @escaping @Sendable () -> Void) {
+        self.deadline = deadline
+        self.body = body
+    }
+
+    /// Stops it from firing if it has not yet; its closure is released at once.
+    public func cancel() {
+        lock.withLock { body = nil }
+    }
+
+    /// Whether it was cancelled (or has fired).
+    public var isCancelled: Bool { lock.withLock { body == nil } }
+
+    /// Takes the callback, once.
+    func take() -> (@Sendable () -> Void)? {
+        lock.withLock {
+            defer { body = nil }
+            return body
+        }
+    }
+}
+
+/// The loop's timers by deadline, earliest first: a binary min-heap, so scheduling and
+/// firing cost O(log n) however many timers wait. Cancelled timers leave when they reach
+/// the top, or all at once when they outnumber the live ones.
+struct TimerHeap {
+    private var items: [(deadline: ContinuousClock.Instant, sequence: UInt64, timer: LoopTimer)] = []
+    private var nextSequence: UInt64 = 0
+
+    var isEmpty: Bool { items.isEmpty }
+    var count: Int { items.count }
+
+    /// Adds a timer; timers with one deadline fire in the order they were added.
+    mutating func insert(_ timer: LoopTimer) {
+        items.append((timer.deadline, nextSequence, timer))
+        nextSequence &+= 1
+        siftUp(items.count - 1)
+    }
+
+    /// The earliest live deadline, dropping cancelled timers on the way.
+    mutating func nextDeadline() -> ContinuousClock.Instant? {
+        while let first = items.first, first.timer.isCancelled { removeFirst() }
+        return items.first?.deadline
+    }
+
+    /// Removes and returns the timers due at `now`, earliest first.
+    mutating func popDue(now: ContinuousClock.Instant) -> [LoopTimer] {
+        var due: [LoopTimer] = []
+        while let first = items.first, first.deadline <= now {
+            removeFirst()
+            if !first.timer.isCancelled { due.append(first.timer) }
+        }
+        return due
+    }
+
+    /// Drops every cancelled timer when they are more than half the heap.
+    mutating func compactIfMostlyCancelled() {
+        guard items.count > 64 else { return }
+        let live = items.filter { !$0.timer.isCancelled }
+        guard live.count * 2 < items.count else { return }
+        items = []
+        for item in live.sorted(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) }) { items.append(item) }
+    }
+
+    private mutating func removeFirst() {
+        let last = items.removeLast()
+        guard !items.isEmpty else { return }
+        items[0] = last
+        siftDown(0)
+    }
+
+    private func precedes(_ a: Int, _ b: Int) -> Bool {
+        (items[a].deadline, items[a].sequence) < (items[b].deadline, items[b].sequence)
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(child, parent) else { return }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && precedes(left, smallest) { smallest = left }
+            if right < items.count && precedes(right, smallest) { smallest = right }
+            guard smallest != parent else { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+@testable import SwitchboardIO
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The event loop without sockets: jobs, timers, executor preference, readiness, shutdown.
+@Suite(.timeLimit(.minutes(1)))
+struct EventLoopCoreTests {
+    /// A value several threads add to.
+    final class Box<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: T
+        init(_ value: T) { stored = value }
+        func update<R>(_ body: (inout T) -> R) -> R { lock.withLock { body(&stored) } }
+        var value: T { lock.withLock { stored } }
+    }
+
+    /// Waits at most `seconds` for `condition`; never hangs.
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    @Test func jobsRunOnTheLoopInTheOrderGiven() async throws {
+        let loop = try EventLoop(name: "test-order")
+        let seen = Box<[Int]>([])
+        let onLoop = Box(true)
+        for index in 0..<1000 {
+            loop.execute {
+                onLoop.update { $0 = $0 && loop.inEventLoop }
+                seen.update { $0.append(index) }
+            }
+        }
+        #expect(await Self.eventually { seen.value.count == 1000 })
+        #expect(seen.value == Array(0..<1000))
+        #expect(onLoop.value)
+        #expect(!loop.inEventLoop)
+        await loop.shutdown()
+    }
+
+    @Test func jobsFromManyThreadsAllRun() async throws {
+        let loop = try EventLoop(name: "test-threads")
+        let count = Box(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<500 { loop.execute { count.update { $0 += 1 } } }
+        }
+        #expect(await Self.eventually { count.value == 4000 })
+        await loop.shutdown()
+    }
+
+    @Test func timersFireInDeadlineOrderAndCancelledOnesNever() async throws {
+        let loop = try EventLoop(name: "test-timers")
+        let fired = Box<[Int]>([])
+        let start = ContinuousClock.now
+        // Scheduled out of order, some from the loop itself, one cancelled.
+        loop.schedule(at: start + .milliseconds(60)) { fired.update { $0.append(3) } }
+        loop.schedule(at: start + .milliseconds(20)) { fired.update { $0.append(1) } }
+        let cancelled = loop.schedule(at: start + .milliseconds(30)) { fired.update { $0.append(99) } }
+        loop.execute { loop.schedule(at: start + .milliseconds(40)) { fired.update { $0.append(2) } } }
+        cancelled.cancel()
+        #expect(await Self.eventually { fired.value.count == 3 })
+        #expect(fired.value == [1, 2, 3])
+        // Never early.
+        #expect(ContinuousClock.now - start >= .milliseconds(60))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fired.value == [1, 2, 3])
+        await loop.shutdown()
+    }
+
+    @Test func manyCancelledTimersDoNotPile() async throws {
+        let loop = try EventLoop(name: "test-cancel")
+        for _ in 0..<10_000 { loop.schedule(after: .seconds(3600)) {}.cancel() }
+        let live = Box(0)
+        loop.schedule(after: .milliseconds(10)) { live.update { $0 += 1 } }
+        #expect(await Self.eventually { live.value == 1 })
+        await loop.shutdown()
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func aTaskThatPrefersTheLoopRunsAndResumesOnIt() async throws {
+        let loop = try EventLoop(name: "test-executor")
+        let result = await withTaskExecutorPreference(loop) { () -> (Bool, Bool) in
+            let before = loop.inEventLoop
+            try? await Task.sleep(for: .milliseconds(5))
+            return (before, loop.inEventLoop)
+        }
+        #expect(result == (true, true))
+        #expect(await loop.startTask { loop.inEventLoop }.value)
+        await loop.shutdown()
+    }
+
+    @Test func aRegisteredDescriptorIsReportedReadable() async throws {
+        let loop = try EventLoop(name: "test-readiness")
+        var pair: [Int32] = [0, 0]
+        #if canImport(Glibc)
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        #else
+        #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
+        #endif
+        defer { close(pair[0]); close(pair[1]) }
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        let watched = pair[0]
+        final class Reader: IOHandler, @unchecked Sendable {
+            let descriptor: Int32
+            let received = Box<[UInt8]>([])
+            let writableCount = Box(0)
+            init(_ descriptor: Int32) { self.descriptor = descriptor }
+            func readable() {
+                var buffer = [UInt8](repeating: 0, count: 16)
+                let count = read(descriptor, &buffer, 16)
+                if count > 0 { received.update { $0 += buffer[0..<count] } }
+            }
+            func writable() { writableCount.update { $0 += 1 } }
+        }
+        let reader = Reader(pair[0])
+        let token = Box<UInt64>(0)
+        loop.execute { token.update { $0 = (try? loop.register(watched, interest: .read, handler: reader)) ?? 0 } }
+        #expect(await Self.eventually { token.value != 0 })
+        _ = write(pair[1], "hello", 5)
+        #expect(await Self.eventually { reader.received.value == Array("hello".utf8) })
+        // Asking for writability reports it; taking the interest away stops the reports.
+        loop.reregister(pair[0], token: token.value, from: .read, to: [.read, .write])
+        #expect(await Self.eventually { reader.writableCount.value > 0 })
+        loop.reregister(pair[0], token: token.value, from: [.read, .write], to: .read)
+        let settled = Box(0)
+        loop.execute { settled.update { $0 = reader.writableCount.value } }
+        #expect(await Self.eventually { settled.value > 0 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(reader.writableCount.value == settled.value)
+        let removed = Box(false)
+        loop.execute {
+            loop.deregister(watched, token: token.value, interest: .read)
+            removed.update { $0 = true }
+        }
+        #expect(await Self.eventually { removed.value })
+        _ = write(pair[1], "more", 4)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(reader.received.value == Array("hello".utf8))
+        await loop.shutdown()
+    }
+
+    @Test func afterShutdownWorkRunsElsewhereAndTheThreadIsGone() async throws {
+        let loop = try EventLoop(name: "test-shutdown")
+        let ran = Box(0)
+        for _ in 0..<100 { loop.execute { ran.update { $0 += 1 } } }
+        await loop.shutdown()
+        // Queued work ran before the loop stopped.
+        #expect(ran.value == 100)
+        let late = Box<Bool?>(nil)
+        loop.execute { late.update { $0 = loop.inEventLoop } }
+        #expect(await Self.eventually { late.value != nil })
+        #expect(late.value == false)
+        await loop.shutdown()
+    }
+
+    @Test func aGroupHandsOutEveryLoopInTurn() async throws {
+        let group = try EventLoopGroup(loopCount: 3, name: "test-group")
+        let picked = (0..<6).map { _ in ObjectIdentifier(group.next()) }
+        #expect(Set(picked).count == 3)
+        #expect(Array(picked[0..<3]) == Array(picked[3..<6]))
+        #expect(group.current == nil)
+        let current = Box<Bool>(false)
+        group.loops[1].execute { current.update { $0 = group.current === group.loops[1] } }
+        #expect(await Self.eventually { current.value })
+        await group.shutdown()
+    }
+}
