@@ -18,6 +18,8 @@ failures=0
 clang_modules=()
 shim_map="$(dirname "$modules")/CSwitchboardOpenSSL.build/module.modulemap"
 [ -f "$shim_map" ] && clang_modules=(-Xcc "-fmodule-map-file=$shim_map" -Xcc "-I$root/Sources/CSwitchboardOpenSSL/include")
+io_map="$(dirname "$modules")/CSwitchboardIO.build/module.modulemap"
+[ -f "$io_map" ] && clang_modules+=(-Xcc "-fmodule-map-file=$io_map" -Xcc "-I$root/Sources/CSwitchboardIO/include")
 typecheck() { swiftc -typecheck -swift-version 6 -I "$modules" "${clang_modules[@]}" "$@" 2>&1; }
 
 echo "compile tests:"

@@ -77,4 +77,32 @@ const char *sb_requested_server_name(SSL *ssl) {
     return SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
 }
 
+int sb_use_memory_bios(SSL *ssl) {
+    BIO *input = BIO_new(BIO_s_mem());
+    BIO *output = BIO_new(BIO_s_mem());
+    if (input == NULL || output == NULL) {
+        BIO_free(input);
+        BIO_free(output);
+        return 0;
+    }
+    // An empty memory BIO reports "retry" rather than end of file, so SSL_read says
+    // WANT_READ until more ciphertext is fed.
+    BIO_set_mem_eof_return(input, -1);
+    BIO_set_mem_eof_return(output, -1);
+    SSL_set_bio(ssl, input, output);
+    return 1;
+}
+
+int sb_feed(SSL *ssl, const void *bytes, int length) {
+    return BIO_write(SSL_get_rbio(ssl), bytes, length);
+}
+
+size_t sb_pending_output(SSL *ssl) {
+    return BIO_ctrl_pending(SSL_get_wbio(ssl));
+}
+
+int sb_drain(SSL *ssl, void *buffer, int length) {
+    return BIO_read(SSL_get_wbio(ssl), buffer, length);
+}
+
 #endif // __linux__

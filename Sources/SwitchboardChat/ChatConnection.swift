@@ -32,6 +32,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Offered once everything is over: handlers done, pending failed, `disconnected` sent.
     private let finished = FirstAnswer<ChatConnectionError>()
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
+    /// Routes what the socket delivers: large messages off the event loop, in order.
+    private let offload: LargeMessageOffload
     /// One timer for every pending deadline, rather than a task per request.
     private let deadlines: DeadlineTimer
     /// Pushes read but not yet taken by the push loop, against their limit.
@@ -62,6 +64,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
         self.onPush = onPush
+        let router = WeakRouter<Auth>()
+        offload = LargeMessageOffload { message in router.connection?.route(message) }
         keepalive = policy.map { Locked(KeepaliveMonitor(policy: $0, now: .now)) }
         (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
         (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -69,7 +73,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.diagnostics = diagnostics
         let (pushes, pushSink) = AsyncStream.makeStream(of: PushedRequest.self)
         self.pushSink = pushSink
-        socket.deliverReceivedMessages { [weak self] message in self?.route(message) }
+        router.connection = self
+        socket.deliverReceivedMessages { [offload] message in offload.receive(message) }
         pushTask.withLock { $0 = Task { await self.pushLoop(pushes) } }
         Task { await self.awaitEnd() }
         Task { [socket, weak self] in
@@ -267,6 +272,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // With direct delivery the stream carries no messages; it finishes when the peer
         // closes or the connection ends.
         for await _ in socket.messages {}
+        // Every frame received is routed before the end: large ones may still be on their way.
+        await offload.waitUntilIdle()
         hasEnded.withLock { $0 = true }
         pushSink.finish()
         let info = await socket.close()
@@ -331,6 +338,11 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     }
 
     private func diagnose(_ diagnostic: ChatDiagnostic) { diagnostics?(diagnostic) }
+}
+
+/// The connection a router reaches, held weakly: the socket's handler must not keep it alive.
+private final class WeakRouter<Auth: AuthMode>: @unchecked Sendable {
+    weak var connection: ChatConnection<Auth>?
 }
 
 /// Opens chat connections.

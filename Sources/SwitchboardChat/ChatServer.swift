@@ -34,6 +34,8 @@ public final class ChatServer: @unchecked Sendable {
         private let lock = NSLock()
         private var arrivals = 0
         private var live: [Int: Client] = [:]
+        /// Live clients' indexes by their socket.
+        private var liveBySocket: [ObjectIdentifier: Int] = [:]
         /// The newest ended clients, oldest first, at most `endedClientsKept`.
         private var ended: [(index: Int, client: Client)] = []
         private var waiters: [UInt64: (index: Int, continuation: CheckedContinuation<Client?, Never>)] = [:]
@@ -47,6 +49,7 @@ public final class ChatServer: @unchecked Sendable {
                 let index = arrivals
                 arrivals += 1
                 live[index] = client
+                liveBySocket[ObjectIdentifier(client.socket)] = index
                 let due = waiters.filter { $0.value.index == index }
                 for key in due.keys { waiters.removeValue(forKey: key) }
                 return (index, due.values.map(\.continuation), Array(subscribers.values))
@@ -60,8 +63,16 @@ public final class ChatServer: @unchecked Sendable {
         func unregister(_ index: Int) {
             lock.withLock {
                 guard let client = live.removeValue(forKey: index) else { return }
+                liveBySocket[ObjectIdentifier(client.socket)] = nil
                 ended.append((index, client))
                 if ended.count > Self.endedClientsKept { ended.removeFirst(ended.count - Self.endedClientsKept) }
+            }
+        }
+
+        /// The client of `socket`, live or ended.
+        func client(for socket: WebSocketConnection) -> Client? {
+            lock.withLock {
+                liveBySocket[ObjectIdentifier(socket)].flatMap { live[$0] } ?? ended.first { $0.client.socket === socket }?.client
             }
         }
 
@@ -156,12 +167,16 @@ public final class ChatServer: @unchecked Sendable {
                 // The decision travels with this connection, not by its (client-chosen) key.
                 return .accept(headers: upgradeHeaders(), context: auth)
             },
-            handler: { socket in
-                let auth = socket.upgradeContext as? AuthRequirement ?? .none
-                let client = Client(socket: socket, auth: auth)
+            connected: { socket in
+                // In upgrade order, and out again the moment the socket ends, so the registry's
+                // order is the clients', whatever order their tasks run in.
+                let client = Client(socket: socket, auth: socket.upgradeContext as? AuthRequirement ?? .none)
                 let index = registry.register(client)
+                socket.whenClosed { _ in registry.unregister(index) }
+            },
+            handler: { socket in
+                guard let client = registry.client(for: socket) else { return }
                 await ChatServer.serve(client, router: router)
-                registry.unregister(index)
             })
     }
 
@@ -182,8 +197,10 @@ public final class ChatServer: @unchecked Sendable {
 
     static func serve(_ client: Client, router: RPCRouter) async {
         // Frames are routed on the socket's reader thread; only handlers run as tasks.
-        client.socket.deliverReceivedMessages { message in route(message, from: client, router: router) }
+        let offload = LargeMessageOffload { message in route(message, from: client, router: router) }
+        client.socket.deliverReceivedMessages { message in offload.receive(message) }
         for await _ in client.socket.messages {}
+        await offload.waitUntilIdle()
         // The client closed: answer its close now rather than after the grace period.
         _ = await client.socket.close()
         client.failAll()

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// Something an event loop tells when its descriptor is ready. Called on the loop's thread.
-protocol IOHandler: AnyObject {
+package protocol IOHandler: AnyObject {
     /// Ready to read, or at the end of the stream, or failed: a read says which.
     func readable()
     /// Ready to write (or failed: a write says so).
@@ -53,7 +53,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
     /// Read space every connection of this loop shares: one read at a time runs here.
-    let readBuffer: UnsafeMutableRawBufferPointer
+    package let readBuffer: UnsafeMutableRawBufferPointer
 
     /// The thread, published before `init` returns.
     nonisolated(unsafe) private var thread = pthread_t?.none
@@ -61,9 +61,17 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The size of the read buffer the loop's connections share.
     public static let readBufferSize = 64 * 1024
 
-    /// Starts a loop on a thread of its own.
-    public init(name: String) throws(IOError) {
+    /// Ends the thread once the last descriptor it watched is gone, for a loop dedicated to
+    /// one connection.
+    private let stopsWhenIdle: Bool
+    private var hadRegistration = false
+
+    /// Starts a loop on a thread of its own. With `stopsWhenIdle`, the loop ends by itself
+    /// once it has watched a descriptor and watches none any more, with no work or timer
+    /// left: a loop dedicated to one connection ends with it.
+    public init(name: String, stopsWhenIdle: Bool = false) throws(IOError) {
         self.name = name
+        self.stopsWhenIdle = stopsWhenIdle
         selector = try Selector()
         readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
         let started = DispatchSemaphore(value: 0)
@@ -147,30 +155,39 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Watches `descriptor` for `handler`; on the loop's thread only. The token names the
     /// registration in later calls, and its stale events are dropped once it is removed.
-    func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
+    package func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
         precondition(inEventLoop, "register on the loop's thread")
         let token = nextToken
         nextToken += 1
         try selector.register(descriptor, token: token, interest: interest)
         handlers[token] = handler
+        hadRegistration = true
         return token
     }
 
     /// Changes what a registration is watched for; safe from any thread while the
     /// descriptor is open.
-    func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) {
+    package func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) {
         try? selector.reregister(descriptor, token: token, from: previous, to: interest)
     }
 
     /// Stops watching; on the loop's thread only, before the descriptor closes.
-    func deregister(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
+    package func deregister(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
         precondition(inEventLoop, "deregister on the loop's thread")
         handlers[token] = nil
         selector.deregister(descriptor, interest: interest)
     }
 
+    /// Stops watching at once, from any thread, while the caller still holds the descriptor
+    /// open; the handler is dropped on the loop, and events already read for it are dropped
+    /// by their token. For a descriptor that must close now (a listener whose port is reused).
+    package func deregisterNow(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
+        selector.deregister(descriptor, interest: interest)
+        executeHere { [self] in handlers[token] = nil }
+    }
+
     /// How many descriptors the loop watches now.
-    var registrationCount: Int { handlers.count }
+    package var registrationCount: Int { handlers.count }
 
     // MARK: The loop
 
@@ -183,7 +200,17 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
                 return (hasWork, state != .running)
             }
             if stopping && !hasWork { break }
-            let timeout: Duration? = hasWork ? .zero : timers.nextDeadline().map { $0 - ContinuousClock.now }
+            let nextTimer = timers.nextDeadline()
+            if stopsWhenIdle && hadRegistration && handlers.isEmpty && !hasWork && nextTimer == nil {
+                let idle: Bool = lock.withLock {
+                    guard queued.isEmpty else { return false }
+                    state = .stopping
+                    return true
+                }
+                if idle { break }
+                continue
+            }
+            let timeout: Duration? = hasWork ? .zero : nextTimer.map { $0 - ContinuousClock.now }
             do throws(IOError) {
                 try selector.wait(timeout: timeout) { token, ready in
                     guard let handler = handlers[token] else { return }

@@ -1,18 +1,19 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import CSwitchboardIO
+internal import CSwitchboardIO
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
 /// What a registered descriptor is watched for, and what it turned out ready for.
-struct IOInterest: OptionSet, Sendable, Hashable {
-    let rawValue: UInt8
+package struct IOInterest: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// Bytes (or a connection, or the end of the stream) to read.
-    static let read = IOInterest(rawValue: 1)
+    package static let read = IOInterest(rawValue: 1)
     /// Room to write.
-    static let write = IOInterest(rawValue: 2)
+    package static let write = IOInterest(rawValue: 2)
 }
 
 /// The operating system's readiness notification: epoll on Linux, kqueue on Apple platforms.

@@ -29,6 +29,16 @@ const char *sb_verify_error(SSL *ssl);
 void sb_last_error(char *buffer, size_t length);
 /// The SNI name the client sent (server side), or NULL.
 const char *sb_requested_server_name(SSL *ssl);
+/// Gives `ssl` two memory BIOs instead of a socket, so an event loop moves its bytes:
+/// ciphertext read from the network goes in with sb_feed, ciphertext to send comes out
+/// with sb_drain. Returns 1 on success.
+int sb_use_memory_bios(SSL *ssl);
+/// Hands ciphertext read from the network to `ssl`; returns how many bytes it took.
+int sb_feed(SSL *ssl, const void *bytes, int length);
+/// How many bytes of ciphertext wait to be sent.
+size_t sb_pending_output(SSL *ssl);
+/// Moves up to `length` bytes of ciphertext to send into `buffer`; returns how many.
+int sb_drain(SSL *ssl, void *buffer, int length);
 
 #endif // __linux__
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -212,7 +213,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
 
 /// A listening TCP socket.
 public final class TCPListener: @unchecked Sendable {
-    private let handle: SocketDescriptor
+    let handle: SocketDescriptor
     /// The port the listener is bound to (useful after binding port 0).
     public let port: Int
 
@@ -222,6 +223,7 @@ public final class TCPListener: @unchecked Sendable {
         defer { freeaddrinfo(info) }
         let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
         guard descriptor >= 0 else { throw .io("socket failed") }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, 128) == 0 else {

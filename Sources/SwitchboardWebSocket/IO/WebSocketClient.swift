@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 
 /// Opens client connections: DNS, TCP, the opening handshake, then a ``WebSocketConnection``.
 public enum WebSocketClient {
@@ -14,6 +15,9 @@ public enum WebSocketClient {
         public var connection: WebSocketConnection.Options
         /// How `wss://` verifies the server.
         public var tls: TLSOptions
+        /// Which event loops serve the connection: the shared ones by default; a dedicated
+        /// loop keeps one busy connection's reads off the threads others share.
+        public var eventLoops: EventLoopGroupProvider
         /// The largest message accepted, as ``WebSocketConnection/Options/maximumMessageSize``.
         public var maximumMessageSize: Int {
             get { connection.maximumMessageSize }
@@ -22,7 +26,8 @@ public enum WebSocketClient {
 
         /// Creates options; connecting may take 10 seconds by default.
         public init(headers: [HTTPHeaderField] = [], subprotocols: [String] = [], connectTimeout: Duration = .seconds(10),
-                    connection: WebSocketConnection.Options = .init(), tls: TLSOptions = .init()) {
+                    connection: WebSocketConnection.Options = .init(), tls: TLSOptions = .init(), eventLoops: EventLoopGroupProvider = .shared) {
+            self.eventLoops = eventLoops
             self.headers = headers
             self.subprotocols = subprotocols
             self.connectTimeout = connectTimeout
@@ -38,37 +43,25 @@ public enum WebSocketClient {
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
         let endpoint = try WebSocketEndpoint(url)
         let request = try upgradeRequest(for: endpoint, options: options)
-        let cancelled = LockedState(false)
-        // All steps run back to back on one thread, so the deadline covers network time only:
-        // no wait for a busy cooperative pool sits between opening the socket (which starts
-        // the server's handshake timer) and sending the upgrade.
-        let result: Result<WebSocketConnection, WebSocketError> = await withTaskCancellationHandler {
-            await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
-                let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-                let stream = try openStream(endpoint, options: options, deadline: deadline)
-                do throws(WebSocketError) {
-                    // An upgrade would tell a chat server this is the device's newest connection.
-                    guard !cancelled.value else { throw .io("connect cancelled") }
-                    return try handshake(stream, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
-                } catch {
-                    stream.close()
-                    throw error
-                }
-            }
-        } onCancel: {
-            _ = cancelled.transition(from: false, to: true)
+        let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+        let channel = try await openChannel(endpoint, options: options, deadline: deadline)
+        // An upgrade would tell a chat server this is the device's newest connection.
+        guard !Task.isCancelled else {
+            channel.close(reason: nil)
+            throw .io("connect cancelled")
         }
-        return try result.get()
+        return try await handshake(channel, parked: nil, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
     }
 
     /// Does DNS, TCP and TLS for `url` within `connectTimeout`, but not the upgrade; finish
     /// with ``upgrade(_:url:options:)``, or close the transport. Used to preconnect.
     public static func openTransport(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketTransport {
         let endpoint = try WebSocketEndpoint(url)
-        return try await onOwnThread { () throws(WebSocketError) -> WebSocketTransport in
-            let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-            return WebSocketTransport(endpoint: endpoint, stream: try openStream(endpoint, options: options, deadline: deadline))
-        }.get()
+        let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+        let channel = try await openChannel(endpoint, options: options, deadline: deadline)
+        let parked = ParkedReader()
+        channel.activate(delegate: parked, handshakeDone: nil)
+        return WebSocketTransport(endpoint: endpoint, channel: channel, parked: parked)
     }
 
     /// Runs the opening handshake for `url` over an open transport, within `connectTimeout`.
@@ -93,24 +86,9 @@ public enum WebSocketClient {
             throw error
         }
         guard transport.claim() else { throw .io("transport already closed or upgraded") }
-        return try await onOwnThread { () throws(WebSocketError) -> WebSocketConnection in
-            let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-            do throws(WebSocketError) {
-                return try handshake(transport.stream, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
-            } catch {
-                transport.stream.close()
-                throw error
-            }
-        }.get()
-    }
-
-    /// Runs blocking socket work on a thread of its own, off Swift's small cooperative pool.
-    private static func onOwnThread<Value: Sendable>(
-        _ work: @escaping @Sendable () throws(WebSocketError) -> Value
-    ) async -> Result<Value, WebSocketError> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Result(catching: work)) }
-        }
+        let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+        return try await handshake(transport.channel, parked: transport.parked, request: request, deadline: deadline, options: options,
+                                   path: endpoint.requestPath)
     }
 
     /// Checked before any socket opens, so a bad header costs no connection.
@@ -121,26 +99,59 @@ public enum WebSocketClient {
         return request
     }
 
-    /// DNS and TCP, then TLS for `wss://`; the socket is closed if TLS fails.
-    private static func openStream(_ endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
+    /// DNS and TCP, then TLS for `wss://`, on an event loop; the socket is closed if TLS fails.
+    private static func openChannel(_ endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) async throws(WebSocketError) -> any ByteChannel {
+        let loop = options.eventLoops.connectionLoop()
         #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
         if endpoint.isSecure {
-            // Network.framework resolves, connects and secures in one connection.
-            return try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
+            // Network.framework resolves, connects and secures in one connection, and does its
+            // own I/O: its bytes are pumped onto the loop.
+            let opened: Result<NetworkTLSStream, WebSocketError> = await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(returning: Result { () throws(WebSocketError) in
+                        try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
+                    })
+                }
+            }
+            return PumpedChannel(stream: try opened.get(), loop: loop)
         }
         #endif
-        let socket: TCPSocket
-        do throws(WebSocketError) {
-            socket = try TCPSocket.connect(host: endpoint.host, port: endpoint.port, deadline: deadline)
+        let descriptor: Int32
+        do throws(ConnectFailure) {
+            descriptor = try await SocketConnector.connect(host: endpoint.host, port: endpoint.port, deadline: deadline, loop: loop)
         } catch {
-            throw naming(endpoint, in: error)
+            switch error {
+            case let .timeout(what): throw naming(endpoint, in: .timeout(what))
+            case let .io(reason): throw naming(endpoint, in: .io(reason))
+            }
         }
-        do throws(WebSocketError) {
-            return try secure(socket, endpoint: endpoint, options: options, deadline: deadline)
+        guard endpoint.isSecure else { return SocketChannel(descriptor: descriptor, loop: loop) }
+        #if canImport(CSwitchboardOpenSSL)
+        let engine: TLSEngine
+        do throws(IOFailure) {
+            engine = try TLSEngine(clientTrusting: options.tls.trustedCertificatesPEM, serverName: options.tls.serverName ?? endpoint.host)
         } catch {
-            socket.close()
-            throw naming(endpoint, in: error)
+            _ = SocketDescriptor.systemClose(descriptor)
+            throw naming(endpoint, in: .io(error.description))
         }
+        let channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
+        let once = FirstOutcome()
+        let timer = loop.schedule(at: deadline) { once.offer(.timeout("TLS handshake")) }
+        channel.activate(delegate: ParkedReader()) { reason in
+            timer.cancel()
+            once.offer(reason.map { .io($0) })
+        }
+        if let failure = await once.value {
+            timer.cancel()
+            channel.close(reason: nil)
+            throw naming(endpoint, in: failure)
+        }
+        channel.setReading(false)
+        return channel
+        #else
+        _ = SocketDescriptor.systemClose(descriptor)
+        throw .io("wss:// needs the system OpenSSL (Linux) or Network.framework (Apple platforms)")
+        #endif
     }
 
     /// `error` with the host and port it concerns, so "connection refused" or a TLS failure
@@ -154,43 +165,188 @@ public enum WebSocketClient {
         }
     }
 
-    /// Wraps the socket in TLS for `wss://`.
-    static func secure(_ socket: TCPSocket, endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) throws(WebSocketError) -> any ByteStream {
-        guard endpoint.isSecure else { return socket }
-        #if canImport(CSwitchboardOpenSSL)
-        return try TLSStream(clientOver: socket, host: endpoint.host, options: options.tls, deadline: deadline)
-        #else
-        throw .io("wss:// needs the system OpenSSL (Linux) or Network.framework (Apple platforms)")
-        #endif
+    /// Sends the upgrade request and reads the answer on the channel's loop, before `deadline`.
+    static func handshake(_ channel: any ByteChannel, parked: ParkedReader?, request: WebSocketHandshake.ClientRequest, deadline: ContinuousClock.Instant,
+                          options: Options, path: String) async throws(WebSocketError) -> WebSocketConnection {
+        let reader = ClientHandshake(request: request, channel: channel)
+        let outcome = await reader.run(until: deadline, after: parked)
+        switch outcome {
+        case let .failure(error):
+            channel.close(reason: nil)
+            throw error
+        case let .success((head, subprotocol)):
+            return WebSocketConnection(channel: channel, role: .client, options: options.connection, initialBytes: [],
+                                       laterInitialBytes: { reader.takeRemainder() },
+                                       handshakeHeaders: head.headers, path: path, subprotocol: subprotocol)
+        }
+    }
+}
+
+/// Reads the server's answer to an upgrade request, on the channel's loop: the head, and
+/// for a refusal a bounded body, so the typed error can carry it (Signal's 499 and 429).
+final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
+    private let request: WebSocketHandshake.ClientRequest
+    private let channel: any ByteChannel
+    private let lock = NSLock()
+    private var received: [UInt8] = []
+    /// After a 101: what came behind the head, for the connection.
+    private var remainder: [UInt8] = []
+    private var head: HTTPHead?
+    private var bodyLength = 0
+    private let result = FirstResult<(HTTPHead, String?)>()
+
+    init(request: WebSocketHandshake.ClientRequest, channel: any ByteChannel) {
+        self.request = request
+        self.channel = channel
     }
 
-    static func handshake(_ stream: any ByteStream, request: WebSocketHandshake.ClientRequest, deadline: ContinuousClock.Instant, options: Options, path: String) throws(WebSocketError) -> WebSocketConnection {
-        try stream.write(request.bytes)
-        var received: [UInt8] = []
-        while true {
-            try stream.setReadDeadline(deadline)
-            let chunk = try stream.read(maximum: 4096)
-            guard !chunk.isEmpty else { throw .invalidUpgradeResponse("connection closed during the handshake") }
-            received += chunk
-            guard let (head, consumed) = try HTTPHead.parse(received) else { continue }
-            var rest = Array(received[consumed...])
-            let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
-            if status != 101 {
-                // Read a bounded body so the typed error can carry it (Signal's 499/429 bodies).
-                // Clamped both ways: a hostile server may send a negative or huge length.
-                let length = max(0, min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024))
-                while rest.count < length {
-                    try stream.setReadDeadline(deadline)
-                    let more = try stream.read(maximum: length - rest.count)
-                    if more.isEmpty { break }
-                    rest += more
-                }
-                _ = try request.validate(head, body: Array(rest.prefix(length)))
+    /// Sends the request and waits for the answer, at most until `deadline`.
+    func run(until deadline: ContinuousClock.Instant, after parked: ParkedReader?) async -> Result<(HTTPHead, String?), WebSocketError> {
+        let loop = channel.loop
+        let timer = loop.schedule(at: deadline) { [self] in result.offer(.failure(.timeout("WebSocket handshake"))) }
+        loop.executeHere { [self] in
+            if let parked {
+                if let early = parked.endReason { result.offer(.failure(.invalidUpgradeResponse(early))); return }
+                let bytes = parked.take()
+                if !bytes.isEmpty { bytes.withUnsafeBytes { channelRead($0) } }
             }
-            let subprotocol = try request.validate(head)
-            try stream.setReadDeadline(nil)
-            return WebSocketConnection(stream: stream, role: .client, options: options.connection, initialBytes: rest,
-                                       handshakeHeaders: head.headers, path: path, subprotocol: subprotocol)
+            channel.activate(delegate: self, handshakeDone: nil)
+            channel.setReading(true)
+            if case let .failed(reason) = channel.write(request.bytes, completion: nil) {
+                result.offer(.failure(.io(reason)))
+            }
+        }
+        let outcome = await result.value
+        timer.cancel()
+        return outcome
+    }
+
+    /// What the server sent behind its 101, taken once by the connection.
+    func takeRemainder() -> [UInt8] {
+        lock.withLock {
+            defer { remainder = [] }
+            return remainder
+        }
+    }
+
+    func channelRead(_ bytes: UnsafeRawBufferPointer) {
+        if result.isDone {
+            // Behind a 101: the WebSocket's first bytes, until the connection takes over.
+            lock.withLock { remainder.append(contentsOf: bytes) }
+            return
+        }
+        received.append(contentsOf: bytes)
+        if head == nil {
+            let parsed: (head: HTTPHead, consumed: Int)?
+            do throws(WebSocketError) {
+                parsed = try HTTPHead.parse(received)
+            } catch {
+                result.offer(.failure(error))
+                return
+            }
+            guard let (head, consumed) = parsed else { return }
+            self.head = head
+            received.removeFirst(consumed)
+            let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
+            if status == 101 {
+                channel.setReading(false)
+                lock.withLock { remainder = received }
+                do throws(WebSocketError) {
+                    let subprotocol = try request.validate(head)
+                    result.offer(.success((head, subprotocol)))
+                } catch {
+                    result.offer(.failure(error))
+                }
+                return
+            }
+            // Clamped both ways: a hostile server may send a negative or huge length.
+            bodyLength = max(0, min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024))
+        }
+        if received.count >= bodyLength { refuse() }
+    }
+
+    func channelEnded(reason: String?) {
+        if head != nil {
+            refuse()
+        } else {
+            result.offer(.failure(.invalidUpgradeResponse("connection closed during the handshake")))
+        }
+    }
+
+    func channelWriteFailed(_ reason: String) {
+        result.offer(.failure(.io(reason)))
+    }
+
+    /// A status other than 101: the typed error, with what arrived of the body.
+    private func refuse() {
+        guard let head else { return }
+        do throws(WebSocketError) {
+            _ = try request.validate(head, body: Array(received.prefix(bodyLength)))
+            result.offer(.failure(.invalidUpgradeResponse("unexpected status")))
+        } catch {
+            result.offer(.failure(error))
+        }
+    }
+}
+
+/// Holds a preconnected channel's bytes (a server should send none before the upgrade) and
+/// notices if it closes, until an upgrade takes the channel over.
+final class ParkedReader: ChannelDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffered: [UInt8] = []
+    private var ended: String?
+
+    func channelRead(_ bytes: UnsafeRawBufferPointer) {
+        lock.withLock { buffered.append(contentsOf: bytes.prefix(max(0, HTTPHead.maximumSize - buffered.count))) }
+    }
+
+    func channelEnded(reason: String?) {
+        lock.withLock { ended = reason ?? "the server closed the connection before the upgrade" }
+    }
+
+    func channelWriteFailed(_ reason: String) {
+        lock.withLock { ended = reason }
+    }
+
+    /// Why the channel ended while parked, if it did.
+    var endReason: String? { lock.withLock { ended } }
+
+    func take() -> [UInt8] {
+        lock.withLock {
+            defer { buffered = [] }
+            return buffered
+        }
+    }
+}
+
+/// The first of several results offered, to one waiter.
+final class FirstResult<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var outcome: Result<Value, WebSocketError>?
+    private var waiter: CheckedContinuation<Result<Value, WebSocketError>, Never>?
+
+    var isDone: Bool { lock.withLock { outcome != nil } }
+
+    func offer(_ result: Result<Value, WebSocketError>) {
+        let waiting: CheckedContinuation<Result<Value, WebSocketError>, Never>? = lock.withLock {
+            guard outcome == nil else { return nil }
+            outcome = result
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume(returning: result)
+    }
+
+    var value: Result<Value, WebSocketError> {
+        get async {
+            await withCheckedContinuation { continuation in
+                let ready: Result<Value, WebSocketError>? = lock.withLock {
+                    if let outcome { return outcome }
+                    waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
         }
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
+import SwitchboardIO
 
 /// An open WebSocket connection, client or server side.
 ///
-/// A dedicated thread reads the socket and drives the sans-IO engine; messages arrive in
-/// order on ``messages``. That thread is also a task executor, ``eventLoop``. Sends are serialized and complete when the kernel has the bytes.
-/// Pings are answered automatically. When the connection ends, ``messages`` finishes
-/// after every message already received, so nothing accepted is lost.
+/// An event loop (``eventLoop``, shared with other connections) reads the socket when it is
+/// readable and drives the sans-IO engine; messages arrive in order on ``messages``. Sends
+/// are serialized and complete when the kernel has the bytes. Pings are answered
+/// automatically. When the connection ends, ``messages`` finishes after every message
+/// already received, so nothing accepted is lost.
 public final class WebSocketConnection: @unchecked Sendable {
     /// Options shared by clients and servers.
     public struct Options: Sendable {
@@ -19,9 +21,10 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
         /// How long `close` waits for the peer's close frame before dropping the connection.
         public var closeTimeout: Duration
-        /// The largest read from the socket at once.
+        /// The largest read from the socket at once. Reads go into the event loop's shared
+        /// buffer (`EventLoop.readBufferSize`), so this no longer changes anything.
         public var readChunkSize: Int
-        /// Hand messages to a handler on the reader thread (``deliverMessages(to:)``) instead
+        /// Hand messages to a handler on the event loop (``deliverMessages(to:)``) instead
         /// of ``messages``; saves a thread-to-task hop per message for consumers that only
         /// route them, such as an RPC layer matching responses to waiting callers.
         public var deliversMessagesDirectly: Bool
@@ -73,37 +76,37 @@ public final class WebSocketConnection: @unchecked Sendable {
     public let subprotocol: String?
     /// What the server's upgrade decision attached to this connection (server side only).
     public let upgradeContext: (any Sendable)?
-    /// The reader thread as a task executor: a task that prefers it continues on that thread
-    /// when a message arrives, without a thread hop (see ``ConnectionEventLoop``).
-    public let eventLoop: ConnectionEventLoop
+    /// The event loop that reads this connection, as a task executor: a task that prefers it
+    /// continues on the loop's thread when a message arrives, without a thread hop.
+    public let eventLoop: EventLoop
 
-    private let stream: any ByteStream
+    private let channel: any ByteChannel
     private let options: Options
     private let lock = NSLock()
     private var core: WebSocketConnectionCore
     private var finalInfo: WebSocketCloseInfo?
     private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
-    private let writeQueue = DispatchQueue(label: "switchboard.websocket.write")
-    /// Bytes waiting on the write queue; while any wait, the fast path must not overtake them.
-    private let queuedBytes = LockedCounter()
+    private var closeObservers: [@Sendable (WebSocketCloseInfo) -> Void] = []
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
     /// When the peer last sent bytes, for the idle timeout.
     private var lastReceived = ContinuousClock.now
     private var idleWatch: Task<Void, Never>?
 
-    init(stream: any ByteStream, role: WebSocketConnectionCore.Role, options: Options, initialBytes: [UInt8],
+    /// Takes over `channel`, whose upgrade is done: `initialBytes` (read with the upgrade)
+    /// go to the engine first, then everything the channel reads.
+    init(channel: any ByteChannel, role: WebSocketConnectionCore.Role, options: Options, initialBytes: [UInt8],
+         laterInitialBytes: (@Sendable () -> [UInt8])? = nil,
          handshakeHeaders: [HTTPHeaderField], path: String, subprotocol: String?, upgradeContext: (any Sendable)? = nil) {
-        self.stream = stream
+        self.channel = channel
         self.options = options
         self.core = WebSocketConnectionCore(role: role, configuration: options.configuration)
         self.handshakeHeaders = handshakeHeaders
         self.path = path
         self.subprotocol = subprotocol
         self.upgradeContext = upgradeContext
-        let loop = ConnectionEventLoop()
-        eventLoop = loop
-        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { loop.pauseReading() }, resume: { loop.resumeReading() })
+        eventLoop = channel.loop
+        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { channel.setReading(false) }, resume: { channel.setReading(true) })
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
@@ -111,13 +114,17 @@ public final class WebSocketConnection: @unchecked Sendable {
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
         if let idleTimeout = options.idleTimeout { idleWatch = watchIdleness(timeout: idleTimeout) }
-        Thread.detachNewThread { [self] in
+        // On the loop, so no read of the channel comes between the bytes read with the
+        // upgrade and this connection taking the channel over.
+        eventLoop.executeHere { [self] in
+            let pending = pending + (laterInitialBytes?() ?? [])
             if !pending.isEmpty { process(core: { $0.receive(pending) }) }
-            readLoop()
+            channel.activate(delegate: Reader(self), handshakeDone: nil)
+            channel.setReading(true)
         }
     }
 
-    /// Hands every message, in order, to `handler` on the reader thread: first those that
+    /// Hands every message, in order, to `handler` on the event loop: first those that
     /// arrived before this call, then each as it comes. `handler` must return quickly (it
     /// holds up reading); it runs until the connection ends. Needs `deliversMessagesDirectly`.
     public func deliverMessages(to handler: @escaping @Sendable (WebSocketMessage) -> Void) {
@@ -241,20 +248,10 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// Called with the engine's lock held; never blocks. Over the queue limit, what happens
     /// depends on the frame's `origin`.
     private func enqueue(_ bytes: [UInt8], completion: (@Sendable (WebSocketError?) -> Void)?, origin: WriteOrigin) -> Submission {
-        var offset = 0
-        let waiting = queuedBytes.withLock { $0 }
-        if waiting == 0 {
-            do throws(WebSocketError) {
-                offset = try stream.writeWithoutBlocking(bytes, from: 0)
-            } catch {
-                if completion == nil { failWrite(error) }
-                return .failed(error)
-            }
-            if offset == bytes.count { return .written }
-        }
+        let waiting = channel.queuedByteCount
         // One frame may always wait, however large; a queue that keeps growing means the peer
         // stopped reading.
-        if waiting > 0 && waiting + (bytes.count - offset) > options.maximumQueuedBytes {
+        if waiting > 0 && waiting + bytes.count > options.maximumQueuedBytes {
             let error = WebSocketError.io("the peer is not reading: \(waiting) bytes are waiting to be written")
             switch origin {
             case .awaited:
@@ -268,23 +265,24 @@ public final class WebSocketConnection: @unchecked Sendable {
                 return .failed(error)
             }
         }
-        let rest = offset == 0 ? bytes : Array(bytes[offset...])
-        queuedBytes.withLock { $0 += rest.count }
-        writeQueue.async { [self] in
-            var failure: WebSocketError?
-            do throws(WebSocketError) {
-                try stream.write(rest)
-            } catch {
-                failure = error
-            }
-            queuedBytes.withLock { $0 -= rest.count }
-            if let completion { completion(failure) } else if let failure { failWrite(failure) }
+        var done: (@Sendable (String?) -> Void)?
+        if let completion {
+            done = { @Sendable (reason: String?) in completion(reason.map { WebSocketError.io($0) }) }
         }
-        return .queued
+        switch channel.write(bytes, completion: done) {
+        case .written:
+            return .written
+        case .queued:
+            return .queued
+        case let .failed(reason):
+            let error = WebSocketError.io(reason)
+            if completion == nil { failWrite(error) }
+            return .failed(error)
+        }
     }
 
     /// Ends the connection after a write failed.
-    private func failWrite(_ error: WebSocketError) {
+    fileprivate func failWrite(_ error: WebSocketError) {
         DispatchQueue.global().async { [self] in
             finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "write failed: \(error.description)", wasClean: false), flushFirst: false)
         }
@@ -301,7 +299,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         process(core: { $0.close(code: code, reason: reason) })
         // The peer's close frame may sit behind messages nobody will take now; the engine
         // drops data after our close, so reading again buffers nothing more.
-        eventLoop.resumeReading()
+        channel.setReading(true)
         let timeout = options.closeTimeout
         let watchdog = Task { [self] in
             try? await Task.sleep(for: timeout)
@@ -322,6 +320,18 @@ public final class WebSocketConnection: @unchecked Sendable {
             }
             if let done { continuation.resume(returning: done) }
         }
+    }
+
+    /// Runs `body` once the connection has ended, with how it ended: at once if it has,
+    /// else on the thread that ends it, before anyone waiting in ``waitUntilClosed()`` resumes.
+    /// `body` must return quickly.
+    public func whenClosed(_ body: @escaping @Sendable (WebSocketCloseInfo) -> Void) {
+        let ended: WebSocketCloseInfo? = lock.withLock {
+            if let finalInfo { return finalInfo }
+            closeObservers.append(body)
+            return nil
+        }
+        if let ended { body(ended) }
     }
 
     /// Drops the connection without a close handshake.
@@ -349,31 +359,33 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     // MARK: Reading
 
-    private func readLoop() {
-        // One buffer for every read of the connection's life, and one array for the engine's
-        // actions: reads allocate nothing.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, options.readChunkSize), alignment: 16)
-        defer { buffer.deallocate() }
+    /// The channel's delegate: holds the connection weakly, so a connection nobody holds
+    /// any more is freed (its `deinit` closes the channel) instead of kept by its socket.
+    private final class Reader: ChannelDelegate, @unchecked Sendable {
+        weak var connection: WebSocketConnection?
+        /// The engine's actions, reused for every read: reads allocate nothing.
         var actions: [WebSocketConnectionCore.Action] = []
-        actions.reserveCapacity(8)
-        eventLoop.run(read: { readChunk(into: buffer) }, handle: { handle(UnsafeRawBufferPointer(rebasing: buffer[0..<$0]), actions: &actions) })
-        // Nothing more will be delivered: the handler, which often holds this connection's
-        // owner, must not keep it alive.
-        directSink?.detach()
-    }
 
-    /// Reads the socket's next bytes into `buffer` (blocking); 0 when it ended.
-    private func readChunk(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        guard closeInfo == nil else { return 0 }
-        do throws(WebSocketError) {
-            return try stream.read(into: buffer)
-        } catch {
-            return 0
+        init(_ connection: WebSocketConnection) {
+            self.connection = connection
+            actions.reserveCapacity(8)
+        }
+
+        func channelRead(_ bytes: UnsafeRawBufferPointer) {
+            guard let connection else { return }
+            _ = connection.handle(bytes, actions: &actions)
+        }
+
+        func channelEnded(reason: String?) {
+            connection?.transportEnded()
+        }
+
+        func channelWriteFailed(_ reason: String) {
+            connection?.failWrite(.io(reason))
         }
     }
 
-    /// Feeds bytes to the engine; `false` once the socket ended. (When the engine ends the
-    /// connection instead, the next read sees it and returns no bytes.)
+    /// Feeds bytes to the engine; `false` once the socket ended.
     private func handle(_ bytes: UnsafeRawBufferPointer, actions: inout [WebSocketConnectionCore.Action]) -> Bool {
         if bytes.isEmpty {
             transportEnded()
@@ -394,6 +406,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// The socket ended under the reader. If the engine had already closed, the thread that
     /// closed it is about to report the real close code; reporting 1006 here would race it.
     private func transportEnded() {
+        // Nothing more will be delivered: the handler, which often holds this connection's
+        // owner, must not keep it alive.
+        defer { directSink?.detach() }
         guard let info = lock.withLock({ core.transportClosed() }) else { return }
         finish(info, flushFirst: false)
     }
@@ -462,46 +477,34 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// abort, a timeout or a failed write closes it at once, which also frees a write blocked
     /// on a peer that stopped reading. Never blocks the caller.
     private func finish(_ info: WebSocketCloseInfo, flushFirst: Bool) {
-        let waiters: [CheckedContinuation<WebSocketCloseInfo, Never>]? = lock.withLock {
+        let ending: (waiters: [CheckedContinuation<WebSocketCloseInfo, Never>], observers: [@Sendable (WebSocketCloseInfo) -> Void])? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
             idleWatch?.cancel()
             _ = core.transportClosed()
-            defer { closeWaiters = [] }
-            return closeWaiters
+            defer {
+                closeWaiters = []
+                closeObservers = []
+            }
+            return (closeWaiters, closeObservers)
         }
+        let waiters = ending?.waiters
+        for observer in ending?.observers ?? [] { observer(info) }
         guard let waiters else {
             // Already ended, perhaps still flushing to a peer that stopped reading: an abort,
             // a timeout or a failed write must not wait for that flush.
-            if !flushFirst { stream.close() }
+            if !flushFirst { channel.close(reason: info.reason) }
             return
         }
         if flushFirst {
-            let stream = self.stream
-            writeQueue.async { stream.close() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(options.closeTimeout.saturatingNanoseconds)) {
-                stream.close()
-            }
+            channel.closeAfterFlushing(timeout: options.closeTimeout)
         } else {
-            stream.close()
+            channel.close(reason: info.reason)
         }
+        directSink?.detach()
         messageContinuation.finish()
         pongContinuation.finish()
-        // A paused reader must see the socket end.
-        eventLoop.resumeReading()
         for waiter in waiters { waiter.resume(returning: info) }
-    }
-}
-
-/// A small lock-protected integer.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-
-    func withLock<T>(_ body: (inout Int) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 
 /// A WebSocket server on the same engine: listen, accept, upgrade, hand each connection to a handler.
 public final class WebSocketServer: @unchecked Sendable {
@@ -34,7 +35,11 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// The port the server listens on.
     public let port: Int
+    /// The loops that serve the server's connections.
+    public let eventLoopGroup: EventLoopGroup
+    private let ownsLoops: Bool
     private let listener: TCPListener
+    private var acceptor: Acceptor?
     private let connections = NSLock()
     private var open: [WebSocketConnection] = []
     /// Connections accepted and not yet ended, handshakes included.
@@ -42,63 +47,64 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Connections past the limit being told so; a flood beyond this many is dropped unanswered.
     private var refusing = 0
     private static let maximumRefusing = 64
+    private var isStopped = false
+    private let options: WebSocketConnection.Options
+    private let limits: Limits
+    private let tls: TLSServerContext?
+    private let decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision
+    private let connected: (@Sendable (WebSocketConnection) -> Void)?
+    private let handler: @Sendable (WebSocketConnection) async -> Void
+    private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
 
     /// How many connections the server holds now, handshakes included.
     public var connectionCount: Int { connections.withLock { admitted } }
 
-    /// Starts listening on `host:port` (0 picks a free port) and serving in the background.
-    /// Each upgraded connection goes to `handler`; when the handler returns, the connection closes.
+    /// Starts listening on `host:port` (0 picks a free port) and serving in the background,
+    /// on `eventLoops` (by default the process's shared loops). Each upgraded connection goes
+    /// to `connected` at once, in the order upgrades complete (on the connection's loop; it
+    /// must return quickly), then to `handler` in a task of its own; when the handler returns,
+    /// the connection closes.
     public init(
         host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
         limits: Limits = .init(),
         tls: TLSServerContext? = nil,
+        eventLoops: EventLoopGroupProvider = .shared,
         upgrade: @escaping @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision = { _ in .accept() },
+        connected: (@Sendable (WebSocketConnection) -> Void)? = nil,
         handler: @escaping @Sendable (WebSocketConnection) async -> Void
     ) throws(WebSocketError) {
         listener = try TCPListener(host: host, port: port)
         self.port = listener.port
         var options = options
         options.idleTimeout = limits.idleTimeout
-        Thread.detachNewThread { [listener, self, options] in
-            while let socket = listener.accept() {
-                switch admit(limit: limits.maximumConnections) {
-                case .serve:
-                    Thread.detachNewThread {
-                        guard let connection = self.upgrade(socket, tls: tls, options: options, timeout: limits.handshakeTimeout, decide: upgrade) else {
-                            self.connections.withLock { self.admitted -= 1 }
-                            return
-                        }
-                        self.connections.withLock { self.open.append(connection) }
-                        Task {
-                            await handler(connection)
-                            // A handler that returns is done with the connection: answer a peer's
-                            // close now rather than after the grace period, or start our own.
-                            _ = await connection.close()
-                        }
-                        Task {
-                            _ = await connection.waitUntilClosed()
-                            self.connections.withLock {
-                                self.open.removeAll { $0 === connection }
-                                self.admitted -= 1
-                            }
-                        }
-                    }
-                case .refuse:
-                    Thread.detachNewThread {
-                        Self.refuse(socket, timeout: min(limits.handshakeTimeout, .seconds(2)))
-                        self.connections.withLock { self.refusing -= 1 }
-                    }
-                case .drop:
-                    socket.close()
-                }
-            }
+        self.options = options
+        self.limits = limits
+        self.tls = tls
+        decide = upgrade
+        self.connected = connected
+        self.handler = handler
+        do throws(IOError) {
+            (eventLoopGroup, ownsLoops) = try eventLoops.resolve(name: "switchboard.server")
+        } catch {
+            listener.close()
+            throw .io("cannot start event loops: \(error)")
         }
+        let acceptor = Acceptor(listener: listener, loop: eventLoopGroup.next()) { [weak self] descriptor in
+            guard let self else {
+                _ = SocketDescriptor.systemClose(descriptor)
+                return
+            }
+            accepted(descriptor)
+        }
+        self.acceptor = acceptor
+        acceptor.start()
     }
 
     private enum Admission { case serve, refuse, drop }
 
     private func admit(limit: Int) -> Admission {
         connections.withLock {
+            if isStopped { return .drop }
             if admitted < limit {
                 admitted += 1
                 return .serve
@@ -109,86 +115,81 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Reads the request (so closing sends no reset that could destroy the answer), answers
-    /// 503 and closes.
-    private static func refuse(_ socket: TCPSocket, timeout: Duration) {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        var received: [UInt8] = []
-        while (try? HTTPHead.parse(received)) == nil, received.count < 16 * 1024 {
-            guard (try? socket.setReadDeadline(deadline)) != nil,
-                  let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty else { break }
-            received += chunk
+    /// A new socket, on the acceptor's loop: served, refused or dropped by the limits.
+    private func accepted(_ descriptor: Int32) {
+        switch admit(limit: limits.maximumConnections) {
+        case .drop:
+            _ = SocketDescriptor.systemClose(descriptor)
+        case .refuse:
+            let channel = SocketChannel(descriptor: descriptor, loop: eventLoopGroup.next())
+            ServerRefusal(channel: channel) { [weak self] in
+                self?.connections.withLock { self?.refusing -= 1 }
+            }.start(timeout: min(limits.handshakeTimeout, .seconds(2)))
+        case .serve:
+            let loop = eventLoopGroup.next()
+            let channel: SocketChannel
+            #if canImport(CSwitchboardOpenSSL)
+            if let tls {
+                guard let engine = try? TLSEngine(serverContext: tls.context) else {
+                    _ = SocketDescriptor.systemClose(descriptor)
+                    connections.withLock { admitted -= 1 }
+                    return
+                }
+                channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
+            } else {
+                channel = SocketChannel(descriptor: descriptor, loop: loop)
+            }
+            #else
+            channel = SocketChannel(descriptor: descriptor, loop: loop)
+            #endif
+            ServerHandshake(channel: channel, options: options, decide: decide) { [weak self] connection in
+                guard let self else {
+                    connection?.abort()
+                    return
+                }
+                guard let connection else {
+                    connections.withLock { admitted -= 1 }
+                    return
+                }
+                serve(connection)
+            }.start(timeout: limits.handshakeTimeout)
         }
-        try? socket.write(WebSocketHandshake.rejectResponse(status: 503, reason: "Service Unavailable",
-                                                            headers: [HTTPHeaderField(name: "Retry-After", value: "1")]))
-        socket.close()
     }
 
-    private func upgrade(_ tcp: TCPSocket, tls: TLSServerContext?, options: WebSocketConnection.Options, timeout: Duration, decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision) -> WebSocketConnection? {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        var received: [UInt8] = []
-        var stream: (any ByteStream)?
-        do throws(WebSocketError) {
-            let socket: any ByteStream
-            #if canImport(CSwitchboardOpenSSL)
-            socket = try tls.map { context throws(WebSocketError) in try TLSStream(serverOver: tcp, context: context, deadline: deadline) } ?? tcp
-            #else
-            socket = tcp
-            #endif
-            stream = socket
-            while true {
-                try socket.setReadDeadline(deadline)
-                let chunk = try socket.read(maximum: 4096)
-                guard !chunk.isEmpty else { throw .invalidHTTP("closed during the handshake") }
-                received += chunk
-                // A request starts with a method's capital letters; anything else (a TLS
-                // ClientHello sent to a plain port, say) is answered at once, not after the
-                // handshake timeout, so the client can tell what went wrong.
-                if let first = received.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) {
-                    try? socket.write(WebSocketHandshake.rejectResponse(status: 400, reason: "Bad Request", body: Array("not an HTTP request".utf8)))
-                    throw .invalidHTTP("not an HTTP request")
-                }
-                guard let (head, consumed) = try HTTPHead.parse(received) else { continue }
-                let request: WebSocketHandshake.ServerRequest
-                do throws(WebSocketError) {
-                    request = try WebSocketHandshake.parseUpgrade(head)
-                } catch {
-                    if case let .upgradeRejected(status, headers, body) = error {
-                        try? socket.write(WebSocketHandshake.rejectResponse(status: status, reason: "Bad Request", headers: headers, body: body))
-                    }
-                    throw error
-                }
-                let decision = decide(request)
-                // Headers from the application go on the wire only if they are valid HTTP, and
-                // a subprotocol only if the client offered it (RFC 6455 §4.2.2); otherwise the
-                // client gets a plain 500 rather than a smuggled header or a doomed upgrade.
-                guard Self.isSendable(decision, for: request) else {
-                    try socket.write(WebSocketHandshake.rejectResponse(status: 500, reason: "Internal Server Error"))
-                    socket.close()
-                    return nil
-                }
-                switch decision {
-                case let .reject(status, reason, headers, body):
-                    try socket.write(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
-                    socket.close()
-                    return nil
-                case let .accept(headers, subprotocol, context):
-                    try socket.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers))
-                    try socket.setReadDeadline(nil)
-                    return WebSocketConnection(stream: socket, role: .server, options: options, initialBytes: Array(received[consumed...]),
-                                               handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol,
-                                               upgradeContext: context)
-                }
+    /// Hands an upgraded connection to the handler, and forgets it once it has ended.
+    private func serve(_ connection: WebSocketConnection) {
+        let stopped = connections.withLock {
+            if !isStopped { open.append(connection) }
+            return isStopped
+        }
+        if stopped {
+            connection.abort()
+            connections.withLock { admitted -= 1 }
+            return
+        }
+        connected?(connection)
+        let handler = self.handler
+        let key = ObjectIdentifier(connection)
+        let task = Task {
+            await handler(connection)
+            // A handler that returns is done with the connection: answer a peer's close now
+            // rather than after the grace period, or start our own.
+            _ = await connection.close()
+        }
+        connections.withLock { handlerTasks[key] = task }
+        Task {
+            _ = await connection.waitUntilClosed()
+            self.connections.withLock {
+                self.open.removeAll { $0 === connection }
+                self.handlerTasks[key] = nil
+                self.admitted -= 1
             }
-        } catch {
-            (stream ?? tcp).close()
-            return nil
         }
     }
 
     /// Whether a decision's status, reason and headers can be written as they are, and its
     /// subprotocol is one `request` offered.
-    private static func isSendable(_ decision: UpgradeDecision, for request: WebSocketHandshake.ServerRequest) -> Bool {
+    static func isSendable(_ decision: UpgradeDecision, for request: WebSocketHandshake.ServerRequest) -> Bool {
         switch decision {
         case let .reject(status, reason, headers, _):
             return (100...999).contains(status) && HTTPFieldSyntax.isFieldValue(reason) && (try? HTTPFieldSyntax.check(headers)) != nil
@@ -198,15 +199,78 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting and drops every open connection.
+    /// Stops accepting and drops every open connection at once.
     public func stop() {
-        listener.close()
-        let all = connections.withLock { () -> [WebSocketConnection] in
+        let all = stopAccepting()
+        for connection in all { connection.abort() }
+        if ownsLoops {
+            let group = eventLoopGroup
+            Task { await group.shutdown() }
+        }
+    }
+
+    /// Stops gracefully: closes the listener, asks every open connection to close (1001,
+    /// going away) and waits for them, aborting whatever is still open after `timeout`,
+    /// then shuts down the server's own event loops (never the shared ones, nor a group the
+    /// caller gave).
+    public func shutdown(timeout: Duration = .seconds(10)) async {
+        let all = stopAccepting()
+        await withTaskGroup(of: Void.self) { group in
+            for connection in all {
+                group.addTask { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                for connection in all { connection.abort() }
+            }
+            for await _ in group.prefix(all.count) {}
+            group.cancelAll()
+        }
+        for connection in all { connection.abort() }
+        if ownsLoops { await eventLoopGroup.shutdown() }
+    }
+
+    /// Closes the listener and takes the open connections; later arrivals are dropped.
+    private func stopAccepting() -> [WebSocketConnection] {
+        acceptor?.stop()
+        return connections.withLock { () -> [WebSocketConnection] in
+            isStopped = true
             defer { open = [] }
             return open
         }
-        for connection in all { connection.abort() }
     }
 
-    deinit { listener.close() }
+    deinit {
+        acceptor?.stop()
+        listener.close()
+    }
+}
+
+/// Which event loops serve a server or a client.
+public enum EventLoopGroupProvider: Sendable {
+    /// The process's shared group (`EventLoopGroup.shared`).
+    case shared
+    /// A group the caller owns and shuts down.
+    case group(EventLoopGroup)
+    /// A group of this many loops of its own, shut down with its owner. A client connection
+    /// takes one loop of its own (the count is ignored), which ends with the connection.
+    case dedicated(loopCount: Int)
+
+    func resolve(name: String) throws(IOError) -> (group: EventLoopGroup, owned: Bool) {
+        switch self {
+        case .shared: return (.shared, false)
+        case let .group(group): return (group, false)
+        case let .dedicated(count): return (try EventLoopGroup(loopCount: count, name: name), true)
+        }
+    }
+
+    /// The loop for one client connection: the next of a shared or given group, or a loop
+    /// of its own (falling back to the shared group if no thread can be started).
+    func connectionLoop() -> EventLoop {
+        switch self {
+        case .shared: return EventLoopGroup.shared.next()
+        case let .group(group): return group.next()
+        case .dedicated: return (try? EventLoop(name: "switchboard.client", stopsWhenIdle: true)) ?? EventLoopGroup.shared.next()
+        }
+    }
 }

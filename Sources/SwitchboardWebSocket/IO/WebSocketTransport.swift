@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 
 /// Where a WebSocket URL points: scheme, host and port. Two URLs with the same endpoint can
 /// share a preconnected transport even if their paths differ.
@@ -49,7 +50,9 @@ public struct WebSocketEndpoint: Sendable, Hashable, CustomStringConvertible {
 public final class WebSocketTransport: @unchecked Sendable {
     /// The scheme, host and port the transport was opened for.
     public let endpoint: WebSocketEndpoint
-    let stream: any ByteStream
+    let channel: any ByteChannel
+    /// Holds what the channel reads until the upgrade takes it over.
+    let parked: ParkedReader
     /// When DNS, TCP and TLS finished, to judge whether a preconnected socket is too old.
     public let openedAt: ContinuousClock.Instant
 
@@ -57,9 +60,10 @@ public final class WebSocketTransport: @unchecked Sendable {
     enum State: Sendable { case open, upgraded, closed }
     private let state = LockedState(State.open)
 
-    init(endpoint: WebSocketEndpoint, stream: any ByteStream) {
+    init(endpoint: WebSocketEndpoint, channel: any ByteChannel, parked: ParkedReader) {
         self.endpoint = endpoint
-        self.stream = stream
+        self.channel = channel
+        self.parked = parked
         openedAt = .now
     }
 
@@ -70,6 +74,6 @@ public final class WebSocketTransport: @unchecked Sendable {
 
     /// Closes the socket without upgrading it; a transport already upgraded is left alone.
     public func close() {
-        if state.transition(from: .open, to: .closed) { stream.close() }
+        if state.transition(from: .open, to: .closed) { channel.close(reason: nil) }
     }
 }

@@ -11,15 +11,15 @@ import Darwin
 /// itself is released as soon as the last call in progress returns. So a descriptor is
 /// given back when its connection ends, however long the owning object lives, and no call
 /// can ever reach a newer socket that reused the number.
-final class SocketDescriptor: @unchecked Sendable {
+package final class SocketDescriptor: @unchecked Sendable {
     /// The number; use it only inside ``withDescriptor(ifClosed:_:)``.
-    let number: Int32
+    package let number: Int32
     private let lock = NSLock()
     private var isClosed = false
     private var callsInProgress = 0
     private var isReleased = false
 
-    init(_ number: Int32) {
+    package init(_ number: Int32) {
         self.number = number
     }
 
@@ -28,7 +28,7 @@ final class SocketDescriptor: @unchecked Sendable {
     }
 
     /// Whether ``close()`` has been called.
-    var isClosedNow: Bool {
+    package var isClosedNow: Bool {
         lock.lock()
         defer { lock.unlock() }
         return isClosed
@@ -37,7 +37,7 @@ final class SocketDescriptor: @unchecked Sendable {
     /// Runs `body` with the number, which stays valid until it returns; once the socket is
     /// closed, returns `nil` without running it.
     @inline(__always)
-    func withDescriptor<T, E: Error>(_ body: (Int32) throws(E) -> T) throws(E) -> T? {
+    package func withDescriptor<T, E: Error>(_ body: (Int32) throws(E) -> T) throws(E) -> T? {
         lock.lock()
         if isClosed {
             lock.unlock()
@@ -51,7 +51,7 @@ final class SocketDescriptor: @unchecked Sendable {
 
     /// Shuts the socket down (waking blocked calls) the first time; releases the number now
     /// if no call is in progress, or when the last one returns.
-    func close() {
+    package func close() {
         lock.lock()
         let release = !isClosed && callsInProgress == 0
         if !isClosed {
@@ -64,6 +64,14 @@ final class SocketDescriptor: @unchecked Sendable {
         if release { _ = Self.systemClose(number) }
     }
 
+    /// Shuts both directions down at once, so the peer sees the end and blocked or ready
+    /// calls return, but keeps the number (and any registration on it) until ``close()``.
+    package func shutdownNow() {
+        lock.lock()
+        if !isClosed { _ = shutdown(number, Int32(SHUT_RDWR)) }
+        lock.unlock()
+    }
+
     private func endCall() {
         lock.lock()
         callsInProgress -= 1
@@ -73,7 +81,7 @@ final class SocketDescriptor: @unchecked Sendable {
         if release { _ = Self.systemClose(number) }
     }
 
-    static func systemClose(_ descriptor: Int32) -> Int32 {
+    package static func systemClose(_ descriptor: Int32) -> Int32 {
         #if canImport(Glibc)
         Glibc.close(descriptor)
         #else

@@ -1,0 +1,422 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whoever a channel hands what it reads. Called on the channel's loop, one call at a time.
+package protocol ChannelDelegate: AnyObject, Sendable {
+    /// Bytes arrived (plaintext, past TLS); valid only during the call.
+    func channelRead(_ bytes: UnsafeRawBufferPointer)
+    /// Nothing more will be read: the peer closed (`reason` nil) or the stream failed. Once.
+    func channelEnded(reason: String?)
+    /// A write nobody awaited failed after it was queued; the channel is closing.
+    func channelWriteFailed(_ reason: String)
+}
+
+/// One non-blocking socket served by an event loop: reads when the loop says it is
+/// readable and hands the bytes (decrypted, with TLS) to its delegate; writes go straight
+/// to the kernel from whichever thread sends, and what the kernel does not take at once
+/// waits in order until the loop says there is room. So no thread ever blocks on it.
+package final class SocketChannel: IOHandler, @unchecked Sendable {
+    /// What became of a write.
+    package enum WriteResult: Sendable {
+        /// The kernel took all of it.
+        case written
+        /// Part or all of it waits for room; its completion reports the outcome.
+        case queued
+        /// The channel is closed or the socket refused it.
+        case failed(String)
+    }
+
+    private struct PendingWrite {
+        var bytes: [UInt8]
+        var offset: Int
+        let completion: (@Sendable (String?) -> Void)?
+    }
+
+    private enum State { case idle, handshaking, open, closing, closed }
+
+    /// The loop that reads this socket and runs its delegate.
+    package let loop: EventLoop
+    private let handle: SocketDescriptor
+    private let tls: TLSSession?
+
+    private let lock = NSLock()
+    private var state = State.idle
+    private var pending: [PendingWrite] = []
+    private var pendingStart = 0
+    private var queued = 0
+    private var interest: IOInterest = []
+    private var wantsRead = true
+    private var token: UInt64 = 0
+    private var delegate: (any ChannelDelegate)?
+    private var handshakeDone: (@Sendable (String?) -> Void)?
+    private var closeTimer: LoopTimer?
+
+    /// Wraps a connected socket (the channel owns it from now on, and makes it non-blocking),
+    /// with `tls` to encrypt and decrypt, served by `loop`. Nothing is read until ``activate``.
+    package init(descriptor: Int32, loop: EventLoop, tls: TLSSession? = nil) {
+        self.loop = loop
+        self.handle = SocketDescriptor(descriptor)
+        self.tls = tls
+        let flags = fcntl(descriptor, F_GETFL, 0)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        var yes: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #if canImport(Darwin)
+        setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// The descriptor's number, for socket options in tests; valid while the channel is open.
+    package var descriptor: Int32 { handle.number }
+
+    /// Bytes waiting for room in the kernel.
+    package var queuedByteCount: Int { lock.withLock { queued } }
+
+    /// Whether the channel has closed.
+    package var isClosed: Bool { lock.withLock { state == .closed } }
+
+    // MARK: Starting
+
+    /// Registers with the loop and starts reading for `delegate`. With TLS, runs the
+    /// handshake first: `handshakeDone` gets `nil` when it completes, or why it failed
+    /// (the channel is closed then); reading for the delegate starts after it.
+    package func activate(delegate: any ChannelDelegate, handshakeDone: (@Sendable (String?) -> Void)? = nil) {
+        loop.executeHere { [self] in
+            let starting: Bool = lock.withLock {
+                // Already reading: the new delegate takes over from the next byte.
+                if state == .open || state == .closing {
+                    self.delegate = delegate
+                    return false
+                }
+                guard state == .idle else { return false }
+                self.delegate = delegate
+                self.handshakeDone = handshakeDone
+                state = tls == nil ? .open : .handshaking
+                interest = wantsRead || tls != nil ? .read : []
+                if !pending.isEmpty { interest.insert(.write) }
+                return true
+            }
+            guard starting else { return }
+            let registered: UInt64? = handle.withDescriptor { number in
+                try? loop.register(number, interest: lock.withLock { interest }, handler: self)
+            } ?? nil
+            guard let registered else {
+                close(reason: "cannot watch the socket")
+                return
+            }
+            lock.withLock { token = registered }
+            if tls != nil { continueHandshake() } else { handshakeDone?(nil) }
+        }
+    }
+
+    // MARK: Reading
+
+    package func readable() {
+        guard let delegate = lock.withLock({ state == .open || state == .handshaking || state == .closing ? self.delegate : nil }) else { return }
+        let buffer = loop.readBuffer
+        let count: Int = handle.withDescriptor { number in
+            while true {
+                let count = recv(number, buffer.baseAddress, buffer.count, 0)
+                if count >= 0 || errno != EINTR { return count }
+            }
+        } ?? 0
+        if count < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK { return }
+            end(reason: String(cString: strerror(errno)), delegate: delegate)
+            return
+        }
+        if count == 0 {
+            end(reason: nil, delegate: delegate)
+            return
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+        guard let tls else {
+            delegate.channelRead(bytes)
+            return
+        }
+        lock.withLock { tls.engine.feed(bytes) }
+        if lock.withLock({ state == .handshaking }) {
+            continueHandshake()
+            // A peer may send application data right behind its last handshake message.
+            if lock.withLock({ state != .open }) { return }
+        }
+        decryptAvailable(tls, delegate: delegate)
+    }
+
+    /// Hands the delegate every whole record fed so far, one at a time, outside the lock (the
+    /// delegate may write, which takes it).
+    private func decryptAvailable(_ tls: TLSSession, delegate: any ChannelDelegate) {
+        while true {
+            let result = lock.withLock { tls.engine.read(into: tls.plaintext) }
+            switch result {
+            case let .bytes(count):
+                delegate.channelRead(UnsafeRawBufferPointer(rebasing: tls.plaintext[0..<count]))
+            case .wantInput:
+                flushSessionOutput()
+                return
+            case .closed:
+                end(reason: nil, delegate: delegate)
+                return
+            case let .failed(reason):
+                end(reason: reason, delegate: delegate)
+                return
+            }
+        }
+    }
+
+    /// The stream is over for reading: stop watching it for reads and tell the delegate once.
+    private func end(reason: String?, delegate: any ChannelDelegate) {
+        let first: Bool = lock.withLock {
+            guard wantsRead || interest.contains(.read) else { return false }
+            wantsRead = false
+            updateInterest()
+            return true
+        }
+        if first { delegate.channelEnded(reason: reason) }
+    }
+
+    /// Stops or resumes reading (backpressure); safe from any thread.
+    package func setReading(_ on: Bool) {
+        lock.withLock {
+            guard state != .closed, wantsRead != on else { return }
+            wantsRead = on
+            updateInterest()
+        }
+    }
+
+    /// Called with the lock held: watches for what is wanted now.
+    private func updateInterest() {
+        var wanted: IOInterest = []
+        if wantsRead || state == .handshaking { wanted.insert(.read) }
+        if pendingStart < pending.count { wanted.insert(.write) }
+        guard wanted != interest, token != 0, state != .closed else {
+            if token == 0 { interest = wanted }
+            return
+        }
+        let previous = interest
+        interest = wanted
+        _ = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: wanted) }
+    }
+
+    // MARK: TLS handshake
+
+    private func continueHandshake() {
+        guard let tls else { return }
+        let step = lock.withLock { tls.engine.handshake() }
+        flushSessionOutput()
+        switch step {
+        case .wantInput:
+            return
+        case .done:
+            let done: (@Sendable (String?) -> Void)? = lock.withLock {
+                guard state == .handshaking else { return nil }
+                state = .open
+                updateInterest()
+                defer { handshakeDone = nil }
+                return handshakeDone
+            }
+            done?(nil)
+        case let .failed(reason):
+            let done = lock.withLock { () -> (@Sendable (String?) -> Void)? in
+                defer { handshakeDone = nil }
+                return handshakeDone
+            }
+            close(reason: reason)
+            done?(reason)
+        }
+    }
+
+    /// Sends what the TLS session has queued itself (handshake, alerts, tickets).
+    private func flushSessionOutput() {
+        guard let tls else { return }
+        let failure: String? = lock.withLock {
+            let output = tls.engine.takeOutput()
+            guard !output.isEmpty else { return nil }
+            if case let .failed(reason) = sendOrQueue(output, completion: nil) { return reason }
+            return nil
+        }
+        if let failure { close(reason: failure) }
+    }
+
+    // MARK: Writing
+
+    /// Sends `bytes` (encrypted first, with TLS) from the calling thread: what the kernel
+    /// takes now goes now, the rest waits in order for the loop. `completion` (for `.queued`)
+    /// runs once the last byte is handed over, with the failure if it is not.
+    package func write(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
+        lock.withLock {
+            guard state == .open || state == .idle || state == .handshaking else { return .failed("the socket is closed") }
+            guard let tls else { return sendOrQueue(bytes, completion: completion) }
+            let sealed = bytes.withUnsafeBytes { tls.engine.write($0) }
+            guard sealed else { return .failed("TLS write failed") }
+            return sendOrQueue(tls.engine.takeOutput(), completion: completion)
+        }
+    }
+
+    /// Called with the lock held. Writes only while nothing waits, so bytes keep their order.
+    private func sendOrQueue(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
+        var offset = 0
+        if pendingStart == pending.count {
+            switch sendNow(bytes, from: 0) {
+            case let .success(sent): offset = sent
+            case let .failure(reason): return .failed(reason.description)
+            }
+            if offset == bytes.count { return .written }
+        }
+        pending.append(PendingWrite(bytes: bytes, offset: offset, completion: completion))
+        queued += bytes.count - offset
+        updateInterest()
+        return .queued
+    }
+
+    /// Sends what the kernel takes without blocking; called with the lock held.
+    private func sendNow(_ bytes: [UInt8], from start: Int) -> Result<Int, WriteFailure> {
+        let outcome: Result<Int, WriteFailure>? = handle.withDescriptor { number in
+            var offset = start
+            while offset < bytes.count {
+                let sent = bytes.withUnsafeBytes { buffer in
+                    send(number, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
+                }
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                    return .failure(WriteFailure("write failed: \(String(cString: strerror(errno)))"))
+                }
+                offset += sent
+            }
+            return .success(offset - start)
+        }
+        return outcome ?? .failure(WriteFailure("write failed: the socket is closed"))
+    }
+
+    package func writable() {
+        var finished: [(@Sendable (String?) -> Void, String?)] = []
+        var failure: String?
+        let closeNow: Bool = lock.withLock {
+            while pendingStart < pending.count {
+                let item = pending[pendingStart]
+                switch sendNow(item.bytes, from: item.offset) {
+                case let .failure(reason):
+                    failure = reason.description
+                case let .success(sent):
+                    pending[pendingStart].offset += sent
+                    queued -= sent
+                }
+                if failure != nil { break }
+                guard pending[pendingStart].offset == item.bytes.count else { break }
+                if let completion = item.completion { finished.append((completion, nil)) }
+                pendingStart += 1
+            }
+            if let failure {
+                for item in pending[pendingStart...] { if let completion = item.completion { finished.append((completion, failure)) } }
+                pending = []
+                pendingStart = 0
+                queued = 0
+            } else if pendingStart == pending.count {
+                pending.removeAll(keepingCapacity: pending.capacity <= 64)
+                pendingStart = 0
+            } else if pendingStart > 64 && pendingStart * 2 > pending.count {
+                pending.removeFirst(pendingStart)
+                pendingStart = 0
+            }
+            updateInterest()
+            return state == .closing && pendingStart == pending.count
+        }
+        for (completion, error) in finished { completion(error) }
+        if let failure {
+            lock.withLock { self.delegate }?.channelWriteFailed(failure)
+            close(reason: failure)
+        } else if closeNow {
+            close(reason: nil)
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes once what is queued has been written, or after `timeout` at the latest
+    /// (a peer that stops reading cannot hold the socket); safe from any thread.
+    package func closeAfterFlushing(timeout: Duration) {
+        let now: Bool = lock.withLock {
+            guard state != .closed && state != .closing else { return false }
+            if let tls, state == .open {
+                tls.engine.shutdown()
+                let output = tls.engine.takeOutput()
+                if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
+            }
+            guard pendingStart < pending.count else { return true }
+            state = .closing
+            return false
+        }
+        if now {
+            close(reason: nil)
+            return
+        }
+        let timer = loop.schedule(after: timeout) { [weak self] in self?.close(reason: "close timed out") }
+        let keep: Bool = lock.withLock {
+            guard state == .closing else { return false }
+            closeTimer = timer
+            return true
+        }
+        if !keep { timer.cancel() }
+    }
+
+    /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the
+    /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
+    package func close(reason: String? = nil) {
+        let (dropped, timer): ([PendingWrite], LoopTimer?) = lock.withLock {
+            guard state != .closed else { return ([], nil) }
+            state = .closed
+            defer {
+                pending = []
+                pendingStart = 0
+                queued = 0
+                closeTimer = nil
+                handshakeDone = nil
+            }
+            return (Array(pending[pendingStart...]), closeTimer)
+        }
+        timer?.cancel()
+        handle.shutdownNow()
+        for item in dropped { item.completion?(reason ?? "the socket is closed") }
+        loop.executeHere { [self] in
+            let (registered, watched) = lock.withLock { (token, interest) }
+            if registered != 0 {
+                _ = handle.withDescriptor { number in loop.deregister(number, token: registered, interest: watched) }
+            }
+            handle.close()
+            // The delegate often holds this channel: let it go.
+            lock.withLock { delegate = nil }
+        }
+    }
+
+    #if canImport(Glibc)
+    static let sendFlags = Int32(MSG_NOSIGNAL)
+    #else
+    static let sendFlags: Int32 = 0
+    #endif
+}
+
+/// A write failure's words.
+struct WriteFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A TLS session and the plaintext space its channel decrypts into.
+package final class TLSSession: @unchecked Sendable {
+    let engine: TLSEngine
+    /// One record's worth: TLS decrypts a record at a time.
+    let plaintext: UnsafeMutableRawBufferPointer
+
+    /// Wraps an engine for one channel.
+    package init(_ engine: TLSEngine) {
+        self.engine = engine
+        plaintext = .allocate(byteCount: 16 * 1024 + 256, alignment: 16)
+    }
+
+    deinit { plaintext.deallocate() }
+}

@@ -1,0 +1,218 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a connect failed: it ran out of time, or the network said no.
+package enum ConnectFailure: Error, Sendable {
+    /// The deadline passed during `what` (resolving, connecting).
+    case timeout(String)
+    /// The system refused, with its reason.
+    case io(String)
+}
+
+/// Opens TCP connections without blocking a thread: the name is resolved on a thread of the
+/// global pool (address literals at once), and each address is connected to by a
+/// non-blocking `connect` that the loop watches, with an even share of the time left, so
+/// one address that never answers cannot use up the time of those after it.
+package enum SocketConnector {
+    /// A connected, non-blocking socket to `host:port`, within `deadline`.
+    package static func connect(host: String, port: Int, deadline: ContinuousClock.Instant, loop: EventLoop) async throws(ConnectFailure) -> Int32 {
+        let results = try await resolve(host: host, port: port, deadline: deadline)
+        defer { freeaddrinfo(results) }
+        var addresses: [UnsafeMutablePointer<addrinfo>] = []
+        var candidate: UnsafeMutablePointer<addrinfo>? = results
+        while let info = candidate {
+            addresses.append(info)
+            candidate = info.pointee.ai_next
+        }
+        var lastError = ConnectFailure.io("no addresses for \(host)")
+        for (index, info) in addresses.enumerated() {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { throw .timeout("TCP connect") }
+            let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            guard descriptor >= 0 else { continue }
+            let flags = fcntl(descriptor, F_GETFL, 0)
+            _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+            // Not inherited by processes the app starts, which would keep the socket open.
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            let started = systemConnect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            if started == 0 { return descriptor }
+            guard errno == EINPROGRESS else {
+                lastError = .io("connect failed: \(String(cString: strerror(errno)))")
+                _ = SocketDescriptor.systemClose(descriptor)
+                continue
+            }
+            let share = remaining / (addresses.count - index)
+            if let failure = await PendingConnect(descriptor: descriptor, loop: loop).wait(until: .now.advanced(by: share)) {
+                _ = SocketDescriptor.systemClose(descriptor)
+                lastError = failure
+                continue
+            }
+            return descriptor
+        }
+        throw lastError
+    }
+
+    /// Resolves `host` before `deadline`. getaddrinfo cannot be interrupted, so a name (not
+    /// an address literal) is resolved on a thread of the global pool; past the deadline the
+    /// caller moves on and that thread frees what it finds.
+    package static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) async throws(ConnectFailure) -> UnsafeMutablePointer<addrinfo> {
+        if TLSEngine.isAddressLiteralAnywhere(host) { return try resolveNow(host: host, port: port, passive: false) }
+        let resolution = PendingResolution()
+        let outcome: Result<AddressList, ConnectFailure>? = await withCheckedContinuation { continuation in
+            resolution.start(continuation)
+            DispatchQueue.global().async {
+                resolution.finish(Result { () throws(ConnectFailure) in AddressList(first: try resolveNow(host: host, port: port, passive: false)) })
+            }
+            let remaining = max(.zero, deadline - ContinuousClock.now)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(remaining.nanosecondsClamped, Int64(Int.max))))) {
+                resolution.giveUp()
+            }
+        }
+        guard let outcome else { throw .timeout("resolving \(host)") }
+        return try outcome.get().first
+    }
+
+    /// Resolves a stream address for `host:port` on the calling thread; the caller frees it.
+    package static func resolveNow(host: String, port: Int, passive: Bool) throws(ConnectFailure) -> UnsafeMutablePointer<addrinfo> {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_flags = passive ? AI_PASSIVE : 0
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var results: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &results)
+        guard status == 0, let first = results else {
+            throw .io("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+        }
+        return first
+    }
+
+    static func systemConnect(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.connect(descriptor, address, length)
+        #else
+        Darwin.connect(descriptor, address, length)
+        #endif
+    }
+}
+
+extension TLSEngine {
+    /// Whether `host` is an IPv4 or IPv6 address literal (on every platform).
+    package static func isAddressLiteralAnywhere(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+}
+
+extension Duration {
+    /// Nanoseconds, saturating at `Int64.max` for durations that long.
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? 0 : .max }
+        return max(0, scaled &+ attoseconds / 1_000_000_000)
+    }
+}
+
+/// One non-blocking connect the loop watches: writable means it finished, one way or the other.
+private final class PendingConnect: IOHandler, @unchecked Sendable {
+    private let descriptor: Int32
+    private let loop: EventLoop
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<ConnectFailure?, Never>?
+    private var token: UInt64 = 0
+    private var timer: LoopTimer?
+
+    init(descriptor: Int32, loop: EventLoop) {
+        self.descriptor = descriptor
+        self.loop = loop
+    }
+
+    /// `nil` once connected, else why not.
+    func wait(until deadline: ContinuousClock.Instant) async -> ConnectFailure? {
+        await withCheckedContinuation { continuation in
+            lock.withLock { self.continuation = continuation }
+            loop.execute { [self] in
+                do throws(IOError) {
+                    token = try loop.register(descriptor, interest: .write, handler: self)
+                } catch {
+                    finish(.io("cannot watch the socket: \(error)"))
+                    return
+                }
+                timer = loop.schedule(at: deadline) { [self] in finish(.timeout("TCP connect")) }
+            }
+        }
+    }
+
+    func readable() { writable() }
+
+    func writable() {
+        var socketError: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &socketError, &size)
+        finish(socketError == 0 ? nil : .io("connect failed: \(String(cString: strerror(socketError)))"))
+    }
+
+    /// On the loop: stops watching and resumes the waiter, once.
+    private func finish(_ outcome: ConnectFailure?) {
+        timer?.cancel()
+        timer = nil
+        if token != 0 {
+            loop.deregister(descriptor, token: token, interest: .write)
+            token = 0
+        }
+        lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }?.resume(returning: outcome)
+    }
+}
+
+/// A resolver's result list, handed from the resolving thread to the waiting task once.
+private struct AddressList: @unchecked Sendable {
+    let first: UnsafeMutablePointer<addrinfo>
+}
+
+/// A name resolution its caller may stop waiting for: whoever comes second (the resolver
+/// finishing, or the caller giving up) frees the result.
+private final class PendingResolution: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>?
+    private var done = false
+
+    func start(_ continuation: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func finish(_ outcome: Result<AddressList, ConnectFailure>) {
+        let waiter: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>? = lock.withLock {
+            guard !done else { return nil }
+            done = true
+            defer { continuation = nil }
+            return continuation
+        }
+        guard let waiter else {
+            if case let .success(list) = outcome { freeaddrinfo(list.first) }
+            return
+        }
+        waiter.resume(returning: outcome)
+    }
+
+    func giveUp() {
+        let waiter: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>? = lock.withLock {
+            guard !done else { return nil }
+            done = true
+            defer { continuation = nil }
+            return continuation
+        }
+        waiter?.resume(returning: nil)
+    }
+}

@@ -1,0 +1,208 @@
+#if canImport(CSwitchboardOpenSSL)
+// Internal: the C types stay out of the module interface, so importers need no module map.
+internal import CSwitchboardOpenSSL
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// TLS without I/O, through the system OpenSSL over memory buffers: ciphertext from the
+/// network goes in with ``feed(_:)``, plaintext comes out of ``read(into:)``, plaintext to
+/// send goes in with ``write(_:)``, and the ciphertext to put on the wire comes out of
+/// ``takeOutput()``. An event loop moves the bytes, so no thread waits on a TLS socket.
+///
+/// Not thread-safe: its owner serializes every call.
+package final class TLSEngine: @unchecked Sendable {
+    private let ssl: OpaquePointer
+    private let context: OpaquePointer
+
+    /// What a step of the handshake needs next.
+    package enum HandshakeStep: Equatable, Sendable {
+        /// The handshake is complete.
+        case done
+        /// More ciphertext from the peer (after sending ``takeOutput()``).
+        case wantInput
+        /// It failed, for this reason.
+        case failed(String)
+    }
+
+    /// What a read found.
+    package enum ReadResult: Equatable, Sendable {
+        /// This many bytes of plaintext.
+        case bytes(Int)
+        /// No whole record yet: feed more ciphertext.
+        case wantInput
+        /// The peer closed TLS (close_notify).
+        case closed
+        /// The session failed, for this reason.
+        case failed(String)
+    }
+
+    /// A client session for `serverName` (a DNS name, checked against the certificate and
+    /// sent as SNI, or an IP address, checked against the certificate's addresses), trusting
+    /// `trustedCertificatesPEM` or else the system store, offering ALPN `http/1.1`.
+    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String) throws(IOFailure) {
+        guard let context = sb_client_context() else { throw IOFailure("cannot create a TLS context") }
+        if let pem = trustedCertificatesPEM {
+            let added = pem.withCString { sb_trust_pem(context, $0, Int32(strlen($0))) }
+            guard added > 0 else {
+                SSL_CTX_free(context)
+                throw IOFailure("no certificates in the trusted PEM")
+            }
+        } else {
+            sb_trust_system_store(context)
+        }
+        guard let ssl = SSL_new(context) else {
+            SSL_CTX_free(context)
+            throw IOFailure("cannot create a TLS session")
+        }
+        self.ssl = ssl
+        self.context = context
+        guard sb_use_memory_bios(ssl) == 1 else { throw IOFailure("cannot create TLS buffers") }
+        // Only what inet_pton takes is an address: "127.1" also resolves to loopback, but
+        // as a name it must match the certificate, or nothing would be checked at all.
+        let literal = serverName.hasPrefix("[") && serverName.hasSuffix("]") ? String(serverName.dropFirst().dropLast()) : serverName
+        let isAddress = Self.isAddressLiteral(literal)
+        guard sb_set_server_name(ssl, isAddress ? literal : serverName, isAddress ? 1 : 0) == 1 else {
+            throw IOFailure("cannot check the certificate against the name \"\(serverName)\"")
+        }
+        sb_offer_http11(ssl)
+        SSL_set_connect_state(ssl)
+    }
+
+    /// A server session with `context`'s certificate and key (an `SSL_CTX`, retained here).
+    package init(serverContext context: OpaquePointer) throws(IOFailure) {
+        guard let ssl = SSL_new(context) else { throw IOFailure("cannot create a TLS session") }
+        SSL_CTX_up_ref(context)
+        self.ssl = ssl
+        self.context = context
+        guard sb_use_memory_bios(ssl) == 1 else { throw IOFailure("cannot create TLS buffers") }
+        SSL_set_accept_state(ssl)
+    }
+
+    deinit {
+        SSL_free(ssl)
+        SSL_CTX_free(context)
+    }
+
+    /// Whether `host` is an IPv4 or IPv6 address literal.
+    package static func isAddressLiteral(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// Advances the handshake with what was fed so far; send ``takeOutput()`` after each step.
+    package func handshake() -> HandshakeStep {
+        let result = SSL_do_handshake(ssl)
+        if result == 1 { return .done }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return .wantInput
+        default:
+            if let reason = sb_verify_error(ssl) { return .failed("TLS certificate rejected: \(String(cString: reason))") }
+            let detail = lastError()
+            // What OpenSSL says when the answer is not TLS at all: plain HTTP, most likely.
+            if detail.contains("wrong version number") || detail.contains("packet length too long") || detail.contains("http request") {
+                return .failed("TLS handshake failed: the server answered without TLS (is it ws:// rather than wss://?) (\(detail))")
+            }
+            return .failed("TLS handshake failed: \(detail.isEmpty ? "the peer closed the connection" : detail)")
+        }
+    }
+
+    /// Hands ciphertext read from the network to the session.
+    package func feed(_ ciphertext: UnsafeRawBufferPointer) {
+        guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }
+        var offset = 0
+        while offset < ciphertext.count {
+            let taken = sb_feed(ssl, base + offset, Int32(clamping: ciphertext.count - offset))
+            guard taken > 0 else { return }
+            offset += Int(taken)
+        }
+    }
+
+    /// Decrypts the next plaintext into `buffer`.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if count > 0 { return .bytes(Int(count)) }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantInput
+        case SSL_ERROR_ZERO_RETURN: return .closed
+        default: return .failed("TLS read failed: \(lastError())")
+        }
+    }
+
+    /// Encrypts all of `plaintext`; the records wait in ``takeOutput()``. `false` if the
+    /// session failed.
+    package func write(_ plaintext: UnsafeRawBufferPointer) -> Bool {
+        guard let base = plaintext.baseAddress else { return true }
+        var offset = 0
+        while offset < plaintext.count {
+            let written = SSL_write(ssl, base + offset, Int32(clamping: plaintext.count - offset))
+            guard written > 0 else { return false }
+            offset += Int(written)
+        }
+        return true
+    }
+
+    /// The ciphertext waiting to be sent, taken out of the session.
+    package func takeOutput() -> [UInt8] {
+        let pending = sb_pending_output(ssl)
+        guard pending > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: Int(pending)) { buffer, count in
+            count = Int(max(0, sb_drain(ssl, buffer.baseAddress, Int32(clamping: buffer.count))))
+        }
+    }
+
+    /// Whether ciphertext waits to be sent.
+    package var hasOutput: Bool { sb_pending_output(ssl) > 0 }
+
+    /// Queues a close_notify for the peer.
+    package func shutdown() {
+        _ = SSL_shutdown(ssl)
+    }
+
+    /// The SNI name a client sent (server side).
+    package var requestedServerName: String? {
+        sb_requested_server_name(ssl).map { String(cString: $0) }
+    }
+
+    private func lastError() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        sb_last_error(&buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Loads a server context (certificate chain and key, PEM); `nil` if either fails to load.
+    package static func loadServerContext(certificateChainPath: String, privateKeyPath: String) -> OpaquePointer? {
+        sb_server_context(certificateChainPath, privateKeyPath)
+    }
+
+    /// Releases a context from ``loadServerContext(certificateChainPath:privateKeyPath:)``.
+    package static func freeContext(_ context: OpaquePointer) {
+        SSL_CTX_free(context)
+    }
+}
+#else
+/// TLS needs the system OpenSSL, which only Linux builds link; elsewhere no session can be
+/// made (Apple platforms use Network.framework), so these are never called.
+package final class TLSEngine: @unchecked Sendable {
+    package enum HandshakeStep: Equatable, Sendable { case done, wantInput, failed(String) }
+    package enum ReadResult: Equatable, Sendable { case bytes(Int), wantInput, closed, failed(String) }
+    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String) throws(IOFailure) {
+        throw IOFailure("TLS over a socket needs the system OpenSSL")
+    }
+    package func handshake() -> HandshakeStep { .failed("no TLS") }
+    package func feed(_ ciphertext: UnsafeRawBufferPointer) {}
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult { .failed("no TLS") }
+    package func write(_ plaintext: UnsafeRawBufferPointer) -> Bool { false }
+    package func takeOutput() -> [UInt8] { [] }
+    package func shutdown() {}
+}
+#endif
+
+/// Why an I/O step failed, in words for an error message.
+package struct IOFailure: Error, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import SwitchboardIO
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Accepts a listener's connections on an event loop: when the listener is readable, takes
+/// what waits (a bounded number per turn, so one flood cannot hold the loop) and hands each
+/// socket on. Out of descriptors, it stops watching for a moment rather than spin, and the
+/// connections stay queued in the kernel.
+final class Acceptor: IOHandler, @unchecked Sendable {
+    private let listener: TCPListener
+    private let loop: EventLoop
+    private let accepted: @Sendable (Int32) -> Void
+    private let lock = NSLock()
+    private var token: UInt64 = 0
+    private var isStopped = false
+    /// How many connections one readiness takes at most.
+    static let batch = 64
+
+    init(listener: TCPListener, loop: EventLoop, accepted: @escaping @Sendable (Int32) -> Void) {
+        self.listener = listener
+        self.loop = loop
+        self.accepted = accepted
+    }
+
+    func start() {
+        loop.execute { [self] in
+            lock.withLock {
+                guard !isStopped else { return }
+                _ = listener.handle.withDescriptor { number in
+                    let flags = fcntl(number, F_GETFL, 0)
+                    _ = fcntl(number, F_SETFL, flags | O_NONBLOCK)
+                    token = (try? loop.register(number, interest: .read, handler: self)) ?? 0
+                }
+            }
+        }
+    }
+
+    func readable() {
+        for _ in 0..<Self.batch {
+            let (client, failure) = listener.handle.withDescriptor { number -> (Int32, Int32) in
+                #if canImport(Glibc)
+                let client = Glibc.accept(number, nil, nil)
+                #else
+                let client = Darwin.accept(number, nil, nil)
+                #endif
+                return (client, errno)
+            } ?? (-1, EBADF)
+            if client >= 0 {
+                // Not inherited by processes the app starts, which would keep it open.
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                accepted(client)
+                continue
+            }
+            switch failure {
+            case EINTR, ECONNABORTED, EPROTO:
+                continue
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                pause(for: .milliseconds(50))
+                return
+            default:
+                // EAGAIN: nothing more waits. Anything else: the listener is closed or broken.
+                return
+            }
+        }
+    }
+
+    func writable() {}
+
+    /// Stops watching for `delay`, for descriptors or memory to free up.
+    private func pause(for delay: Duration) {
+        lock.withLock {
+            guard token != 0, !isStopped else { return }
+            _ = listener.handle.withDescriptor { number in loop.reregister(number, token: token, from: .read, to: []) }
+        }
+        loop.schedule(after: delay) { [self] in
+            lock.withLock {
+                guard !isStopped, token != 0 else { return }
+                _ = listener.handle.withDescriptor { number in loop.reregister(number, token: token, from: [], to: .read) }
+            }
+        }
+    }
+
+    /// Stops accepting and closes the listener before returning, so its port can be bound
+    /// again at once; safe from any thread.
+    func stop() {
+        lock.withLock {
+            guard !isStopped else { return }
+            isStopped = true
+            if token != 0 {
+                _ = listener.handle.withDescriptor { number in loop.deregisterNow(number, token: token, interest: .read) }
+                token = 0
+            }
+            listener.close()
+        }
+    }
+}

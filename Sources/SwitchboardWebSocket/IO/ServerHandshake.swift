@@ -1,0 +1,162 @@
+import Foundation
+import SwitchboardIO
+
+/// Reads one upgrade request from a freshly accepted channel, on its loop, and answers it:
+/// the server side of the opening handshake without a thread of its own. Bytes that follow
+/// the request belong to the WebSocket and go to the connection it creates.
+final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
+    /// What the handshake ends in: a connection, or nothing (refused, failed, timed out).
+    typealias Completion = @Sendable (WebSocketConnection?) -> Void
+
+    private let channel: any ByteChannel
+    private let options: WebSocketConnection.Options
+    private let decide: @Sendable (WebSocketHandshake.ServerRequest) -> WebSocketServer.UpgradeDecision
+    private let lock = NSLock()
+    private var received: [UInt8] = []
+    private var completion: Completion?
+    private var timer: LoopTimer?
+
+    init(channel: any ByteChannel, options: WebSocketConnection.Options,
+         decide: @escaping @Sendable (WebSocketHandshake.ServerRequest) -> WebSocketServer.UpgradeDecision, completion: @escaping Completion) {
+        self.channel = channel
+        self.options = options
+        self.decide = decide
+        self.completion = completion
+    }
+
+    /// Starts reading (after TLS, if the channel has it), giving up after `timeout`.
+    func start(timeout: Duration) {
+        timer = channel.loop.schedule(after: timeout) { [self] in fail() }
+        channel.activate(delegate: self) { [self] failure in
+            if failure != nil { fail() }
+        }
+    }
+
+    func channelRead(_ bytes: UnsafeRawBufferPointer) {
+        guard lock.withLock({ completion != nil }) else { return }
+        received.append(contentsOf: bytes)
+        // A request starts with a method's capital letters; anything else (a TLS ClientHello
+        // sent to a plain port, say) is answered at once, not after the handshake timeout, so
+        // the client can tell what went wrong.
+        if let first = received.first, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) {
+            reject(WebSocketHandshake.rejectResponse(status: 400, reason: "Bad Request", body: Array("not an HTTP request".utf8)))
+            return
+        }
+        let parsed: (head: HTTPHead, consumed: Int)?
+        do throws(WebSocketError) {
+            parsed = try HTTPHead.parse(received)
+        } catch {
+            fail()
+            return
+        }
+        guard let (head, consumed) = parsed else { return }
+        let request: WebSocketHandshake.ServerRequest
+        do throws(WebSocketError) {
+            request = try WebSocketHandshake.parseUpgrade(head)
+        } catch {
+            if case let .upgradeRejected(status, headers, body) = error {
+                reject(WebSocketHandshake.rejectResponse(status: status, reason: "Bad Request", headers: headers, body: body))
+            } else {
+                fail()
+            }
+            return
+        }
+        let decision = decide(request)
+        // Headers from the application go on the wire only if they are valid HTTP, and a
+        // subprotocol only if the client offered it (RFC 6455 §4.2.2); otherwise the client
+        // gets a plain 500 rather than a smuggled header or a doomed upgrade.
+        guard WebSocketServer.isSendable(decision, for: request) else {
+            reject(WebSocketHandshake.rejectResponse(status: 500, reason: "Internal Server Error"))
+            return
+        }
+        switch decision {
+        case let .reject(status, reason, headers, body):
+            reject(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
+        case let .accept(headers, subprotocol, context):
+            guard let done = take() else { return }
+            if case .failed = channel.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers), completion: nil) {
+                channel.close(reason: "the upgrade response could not be sent")
+                done(nil)
+                return
+            }
+            // On the loop, inside this read: the connection takes the channel over before
+            // the next byte is read.
+            let connection = WebSocketConnection(channel: channel, role: .server, options: options, initialBytes: Array(received[consumed...]),
+                                                 handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol,
+                                                 upgradeContext: context)
+            done(connection)
+        }
+    }
+
+    func channelEnded(reason: String?) { fail() }
+
+    func channelWriteFailed(_ reason: String) { fail() }
+
+    /// Answers with `response`, then closes once it is written.
+    private func reject(_ response: [UInt8]) {
+        guard let done = take() else { return }
+        _ = channel.write(response, completion: nil)
+        channel.closeAfterFlushing(timeout: .seconds(2))
+        done(nil)
+    }
+
+    private func fail() {
+        guard let done = take() else { return }
+        channel.close(reason: nil)
+        done(nil)
+    }
+
+    /// The completion, once; stops the timer.
+    private func take() -> Completion? {
+        let (done, timer): (Completion?, LoopTimer?) = lock.withLock {
+            defer {
+                completion = nil
+                self.timer = nil
+            }
+            return (completion, self.timer)
+        }
+        timer?.cancel()
+        return done
+    }
+}
+
+/// Tells a client past the connection limit to come back later: reads its request (so
+/// closing sends no reset that could destroy the answer), answers 503 with `Retry-After`,
+/// and closes; all on the loop.
+final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
+    private let channel: any ByteChannel
+    private let lock = NSLock()
+    private var received = 0
+    private var head: [UInt8] = []
+    private var done: (@Sendable () -> Void)?
+
+    init(channel: any ByteChannel, done: @escaping @Sendable () -> Void) {
+        self.channel = channel
+        self.done = done
+    }
+
+    func start(timeout: Duration) {
+        channel.loop.schedule(after: timeout) { [self] in answer() }
+        channel.activate(delegate: self, handshakeDone: nil)
+    }
+
+    func channelRead(_ bytes: UnsafeRawBufferPointer) {
+        head.append(contentsOf: bytes.prefix(max(0, HTTPHead.maximumSize + 4 - head.count)))
+        received += bytes.count
+        if (try? HTTPHead.parse(head)) != nil || received >= HTTPHead.maximumSize { answer() }
+    }
+
+    func channelEnded(reason: String?) { answer() }
+    func channelWriteFailed(_ reason: String) { answer() }
+
+    private func answer() {
+        guard let done = lock.withLock({ () -> (@Sendable () -> Void)? in
+            defer { self.done = nil }
+            return self.done
+        }) else { return }
+        _ = channel.write(WebSocketHandshake.rejectResponse(status: 503, reason: "Service Unavailable",
+                                                            headers: [HTTPHeaderField(name: "Retry-After", value: "1")]), completion: nil)
+        channel.closeAfterFlushing(timeout: .seconds(2))
+        done()
+    }
+}

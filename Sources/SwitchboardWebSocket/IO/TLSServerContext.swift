@@ -1,0 +1,23 @@
+#if canImport(CSwitchboardOpenSSL)
+// Internal: the C types stay out of the module interface, so importers need no module map.
+internal import CSwitchboardOpenSSL
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A server's certificate and key, loaded once and shared by its connections.
+public final class TLSServerContext: @unchecked Sendable {
+    let context: OpaquePointer
+
+    /// Loads a PEM certificate chain and private key.
+    public init(certificateChainPath: String, privateKeyPath: String) throws(WebSocketError) {
+        guard let context = sb_server_context(certificateChainPath, privateKeyPath) else {
+            throw .io("cannot load the TLS certificate or key")
+        }
+        self.context = context
+    }
+
+    deinit { SSL_CTX_free(context) }
+}
+#endif
