@@ -61,17 +61,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The size of the read buffer the loop's connections share.
     public static let readBufferSize = 64 * 1024
 
-    /// Ends the thread once the last descriptor it watched is gone, for a loop dedicated to
-    /// one connection.
-    private let stopsWhenIdle: Bool
-    private var hadRegistration = false
-
-    /// Starts a loop on a thread of its own. With `stopsWhenIdle`, the loop ends by itself
-    /// once it has watched a descriptor and watches none any more, with no work or timer
-    /// left: a loop dedicated to one connection ends with it.
-    public init(name: String, stopsWhenIdle: Bool = false) throws(IOError) {
+    /// Starts a loop on a thread of its own; it runs until ``shutdown()``.
+    public init(name: String) throws(IOError) {
         self.name = name
-        self.stopsWhenIdle = stopsWhenIdle
         selector = try Selector()
         readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
         let started = DispatchSemaphore(value: 0)
@@ -153,15 +145,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Descriptors
 
-    /// Watches `descriptor` for `handler`; on the loop's thread only. The token names the
-    /// registration in later calls, and its stale events are dropped once it is removed.
+    /// Watches `descriptor` for `handler`; on the loop's thread only (elsewhere, after the
+    /// loop has shut down, it fails). The token names the registration in later calls, and
+    /// its stale events are dropped once it is removed.
     package func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
-        precondition(inEventLoop, "register on the loop's thread")
+        // Off the loop only once it has shut down (its work then runs elsewhere).
+        guard inEventLoop else { throw .shutDown }
         let token = nextToken
         nextToken += 1
         try selector.register(descriptor, token: token, interest: interest)
         handlers[token] = handler
-        hadRegistration = true
         return token
     }
 
@@ -173,7 +166,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Stops watching; on the loop's thread only, before the descriptor closes.
     package func deregister(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
-        precondition(inEventLoop, "deregister on the loop's thread")
+        guard inEventLoop else {
+            // The loop has shut down and no longer reads its handlers.
+            selector.deregister(descriptor, interest: interest)
+            return
+        }
         handlers[token] = nil
         selector.deregister(descriptor, interest: interest)
     }
@@ -201,15 +198,6 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             }
             if stopping && !hasWork { break }
             let nextTimer = timers.nextDeadline()
-            if stopsWhenIdle && hadRegistration && handlers.isEmpty && !hasWork && nextTimer == nil {
-                let idle: Bool = lock.withLock {
-                    guard queued.isEmpty else { return false }
-                    state = .stopping
-                    return true
-                }
-                if idle { break }
-                continue
-            }
             let timeout: Duration? = hasWork ? .zero : nextTimer.map { $0 - ContinuousClock.now }
             do throws(IOError) {
                 try selector.wait(timeout: timeout) { token, ready in

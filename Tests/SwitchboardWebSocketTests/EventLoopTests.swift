@@ -157,3 +157,26 @@ import Testing
         #expect(result?.afterSleep == true)
     }
 }
+
+/// A blocking stream (as Network.framework's TLS is on Apple platforms) carried on a loop.
+@Suite struct PumpedChannelTests {
+    @Test func aBlockingStreamPumpedOntoALoopCarriesAConnection() async throws {
+        let server = try EventLoopTests.echoServer()
+        defer { server.stop() }
+        let socket = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
+        let channel = PumpedChannel(stream: socket, loop: EventLoopGroup.shared.next())
+        let request = WebSocketHandshake.ClientRequest(host: "127.0.0.1", port: server.port, path: "/", isSecure: false, headers: [], subprotocols: [])
+        let connection = try await WebSocketClient.handshake(channel, parked: nil, request: request, deadline: .now + .seconds(5),
+                                                             options: .init(), path: "/")
+        var messages = connection.messages.makeAsyncIterator()
+        var echoed = 0
+        for index in 0..<200 {
+            let payload = Data(repeating: UInt8(index % 256), count: index * 37)
+            try await connection.send(binary: payload)
+            if await messages.next() == .binary(payload) { echoed += 1 }
+        }
+        #expect(echoed == 200)
+        let info = await connection.close()
+        #expect(info.code == .normalClosure)
+    }
+}

@@ -44,13 +44,22 @@ public enum WebSocketClient {
         let endpoint = try WebSocketEndpoint(url)
         let request = try upgradeRequest(for: endpoint, options: options)
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-        let channel = try await openChannel(endpoint, options: options, deadline: deadline)
-        // An upgrade would tell a chat server this is the device's newest connection.
-        guard !Task.isCancelled else {
-            channel.close(reason: nil)
-            throw .io("connect cancelled")
+        let (loop, ownsLoop) = options.eventLoops.connectionLoop()
+        do throws(WebSocketError) {
+            let channel = try await openChannel(endpoint, options: options, loop: loop, deadline: deadline)
+            // An upgrade would tell a chat server this is the device's newest connection.
+            guard !Task.isCancelled else {
+                channel.close(reason: nil)
+                throw .io("connect cancelled")
+            }
+            let connection = try await handshake(channel, parked: nil, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
+            // A loop of its own ends with the connection, once its socket is released.
+            if ownsLoop { connection.whenClosed { _ in loop.execute { Task { await loop.shutdown() } } } }
+            return connection
+        } catch {
+            if ownsLoop { await loop.shutdown() }
+            throw error
         }
-        return try await handshake(channel, parked: nil, request: request, deadline: deadline, options: options, path: endpoint.requestPath)
     }
 
     /// Does DNS, TCP and TLS for `url` within `connectTimeout`, but not the upgrade; finish
@@ -58,7 +67,11 @@ public enum WebSocketClient {
     public static func openTransport(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketTransport {
         let endpoint = try WebSocketEndpoint(url)
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-        let channel = try await openChannel(endpoint, options: options, deadline: deadline)
+        // A preconnected socket waits on a shared loop: a dedicated one would have no owner
+        // until the upgrade.
+        let loop: EventLoop
+        if case let .group(group) = options.eventLoops { loop = group.next() } else { loop = EventLoopGroup.shared.next() }
+        let channel = try await openChannel(endpoint, options: options, loop: loop, deadline: deadline)
         let parked = ParkedReader()
         channel.activate(delegate: parked, handshakeDone: nil)
         return WebSocketTransport(endpoint: endpoint, channel: channel, parked: parked)
@@ -100,8 +113,8 @@ public enum WebSocketClient {
     }
 
     /// DNS and TCP, then TLS for `wss://`, on an event loop; the socket is closed if TLS fails.
-    private static func openChannel(_ endpoint: WebSocketEndpoint, options: Options, deadline: ContinuousClock.Instant) async throws(WebSocketError) -> any ByteChannel {
-        let loop = options.eventLoops.connectionLoop()
+    private static func openChannel(_ endpoint: WebSocketEndpoint, options: Options, loop: EventLoop,
+                                    deadline: ContinuousClock.Instant) async throws(WebSocketError) -> any ByteChannel {
         #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
         if endpoint.isSecure {
             // Network.framework resolves, connects and secures in one connection, and does its

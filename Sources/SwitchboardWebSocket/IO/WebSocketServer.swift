@@ -265,12 +265,15 @@ public enum EventLoopGroupProvider: Sendable {
     }
 
     /// The loop for one client connection: the next of a shared or given group, or a loop
-    /// of its own (falling back to the shared group if no thread can be started).
-    func connectionLoop() -> EventLoop {
+    /// of its own (`owned`, to shut down when the connection ends; the shared group's if no
+    /// thread can be started).
+    func connectionLoop() -> (loop: EventLoop, owned: Bool) {
         switch self {
-        case .shared: return EventLoopGroup.shared.next()
-        case let .group(group): return group.next()
-        case .dedicated: return (try? EventLoop(name: "switchboard.client", stopsWhenIdle: true)) ?? EventLoopGroup.shared.next()
+        case .shared: return (EventLoopGroup.shared.next(), false)
+        case let .group(group): return (group.next(), false)
+        case .dedicated:
+            guard let loop = try? EventLoop(name: "switchboard.client") else { return (EventLoopGroup.shared.next(), false) }
+            return (loop, true)
         }
     }
 }
