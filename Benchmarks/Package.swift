@@ -34,8 +34,24 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "IdleConnectionsBenchmark",
+            dependencies: [.product(name: "SwitchboardWebSocket", package: "Switchboard")]
+        ),
+        // Not a benchmark: scripts/soak.sh runs it for minutes.
+        .executableTarget(
+            name: "SoakTest",
+            dependencies: [
+                .product(name: "SwitchboardChat", package: "Switchboard"),
+                .product(name: "SignalChat", package: "Switchboard"),
+                .product(name: "SwitchboardRuntime", package: "Switchboard"),
+            ]
+        ),
+        // epoll for the benchmarks' own epoll echo, the event-loop raw floor.
+        .target(name: "CEpoll", path: "Sources/CEpoll"),
+        .executableTarget(
             name: "ChatBenchmarks",
             dependencies: [
+                .target(name: "CEpoll", condition: .when(platforms: [.linux])),
                 .product(name: "SwitchboardChat", package: "Switchboard"),
                 .product(name: "SignalChat", package: "Switchboard"),
                 .product(name: "SwitchboardRuntime", package: "Switchboard"),

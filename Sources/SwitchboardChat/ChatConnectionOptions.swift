@@ -41,6 +41,9 @@ public struct ChatConnectionOptions: Sendable {
     /// default, 160 MiB, holds Signal's 256 unacknowledged pushes at the default 512 KiB
     /// message cap.
     public var maximumQueuedPushBytes: Int
+    /// Which event loops serve the connection: the process's shared ones (the default), a
+    /// group of the app's, or a loop of its own that ends with the connection.
+    public var eventLoops: EventLoopGroupProvider
     /// Wrap the handling of every push, outermost first: they see each push and how it was
     /// answered, pushes whose payload did not decode included (a `LoggingInterceptor`, say).
     public var pushInterceptors: [any PushInterceptor]
@@ -52,9 +55,11 @@ public struct ChatConnectionOptions: Sendable {
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
         diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
         maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 160 * 1024 * 1024,
-        defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, pushInterceptors: [any PushInterceptor] = []
+        defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, pushInterceptors: [any PushInterceptor] = [],
+        eventLoops: EventLoopGroupProvider = .shared
     ) {
         self.pushInterceptors = pushInterceptors
+        self.eventLoops = eventLoops
         self.defaultRequestTimeout = defaultRequestTimeout
         self.maximumQueuedPushes = maximumQueuedPushes
         self.maximumQueuedPushBytes = maximumQueuedPushBytes
@@ -72,8 +77,9 @@ public struct ChatConnectionOptions: Sendable {
 
     func webSocketOptions(extraHeaders: [HTTPHeaderField]) -> WebSocketClient.Options {
         var connection = webSocket
-        // The chat connection routes each frame on the socket's reader thread.
+        // The chat connection routes each frame on the socket's event loop.
         connection.deliversMessagesDirectly = true
-        return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: tls)
+        return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: tls,
+                                       eventLoops: eventLoops)
     }
 }

@@ -105,10 +105,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     private func enqueue(_ work: Work) {
+        // The loop's own thread (handling a readiness, say) is not waiting: it runs the queue
+        // before it waits again, so it needs no wakeup.
+        let here = inEventLoop
         let (accepted, wake): (Bool, Bool) = lock.withLock {
             guard state != .stopped else { return (false, false) }
             queued.append(work)
-            guard isWaiting && !wakeupPending else { return (true, false) }
+            guard isWaiting && !wakeupPending && !here else { return (true, false) }
             wakeupPending = true
             return (true, true)
         }

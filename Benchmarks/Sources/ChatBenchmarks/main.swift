@@ -102,12 +102,13 @@ func rawRun(port: Int, connections: Int, calls: Int) throws -> Run {
 
 /// With `pinned`, each caller's task prefers its connection's event loop, so an answer
 /// resumes the caller on the thread that read it.
-func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: Int, pinned: Bool) async throws -> Run {
+func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: Int, pinned: Bool,
+             loops: EventLoopGroupProvider = .shared) async throws -> Run {
     let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
     var clients: [MessagesClient] = []
     var open: [ChatConnection<Authenticated>] = []
     for _ in 0..<connections {
-        let connection = try await ChatClient.connectAuthenticated(to: url, credentials: credentials, options: .init(keepalive: nil))
+        let connection = try await ChatClient.connectAuthenticated(to: url, credentials: credentials, options: .init(keepalive: nil, eventLoops: loops))
         open.append(connection)
         clients.append(MessagesClient(transport: connection))
     }
@@ -146,48 +147,55 @@ func medianRound(_ runs: [Run]) -> Run {
 func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
 let raw = try startRawEchoServer()
+let epollEcho = try EpollEchoServer()
 let server = try ChatServer(routes: BenchmarkMessages().routes)
 
 // `--profile N`: only N serial calls from a pinned caller, for a profiler to look at.
 // `--profile-raw N`: the same for the raw TCP echo, to compare CPU per round trip.
 if let flag = CommandLine.arguments.firstIndex(where: { $0 == "--profile" || $0 == "--profile-raw" }),
    flag + 1 < CommandLine.arguments.count, let calls = Int(CommandLine.arguments[flag + 1]) {
+    let dedicated = CommandLine.arguments.contains("--dedicated")
+    let pinned = !CommandLine.arguments.contains("--pool")
     let run = CommandLine.arguments[flag] == "--profile-raw"
-        ? try rawRun(port: raw.port, connections: 1, calls: calls)
-        : try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: true)
+        ? try rawRun(port: CommandLine.arguments.contains("--epoll") ? epollEcho.port : raw.port, connections: 1, calls: calls)
+        : try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: pinned,
+                            loops: dedicated ? .dedicated(loopCount: 1) : .shared)
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     server.stop()
     exit(0)
 }
 
-typealias Scenario = (name: String, raw: () throws -> Run, chat: (_ pinned: Bool) async throws -> Run)
+typealias Scenario = (name: String, raw: (_ port: Int) throws -> Run, chat: (_ pinned: Bool) async throws -> Run)
 let scenarios: [Scenario] = [
-    ("1 in flight, 1 connection", { try rawRun(port: raw.port, connections: 1, calls: serialCount) },
+    ("1 in flight, 1 connection", { try rawRun(port: $0, connections: 1, calls: serialCount) },
      { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: serialCount, pinned: $0) }),
-    ("\(inFlight) in flight, 1 connection", { try rawRun(port: raw.port, connections: inFlight, calls: concurrentCount / inFlight) },
+    ("\(inFlight) in flight, 1 connection", { try rawRun(port: $0, connections: inFlight, calls: concurrentCount / inFlight) },
      { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, callsPerTask: concurrentCount / inFlight, pinned: $0) }),
-    ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: raw.port, connections: connectionCount, calls: callsPerConnection) },
+    ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: $0, connections: connectionCount, calls: callsPerConnection) },
      { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
 ]
 
 // `--layers`: only the per-layer table below.
 let onlyLayers = CommandLine.arguments.contains("--layers")
 if !onlyLayers {
-    print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP |")
+    print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP (the faster echo) |")
     print("|---|---|---:|---:|---:|---:|")
     for scenario in scenarios {
         // Alternate the contenders over five rounds so machine load hits them alike, and report
         // each one's median round: the scheduler sometimes puts both raw echo threads on one
         // core (half the round trip), and a best-of rule would compare against that outlier.
-        var rawRuns: [Run] = [], chatRuns: [Run] = [], pinnedRuns: [Run] = []
+        var rawRuns: [Run] = [], epollRuns: [Run] = [], chatRuns: [Run] = [], pinnedRuns: [Run] = []
         for _ in 0..<rounds {
-            rawRuns.append(try scenario.raw())
+            rawRuns.append(try scenario.raw(raw.port))
+            epollRuns.append(try scenario.raw(epollEcho.port))
             chatRuns.append(try await scenario.chat(false))
             pinnedRuns.append(try await scenario.chat(true))
         }
-        let (raw, chat, pinned) = (medianRound(rawRuns), medianRound(chatRuns), medianRound(pinnedRuns))
-        let floor = percentile(raw.latencies, 0.5)
-        for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames (floor)", raw),
+        let (raw, epoll, chat, pinned) = (medianRound(rawRuns), medianRound(epollRuns), medianRound(chatRuns), medianRound(pinnedRuns))
+        // The floor is the faster of the two echoes in this run.
+        let floor = min(percentile(raw.latencies, 0.5), percentile(epoll.latencies, 0.5))
+        for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames, thread per connection", raw),
+                                 ("raw TCP echo, the same frames, one epoll thread", epoll),
                                  ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", chat),
                                  ("the same, caller pinned to the connection's event loop", pinned)] {
             print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) |")

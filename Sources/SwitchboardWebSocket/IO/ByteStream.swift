@@ -1,6 +1,7 @@
-/// A bidirectional byte stream under the WebSocket engine: TCP, or TLS over TCP.
-/// Reads block a dedicated thread; writes return once the bytes are handed to the kernel,
-/// which is what backpressures a fast sender.
+/// A blocking bidirectional byte stream: ``TCPSocket`` for tests and tools, and
+/// Network.framework's TLS on Apple platforms, which a `PumpedChannel` carries on an event
+/// loop. Connections themselves run on non-blocking channels. Writes return once the bytes
+/// are handed to the kernel, which is what backpressures a fast sender.
 public protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes into `buffer` and returns how many; 0 means the
     /// peer closed. The connection reads this way, into a buffer it keeps, so a read

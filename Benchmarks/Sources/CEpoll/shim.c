@@ -1,0 +1,2 @@
+#include "CEpoll.h"
+int cepoll_available(void) { return 1; }

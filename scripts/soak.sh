@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Soak test (not part of the test command): N chat connections (default 1,000) for M minutes
+# (default 10), requests from every client and pushes to every client at once. Each process
+# reports its descriptors, threads and resident memory every minute; the run fails if any
+# request or acknowledged push was lost. The clients run in a second process.
+#   scripts/soak.sh [connections] [minutes]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+connections=${1:-1000}
+minutes=${2:-10}
+# SwiftPM can keep a stale build manifest for the path dependency on this package.
+rm -f Benchmarks/.build/release.yaml
+swift build -c release --package-path Benchmarks --product SoakTest >/dev/null
+timeout $(( minutes * 60 + 600 )) Benchmarks/.build/release/SoakTest "$connections" "$minutes"
