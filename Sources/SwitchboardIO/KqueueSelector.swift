@@ -1,0 +1,94 @@
+#if canImport(Darwin)
+import Darwin
+
+/// The operating system's readiness notification on Apple platforms: kqueue, with an
+/// `EVFILT_USER` event for wakeups. (`Selector.swift` is the same on Linux.) Type-checked on
+/// Linux against stand-ins (`Tests/AppleStandIns/Darwin/`), not run here.
+/// Level-triggered, so a handler that reads only part of what is waiting is told again.
+///
+/// Registration calls are safe from any thread (the kernel serializes them); ``wait`` runs
+/// on the loop's thread only, and ``wakeUp()`` from any thread ends a wait at once.
+final class Selector: @unchecked Sendable {
+    /// The most events one wait returns; more stay pending for the next.
+    static let eventCapacity = 256
+
+    private let queue: Int32
+    private var events: UnsafeMutablePointer<kevent>
+    /// The token wakeups arrive with, never a registration's.
+    static let wakeupToken: UInt64 = .max
+
+    init() throws(IOError) {
+        queue = kqueue()
+        guard queue >= 0 else { throw .system("kqueue", errno) }
+        events = .allocate(capacity: Self.eventCapacity)
+        var change = kevent(ident: 0, filter: Int16(EVFILT_USER), flags: UInt16(EV_ADD | EV_CLEAR), fflags: 0, data: 0, udata: nil)
+        guard kevent(queue, &change, 1, nil, 0, nil) == 0 else {
+            let code = errno
+            _ = Darwin.close(queue)
+            events.deallocate()
+            throw .system("kevent", code)
+        }
+    }
+
+    deinit {
+        _ = Darwin.close(queue)
+        events.deallocate()
+    }
+
+    /// Starts watching `descriptor`; its events arrive with `token`.
+    func register(_ descriptor: Int32, token: UInt64, interest: IOInterest) throws(IOError) {
+        try change(descriptor, token: token, from: [], to: interest, adding: true)
+    }
+
+    /// Changes what `descriptor` is watched for (`previous` is what it was).
+    func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) throws(IOError) {
+        try change(descriptor, token: token, from: previous, to: interest, adding: false)
+    }
+
+    /// Stops watching `descriptor`; its pending events are dropped by their token.
+    func deregister(_ descriptor: Int32, interest: IOInterest) {
+        try? change(descriptor, token: 0, from: interest, to: [], adding: false)
+    }
+
+    private func change(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest, adding: Bool) throws(IOError) {
+        var changes: [kevent] = []
+        for (filter, flag) in [(Int16(EVFILT_READ), IOInterest.read), (Int16(EVFILT_WRITE), IOInterest.write)] {
+            let wanted = interest.contains(flag)
+            guard adding ? wanted : wanted != previous.contains(flag) else { continue }
+            changes.append(kevent(ident: UInt(descriptor), filter: filter, flags: UInt16(wanted ? EV_ADD : EV_DELETE), fflags: 0, data: 0,
+                                  udata: UnsafeMutableRawPointer(bitPattern: UInt(token))))
+        }
+        guard !changes.isEmpty else { return }
+        guard kevent(queue, changes, Int32(changes.count), nil, 0, nil) == 0 || !adding else { throw .system("kevent", errno) }
+    }
+
+    /// Waits at most `timeout` (`nil`: until something happens) and reports each ready
+    /// registration's token once with what it is ready for. A wakeup returns early.
+    func wait(timeout: Duration?, _ report: (UInt64, IOInterest) -> Void) throws(IOError) {
+        let count: Int32
+        if let timeout {
+            let (seconds, attoseconds) = max(timeout, .zero).components
+            var spec = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            count = kevent(queue, nil, 0, events, Int32(Self.eventCapacity), &spec)
+        } else {
+            count = kevent(queue, nil, 0, events, Int32(Self.eventCapacity), nil)
+        }
+        if count < 0 {
+            if errno == EINTR { return }
+            throw .system("kevent", errno)
+        }
+        for index in 0..<Int(count) {
+            let event = events[index]
+            if event.filter == Int16(EVFILT_USER) { continue }
+            let token = UInt64(UInt(bitPattern: event.udata))
+            report(token, event.filter == Int16(EVFILT_WRITE) ? IOInterest.write : IOInterest.read)
+        }
+    }
+
+    /// Ends the wait under way (or the next one) at once; safe from any thread.
+    func wakeUp() {
+        var change = kevent(ident: 0, filter: Int16(EVFILT_USER), flags: 0, fflags: UInt32(NOTE_TRIGGER), data: 0, udata: nil)
+        _ = kevent(queue, &change, 1, nil, 0, nil)
+    }
+}
+#endif

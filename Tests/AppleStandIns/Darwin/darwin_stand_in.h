@@ -1,0 +1,30 @@
+// Declarations as <sys/event.h>, <time.h>, <unistd.h> and <errno.h> give them on Apple platforms.
+#include <stdint.h>
+// The host's own timespec: Swift already sees it through Dispatch, and a second definition clashes.
+#include <time.h>
+
+struct kevent {
+    uintptr_t ident;
+    int16_t filter;
+    uint16_t flags;
+    uint32_t fflags;
+    intptr_t data;
+    void *udata;
+};
+
+
+int kqueue(void);
+int kevent(int kq, const struct kevent *changelist, int nchanges, struct kevent *eventlist, int nevents,
+           const struct timespec *timeout);
+int close(int fildes);
+// Read-only here: Swift code only reads errno, and a `let` import is concurrency-safe.
+extern const int errno;
+
+#define EVFILT_READ (-1)
+#define EVFILT_WRITE (-2)
+#define EVFILT_USER (-10)
+#define EV_ADD 0x0001
+#define EV_DELETE 0x0002
+#define EV_CLEAR 0x0020
+#define NOTE_TRIGGER 0x01000000
+#define EINTR 4
