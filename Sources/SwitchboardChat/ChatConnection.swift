@@ -20,7 +20,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let keepalive: Locked<KeepaliveMonitor<ContinuousClock.Instant>>?
     /// Set when this side ends the connection for a reason the close code cannot carry.
     private let localReason = Locked<ChatConnectionError?>(nil)
-    private let keepaliveTask = Locked<Task<Void, Never>?>(nil)
+    /// The next keepalive check, on the connection's event loop.
+    private let keepaliveTimer = Locked<LoopTimer?>(nil)
     /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
     private let keepaliveIDs = Locked<Set<UInt64>>([])
     private let pushSink: AsyncStream<PushedRequest>.Continuation
@@ -61,7 +62,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.pushBudget = Locked(pushBudget)
         self.defaultRequestTimeout = defaultRequestTimeout
         let pending = self.pending
-        deadlines = DeadlineTimer { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
+        deadlines = DeadlineTimer(loop: socket.eventLoop) { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
         self.socket = socket
         self.onPush = onPush
         let router = WeakRouter<Auth>()
@@ -81,7 +82,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             for await _ in socket.pongs { self?.heard() }
         }
         if keepalive != nil {
-            keepaliveTask.withLock { $0 = Task { [weak self] in await self?.keepaliveLoop() } }
+            scheduleKeepaliveCheck()
         }
     }
 
@@ -162,6 +163,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Asks the server for a sign of life: a WebSocket ping and, with `requestPath`, a
     /// keepalive request (Signal's `GET /v1/keepalive`). The answers show up on ``activity``.
     public func probe(requestPath: String? = ChatServer.keepalivePath) async {
+        sendProbe(requestPath: requestPath)
+    }
+
+    private func sendProbe(requestPath: String?) {
         // Before the writes, so the answer cannot arrive unannounced.
         activityThrottle.withLock { $0.probeSent() }
         // Neither write waits: a probe must not hang on the very peer it is checking.
@@ -174,24 +179,32 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         }
     }
 
-    /// Probes after a quiet `interval` and drops the connection if the probe goes unanswered.
-    private func keepaliveLoop() async {
-        guard let keepalive else { return }
-        let path = keepalive.withLock { $0.policy.requestPath }
-        while socket.isOpen && !Task.isCancelled {
-            let deadline = keepalive.withLock { $0.nextDeadline }
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            switch keepalive.withLock({ $0.tick(at: .now) }) {
-            case .wait:
-                continue
-            case .probe:
-                await probe(requestPath: path)
-            case .timedOut:
-                localReason.withLock { $0 = $0 ?? .keepaliveTimedOut }
-                socket.abort()
-                return
-            }
+    /// Arms the keepalive's next check on the loop: it probes after a quiet `interval` and
+    /// drops the connection if the probe goes unanswered. The timer holds the connection
+    /// weakly, and stops once the socket has closed.
+    private func scheduleKeepaliveCheck() {
+        guard let keepalive, socket.isOpen else { return }
+        let deadline = keepalive.withLock { $0.nextDeadline }
+        let timer = socket.eventLoop.schedule(at: deadline) { [weak self] in self?.checkKeepalive() }
+        keepaliveTimer.withLock {
+            $0?.cancel()
+            $0 = timer
         }
+    }
+
+    private func checkKeepalive() {
+        guard let keepalive, socket.isOpen else { return }
+        switch keepalive.withLock({ $0.tick(at: .now) }) {
+        case .wait:
+            break
+        case .probe:
+            sendProbe(requestPath: keepalive.withLock { $0.policy.requestPath })
+        case .timedOut:
+            localReason.withLock { $0 = $0 ?? .keepaliveTimedOut }
+            socket.abort()
+            return
+        }
+        scheduleKeepaliveCheck()
     }
 
     /// Routes one frame, on the socket's reader thread: a response straight to its caller,
@@ -277,7 +290,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         hasEnded.withLock { $0 = true }
         pushSink.finish()
         let info = await socket.close()
-        keepaliveTask.withLock { $0?.cancel() }
+        keepaliveTimer.withLock { $0?.cancel() }
         let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
         // Pending requests fail first: a push handler may be waiting on one of them.
         failAll(reason.description)

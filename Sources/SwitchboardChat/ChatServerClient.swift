@@ -48,10 +48,7 @@ extension ChatServer {
 
         /// Waits for a started push's answer, up to `timeout`; cancellation gives `nil` too.
         func answer(to started: (id: UInt64, answer: FirstAnswer<RPCResponse?>), timeout: Duration) async -> RPCResponse? {
-            let timer = Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled { self?.answer(started.id, nil) }
-            }
+            let timer = socket.eventLoop.schedule(after: timeout) { [weak self] in self?.answer(started.id, nil) }
             defer { timer.cancel() }
             return await withTaskCancellationHandler {
                 await started.answer.value

@@ -1,56 +1,56 @@
 import Foundation
+import SwitchboardWebSocket
 
-/// Fires at the earliest of many deadlines with a single sleeping task: a connection with
-/// thousands of requests in flight keeps one timer, not one per request.
+/// Fires at the earliest of many deadlines with a single timer on the connection's event
+/// loop: a connection with thousands of requests in flight keeps one timer, not one per
+/// request, and no task.
 final class DeadlineTimer: @unchecked Sendable {
     private let lock = NSLock()
+    private let loop: EventLoop
     private let fire: @Sendable (ContinuousClock.Instant) -> Void
     private let next: @Sendable () -> ContinuousClock.Instant?
-    private var sleeper: Task<Void, Never>?
-    private var sleepingUntil: ContinuousClock.Instant?
-    private var generation = 0
+    private var timer: LoopTimer?
 
     /// `fire` expires what is due at the given instant; `next` says the earliest deadline left.
-    init(fire: @escaping @Sendable (ContinuousClock.Instant) -> Void, next: @escaping @Sendable () -> ContinuousClock.Instant?) {
+    init(loop: EventLoop, fire: @escaping @Sendable (ContinuousClock.Instant) -> Void,
+         next: @escaping @Sendable () -> ContinuousClock.Instant?) {
+        self.loop = loop
         self.fire = fire
         self.next = next
     }
 
-    deinit { sleeper?.cancel() }
+    deinit { timer?.cancel() }
 
-    /// Makes sure the timer wakes by `deadline`.
+    /// Makes sure the timer fires by `deadline`.
     func watch(_ deadline: ContinuousClock.Instant) {
         lock.withLock {
-            if let sleepingUntil, sleepingUntil <= deadline { return }
-            sleeper?.cancel()
-            start(until: deadline)
+            if let timer, !timer.isCancelled, timer.deadline <= deadline { return }
+            timer?.cancel()
+            arm(at: deadline)
         }
     }
 
     /// Called with the lock held.
-    private func start(until deadline: ContinuousClock.Instant) {
-        generation += 1
-        let mine = generation
-        sleepingUntil = deadline
-        sleeper = Task { [weak self] in
-            var target = deadline
-            while true {
-                try? await Task.sleep(until: target, clock: .continuous)
-                guard let self, !Task.isCancelled else { return }
-                self.fire(.now)
-                // `next()` is read under the timer's lock: a request registered after it
-                // calls `watch` only after this, and so sees the updated `sleepingUntil`;
-                // one registered before is in `next()`. Either way its deadline is kept.
-                let upcoming: ContinuousClock.Instant? = self.lock.withLock {
-                    guard self.generation == mine else { return nil }
-                    let upcoming = self.next()
-                    self.sleepingUntil = upcoming
-                    if upcoming == nil { self.sleeper = nil }
-                    return upcoming
-                }
-                guard let upcoming else { return }
-                target = upcoming
+    private func arm(at deadline: ContinuousClock.Instant) {
+        let armed = LoopTimerBox()
+        let timer = loop.schedule(at: deadline) { [weak self] in
+            guard let self else { return }
+            self.fire(.now)
+            // `next()` is read under the lock: a request registered after it calls `watch`
+            // only after this, and so sees the timer armed here; one registered before is in
+            // `next()`. Either way its deadline is kept.
+            self.lock.withLock {
+                guard self.timer === armed.timer else { return }
+                self.timer = nil
+                if let upcoming = self.next() { self.arm(at: upcoming) }
             }
         }
+        armed.timer = timer
+        self.timer = timer
     }
+}
+
+/// Lets a timer's callback recognise its own timer, which exists only once scheduled.
+private final class LoopTimerBox: @unchecked Sendable {
+    var timer: LoopTimer?
 }

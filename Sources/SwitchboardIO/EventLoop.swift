@@ -32,6 +32,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private enum Work {
         case job(UnownedJob)
         case closure(@Sendable () -> Void)
+        case timer(LoopTimer)
     }
 
     private enum State { case running, stopping, stopped }
@@ -52,6 +53,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var handlers: [UInt64: any IOHandler] = [:]
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
+    /// Set once the loop has stopped for good: later timers fire elsewhere.
+    private var hasFinished = false
     /// Read space every connection of this loop shares: one read at a time runs here.
     package let readBuffer: UnsafeMutableRawBufferPointer
 
@@ -127,7 +130,17 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
                 globalConcurrentExecutor.enqueue(ExecutorJob(job))
             }
+        case let .timer(timer):
+            Self.fireElsewhere(timer)
         }
+    }
+
+    /// A timer the loop can no longer run still fires, on the global pool, at its deadline.
+    private static func fireElsewhere(_ timer: LoopTimer) {
+        guard !timer.isCancelled else { return }
+        let delay = max(.zero, timer.deadline - .now).components
+        let nanoseconds = Int(clamping: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { timer.take()?() }
     }
 
     // MARK: Timers
@@ -136,7 +149,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     @discardableResult
     public func schedule(at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void) -> LoopTimer {
         let timer = LoopTimer(deadline: deadline, body: body)
-        executeHere { [self] in timers.insert(timer) }
+        if inEventLoop && !hasFinished { timers.insert(timer) } else { enqueue(.timer(timer)) }
         return timer
     }
 
@@ -241,6 +254,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private func run(_ work: Work) {
         switch work {
         case let .closure(body): body()
+        case let .timer(timer): timers.insert(timer)
         case let .job(job):
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
                 job.runSynchronously(on: asUnownedTaskExecutor())
@@ -250,6 +264,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// After the last turn: what is still queued runs elsewhere, and waiters learn it stopped.
     private func finish() {
+        hasFinished = true
+        for timer in timers.removeAll() { Self.fireElsewhere(timer) }
         let (leftovers, waiters): ([Work], [CheckedContinuation<Void, Never>]) = lock.withLock {
             state = .stopped
             defer {

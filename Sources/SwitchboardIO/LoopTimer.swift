@@ -62,6 +62,12 @@ struct TimerHeap {
         return due
     }
 
+    /// Empties the heap, returning the timers still live.
+    mutating func removeAll() -> [LoopTimer] {
+        defer { items = [] }
+        return items.filter { !$0.timer.isCancelled }.map(\.timer)
+    }
+
     /// Drops every cancelled timer when they are more than half the heap.
     mutating func compactIfMostlyCancelled() {
         guard items.count > 64 else { return }

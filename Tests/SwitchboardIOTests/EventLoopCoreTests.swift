@@ -161,6 +161,28 @@ struct EventLoopCoreTests {
         await loop.shutdown()
     }
 
+    @Test func timersOutliveTheirLoopAndStillFireAtTheirDeadline() async throws {
+        let loop = try EventLoop(name: "test-timer-shutdown")
+        let start = ContinuousClock.now
+        let fired = Box<[Int]>([])
+        // Pending when the loop stops, one of them cancelled.
+        loop.schedule(at: start + .milliseconds(80)) { fired.update { $0.append(1) } }
+        let cancelled = loop.schedule(at: start + .milliseconds(60)) { fired.update { $0.append(99) } }
+        await loop.shutdown()
+        cancelled.cancel()
+        // Scheduled after it stopped.
+        loop.schedule(at: start + .milliseconds(120)) { fired.update { $0.append(2) } }
+        let firedBy = Box<ContinuousClock.Instant?>(nil)
+        loop.schedule(at: start + .milliseconds(80)) { firedBy.update { $0 = .now } }
+        #expect(await Self.eventually { fired.value.count == 2 })
+        #expect(fired.value == [1, 2])
+        // Never early, even off the loop.
+        let firstFired = try #require(firedBy.value)
+        #expect(firstFired - start >= .milliseconds(80))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fired.value == [1, 2])
+    }
+
     @Test func aGroupHandsOutEveryLoopInTurn() async throws {
         let group = try EventLoopGroup(loopCount: 3, name: "test-group")
         let picked = (0..<6).map { _ in ObjectIdentifier(group.next()) }

@@ -91,7 +91,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
     /// When the peer last sent bytes, for the idle timeout.
     private var lastReceived = ContinuousClock.now
-    private var idleWatch: Task<Void, Never>?
+    /// The next idleness check, on the loop.
+    private var idleTimer: LoopTimer?
 
     /// Takes over `channel`, whose upgrade is done: `initialBytes` (read with the upgrade)
     /// go to the engine first, then everything the channel reads.
@@ -113,7 +114,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
-        if let idleTimeout = options.idleTimeout { idleWatch = watchIdleness(timeout: idleTimeout) }
+        if let idleTimeout = options.idleTimeout { checkIdleness(at: .now.advanced(by: idleTimeout), timeout: idleTimeout) }
         // On the loop, so no read of the channel comes between the bytes read with the
         // upgrade and this connection taking the channel over.
         eventLoop.executeHere { [self] in
@@ -283,7 +284,8 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Ends the connection after a write failed.
     fileprivate func failWrite(_ error: WebSocketError) {
-        DispatchQueue.global().async { [self] in
+        // Later, on the loop: the writer may hold the channel's state.
+        eventLoop.execute { [self] in
             finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "write failed: \(error.description)", wasClean: false), flushFirst: false)
         }
     }
@@ -296,18 +298,21 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// RFC 6455 §5.5.1 has it), and the result carries the peer's code and reason.
     @discardableResult
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async -> WebSocketCloseInfo {
+        startClosing(code: code, reason: reason)
+        return await waitUntilClosed()
+    }
+
+    /// Sends our close and ends the connection at the close timeout if the peer has not
+    /// answered by then.
+    private func startClosing(code: WebSocketCloseCode, reason: String) {
         process(core: { $0.close(code: code, reason: reason) })
         // The peer's close frame may sit behind messages nobody will take now; the engine
         // drops data after our close, so reading again buffers nothing more.
         channel.setReading(true)
-        let timeout = options.closeTimeout
-        let watchdog = Task { [self] in
-            try? await Task.sleep(for: timeout)
-            if !Task.isCancelled { finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false), flushFirst: false) }
+        let watchdog = eventLoop.schedule(after: options.closeTimeout) { [self] in
+            finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false), flushFirst: false)
         }
-        let info = await waitUntilClosed()
-        watchdog.cancel()
-        return info
+        whenClosed { _ in watchdog.cancel() }
     }
 
     /// Waits until the connection has ended.
@@ -339,22 +344,26 @@ public final class WebSocketConnection: @unchecked Sendable {
         finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "aborted", wasClean: false), flushFirst: false)
     }
 
-    /// Closes the connection once the peer has sent nothing for `timeout`. Holds the
-    /// connection only while it checks, so an abandoned connection is still freed.
-    private func watchIdleness(timeout: Duration) -> Task<Void, Never> {
-        Task { [weak self] in
-            var wait = timeout
-            while !Task.isCancelled {
-                try? await Task.sleep(for: wait)
-                guard let self, !Task.isCancelled, closeInfo == nil else { return }
-                let quiet = ContinuousClock.now - lock.withLock { lastReceived }
-                if quiet >= timeout {
-                    await close(code: .goingAway, reason: "idle timeout")
-                    return
-                }
-                wait = timeout - quiet
+    /// Closes the connection once the peer has sent nothing for `timeout`, checking at
+    /// `instant` on the loop (one timer per connection, rescheduled from the last bytes
+    /// received). The timer holds the connection weakly, so an abandoned one is still freed.
+    private func checkIdleness(at instant: ContinuousClock.Instant, timeout: Duration) {
+        let timer = eventLoop.schedule(at: instant) { [weak self] in
+            guard let self else { return }
+            let (quiet, ended) = lock.withLock { (ContinuousClock.now - lastReceived, finalInfo != nil) }
+            guard !ended else { return }
+            if quiet >= timeout {
+                startClosing(code: .goingAway, reason: "idle timeout")
+            } else {
+                checkIdleness(at: .now.advanced(by: timeout - quiet), timeout: timeout)
             }
         }
+        let kept = lock.withLock {
+            guard finalInfo == nil else { return false }
+            idleTimer = timer
+            return true
+        }
+        if !kept { timer.cancel() }
     }
 
     // MARK: Reading
@@ -464,11 +473,8 @@ public final class WebSocketConnection: @unchecked Sendable {
             return
         }
         drained.whenFired { [weak self] in self?.process(core: { $0.close() }) }
-        let grace = options.closeTimeout
-        Task { [weak self] in
-            try? await Task.sleep(for: grace)
-            self?.process(core: { $0.close() })
-        }
+        let grace = eventLoop.schedule(after: options.closeTimeout) { [weak self] in self?.process(core: { $0.close() }) }
+        whenClosed { _ in grace.cancel() }
     }
 
     /// Ends the connection once: reports `info` to everyone waiting, and closes the socket.
@@ -480,7 +486,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         let ending: (waiters: [CheckedContinuation<WebSocketCloseInfo, Never>], observers: [@Sendable (WebSocketCloseInfo) -> Void])? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
-            idleWatch?.cancel()
+            idleTimer?.cancel()
+            idleTimer = nil
             _ = core.transportClosed()
             defer {
                 closeWaiters = []
