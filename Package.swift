@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "SignalChat", targets: ["SignalChat"]),
         .library(name: "SwitchboardIO", targets: ["SwitchboardIO"]),
         .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
+        .library(name: "SwitchboardHTTP2", targets: ["SwitchboardHTTP2"]),
         .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
         .library(name: "SwitchboardSession", targets: ["SwitchboardSession"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
@@ -52,6 +53,8 @@ let package = Package(
             dependencies: ["SwitchboardIO", .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
             path: "Sources/SwitchboardWebSocket"
         ),
+        // A hand-written HTTP/2 (RFC 9113) with HPACK (RFC 7541): sans-IO core plus I/O on the loops.
+        .target(name: "SwitchboardHTTP2", dependencies: ["SwitchboardIO"], path: "Sources/SwitchboardHTTP2"),
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
         .target(
             name: "SwitchboardChat",
@@ -122,6 +125,7 @@ let package = Package(
             path: "Tests/SwitchboardEmitterTests"
         ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
+        .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
             dependencies: ["SwitchboardWebSocket", "PeerSupport"],

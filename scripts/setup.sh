@@ -3,7 +3,8 @@
 # each step checks first and installs only what is missing.
 #   protoc + well-known types   Debian protobuf-compiler, libprotobuf-dev
 #   OpenSSL headers and CLI     Debian libssl-dev (wss:// on Linux), openssl (test certificates)
-#   Python protobuf, websockets real peers the tests compare against
+#   Python protobuf, websockets, h2 (hpack, hyperframe)
+#                               real peers the tests compare against
 set -euo pipefail
 
 need_apt=()
@@ -18,7 +19,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=13"
-import google.protobuf, websockets
+python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=13" "h2>=4.1"
+import google.protobuf, websockets, h2, hpack, hyperframe
 PY
 echo "setup: protoc $(protoc --version | cut -d' ' -f2), python protobuf $(python3 -c 'import google.protobuf as p; print(p.__version__)')"

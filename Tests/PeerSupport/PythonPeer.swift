@@ -42,16 +42,25 @@ public final class PythonPeer: @unchecked Sendable {
     }
 
     /// Waits for the peer to exit (at most `timeout`) and returns its status and output.
+    /// Output is read while waiting: a peer that prints more than a pipe holds would
+    /// otherwise block on its write and never exit.
     public func finish(timeout: TimeInterval = 60) -> (status: Int32, output: String) {
         let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        let handle = output.fileHandleForReading
         var all = Data(leftover)
-        all.append(output.fileHandleForReading.readDataToEndOfFile())
-        let text = String(decoding: all, as: UTF8.self)
         leftover = Data()
-        return (process.terminationStatus, text)
+        var ended = false
+        while !ended, Date() < deadline {
+            var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(max(1, min(200, deadline.timeIntervalSinceNow * 1000)))
+            guard poll(&descriptor, 1, milliseconds) > 0 else { continue }
+            let chunk = handle.availableData
+            if chunk.isEmpty { ended = true } else { all.append(chunk) }
+        }
+        if process.isRunning, !ended { process.terminate() }
+        process.waitUntilExit()
+        if !ended { all.append(handle.readDataToEndOfFile()) }
+        return (process.terminationStatus, String(decoding: all, as: UTF8.self))
     }
 
     // The blocking calls above must not run on Swift's small cooperative pool, where they

@@ -165,21 +165,24 @@ struct EventLoopCoreTests {
         let loop = try EventLoop(name: "test-timer-shutdown")
         let start = ContinuousClock.now
         let fired = Box<[Int]>([])
-        // Pending when the loop stops, one of them cancelled.
-        loop.schedule(at: start + .milliseconds(80)) { fired.update { $0.append(1) } }
-        let cancelled = loop.schedule(at: start + .milliseconds(60)) { fired.update { $0.append(99) } }
+        // Pending when the loop stops, one of them cancelled afterwards. The
+        // deadlines leave room for a slow shutdown on a loaded machine: only
+        // their order matters, never how long the shutdown took.
+        loop.schedule(at: start + .milliseconds(400)) { fired.update { $0.append(1) } }
+        let cancelled = loop.schedule(at: start + .milliseconds(1_400)) { fired.update { $0.append(99) } }
         await loop.shutdown()
         cancelled.cancel()
         // Scheduled after it stopped.
-        loop.schedule(at: start + .milliseconds(120)) { fired.update { $0.append(2) } }
+        loop.schedule(at: start + .milliseconds(1_000)) { fired.update { $0.append(2) } }
         let firedBy = Box<ContinuousClock.Instant?>(nil)
-        loop.schedule(at: start + .milliseconds(80)) { firedBy.update { $0 = .now } }
+        loop.schedule(at: start + .milliseconds(400)) { firedBy.update { $0 = .now } }
         #expect(await Self.eventually { fired.value.count == 2 })
         #expect(fired.value == [1, 2])
         // Never early, even off the loop.
-        let firstFired = try #require(firedBy.value)
-        #expect(firstFired - start >= .milliseconds(80))
-        try await Task.sleep(for: .milliseconds(50))
+        let firstFired = try #require(await Self.eventually { firedBy.value != nil } ? firedBy.value : nil)
+        #expect(firstFired - start >= .milliseconds(400))
+        // The cancelled one never fires, not even after its deadline.
+        try await Task.sleep(until: start + .milliseconds(1_500))
         #expect(fired.value == [1, 2])
     }
 

@@ -1,0 +1,137 @@
+/// Decodes HPACK header blocks (RFC 7541) on one connection: blocks must arrive in order,
+/// every one of them, since each may change the dynamic table the next one refers to.
+///
+/// Cost is linear in the block: strings are checked against the bytes left before anything
+/// is allocated, a Huffman string grows by at most 8/5, and a header list over
+/// ``maximumHeaderListSize`` is still decoded (to keep the table in step) but not kept.
+public struct HPACKDecoder: Sendable {
+    /// A decoded block.
+    public struct Block: Sendable, Hashable {
+        /// The fields in order; empty when the list was over the limit.
+        public var headers: [HPACKHeader]
+        /// The list's size by RFC 7541's measure (octets + 32 per field), which exceeded
+        /// ``maximumHeaderListSize`` when ``isTooLarge``.
+        public var listSize: Int
+        /// The list was larger than allowed: the request should be refused (431 or a stream
+        /// reset), but the connection can go on.
+        public var isTooLarge: Bool
+        /// A name or value was not UTF-8 (the fields then carry it repaired): the message is
+        /// malformed, but the connection can go on.
+        public var hasInvalidText: Bool
+    }
+
+    /// The largest header list kept, by RFC 7541's measure; what this end advertises as
+    /// SETTINGS_MAX_HEADER_LIST_SIZE.
+    public var maximumHeaderListSize: Int
+    /// The largest dynamic table the peer's encoder may use: what this end advertises as
+    /// SETTINGS_HEADER_TABLE_SIZE.
+    public private(set) var maximumTableSize: Int
+    private var table: HPACKDynamicTable
+    /// Set when the allowed size fell below the table's: the next block must start by
+    /// shrinking it (RFC 7541 §4.2).
+    private var requiresSizeUpdate = false
+
+    /// Creates a decoder; 4,096 octets of table is HTTP/2's initial setting.
+    public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16 * 1024) {
+        self.maximumTableSize = maximumTableSize
+        self.maximumHeaderListSize = maximumHeaderListSize
+        table = HPACKDynamicTable(maximumSize: maximumTableSize, keepsLookups: false)
+    }
+
+    /// Changes the table size the peer may use, once the peer has acknowledged the setting.
+    public mutating func setMaximumTableSize(_ size: Int) {
+        maximumTableSize = size
+        if size < table.maximumSize { requiresSizeUpdate = true }
+    }
+
+    /// The dynamic table's current size and limit, as the peer's updates set it.
+    public var dynamicTableSize: (size: Int, maximum: Int) { (table.size, table.maximumSize) }
+
+    /// Decodes one complete header block (the HEADERS fragment and its CONTINUATIONs).
+    public mutating func decode(_ block: [UInt8]) throws(HPACKError) -> Block {
+        var outcome: Result<Block, HPACKError> = .failure(.truncated)
+        block.withUnsafeBytes { bytes in outcome = Result { () throws(HPACKError) in try decode(bytes) } }
+        return try outcome.get()
+    }
+
+    /// Decodes one complete header block.
+    public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(HPACKError) -> Block {
+        var result = Block(headers: [], listSize: 0, isTooLarge: false, hasInvalidText: false)
+        var index = 0
+        var atStart = true
+        var scratch: [UInt8] = []
+        while index < bytes.count {
+            let first = bytes[index]
+            if first & 0x80 != 0 {
+                let field = try entry(at: HPACKInteger.decode(bytes, at: &index, prefixBits: 7))
+                append(HPACKHeader(field.name, field.value), to: &result)
+            } else if first & 0xE0 == 0x20 {
+                guard atStart else { throw .tableSizeUpdateNotAtStart }
+                let size = try HPACKInteger.decode(bytes, at: &index, prefixBits: 5)
+                guard size <= maximumTableSize else { throw .tableSizeUpdateTooLarge(requested: size, maximum: maximumTableSize) }
+                table.resize(to: size)
+                requiresSizeUpdate = false
+                continue
+            } else {
+                let prefixBits = first & 0xC0 == 0x40 ? 6 : 4
+                let nameIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: prefixBits)
+                let name: String
+                if nameIndex == 0 {
+                    name = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                } else {
+                    name = try entry(at: nameIndex).name
+                }
+                let value = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                if prefixBits == 6 { table.add(name: name, value: value) }
+                append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), to: &result)
+            }
+            if atStart {
+                atStart = false
+                if requiresSizeUpdate { throw .missingTableSizeUpdate }
+            }
+        }
+        if result.isTooLarge { result.headers = [] }
+        return result
+    }
+
+    private func append(_ header: HPACKHeader, to result: inout Block) {
+        result.listSize += header.size
+        if result.listSize > maximumHeaderListSize {
+            result.isTooLarge = true
+        }
+        if !result.isTooLarge { result.headers.append(header) }
+    }
+
+    private func entry(at index: Int) throws(HPACKError) -> HPACKFieldKey {
+        if index >= 1, index <= HPACKStaticTable.count {
+            let entry = HPACKStaticTable.entries[index - 1]
+            return HPACKFieldKey(name: entry.name, value: entry.value)
+        }
+        guard let entry = table[index - HPACKStaticTable.count] else { throw .invalidIndex(index) }
+        return entry
+    }
+
+    /// Reads a string literal (RFC 7541 §5.2).
+    private func string(_ bytes: UnsafeRawBufferPointer, at index: inout Int, scratch: inout [UInt8],
+                        invalid: inout Bool) throws(HPACKError) -> String {
+        guard index < bytes.count else { throw .truncated }
+        let huffman = bytes[index] & 0x80 != 0
+        let length = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
+        guard length <= bytes.count - index else { throw .truncated }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[index..<index + length])
+        index += length
+        if huffman {
+            scratch.removeAll(keepingCapacity: true)
+            try HuffmanCoding.decode(raw, into: &scratch)
+            return scratch.withUnsafeBytes { Self.text($0, invalid: &invalid) }
+        }
+        return Self.text(raw, invalid: &invalid)
+    }
+
+    /// The bytes as a String, noting when they are not UTF-8 (the String then repairs them).
+    private static func text(_ bytes: UnsafeRawBufferPointer, invalid: inout Bool) -> String {
+        let string = String(decoding: bytes, as: UTF8.self)
+        if !bytes.allSatisfy({ $0 < 0x80 }) && !string.utf8.elementsEqual(bytes) { invalid = true }
+        return string
+    }
+}

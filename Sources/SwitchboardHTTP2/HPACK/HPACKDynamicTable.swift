@@ -1,0 +1,101 @@
+/// HPACK's dynamic table (RFC 7541 §2.3.2, §4): newest entry first, bounded by the size of
+/// its entries (name + value + 32 octets each), oldest evicted first.
+///
+/// Entries sit in a ring, so adding and evicting cost O(1). The encoder's lookups go through
+/// maps from a field (and from a name) to the insertion number of its newest copy, which
+/// turns into an index without a scan.
+struct HPACKDynamicTable {
+    /// The size limit in force.
+    private(set) var maximumSize: Int
+    /// The size of the entries held.
+    private(set) var size = 0
+
+    private var ring: [HPACKFieldKey?] = []
+    /// Where the oldest entry sits in `ring`.
+    private var oldest = 0
+    private(set) var count = 0
+    /// How many entries were ever added: the insertion number of the next.
+    private var insertions = 0
+    /// Whether to keep the lookup maps (the encoder's table), not needed to decode.
+    private let keepsLookups: Bool
+    private var newestWithField: [HPACKFieldKey: Int] = [:]
+    private var newestWithName: [String: Int] = [:]
+
+    init(maximumSize: Int, keepsLookups: Bool) {
+        self.maximumSize = maximumSize
+        self.keepsLookups = keepsLookups
+    }
+
+    /// The entry at a dynamic index: 1 is the newest.
+    subscript(index: Int) -> HPACKFieldKey? {
+        guard index >= 1, index <= count else { return nil }
+        return ring[slot(ofInsertion: insertions - index)]
+    }
+
+    /// Adds a field, evicting old ones to make room; a field larger than the whole table
+    /// empties it and is not added (RFC 7541 §4.4).
+    mutating func add(name: String, value: String) {
+        let entrySize = name.utf8.count + value.utf8.count + 32
+        evict(toFit: maximumSize - entrySize)
+        guard entrySize <= maximumSize else { return }
+        let key = HPACKFieldKey(name: name, value: value)
+        if count == ring.count { grow() }
+        ring[(oldest + count) % ring.count] = key
+        count += 1
+        size += entrySize
+        if keepsLookups {
+            newestWithField[key] = insertions
+            newestWithName[name] = insertions
+        }
+        insertions += 1
+    }
+
+    /// Changes the limit, evicting what no longer fits.
+    mutating func resize(to newMaximum: Int) {
+        maximumSize = newMaximum
+        evict(toFit: newMaximum)
+    }
+
+    /// The dynamic index of the newest entry with this name and value.
+    func index(of key: HPACKFieldKey) -> Int? {
+        newestWithField[key].flatMap(liveIndex)
+    }
+
+    /// The dynamic index of the newest entry with this name.
+    func index(ofName name: String) -> Int? {
+        newestWithName[name].flatMap(liveIndex)
+    }
+
+    private func liveIndex(ofInsertion insertion: Int) -> Int? {
+        let index = insertions - insertion
+        return index <= count ? index : nil
+    }
+
+    private func slot(ofInsertion insertion: Int) -> Int {
+        (oldest + (insertion - (insertions - count))) % ring.count
+    }
+
+    private mutating func evict(toFit limit: Int) {
+        while size > max(limit, 0), count > 0 {
+            guard let entry = ring[oldest] else { break }
+            size -= entry.name.utf8.count + entry.value.utf8.count + 32
+            ring[oldest] = nil
+            if keepsLookups {
+                let insertion = insertions - count
+                if newestWithField[entry] == insertion { newestWithField[entry] = nil }
+                if newestWithName[entry.name] == insertion { newestWithName[entry.name] = nil }
+            }
+            oldest = (oldest + 1) % ring.count
+            count -= 1
+        }
+        if count == 0 { oldest = 0 }
+    }
+
+    /// Doubles the ring, oldest entry first.
+    private mutating func grow() {
+        var larger = [HPACKFieldKey?](repeating: nil, count: max(8, ring.count * 2))
+        for offset in 0..<count { larger[offset] = ring[(oldest + offset) % ring.count] }
+        ring = larger
+        oldest = 0
+    }
+}

@@ -1,0 +1,105 @@
+/// Encodes header lists as HPACK blocks (RFC 7541) for one connection.
+///
+/// Fields already in a table go out as an index; others as literals, added to the dynamic
+/// table when they are likely to repeat and small enough to be worth it. Secrets (fields
+/// marked ``HPACKHeader/Indexing/never``, and `authorization`, `cookie` and the like) are
+/// never indexed. A string is Huffman-coded when that is shorter.
+public struct HPACKEncoder: Sendable {
+    /// When strings are Huffman-coded.
+    public enum HuffmanUse: Sendable, Hashable {
+        /// When that is shorter (the default).
+        case whenShorter
+        /// Always.
+        case always
+        /// Never.
+        case never
+    }
+
+    /// The largest table this encoder uses, whatever the peer allows.
+    public let tableSizeCap: Int
+    /// When strings are Huffman-coded.
+    public let huffman: HuffmanUse
+    /// Whether every field that is not a secret goes into the table, whatever its name and
+    /// size (as RFC 7541's examples do); by default per-request values and large ones do not.
+    public let indexesEverything: Bool
+    private var table: HPACKDynamicTable
+    /// Table size changes to announce at the start of the next block: the smallest since the
+    /// last block, then the final one (RFC 7541 §4.2).
+    private var pendingSmallest: Int?
+    private var pendingFinal: Int?
+
+    /// Names whose values change with every request, or that are secrets.
+    static let neverIndexedNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    static let unindexedNames: Set<String> = ["grpc-timeout", "content-length", "date", "grpc-message", "grpc-status-details-bin"]
+
+    /// Creates an encoder; the table starts at HTTP/2's initial 4,096 octets (or the cap).
+    public init(tableSizeCap: Int = 4096, huffman: HuffmanUse = .whenShorter, indexesEverything: Bool = false) {
+        self.tableSizeCap = tableSizeCap
+        self.huffman = huffman
+        self.indexesEverything = indexesEverything
+        table = HPACKDynamicTable(maximumSize: min(4096, tableSizeCap), keepsLookups: true)
+        if tableSizeCap < 4096 { pendingFinal = tableSizeCap; pendingSmallest = tableSizeCap }
+    }
+
+    /// The peer's SETTINGS_HEADER_TABLE_SIZE changed: the encoder uses at most that (and its cap).
+    public mutating func setPeerMaximumTableSize(_ size: Int) {
+        let effective = min(size, tableSizeCap)
+        guard effective != (pendingFinal ?? table.maximumSize) else { return }
+        pendingSmallest = min(pendingSmallest ?? effective, effective)
+        pendingFinal = effective
+    }
+
+    /// The dynamic table's current size and limit.
+    public var dynamicTableSize: (size: Int, maximum: Int) { (table.size, table.maximumSize) }
+
+    /// Appends the block for `headers`.
+    public mutating func encode(_ headers: [HPACKHeader], into output: inout [UInt8]) {
+        if let final = pendingFinal {
+            if let smallest = pendingSmallest, smallest < final {
+                HPACKInteger.encode(smallest, prefixBits: 5, flags: 0x20, into: &output)
+                table.resize(to: smallest)
+            }
+            HPACKInteger.encode(final, prefixBits: 5, flags: 0x20, into: &output)
+            table.resize(to: final)
+            pendingFinal = nil
+            pendingSmallest = nil
+        }
+        for header in headers { encode(header, into: &output) }
+    }
+
+    private mutating func encode(_ header: HPACKHeader, into output: inout [UInt8]) {
+        let key = HPACKFieldKey(name: header.name, value: header.value)
+        let secret = header.indexing == .never || (!indexesEverything && Self.neverIndexedNames.contains(header.name))
+        if !secret {
+            if let index = HPACKStaticTable.indexOfField[key] ?? table.index(of: key).map({ $0 + HPACKStaticTable.count }) {
+                HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
+                return
+            }
+        }
+        let nameIndex = HPACKStaticTable.indexOfName[header.name] ?? table.index(ofName: header.name).map { $0 + HPACKStaticTable.count } ?? 0
+        let indexes = !secret && (indexesEverything || (!Self.unindexedNames.contains(header.name) && header.size <= table.maximumSize / 2))
+        if secret {
+            HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x10, into: &output)
+        } else if indexes {
+            HPACKInteger.encode(nameIndex, prefixBits: 6, flags: 0x40, into: &output)
+        } else {
+            HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x00, into: &output)
+        }
+        if nameIndex == 0 { encodeString(header.name, into: &output) }
+        encodeString(header.value, into: &output)
+        if indexes { table.add(name: header.name, value: header.value) }
+    }
+
+    /// A string literal (RFC 7541 §5.2).
+    private func encodeString(_ string: String, into output: inout [UInt8]) {
+        let utf8 = string.utf8
+        let huffmanLength = huffman == .never ? Int.max : HuffmanCoding.encodedLength(of: utf8)
+        if huffman == .always || huffmanLength < utf8.count {
+            HPACKInteger.encode(huffmanLength, prefixBits: 7, flags: 0x80, into: &output)
+            HuffmanCoding.encode(utf8, into: &output)
+        } else {
+            HPACKInteger.encode(utf8.count, prefixBits: 7, flags: 0x00, into: &output)
+            output.append(contentsOf: utf8)
+        }
+    }
+}
