@@ -1,0 +1,183 @@
+extension HTTP2Connection {
+    /// Opens a stream (client only) by sending its request headers; returns its id.
+    /// Throws ``HTTP2StreamError/concurrencyLimitReached`` when the peer's limit is reached
+    /// (wait for a `streamClosed` event and try again) and ``HTTP2StreamError/goingAway``
+    /// when a new connection is needed.
+    public mutating func openStream(headers: [HPACKHeader], endStream: Bool = false) throws(HTTP2StreamError) -> UInt32 {
+        guard !isClosed else { throw .connectionClosed }
+        guard !isGoingAway, nextLocalStreamID <= 0x7fff_ffff else { throw .goingAway }
+        guard UInt32(locallyInitiatedCount) < remoteSettings.maxConcurrentStreams else { throw .concurrencyLimitReached }
+        try checkSize(of: headers)
+        let id = nextLocalStreamID
+        nextLocalStreamID += 2
+        streams[id] = HTTP2StreamState(id: id, isLocallyInitiated: true, phase: endStream ? .halfClosedLocal : .open,
+                                       headers: .awaitingInitial, sendWindow: Int(remoteSettings.initialWindowSize),
+                                       receiveWindow: Int(configuration.initialStreamWindowSize))
+        locallyInitiatedCount += 1
+        writeHeaderBlock(headers, streamID: id, endStream: endStream)
+        return id
+    }
+
+    /// Sends headers on an open stream: a server's response, or trailers (which must end
+    /// the stream). Trailers given while data still waits for window go out after it.
+    public mutating func sendHeaders(_ headers: [HPACKHeader], streamID id: UInt32, endStream: Bool) throws(HTTP2StreamError) {
+        guard !isClosed else { throw .connectionClosed }
+        guard var stream = streams[id] else { throw .unknownStream(id) }
+        guard stream.canSend else { throw .sendSideClosed(id) }
+        try checkSize(of: headers)
+        if stream.pendingByteCount > 0 {
+            guard endStream else { throw .headersAfterData(id) }
+            stream.pendingTrailers = headers
+            stream.pendingEnd = true
+            streams[id] = stream
+            return
+        }
+        writeHeaderBlock(headers, streamID: id, endStream: endStream)
+        if endStream { sentEnd(of: id) }
+    }
+
+    /// Queues message bytes on an open stream and sends as much as the windows allow now;
+    /// the rest goes out as the peer opens its windows.
+    public mutating func sendData(_ bytes: [UInt8], streamID id: UInt32, endStream: Bool) throws(HTTP2StreamError) {
+        guard !isClosed else { throw .connectionClosed }
+        guard var stream = streams[id] else { throw .unknownStream(id) }
+        guard stream.canSend else { throw .sendSideClosed(id) }
+        if stream.pendingOffset == stream.pending.count {
+            stream.pending = bytes
+            stream.pendingOffset = 0
+        } else {
+            stream.pending += bytes
+        }
+        stream.pendingEnd = endStream
+        streams[id] = stream
+        flush(id)
+    }
+
+    /// Ends a stream at once with RST_STREAM (CANCEL when the caller gave up). Nothing more
+    /// is reported for it; its late frames are dropped.
+    public mutating func resetStream(_ id: UInt32, code: HTTP2ErrorCode) {
+        guard !isClosed, streams[id] != nil else { return }
+        HTTP2FrameEncoder.writeRSTStream(code, streamID: id, into: &output)
+        recentlyReset.insert(id)
+        removeStream(id)
+        blocked.removeAll { $0 == id }
+    }
+
+    /// Sends a PING; its answer arrives as ``HTTP2Event/pingAcknowledged(_:)``.
+    public mutating func ping(_ opaque: UInt64) {
+        guard !isClosed else { return }
+        HTTP2FrameEncoder.writePing(opaque, ack: false, into: &output)
+    }
+
+    /// Starts a graceful shutdown: GOAWAY names the last stream the peer opened, which may
+    /// all finish; no new stream is accepted or opened. Close once ``isQuiescent``.
+    public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {
+        guard !isClosed, goAwaySent == nil else { return }
+        goAwaySent = highestRemoteStreamID
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: highestRemoteStreamID, code: code, debugData: debugData)), into: &output)
+    }
+
+    /// Ends the connection from this side with a GOAWAY carrying `violation`'s code: for
+    /// problems found above the framing (a SETTINGS acknowledgement that never came, say).
+    /// Returns the streams' closing events.
+    public mutating func abort(_ violation: HTTP2ProtocolViolation) -> [HTTP2Event] {
+        fail(violation)
+        var taken: [HTTP2Event] = []
+        swap(&taken, &events)
+        return taken
+    }
+
+    // MARK: Writing
+
+    private func checkSize(of headers: [HPACKHeader]) throws(HTTP2StreamError) {
+        let size = headers.reduce(0) { $0 + $1.size }
+        guard size <= Int(remoteSettings.maxHeaderListSize) else {
+            throw .headerListTooLarge(size: size, limit: remoteSettings.maxHeaderListSize)
+        }
+    }
+
+    /// Encodes now, so the HPACK table changes in the order blocks go on the wire.
+    private mutating func writeHeaderBlock(_ headers: [HPACKHeader], streamID: UInt32, endStream: Bool) {
+        var block: [UInt8] = []
+        headerEncoder.encode(headers, into: &block)
+        HTTP2FrameEncoder.writeHeaderBlock(block, streamID: streamID, endStream: endStream,
+                                           maxFrameSize: Int(remoteSettings.maxFrameSize), into: &output)
+    }
+
+    /// Sends what the windows allow of one stream's pending data, then its END_STREAM
+    /// (as trailers or an empty DATA) once nothing is left.
+    mutating func flush(_ id: UInt32) {
+        guard var stream = streams[id] else { return }
+        let frameLimit = Int(remoteSettings.maxFrameSize)
+        while stream.pendingByteCount > 0 {
+            let allowed = min(stream.sendWindow, connectionSendWindow, frameLimit, stream.pendingByteCount)
+            guard allowed > 0 else {
+                if !blocked.contains(id) { blocked.append(id) }
+                streams[id] = stream
+                return
+            }
+            let end = stream.pendingOffset + allowed
+            let last = end == stream.pending.count && stream.pendingEnd && stream.pendingTrailers == nil
+            HTTP2FrameEncoder.writeData(stream.pending[stream.pendingOffset..<end], streamID: id, endStream: last, into: &output)
+            stream.pendingOffset = end
+            stream.sendWindow -= allowed
+            connectionSendWindow -= allowed
+            if last { stream.pendingEnd = false }
+            if stream.pendingOffset == stream.pending.count {
+                stream.pending = []
+                stream.pendingOffset = 0
+                if last {
+                    streams[id] = stream
+                    sentEnd(of: id)
+                    return
+                }
+            }
+        }
+        if let trailers = stream.pendingTrailers {
+            stream.pendingTrailers = nil
+            stream.pendingEnd = false
+            streams[id] = stream
+            writeHeaderBlock(trailers, streamID: id, endStream: true)
+            sentEnd(of: id)
+            return
+        }
+        if stream.pendingEnd {
+            stream.pendingEnd = false
+            streams[id] = stream
+            HTTP2FrameEncoder.writeData([], streamID: id, endStream: true, into: &output)
+            sentEnd(of: id)
+            return
+        }
+        streams[id] = stream
+    }
+
+    /// Gives waiting streams the window that just opened, oldest first.
+    mutating func flushBlocked() {
+        guard !blocked.isEmpty else { return }
+        let waiting = blocked
+        blocked = []
+        // Each stream still short of window puts itself back, keeping the order.
+        for id in waiting { flush(id) }
+    }
+
+    /// This side ended its half of a stream.
+    private mutating func sentEnd(of id: UInt32) {
+        guard var stream = streams[id] else { return }
+        blocked.removeAll { $0 == id }
+        if stream.phase == .halfClosedRemote {
+            removeStream(id)
+            events.append(.streamClosed(streamID: id, .completed))
+        } else {
+            stream.phase = .halfClosedLocal
+            streams[id] = stream
+        }
+    }
+
+    /// Events produced by calls made outside ``receive(_:at:)`` (a stream that completes
+    /// because this side sent its end, for instance); collect them after sending.
+    public mutating func takeEvents() -> [HTTP2Event] {
+        var taken: [HTTP2Event] = []
+        swap(&taken, &events)
+        return taken
+    }
+}

@@ -1,0 +1,529 @@
+/// An HTTP/2 connection (RFC 9113) with no socket, client or server: bytes received go in
+/// through ``receive(_:at:)`` and come out as ``HTTP2Event``s; what to send accumulates
+/// in ``takeOutput()``. Streams, both flow-control windows, SETTINGS, PING, GOAWAY and
+/// every frame-level rule live here, so all of it is tested without I/O.
+///
+/// Receive windows are refilled as data is handed up: the layer above bounds what it
+/// buffers (a gRPC message's maximum size), and the windows bound what is in flight.
+public struct HTTP2Connection: Sendable {
+    /// Which end of the connection this is.
+    public enum Role: Sendable, Hashable {
+        case client, server
+    }
+
+    public let role: Role
+    public let configuration: HTTP2ConnectionConfiguration
+    /// The settings the peer has sent (the RFC's defaults until its first SETTINGS).
+    public private(set) var remoteSettings = HTTP2Settings()
+
+    var frameDecoder: HTTP2FrameDecoder
+    var headerDecoder: HPACKDecoder
+    var headerEncoder: HPACKEncoder
+    var streams: [UInt32: HTTP2StreamState] = [:]
+    var locallyInitiatedCount = 0
+    var remotelyInitiatedCount = 0
+    var nextLocalStreamID: UInt32
+    var highestRemoteStreamID: UInt32 = 0
+    var recentlyReset: RecentStreamIDs
+    /// What this side may still send on the connection as a whole.
+    var connectionSendWindow = Int(HTTP2FlowControl.defaultWindow)
+    /// What the peer may still send on the connection as a whole.
+    var connectionReceiveWindow = Int(HTTP2FlowControl.defaultWindow)
+    var connectionUnacknowledged = 0
+    /// Streams with data that waits for window, in the order they blocked.
+    var blocked: [UInt32] = []
+    var output: [UInt8] = []
+    var events: [HTTP2Event] = []
+    var headerBlock: PartialHeaderBlock?
+    var hasReceivedSettings = false
+    var pendingLocalSettingsAcks = 0
+    /// The last stream id this side announced in a GOAWAY.
+    var goAwaySent: UInt32?
+    /// The last stream id the peer announced in a GOAWAY.
+    var goAwayReceived: UInt32?
+    var failure: HTTP2ProtocolViolation?
+    var resets: HTTP2TokenBucket
+    var controlFrames: HTTP2TokenBucket
+
+    /// A header block still waiting for its CONTINUATION frames.
+    struct PartialHeaderBlock: Sendable {
+        let streamID: UInt32
+        let endStream: Bool
+        var fragment: [UInt8]
+        var continuations = 0
+    }
+
+    /// A connection at its start; the output already holds what this side sends first
+    /// (the client preface, SETTINGS, and a WINDOW_UPDATE that opens the connection window).
+    public init(role: Role, configuration: HTTP2ConnectionConfiguration = .init()) {
+        self.role = role
+        self.configuration = configuration
+        frameDecoder = HTTP2FrameDecoder(maxFrameSize: configuration.maxFrameSize, expectsPreface: role == .server)
+        headerDecoder = HPACKDecoder(maximumTableSize: Int(configuration.headerTableSize), maximumHeaderListSize: configuration.maxHeaderListSize)
+        headerEncoder = HPACKEncoder(tableSizeCap: configuration.encoderTableSizeCap)
+        // The encoder starts from the RFC's 4,096 until the peer's SETTINGS say otherwise.
+        headerEncoder.setPeerMaximumTableSize(Int(remoteSettings.headerTableSize))
+        nextLocalStreamID = role == .client ? 1 : 2
+        recentlyReset = RecentStreamIDs(capacity: configuration.recentlyResetStreamMemory)
+        resets = HTTP2TokenBucket(configuration.resetLimit)
+        controlFrames = HTTP2TokenBucket(configuration.controlFrameLimit)
+        if role == .client { output += HTTP2ConnectionPreface.bytes }
+        var settings = [
+            HTTP2Setting(.enablePush, 0),
+            HTTP2Setting(.maxConcurrentStreams, configuration.maxConcurrentStreams),
+            HTTP2Setting(.initialWindowSize, min(configuration.initialStreamWindowSize, HTTP2FlowControl.maximumWindow)),
+            HTTP2Setting(.maxFrameSize, min(max(configuration.maxFrameSize, HTTP2FrameLimits.minimumMaxFrameSize), HTTP2FrameLimits.maximumMaxFrameSize)),
+            HTTP2Setting(.maxHeaderListSize, UInt32(clamping: configuration.maxHeaderListSize)),
+        ]
+        if configuration.headerTableSize != 4096 { settings.append(HTTP2Setting(.headerTableSize, configuration.headerTableSize)) }
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(settings, ack: false)), into: &output)
+        pendingLocalSettingsAcks = 1
+        let target = Int(min(configuration.connectionWindowSize, HTTP2FlowControl.maximumWindow))
+        if target > connectionReceiveWindow {
+            HTTP2FrameEncoder.writeWindowUpdate(UInt32(target - connectionReceiveWindow), streamID: 0, into: &output)
+            connectionReceiveWindow = target
+        }
+    }
+
+    // MARK: State the layer above reads
+
+    /// Whether the connection has failed or finished; nothing more is sent or received.
+    public var isClosed: Bool { failure != nil }
+    /// Whether a GOAWAY went either way: no new stream may open.
+    public var isGoingAway: Bool { goAwaySent != nil || goAwayReceived != nil }
+    /// Whether it is going away and no stream is left: time to close the socket.
+    public var isQuiescent: Bool { isClosed || (isGoingAway && streams.isEmpty) }
+    /// Streams open now that this side opened.
+    public var openLocalStreamCount: Int { locallyInitiatedCount }
+    /// Streams open now that the peer opened.
+    public var openRemoteStreamCount: Int { remotelyInitiatedCount }
+    /// Whether ``openStream(headers:endStream:)`` would succeed now.
+    public var canOpenStream: Bool {
+        !isClosed && !isGoingAway && nextLocalStreamID <= 0x7fff_ffff && UInt32(locallyInitiatedCount) < remoteSettings.maxConcurrentStreams
+    }
+    /// Whether anything waits in ``takeOutput()``.
+    public var hasOutput: Bool { !output.isEmpty }
+    /// Whether the peer has sent its first SETTINGS (the connection is known to speak HTTP/2).
+    public var isEstablished: Bool { hasReceivedSettings }
+
+    /// Everything to write to the peer since the last call, in order.
+    public mutating func takeOutput() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &output)
+        return taken
+    }
+
+    // MARK: Receiving
+
+    /// Handles bytes from the peer and returns what they meant. After a protocol violation
+    /// the output ends with GOAWAY and the last event is ``HTTP2Event/connectionFailed(_:)``;
+    /// later bytes are ignored.
+    public mutating func receive(_ bytes: UnsafeRawBufferPointer, at now: ContinuousClock.Instant = .now) -> [HTTP2Event] {
+        guard failure == nil else { return [] }
+        frameDecoder.append(bytes)
+        do throws(HTTP2ProtocolViolation) {
+            while failure == nil, let frame = try frameDecoder.nextFrame() {
+                try handle(frame, at: now)
+            }
+        } catch {
+            fail(error)
+        }
+        var taken: [HTTP2Event] = []
+        swap(&taken, &events)
+        return taken
+    }
+
+    /// Handles bytes from the peer; see ``receive(_:at:)-(UnsafeRawBufferPointer,_)``.
+    public mutating func receive(_ bytes: [UInt8], at now: ContinuousClock.Instant = .now) -> [HTTP2Event] {
+        bytes.withUnsafeBytes { receive($0, at: now) }
+    }
+
+    /// The peer's byte stream ended (the socket closed): every stream ends.
+    public mutating func connectionEnded(reason: String) -> [HTTP2Event] {
+        guard failure == nil else { return [] }
+        failure = HTTP2ProtocolViolation(.noError, reason)
+        closeAllStreams(.connectionEnded(reason))
+        var taken: [HTTP2Event] = []
+        swap(&taken, &events)
+        return taken
+    }
+
+    private mutating func handle(_ frame: HTTP2Frame, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+        if let block = headerBlock {
+            guard case let .continuation(fragment, endHeaders) = frame.payload, frame.streamID == block.streamID else {
+                throw HTTP2ProtocolViolation(.protocolError, "\(frame.type) on stream \(frame.streamID) inside a header block of stream \(block.streamID)")
+            }
+            try continueHeaderBlock(fragment, endHeaders: endHeaders, at: now)
+            return
+        }
+        guard hasReceivedSettings || frame.type == .settings else {
+            throw HTTP2ProtocolViolation(.protocolError, "the peer's first frame was \(frame.type), not SETTINGS")
+        }
+        switch frame.payload {
+        case let .data(bytes, endStream, flowControlledLength):
+            try receiveData(bytes, streamID: frame.streamID, endStream: endStream, flowControlledLength: flowControlledLength, at: now)
+        case let .headers(fragment, endStream, endHeaders):
+            try startHeaderBlock(PartialHeaderBlock(streamID: frame.streamID, endStream: endStream, fragment: fragment), endHeaders: endHeaders)
+        case .priority:
+            try spendControlBudget(at: now, on: "PRIORITY")
+        case let .rstStream(code):
+            try receiveReset(code, streamID: frame.streamID, at: now)
+        case let .settings(settings, ack):
+            try spendControlBudget(at: now, on: "SETTINGS")
+            if ack {
+                // An unexpected acknowledgement is harmless; only count the ones owed.
+                if pendingLocalSettingsAcks > 0 { pendingLocalSettingsAcks -= 1 }
+            } else {
+                try receiveSettings(settings)
+            }
+        case .pushPromise:
+            throw HTTP2ProtocolViolation(.protocolError, "PUSH_PROMISE although ENABLE_PUSH is 0")
+        case let .ping(opaque, ack):
+            if ack {
+                events.append(.pingAcknowledged(opaque))
+            } else {
+                try spendControlBudget(at: now, on: "PING")
+                HTTP2FrameEncoder.writePing(opaque, ack: true, into: &output)
+            }
+        case let .goAway(lastStreamID, code, debugData):
+            receiveGoAway(lastStreamID: lastStreamID, code: code, debugData: debugData)
+        case let .windowUpdate(increment):
+            try receiveWindowUpdate(increment, streamID: frame.streamID)
+        case .continuation:
+            throw HTTP2ProtocolViolation(.protocolError, "CONTINUATION without a header block to continue")
+        case .unknown:
+            break
+        }
+    }
+
+    private mutating func spendControlBudget(at now: ContinuousClock.Instant, on what: String) throws(HTTP2ProtocolViolation) {
+        guard controlFrames.take(at: now) else {
+            throw HTTP2ProtocolViolation(.enhanceYourCalm, "too many \(what) and other control frames")
+        }
+    }
+
+    // MARK: Header blocks
+
+    private mutating func startHeaderBlock(_ block: PartialHeaderBlock, endHeaders: Bool) throws(HTTP2ProtocolViolation) {
+        guard block.fragment.count <= configuration.maxHeaderBlockSize else {
+            throw HTTP2ProtocolViolation(.enhanceYourCalm, "a header block larger than \(configuration.maxHeaderBlockSize) bytes")
+        }
+        if endHeaders {
+            try completeHeaderBlock(block)
+        } else {
+            headerBlock = block
+        }
+    }
+
+    private mutating func continueHeaderBlock(_ fragment: [UInt8], endHeaders: Bool, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+        guard var block = headerBlock else { return }
+        block.continuations += 1
+        guard block.continuations <= configuration.maxContinuationFrames else {
+            throw HTTP2ProtocolViolation(.enhanceYourCalm, "a header block in more than \(configuration.maxContinuationFrames) CONTINUATION frames")
+        }
+        guard block.fragment.count + fragment.count <= configuration.maxHeaderBlockSize else {
+            throw HTTP2ProtocolViolation(.enhanceYourCalm, "a header block larger than \(configuration.maxHeaderBlockSize) bytes")
+        }
+        block.fragment += fragment
+        if endHeaders {
+            headerBlock = nil
+            try completeHeaderBlock(block)
+        } else {
+            headerBlock = block
+        }
+    }
+
+    /// Decodes a whole block (always, so HPACK stays in step) and applies it to its stream.
+    private mutating func completeHeaderBlock(_ block: PartialHeaderBlock) throws(HTTP2ProtocolViolation) {
+        let decoded: HPACKDecoder.Block
+        do {
+            decoded = try headerDecoder.decode(block.fragment)
+        } catch {
+            throw HTTP2ProtocolViolation(.compressionError, "header block: \(error)")
+        }
+        let id = block.streamID
+        if streams[id] != nil {
+            try receiveHeaders(decoded, onOpenStream: id, endStream: block.endStream)
+            return
+        }
+        if recentlyReset.contains(id) { return }
+        guard role == .server, id % 2 == 1 else {
+            if isLocallyInitiated(id), id <= highestKnownID(of: id) {
+                throw HTTP2ProtocolViolation(.streamClosed, "HEADERS on closed stream \(id)")
+            }
+            throw HTTP2ProtocolViolation(.protocolError, "HEADERS opening stream \(id), which the \(role == .client ? "server" : "client") may not open")
+        }
+        guard id > highestRemoteStreamID else {
+            throw HTTP2ProtocolViolation(.streamClosed, "HEADERS on closed stream \(id)")
+        }
+        highestRemoteStreamID = id
+        // Past our own GOAWAY: the peer has not seen it yet; ignore, as RFC 9113 §6.8 says.
+        if let goAwaySent, id > goAwaySent { return }
+        guard UInt32(remotelyInitiatedCount) < configuration.maxConcurrentStreams else {
+            resetUnknown(id, HTTP2ProtocolViolation(.refusedStream, "MAX_CONCURRENT_STREAMS \(configuration.maxConcurrentStreams) reached"))
+            return
+        }
+        var stream = HTTP2StreamState(id: id, isLocallyInitiated: false, phase: block.endStream ? .halfClosedRemote : .open,
+                                      headers: .receivedInitial, sendWindow: Int(remoteSettings.initialWindowSize),
+                                      receiveWindow: Int(configuration.initialStreamWindowSize))
+        if let problem = headerProblem(decoded) {
+            resetUnknown(id, problem)
+            return
+        }
+        do {
+            stream.expectedContentLength = try HTTP2HeaderValidation.validate(decoded.headers, as: .request).contentLength
+        } catch {
+            resetUnknown(id, error)
+            return
+        }
+        if block.endStream, let expected = stream.expectedContentLength, expected != 0 {
+            resetUnknown(id, HTTP2ProtocolViolation(.protocolError, "content-length \(expected) but no data"))
+            return
+        }
+        streams[id] = stream
+        remotelyInitiatedCount += 1
+        events.append(.headers(streamID: id, decoded.headers, endStream: block.endStream))
+    }
+
+    private mutating func receiveHeaders(_ decoded: HPACKDecoder.Block, onOpenStream id: UInt32, endStream: Bool) throws(HTTP2ProtocolViolation) {
+        guard var stream = streams[id] else { return }
+        guard stream.canReceive else {
+            resetStream(id, because: HTTP2ProtocolViolation(.streamClosed, "HEADERS after the peer ended stream \(id)"))
+            return
+        }
+        if let problem = headerProblem(decoded) {
+            resetStream(id, because: problem)
+            return
+        }
+        let kind: HTTP2HeaderValidation.Kind = stream.headers == .awaitingInitial ? .response : .trailers
+        let summary: HTTP2HeaderValidation.Summary
+        do {
+            summary = try HTTP2HeaderValidation.validate(decoded.headers, as: kind)
+        } catch {
+            resetStream(id, because: error)
+            return
+        }
+        if kind == .trailers, !endStream {
+            resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "trailers on stream \(id) without END_STREAM"))
+            return
+        }
+        if summary.isInformational {
+            // 1xx: more headers follow; nothing to hand up (gRPC never uses them).
+            if endStream { resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "a 1xx response that ends stream \(id)")) }
+            return
+        }
+        if kind == .response {
+            stream.headers = .receivedInitial
+            stream.expectedContentLength = summary.contentLength
+        }
+        if endStream, let expected = stream.expectedContentLength, expected != stream.receivedContentLength {
+            resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "content-length \(expected) but \(stream.receivedContentLength) bytes"))
+            return
+        }
+        streams[id] = stream
+        events.append(.headers(streamID: id, decoded.headers, endStream: endStream))
+        if endStream { receivedEnd(of: id) }
+    }
+
+    private func headerProblem(_ block: HPACKDecoder.Block) -> HTTP2ProtocolViolation? {
+        if block.isTooLarge {
+            return HTTP2ProtocolViolation(.protocolError, "a header list of \(block.listSize) bytes exceeds MAX_HEADER_LIST_SIZE \(configuration.maxHeaderListSize)")
+        }
+        if block.hasInvalidText { return HTTP2ProtocolViolation(.protocolError, "a header field that is not valid UTF-8") }
+        return nil
+    }
+
+    // MARK: Data
+
+    private mutating func receiveData(_ bytes: [UInt8], streamID id: UInt32, endStream: Bool, flowControlledLength: Int, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+        connectionReceiveWindow -= flowControlledLength
+        guard connectionReceiveWindow >= 0 else {
+            throw HTTP2ProtocolViolation(.flowControlError, "DATA beyond the connection's window")
+        }
+        // Whatever happens to the stream, the connection's window is given back.
+        refundConnection(flowControlledLength)
+        if flowControlledLength == 0, !endStream { try spendControlBudget(at: now, on: "empty DATA") }
+        guard var stream = streams[id] else {
+            if recentlyReset.contains(id) { return }
+            if id <= highestKnownID(of: id) {
+                throw HTTP2ProtocolViolation(.streamClosed, "DATA on closed stream \(id)")
+            }
+            throw HTTP2ProtocolViolation(.protocolError, "DATA on idle stream \(id)")
+        }
+        guard stream.canReceive else {
+            resetStream(id, because: HTTP2ProtocolViolation(.streamClosed, "DATA after the peer ended stream \(id)"))
+            return
+        }
+        guard stream.headers == .receivedInitial else {
+            resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "DATA before headers on stream \(id)"))
+            return
+        }
+        stream.receiveWindow -= flowControlledLength
+        guard stream.receiveWindow >= 0 else {
+            resetStream(id, because: HTTP2ProtocolViolation(.flowControlError, "DATA beyond the window of stream \(id)"))
+            return
+        }
+        stream.receivedContentLength += bytes.count
+        if let expected = stream.expectedContentLength,
+           stream.receivedContentLength > expected || (endStream && stream.receivedContentLength != expected) {
+            resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "content-length \(expected) but \(stream.receivedContentLength) bytes"))
+            return
+        }
+        if !endStream {
+            stream.unacknowledgedReceived += flowControlledLength
+            let window = Int(configuration.initialStreamWindowSize)
+            if stream.unacknowledgedReceived >= window / 2 {
+                HTTP2FrameEncoder.writeWindowUpdate(UInt32(stream.unacknowledgedReceived), streamID: id, into: &output)
+                stream.receiveWindow += stream.unacknowledgedReceived
+                stream.unacknowledgedReceived = 0
+            }
+        }
+        streams[id] = stream
+        events.append(.data(streamID: id, bytes, endStream: endStream))
+        if endStream { receivedEnd(of: id) }
+    }
+
+    private mutating func refundConnection(_ count: Int) {
+        connectionUnacknowledged += count
+        let window = Int(min(configuration.connectionWindowSize, HTTP2FlowControl.maximumWindow))
+        if connectionUnacknowledged >= max(1, window / 2) {
+            HTTP2FrameEncoder.writeWindowUpdate(UInt32(connectionUnacknowledged), streamID: 0, into: &output)
+            connectionReceiveWindow += connectionUnacknowledged
+            connectionUnacknowledged = 0
+        }
+    }
+
+    // MARK: Control frames
+
+    private mutating func receiveReset(_ code: HTTP2ErrorCode, streamID id: UInt32, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+        guard streams[id] != nil else {
+            guard id <= highestKnownID(of: id) else {
+                throw HTTP2ProtocolViolation(.protocolError, "RST_STREAM on idle stream \(id)")
+            }
+            try spendControlBudget(at: now, on: "RST_STREAM")
+            return
+        }
+        guard resets.take(at: now) else {
+            throw HTTP2ProtocolViolation(.enhanceYourCalm, "too many streams reset by the peer")
+        }
+        removeStream(id)
+        events.append(.streamClosed(streamID: id, .resetByPeer(code)))
+    }
+
+    private mutating func receiveSettings(_ settings: [HTTP2Setting]) throws(HTTP2ProtocolViolation) {
+        let oldWindow = Int(remoteSettings.initialWindowSize)
+        for setting in settings { try remoteSettings.apply(setting) }
+        hasReceivedSettings = true
+        headerEncoder.setPeerMaximumTableSize(Int(min(remoteSettings.headerTableSize, UInt32(configuration.encoderTableSizeCap))))
+        let delta = Int(remoteSettings.initialWindowSize) - oldWindow
+        if delta != 0 {
+            for id in streams.keys {
+                streams[id]!.sendWindow += delta
+                guard streams[id]!.sendWindow <= Int(HTTP2FlowControl.maximumWindow) else {
+                    throw HTTP2ProtocolViolation(.flowControlError, "INITIAL_WINDOW_SIZE overflows the window of stream \(id)")
+                }
+            }
+        }
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &output)
+        events.append(.remoteSettingsChanged(remoteSettings))
+        if delta > 0 { flushBlocked() }
+    }
+
+    private mutating func receiveGoAway(lastStreamID: UInt32, code: HTTP2ErrorCode, debugData: [UInt8]) {
+        let last = min(lastStreamID, goAwayReceived ?? .max)
+        goAwayReceived = last
+        let excluded = streams.keys.filter { isLocallyInitiated($0) && $0 > last }.sorted()
+        for id in excluded {
+            removeStream(id)
+            events.append(.streamClosed(streamID: id, .notProcessed))
+        }
+        events.append(.goAway(lastStreamID: last, code, debugData: Array(debugData.prefix(1024))))
+    }
+
+    private mutating func receiveWindowUpdate(_ increment: UInt32, streamID id: UInt32) throws(HTTP2ProtocolViolation) {
+        if id == 0 {
+            guard increment > 0 else { throw HTTP2ProtocolViolation(.protocolError, "WINDOW_UPDATE of 0 on the connection") }
+            connectionSendWindow += Int(increment)
+            guard connectionSendWindow <= Int(HTTP2FlowControl.maximumWindow) else {
+                throw HTTP2ProtocolViolation(.flowControlError, "WINDOW_UPDATE grows the connection window past 2^31-1")
+            }
+            flushBlocked()
+            return
+        }
+        guard var stream = streams[id] else {
+            guard id <= highestKnownID(of: id) else { throw HTTP2ProtocolViolation(.protocolError, "WINDOW_UPDATE on idle stream \(id)") }
+            return
+        }
+        guard increment > 0 else {
+            resetStream(id, because: HTTP2ProtocolViolation(.protocolError, "WINDOW_UPDATE of 0 on stream \(id)"))
+            return
+        }
+        stream.sendWindow += Int(increment)
+        guard stream.sendWindow <= Int(HTTP2FlowControl.maximumWindow) else {
+            resetStream(id, because: HTTP2ProtocolViolation(.flowControlError, "WINDOW_UPDATE grows the window of stream \(id) past 2^31-1"))
+            return
+        }
+        streams[id] = stream
+        if stream.hasPendingOutput { flush(id) }
+    }
+
+    // MARK: Stream bookkeeping
+
+    func isLocallyInitiated(_ id: UInt32) -> Bool { (id % 2 == 1) == (role == .client) }
+
+    /// The highest id of `id`'s parity that has been used: ids at or below it and not open are closed.
+    func highestKnownID(of id: UInt32) -> UInt32 {
+        isLocallyInitiated(id) ? (nextLocalStreamID >= 2 ? nextLocalStreamID - 2 : 0) : highestRemoteStreamID
+    }
+
+    /// The peer ended its side of a stream.
+    private mutating func receivedEnd(of id: UInt32) {
+        guard var stream = streams[id] else { return }
+        if stream.phase == .halfClosedLocal {
+            removeStream(id)
+            events.append(.streamClosed(streamID: id, .completed))
+        } else {
+            stream.phase = .halfClosedRemote
+            streams[id] = stream
+        }
+    }
+
+    mutating func removeStream(_ id: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        if stream.isLocallyInitiated { locallyInitiatedCount -= 1 } else { remotelyInitiatedCount -= 1 }
+    }
+
+    /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
+    mutating func resetStream(_ id: UInt32, because violation: HTTP2ProtocolViolation) {
+        HTTP2FrameEncoder.writeRSTStream(violation.code, streamID: id, into: &output)
+        recentlyReset.insert(id)
+        removeStream(id)
+        events.append(.streamClosed(streamID: id, .resetHere(violation)))
+    }
+
+    /// Refuses a stream the peer tried to open; nothing above ever heard of it.
+    private mutating func resetUnknown(_ id: UInt32, _ violation: HTTP2ProtocolViolation) {
+        HTTP2FrameEncoder.writeRSTStream(violation.code, streamID: id, into: &output)
+        recentlyReset.insert(id)
+    }
+
+    /// A connection error: GOAWAY goes out and everything ends.
+    mutating func fail(_ violation: HTTP2ProtocolViolation) {
+        guard failure == nil else { return }
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: highestRemoteStreamID, code: violation.code,
+                                                                          debugData: Array(violation.reason.utf8.prefix(256)))), into: &output)
+        goAwaySent = highestRemoteStreamID
+        failure = violation
+        headerBlock = nil
+        closeAllStreams(.connectionEnded(violation.description))
+        events.append(.connectionFailed(violation))
+    }
+
+    private mutating func closeAllStreams(_ closure: HTTP2StreamClosure) {
+        for id in streams.keys.sorted() { events.append(.streamClosed(streamID: id, closure)) }
+        streams.removeAll()
+        locallyInitiatedCount = 0
+        remotelyInitiatedCount = 0
+        blocked.removeAll()
+    }
+}

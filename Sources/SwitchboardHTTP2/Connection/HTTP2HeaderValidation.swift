@@ -1,0 +1,98 @@
+/// The checks RFC 9113 §8.2–8.3 puts on a received header list. A list that fails is
+/// "malformed": a stream error of type PROTOCOL_ERROR, never passed on.
+enum HTTP2HeaderValidation {
+    /// What the list is expected to be.
+    enum Kind {
+        case request, response, trailers
+    }
+
+    /// What a valid list says that the connection itself needs.
+    struct Summary {
+        /// The `content-length`, if given.
+        var contentLength: Int?
+        /// A response's `:status` was 1xx: more headers follow.
+        var isInformational = false
+    }
+
+    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+
+    static func validate(_ headers: [HPACKHeader], as kind: Kind) throws(HTTP2ProtocolViolation) -> Summary {
+        var summary = Summary()
+        var seenRegular = false
+        var pseudo: Set<String> = []
+        var method: String?
+        var path: String?
+        var status: String?
+        for header in headers {
+            let name = header.name.utf8
+            guard !name.isEmpty else { throw malformed("an empty field name") }
+            if name.first == UInt8(ascii: ":") {
+                guard !seenRegular else { throw malformed("pseudo-header \(header.name) after a regular field") }
+                guard pseudo.insert(header.name).inserted else { throw malformed("pseudo-header \(header.name) twice") }
+                switch (kind, header.name) {
+                case (.request, ":method"): method = header.value
+                case (.request, ":path"): path = header.value
+                case (.request, ":scheme"), (.request, ":authority"): break
+                case (.response, ":status"): status = header.value
+                default: throw malformed("pseudo-header \(header.name) not allowed in a \(kind)")
+                }
+                continue
+            }
+            seenRegular = true
+            for byte in name where !isTokenCharacter(byte) {
+                throw malformed(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character")
+            }
+            guard !connectionSpecific.contains(header.name) else { throw malformed("connection-specific field \(header.name)") }
+            if header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
+            try checkValue(header.value)
+            if header.name == "content-length" {
+                guard let length = Int(header.value), length >= 0, header.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+                    throw malformed("an invalid content-length")
+                }
+                if let earlier = summary.contentLength, earlier != length { throw malformed("two different content-lengths") }
+                summary.contentLength = length
+            }
+        }
+        switch kind {
+        case .request:
+            guard let method else { throw malformed("a request without :method") }
+            if method != "CONNECT" {
+                guard pseudo.contains(":scheme") else { throw malformed("a request without :scheme") }
+                guard let path, !path.isEmpty else { throw malformed("a request without :path") }
+            }
+        case .response:
+            guard let status, status.utf8.count == 3, let code = Int(status), (100...999).contains(code) else {
+                throw malformed("a response without a valid :status")
+            }
+            summary.isInformational = code < 200
+        case .trailers:
+            break
+        }
+        return summary
+    }
+
+    /// Lowercase tchar (RFC 9110 §5.6.2): what a field name may hold in HTTP/2.
+    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// No NUL, CR or LF anywhere, and no whitespace at either end (RFC 9113 §8.2.1).
+    private static func checkValue(_ value: String) throws(HTTP2ProtocolViolation) {
+        let bytes = value.utf8
+        for byte in bytes where byte == 0 || byte == 10 || byte == 13 {
+            throw malformed("a field value with NUL, CR or LF")
+        }
+        if let first = bytes.first, first == 32 || first == 9 { throw malformed("a field value with leading whitespace") }
+        if let last = bytes.last, last == 32 || last == 9 { throw malformed("a field value with trailing whitespace") }
+    }
+
+    private static func malformed(_ reason: String) -> HTTP2ProtocolViolation {
+        HTTP2ProtocolViolation(.protocolError, "malformed header list: " + reason)
+    }
+}

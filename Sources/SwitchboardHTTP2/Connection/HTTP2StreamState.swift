@@ -1,0 +1,68 @@
+/// One open stream as the connection tracks it: where it is in its life, its two windows,
+/// and what waits to be sent. Closed streams are dropped from the connection's table.
+struct HTTP2StreamState: Sendable {
+    /// Which sides may still send (RFC 9113 §5.1, without the push-only reserved states).
+    enum Phase: Sendable, Equatable {
+        case open, halfClosedLocal, halfClosedRemote
+    }
+
+    /// How far the peer's header blocks have got on this stream.
+    enum Headers: Sendable, Equatable {
+        /// Nothing yet (or only 1xx responses): DATA is not allowed.
+        case awaitingInitial
+        /// The request or final response arrived: DATA and trailers may follow.
+        case receivedInitial
+    }
+
+    let id: UInt32
+    let isLocallyInitiated: Bool
+    var phase: Phase
+    var headers: Headers
+    /// What this side may still send on the stream (may go negative after SETTINGS shrink it).
+    var sendWindow: Int
+    /// What the peer may still send before this side refills it.
+    var receiveWindow: Int
+    /// Bytes received and consumed but not yet returned to the peer with WINDOW_UPDATE.
+    var unacknowledgedReceived = 0
+    /// The peer's `content-length`, checked against the DATA it sends.
+    var expectedContentLength: Int?
+    var receivedContentLength = 0
+
+    /// Bytes waiting for window, from `pendingOffset` on.
+    var pending: [UInt8] = []
+    var pendingOffset = 0
+    /// END_STREAM goes out once `pending` is sent (with trailers if there are any).
+    var pendingEnd = false
+    /// Trailers to encode and send after the data; encoded only when written, so the
+    /// HPACK table changes in wire order.
+    var pendingTrailers: [HPACKHeader]?
+
+    var pendingByteCount: Int { pending.count - pendingOffset }
+    var hasPendingOutput: Bool { pendingByteCount > 0 || pendingEnd }
+    var canSend: Bool { (phase == .open || phase == .halfClosedRemote) && !pendingEnd }
+    var canReceive: Bool { phase == .open || phase == .halfClosedLocal }
+}
+
+/// Stream ids reset here recently, so the peer's frames still in flight for them are
+/// dropped quietly rather than treated as errors. Bounded: the oldest are forgotten.
+struct RecentStreamIDs: Sendable {
+    private var members: Set<UInt32> = []
+    private var order: [UInt32] = []
+    private var next = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func contains(_ id: UInt32) -> Bool { members.contains(id) }
+
+    mutating func insert(_ id: UInt32) {
+        guard members.insert(id).inserted else { return }
+        if order.count < capacity {
+            order.append(id)
+        } else {
+            members.remove(order[next])
+            order[next] = id
+            next = (next + 1) % capacity
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+@testable import SwitchboardHTTP2
+import Testing
+
+/// Two sans-IO connections, a client and a server, wired back to back in memory.
+struct ConnectionPair {
+    var client: HTTP2Connection
+    var server: HTTP2Connection
+    var clientEvents: [HTTP2Event] = []
+    var serverEvents: [HTTP2Event] = []
+
+    init(client: HTTP2ConnectionConfiguration = .init(), server: HTTP2ConnectionConfiguration = .init()) {
+        self.client = HTTP2Connection(role: .client, configuration: client)
+        self.server = HTTP2Connection(role: .server, configuration: server)
+    }
+
+    /// Moves bytes both ways until neither side has anything left to say.
+    mutating func pump() {
+        for _ in 0..<10_000 {
+            clientEvents += client.takeEvents()
+            serverEvents += server.takeEvents()
+            guard client.hasOutput || server.hasOutput else { return }
+            serverEvents += server.receive(client.takeOutput())
+            clientEvents += client.receive(server.takeOutput())
+        }
+        Issue.record("the connections never went quiet")
+    }
+
+    static let request = [
+        HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", "/chat.Messages/SendMessage"),
+        HPACKHeader(":authority", "localhost"), HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"),
+    ]
+    static let response = [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")]
+    static let trailers = [HPACKHeader("grpc-status", "0")]
+}
+
+extension [HTTP2Event] {
+    /// All DATA bytes for a stream, in order.
+    func data(on stream: UInt32) -> [UInt8] {
+        flatMap { event -> [UInt8] in
+            if case let .data(id, bytes, _) = event, id == stream { return bytes }
+            return []
+        }
+    }
+
+    func closure(of stream: UInt32) -> HTTP2StreamClosure? {
+        for case let .streamClosed(id, closure) in self where id == stream { return closure }
+        return nil
+    }
+
+    var failure: HTTP2ProtocolViolation? {
+        for case let .connectionFailed(violation) in self { return violation }
+        return nil
+    }
+}
+
+/// The connection core against itself: exchanges that must work, every window honoured.
+@Suite struct HTTP2ConnectionTests {
+    @Test func settingsAreExchangedAndAcknowledged() throws {
+        var fresh = HTTP2Connection(role: .client)
+        #expect(Array(fresh.takeOutput().prefix(24)) == HTTP2ConnectionPreface.bytes)
+        var seven = HTTP2ConnectionConfiguration()
+        seven.maxConcurrentStreams = 7
+        var pair = ConnectionPair(server: seven)
+        pair.pump()
+        #expect(pair.client.isEstablished && pair.server.isEstablished)
+        #expect(pair.client.remoteSettings.maxConcurrentStreams == 7)
+        #expect(pair.client.remoteSettings.enablePush == false)
+        #expect(pair.server.remoteSettings.initialWindowSize == 1 << 20)
+        #expect(pair.client.pendingLocalSettingsAcks == 0 && pair.server.pendingLocalSettingsAcks == 0)
+        #expect(pair.clientEvents.failure == nil && pair.serverEvents.failure == nil)
+    }
+
+    @Test func aRequestAndItsResponseWithTrailers() throws {
+        var pair = ConnectionPair()
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        try pair.client.sendData([0, 0, 0, 0, 2, 8, 1], streamID: id, endStream: true)
+        pair.pump()
+        #expect(pair.serverEvents.contains(.headers(streamID: id, ConnectionPair.request, endStream: false)))
+        #expect(pair.serverEvents.data(on: id) == [0, 0, 0, 0, 2, 8, 1])
+        try pair.server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+        try pair.server.sendData([0, 0, 0, 0, 0], streamID: id, endStream: false)
+        try pair.server.sendHeaders(ConnectionPair.trailers, streamID: id, endStream: true)
+        pair.pump()
+        #expect(pair.clientEvents.contains(.headers(streamID: id, ConnectionPair.response, endStream: false)))
+        #expect(pair.clientEvents.data(on: id) == [0, 0, 0, 0, 0])
+        #expect(pair.clientEvents.contains(.headers(streamID: id, ConnectionPair.trailers, endStream: true)))
+        #expect(pair.clientEvents.closure(of: id) == .completed)
+        #expect(pair.serverEvents.closure(of: id) == .completed)
+        #expect(pair.client.openLocalStreamCount == 0 && pair.server.openRemoteStreamCount == 0)
+    }
+
+    @Test func dataWaitsForTheStreamWindowAndArrivesWhole() throws {
+        var small = HTTP2ConnectionConfiguration()
+        small.initialStreamWindowSize = 1000
+        var pair = ConnectionPair(server: small)
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        let message = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        try pair.client.sendData(message, streamID: id, endStream: true)
+        // Only the window goes out before the server has read anything.
+        let first = try HTTP2FrameTests.frames(in: pair.client.takeOutput())
+        let sent = first.reduce(0) { total, frame in
+            if case let .data(bytes, _, _) = frame.payload { return total + bytes.count }
+            return total
+        }
+        #expect(sent == 1000)
+        pair.serverEvents += pair.server.receive(HTTP2FrameTests.encode(first))
+        pair.pump()
+        #expect(pair.serverEvents.data(on: id) == message)
+    }
+
+    @Test func dataWaitsForTheConnectionWindowAcrossStreams() throws {
+        var tight = HTTP2ConnectionConfiguration()
+        tight.connectionWindowSize = 65_535
+        tight.initialStreamWindowSize = 1 << 20
+        var pair = ConnectionPair(server: tight)
+        pair.pump()
+        let messages = (0..<3).map { n in [UInt8](repeating: UInt8(n), count: 50_000) }
+        var ids: [UInt32] = []
+        for message in messages {
+            let id = try pair.client.openStream(headers: ConnectionPair.request)
+            try pair.client.sendData(message, streamID: id, endStream: true)
+            ids.append(id)
+        }
+        pair.pump()
+        for (id, message) in zip(ids, messages) {
+            #expect(pair.serverEvents.data(on: id) == message)
+        }
+        #expect(pair.serverEvents.failure == nil)
+    }
+
+    @Test func trailersQueuedBehindDataKeepHPACKInWireOrder() throws {
+        var small = HTTP2ConnectionConfiguration()
+        small.initialStreamWindowSize = 100
+        var pair = ConnectionPair(client: small)
+        pair.pump()
+        let first = try pair.client.openStream(headers: ConnectionPair.request)
+        try pair.client.sendData([], streamID: first, endStream: true)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response, streamID: first, endStream: false)
+        try pair.server.sendData([UInt8](repeating: 1, count: 1000), streamID: first, endStream: false)
+        // Trailers wait behind the data; headers for another stream are encoded meanwhile.
+        try pair.server.sendHeaders([HPACKHeader("grpc-status", "5"), HPACKHeader("grpc-message", "not here")], streamID: first, endStream: true)
+        let second = try pair.client.openStream(headers: ConnectionPair.request)
+        try pair.client.sendData([], streamID: second, endStream: true)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response + [HPACKHeader("x-new", "value")], streamID: second, endStream: false)
+        try pair.server.sendHeaders([HPACKHeader("grpc-status", "0"), HPACKHeader("x-more", "m")], streamID: second, endStream: true)
+        pair.pump()
+        #expect(pair.clientEvents.failure == nil)
+        #expect(pair.clientEvents.data(on: first).count == 1000)
+        #expect(pair.clientEvents.contains(.headers(streamID: first, [HPACKHeader("grpc-status", "5"), HPACKHeader("grpc-message", "not here")], endStream: true)))
+        #expect(pair.clientEvents.contains(.headers(streamID: second, [HPACKHeader("grpc-status", "0"), HPACKHeader("x-more", "m")], endStream: true)))
+    }
+
+    @Test func callsBeyondThePeersStreamLimitWait() throws {
+        var two = HTTP2ConnectionConfiguration()
+        two.maxConcurrentStreams = 2
+        var pair = ConnectionPair(server: two)
+        pair.pump()
+        let a = try pair.client.openStream(headers: ConnectionPair.request)
+        _ = try pair.client.openStream(headers: ConnectionPair.request)
+        #expect(!pair.client.canOpenStream)
+        #expect(throws: HTTP2StreamError.concurrencyLimitReached) { try pair.client.openStream(headers: ConnectionPair.request) }
+        try pair.client.sendData([], streamID: a, endStream: true)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: a, endStream: true)
+        pair.pump()
+        #expect(pair.clientEvents.closure(of: a) == .completed)
+        #expect(pair.client.canOpenStream)
+        #expect(try pair.client.openStream(headers: ConnectionPair.request) == 5)
+    }
+
+    @Test func pingsAreAnswered() {
+        var pair = ConnectionPair()
+        pair.pump()
+        pair.client.ping(0xfeed)
+        pair.pump()
+        #expect(pair.clientEvents.contains(.pingAcknowledged(0xfeed)))
+    }
+
+    @Test func goAwayFailsOnlyUnprocessedStreamsAsRetryable() throws {
+        var pair = ConnectionPair()
+        pair.pump()
+        let processed = try pair.client.openStream(headers: ConnectionPair.request)
+        pair.pump()
+        let late = try pair.client.openStream(headers: ConnectionPair.request)
+        // The server says goodbye before it reads the second stream.
+        pair.server.goAway()
+        pair.clientEvents += pair.client.receive(pair.server.takeOutput())
+        #expect(pair.clientEvents.contains(.goAway(lastStreamID: processed, .noError, debugData: [])))
+        #expect(pair.clientEvents.closure(of: late) == .notProcessed)
+        #expect(pair.clientEvents.closure(of: late)?.isSafeToRetry == true)
+        #expect(throws: HTTP2StreamError.goingAway) { try pair.client.openStream(headers: ConnectionPair.request) }
+        // The first stream still finishes; then the connection is quiescent.
+        pair.pump()
+        #expect(pair.serverEvents.closure(of: late) == nil, "the server ignores streams past its GOAWAY")
+        try pair.client.sendData([], streamID: processed, endStream: true)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: processed, endStream: true)
+        pair.pump()
+        #expect(pair.clientEvents.closure(of: processed) == .completed)
+        #expect(pair.client.isQuiescent && pair.server.isQuiescent)
+    }
+
+    @Test func aCancelledStreamsLateFramesAreDroppedQuietly() throws {
+        var pair = ConnectionPair()
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+        try pair.server.sendData([1, 2, 3], streamID: id, endStream: false)
+        // The client cancels while that response is in flight.
+        pair.client.resetStream(id, code: .cancel)
+        pair.pump()
+        #expect(pair.serverEvents.closure(of: id) == .resetByPeer(.cancel))
+        #expect(pair.clientEvents.failure == nil)
+        #expect(!pair.clientEvents.contains(.data(streamID: id, [1, 2, 3], endStream: false)))
+    }
+
+    @Test func aLargeHeaderListSpansContinuationFrames() throws {
+        var pair = ConnectionPair()
+        pair.pump()
+        let big = ConnectionPair.request + (0..<6).map { HPACKHeader("x-big-\($0)", String(repeating: "v", count: 2000), indexing: .never) }
+        let id = try pair.client.openStream(headers: big)
+        pair.pump()
+        #expect(pair.serverEvents.contains(.headers(streamID: id, big, endStream: false)))
+        // Past the server's MAX_HEADER_LIST_SIZE the client refuses to send it.
+        let huge = ConnectionPair.request + [HPACKHeader("x-huge", String(repeating: "v", count: 20_000))]
+        #expect(throws: HTTP2StreamError.self) { try pair.client.openStream(headers: huge) }
+    }
+}
+
+extension HTTP2FrameTests {
+    static func encode(_ frames: [HTTP2Frame]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for frame in frames { HTTP2FrameEncoder.write(frame, into: &bytes) }
+        return bytes
+    }
+}

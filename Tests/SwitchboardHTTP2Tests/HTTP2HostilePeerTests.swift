@@ -1,0 +1,240 @@
+import Foundation
+@testable import SwitchboardHTTP2
+import Testing
+
+/// A hostile peer's frames fed straight into the sans-IO core: each classic attack ends in
+/// the right GOAWAY or RST_STREAM code, with bounded state and no hang.
+@Suite struct HTTP2HostilePeerTests {
+    /// A server that has read the client preface and SETTINGS.
+    static func server(_ configure: (inout HTTP2ConnectionConfiguration) -> Void = { _ in }) -> HTTP2Connection {
+        var configuration = HTTP2ConnectionConfiguration()
+        configure(&configuration)
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+        _ = server.receive(hello)
+        _ = server.takeOutput()
+        return server
+    }
+
+    static func headers(_ stream: UInt32, _ list: [HPACKHeader] = ConnectionPair.request, endStream: Bool = false) -> [UInt8] {
+        var encoder = HPACKEncoder()
+        var block: [UInt8] = []
+        encoder.encode(list, into: &block)
+        return HTTP2FrameTests.encode([HTTP2Frame(streamID: stream, payload: .headers(fragment: block, endStream: endStream, endHeaders: true))])
+    }
+
+    static func frame(_ stream: UInt32, _ payload: HTTP2Frame.Payload) -> [UInt8] {
+        HTTP2FrameTests.encode([HTTP2Frame(streamID: stream, payload: payload)])
+    }
+
+    /// What the server wrote back, as frames.
+    static func answer(_ server: inout HTTP2Connection) throws -> [HTTP2Frame] {
+        try HTTP2FrameTests.frames(in: server.takeOutput(), maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize)
+    }
+
+    static func goAwayCode(_ frames: [HTTP2Frame]) -> HTTP2ErrorCode? {
+        for frame in frames { if case let .goAway(_, code, _) = frame.payload { return code } }
+        return nil
+    }
+
+    static func resetCode(_ frames: [HTTP2Frame], stream: UInt32) -> HTTP2ErrorCode? {
+        for frame in frames where frame.streamID == stream { if case let .rstStream(code) = frame.payload { return code } }
+        return nil
+    }
+
+    /// Feeds `bytes` to a fresh server and returns the GOAWAY code it answered with.
+    static func connectionError(_ bytes: [UInt8], _ configure: (inout HTTP2ConnectionConfiguration) -> Void = { _ in }) throws -> HTTP2ErrorCode? {
+        var server = server(configure)
+        let events = server.receive(bytes)
+        let code = goAwayCode(try answer(&server))
+        #expect(events.failure?.code == code, "the event and the GOAWAY agree")
+        #expect(server.isClosed == (code != nil))
+        return code
+    }
+
+    @Test func notSpeakingHTTP2AtAll() throws {
+        var server = HTTP2Connection(role: .server)
+        _ = server.takeOutput()
+        let events = server.receive(Array("GET / HTTP/1.1\r\nHost: example\r\n\r\n".utf8))
+        #expect(events.failure?.code == .protocolError)
+        #expect(Self.goAwayCode(try Self.answer(&server)) == .protocolError)
+        // A preface followed by something other than SETTINGS.
+        var late = HTTP2Connection(role: .server)
+        let lateEvents = late.receive(HTTP2ConnectionPreface.bytes + Self.frame(0, .ping(1, ack: false)))
+        #expect(lateEvents.failure?.code == .protocolError)
+    }
+
+    @Test func framesOnIdleAndClosedStreams() throws {
+        #expect(try Self.connectionError(Self.frame(1, .data([1], endStream: false, flowControlledLength: 1))) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(3, .windowUpdate(increment: 5))) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(3, .rstStream(.cancel))) == .protocolError)
+        #expect(try Self.connectionError(Self.headers(2)) == .protocolError, "clients open odd streams only")
+        // Stream 1 completes both ways; more DATA or HEADERS on it is STREAM_CLOSED.
+        var server = Self.server()
+        _ = server.receive(Self.headers(1, endStream: true))
+        try server.sendHeaders(ConnectionPair.response, streamID: 1, endStream: true)
+        _ = server.takeOutput()
+        #expect(server.receive(Self.frame(1, .data([1], endStream: false, flowControlledLength: 1))).failure?.code == .streamClosed)
+        // Stream ids must grow.
+        var again = Self.server()
+        _ = again.receive(Self.headers(5, endStream: true))
+        #expect(again.receive(Self.headers(3)).failure?.code == .streamClosed)
+        // Frames after the peer's own END_STREAM are a stream error.
+        var half = Self.server()
+        _ = half.receive(Self.headers(1, endStream: true))
+        _ = half.takeOutput()
+        let events = half.receive(Self.frame(1, .data([1], endStream: false, flowControlledLength: 1)))
+        #expect(events.closure(of: 1) == .resetHere(HTTP2ProtocolViolation(.streamClosed, "DATA after the peer ended stream 1")))
+        #expect(Self.resetCode(try Self.answer(&half), stream: 1) == .streamClosed)
+    }
+
+    @Test func flowControlViolations() throws {
+        // Past the stream's window: that stream is reset, the connection lives.
+        var server = Self.server { $0.initialStreamWindowSize = 10 }
+        _ = server.receive(Self.headers(1))
+        let events = server.receive(Self.frame(1, .data([UInt8](repeating: 0, count: 11), endStream: false, flowControlledLength: 11)))
+        #expect(events.failure == nil)
+        #expect(Self.resetCode(try Self.answer(&server), stream: 1) == .flowControlError)
+        // Past the connection's window (65,535 when it is never raised): GOAWAY. One frame,
+        // since what is handed up is given back at once.
+        let bytes = Self.headers(1) + Self.frame(1, .data([UInt8](repeating: 0, count: 70_000), endStream: false, flowControlledLength: 70_000))
+        #expect(try Self.connectionError(bytes) {
+            $0.connectionWindowSize = 65_535
+            $0.maxFrameSize = 100_000
+        } == .flowControlError)
+        // A window grown past 2^31-1.
+        #expect(try Self.connectionError(Self.frame(0, .windowUpdate(increment: 0x7fff_ffff))) == .flowControlError)
+        #expect(try Self.connectionError(Self.frame(0, .windowUpdate(increment: 0))) == .protocolError)
+        var zero = Self.server()
+        _ = zero.receive(Self.headers(1))
+        _ = zero.receive(Self.frame(1, .windowUpdate(increment: 0)))
+        #expect(Self.resetCode(try Self.answer(&zero), stream: 1) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(0, .settings([HTTP2Setting(.initialWindowSize, 0x8000_0000)], ack: false))) == .flowControlError)
+    }
+
+    @Test func oversizedFramesAndBadSettings() throws {
+        var big: [UInt8] = []
+        HTTP2FrameEncoder.writeHeader(length: 16_385, type: .data, flags: 0, streamID: 1, into: &big)
+        #expect(try Self.connectionError(big) == .frameSizeError)
+        #expect(try Self.connectionError(Self.frame(0, .settings([HTTP2Setting(.maxFrameSize, 100)], ack: false))) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(0, .settings([HTTP2Setting(.enablePush, 2)], ack: false))) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(1, .pushPromise(promisedStreamID: 2, fragment: [], endHeaders: true))) == .protocolError)
+    }
+
+    @Test func continuationFloodsAndInterleaving() throws {
+        // Endless empty CONTINUATION frames.
+        var flood = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false))
+        for _ in 0..<1000 { flood += Self.frame(1, .continuation(fragment: [], endHeaders: false)) }
+        #expect(try Self.connectionError(flood) == .enhanceYourCalm)
+        // A block that keeps growing.
+        var growing = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false))
+        for _ in 0..<10 { growing += Self.frame(1, .continuation(fragment: [UInt8](repeating: 0x40, count: 16_000), endHeaders: false)) }
+        #expect(try Self.connectionError(growing) == .enhanceYourCalm)
+        // Anything else inside a header block.
+        let interleaved = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false)) + Self.frame(0, .ping(1, ack: false))
+        #expect(try Self.connectionError(interleaved) == .protocolError)
+        let otherStream = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false)) + Self.frame(3, .continuation(fragment: [], endHeaders: true))
+        #expect(try Self.connectionError(otherStream) == .protocolError)
+        #expect(try Self.connectionError(Self.frame(1, .continuation(fragment: [], endHeaders: true))) == .protocolError)
+    }
+
+    @Test func hpackBombs() throws {
+        // A table size update above what was advertised.
+        #expect(try Self.connectionError(Self.frame(1, .headers(fragment: [0x3F, 0xE1, 0x7F], endStream: false, endHeaders: true))) == .compressionError)
+        // One big header inserted into the table, then referenced many times: the decoded list
+        // passes MAX_HEADER_LIST_SIZE while the block stays tiny. The stream is refused, the
+        // connection (and its HPACK state) lives.
+        var encoder = HPACKEncoder()
+        var block: [UInt8] = []
+        encoder.encode(ConnectionPair.request, into: &block)
+        // x-bomb: 3,000 b's, as a literal added to the table (so it is index 62), then
+        // that index two hundred times.
+        block += [0x40, 0x06] + Array("x-bomb".utf8) + [0x7F, 0xB9, 0x16] + [UInt8](repeating: UInt8(ascii: "b"), count: 3000)
+        block += [UInt8](repeating: 0xBE, count: 200)
+        var server = Self.server()
+        let events = server.receive(Self.frame(1, .headers(fragment: block, endStream: true, endHeaders: true)))
+        #expect(events.isEmpty, "nothing reaches the layer above")
+        #expect(Self.resetCode(try Self.answer(&server), stream: 1) == .protocolError)
+        #expect(server.receive(Self.headers(3, endStream: true)).contains(.headers(streamID: 3, ConnectionPair.request, endStream: true)))
+    }
+
+    @Test func malformedRequestsAreRefusedOneByOne() throws {
+        let bad: [[HPACKHeader]] = [
+            [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http")],
+            ConnectionPair.request + [HPACKHeader("Upper", "x")],
+            ConnectionPair.request + [HPACKHeader("connection", "keep-alive")],
+            ConnectionPair.request + [HPACKHeader("te", "gzip")],
+            ConnectionPair.request + [HPACKHeader(":status", "200")],
+            [HPACKHeader("x-first", "1")] + ConnectionPair.request,
+            ConnectionPair.request + [HPACKHeader("x-value", "a\r\nb")],
+            ConnectionPair.request + [HPACKHeader("content-length", "5")],
+        ]
+        var server = Self.server()
+        for (index, list) in bad.enumerated() {
+            let stream = UInt32(index * 2 + 1)
+            let events = server.receive(Self.headers(stream, list, endStream: true))
+            #expect(events.isEmpty, "\(list)")
+            #expect(Self.resetCode(try Self.answer(&server), stream: stream) == .protocolError, "\(list)")
+        }
+        #expect(!server.isClosed)
+    }
+
+    @Test func floodsOfControlFramesAreCalmedDown() throws {
+        var settings: [UInt8] = []
+        for _ in 0..<200 { settings += Self.frame(0, .settings([], ack: false)) }
+        #expect(try Self.connectionError(settings) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
+        var pings: [UInt8] = []
+        for n in 0..<200 { pings += Self.frame(0, .ping(UInt64(n), ack: false)) }
+        #expect(try Self.connectionError(pings) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
+        var empty = Self.headers(1)
+        for _ in 0..<200 { empty += Self.frame(1, .data([], endStream: false, flowControlledLength: 0)) }
+        #expect(try Self.connectionError(empty) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
+        // The same frames spread over time are fine.
+        var server = Self.server { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) }
+        let start = ContinuousClock.now
+        for n in 0..<300 {
+            _ = server.receive(Self.frame(0, .ping(UInt64(n), ack: false)), at: start + .milliseconds(n * 100))
+        }
+        #expect(!server.isClosed)
+    }
+
+    @Test func rapidResetIsCalmedDown() throws {
+        var bytes: [UInt8] = []
+        for n in 0..<100 {
+            let stream = UInt32(n * 2 + 1)
+            bytes += Self.headers(stream) + Self.frame(stream, .rstStream(.cancel))
+        }
+        #expect(try Self.connectionError(bytes) { $0.resetLimit = HTTP2RateLimit(burst: 50, perSecond: 5) } == .enhanceYourCalm)
+        // At the default limits a normal amount of cancelling passes.
+        #expect(try Self.connectionError(bytes) == nil)
+    }
+
+    @Test func streamsPastTheLimitAreRefusedNotFatal() throws {
+        var server = Self.server { $0.maxConcurrentStreams = 2 }
+        _ = server.receive(Self.headers(1) + Self.headers(3))
+        let events = server.receive(Self.headers(5))
+        #expect(events.isEmpty)
+        #expect(Self.resetCode(try Self.answer(&server), stream: 5) == .refusedStream)
+        #expect(server.openRemoteStreamCount == 2 && !server.isClosed)
+    }
+
+    @Test func randomFramesNeverCrashOrGrowState() {
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            var server = Self.server()
+            for _ in 0..<20 {
+                let type = UInt8.random(in: 0...10, using: &random)
+                let length = Int.random(in: 0...40, using: &random)
+                var bytes: [UInt8] = []
+                HTTP2FrameEncoder.writeHeader(length: length, type: HTTP2FrameType(rawValue: type), flags: UInt8.random(in: 0...255, using: &random),
+                                              streamID: UInt32.random(in: 0...9, using: &random), into: &bytes)
+                bytes += (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+                _ = server.receive(bytes)
+                _ = server.takeOutput()
+            }
+            #expect(server.streams.count <= 5)
+            #expect(server.frameDecoder.bufferedByteCount <= 49)
+        }
+    }
+}
