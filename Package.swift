@@ -125,7 +125,7 @@ let package = Package(
             path: "Tests/SwitchboardEmitterTests"
         ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
-        .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
+        .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
             dependencies: ["SwitchboardWebSocket", "PeerSupport"],

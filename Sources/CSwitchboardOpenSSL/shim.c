@@ -1,6 +1,7 @@
 #include "CSwitchboardOpenSSL.h"
 
 #if defined(__linux__)
+#include <stdint.h>
 #include <string.h>
 
 SSL_CTX *sb_client_context(void) {
@@ -20,6 +21,7 @@ SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *priva
         SSL_CTX_free(context);
         return NULL;
     }
+    sb_server_alpn(context, 0);
     return context;
 }
 
@@ -51,9 +53,40 @@ int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address) {
     return SSL_set1_host(ssl, host);
 }
 
-int sb_offer_http11(SSL *ssl) {
-    static const unsigned char protocols[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-    return SSL_set_alpn_protos(ssl, protocols, sizeof(protocols)) == 0;
+int sb_offer_alpn(SSL *ssl, const unsigned char *wire, unsigned int length) {
+    return SSL_set_alpn_protos(ssl, wire, length) == 0;
+}
+
+const unsigned char *sb_selected_alpn(SSL *ssl, unsigned int *length) {
+    const unsigned char *protocol = NULL;
+    SSL_get0_alpn_selected(ssl, &protocol, length);
+    return protocol;
+}
+
+// The server's preference, first match wins: h2 only where the context allows it.
+static const unsigned char sb_h2_then_http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+static const unsigned char sb_http11_only[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+
+static int sb_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_length,
+                          const unsigned char *offered, unsigned int offered_length, void *argument) {
+    (void)ssl;
+    // An empty offer is no offer (and SSL_select_next_proto mishandles it in older releases).
+    if (offered_length == 0) return SSL_TLSEXT_ERR_NOACK;
+    int allow_h2 = (int)(intptr_t)argument;
+    const unsigned char *ours = allow_h2 ? sb_h2_then_http11 : sb_http11_only;
+    unsigned int ours_length = allow_h2 ? sizeof(sb_h2_then_http11) : sizeof(sb_http11_only);
+    unsigned char *selected = NULL;
+    unsigned char selected_length = 0;
+    if (SSL_select_next_proto(&selected, &selected_length, ours, ours_length, offered, offered_length) != OPENSSL_NPN_NEGOTIATED) {
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    *out = selected;
+    *out_length = selected_length;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+void sb_server_alpn(SSL_CTX *context, int allow_h2) {
+    SSL_CTX_set_alpn_select_cb(context, sb_select_alpn, (void *)(intptr_t)allow_h2);
 }
 
 const char *sb_verify_error(SSL *ssl) {

@@ -19,6 +19,12 @@ package protocol ByteChannel: AnyObject, Sendable {
     func closeAfterFlushing(timeout: Duration)
     /// Closes at once.
     func close(reason: String?)
+    /// The protocol TLS's ALPN settled on, or nil (no TLS, no ALPN, or not known).
+    var negotiatedProtocol: String? { get }
+}
+
+extension ByteChannel {
+    package var negotiatedProtocol: String? { nil }
 }
 
 extension SocketChannel: ByteChannel {}

@@ -79,6 +79,12 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Whether the channel has closed.
     package var isClosed: Bool { lock.withLock { state == .closed } }
 
+    /// The protocol TLS's ALPN settled on (after the handshake), or nil without TLS or ALPN.
+    package var negotiatedProtocol: String? {
+        guard let tls else { return nil }
+        return lock.withLock { tls.engine.negotiatedProtocol }
+    }
+
     // MARK: Starting
 
     /// Registers with the loop and starts reading for `delegate`. With TLS, runs the

@@ -40,8 +40,10 @@ package final class TLSEngine: @unchecked Sendable {
 
     /// A client session for `serverName` (a DNS name, checked against the certificate and
     /// sent as SNI, or an IP address, checked against the certificate's addresses), trusting
-    /// `trustedCertificatesPEM` or else the system store, offering ALPN `http/1.1`.
-    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String) throws(IOFailure) {
+    /// `trustedCertificatesPEM` or else the system store, offering `applicationProtocols`
+    /// through ALPN in order of preference.
+    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String,
+                 applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
         guard let context = sb_client_context() else { throw IOFailure("cannot create a TLS context") }
         if let pem = trustedCertificatesPEM {
             let added = pem.withCString { sb_trust_pem(context, $0, Int32(strlen($0))) }
@@ -66,7 +68,12 @@ package final class TLSEngine: @unchecked Sendable {
         guard sb_set_server_name(ssl, isAddress ? literal : serverName, isAddress ? 1 : 0) == 1 else {
             throw IOFailure("cannot check the certificate against the name \"\(serverName)\"")
         }
-        sb_offer_http11(ssl)
+        var wire: [UInt8] = []
+        for name in applicationProtocols where (1...255).contains(name.utf8.count) {
+            wire.append(UInt8(name.utf8.count))
+            wire += name.utf8
+        }
+        if !wire.isEmpty { _ = sb_offer_alpn(ssl, wire, UInt32(wire.count)) }
         SSL_set_connect_state(ssl)
     }
 
@@ -178,6 +185,18 @@ package final class TLSEngine: @unchecked Sendable {
         sb_server_context(certificateChainPath, privateKeyPath)
     }
 
+    /// Lets a server context (answering only `http/1.1` by default) choose `h2` first.
+    package static func allowHTTP2(on context: OpaquePointer) {
+        sb_server_alpn(context, 1)
+    }
+
+    /// The protocol ALPN settled on once the handshake is done, or nil if none was.
+    package var negotiatedProtocol: String? {
+        var length: UInt32 = 0
+        guard let name = sb_selected_alpn(ssl, &length), length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: name, count: Int(length)), as: UTF8.self)
+    }
+
     /// Releases a context from ``loadServerContext(certificateChainPath:privateKeyPath:)``.
     package static func freeContext(_ context: OpaquePointer) {
         SSL_CTX_free(context)
@@ -189,7 +208,7 @@ package final class TLSEngine: @unchecked Sendable {
 package final class TLSEngine: @unchecked Sendable {
     package enum HandshakeStep: Equatable, Sendable { case done, wantInput, failed(String) }
     package enum ReadResult: Equatable, Sendable { case bytes(Int), wantInput, closed, failed(String) }
-    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String) throws(IOFailure) {
+    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String, applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
         throw IOFailure("TLS over a socket needs the system OpenSSL")
     }
     package func handshake() -> HandshakeStep { .failed("no TLS") }
@@ -198,6 +217,7 @@ package final class TLSEngine: @unchecked Sendable {
     package func write(_ plaintext: UnsafeRawBufferPointer) -> Bool { false }
     package func takeOutput() -> [UInt8] { [] }
     package func shutdown() {}
+    package var negotiatedProtocol: String? { nil }
 }
 #endif
 

@@ -169,8 +169,10 @@ struct EventLoopCoreTests {
         // deadlines leave room for a slow shutdown on a loaded machine: only
         // their order matters, never how long the shutdown took.
         loop.schedule(at: start + .milliseconds(400)) { fired.update { $0.append(1) } }
-        let cancelled = loop.schedule(at: start + .milliseconds(1_400)) { fired.update { $0.append(99) } }
-        await loop.shutdown()
+        let cancelled = loop.schedule(at: start + .milliseconds(3_000)) { fired.update { $0.append(99) } }
+        // Blocking: an awaited shutdown resumes on the cooperative pool, which a loaded test
+        // run can hold up for seconds; this thread goes on as soon as the loop has stopped.
+        loop.shutdownBlocking()
         cancelled.cancel()
         // Scheduled after it stopped.
         loop.schedule(at: start + .milliseconds(1_000)) { fired.update { $0.append(2) } }
@@ -182,7 +184,7 @@ struct EventLoopCoreTests {
         let firstFired = try #require(await Self.eventually { firedBy.value != nil } ? firedBy.value : nil)
         #expect(firstFired - start >= .milliseconds(400))
         // The cancelled one never fires, not even after its deadline.
-        try await Task.sleep(until: start + .milliseconds(1_500))
+        try await Task.sleep(until: start + .milliseconds(3_100))
         #expect(fired.value == [1, 2])
     }
 

@@ -85,8 +85,10 @@ struct EventLoopScalingTests {
         for _ in 0..<200 where server.connectionCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.connectionCount == 2)
         let started = ContinuousClock.now
-        await server.shutdown(timeout: .seconds(1))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Long enough for the polite close to finish on a loaded machine; the rude peer
+        // holds the shutdown until it runs out.
+        await server.shutdown(timeout: .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(8))
         #expect(await polite.waitUntilClosed().code == .goingAway)
         // The listener is gone and so are the server's own loops.
         #expect(throws: WebSocketError.self) {

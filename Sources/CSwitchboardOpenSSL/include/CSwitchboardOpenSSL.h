@@ -21,8 +21,12 @@ int sb_trust_system_store(SSL_CTX *context);
 int sb_trust_pem(SSL_CTX *context, const char *pem, int length);
 /// Sends SNI and checks the certificate against `host` (a DNS name or an IP literal).
 int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address);
-/// Offers ALPN "http/1.1".
-int sb_offer_http11(SSL *ssl);
+/// Offers the ALPN protocols in `wire` (length-prefixed names, RFC 7301).
+int sb_offer_alpn(SSL *ssl, const unsigned char *wire, unsigned int length);
+/// The ALPN protocol both sides agreed on (not NUL-terminated), or NULL; `length` gets its length.
+const unsigned char *sb_selected_alpn(SSL *ssl, unsigned int *length);
+/// Makes a server context answer ALPN: "h2" first when `allow_h2`, else only "http/1.1".
+void sb_server_alpn(SSL_CTX *context, int allow_h2);
 /// Why verification failed, or NULL when it passed.
 const char *sb_verify_error(SSL *ssl);
 /// The oldest queued OpenSSL error as text; clears the queue.

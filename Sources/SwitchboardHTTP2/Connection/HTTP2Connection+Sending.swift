@@ -173,7 +173,7 @@ extension HTTP2Connection {
         }
     }
 
-    /// Events produced by calls made outside ``receive(_:at:)`` (a stream that completes
+    /// Events produced by calls made outside `receive(_:at:)` (a stream that completes
     /// because this side sent its end, for instance); collect them after sending.
     public mutating func takeEvents() -> [HTTP2Event] {
         var taken: [HTTP2Event] = []

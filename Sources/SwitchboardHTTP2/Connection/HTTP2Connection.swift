@@ -1,5 +1,5 @@
 /// An HTTP/2 connection (RFC 9113) with no socket, client or server: bytes received go in
-/// through ``receive(_:at:)`` and come out as ``HTTP2Event``s; what to send accumulates
+/// through `receive(_:at:)` and come out as ``HTTP2Event``s; what to send accumulates
 /// in ``takeOutput()``. Streams, both flow-control windows, SETTINGS, PING, GOAWAY and
 /// every frame-level rule live here, so all of it is tested without I/O.
 ///
@@ -8,10 +8,15 @@
 public struct HTTP2Connection: Sendable {
     /// Which end of the connection this is.
     public enum Role: Sendable, Hashable {
-        case client, server
+        /// Opens streams (odd ids) and sends the connection preface.
+        case client
+        /// Accepts the client's streams and expects its preface.
+        case server
     }
 
+    /// Which end this is.
     public let role: Role
+    /// The limits this side enforces and advertises.
     public let configuration: HTTP2ConnectionConfiguration
     /// The settings the peer has sent (the RFC's defaults until its first SETTINGS).
     public private(set) var remoteSettings = HTTP2Settings()
@@ -116,7 +121,7 @@ public struct HTTP2Connection: Sendable {
     // MARK: Receiving
 
     /// Handles bytes from the peer and returns what they meant. After a protocol violation
-    /// the output ends with GOAWAY and the last event is ``HTTP2Event/connectionFailed(_:)``;
+    /// the output ends with GOAWAY and the last event is `connectionFailed`;
     /// later bytes are ignored.
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, at now: ContinuousClock.Instant = .now) -> [HTTP2Event] {
         guard failure == nil else { return [] }
@@ -133,7 +138,7 @@ public struct HTTP2Connection: Sendable {
         return taken
     }
 
-    /// Handles bytes from the peer; see ``receive(_:at:)-(UnsafeRawBufferPointer,_)``.
+    /// Handles bytes from the peer, as the buffer-pointer variant does.
     public mutating func receive(_ bytes: [UInt8], at now: ContinuousClock.Instant = .now) -> [HTTP2Event] {
         bytes.withUnsafeBytes { receive($0, at: now) }
     }

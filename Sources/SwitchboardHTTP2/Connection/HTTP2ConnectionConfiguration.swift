@@ -48,6 +48,7 @@ public struct HTTP2RateLimit: Sendable, Hashable {
     /// Events allowed per second once the burst is spent.
     public var perSecond: Int
 
+    /// A limit of `burst` at once and `perSecond` after.
     public init(burst: Int, perSecond: Int) {
         self.burst = burst
         self.perSecond = perSecond

@@ -53,6 +53,7 @@ public struct HTTP2ProtocolViolation: Error, Sendable, Hashable, CustomStringCon
     /// What went wrong, for logs; never holds header values.
     public var reason: String
 
+    /// A violation answered with `code`, described by `reason`.
     public init(_ code: HTTP2ErrorCode, _ reason: String) {
         self.code = code
         self.reason = reason

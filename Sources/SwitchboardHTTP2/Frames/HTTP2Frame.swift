@@ -6,6 +6,7 @@ public struct HTTP2Frame: Sendable, Hashable {
     /// What the frame carries.
     public var payload: Payload
 
+    /// A frame for `streamID` (0 for the connection) carrying `payload`.
     public init(streamID: UInt32, payload: Payload) {
         self.streamID = streamID
         self.payload = payload
@@ -64,15 +65,25 @@ public struct HTTP2FrameType: RawRepresentable, Sendable, Hashable, CustomString
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// DATA.
     public static let data = HTTP2FrameType(rawValue: 0x0)
+    /// HEADERS.
     public static let headers = HTTP2FrameType(rawValue: 0x1)
+    /// PRIORITY.
     public static let priority = HTTP2FrameType(rawValue: 0x2)
+    /// RST_STREAM.
     public static let rstStream = HTTP2FrameType(rawValue: 0x3)
+    /// SETTINGS.
     public static let settings = HTTP2FrameType(rawValue: 0x4)
+    /// PUSH_PROMISE.
     public static let pushPromise = HTTP2FrameType(rawValue: 0x5)
+    /// PING.
     public static let ping = HTTP2FrameType(rawValue: 0x6)
+    /// GOAWAY.
     public static let goAway = HTTP2FrameType(rawValue: 0x7)
+    /// WINDOW_UPDATE.
     public static let windowUpdate = HTTP2FrameType(rawValue: 0x8)
+    /// CONTINUATION.
     public static let continuation = HTTP2FrameType(rawValue: 0x9)
 
     private static let names = ["DATA", "HEADERS", "PRIORITY", "RST_STREAM", "SETTINGS", "PUSH_PROMISE", "PING", "GOAWAY", "WINDOW_UPDATE", "CONTINUATION"]
@@ -93,5 +104,6 @@ enum HTTP2FrameFlags {
 
 /// The 24 octets a client sends before anything else (RFC 9113 §3.4).
 public enum HTTP2ConnectionPreface {
+    /// `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
     public static let bytes: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 }

@@ -1,4 +1,4 @@
-/// Cuts a byte stream into HTTP/2 frames, with no socket: bytes go in through ``append(_:)``,
+/// Cuts a byte stream into HTTP/2 frames, with no socket: bytes go in through `append(_:)`,
 /// frames come out of ``nextFrame()``. Every length is checked against the advertised
 /// MAX_FRAME_SIZE before a byte of the payload is held, so a peer cannot make it buffer more
 /// than one frame. Every error is a connection error (RFC 9113 §5.4.1 lets an endpoint treat
@@ -30,7 +30,7 @@ public struct HTTP2FrameDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
-    /// Adds bytes read from the connection.
+    /// Adds bytes read from the connection, from an array.
     public mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }

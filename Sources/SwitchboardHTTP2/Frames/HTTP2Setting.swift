@@ -33,9 +33,12 @@ public struct HTTP2SettingID: RawRepresentable, Sendable, Hashable, CustomString
 
 /// One SETTINGS parameter and its value.
 public struct HTTP2Setting: Sendable, Hashable, CustomStringConvertible {
+    /// Which parameter.
     public var id: HTTP2SettingID
+    /// Its value.
     public var value: UInt32
 
+    /// `id` set to `value`.
     public init(_ id: HTTP2SettingID, _ value: UInt32) {
         self.id = id
         self.value = value

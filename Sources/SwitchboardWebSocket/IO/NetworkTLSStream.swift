@@ -28,7 +28,8 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
     private let rejection: LockedState<String?>
 
     /// Connects to `host`:`port` and finishes the TLS handshake before `deadline`.
-    init(host: String, port: Int, options: TLSOptions, deadline: ContinuousClock.Instant) throws(WebSocketError) {
+    init(host: String, port: Int, options: TLSOptions, applicationProtocols: [String] = ["http/1.1"],
+         deadline: ContinuousClock.Instant) throws(WebSocketError) {
         guard (1...65535).contains(port), let nwPort = NWEndpoint.Port(rawValue: UInt16(port)) else { throw .io("invalid port \(port)") }
         let serverName = options.serverName ?? host
         var anchors: [Data]?
@@ -40,7 +41,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         let tls = NWProtocolTLS.Options()
         let security = tls.securityProtocolOptions
         sec_protocol_options_set_tls_server_name(security, serverName)
-        sec_protocol_options_add_tls_application_protocol(security, "http/1.1")
+        for name in applicationProtocols { sec_protocol_options_add_tls_application_protocol(security, name) }
         let queue = DispatchQueue(label: "Switchboard.NetworkTLSStream")
         let rejection = LockedState<String?>(nil)
         self.queue = queue

@@ -18,6 +18,10 @@ public final class TLSServerContext: @unchecked Sendable {
         self.context = context
     }
 
+    /// Lets TLS's ALPN choose `h2` for clients that offer it (HTTP/2 and gRPC servers);
+    /// clients that offer only `http/1.1`, as WebSocket clients do, still get that.
+    package func allowHTTP2() { sb_server_alpn(context, 1) }
+
     deinit { SSL_CTX_free(context) }
 }
 #endif

@@ -115,56 +115,12 @@ public enum WebSocketClient {
     /// DNS and TCP, then TLS for `wss://`, on an event loop; the socket is closed if TLS fails.
     private static func openChannel(_ endpoint: WebSocketEndpoint, options: Options, loop: EventLoop,
                                     deadline: ContinuousClock.Instant) async throws(WebSocketError) -> any ByteChannel {
-        #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
-        if endpoint.isSecure {
-            // Network.framework resolves, connects and secures in one connection, and does its
-            // own I/O: its bytes are pumped onto the loop.
-            let opened: Result<NetworkTLSStream, WebSocketError> = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(returning: Result { () throws(WebSocketError) in
-                        try NetworkTLSStream(host: endpoint.host, port: endpoint.port, options: options.tls, deadline: deadline)
-                    })
-                }
-            }
-            return PumpedChannel(stream: try opened.get(), loop: loop)
-        }
-        #endif
-        let descriptor: Int32
-        do throws(ConnectFailure) {
-            descriptor = try await SocketConnector.connect(host: endpoint.host, port: endpoint.port, deadline: deadline, loop: loop)
+        do throws(WebSocketError) {
+            return try await ChannelOpener.open(host: endpoint.host, port: endpoint.port, tls: endpoint.isSecure ? options.tls : nil,
+                                                applicationProtocols: ["http/1.1"], loop: loop, deadline: deadline).channel
         } catch {
-            switch error {
-            case let .timeout(what): throw naming(endpoint, in: .timeout(what))
-            case let .io(reason): throw naming(endpoint, in: .io(reason))
-            }
+            throw naming(endpoint, in: error)
         }
-        guard endpoint.isSecure else { return SocketChannel(descriptor: descriptor, loop: loop) }
-        #if canImport(CSwitchboardOpenSSL)
-        let engine: TLSEngine
-        do throws(IOFailure) {
-            engine = try TLSEngine(clientTrusting: options.tls.trustedCertificatesPEM, serverName: options.tls.serverName ?? endpoint.host)
-        } catch {
-            _ = SocketDescriptor.systemClose(descriptor)
-            throw naming(endpoint, in: .io(error.description))
-        }
-        let channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
-        let once = FirstOutcome()
-        let timer = loop.schedule(at: deadline) { once.offer(.timeout("TLS handshake")) }
-        channel.activate(delegate: ParkedReader()) { reason in
-            timer.cancel()
-            once.offer(reason.map { .io($0) })
-        }
-        if let failure = await once.value {
-            timer.cancel()
-            channel.close(reason: nil)
-            throw naming(endpoint, in: failure)
-        }
-        channel.setReading(false)
-        return channel
-        #else
-        _ = SocketDescriptor.systemClose(descriptor)
-        throw .io("wss:// needs the system OpenSSL (Linux) or Network.framework (Apple platforms)")
-        #endif
     }
 
     /// `error` with the host and port it concerns, so "connection refused" or a TLS failure

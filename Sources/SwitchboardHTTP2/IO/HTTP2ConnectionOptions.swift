@@ -1,0 +1,23 @@
+/// How an HTTP/2 connection over a socket behaves beyond the protocol's own settings.
+public struct HTTP2ConnectionOptions: Sendable, Hashable {
+    /// The protocol limits this side enforces and advertises.
+    public var protocolConfiguration = HTTP2ConnectionConfiguration()
+    /// How often to PING an idle-looking connection to prove the peer is there; nil sends
+    /// none. Default nil (as grpc-swift: keepalive is opt-in).
+    public var keepaliveInterval: Duration?
+    /// How long a PING (keepalive or the first one after SETTINGS) may go unanswered before
+    /// the connection is dropped. Default 10 s.
+    public var keepaliveTimeout: Duration = .seconds(10)
+    /// How long the peer may take to acknowledge this side's SETTINGS before the connection
+    /// ends with SETTINGS_TIMEOUT. Default 10 s.
+    public var settingsTimeout: Duration = .seconds(10)
+    /// Written bytes that may wait for the peer to read before this side stops reading
+    /// (so a peer that sends but never reads cannot make it queue answers forever).
+    /// Default 4 MiB; reading resumes under half of it.
+    public var maxQueuedOutputBytes = 4 << 20
+    /// How long a graceful close waits for open streams before closing anyway. Default 5 s.
+    public var gracefulCloseTimeout: Duration = .seconds(5)
+
+    /// The defaults.
+    public init() {}
+}

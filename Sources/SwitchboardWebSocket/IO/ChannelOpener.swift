@@ -1,0 +1,79 @@
+import Foundation
+import SwitchboardIO
+#if canImport(CSwitchboardOpenSSL)
+internal import CSwitchboardOpenSSL
+#endif
+#if canImport(Network)
+import Network
+#endif
+
+/// Opens a client byte channel on an event loop: DNS and TCP, then TLS when options are
+/// given, offering `applicationProtocols` through ALPN (WebSocket offers `http/1.1`, gRPC
+/// `h2`). Shared by every client transport, so each gets the same deadlines and errors.
+package enum ChannelOpener {
+    /// An open channel, not reading, and what it read while TLS finished (a server that
+    /// speaks first, as HTTP/2 servers do, may already have sent something).
+    package struct Opened: Sendable {
+        package let channel: any ByteChannel
+        /// On the channel's loop, before activating another delegate: the bytes read so
+        /// far and why the channel ended, if it did.
+        package let takeEarlyBytes: @Sendable () -> (bytes: [UInt8], ended: String?)
+    }
+
+    /// Opens the channel before `deadline`; the socket is closed if any step fails.
+    package static func open(host: String, port: Int, tls: TLSOptions?, applicationProtocols: [String], loop: EventLoop,
+                             deadline: ContinuousClock.Instant) async throws(WebSocketError) -> Opened {
+        #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
+        if let tls {
+            // Network.framework resolves, connects and secures in one connection, and does its
+            // own I/O: its bytes are pumped onto the loop.
+            let opened: Result<NetworkTLSStream, WebSocketError> = await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(returning: Result { () throws(WebSocketError) in
+                        try NetworkTLSStream(host: host, port: port, options: tls, applicationProtocols: applicationProtocols, deadline: deadline)
+                    })
+                }
+            }
+            return Opened(channel: PumpedChannel(stream: try opened.get(), loop: loop), takeEarlyBytes: { ([], nil) })
+        }
+        #endif
+        let descriptor: Int32
+        do throws(ConnectFailure) {
+            descriptor = try await SocketConnector.connect(host: host, port: port, deadline: deadline, loop: loop)
+        } catch {
+            switch error {
+            case let .timeout(what): throw .timeout(what)
+            case let .io(reason): throw .io(reason)
+            }
+        }
+        guard let tls else { return Opened(channel: SocketChannel(descriptor: descriptor, loop: loop), takeEarlyBytes: { ([], nil) }) }
+        #if canImport(CSwitchboardOpenSSL)
+        let engine: TLSEngine
+        do throws(IOFailure) {
+            engine = try TLSEngine(clientTrusting: tls.trustedCertificatesPEM, serverName: tls.serverName ?? host,
+                                   applicationProtocols: applicationProtocols)
+        } catch {
+            _ = SocketDescriptor.systemClose(descriptor)
+            throw .io(error.description)
+        }
+        let channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
+        let once = FirstOutcome()
+        let timer = loop.schedule(at: deadline) { once.offer(.timeout("TLS handshake")) }
+        let parked = ParkedReader()
+        channel.activate(delegate: parked) { reason in
+            timer.cancel()
+            once.offer(reason.map { .io($0) })
+        }
+        if let failure = await once.value {
+            timer.cancel()
+            channel.close(reason: nil)
+            throw failure
+        }
+        channel.setReading(false)
+        return Opened(channel: channel, takeEarlyBytes: { (parked.take(), parked.endReason) })
+        #else
+        _ = SocketDescriptor.systemClose(descriptor)
+        throw .io("TLS needs the system OpenSSL (Linux) or Network.framework (Apple platforms)")
+        #endif
+    }
+}
