@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "SwitchboardIO", targets: ["SwitchboardIO"]),
         .library(name: "SwitchboardWebSocket", targets: ["SwitchboardWebSocket"]),
         .library(name: "SwitchboardHTTP2", targets: ["SwitchboardHTTP2"]),
+        .library(name: "SwitchboardGRPC", targets: ["SwitchboardGRPC"]),
         .library(name: "SwitchboardChat", targets: ["SwitchboardChat"]),
         .library(name: "SwitchboardSession", targets: ["SwitchboardSession"]),
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
@@ -55,6 +56,13 @@ let package = Package(
         ),
         // A hand-written HTTP/2 (RFC 9113) with HPACK (RFC 7541): sans-IO core plus I/O on the loops.
         .target(name: "SwitchboardHTTP2", dependencies: ["SwitchboardIO"], path: "Sources/SwitchboardHTTP2"),
+        // The generated clients and handlers over gRPC, on the hand-written HTTP/2; TCP and TLS
+        // (ALPN h2) come from the shared opener in SwitchboardWebSocket.
+        .target(
+            name: "SwitchboardGRPC",
+            dependencies: ["SwitchboardHTTP2", "SwitchboardRuntime", "SwitchboardWebSocket"],
+            path: "Sources/SwitchboardGRPC"
+        ),
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
         .target(
             name: "SwitchboardChat",
@@ -125,6 +133,11 @@ let package = Package(
             path: "Tests/SwitchboardEmitterTests"
         ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
+        .testTarget(
+            name: "SwitchboardGRPCTests",
+            dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
+            path: "Tests/SwitchboardGRPCTests"
+        ),
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",

@@ -43,7 +43,8 @@ public struct DynamicEndpoint: Sendable {
     public var descriptor: EndpointDescriptor {
         EndpointDescriptor(rpcName: endpoint.rpcName, verb: endpoint.verb, pathTemplate: endpoint.runtimePathTemplate,
                            auth: service.auth == .account ? .account : .none, isIdempotent: endpoint.isIdempotent,
-                           defaultTimeout: endpoint.timeoutMilliseconds.map { .milliseconds($0) }, isDeprecated: endpoint.isDeprecated)
+                           defaultTimeout: endpoint.timeoutMilliseconds.map { .milliseconds($0) }, isDeprecated: endpoint.isDeprecated,
+                           errorStatusByGRPCCode: endpoint.errorStatusByGRPCCode)
     }
 
     /// Whether the endpoint needs an authenticated connection.

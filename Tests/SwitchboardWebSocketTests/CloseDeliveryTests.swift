@@ -19,7 +19,9 @@ import Testing
     /// Sends nobody awaits fill the write queue past its limit while the peer is not reading;
     /// the close frame then waits behind them instead of cutting them off.
     @Test func closingRightAfterQueuedSendsLosesNothing() async throws {
-        let (peer, client) = try await connectToLateReader(delay: 2, options: .init(maximumQueuedBytes: 1))
+        // The peer must still be asleep when the sends run out of room, even on a loaded
+        // machine; the close then waits behind them for longer than it sleeps.
+        let (peer, client) = try await connectToLateReader(delay: 4, options: .init(closeTimeout: .seconds(20), maximumQueuedBytes: 1))
         var accepted = 0
         // Accepted until TCP backs up and the queue holds a remainder: then they are refused.
         for _ in 0..<2000 {

@@ -15,7 +15,11 @@ public enum ProtoExporter {
         let usesTimestamp = schema.messages.contains { message in
             message.fields.contains { $0.shape.valueType == .timestamp(.wellKnown) }
         }
-        if usesTimestamp { lines += ["", "import \"google/protobuf/timestamp.proto\";"] }
+        let services = grpcServices(schema)
+        let usesEmpty = services.contains { $0.methods.contains { $0.request == nil || $0.response == nil } }
+        if usesTimestamp || usesEmpty { lines.append("") }
+        if usesEmpty { lines.append("import \"google/protobuf/empty.proto\";") }
+        if usesTimestamp { lines.append("import \"google/protobuf/timestamp.proto\";") }
         for (index, message) in schema.messages.enumerated() where message.parent == nil {
             lines.append("")
             exportMessage(index, schema: schema, indent: "", into: &lines)
@@ -24,7 +28,71 @@ public enum ProtoExporter {
             lines.append("")
             exportEnum(index, schema: schema, indent: "", into: &lines)
         }
+        for service in services {
+            lines.append("")
+            exportService(service, schema: schema, into: &lines)
+        }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A gRPC service as the `.proto` declares it: the endpoints whose `rpcName` is
+    /// `package.Name/Method` in this schema's package, grouped by `Name`.
+    struct GRPCService {
+        struct Method {
+            var name: String
+            var request: Int?
+            var response: Int?
+            var documentation: [String]
+            var isDeprecated: Bool
+        }
+
+        var name: String
+        var documentation: [String]
+        var methods: [Method]
+        /// Endpoints whose rpcName lies in another package: they cannot be declared here.
+        var elsewhere: [String]
+    }
+
+    static func grpcServices(_ schema: Schema) -> [GRPCService] {
+        var services: [GRPCService] = []
+        var indexByName: [String: Int] = [:]
+        let prefix = schema.packageName + "."
+        for service in schema.services {
+            for endpoint in service.endpoints {
+                let parts = endpoint.rpcName.split(separator: "/", maxSplits: 1).map(String.init)
+                let qualified = parts.first ?? ""
+                let serviceName = qualified.hasPrefix(prefix) ? String(qualified.dropFirst(prefix.count)) : nil
+                let key = serviceName ?? service.name
+                if indexByName[key] == nil {
+                    indexByName[key] = services.count
+                    services.append(GRPCService(name: key, documentation: service.documentation, methods: [], elsewhere: []))
+                }
+                guard let serviceName, parts.count == 2, !serviceName.contains(".") else {
+                    services[indexByName[key]!].elsewhere.append(endpoint.rpcName)
+                    continue
+                }
+                services[indexByName[key]!].methods.append(GRPCService.Method(
+                    name: parts[1], request: endpoint.request, response: endpoint.response,
+                    documentation: endpoint.documentation, isDeprecated: endpoint.isDeprecated))
+            }
+        }
+        return services
+    }
+
+    static func exportService(_ service: GRPCService, schema: Schema, into lines: inout [String]) {
+        comments(service.documentation, indent: "", into: &lines)
+        lines.append("service \(service.name) {")
+        for method in service.methods {
+            comments(method.documentation, indent: "  ", into: &lines)
+            let request = method.request.map { "." + schema.messages[$0].fullName } ?? ".google.protobuf.Empty"
+            let response = method.response.map { "." + schema.messages[$0].fullName } ?? ".google.protobuf.Empty"
+            let options = method.isDeprecated ? " { option deprecated = true; }" : ";"
+            lines.append("  rpc \(method.name)(\(request)) returns (\(response))\(options)")
+        }
+        for name in service.elsewhere {
+            lines.append("  // \(name) is served outside package \(schema.packageName): declare it in that package's .proto.")
+        }
+        lines.append("}")
     }
 
     static func comments(_ documentation: [String], indent: String, into lines: inout [String]) {

@@ -102,6 +102,10 @@ struct ServiceTranslator {
             if endpoint.isDeprecated { arguments.append("isDeprecated: true") }
             if let body = requestBodyTypeName(endpoint) { arguments.append("requestBodyType: \(body).self") }
             if let response = typeName(endpoint.response) { arguments.append("responseBodyType: \(response).self") }
+            let grpcCodes = endpoint.errorStatusByGRPCCode
+            if !grpcCodes.isEmpty {
+                arguments.append("errorStatusByGRPCCode: [" + grpcCodes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]")
+            }
             members.append(.property(SwiftProperty(
                 documentation: ["`\(endpoint.verb) \(endpoint.runtimePathTemplate)`"], access: access, isStatic: true, isLet: true,
                 name: endpoint.swiftName, initializer: "EndpointDescriptor(\(arguments.joined(separator: ", ")))")))
@@ -386,7 +390,8 @@ struct ServiceTranslator {
             lines.append(.line("let body: Data"))
             lines.append(.doCatch("do throws(TransportError)", [.line("body = try \(bodyExpression).encodedBody(\(encoding))")], [.line("return .failure(error)")]))
         }
-        lines.append(.line("let rpcRequest = RPCRequest(endpoint: \(namespace).\(endpoint.swiftName), path: path, logSafePath: \(hasSensitive ? "logSafePath" : "path"), headers: headers, body: \(bodyExpression == "nil" ? "nil" : "body"))"))
+        let message = endpoint.request != nil ? ", message: request" : ""
+        lines.append(.line("let rpcRequest = RPCRequest(endpoint: \(namespace).\(endpoint.swiftName), path: path, logSafePath: \(hasSensitive ? "logSafePath" : "path"), headers: headers, body: \(bodyExpression == "nil" ? "nil" : "body")\(message))"))
         let decode = endpoint.response != nil
             ? "{ body, encoding in try \(typeName(endpoint.response)!)(decoding: body, encoding: encoding) }"
             : "{ _, _ in () }"

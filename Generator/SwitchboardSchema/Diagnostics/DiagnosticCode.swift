@@ -68,6 +68,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case bodyNotAllowed = "body-not-allowed"
     case invalidBody = "invalid-body"
     case invalidErrorStatus = "invalid-error-status"
+    case invalidGRPCCode = "invalid-grpc-code"
     case duplicateErrorStatus = "duplicate-error-status"
     case invalidErrorBinding = "invalid-error-binding"
     case unknownErrorSet = "unknown-error-set"

@@ -45,6 +45,9 @@ public struct ErrorCaseDefinition: Sendable, Hashable {
     public var body: Int?
     /// Whether the case carries the `Retry-After` delay.
     public var retryAfter: Bool
+    /// The gRPC status code (1...16) the schema's `grpc CODE` gives, if any; see
+    /// ``EndpointDefinition/errorStatusByGRPCCode`` for the mapping with defaults.
+    public var grpcCode: Int?
     public var documentation: [String]
     public var location: SourceLocation
 }
@@ -135,4 +138,53 @@ public struct ServiceDefinition: Sendable, Hashable {
     public var documentation: [String]
     public var file: Int
     public var location: SourceLocation
+}
+
+extension EndpointDefinition {
+    /// Which declared error each gRPC status code stands for (code → HTTP-like status):
+    /// every `grpc CODE` the schema gives, then, for errors without one, the default code
+    /// of their status where no other error has claimed it. Errors left out arrive over
+    /// gRPC only from a Switchboard server, which sends the exact status too.
+    public var errorStatusByGRPCCode: [Int: Int] {
+        var mapping: [Int: Int] = [:]
+        for error in errors { if let code = error.grpcCode, mapping[code] == nil { mapping[code] = error.status } }
+        for error in errors where error.grpcCode == nil {
+            if let code = GRPCStatusCodes.defaultCode(forStatus: error.status), mapping[code] == nil { mapping[code] = error.status }
+        }
+        return mapping
+    }
+}
+
+/// gRPC's status codes by name, and the default code for an HTTP-like error status.
+public enum GRPCStatusCodes {
+    /// The names in code order: `OK` is 0, `UNAUTHENTICATED` 16.
+    public static let names = [
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+        "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+        "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    ]
+
+    /// The code a name stands for.
+    public static func code(named name: String) -> Int? { names.firstIndex(of: name) }
+
+    /// The code an error with this status travels as when the schema does not say:
+    /// the usual HTTP mapping of google.rpc.Code, read backwards.
+    public static func defaultCode(forStatus status: Int) -> Int? {
+        switch status {
+        case 400: 3 // INVALID_ARGUMENT
+        case 401: 16 // UNAUTHENTICATED
+        case 403: 7 // PERMISSION_DENIED
+        case 404: 5 // NOT_FOUND
+        case 409: 6 // ALREADY_EXISTS
+        case 412: 9 // FAILED_PRECONDITION
+        case 416: 11 // OUT_OF_RANGE
+        case 429: 8 // RESOURCE_EXHAUSTED
+        case 499: 1 // CANCELLED
+        case 500: 13 // INTERNAL
+        case 501: 12 // UNIMPLEMENTED
+        case 503: 14 // UNAVAILABLE
+        case 504: 4 // DEADLINE_EXCEEDED
+        default: nil
+        }
+    }
 }

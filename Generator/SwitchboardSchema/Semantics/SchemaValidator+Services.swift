@@ -327,9 +327,24 @@ extension SchemaValidator {
             let components = binding.text.split(separator: ".").map { NameSyntax(text: String($0), location: binding.location) }
             body = resolveMessage(components, role: "error body")
         }
+        var grpcCode: Int?
+        if let name = item.grpcCode {
+            if let code = GRPCStatusCodes.code(named: name.text), code != 0 {
+                if let previous = endpoint.errors.first(where: { $0.grpcCode == code }) {
+                    diagnostics.error(.invalidGRPCCode, "gRPC code \(name.text) already stands for error '\(previous.name)' of rpc '\(endpoint.name)'", at: name.location)
+                } else {
+                    grpcCode = code
+                }
+            } else if name.text == "OK" {
+                diagnostics.error(.invalidGRPCCode, "OK is success, not an error: give the error another gRPC code", at: name.location)
+            } else {
+                let hint = Suggestion.closest(to: name.text, among: Array(GRPCStatusCodes.names.dropFirst())).map { " (did you mean \($0)?)" } ?? ""
+                diagnostics.error(.invalidGRPCCode, "unknown gRPC status code '\(name.text)'\(hint)", at: name.location)
+            }
+        }
         endpoint.errors.append(ErrorCaseDefinition(
             status: status, name: item.name.text, swiftName: item.name.text, body: body, retryAfter: retryAfter,
-            documentation: item.documentation, location: item.status.location))
+            grpcCode: grpcCode, documentation: item.documentation, location: item.status.location))
     }
 
     /// Parses the route's path and query, binding each placeholder to a request field.

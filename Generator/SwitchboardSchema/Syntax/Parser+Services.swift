@@ -68,7 +68,7 @@ extension Parser {
         return ErrorSetSyntax(name: name, cases: cases, documentation: documentation)
     }
 
-    /// `404 notFound` or `422 invalid(ValidationError, retryAfter)`.
+    /// `404 notFound`, `422 invalid(ValidationError, retryAfter)` or `404 notFound grpc NOT_FOUND`.
     mutating func parseErrorCase() -> ErrorCaseSyntax? {
         let documentation = current.documentation
         guard current.kind == .integer else {
@@ -87,7 +87,12 @@ extension Parser {
             }
             _ = expect(.rightParen, "to close the error's bindings")
         }
-        return ErrorCaseSyntax(status: status, name: name, bindings: bindings, documentation: documentation)
+        var grpcCode: NameSyntax?
+        if current.isKeyword("grpc") {
+            advance()
+            grpcCode = expectName("a gRPC status code name such as NOT_FOUND after 'grpc'")
+        }
+        return ErrorCaseSyntax(status: status, name: name, bindings: bindings, grpcCode: grpcCode, documentation: documentation)
     }
 
     // MARK: service

@@ -13,12 +13,14 @@ public struct ErrorSetSyntax: Sendable, Hashable {
     public var documentation: [String]
 }
 
-/// `404 notFound(Body, retryAfter)`
+/// `404 notFound(Body, retryAfter) grpc NOT_FOUND`
 public struct ErrorCaseSyntax: Sendable, Hashable {
     public var status: IntegerSyntax
     public var name: NameSyntax
     /// Message type names or `retryAfter`.
     public var bindings: [NameSyntax]
+    /// The gRPC status code name the error travels as over gRPC, if given.
+    public var grpcCode: NameSyntax?
     public var documentation: [String]
 }
 

@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.AccountUsernames` service (auth: account, status: enabled).
 public enum AccountUsernames {
     /// `PUT /v1/accounts/username_hash/reserve`
-    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account, requestBodyType: ReserveUsernameHashRequest.self, responseBodyType: ReserveUsernameHashResponse.self)
+    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account, requestBodyType: ReserveUsernameHashRequest.self, responseBodyType: ReserveUsernameHashResponse.self, errorStatusByGRPCCode: [6: 409, 7: 403, 8: 429, 16: 401])
 
     /// `DELETE /v1/accounts/username_hash`
-    public static let deleteUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/DeleteUsernameHash", verb: "DELETE", pathTemplate: "/v1/accounts/username_hash", auth: .account, isIdempotent: true)
+    public static let deleteUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/DeleteUsernameHash", verb: "DELETE", pathTemplate: "/v1/accounts/username_hash", auth: .account, isIdempotent: true, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.AccountUsernames", auth: .account, versions: nil, status: .enabled, endpoints: [AccountUsernames.reserveUsernameHash, AccountUsernames.deleteUsernameHash], events: [])
@@ -195,7 +195,7 @@ public struct AccountUsernamesClient: AccountUsernamesService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: AccountUsernames.reserveUsernameHash, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: AccountUsernames.reserveUsernameHash, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.ReserveUsernameHashError.self, decode: { body, encoding in try ReserveUsernameHashResponse(decoding: body, encoding: encoding) })
     }
 

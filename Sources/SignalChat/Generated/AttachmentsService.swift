@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Attachments` service (auth: account, status: enabled).
 public enum Attachments {
     /// `GET /v4/attachments/form/upload`
-    public static let getUploadForm = EndpointDescriptor(rpcName: "signal.chat.Attachments/GetUploadForm", verb: "GET", pathTemplate: "/v4/attachments/form/upload", auth: .account, responseBodyType: AttachmentUploadForm.self)
+    public static let getUploadForm = EndpointDescriptor(rpcName: "signal.chat.Attachments/GetUploadForm", verb: "GET", pathTemplate: "/v4/attachments/form/upload", auth: .account, responseBodyType: AttachmentUploadForm.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Attachments", auth: .account, versions: nil, status: .enabled, endpoints: [Attachments.getUploadForm], events: [])

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatLobby` service (auth: account, status: experimental).
 public enum ChatLobby {
     /// `GET /v1/chats?before_id={beforeId}&limit={limit}`
-    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self)
+    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatLobby", auth: .account, versions: nil, status: .experimental, endpoints: [ChatLobby.listChats], events: [])
@@ -118,7 +118,7 @@ public struct ChatLobbyClient: ChatLobbyService {
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
-        let rpcRequest = RPCRequest(endpoint: ChatLobby.listChats, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: ChatLobby.listChats, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatLobby.ListChatsError.self, decode: { body, encoding in try ListChatsResponse(decoding: body, encoding: encoding) })
     }
 }

@@ -9,13 +9,13 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatRoom` service (auth: account, status: experimental).
 public enum ChatRoom {
     /// `GET /v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}`
-    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ChatHistoryResponse.self)
+    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ChatHistoryResponse.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
 
     /// `POST /v1/chats/{chatId}/messages`
-    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self)
+    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
 
     /// `PUT /v1/chats/{chatId}/read`
-    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self)
+    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// Pushed as `PUT /api/v1/room/event`.
     public static let roomEventEvent = EventDescriptor(name: "roomEvent", verb: "PUT", path: "/api/v1/room/event", acknowledgement: .afterHandling, payloadType: RoomEvent.self)
@@ -291,7 +291,7 @@ public struct ChatRoomClient: ChatRoomService {
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
-        let rpcRequest = RPCRequest(endpoint: ChatRoom.getHistory, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: ChatRoom.getHistory, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.GetHistoryError.self, decode: { body, encoding in try ChatHistoryResponse(decoding: body, encoding: encoding) })
     }
 
@@ -309,7 +309,7 @@ public struct ChatRoomClient: ChatRoomService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: ChatRoom.sendChatMessage, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: ChatRoom.sendChatMessage, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.SendChatMessageError.self, decode: { body, encoding in try ChatMessage(decoding: body, encoding: encoding) })
     }
 
@@ -325,7 +325,7 @@ public struct ChatRoomClient: ChatRoomService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: ChatRoom.markRead, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: ChatRoom.markRead, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.MarkReadError.self, decode: { _, _ in () })
     }
 }

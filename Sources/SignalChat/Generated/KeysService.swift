@@ -9,13 +9,13 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Keys` service (auth: account, status: enabled).
 public enum Keys {
     /// `PUT /v2/keys?identity={identity}`
-    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account, requestBodyType: SetKeysRequest.self)
+    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account, requestBodyType: SetKeysRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// `GET /v2/keys?identity={identity}`
-    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true, responseBodyType: PreKeyCount.self)
+    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true, responseBodyType: PreKeyCount.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true, responseBodyType: PreKeyBundle.self)
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Keys", auth: .account, versions: nil, status: .enabled, endpoints: [Keys.setKeys, Keys.getPreKeyCount, Keys.getPreKeys], events: [])
@@ -285,7 +285,7 @@ public struct KeysClient: KeysService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: Keys.setKeys, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: Keys.setKeys, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.SetKeysError.self, decode: { _, _ in () })
     }
 
@@ -297,14 +297,14 @@ public struct KeysClient: KeysService {
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
-        let rpcRequest = RPCRequest(endpoint: Keys.getPreKeyCount, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: Keys.getPreKeyCount, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.GetPreKeyCountError.self, decode: { body, encoding in try PreKeyCount(decoding: body, encoding: encoding) })
     }
 
     public func getPreKeys(_ request: GetPreKeysRequest, options: CallOptions) async -> RequestResult<PreKeyBundle, Keys.GetPreKeysError> {
         let path = "/v2/keys/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.deviceId.parameterText)
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
-        let rpcRequest = RPCRequest(endpoint: Keys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: Keys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.GetPreKeysError.self, decode: { body, encoding in try PreKeyBundle(decoding: body, encoding: encoding) })
     }
 }

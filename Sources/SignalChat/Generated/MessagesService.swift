@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Messages` service (auth: account, status: enabled).
 public enum Messages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000), requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self)
+    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000), requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [6: 409, 7: 403, 8: 429, 16: 401])
 
     /// Pushed as `PUT /api/v1/message`.
     public static let incomingMessageEvent = EventDescriptor(name: "incomingMessage", verb: "PUT", path: "/api/v1/message", acknowledgement: .afterHandling, payloadType: Envelope.self)
@@ -143,7 +143,7 @@ public struct MessagesClient: MessagesService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: Messages.sendMessage, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: Messages.sendMessage, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Messages.SendMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }
 }

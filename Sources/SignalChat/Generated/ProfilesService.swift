@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Profiles` service (auth: account, status: enabled).
 public enum Profiles {
     /// `GET /v1/profile/{identifier}/{version}`
-    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true, responseBodyType: Profile.self)
+    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true, responseBodyType: Profile.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
 
     /// `PUT /v1/profile`
-    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account, requestBodyType: SetProfileRequest.self)
+    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account, requestBodyType: SetProfileRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Profiles", auth: .account, versions: nil, status: .enabled, endpoints: [Profiles.getProfile, Profiles.setProfile], events: [])
@@ -199,7 +199,7 @@ public struct ProfilesClient: ProfilesService {
     public func getProfile(_ request: GetProfileRequest, options: CallOptions) async -> RequestResult<Profile, Profiles.GetProfileError> {
         let path = "/v1/profile/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.version.parameterText)
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
-        let rpcRequest = RPCRequest(endpoint: Profiles.getProfile, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: Profiles.getProfile, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Profiles.GetProfileError.self, decode: { body, encoding in try Profile(decoding: body, encoding: encoding) })
     }
 
@@ -214,7 +214,7 @@ public struct ProfilesClient: ProfilesService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: Profiles.setProfile, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: Profiles.setProfile, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Profiles.SetProfileError.self, decode: { _, _ in () })
     }
 }

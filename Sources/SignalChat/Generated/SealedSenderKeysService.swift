@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderKeys` service (auth: none, status: enabled).
 public enum SealedSenderKeys {
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true, responseBodyType: PreKeyBundle.self)
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderKeys", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderKeys.getPreKeys], events: [])
@@ -102,7 +102,7 @@ public struct SealedSenderKeysClient: SealedSenderKeysService {
         let path = "/v2/keys/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.deviceId.parameterText)
         var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         headers.add(AccessKey.headerName, accessKey.headerValue)
-        let rpcRequest = RPCRequest(endpoint: SealedSenderKeys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: SealedSenderKeys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderKeys.GetPreKeysError.self, decode: { body, encoding in try PreKeyBundle(decoding: body, encoding: encoding) })
     }
 }

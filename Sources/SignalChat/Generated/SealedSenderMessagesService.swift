@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderMessages` service (auth: none, status: enabled).
 public enum SealedSenderMessages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none, requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self)
+    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none, requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [5: 404, 6: 409, 16: 401])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderMessages", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderMessages.sendSealedMessage], events: [])
@@ -126,7 +126,7 @@ public struct SealedSenderMessagesClient: SealedSenderMessagesService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: SealedSenderMessages.sendSealedMessage, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: SealedSenderMessages.sendSealedMessage, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderMessages.SendSealedMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }
 }

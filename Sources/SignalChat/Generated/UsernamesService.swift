@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Usernames` service (auth: none, status: enabled).
 public enum Usernames {
     /// `GET /v1/accounts/username_hash/{hash}`
-    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self)
+    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self, errorStatusByGRPCCode: [5: 404, 8: 429])
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Usernames", auth: .none, versions: 1...2, status: .enabled, endpoints: [Usernames.lookUpUsernameHash], events: [])
@@ -103,7 +103,7 @@ public struct UsernamesClient: UsernamesService {
         let path = "/v1/accounts/username_hash/" + PathEncoding.percentEncode(request.hash.parameterText)
         let logSafePath = "/v1/accounts/username_hash/" + "[REDACTED]"
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
-        let rpcRequest = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: path, logSafePath: logSafePath, headers: headers, body: nil)
+        let rpcRequest = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: path, logSafePath: logSafePath, headers: headers, body: nil, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: Usernames.LookUpUsernameHashError.self, decode: { body, encoding in try LookUpUsernameHashResponse(decoding: body, encoding: encoding) })
     }
 }

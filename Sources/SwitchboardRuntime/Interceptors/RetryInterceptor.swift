@@ -86,6 +86,10 @@ public struct RetryInterceptor: ClientInterceptor {
             switch error {
             case .disconnected, .notConnected: retryAfter = nil
             case let .retryLater(after): retryAfter = after
+            // gRPC's UNAVAILABLE is its "try again"; other codes are answers.
+            case let .grpcStatus(code, _, _):
+                guard code == 14 else { return nil }
+                retryAfter = nil
             // The deadline passed, the caller gave up, or the request itself is at fault.
             case .timeout, .cancelled, .invalidRequest, .unroutable, .notStubbed, .unexpectedResponse,
                  .undecodableResponse, .serverError:

@@ -22,12 +22,17 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     public let requestBodyType: (any ProtoMessage.Type)?
     /// The message a successful response's body holds; `nil` when the endpoint returns none.
     public let responseBodyType: (any ProtoMessage.Type)?
+    /// For gRPC: the status of the declared error each gRPC status code stands for (from
+    /// `grpc CODE` in the schema, or the documented default for the error's status), so a
+    /// gRPC failure becomes the endpoint's own error as the same HTTP-like status would.
+    public let errorStatusByGRPCCode: [Int: Int]
 
     /// Creates a descriptor.
     public init(
         rpcName: String, verb: String, pathTemplate: String, auth: AuthRequirement,
         isIdempotent: Bool = false, defaultTimeout: Duration? = nil, isDeprecated: Bool = false,
-        requestBodyType: (any ProtoMessage.Type)? = nil, responseBodyType: (any ProtoMessage.Type)? = nil
+        requestBodyType: (any ProtoMessage.Type)? = nil, responseBodyType: (any ProtoMessage.Type)? = nil,
+        errorStatusByGRPCCode: [Int: Int] = [:]
     ) {
         self.rpcName = rpcName
         self.verb = verb
@@ -38,6 +43,7 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.isDeprecated = isDeprecated
         self.requestBodyType = requestBodyType
         self.responseBodyType = responseBodyType
+        self.errorStatusByGRPCCode = errorStatusByGRPCCode
     }
 
     /// `rpcName (VERB template)`, safe to log: the template holds no values.
@@ -46,7 +52,7 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: EndpointDescriptor, rhs: EndpointDescriptor) -> Bool {
         lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
             && lhs.isIdempotent == rhs.isIdempotent && lhs.defaultTimeout == rhs.defaultTimeout
-            && lhs.isDeprecated == rhs.isDeprecated
+            && lhs.isDeprecated == rhs.isDeprecated && lhs.errorStatusByGRPCCode == rhs.errorStatusByGRPCCode
             && lhs.requestBodyType.map(ObjectIdentifier.init) == rhs.requestBodyType.map(ObjectIdentifier.init)
             && lhs.responseBodyType.map(ObjectIdentifier.init) == rhs.responseBodyType.map(ObjectIdentifier.init)
     }
@@ -70,6 +76,17 @@ public enum BodyEncoding: String, Sendable, Hashable {
         switch self {
         case .protobuf: return "application/x-protobuf"
         case .json: return "application/json"
+        }
+    }
+
+    /// The encoding a `Content-Type` names (parameters such as `charset` ignored), or nil
+    /// for one this runtime does not decode.
+    public init?(contentType: String) {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch mediaType {
+        case "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf": self = .protobuf
+        case "application/json": self = .json
+        default: return nil
         }
     }
 }

@@ -87,13 +87,17 @@ public enum RPCCall {
 
     /// Maps a response: 2xx decodes the body; a status the endpoint declares becomes its
     /// error; 429 and 5xx become transport failures; anything else is `unrecognized`.
+    /// Bodies are decoded as the response's `Content-Type` says when it names an encoding
+    /// (a gRPC transport answers in protobuf whatever the endpoint's own encoding), else as
+    /// the endpoint's `encoding`.
     @inlinable
     public static func interpret<Success: Sendable, EndpointError: EndpointErrorMapping>(
         _ response: RPCResponse,
-        encoding: BodyEncoding,
+        encoding endpointEncoding: BodyEncoding,
         errors: EndpointError.Type,
         decode: (Data, BodyEncoding) throws -> Success
     ) -> RequestResult<Success, EndpointError> {
+        let encoding = response.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) ?? endpointEncoding
         if response.isSuccess {
             do {
                 return .success(try decode(response.body, encoding))

@@ -15,11 +15,15 @@ public struct RPCRequest: Sendable {
     public var body: Data?
     /// When the caller stops waiting.
     public var deadline: ContinuousClock.Instant?
+    /// The whole request message, bound fields included, for transports that send it as
+    /// one message rather than as a path, query, headers and body (gRPC); `nil` when the
+    /// endpoint takes no request.
+    public var message: (any ProtoMessage)?
 
     /// Creates a request.
     public init(
         endpoint: EndpointDescriptor, path: String, logSafePath: String? = nil, headers: RPCHeaders = [:],
-        body: Data? = nil, deadline: ContinuousClock.Instant? = nil
+        body: Data? = nil, deadline: ContinuousClock.Instant? = nil, message: (any ProtoMessage)? = nil
     ) {
         self.endpoint = endpoint
         self.path = path
@@ -27,6 +31,7 @@ public struct RPCRequest: Sendable {
         self.headers = headers
         self.body = body
         self.deadline = deadline
+        self.message = message
     }
 
     /// The verb, from the endpoint.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Failures shared by every endpoint: the request did not get a usable answer.
 /// Endpoint-specific answers (404 and the like) are the endpoint's own error type.
 public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -23,6 +25,10 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case unroutable(rpcName: String)
     /// A mock endpoint was called without a stub or a scripted result.
     case notStubbed(rpcName: String)
+    /// A gRPC status other than OK that the endpoint does not declare as one of its errors:
+    /// the code (gRPC's numbering, `NOT_FOUND` is 5), the `grpc-message`, and the raw
+    /// `grpc-status-details-bin` (a serialized `google.rpc.Status`), if the server sent one.
+    case grpcStatus(code: Int, message: String, details: Data?)
 
     public var description: String {
         switch self {
@@ -37,6 +43,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .invalidRequest(detail): return "invalid request: \(detail)"
         case let .unroutable(name): return "no transport routes \(name)"
         case let .notStubbed(name): return "\(name) is not stubbed: call stub(_:) or enqueue(_:) on its mock first"
+        case let .grpcStatus(code, message, _):
+            return "gRPC status \(code)" + (message.isEmpty ? "" : ": \(message)")
         }
     }
 }

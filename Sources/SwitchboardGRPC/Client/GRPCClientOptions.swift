@@ -1,0 +1,31 @@
+import SwitchboardHTTP2
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// How a ``GRPCClientTransport`` connects and what it accepts.
+public struct GRPCClientOptions: Sendable {
+    /// TLS, with ALPN `h2`; nil speaks HTTP/2 in the clear with prior knowledge (h2c).
+    public var tls: TLSOptions?
+    /// How long DNS, TCP, TLS and the HTTP/2 preface may take together. Default 10 s.
+    public var connectTimeout: Duration = .seconds(10)
+    /// The largest response message accepted; larger ones fail with RESOURCE_EXHAUSTED.
+    /// Default 4 MiB, as gRPC's.
+    public var maximumReceiveMessageSize = 4 << 20
+    /// The largest request message sent; larger ones fail before they go out. Default 4 MiB.
+    public var maximumSendMessageSize = 4 << 20
+    /// The HTTP/2 limits, keepalive and timeouts of the connection.
+    public var http2 = HTTP2ConnectionOptions()
+    /// The `:authority` sent; default `host:port`.
+    public var authority: String?
+    /// Metadata sent with every call (credentials, for instance), before the call's own.
+    public var metadata: RPCHeaders = [:]
+    /// The `user-agent` sent.
+    public var userAgent = "switchboard-grpc-swift/0.1"
+    /// The deadline of calls that set none, as the WebSocket transport's. Default 30 s.
+    public var defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout
+    /// The loops the connection runs on. Default: the process's shared group.
+    public var eventLoops: EventLoopGroup = .shared
+
+    /// The defaults: h2c, 4 MiB messages, 10 s to connect.
+    public init() {}
+}

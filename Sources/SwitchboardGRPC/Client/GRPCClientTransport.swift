@@ -1,0 +1,145 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// The generated clients over gRPC: each call is a unary gRPC call on `/package.Service/Method`
+/// (the endpoint's `rpcName`) carrying the whole request message, on one HTTP/2 connection
+/// that is opened on the first call and again on the next call after it dies or goes away.
+///
+/// Answers come back as the WebSocket transport's do, so the same generated code reads
+/// them: OK is a 200 with the message (protobuf, whatever the endpoint's own encoding);
+/// a status the endpoint declares (``EndpointDescriptor/errorStatusByGRPCCode``, or the exact
+/// status a Switchboard server sends along) becomes its typed error; any other status is
+/// ``TransportError/grpcStatus(code:message:details:)``.
+public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTransport, @unchecked Sendable {
+    /// The server's host.
+    public let host: String
+    /// The server's port.
+    public let port: Int
+    /// How it connects and what it accepts.
+    public let options: GRPCClientOptions
+
+    private let lock = NSLock()
+    private var current: HTTP2ChannelDriver?
+    private var connecting: Task<Result<HTTP2ChannelDriver, TransportError>, Never>?
+    private var opened = 0
+
+    /// How many connections this transport has opened so far.
+    package var connectionsOpened: Int { lock.withLock { opened } }
+
+    /// A transport to `host`:`port`; nothing connects until the first call.
+    public init(host: String, port: Int, options: GRPCClientOptions = .init()) {
+        self.host = host
+        self.port = port
+        self.options = options
+    }
+
+    /// The deadline of calls that set none.
+    public var defaultRequestTimeout: Duration { options.defaultRequestTimeout }
+
+    /// Sends one unary call and waits for its answer, its deadline or its cancellation.
+    public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        let message = request.message?.serializedBytes() ?? []
+        guard message.count <= options.maximumSendMessageSize else {
+            throw .invalidRequest("a request message of \(message.count) bytes exceeds the maximum of \(options.maximumSendMessageSize)")
+        }
+        let framed = GRPCMessageFramer.frame(message)
+        // A stream the server never processed (GOAWAY, REFUSED_STREAM) is retried once on a
+        // new connection, whatever the method: it cannot have had an effect.
+        for attempt in 0..<2 {
+            if Task.isCancelled { throw .cancelled }
+            if let deadline = request.deadline, deadline <= .now { throw .timeout }
+            let connection: HTTP2ChannelDriver
+            if let ready = usableConnection { connection = ready } else { connection = try await self.connection(deadline: request.deadline) }
+            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options,
+                                              scheme: options.tls == nil ? "http" : "https", authority: authority).run()
+            switch outcome {
+            case let .finished(response):
+                return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint)
+            case .notProcessed where attempt == 0:
+                continue
+            case let .notProcessed(reason):
+                throw .disconnected(reason: reason)
+            case let .failed(error):
+                throw error
+            }
+        }
+        throw .disconnected(reason: "the server did not process the call")
+    }
+
+    /// Closes the connection gracefully; later calls open a new one.
+    public func close() {
+        let driver: HTTP2ChannelDriver? = lock.withLock {
+            defer { current = nil }
+            return current
+        }
+        driver?.close()
+    }
+
+    private var authority: String {
+        options.authority ?? (host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
+    }
+
+    /// The open connection, or a new one: concurrent callers share one attempt, and each
+    /// waits for it no longer than its own deadline.
+    private func connection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> HTTP2ChannelDriver {
+        let task: Task<Result<HTTP2ChannelDriver, TransportError>, Never> = lock.withLock {
+            if let connecting { return connecting }
+            let attempt = Task {
+                let result = await self.connect()
+                self.lock.withLock {
+                    self.connecting = nil
+                    if case let .success(driver) = result { self.current = driver }
+                }
+                return result
+            }
+            connecting = attempt
+            return attempt
+        }
+        let result: Result<HTTP2ChannelDriver, TransportError> = await withTaskGroup(of: Result<HTTP2ChannelDriver, TransportError>?.self) { group in
+            group.addTask { await task.value }
+            if let deadline {
+                group.addTask {
+                    try? await Task.sleep(until: deadline)
+                    return Task.isCancelled ? nil : .failure(.timeout)
+                }
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                if let next { return next }
+            }
+            return .failure(.cancelled)
+        }
+        if Task.isCancelled { throw .cancelled }
+        return try result.get()
+    }
+
+    /// The connection calls use now, if it still takes new streams.
+    private var usableConnection: HTTP2ChannelDriver? {
+        lock.withLock {
+            guard let current, current.state.isAvailable else { return nil }
+            return current
+        }
+    }
+
+    private func connect() async -> Result<HTTP2ChannelDriver, TransportError> {
+        let place = authority
+        let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
+        let opened: ChannelOpener.Opened
+        do throws(WebSocketError) {
+            opened = try await ChannelOpener.open(host: host, port: port, tls: options.tls, applicationProtocols: ["h2"],
+                                                  loop: options.eventLoops.next(), deadline: deadline)
+        } catch {
+            return .failure(.disconnected(reason: "connecting to \(place): \(error)"))
+        }
+        if options.tls != nil, let agreed = opened.channel.negotiatedProtocol, agreed != "h2" {
+            opened.channel.close(reason: nil)
+            return .failure(.disconnected(reason: "\(place) does not speak HTTP/2 over TLS (ALPN chose \(agreed))"))
+        }
+        lock.withLock { self.opened += 1 }
+        let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2)
+        driver.start(takingEarlyBytes: opened.takeEarlyBytes)
+        return .success(driver)
+    }
+}

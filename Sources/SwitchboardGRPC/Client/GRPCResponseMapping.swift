@@ -1,0 +1,55 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardRuntime
+
+/// Reads a finished gRPC call as the response the generated code expects.
+enum GRPCResponseMapping {
+    /// Trailers a Switchboard server adds to a failure so its client gets the exact declared
+    /// error: the HTTP-like status, and the error's body (base64, as `-bin` metadata).
+    static let statusTrailer = "switchboard-status"
+    static let errorBodyTrailer = "switchboard-error-body-bin"
+
+    static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor) throws(TransportError) -> RPCResponse {
+        let head = Dictionary(call.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
+        guard httpStatus == 200 else {
+            let code = GRPCStatusCode(httpStatus: httpStatus)
+            throw .grpcStatus(code: code.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
+        }
+        guard let contentType = head["content-type"], contentType.hasPrefix("application/grpc") else {
+            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil)
+        }
+        let trailers = Dictionary(call.trailers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText), let code = GRPCStatusCode(rawValue: rawCode) else {
+            throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "the response ended without a valid grpc-status", details: nil)
+        }
+        let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
+        var metadata = RPCHeaders()
+        for header in call.headers + call.trailers where !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-") {
+            metadata.add(header.name, header.value)
+        }
+        if code == .ok {
+            guard call.messages.count == 1 else {
+                throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messages.count) messages", details: nil)
+            }
+            metadata.set("Content-Type", BodyEncoding.protobuf.contentType)
+            return RPCResponse(status: 200, headers: metadata, body: Data(call.messages[0]), message: "OK")
+        }
+        let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)
+        // The exact declared error, from a Switchboard server.
+        if let exact = trailers[statusTrailer].flatMap({ Int($0) }), (300...599).contains(exact) {
+            let body = trailers[errorBodyTrailer].flatMap(GRPCMetadata.decodeBinary) ?? Data()
+            if let type = trailers["switchboard-content-type"] { metadata.set("Content-Type", type) }
+            return RPCResponse(status: exact, headers: metadata, body: body, message: message)
+        }
+        // A declared error by its gRPC code.
+        if let status = endpoint.errorStatusByGRPCCode[code.rawValue] {
+            return RPCResponse(status: status, headers: metadata, body: Data(), message: message)
+        }
+        switch code {
+        case .deadlineExceeded: throw .timeout
+        case .cancelled: throw .cancelled
+        default: throw .grpcStatus(code: code.rawValue, message: message, details: details)
+        }
+    }
+}

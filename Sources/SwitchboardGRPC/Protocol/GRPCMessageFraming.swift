@@ -1,0 +1,83 @@
+/// gRPC's length-prefixed messages: a compression flag byte, a 4-byte big-endian length, then
+/// the message. Compression is not offered (no `grpc-accept-encoding`), so a compressed
+/// message is a protocol error.
+public enum GRPCMessageFramer {
+    /// `message` with its 5-byte prefix.
+    public static func frame(_ message: [UInt8]) -> [UInt8] {
+        var framed: [UInt8] = []
+        framed.reserveCapacity(5 + message.count)
+        framed.append(0)
+        let length = UInt32(truncatingIfNeeded: message.count)
+        framed += [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        framed += message
+        return framed
+    }
+}
+
+/// Why a peer's message stream could not be read.
+public enum GRPCFramingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A message longer than the receiver's maximum (RESOURCE_EXHAUSTED).
+    case messageTooLarge(length: Int, maximum: Int)
+    /// A compressed message although no compression was offered (INTERNAL).
+    case unexpectedCompression
+    /// The stream ended inside a message (INTERNAL).
+    case truncated(missing: Int)
+
+    public var description: String {
+        switch self {
+        case let .messageTooLarge(length, maximum): "a message of \(length) bytes exceeds the maximum of \(maximum)"
+        case .unexpectedCompression: "a compressed message, but no compression was offered"
+        case let .truncated(missing): "the stream ended \(missing) bytes short of a whole message"
+        }
+    }
+
+    /// The status a receiver answers this with.
+    public var code: GRPCStatusCode {
+        if case .messageTooLarge = self { return .resourceExhausted }
+        return .internal
+    }
+}
+
+/// Collects DATA bytes into whole messages, checking each length against `maximumMessageSize`
+/// before buffering it, so a peer cannot make it allocate from an unchecked length.
+public struct GRPCMessageDeframer: Sendable {
+    /// The largest message accepted.
+    public let maximumMessageSize: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// A deframer for one stream.
+    public init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
+
+    /// Adds bytes and returns the messages they complete.
+    public mutating func append(_ bytes: [UInt8]) throws(GRPCFramingError) -> [[UInt8]] {
+        if start > 0, start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        buffer += bytes
+        var messages: [[UInt8]] = []
+        while buffer.count - start >= 5 {
+            guard buffer[start] == 0 else { throw .unexpectedCompression }
+            let length = Int(buffer[start + 1]) << 24 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 8 | Int(buffer[start + 4])
+            guard length <= maximumMessageSize else { throw .messageTooLarge(length: length, maximum: maximumMessageSize) }
+            guard buffer.count - start - 5 >= length else { break }
+            messages.append(Array(buffer[start + 5..<start + 5 + length]))
+            start += 5 + length
+        }
+        if start > 65_536, start * 2 > buffer.count {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        return messages
+    }
+
+    /// Checks that the stream ended between messages.
+    public func finish() throws(GRPCFramingError) {
+        let left = buffer.count - start
+        guard left == 0 else {
+            let length = left >= 5 ? Int(buffer[start + 1]) << 24 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 8 | Int(buffer[start + 4]) : 0
+            throw .truncated(missing: max(1, 5 + length - left))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+/// The generated SignalChat clients over our gRPC transport, against a server nobody here
+/// wrote: Python's grpcio serving the `.proto` that `export-proto` writes. In the clear and
+/// over TLS (ALPN h2).
+@Suite(.timeLimit(.minutes(3)))
+struct GRPCInteropTests {
+    static func transport<Auth: AuthMode>(_ peer: GRPCPeer, _ security: GRPCPeer.Security, as _: Auth.Type = Auth.self,
+                                          metadata: RPCHeaders = [:]) async throws -> GRPCClientTransport<Auth> {
+        var options = GRPCClientOptions()
+        options.metadata = metadata
+        if security == .tls {
+            let ca = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
+            options.tls = TLSOptions(trustedCertificatesPEM: ca, serverName: "localhost")
+        }
+        return GRPCClientTransport(host: "127.0.0.1", port: peer.port, options: options)
+    }
+
+    static func test(_ behaviour: String, timeout: Duration? = nil) -> CallOptions {
+        CallOptions(timeout: timeout, headers: ["x-test": behaviour])
+    }
+
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func typedCallsGetTypedResults(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer(security)
+        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, security)
+        let usernames = UsernamesClient(transport: transport)
+        let found = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2, 0xfe])))
+        #expect(try found.get().uuid == "0102fe")
+        // A path-bound field travels inside the message: the server saw the whole request.
+        let event = await peer.event { $0.method == "/signal.chat.Usernames/LookUpUsernameHash" }
+        #expect(event?.size == 5)
+        #expect(event?.metadata["user-agent"]?.hasPrefix("switchboard-grpc-swift") == true, "\(event?.metadata ?? [:])")
+        // Credentials and call metadata reach the server; an account service works alike.
+        let accounts: GRPCClientTransport<Authenticated> = try await Self.transport(peer, security, metadata: ["Authorization": "Basic dXNlcjpwYXNz"])
+        let profile = await ProfilesClient(transport: accounts).getProfile(GetProfileRequest(identifier: "abc", version: "v1"),
+                                                                           options: Self.test("big:10"))
+        #expect(try profile.get().name == Data(repeating: 0x5a, count: 10))
+        let seen = await peer.event { $0.method == "/signal.chat.Profiles/GetProfile" }
+        #expect(seen?.metadata["authorization"] == "Basic dXNlcjpwYXNz")
+        #expect(seen?.metadata["x-test"] == "big:10")
+        transport.close()
+        accounts.close()
+        await peer.stop()
+    }
+
+    @Test func everyStatusCodeBecomesTheSameResultAsItsHTTPStatusWould() async throws {
+        let peer = try await GRPCPeer(.h2c)
+        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
+        let messages = MessagesClient(transport: transport)
+        let request = SendMessageRequest(destination: "bob")
+        for code in 1...16 {
+            let result = await messages.sendMessage(request, options: Self.test("status:\(code):no é 100%"))
+            switch (code, result) {
+            case (4, .failure(.timeout)), (1, .failure(.cancelled)):
+                break
+            case let (_, .nonSuccess(error)):
+                // A declared error: the endpoint maps this code to its status.
+                let status = try #require(Messages.sendMessage.errorStatusByGRPCCode[code], "code \(code) gave \(error)")
+                switch (status, error) {
+                case (401, .unauthorized), (403, .forbidden), (409, .mismatchedDevices), (410, .staleDevices), (429, .rateLimited): break
+                default: Issue.record("code \(code) became \(error), not the error of status \(status)")
+                }
+            case let (_, .failure(.grpcStatus(got, message, _))):
+                #expect(Messages.sendMessage.errorStatusByGRPCCode[code] == nil, "code \(code) is declared")
+                #expect(got == code)
+                #expect(message == "no é 100%")
+            default:
+                Issue.record("code \(code) gave \(result)")
+            }
+        }
+        #expect(Messages.sendMessage.errorStatusByGRPCCode[16] == 401, "UNAUTHENTICATED is the declared 401")
+        transport.close()
+        await peer.stop()
+    }
+
+    @Test func theServerSeesTheDeadlineAndTheCancellation() async throws {
+        let peer = try await GRPCPeer(.h2c)
+        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)
+        let usernames = UsernamesClient(transport: transport)
+        // Connected first, so the deadline below measures the call alone.
+        _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])))
+        // Deadline: the server is told (grpc-timeout) and gives up with the client.
+        let started = ContinuousClock.now
+        let late = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:5000", timeout: .seconds(1)))
+        #expect(late == .failure(.timeout))
+        #expect(ContinuousClock.now - started < .seconds(4), "well before the server's 5 s")
+        let slept = await peer.event { $0.metadata["x-test"] == "sleep:5000" }
+        #expect(slept?.cancelled == true)
+        #expect((slept?.remaining ?? 99) <= 1.05 && (slept?.remaining ?? 0) > 0)
+        // Cancellation: RST_STREAM(CANCEL) reaches the server.
+        let call = Task { await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("wait")) }
+        try await Task.sleep(for: .milliseconds(300))
+        call.cancel()
+        #expect(await call.value == .failure(.cancelled))
+        let waited = await peer.event { $0.metadata["x-test"] == "wait" }
+        #expect(waited?.cancelled == true)
+        transport.close()
+        await peer.stop()
+    }
+
+    @Test func fourMebibyteMessagesBothWaysAndTheLimitBeyond() async throws {
+        let peer = try await GRPCPeer(.h2c)
+        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
+        let content = Data((0..<(4 << 20) - 1024).map { UInt8(truncatingIfNeeded: $0) })
+        var request = SendMessageRequest(destination: "bob")
+        request.messages = [OutgoingMessage(content: content)]
+        let sent = await MessagesClient(transport: transport).sendMessage(request)
+        #expect(throws: Never.self) { try sent.get() }
+        let event = await peer.event { $0.method == "/signal.chat.Messages/SendMessage" }
+        #expect(event?.size == request.serializedBytes().count)
+        let profiles = ProfilesClient(transport: transport)
+        let big = await profiles.getProfile(GetProfileRequest(identifier: "a", version: "b"), options: Self.test("big:4000000"))
+        #expect(try big.get().name.count == 4_000_000)
+        // Past the 4 MiB default: RESOURCE_EXHAUSTED, typed.
+        let tooBig = await profiles.getProfile(GetProfileRequest(identifier: "a", version: "b"), options: Self.test("big:5000000"))
+        guard case let .failure(.grpcStatus(code, _, _)) = tooBig else {
+            Issue.record("expected RESOURCE_EXHAUSTED, got \(tooBig)")
+            return
+        }
+        #expect(code == GRPCStatusCode.resourceExhausted.rawValue)
+        // The connection survives for the next call.
+        #expect(try await profiles.getProfile(GetProfileRequest(identifier: "a", version: "b"), options: Self.test("big:1")).get().name.count == 1)
+        transport.close()
+        await peer.stop()
+    }
+
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func aHundredConcurrentCallsShareOneConnection(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer(security)
+        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, security)
+        let usernames = UsernamesClient(transport: transport)
+        let answers = await withTaskGroup(of: (Int, String?).self) { group in
+            for n in 0..<100 {
+                group.addTask {
+                    let result = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([UInt8(n)])))
+                    return (n, try? result.get().uuid)
+                }
+            }
+            return await group.reduce(into: [Int: String?]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(answers.count == 100)
+        for (n, uuid) in answers { #expect(uuid == String(format: "%02x", n)) }
+        #expect(transport.connectionsOpened == 1)
+        transport.close()
+        await peer.stop()
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import PeerSupport
+import SwitchboardEmitter
+import SwitchboardSchema
+import Testing
+
+/// Python's grpcio serving the sample schema from the `.proto` that `export-proto` writes.
+final class GRPCPeer: @unchecked Sendable {
+    let peer: PythonPeer
+    let port: Int
+    let events: URL
+    let directory: URL
+
+    /// How the peer is reached: in the clear (h2c) or over TLS with the test CA.
+    enum Security: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case h2c, tls
+        var testDescription: String { rawValue }
+    }
+
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The sample schema as a `.proto`, made as `switchboard export-proto schema` makes it.
+    static func exportedProto() throws -> String {
+        let output = SchemaCompiler.compile(directory: repositoryRoot.appendingPathComponent("schema"))
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        return ProtoExporter.export(schema)
+    }
+
+    init(_ security: Security) async throws {
+        directory = try ScratchDirectory.make("grpc-peer")
+        let proto = directory.appendingPathComponent("signal_chat.proto")
+        try Self.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
+        events = directory.appendingPathComponent("events.jsonl")
+        var arguments = [proto.path, events.path]
+        if security == .tls {
+            arguments += ["--tls", await TestCertificates.file("good.pem"), await TestCertificates.file("good.key")]
+        }
+        peer = try PythonPeer(script: "grpc_peer.py", arguments: arguments)
+        guard let line = await peer.firstLineAsync(timeout: 60), let port = Int(line) else {
+            let output = await peer.stopAsync()
+            throw PeerFailure(description: "grpc_peer.py did not start: \(output)")
+        }
+        self.port = port
+    }
+
+    struct PeerFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    struct Event: Decodable {
+        var method: String
+        var metadata: [String: String]
+        var remaining: Double?
+        var size: Int
+        var cancelled: Bool
+    }
+
+    /// What the server logged so far, one event per finished call.
+    func loggedEvents() -> [Event] {
+        guard let text = try? String(contentsOf: events, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
+    }
+
+    /// Waits (5 s at most) for an event that matches.
+    func event(where matches: (Event) -> Bool) async -> Event? {
+        for _ in 0..<250 {
+            if let found = loggedEvents().first(where: matches) { return found }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    func stop() async { _ = await peer.stopAsync() }
+}
+
+/// The test CA and certificates (Tests/Peers/make_test_certs.sh), made once per run.
+enum TestCertificates {
+    static let directory = Task<URL, Never> {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let directory = ScratchDirectory.reserve("switchboard-grpc-certs")
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/bin/bash")
+                process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
+                process.standardOutput = FileHandle.nullDevice
+                try? process.run()
+                process.waitUntilExit()
+                continuation.resume(returning: directory)
+            }
+        }
+    }
+
+    static func file(_ name: String) async -> String { await directory.value.appendingPathComponent(name).path }
+}
