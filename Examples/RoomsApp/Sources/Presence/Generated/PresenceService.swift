@@ -95,7 +95,7 @@ public struct PresenceClient: PresenceService {
         } catch {
             return .failure(error)
         }
-        let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, body: body)
+        let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, body: body, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Presence.SetStatusError.self, decode: { _, _ in () })
     }
 }
