@@ -57,4 +57,43 @@ import Testing
 
             """)
     }
+
+    @Test func servicesBecomeGRPCServices() throws {
+        let schema = try #require(SchemaCompiler.compile(files: [SourceFile(path: "s.sb", text: """
+            package demo
+            message Req { 1 id: string }
+            message Resp { 1 name: string }
+            /// Things.
+            service Things {
+              auth none
+              /// Gets one.
+              rpc get(Req) -> Resp { GET "/v1/things/{id}" error 404 notFound grpc NOT_FOUND }
+              @deprecated
+              rpc ping() { GET "/v1/ping" }
+              rpc legacy(Req) -> Resp { GET "/v1/legacy/{id}" rpcName "other.pkg.Legacy/Get" }
+              rpc renamed(Req) { POST "/v1/renamed" rpcName "demo.Renamed/Do" }
+            }
+            """)]).schema)
+        let text = ProtoExporter.export(schema)
+        #expect(text.contains("""
+            import "google/protobuf/empty.proto";
+            """))
+        #expect(text.contains("""
+            // Things.
+            service Things {
+              // Gets one.
+              rpc Get(.demo.Req) returns (.demo.Resp);
+              rpc Ping(.google.protobuf.Empty) returns (.google.protobuf.Empty) { option deprecated = true; }
+              // other.pkg.Legacy/Get is served outside package demo: declare it in that package's .proto.
+            }
+            """))
+        // An rpcName in this package but another service declares that service.
+        #expect(text.contains("""
+            }
+
+            service Renamed {
+              rpc Do(.demo.Req) returns (.google.protobuf.Empty);
+            }
+            """))
+    }
 }

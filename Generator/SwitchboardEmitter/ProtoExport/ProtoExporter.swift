@@ -65,7 +65,7 @@ public enum ProtoExporter {
                 let key = serviceName ?? service.name
                 if indexByName[key] == nil {
                     indexByName[key] = services.count
-                    services.append(GRPCService(name: key, documentation: service.documentation, methods: [], elsewhere: []))
+                    services.append(GRPCService(name: key, documentation: key == service.name ? service.documentation : [], methods: [], elsewhere: []))
                 }
                 guard let serviceName, parts.count == 2, !serviceName.contains(".") else {
                     services[indexByName[key]!].elsewhere.append(endpoint.rpcName)

@@ -9,9 +9,9 @@ import SwitchboardWebSocket
 ///
 /// Answers come back as the WebSocket transport's do, so the same generated code reads
 /// them: OK is a 200 with the message (protobuf, whatever the endpoint's own encoding);
-/// a status the endpoint declares (``EndpointDescriptor/errorStatusByGRPCCode``, or the exact
+/// a status the endpoint declares (`EndpointDescriptor.errorStatusByGRPCCode`, or the exact
 /// status a Switchboard server sends along) becomes its typed error; any other status is
-/// ``TransportError/grpcStatus(code:message:details:)``.
+/// `TransportError.grpcStatus`.
 public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTransport, @unchecked Sendable {
     /// The server's host.
     public let host: String

@@ -1,21 +1,38 @@
 /// A gRPC status code (the numbering of grpc/doc/statuscodes.md).
 public enum GRPCStatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Success.
     case ok = 0
+    /// The caller cancelled.
     case cancelled = 1
+    /// An error of no known kind.
     case unknown = 2
+    /// The request is invalid whatever the state.
     case invalidArgument = 3
+    /// The deadline passed first.
     case deadlineExceeded = 4
+    /// Something requested does not exist.
     case notFound = 5
+    /// What the call creates exists already.
     case alreadyExists = 6
+    /// The caller may not do this.
     case permissionDenied = 7
+    /// A quota or a size limit ran out.
     case resourceExhausted = 8
+    /// The system is not in a state that allows it.
     case failedPrecondition = 9
+    /// A concurrency conflict aborted it.
     case aborted = 10
+    /// Past the valid range.
     case outOfRange = 11
+    /// Not served here.
     case unimplemented = 12
+    /// An invariant broke.
     case `internal` = 13
+    /// Not available now: retry, with backoff.
     case unavailable = 14
+    /// Unrecoverable data loss.
     case dataLoss = 15
+    /// No valid credentials.
     case unauthenticated = 16
 
     /// The code's name as the spec writes it (`NOT_FOUND`).
