@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
         .testTarget(
             name: "SwitchboardGRPCTests",
-            dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
+            dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardGRPCTests"
         ),
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),

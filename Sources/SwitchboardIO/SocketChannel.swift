@@ -53,6 +53,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     private var token: UInt64 = 0
     private var delegate: (any ChannelDelegate)?
     private var handshakeDone: (@Sendable (String?) -> Void)?
+    /// Plaintext written before TLS finished (a server that speaks first, as HTTP/2 does):
+    /// sealed and sent, in order, once the handshake is done.
+    private var beforeHandshake: [(bytes: [UInt8], completion: (@Sendable (String?) -> Void)?)] = []
     private var closeTimer: LoopTimer?
 
     /// Wraps a connected socket (the channel owns it from now on, and makes it non-blocking),
@@ -218,12 +221,28 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         case .wantInput:
             return
         case .done:
+            var failure: String?
             let done: (@Sendable (String?) -> Void)? = lock.withLock {
                 guard state == .handshaking else { return nil }
                 state = .open
+                for early in beforeHandshake where failure == nil {
+                    queued -= early.bytes.count
+                    let sealed = early.bytes.withUnsafeBytes { tls.engine.write($0) }
+                    if !sealed {
+                        failure = "TLS write failed"
+                    } else if case let .failed(reason) = sendOrQueue(tls.engine.takeOutput(), completion: early.completion) {
+                        failure = reason
+                    }
+                }
+                beforeHandshake = []
                 updateInterest()
                 defer { handshakeDone = nil }
                 return handshakeDone
+            }
+            if let failure {
+                close(reason: failure)
+                done?(failure)
+                return
             }
             done?(nil)
         case let .failed(reason):
@@ -257,6 +276,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         lock.withLock {
             guard state == .open || state == .idle || state == .handshaking else { return .failed("the socket is closed") }
             guard let tls else { return sendOrQueue(bytes, completion: completion) }
+            if state != .open {
+                beforeHandshake.append((bytes, completion))
+                queued += bytes.count
+                return .queued
+            }
             let sealed = bytes.withUnsafeBytes { tls.engine.write($0) }
             guard sealed else { return .failed("TLS write failed") }
             return sendOrQueue(tls.engine.takeOutput(), completion: completion)
@@ -373,8 +397,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the
     /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
     package func close(reason: String? = nil) {
-        let (dropped, timer): ([PendingWrite], LoopTimer?) = lock.withLock {
-            guard state != .closed else { return ([], nil) }
+        let (dropped, early, timer): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?) = lock.withLock {
+            guard state != .closed else { return ([], [], nil) }
             state = .closed
             defer {
                 pending = []
@@ -382,12 +406,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 queued = 0
                 closeTimer = nil
                 handshakeDone = nil
+                beforeHandshake = []
             }
-            return (Array(pending[pendingStart...]), closeTimer)
+            return (Array(pending[pendingStart...]), beforeHandshake.map(\.completion), closeTimer)
         }
         timer?.cancel()
         handle.shutdownNow()
         for item in dropped { item.completion?(reason ?? "the socket is closed") }
+        for completion in early { completion?(reason ?? "the socket is closed") }
         loop.executeHere { [self] in
             let (registered, watched) = lock.withLock { (token, interest) }
             if registered != 0 {

@@ -123,7 +123,8 @@ public struct SwiftRenderer: Sendable {
                 output.append("\(indent)\(header)")
                 render(body, indent: indent + "    ", into: &output)
             case let .enclosed(opening, body, closing):
-                output.append("\(indent)\(opening)")
+                // An empty opening continues the line before (a second trailing closure).
+                if !opening.isEmpty { output.append("\(indent)\(opening)") }
                 render(body, indent: indent + "    ", into: &output)
                 output.append("\(indent)\(closing)")
             case let .doCatch(header, body, handler):

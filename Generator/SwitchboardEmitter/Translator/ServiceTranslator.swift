@@ -463,7 +463,19 @@ struct ServiceTranslator {
             let success = endpoint.response != nil ? "return .ok(try await self.\(endpoint.swiftName)(\(callArguments.joined(separator: ", "))), encoding: \(encoding))"
                 : "try await self.\(endpoint.swiftName)(\(callArguments.joined(separator: ", ")))\nreturn .ok"
             body.append(.doCatch("do throws(\(qualifiedErrorType(endpoint)))", success.split(separator: "\n").map { .line(String($0)) }, [.line("return error.response(encoding: \(encoding))")]))
-            routeLines.append(.enclosed("RPCRoute(endpoint: \(namespace).\(endpoint.swiftName)) { request, context in", body, "},"))
+            // The same call for a whole message in protobuf, as gRPC sends it.
+            var messageBody: [CodeLine] = []
+            if let request = typeName(endpoint.request) {
+                messageBody.append(.line("let message: \(request)"))
+                messageBody.append(.doCatch("do throws(RequestBindingError)", [.line("message = try ServerBinding.message(body, as: \(request).self)")],
+                                            [.line("return ServerBinding.badRequest(error)")]))
+            }
+            let protobufSuccess = success.replacingOccurrences(of: "encoding: \(encoding))", with: "encoding: .protobuf)")
+            messageBody.append(.doCatch("do throws(\(qualifiedErrorType(endpoint)))", protobufSuccess.split(separator: "\n").map { .line(String($0)) },
+                                        [.line("return error.response(encoding: .protobuf)")]))
+            let messageParameter = endpoint.request != nil ? "body" : "_"
+            routeLines.append(.enclosed("RPCRoute(endpoint: \(namespace).\(endpoint.swiftName), message: { \(messageParameter), context in", messageBody, "}) { request, context in"))
+            routeLines.append(.enclosed("", body, "},"))
         }
         let property = SwiftProperty(
             documentation: ["Routes for every endpoint, bound to this handler."], access: access, name: "routes",

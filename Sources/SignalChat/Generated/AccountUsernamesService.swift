@@ -220,7 +220,19 @@ extension AccountUsernamesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: AccountUsernames.reserveUsernameHash) { request, context in
+            RPCRoute(endpoint: AccountUsernames.reserveUsernameHash, message: { body, context in
+                let message: ReserveUsernameHashRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: ReserveUsernameHashRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(AccountUsernames.ReserveUsernameHashError) {
+                    return .ok(try await self.reserveUsernameHash(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: ReserveUsernameHashRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> ReserveUsernameHashRequest in
@@ -236,7 +248,14 @@ extension AccountUsernamesHandler {
                     return error.response(encoding: .json)
                 }
             },
-            RPCRoute(endpoint: AccountUsernames.deleteUsernameHash) { request, context in
+            RPCRoute(endpoint: AccountUsernames.deleteUsernameHash, message: { _, context in
+                do throws(AccountUsernames.DeleteUsernameHashError) {
+                    try await self.deleteUsernameHash(context: context)
+                    return .ok
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 do throws(AccountUsernames.DeleteUsernameHashError) {
                     try await self.deleteUsernameHash(context: context)
                     return .ok

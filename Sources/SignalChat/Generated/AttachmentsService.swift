@@ -116,7 +116,13 @@ extension AttachmentsHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Attachments.getUploadForm) { request, context in
+            RPCRoute(endpoint: Attachments.getUploadForm, message: { _, context in
+                do throws(Attachments.GetUploadFormError) {
+                    return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 do throws(Attachments.GetUploadFormError) {
                     return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
                 } catch {

@@ -133,7 +133,19 @@ extension ChatLobbyHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: ChatLobby.listChats) { request, context in
+            RPCRoute(endpoint: ChatLobby.listChats, message: { body, context in
+                let message: ListChatsRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: ListChatsRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(ChatLobby.ListChatsError) {
+                    return .ok(try await self.listChats(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: ListChatsRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> ListChatsRequest in

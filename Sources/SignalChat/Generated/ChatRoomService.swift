@@ -346,7 +346,19 @@ extension ChatRoomHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: ChatRoom.getHistory) { request, context in
+            RPCRoute(endpoint: ChatRoom.getHistory, message: { body, context in
+                let message: ChatHistoryRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: ChatHistoryRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(ChatRoom.GetHistoryError) {
+                    return .ok(try await self.getHistory(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: ChatHistoryRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> ChatHistoryRequest in
@@ -365,7 +377,19 @@ extension ChatRoomHandler {
                     return error.response(encoding: .json)
                 }
             },
-            RPCRoute(endpoint: ChatRoom.sendChatMessage) { request, context in
+            RPCRoute(endpoint: ChatRoom.sendChatMessage, message: { body, context in
+                let message: SendChatMessageRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: SendChatMessageRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(ChatRoom.SendChatMessageError) {
+                    return .ok(try await self.sendChatMessage(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: SendChatMessageRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
@@ -383,7 +407,20 @@ extension ChatRoomHandler {
                     return error.response(encoding: .json)
                 }
             },
-            RPCRoute(endpoint: ChatRoom.markRead) { request, context in
+            RPCRoute(endpoint: ChatRoom.markRead, message: { body, context in
+                let message: ReadReceipt
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: ReadReceipt.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(ChatRoom.MarkReadError) {
+                    try await self.markRead(message, context: context)
+                    return .ok
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: ReadReceipt
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> ReadReceipt in

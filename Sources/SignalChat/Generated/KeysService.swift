@@ -325,7 +325,20 @@ extension KeysHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Keys.setKeys) { request, context in
+            RPCRoute(endpoint: Keys.setKeys, message: { body, context in
+                let message: SetKeysRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: SetKeysRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Keys.SetKeysError) {
+                    try await self.setKeys(message, context: context)
+                    return .ok
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: SetKeysRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> SetKeysRequest in
@@ -343,7 +356,19 @@ extension KeysHandler {
                     return error.response(encoding: .protobuf)
                 }
             },
-            RPCRoute(endpoint: Keys.getPreKeyCount) { request, context in
+            RPCRoute(endpoint: Keys.getPreKeyCount, message: { body, context in
+                let message: PreKeyCountRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: PreKeyCountRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Keys.GetPreKeyCountError) {
+                    return .ok(try await self.getPreKeyCount(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: PreKeyCountRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> PreKeyCountRequest in
@@ -360,7 +385,19 @@ extension KeysHandler {
                     return error.response(encoding: .protobuf)
                 }
             },
-            RPCRoute(endpoint: Keys.getPreKeys) { request, context in
+            RPCRoute(endpoint: Keys.getPreKeys, message: { body, context in
+                let message: GetPreKeysRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Keys.GetPreKeysError) {
+                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: GetPreKeysRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> GetPreKeysRequest in

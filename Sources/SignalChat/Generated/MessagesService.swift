@@ -158,7 +158,19 @@ extension MessagesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Messages.sendMessage) { request, context in
+            RPCRoute(endpoint: Messages.sendMessage, message: { body, context in
+                let message: SendMessageRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: SendMessageRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Messages.SendMessageError) {
+                    return .ok(try await self.sendMessage(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: SendMessageRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> SendMessageRequest in

@@ -232,7 +232,19 @@ extension ProfilesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Profiles.getProfile) { request, context in
+            RPCRoute(endpoint: Profiles.getProfile, message: { body, context in
+                let message: GetProfileRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: GetProfileRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Profiles.GetProfileError) {
+                    return .ok(try await self.getProfile(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: GetProfileRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> GetProfileRequest in
@@ -250,7 +262,20 @@ extension ProfilesHandler {
                     return error.response(encoding: .protobuf)
                 }
             },
-            RPCRoute(endpoint: Profiles.setProfile) { request, context in
+            RPCRoute(endpoint: Profiles.setProfile, message: { body, context in
+                let message: SetProfileRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: SetProfileRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Profiles.SetProfileError) {
+                    try await self.setProfile(message, context: context)
+                    return .ok
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: SetProfileRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> SetProfileRequest in

@@ -117,7 +117,19 @@ extension SealedSenderKeysHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: SealedSenderKeys.getPreKeys) { request, context in
+            RPCRoute(endpoint: SealedSenderKeys.getPreKeys, message: { body, context in
+                let message: GetPreKeysRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(SealedSenderKeys.GetPreKeysError) {
+                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: GetPreKeysRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> GetPreKeysRequest in

@@ -141,7 +141,19 @@ extension SealedSenderMessagesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: SealedSenderMessages.sendSealedMessage) { request, context in
+            RPCRoute(endpoint: SealedSenderMessages.sendSealedMessage, message: { body, context in
+                let message: SendMessageRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: SendMessageRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(SealedSenderMessages.SendSealedMessageError) {
+                    return .ok(try await self.sendSealedMessage(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: SendMessageRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> SendMessageRequest in

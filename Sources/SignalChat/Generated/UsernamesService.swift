@@ -118,7 +118,19 @@ extension UsernamesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Usernames.lookUpUsernameHash) { request, context in
+            RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { body, context in
+                let message: LookUpUsernameHashRequest
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: LookUpUsernameHashRequest.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Usernames.LookUpUsernameHashError) {
+                    return .ok(try await self.lookUpUsernameHash(message, context: context), encoding: .protobuf)
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: LookUpUsernameHashRequest
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> LookUpUsernameHashRequest in

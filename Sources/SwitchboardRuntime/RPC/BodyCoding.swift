@@ -105,6 +105,15 @@ public enum ServerBinding {
         }
     }
 
+    /// The whole request message, as gRPC carries it (binary protobuf).
+    public static func message<M: ProtoMessage>(_ body: Data, as type: M.Type) throws(RequestBindingError) -> M {
+        do {
+            return try M(serializedBytes: body)
+        } catch {
+            throw RequestBindingError("the request is not a valid \(M.protoMessageName)")
+        }
+    }
+
     /// The 400 response for a request that could not be bound.
     public static func badRequest(_ error: RequestBindingError) -> RPCResponse {
         RPCResponse(status: 400, body: Data(error.description.utf8), message: "Bad Request")

@@ -6,12 +6,25 @@ public struct RPCRoute: Sendable {
     public let endpoint: EndpointDescriptor
     let template: PathTemplate
     let handler: @Sendable (ServerRequest, ServerContext) async -> RPCResponse
+    /// Serves the whole request message in protobuf (gRPC), if the route can.
+    let messageHandler: (@Sendable (Data, ServerContext) async -> RPCResponse)?
 
     /// Creates a route; generated handler extensions build these.
     public init(endpoint: EndpointDescriptor, handler: @escaping @Sendable (ServerRequest, ServerContext) async -> RPCResponse) {
         self.endpoint = endpoint
         self.template = PathTemplate(endpoint.pathTemplate)
         self.handler = handler
+        messageHandler = nil
+    }
+
+    /// Creates a route that also serves the whole request message, as gRPC sends it:
+    /// `message` decodes it (binary protobuf) and answers in protobuf.
+    public init(endpoint: EndpointDescriptor, message: @escaping @Sendable (Data, ServerContext) async -> RPCResponse,
+                handler: @escaping @Sendable (ServerRequest, ServerContext) async -> RPCResponse) {
+        self.endpoint = endpoint
+        self.template = PathTemplate(endpoint.pathTemplate)
+        self.handler = handler
+        messageHandler = message
     }
 }
 
@@ -21,13 +34,45 @@ public final class RPCRouter: Sendable {
     let routes: [RPCRoute]
     /// Each route's handler behind the interceptors, in the order of `routes`.
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
+    /// Whole-message handlers behind the interceptors, by RPC name.
+    let messageHandlers: [String: MessageRoute]
+
+    struct MessageRoute: Sendable {
+        let endpoint: EndpointDescriptor
+        let serve: @Sendable (ServerRequest, ServerContext) async -> RPCResponse
+    }
 
     /// Creates a router over `routes`; every request a route serves passes through
     /// `interceptors` first, outermost first.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
         handlers = routes.map { InterceptorChain.server(interceptors, around: $0.handler) }
+        var byName: [String: MessageRoute] = [:]
+        for route in routes {
+            guard let serve = route.messageHandler, byName[route.endpoint.rpcName] == nil else { continue }
+            let inner: @Sendable (ServerRequest, ServerContext) async -> RPCResponse = { request, context in
+                await serve(request.body ?? Data(), context)
+            }
+            byName[route.endpoint.rpcName] = MessageRoute(endpoint: route.endpoint, serve: InterceptorChain.server(interceptors, around: inner))
+        }
+        messageHandlers = byName
     }
+
+    /// Serves one whole request message by RPC name, as a gRPC server receives it; the
+    /// interceptors see it as `POST /package.Service/Method`. 404 for an RPC name no route
+    /// serves this way; 401 or 403 when the call's `auth` is not the endpoint's, as for paths.
+    public func handleMessage(rpcName: String, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
+        guard let route = messageHandlers[rpcName] else { return RPCResponse(status: 404, message: "Not Found") }
+        guard route.endpoint.auth == auth else {
+            return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
+        }
+        let request = ServerRequest(verb: "POST", path: "/" + rpcName, headers: headers, body: body)
+        let context = ServerContext(auth: auth, headers: headers, pathParameters: [:], query: [], endpoint: route.endpoint)
+        return await route.serve(request, context)
+    }
+
+    /// The endpoint a whole-message call to `rpcName` reaches, if any route serves it so.
+    public func messageEndpoint(for rpcName: String) -> EndpointDescriptor? { messageHandlers[rpcName]?.endpoint }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
     /// verb, 401 when an account-only endpoint is called without an account, and 403

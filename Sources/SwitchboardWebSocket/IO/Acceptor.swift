@@ -10,7 +10,7 @@ import Darwin
 /// what waits (a bounded number per turn, so one flood cannot hold the loop) and hands each
 /// socket on. Out of descriptors, it stops watching for a moment rather than spin, and the
 /// connections stay queued in the kernel.
-final class Acceptor: IOHandler, @unchecked Sendable {
+package final class Acceptor: IOHandler, @unchecked Sendable {
     private let listener: TCPListener
     private let loop: EventLoop
     private let accepted: @Sendable (Int32) -> Void
@@ -20,13 +20,13 @@ final class Acceptor: IOHandler, @unchecked Sendable {
     /// How many connections one readiness takes at most.
     static let batch = 64
 
-    init(listener: TCPListener, loop: EventLoop, accepted: @escaping @Sendable (Int32) -> Void) {
+    package init(listener: TCPListener, loop: EventLoop, accepted: @escaping @Sendable (Int32) -> Void) {
         self.listener = listener
         self.loop = loop
         self.accepted = accepted
     }
 
-    func start() {
+    package func start() {
         loop.execute { [self] in
             lock.withLock {
                 guard !isStopped else { return }
@@ -39,7 +39,7 @@ final class Acceptor: IOHandler, @unchecked Sendable {
         }
     }
 
-    func readable() {
+    package func readable() {
         for _ in 0..<Self.batch {
             let (client, failure) = listener.handle.withDescriptor { number -> (Int32, Int32) in
                 #if canImport(Glibc)
@@ -68,7 +68,7 @@ final class Acceptor: IOHandler, @unchecked Sendable {
         }
     }
 
-    func writable() {}
+    package func writable() {}
 
     /// Stops watching for `delay`, for descriptors or memory to free up.
     private func pause(for delay: Duration) {
@@ -86,7 +86,7 @@ final class Acceptor: IOHandler, @unchecked Sendable {
 
     /// Stops accepting and closes the listener before returning, so its port can be bound
     /// again at once; safe from any thread.
-    func stop() {
+    package func stop() {
         lock.withLock {
             guard !isStopped else { return }
             isStopped = true

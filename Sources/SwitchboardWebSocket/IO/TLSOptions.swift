@@ -11,13 +11,3 @@ public struct TLSOptions: Sendable, Hashable {
         self.serverName = serverName
     }
 }
-
-#if !canImport(CSwitchboardOpenSSL)
-/// A server's certificate and key. Server-side TLS needs the OpenSSL shim (Linux).
-public final class TLSServerContext: @unchecked Sendable {
-    /// Always fails on platforms without the OpenSSL shim.
-    public init(certificateChainPath: String, privateKeyPath: String) throws(WebSocketError) {
-        throw .io("server-side TLS is only available with the system OpenSSL")
-    }
-}
-#endif

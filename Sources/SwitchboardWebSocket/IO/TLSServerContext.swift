@@ -22,6 +22,26 @@ public final class TLSServerContext: @unchecked Sendable {
     /// clients that offer only `http/1.1`, as WebSocket clients do, still get that.
     package func allowHTTP2() { sb_server_alpn(context, 1) }
 
+    /// A server session for one accepted connection, or nil if OpenSSL cannot make one.
+    package func makeSession() -> TLSSession? {
+        guard let engine = try? TLSEngine(serverContext: context) else { return nil }
+        return TLSSession(engine)
+    }
+
     deinit { SSL_CTX_free(context) }
+}
+#else
+import SwitchboardIO
+
+/// A server's certificate and key. Server-side TLS needs the OpenSSL shim (Linux).
+public final class TLSServerContext: @unchecked Sendable {
+    /// Always fails on platforms without the OpenSSL shim.
+    public init(certificateChainPath: String, privateKeyPath: String) throws(WebSocketError) {
+        throw .io("server-side TLS is only available with the system OpenSSL")
+    }
+
+    package func allowHTTP2() {}
+
+    package func makeSession() -> TLSSession? { nil }
 }
 #endif

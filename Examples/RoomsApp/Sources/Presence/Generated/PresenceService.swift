@@ -110,7 +110,20 @@ extension PresenceHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
         [
-            RPCRoute(endpoint: Presence.setStatus) { request, context in
+            RPCRoute(endpoint: Presence.setStatus, message: { body, context in
+                let message: Status
+                do throws(RequestBindingError) {
+                    message = try ServerBinding.message(body, as: Status.self)
+                } catch {
+                    return ServerBinding.badRequest(error)
+                }
+                do throws(Presence.SetStatusError) {
+                    try await self.setStatus(message, context: context)
+                    return .ok
+                } catch {
+                    return error.response(encoding: .protobuf)
+                }
+            }) { request, context in
                 let message: Status
                 do throws(RequestBindingError) {
                     message = try { () throws(RequestBindingError) -> Status in

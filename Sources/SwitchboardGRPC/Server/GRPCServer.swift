@@ -1,0 +1,113 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardIO
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// Serves an `RPCRouter`'s routes over gRPC: each generated route that carries a
+/// whole-message handler is the unary method its endpoint's `rpcName` names, on the same
+/// HTTP/2 and event loops as the client. A declared error goes out as its gRPC code, with
+/// the exact status and error body in `switchboard-*` trailers for Switchboard clients.
+public final class GRPCServer: @unchecked Sendable {
+    /// The port it listens on (the one the system chose for port 0).
+    public let port: Int
+    /// What it serves.
+    public let router: RPCRouter
+    /// How it listens and what it accepts.
+    public let options: GRPCServerOptions
+
+    private let listener: TCPListener
+    private var acceptor: Acceptor?
+    private let lock = NSLock()
+    private var connections: [ObjectIdentifier: HTTP2ChannelDriver] = [:]
+    private var isStopped = false
+
+    /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
+    public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(WebSocketError) {
+        self.router = router
+        self.options = options
+        options.tls?.allowHTTP2()
+        listener = try TCPListener(host: host, port: port)
+        self.port = listener.port
+        let acceptor = Acceptor(listener: listener, loop: options.eventLoops.next()) { [weak self] descriptor in
+            self?.accepted(descriptor)
+        }
+        self.acceptor = acceptor
+        acceptor.start()
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { lock.withLock { connections.count } }
+
+    private func accepted(_ descriptor: Int32) {
+        let admitted = lock.withLock { !isStopped && connections.count < options.maximumConnections }
+        guard admitted else {
+            _ = SocketDescriptor.systemClose(descriptor)
+            return
+        }
+        let loop = options.eventLoops.next()
+        let channel: SocketChannel
+        if let tls = options.tls {
+            guard let session = tls.makeSession() else {
+                _ = SocketDescriptor.systemClose(descriptor)
+                return
+            }
+            channel = SocketChannel(descriptor: descriptor, loop: loop, tls: session)
+        } else {
+            channel = SocketChannel(descriptor: descriptor, loop: loop)
+        }
+        let driver = HTTP2ChannelDriver(channel: channel, role: .server, options: options.http2,
+                                        acceptor: GRPCStreamAcceptor(router: router, options: options))
+        let key = ObjectIdentifier(driver)
+        lock.withLock { connections[key] = driver }
+        driver.whenClosed { [weak self] _ in
+            _ = self?.lock.withLock { self?.connections.removeValue(forKey: key) }
+        }
+        driver.start()
+    }
+
+    /// Stops accepting, sends GOAWAY on every connection and waits (at most `timeout`) for
+    /// their calls to finish; the port is free when it returns.
+    public func shutdown(timeout: Duration = .seconds(5)) async {
+        let open: [HTTP2ChannelDriver] = lock.withLock {
+            isStopped = true
+            return Array(connections.values)
+        }
+        acceptor?.stop()
+        listener.close()
+        for driver in open { driver.close() }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while connectionCount > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        for driver in lock.withLock({ Array(connections.values) }) {
+            driver.abort(HTTP2ProtocolViolation(.noError, "the server shut down"))
+        }
+    }
+
+    deinit {
+        acceptor?.stop()
+        listener.close()
+    }
+}
+
+/// Makes a call for each stream a client opens.
+final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
+    let router: RPCRouter
+    let options: GRPCServerOptions
+
+    init(router: RPCRouter, options: GRPCServerOptions) {
+        self.router = router
+        self.options = options
+    }
+
+    func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
+        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options)
+        // Not from inside the driver's own dispatch: the answer may close the stream.
+        connection.loop.execute {
+            call.begin()
+            if endStream { call.streamReceived(headers: [], endStream: true) }
+        }
+        return call
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardIO
+import SwitchboardRuntime
+
+/// One call a ``GRPCServer`` serves: reads the request message, runs the route in a task
+/// bounded by the call's deadline, and answers with the message and `grpc-status`, or with
+/// a trailers-only status. The client's RST_STREAM cancels the task.
+final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
+    private let streamID: UInt32
+    private let connection: HTTP2ChannelDriver
+    private let router: RPCRouter
+    private let options: GRPCServerOptions
+    private let rpcName: String?
+    private let metadata: RPCHeaders
+    private let deadline: ContinuousClock.Instant
+    private var deframer: GRPCMessageDeframer
+    private var messages: [[UInt8]] = []
+
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+    private var isAnswered = false
+    private var timer: LoopTimer?
+
+    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions) {
+        self.streamID = streamID
+        self.connection = connection
+        self.router = router
+        self.options = options
+        deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
+        var path: String?
+        var contentType: String?
+        var method: String?
+        var timeout: Duration?
+        var metadata = RPCHeaders()
+        for header in headers {
+            switch header.name {
+            case ":path": path = header.value
+            case ":method": method = header.value
+            case "content-type": contentType = header.value
+            case "grpc-timeout": timeout = GRPCTimeout.decode(header.value)
+            default: if !header.name.hasPrefix(":"), header.name != "te" { metadata.add(header.name, header.value) }
+            }
+        }
+        self.metadata = metadata
+        deadline = ContinuousClock.now.advanced(by: timeout ?? options.defaultCallTimeout)
+        if method == "POST", contentType?.hasPrefix("application/grpc") == true, let path, path.hasPrefix("/") {
+            rpcName = String(path.dropFirst())
+        } else {
+            rpcName = nil
+        }
+    }
+
+    /// Starts the deadline; a request that is not gRPC is answered at once.
+    func begin() {
+        guard let rpcName else {
+            answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc)")
+            return
+        }
+        guard router.messageEndpoint(for: rpcName) != nil else {
+            answer(status: .unimplemented, message: "unknown method \(rpcName)")
+            return
+        }
+        let timer = connection.loop.schedule(at: deadline) { [weak self] in
+            self?.answer(status: .deadlineExceeded, message: "the deadline passed")
+        }
+        lock.withLock { self.timer = timer }
+    }
+
+    // MARK: HTTP2StreamDelegate (on the loop)
+
+    func streamReceived(headers: [HPACKHeader], endStream: Bool) {
+        // Request trailers: nothing in them matters for a unary call.
+        if endStream { requestEnded() }
+    }
+
+    func streamReceived(data: [UInt8], endStream: Bool) {
+        do throws(GRPCFramingError) {
+            messages += try deframer.append(data)
+            if endStream {
+                try deframer.finish()
+                requestEnded()
+            }
+        } catch {
+            answer(status: error.code, message: error.description)
+        }
+    }
+
+    func streamClosed(_ closure: HTTP2StreamClosure) {
+        // The client went away (RST_STREAM, or the connection ended): stop the work.
+        let (task, timer) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?) in
+            isAnswered = true
+            return (self.task, self.timer)
+        }
+        timer?.cancel()
+        task?.cancel()
+    }
+
+    private func requestEnded() {
+        guard let rpcName, !lock.withLock({ isAnswered }) else { return }
+        guard messages.count == 1 else {
+            answer(status: .internal, message: "a unary call needs exactly one request message, not \(messages.count)")
+            return
+        }
+        let body = Data(messages[0])
+        let auth = options.authenticate(metadata)
+        let router = router
+        let metadata = metadata
+        let task = Task { [weak self] in
+            let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
+            guard !Task.isCancelled else { return }
+            self?.respond(with: response)
+        }
+        lock.withLock { self.task = task }
+    }
+
+    /// Claims the right to answer; false once answered or abandoned.
+    private func claim() -> Bool {
+        let (won, timer): (Bool, LoopTimer?) = lock.withLock {
+            guard !isAnswered else { return (false, nil) }
+            isAnswered = true
+            return (true, self.timer)
+        }
+        timer?.cancel()
+        return won
+    }
+
+    private func respond(with response: RPCResponse) {
+        guard claim() else { return }
+        var responseMetadata: [HPACKHeader] = []
+        for (name, value) in response.headers {
+            let lowered = name.lowercased()
+            guard lowered != "content-type", !GRPCMetadata.reservedNames.contains(lowered), GRPCMetadata.isValidName(lowered),
+                  GRPCMetadata.isValidValue(value) else { continue }
+            responseMetadata.append(HPACKHeader(lowered, value, indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
+        }
+        if response.isSuccess {
+            connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")] + responseMetadata,
+                                   streamID: streamID, endStream: false)
+            connection.sendData(GRPCMessageFramer.frame(Array(response.body)), streamID: streamID, endStream: false)
+            connection.sendHeaders([HPACKHeader("grpc-status", "0")], streamID: streamID, endStream: true)
+            return
+        }
+        let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }
+        let code = GRPCStatusCode(errorStatus: response.status, endpoint: endpoint)
+        let text = response.status == 400 ? String(decoding: response.body, as: UTF8.self) : (response.message ?? "status \(response.status)")
+        var trailers = [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc"),
+                        HPACKHeader("grpc-status", "\(code.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(text)),
+                        HPACKHeader(GRPCResponseMapping.statusTrailer, "\(response.status)")]
+        if !response.body.isEmpty {
+            trailers.append(HPACKHeader(GRPCResponseMapping.errorBodyTrailer, response.body.base64EncodedString()))
+            if let type = response.headers["Content-Type"] { trailers.append(HPACKHeader("switchboard-content-type", type)) }
+        }
+        connection.sendHeaders(trailers + responseMetadata, streamID: streamID, endStream: true)
+    }
+
+    /// A trailers-only answer with `status`; the request's remaining bytes are refused.
+    private func answer(status: GRPCStatusCode, message: String) {
+        guard claim() else { return }
+        lock.withLock { task }?.cancel()
+        connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc"),
+                                HPACKHeader("grpc-status", "\(status.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(message))],
+                               streamID: streamID, endStream: true)
+        // The client may still be sending: tell it to stop (RFC 9113 §8.1).
+        connection.resetStream(streamID, code: .noError)
+    }
+}
+
+extension GRPCStatusCode {
+    /// The code a Switchboard server answers an error status with: the endpoint's own mapping
+    /// (its `grpc CODE`s and their defaults), else the router's statuses, else UNKNOWN.
+    init(errorStatus status: Int, endpoint: EndpointDescriptor?) {
+        if let endpoint, let code = endpoint.errorStatusByGRPCCode.first(where: { $0.value == status })?.key, let known = GRPCStatusCode(rawValue: code) {
+            self = known
+            return
+        }
+        switch status {
+        case 400: self = .invalidArgument
+        case 401: self = .unauthenticated
+        case 403: self = .permissionDenied
+        case 404: self = .unimplemented
+        case 429: self = .resourceExhausted
+        case 501: self = .unimplemented
+        case 503: self = .unavailable
+        case 504: self = .deadlineExceeded
+        case 500..<600: self = .internal
+        default: self = .unknown
+        }
+    }
+}

@@ -1,0 +1,27 @@
+import SwitchboardHTTP2
+import SwitchboardRuntime
+import SwitchboardWebSocket
+
+/// How a ``GRPCServer`` listens and what it accepts.
+public struct GRPCServerOptions: Sendable {
+    /// The certificate and key for TLS (ALPN `h2`); nil serves h2c.
+    public var tls: TLSServerContext?
+    /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default), keepalive and timeouts.
+    public var http2 = HTTP2ConnectionOptions()
+    /// The largest request message accepted; larger ones fail with RESOURCE_EXHAUSTED. Default 4 MiB.
+    public var maximumReceiveMessageSize = 4 << 20
+    /// Connections served at once; later ones are closed at once. Default 1,024.
+    public var maximumConnections = 1024
+    /// The longest a call may run when its client sends no `grpc-timeout`. Default 60 s.
+    public var defaultCallTimeout: Duration = .seconds(60)
+    /// Which kind of connection a call counts as, from its metadata: routes for `auth account`
+    /// endpoints need `.account`. Default: `.account` when an `authorization` header is present.
+    public var authenticate: @Sendable (RPCHeaders) -> AuthRequirement = { headers in
+        headers["authorization"] != nil ? .account : .none
+    }
+    /// The loops connections run on. Default: the process's shared group.
+    public var eventLoops: EventLoopGroup = .shared
+
+    /// The defaults: h2c, 4 MiB messages, 1,024 connections.
+    public init() {}
+}
