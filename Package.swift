@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "SwitchboardCLI", dependencies: ["SwitchboardSchema", "SwitchboardEmitter"], path: "Generator/SwitchboardCLI"),
         .executableTarget(
             name: "switchboard",
-            dependencies: ["SwitchboardCLI", "SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat"],
+            dependencies: ["SwitchboardCLI", "SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat", "SwitchboardGRPC"],
             path: "Generator/switchboard"
         ),
         // `switchboard generate` alone, the plugins' tool: it builds without the chat runtime or OpenSSL.

@@ -171,6 +171,28 @@ grep -q "servers push to authenticated connections only" "$work/err" && pass "li
 [ $(( $(date +%s) - start )) -lt 15 ] && pass "listen --timeout returns on time" || fail "listen --timeout returns on time"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# The same scripts over gRPC: mock-server --grpc-port and call --transport grpc.
+expect_status 2 "--transport takes websocket or grpc" "$bin" call --url "$url" --transport carrier-pigeon Usernames.lookUpUsernameHash '{}'
+expect_status 2 "--transport grpc wants an http(s) URL" "$bin" call --url "$url" --transport grpc Usernames.lookUpUsernameHash '{}'
+"$bin" mock-server --grpc-port 0 --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+[ -n "$grpc_url" ] && pass "mock-server --grpc-port prints its gRPC address" || { fail "mock-server --grpc-port prints its gRPC address"; cat "$work/mock.err"; }
+expect_status 0 "call --transport grpc decodes a success" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q '"uuid": "aci-alice"' "$work/out" && pass "a JSON service's answer crosses gRPC in protobuf" || fail "a JSON service's answer crosses gRPC in protobuf"
+expect_status 1 "a declared error over gRPC exits 1" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "notFound (status 404)" "$work/err" && pass "the gRPC error is the same typed error" || { fail "the gRPC error is the same typed error"; cat "$work/err"; }
+expect_status 1 "a rate limit over gRPC" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "rateLimited (status 429), retry after 7 s" "$work/err" && pass "Retry-After crosses gRPC" || { fail "Retry-After crosses gRPC"; cat "$work/err"; }
+expect_status 1 "an error body over gRPC" "$bin" call --transport grpc --url "$grpc_url" AccountUsernames.reserveUsernameHash '{"usernameHashes": ["AQ=="]}' --credentials aci-1.2:pw
+grep -q '"reason": "too many"' "$work/err" && pass "the error body crosses gRPC" || { fail "the error body crosses gRPC"; cat "$work/err"; }
+expect_status 0 "a protobuf service over gRPC" "$bin" call --transport grpc --url "$grpc_url" Keys.getPreKeys '{"identifier": "alice", "deviceId": "3"}' --credentials aci-1.2:pw
+grep -q '"registrationId": 77' "$work/out" && pass "call --transport grpc decodes a protobuf answer" || fail "call --transport grpc decodes a protobuf answer"
+expect_status 2 "an account endpoint over gRPC needs credentials" "$bin" call --transport grpc --url "$grpc_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
+grep -q "gRPC /signal.chat.Usernames/LookUpUsernameHash -> 200" "$work/mock.out" && pass "the mock server logs gRPC calls by rpcName" || fail "the mock server logs gRPC calls by rpcName"
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # What a hostile server says reaches the terminal escaped: pushed paths, payload strings,
 # response strings and close reasons carry ESC, BEL, DEL, C1, a bidi override and CR LF.
 no_controls() { # file: no raw control character but line feed and tab, no bidi override

@@ -125,6 +125,7 @@ public struct DynamicEndpoint: Sendable {
         let unknownKeys = Set(keys.keys).subtracting(keyNames)
         if let extra = unknownKeys.sorted().first { throw DynamicCodecError("\(service.name).\(endpoint.name) takes no key '\(extra)'") }
 
+        let whole = message
         var body: Data?
         switch endpoint.body {
         case .none:
@@ -138,19 +139,24 @@ public struct DynamicEndpoint: Sendable {
             else if case let .message(type) = field.shape.valueType { body = encode(DynamicMessage(type: type)) }
         }
         if body != nil { headers.add("Content-Type", encoding.contentType) }
-        return RPCRequest(endpoint: descriptor, path: path, logSafePath: logSafe, headers: headers, body: body)
+        var request = RPCRequest(endpoint: descriptor, path: path, logSafePath: logSafe, headers: headers, body: body)
+        // The whole message, as gRPC sends it, bound fields included.
+        request.messageBytes = whole.map { DynamicBinaryCodec(schema: schema).encode($0) }
+        return request
     }
 
     /// Reads a response as the endpoint's typed result would.
     public func outcome(of response: RPCResponse) throws(DynamicCodecError) -> Outcome {
+        // As generated code does: the body's own Content-Type wins (gRPC answers in protobuf).
+        let encoding = response.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) ?? encoding
         if response.isSuccess {
             guard let type = endpoint.response else { return .success(nil) }
-            return .success(try decode(response.body, as: type))
+            return .success(try decode(response.body, as: type, encoding: encoding))
         }
         guard let declared = endpoint.errors.first(where: { $0.status == response.status }) else {
             return .undeclaredStatus(response.status, body: response.body)
         }
-        let body = try declared.body.map { (type: Int) throws(DynamicCodecError) in try decode(response.body, as: type) }
+        let body = try declared.body.map { (type: Int) throws(DynamicCodecError) in try decode(response.body, as: type, encoding: encoding) }
         return .declaredError(name: declared.name, status: declared.status, body: body,
                               retryAfter: declared.retryAfter ? response.retryAfter() : nil)
     }
@@ -165,6 +171,11 @@ public struct DynamicEndpoint: Sendable {
 
     /// Decodes a body in the endpoint's body encoding.
     public func decode(_ body: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
+        try decode(body, as: type, encoding: encoding)
+    }
+
+    /// Decodes a body in `encoding`.
+    public func decode(_ body: Data, as type: Int, encoding: BodyEncoding) throws(DynamicCodecError) -> DynamicMessage {
         switch encoding {
         case .json: return try DynamicJSONCodec(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
         case .protobuf: return try DynamicBinaryCodec(schema: schema).decode(body, as: type)

@@ -2,16 +2,23 @@ import Foundation
 import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardDynamic
+import SwitchboardGRPC
 import SwitchboardRuntime
 
 /// `switchboard call`: one request, typed by the schema read at run time, like grpcurl.
 enum CallCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout"])
+        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout", "--transport"])
+        let overGRPC: Bool
+        switch arguments.options["--transport"] ?? "websocket" {
+        case "websocket": overGRPC = false
+        case "grpc": overGRPC = true
+        case let other: throw .init("--transport must be websocket or grpc, got '\(other)'")
+        }
         guard (1...2).contains(arguments.positional.count) else {
             throw .init("call needs <Service.endpoint> and optionally a JSON request (or - for standard input)")
         }
-        let url = try ChatCommandSupport.url(arguments)
+        let url = overGRPC ? try ChatCommandSupport.grpcURL(arguments) : try ChatCommandSupport.url(arguments)
         let credentials = try ChatCommandSupport.credentials(arguments)
         let options = try ChatCommandSupport.options(arguments)
         guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
@@ -42,7 +49,26 @@ enum CallCommand {
 
         if arguments.flags.contains("--verbose") { printHead(of: request) }
         let result: Result<RPCResponse, ChatCommandFailure>
-        if endpoint.requiresAccount {
+        if overGRPC {
+            if endpoint.requiresAccount, credentials == nil {
+                throw .init("\(arguments.positional[0]) needs an account: pass --credentials user.device:password")
+            }
+            var grpcOptions = GRPCClientOptions()
+            if url.scheme?.lowercased() == "https" { grpcOptions.tls = TLSOptions() }
+            grpcOptions.userAgent = "switchboard-cli"
+            for header in try ChatCommandSupport.headers(arguments) { grpcOptions.metadata.add(header.name, header.value) }
+            if let credentials { grpcOptions.metadata.add("Authorization", credentials.authorization) }
+            let host = url.host ?? "127.0.0.1"
+            let port = url.port ?? (grpcOptions.tls == nil ? 80 : 443)
+            // The auth kind only picks which generated clients may use it; the call is the same.
+            let transport = GRPCClientTransport<Unauthenticated>(host: host, port: port, options: grpcOptions)
+            do throws(TransportError) {
+                result = .success(try await transport.send(request))
+            } catch {
+                result = .failure(.transport(error))
+            }
+            transport.close()
+        } else if endpoint.requiresAccount {
             guard let credentials else {
                 throw .init("\(arguments.positional[0]) needs an authenticated connection: pass --credentials user.device:password")
             }

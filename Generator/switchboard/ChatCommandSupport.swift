@@ -22,6 +22,15 @@ enum ChatCommandSupport {
         return url
     }
 
+    /// `--url` for gRPC: `http://host:port` (h2c) or `https://host:port` (TLS, ALPN h2).
+    static func grpcURL(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> URL {
+        guard let text = arguments.options["--url"] else { throw .init("needs --url http://host:port (h2c) or https://host:port") }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+            throw .init("--url must be an http:// or https:// URL for --transport grpc, got '\(withoutUserInfo(text))'")
+        }
+        return url
+    }
+
     /// `text` with any `user:password@` before the host left out, for messages.
     static func withoutUserInfo(_ text: String) -> String {
         let afterScheme = text.range(of: "//").map(\.upperBound) ?? text.startIndex

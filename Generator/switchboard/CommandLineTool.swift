@@ -28,10 +28,13 @@ extension CommandLineTool {
         ("call", """
             call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
                  [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>] [--verbose]
+                 [--transport websocket|grpc]
                 Send one request over a chat connection: JSON in, the binary or JSON body the schema
                 says on the wire, the decoded response (or the typed error) out as JSON. --verbose
                 prints the request and response heads to standard error, secrets redacted.
                 Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
+                --transport grpc calls the endpoint's rpcName over gRPC instead: --url is then
+                http://host:port (h2c) or https://host:port (TLS), credentials go as metadata.
             """),
         ("listen", """
             listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
@@ -39,7 +42,7 @@ extension CommandLineTool {
                 authenticated connections only, so pass credentials (or $SWITCHBOARD_CREDENTIALS).
             """),
         ("mock-server", """
-            mock-server [--schema <dir>] [--port <n>] [--responses <file.json>] [--pushes <file.json>]
+            mock-server [--schema <dir>] [--port <n>] [--grpc-port <n>] [--responses <file.json>] [--pushes <file.json>]
                  [--max-connections <n>] [--idle-timeout <seconds>]
                  [--require-credentials (--credentials <user.device:password> | --credentials-file <file>)]
                 Serve every endpoint of the schema on a loopback port with canned or scripted
@@ -47,7 +50,8 @@ extension CommandLineTool {
                 1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
                 Any credentials open the authenticated connection unless --require-credentials
                 is given: then only these do, others are refused with 401, and a client without
-                credentials still gets the unauthenticated connection.
+                credentials still gets the unauthenticated connection. --grpc-port serves the
+                same endpoints and scripts over gRPC (h2c) as well, each as its rpcName.
             """),
     ]
 

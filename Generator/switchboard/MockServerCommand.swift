@@ -3,6 +3,7 @@ import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardWebSocket
 import SwitchboardDynamic
+import SwitchboardGRPC
 import SwitchboardRuntime
 import SwitchboardSchema
 
@@ -13,9 +14,11 @@ import SwitchboardSchema
 /// responses served in turn, the last one repeating. Endpoints without one answer 200 with
 /// an empty message. `--pushes` is a JSON array of `{"event": "Service.event", "payload": {...}}`
 /// delivered in order to every client that connects, then "queue empty" when the schema has it.
+/// `--grpc-port` serves the same endpoints and scripts over gRPC too (h2c), each endpoint as
+/// the method its `rpcName` names.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--responses", "--pushes", "--max-connections", "--idle-timeout",
+        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout",
                                               "--credentials", "--credentials-file"])
         let required = try ChatCommandSupport.credentials(arguments)
         if arguments.flags.contains("--require-credentials") {
@@ -26,6 +29,10 @@ enum MockServerCommand {
         guard arguments.positional.isEmpty else { throw .init("mock-server takes no positional arguments") }
         let port = Int(arguments.options["--port"] ?? "0") ?? -1
         guard (0...65_535).contains(port) else { throw .init("--port must be 0...65535") }
+        let grpcPort = try arguments.options["--grpc-port"].map { text throws(CommandLineTool.UsageError) -> Int in
+            guard let value = Int(text), (0...65_535).contains(value) else { throw .init("--grpc-port must be 0...65535") }
+            return value
+        }
         var limits = WebSocketServer.Limits()
         if let text = arguments.options["--max-connections"] {
             guard let count = Int(text), count > 0 else { throw .init("--max-connections must be a positive number") }
@@ -45,7 +52,11 @@ enum MockServerCommand {
                 let name = "\(service.name).\(definition.name)"
                 guard let endpoint = try? DynamicEndpoint(schema: schema, name: name) else { continue }
                 let script = ResponseScript(scripts[name] ?? [defaultResponse(for: endpoint)])
-                routes.append(RPCRoute(endpoint: endpoint.descriptor) { request, _ in
+                routes.append(RPCRoute(endpoint: endpoint.descriptor, message: { _, _ in
+                    let response = protobufBody(script.next(), endpoint: endpoint)
+                    ChatCommandSupport.printLine("gRPC /\(endpoint.descriptor.rpcName) -> \(response.status) (\(name))")
+                    return response
+                }) { request, _ in
                     let response = script.next()
                     // The template, not the path: path values may be @sensitive.
                     ChatCommandSupport.printLine("\(request.verb) \(endpoint.descriptor.pathTemplate) -> \(response.status) (\(name))")
@@ -65,9 +76,27 @@ enum MockServerCommand {
             CommandLineTool.printError("switchboard: cannot listen on port \(port): \(error)")
             return 1
         }
+        var grpcServer: GRPCServer?
+        if let grpcPort {
+            var options = GRPCServerOptions()
+            options.authenticate = { headers in
+                guard let authorization = headers["authorization"] else { return .none }
+                guard let required else { return .account }
+                return authorization == required.authorization ? .account : .none
+            }
+            do {
+                grpcServer = try GRPCServer(router: RPCRouter(routes: routes), port: grpcPort, options: options)
+            } catch {
+                CommandLineTool.printError("switchboard: cannot listen on gRPC port \(grpcPort): \(error)")
+                return 1
+            }
+        }
         // Subscribed before the address is printed, so no early client is missed.
         let arrivals = server.arrivingClients()
         ChatCommandSupport.printLine("switchboard: mock server for \(schema.packageName) listening on \(server.url.absoluteString)")
+        if let grpcServer {
+            ChatCommandSupport.printLine("switchboard: gRPC (h2c) on http://127.0.0.1:\(grpcServer.port)")
+        }
         let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
             .map { ServerRequest(verb: $0.verb, path: $0.path) }
         // Serve until killed; each client gets the scripted pushes.
@@ -79,7 +108,19 @@ enum MockServerCommand {
                 ChatCommandSupport.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
             }
         }
+        withExtendedLifetime(grpcServer) {}
         return 0
+    }
+
+    /// A scripted response as gRPC sends it: a success body in protobuf whatever the
+    /// service's encoding (error bodies keep theirs, with their Content-Type).
+    static func protobufBody(_ response: RPCResponse, endpoint: DynamicEndpoint) -> RPCResponse {
+        guard response.isSuccess, endpoint.encoding == .json, let type = endpoint.endpoint.response,
+              let message = try? endpoint.decode(response.body, as: type) else { return response }
+        var converted = response
+        converted.body = DynamicBinaryCodec(schema: endpoint.schema).encode(message)
+        converted.headers.set("Content-Type", BodyEncoding.protobuf.contentType)
+        return converted
     }
 
     /// 200 with an empty response message, or no body for endpoints that return nothing.

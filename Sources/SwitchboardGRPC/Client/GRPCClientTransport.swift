@@ -40,7 +40,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// Sends one unary call and waits for its answer, its deadline or its cancellation.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
-        let message = request.message?.serializedBytes() ?? []
+        let message = request.message?.serializedBytes() ?? request.messageBytes.map { Array($0) } ?? []
         guard message.count <= options.maximumSendMessageSize else {
             throw .invalidRequest("a request message of \(message.count) bytes exceeds the maximum of \(options.maximumSendMessageSize)")
         }

@@ -19,6 +19,9 @@ public struct RPCRequest: Sendable {
     /// one message rather than as a path, query, headers and body (gRPC); `nil` when the
     /// endpoint takes no request.
     public var message: (any ProtoMessage)?
+    /// The whole request message already encoded in protobuf, for callers without a generated
+    /// type (messages typed by a schema read at run time); used when `message` is nil.
+    public var messageBytes: Data?
 
     /// Creates a request.
     public init(
