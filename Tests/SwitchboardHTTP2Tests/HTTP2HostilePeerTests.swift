@@ -237,4 +237,23 @@ import Testing
             #expect(server.frameDecoder.bufferedByteCount <= 49)
         }
     }
+
+    /// Found by `scripts/fuzz.sh http2`: after a connection error the rest of the read stayed
+    /// buffered. Now nothing is kept once the connection has failed.
+    @Test func nothingStaysBufferedAfterAConnectionError() throws {
+        let input = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/regressions/http2-bytes-kept-after-a-connection-error.bin")
+        let bytes = [UInt8](try Data(contentsOf: input))
+        var client = HTTP2Connection(role: .client)
+        var hello: [UInt8] = []
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+        _ = client.receive(hello)
+        _ = client.receive(bytes)
+        #expect(client.isClosed)
+        #expect(client.frameDecoder.bufferedByteCount == 0)
+        // The same bytes in one piece at a server.
+        var server = Self.server()
+        _ = server.receive(bytes)
+        #expect(server.frameDecoder.bufferedByteCount <= 9 + 16_384)
+    }
 }

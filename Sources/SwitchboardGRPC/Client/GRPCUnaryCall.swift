@@ -96,7 +96,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 connection.sendData(framedMessage, streamID: id, endStream: true)
             case let .failure(error):
                 switch error {
-                case .goingAway, .connectionClosed: finish(.notProcessed("the connection \(error)"))
+                case .goingAway: finish(.notProcessed("the connection is going away"))
+                case .connectionClosed: finish(.notProcessed(connection.state.endReason ?? "the connection closed"))
                 default: finish(.failed(.invalidRequest("\(error)")))
                 }
             }

@@ -520,6 +520,7 @@ public struct HTTP2Connection: Sendable {
         goAwaySent = highestRemoteStreamID
         failure = violation
         headerBlock = nil
+        frameDecoder.discardBuffered()
         closeAllStreams(.connectionEnded(violation.description))
         events.append(.connectionFailed(violation))
     }

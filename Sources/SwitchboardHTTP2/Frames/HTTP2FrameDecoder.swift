@@ -160,6 +160,12 @@ public struct HTTP2FrameDecoder: Sendable {
         UInt32(buffer[offset]) << 24 | UInt32(buffer[offset + 1]) << 16 | UInt32(buffer[offset + 2]) << 8 | UInt32(buffer[offset + 3])
     }
 
+    /// Forgets everything buffered: after a connection error nothing more is read.
+    public mutating func discardBuffered() {
+        buffer = []
+        start = 0
+    }
+
     /// Drops consumed bytes once they are most of the buffer, so each byte moves O(1) times.
     private mutating func compactIfWorthIt() {
         guard start > 0 else { return }

@@ -41,6 +41,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         package var isClosed = false
         /// Streams open or waiting to open that this side started.
         package var activeStreams = 0
+        /// Why it ended, once it has.
+        package var endReason: String?
     }
 
     private struct PendingOpen {
@@ -255,7 +257,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             case .goAway:
                 wentAway()
             case .connectionFailed:
-                channel.closeAfterFlushing(timeout: .seconds(1))
+                // Closed by `finish` once the GOAWAY is written.
+                break
             }
         }
     }
@@ -365,7 +368,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func updateSnapshot() {
         let now = Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
-                           activeStreams: core.openLocalStreamCount + waiting.count)
+                           activeStreams: core.openLocalStreamCount + waiting.count, endReason: endedReason)
         lock.withLock { snapshot = now }
     }
 }

@@ -1,0 +1,123 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+@testable import SwitchboardHTTP2
+import SwitchboardRuntime
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The client's connection over time: a server that stops answering is noticed by the
+/// keepalive PING, one that never finishes SETTINGS by its timeout, and after the server goes
+/// away the next call opens a new connection.
+@Suite(.timeLimit(.minutes(2)))
+struct GRPCConnectionLifecycleTests {
+    /// A server that speaks HTTP/2 just enough (SETTINGS and its acknowledgement, if `settles`)
+    /// and then reads everything and answers nothing.
+    final class MuteServer: @unchecked Sendable {
+        let listener: Int32
+        let port: Int
+        private let settles: Bool
+
+        init(settles: Bool) throws {
+            self.settles = settles
+            #if canImport(Glibc)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let fd = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound else { throw CocoaError(.fileReadUnknown) }
+            listener = fd
+            port = Int(UInt16(bigEndian: address.sin_port))
+            Thread.detachNewThread { [self] in serve() }
+        }
+
+        private func serve() {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 20_000) > 0 else { return }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            defer { _ = close(client) }
+            if settles {
+                var hello: [UInt8] = []
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &hello)
+                _ = hello.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                var readable = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+                guard poll(&readable, 1, 100) > 0 else { continue }
+                if recv(client, &buffer, buffer.count, 0) <= 0 { return }
+            }
+        }
+
+        func stop() { _ = close(listener) }
+    }
+
+    @Test func anUnansweredKeepalivePingEndsTheConnection() async throws {
+        let server = try MuteServer(settles: true)
+        defer { server.stop() }
+        var options = GRPCClientOptions()
+        options.http2.keepaliveInterval = .milliseconds(200)
+        options.http2.keepaliveTimeout = .milliseconds(300)
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
+        let started = ContinuousClock.now
+        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])),
+                                                                                     options: CallOptions(timeout: .seconds(30)))
+        guard case let .failure(.disconnected(reason)) = result else {
+            Issue.record("expected the keepalive to drop the connection, got \(result)")
+            return
+        }
+        #expect(reason.contains("keepalive"))
+        #expect(ContinuousClock.now - started < .seconds(20), "well before the call's own deadline")
+    }
+
+    @Test func unacknowledgedSettingsEndTheConnection() async throws {
+        let server = try MuteServer(settles: false)
+        defer { server.stop() }
+        var options = GRPCClientOptions()
+        options.http2.settingsTimeout = .milliseconds(300)
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
+        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])),
+                                                                                     options: CallOptions(timeout: .seconds(30)))
+        guard case let .failure(.disconnected(reason)) = result else {
+            Issue.record("expected SETTINGS_TIMEOUT to drop the connection, got \(result)")
+            return
+        }
+        #expect(reason.contains("SETTINGS"))
+    }
+
+    @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {
+        let first = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        let port = first.port
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: port)
+        let usernames = UsernamesClient(transport: transport)
+        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).get().uuid == "01")
+        // GOAWAY, then the socket closes; a server comes back on the same port.
+        await first.shutdown()
+        let second = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), port: port)
+        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2]))).get().uuid == "02")
+        #expect(transport.connectionsOpened == 2)
+        // Nothing listening: a typed failure naming the place, not a hang.
+        await second.shutdown()
+        let down = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])))
+        guard case let .failure(.disconnected(reason)) = down else {
+            Issue.record("expected a connect failure, got \(down)")
+            return
+        }
+        #expect(reason.contains("127.0.0.1:\(port)"))
+        transport.close()
+    }
+}

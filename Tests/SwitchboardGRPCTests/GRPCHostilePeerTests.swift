@@ -1,0 +1,157 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+@testable import SwitchboardHTTP2
+import SwitchboardRuntime
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A hostile HTTP/2 client, written as raw bytes over a real socket, against our gRPC server:
+/// each classic attack ends in GOAWAY with the right code and a closed connection, never a
+/// hang, and the server goes on serving everyone else.
+@Suite(.timeLimit(.minutes(2)))
+struct GRPCHostilePeerTests {
+    /// Connects, sends `bytes` (after the preface and SETTINGS unless `raw`), and reads what the
+    /// server says until it closes (10 s at most). Returns the GOAWAY code it sent, if any.
+    static func attack(port: Int, raw: Bool = false, _ bytes: [UInt8]) async -> (code: HTTP2ErrorCode?, closed: Bool) {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(returning: attackBlocking(port: port, raw: raw, bytes))
+            }
+        }
+    }
+
+    static func attackBlocking(port: Int, raw: Bool, _ payload: [UInt8]) -> (code: HTTP2ErrorCode?, closed: Bool) {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        defer { _ = close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else { return (nil, false) }
+        var bytes: [UInt8] = raw ? [] : HTTP2ConnectionPreface.bytes
+        if !raw { HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes) }
+        bytes += payload
+        let toSend = bytes
+        // Written from another thread: a server that stops reading must not block the reader.
+        Thread.detachNewThread {
+            let bytes = toSend
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if sent <= 0 { return }
+                offset += sent
+            }
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = Date().addingTimeInterval(10)
+        var closed = false
+        while Date() < deadline {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 200) > 0 else { continue }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 {
+                closed = true
+                break
+            }
+            received += buffer[0..<count]
+        }
+        var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: false)
+        decoder.append(received)
+        var code: HTTP2ErrorCode?
+        while let frame = try? decoder.nextFrame() {
+            if case let .goAway(_, found, _) = frame.payload { code = found }
+        }
+        return (code, closed)
+    }
+
+    static func frame(_ stream: UInt32, _ payload: HTTP2Frame.Payload) -> [UInt8] {
+        var bytes: [UInt8] = []
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: stream, payload: payload), into: &bytes)
+        return bytes
+    }
+
+    static func request(_ stream: UInt32, encoder: inout HPACKEncoder, endStream: Bool = false) -> [UInt8] {
+        var block: [UInt8] = []
+        encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
+                        HPACKHeader(":path", "/signal.chat.Usernames/LookUpUsernameHash"), HPACKHeader("content-type", "application/grpc"),
+                        HPACKHeader("te", "trailers")], into: &block)
+        return frame(stream, .headers(fragment: block, endStream: endStream, endHeaders: true))
+    }
+
+    @Test func classicAttacksEndInTheRightGoAway() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        var encoder = HPACKEncoder()
+        var oversized: [UInt8] = []
+        HTTP2FrameEncoder.writeHeader(length: 20_000, type: .data, flags: 0, streamID: 1, into: &oversized)
+        oversized += [UInt8](repeating: 0, count: 20_000)
+        var continuation = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false))
+        for _ in 0..<1000 { continuation += Self.frame(1, .continuation(fragment: [], endHeaders: false)) }
+        var settingsFlood: [UInt8] = []
+        for _ in 0..<20_000 { settingsFlood += Self.frame(0, .settings([], ack: false)) }
+        var pingFlood: [UInt8] = []
+        for n in 0..<20_000 { pingFlood += Self.frame(0, .ping(UInt64(n), ack: false)) }
+        var rapidReset: [UInt8] = []
+        for n in 0..<2000 {
+            let stream = UInt32(n * 2 + 1)
+            rapidReset += Self.request(stream, encoder: &encoder) + Self.frame(stream, .rstStream(.cancel))
+        }
+        var encoder2 = HPACKEncoder()
+        let closedStream = Self.request(3, encoder: &encoder2) + Self.request(1, encoder: &encoder2)
+        let cases: [(String, Bool, [UInt8], HTTP2ErrorCode)] = [
+            ("not HTTP/2 at all", true, Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), .protocolError),
+            ("DATA on an idle stream", false, Self.frame(1, .data([1], endStream: false, flowControlledLength: 1)), .protocolError),
+            ("a window grown past 2^31-1", false, Self.frame(0, .windowUpdate(increment: 0x7fff_ffff)), .flowControlError),
+            ("a frame over MAX_FRAME_SIZE", false, oversized, .frameSizeError),
+            ("a CONTINUATION flood", false, continuation, .enhanceYourCalm),
+            ("a table size past the limit (HPACK)", false, Self.frame(1, .headers(fragment: [0x3F, 0xE1, 0x7F], endStream: false, endHeaders: true)), .compressionError),
+            ("a SETTINGS flood", false, settingsFlood, .enhanceYourCalm),
+            ("a PING flood", false, pingFlood, .enhanceYourCalm),
+            ("rapid reset", false, rapidReset, .enhanceYourCalm),
+            ("a stream id going backwards", false, closedStream, .streamClosed),
+            ("PUSH_PROMISE from a client", false, Self.frame(1, .pushPromise(promisedStreamID: 2, fragment: [], endHeaders: true)), .protocolError),
+        ]
+        for (name, raw, bytes, code) in cases {
+            let outcome = await Self.attack(port: server.port, raw: raw, bytes)
+            #expect(outcome.code == code, "\(name)")
+            #expect(outcome.closed, "\(name): the server closes the connection")
+        }
+        // Every hostile connection is gone, and the server still answers a real client.
+        for _ in 0..<250 where server.connectionCount > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(server.connectionCount == 0)
+        let client = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9]))).get().uuid == "09")
+        client.close()
+        await server.shutdown()
+    }
+
+    @Test func aHeaderListOverTheLimitFailsOnlyItsCall() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        var options = GRPCClientOptions()
+        // 20 KiB of metadata: past the server's 16 KiB MAX_HEADER_LIST_SIZE.
+        options.metadata = ["x-big": String(repeating: "b", count: 20_000)]
+        let big = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
+        let refused = await UsernamesClient(transport: big).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        guard case .failure = refused else {
+            Issue.record("expected a failure, got \(refused)")
+            return
+        }
+        let normal = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        #expect(try await UsernamesClient(transport: normal).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).get().uuid == "01")
+        big.close()
+        normal.close()
+        await server.shutdown()
+    }
+}
