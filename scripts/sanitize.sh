@@ -35,7 +35,7 @@ run() { # sanitizer scratch filter
 }
 
 if [ "$which" = both ] || [ "$which" = thread ]; then
-  run thread .build-tsan "SwitchboardIOTests|SwitchboardChatTests|SwitchboardSessionTests|SwitchboardWebSocketTests"
+  run thread .build-tsan "SwitchboardIOTests|SwitchboardChatTests|SwitchboardSessionTests|SwitchboardWebSocketTests|SwitchboardHTTP2Tests|SwitchboardGRPCTests"
 fi
 if [ "$which" = both ] || [ "$which" = address ]; then
   run address .build-asan "SwitchboardRuntimeTests|SignalChatTests|SwitchboardSchemaTests|SwitchboardEmitterTests"
