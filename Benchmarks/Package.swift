@@ -37,6 +37,16 @@ let package = Package(
             name: "IdleConnectionsBenchmark",
             dependencies: [.product(name: "SwitchboardWebSocket", package: "Switchboard")]
         ),
+        // Our gRPC path against our WebSocket path for the same typed call.
+        .executableTarget(
+            name: "GRPCBenchmarks",
+            dependencies: [
+                .product(name: "SwitchboardGRPC", package: "Switchboard"),
+                .product(name: "SwitchboardChat", package: "Switchboard"),
+                .product(name: "SignalChat", package: "Switchboard"),
+                .product(name: "SwitchboardRuntime", package: "Switchboard"),
+            ]
+        ),
         // Not a benchmark: scripts/soak.sh runs it for minutes.
         .executableTarget(
             name: "SoakTest",

@@ -27,6 +27,9 @@ timeout $limit Benchmarks/.build/release/WebSocketBenchmarks > "$work/websocket.
 echo "measuring typed chat calls against raw TCP on loopback..." >&2
 timeout $limit swift build -c release --package-path Benchmarks --product ChatBenchmarks >/dev/null
 timeout $limit Benchmarks/.build/release/ChatBenchmarks > "$work/chat.md"
+echo "measuring typed calls over gRPC against the WebSocket path..." >&2
+timeout $limit swift build -c release --package-path Benchmarks --product GRPCBenchmarks >/dev/null
+timeout $limit Benchmarks/.build/release/GRPCBenchmarks > "$work/grpc.md"
 echo "measuring 10,000 idle connections..." >&2
 timeout $limit swift build -c release --package-path Benchmarks --product IdleConnectionsBenchmark >/dev/null
 timeout $limit Benchmarks/.build/release/IdleConnectionsBenchmark 10000 > "$work/idle.md"
@@ -219,6 +222,23 @@ allocations per call from 54 to 25.3, both sides together.
   deadline in their entry; long well-known header values are shared; a request is written
   before its cancellation handler and deadline watch are installed, so that work overlaps the
   server's.
+
+## gRPC transport
+
+\`GRPCBenchmarks\`: the typed \`sendMessage\` of the sample SDK over our two transports in one
+run, the chat WebSocket (\`ChatConnection\` to \`ChatServer\`) and gRPC in the clear
+(\`GRPCClientTransport\` to \`GRPCServer\`), both serving one generated handler on loopback;
+five rounds, the contenders alternating, each one's median round.
+
+$(cat "$work/grpc.md")
+
+Goal (issue 19): the gRPC path within 1.2x of the WebSocket path, and at least grpc-swift 2's
+throughput at or below its latency. Not met, and grpc-swift is not yet measured here. A
+\`perf\` profile of serial calls is flat, half of it in the kernel's task switching: an HTTP/2
+connection's state lives on its event loop, so a call hops from the caller's thread onto the
+loop to write its request (the WebSocket path writes from the caller's thread), and that
+extra wakeup per call is most of the gap. Writing from the caller under the connection's
+lock, as the WebSocket channel does, is the planned fix.
 
 ## Idle connections
 

@@ -81,7 +81,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             let timer = connection.loop.schedule(at: deadline) { [weak self] in self?.abandon(.failed(.timeout)) }
             lock.withLock { self.timer = timer }
         }
-        let token = connection.openStream(headers: headers, delegate: self) { [weak self] opened in
+        // The request message goes out with the headers, in one write.
+        let token = connection.openStream(headers: headers, endStream: true, body: framedMessage, delegate: self) { [weak self] opened in
             guard let self else { return }
             switch opened {
             case let .success(id):
@@ -93,7 +94,6 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                     connection.resetStream(id, code: .cancel)
                     return
                 }
-                connection.sendData(framedMessage, streamID: id, endStream: true)
             case let .failure(error):
                 switch error {
                 case .goingAway: finish(.notProcessed("the connection is going away"))

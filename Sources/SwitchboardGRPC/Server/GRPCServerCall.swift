@@ -106,7 +106,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let auth = options.authenticate(metadata)
         let router = router
         let metadata = metadata
-        let task = Task { [weak self] in
+        // On the connection's loop: the answer is written from the thread that will send it.
+        let task = connection.loop.startTask { [weak self] in
             let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
             self?.respond(with: response)
@@ -135,10 +136,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             responseMetadata.append(HPACKHeader(lowered, value, indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
         if response.isSuccess {
-            connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")] + responseMetadata,
-                                   streamID: streamID, endStream: false)
-            connection.sendData(GRPCMessageFramer.frame(Array(response.body)), streamID: streamID, endStream: false)
-            connection.sendHeaders([HPACKHeader("grpc-status", "0")], streamID: streamID, endStream: true)
+            connection.sendResponse(headers: [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")] + responseMetadata,
+                                    data: GRPCMessageFramer.frame(Array(response.body)), trailers: [HPACKHeader("grpc-status", "0")],
+                                    streamID: streamID)
             return
         }
         let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }

@@ -49,6 +49,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         let token: UInt64
         let headers: [HPACKHeader]
         let endStream: Bool
+        let body: [UInt8]?
         let delegate: any HTTP2StreamDelegate
         let opened: @Sendable (Result<UInt32, HTTP2StreamError>) -> Void
     }
@@ -85,15 +86,16 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Opens a stream (client): `opened` gets its id, on the loop, before any of its events
     /// reach `delegate`. Past the peer's MAX_CONCURRENT_STREAMS it waits for a stream to
     /// close; cancel the wait with ``cancelOpen(_:)`` and the returned token.
+    /// With `body`, the stream's data (and its end) goes out with the headers, in one write.
     @discardableResult
-    package func openStream(headers: [HPACKHeader], endStream: Bool = false, delegate: any HTTP2StreamDelegate,
+    package func openStream(headers: [HPACKHeader], endStream: Bool = false, body: [UInt8]? = nil, delegate: any HTTP2StreamDelegate,
                             opened: @escaping @Sendable (Result<UInt32, HTTP2StreamError>) -> Void) -> UInt64 {
         let token = lock.withLock {
             snapshot.activeStreams += 1
             nextOpenToken += 1
             return nextOpenToken
         }
-        let pending = PendingOpen(token: token, headers: headers, endStream: endStream, delegate: delegate, opened: opened)
+        let pending = PendingOpen(token: token, headers: headers, endStream: endStream, body: body, delegate: delegate, opened: opened)
         loop.executeHere { [self] in open(pending) }
         return token
     }
@@ -112,6 +114,21 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         loop.executeHere { [self] in
             do throws(HTTP2StreamError) {
                 try core.sendData(bytes, streamID: streamID, endStream: endStream)
+            } catch {
+                streamSendFailed(streamID, error)
+            }
+            afterCoreCall()
+        }
+    }
+
+    /// Sends a whole answer in one turn of the loop and one write: headers, then data if
+    /// any, then trailers if any (ending the stream), as a gRPC server answers a unary call.
+    package func sendResponse(headers: [HPACKHeader], data: [UInt8]?, trailers: [HPACKHeader]?, streamID: UInt32) {
+        loop.executeHere { [self] in
+            do throws(HTTP2StreamError) {
+                try core.sendHeaders(headers, streamID: streamID, endStream: data == nil && trailers == nil)
+                if let data { try core.sendData(data, streamID: streamID, endStream: trailers == nil) }
+                if let trailers { try core.sendHeaders(trailers, streamID: streamID, endStream: true) }
             } catch {
                 streamSendFailed(streamID, error)
             }
@@ -210,8 +227,15 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             return
         }
         do throws(HTTP2StreamError) {
-            let id = try core.openStream(headers: pending.headers, endStream: pending.endStream)
+            let id = try core.openStream(headers: pending.headers, endStream: pending.body == nil && pending.endStream)
             delegates[id] = pending.delegate
+            if let body = pending.body {
+                do throws(HTTP2StreamError) {
+                    try core.sendData(body, streamID: id, endStream: pending.endStream)
+                } catch {
+                    streamSendFailed(id, error)
+                }
+            }
             pending.opened(.success(id))
             afterCoreCall()
         } catch .concurrencyLimitReached {

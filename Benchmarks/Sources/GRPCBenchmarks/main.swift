@@ -1,0 +1,136 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardGRPC
+import SwitchboardRuntime
+
+// The same typed `sendMessage` over our two transports, in one run: the WebSocket chat
+// connection to ChatServer, and gRPC (h2c) to GRPCServer, both serving one generated handler.
+// One connection with 1 and with 64 calls in flight, and 100 connections at once. Five rounds,
+// the contenders alternating; each one's median round is reported. Prints Markdown.
+
+let rounds = 5
+let serialCount = 2000
+let concurrentCount = 12_800
+let inFlight = 64
+let connectionCount = 100
+let callsPerConnection = 60
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+func percentile(_ samples: [Double], _ p: Double) -> Double {
+    let sorted = samples.sorted()
+    return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+struct Run {
+    var latencies: [Double]
+    var failures: Int
+    var seconds: Double
+    var rate: Double { Double(latencies.count) / seconds }
+}
+
+let request = SendMessageRequest(
+    destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
+    messages: [OutgoingMessage(type: .ciphertext, destinationDeviceId: 1, destinationRegistrationId: 4242,
+                               content: Data((0..<160).map { UInt8($0 % 251) }))],
+    online: false, urgent: true)
+
+struct BenchmarkMessages: MessagesHandler {
+    func sendMessage(_ request: SendMessageRequest, context: ServerContext) async throws(Messages.SendMessageError) -> SendMessageResponse {
+        SendMessageResponse(needsSync: request.urgent)
+    }
+}
+
+/// `tasksPerClient` callers on each client, `calls` each, timed.
+func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async -> Run {
+    for client in clients { _ = await client.sendMessage(request) }
+    let start = now()
+    let (latencies, failures) = await withTaskGroup(of: ([Double], Int).self) { group in
+        for client in clients {
+            for _ in 0..<tasksPerClient {
+                group.addTask {
+                    var samples: [Double] = []
+                    var failed = 0
+                    samples.reserveCapacity(calls)
+                    for _ in 0..<calls {
+                        let begin = now()
+                        if case .success = await client.sendMessage(request) { samples.append(Double(now() - begin)) } else { failed += 1 }
+                    }
+                    return (samples, failed)
+                }
+            }
+        }
+        var all: [Double] = []
+        var failed = 0
+        for await (samples, count) in group {
+            all += samples
+            failed += count
+        }
+        return (all, failed)
+    }
+    return Run(latencies: latencies, failures: failures, seconds: Double(now() - start) / 1e9)
+}
+
+let routes = BenchmarkMessages().routes
+let chatServer = try ChatServer(routes: routes)
+let grpcServer = try GRPCServer(router: RPCRouter(routes: routes))
+let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
+
+func webSocketRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
+    var open: [ChatConnection<Authenticated>] = []
+    for _ in 0..<connections {
+        open.append(try await ChatClient.connectAuthenticated(to: chatServer.url, credentials: credentials, options: .init(keepalive: nil)))
+    }
+    let run = await measure(open.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, calls: calls)
+    for connection in open { await connection.close() }
+    return run
+}
+
+func grpcRun(connections: Int, tasks: Int, calls: Int) async -> Run {
+    var options = GRPCClientOptions()
+    options.metadata = ["Authorization": credentials.authorization]
+    let transports = (0..<connections).map { _ in GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: options) }
+    let run = await measure(transports.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, calls: calls)
+    for transport in transports { transport.close() }
+    return run
+}
+
+func medianRound(_ runs: [Run]) -> Run {
+    runs.sorted { percentile($0.latencies, 0.5) < percentile($1.latencies, 0.5) }[runs.count / 2]
+}
+
+func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
+
+// `--profile N`: only N serial gRPC calls, for a profiler (perf record) to look at.
+if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count,
+   let calls = Int(CommandLine.arguments[flag + 1]) {
+    let run = await grpcRun(connections: 1, tasks: 1, calls: calls)
+    print("median \(microseconds(percentile(run.latencies, 0.5)))")
+    await grpcServer.shutdown()
+    exit(0)
+}
+
+let scenarios: [(name: String, connections: Int, tasks: Int, calls: Int)] = [
+    ("1 in flight, 1 connection", 1, 1, serialCount),
+    ("\(inFlight) in flight, 1 connection", 1, inFlight, concurrentCount / inFlight),
+    ("\(connectionCount) connections, 1 in flight each", connectionCount, 1, callsPerConnection),
+]
+print("| Load | Transport | Requests/s | Median latency | p99 latency | gRPC vs WebSocket (median latency) |")
+print("|---|---|---:|---:|---:|---:|")
+for scenario in scenarios {
+    var webSocketRuns: [Run] = [], grpcRuns: [Run] = []
+    for _ in 0..<rounds {
+        webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
+        grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
+    }
+    let (webSocket, grpc) = (medianRound(webSocketRuns), medianRound(grpcRuns))
+    let ratio = percentile(grpc.latencies, 0.5) / percentile(webSocket.latencies, 0.5)
+    for (name, run, note) in [("WebSocket (ChatConnection → ChatServer)", webSocket, "1.00×"),
+                              ("gRPC h2c (GRPCClientTransport → GRPCServer)", grpc, String(format: "%.2f×", ratio))] {
+        let failures = run.failures > 0 ? " (\(run.failures) failed)" : ""
+        print("| \(scenario.name) | \(name)\(failures) | \(Int(run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(note) |")
+    }
+}
+chatServer.stop()
+await grpcServer.shutdown()
