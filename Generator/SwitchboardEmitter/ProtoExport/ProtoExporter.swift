@@ -16,7 +16,8 @@ public enum ProtoExporter {
             message.fields.contains { $0.shape.valueType == .timestamp(.wellKnown) }
         }
         let services = grpcServices(schema)
-        let usesEmpty = services.contains { $0.methods.contains { $0.request == nil || $0.response == nil } }
+        let hasEvents = services.contains(where: \.hasEvents)
+        let usesEmpty = hasEvents || services.contains { $0.methods.contains { $0.request == nil || $0.response == nil } }
         if usesTimestamp || usesEmpty { lines.append("") }
         if usesEmpty { lines.append("import \"google/protobuf/empty.proto\";") }
         if usesTimestamp { lines.append("import \"google/protobuf/timestamp.proto\";") }
@@ -28,6 +29,7 @@ public enum ProtoExporter {
             lines.append("")
             exportEnum(index, schema: schema, indent: "", into: &lines)
         }
+        if hasEvents { lines += pushMessages }
         for service in services {
             lines.append("")
             exportService(service, schema: schema, into: &lines)
@@ -51,13 +53,46 @@ public enum ProtoExporter {
         var methods: [Method]
         /// Endpoints whose rpcName lies in another package: they cannot be declared here.
         var elsewhere: [String]
+        /// The schema service pushes events: its pushes ride `SwitchboardEvents`.
+        var hasEvents = false
     }
+
+    /// The messages a service's events ride over gRPC (SwitchboardGRPC's `GRPCPush`).
+    static let pushMessages = [
+        "",
+        "// A pushed event over gRPC: the request the WebSocket server would push, with an id to acknowledge.",
+        "message SwitchboardPush {",
+        "  uint64 id = 1;",
+        "  string verb = 2;",
+        "  string path = 3;",
+        "  repeated SwitchboardHeader headers = 4;",
+        "  bytes body = 5;",
+        "}",
+        "",
+        "message SwitchboardHeader {",
+        "  string name = 1;",
+        "  string value = 2;",
+        "}",
+        "",
+        "// The answer to a push: the status the WebSocket answer would carry (200 when handled).",
+        "message SwitchboardPushAck {",
+        "  uint64 id = 1;",
+        "  int32 status = 2;",
+        "}",
+    ]
 
     static func grpcServices(_ schema: Schema) -> [GRPCService] {
         var services: [GRPCService] = []
         var indexByName: [String: Int] = [:]
         let prefix = schema.packageName + "."
         for service in schema.services {
+            if !service.events.isEmpty {
+                if indexByName[service.name] == nil {
+                    indexByName[service.name] = services.count
+                    services.append(GRPCService(name: service.name, documentation: service.documentation, methods: [], elsewhere: []))
+                }
+                services[indexByName[service.name]!].hasEvents = true
+            }
             for endpoint in service.endpoints {
                 let parts = endpoint.rpcName.split(separator: "/", maxSplits: 1).map(String.init)
                 let qualified = parts.first ?? ""
@@ -88,6 +123,12 @@ public enum ProtoExporter {
             let response = method.response.map { "." + schema.messages[$0].fullName } ?? ".google.protobuf.Empty"
             let options = method.isDeprecated ? " { option deprecated = true; }" : ";"
             lines.append("  rpc \(method.name)(\(request)) returns (\(response))\(options)")
+        }
+        if service.hasEvents {
+            let package = schema.packageName
+            lines.append("  // The service's events, pushed in order; acknowledge each with SwitchboardAcknowledge.")
+            lines.append("  rpc SwitchboardEvents(.google.protobuf.Empty) returns (stream .\(package).SwitchboardPush);")
+            lines.append("  rpc SwitchboardAcknowledge(.\(package).SwitchboardPushAck) returns (.google.protobuf.Empty);")
         }
         for name in service.elsewhere {
             lines.append("  // \(name) is served outside package \(schema.packageName): declare it in that package's .proto.")

@@ -50,8 +50,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         for attempt in 0..<2 {
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
-            let connection: HTTP2ChannelDriver
-            if let ready = usableConnection { connection = ready } else { connection = try await self.connection(deadline: request.deadline) }
+            let connection = try await openConnection(deadline: request.deadline)
             let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options,
                                               scheme: options.tls == nil ? "http" : "https", authority: authority).run()
             switch outcome {
@@ -113,6 +112,18 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         }
         if Task.isCancelled { throw .cancelled }
         return try result.get()
+    }
+
+    /// The connection in use, or a new one.
+    func openConnection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> HTTP2ChannelDriver {
+        if let ready = usableConnection { return ready }
+        return try await connection(deadline: deadline)
+    }
+
+    /// The headers of a call to `rpcName`.
+    func requestHeaders(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders) -> [HPACKHeader] {
+        GRPCUnaryCall.headers(rpcName: rpcName, scheme: options.tls == nil ? "http" : "https", authority: authority,
+                              deadline: deadline, options: options, metadata: metadata)
     }
 
     /// The connection calls use now, if it still takes new streams.

@@ -45,16 +45,23 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         self.framedMessage = framedMessage
         self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
+        headers = Self.headers(rpcName: request.endpoint.rpcName, scheme: scheme, authority: authority, deadline: request.deadline,
+                               options: options, metadata: request.headers)
+    }
+
+    /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
+    static func headers(rpcName: String, scheme: String, authority: String, deadline: ContinuousClock.Instant?,
+                        options: GRPCClientOptions, metadata: RPCHeaders) -> [HPACKHeader] {
         var headers = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", scheme),
-                       HPACKHeader(":path", "/" + request.endpoint.rpcName), HPACKHeader(":authority", authority),
+                       HPACKHeader(":path", "/" + rpcName), HPACKHeader(":authority", authority),
                        HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"),
                        HPACKHeader("user-agent", options.userAgent)]
-        if let deadline = request.deadline {
+        if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
         }
         headers += GRPCMetadata.requestMetadata(options.metadata)
-        headers += GRPCMetadata.requestMetadata(request.headers)
-        self.headers = headers
+        headers += GRPCMetadata.requestMetadata(metadata)
+        return headers
     }
 
     func run() async -> Outcome {

@@ -21,6 +21,7 @@ public final class GRPCServer: @unchecked Sendable {
     private let lock = NSLock()
     private var connections: [ObjectIdentifier: HTTP2ChannelDriver] = [:]
     private var isStopped = false
+    private let events = GRPCEventHub()
 
     /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
     public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(WebSocketError) {
@@ -38,6 +39,10 @@ public final class GRPCServer: @unchecked Sendable {
 
     /// Connections open now.
     public var connectionCount: Int { lock.withLock { connections.count } }
+
+    /// Clients as they subscribe to a service's events (its `SwitchboardEvents` method), in
+    /// order; push to each as it arrives. Ends when the server shuts down.
+    public func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> { events.arrivingSubscribers() }
 
     private func accepted(_ descriptor: Int32) {
         let admitted = lock.withLock { !isStopped && connections.count < options.maximumConnections }
@@ -57,7 +62,7 @@ public final class GRPCServer: @unchecked Sendable {
             channel = SocketChannel(descriptor: descriptor, loop: loop)
         }
         let driver = HTTP2ChannelDriver(channel: channel, role: .server, options: options.http2,
-                                        acceptor: GRPCStreamAcceptor(router: router, options: options))
+                                        acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events))
         let key = ObjectIdentifier(driver)
         lock.withLock { connections[key] = driver }
         driver.whenClosed { [weak self] _ in
@@ -75,6 +80,7 @@ public final class GRPCServer: @unchecked Sendable {
         }
         acceptor?.stop()
         listener.close()
+        events.finishAll()
         for driver in open { driver.close() }
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while connectionCount > 0, ContinuousClock.now < deadline {
@@ -95,14 +101,16 @@ public final class GRPCServer: @unchecked Sendable {
 final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     let router: RPCRouter
     let options: GRPCServerOptions
+    let hub: GRPCEventHub
 
-    init(router: RPCRouter, options: GRPCServerOptions) {
+    init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub) {
         self.router = router
         self.options = options
+        self.hub = hub
     }
 
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
-        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options)
+        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options, hub: hub)
         // Not from inside the driver's own dispatch: the answer may close the stream.
         connection.loop.execute {
             call.begin()

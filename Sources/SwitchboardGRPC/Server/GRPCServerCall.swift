@@ -11,6 +11,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let connection: HTTP2ChannelDriver
     private let router: RPCRouter
     private let options: GRPCServerOptions
+    private let hub: GRPCEventHub
+    private var subscriber: GRPCEventSubscriber?
     private let rpcName: String?
     private let metadata: RPCHeaders
     private let deadline: ContinuousClock.Instant
@@ -22,11 +24,16 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private var isAnswered = false
     private var timer: LoopTimer?
 
-    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions) {
+    /// The two methods every service with events has over gRPC (see `GRPCPush`).
+    static let eventsMethod = "/SwitchboardEvents"
+    static let acknowledgeMethod = "/SwitchboardAcknowledge"
+
+    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub) {
         self.streamID = streamID
         self.connection = connection
         self.router = router
         self.options = options
+        self.hub = hub
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
         var path: String?
         var contentType: String?
@@ -57,6 +64,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc)")
             return
         }
+        // Event streams live until the client leaves; acknowledgements are answered at once.
+        if rpcName.hasSuffix(Self.eventsMethod) || rpcName.hasSuffix(Self.acknowledgeMethod) { return }
         guard router.messageEndpoint(for: rpcName) != nil else {
             answer(status: .unimplemented, message: "unknown method \(rpcName)")
             return
@@ -87,6 +96,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamClosed(_ closure: HTTP2StreamClosure) {
+        subscriber?.ended("\(closure)")
         // The client went away (RST_STREAM, or the connection ended): stop the work.
         let (task, timer) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?) in
             isAnswered = true
@@ -102,6 +112,19 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             answer(status: .internal, message: "a unary call needs exactly one request message, not \(messages.count)")
             return
         }
+        if rpcName.hasSuffix(Self.eventsMethod) {
+            subscribe(service: String(rpcName.dropLast(Self.eventsMethod.count)))
+            return
+        }
+        if rpcName.hasSuffix(Self.acknowledgeMethod) {
+            guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: messages[0]) else {
+                answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
+                return
+            }
+            hub.acknowledge(acknowledgement)
+            respond(with: RPCResponse(status: 200, message: "OK"))
+            return
+        }
         let body = Data(messages[0])
         let auth = options.authenticate(metadata)
         let router = router
@@ -113,6 +136,17 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             self?.respond(with: response)
         }
         lock.withLock { self.task = task }
+    }
+
+    /// Keeps the stream open for pushes: the response headers go out now, each push as one
+    /// message, and the status only when the server ends the subscription.
+    private func subscribe(service: String) {
+        guard claim() else { return }
+        let subscriber = GRPCEventSubscriber(service: service, auth: options.authenticate(metadata), headers: metadata,
+                                             streamID: streamID, connection: connection, hub: hub)
+        self.subscriber = subscriber
+        connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], streamID: streamID, endStream: false)
+        hub.arrived(subscriber)
     }
 
     /// Claims the right to answer; false once answered or abandoned.

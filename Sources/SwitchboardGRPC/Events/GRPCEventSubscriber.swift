@@ -1,0 +1,109 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardRuntime
+
+/// A client listening to one service's events over gRPC: it called the service's
+/// `SwitchboardEvents` method and its stream stays open for pushes. Push to it as
+/// `ChatServer` pushes to a WebSocket client; the answer is the status the client acknowledged
+/// with (through `SwitchboardAcknowledge`), or nil if none came.
+public final class GRPCEventSubscriber: @unchecked Sendable {
+    /// The service listened to, `package.Service`.
+    public let service: String
+    /// Which kind of connection the subscription counts as (from its metadata).
+    public let auth: AuthRequirement
+    /// The subscription's metadata.
+    public let headers: RPCHeaders
+
+    let streamID: UInt32
+    let connection: HTTP2ChannelDriver
+    private let hub: GRPCEventHub
+    private let lock = NSLock()
+    private var endReason: String?
+
+    init(service: String, auth: AuthRequirement, headers: RPCHeaders, streamID: UInt32, connection: HTTP2ChannelDriver, hub: GRPCEventHub) {
+        self.service = service
+        self.auth = auth
+        self.headers = headers
+        self.streamID = streamID
+        self.connection = connection
+        self.hub = hub
+    }
+
+    /// Whether the stream is still open.
+    public var isOpen: Bool { lock.withLock { endReason == nil } }
+
+    /// Pushes `request` and waits (at most `timeout`) for its acknowledgement: its status,
+    /// or nil when the client withheld it, left, or took too long.
+    public func push(_ request: ServerRequest, timeout: Duration = .seconds(30)) async -> Int? {
+        guard isOpen else { return nil }
+        let id = hub.nextID()
+        let push = GRPCPush(id: id, request: request)
+        return await hub.awaitAcknowledgement(of: id, timeout: timeout, subscriber: self) {
+            self.connection.sendData(GRPCMessageFramer.frame(push.serializedBytes()), streamID: self.streamID, endStream: false)
+        }
+    }
+
+    /// Ends the subscription from the server's side with OK.
+    public func finish() {
+        connection.sendHeaders([HPACKHeader("grpc-status", "0")], streamID: streamID, endStream: true)
+    }
+
+    func ended(_ reason: String) {
+        lock.withLock { if endReason == nil { endReason = reason } }
+        hub.subscriberEnded(self)
+    }
+}
+
+/// Push ids, waiting acknowledgements and arriving subscribers, for one server.
+final class GRPCEventHub: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lastID: UInt64 = 0
+    private var waiting: [UInt64: (subscriber: ObjectIdentifier, continuation: CheckedContinuation<Int?, Never>)] = [:]
+    private var arrivals: [AsyncStream<GRPCEventSubscriber>.Continuation] = []
+    private var subscribers: [ObjectIdentifier: GRPCEventSubscriber] = [:]
+
+    func nextID() -> UInt64 { lock.withLock { lastID += 1; return lastID } }
+
+    func awaitAcknowledgement(of id: UInt64, timeout: Duration, subscriber: GRPCEventSubscriber, send: @escaping @Sendable () -> Void) async -> Int? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
+            lock.withLock { waiting[id] = (ObjectIdentifier(subscriber), continuation) }
+            send()
+            _ = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
+        }
+    }
+
+    func acknowledge(_ acknowledgement: GRPCPushAcknowledgement) { resolve(acknowledgement.id, with: acknowledgement.status) }
+
+    private func resolve(_ id: UInt64, with status: Int?) {
+        let continuation = lock.withLock { waiting.removeValue(forKey: id)?.continuation }
+        continuation?.resume(returning: status)
+    }
+
+    func subscriberEnded(_ subscriber: GRPCEventSubscriber) {
+        let key = ObjectIdentifier(subscriber)
+        let abandoned: [CheckedContinuation<Int?, Never>] = lock.withLock {
+            subscribers.removeValue(forKey: key)
+            let ids = waiting.filter { $0.value.subscriber == key }.map(\.key)
+            return ids.compactMap { waiting.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in abandoned { continuation.resume(returning: nil) }
+    }
+
+    func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> {
+        let (stream, continuation) = AsyncStream<GRPCEventSubscriber>.makeStream()
+        lock.withLock { arrivals.append(continuation) }
+        return stream
+    }
+
+    func arrived(_ subscriber: GRPCEventSubscriber) {
+        lock.withLock { subscribers[ObjectIdentifier(subscriber)] = subscriber }
+        for continuation in lock.withLock({ arrivals }) { continuation.yield(subscriber) }
+    }
+
+    /// On shutdown: no more arrivals, and every open subscription ends with OK.
+    func finishAll() {
+        let (waitingArrivals, open) = lock.withLock { (arrivals, Array(subscribers.values)) }
+        for continuation in waitingArrivals { continuation.finish() }
+        for subscriber in open { subscriber.finish() }
+    }
+}

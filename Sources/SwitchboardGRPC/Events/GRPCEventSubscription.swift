@@ -1,0 +1,158 @@
+import Foundation
+import SwitchboardHTTP2
+import SwitchboardIO
+import SwitchboardRuntime
+
+extension GRPCClientTransport {
+    /// Listens to a service's events over gRPC: calls its `SwitchboardEvents` method (a
+    /// server-streaming RPC) and hands each push, in order and one at a time, to `onPush`
+    /// (pass the generated `dispatch`, as with the WebSocket). An outcome that acknowledges
+    /// is sent back through `SwitchboardAcknowledge` with its status; a withheld one is not,
+    /// so the server may deliver it again.
+    /// - Parameters:
+    ///   - service: the service's full name, such as `signal.chat.Messages`.
+    ///   - onPush: called for each push in turn; its outcome is the acknowledgement.
+    public func subscribe(toEventsOf service: String,
+                          onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
+        let connection: HTTP2ChannelDriver = try await openConnection(deadline: .now.advanced(by: options.connectTimeout))
+        let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)
+        try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]))
+        return subscription
+    }
+}
+
+/// One open event stream; ``cancel()`` ends it. Pushes reach the handler in the order the
+/// server sent them, each after the previous one's handler returned.
+public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendable {
+    /// The service listened to.
+    public let service: String
+    private let transport: any GRPCAcknowledging
+    private let connection: HTTP2ChannelDriver
+    private let pushes: AsyncStream<GRPCPush>.Continuation
+    private let consumer: Task<Void, Never>
+    private let lock = NSLock()
+    private var streamID: UInt32?
+    private var endReason: String?
+    private var endWaiters: [CheckedContinuation<String, Never>] = []
+    private var opened: CheckedContinuation<Result<Void, TransportError>, Never>?
+    // Loop-confined.
+    private var deframer = GRPCMessageDeframer(maximumMessageSize: 4 << 20)
+
+    init<Auth: AuthMode>(transport: GRPCClientTransport<Auth>, service: String, connection: HTTP2ChannelDriver,
+                         onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) {
+        self.service = service
+        self.transport = transport
+        self.connection = connection
+        let (stream, continuation) = AsyncStream<GRPCPush>.makeStream()
+        pushes = continuation
+        let acknowledger: any GRPCAcknowledging = transport
+        consumer = Task {
+            for await push in stream {
+                switch await onPush(push.request) {
+                case let .acknowledge(response), let .reject(response, _):
+                    await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: response.status), service: service)
+                case .unknown:
+                    await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: EventOutcome.notFound.status), service: service)
+                case .withhold:
+                    break
+                }
+            }
+        }
+    }
+
+    func start(headers: [HPACKHeader]) async throws(TransportError) {
+        let result: Result<Void, TransportError> = await withCheckedContinuation { continuation in
+            lock.withLock { opened = continuation }
+            connection.openStream(headers: headers, endStream: true, body: GRPCMessageFramer.frame([]), delegate: self) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case let .success(id): lock.withLock { streamID = id }
+                case let .failure(error): resolveOpen(.failure(.disconnected(reason: "\(error)")))
+                }
+            }
+        }
+        try result.get()
+    }
+
+    private func resolveOpen(_ result: Result<Void, TransportError>) {
+        let waiting: CheckedContinuation<Result<Void, TransportError>, Never>? = lock.withLock {
+            defer { opened = nil }
+            return opened
+        }
+        waiting?.resume(returning: result)
+    }
+
+    /// Stops listening: the stream is reset with CANCEL; pushes not yet handled are dropped.
+    public func cancel() {
+        if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
+        end("cancelled")
+    }
+
+    /// Waits until the subscription ends and says why.
+    public var ended: String {
+        get async {
+            await withCheckedContinuation { continuation in
+                let reason: String? = lock.withLock {
+                    if let endReason { return endReason }
+                    endWaiters.append(continuation)
+                    return nil
+                }
+                if let reason { continuation.resume(returning: reason) }
+            }
+        }
+    }
+
+    private func end(_ reason: String) {
+        let waiters: [CheckedContinuation<String, Never>] = lock.withLock {
+            guard endReason == nil else { return [] }
+            endReason = reason
+            defer { endWaiters = [] }
+            return endWaiters
+        }
+        pushes.finish()
+        resolveOpen(.failure(.disconnected(reason: reason)))
+        for waiter in waiters { waiter.resume(returning: reason) }
+    }
+
+    // MARK: HTTP2StreamDelegate (on the loop)
+
+    public func streamReceived(headers: [HPACKHeader], endStream: Bool) {
+        let status = headers.first { $0.name == "grpc-status" }?.value
+        if endStream || status != nil {
+            let message = headers.first(where: { $0.name == "grpc-message" }).map { GRPCMetadata.decodeMessage($0.value) }
+            end(status == "0" ? "the server ended the subscription" : "grpc-status \(status ?? "missing")" + (message.map { ": \($0)" } ?? ""))
+        } else {
+            resolveOpen(.success(()))
+        }
+    }
+
+    public func streamReceived(data: [UInt8], endStream: Bool) {
+        do throws(GRPCFramingError) {
+            for message in try deframer.append(data) {
+                guard let push = try? GRPCPush(serializedBytes: message) else { continue }
+                pushes.yield(push)
+            }
+        } catch {
+            if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
+            end("\(error)")
+        }
+    }
+
+    public func streamClosed(_ closure: HTTP2StreamClosure) {
+        end("\(closure)")
+    }
+}
+
+/// Sends acknowledgements; a protocol so the subscription need not know the transport's `Auth`.
+protocol GRPCAcknowledging: Sendable {
+    func acknowledge(_ acknowledgement: GRPCPushAcknowledgement, service: String) async
+}
+
+extension GRPCClientTransport: GRPCAcknowledging {
+    func acknowledge(_ acknowledgement: GRPCPushAcknowledgement, service: String) async {
+        var request = RPCRequest(endpoint: EndpointDescriptor(rpcName: service + "/SwitchboardAcknowledge", verb: "POST", pathTemplate: "", auth: .none),
+                                 path: "", deadline: .now.advanced(by: defaultRequestTimeout))
+        request.messageBytes = Data(acknowledgement.serializedBytes())
+        _ = try? await send(request)
+    }
+}

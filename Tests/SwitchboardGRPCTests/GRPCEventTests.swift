@@ -1,0 +1,109 @@
+import Foundation
+import PeerSupport
+import SignalChat
+@testable import SwitchboardGRPC
+import SwitchboardRuntime
+import Testing
+
+/// A schema's events over gRPC: a server-streaming `SwitchboardEvents` per service carries the
+/// pushes, in order, to the generated `dispatch`; `SwitchboardAcknowledge` answers each with
+/// the status the WebSocket answer would carry, and a withheld push is never acknowledged.
+@Suite(.timeLimit(.minutes(1)))
+struct GRPCEventTests {
+    final class Listener: MessagesEventListener, @unchecked Sendable {
+        private let lock = NSLock()
+        private(set) var received: [String] = []
+        var refuse: Set<String> = []
+
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            let guid = payload.serverGuid ?? "?"
+            if lock.withLock({ refuse.contains(guid) }) { throw CancellationError() }
+            lock.withLock { received.append(guid) }
+        }
+
+        func queueEmpty(context: EventContext) async throws {
+            lock.withLock { received.append("queue empty") }
+        }
+
+        var snapshot: [String] { lock.withLock { received } }
+    }
+
+    static func push(_ guid: String) throws -> ServerRequest {
+        var envelope = Envelope()
+        envelope.serverGuid = guid
+        envelope.content = Data(guid.utf8)
+        return ServerRequest(verb: "PUT", path: "/api/v1/message", headers: ["X-Signal-Timestamp": "1700000000000"],
+                             body: try envelope.encodedBody(.protobuf))
+    }
+
+    @Test func pushesArriveInOrderAndAreAcknowledged() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        let listener = Listener()
+        listener.refuse = ["g-refused"]
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        #expect(subscriber.service == "signal.chat.Messages")
+        var statuses: [Int?] = []
+        for guid in ["g-1", "g-2", "g-3"] { statuses.append(await subscriber.push(try Self.push(guid))) }
+        // A listener that throws withholds the answer: the server hears nothing and may redeliver.
+        statuses.append(await subscriber.push(try Self.push("g-refused"), timeout: .milliseconds(500)))
+        statuses.append(await subscriber.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty")))
+        // A push nobody listens to is answered 404, as over the WebSocket.
+        statuses.append(await subscriber.push(ServerRequest(verb: "PUT", path: "/api/v1/unknown")))
+        #expect(statuses == [200, 200, 200, nil, 200, 404])
+        #expect(listener.snapshot == ["g-1", "g-2", "g-3", "queue empty"])
+        // Server-side end: the client hears it.
+        subscriber.finish()
+        #expect(await subscription.ended == "the server ended the subscription")
+        for _ in 0..<100 where subscriber.isOpen { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!subscriber.isOpen)
+        transport.close()
+        await server.shutdown()
+    }
+
+    @Test func cancellingTheSubscriptionEndsItOnTheServer() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in .ok }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        subscription.cancel()
+        #expect(await subscription.ended == "cancelled")
+        for _ in 0..<100 where subscriber.isOpen { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!subscriber.isOpen)
+        #expect(await subscriber.push(try Self.push("late")) == nil)
+        transport.close()
+        await server.shutdown()
+    }
+
+    @Test func grpcioListensAndAcknowledges() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let directory = try ScratchDirectory.make("grpc-events")
+        let proto = directory.appendingPathComponent("signal_chat.proto")
+        try GRPCPeer.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
+        let peer = try PythonPeer(script: "grpc_events_peer.py", arguments: [proto.path, "\(server.port)", "3"])
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        #expect(subscriber.auth == .account, "credentials in the metadata")
+        var statuses: [Int?] = []
+        for guid in ["p-1", "p-2", "p-3"] { statuses.append(await subscriber.push(try Self.push(guid))) }
+        #expect(statuses == [200, 200, 200])
+        let result = await peer.finishAsync(timeout: 60)
+        try #require(result.status == 0, "\(result.output)")
+        struct Seen: Decodable {
+            var path: String
+            var guid: String
+        }
+        let seen = try JSONDecoder().decode([Seen].self, from: Data(result.output.utf8))
+        #expect(seen.map(\.guid) == ["p-1", "p-2", "p-3"])
+        #expect(seen.allSatisfy { $0.path == "/api/v1/message" })
+        await server.shutdown()
+    }
+}
