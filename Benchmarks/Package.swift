@@ -10,6 +10,9 @@ let package = Package(
         .package(name: "Switchboard", path: ".."),
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-2", exact: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", exact: "2.9.2"),
+        .package(url: "https://github.com/grpc/grpc-swift-protobuf", exact: "2.4.1"),
     ],
     targets: [
         .executableTarget(
@@ -45,6 +48,10 @@ let package = Package(
                 .product(name: "SwitchboardChat", package: "Switchboard"),
                 .product(name: "SignalChat", package: "Switchboard"),
                 .product(name: "SwitchboardRuntime", package: "Switchboard"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         // Not a benchmark: scripts/soak.sh runs it for minutes.

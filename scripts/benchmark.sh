@@ -225,20 +225,16 @@ allocations per call from 54 to 25.3, both sides together.
 
 ## gRPC transport
 
-\`GRPCBenchmarks\`: the typed \`sendMessage\` of the sample SDK over our two transports in one
-run, the chat WebSocket (\`ChatConnection\` to \`ChatServer\`) and gRPC in the clear
-(\`GRPCClientTransport\` to \`GRPCServer\`), both serving one generated handler on loopback;
-five rounds, the contenders alternating, each one's median round.
+\`GRPCBenchmarks\`: the same \`sendMessage\` in one run over grpc-swift 2 (its client and server on
+grpc-swift-nio-transport, h2c, default configuration, swift-protobuf's messages for the same
+\`.proto\`), over our gRPC path (\`GRPCClientTransport\` to \`GRPCServer\`, h2c) and over our
+WebSocket path (\`ChatConnection\` to \`ChatServer\`) on loopback; five rounds, the contenders
+alternating, each one's median round.
 
 $(cat "$work/grpc.md")
 
-Goal (issue 19): the gRPC path within 1.2x of the WebSocket path, and at least grpc-swift 2's
-throughput at or below its latency. Not met, and grpc-swift is not yet measured here. A
-\`perf\` profile of serial calls is flat, half of it in the kernel's task switching: an HTTP/2
-connection's state lives on its event loop, so a call hops from the caller's thread onto the
-loop to write its request (the WebSocket path writes from the caller's thread), and that
-extra wakeup per call is most of the gap. Writing from the caller under the connection's
-lock, as the WebSocket channel does, is the planned fix.
+Goals (issue 19): median latency at or below grpc-swift 2's and throughput at least its; our
+gRPC path within 1.2x of our WebSocket path. grpc-swift runs untuned, with its defaults.
 
 ## Idle connections
 

@@ -4,8 +4,9 @@ import SwitchboardChat
 import SwitchboardGRPC
 import SwitchboardRuntime
 
-// The same typed `sendMessage` over our two transports, in one run: the WebSocket chat
-// connection to ChatServer, and gRPC (h2c) to GRPCServer, both serving one generated handler.
+// The same `sendMessage` in one run over our two transports, the WebSocket chat connection to
+// ChatServer and gRPC (h2c) to our GRPCServer, both serving one generated handler, and over
+// grpc-swift 2 (its client and server on SwiftNIO, h2c) with swift-protobuf's messages.
 // One connection with 1 and with 64 calls in flight, and 100 connections at once. Five rounds,
 // the contenders alternating; each one's median round is reported. Prints Markdown.
 
@@ -37,7 +38,7 @@ let request = SendMessageRequest(
     online: false, urgent: true)
 
 struct BenchmarkMessages: MessagesHandler {
-    func sendMessage(_ request: SendMessageRequest, context: ServerContext) async throws(Messages.SendMessageError) -> SendMessageResponse {
+    func sendMessage(_ request: SendMessageRequest, context: SwitchboardRuntime.ServerContext) async throws(Messages.SendMessageError) -> SendMessageResponse {
         SendMessageResponse(needsSync: request.urgent)
     }
 }
@@ -74,7 +75,8 @@ func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async
 
 let routes = BenchmarkMessages().routes
 let chatServer = try ChatServer(routes: routes)
-let grpcServer = try GRPCServer(router: RPCRouter(routes: routes))
+let grpcServer = try SwitchboardGRPC.GRPCServer(router: SwitchboardRuntime.RPCRouter(routes: routes))
+let peerServer = try await PeerServer()
 let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
 
 func webSocketRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
@@ -93,6 +95,39 @@ func grpcRun(connections: Int, tasks: Int, calls: Int) async -> Run {
     let transports = (0..<connections).map { _ in GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: options) }
     let run = await measure(transports.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, calls: calls)
     for transport in transports { transport.close() }
+    return run
+}
+
+/// The same calls through grpc-swift 2.
+func peerRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
+    let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer.port) }
+    for client in clients { _ = await client.send(peerRequest) }
+    let start = now()
+    let (latencies, failures) = await withTaskGroup(of: ([Double], Int).self) { group in
+        for client in clients {
+            for _ in 0..<tasks {
+                group.addTask {
+                    var samples: [Double] = []
+                    var failed = 0
+                    samples.reserveCapacity(calls)
+                    for _ in 0..<calls {
+                        let begin = now()
+                        if await client.send(peerRequest) { samples.append(Double(now() - begin)) } else { failed += 1 }
+                    }
+                    return (samples, failed)
+                }
+            }
+        }
+        var all: [Double] = []
+        var failed = 0
+        for await (samples, count) in group {
+            all += samples
+            failed += count
+        }
+        return (all, failed)
+    }
+    let run = Run(latencies: latencies, failures: failures, seconds: Double(now() - start) / 1e9)
+    for client in clients { client.close() }
     return run
 }
 
@@ -116,20 +151,24 @@ let scenarios: [(name: String, connections: Int, tasks: Int, calls: Int)] = [
     ("\(inFlight) in flight, 1 connection", 1, inFlight, concurrentCount / inFlight),
     ("\(connectionCount) connections, 1 in flight each", connectionCount, 1, callsPerConnection),
 ]
-print("| Load | Transport | Requests/s | Median latency | p99 latency | gRPC vs WebSocket (median latency) |")
-print("|---|---|---:|---:|---:|---:|")
+print("| Load | Transport | Requests/s | Median latency | p99 latency | Median latency vs grpc-swift 2 | vs our WebSocket path |")
+print("|---|---|---:|---:|---:|---:|---:|")
 for scenario in scenarios {
-    var webSocketRuns: [Run] = [], grpcRuns: [Run] = []
+    var webSocketRuns: [Run] = [], grpcRuns: [Run] = [], peerRuns: [Run] = []
     for _ in 0..<rounds {
         webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
         grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
+        peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
     }
-    let (webSocket, grpc) = (medianRound(webSocketRuns), medianRound(grpcRuns))
-    let ratio = percentile(grpc.latencies, 0.5) / percentile(webSocket.latencies, 0.5)
-    for (name, run, note) in [("WebSocket (ChatConnection → ChatServer)", webSocket, "1.00×"),
-                              ("gRPC h2c (GRPCClientTransport → GRPCServer)", grpc, String(format: "%.2f×", ratio))] {
+    let (webSocket, grpc, peer) = (medianRound(webSocketRuns), medianRound(grpcRuns), medianRound(peerRuns))
+    let peerMedian = percentile(peer.latencies, 0.5), webSocketMedian = percentile(webSocket.latencies, 0.5)
+    for (name, run) in [("grpc-swift 2 (GRPCClient → GRPCServer, NIO, h2c)", peer),
+                        ("Switchboard gRPC (GRPCClientTransport → GRPCServer, h2c)", grpc),
+                        ("Switchboard WebSocket (ChatConnection → ChatServer)", webSocket)] {
         let failures = run.failures > 0 ? " (\(run.failures) failed)" : ""
-        print("| \(scenario.name) | \(name)\(failures) | \(Int(run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(note) |")
+        let median = percentile(run.latencies, 0.5)
+        print("| \(scenario.name) | \(name)\(failures) | \(Int(run.rate)) | \(microseconds(median)) | \(microseconds(percentile(run.latencies, 0.99))) | "
+              + String(format: "%.2f×", median / peerMedian) + " | " + String(format: "%.2f×", median / webSocketMedian) + " |")
     }
 }
 chatServer.stop()
