@@ -74,7 +74,8 @@ struct GRPCEventTests {
         var iterator = arrivals.makeAsyncIterator()
         let subscriber = try #require(await iterator.next())
         subscription.cancel()
-        #expect(await subscription.ended == "cancelled")
+        let reason = await subscription.ended
+        #expect(reason == "cancelled", "\(reason)")
         for _ in 0..<100 where subscriber.isOpen { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!subscriber.isOpen)
         #expect(await subscriber.push(try Self.push("late")) == nil)

@@ -84,8 +84,9 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
 
     /// Stops listening: the stream is reset with CANCEL; pushes not yet handled are dropped.
     public func cancel() {
-        if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
+        // Ended first, so the reason is the caller's whatever the reset reports back.
         end("cancelled")
+        if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
     }
 
     /// Waits until the subscription ends and says why.
