@@ -27,13 +27,13 @@ struct GRPCInteropTests {
 
     @Test(arguments: GRPCPeer.Security.allCases)
     func typedCallsGetTypedResults(security: GRPCPeer.Security) async throws {
-        let peer = try await GRPCPeer(security)
+        let peer = try await GRPCPeer.shared(security)
         let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, security)
         let usernames = UsernamesClient(transport: transport)
         let found = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2, 0xfe])))
         #expect(try found.get().uuid == "0102fe")
         // A path-bound field travels inside the message: the server saw the whole request.
-        let event = await peer.event { $0.method == "/signal.chat.Usernames/LookUpUsernameHash" }
+        let event = await peer.event { $0.method == "/signal.chat.Usernames/LookUpUsernameHash" && $0.size == 5 }
         #expect(event?.size == 5)
         #expect(event?.metadata["user-agent"]?.hasPrefix("switchboard-grpc-swift") == true, "\(event?.metadata ?? [:])")
         // Credentials and call metadata reach the server; an account service works alike.
@@ -41,7 +41,7 @@ struct GRPCInteropTests {
         let profile = await ProfilesClient(transport: accounts).getProfile(GetProfileRequest(identifier: "abc", version: "v1"),
                                                                            options: Self.test("big:10"))
         #expect(try profile.get().name == Data(repeating: 0x5a, count: 10))
-        let seen = await peer.event { $0.method == "/signal.chat.Profiles/GetProfile" }
+        let seen = await peer.event { $0.method == "/signal.chat.Profiles/GetProfile" && $0.metadata["x-test"] == "big:10" }
         #expect(seen?.metadata["authorization"] == "Basic dXNlcjpwYXNz")
         #expect(seen?.metadata["x-test"] == "big:10")
         transport.close()
@@ -50,7 +50,7 @@ struct GRPCInteropTests {
     }
 
     @Test func everyStatusCodeBecomesTheSameResultAsItsHTTPStatusWould() async throws {
-        let peer = try await GRPCPeer(.h2c)
+        let peer = try await GRPCPeer.shared(.h2c)
         let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
         let messages = MessagesClient(transport: transport)
         let request = SendMessageRequest(destination: "bob")
@@ -80,7 +80,7 @@ struct GRPCInteropTests {
     }
 
     @Test func theServerSeesTheDeadlineAndTheCancellation() async throws {
-        let peer = try await GRPCPeer(.h2c)
+        let peer = try await GRPCPeer.shared(.h2c)
         let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)
         let usernames = UsernamesClient(transport: transport)
         // Connected first, so the deadline below measures the call alone.
@@ -105,14 +105,14 @@ struct GRPCInteropTests {
     }
 
     @Test func fourMebibyteMessagesBothWaysAndTheLimitBeyond() async throws {
-        let peer = try await GRPCPeer(.h2c)
+        let peer = try await GRPCPeer.shared(.h2c)
         let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
         let content = Data((0..<(4 << 20) - 1024).map { UInt8(truncatingIfNeeded: $0) })
         var request = SendMessageRequest(destination: "bob")
         request.messages = [OutgoingMessage(content: content)]
         let sent = await MessagesClient(transport: transport).sendMessage(request)
         #expect(throws: Never.self) { try sent.get() }
-        let event = await peer.event { $0.method == "/signal.chat.Messages/SendMessage" }
+        let event = await peer.event { $0.method == "/signal.chat.Messages/SendMessage" && $0.metadata["x-test"] == nil }
         #expect(event?.size == request.serializedBytes().count)
         let profiles = ProfilesClient(transport: transport)
         let big = await profiles.getProfile(GetProfileRequest(identifier: "a", version: "b"), options: Self.test("big:4000000"))
@@ -132,7 +132,7 @@ struct GRPCInteropTests {
 
     @Test(arguments: GRPCPeer.Security.allCases)
     func aHundredConcurrentCallsShareOneConnection(security: GRPCPeer.Security) async throws {
-        let peer = try await GRPCPeer(security)
+        let peer = try await GRPCPeer.shared(security)
         let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, security)
         let usernames = UsernamesClient(transport: transport)
         let answers = await withTaskGroup(of: (Int, String?).self) { group in

@@ -26,7 +26,18 @@ final class GRPCPeer: @unchecked Sendable {
         return ProtoExporter.export(schema)
     }
 
-    init(_ security: Security) async throws {
+    /// One peer per security mode for the whole run: each start compiles the `.proto`, which
+    /// on two cores is load enough to slow every other test. Tests tell their calls apart by
+    /// their metadata and sizes.
+    static let h2c = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .h2c) }
+    static let tls = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .tls) }
+
+    /// The shared peer for `security`.
+    static func shared(_ security: Security) async throws -> GRPCPeer {
+        try await (security == .h2c ? h2c : tls).value
+    }
+
+    private init(starting security: Security) async throws {
         directory = try ScratchDirectory.make("grpc-peer")
         let proto = directory.appendingPathComponent("signal_chat.proto")
         try Self.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
@@ -70,7 +81,8 @@ final class GRPCPeer: @unchecked Sendable {
         return nil
     }
 
-    func stop() async { _ = await peer.stopAsync() }
+    /// Shared peers outlive every test: they end with the test process, whose exit closes their input.
+    func stop() async {}
 }
 
 /// The test CA and certificates (Tests/Peers/make_test_certs.sh), made once per run.
