@@ -387,8 +387,22 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         let handlers = closeHandlers
         closeHandlers = []
         for handler in handlers { handler(reason) }
-        channel.closeAfterFlushing(timeout: .seconds(1))
+        if let failure = core.failure, failure.code != .noError {
+            // After a protocol error the peer is often still sending. Closing with its bytes
+            // unread would answer them with a TCP reset, which can destroy our GOAWAY before
+            // the peer reads it: keep reading (and dropping) for a moment first.
+            if readingPaused {
+                readingPaused = false
+                channel.setReading(true)
+            }
+            _ = loop.schedule(after: Self.lingerAfterError) { [channel] in channel.closeAfterFlushing(timeout: .seconds(1)) }
+        } else {
+            channel.closeAfterFlushing(timeout: .seconds(1))
+        }
     }
+
+    /// How long a connection that failed keeps draining the peer's bytes before it closes.
+    static let lingerAfterError: Duration = .milliseconds(500)
 
     private func updateSnapshot() {
         let now = Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
