@@ -36,13 +36,14 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private var endWaiters: [CheckedContinuation<String, Never>] = []
     private var opened: CheckedContinuation<Result<Void, TransportError>, Never>?
     // Loop-confined.
-    private var deframer = GRPCMessageDeframer(maximumMessageSize: 4 << 20)
+    private var deframer: GRPCMessageDeframer
 
     init<Auth: AuthMode>(transport: GRPCClientTransport<Auth>, service: String, connection: HTTP2ChannelDriver,
                          onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) {
         self.service = service
         self.transport = transport
         self.connection = connection
+        deframer = GRPCMessageDeframer(maximumMessageSize: transport.options.maximumReceiveMessageSize)
         let (stream, continuation) = AsyncStream<GRPCPush>.makeStream()
         pushes = continuation
         let acknowledger: any GRPCAcknowledging = transport

@@ -395,14 +395,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                 readingPaused = false
                 channel.setReading(true)
             }
-            _ = loop.schedule(after: Self.lingerAfterError) { [channel] in channel.closeAfterFlushing(timeout: .seconds(1)) }
+            _ = loop.schedule(after: options.lingerAfterError) { [channel] in channel.closeAfterFlushing(timeout: .seconds(1)) }
         } else {
             channel.closeAfterFlushing(timeout: .seconds(1))
         }
     }
 
-    /// How long a connection that failed keeps draining the peer's bytes before it closes.
-    static let lingerAfterError: Duration = .milliseconds(500)
 
     private func updateSnapshot() {
         let now = Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
