@@ -45,6 +45,7 @@ let package = Package(
             name: "GRPCBenchmarks",
             dependencies: [
                 .product(name: "SwitchboardGRPC", package: "Switchboard"),
+                .product(name: "SwitchboardHTTP2", package: "Switchboard"),
                 .product(name: "SwitchboardChat", package: "Switchboard"),
                 .product(name: "SignalChat", package: "Switchboard"),
                 .product(name: "SwitchboardRuntime", package: "Switchboard"),

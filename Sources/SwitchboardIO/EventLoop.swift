@@ -333,11 +333,11 @@ extension EventLoop {
     /// Starts a task that runs synchronously on the calling thread until it first suspends,
     /// and on this loop after that; a task that never suspends costs no scheduling at all.
     /// Where the platform lacks immediate tasks (before macOS 26 and iOS 26), as `startTask`.
-    public func startTaskHere(_ operation: sending @escaping @isolated(any) () async -> Void) {
+    @discardableResult
+    public func startTaskHere<Success: Sendable>(_ operation: sending @escaping @isolated(any) () async -> Success) -> Task<Success, Never> {
         if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-            Task.immediate(executorPreference: self, operation: operation)
-        } else {
-            startTask(operation)
+            return Task.immediate(executorPreference: self, operation: operation)
         }
+        return startTask(operation)
     }
 }

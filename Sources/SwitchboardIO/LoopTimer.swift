@@ -35,6 +35,8 @@ public final class LoopTimer: @unchecked Sendable {
 struct TimerHeap {
     private var items: [(deadline: ContinuousClock.Instant, sequence: UInt64, timer: LoopTimer)] = []
     private var nextSequence: UInt64 = 0
+    private static let smallestCompactionCheck = 128
+    private var nextCompactionCheck = smallestCompactionCheck
 
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
@@ -68,13 +70,17 @@ struct TimerHeap {
         return items.filter { !$0.timer.isCancelled }.map(\.timer)
     }
 
-    /// Drops every cancelled timer when they are more than half the heap.
+    /// Drops every cancelled timer when they are more than half the heap. Looks only once
+    /// the heap has doubled since the last look, so the scan costs O(1) per timer amortized
+    /// (a loop calls this on every turn).
     mutating func compactIfMostlyCancelled() {
-        guard items.count > 64 else { return }
+        guard items.count >= nextCompactionCheck else { return }
         let live = items.filter { !$0.timer.isCancelled }
-        guard live.count * 2 < items.count else { return }
-        items = []
-        for item in live.sorted(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) }) { items.append(item) }
+        if live.count * 2 < items.count {
+            items = []
+            for item in live.sorted(by: { ($0.deadline, $0.sequence) < ($1.deadline, $1.sequence) }) { items.append(item) }
+        }
+        nextCompactionCheck = max(Self.smallestCompactionCheck, 2 * items.count)
     }
 
     private mutating func removeFirst() {

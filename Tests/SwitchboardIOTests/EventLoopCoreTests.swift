@@ -84,6 +84,26 @@ struct EventLoopCoreTests {
         await loop.shutdown()
     }
 
+    @Test func theTimerHeapStaysWithinASmallMultipleOfItsLiveTimers() {
+        var heap = TimerHeap()
+        let start = ContinuousClock.now
+        let live = (0..<100).map { index in LoopTimer(deadline: start + .seconds(index + 1)) {} }
+        for timer in live { heap.insert(timer) }
+        var largest = 0
+        for _ in 0..<10_000 {
+            let timer = LoopTimer(deadline: start + .seconds(3600)) {}
+            heap.insert(timer)
+            timer.cancel()
+            heap.compactIfMostlyCancelled()
+            largest = max(largest, heap.count)
+        }
+        // Checked only once the heap doubles: never more than four times what is live (or the floor).
+        #expect(largest <= 4 * 128)
+        let due = heap.popDue(now: start + .seconds(200))
+        #expect(due.count == 100)
+        #expect(zip(due, live).allSatisfy { $0 === $1 })
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func aTaskThatPrefersTheLoopRunsAndResumesOnIt() async throws {
         let loop = try EventLoop(name: "test-executor")

@@ -2,6 +2,7 @@ import Foundation
 import SignalChat
 import SwitchboardChat
 import SwitchboardGRPC
+import SwitchboardHTTP2
 import SwitchboardRuntime
 
 // The same `sendMessage` in one run over our two transports, the WebSocket chat connection to
@@ -137,10 +138,45 @@ func medianRound(_ runs: [Run]) -> Run {
 
 func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
-// `--profile N`: only N serial gRPC calls, for a profiler (perf record) to look at.
+// `--sans-io N`: N unary exchanges between two in-memory HTTP/2 connections, no sockets:
+// the protocol's own CPU cost per call.
+if let flag = CommandLine.arguments.firstIndex(of: "--sans-io"), flag + 1 < CommandLine.arguments.count,
+   let calls = Int(CommandLine.arguments[flag + 1]) {
+    var client = HTTP2Connection(role: .client), server = HTTP2Connection(role: .server)
+    _ = server.receive(client.takeOutput())
+    _ = client.receive(server.takeOutput())
+    _ = server.receive(client.takeOutput())
+    // What GRPCClientTransport sends for this call.
+    let headers = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", "/signal.Messages/SendMessage"),
+                   HPACKHeader(":authority", "127.0.0.1:50051"), HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"),
+                   HPACKHeader("user-agent", "switchboard-grpc"), HPACKHeader("grpc-timeout", "29999m", indexing: .never),
+                   HPACKHeader("authorization", "Basic YmVuY2g6cHc=", indexing: .never)]
+    let body = [UInt8](repeating: 7, count: 220)
+    let start = now()
+    for _ in 0..<calls {
+        let id = try client.openStream(headers: headers)
+        try client.sendData(body, streamID: id, endStream: true)
+        for event in server.receive(client.takeOutput()) {
+            if case let .data(sid, _, true) = event {
+                try server.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], streamID: sid, endStream: false)
+                try server.sendData([0, 0, 0, 0, 2, 8, 1], streamID: sid, endStream: false)
+                try server.sendHeaders([HPACKHeader("grpc-status", "0")], streamID: sid, endStream: true)
+            }
+        }
+        _ = client.receive(server.takeOutput())
+    }
+    print(String(format: "%.2f µs per exchange", Double(now() - start) / Double(calls) / 1000))
+    exit(0)
+}
+
+// `--profile N [T] [--websocket]`: only N gRPC (or WebSocket) calls from each of T tasks
+// (1 by default) on one connection, for a profiler (perf record) to look at.
 if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count,
    let calls = Int(CommandLine.arguments[flag + 1]) {
-    let run = await grpcRun(connections: 1, tasks: 1, calls: calls)
+    let tasks = flag + 2 < CommandLine.arguments.count ? Int(CommandLine.arguments[flag + 2]) ?? 1 : 1
+    let run = CommandLine.arguments.contains("--websocket")
+        ? try await webSocketRun(connections: 1, tasks: tasks, calls: calls)
+        : await grpcRun(connections: 1, tasks: tasks, calls: calls)
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     await grpcServer.shutdown()
     exit(0)

@@ -20,9 +20,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     /// How it connects and what it accepts.
     public let options: GRPCClientOptions
 
+    private let head: GRPCRequestHead
     private let lock = NSLock()
-    private var current: HTTP2ChannelDriver?
-    private var connecting: Task<Result<HTTP2ChannelDriver, TransportError>, Never>?
+    private var current: GRPCClientConnection?
+    private var connecting: Task<Result<GRPCClientConnection, TransportError>, Never>?
     private var opened = 0
 
     /// How many connections this transport has opened so far.
@@ -33,6 +34,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         self.host = host
         self.port = port
         self.options = options
+        head = GRPCRequestHead(host: host, port: port, options: options)
     }
 
     /// The deadline of calls that set none.
@@ -51,8 +53,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
             let connection = try await openConnection(deadline: request.deadline)
-            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options,
-                                              scheme: options.tls == nil ? "http" : "https", authority: authority).run()
+            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head).run()
             switch outcome {
             case let .finished(response):
                 return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint)
@@ -69,21 +70,19 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// Closes the connection gracefully; later calls open a new one.
     public func close() {
-        let driver: HTTP2ChannelDriver? = lock.withLock {
+        let driver = lock.withLock {
             defer { current = nil }
-            return current
+            return current?.driver
         }
         driver?.close()
     }
 
-    private var authority: String {
-        options.authority ?? (host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)")
-    }
+    private var authority: String { head.authority }
 
     /// The open connection, or a new one: concurrent callers share one attempt, and each
     /// waits for it no longer than its own deadline.
-    private func connection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> HTTP2ChannelDriver {
-        let task: Task<Result<HTTP2ChannelDriver, TransportError>, Never> = lock.withLock {
+    private func connection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> GRPCClientConnection {
+        let task: Task<Result<GRPCClientConnection, TransportError>, Never> = lock.withLock {
             if let connecting { return connecting }
             let attempt = Task {
                 let result = await self.connect()
@@ -96,7 +95,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             connecting = attempt
             return attempt
         }
-        let result: Result<HTTP2ChannelDriver, TransportError> = await withTaskGroup(of: Result<HTTP2ChannelDriver, TransportError>?.self) { group in
+        let result: Result<GRPCClientConnection, TransportError> = await withTaskGroup(of: Result<GRPCClientConnection, TransportError>?.self) { group in
             group.addTask { await task.value }
             if let deadline {
                 group.addTask {
@@ -115,26 +114,25 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     }
 
     /// The connection in use, or a new one.
-    func openConnection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> HTTP2ChannelDriver {
+    func openConnection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> GRPCClientConnection {
         if let ready = usableConnection { return ready }
         return try await connection(deadline: deadline)
     }
 
     /// The headers of a call to `rpcName`.
     func requestHeaders(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders) -> [HPACKHeader] {
-        GRPCUnaryCall.headers(rpcName: rpcName, scheme: options.tls == nil ? "http" : "https", authority: authority,
-                              deadline: deadline, options: options, metadata: metadata)
+        head.headers(rpcName: rpcName, deadline: deadline, metadata: metadata)
     }
 
     /// The connection calls use now, if it still takes new streams.
-    private var usableConnection: HTTP2ChannelDriver? {
+    private var usableConnection: GRPCClientConnection? {
         lock.withLock {
-            guard let current, current.state.isAvailable else { return nil }
+            guard let current, current.driver.state.isAvailable else { return nil }
             return current
         }
     }
 
-    private func connect() async -> Result<HTTP2ChannelDriver, TransportError> {
+    private func connect() async -> Result<GRPCClientConnection, TransportError> {
         let place = authority
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
         let opened: ChannelOpener.Opened
@@ -151,6 +149,6 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         lock.withLock { self.opened += 1 }
         let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2)
         driver.start(takingEarlyBytes: opened.takeEarlyBytes)
-        return .success(driver)
+        return .success(GRPCClientConnection(driver: driver))
     }
 }

@@ -10,7 +10,8 @@ enum GRPCResponseMapping {
     static let errorBodyTrailer = "switchboard-error-body-bin"
 
     static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor) throws(TransportError) -> RPCResponse {
-        let head = Dictionary(call.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        // A few fields each: a scan costs less than building dictionaries.
+        let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
         guard httpStatus == 200 else {
             let code = GRPCStatusCode(httpStatus: httpStatus)
@@ -19,14 +20,15 @@ enum GRPCResponseMapping {
         guard let contentType = head["content-type"], contentType.hasPrefix("application/grpc") else {
             throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil)
         }
-        let trailers = Dictionary(call.trailers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
         guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText), let code = GRPCStatusCode(rawValue: rawCode) else {
             throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "the response ended without a valid grpc-status", details: nil)
         }
         let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
         var metadata = RPCHeaders()
-        for header in call.headers + call.trailers where !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-") {
-            metadata.add(header.name, header.value)
+        for headers in [call.headers, call.trailers] {
+            for header in headers where !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-") {
+                metadata.add(header.name, header.value)
+            }
         }
         if code == .ok {
             guard call.messages.count == 1 else {
@@ -52,4 +54,11 @@ enum GRPCResponseMapping {
         default: throw .grpcStatus(code: code.rawValue, message: message, details: details)
         }
     }
+}
+
+/// The first value of each name in a header list.
+private struct FirstValues {
+    let headers: [HPACKHeader]
+    init(_ headers: [HPACKHeader]) { self.headers = headers }
+    subscript(name: String) -> String? { headers.first { $0.name == name }?.value }
 }

@@ -21,7 +21,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         case failed(TransportError)
     }
 
-    private let connection: HTTP2ChannelDriver
+    private let owner: GRPCClientConnection
+    private var connection: HTTP2ChannelDriver { owner.driver }
     private let request: RPCRequest
     private let framedMessage: [UInt8]
     private let options: GRPCClientOptions
@@ -32,36 +33,19 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     private var outcome: Outcome?
     private var streamID: UInt32?
     private var openToken: UInt64?
-    private var timer: LoopTimer?
     // Loop-confined.
     private var responseHeaders: [HPACKHeader] = []
     private var trailers: [HPACKHeader] = []
     private var messages: [[UInt8]] = []
     private var deframer: GRPCMessageDeframer
 
-    init(connection: HTTP2ChannelDriver, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, scheme: String, authority: String) {
-        self.connection = connection
+    init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead) {
+        owner = connection
         self.request = request
         self.framedMessage = framedMessage
         self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
-        headers = Self.headers(rpcName: request.endpoint.rpcName, scheme: scheme, authority: authority, deadline: request.deadline,
-                               options: options, metadata: request.headers)
-    }
-
-    /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
-    static func headers(rpcName: String, scheme: String, authority: String, deadline: ContinuousClock.Instant?,
-                        options: GRPCClientOptions, metadata: RPCHeaders) -> [HPACKHeader] {
-        var headers = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", scheme),
-                       HPACKHeader(":path", "/" + rpcName), HPACKHeader(":authority", authority),
-                       HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"),
-                       HPACKHeader("user-agent", options.userAgent)]
-        if let deadline {
-            headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
-        }
-        headers += GRPCMetadata.requestMetadata(options.metadata)
-        headers += GRPCMetadata.requestMetadata(metadata)
-        return headers
+        headers = head.headers(rpcName: request.endpoint.rpcName, deadline: request.deadline, metadata: request.headers)
     }
 
     func run() async -> Outcome {
@@ -84,10 +68,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func start() {
-        if let deadline = request.deadline {
-            let timer = connection.loop.schedule(at: deadline) { [weak self] in self?.abandon(.failed(.timeout)) }
-            lock.withLock { self.timer = timer }
-        }
+        if let deadline = request.deadline { owner.watch(self, until: deadline) }
         // The request message goes out with the headers, in one write.
         let token = connection.openStream(headers: headers, endStream: true, body: framedMessage, delegate: self) { [weak self] opened in
             guard let self else { return }
@@ -112,6 +93,11 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         lock.withLock { openToken = token }
     }
 
+    /// The call's deadline has passed: it ends as a timeout.
+    func deadlinePassed() {
+        abandon(.failed(.timeout))
+    }
+
     /// Ends the call from this side (deadline or cancellation): the stream is reset with CANCEL.
     private func abandon(_ result: Outcome) {
         let (id, token): (UInt32?, UInt64?) = lock.withLock { (streamID, openToken) }
@@ -122,18 +108,16 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Resolves the call once; false if it was already resolved.
     @discardableResult
     private func finish(_ result: Outcome) -> Bool {
-        let (won, waiting, timer): (Bool, CheckedContinuation<Outcome, Never>?, LoopTimer?) = lock.withLock {
-            guard outcome == nil else { return (false, nil, nil) }
+        let (won, waiting): (Bool, CheckedContinuation<Outcome, Never>?) = lock.withLock {
+            guard outcome == nil else { return (false, nil) }
             outcome = result
-            defer {
-                continuation = nil
-                self.timer = nil
-            }
-            return (true, continuation, self.timer)
+            defer { continuation = nil }
+            return (true, continuation)
         }
-        timer?.cancel()
+        guard won else { return false }
+        if request.deadline != nil { owner.forget(self) }
         waiting?.resume(returning: result)
-        return won
+        return true
     }
 
     // MARK: HTTP2StreamDelegate (on the loop)

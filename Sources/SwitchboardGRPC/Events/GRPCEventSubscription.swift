@@ -14,7 +14,7 @@ extension GRPCClientTransport {
     ///   - onPush: called for each push in turn; its outcome is the acknowledgement.
     public func subscribe(toEventsOf service: String,
                           onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
-        let connection: HTTP2ChannelDriver = try await openConnection(deadline: .now.advanced(by: options.connectTimeout))
+        let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
         let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)
         try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]))
         return subscription

@@ -1,8 +1,9 @@
 /// The `grpc-timeout` header: at most eight digits and a unit (H, M, S, m, u, n).
 public enum GRPCTimeout {
     private static let maximum = 99_999_999
-    private static let units: [(Character, Int64)] = [
-        ("n", 1), ("u", 1_000), ("m", 1_000_000), ("S", 1_000_000_000), ("M", 60_000_000_000), ("H", 3_600_000_000_000),
+    private static let units: [(unit: UInt8, nanoseconds: Int64)] = [
+        (UInt8(ascii: "n"), 1), (UInt8(ascii: "u"), 1_000), (UInt8(ascii: "m"), 1_000_000), (UInt8(ascii: "S"), 1_000_000_000),
+        (UInt8(ascii: "M"), 60_000_000_000), (UInt8(ascii: "H"), 3_600_000_000_000),
     ]
 
     /// The header value for `duration`: the finest unit whose count fits eight digits,
@@ -14,16 +15,20 @@ public enum GRPCTimeout {
         let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
         for (unit, size) in units {
             let count = (total / size) + (total % size == 0 ? 0 : 1)
-            if count <= maximum { return "\(count)\(unit)" }
+            if count <= maximum { return "\(count)" + String(UnicodeScalar(unit)) }
         }
         return "\(maximum)H"
     }
 
     /// The duration a header value gives, or nil if it is not a valid `grpc-timeout`.
     public static func decode(_ text: String) -> Duration? {
-        guard let unit = text.last, (2...9).contains(text.count), let size = units.first(where: { $0.0 == unit })?.1 else { return nil }
-        let digits = text.dropLast()
-        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(digits) else { return nil }
+        let utf8 = text.utf8
+        guard (2...9).contains(utf8.count), let unit = utf8.last, let size = units.first(where: { $0.unit == unit })?.nanoseconds else { return nil }
+        var count: Int64 = 0
+        for byte in utf8.dropLast() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            count = count * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
         let nanoseconds = count.multipliedReportingOverflow(by: size)
         return .nanoseconds(nanoseconds.overflow ? Int64.max : nanoseconds.partialValue)
     }

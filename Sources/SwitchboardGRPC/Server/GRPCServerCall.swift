@@ -129,8 +129,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let auth = options.authenticate(metadata)
         let router = router
         let metadata = metadata
-        // On the connection's loop: the answer is written from the thread that will send it.
-        let task = connection.loop.startTask { [weak self] in
+        // At once, on the loop, until the handler first waits: a handler that answers
+        // straight away writes its answer in this same turn of the loop.
+        let task = connection.loop.startTaskHere { [weak self] in
             let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
             self?.respond(with: response)

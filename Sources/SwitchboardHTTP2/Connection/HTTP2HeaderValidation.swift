@@ -14,12 +14,28 @@ enum HTTP2HeaderValidation {
         var isInformational = false
     }
 
-    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+    /// Fields that belong to one HTTP/1.1 hop and have no meaning in HTTP/2.
+    private static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        default: false
+        }
+    }
+
+    /// The pseudo-headers seen so far, one bit each (any other is refused before it counts).
+    private struct PseudoHeaders: OptionSet {
+        let rawValue: UInt8
+        static let method = PseudoHeaders(rawValue: 1)
+        static let path = PseudoHeaders(rawValue: 2)
+        static let scheme = PseudoHeaders(rawValue: 4)
+        static let authority = PseudoHeaders(rawValue: 8)
+        static let status = PseudoHeaders(rawValue: 16)
+    }
 
     static func validate(_ headers: [HPACKHeader], as kind: Kind) throws(HTTP2ProtocolViolation) -> Summary {
         var summary = Summary()
         var seenRegular = false
-        var pseudo: Set<String> = []
+        var pseudo: PseudoHeaders = []
         var method: String?
         var path: String?
         var status: String?
@@ -28,21 +44,24 @@ enum HTTP2HeaderValidation {
             guard !name.isEmpty else { throw malformed("an empty field name") }
             if name.first == UInt8(ascii: ":") {
                 guard !seenRegular else { throw malformed("pseudo-header \(header.name) after a regular field") }
-                guard pseudo.insert(header.name).inserted else { throw malformed("pseudo-header \(header.name) twice") }
+                let this: PseudoHeaders
                 switch (kind, header.name) {
-                case (.request, ":method"): method = header.value
-                case (.request, ":path"): path = header.value
-                case (.request, ":scheme"), (.request, ":authority"): break
-                case (.response, ":status"): status = header.value
+                case (.request, ":method"): this = .method
+                case (.request, ":path"): this = .path
+                case (.request, ":scheme"): this = .scheme
+                case (.request, ":authority"): this = .authority
+                case (.response, ":status"): this = .status
                 default: throw malformed("pseudo-header \(header.name) not allowed in a \(kind)")
                 }
+                guard pseudo.insert(this).inserted else { throw malformed("pseudo-header \(header.name) twice") }
+                if this == .method { method = header.value } else if this == .path { path = header.value } else if this == .status { status = header.value }
                 continue
             }
             seenRegular = true
             for byte in name where !isTokenCharacter(byte) {
                 throw malformed(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character")
             }
-            guard !connectionSpecific.contains(header.name) else { throw malformed("connection-specific field \(header.name)") }
+            guard !isConnectionSpecific(header.name) else { throw malformed("connection-specific field \(header.name)") }
             if header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
             try checkValue(header.value)
             if header.name == "content-length" {
@@ -57,7 +76,7 @@ enum HTTP2HeaderValidation {
         case .request:
             guard let method else { throw malformed("a request without :method") }
             if method != "CONNECT" {
-                guard pseudo.contains(":scheme") else { throw malformed("a request without :scheme") }
+                guard pseudo.contains(.scheme) else { throw malformed("a request without :scheme") }
                 guard let path, !path.isEmpty else { throw malformed("a request without :path") }
             }
         case .response:

@@ -28,9 +28,22 @@ public struct HPACKEncoder: Sendable {
     private var pendingSmallest: Int?
     private var pendingFinal: Int?
 
-    /// Names whose values change with every request, or that are secrets.
-    static let neverIndexedNames: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
-    static let unindexedNames: Set<String> = ["grpc-timeout", "content-length", "date", "grpc-message", "grpc-status-details-bin"]
+    /// Names whose values are secrets. (A switch, not a set: it is asked for every field,
+    /// and comparing short strings costs less than hashing them.)
+    static func isNeverIndexed(_ name: String) -> Bool {
+        switch name {
+        case "authorization", "proxy-authorization", "cookie", "set-cookie": true
+        default: false
+        }
+    }
+
+    /// Names whose values change with every request.
+    static func isUnindexed(_ name: String) -> Bool {
+        switch name {
+        case "grpc-timeout", "content-length", "date", "grpc-message", "grpc-status-details-bin": true
+        default: false
+        }
+    }
 
     /// Creates an encoder; the table starts at HTTP/2's initial 4,096 octets (or the cap).
     public init(tableSizeCap: Int = 4096, huffman: HuffmanUse = .whenShorter, indexesEverything: Bool = false) {
@@ -69,7 +82,7 @@ public struct HPACKEncoder: Sendable {
 
     private mutating func encode(_ header: HPACKHeader, into output: inout [UInt8]) {
         let key = HPACKFieldKey(name: header.name, value: header.value)
-        let secret = header.indexing == .never || (!indexesEverything && Self.neverIndexedNames.contains(header.name))
+        let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
         if !secret {
             if let index = HPACKStaticTable.indexOfField[key] ?? table.index(of: key).map({ $0 + HPACKStaticTable.count }) {
                 HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
@@ -77,7 +90,7 @@ public struct HPACKEncoder: Sendable {
             }
         }
         let nameIndex = HPACKStaticTable.indexOfName[header.name] ?? table.index(ofName: header.name).map { $0 + HPACKStaticTable.count } ?? 0
-        let indexes = !secret && (indexesEverything || (!Self.unindexedNames.contains(header.name) && header.size <= table.maximumSize / 2))
+        let indexes = !secret && (indexesEverything || (!Self.isUnindexed(header.name) && header.size <= table.maximumSize / 2))
         if secret {
             HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x10, into: &output)
         } else if indexes {

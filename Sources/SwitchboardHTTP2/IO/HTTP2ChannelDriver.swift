@@ -4,8 +4,12 @@ import SwitchboardIO
 /// Runs one HTTP/2 connection over a byte channel on its event loop: feeds what the
 /// channel reads to the sans-IO ``HTTP2Connection``, writes what it produces, routes each
 /// stream's events to its delegate, and keeps the timers (SETTINGS acknowledgement,
-/// keepalive PING, graceful close). The core is touched only on the loop; the methods
-/// callers use from elsewhere hop onto it.
+/// keepalive PING, graceful close).
+///
+/// The core sits behind one lock rather than on the loop, so a caller opening a stream
+/// writes its frames from its own thread, as a WebSocket send does: a call costs no hop
+/// onto the loop and no wakeup. Delegates and handlers never run under the lock; they run
+/// on the loop, at once when the work was the loop's, else queued to it in order.
 package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package let channel: any ByteChannel
     package var loop: EventLoop { channel.loop }
@@ -13,7 +17,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package let options: HTTP2ConnectionOptions
     private let acceptor: (any HTTP2StreamAcceptor)?
 
-    // Loop-confined.
+    private let lock = NSLock()
+    // Guarded by `lock`.
     private var core: HTTP2Connection
     private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]
     private var waiting: [PendingOpen] = []
@@ -28,12 +33,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private var outstandingPing: UInt64?
     private var pingCounter: UInt64 = 0
     private var readingPaused = false
+    /// What the guarded code wants run once the lock is released, in order.
+    private var effects: [Effect] = []
 
-    // Read from any thread.
-    private let lock = NSLock()
-    private var snapshot = Snapshot()
+    private typealias Effect = @Sendable () -> Void
 
-    /// What callers on other threads may ask without hopping onto the loop.
+    /// What callers may ask of the connection.
     package struct Snapshot: Sendable {
         /// Neither ended nor going away: new streams may be asked for.
         package var isAvailable = true
@@ -45,7 +50,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         package var endReason: String?
     }
 
-    private struct PendingOpen {
+    private struct PendingOpen: @unchecked Sendable {
         let token: UInt64
         let headers: [HPACKHeader]
         let endStream: Bool
@@ -63,16 +68,23 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         core = HTTP2Connection(role: role, configuration: options.protocolConfiguration)
     }
 
-    package var state: Snapshot { lock.withLock { snapshot } }
+    package var state: Snapshot {
+        lock.withLock {
+            Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
+                     activeStreams: core.openLocalStreamCount + waiting.count, endReason: endedReason)
+        }
+    }
 
     /// Takes over the channel: sends this side's preface and SETTINGS and starts reading.
     /// `takingEarlyBytes` hands over what the channel read before (on the loop).
     package func start(takingEarlyBytes: (@Sendable () -> (bytes: [UInt8], ended: String?))? = nil) {
         loop.executeHere { [self] in
             channel.activate(delegate: self, handshakeDone: nil)
-            flushOutput()
-            settingsTimer = loop.schedule(after: options.settingsTimeout) { [weak self] in self?.settingsTimedOut() }
-            scheduleKeepalive()
+            guarded {
+                flushOutput()
+                settingsTimer = loop.schedule(after: options.settingsTimeout) { [weak self] in self?.settingsTimedOut() }
+                scheduleKeepalive()
+            }
             if let early = takingEarlyBytes?() {
                 if !early.bytes.isEmpty { early.bytes.withUnsafeBytes { channelRead($0) } }
                 if let reason = early.ended { channelEnded(reason: reason); return }
@@ -83,35 +95,36 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     // MARK: Calls from the layer above (any thread)
 
-    /// Opens a stream (client): `opened` gets its id, on the loop, before any of its events
-    /// reach `delegate`. Past the peer's MAX_CONCURRENT_STREAMS it waits for a stream to
-    /// close; cancel the wait with ``cancelOpen(_:)`` and the returned token.
-    /// With `body`, the stream's data (and its end) goes out with the headers, in one write.
+    /// Opens a stream (client) and writes its headers (and `body`, if any, with its end) at
+    /// once, from the calling thread. `opened` gets its id, on the calling thread when the
+    /// stream opens at once; the stream's events may reach `delegate` (on the loop) first.
+    /// Past the peer's MAX_CONCURRENT_STREAMS it waits for a stream to close, and `opened`
+    /// runs on the loop then; cancel the wait with ``cancelOpen(_:)`` and the returned token.
     @discardableResult
     package func openStream(headers: [HPACKHeader], endStream: Bool = false, body: [UInt8]? = nil, delegate: any HTTP2StreamDelegate,
                             opened: @escaping @Sendable (Result<UInt32, HTTP2StreamError>) -> Void) -> UInt64 {
-        let token = lock.withLock {
-            snapshot.activeStreams += 1
+        let (token, result) = guarded { () -> (UInt64, Result<UInt32, HTTP2StreamError>?) in
             nextOpenToken += 1
-            return nextOpenToken
+            let pending = PendingOpen(token: nextOpenToken, headers: headers, endStream: endStream, body: body, delegate: delegate, opened: opened)
+            let result = open(pending)
+            if result != nil { afterCoreCall() }
+            return (nextOpenToken, result)
         }
-        let pending = PendingOpen(token: token, headers: headers, endStream: endStream, body: body, delegate: delegate, opened: opened)
-        loop.executeHere { [self] in open(pending) }
+        if let result { opened(result) }
         return token
     }
 
-    /// Gives up on a stream still waiting to open; its `opened` gets ``HTTP2StreamError/connectionClosed``... never: it is dropped silently.
+    /// Gives up on a stream still waiting to open; its `opened` never runs.
     package func cancelOpen(_ token: UInt64) {
-        loop.executeHere { [self] in
+        guarded {
             guard let index = waiting.firstIndex(where: { $0.token == token }) else { return }
             waiting.remove(at: index)
-            updateSnapshot()
         }
     }
 
     /// Sends message bytes on a stream (as the windows allow).
     package func sendData(_ bytes: [UInt8], streamID: UInt32, endStream: Bool) {
-        loop.executeHere { [self] in
+        guarded {
             do throws(HTTP2StreamError) {
                 try core.sendData(bytes, streamID: streamID, endStream: endStream)
             } catch {
@@ -121,10 +134,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
     }
 
-    /// Sends a whole answer in one turn of the loop and one write: headers, then data if
-    /// any, then trailers if any (ending the stream), as a gRPC server answers a unary call.
+    /// Sends a whole answer in one write: headers, then data if any, then trailers if any
+    /// (ending the stream), as a gRPC server answers a unary call.
     package func sendResponse(headers: [HPACKHeader], data: [UInt8]?, trailers: [HPACKHeader]?, streamID: UInt32) {
-        loop.executeHere { [self] in
+        guarded {
             do throws(HTTP2StreamError) {
                 try core.sendHeaders(headers, streamID: streamID, endStream: data == nil && trailers == nil)
                 if let data { try core.sendData(data, streamID: streamID, endStream: trailers == nil) }
@@ -138,7 +151,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     /// Sends headers on a stream: a response (server), or trailers that end it.
     package func sendHeaders(_ headers: [HPACKHeader], streamID: UInt32, endStream: Bool) {
-        loop.executeHere { [self] in
+        guarded {
             do throws(HTTP2StreamError) {
                 try core.sendHeaders(headers, streamID: streamID, endStream: endStream)
             } catch {
@@ -151,33 +164,32 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Ends a stream at once (CANCEL when the caller gave up); its delegate hears `closed`
     /// with ``HTTP2StreamClosure/resetHere(_:)``.
     package func resetStream(_ streamID: UInt32, code: HTTP2ErrorCode) {
-        loop.executeHere { [self] in
+        guarded {
             guard let delegate = delegates.removeValue(forKey: streamID) else { return }
             core.resetStream(streamID, code: code)
-            delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(code, "reset by this side")))
+            effects.append { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(code, "reset by this side"))) }
             afterCoreCall()
-            openWaiting()
         }
     }
 
     /// Runs `handler` once the connection has ended, with why (at once if it already has).
     package func whenClosed(_ handler: @escaping @Sendable (String) -> Void) {
-        loop.executeHere { [self] in
-            if let endedReason { handler(endedReason) } else { closeHandlers.append(handler) }
+        guarded {
+            if let endedReason { effects.append { handler(endedReason) } } else { closeHandlers.append(handler) }
         }
     }
 
     /// Runs `handler` once the connection stops taking new streams (GOAWAY either way, or its end).
     package func whenGoingAway(_ handler: @escaping @Sendable () -> Void) {
-        loop.executeHere { [self] in
-            if endedReason != nil || core.isGoingAway { handler() } else { goAwayHandlers.append(handler) }
+        guarded {
+            if endedReason != nil || core.isGoingAway { effects.append(handler) } else { goAwayHandlers.append(handler) }
         }
     }
 
     /// Closes gracefully: GOAWAY, then the socket once open streams finish (or after
     /// ``HTTP2ConnectionOptions/gracefulCloseTimeout``).
     package func close() {
-        loop.executeHere { [self] in
+        guarded {
             guard endedReason == nil else { return }
             core.goAway()
             wentAway()
@@ -191,41 +203,65 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     /// Ends the connection at once: GOAWAY with `violation`'s code, every stream fails.
     package func abort(_ violation: HTTP2ProtocolViolation) {
-        loop.executeHere { [self] in
-            guard endedReason == nil else { return }
-            dispatch(core.abort(violation))
-            flushOutput()
-            channel.closeAfterFlushing(timeout: .seconds(1))
-            finish(violation.description)
-        }
+        guarded { abortLocked(violation) }
     }
 
     // MARK: ChannelDelegate (on the loop)
 
     package func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        guard endedReason == nil else { return }
-        dispatch(core.receive(bytes))
-        afterCoreCall()
+        guarded {
+            guard endedReason == nil else { return }
+            dispatch(core.receive(bytes))
+            afterCoreCall()
+        }
     }
 
     package func channelEnded(reason: String?) {
-        guard endedReason == nil else { return }
-        let why = reason ?? "the peer closed the connection"
-        dispatch(core.connectionEnded(reason: why))
-        finish(why)
+        guarded { ended(reason: reason) }
     }
 
     package func channelWriteFailed(_ reason: String) {
         channelEnded(reason: reason)
     }
 
-    // MARK: The loop's side
+    // MARK: Under the lock
 
-    private func open(_ pending: PendingOpen) {
-        guard endedReason == nil else {
-            finishOpen(pending, .failure(.connectionClosed))
-            return
+    /// Runs `body` under the lock, then the effects it queued: at once on the loop, else
+    /// handed to the loop in one piece, so delegates keep hearing everything there, in order.
+    private func guarded<T>(_ body: () -> T) -> T {
+        lock.lock()
+        let result = body()
+        let queued = effects
+        if !queued.isEmpty { effects.removeAll(keepingCapacity: true) }
+        lock.unlock()
+        if !queued.isEmpty {
+            if loop.inEventLoop {
+                for effect in queued { effect() }
+            } else {
+                loop.execute { for effect in queued { effect() } }
+            }
         }
+        return result
+    }
+
+    private func ended(reason: String?) {
+        guard endedReason == nil else { return }
+        let why = reason ?? "the peer closed the connection"
+        dispatch(core.connectionEnded(reason: why))
+        finish(why)
+    }
+
+    private func abortLocked(_ violation: HTTP2ProtocolViolation) {
+        guard endedReason == nil else { return }
+        dispatch(core.abort(violation))
+        flushOutput()
+        channel.closeAfterFlushing(timeout: .seconds(1))
+        finish(violation.description)
+    }
+
+    /// Opens `pending` now, or queues it behind the concurrency limit (nil).
+    private func open(_ pending: PendingOpen) -> Result<UInt32, HTTP2StreamError>? {
+        guard endedReason == nil else { return .failure(.connectionClosed) }
         do throws(HTTP2StreamError) {
             let id = try core.openStream(headers: pending.headers, endStream: pending.body == nil && pending.endStream)
             delegates[id] = pending.delegate
@@ -236,40 +272,29 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                     streamSendFailed(id, error)
                 }
             }
-            pending.opened(.success(id))
-            afterCoreCall()
+            return .success(id)
         } catch .concurrencyLimitReached {
             waiting.append(pending)
+            return nil
         } catch {
-            finishOpen(pending, .failure(error))
+            return .failure(error)
         }
-    }
-
-    private func finishOpen(_ pending: PendingOpen, _ result: Result<UInt32, HTTP2StreamError>) {
-        pending.opened(result)
-        updateSnapshot()
     }
 
     private func openWaiting() {
         while !waiting.isEmpty, core.canOpenStream || core.isGoingAway || core.isClosed {
-            open(waiting.removeFirst())
+            let pending = waiting.removeFirst()
+            if let result = open(pending) { effects.append { pending.opened(result) } }
         }
     }
 
+    /// Stream events go out as effects, each finding its delegate when it runs (a delegate
+    /// may reset its own stream while an earlier event is being heard).
     private func dispatch(_ events: [HTTP2Event]) {
         for event in events {
             switch event {
-            case let .headers(id, headers, endStream):
-                if let delegate = delegates[id] {
-                    delegate.streamReceived(headers: headers, endStream: endStream)
-                } else if role == .server, let acceptor {
-                    let delegate = acceptor.accept(streamID: id, headers: headers, endStream: endStream, on: self)
-                    delegates[id] = delegate
-                }
-            case let .data(id, bytes, endStream):
-                delegates[id]?.streamReceived(data: bytes, endStream: endStream)
-            case let .streamClosed(id, closure):
-                delegates.removeValue(forKey: id)?.streamClosed(closure)
+            case .headers, .data, .streamClosed:
+                effects.append { [self] in deliver(event) }
             case .remoteSettingsChanged:
                 break
             case let .pingAcknowledged(opaque):
@@ -287,6 +312,34 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
     }
 
+    /// Hands one stream event to its delegate; on the loop, without the lock.
+    private func deliver(_ event: HTTP2Event) {
+        switch event {
+        case let .headers(id, headers, endStream):
+            let (delegate, acceptor): ((any HTTP2StreamDelegate)?, (any HTTP2StreamAcceptor)?) = lock.withLock {
+                if let delegate = delegates[id] { return (delegate, nil) }
+                return (nil, role == .server && endedReason == nil ? self.acceptor : nil)
+            }
+            if let delegate {
+                delegate.streamReceived(headers: headers, endStream: endStream)
+            } else if let acceptor {
+                let accepted = acceptor.accept(streamID: id, headers: headers, endStream: endStream, on: self)
+                let endedMeanwhile: String? = lock.withLock {
+                    if let endedReason { return endedReason }
+                    delegates[id] = accepted
+                    return nil
+                }
+                if let endedMeanwhile { accepted.streamClosed(.connectionEnded(endedMeanwhile)) }
+            }
+        case let .data(id, bytes, endStream):
+            lock.withLock { delegates[id] }?.streamReceived(data: bytes, endStream: endStream)
+        case let .streamClosed(id, closure):
+            lock.withLock { delegates.removeValue(forKey: id) }?.streamClosed(closure)
+        default:
+            break
+        }
+    }
+
     /// After anything that may have changed the core: write its output, settle timers,
     /// let waiting streams open, close once a GOAWAY has run its course.
     private func afterCoreCall() {
@@ -296,7 +349,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             settingsTimer?.cancel()
             settingsTimer = nil
         }
-        openWaiting()
+        if !waiting.isEmpty {
+            openWaiting()
+            flushOutput()
+        }
         if let failure = core.failure, endedReason == nil {
             finish(failure.description)
             return
@@ -305,20 +361,22 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             flushOutput()
             channel.closeAfterFlushing(timeout: .seconds(1))
             finish("the connection went away")
-            return
         }
-        updateSnapshot()
     }
 
+    /// Writes the core's output from this thread; what the socket cannot take yet waits in
+    /// the channel, in order (the lock keeps writers in the core's order).
     private func flushOutput() {
         guard core.hasOutput else { return }
         let bytes = core.takeOutput()
         let result = channel.write(bytes) { [weak self] _ in
+            // Queued, never inline: a channel that closes runs this from `close`, which may
+            // be called under the lock.
             guard let self else { return }
-            loop.executeHere { self.outputDrained() }
+            loop.execute { self.outputDrained() }
         }
         if case let .failed(reason) = result {
-            channelEnded(reason: reason)
+            ended(reason: reason)
             return
         }
         // A peer that sends but never reads would make the answers queue here: stop
@@ -330,28 +388,32 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     private func outputDrained() {
-        guard readingPaused, endedReason == nil, channel.queuedByteCount <= options.maxQueuedOutputBytes / 2 else { return }
-        readingPaused = false
-        channel.setReading(true)
+        guarded {
+            guard readingPaused, endedReason == nil, channel.queuedByteCount <= options.maxQueuedOutputBytes / 2 else { return }
+            readingPaused = false
+            channel.setReading(true)
+        }
     }
 
     private func streamSendFailed(_ id: UInt32, _ error: HTTP2StreamError) {
         guard let delegate = delegates.removeValue(forKey: id) else { return }
         core.resetStream(id, code: .internalError)
-        delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(.internalError, error.description)))
+        effects.append { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(.internalError, error.description))) }
     }
 
     private func wentAway() {
         let handlers = goAwayHandlers
         goAwayHandlers = []
-        for handler in handlers { handler() }
+        effects += handlers
         openWaiting()
     }
 
     private func settingsTimedOut() {
-        settingsTimer = nil
-        guard endedReason == nil, core.pendingLocalSettingsAcks > 0 else { return }
-        abort(HTTP2ProtocolViolation(.settingsTimeout, "SETTINGS not acknowledged within \(options.settingsTimeout)"))
+        guarded {
+            settingsTimer = nil
+            guard endedReason == nil, core.pendingLocalSettingsAcks > 0 else { return }
+            abortLocked(HTTP2ProtocolViolation(.settingsTimeout, "SETTINGS not acknowledged within \(options.settingsTimeout)"))
+        }
     }
 
     private func scheduleKeepalive() {
@@ -360,17 +422,20 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     private func sendKeepalive() {
-        guard endedReason == nil else { return }
-        if outstandingPing == nil {
-            pingCounter += 1
-            outstandingPing = pingCounter
-            core.ping(pingCounter)
-            flushOutput()
-            pingTimeoutTimer = loop.schedule(after: options.keepaliveTimeout) { [weak self] in
-                self?.abort(HTTP2ProtocolViolation(.noError, "keepalive PING unanswered within \(self?.options.keepaliveTimeout ?? .zero)"))
+        guarded {
+            guard endedReason == nil else { return }
+            if outstandingPing == nil {
+                pingCounter += 1
+                outstandingPing = pingCounter
+                core.ping(pingCounter)
+                flushOutput()
+                let timeout = options.keepaliveTimeout
+                pingTimeoutTimer = loop.schedule(after: timeout) { [weak self] in
+                    self?.abort(HTTP2ProtocolViolation(.noError, "keepalive PING unanswered within \(timeout)"))
+                }
             }
+            scheduleKeepalive()
         }
-        scheduleKeepalive()
     }
 
     private func finish(_ reason: String) {
@@ -379,14 +444,20 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer] { timer?.cancel() }
         let stillWaiting = waiting
         waiting = []
-        for pending in stillWaiting { pending.opened(.failure(.connectionClosed)) }
-        for (_, delegate) in delegates { delegate.streamClosed(.connectionEnded(reason)) }
-        delegates = [:]
-        updateSnapshot()
+        for pending in stillWaiting { effects.append { pending.opened(.failure(.connectionClosed)) } }
+        // After the closures the core gave each stream (a stream the peer never processed
+        // must hear so), whoever is left hears that the connection ended.
+        effects.append { [self] in
+            let left = lock.withLock {
+                defer { delegates = [:] }
+                return delegates
+            }
+            for (_, delegate) in left { delegate.streamClosed(.connectionEnded(reason)) }
+        }
         wentAway()
         let handlers = closeHandlers
         closeHandlers = []
-        for handler in handlers { handler(reason) }
+        for handler in handlers { effects.append { handler(reason) } }
         if let failure = core.failure, failure.code != .noError {
             // After a protocol error the peer is often still sending. Closing with its bytes
             // unread would answer them with a TCP reset, which can destroy our GOAWAY before
@@ -399,12 +470,5 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         } else {
             channel.closeAfterFlushing(timeout: .seconds(1))
         }
-    }
-
-
-    private func updateSnapshot() {
-        let now = Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
-                           activeStreams: core.openLocalStreamCount + waiting.count, endReason: endedReason)
-        lock.withLock { snapshot = now }
     }
 }

@@ -82,11 +82,26 @@ public enum BodyEncoding: String, Sendable, Hashable {
     /// The encoding a `Content-Type` names (parameters such as `charset` ignored), or nil
     /// for one this runtime does not decode.
     public init?(contentType: String) {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        switch mediaType {
-        case "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf": self = .protobuf
-        case "application/json": self = .json
-        default: return nil
+        // Read on every response: bytes, not Foundation's string search.
+        var utf8 = contentType.utf8[...]
+        if let parameters = utf8.firstIndex(of: UInt8(ascii: ";")) { utf8 = utf8[..<parameters] }
+        let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = utf8.first, isBlank(first) { utf8 = utf8.dropFirst() }
+        while let last = utf8.last, isBlank(last) { utf8 = utf8.dropLast() }
+        let matches = { (name: StaticString) -> Bool in
+            guard name.utf8CodeUnitCount == utf8.count else { return false }
+            return name.withUTF8Buffer { expected in
+                zip(expected, utf8).allSatisfy { expected, byte in
+                    expected == (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+                }
+            }
+        }
+        if matches("application/x-protobuf") || matches("application/protobuf") || matches("application/vnd.google.protobuf") {
+            self = .protobuf
+        } else if matches("application/json") {
+            self = .json
+        } else {
+            return nil
         }
     }
 }

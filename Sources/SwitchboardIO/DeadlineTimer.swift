@@ -1,10 +1,9 @@
 import Foundation
-import SwitchboardWebSocket
 
 /// Fires at the earliest of many deadlines with a single timer on the connection's event
 /// loop: a connection with thousands of requests in flight keeps one timer, not one per
 /// request, and no task.
-final class DeadlineTimer: @unchecked Sendable {
+package final class DeadlineTimer: @unchecked Sendable {
     private let lock = NSLock()
     private let loop: EventLoop
     private let fire: @Sendable (ContinuousClock.Instant) -> Void
@@ -12,8 +11,8 @@ final class DeadlineTimer: @unchecked Sendable {
     private var timer: LoopTimer?
 
     /// `fire` expires what is due at the given instant; `next` says the earliest deadline left.
-    init(loop: EventLoop, fire: @escaping @Sendable (ContinuousClock.Instant) -> Void,
-         next: @escaping @Sendable () -> ContinuousClock.Instant?) {
+    package init(loop: EventLoop, fire: @escaping @Sendable (ContinuousClock.Instant) -> Void,
+                 next: @escaping @Sendable () -> ContinuousClock.Instant?) {
         self.loop = loop
         self.fire = fire
         self.next = next
@@ -22,7 +21,7 @@ final class DeadlineTimer: @unchecked Sendable {
     deinit { timer?.cancel() }
 
     /// Makes sure the timer fires by `deadline`.
-    func watch(_ deadline: ContinuousClock.Instant) {
+    package func watch(_ deadline: ContinuousClock.Instant) {
         lock.withLock {
             if let timer, !timer.isCancelled, timer.deadline <= deadline { return }
             timer?.cancel()

@@ -1,0 +1,33 @@
+import SwitchboardHTTP2
+import SwitchboardRuntime
+
+/// What every request header block of one transport shares (scheme, authority, gRPC's own
+/// headers, the transport's metadata), worked out once; a call adds its path, deadline and
+/// metadata.
+struct GRPCRequestHead: Sendable {
+    let authority: String
+    private let scheme: HPACKHeader
+    private let authorityHeader: HPACKHeader
+    private let fixed: [HPACKHeader]
+
+    init(host: String, port: Int, options: GRPCClientOptions) {
+        authority = options.authority ?? (host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)")
+        scheme = HPACKHeader(":scheme", options.tls == nil ? "http" : "https")
+        authorityHeader = HPACKHeader(":authority", authority)
+        fixed = [HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"), HPACKHeader("user-agent", options.userAgent)]
+            + GRPCMetadata.requestMetadata(options.metadata)
+    }
+
+    /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
+    func headers(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders) -> [HPACKHeader] {
+        var headers: [HPACKHeader] = []
+        headers.reserveCapacity(fixed.count + 6 + metadata.fields.count)
+        headers += [HPACKHeader(":method", "POST"), scheme, HPACKHeader(":path", "/" + rpcName), authorityHeader]
+        headers += fixed
+        if let deadline {
+            headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
+        }
+        if !metadata.fields.isEmpty { headers += GRPCMetadata.requestMetadata(metadata) }
+        return headers
+    }
+}
