@@ -85,22 +85,3 @@ final class GRPCPeer: @unchecked Sendable {
     func stop() async {}
 }
 
-/// The test CA and certificates (Tests/Peers/make_test_certs.sh), made once per run.
-enum TestCertificates {
-    static let directory = Task<URL, Never> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let directory = ScratchDirectory.reserve("switchboard-grpc-certs")
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/bash")
-                process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
-                process.standardOutput = FileHandle.nullDevice
-                try? process.run()
-                process.waitUntilExit()
-                continuation.resume(returning: directory)
-            }
-        }
-    }
-
-    static func file(_ name: String) async -> String { await directory.value.appendingPathComponent(name).path }
-}

@@ -6,27 +6,9 @@ import Testing
 /// `wss://` against a Python TLS server started by the test, with a CA and certificates
 /// that `openssl` makes for each run (Tests/Peers/make_test_certs.sh).
 @Suite(.serialized) struct TLSTests {
-    /// Made once per run, on a thread of its own: key generation takes a while, and must not
-    /// hold one of the cooperative threads that other tests' sockets resume on.
-    static let certificates = Task<URL, Never> {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                // make_test_certs.sh creates it.
-                let directory = ScratchDirectory.reserve("switchboard-certs")
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/bash")
-                process.arguments = [PythonPeer.directory.appendingPathComponent("make_test_certs.sh").path, directory.path]
-                process.standardOutput = FileHandle.nullDevice
-                try? process.run()
-                process.waitUntilExit()
-                continuation.resume(returning: directory)
-            }
-        }
-    }
-
     /// The path of a generated file: `good.pem`, `expired.key`...
     static func certificateFile(_ name: String) async -> String {
-        await certificates.value.appendingPathComponent(name).path
+        await TestCertificates.file(name)
     }
 
     /// Starts a TLS echo server with `name`.pem/.key; returns it and its port.
