@@ -8,8 +8,12 @@ public enum NWEndpoint: Sendable {
     public struct Host: Sendable { public init(_ string: String) {} }
     public struct Port: Sendable { public init?(rawValue: UInt16) {} }
 }
+public final class NWProtocolDefinition: @unchecked Sendable {}
+open class NWProtocolMetadata: @unchecked Sendable {}
 public enum NWProtocolTLS {
     public final class Options { public init() {}; public var securityProtocolOptions: sec_protocol_options_t { sec_protocol_options_t() } }
+    public static let definition = NWProtocolDefinition()
+    public final class Metadata: NWProtocolMetadata, @unchecked Sendable { public var securityProtocolMetadata: sec_protocol_metadata_t { sec_protocol_metadata_t() } }
 }
 public enum NWProtocolTCP {
     public final class Options { public init() {}; public var noDelay: Bool = false }
@@ -23,6 +27,7 @@ public final class NWConnection: @unchecked Sendable {
     @preconcurrency public var stateUpdateHandler: (@Sendable (State) -> Void)?
     public func start(queue: DispatchQueue) {}
     public func cancel() {}
+    public func metadata(definition: NWProtocolDefinition) -> NWProtocolMetadata? { nil }
     public func receive(minimumIncompleteLength: Int, maximumLength: Int, completion: @escaping @Sendable (Data?, ContentContext?, Bool, NWError?) -> Void) {}
     public func send(content: Data?, contentContext: ContentContext = .defaultMessage, isComplete: Bool = true, completion: SendCompletion) {}
 }

@@ -12,7 +12,7 @@ public final class SecTrust {}
 public final class SecPolicy {}
 public final class SecCertificate {}
 public final class sec_protocol_options_t { public init() {} }
-public final class sec_protocol_metadata_t {}
+public final class sec_protocol_metadata_t { public init() {} }
 public final class sec_trust_t {}
 public typealias sec_protocol_verify_complete_t = (Bool) -> Void
 public typealias sec_protocol_verify_t = (sec_protocol_metadata_t, sec_trust_t, @escaping sec_protocol_verify_complete_t) -> Void
@@ -35,3 +35,4 @@ public var errSecCertificateExpired: OSStatus { -67818 }
 public var errSecCertificateNotValidYet: OSStatus { -67819 }
 public var errSecHostNameMismatch: OSStatus { -67602 }
 public var errSecNotTrusted: OSStatus { -67843 }
+public func sec_protocol_metadata_get_negotiated_protocol(_ metadata: sec_protocol_metadata_t) -> UnsafePointer<CChar>? { nil }

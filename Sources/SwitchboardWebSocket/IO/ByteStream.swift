@@ -18,9 +18,13 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Writes what fits without blocking and returns how many bytes that was; 0 when the
     /// stream cannot tell (the caller then writes on a thread that may block).
     func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int
+    /// The protocol TLS's ALPN settled on, or nil (no TLS, no ALPN, or not known).
+    var negotiatedProtocol: String? { get }
 }
 
 extension ByteStream {
+    public var negotiatedProtocol: String? { nil }
+
     public func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
         var failure: WebSocketError?
         let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, count in

@@ -4,7 +4,8 @@ import Network
 import Security
 
 /// TLS on Apple platforms, through Network.framework: DNS, TCP (no delay) and TLS in one
-/// `NWConnection`, with SNI, ALPN `http/1.1`, and the chain and host name checked against
+/// `NWConnection`, with SNI, ALPN (`http/1.1`, or `h2` for gRPC; what was agreed is
+/// ``negotiatedProtocol``), and the chain and host name checked against
 /// the system store or a caller's CA.
 ///
 /// The trust decision is ours (a verify block), so a rejection names its reason (expired,
@@ -26,6 +27,8 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
     private var state: NWConnection.State = .setup
     /// Why the verify block refused the server's certificate, if it did.
     private let rejection: LockedState<String?>
+    /// What ALPN settled on, read once the handshake is done.
+    private(set) var negotiatedProtocol: String?
 
     /// Connects to `host`:`port` and finishes the TLS handshake before `deadline`.
     init(host: String, port: Int, options: TLSOptions, applicationProtocols: [String] = ["http/1.1"],
@@ -64,6 +67,10 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         } catch {
             connection.cancel()
             throw error
+        }
+        if let metadata = connection.metadata(definition: NWProtocolTLS.definition) as? NWProtocolTLS.Metadata,
+           let agreed = sec_protocol_metadata_get_negotiated_protocol(metadata.securityProtocolMetadata) {
+            negotiatedProtocol = String(cString: agreed)
         }
     }
 

@@ -24,6 +24,8 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
 
     var queuedByteCount: Int { condition.withLock { queued } }
 
+    var negotiatedProtocol: String? { stream.negotiatedProtocol }
+
     func activate(delegate: any ChannelDelegate, handshakeDone: (@Sendable (String?) -> Void)?) {
         let start: Bool = condition.withLock {
             self.delegate = delegate
