@@ -44,9 +44,10 @@ struct BenchmarkMessages: MessagesHandler {
     }
 }
 
-/// `tasksPerClient` callers on each client, `calls` each, timed.
-func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async -> Run {
-    for client in clients { _ = await client.sendMessage(request) }
+/// `tasksPerClient` callers on each client, `calls` each, timed; `call` says whether a call succeeded.
+func measure<Client: Sendable>(_ clients: [Client], tasksPerClient: Int, calls: Int,
+                               call: @escaping @Sendable (Client) async -> Bool) async -> Run {
+    for client in clients { _ = await call(client) }
     let start = now()
     let (latencies, failures) = await withTaskGroup(of: ([Double], Int).self) { group in
         for client in clients {
@@ -57,7 +58,7 @@ func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async
                     samples.reserveCapacity(calls)
                     for _ in 0..<calls {
                         let begin = now()
-                        if case .success = await client.sendMessage(request) { samples.append(Double(now() - begin)) } else { failed += 1 }
+                        if await call(client) { samples.append(Double(now() - begin)) } else { failed += 1 }
                     }
                     return (samples, failed)
                 }
@@ -72,6 +73,14 @@ func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async
         return (all, failed)
     }
     return Run(latencies: latencies, failures: failures, seconds: Double(now() - start) / 1e9)
+}
+
+/// The typed `sendMessage` through each generated client.
+func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async -> Run {
+    await measure(clients, tasksPerClient: tasksPerClient, calls: calls) { client in
+        if case .success = await client.sendMessage(request) { return true }
+        return false
+    }
 }
 
 let routes = BenchmarkMessages().routes
@@ -102,32 +111,7 @@ func grpcRun(connections: Int, tasks: Int, calls: Int) async -> Run {
 /// The same calls through grpc-swift 2.
 func peerRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
     let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer.port) }
-    for client in clients { _ = await client.send(peerRequest) }
-    let start = now()
-    let (latencies, failures) = await withTaskGroup(of: ([Double], Int).self) { group in
-        for client in clients {
-            for _ in 0..<tasks {
-                group.addTask {
-                    var samples: [Double] = []
-                    var failed = 0
-                    samples.reserveCapacity(calls)
-                    for _ in 0..<calls {
-                        let begin = now()
-                        if await client.send(peerRequest) { samples.append(Double(now() - begin)) } else { failed += 1 }
-                    }
-                    return (samples, failed)
-                }
-            }
-        }
-        var all: [Double] = []
-        var failed = 0
-        for await (samples, count) in group {
-            all += samples
-            failed += count
-        }
-        return (all, failed)
-    }
-    let run = Run(latencies: latencies, failures: failures, seconds: Double(now() - start) / 1e9)
+    let run = await measure(clients, tasksPerClient: tasks, calls: calls) { await $0.send(peerRequest) }
     for client in clients { client.close() }
     return run
 }
