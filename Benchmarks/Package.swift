@@ -15,6 +15,12 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-protobuf", exact: "2.4.1"),
     ],
     targets: [
+        // swift-protobuf's messages for the sample schema (make-peer-messages.sh writes them),
+        // the peer the codec and gRPC benchmarks measure against.
+        .target(
+            name: "SignalChatPeerMessages",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .executableTarget(
             name: "CodecBenchmarks",
             dependencies: [
@@ -24,6 +30,7 @@ let package = Package(
                 .product(name: "SwitchboardEmitter", package: "Switchboard"),
                 .product(name: "SwitchboardDynamic", package: "Switchboard"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "SignalChatPeerMessages",
             ]
         ),
         .executableTarget(
@@ -53,6 +60,7 @@ let package = Package(
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "SignalChatPeerMessages",
             ]
         ),
         // Not a benchmark: scripts/soak.sh runs it for minutes.

@@ -1,5 +1,6 @@
 import Foundation
 import SignalChat
+import SignalChatPeerMessages
 import SwiftProtobuf
 import SwitchboardDynamic
 import SwitchboardRuntime

@@ -1,5 +1,6 @@
 import Foundation
 import SignalChat
+import SignalChatPeerMessages
 import SwiftProtobuf
 
 /// The two workloads the issue names, built identically for every peer.

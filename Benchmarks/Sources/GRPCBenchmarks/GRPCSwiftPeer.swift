@@ -2,6 +2,7 @@ import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
 import GRPCProtobuf
+import SignalChatPeerMessages
 
 // grpc-swift 2 (grpc-swift-nio-transport, HTTP/2 on SwiftNIO's Posix event loops, h2c) serving
 // and calling the same `SendMessage` method with swift-protobuf's messages for the same
