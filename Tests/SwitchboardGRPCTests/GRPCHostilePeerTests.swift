@@ -137,6 +137,98 @@ struct GRPCHostilePeerTests {
         await server.shutdown()
     }
 
+    /// A client that sends calls but never reads their answers: the server stops reading it
+    /// once its answers queue past `maxQueuedOutputBytes`, so what it holds for that client
+    /// stays bounded (by that, plus the answers to the calls one read already started: at
+    /// most MAX_CONCURRENT_STREAMS of them) however much the client sends, and everyone else
+    /// is still served.
+    @Test func aPeerThatNeverReadsHoldsABoundedQueue() async throws {
+        // Each call answers 4 KiB at no cost, so the answers soon outgrow the socket buffers.
+        let answerSize = 4 << 10
+        let answer = RPCResponse(status: 200, body: Data(repeating: 7, count: answerSize))
+        let endpoint = EndpointDescriptor(rpcName: "test.Big/Get", verb: "POST", pathTemplate: "/big", auth: .none)
+        let handled = Counter()
+        let big = RPCRoute(endpoint: endpoint, message: { _, _ in handled.add(); return answer }, handler: { _, _ in answer })
+        var options = GRPCServerOptions()
+        options.http2.maxQueuedOutputBytes = 64 << 10
+        options.http2.protocolConfiguration.maxConcurrentStreams = 1000
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes + [big]), options: options)
+        var calls: [UInt8] = HTTP2ConnectionPreface.bytes
+        // Windows wide open, so HTTP/2 flow control never holds the answers back: only the
+        // socket does (flow control bounds them otherwise, to the windows this client grants).
+        calls += Self.frame(0, .settings([HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], ack: false))
+        calls += Self.frame(0, .windowUpdate(increment: 0x7fff_0000))
+        // Acknowledged blind: this client never reads the server's SETTINGS.
+        calls += Self.frame(0, .settings([], ack: true))
+        var encoder = HPACKEncoder()
+        let message: [UInt8] = [0, 0, 0, 0, 0]
+        let headers = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
+                       HPACKHeader(":path", "/test.Big/Get"), HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers")]
+        for n in 0..<60_000 {
+            let stream = UInt32(n * 2 + 1)
+            var block: [UInt8] = []
+            encoder.encode(headers, into: &block)
+            calls += Self.frame(stream, .headers(fragment: block, endStream: false, endHeaders: true))
+            calls += Self.frame(stream, .data(message, endStream: true, flowControlledLength: message.count))
+        }
+        let fd = try #require(Self.connectedSocket(port: server.port, receiveBuffer: 8 << 10))
+        defer { _ = close(fd) }
+        // Sent from another thread: once the server stops reading, this blocks, as it should.
+        let payload = calls
+        Thread.detachNewThread {
+            var offset = 0
+            while offset < payload.count {
+                let count = payload[offset..<min(payload.count, offset + 16_384)].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count <= 0 { return }
+                offset += count
+            }
+        }
+        // Wait until the server stops starting calls (nothing new for half a second; 10 s at most).
+        var last = -1, steadySince = ContinuousClock.now, largest = 0
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while ContinuousClock.now < deadline, ContinuousClock.now - steadySince < .milliseconds(500) {
+            let now = handled.value
+            if now != last { (last, steadySince) = (now, .now) }
+            largest = max(largest, server.queuedOutputBytes)
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // It stopped reading: 1.7 MB of calls is far more than the socket buffers between us hold.
+        // It stopped reading: of 60,000 calls sent (1.7 MB, which the kernel's buffers take in),
+        // it started only those its first reads held, at most MAX_CONCURRENT_STREAMS each.
+        #expect(handled.value <= 2 * Int(options.http2.protocolConfiguration.maxConcurrentStreams), "handled \(handled.value)")
+        #expect(server.connectionCount == 1)
+        let bound = options.http2.maxQueuedOutputBytes + Int(options.http2.protocolConfiguration.maxConcurrentStreams) * (answerSize + 64)
+        #expect(largest <= bound, "queued \(largest), bound \(bound)")
+        let client = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2]))).get().uuid == "02")
+        client.close()
+        await server.shutdown(timeout: .seconds(1))
+    }
+
+    /// A blocking socket connected to `port`, its receive buffer set first (so the kernel
+    /// cannot absorb the answers by growing it).
+    static func connectedSocket(port: Int, receiveBuffer: Int32) -> Int32? {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var size = receiveBuffer
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            _ = close(fd)
+            return nil
+        }
+        return fd
+    }
+
     @Test func aHeaderListOverTheLimitFailsOnlyItsCall() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
         var options = GRPCClientOptions()
@@ -154,4 +246,12 @@ struct GRPCHostilePeerTests {
         normal.close()
         await server.shutdown()
     }
+}
+
+/// A count several threads add to.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

@@ -9,7 +9,7 @@ import SwitchboardIO
 final class GRPCClientConnection: @unchecked Sendable {
     let driver: HTTP2ChannelDriver
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var deadlines: [ObjectIdentifier: (call: GRPCUnaryCall, deadline: ContinuousClock.Instant)] = [:]
     private var timer: DeadlineTimer?
 

@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardHTTP2
+import SwitchboardIO
 import SwitchboardRuntime
 import SwitchboardWebSocket
 
@@ -21,7 +22,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     public let options: GRPCClientOptions
 
     private let head: GRPCRequestHead
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var current: GRPCClientConnection?
     private var connecting: Task<Result<GRPCClientConnection, TransportError>, Never>?
     private var opened = 0

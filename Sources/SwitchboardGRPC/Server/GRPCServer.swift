@@ -40,6 +40,11 @@ public final class GRPCServer: @unchecked Sendable {
     /// Connections open now.
     public var connectionCount: Int { lock.withLock { connections.count } }
 
+    /// Answer bytes written but still waiting for their peers to read them, over every connection.
+    package var queuedOutputBytes: Int {
+        lock.withLock { Array(connections.values) }.reduce(0) { $0 + $1.channel.queuedByteCount }
+    }
+
     /// Clients as they subscribe to a service's events (its `SwitchboardEvents` method), in
     /// order; push to each as it arrives. Ends when the server shuts down.
     public func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> { events.arrivingSubscribers() }

@@ -17,7 +17,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package let options: HTTP2ConnectionOptions
     private let acceptor: (any HTTP2StreamAcceptor)?
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Guarded by `lock`.
     private var core: HTTP2Connection
     private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]

@@ -13,7 +13,10 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     public var settingsTimeout: Duration = .seconds(10)
     /// Written bytes that may wait for the peer to read before this side stops reading
     /// (so a peer that sends but never reads cannot make it queue answers forever).
-    /// Default 4 MiB; reading resumes under half of it.
+    /// Default 4 MiB; reading resumes under half of it. What a connection holds for such a
+    /// peer is at most this plus the answers to the streams one read had already opened (at
+    /// most MAX_CONCURRENT_STREAMS of them), and answers held back by the peer's flow-control
+    /// windows, which that peer grants.
     public var maxQueuedOutputBytes = 4 << 20
     /// How long a graceful close waits for open streams before closing anyway. Default 5 s.
     public var gracefulCloseTimeout: Duration = .seconds(5)
