@@ -3,6 +3,8 @@
 # real protobuf implementations that nobody here wrote:
 #   protoc (C++)           text format -> binary wire bytes  (Fixtures/binary/*.binpb)
 #   Python protobuf        binary      -> canonical JSON     (Fixtures/json/*.json)
+#   Python protobuf        hand-written input (Fixtures/input/*.hex) -> what it serializes
+#                          back (Fixtures/reserialized/*.binpb)
 # The .proto files come from `switchboard export-proto`, so they also check it.
 #
 #   scripts/make-fixtures.sh           rewrite the committed fixtures
@@ -17,7 +19,7 @@ python3 -c "import google.protobuf" 2>/dev/null || { echo "Python protobuf is mi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/protos" "$work/binary" "$work/json"
+mkdir -p "$work/protos" "$work/binary" "$work/json" "$work/reserialized"
 
 cd "$root"
 source "$root/scripts/common.sh"
@@ -43,10 +45,11 @@ for text in "$fixtures"/textproto/*.txtpb; do
 done
 
 python3 "$root/scripts/protobuf_json.py" "$work/descriptors.pb" "$work/binary" "$work/json"
+python3 "$root/scripts/protobuf_reserialize.py" "$work/descriptors.pb" "$fixtures/input" "$work/reserialized"
 
 if [ "$mode" = "--check" ]; then
   status=0
-  for kind in protos binary json; do
+  for kind in protos binary json reserialized; do
     diff -r "$work/$kind" "$fixtures/$kind" || status=1
   done
   if [ $status -ne 0 ]; then
@@ -55,7 +58,7 @@ if [ "$mode" = "--check" ]; then
   fi
   echo "fixtures match protoc and Python protobuf"
 else
-  for kind in protos binary json; do
+  for kind in protos binary json reserialized; do
     rm -rf "${fixtures:?}/$kind"
     cp -r "$work/$kind" "$fixtures/$kind"
   done

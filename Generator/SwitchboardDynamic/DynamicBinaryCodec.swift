@@ -111,6 +111,15 @@ public struct DynamicBinaryCodec: Sendable {
         }
     }
 
+    /// Whether a field of `shape` reads a value of `wireType` (lists also read packed runs).
+    static func accepts(_ wireType: WireType, for shape: FieldShape) -> Bool {
+        switch shape {
+        case .singular, .optional: wireType == Self.wireType(of: shape.valueType)
+        case .list: wireType == Self.wireType(of: shape.valueType) || (wireType == .lengthDelimited && shape.valueType.isPackable)
+        case .map: wireType == .lengthDelimited
+        }
+    }
+
     static func wireType(of type: ValueType) -> WireType {
         switch type {
         case let .scalar(scalar):
@@ -173,9 +182,13 @@ public struct DynamicBinaryCodec: Sendable {
                 }
                 let field = definition.fields[fieldIndex]
                 let valueType = field.shape.valueType
+                // A known number with the wrong wire type is an unknown field, as in the generated codec.
+                guard Self.accepts(tag.wireType, for: field.shape) else {
+                    try reader.skipField(tag, into: &unknown)
+                    continue
+                }
                 switch field.shape {
                 case .singular, .optional:
-                    guard tag.wireType == Self.wireType(of: valueType) else { throw DynamicCodecError("\(definition.name).\(field.name): wrong wire type \(tag.wireType)") }
                     // Setting one member of a oneof clears the others.
                     if let oneof = field.oneof {
                         // Oneof members are listed by index into the message's fields.
@@ -205,24 +218,21 @@ public struct DynamicBinaryCodec: Sendable {
                         var packed = WireReader(buffer: try reader.readLengthDelimited())
                         while !packed.isAtEnd { items.append(try readValue(&packed, type: valueType, depth: depth)) }
                     } else {
-                        guard tag.wireType == Self.wireType(of: valueType) else { throw DynamicCodecError("\(definition.name).\(field.name): wrong wire type \(tag.wireType)") }
                         items.append(try readValue(&reader, type: valueType, depth: depth))
                     }
                     // An empty packed run adds nothing: an empty list is no list, as on re-encoding.
                     message.fields[field.number] = items.isEmpty ? nil : .list(items)
                 case let .map(keyType, mapValueType):
-                    guard tag.wireType == .lengthDelimited else { throw DynamicCodecError("\(definition.name).\(field.name): a map entry must be length-delimited") }
                     var entryReader = WireReader(buffer: try reader.readLengthDelimited())
                     var key = Self.defaultValue(.scalar(keyType))
                     var value = Self.defaultValue(mapValueType)
                     var entryUnknown = UnknownFields()
                     while let entryTag = try entryReader.nextTag() {
-                        switch entryTag.fieldNumber {
-                        case 1:
-                            guard entryTag.wireType == Self.wireType(of: .scalar(keyType)) else { throw DynamicCodecError("\(definition.name).\(field.name): map key has wire type \(entryTag.wireType)") }
+                        // A key or value with the wrong wire type is skipped, as the generated codec does.
+                        switch (entryTag.fieldNumber, entryTag.wireType) {
+                        case (1, Self.wireType(of: .scalar(keyType))):
                             key = try readValue(&entryReader, type: .scalar(keyType), depth: depth)
-                        case 2:
-                            guard entryTag.wireType == Self.wireType(of: mapValueType) else { throw DynamicCodecError("\(definition.name).\(field.name): map value has wire type \(entryTag.wireType)") }
+                        case (2, Self.wireType(of: mapValueType)):
                             value = try readValue(&entryReader, type: mapValueType, depth: depth)
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }

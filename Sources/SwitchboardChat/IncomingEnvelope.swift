@@ -53,11 +53,6 @@ struct IncomingEnvelope {
         }
     }
 
-    /// The names the generated decoder gives its errors, kept so both report alike.
-    static let envelopeName = "signal.chat.WebSocketMessage"
-    static let requestName = "signal.chat.WebSocketRequestMessage"
-    static let responseName = "signal.chat.WebSocketResponseMessage"
-
     /// The envelope's type.
     var type: Kind?
     var request: Request?
@@ -108,7 +103,7 @@ struct IncomingEnvelope {
                     try decode(&response, from: &inner)
                 }
             default:
-                try skip(tag, known: 1...3, in: envelopeName, reader: &reader, into: &ignored)
+                try reader.skipField(tag, into: &ignored)
             }
         }
         return IncomingEnvelope(type: type, request: hasRequest ? request : nil, response: hasResponse ? response : nil)
@@ -123,7 +118,7 @@ struct IncomingEnvelope {
             case 0x1A: request.body = try BytesCodec.read(from: &reader)
             case 0x20: request.id = try UInt64Codec.read(from: &reader)
             case 0x2A: try readHeader(from: &reader, into: &request.headers)
-            default: try skip(tag, known: 1...5, in: requestName, reader: &reader, into: &ignored)
+            default: try reader.skipField(tag, into: &ignored)
             }
         }
     }
@@ -137,7 +132,7 @@ struct IncomingEnvelope {
             case 0x1A: response.message = try StringCodec.read(from: &reader)
             case 0x22: response.body = try BytesCodec.read(from: &reader)
             case 0x2A: try readHeader(from: &reader, into: &response.headers)
-            default: try skip(tag, known: 1...5, in: responseName, reader: &reader, into: &ignored)
+            default: try reader.skipField(tag, into: &ignored)
             }
         }
     }
@@ -150,15 +145,5 @@ struct IncomingEnvelope {
         // Requests and responses carry a few headers: one allocation for them all.
         if headers.fields.isEmpty { headers.reserveCapacity(4) }
         EnvelopeHeaders.add(line: line, to: &headers)
-    }
-
-    /// A field this decoder does not read: an error for a known number with the wrong wire
-    /// type, as the generated decoder reports it; otherwise skipped.
-    private static func skip(_ tag: WireTag, known: ClosedRange<Int>, in message: String, reader: inout WireReader,
-                             into ignored: inout UnknownFields) throws(WireDecodingError) {
-        if known.contains(tag.fieldNumber) {
-            throw .wrongWireType(message: message, field: tag.fieldNumber, wireType: tag.wireType)
-        }
-        try reader.skipField(tag, into: &ignored)
     }
 }

@@ -99,12 +99,8 @@ import Testing
                         case 24000:
                             self.far = try BoolCodec.read(from: &reader)
                         default:
-                            switch tag.fieldNumber {
-                            case 1, 20, 3000:
-                                throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                            default:
-                                try reader.skipField(tag, into: &unknownFields)
-                            }
+                            try reader.skipField(tag, into: &unknownFields)
+                        }
             """))
     }
 

@@ -57,8 +57,32 @@ import Testing
             #expect(try Composite(serializedData: binary.encode(binary.decode(joined, as: type))) == expected, "merge differs at \(iteration)")
         }
         let maps = try #require(Self.kitchenSink.messageIndex(named: "Maps"))
-        // A map entry (field 1, string to string) whose key arrives as a varint.
-        #expect(throws: DynamicCodecError.self) { try binary.decode(Data([0x0A, 0x02, 0x08, 0x01]), as: maps) }
+        // A map entry (field 1, string to string) whose key arrives as a varint: skipped, so
+        // the entry has the default key, in both codecs.
+        let strayKey = Data([0x0A, 0x02, 0x08, 0x01])
+        #expect(try Maps(serializedData: binary.encode(binary.decode(strayKey, as: maps))) == Maps(serializedData: strayKey))
+        #expect(try Maps(serializedData: strayKey).stringToString == ["": ""])
+    }
+
+    /// A known field number with the wrong wire type is an unknown field in both codecs, not
+    /// an error: the generated codec keeps it and writes it back (as protoc's C++ and Python
+    /// code do); the dynamic one skips unknown fields, as it always does.
+    @Test func aKnownFieldWithTheWrongWireTypeIsUnknownInBothCodecs() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
+        let binary = DynamicBinaryCodec(schema: Self.kitchenSink)
+        // Input, and the generated codec's re-encoding: known fields first, then the unknown ones in order.
+        let cases: [([UInt8], [UInt8])] = [
+            ([0x0D, 1, 2, 3, 4], [0x0D, 1, 2, 3, 4]),
+            ([0x10, 0x05, 0x0D, 0, 0, 0, 0], [0x10, 0x05, 0x0D, 0, 0, 0, 0]),
+            ([0x0D, 1, 2, 3, 4, 0x20, 0x02], [0x20, 0x02, 0x0D, 1, 2, 3, 4]),
+        ]
+        for (bytes, reencoded) in cases {
+            var generated = try Composite(serializedBytes: bytes)
+            #expect(Array(generated.serializedData()) == reencoded, "\(bytes)")
+            generated.unknownFields = UnknownFields()
+            let dynamic = try binary.encode(binary.decode(Data(bytes), as: type))
+            #expect(try Composite(serializedData: dynamic) == generated, "\(bytes)")
+        }
     }
 
     @Test func badJSONIsATypedErrorNamingTheField() throws {
@@ -85,8 +109,8 @@ import Testing
     @Test func malformedBinaryIsATypedError() throws {
         let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
         let codec = DynamicBinaryCodec(schema: Self.kitchenSink)
-        // A length that runs past the end, a truncated varint, and a wrong wire type for a string.
-        for bytes in [[0x0A, 0xFF, 0x01, 0x41], [0x10, 0x80], [0x0D, 0, 0, 0, 0]] as [[UInt8]] {
+        // A length that runs past the end, a truncated varint, and an invalid wire type.
+        for bytes in [[0x0A, 0xFF, 0x01, 0x41], [0x10, 0x80], [0x0E, 0]] as [[UInt8]] {
             #expect(throws: DynamicCodecError.self) { try codec.decode(Data(bytes), as: type) }
         }
     }

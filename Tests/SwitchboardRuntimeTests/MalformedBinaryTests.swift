@@ -36,11 +36,15 @@ import Testing
         #expect(decodeError(Lists.self, packedHuge) == .lengthExceedsInput(length: 2_147_483_647, remaining: 1))
     }
 
-    @Test func wrongWireTypeForKnownField() {
-        // Field 1 of Point (sint32) sent as fixed32.
-        #expect(decodeError(Point.self, [0x0D, 1, 2, 3, 4]) == .wrongWireType(message: "switchboard.test.Point", field: 1, wireType: .fixed32))
-        // Field 3 of Point (string) sent as varint.
-        #expect(decodeError(Point.self, [0x18, 0x01]) == .wrongWireType(message: "switchboard.test.Point", field: 3, wireType: .varint))
+    @Test func aKnownFieldWithTheWrongWireTypeIsKeptAsUnknown() throws {
+        // Field 1 of Point (sint32) sent as fixed32, field 3 (string) as a varint: unknown
+        // fields, as protoc's C++ and Python keep them, written back after the known ones.
+        let point = try Point(serializedBytes: [0x0D, 1, 2, 3, 4, 0x18, 0x01, 0x08, 0x02])
+        #expect(point.x == 1)
+        #expect(point.label == nil)
+        #expect(Array(point.serializedData()) == [0x08, 0x02, 0x0D, 1, 2, 3, 4, 0x18, 0x01])
+        // Still malformed: a wrong wire type whose value does not fit the input.
+        #expect(decodeError(Point.self, [0x0D, 1, 2]) != nil)
     }
 
     @Test func invalidUTF8InString() {

@@ -361,19 +361,9 @@ struct MessageTranslator {
                 ]))
             }
         }
-        let numbers = message.fieldsByNumber.map { String($0.number) }
-        var fallback: [CodeLine] = []
-        if numbers.isEmpty {
-            fallback = [.line("try reader.skipField(tag, into: &unknownFields)")]
-        } else {
-            // A known key with the wrong wire type is malformed, not unknown.
-            fallback = [.block("switch tag.fieldNumber", [
-                .nested("case \(numbers.joined(separator: ", ")):", [
-                    .line("throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)"),
-                ]),
-                .nested("default:", [.line("try reader.skipField(tag, into: &unknownFields)")]),
-            ])]
-        }
+        // Unknown numbers, and known ones with the wrong wire type, are kept as unknown fields
+        // (as protoc's C++ and Python code keep them) and written back on encoding.
+        let fallback: [CodeLine] = [.line("try reader.skipField(tag, into: &unknownFields)")]
         cases.append(.nested("default:", fallback))
         return [.block("while let tag = try reader.nextTag()", [.block("switch tag.rawValue", cases)])]
     }

@@ -131,12 +131,7 @@ extension Attachment: ProtoMessage {
             case 0x48:
                 self.cdn = try UInt32Codec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8, 9:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

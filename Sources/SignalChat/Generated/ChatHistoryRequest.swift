@@ -66,12 +66,7 @@ extension ChatHistoryRequest: ProtoMessage {
             case 0x18:
                 self.limit = try UInt32Codec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

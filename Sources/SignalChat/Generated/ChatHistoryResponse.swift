@@ -53,12 +53,7 @@ extension ChatHistoryResponse: ProtoMessage {
             case 0x10:
                 self.hasMore = try BoolCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

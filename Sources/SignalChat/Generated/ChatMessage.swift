@@ -130,12 +130,7 @@ extension ChatMessage: ProtoMessage {
             case 0x62:
                 self.editedAt = try TimestampCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8, 11, 12:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }
@@ -265,12 +260,7 @@ extension ChatMessage.Reaction: ProtoMessage {
             case 0x10:
                 self.userIds.append(try UInt64Codec.read(from: &reader))
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -116,12 +116,7 @@ extension ChatSummary: ProtoMessage {
             case 0x40:
                 self.memberCount = try UInt32Codec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

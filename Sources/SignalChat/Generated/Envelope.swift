@@ -139,12 +139,7 @@ extension Envelope: ProtoMessage {
             case 128:
                 self.story = try BoolCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 5, 7, 8, 9, 10, 13, 14, 16:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -56,12 +56,7 @@ extension GetProfileRequest: ProtoMessage {
             case 0x12:
                 self.version = try StringCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

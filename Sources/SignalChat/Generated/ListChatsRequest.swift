@@ -59,12 +59,7 @@ extension ListChatsRequest: ProtoMessage {
             case 0x10:
                 self.limit = try UInt32Codec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

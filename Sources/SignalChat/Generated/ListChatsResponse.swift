@@ -55,12 +55,7 @@ extension ListChatsResponse: ProtoMessage {
             case 0x12:
                 self.nextBeforeId = try StringCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

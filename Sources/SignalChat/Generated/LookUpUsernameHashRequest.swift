@@ -49,12 +49,7 @@ extension LookUpUsernameHashRequest: ProtoMessage {
             case 0x0A:
                 self.hash = try BytesCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

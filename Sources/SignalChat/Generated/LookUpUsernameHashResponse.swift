@@ -47,12 +47,7 @@ extension LookUpUsernameHashResponse: ProtoMessage {
             case 0x0A:
                 self.uuid = try StringCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -80,12 +80,7 @@ extension OutgoingMessage: ProtoMessage {
             case 0x22:
                 self.content = try BytesCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

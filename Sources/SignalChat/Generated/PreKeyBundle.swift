@@ -53,12 +53,7 @@ extension PreKeyBundle: ProtoMessage {
             case 0x12:
                 try RepeatedField<MessageCodec<PreKeyBundleDevice>>.readElement(from: &reader, tag: 0x12, into: &self.devices)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -97,12 +97,7 @@ extension PreKeyBundleDevice: ProtoMessage {
                 if case .none = self.pqPreKey { self.pqPreKey = SignedPreKey() }
                 try reader.mergeMessage(into: &self.pqPreKey!)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -46,12 +46,7 @@ extension PreKeyCountRequest: ProtoMessage {
             case 0x08:
                 self.identity = try EnumCodec<IdentityType>.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

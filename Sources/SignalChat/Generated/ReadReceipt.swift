@@ -66,12 +66,7 @@ extension ReadReceipt: ProtoMessage {
             case 0x1A:
                 self.readAt = try TimestampCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

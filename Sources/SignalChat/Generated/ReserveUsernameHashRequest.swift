@@ -44,12 +44,7 @@ extension ReserveUsernameHashRequest: ProtoMessage {
             case 0x0A:
                 try RepeatedField<BytesCodec>.readElement(from: &reader, tag: 0x0A, into: &self.usernameHashes)
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -86,12 +86,7 @@ extension SendChatMessageRequest: ProtoMessage {
             case 0x2A:
                 self.replyTo = try StringCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -97,12 +97,7 @@ extension SendMessageRequest: ProtoMessage {
             case 0x30:
                 self.story = try BoolCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -47,12 +47,7 @@ extension SendMessageResponse: ProtoMessage {
             case 0x08:
                 self.needsSync = try BoolCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

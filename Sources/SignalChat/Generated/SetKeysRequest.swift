@@ -90,12 +90,7 @@ extension SetKeysRequest: ProtoMessage {
                 if case .none = self.pqLastResortPreKey { self.pqLastResortPreKey = SignedPreKey() }
                 try reader.mergeMessage(into: &self.pqLastResortPreKey!)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

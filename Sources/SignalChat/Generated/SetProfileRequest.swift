@@ -93,12 +93,7 @@ extension SetProfileRequest: ProtoMessage {
             case 0x32:
                 try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x32, into: &self.badgeIds)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -45,12 +45,7 @@ extension StaleDevices: ProtoMessage {
             case 0x08:
                 self.staleDevices.append(try UInt32Codec.read(from: &reader))
             default:
-                switch tag.fieldNumber {
-                case 1:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

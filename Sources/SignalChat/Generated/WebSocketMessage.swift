@@ -70,12 +70,7 @@ extension WebSocketMessage: ProtoMessage {
                 if case .none = self.response { self.response = WebSocketResponseMessage() }
                 try reader.mergeMessage(into: &self.response!)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

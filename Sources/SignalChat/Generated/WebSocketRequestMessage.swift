@@ -96,12 +96,7 @@ extension WebSocketRequestMessage: ProtoMessage {
             case 0x2A:
                 try RepeatedField<StringCodec>.readElement(from: &reader, tag: 0x2A, into: &self.headers)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

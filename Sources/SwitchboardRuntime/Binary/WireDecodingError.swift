@@ -14,8 +14,6 @@ public enum WireDecodingError: Error, Sendable, Hashable {
     case invalidWireType(UInt8)
     /// A tag carried field number 0 or one above 2^29 - 1.
     case invalidFieldNumber(UInt64)
-    /// A known field arrived with a wire type its schema type cannot have.
-    case wrongWireType(message: String, field: Int, wireType: WireType)
     /// A string field held bytes that are not valid UTF-8.
     case invalidUTF8(field: Int)
     /// Messages or groups nested deeper than ``WireDecodingOptions/maximumDepth``.
@@ -39,8 +37,6 @@ extension WireDecodingError: CustomStringConvertible {
             return "invalid wire type \(type)"
         case let .invalidFieldNumber(number):
             return "invalid field number \(number)"
-        case let .wrongWireType(message, field, wireType):
-            return "field \(field) of \(message) cannot have wire type \(wireType)"
         case let .invalidUTF8(field):
             return "field \(field) is not valid UTF-8"
         case let .nestingTooDeep(limit):

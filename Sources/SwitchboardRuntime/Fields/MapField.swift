@@ -52,9 +52,7 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
                 case keyTag: key = try Key.read(from: &inner)
                 case valueTag: value = try Value.read(from: &inner)
                 default:
-                    if tag.fieldNumber == 1 || tag.fieldNumber == 2 {
-                        throw .wrongWireType(message: "map entry", field: tag.fieldNumber, wireType: tag.wireType)
-                    }
+                    // A key or value with the wrong wire type is skipped, as protoc's code does.
                     try inner.skipField(tag, into: &ignored)
                 }
             }

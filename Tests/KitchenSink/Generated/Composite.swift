@@ -280,12 +280,7 @@ extension Composite: ProtoMessage {
             case 4294967293:
                 self.maxField = try Fixed32Codec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 16000, 536870911:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }
@@ -479,12 +474,7 @@ extension Composite.Inner: ProtoMessage {
             case 0x12:
                 try RepeatedField<MessageCodec<Composite.Inner>>.readElement(from: &reader, tag: 0x12, into: &self.children)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

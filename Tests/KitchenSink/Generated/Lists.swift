@@ -199,12 +199,7 @@ extension Lists: ProtoMessage {
             case 152:
                 self.millisTimes.append(try UnixMillisTimestampCodec.read(from: &reader))
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -85,12 +85,7 @@ extension Maps: ProtoMessage {
             case 0x3A:
                 try MapField<StringCodec, TimestampCodec>.readEntry(from: &reader, into: &self.stringToTime)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

@@ -72,12 +72,7 @@ extension Owner: ProtoMessage {
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }

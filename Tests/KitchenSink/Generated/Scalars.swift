@@ -286,12 +286,7 @@ extension Scalars: ProtoMessage {
             case 242:
                 self.optionalBytes = try BytesCodec.read(from: &reader)
             default:
-                switch tag.fieldNumber {
-                case 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30:
-                    throw .wrongWireType(message: Self.protoMessageName, field: tag.fieldNumber, wireType: tag.wireType)
-                default:
-                    try reader.skipField(tag, into: &unknownFields)
-                }
+                try reader.skipField(tag, into: &unknownFields)
             }
         }
     }
