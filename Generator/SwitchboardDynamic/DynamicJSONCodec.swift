@@ -39,6 +39,7 @@ public struct DynamicJSONCodec: Sendable {
         guard depth < maximumDepth else { throw DynamicCodecError("nesting deeper than \(maximumDepth)") }
         var message = DynamicMessage(type: type)
         var seenOneofs: [Int: String] = [:]
+        var seenFields: Set<Int> = []
         do throws(JSONDecodingError) {
             try reader.beginObject()
         } catch {
@@ -56,6 +57,10 @@ public struct DynamicJSONCodec: Sendable {
                 let names = definition.fields.map(\.jsonName) + definition.fields.map(\.name)
                 let hint = Suggestion.closest(to: key, among: names).map { "; did you mean '\($0)'?" } ?? ""
                 throw DynamicCodecError("\(definition.name) has no field '\(key)'\(hint)")
+            }
+            // Named twice (by either name) is an error, as in the generated codec.
+            guard seenFields.insert(field.number).inserted else {
+                throw DynamicCodecError("\(definition.name): field '\(key)' appears twice")
             }
             if reader.readNull() { continue }
             if let oneof = field.oneof {
@@ -99,6 +104,12 @@ public struct DynamicJSONCodec: Sendable {
 
     private func mapKey(_ text: String, type: ScalarType, context: String) throws(DynamicCodecError) -> DynamicValue {
         let invalid = DynamicCodecError("\(context): map key '\(text)' is not a \(type.rawValue)")
+        switch type {
+        case .int32, .sint32, .sfixed32, .int64, .sint64, .sfixed64, .uint32, .fixed32, .uint64, .fixed64:
+            guard JSONIntegerKey.isCanonical(text.utf8, signed: [.int32, .sint32, .sfixed32, .int64, .sint64, .sfixed64].contains(type)) else { throw invalid }
+        default:
+            break
+        }
         switch type {
         case .string: return .string(text)
         case .bool:

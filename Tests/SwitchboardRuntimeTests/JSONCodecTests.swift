@@ -108,8 +108,31 @@ import Testing
     @Test func nullMeansDefault() throws {
         let composite = try Composite(jsonString: #"{"title":null,"corner":null,"text":null,"origin":null,"expiresAt":null}"#)
         #expect(composite == Composite())
-        let lists = try Lists(jsonString: #"{"int32s":null,"points":[{"x":1},null]}"#)
+        let lists = try Lists(jsonString: #"{"int32s":null,"points":[{"x":1}]}"#)
         #expect(lists.int32s.isEmpty && lists.points == [Point(x: 1)])
+    }
+
+    /// protobuf has no null inside a list or as a map value: an error, not a skipped element.
+    @Test func nullInsideAListOrAsAMapValueIsAnError() {
+        #expect(throws: JSONDecodingError.nullInContainer(offset: 20)) { try Lists(jsonString: #"{"points":[{"x":1}, null]}"#) }
+        #expect(throws: JSONDecodingError.nullInContainer(offset: 11)) { try Lists(jsonString: #"{"int32s":[null]}"#) }
+        #expect(throws: JSONDecodingError.nullInContainer(offset: 23)) { try Maps(jsonString: #"{"stringToString":{"a":null}}"#) }
+        #expect(throws: JSONDecodingError.nullInContainer(offset: 23)) { try Maps(jsonString: #"{"fixed32ToPoint":{"1":null}}"#) }
+    }
+
+    /// A member named twice (by either of its names) is an error, as in protobuf's parsers,
+    /// not a silent overwrite; so is a second oneof member with a value.
+    @Test func aRepeatedMemberIsAnError() {
+        let duplicate = { (name: String) in JSONDecodingError.duplicateField(message: "switchboard.test.Composite", name: name) }
+        #expect(throws: duplicate("title")) { try Composite(jsonString: #"{"title":"a","title":"b"}"#) }
+        #expect(throws: duplicate("title")) { try Composite(jsonString: #"{"title":null,"title":"b"}"#) }
+        #expect(throws: duplicate("snake_case_field")) { try Composite(jsonString: #"{"snakeCaseField":"a","snake_case_field":"b"}"#) }
+        #expect(throws: JSONDecodingError.duplicateField(message: "switchboard.test.Lists", name: "int32s")) {
+            try Lists(jsonString: #"{"int32s":[1],"int32s":[2]}"#)
+        }
+        #expect(throws: JSONDecodingError.duplicateField(message: "switchboard.test.Maps", name: "stringToString")) {
+            try Maps(jsonString: #"{"stringToString":{},"stringToString":{}}"#)
+        }
     }
 
     @Test func mapsUseStringKeys() throws {
@@ -129,8 +152,13 @@ import Testing
         #expect(escapedKey.label == "k")
     }
 
-    @Test func oneofTakesTheLastMember() throws {
-        #expect(try Composite(jsonString: #"{"text":"a","number":"5"}"#).payload == .number(5))
+    @Test func aOneofTakesOneMember() throws {
         #expect(try Composite(jsonString: #"{"point":{"x":1}}"#).payload == .point(Point(x: 1)))
+        // Two members with values are an error; a null member sets nothing, so does not count.
+        #expect(throws: JSONDecodingError.oneofConflict(message: "switchboard.test.Composite", name: "number")) {
+            try Composite(jsonString: #"{"text":"a","number":"5"}"#)
+        }
+        #expect(try Composite(jsonString: #"{"text":null,"number":"5"}"#).payload == .number(5))
+        #expect(try Composite(jsonString: #"{"number":"5","text":null}"#).payload == .number(5))
     }
 }

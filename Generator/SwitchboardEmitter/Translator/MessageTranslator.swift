@@ -416,23 +416,29 @@ struct MessageTranslator {
 
     func decodeJSONBody() -> [CodeLine] {
         var branches: [(condition: String, body: [CodeLine])] = []
-        for field in message.fields {
+        // A member named twice, or a second oneof member with a value, is an error: fields are
+        // tracked by position, oneofs after them.
+        let track = "try seen.field(%d, name, in: Self.protoMessageName)"
+        for (position, field) in message.fields.enumerated() {
             let type = field.shape.valueType
             let codec = mapping.codec(type, from: index)
             var condition = "name.matches(\"\(field.jsonName)\")"
             if field.name != field.jsonName { condition += " || name.matches(\"\(field.name)\")" }
             let name = "self." + field.swiftName
-            let body: [CodeLine]
-            if let oneof = oneofName(field) {
-                body = [.line("if let value = try \(codec).readJSON(from: &reader) { \(oneof) = .\(field.swiftName)(value) }")]
+            var body: [CodeLine] = [.line(String(format: track, position))]
+            if let oneof = oneofName(field), let oneofIndex = field.oneof {
+                body.append(.block("if let value = try \(codec).readJSON(from: &reader)", [
+                    .line("try seen.oneof(\(message.fields.count + oneofIndex), name, in: Self.protoMessageName)"),
+                    .line("\(oneof) = .\(field.swiftName)(value)"),
+                ]))
             } else {
                 switch field.shape {
                 case .singular, .optional:
-                    body = [.line("if let value = try \(codec).readJSON(from: &reader) { \(name) = value }")]
+                    body.append(.line("if let value = try \(codec).readJSON(from: &reader) { \(name) = value }"))
                 case .list:
-                    body = [.line("try RepeatedField<\(codec)>.readJSON(from: &reader, into: &\(name))")]
+                    body.append(.line("try RepeatedField<\(codec)>.readJSON(from: &reader, into: &\(name))"))
                 case let .map(key, _):
-                    body = [.line("try MapField<\(SwiftTypeMapping.codec(key)), \(codec)>.readJSON(from: &reader, into: &\(name))")]
+                    body.append(.line("try MapField<\(SwiftTypeMapping.codec(key)), \(codec)>.readJSON(from: &reader, into: &\(name))"))
                 }
             }
             branches.append((condition, body))
@@ -451,7 +457,8 @@ struct MessageTranslator {
             chain.append(contentsOf: unknown.map(indented))
             chain.append(.line("}"))
         }
-        return [.block("while let name = try reader.nextKey()", chain)]
+        let loop = CodeLine.block("while let name = try reader.nextKey()", chain)
+        return branches.isEmpty ? [loop] : [.line("var seen = JSONFieldsSeen()"), loop]
     }
 
     func indented(_ line: CodeLine) -> CodeLine {

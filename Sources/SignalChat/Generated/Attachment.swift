@@ -176,24 +176,34 @@ extension Attachment: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("id") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
             } else if name.matches("contentType") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.contentType = value }
             } else if name.matches("size") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.size = value }
             } else if name.matches("digest") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.digest = value }
             } else if name.matches("fileName") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.fileName = value }
             } else if name.matches("width") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.width = value }
             } else if name.matches("height") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.height = value }
             } else if name.matches("blurHash") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.blurHash = value }
             } else if name.matches("cdn") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.cdn = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

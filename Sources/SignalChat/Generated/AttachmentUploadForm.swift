@@ -101,14 +101,19 @@ extension AttachmentUploadForm: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("cdn") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.cdn = value }
             } else if name.matches("key") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.key = value }
             } else if name.matches("headers") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.headers)
             } else if name.matches("signedUploadLocation") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.signedUploadLocation = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

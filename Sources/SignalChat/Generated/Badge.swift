@@ -143,20 +143,28 @@ extension Badge: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("id") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
             } else if name.matches("category") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.category = value }
             } else if name.matches("name") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
             } else if name.matches("description") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.description_ = value }
             } else if name.matches("sprites") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.sprites)
             } else if name.matches("expiration") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.expiration = value }
             } else if name.matches("visible") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.visible = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -70,10 +70,13 @@ extension ChatHistoryResponse: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("messages") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<ChatMessage>>.readJSON(from: &reader, into: &self.messages)
             } else if name.matches("hasMore") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.hasMore = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

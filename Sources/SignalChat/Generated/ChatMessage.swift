@@ -179,26 +179,37 @@ extension ChatMessage: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("id") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
             } else if name.matches("senderId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.senderId = value }
             } else if name.matches("text") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.text = value }
             } else if name.matches("status") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<MessageStatus>.readJSON(from: &reader) { self.status = value }
             } else if name.matches("createdAt") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.createdAt = value }
             } else if name.matches("attachments") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<Attachment>>.readJSON(from: &reader, into: &self.attachments)
             } else if name.matches("extras") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.extras)
             } else if name.matches("replyTo") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.replyTo = value }
             } else if name.matches("reactions") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<ChatMessage.Reaction>>.readJSON(from: &reader, into: &self.reactions)
             } else if name.matches("editedAt") {
+                try seen.field(9, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.editedAt = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
@@ -277,10 +288,13 @@ extension ChatMessage.Reaction: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("emoji") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.emoji = value }
             } else if name.matches("userIds") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.userIds)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

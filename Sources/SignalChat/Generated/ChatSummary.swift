@@ -157,22 +157,31 @@ extension ChatSummary: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("chatId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
             } else if name.matches("title") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.title = value }
             } else if name.matches("lastMessagePreview") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.lastMessagePreview = value }
             } else if name.matches("lastActivity") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.lastActivity = value }
             } else if name.matches("unreadCount") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.unreadCount = value }
             } else if name.matches("muted") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.muted = value }
             } else if name.matches("kind") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<ChatKind>.readJSON(from: &reader) { self.kind = value }
             } else if name.matches("memberCount") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.memberCount = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -188,26 +188,37 @@ extension Envelope: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("type") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<EnvelopeType>.readJSON(from: &reader) { self.type = value }
             } else if name.matches("sourceServiceId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.sourceServiceId = value }
             } else if name.matches("sourceDevice") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.sourceDevice = value }
             } else if name.matches("destinationServiceId") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.destinationServiceId = value }
             } else if name.matches("timestamp") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.timestamp = value }
             } else if name.matches("content") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.content = value }
             } else if name.matches("serverGuid") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.serverGuid = value }
             } else if name.matches("serverTimestamp") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.serverTimestamp = value }
             } else if name.matches("urgent") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.urgent = value }
             } else if name.matches("story") {
+                try seen.field(9, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.story = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

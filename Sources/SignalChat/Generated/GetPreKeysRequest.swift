@@ -76,10 +76,13 @@ extension GetPreKeysRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("identifier") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.identifier = value }
             } else if name.matches("deviceId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.deviceId = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -76,10 +76,13 @@ extension ListChatsRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("beforeId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.beforeId = value }
             } else if name.matches("limit") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.limit = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

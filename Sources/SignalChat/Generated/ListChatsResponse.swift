@@ -72,10 +72,13 @@ extension ListChatsResponse: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("chats") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<ChatSummary>>.readJSON(from: &reader, into: &self.chats)
             } else if name.matches("nextBeforeId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.nextBeforeId = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

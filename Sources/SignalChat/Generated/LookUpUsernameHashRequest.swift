@@ -62,8 +62,10 @@ extension LookUpUsernameHashRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("hash") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.hash = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -60,8 +60,10 @@ extension LookUpUsernameHashResponse: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("uuid") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.uuid = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

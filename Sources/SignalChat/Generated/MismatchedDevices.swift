@@ -71,10 +71,13 @@ extension MismatchedDevices: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("missingDevices") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.missingDevices)
             } else if name.matches("extraDevices") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.extraDevices)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -105,14 +105,19 @@ extension OutgoingMessage: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("type") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<EnvelopeType>.readJSON(from: &reader) { self.type = value }
             } else if name.matches("destinationDeviceId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.destinationDeviceId = value }
             } else if name.matches("destinationRegistrationId") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.destinationRegistrationId = value }
             } else if name.matches("content") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.content = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

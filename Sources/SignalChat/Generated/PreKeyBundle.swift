@@ -70,10 +70,13 @@ extension PreKeyBundle: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("identityKey") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.identityKey = value }
             } else if name.matches("devices") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<PreKeyBundleDevice>>.readJSON(from: &reader, into: &self.devices)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -126,16 +126,22 @@ extension PreKeyBundleDevice: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("deviceId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.deviceId = value }
             } else if name.matches("registrationId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.registrationId = value }
             } else if name.matches("signedPreKey") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.signedPreKey = value }
             } else if name.matches("preKey") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<EcPreKey>.readJSON(from: &reader) { self.preKey = value }
             } else if name.matches("pqPreKey") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.pqPreKey = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

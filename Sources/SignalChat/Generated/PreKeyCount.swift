@@ -73,10 +73,13 @@ extension PreKeyCount: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("count") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.count = value }
             } else if name.matches("pqCount") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.pqCount = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

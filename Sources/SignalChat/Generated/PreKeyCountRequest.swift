@@ -59,8 +59,10 @@ extension PreKeyCountRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("identity") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<IdentityType>.readJSON(from: &reader) { self.identity = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

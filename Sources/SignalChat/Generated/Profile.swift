@@ -204,28 +204,40 @@ extension Profile: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("version") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.version = value }
             } else if name.matches("name") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.name = value }
             } else if name.matches("about") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.about = value }
             } else if name.matches("aboutEmoji") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.aboutEmoji = value }
             } else if name.matches("avatarPath") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.avatarPath = value }
             } else if name.matches("paymentAddress") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.paymentAddress = value }
             } else if name.matches("badges") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<Badge>>.readJSON(from: &reader, into: &self.badges)
             } else if name.matches("capabilities") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 try MapField<StringCodec, BoolCodec>.readJSON(from: &reader, into: &self.capabilities)
             } else if name.matches("identityKey") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.identityKey = value }
             } else if name.matches("unidentifiedAccess") {
+                try seen.field(9, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.unidentifiedAccess = value }
             } else if name.matches("unrestrictedUnidentifiedAccess") {
+                try seen.field(10, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.unrestrictedUnidentifiedAccess = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

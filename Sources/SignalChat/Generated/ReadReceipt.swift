@@ -87,12 +87,16 @@ extension ReadReceipt: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("chatId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
             } else if name.matches("upToMessageId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.upToMessageId = value }
             } else if name.matches("readAt") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.readAt = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -57,8 +57,10 @@ extension ReserveUsernameHashRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("usernameHashes") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<BytesCodec>.readJSON(from: &reader, into: &self.usernameHashes)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

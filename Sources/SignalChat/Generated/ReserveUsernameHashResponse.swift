@@ -59,8 +59,10 @@ extension ReserveUsernameHashResponse: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("usernameHash") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.usernameHash = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

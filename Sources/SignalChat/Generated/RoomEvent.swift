@@ -142,17 +142,35 @@ extension RoomEvent: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("chatId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
             } else if name.matches("message") {
-                if let value = try MessageCodec<ChatMessage>.readJSON(from: &reader) { self.event = .message(value) }
+                try seen.field(1, name, in: Self.protoMessageName)
+                if let value = try MessageCodec<ChatMessage>.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.event = .message(value)
+                }
             } else if name.matches("receipt") {
-                if let value = try MessageCodec<ReadReceipt>.readJSON(from: &reader) { self.event = .receipt(value) }
+                try seen.field(2, name, in: Self.protoMessageName)
+                if let value = try MessageCodec<ReadReceipt>.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.event = .receipt(value)
+                }
             } else if name.matches("typing") {
-                if let value = try MessageCodec<TypingIndicator>.readJSON(from: &reader) { self.event = .typing(value) }
+                try seen.field(3, name, in: Self.protoMessageName)
+                if let value = try MessageCodec<TypingIndicator>.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.event = .typing(value)
+                }
             } else if name.matches("deletedMessageId") {
-                if let value = try StringCodec.readJSON(from: &reader) { self.event = .deletedMessageId(value) }
+                try seen.field(4, name, in: Self.protoMessageName)
+                if let value = try StringCodec.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.event = .deletedMessageId(value)
+                }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }

@@ -115,16 +115,22 @@ extension SendChatMessageRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("chatId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
             } else if name.matches("clientMessageId") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.clientMessageId = value }
             } else if name.matches("text") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.text = value }
             } else if name.matches("attachmentIds") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.attachmentIds)
             } else if name.matches("replyTo") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.replyTo = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

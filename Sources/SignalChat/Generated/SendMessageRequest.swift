@@ -130,18 +130,25 @@ extension SendMessageRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("destination") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.destination = value }
             } else if name.matches("timestamp") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.timestamp = value }
             } else if name.matches("messages") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<OutgoingMessage>>.readJSON(from: &reader, into: &self.messages)
             } else if name.matches("online") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.online = value }
             } else if name.matches("urgent") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.urgent = value }
             } else if name.matches("story") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.story = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

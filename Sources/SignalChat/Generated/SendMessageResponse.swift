@@ -60,8 +60,10 @@ extension SendMessageResponse: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("needsSync") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.needsSync = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -119,16 +119,22 @@ extension SetKeysRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("identity") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<IdentityType>.readJSON(from: &reader) { self.identity = value }
             } else if name.matches("preKeys") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<EcPreKey>>.readJSON(from: &reader, into: &self.preKeys)
             } else if name.matches("signedPreKey") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.signedPreKey = value }
             } else if name.matches("pqPreKeys") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<SignedPreKey>>.readJSON(from: &reader, into: &self.pqPreKeys)
             } else if name.matches("pqLastResortPreKey") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.pqLastResortPreKey = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -126,18 +126,25 @@ extension SetProfileRequest: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("version") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.version = value }
             } else if name.matches("name") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.name = value }
             } else if name.matches("about") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.about = value }
             } else if name.matches("aboutEmoji") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.aboutEmoji = value }
             } else if name.matches("avatar") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<AvatarChange>.readJSON(from: &reader) { self.avatar = value }
             } else if name.matches("badgeIds") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.badgeIds)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

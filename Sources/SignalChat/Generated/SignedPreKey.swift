@@ -87,12 +87,16 @@ extension SignedPreKey: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("keyId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.keyId = value }
             } else if name.matches("publicKey") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.publicKey = value }
             } else if name.matches("signature") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.signature = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

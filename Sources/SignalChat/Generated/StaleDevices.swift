@@ -58,8 +58,10 @@ extension StaleDevices: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("staleDevices") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.staleDevices)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -73,10 +73,13 @@ extension TypingIndicator: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("userId") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.userId = value }
             } else if name.matches("started") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.started = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -91,12 +91,16 @@ extension WebSocketMessage: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("type") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<WebSocketMessage.TypeEnum>.readJSON(from: &reader) { self.type = value }
             } else if name.matches("request") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<WebSocketRequestMessage>.readJSON(from: &reader) { self.request = value }
             } else if name.matches("response") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<WebSocketResponseMessage>.readJSON(from: &reader) { self.response = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -115,16 +115,22 @@ extension WebSocketResponseMessage: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("id") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.id = value }
             } else if name.matches("status") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.status = value }
             } else if name.matches("message") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.message = value }
             } else if name.matches("headers") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.headers)
             } else if name.matches("body") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.body = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -225,5 +225,27 @@ public enum BoolCodec: MapKeyCodec {
 /// Integer map keys are written in JSON as decimal strings.
 extension MapKeyCodec where Value: FixedWidthInteger {
     public static func jsonKey(_ value: Value) -> String { String(value) }
-    public static func parseJSONKey(_ key: JSONName) -> Value? { Value(key.string, radix: 10) }
+    /// The key as protobuf writes it: `-?(0|[1-9][0-9]*)`, no sign for unsigned types; no `+`,
+    /// leading zeros or blanks, which a lenient parse would let collapse into another key.
+    public static func parseJSONKey(_ key: JSONName) -> Value? {
+        key.withUnsafeBytes { bytes -> Value? in
+            guard JSONIntegerKey.isCanonical(bytes, signed: Value.isSigned) else { return nil }
+            return Value(String(decoding: bytes, as: UTF8.self), radix: 10)
+        }
+    }
+}
+
+/// The text of an integer map key as protobuf's JSON writes it.
+public enum JSONIntegerKey {
+    /// Whether `text` is `-?(0|[1-9][0-9]*)` (no sign for unsigned types): no `+`, leading zeros
+    /// or blanks, which a lenient parse would read as another key's number.
+    public static func isCanonical<Bytes: Collection<UInt8>>(_ text: Bytes, signed: Bool) -> Bool {
+        var digits = text[...]
+        if digits.first == UInt8(ascii: "-") {
+            guard signed else { return false }
+            digits = digits.dropFirst()
+        }
+        guard let first = digits.first, digits.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return false }
+        return first != 48 || digits.count == 1
+    }
 }

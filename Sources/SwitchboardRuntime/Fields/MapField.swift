@@ -85,6 +85,10 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
                 let isUTF8 = name.withUnsafeBytes { UTF8Validation.isValid($0) }
                 throw isUTF8 ? .invalidMapKey(offset: keyOffset, key: name.string) : .invalidString(offset: keyOffset)
             }
+            // null is no value; an unknown enum name, when ignored, drops its entry.
+            reader.skipWhitespace()
+            let valueOffset = reader.offset
+            if reader.readNull() { throw .nullInContainer(offset: valueOffset) }
             if let value = try Value.readJSON(from: &reader) { map[key] = value }
         }
     }

@@ -111,6 +111,10 @@ public enum RepeatedField<Codec: FieldCodec> {
         if reader.readNull() { return }
         try reader.beginArray()
         while try reader.nextElement() {
+            // null is no element; an unknown enum name, when ignored, is one dropped.
+            reader.skipWhitespace()
+            let elementOffset = reader.offset
+            if reader.readNull() { throw .nullInContainer(offset: elementOffset) }
             if let value = try Codec.readJSON(from: &reader) { values.append(value) }
         }
     }

@@ -22,6 +22,12 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
     case nestingTooDeep(limit: Int)
     /// Non-whitespace after the top-level value.
     case trailingCharacters(offset: Int)
+    /// `null` as a list element or a map value, where protobuf has no null.
+    case nullInContainer(offset: Int)
+    /// A member named twice in one object (by either of its names).
+    case duplicateField(message: String, name: String)
+    /// A second member of one oneof with a value (a `null` member does not count).
+    case oneofConflict(message: String, name: String)
 }
 
 extension JSONDecodingError: CustomStringConvertible {
@@ -38,6 +44,9 @@ extension JSONDecodingError: CustomStringConvertible {
         case let .unknownEnumName(enumName, name): return "unknown value '\(name)' for enum \(enumName)"
         case let .nestingTooDeep(limit): return "JSON nested deeper than the limit of \(limit)"
         case let .trailingCharacters(offset): return "unexpected characters after the value at byte \(offset)"
+        case let .nullInContainer(offset): return "null at byte \(offset) is not a list element or map value"
+        case let .duplicateField(message, name): return "field '\(name)' of \(message) appears twice"
+        case let .oneofConflict(message, name): return "field '\(name)' of \(message) sets a oneof another field already set"
         }
     }
 }

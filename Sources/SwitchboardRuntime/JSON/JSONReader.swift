@@ -263,6 +263,9 @@ public struct JSONReader {
         skipWhitespace()
         let numberOffset = offset
         let quoted = peek() == UInt8(ascii: "\"")
+        if quoted, hasEscapeBeforeClosingQuote() {
+            return try readUnescapedNumber(offset: numberOffset) { (inner: inout JSONReader) throws(JSONDecodingError) in try inner.readInteger(in: range) }
+        }
         if quoted { cursor += 1 }
         var negative = false
         if peek() == UInt8(ascii: "-") {
@@ -289,11 +292,50 @@ public struct JSONReader {
         skipWhitespace()
         let numberOffset = offset
         let quoted = peek() == UInt8(ascii: "\"")
+        if quoted, hasEscapeBeforeClosingQuote() {
+            return try readUnescapedNumber(offset: numberOffset) { (inner: inout JSONReader) throws(JSONDecodingError) in try inner.readUnsignedInteger(maximum: maximum) }
+        }
         if quoted { cursor += 1 }
         let value = try readIntegerMagnitude(offset: numberOffset, quoted: quoted)
         if quoted { try expectClosingQuote(offset: numberOffset) }
         guard value <= maximum else { throw .invalidNumber(offset: numberOffset) }
         return value
+    }
+
+    /// Whether the string starting at the cursor (its opening quote) holds an escape: a
+    /// quoted number may spell its digits with escapes (`"2\u00314"`), rarely.
+    @usableFromInline
+    func hasEscapeBeforeClosingQuote() -> Bool {
+        var scan = cursor + 1
+        while scan < end {
+            let byte = scan.load(as: UInt8.self)
+            if byte == UInt8(ascii: "\"") { return false }
+            if byte == UInt8(ascii: "\\") { return true }
+            scan += 1
+        }
+        return false
+    }
+
+    /// Reads a quoted number that holds escapes: the string is unescaped, and `parse` reads
+    /// it as an unquoted number that must fill it (errors point at the string).
+    @usableFromInline
+    mutating func readUnescapedNumber<T>(offset numberOffset: Int,
+                                         _ parse: (inout JSONReader) throws(JSONDecodingError) -> T) throws(JSONDecodingError) -> T {
+        let text = try readName()
+        let options = options
+        let result: Result<T, JSONDecodingError> = text.withUnsafeBytes { bytes in
+            var inner = JSONReader(buffer: bytes, options: options)
+            // Neither a second layer of quotes nor blanks: the digits alone.
+            guard let first = inner.peek(), first != UInt8(ascii: "\""), first > 0x20 else { return .failure(.invalidNumber(offset: numberOffset)) }
+            do throws(JSONDecodingError) {
+                let value = try parse(&inner)
+                guard inner.cursor == inner.end else { return .failure(.invalidNumber(offset: numberOffset)) }
+                return .success(value)
+            } catch {
+                return .failure(.invalidNumber(offset: numberOffset))
+            }
+        }
+        return try result.get()
     }
 
     /// A quoted number must end right at its closing quote: no padding.
@@ -343,23 +385,34 @@ public struct JSONReader {
             if name.matches("NaN") { return .nan }
             if name.matches("Infinity") { return .infinity }
             if name.matches("-Infinity") { return -.infinity }
-            let text = name.string
-            guard let value = Double(text), value.isFinite, text.utf8.allSatisfy({ $0 > 0x20 }) else {
-                throw .invalidNumber(offset: numberOffset)
+            // The digits follow JSON's number grammar, as unquoted: no `0x10`, `+1`, `.5`, `5.`, blanks.
+            let options = options
+            let result: Result<Double, JSONDecodingError> = name.withUnsafeBytes { bytes in
+                var inner = JSONReader(buffer: bytes, options: options)
+                guard let first = inner.peek(), first == UInt8(ascii: "-") || (first >= 48 && first <= 57) else {
+                    return .failure(.invalidNumber(offset: numberOffset))
+                }
+                do throws(JSONDecodingError) {
+                    let value = try inner.readDoubleText(offset: numberOffset)
+                    return inner.cursor == inner.end ? .success(value) : .failure(.invalidNumber(offset: numberOffset))
+                } catch {
+                    return .failure(.invalidNumber(offset: numberOffset))
+                }
             }
-            return value
+            return try result.get()
         }
         return try readDoubleText(offset: numberOffset)
     }
 
-    /// Reads a float, failing if a finite value is outside Float's range.
+    /// Reads a float, failing if a finite value rounds outside Float's range.
     public mutating func readFloat() throws(JSONDecodingError) -> Float {
         let numberOffset = offset
         let double = try readDouble()
-        if double.isFinite, abs(double) > Double(Float.greatestFiniteMagnitude) {
-            throw .invalidNumber(offset: numberOffset)
-        }
-        return Float(double)
+        // Rounded to the nearest Float first: `3.4028235e+38`, how Float.greatestFiniteMagnitude
+        // is written, is a little above it as a double, yet rounds to it.
+        let float = Float(double)
+        if double.isFinite, !float.isFinite { throw .invalidNumber(offset: numberOffset) }
+        return float
     }
 
     @usableFromInline

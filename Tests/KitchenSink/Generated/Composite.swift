@@ -373,48 +373,85 @@ extension Composite: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("title") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.title = value }
             } else if name.matches("origin") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<Point>.readJSON(from: &reader) { self.origin = value }
             } else if name.matches("corner") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<Point>.readJSON(from: &reader) { self.corner = value }
             } else if name.matches("color") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.color = value }
             } else if name.matches("optionalColor") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.optionalColor = value }
             } else if name.matches("createdAt") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.createdAt = value }
             } else if name.matches("expiresAt") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try TimestampCodec.readJSON(from: &reader) { self.expiresAt = value }
             } else if name.matches("sentAtMillis") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.sentAtMillis = value }
             } else if name.matches("text") {
-                if let value = try StringCodec.readJSON(from: &reader) { self.payload = .text(value) }
+                try seen.field(8, name, in: Self.protoMessageName)
+                if let value = try StringCodec.readJSON(from: &reader) {
+                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    self.payload = .text(value)
+                }
             } else if name.matches("point") {
-                if let value = try MessageCodec<Point>.readJSON(from: &reader) { self.payload = .point(value) }
+                try seen.field(9, name, in: Self.protoMessageName)
+                if let value = try MessageCodec<Point>.readJSON(from: &reader) {
+                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    self.payload = .point(value)
+                }
             } else if name.matches("number") {
-                if let value = try Int64Codec.readJSON(from: &reader) { self.payload = .number(value) }
+                try seen.field(10, name, in: Self.protoMessageName)
+                if let value = try Int64Codec.readJSON(from: &reader) {
+                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    self.payload = .number(value)
+                }
             } else if name.matches("shade") {
-                if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.payload = .shade(value) }
+                try seen.field(11, name, in: Self.protoMessageName)
+                if let value = try EnumCodec<Color>.readJSON(from: &reader) {
+                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    self.payload = .shade(value)
+                }
             } else if name.matches("raw") {
-                if let value = try BytesCodec.readJSON(from: &reader) { self.payload = .raw(value) }
+                try seen.field(12, name, in: Self.protoMessageName)
+                if let value = try BytesCodec.readJSON(from: &reader) {
+                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    self.payload = .raw(value)
+                }
             } else if name.matches("snakeCaseField") || name.matches("snake_case_field") {
+                try seen.field(13, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.snakeCaseField = value }
             } else if name.matches("class") {
+                try seen.field(14, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.`class` = value }
             } else if name.matches("default") {
+                try seen.field(15, name, in: Self.protoMessageName)
                 if let value = try Int32Codec.readJSON(from: &reader) { self.`default` = value }
             } else if name.matches("self") {
+                try seen.field(16, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.self_ = value }
             } else if name.matches("description") {
+                try seen.field(17, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.description_ = value }
             } else if name.matches("farField") {
+                try seen.field(18, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.farField = value }
             } else if name.matches("maxField") {
+                try seen.field(19, name, in: Self.protoMessageName)
                 if let value = try Fixed32Codec.readJSON(from: &reader) { self.maxField = value }
             } else if name.matches("inner") {
+                try seen.field(20, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<Composite.Inner>.readJSON(from: &reader) { self.inner = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
@@ -491,10 +528,13 @@ extension Composite.Inner: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("level") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<Composite.Inner.Level>.readJSON(from: &reader) { self.level = value }
             } else if name.matches("children") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<Composite.Inner>>.readJSON(from: &reader, into: &self.children)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

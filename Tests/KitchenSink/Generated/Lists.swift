@@ -284,44 +284,64 @@ extension Lists: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("bools") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.bools)
             } else if name.matches("int32s") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.int32s)
             } else if name.matches("int64s") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 try RepeatedField<Int64Codec>.readJSON(from: &reader, into: &self.int64s)
             } else if name.matches("uint32s") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.uint32s)
             } else if name.matches("uint64s") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.uint64s)
             } else if name.matches("sint32s") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 try RepeatedField<SInt32Codec>.readJSON(from: &reader, into: &self.sint32s)
             } else if name.matches("sint64s") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 try RepeatedField<SInt64Codec>.readJSON(from: &reader, into: &self.sint64s)
             } else if name.matches("fixed32s") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 try RepeatedField<Fixed32Codec>.readJSON(from: &reader, into: &self.fixed32s)
             } else if name.matches("fixed64s") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 try RepeatedField<Fixed64Codec>.readJSON(from: &reader, into: &self.fixed64s)
             } else if name.matches("sfixed32s") {
+                try seen.field(9, name, in: Self.protoMessageName)
                 try RepeatedField<SFixed32Codec>.readJSON(from: &reader, into: &self.sfixed32s)
             } else if name.matches("sfixed64s") {
+                try seen.field(10, name, in: Self.protoMessageName)
                 try RepeatedField<SFixed64Codec>.readJSON(from: &reader, into: &self.sfixed64s)
             } else if name.matches("floats") {
+                try seen.field(11, name, in: Self.protoMessageName)
                 try RepeatedField<FloatCodec>.readJSON(from: &reader, into: &self.floats)
             } else if name.matches("doubles") {
+                try seen.field(12, name, in: Self.protoMessageName)
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.doubles)
             } else if name.matches("strings") {
+                try seen.field(13, name, in: Self.protoMessageName)
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.strings)
             } else if name.matches("bytesList") {
+                try seen.field(14, name, in: Self.protoMessageName)
                 try RepeatedField<BytesCodec>.readJSON(from: &reader, into: &self.bytesList)
             } else if name.matches("colors") {
+                try seen.field(15, name, in: Self.protoMessageName)
                 try RepeatedField<EnumCodec<Color>>.readJSON(from: &reader, into: &self.colors)
             } else if name.matches("points") {
+                try seen.field(16, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<Point>>.readJSON(from: &reader, into: &self.points)
             } else if name.matches("times") {
+                try seen.field(17, name, in: Self.protoMessageName)
                 try RepeatedField<TimestampCodec>.readJSON(from: &reader, into: &self.times)
             } else if name.matches("millisTimes") {
+                try seen.field(18, name, in: Self.protoMessageName)
                 try RepeatedField<UnixMillisTimestampCodec>.readJSON(from: &reader, into: &self.millisTimes)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -122,20 +122,28 @@ extension Maps: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("stringToString") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.stringToString)
             } else if name.matches("int32ToInt64") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 try MapField<Int32Codec, Int64Codec>.readJSON(from: &reader, into: &self.int32ToInt64)
             } else if name.matches("uint64ToBytes") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 try MapField<UInt64Codec, BytesCodec>.readJSON(from: &reader, into: &self.uint64ToBytes)
             } else if name.matches("boolToDouble") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 try MapField<BoolCodec, DoubleCodec>.readJSON(from: &reader, into: &self.boolToDouble)
             } else if name.matches("sint64ToColor") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 try MapField<SInt64Codec, EnumCodec<Color>>.readJSON(from: &reader, into: &self.sint64ToColor)
             } else if name.matches("fixed32ToPoint") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 try MapField<Fixed32Codec, MessageCodec<Point>>.readJSON(from: &reader, into: &self.fixed32ToPoint)
             } else if name.matches("stringToTime") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 try MapField<StringCodec, TimestampCodec>.readJSON(from: &reader, into: &self.stringToTime)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -89,10 +89,13 @@ extension Owner: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("pet") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<Pet>.readJSON(from: &reader) { self.pet = value }
             } else if name.matches("name") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -83,10 +83,13 @@ extension Pet: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("owner") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<Owner>.readJSON(from: &reader) { self.owner = value }
             } else if name.matches("name") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

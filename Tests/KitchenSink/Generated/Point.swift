@@ -87,12 +87,16 @@ extension Point: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("x") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try SInt32Codec.readJSON(from: &reader) { self.x = value }
             } else if name.matches("y") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try SInt32Codec.readJSON(from: &reader) { self.y = value }
             } else if name.matches("label") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.label = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -395,56 +395,82 @@ extension Scalars: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("boolValue") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.boolValue = value }
             } else if name.matches("int32Value") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try Int32Codec.readJSON(from: &reader) { self.int32Value = value }
             } else if name.matches("int64Value") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 if let value = try Int64Codec.readJSON(from: &reader) { self.int64Value = value }
             } else if name.matches("uint32Value") {
+                try seen.field(3, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.uint32Value = value }
             } else if name.matches("uint64Value") {
+                try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.uint64Value = value }
             } else if name.matches("sint32Value") {
+                try seen.field(5, name, in: Self.protoMessageName)
                 if let value = try SInt32Codec.readJSON(from: &reader) { self.sint32Value = value }
             } else if name.matches("sint64Value") {
+                try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try SInt64Codec.readJSON(from: &reader) { self.sint64Value = value }
             } else if name.matches("fixed32Value") {
+                try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try Fixed32Codec.readJSON(from: &reader) { self.fixed32Value = value }
             } else if name.matches("fixed64Value") {
+                try seen.field(8, name, in: Self.protoMessageName)
                 if let value = try Fixed64Codec.readJSON(from: &reader) { self.fixed64Value = value }
             } else if name.matches("sfixed32Value") {
+                try seen.field(9, name, in: Self.protoMessageName)
                 if let value = try SFixed32Codec.readJSON(from: &reader) { self.sfixed32Value = value }
             } else if name.matches("sfixed64Value") {
+                try seen.field(10, name, in: Self.protoMessageName)
                 if let value = try SFixed64Codec.readJSON(from: &reader) { self.sfixed64Value = value }
             } else if name.matches("floatValue") {
+                try seen.field(11, name, in: Self.protoMessageName)
                 if let value = try FloatCodec.readJSON(from: &reader) { self.floatValue = value }
             } else if name.matches("doubleValue") {
+                try seen.field(12, name, in: Self.protoMessageName)
                 if let value = try DoubleCodec.readJSON(from: &reader) { self.doubleValue = value }
             } else if name.matches("stringValue") {
+                try seen.field(13, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.stringValue = value }
             } else if name.matches("bytesValue") {
+                try seen.field(14, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.bytesValue = value }
             } else if name.matches("optionalBool") {
+                try seen.field(15, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.optionalBool = value }
             } else if name.matches("optionalInt32") {
+                try seen.field(16, name, in: Self.protoMessageName)
                 if let value = try Int32Codec.readJSON(from: &reader) { self.optionalInt32 = value }
             } else if name.matches("optionalInt64") {
+                try seen.field(17, name, in: Self.protoMessageName)
                 if let value = try Int64Codec.readJSON(from: &reader) { self.optionalInt64 = value }
             } else if name.matches("optionalUint64") {
+                try seen.field(18, name, in: Self.protoMessageName)
                 if let value = try UInt64Codec.readJSON(from: &reader) { self.optionalUint64 = value }
             } else if name.matches("optionalSint32") {
+                try seen.field(19, name, in: Self.protoMessageName)
                 if let value = try SInt32Codec.readJSON(from: &reader) { self.optionalSint32 = value }
             } else if name.matches("optionalFixed64") {
+                try seen.field(20, name, in: Self.protoMessageName)
                 if let value = try Fixed64Codec.readJSON(from: &reader) { self.optionalFixed64 = value }
             } else if name.matches("optionalFloat") {
+                try seen.field(21, name, in: Self.protoMessageName)
                 if let value = try FloatCodec.readJSON(from: &reader) { self.optionalFloat = value }
             } else if name.matches("optionalDouble") {
+                try seen.field(22, name, in: Self.protoMessageName)
                 if let value = try DoubleCodec.readJSON(from: &reader) { self.optionalDouble = value }
             } else if name.matches("optionalString") {
+                try seen.field(23, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.optionalString = value }
             } else if name.matches("optionalBytes") {
+                try seen.field(24, name, in: Self.protoMessageName)
                 if let value = try BytesCodec.readJSON(from: &reader) { self.optionalBytes = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -138,17 +138,29 @@ extension TreeNode: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("name") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
             } else if name.matches("parent") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try MessageCodec<TreeNode>.readJSON(from: &reader) { self.parent = value }
             } else if name.matches("children") {
+                try seen.field(2, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<TreeNode>>.readJSON(from: &reader, into: &self.children)
             } else if name.matches("next") {
-                if let value = try MessageCodec<TreeNode>.readJSON(from: &reader) { self.link = .next(value) }
+                try seen.field(3, name, in: Self.protoMessageName)
+                if let value = try MessageCodec<TreeNode>.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.link = .next(value)
+                }
             } else if name.matches("label") {
-                if let value = try StringCodec.readJSON(from: &reader) { self.link = .label(value) }
+                try seen.field(4, name, in: Self.protoMessageName)
+                if let value = try StringCodec.readJSON(from: &reader) {
+                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    self.link = .label(value)
+                }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }

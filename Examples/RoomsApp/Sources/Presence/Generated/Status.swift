@@ -73,10 +73,13 @@ extension Status: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+        var seen = JSONFieldsSeen()
         while let name = try reader.nextKey() {
             if name.matches("availability") {
+                try seen.field(0, name, in: Self.protoMessageName)
                 if let value = try EnumCodec<Availability>.readJSON(from: &reader) { self.availability = value }
             } else if name.matches("note") {
+                try seen.field(1, name, in: Self.protoMessageName)
                 if let value = try StringCodec.readJSON(from: &reader) { self.note = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)

@@ -1,0 +1,83 @@
+import Foundation
+import KitchenSink
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+import Testing
+
+/// The protobuf JSON mapping's number and key grammar, from its spec: what the generated
+/// codec accepts and refuses, and the schema-at-run-time codec (`call`, `mock-server`)
+/// agreeing with it on every case.
+@Suite struct JSONMappingEdgeTests {
+    static let schema = DynamicCodecAgreementTests.kitchenSink
+
+    /// Decodes `json` with both codecs: both must fail, or both give the same message.
+    func bothDecode<M: ProtoMessage & Equatable>(_ json: String, as type: M.Type, name: String) throws -> M? {
+        let generated = try? M(jsonString: json)
+        let index = try #require(Self.schema.messageIndex(named: name))
+        let dynamic = try? DynamicJSONCodec(schema: Self.schema).decode(Data(json.utf8), as: index)
+        let viaDynamic = try dynamic.map { try M(serializedData: DynamicBinaryCodec(schema: Self.schema).encode($0)) }
+        // Compared as bytes: NaN is not equal to itself.
+        #expect(generated?.serializedData() == viaDynamic?.serializedData(), "the codecs disagree on \(json): \(String(describing: generated)) vs \(String(describing: viaDynamic))")
+        return generated
+    }
+
+    @Test(arguments: [
+        (#""2\u00314""#, Int32(214)), (#""\u002d7""#, -7), (#""1\u0030""#, 10), (#""\u0031e2""#, 100),
+    ])
+    func quotedIntegersMaySpellDigitsWithEscapes(text: String, value: Int32) throws {
+        #expect(try bothDecode(#"{"int32Value":\#(text)}"#, as: Scalars.self, name: "Scalars")?.int32Value == value)
+    }
+
+    @Test(arguments: [#""\u0020""#, #""1\u0020""#, #""\u00221\u0022""#, #""0x\u0031""#, #""+\u0031""#])
+    func escapedQuotedIntegersKeepTheGrammar(text: String) throws {
+        #expect(try bothDecode(#"{"int32Value":\#(text)}"#, as: Scalars.self, name: "Scalars") == nil)
+    }
+
+    @Test(arguments: [#""1.5""#, #""-0.25""#, #""1e3""#, #""1E-2""#, #""0""#, #""-0""#, #""NaN""#, #""Infinity""#, #""-Infinity""#, #""2\u002e5""#])
+    func quotedDoublesFollowTheNumberGrammar(text: String) throws {
+        #expect(try bothDecode(#"{"doubleValue":\#(text)}"#, as: Scalars.self, name: "Scalars") != nil)
+    }
+
+    @Test(arguments: [#""0x10""#, #""+1""#, #"".5""#, #""5.""#, #"" 1""#, #""1 ""#, #""01""#, #""1e""#, #""inf""#, #""nan""#, #""""#, #""1.5f""#])
+    func otherQuotedDoublesAreRefused(text: String) throws {
+        #expect(try bothDecode(#"{"doubleValue":\#(text)}"#, as: Scalars.self, name: "Scalars") == nil)
+    }
+
+    @Test(arguments: ["0", "5", "-5", "-0", "2147483647", "-2147483648"])
+    func signedMapKeysInProtobufsSpelling(key: String) throws {
+        #expect(try bothDecode(#"{"int32ToInt64":{"\#(key)":"1"}}"#, as: Maps.self, name: "Maps")?.int32ToInt64 == [Int32(key)!: 1])
+    }
+
+    @Test(arguments: ["+5", "05", "00", " 5", "5 ", "5.0", "1e1", "", "-", "2147483648", "0x5"])
+    func otherSignedMapKeysAreRefused(key: String) throws {
+        #expect(try bothDecode(#"{"int32ToInt64":{"\#(key)":"1"}}"#, as: Maps.self, name: "Maps") == nil)
+    }
+
+    @Test(arguments: ["-0", "-1", "+1", "01"])
+    func unsignedMapKeysTakeNoSign(key: String) throws {
+        #expect(try bothDecode(#"{"uint64ToBytes":{"\#(key)":""}}"#, as: Maps.self, name: "Maps") == nil)
+    }
+
+    /// How our writer spells Float.greatestFiniteMagnitude (`3.4028235e+38`) is a little above
+    /// it as a double, yet rounds to it: it must come back, while a float past it must not.
+    @Test func theLargestFloatRoundTrips() throws {
+        var scalars = Scalars()
+        scalars.floatValue = .greatestFiniteMagnitude
+        let text = try scalars.jsonString()
+        #expect(try bothDecode(text, as: Scalars.self, name: "Scalars")?.floatValue == .greatestFiniteMagnitude)
+        scalars.floatValue = -.greatestFiniteMagnitude
+        #expect(try bothDecode(try scalars.jsonString(), as: Scalars.self, name: "Scalars")?.floatValue == -.greatestFiniteMagnitude)
+        #expect(try bothDecode(#"{"floatValue":3.5e38}"#, as: Scalars.self, name: "Scalars") == nil)
+        #expect(try bothDecode(#"{"floatValue":"-1e39"}"#, as: Scalars.self, name: "Scalars") == nil)
+    }
+
+    @Test func repeatedMembersAndOneofConflictsFailInBothCodecs() throws {
+        #expect(try bothDecode(#"{"title":"a","title":"b"}"#, as: Composite.self, name: "Composite") == nil)
+        #expect(try bothDecode(#"{"snakeCaseField":"a","snake_case_field":"b"}"#, as: Composite.self, name: "Composite") == nil)
+        #expect(try bothDecode(#"{"text":"a","number":"5"}"#, as: Composite.self, name: "Composite") == nil)
+        #expect(try bothDecode(#"{"text":null,"number":"5"}"#, as: Composite.self, name: "Composite")?.payload == .number(5))
+        #expect(try bothDecode(#"{"points":[null]}"#, as: Lists.self, name: "Lists") == nil)
+        #expect(try bothDecode(#"{"stringToString":{"a":null}}"#, as: Maps.self, name: "Maps") == nil)
+    }
+}
