@@ -157,7 +157,7 @@ public struct DynamicBinaryCodec: Sendable {
             do throws(DynamicCodecError) {
                 var message = DynamicMessage(type: type)
                 try decodeFields(buffer, into: &message, depth: 0)
-                Self.putMapsInOrder(&message)
+                try Self.putMapsInOrder(&message)
                 return .success(message)
             } catch {
                 return .failure(error)
@@ -253,26 +253,26 @@ public struct DynamicBinaryCodec: Sendable {
 
     /// Puts every map of `message` and of the messages it holds in key order, the last entry
     /// for a key winning: once per decode, so repeated merges never re-sort.
-    static func putMapsInOrder(_ message: inout DynamicMessage) {
+    static func putMapsInOrder(_ message: inout DynamicMessage) throws(DynamicCodecError) {
         for number in Array(message.fields.keys) {
             guard var field = message.fields.removeValue(forKey: number) else { continue }
             switch field {
             case var .single(.message(nested)):
-                putMapsInOrder(&nested)
+                try putMapsInOrder(&nested)
                 field = .single(.message(nested))
             case var .list(items):
                 for index in items.indices {
                     if case var .message(nested) = items[index] {
-                        putMapsInOrder(&nested)
+                        try putMapsInOrder(&nested)
                         items[index] = .message(nested)
                     }
                 }
                 field = .list(items)
             case var .map(entries):
-                entries = DynamicMapEntry.canonicalOrder(entries)
+                entries = try DynamicMapEntry.canonicalOrder(entries)
                 for index in entries.indices {
                     if case var .message(nested) = entries[index].value {
-                        putMapsInOrder(&nested)
+                        try putMapsInOrder(&nested)
                         entries[index].value = .message(nested)
                     }
                 }

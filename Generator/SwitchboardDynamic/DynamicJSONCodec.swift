@@ -91,7 +91,7 @@ public struct DynamicJSONCodec: Sendable {
                         let mapKey = try self.mapKey(text, type: keyType, context: context)
                         entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
                     }
-                    message.fields[field.number] = .map(DynamicMapEntry.canonicalOrder(entries))
+                    message.fields[field.number] = .map(try DynamicMapEntry.canonicalOrder(entries))
                 }
             } catch let error as DynamicCodecError {
                 throw error

@@ -22,9 +22,16 @@ public struct DynamicMapEntry: Sendable, Hashable {
     public var value: DynamicValue
 
     /// `entries` sorted by key, the last entry winning for a repeated key (as protobuf merges).
-    static func canonicalOrder(_ entries: [DynamicMapEntry]) -> [DynamicMapEntry] {
+    static func canonicalOrder(_ entries: [DynamicMapEntry]) throws(DynamicCodecError) -> [DynamicMapEntry] {
         var latest: [DynamicValue: DynamicMapEntry] = [:]
-        for entry in entries { latest[entry.key] = entry }
+        for entry in entries {
+            // Two string keys that differ in bytes but are one Swift String cannot both be kept:
+            // an error, as in the generated codec, never a silent loss.
+            if let earlier = latest.updateValue(entry, forKey: entry.key), case let (.string(first), .string(second)) = (earlier.key, entry.key),
+               !first.utf8.elementsEqual(second.utf8) {
+                throw DynamicCodecError("map keys \(String(reflecting: first)) and \(String(reflecting: second)) differ in bytes but are equal as Swift strings")
+            }
+        }
         return latest.values.sorted { lhs, rhs in
             switch (lhs.key, rhs.key) {
             case let (.int(a), .int(b)): return a < b

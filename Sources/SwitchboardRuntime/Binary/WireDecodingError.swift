@@ -14,6 +14,10 @@ public enum WireDecodingError: Error, Sendable, Hashable {
     case invalidWireType(UInt8)
     /// A tag carried field number 0 or one above 2^29 - 1.
     case invalidFieldNumber(UInt64)
+    /// Two keys of one map that differ in bytes but are one Swift `String` (canonically
+    /// equivalent, as `"é"` and `"e\u{301}"`): a map cannot keep both, so the decode fails
+    /// rather than lose one.
+    case equivalentMapKeys(key: String)
     /// A string field held bytes that are not valid UTF-8.
     case invalidUTF8(field: Int)
     /// Messages or groups nested deeper than ``WireDecodingOptions/maximumDepth``.
@@ -37,6 +41,8 @@ extension WireDecodingError: CustomStringConvertible {
             return "invalid wire type \(type)"
         case let .invalidFieldNumber(number):
             return "invalid field number \(number)"
+        case let .equivalentMapKeys(key):
+            return "map keys that differ in bytes but are equal as Swift strings (\(String(reflecting: key)))"
         case let .invalidUTF8(field):
             return "field \(field) is not valid UTF-8"
         case let .nestingTooDeep(limit):

@@ -38,6 +38,15 @@ public protocol MapKeyCodec: FieldCodec {
     static func jsonKey(_ value: Value) -> String
     /// Parses a JSON object key.
     static func parseJSONKey(_ key: JSONName) -> Value?
+    /// Whether two keys a map holds as one (they are equal as `Value`s) are the same on the
+    /// wire. Only strings can differ: Swift compares them by canonical equivalence, protobuf
+    /// by bytes.
+    static func isSameOnTheWire(_ lhs: Value, _ rhs: Value) -> Bool
+}
+
+extension MapKeyCodec {
+    @inlinable
+    public static func isSameOnTheWire(_ lhs: Value, _ rhs: Value) -> Bool { true }
 }
 
 extension MapKeyCodec where Value: Comparable {

@@ -58,7 +58,16 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
             }
             return (key, value)
         }
-        map[entry.0] = entry.1
+        guard store(entry.1, for: entry.0, in: &map) else { throw .equivalentMapKeys(key: String(describing: entry.0)) }
+    }
+
+    /// Stores an entry, the later one winning for a key; false (storing nothing) if the map
+    /// holds a key equal to `key` but different on the wire, which it cannot keep apart.
+    @inlinable
+    static func store(_ value: Value.Value, for key: Key.Value, in map: inout [Key.Value: Value.Value]) -> Bool {
+        guard map.updateValue(value, forKey: key) != nil, let index = map.index(forKey: key) else { return true }
+        // A replaced entry keeps its first key: check it is this one, byte for byte.
+        return Key.isSameOnTheWire(map.keys[index], key)
     }
 
     /// Writes the map as a JSON object with string keys, in key order.
@@ -89,7 +98,9 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
             reader.skipWhitespace()
             let valueOffset = reader.offset
             if reader.readNull() { throw .nullInContainer(offset: valueOffset) }
-            if let value = try Value.readJSON(from: &reader) { map[key] = value }
+            if let value = try Value.readJSON(from: &reader) {
+                guard store(value, for: key, in: &map) else { throw .equivalentMapKeys(offset: keyOffset, key: name.string) }
+            }
         }
     }
 }

@@ -3,6 +3,8 @@ import Foundation
 /// `string`: a length-delimited run of UTF-8, validated on decode.
 public enum StringCodec: MapKeyCodec {
     public static var wireType: WireType { .lengthDelimited }
+    /// Compared by bytes: `"é"` as U+00E9 and as `e` + U+0301 are one `String` but two keys.
+    @inlinable public static func isSameOnTheWire(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
     public static var defaultValue: String { "" }
     @inlinable public static func isDefault(_ value: String) -> Bool { value.isEmpty }
     @inlinable public static func encodedSize(of value: String) -> Int { WireSize.lengthDelimited(value.utf8.count) }

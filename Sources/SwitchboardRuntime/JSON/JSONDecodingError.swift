@@ -22,6 +22,9 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
     case nestingTooDeep(limit: Int)
     /// Non-whitespace after the top-level value.
     case trailingCharacters(offset: Int)
+    /// Two keys of one map that differ in bytes but are one Swift `String` (see
+    /// ``WireDecodingError/equivalentMapKeys(key:)``).
+    case equivalentMapKeys(offset: Int, key: String)
     /// `null` as a list element or a map value, where protobuf has no null.
     case nullInContainer(offset: Int)
     /// A member named twice in one object (by either of its names).
@@ -44,6 +47,7 @@ extension JSONDecodingError: CustomStringConvertible {
         case let .unknownEnumName(enumName, name): return "unknown value '\(name)' for enum \(enumName)"
         case let .nestingTooDeep(limit): return "JSON nested deeper than the limit of \(limit)"
         case let .trailingCharacters(offset): return "unexpected characters after the value at byte \(offset)"
+        case let .equivalentMapKeys(offset, key): return "map key \(String(reflecting: key)) at byte \(offset) differs in bytes from an earlier key but is equal to it as a Swift string"
         case let .nullInContainer(offset): return "null at byte \(offset) is not a list element or map value"
         case let .duplicateField(message, name): return "field '\(name)' of \(message) appears twice"
         case let .oneofConflict(message, name): return "field '\(name)' of \(message) sets a oneof another field already set"
