@@ -35,7 +35,7 @@ public struct DynamicBinaryCodec: Sendable {
                 if field.hasImplicitPresence && single.isDefault { continue }
                 appendTagged(single, type: field.shape.valueType, number: field.number, to: &output)
             case let .list(items):
-                if field.shape.valueType.isPackable, !items.isEmpty {
+                if field.isPacked, !items.isEmpty {
                     var packed: [UInt8] = []
                     for item in items { appendPayload(item, type: field.shape.valueType, to: &packed) }
                     appendVarint(UInt64(WireTag(fieldNumber: field.number, wireType: .lengthDelimited).rawValue), to: &output)

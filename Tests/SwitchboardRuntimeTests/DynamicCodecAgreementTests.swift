@@ -64,6 +64,22 @@ import Testing
         #expect(try Maps(serializedData: strayKey).stringToString == ["": ""])
     }
 
+    /// `@unpacked` lists are written one tagged element at a time by both codecs, as protoc
+    /// writes `[packed = false]`, and both read either form.
+    @Test func unpackedListsAreWrittenUnpackedByBothCodecs() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "UnpackedLists"))
+        let binary = DynamicBinaryCodec(schema: Self.kitchenSink)
+        let protoc = try Fixtures.binary("unpacked.switchboard.test.UnpackedLists")
+        #expect(try binary.encode(binary.decode(protoc, as: type)) == protoc)
+        let generated = try UnpackedLists(serializedData: protoc)
+        #expect(generated.int32s == [1, -2, 300] && generated.colors == [.red, .infrared] && generated.packedInt32s == [7, 8])
+        // Packed input for an unpacked field is read too, and written back unpacked.
+        let packed = Data([0x0A, 0x02, 0x01, 0x02])
+        #expect(try UnpackedLists(serializedData: packed).int32s == [1, 2])
+        #expect(try Array(UnpackedLists(serializedData: packed).serializedData()) == [0x08, 0x01, 0x08, 0x02])
+        #expect(try Array(binary.encode(binary.decode(packed, as: type))) == [0x08, 0x01, 0x08, 0x02])
+    }
+
     /// A known field number with the wrong wire type is an unknown field in both codecs, not
     /// an error: the generated codec keeps it and writes it back (as protoc's C++ and Python
     /// code do); the dynamic one skips unknown fields, as it always does.

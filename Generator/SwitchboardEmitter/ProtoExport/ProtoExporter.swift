@@ -158,8 +158,11 @@ public enum ProtoExporter {
         case let .list(type): declared = "repeated " + typeName(type, schema: schema)
         case let .map(key, value): declared = "map<\(key.rawValue), \(typeName(value, schema: schema))>"
         }
-        let options = field.isDeprecated ? " [deprecated = true]" : ""
-        return "\(declared) \(field.name) = \(field.number)\(options);"
+        var options: [String] = []
+        if field.isDeprecated { options.append("deprecated = true") }
+        if field.isUnpacked { options.append("packed = false") }
+        let optionText = options.isEmpty ? "" : " [" + options.joined(separator: ", ") + "]"
+        return "\(declared) \(field.name) = \(field.number)\(optionText);"
     }
 
     static func reservedLines(_ ranges: [ClosedRange<Int>], _ names: [String], maximum: Int, indent: String, into lines: inout [String]) {

@@ -215,7 +215,7 @@ struct MessageTranslator {
             return [.line("if let length = \(name).map(\(codec).encodedSize) { size += length &+ \(tagSize) }")]
         case let .list(type):
             let codec = mapping.codec(type, from: index)
-            let method = type.isPackable ? "packedSize" : "unpackedSize"
+            let method = field.isPacked ? "packedSize" : "unpackedSize"
             return [.line("size += RepeatedField<\(codec)>.\(method)(\(name), tagSize: \(tagSize))")]
         case let .map(key, value):
             return [.line("size += MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.encodedSize(\(name), tagSize: \(tagSize))")]
@@ -275,7 +275,7 @@ struct MessageTranslator {
                 }
             case let .list(type):
                 let codec = mapping.codec(type, from: index)
-                if type.isPackable {
+                if field.isPacked {
                     let packed = SwiftTypeMapping.tagLiteral(number: field.number, wireType: 2)
                     lines.append(.line("RepeatedField<\(codec)>.writePacked(\(name), tag: \(packed), to: &writer)"))
                 } else {

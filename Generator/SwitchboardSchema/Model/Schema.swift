@@ -105,6 +105,15 @@ public struct FieldDefinition: Sendable, Hashable {
     public var location: SourceLocation
     /// Where its name is, for diagnostics about the name.
     public var nameLocation: SourceLocation? = nil
+    /// `@unpacked`: a list of numbers, bools or enums written one tagged element at a time
+    /// (proto3 writes them packed by default). Decoding accepts both forms either way.
+    public var isUnpacked = false
+
+    /// Whether the list is written packed: numbers, bools and enums, unless `@unpacked`.
+    public var isPacked: Bool {
+        guard case let .list(type) = shape else { return false }
+        return type.isPackable && !isUnpacked
+    }
 }
 
 /// A `oneof`: at most one of its fields is set.

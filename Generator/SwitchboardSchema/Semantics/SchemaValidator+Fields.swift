@@ -172,16 +172,24 @@ extension SchemaValidator {
 
     mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
         checkMemberName(field.name, kind: "field")
-        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive"], on: "a field")
+        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive", "unpacked"], on: "a field")
         guard let key = field.key.value else { return nil }
         // An unresolved type is already reported; keep the field so its key and name are still checked.
-        let shape = resolveShape(field.type, scope: scope) ?? .singular(.scalar(.bytes))
+        let resolved = resolveShape(field.type, scope: scope)
+        let shape = resolved ?? .singular(.scalar(.bytes))
         let number = Int(clamping: key)
+        let isUnpacked = hasAttribute("unpacked", field.attributes)
+        var isPackable = false
+        if case let .list(type) = shape { isPackable = type.isPackable }
+        if isUnpacked, resolved != nil, !isPackable, let attribute = field.attributes.first(where: { $0.name.text == "unpacked" }) {
+            diagnostics.error(.misplacedAttribute, "'@unpacked' applies only to a list of numbers, bools or enums (the lists protobuf packs)", at: attribute.name.location)
+        }
         return FieldDefinition(
             name: field.name.text, swiftName: field.name.text, jsonName: SwiftNames.jsonName(field.name.text),
             number: number, shape: shape, oneof: oneof, isIndirect: false,
             isSensitive: hasAttribute("sensitive", field.attributes), isDeprecated: hasAttribute("deprecated", field.attributes),
-            documentation: field.documentation, location: field.key.location, nameLocation: field.name.location)
+            documentation: field.documentation, location: field.key.location, nameLocation: field.name.location,
+            isUnpacked: isUnpacked)
     }
 
     // MARK: Types

@@ -197,7 +197,7 @@ struct SchemaValidator {
     }
 
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
-        let known: Set<String> = ["deprecated", "sensitive"]
+        let known: Set<String> = ["deprecated", "sensitive", "unpacked"]
         for attribute in attributes {
             if !known.contains(attribute.name.text) {
                 var message = "unknown attribute '@\(attribute.name.text)'"

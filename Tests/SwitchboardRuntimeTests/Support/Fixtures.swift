@@ -77,6 +77,7 @@ struct MessageCodecs: Sendable {
         "switchboard.test.TreeNode": .of(TreeNode.self),
         "switchboard.test.Owner": .of(Owner.self),
         "switchboard.test.Point": .of(Point.self),
+        "switchboard.test.UnpackedLists": .of(UnpackedLists.self),
         "signal.chat.WebSocketMessage": .of(WebSocketMessage.self),
         "signal.chat.Envelope": .of(Envelope.self),
         "signal.chat.ChatMessage": .of(ChatMessage.self),
