@@ -72,6 +72,19 @@ import Testing
         #expect(try bothDecode(#"{"floatValue":"-1e39"}"#, as: Scalars.self, name: "Scalars") == nil)
     }
 
+    /// `@jsonName` (protobuf's `json_name`): written under the chosen name, read under it or
+    /// the field's own name, by both codecs.
+    @Test func chosenJSONNamesAreWrittenAndBothNamesRead() throws {
+        #expect(try Renamed(plain: "p", lower: 7).jsonString() == #"{"custom_key":"p","Upper":7}"#)
+        #expect(try bothDecode(#"{"custom_key":"p","Upper":7}"#, as: Renamed.self, name: "Renamed") == Renamed(plain: "p", lower: 7))
+        #expect(try bothDecode(#"{"plain":"p","lower":7}"#, as: Renamed.self, name: "Renamed") == Renamed(plain: "p", lower: 7))
+        #expect(try bothDecode(#"{"plain":"p","custom_key":"q"}"#, as: Renamed.self, name: "Renamed") == nil)
+        let index = try #require(Self.schema.messageIndex(named: "Renamed"))
+        let dynamic = DynamicJSONCodec(schema: Self.schema)
+        let text = dynamic.encode(try dynamic.decode(Data(#"{"plain":"p"}"#.utf8), as: index), prettyPrinted: false)
+        #expect(text.contains(#""custom_key""#))
+    }
+
     @Test func repeatedMembersAndOneofConflictsFailInBothCodecs() throws {
         #expect(try bothDecode(#"{"title":"a","title":"b"}"#, as: Composite.self, name: "Composite") == nil)
         #expect(try bothDecode(#"{"snakeCaseField":"a","snake_case_field":"b"}"#, as: Composite.self, name: "Composite") == nil)

@@ -74,6 +74,8 @@ extension SchemaValidator {
         // Names: duplicates (fields and oneofs share the property namespace), JSON names, reserved names.
         var names: [String: SourceLocation] = [:]
         var jsonNames: [String: String] = [:]
+        let jsonNameOf = Dictionary(fields.map { ($0.name, $0.jsonName) }, uniquingKeysWith: { first, _ in first })
+        let fieldNames = Set(fields.map(\.name))
         let namedMembers = fields.map { ($0.name, $0.location, true) } + oneofs.map { ($0.name, $0.location, false) }
         for (name, location, isField) in namedMembers.sorted(by: { $0.1 < $1.1 }) {
             if let previous = names[name] {
@@ -85,9 +87,12 @@ extension SchemaValidator {
                 diagnostics.error(.reservedNameUsed, "name '\(name)' is reserved (at \(describe(reserved)))", at: location)
             }
             guard isField else { continue }
-            let json = SwiftNames.jsonName(name)
+            let json = jsonNameOf[name] ?? SwiftNames.jsonName(name)
             if let other = jsonNames[json], other != name {
                 diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' have the same JSON name '\(json)'", at: location)
+            } else if json != name, fieldNames.contains(json) {
+                // JSON input may use either name: one spelling must not name two fields.
+                diagnostics.error(.jsonNameCollision, "the JSON name '\(json)' of '\(name)' is the name of another field", at: location)
             } else {
                 jsonNames[json] = name
             }
@@ -172,7 +177,19 @@ extension SchemaValidator {
 
     mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
         checkMemberName(field.name, kind: "field")
-        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive", "unpacked"], on: "a field")
+        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive", "unpacked", "jsonName"], on: "a field")
+        var jsonName = SwiftNames.jsonName(field.name.text)
+        if let attribute = field.attributes.first(where: { $0.name.text == "jsonName" }), attribute.arguments.count == 1,
+           attribute.arguments[0].kind == .string {
+            let custom = attribute.arguments[0].text
+            // Printable ASCII without quotes or backslashes: it is a JSON key, and a literal in
+            // the generated code, as is.
+            if custom.isEmpty || !custom.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }) {
+                diagnostics.error(.invalidIdentifier, "JSON name '\(custom)' must be printable ASCII without blanks, quotes or backslashes", at: attribute.arguments[0].location)
+            } else {
+                jsonName = custom
+            }
+        }
         guard let key = field.key.value else { return nil }
         // An unresolved type is already reported; keep the field so its key and name are still checked.
         let resolved = resolveShape(field.type, scope: scope)
@@ -185,7 +202,7 @@ extension SchemaValidator {
             diagnostics.error(.misplacedAttribute, "'@unpacked' applies only to a list of numbers, bools or enums (the lists protobuf packs)", at: attribute.name.location)
         }
         return FieldDefinition(
-            name: field.name.text, swiftName: field.name.text, jsonName: SwiftNames.jsonName(field.name.text),
+            name: field.name.text, swiftName: field.name.text, jsonName: jsonName,
             number: number, shape: shape, oneof: oneof, isIndirect: false,
             isSensitive: hasAttribute("sensitive", field.attributes), isDeprecated: hasAttribute("deprecated", field.attributes),
             documentation: field.documentation, location: field.key.location, nameLocation: field.name.location,

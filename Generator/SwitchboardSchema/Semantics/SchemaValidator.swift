@@ -197,7 +197,7 @@ struct SchemaValidator {
     }
 
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
-        let known: Set<String> = ["deprecated", "sensitive", "unpacked"]
+        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName"]
         for attribute in attributes {
             if !known.contains(attribute.name.text) {
                 var message = "unknown attribute '@\(attribute.name.text)'"
@@ -207,6 +207,10 @@ struct SchemaValidator {
                 diagnostics.error(.unknownAttribute, message, at: attribute.name.location)
             } else if !allowed.contains(attribute.name.text) {
                 diagnostics.error(.misplacedAttribute, "'@\(attribute.name.text)' cannot be applied to \(what)", at: attribute.name.location)
+            } else if attribute.name.text == "jsonName" {
+                if attribute.arguments.count != 1 || attribute.arguments[0].kind != .string {
+                    diagnostics.error(.misplacedAttribute, "'@jsonName' takes one string: @jsonName(\"name\")", at: attribute.name.location)
+                }
             } else if !attribute.arguments.isEmpty {
                 diagnostics.error(.misplacedAttribute, "'@\(attribute.name.text)' takes no arguments", at: attribute.name.location)
             }
