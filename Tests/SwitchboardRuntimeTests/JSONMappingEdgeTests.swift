@@ -85,6 +85,16 @@ import Testing
         #expect(text.contains(#""custom_key""#))
     }
 
+    /// `@allowAlias`: every name of a value reads as that value; the first name is written,
+    /// as Python protobuf writes it (the fixture `aliases` checks the bytes and JSON too).
+    @Test func enumAliasesReadAsTheirValue() throws {
+        #expect(Mood.glad == .happy)
+        #expect(Mood.allCases == [.unspecified, .happy, .sad])
+        let feelings = try #require(try bothDecode(#"{"mood":"GLAD","moods":["HAPPY","GLAD",2],"byName":{"a":"GLAD"}}"#, as: Feelings.self, name: "Feelings"))
+        #expect(feelings.mood == .happy && feelings.moods == [.happy, .happy, .sad] && feelings.byName == ["a": .happy])
+        #expect(try feelings.jsonString() == #"{"mood":"HAPPY","moods":["HAPPY","HAPPY","SAD"],"byName":{"a":"HAPPY"}}"#)
+    }
+
     @Test func repeatedMembersAndOneofConflictsFailInBothCodecs() throws {
         #expect(try bothDecode(#"{"title":"a","title":"b"}"#, as: Composite.self, name: "Composite") == nil)
         #expect(try bothDecode(#"{"snakeCaseField":"a","snake_case_field":"b"}"#, as: Composite.self, name: "Composite") == nil)

@@ -212,6 +212,7 @@ public enum ProtoExporter {
         let definition = schema.enums[index]
         comments(definition.documentation, indent: indent, into: &lines)
         lines.append("\(indent)enum \(definition.name) {")
+        if definition.allowsAlias { lines.append("\(indent)  option allow_alias = true;") }
         // proto3 requires the zero value first.
         let ordered = definition.cases.filter { $0.value == 0 } + definition.cases.filter { $0.value != 0 }
         for item in ordered {

@@ -172,6 +172,9 @@ public struct EnumCaseDefinition: Sendable, Hashable {
     public var isDeprecated: Bool
     public var documentation: [String]
     public var location: SourceLocation
+    /// For an alias (`@allowAlias` enums): the index of the first case with this value, which
+    /// the alias stands for; nil for a case of its own.
+    public var aliasOf: Int? = nil
 }
 
 /// An open enum.
@@ -182,8 +185,13 @@ public struct EnumDefinition: Sendable, Hashable {
     public var swiftName: String
     public var swiftPath: String
     public var parent: Int?
-    /// Cases in declaration order.
+    /// Cases in declaration order, aliases included (see ``EnumCaseDefinition/aliasOf``).
     public var cases: [EnumCaseDefinition]
+    /// `@allowAlias`: several names may share a value (protobuf's `allow_alias`).
+    public var allowsAlias = false
+
+    /// The cases that are not aliases: one per value.
+    public var distinctCases: [EnumCaseDefinition] { cases.filter { $0.aliasOf == nil } }
     public var reservedNumbers: [ClosedRange<Int>]
     public var reservedNames: [String]
     public var isDeprecated: Bool

@@ -17,6 +17,9 @@ extension SchemaValidator {
         var cases: [EnumCaseDefinition] = []
         var byName: [String: SourceLocation] = [:]
         var byValue: [Int32: String] = [:]
+        var caseIndexByValue: [Int32: Int] = [:]
+        let allowsAlias = hasAttribute("allowAlias", syntax.attributes)
+        enums[enumIndex].allowsAlias = allowsAlias
         for item in syntax.cases {
             checkAttributes(item.attributes, allowed: ["deprecated"], on: "an enum case")
             if !SwiftNames.isIdentifier(item.name.text) || item.name.text.hasPrefix("_") {
@@ -35,18 +38,25 @@ extension SchemaValidator {
                 diagnostics.error(.enumValueOutOfRange, "enum value \(raw) of '\(item.name.text)' does not fit in int32", at: item.value.location)
                 continue
             }
-            if let other = byValue[value] {
-                diagnostics.error(.duplicateEnumValue, "enum value \(value) of '\(item.name.text)' is already used by '\(other)'", at: item.value.location)
+            if let other = byValue[value], !allowsAlias {
+                diagnostics.error(.duplicateEnumValue, "enum value \(value) of '\(item.name.text)' is already used by '\(other)'; mark the enum @allowAlias if both names are meant", at: item.value.location)
                 continue
             }
-            byValue[value] = item.name.text
+            let aliasOf = caseIndexByValue[value]
+            if aliasOf == nil {
+                byValue[value] = item.name.text
+                caseIndexByValue[value] = cases.count
+            }
             if reservedRanges.contains(where: { $0.0.contains(Int(value)) }) {
                 diagnostics.error(.reservedKeyUsed, "enum value \(value) of '\(item.name.text)' is reserved", at: item.value.location)
             }
             cases.append(EnumCaseDefinition(
                 name: item.name.text, swiftName: item.name.text, value: value,
                 isDeprecated: hasAttribute("deprecated", item.attributes), documentation: item.documentation,
-                location: item.name.location))
+                location: item.name.location, aliasOf: aliasOf))
+        }
+        if allowsAlias, !cases.contains(where: { $0.aliasOf != nil }) {
+            diagnostics.error(.misplacedAttribute, "enum '\(syntax.name.text)' is @allowAlias but no two of its cases share a value", at: syntax.name.location)
         }
         if byValue[0] == nil {
             diagnostics.error(.enumMissingZero, "enum '\(syntax.name.text)' has no case with value 0; the zero case is every field's default", at: syntax.name.location)

@@ -123,7 +123,7 @@ struct SchemaValidator {
                 isDeprecated: hasAttribute("deprecated", enumeration.attributes), documentation: enumeration.documentation,
                 file: file, location: enumeration.name.location))
             enumSyntax.append(enumeration)
-            checkAttributes(enumeration.attributes, allowed: ["deprecated"], on: "an enum")
+            checkAttributes(enumeration.attributes, allowed: ["deprecated", "allowAlias"], on: "an enum")
             if let parent, isNew { messages[parent].nestedEnums.append(index) }
         case let .service(service):
             checkTypeName(service.name, kind: "service")
@@ -197,7 +197,7 @@ struct SchemaValidator {
     }
 
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
-        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName"]
+        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias"]
         for attribute in attributes {
             if !known.contains(attribute.name.text) {
                 var message = "unknown attribute '@\(attribute.name.text)'"

@@ -79,6 +79,7 @@ struct MessageCodecs: Sendable {
         "switchboard.test.Point": .of(Point.self),
         "switchboard.test.UnpackedLists": .of(UnpackedLists.self),
         "switchboard.test.Renamed": .of(Renamed.self),
+        "switchboard.test.Feelings": .of(Feelings.self),
         "signal.chat.WebSocketMessage": .of(WebSocketMessage.self),
         "signal.chat.Envelope": .of(Envelope.self),
         "signal.chat.ChatMessage": .of(ChatMessage.self),
