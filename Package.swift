@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardRuntimeTests",
-            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter"],
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter", "PeerSupport"],
             path: "Tests/SwitchboardRuntimeTests",
             resources: [.copy("Fixtures")]
         ),
