@@ -95,6 +95,18 @@ import Testing
         #expect(try feelings.jsonString() == #"{"mood":"HAPPY","moods":["HAPPY","HAPPY","SAD"],"byName":{"a":"HAPPY"}}"#)
     }
 
+    /// Field names in every spelling protobuf allows: protobuf's JSON names (what Python
+    /// writes for the `spellings` fixture), idiomatic Swift names, both codecs agreeing.
+    @Test func everySpellingOfAFieldNameHasProtobufsJSONName() throws {
+        let json = #"{"LeadingCapital":"a","doubleUnderscore":2,"trailing":true,"Leading":"b","FIELDNAME5":5,"URLPath":"/x"}"#
+        let spellings = try #require(try bothDecode(json, as: Spellings.self, name: "Spellings"))
+        #expect(spellings.leadingCapital == "a" && spellings.doubleUnderscore == 2 && spellings.trailing && spellings.leading == "b")
+        #expect(spellings.fieldName5 == 5 && spellings.urlPath == "/x")
+        // The names as written in the schema are read too.
+        let asWritten = #"{"Leading_Capital":"a","double__underscore":2,"trailing_":true,"_leading":"b","FIELD_NAME5":5,"URLPath":"/x"}"#
+        #expect(try bothDecode(asWritten, as: Spellings.self, name: "Spellings") == spellings)
+    }
+
     @Test func repeatedMembersAndOneofConflictsFailInBothCodecs() throws {
         #expect(try bothDecode(#"{"title":"a","title":"b"}"#, as: Composite.self, name: "Composite") == nil)
         #expect(try bothDecode(#"{"snakeCaseField":"a","snake_case_field":"b"}"#, as: Composite.self, name: "Composite") == nil)

@@ -164,6 +164,19 @@ extension SchemaValidator {
         }
     }
 
+    /// A field's name: any protobuf identifier (`[A-Za-z_][A-Za-z0-9_]*`), so a real `.proto`
+    /// world's names (`Leading_Capital`, `double__underscore`, `trailing_`) carry over; the
+    /// Swift name is made idiomatic and collision-free, the JSON name is protobuf's.
+    mutating func checkFieldName(_ name: NameSyntax) {
+        let text = name.text
+        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_",
+              text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }),
+              text.contains(where: { $0.isLetter }) else {
+            diagnostics.error(.invalidIdentifier, "field name '\(text)' must be letters, digits and '_', start with a letter or '_', and hold a letter", at: name.location)
+            return
+        }
+    }
+
     mutating func checkMemberName(_ name: NameSyntax, kind: String) {
         let text = name.text
         guard let first = text.unicodeScalars.first, ("a"..."z").contains(first) else {
@@ -176,7 +189,7 @@ extension SchemaValidator {
     }
 
     mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
-        checkMemberName(field.name, kind: "field")
+        checkFieldName(field.name)
         checkAttributes(field.attributes, allowed: ["deprecated", "sensitive", "unpacked", "jsonName"], on: "a field")
         var jsonName = SwiftNames.jsonName(field.name.text)
         if let attribute = field.attributes.first(where: { $0.name.text == "jsonName" }), attribute.arguments.count == 1,

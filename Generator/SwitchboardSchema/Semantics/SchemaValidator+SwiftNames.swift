@@ -50,7 +50,7 @@ extension SchemaValidator {
             // Diagnostics about a name point at the name, not at the field's key.
             let location = isOneof ? messages[messageIndex].oneofs[index].location
                 : messages[messageIndex].fields[index].nameLocation ?? messages[messageIndex].fields[index].location
-            var swiftName = SwiftNames.jsonName(original)
+            var swiftName = isOneof ? SwiftNames.jsonName(original) : SwiftNames.propertyName(original)
             if SwiftNames.renamedKeywords.contains(swiftName) {
                 diagnostics.warning(.swiftKeyword, "'\(original)' is a Swift keyword that cannot be escaped; it is generated as '\(swiftName)_'", at: location)
                 swiftName += "_"

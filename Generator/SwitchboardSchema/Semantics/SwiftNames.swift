@@ -73,6 +73,29 @@ public enum SwiftNames {
         return result
     }
 
+    /// The Swift property for a field: protobuf's JSON name, starting lowercase (`Leading_Capital`
+    /// → `leadingCapital`, `_leading` → `leading`); an all-capitals name is read as words
+    /// (`FIELD_NAME5` → `fieldName5`).
+    public static func propertyName(_ name: String) -> String {
+        let isUpperSnake = name.contains(where: \.isLetter) && name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }
+        var result: String
+        if isUpperSnake {
+            let words = name.split(separator: "_", omittingEmptySubsequences: true)
+            result = (words.first.map { $0.lowercased() } ?? "") + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+        } else {
+            let json = jsonName(name)
+            // A leading capital run (`URLPath`) lowers as a word: `urlPath`.
+            let capitals = json.prefix { $0.isUppercase }
+            if capitals.count > 1, capitals.count < json.count {
+                result = capitals.dropLast().lowercased() + json.dropFirst(capitals.count - 1)
+            } else {
+                result = lowercaseFirst(json)
+            }
+        }
+        if let first = result.first, first.isNumber { result = "_" + result }
+        return result
+    }
+
     /// `MessageStatus` → `MESSAGE_STATUS`, the prefix protobuf style puts on enum values.
     public static func upperSnake(_ name: String) -> String {
         var result = ""

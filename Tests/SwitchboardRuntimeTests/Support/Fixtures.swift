@@ -80,6 +80,7 @@ struct MessageCodecs: Sendable {
         "switchboard.test.UnpackedLists": .of(UnpackedLists.self),
         "switchboard.test.Renamed": .of(Renamed.self),
         "switchboard.test.Feelings": .of(Feelings.self),
+        "switchboard.test.Spellings": .of(Spellings.self),
         "signal.chat.WebSocketMessage": .of(WebSocketMessage.self),
         "signal.chat.Envelope": .of(Envelope.self),
         "signal.chat.ChatMessage": .of(ChatMessage.self),
