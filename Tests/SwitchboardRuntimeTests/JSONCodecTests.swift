@@ -100,7 +100,8 @@ import Testing
         let offset = try Composite(jsonString: #"{"createdAt":"2020-09-13T14:26:40.500+02:00"}"#)
         #expect(utc.createdAt == offset.createdAt)
         #expect(utc.createdAt == Date(timeIntervalSince1970: 1_600_000_000.5))
-        for bad in ["2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-09-13 12:26:40Z", "2020-09-13T12:26:40", "10000-01-01T00:00:00Z", "2020-09-13T12:26:40.1234567891Z"] {
+        for bad in ["2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-09-13 12:26:40Z", "2020-09-13T12:26:40", "10000-01-01T00:00:00Z", "2020-09-13T12:26:40.1234567891Z",
+                    "2020-09-13t12:26:40Z", "2020-09-13T12:26:40z"] {
             #expect(throws: JSONDecodingError.self, "\(bad)") { try Composite(jsonString: #"{"createdAt":"\#(bad)"}"#) }
         }
     }

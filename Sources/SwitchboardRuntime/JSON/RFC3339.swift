@@ -59,7 +59,7 @@ public enum RFC3339 {
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              expect("Tt"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
+              expect("T"), let hour = number(2), expect(":"), let minute = number(2), expect(":"),
               let second = number(2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month),
@@ -80,7 +80,8 @@ public enum RFC3339 {
         }
         var offset: Int64 = 0
         guard index < text.count else { return nil }
-        if text[index] == UInt8(ascii: "Z") || text[index] == UInt8(ascii: "z") {
+        // Uppercase only, as protobuf's JSON mapping requires (RFC 3339 allows `t` and `z`).
+        if text[index] == UInt8(ascii: "Z") {
             index += 1
         } else {
             let sign: Int64 = text[index] == UInt8(ascii: "-") ? -1 : 1
