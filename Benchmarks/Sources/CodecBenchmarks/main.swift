@@ -1,5 +1,6 @@
 import Foundation
 import SignalChat
+import SignalChatPeerMessages
 import SwiftProtobuf
 import SwitchboardEmitter
 import SwitchboardRuntime
@@ -10,6 +11,7 @@ import SwitchboardSchema
 //
 //   CodecBenchmarks                      the report
 //   CodecBenchmarks --profile <case>     spin one operation for perf
+//   CodecBenchmarks --count <case> <N>   N operations only, for valgrind's instruction count
 //   CodecBenchmarks --synthetic-schema <file> <messages>   write a synthetic schema
 //   CodecBenchmarks --merges <schema-dir>   only the repeated-merge check (exits 1 past its limit)
 
@@ -108,6 +110,23 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
         case "chat-json-decode": total &+= try ChatMessage(jsonUTF8Bytes: chatJSON).unknownFields.count
         default: fatalError("unknown profile case")
         }
+    }
+    print(total)
+    exit(0)
+}
+
+// `--count <case> <N>`: N operations and nothing else, ours or swift-protobuf's (`peer-` cases),
+// for an instruction count (valgrind); run with N and 2N, the difference is N operations.
+if let index = arguments.firstIndex(of: "--count"), index + 2 < arguments.count, let count = Int(arguments[index + 2]) {
+    let envelopeBytes = Workloads.envelope.serializedBytes()
+    let envelopeData = try Workloads.envelopePeer.serializedData()
+    var total = 0
+    switch arguments[index + 1] {
+    case "envelope-encode": for _ in 0..<count { total &+= Workloads.envelope.serializedBytes().count }
+    case "envelope-decode": for _ in 0..<count { total &+= try WebSocketMessage(serializedBytes: envelopeBytes).unknownFields.count }
+    case "peer-envelope-encode": for _ in 0..<count { total &+= try Workloads.envelopePeer.serializedData().count }
+    case "peer-envelope-decode": for _ in 0..<count { total &+= try Signal_Chat_WebSocketMessage(serializedBytes: envelopeData).unknownFields.data.count }
+    default: fatalError("unknown count case")
     }
     print(total)
     exit(0)
