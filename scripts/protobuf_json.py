@@ -6,21 +6,18 @@ Fixture files are named <case>.<full.message.Name>.binpb.
 import os
 import sys
 
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf import json_format
+
+from protobuf_pool import message_classes
 
 
 def main() -> None:
     descriptor_set_path, binary_dir, json_dir = sys.argv[1:4]
-    descriptor_set = descriptor_pb2.FileDescriptorSet()
-    with open(descriptor_set_path, "rb") as handle:
-        descriptor_set.ParseFromString(handle.read())
-    pool = descriptor_pool.DescriptorPool()
-    for file_proto in descriptor_set.file:
-        pool.Add(file_proto)
+    message_class_named = message_classes(descriptor_set_path)
     for name in sorted(os.listdir(binary_dir)):
         base = name[: -len(".binpb")]
         message_name = base.split(".", 1)[1]
-        message_class = message_factory.GetMessageClass(pool.FindMessageTypeByName(message_name))
+        message_class = message_class_named(message_name)
         message = message_class()
         with open(os.path.join(binary_dir, name), "rb") as handle:
             message.ParseFromString(handle.read())
