@@ -26,20 +26,8 @@ struct GRPCHostilePeerTests {
     }
 
     static func attackBlocking(port: Int, raw: Bool, _ payload: [UInt8]) -> (code: HTTP2ErrorCode?, closed: Bool) {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        guard let fd = connectedSocket(port: port, receiveBuffer: nil) else { return (nil, false) }
         defer { _ = close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        guard connected else { return (nil, false) }
         var bytes: [UInt8] = raw ? [] : HTTP2ConnectionPreface.bytes
         if !raw { HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes) }
         bytes += payload
@@ -207,14 +195,15 @@ struct GRPCHostilePeerTests {
 
     /// A blocking socket connected to `port`, its receive buffer set first (so the kernel
     /// cannot absorb the answers by growing it).
-    static func connectedSocket(port: Int, receiveBuffer: Int32) -> Int32? {
+    static func connectedSocket(port: Int, receiveBuffer: Int32?) -> Int32? {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        var size = receiveBuffer
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        if var size = receiveBuffer {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
