@@ -13,7 +13,7 @@ package enum CommandLineTool {
         package var repeated: [String: [String]] = [:]
         package var flags: Set<String> = []
 
-        package static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose", "--require-credentials"]
+        package static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose", "--require-credentials", "--well-known-types"]
 
         package init(_ arguments: [String]) throws(UsageError) {
             var index = 0

@@ -19,7 +19,15 @@ package enum GenerateCommand {
         }
         let outputDirectory = URL(fileURLWithPath: outputPath)
         // `--module` is accepted for scripts that pass it: generated code never names its module.
-        guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
+        // `--well-known-types` generates the runtime's own google.protobuf types instead.
+        let schema: Schema
+        if arguments.flags.contains("--well-known-types") {
+            guard arguments.positional.isEmpty else { throw CommandLineTool.UsageError("--well-known-types takes no schema directory") }
+            schema = WellKnownTypes.schema
+        } else {
+            guard let compiled = try CommandLineTool.compileSchema(arguments) else { return 1 }
+            schema = compiled
+        }
 
         let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, layout: layout))
         // Two schema files can flatten to one name (`a_b.sb` and `a/b.sb`); never let one overwrite the other.

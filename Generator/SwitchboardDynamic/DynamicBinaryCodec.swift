@@ -76,12 +76,6 @@ public struct DynamicBinaryCodec: Sendable {
             output += body
         case let (.timestamp(.millis), .timestamp(seconds, nanos)):
             appendVarint(UInt64(bitPattern: seconds &* 1000 &+ Int64(nanos / 1_000_000)), to: &output)
-        case let (.timestamp(.wellKnown), .timestamp(seconds, nanos)):
-            var body: [UInt8] = []
-            if seconds != 0 { appendVarint(8, to: &body); appendVarint(UInt64(bitPattern: seconds), to: &body) }
-            if nanos != 0 { appendVarint(16, to: &body); appendVarint(UInt64(bitPattern: Int64(nanos)), to: &body) }
-            appendVarint(UInt64(body.count), to: &output)
-            output += body
         default:
             // The JSON reader only builds values that match their field's type.
             assertionFailure("value \(value) does not fit \(type)")
@@ -130,7 +124,7 @@ public struct DynamicBinaryCodec: Sendable {
             default: return .varint
             }
         case .enumeration, .timestamp(.millis): return .varint
-        case .message, .timestamp(.wellKnown): return .lengthDelimited
+        case .message: return .lengthDelimited
         }
     }
 
@@ -249,6 +243,7 @@ public struct DynamicBinaryCodec: Sendable {
         } catch {
             throw DynamicCodecError("\(definition.name): \(error)")
         }
+        try WellKnownJSON.checkRange(of: message, definition)
     }
 
     /// Puts every map of `message` and of the messages it holds in key order, the last entry
@@ -313,22 +308,6 @@ public struct DynamicBinaryCodec: Sendable {
                 return .message(message)
             case .timestamp(.millis):
                 return .timestamp(millis: Int64(bitPattern: try reader.readVarint()))
-            case .timestamp(.wellKnown):
-                var inner = WireReader(buffer: try reader.readLengthDelimited())
-                var seconds: Int64 = 0, nanos: Int32 = 0
-                var unknown = UnknownFields()
-                while let tag = try inner.nextTag() {
-                    switch (tag.fieldNumber, tag.wireType) {
-                    case (1, .varint): seconds = Int64(bitPattern: try inner.readVarint())
-                    case (2, .varint): nanos = Int32(truncatingIfNeeded: try inner.readVarint())
-                    default: try inner.skipField(tag, into: &unknown)
-                    }
-                }
-                // As the generated codec: only what google.protobuf.Timestamp allows.
-                guard TimestampParts(seconds: seconds, nanos: nanos).isValid else {
-                    throw DynamicCodecError("timestamp \(seconds) s + \(nanos) ns is outside what google.protobuf.Timestamp allows")
-                }
-                return .timestamp(seconds: seconds, nanos: nanos)
             }
         } catch let error as DynamicCodecError {
             throw error

@@ -34,9 +34,12 @@ public struct DynamicJSONCodec: Sendable {
         return try result.get()
     }
 
-    private func readMessage(_ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
+    func readMessage(_ reader: inout JSONReader, type: Int, depth: Int, skippingTypeMember: Bool = false) throws(DynamicCodecError) -> DynamicMessage {
         let definition = schema.messages[type]
         guard depth < maximumDepth else { throw DynamicCodecError("nesting deeper than \(maximumDepth)") }
+        if let wellKnown = WellKnownJSON(definition) {
+            return try readWellKnown(wellKnown, &reader, type: type, depth: depth)
+        }
         var message = DynamicMessage(type: type)
         var seenOneofs: [Int: String] = [:]
         var seenFields: Set<Int> = []
@@ -50,6 +53,10 @@ public struct DynamicJSONCodec: Sendable {
             do throws(JSONDecodingError) {
                 guard let name = try reader.nextKey() else { break }
                 key = name.string
+                if skippingTypeMember && key == "@type" {
+                    _ = try reader.readString()
+                    continue
+                }
             } catch {
                 throw DynamicCodecError("not valid JSON: \(error.description)")
             }
@@ -62,7 +69,7 @@ public struct DynamicJSONCodec: Sendable {
             guard seenFields.insert(field.number).inserted else {
                 throw DynamicCodecError("\(definition.name): field '\(key)' appears twice")
             }
-            if reader.readNull() { continue }
+            if !isJSONNullAValue(field.shape.valueType) && reader.readNull() { continue }
             if let oneof = field.oneof {
                 if let other = seenOneofs[oneof] {
                     throw DynamicCodecError("\(definition.name): '\(other)' and '\(key)' are members of the same oneof")
@@ -133,7 +140,7 @@ public struct DynamicJSONCodec: Sendable {
     }
 
     /// Reads one value; `DynamicCodecError` from nested messages, `JSONDecodingError` for bad JSON.
-    private func readValue(_ reader: inout JSONReader, type: ValueType, context: String, depth: Int) throws -> DynamicValue {
+    func readValue(_ reader: inout JSONReader, type: ValueType, context: String, depth: Int) throws -> DynamicValue {
         switch type {
         case let .scalar(scalar):
             switch scalar {
@@ -149,6 +156,7 @@ public struct DynamicJSONCodec: Sendable {
             }
         case let .enumeration(index):
             let definition = schema.enums[index]
+            if isJSONNullAValue(type) && reader.readNull() { return .enumeration(0) }
             if reader.peekIsString {
                 let name = try reader.readString()
                 guard let match = definition.cases.first(where: { $0.name == name }) else {
@@ -159,9 +167,6 @@ public struct DynamicJSONCodec: Sendable {
             return .enumeration(Int32(try reader.readInteger(in: Int64(Int32.min)...Int64(Int32.max))))
         case let .message(index):
             return .message(try readMessage(&reader, type: index, depth: depth + 1))
-        case .timestamp(.wellKnown):
-            let parts = try reader.readTimestamp()
-            return .timestamp(seconds: parts.seconds, nanos: parts.nanos)
         case .timestamp(.millis):
             return .timestamp(millis: try reader.readInteger(in: Int64.min...Int64.max))
         }
@@ -177,7 +182,7 @@ public struct DynamicJSONCodec: Sendable {
         return codec.render(message)
     }
 
-    private var prettyPrinted = true
+    var prettyPrinted = true
     private var newline: String { prettyPrinted ? "\n" : "" }
     private var colon: String { prettyPrinted ? ": " : ":" }
     private func pad(_ depth: Int) -> String { prettyPrinted ? String(repeating: "  ", count: depth) : "" }
@@ -188,9 +193,14 @@ public struct DynamicJSONCodec: Sendable {
         return output
     }
 
-    private func write(_ message: DynamicMessage, indent: Int, to output: inout String) {
+    func write(_ message: DynamicMessage, indent: Int, typeURL: String? = nil, to output: inout String) {
         let definition = schema.messages[message.type]
+        if typeURL == nil, let wellKnown = WellKnownJSON(definition) {
+            output += writeWellKnown(wellKnown, message, indent: indent)
+            return
+        }
         var members: [(String, (inout String) -> Void)] = []
+        if let typeURL { members.append(("@type", { $0 += Self.quoted(typeURL) })) }
         for field in definition.fieldsByNumber {
             guard let value = message.fields[field.number] else { continue }
             let valueType = field.shape.valueType
@@ -235,7 +245,7 @@ public struct DynamicJSONCodec: Sendable {
         output += newline + pad(indent) + "}"
     }
 
-    private func write(_ value: DynamicValue, type: ValueType, indent: Int, to output: inout String) {
+    func write(_ value: DynamicValue, type: ValueType, indent: Int, to output: inout String) {
         switch value {
         case let .bool(flag): output += flag ? "true" : "false"
         case let .int(number):
@@ -251,6 +261,8 @@ public struct DynamicJSONCodec: Sendable {
         case let .double(number): output += Self.floatingText(number, description: number.description)
         case let .string(text): output += Self.quoted(text)
         case let .bytes(data): output += "\"" + data.base64EncodedString() + "\""
+        case .enumeration where isJSONNullAValue(type):
+            output += "null"
         case let .enumeration(number):
             if case let .enumeration(index) = type, let match = schema.enums[index].cases.first(where: { $0.value == number }) {
                 output += Self.quoted(match.name)

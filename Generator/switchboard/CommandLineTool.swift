@@ -15,7 +15,8 @@ extension CommandLineTool {
                 list stale, missing and extra files and exit 1 if the output is not up to date.
                 --layout per-schema-file writes one <path_below_schema_dir>.sb.swift per schema file
                 (what the build plugin uses). --module is accepted and has no effect: generated code
-                never names its module, so it compiles in any.
+                never names its module, so it compiles in any. --well-known-types, in place of
+                <schema-dir>, generates the google.protobuf types SwitchboardRuntime declares.
             """),
         ("export-proto", """
             export-proto <schema-dir> [--output <file.proto>]

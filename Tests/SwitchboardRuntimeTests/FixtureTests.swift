@@ -89,7 +89,7 @@ import Testing
         #expect(message.senderId == 1_234_567_890_123)
         #expect(message.text == "Grüße aus Köln! Привет 👋")
         #expect(message.status == .read)
-        #expect(message.createdAt == Date(timeIntervalSince1970: 1_700_000_000.25))
+        #expect(message.createdAt == ProtoTimestamp(seconds: 1_700_000_000, nanos: 250_000_000))
         #expect(message.attachments.map(\.id) == ["att-1", "att-2"])
         #expect(message.attachments[0].digest == Data([0xAA, 0xBB, 0xCC]))
         #expect(message.attachments[1].fileName == "notes.pdf")

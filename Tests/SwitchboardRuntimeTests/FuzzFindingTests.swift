@@ -32,13 +32,15 @@ import Testing
         #expect(throws: DynamicCodecError.self) { try DynamicBinaryCodec(schema: schema).decode(Data(bytes), as: type) }
     }
 
-    /// The limits decode, and what we encode from them decodes again: rounding to `Date`
-    /// never carries a value out of range.
-    @Test func theLimitsThemselvesDecodeAndSoDoesTheirEncoding() throws {
-        for (seconds, nanos) in [(253_402_300_799, 999_999_999), (-62_135_596_800, 0), (0, 0)] as [(Int64, Int64)] {
-            let value = try Composite(serializedBytes: Self.composite(seconds: seconds, nanos: nanos))
-            _ = try Composite(serializedBytes: value.serializedBytes())
+    /// The limits decode and round-trip exactly: a timestamp keeps every nanosecond.
+    @Test func theLimitsThemselvesDecodeAndRoundTripExactly() throws {
+        for (seconds, nanos) in [(253_402_300_799, 999_999_999), (-62_135_596_800, 0), (0, 1), (1_700_000_000, 123_456_789)] as [(Int64, Int64)] {
+            let bytes = Self.composite(seconds: seconds, nanos: nanos)
+            let value = try Composite(serializedBytes: bytes)
+            #expect(value.createdAt == ProtoTimestamp(seconds: seconds, nanos: Int32(nanos)))
+            #expect(value.serializedBytes() == bytes)
         }
+    }
         // Where Date holds whole microseconds (1933 to 2069), the round trip is exact.
         let value = try Composite(serializedBytes: Self.composite(seconds: 1_700_000_000, nanos: 123_456_000))
         #expect(try Composite(serializedBytes: value.serializedBytes()) == value)

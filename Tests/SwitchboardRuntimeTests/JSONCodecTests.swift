@@ -26,11 +26,17 @@ import Testing
     }
 
     @Test func writesTimestampsInRFC3339() throws {
-        let composite = Composite(createdAt: Date(timeIntervalSince1970: 1_600_000_000.5), sentAtMillis: Date(timeIntervalSince1970: 1.25))
+        let composite = Composite(createdAt: ProtoTimestamp(seconds: 1_600_000_000, nanos: 500_000_000), sentAtMillis: Date(timeIntervalSince1970: 1.25))
         #expect(try composite.jsonString() == #"{"createdAt":"2020-09-13T12:26:40.500Z","sentAtMillis":"1250"}"#)
-        let beforeEpoch = Composite(createdAt: Date(timeIntervalSince1970: -1.000001))
+        let beforeEpoch = Composite(createdAt: ProtoTimestamp(date: Date(timeIntervalSince1970: -1.000001)))
         #expect(try beforeEpoch.jsonString() == #"{"createdAt":"1969-12-31T23:59:58.999999Z"}"#)
-        #expect(throws: JSONEncodingError.self) { try Composite(createdAt: Date.distantFuture.addingTimeInterval(1e12)).jsonString() }
+        // Every nanosecond survives, at both ends of the range.
+        #expect(try Composite(createdAt: .maximum).jsonString() == #"{"createdAt":"9999-12-31T23:59:59.999999999Z"}"#)
+        #expect(try Composite(createdAt: ProtoTimestamp(seconds: RFC3339.minimumSeconds, nanos: 1)).jsonString() == #"{"createdAt":"0001-01-01T00:00:00.000000001Z"}"#)
+        for invalid in [ProtoTimestamp(seconds: RFC3339.maximumSeconds + 1, nanos: 0), ProtoTimestamp(seconds: RFC3339.minimumSeconds - 1, nanos: 0),
+                        ProtoTimestamp(seconds: 0, nanos: -1), ProtoTimestamp(seconds: 0, nanos: 1_000_000_000)] {
+            #expect(throws: JSONEncodingError.timestampOutOfRange(secondsSince1970: invalid.seconds)) { try Composite(createdAt: invalid).jsonString() }
+        }
     }
 
     @Test func readsOriginalNamesAndJSONNames() throws {
@@ -99,7 +105,8 @@ import Testing
         let utc = try Composite(jsonString: #"{"createdAt":"2020-09-13T12:26:40.5Z"}"#)
         let offset = try Composite(jsonString: #"{"createdAt":"2020-09-13T14:26:40.500+02:00"}"#)
         #expect(utc.createdAt == offset.createdAt)
-        #expect(utc.createdAt == Date(timeIntervalSince1970: 1_600_000_000.5))
+        #expect(utc.createdAt == ProtoTimestamp(seconds: 1_600_000_000, nanos: 500_000_000))
+        #expect(utc.createdAt.date == Date(timeIntervalSince1970: 1_600_000_000.5))
         for bad in ["2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-09-13 12:26:40Z", "2020-09-13T12:26:40", "10000-01-01T00:00:00Z", "2020-09-13T12:26:40.1234567891Z",
                     "2020-09-13t12:26:40Z", "2020-09-13T12:26:40z"] {
             #expect(throws: JSONDecodingError.self, "\(bad)") { try Composite(jsonString: #"{"createdAt":"\#(bad)"}"#) }

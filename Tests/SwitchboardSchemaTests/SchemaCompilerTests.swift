@@ -36,14 +36,22 @@ import Testing
         #expect(output.diagnostics.isEmpty, "\(output.renderedDiagnostics)")
         let schema = try #require(output.schema)
         #expect(schema.packageName == "signal.chat")
-        #expect(schema.messages.map(\.name) == ["Attachment", "ChatMessage"])
+        #expect(schema.messages.filter { $0.importedFrom == nil }.map(\.name) == ["Attachment", "ChatMessage"])
         let attachment = schema.messages[0]
         #expect(attachment.documentation == ["One attachment of a chat message."])
         #expect(attachment.fullName == "signal.chat.Attachment")
         let message = schema.messages[1]
         #expect(message.fields.map(\.number) == [1, 2, 3, 4, 5, 6, 7, 8])
         #expect(message.fields[3].shape == .singular(.enumeration(0)))
-        #expect(message.fields[4].shape == .singular(.timestamp(.wellKnown)))
+        // `timestamp` is google.protobuf.Timestamp, linked in from the built-in package.
+        guard case let .singular(.message(timestamp)) = message.fields[4].shape else {
+            Issue.record("timestamp is not a message: \(message.fields[4].shape)")
+            return
+        }
+        #expect(schema.messages[timestamp].fullName == "google.protobuf.Timestamp")
+        #expect(schema.messages[timestamp].swiftPath == "ProtoTimestamp")
+        #expect(schema.importedPackages == [ImportedPackage(name: "google.protobuf", swiftModule: "SwitchboardRuntime")])
+        #expect(schema.messages[timestamp].importedFrom == 0)
         #expect(message.fields[5].shape == .list(.message(0)))
         #expect(message.fields[6].shape == .map(key: .string, value: .scalar(.string)))
         #expect(message.fields[7].shape == .optional(.scalar(.string)))

@@ -12,20 +12,18 @@ public enum ProtoExporter {
             "",
             "package \(schema.packageName);",
         ]
-        let usesTimestamp = schema.messages.contains { message in
-            message.fields.contains { $0.shape.valueType == .timestamp(.wellKnown) }
-        }
         let services = grpcServices(schema)
         let hasEvents = services.contains(where: \.hasEvents)
         let usesEmpty = hasEvents || services.contains { $0.methods.contains { $0.request == nil || $0.response == nil } }
-        if usesTimestamp || usesEmpty { lines.append("") }
-        if usesEmpty { lines.append("import \"google/protobuf/empty.proto\";") }
-        if usesTimestamp { lines.append("import \"google/protobuf/timestamp.proto\";") }
-        for (index, message) in schema.messages.enumerated() where message.parent == nil {
+        var imports = importedFiles(schema)
+        if usesEmpty { imports.insert("google/protobuf/empty.proto") }
+        if !imports.isEmpty { lines.append("") }
+        for file in imports.sorted() { lines.append("import \"\(file)\";") }
+        for (index, message) in schema.messages.enumerated() where message.parent == nil && message.importedFrom == nil {
             lines.append("")
             exportMessage(index, schema: schema, indent: "", into: &lines)
         }
-        for (index, definition) in schema.enums.enumerated() where definition.parent == nil {
+        for (index, definition) in schema.enums.enumerated() where definition.parent == nil && definition.importedFrom == nil {
             lines.append("")
             exportEnum(index, schema: schema, indent: "", into: &lines)
         }
@@ -136,6 +134,26 @@ public enum ProtoExporter {
         lines.append("}")
     }
 
+    /// The `.proto` files declaring the imported types this schema's fields use: protobuf's
+    /// own files for the well-known types.
+    static func importedFiles(_ schema: Schema) -> Set<String> {
+        var files: Set<String> = []
+        for message in schema.messages where message.importedFrom == nil {
+            for field in message.fields {
+                var path: [String]
+                switch field.shape.valueType {
+                case let .message(index) where schema.messages[index].importedFrom != nil:
+                    path = schema.messages[index].path
+                case let .enumeration(index) where schema.enums[index].importedFrom != nil:
+                    path = schema.enums[index].path
+                default: continue
+                }
+                if let file = WellKnownTypes.protoFile(declaring: path[0]) { files.insert(file) }
+            }
+        }
+        return files
+    }
+
     static func comments(_ documentation: [String], indent: String, into lines: inout [String]) {
         for line in documentation { lines.append(line.isEmpty ? "\(indent)//" : "\(indent)// \(line)") }
     }
@@ -145,7 +163,6 @@ public enum ProtoExporter {
         case let .scalar(scalar): return scalar.rawValue
         case let .message(index): return "." + schema.messages[index].fullName
         case let .enumeration(index): return "." + schema.enums[index].fullName
-        case .timestamp(.wellKnown): return ".google.protobuf.Timestamp"
         case .timestamp(.millis): return "int64"
         }
     }

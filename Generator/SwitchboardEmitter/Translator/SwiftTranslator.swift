@@ -52,18 +52,18 @@ public struct SwiftTranslator: Sendable {
             let parts = files.filter { $0.sourceFile == index }
             return SwiftFile(
                 path: SwiftEmitter.outputName(forSchemaFile: schema.files[index].path), header: header(fileIndex: index),
-                imports: ["Foundation", "SwitchboardRuntime"], declarations: parts.flatMap(\.declarations), sourceFile: index)
+                imports: moduleImports, declarations: parts.flatMap(\.declarations), sourceFile: index)
         }.sorted { $0.path < $1.path }
     }
 
     func translatePerType() -> [SwiftFile] {
         var files: [SwiftFile] = []
         let shadowed = mapping.shadowedTopLevelNames
-        for (index, message) in schema.messages.enumerated() where message.parent == nil {
+        for (index, message) in schema.messages.enumerated() where message.parent == nil && message.importedFrom == nil {
             files.append(file(named: message.swiftName, from: message.file,
                               declarations: messageDeclarations(index) + topLevelAlias(message.swiftName, if: shadowed)))
         }
-        for (index, definition) in schema.enums.enumerated() where definition.parent == nil {
+        for (index, definition) in schema.enums.enumerated() where definition.parent == nil && definition.importedFrom == nil {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: index).declaration()
             files.append(file(named: definition.swiftName, from: definition.file,
                               declarations: [.type(declaration)] + topLevelAlias(definition.swiftName, if: shadowed)))
@@ -88,8 +88,17 @@ public struct SwiftTranslator: Sendable {
     }
 
     func file(named name: String, from fileIndex: Int, declarations: [SwiftDeclaration]) -> SwiftFile {
-        SwiftFile(path: "\(name).swift", header: header(fileIndex: fileIndex), imports: ["Foundation", "SwitchboardRuntime"],
+        SwiftFile(path: "\(name).swift", header: header(fileIndex: fileIndex), imports: moduleImports,
                   declarations: declarations, sourceFile: fileIndex)
+    }
+
+    /// Foundation, the runtime, and the modules of imported packages. The well-known types
+    /// are generated into the runtime itself, which does not import itself.
+    var moduleImports: [String] {
+        var modules: Set<String> = ["Foundation", WellKnownTypes.swiftModule]
+        for package in schema.importedPackages { modules.insert(package.swiftModule) }
+        if schema.packageName == WellKnownTypes.packageName { modules.remove(WellKnownTypes.swiftModule) }
+        return modules.sorted()
     }
 
     func header(fileIndex: Int) -> [String] {

@@ -49,7 +49,7 @@ struct SwiftTypeMapping {
             default: return 0
             }
         case .enumeration, .timestamp(.millis): return 0
-        case .message, .timestamp(.wellKnown): return 2
+        case .message: return 2
         }
     }
 
@@ -107,7 +107,7 @@ struct SwiftTypeMapping {
         case let .scalar(scalar): return Self.swiftType(scalar)
         case let .message(index): return reference(schema.messages[index].swiftPath, from: scope)
         case let .enumeration(index): return reference(schema.enums[index].swiftPath, from: scope)
-        case .timestamp: return "Date"
+        case .timestamp(.millis): return "Date"
         }
     }
 
@@ -116,7 +116,6 @@ struct SwiftTypeMapping {
         case let .scalar(scalar): return Self.codec(scalar)
         case .message: return "MessageCodec<\(valueType(type, from: scope))>"
         case .enumeration: return "EnumCodec<\(valueType(type, from: scope))>"
-        case .timestamp(.wellKnown): return "TimestampCodec"
         case .timestamp(.millis): return "UnixMillisTimestampCodec"
         }
     }
@@ -142,7 +141,7 @@ struct SwiftTypeMapping {
                 default: return "0"
                 }
             case .message, .enumeration: return "\(valueType(type, from: scope))()"
-            case .timestamp: return "Date(timeIntervalSince1970: 0)"
+            case .timestamp(.millis): return "Date(timeIntervalSince1970: 0)"
             }
         case .optional: return "nil"
         case .list: return "[]"
@@ -162,10 +161,10 @@ struct SwiftTypeMapping {
         }
     }
 
-    /// Whether writing this type as JSON can throw (messages and RFC 3339 timestamps).
+    /// Whether writing this type as JSON can throw (messages: a timestamp out of range, say).
     static func jsonWriteThrows(_ type: ValueType) -> Bool {
         switch type {
-        case .message, .timestamp(.wellKnown): return true
+        case .message: return true
         default: return false
         }
     }

@@ -39,6 +39,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case overlappingReserved = "overlapping-reserved"
     // Types
     case unknownType = "unknown-type"
+    case invalidImport = "invalid-import"
     case invalidMapKey = "invalid-map-key"
     case nestedCollection = "nested-collection"
     case optionalCollection = "optional-collection"

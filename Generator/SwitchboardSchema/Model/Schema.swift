@@ -16,11 +16,29 @@ public struct Schema: Sendable, Hashable {
     public var services: [ServiceDefinition] = []
     /// Per-request credentials.
     public var keys: [KeyDefinition] = []
+    /// Packages whose types fields use (`import`, or `timestamp`). Their messages and enums
+    /// sit at the end of ``messages`` and ``enums``, marked ``MessageDefinition/importedFrom``;
+    /// emitters refer to them and never declare them.
+    public var importedPackages: [ImportedPackage] = []
 
-    /// Messages declared at the top level of a file.
-    public var topLevelMessages: [MessageDefinition] { messages.filter { $0.parent == nil } }
-    /// Enums declared at the top level of a file.
-    public var topLevelEnums: [EnumDefinition] { enums.filter { $0.parent == nil } }
+    /// Messages declared at the top level of one of this schema's files.
+    public var topLevelMessages: [MessageDefinition] { messages.filter { $0.parent == nil && $0.importedFrom == nil } }
+    /// Enums declared at the top level of one of this schema's files.
+    public var topLevelEnums: [EnumDefinition] { enums.filter { $0.parent == nil && $0.importedFrom == nil } }
+}
+
+/// A package whose types a schema uses without declaring them.
+public struct ImportedPackage: Sendable, Hashable {
+    /// The package name, such as `google.protobuf`.
+    public var name: String
+    /// The Swift module that declares its types.
+    public var swiftModule: String
+
+    /// Creates a description of an imported package.
+    public init(name: String, swiftModule: String) {
+        self.name = name
+        self.swiftModule = swiftModule
+    }
 }
 
 /// The scalar types of the schema language.
@@ -34,15 +52,14 @@ public enum ScalarType: String, Sendable, Hashable, CaseIterable {
     public var isValidMapKey: Bool { self != .float && self != .double && self != .bytes }
 }
 
-/// How a `timestamp` is carried on the wire.
+/// How a `timestamp(...)` other than protobuf's own is carried on the wire. A plain
+/// `timestamp` is the message `google.protobuf.Timestamp` (``WellKnownTypes``).
 public enum TimestampEncoding: String, Sendable, Hashable, CaseIterable {
-    /// `google.protobuf.Timestamp`: a nested message of seconds and nanos; RFC 3339 in JSON.
-    case wellKnown
     /// Milliseconds since the epoch as an `int64` varint (Signal's envelope timestamps).
     case millis
 }
 
-/// The type of one value: a scalar, a message, an enum or a timestamp.
+/// The type of one value: a scalar, a message, an enum or a millisecond timestamp.
 public enum ValueType: Sendable, Hashable {
     case scalar(ScalarType)
     /// Index into ``Schema/messages``.
@@ -57,7 +74,7 @@ public enum ValueType: Sendable, Hashable {
         case let .scalar(scalar): return scalar.isPackable
         case .enumeration: return true
         case .timestamp(.millis): return true
-        case .message, .timestamp(.wellKnown): return false
+        case .message: return false
         }
     }
 }
@@ -158,6 +175,10 @@ public struct MessageDefinition: Sendable, Hashable {
     public var file: Int
     public var location: SourceLocation
 
+    /// For a message of another package: index into ``Schema/importedPackages``. Its `file`
+    /// and locations then refer to that package's files.
+    public var importedFrom: Int? = nil
+
     /// Fields sorted by key: the order the binary codec writes them.
     public var fieldsByNumber: [FieldDefinition] { fields.sorted { $0.number < $1.number } }
 }
@@ -198,6 +219,8 @@ public struct EnumDefinition: Sendable, Hashable {
     public var documentation: [String]
     public var file: Int
     public var location: SourceLocation
+    /// For an enum of another package: index into ``Schema/importedPackages``.
+    public var importedFrom: Int? = nil
 }
 
 /// Limits protobuf places on keys.

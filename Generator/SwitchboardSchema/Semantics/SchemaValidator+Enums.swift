@@ -68,7 +68,7 @@ extension SchemaValidator {
     /// may not share a value name; rejecting it keeps `export-proto` output valid.
     mutating func checkEnumScopes() {
         var scopes: [Int?: [String: (enumName: String, location: SourceLocation)]] = [:]
-        for definition in enums {
+        for definition in enums where definition.importedFrom == nil {
             for item in definition.cases {
                 if let other = scopes[definition.parent]?[item.name], other.enumName != definition.name {
                     diagnostics.error(.enumCaseScopeCollision, "enum case '\(item.name)' of '\(definition.name)' clashes with the case of '\(other.enumName)' at \(describe(other.location)); protobuf gives enums in one scope a shared value namespace", at: item.location)

@@ -282,10 +282,10 @@ extension SchemaValidator {
             return .scalar(scalar)
         }
         if names == ["timestamp"] {
-            guard let argument else { return .timestamp(.wellKnown) }
+            guard let argument else { return wellKnownTimestamp() }
             switch argument.text {
             case "millis": return .timestamp(.millis)
-            case "wellKnown": return .timestamp(.wellKnown)
+            case "wellKnown": return wellKnownTimestamp()
             default:
                 diagnostics.error(.unknownTimestampEncoding, "unknown timestamp encoding '\(argument.text)'; use 'timestamp' (google.protobuf.Timestamp) or 'timestamp(millis)'", at: argument.location)
                 return nil
@@ -311,6 +311,12 @@ extension SchemaValidator {
                 case let .enumeration(index): return .enumeration(index)
                 }
             }
+        }
+        if let imported = resolveImported(names, file: location.file, location: location) {
+            if imported != nil, argument != nil {
+                diagnostics.error(.unknownTimestampEncoding, "type '\(names.joined(separator: "."))' takes no argument", at: location)
+            }
+            return imported
         }
         let spelled = names.joined(separator: ".")
         var message = "unknown type '\(spelled)'"

@@ -2,18 +2,19 @@ extension SchemaValidator {
     /// Chooses Swift names: escapes keywords, renames collisions with generated members
     /// and with types generated code uses. Each change is reported as a warning.
     mutating func assignSwiftNames() {
-        for index in messages.indices {
+        // Imported definitions keep the names their own package gave them.
+        for index in messageSyntax.indices {
             let name = messages[index].name
             let swiftName = typeSwiftName(name, location: messages[index].location, kind: "message")
             messages[index].swiftName = swiftName
             assignMemberNames(messageIndex: index)
         }
-        for index in enums.indices {
+        for index in enumSyntax.indices {
             enums[index].swiftName = typeSwiftName(enums[index].name, location: enums[index].location, kind: "enum")
             assignCaseNames(enumIndex: index)
         }
-        for index in messages.indices { messages[index].swiftPath = swiftPath(parent: messages[index].parent, name: messages[index].swiftName) }
-        for index in enums.indices { enums[index].swiftPath = swiftPath(parent: enums[index].parent, name: enums[index].swiftName) }
+        for index in messageSyntax.indices { messages[index].swiftPath = swiftPath(parent: messages[index].parent, name: messages[index].swiftName) }
+        for index in enumSyntax.indices { enums[index].swiftPath = swiftPath(parent: enums[index].parent, name: enums[index].swiftName) }
     }
 
     func swiftPath(parent: Int?, name: String) -> String {

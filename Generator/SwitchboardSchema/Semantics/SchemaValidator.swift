@@ -21,6 +21,11 @@ struct SchemaValidator {
     var keys: [KeyDefinition] = []
     /// Type path (`Outer.Inner`) → type.
     var typesByPath: [String: TypeReference] = [:]
+    /// Packages linked so far, with where their messages and enums start.
+    var linkedPackages: [String: (messages: Int, enums: Int)] = [:]
+    var importedPackages: [ImportedPackage] = []
+    /// Full name (`google.protobuf.Duration`) → type, for types of linked packages.
+    var importedTypesByFullName: [String: TypeReference] = [:]
 
     enum TypeReference: Hashable {
         case message(Int)
@@ -40,8 +45,10 @@ struct SchemaValidator {
             }
         }
         checkTypeNameCaseCollisions()
-        for index in messages.indices { buildFields(of: index) }
-        for index in enums.indices { checkEnum(index) }
+        checkImports()
+        // Only this schema's own definitions; linking appends imported ones, already checked.
+        for index in messageSyntax.indices { buildFields(of: index) }
+        for index in enumSyntax.indices { checkEnum(index) }
         checkEnumScopes()
         checkRecursion()
         if !diagnostics.hasErrors { boxLargeEmbeddedMessages() }
@@ -49,7 +56,7 @@ struct SchemaValidator {
         buildKeys()
         buildServices()
         guard !diagnostics.hasErrors else { return nil }
-        return Schema(packageName: packageName, files: files, messages: messages, enums: enums, services: services, keys: keys)
+        return Schema(packageName: packageName, files: files, messages: messages, enums: enums, services: services, keys: keys, importedPackages: importedPackages)
     }
 
     func describe(_ location: SourceLocation) -> String {

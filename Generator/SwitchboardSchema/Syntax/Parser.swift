@@ -152,6 +152,15 @@ public struct Parser {
                 }
                 continue
             }
+            if current.isKeyword("import") {
+                let start = advance()
+                if let package = parseDottedName("a package name to import") {
+                    file.imports.append(PackageSyntax(components: package, location: start.location))
+                } else {
+                    recover(until: Self.startsTopLevelDeclaration)
+                }
+                continue
+            }
             let before = index
             if let declaration = parseDeclaration(topLevel: true) {
                 file.declarations.append(declaration)
@@ -166,7 +175,7 @@ public struct Parser {
     }
 
     static func startsTopLevelDeclaration(_ token: Token) -> Bool {
-        token.isKeyword("message") || token.isKeyword("enum") || token.isKeyword("package") || token.kind == .at
+        token.isKeyword("message") || token.isKeyword("enum") || token.isKeyword("package") || token.isKeyword("import") || token.kind == .at
             || token.isKeyword("service") || token.isKeyword("errors") || token.isKeyword("key")
     }
 
@@ -224,7 +233,7 @@ public struct Parser {
         }
         if topLevel {
             var message = "expected a declaration ('message', 'enum', 'service', 'errors' or 'key'), found \(describe(current))"
-            if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["message", "enum", "package", "service", "errors"]) {
+            if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["message", "enum", "package", "import", "service", "errors"]) {
                 message += "; did you mean '\(suggestion)'?"
             }
             diagnostics.error(.unknownDeclaration, message, at: current.location)

@@ -3,6 +3,8 @@
 public struct FileSyntax: Sendable, Hashable {
     /// The `package` declarations (more than one is an error, reported later).
     public var packages: [PackageSyntax] = []
+    /// `import a.b` declarations: other packages whose types this file uses.
+    public var imports: [PackageSyntax] = []
     /// Top-level declarations in source order.
     public var declarations: [DeclarationSyntax] = []
 }

@@ -14,7 +14,7 @@ public struct Badge: Sendable, Hashable {
     /// Image URLs by scale, such as "1x" and "3x".
     public var sprites: [String: String] = [:]
 
-    public var expiration: Date? = nil
+    public var expiration: ProtoTimestamp? = nil
     public var visible: Bool = false
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
@@ -30,7 +30,7 @@ public struct Badge: Sendable, Hashable {
         name: String = "",
         description_: String = "",
         sprites: [String: String] = [:],
-        expiration: Date? = nil,
+        expiration: ProtoTimestamp? = nil,
         visible: Bool = false
     ) {
         self.id = id
@@ -54,7 +54,7 @@ extension Badge: ProtoMessage {
         if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
         if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_) &+ 1 }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1)
-        if let length = self.expiration.map(TimestampCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.expiration?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if self.visible { size += BoolCodec.encodedSize(of: self.visible) &+ 1 }
         return size
     }
@@ -77,9 +77,10 @@ extension Badge: ProtoMessage {
             StringCodec.write(self.description_, to: &writer)
         }
         MapField<StringCodec, StringCodec>.write(self.sprites, tag: 0x2A, to: &writer)
-        _ = self.expiration.map {
+        if let length = self.expiration?.serializedSize() {
             writer.writeByte(0x32)
-            TimestampCodec.write($0, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.expiration?.serialize(into: &writer)
         }
         if self.visible {
             writer.writeByte(0x38)
@@ -102,7 +103,8 @@ extension Badge: ProtoMessage {
             case 0x2A:
                 try MapField<StringCodec, StringCodec>.readEntry(from: &reader, into: &self.sprites)
             case 0x32:
-                self.expiration = try TimestampCodec.read(from: &reader)
+                if case .none = self.expiration { self.expiration = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self.expiration!)
             case 0x38:
                 self.visible = try BoolCodec.read(from: &reader)
             default:
@@ -134,7 +136,7 @@ extension Badge: ProtoMessage {
         }
         if let value = self.expiration {
             writer.writeKeyLiteral("\"expiration\":")
-            try TimestampCodec.writeJSON(value, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
         if self.visible {
             writer.writeKeyLiteral("\"visible\":")
@@ -162,7 +164,7 @@ extension Badge: ProtoMessage {
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.sprites)
             } else if name.matches("expiration") {
                 try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.expiration = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.expiration = value }
             } else if name.matches("visible") {
                 try seen.field(6, name, in: Self.protoMessageName)
                 if let value = try BoolCodec.readJSON(from: &reader) { self.visible = value }

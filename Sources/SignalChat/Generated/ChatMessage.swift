@@ -10,7 +10,7 @@ public struct ChatMessage: Sendable, Hashable {
     public var senderId: UInt64 = 0
     public var text: String = ""
     public var status: MessageStatus = MessageStatus()
-    public var createdAt: Date = Date(timeIntervalSince1970: 0)
+    public var createdAt: ProtoTimestamp = ProtoTimestamp()
     public var attachments: [Attachment] = []
     public var extras: [String: String] = [:]
     public var replyTo: String? = nil
@@ -18,7 +18,7 @@ public struct ChatMessage: Sendable, Hashable {
     /// Reactions by emoji, each with the users who reacted.
     public var reactions: [ChatMessage.Reaction] = []
 
-    public var editedAt: Date? = nil
+    public var editedAt: ProtoTimestamp? = nil
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
@@ -32,12 +32,12 @@ public struct ChatMessage: Sendable, Hashable {
         senderId: UInt64 = 0,
         text: String = "",
         status: MessageStatus = MessageStatus(),
-        createdAt: Date = Date(timeIntervalSince1970: 0),
+        createdAt: ProtoTimestamp = ProtoTimestamp(),
         attachments: [Attachment] = [],
         extras: [String: String] = [:],
         replyTo: String? = nil,
         reactions: [ChatMessage.Reaction] = [],
-        editedAt: Date? = nil
+        editedAt: ProtoTimestamp? = nil
     ) {
         self.id = id
         self.senderId = senderId
@@ -62,12 +62,15 @@ extension ChatMessage: ProtoMessage {
         if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId) &+ 1 }
         if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
         if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status) &+ 1 }
-        if !TimestampCodec.isDefault(self.createdAt) { size += TimestampCodec.encodedSize(of: self.createdAt) &+ 1 }
+        do {
+            let length = self.createdAt.serializedSize()
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        }
         size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
         size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
         if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
         size += RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1)
-        if let length = self.editedAt.map(TimestampCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.editedAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
@@ -88,9 +91,13 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x20)
             EnumCodec<MessageStatus>.write(self.status, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.createdAt) {
-            writer.writeByte(0x2A)
-            TimestampCodec.write(self.createdAt, to: &writer)
+        do {
+            let length = self.createdAt.serializedSize()
+            if !length.isZero {
+                writer.writeByte(0x2A)
+                writer.writeVarint(UInt64(length))
+                self.createdAt.serialize(into: &writer)
+            }
         }
         RepeatedField<MessageCodec<Attachment>>.writeUnpacked(self.attachments, tag: 0x32, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.extras, tag: 0x3A, to: &writer)
@@ -99,9 +106,10 @@ extension ChatMessage: ProtoMessage {
             StringCodec.write($0, to: &writer)
         }
         RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeUnpacked(self.reactions, tag: 0x5A, to: &writer)
-        _ = self.editedAt.map {
+        if let length = self.editedAt?.serializedSize() {
             writer.writeByte(0x62)
-            TimestampCodec.write($0, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.editedAt?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -118,7 +126,7 @@ extension ChatMessage: ProtoMessage {
             case 0x20:
                 self.status = try EnumCodec<MessageStatus>.read(from: &reader)
             case 0x2A:
-                self.createdAt = try TimestampCodec.read(from: &reader)
+                try reader.mergeMessage(into: &self.createdAt)
             case 0x32:
                 try RepeatedField<MessageCodec<Attachment>>.readElement(from: &reader, tag: 0x32, into: &self.attachments)
             case 0x3A:
@@ -128,7 +136,8 @@ extension ChatMessage: ProtoMessage {
             case 0x5A:
                 try RepeatedField<MessageCodec<ChatMessage.Reaction>>.readElement(from: &reader, tag: 0x5A, into: &self.reactions)
             case 0x62:
-                self.editedAt = try TimestampCodec.read(from: &reader)
+                if case .none = self.editedAt { self.editedAt = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self.editedAt!)
             default:
                 try reader.skipField(tag, into: &unknownFields)
             }
@@ -152,9 +161,9 @@ extension ChatMessage: ProtoMessage {
             writer.writeKeyLiteral("\"status\":")
             EnumCodec<MessageStatus>.writeJSON(self.status, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.createdAt) {
+        if !self.createdAt.serializedSize().isZero {
             writer.writeKeyLiteral("\"createdAt\":")
-            try TimestampCodec.writeJSON(self.createdAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(self.createdAt, to: &writer)
         }
         if !self.attachments.isEmpty {
             writer.writeKeyLiteral("\"attachments\":")
@@ -174,7 +183,7 @@ extension ChatMessage: ProtoMessage {
         }
         if let value = self.editedAt {
             writer.writeKeyLiteral("\"editedAt\":")
-            try TimestampCodec.writeJSON(value, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
     }
 
@@ -195,7 +204,7 @@ extension ChatMessage: ProtoMessage {
                 if let value = try EnumCodec<MessageStatus>.readJSON(from: &reader) { self.status = value }
             } else if name.matches("createdAt") {
                 try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.createdAt = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.createdAt = value }
             } else if name.matches("attachments") {
                 try seen.field(5, name, in: Self.protoMessageName)
                 try RepeatedField<MessageCodec<Attachment>>.readJSON(from: &reader, into: &self.attachments)
@@ -210,7 +219,7 @@ extension ChatMessage: ProtoMessage {
                 try RepeatedField<MessageCodec<ChatMessage.Reaction>>.readJSON(from: &reader, into: &self.reactions)
             } else if name.matches("editedAt") {
                 try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.editedAt = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.editedAt = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }

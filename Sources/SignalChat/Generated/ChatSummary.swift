@@ -9,7 +9,7 @@ public struct ChatSummary: Sendable, Hashable {
     public var chatId: String = ""
     public var title: String = ""
     public var lastMessagePreview: String? = nil
-    public var lastActivity: Date = Date(timeIntervalSince1970: 0)
+    public var lastActivity: ProtoTimestamp = ProtoTimestamp()
     public var unreadCount: UInt32 = 0
     public var muted: Bool = false
     public var kind: ChatKind = ChatKind()
@@ -26,7 +26,7 @@ public struct ChatSummary: Sendable, Hashable {
         chatId: String = "",
         title: String = "",
         lastMessagePreview: String? = nil,
-        lastActivity: Date = Date(timeIntervalSince1970: 0),
+        lastActivity: ProtoTimestamp = ProtoTimestamp(),
         unreadCount: UInt32 = 0,
         muted: Bool = false,
         kind: ChatKind = ChatKind(),
@@ -52,7 +52,10 @@ extension ChatSummary: ProtoMessage {
         if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
         if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
         if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !TimestampCodec.isDefault(self.lastActivity) { size += TimestampCodec.encodedSize(of: self.lastActivity) &+ 1 }
+        do {
+            let length = self.lastActivity.serializedSize()
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        }
         if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount) &+ 1 }
         if self.muted { size += BoolCodec.encodedSize(of: self.muted) &+ 1 }
         if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind) &+ 1 }
@@ -73,9 +76,13 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x1A)
             StringCodec.write($0, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.lastActivity) {
-            writer.writeByte(0x22)
-            TimestampCodec.write(self.lastActivity, to: &writer)
+        do {
+            let length = self.lastActivity.serializedSize()
+            if !length.isZero {
+                writer.writeByte(0x22)
+                writer.writeVarint(UInt64(length))
+                self.lastActivity.serialize(into: &writer)
+            }
         }
         if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeByte(0x28)
@@ -106,7 +113,7 @@ extension ChatSummary: ProtoMessage {
             case 0x1A:
                 self.lastMessagePreview = try StringCodec.read(from: &reader)
             case 0x22:
-                self.lastActivity = try TimestampCodec.read(from: &reader)
+                try reader.mergeMessage(into: &self.lastActivity)
             case 0x28:
                 self.unreadCount = try UInt32Codec.read(from: &reader)
             case 0x30:
@@ -134,9 +141,9 @@ extension ChatSummary: ProtoMessage {
             writer.writeKeyLiteral("\"lastMessagePreview\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.lastActivity) {
+        if !self.lastActivity.serializedSize().isZero {
             writer.writeKeyLiteral("\"lastActivity\":")
-            try TimestampCodec.writeJSON(self.lastActivity, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(self.lastActivity, to: &writer)
         }
         if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeKeyLiteral("\"unreadCount\":")
@@ -170,7 +177,7 @@ extension ChatSummary: ProtoMessage {
                 if let value = try StringCodec.readJSON(from: &reader) { self.lastMessagePreview = value }
             } else if name.matches("lastActivity") {
                 try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.lastActivity = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.lastActivity = value }
             } else if name.matches("unreadCount") {
                 try seen.field(4, name, in: Self.protoMessageName)
                 if let value = try UInt32Codec.readJSON(from: &reader) { self.unreadCount = value }

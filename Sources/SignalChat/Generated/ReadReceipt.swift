@@ -8,7 +8,7 @@ import SwitchboardRuntime
 public struct ReadReceipt: Sendable, Hashable {
     public var chatId: String = ""
     public var upToMessageId: String = ""
-    public var readAt: Date = Date(timeIntervalSince1970: 0)
+    public var readAt: ProtoTimestamp = ProtoTimestamp()
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
@@ -20,7 +20,7 @@ public struct ReadReceipt: Sendable, Hashable {
     public init(
         chatId: String = "",
         upToMessageId: String = "",
-        readAt: Date = Date(timeIntervalSince1970: 0)
+        readAt: ProtoTimestamp = ProtoTimestamp()
     ) {
         self.chatId = chatId
         self.upToMessageId = upToMessageId
@@ -36,7 +36,10 @@ extension ReadReceipt: ProtoMessage {
         var size = unknownFields.count
         if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
         if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId) &+ 1 }
-        if !TimestampCodec.isDefault(self.readAt) { size += TimestampCodec.encodedSize(of: self.readAt) &+ 1 }
+        do {
+            let length = self.readAt.serializedSize()
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        }
         return size
     }
 
@@ -49,9 +52,13 @@ extension ReadReceipt: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.upToMessageId, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.readAt) {
-            writer.writeByte(0x1A)
-            TimestampCodec.write(self.readAt, to: &writer)
+        do {
+            let length = self.readAt.serializedSize()
+            if !length.isZero {
+                writer.writeByte(0x1A)
+                writer.writeVarint(UInt64(length))
+                self.readAt.serialize(into: &writer)
+            }
         }
         unknownFields.write(to: &writer)
     }
@@ -64,7 +71,7 @@ extension ReadReceipt: ProtoMessage {
             case 0x12:
                 self.upToMessageId = try StringCodec.read(from: &reader)
             case 0x1A:
-                self.readAt = try TimestampCodec.read(from: &reader)
+                try reader.mergeMessage(into: &self.readAt)
             default:
                 try reader.skipField(tag, into: &unknownFields)
             }
@@ -80,9 +87,9 @@ extension ReadReceipt: ProtoMessage {
             writer.writeKeyLiteral("\"upToMessageId\":")
             StringCodec.writeJSON(self.upToMessageId, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.readAt) {
+        if !self.readAt.serializedSize().isZero {
             writer.writeKeyLiteral("\"readAt\":")
-            try TimestampCodec.writeJSON(self.readAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(self.readAt, to: &writer)
         }
     }
 
@@ -97,7 +104,7 @@ extension ReadReceipt: ProtoMessage {
                 if let value = try StringCodec.readJSON(from: &reader) { self.upToMessageId = value }
             } else if name.matches("readAt") {
                 try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.readAt = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.readAt = value }
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }

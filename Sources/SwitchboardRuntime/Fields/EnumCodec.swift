@@ -12,15 +12,18 @@ public enum EnumCodec<Enum: ProtoEnum>: FieldCodec {
     }
     /// Writes the value's name, or its number when this schema does not name it.
     @inlinable public static func writeJSON(_ value: Enum, to writer: inout JSONWriter) {
-        if let name = value.protoName {
+        if Enum.isProtobufNullValue {
+            writer.writeNull()
+        } else if let name = value.protoName {
             writer.writeQuotedLiteral(name)
         } else {
             writer.writeNumber(Int64(value.rawValue))
         }
     }
     /// Accepts a name or a number; an unknown name fails, or is skipped when the options say so.
+    @inlinable public static var jsonNullIsValue: Bool { Enum.isProtobufNullValue }
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Enum? {
-        if reader.readNull() { return nil }
+        if reader.readNull() { return Enum.isProtobufNullValue ? Enum() : nil }
         if reader.peekIsString {
             let name = try reader.readName()
             if let value = Enum(protoName: name) { return value }

@@ -24,10 +24,14 @@ public protocol FieldCodec {
     /// Reads one JSON value; `nil` means "leave the field alone" (a `null`, or an
     /// unknown enum name skipped under ``JSONDecodingOptions/ignoreUnknownFields``).
     static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Value?
+    /// Whether JSON `null` is a value of this type (`google.protobuf.Value` and `NullValue`),
+    /// so lists and maps may hold it.
+    static var jsonNullIsValue: Bool { get }
 }
 
 extension FieldCodec {
     public static var fixedSize: Int? { nil }
+    @inlinable public static var jsonNullIsValue: Bool { false }
 }
 
 /// A codec whose values may be map keys: integers, booleans and strings.

@@ -97,7 +97,7 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
             // null is no value; an unknown enum name, when ignored, drops its entry.
             reader.skipWhitespace()
             let valueOffset = reader.offset
-            if reader.readNull() { throw .nullInContainer(offset: valueOffset) }
+            if !Value.jsonNullIsValue && reader.readNull() { throw .nullInContainer(offset: valueOffset) }
             if let value = try Value.readJSON(from: &reader) {
                 guard store(value, for: key, in: &map) else { throw .equivalentMapKeys(offset: keyOffset, key: name.string) }
             }

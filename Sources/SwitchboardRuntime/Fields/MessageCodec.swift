@@ -16,16 +16,14 @@ public enum MessageCodec<Message: ProtoMessage>: FieldCodec {
         try reader.mergeMessage(into: &message)
         return message
     }
+    @inlinable public static var jsonNullIsValue: Bool { Message.jsonNullIsValue }
     @inlinable public static func writeJSON(_ value: Message, to writer: inout JSONWriter) throws(JSONEncodingError) {
-        writer.beginObject()
-        try value.encodeJSONFields(into: &writer)
-        writer.endObject()
+        try value.encodeJSON(into: &writer)
     }
     @inlinable public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Message? {
-        if reader.readNull() { return nil }
+        if !Message.jsonNullIsValue && reader.readNull() { return nil }
         var message = Message()
-        try reader.beginObject()
-        try message.decodeJSONFields(from: &reader)
+        try message.decodeJSON(from: &reader)
         return message
     }
 }

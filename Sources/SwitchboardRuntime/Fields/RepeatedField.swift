@@ -114,7 +114,7 @@ public enum RepeatedField<Codec: FieldCodec> {
             // null is no element; an unknown enum name, when ignored, is one dropped.
             reader.skipWhitespace()
             let elementOffset = reader.offset
-            if reader.readNull() { throw .nullInContainer(offset: elementOffset) }
+            if !Codec.jsonNullIsValue && reader.readNull() { throw .nullInContainer(offset: elementOffset) }
             if let value = try Codec.readJSON(from: &reader) { values.append(value) }
         }
     }

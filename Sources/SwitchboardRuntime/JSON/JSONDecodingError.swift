@@ -31,6 +31,13 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
     case duplicateField(message: String, name: String)
     /// A second member of one oneof with a value (a `null` member does not count).
     case oneofConflict(message: String, name: String)
+    /// A `google.protobuf.Duration` that is not `[-]seconds[.fraction]s` or is out of range.
+    case invalidDuration(offset: Int)
+    /// A `google.protobuf.FieldMask` path that is not lowerCamelCase (`_` is not allowed).
+    case invalidFieldMask(offset: Int)
+    /// A `google.protobuf.Any` whose object lacks `"@type"`, or whose type URL names no type
+    /// the ``AnyTypeRegistry`` knows.
+    case invalidAny(offset: Int, reason: String)
 }
 
 extension JSONDecodingError: CustomStringConvertible {
@@ -51,14 +58,27 @@ extension JSONDecodingError: CustomStringConvertible {
         case let .nullInContainer(offset): return "null at byte \(offset) is not a list element or map value"
         case let .duplicateField(message, name): return "field '\(name)' of \(message) appears twice"
         case let .oneofConflict(message, name): return "field '\(name)' of \(message) sets a oneof another field already set"
+        case let .invalidDuration(offset): return "invalid duration at byte \(offset); expected seconds with up to nine fraction digits and 's', such as \"1.5s\""
+        case let .invalidFieldMask(offset): return "invalid field mask at byte \(offset); expected lowerCamelCase paths separated by commas"
+        case let .invalidAny(offset, reason): return "invalid google.protobuf.Any at byte \(offset): \(reason)"
         }
     }
 }
 
 /// Why a message could not be written as JSON.
 public enum JSONEncodingError: Error, Sendable, Hashable {
-    /// A timestamp outside 0001-01-01 ... 9999-12-31, which RFC 3339 cannot express.
+    /// A timestamp outside 0001-01-01 ... 9999-12-31 (or with nanos outside a second), which
+    /// RFC 3339 cannot express.
     case timestampOutOfRange(secondsSince1970: Int64)
+    /// A duration beyond 10,000 years, or whose nanos do not fit its seconds.
+    case durationOutOfRange(seconds: Int64, nanos: Int32)
+    /// A field mask path that does not survive the trip to lowerCamelCase and back.
+    case invalidFieldMaskPath(String)
+    /// A `google.protobuf.Value` with no kind set, or a number JSON cannot write (NaN, infinity).
+    case invalidValue(String)
+    /// A `google.protobuf.Any` whose type the ``AnyTypeRegistry`` does not know, or whose
+    /// bytes do not decode as that type.
+    case invalidAny(typeURL: String, reason: String)
 }
 
 /// Options for decoding JSON.
@@ -68,6 +88,8 @@ public struct JSONDecodingOptions: Sendable, Hashable {
     public var ignoreUnknownFields: Bool
     /// The deepest nesting of objects and arrays accepted.
     public var maximumDepth: Int
+    /// The types a `google.protobuf.Any` may name.
+    public var anyTypes: AnyTypeRegistry = .shared
 
     /// Creates options; by default unknown members are errors and depth is capped at 100.
     public init(ignoreUnknownFields: Bool = false, maximumDepth: Int = 100) {

@@ -11,6 +11,9 @@ public struct JSONReader {
     @usableFromInline let end: UnsafeRawPointer
     @usableFromInline var afterOpen = false
     @usableFromInline var remainingDepth: Int
+    /// The object depth at which an `"@type"` member is skipped: the members of a message
+    /// packed in a `google.protobuf.Any` share its object. `Int.min` when none is.
+    @usableFromInline var typeMemberDepth = Int.min
     /// The options this decode runs with.
     public let options: JSONDecodingOptions
 
@@ -85,7 +88,18 @@ public struct JSONReader {
         }
         let name = try readName()
         try expect(UInt8(ascii: ":"), "':'")
+        if remainingDepth == typeMemberDepth && name.matches("@type") {
+            _ = try readString()
+            return try nextKey()
+        }
         return name
+    }
+
+    /// Whether this object's `"@type"` member is skipped (see ``typeMemberDepth``). Set
+    /// just after the object's `{`.
+    var skipsTypeMember: Bool {
+        get { typeMemberDepth == remainingDepth }
+        set { typeMemberDepth = newValue ? remainingDepth : Int.min }
     }
 
     /// Consumes `[`.

@@ -9,6 +9,8 @@ public struct JSONWriter {
     public var bytes: [UInt8] { output }
     @usableFromInline var output: [UInt8]
     @usableFromInline var needsComma = false
+    /// The types a `google.protobuf.Any` may hold, to write its fields.
+    public var anyTypes: AnyTypeRegistry = .shared
 
     /// Creates a writer, reserving `capacity` bytes.
     @inlinable

@@ -25,18 +25,23 @@ public enum RFC3339 {
         appendDigits(secondOfDay / 60 % 60, count: 2, into: &output)
         output.append(UInt8(ascii: ":"))
         appendDigits(secondOfDay % 60, count: 2, into: &output)
-        if nanos != 0 {
-            output.append(UInt8(ascii: "."))
-            if nanos % 1_000_000 == 0 {
-                appendDigits(Int64(nanos / 1_000_000), count: 3, into: &output)
-            } else if nanos % 1000 == 0 {
-                appendDigits(Int64(nanos / 1000), count: 6, into: &output)
-            } else {
-                appendDigits(Int64(nanos), count: 9, into: &output)
-            }
-        }
+        appendFraction(nanos: nanos, to: &output)
         output.append(UInt8(ascii: "Z"))
         return true
+    }
+
+    /// Appends `.` and 3, 6 or 9 digits of `nanos` (in `0..<1e9`), as few as show it exactly;
+    /// nothing for zero. Timestamps and durations share protobuf's rule.
+    public static func appendFraction(nanos: Int32, to output: inout [UInt8]) {
+        guard nanos != 0 else { return }
+        output.append(UInt8(ascii: "."))
+        if nanos % 1_000_000 == 0 {
+            appendDigits(Int64(nanos / 1_000_000), count: 3, into: &output)
+        } else if nanos % 1000 == 0 {
+            appendDigits(Int64(nanos / 1000), count: 6, into: &output)
+        } else {
+            appendDigits(Int64(nanos), count: 9, into: &output)
+        }
     }
 
     /// Parses RFC 3339 text with any UTC offset and up to 9 fractional digits.

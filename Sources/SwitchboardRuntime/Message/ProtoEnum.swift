@@ -11,9 +11,14 @@ public protocol ProtoEnum: Sendable, Hashable, RawRepresentable, ParameterValue 
     var protoName: StaticString? { get }
     /// The value whose schema name is `name`, or `nil`.
     init?(protoName name: JSONName)
+    /// Whether this is `google.protobuf.NullValue`, which JSON writes and reads as `null`.
+    static var isProtobufNullValue: Bool { get }
 }
 
 extension ProtoEnum {
+    @inlinable
+    public static var isProtobufNullValue: Bool { false }
+
     /// Enums compare by number, so `.unrecognized(0)` equals the zero case.
     @inlinable
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }

@@ -11,8 +11,7 @@ extension ProtoMessage {
         bytes.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)
             do throws(JSONDecodingError) {
-                try reader.beginObject()
-                try message.decodeJSONFields(from: &reader)
+                try message.decodeJSON(from: &reader)
                 try reader.expectEnd()
             } catch {
                 failure = error
@@ -30,9 +29,7 @@ extension ProtoMessage {
     /// Encodes the message as canonical protobuf JSON (UTF-8 bytes).
     public func jsonUTF8Bytes() throws(JSONEncodingError) -> [UInt8] {
         var writer = JSONWriter()
-        writer.beginObject()
-        try encodeJSONFields(into: &writer)
-        writer.endObject()
+        try encodeJSON(into: &writer)
         return writer.bytes
     }
 

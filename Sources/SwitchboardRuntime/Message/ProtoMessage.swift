@@ -22,4 +22,36 @@ public protocol ProtoMessage: Sendable, Hashable {
     func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError)
     /// Reads members of a JSON object whose opening brace was consumed, through the closing one.
     mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError)
+
+    /// Writes the message's JSON value: an object of its fields, unless the type has a JSON
+    /// form of its own (the well-known types: `"1.5s"` for a Duration, say).
+    func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError)
+    /// Reads the message's JSON value, merging into `self`; the counterpart of ``encodeJSON(into:)``.
+    mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError)
+    /// Whether JSON `null` is a value of this type (`google.protobuf.Value`) rather than "unset".
+    static var jsonNullIsValue: Bool { get }
+    /// Throws if a decoded value breaks its type's rules: a Timestamp or Duration out of range.
+    /// Runs after each time the message is decoded or merged from the wire.
+    func validateAfterDecoding() throws(WireDecodingError)
+}
+
+extension ProtoMessage {
+    @inlinable
+    public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
+        writer.beginObject()
+        try encodeJSONFields(into: &writer)
+        writer.endObject()
+    }
+
+    @inlinable
+    public mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError) {
+        try reader.beginObject()
+        try decodeJSONFields(from: &reader)
+    }
+
+    @inlinable
+    public static var jsonNullIsValue: Bool { false }
+
+    @inlinable
+    public func validateAfterDecoding() throws(WireDecodingError) {}
 }

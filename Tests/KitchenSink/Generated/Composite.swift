@@ -11,8 +11,8 @@ public struct Composite: Sendable, Hashable {
     public var corner: Point? = nil
     public var color: Color = Color()
     public var optionalColor: Color? = nil
-    public var createdAt: Date = Date(timeIntervalSince1970: 0)
-    public var expiresAt: Date? = nil
+    public var createdAt: ProtoTimestamp = ProtoTimestamp()
+    public var expiresAt: ProtoTimestamp? = nil
     public var sentAtMillis: Date = Date(timeIntervalSince1970: 0)
 
     /// snake_case names: the JSON name is lowerCamelCase, and both are accepted.
@@ -56,8 +56,8 @@ public struct Composite: Sendable, Hashable {
         corner: Point? = nil,
         color: Color = Color(),
         optionalColor: Color? = nil,
-        createdAt: Date = Date(timeIntervalSince1970: 0),
-        expiresAt: Date? = nil,
+        createdAt: ProtoTimestamp = ProtoTimestamp(),
+        expiresAt: ProtoTimestamp? = nil,
         sentAtMillis: Date = Date(timeIntervalSince1970: 0),
         snakeCaseField: String = "",
         `class`: String = "",
@@ -103,8 +103,11 @@ extension Composite: ProtoMessage {
         if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color) &+ 1 }
         if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length &+ 1 }
-        if !TimestampCodec.isDefault(self.createdAt) { size += TimestampCodec.encodedSize(of: self.createdAt) &+ 1 }
-        if let length = self.expiresAt.map(TimestampCodec.encodedSize) { size += length &+ 1 }
+        do {
+            let length = self.createdAt.serializedSize()
+            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        }
+        if let length = self.expiresAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) &+ 1 }
         if case let .text(value)? = self.payload {
             size += StringCodec.encodedSize(of: value) &+ 1
@@ -158,13 +161,18 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x28)
             EnumCodec<Color>.write($0, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.createdAt) {
-            writer.writeByte(0x32)
-            TimestampCodec.write(self.createdAt, to: &writer)
+        do {
+            let length = self.createdAt.serializedSize()
+            if !length.isZero {
+                writer.writeByte(0x32)
+                writer.writeVarint(UInt64(length))
+                self.createdAt.serialize(into: &writer)
+            }
         }
-        _ = self.expiresAt.map {
+        if let length = self.expiresAt?.serializedSize() {
             writer.writeByte(0x3A)
-            TimestampCodec.write($0, to: &writer)
+            writer.writeVarint(UInt64(length))
+            self.expiresAt?.serialize(into: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
             writer.writeByte(0x40)
@@ -241,9 +249,10 @@ extension Composite: ProtoMessage {
             case 0x28:
                 self.optionalColor = try EnumCodec<Color>.read(from: &reader)
             case 0x32:
-                self.createdAt = try TimestampCodec.read(from: &reader)
+                try reader.mergeMessage(into: &self.createdAt)
             case 0x3A:
-                self.expiresAt = try TimestampCodec.read(from: &reader)
+                if case .none = self.expiresAt { self.expiresAt = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self.expiresAt!)
             case 0x40:
                 self.sentAtMillis = try UnixMillisTimestampCodec.read(from: &reader)
             case 0x4A:
@@ -306,13 +315,13 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"optionalColor\":")
             EnumCodec<Color>.writeJSON(value, to: &writer)
         }
-        if !TimestampCodec.isDefault(self.createdAt) {
+        if !self.createdAt.serializedSize().isZero {
             writer.writeKeyLiteral("\"createdAt\":")
-            try TimestampCodec.writeJSON(self.createdAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(self.createdAt, to: &writer)
         }
         if let value = self.expiresAt {
             writer.writeKeyLiteral("\"expiresAt\":")
-            try TimestampCodec.writeJSON(value, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
             writer.writeKeyLiteral("\"sentAtMillis\":")
@@ -392,10 +401,10 @@ extension Composite: ProtoMessage {
                 if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.optionalColor = value }
             } else if name.matches("createdAt") {
                 try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.createdAt = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.createdAt = value }
             } else if name.matches("expiresAt") {
                 try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try TimestampCodec.readJSON(from: &reader) { self.expiresAt = value }
+                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.expiresAt = value }
             } else if name.matches("sentAtMillis") {
                 try seen.field(7, name, in: Self.protoMessageName)
                 if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.sentAtMillis = value }

@@ -23,7 +23,7 @@ public struct Lists: Sendable, Hashable {
     public var bytesList: [Data] = []
     public var colors: [Color] = []
     public var points: [Point] = []
-    public var times: [Date] = []
+    public var times: [ProtoTimestamp] = []
     public var millisTimes: [Date] = []
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
@@ -51,7 +51,7 @@ public struct Lists: Sendable, Hashable {
         bytesList: [Data] = [],
         colors: [Color] = [],
         points: [Point] = [],
-        times: [Date] = [],
+        times: [ProtoTimestamp] = [],
         millisTimes: [Date] = []
     ) {
         self.bools = bools
@@ -99,7 +99,7 @@ extension Lists: ProtoMessage {
         size += RepeatedField<BytesCodec>.unpackedSize(self.bytesList, tagSize: 1)
         size += RepeatedField<EnumCodec<Color>>.packedSize(self.colors, tagSize: 2)
         size += RepeatedField<MessageCodec<Point>>.unpackedSize(self.points, tagSize: 2)
-        size += RepeatedField<TimestampCodec>.unpackedSize(self.times, tagSize: 2)
+        size += RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.times, tagSize: 2)
         size += RepeatedField<UnixMillisTimestampCodec>.packedSize(self.millisTimes, tagSize: 2)
         return size
     }
@@ -122,7 +122,7 @@ extension Lists: ProtoMessage {
         RepeatedField<BytesCodec>.writeUnpacked(self.bytesList, tag: 0x7A, to: &writer)
         RepeatedField<EnumCodec<Color>>.writePacked(self.colors, tag: 130, to: &writer)
         RepeatedField<MessageCodec<Point>>.writeUnpacked(self.points, tag: 138, to: &writer)
-        RepeatedField<TimestampCodec>.writeUnpacked(self.times, tag: 146, to: &writer)
+        RepeatedField<MessageCodec<ProtoTimestamp>>.writeUnpacked(self.times, tag: 146, to: &writer)
         RepeatedField<UnixMillisTimestampCodec>.writePacked(self.millisTimes, tag: 154, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -193,7 +193,7 @@ extension Lists: ProtoMessage {
             case 138:
                 try RepeatedField<MessageCodec<Point>>.readElement(from: &reader, tag: 138, into: &self.points)
             case 146:
-                try RepeatedField<TimestampCodec>.readElement(from: &reader, tag: 146, into: &self.times)
+                try RepeatedField<MessageCodec<ProtoTimestamp>>.readElement(from: &reader, tag: 146, into: &self.times)
             case 154:
                 try RepeatedField<UnixMillisTimestampCodec>.readPacked(from: &reader, into: &self.millisTimes)
             case 152:
@@ -275,7 +275,7 @@ extension Lists: ProtoMessage {
         }
         if !self.times.isEmpty {
             writer.writeKeyLiteral("\"times\":")
-            try RepeatedField<TimestampCodec>.writeJSON(self.times, to: &writer)
+            try RepeatedField<MessageCodec<ProtoTimestamp>>.writeJSON(self.times, to: &writer)
         }
         if !self.millisTimes.isEmpty {
             writer.writeKeyLiteral("\"millisTimes\":")
@@ -339,7 +339,7 @@ extension Lists: ProtoMessage {
                 try RepeatedField<MessageCodec<Point>>.readJSON(from: &reader, into: &self.points)
             } else if name.matches("times") {
                 try seen.field(17, name, in: Self.protoMessageName)
-                try RepeatedField<TimestampCodec>.readJSON(from: &reader, into: &self.times)
+                try RepeatedField<MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.times)
             } else if name.matches("millisTimes") {
                 try seen.field(18, name, in: Self.protoMessageName)
                 try RepeatedField<UnixMillisTimestampCodec>.readJSON(from: &reader, into: &self.millisTimes)

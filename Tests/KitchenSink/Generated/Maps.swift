@@ -12,7 +12,7 @@ public struct Maps: Sendable, Hashable {
     public var boolToDouble: [Bool: Double] = [:]
     public var sint64ToColor: [Int64: Color] = [:]
     public var fixed32ToPoint: [UInt32: Point] = [:]
-    public var stringToTime: [String: Date] = [:]
+    public var stringToTime: [String: ProtoTimestamp] = [:]
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
@@ -28,7 +28,7 @@ public struct Maps: Sendable, Hashable {
         boolToDouble: [Bool: Double] = [:],
         sint64ToColor: [Int64: Color] = [:],
         fixed32ToPoint: [UInt32: Point] = [:],
-        stringToTime: [String: Date] = [:]
+        stringToTime: [String: ProtoTimestamp] = [:]
     ) {
         self.stringToString = stringToString
         self.int32ToInt64 = int32ToInt64
@@ -52,7 +52,7 @@ extension Maps: ProtoMessage {
         size += MapField<BoolCodec, DoubleCodec>.encodedSize(self.boolToDouble, tagSize: 1)
         size += MapField<SInt64Codec, EnumCodec<Color>>.encodedSize(self.sint64ToColor, tagSize: 1)
         size += MapField<Fixed32Codec, MessageCodec<Point>>.encodedSize(self.fixed32ToPoint, tagSize: 1)
-        size += MapField<StringCodec, TimestampCodec>.encodedSize(self.stringToTime, tagSize: 1)
+        size += MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.stringToTime, tagSize: 1)
         return size
     }
 
@@ -63,7 +63,7 @@ extension Maps: ProtoMessage {
         MapField<BoolCodec, DoubleCodec>.write(self.boolToDouble, tag: 0x22, to: &writer)
         MapField<SInt64Codec, EnumCodec<Color>>.write(self.sint64ToColor, tag: 0x2A, to: &writer)
         MapField<Fixed32Codec, MessageCodec<Point>>.write(self.fixed32ToPoint, tag: 0x32, to: &writer)
-        MapField<StringCodec, TimestampCodec>.write(self.stringToTime, tag: 0x3A, to: &writer)
+        MapField<StringCodec, MessageCodec<ProtoTimestamp>>.write(self.stringToTime, tag: 0x3A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -83,7 +83,7 @@ extension Maps: ProtoMessage {
             case 0x32:
                 try MapField<Fixed32Codec, MessageCodec<Point>>.readEntry(from: &reader, into: &self.fixed32ToPoint)
             case 0x3A:
-                try MapField<StringCodec, TimestampCodec>.readEntry(from: &reader, into: &self.stringToTime)
+                try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.readEntry(from: &reader, into: &self.stringToTime)
             default:
                 try reader.skipField(tag, into: &unknownFields)
             }
@@ -117,7 +117,7 @@ extension Maps: ProtoMessage {
         }
         if !self.stringToTime.isEmpty {
             writer.writeKeyLiteral("\"stringToTime\":")
-            try MapField<StringCodec, TimestampCodec>.writeJSON(self.stringToTime, to: &writer)
+            try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.writeJSON(self.stringToTime, to: &writer)
         }
     }
 
@@ -144,7 +144,7 @@ extension Maps: ProtoMessage {
                 try MapField<Fixed32Codec, MessageCodec<Point>>.readJSON(from: &reader, into: &self.fixed32ToPoint)
             } else if name.matches("stringToTime") {
                 try seen.field(6, name, in: Self.protoMessageName)
-                try MapField<StringCodec, TimestampCodec>.readJSON(from: &reader, into: &self.stringToTime)
+                try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.stringToTime)
             } else {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }

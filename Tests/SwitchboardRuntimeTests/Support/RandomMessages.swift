@@ -64,12 +64,13 @@ struct RandomMessages {
         Data((0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0 ... 255, using: &rng) })
     }
 
-    /// Dates with whole microseconds in 1933...2069, which `Date` holds exactly.
-    mutating func date() -> Date {
-        if chance(20) { return Date(timeIntervalSince1970: 0) }
-        let micros = Int64.random(in: -1_167_609_600_000_000 ... 3_124_137_600_000_000, using: &rng)
-        return TimestampParts(seconds: micros / 1_000_000 - (micros % 1_000_000 < 0 ? 1 : 0),
-                              nanos: Int32((micros % 1_000_000 + 1_000_000) % 1_000_000) * 1000).date
+    /// Timestamps over protobuf's whole range (years 1 to 9999) with any nanoseconds: the
+    /// value type keeps every one exactly.
+    mutating func date() -> ProtoTimestamp {
+        if chance(20) { return ProtoTimestamp() }
+        if chance(20) { return chance(2) ? .minimum : .maximum }
+        return ProtoTimestamp(seconds: Int64.random(in: RFC3339.minimumSeconds...RFC3339.maximumSeconds, using: &rng),
+                              nanos: chance(4) ? 0 : Int32.random(in: 0..<1_000_000_000, using: &rng))
     }
 
     mutating func millisDate() -> Date {

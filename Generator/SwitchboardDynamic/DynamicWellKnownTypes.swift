@@ -1,0 +1,157 @@
+import Foundation
+import SwitchboardRuntime
+import SwitchboardSchema
+
+/// The well-known types whose JSON is not an object of their fields. The dynamic codecs
+/// convert them through the runtime's own types, so `call` and `mock-server` write exactly
+/// what generated code writes.
+enum WellKnownJSON {
+    /// A type with a JSON form of its own, through its runtime type.
+    case runtime(any ProtoMessage.Type)
+    /// `google.protobuf.Any`: its JSON names a schema type, which the runtime cannot know.
+    case any
+
+    init?(_ definition: MessageDefinition) {
+        guard definition.importedFrom != nil, definition.fullName.hasPrefix(WellKnownTypes.packageName + "."),
+              definition.name != "Empty" else { return nil }
+        if definition.name == "Any" {
+            self = .any
+            return
+        }
+        guard let type = AnyTypeRegistry.shared.type(forURL: definition.fullName) else { return nil }
+        self = .runtime(type)
+    }
+
+    /// Timestamps and durations out of range fail the decode, as in the generated codec.
+    static func checkRange(of message: DynamicMessage, _ definition: MessageDefinition) throws(DynamicCodecError) {
+        guard definition.importedFrom != nil, definition.name == "Timestamp" || definition.name == "Duration" else { return }
+        func integer(_ number: Int) -> Int64 {
+            if case let .single(.int(value))? = message.fields[number] { return value }
+            return 0
+        }
+        let seconds = integer(1), nanos = Int32(truncatingIfNeeded: integer(2))
+        let valid = definition.name == "Timestamp"
+            ? ProtoTimestamp(seconds: seconds, nanos: nanos).isValid
+            : ProtoDuration(seconds: seconds, nanos: nanos).isValid
+        guard valid else {
+            throw DynamicCodecError("\(definition.name.lowercased()) \(seconds) s + \(nanos) ns is outside what \(definition.fullName) allows")
+        }
+    }
+}
+
+extension DynamicJSONCodec {
+    /// Whether JSON `null` is a value of `type` (google.protobuf.Value and NullValue), not "unset".
+    func isJSONNullAValue(_ type: ValueType) -> Bool {
+        switch type {
+        case let .message(index): return schema.messages[index].importedFrom != nil && schema.messages[index].fullName == "google.protobuf.Value"
+        case let .enumeration(index): return schema.enums[index].importedFrom != nil && schema.enums[index].fullName == "google.protobuf.NullValue"
+        default: return false
+        }
+    }
+
+    func readWellKnown(_ kind: WellKnownJSON, _ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
+        let binary = DynamicBinaryCodec(schema: schema)
+        switch kind {
+        case let .runtime(runtimeType):
+            let bytes: Data
+            do throws(JSONDecodingError) {
+                bytes = try Self.bytes(of: runtimeType, from: &reader)
+            } catch {
+                throw DynamicCodecError("\(schema.messages[type].fullName): \(error.description)")
+            }
+            return try binary.decode(bytes, as: type)
+        case .any:
+            return try readAny(&reader, type: type, depth: depth, binary: binary)
+        }
+    }
+
+    private static func bytes<Message: ProtoMessage>(of type: Message.Type, from reader: inout JSONReader) throws(JSONDecodingError) -> Data {
+        var message = Message()
+        try message.decodeJSON(from: &reader)
+        return message.serializedData()
+    }
+
+    /// `{"@type": url, ...}`: the fields of the schema type the URL names, or `"value"` for a
+    /// well-known type with its own JSON.
+    private func readAny(_ reader: inout JSONReader, type: Int, depth: Int, binary: DynamicBinaryCodec) throws(DynamicCodecError) -> DynamicMessage {
+        var url: String?
+        var scan = reader
+        do throws(JSONDecodingError) {
+            try scan.beginObject()
+            while let name = try scan.nextKey() {
+                if name.matches("@type") { url = try scan.readString() } else { try scan.skipValue() }
+            }
+        } catch {
+            throw DynamicCodecError("google.protobuf.Any: \(error.description)")
+        }
+        guard let url else {
+            reader = scan
+            return DynamicMessage(type: type)
+        }
+        let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
+        guard let packed = schema.messages.firstIndex(where: { $0.fullName == name }) else {
+            throw DynamicCodecError("google.protobuf.Any: type \(String(reflecting: url)) is not in the schema")
+        }
+        var inner: DynamicMessage?
+        if WellKnownJSON(schema.messages[packed]) != nil {
+            do {
+                try reader.beginObject()
+                while let member = try reader.nextKey() {
+                    if member.matches("@type") {
+                        _ = try reader.readString()
+                    } else if member.matches("value") {
+                        inner = try readMessage(&reader, type: packed, depth: depth + 1)
+                    } else {
+                        throw DynamicCodecError("google.protobuf.Any: a packed \(name) has only \"@type\" and \"value\"")
+                    }
+                }
+            } catch let error as DynamicCodecError {
+                throw error
+            } catch {
+                throw DynamicCodecError("google.protobuf.Any: \(error)")
+            }
+        } else {
+            inner = try readMessage(&reader, type: packed, depth: depth + 1, skippingTypeMember: true)
+        }
+        let bytes = binary.encode(inner ?? DynamicMessage(type: packed))
+        return DynamicMessage(type: type, fields: [1: .single(.string(url)), 2: .single(.bytes(bytes))])
+    }
+
+    func writeWellKnown(_ kind: WellKnownJSON, _ message: DynamicMessage, indent: Int) -> String {
+        let binary = DynamicBinaryCodec(schema: schema)
+        switch kind {
+        case let .runtime(runtimeType):
+            // A value the runtime refuses (a timestamp out of range) prints as null.
+            return (try? Self.json(of: runtimeType, bytes: binary.encode(message))) ?? "null"
+        case .any:
+            guard case let .single(.string(url))? = message.fields[1] else { return "{}" }
+            var bytes = Data()
+            if case let .single(.bytes(value))? = message.fields[2] { bytes = value }
+            let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
+            guard let packed = schema.messages.firstIndex(where: { $0.fullName == name }),
+                  let inner = try? binary.decode(bytes, as: packed) else {
+                // Not a type of this schema: the URL and the raw bytes, so nothing is hidden.
+                return "{\"@type\":\(Self.quoted(url)),\"value\":\"\(bytes.base64EncodedString())\"}"
+            }
+            var output = ""
+            if WellKnownJSON(schema.messages[packed]) != nil {
+                output = "{" + (prettyPrinted ? "\n" : "") + String(repeating: "  ", count: prettyPrinted ? indent + 1 : 0)
+                    + Self.quoted("@type") + (prettyPrinted ? ": " : ":") + Self.quoted(url) + "," + (prettyPrinted ? "\n" : "")
+                    + String(repeating: "  ", count: prettyPrinted ? indent + 1 : 0) + Self.quoted("value") + (prettyPrinted ? ": " : ":")
+                var value = ""
+                write(inner, indent: indent + 1, to: &value)
+                output += value + (prettyPrinted ? "\n" : "") + String(repeating: "  ", count: prettyPrinted ? indent : 0) + "}"
+            } else {
+                write(inner, indent: indent, typeURL: url, to: &output)
+            }
+            return output
+        }
+    }
+
+    private static func json<Message: ProtoMessage>(of type: Message.Type, bytes: Data) throws -> String {
+        let message = try Message(serializedData: bytes)
+        var writer = JSONWriter()
+        try message.encodeJSON(into: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

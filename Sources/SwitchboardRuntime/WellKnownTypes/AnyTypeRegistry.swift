@@ -1,0 +1,40 @@
+import Foundation
+
+/// The message types a `google.protobuf.Any` may hold in JSON, by full name.
+///
+/// Any's JSON spells the packed message's fields, so reading or writing it needs the type
+/// behind the URL. The well-known types are always known; register your own once, at start-up:
+/// `AnyTypeRegistry.shared.register(ChatMessage.self)`. Decoding uses
+/// ``JSONDecodingOptions/anyTypes`` and encoding ``JSONWriter/anyTypes``; both default to
+/// ``shared``.
+public final class AnyTypeRegistry: Sendable, Hashable {
+    private let types: Locked<[String: any ProtoMessage.Type]>
+
+    /// The registry JSON uses unless told otherwise.
+    public static let shared = AnyTypeRegistry()
+
+    /// A registry that knows the well-known types.
+    public init() {
+        let wellKnown: [any ProtoMessage.Type] = [
+            ProtoTimestamp.self, ProtoDuration.self, ProtoEmpty.self, ProtoFieldMask.self, ProtoAny.self,
+            ProtoStruct.self, ProtoValue.self, ProtoListValue.self, ProtoDoubleValue.self, ProtoFloatValue.self,
+            ProtoInt64Value.self, ProtoUInt64Value.self, ProtoInt32Value.self, ProtoUInt32Value.self,
+            ProtoBoolValue.self, ProtoStringValue.self, ProtoBytesValue.self,
+        ]
+        types = Locked(Dictionary(uniqueKeysWithValues: wellKnown.map { ($0.protoMessageName, $0) }))
+    }
+
+    /// Makes `type` known under its full name (``ProtoMessage/protoMessageName``).
+    public func register(_ type: any ProtoMessage.Type) {
+        types.withLock { $0[type.protoMessageName] = type }
+    }
+
+    /// The type a type URL names: its last `/`-separated component is the full name.
+    public func type(forURL url: String) -> (any ProtoMessage.Type)? {
+        let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
+        return types.withLock { $0[name] }
+    }
+
+    public static func == (lhs: AnyTypeRegistry, rhs: AnyTypeRegistry) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

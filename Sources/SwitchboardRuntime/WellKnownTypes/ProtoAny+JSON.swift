@@ -1,0 +1,134 @@
+import Foundation
+
+extension ProtoAny {
+    /// The prefix protobuf's libraries give type URLs.
+    public static let defaultTypeURLPrefix = "type.googleapis.com"
+
+    /// Packs `message`: its type's URL and its binary encoding.
+    public init(packing message: some ProtoMessage, typeURLPrefix: String = ProtoAny.defaultTypeURLPrefix) {
+        self.init(typeUrl: typeURLPrefix + "/" + type(of: message).protoMessageName, value: message.serializedData())
+    }
+
+    /// Whether the packed message is of `type`.
+    public func holds<Message: ProtoMessage>(_ type: Message.Type) -> Bool {
+        typeUrl.hasSuffix("/" + Message.protoMessageName) || typeUrl == Message.protoMessageName
+    }
+
+    /// The packed message as `type`, or `nil` if it holds another type.
+    public func unpack<Message: ProtoMessage>(_ type: Message.Type, options: WireDecodingOptions = .init()) throws(WireDecodingError) -> Message? {
+        guard holds(type) else { return nil }
+        return try Message(serializedData: value, options: options)
+    }
+
+    /// The packed message's JSON with an `"@type"` member first; a well-known type, whose JSON
+    /// is not an object, sits under `"value"`. The type must be in ``JSONWriter/anyTypes``.
+    public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
+        if typeUrl.isEmpty && value.isEmpty {
+            writer.beginObject()
+            writer.endObject()
+            return
+        }
+        guard let type = writer.anyTypes.type(forURL: typeUrl) else {
+            throw .invalidAny(typeURL: typeUrl, reason: "the type is not in the AnyTypeRegistry")
+        }
+        try Self.writeJSON(of: type, typeURL: typeUrl, bytes: value, to: &writer)
+    }
+
+    static func writeJSON<Message: ProtoMessage>(of type: Message.Type, typeURL: String, bytes: Data, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        let message: Message
+        do {
+            message = try Message(serializedData: bytes)
+        } catch {
+            throw .invalidAny(typeURL: typeURL, reason: "its bytes do not decode: \(error)")
+        }
+        writer.beginObject()
+        writer.writeKey("@type")
+        writer.writeString(typeURL)
+        if Message.hasCustomJSON {
+            writer.writeKey("value")
+            try message.encodeJSON(into: &writer)
+        } else {
+            // The fields follow "@type" in the same object: write them to a writer of their
+            // own and splice its members in.
+            var fields = JSONWriter()
+            fields.anyTypes = writer.anyTypes
+            try message.encodeJSON(into: &fields)
+            let members = fields.bytes.dropFirst().dropLast()
+            if !members.isEmpty {
+                writer.writeRawValue([UInt8(ascii: ",")] + members)
+            }
+        }
+        writer.endObject()
+    }
+
+    /// Reads `{"@type": url, ...}` (the `"@type"` member may come anywhere), decoding the
+    /// rest as the named type from ``JSONDecodingOptions/anyTypes`` and packing it.
+    public mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError) {
+        reader.skipWhitespace()
+        let offset = reader.offset
+        // A first pass over a copy of the reader finds "@type"; the second decodes.
+        var scan = reader
+        try scan.beginObject()
+        var url: String?
+        var memberCount = 0
+        while let name = try scan.nextKey() {
+            memberCount += 1
+            if name.matches("@type") {
+                guard url == nil else { throw .invalidAny(offset: offset, reason: "\"@type\" appears twice") }
+                url = try scan.readString()
+            } else {
+                try scan.skipValue()
+            }
+        }
+        guard let url else {
+            if memberCount == 0 {
+                reader = scan
+                self = ProtoAny()
+                return
+            }
+            throw .invalidAny(offset: offset, reason: "the object has no \"@type\"")
+        }
+        guard let type = reader.options.anyTypes.type(forURL: url) else {
+            throw .invalidAny(offset: offset, reason: "type \(String(reflecting: url)) is not in the AnyTypeRegistry")
+        }
+        let bytes = try Self.readJSON(of: type, from: &reader, offset: offset)
+        typeUrl = url
+        value = bytes
+    }
+
+    static func readJSON<Message: ProtoMessage>(of type: Message.Type, from reader: inout JSONReader, offset: Int) throws(JSONDecodingError) -> Data {
+        var message = Message()
+        if Message.hasCustomJSON {
+            try reader.beginObject()
+            var sawValue = false
+            while let name = try reader.nextKey() {
+                if name.matches("@type") {
+                    _ = try reader.readString()
+                } else if name.matches("value"), !sawValue {
+                    sawValue = true
+                    try message.decodeJSON(from: &reader)
+                } else {
+                    throw .invalidAny(offset: offset, reason: "a packed \(Message.protoMessageName) has only \"@type\" and \"value\"")
+                }
+            }
+        } else {
+            try reader.beginObject()
+            // Nested Anys set their own depth; this one's comes back after the fields.
+            let outer = reader.typeMemberDepth
+            reader.skipsTypeMember = true
+            defer { reader.typeMemberDepth = outer }
+            try message.decodeJSONFields(from: &reader)
+        }
+        return message.serializedData()
+    }
+}
+
+extension ProtoMessage {
+    /// Whether the type's JSON is not a plain object of its fields (the well-known types
+    /// other than Empty), which an Any then nests under `"value"`.
+    static var hasCustomJSON: Bool {
+        self is any ProtoWrapper.Type || self == ProtoTimestamp.self || self == ProtoDuration.self
+            || self == ProtoFieldMask.self || self == ProtoStruct.self || self == ProtoValue.self
+            || self == ProtoListValue.self || self == ProtoAny.self
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+extension ProtoFieldMask {
+    /// A mask of `paths` (snake_case field names joined by dots).
+    public init(paths: String...) {
+        self.init(paths: paths)
+    }
+
+    /// The paths in lowerCamelCase joined by commas: `"user.displayName,photo"`. A path that
+    /// would not come back the same (an uppercase letter, or `_` not before a lowercase
+    /// letter) cannot be written.
+    public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
+        var text = ""
+        for (index, path) in paths.enumerated() {
+            if index > 0 { text += "," }
+            var underscore = false
+            for scalar in path.unicodeScalars {
+                if underscore {
+                    guard ("a"..."z").contains(scalar) else { throw .invalidFieldMaskPath(path) }
+                    text.unicodeScalars.append(contentsOf: String(scalar).uppercased().unicodeScalars)
+                    underscore = false
+                } else if scalar == "_" {
+                    underscore = true
+                } else {
+                    guard !("A"..."Z").contains(scalar) else { throw .invalidFieldMaskPath(path) }
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+            if underscore { throw .invalidFieldMaskPath(path) }
+        }
+        writer.writeString(text)
+    }
+
+    /// Reads comma-separated lowerCamelCase paths back to snake_case; `_` is refused, since
+    /// the JSON form never contains one.
+    public mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError) {
+        reader.skipWhitespace()
+        let offset = reader.offset
+        let text = try reader.readString()
+        paths = []
+        guard !text.isEmpty else { return }
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            var path = ""
+            for scalar in part.unicodeScalars {
+                if scalar == "_" { throw .invalidFieldMask(offset: offset) }
+                if ("A"..."Z").contains(scalar) {
+                    path += "_" + String(scalar).lowercased()
+                } else {
+                    path.unicodeScalars.append(scalar)
+                }
+            }
+            paths.append(path)
+        }
+    }
+}
