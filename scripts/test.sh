@@ -19,6 +19,7 @@ source scripts/common.sh
 scripts/setup.sh
 swift build "${SWIFT_BUILD_FLAGS[@]}" --build-tests
 bin=$(switchboard_bin)
+"$bin" generate --well-known-types --output Sources/SwitchboardRuntime/WellKnownTypes/Generated --check
 "$bin" generate schema --output Sources/SignalChat/Generated --check
 "$bin" generate Tests/Schemas/kitchen_sink --output Tests/KitchenSink/Generated --module KitchenSink --check
 scripts/make-fixtures.sh --check

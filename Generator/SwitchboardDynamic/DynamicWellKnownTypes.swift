@@ -113,8 +113,12 @@ extension DynamicJSONCodec {
         } else {
             inner = try readMessage(&reader, type: packed, depth: depth + 1, skippingTypeMember: true)
         }
+        // As read from the wire: proto3 defaults (an empty URL or packed message) are absent.
         let bytes = binary.encode(inner ?? DynamicMessage(type: packed))
-        return DynamicMessage(type: type, fields: [1: .single(.string(url)), 2: .single(.bytes(bytes))])
+        var fields: [Int: DynamicField] = [:]
+        if !url.isEmpty { fields[1] = .single(.string(url)) }
+        if !bytes.isEmpty { fields[2] = .single(.bytes(bytes)) }
+        return DynamicMessage(type: type, fields: fields)
     }
 
     func writeWellKnown(_ kind: WellKnownJSON, _ message: DynamicMessage, indent: Int) -> String {

@@ -24,16 +24,16 @@ def main() -> None:
     print("ready", flush=True)
     for line in sys.stdin:
         name, binary_hex, json_b64 = line.split()
-        if name not in classes:
-            classes[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
         try:
+            if name not in classes:
+                classes[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
             from_binary = classes[name]()
             from_binary.ParseFromString(b"" if binary_hex == "-" else bytes.fromhex(binary_hex))
-            from_json = json_format.Parse(base64.b64decode(json_b64).decode("utf-8"), classes[name]())
+            from_json = json_format.Parse(base64.b64decode(json_b64).decode("utf-8"), classes[name](), descriptor_pool=pool)
             print(
                 from_binary.SerializeToString(deterministic=True).hex() or "-",
                 from_json.SerializeToString(deterministic=True).hex() or "-",
-                base64.b64encode(json_format.MessageToJson(from_binary, indent=None).encode("utf-8")).decode("ascii"),
+                base64.b64encode(json_format.MessageToJson(from_binary, indent=None, descriptor_pool=pool).encode("utf-8")).decode("ascii"),
                 flush=True,
             )
         except Exception as error:  # noqa: BLE001 - reported to the test, which fails

@@ -41,6 +41,10 @@ import Testing
     @Test func lists() throws { try check("Lists", in: Self.kitchenSink, seed: 12) { $0.lists() } }
     @Test func maps() throws { try check("Maps", in: Self.kitchenSink, seed: 13) { $0.maps() } }
     @Test func composite() throws { try check("Composite", in: Self.kitchenSink, seed: 14) { $0.composite() } }
+    @Test func wellKnownTypes() throws {
+        AnyTypeRegistry.shared.register(Point.self)
+        try check("WellKnown", in: Self.kitchenSink, seed: 17) { $0.wellKnown() }
+    }
     @Test func chatMessages() throws { try check("ChatMessage", in: Self.signal, seed: 15) { $0.chatMessage() } }
     @Test func envelopes() throws { try check("WebSocketMessage", in: Self.signal, seed: 16) { $0.webSocketMessage() } }
 

@@ -38,12 +38,8 @@ import Testing
             let bytes = Self.composite(seconds: seconds, nanos: nanos)
             let value = try Composite(serializedBytes: bytes)
             #expect(value.createdAt == ProtoTimestamp(seconds: seconds, nanos: Int32(nanos)))
-            #expect(value.serializedBytes() == bytes)
+            #expect(try Composite(serializedBytes: value.serializedBytes()) == value)
         }
-    }
-        // Where Date holds whole microseconds (1933 to 2069), the round trip is exact.
-        let value = try Composite(serializedBytes: Self.composite(seconds: 1_700_000_000, nanos: 123_456_000))
-        #expect(try Composite(serializedBytes: value.serializedBytes()) == value)
     }
 }
 

@@ -184,6 +184,83 @@ struct RandomMessages {
         return m
     }
 
+    mutating func duration() -> ProtoDuration {
+        if chance(20) { return ProtoDuration() }
+        let seconds = Int64.random(in: -ProtoDuration.maximumSeconds...ProtoDuration.maximumSeconds, using: &rng)
+        var nanos = chance(30) ? 0 : Int32.random(in: 0..<1_000_000_000, using: &rng)
+        if seconds < 0 || (seconds == 0 && chance(50)) { nanos = -nanos }
+        return ProtoDuration(seconds: seconds, nanos: nanos)
+    }
+
+    /// A JSON value of bounded depth; numbers finite, as JSON requires.
+    mutating func jsonValue(depth: Int) -> ProtoValue {
+        switch Int.random(in: 0..<(depth > 0 ? 6 : 4), using: &rng) {
+        case 0: return .null
+        case 1:
+            let number = double()
+            return ProtoValue(kind: .numberValue(number.isFinite ? number : 0))
+        case 2: return ProtoValue(kind: .stringValue(string()))
+        case 3: return ProtoValue(kind: .boolValue(chance(50)))
+        case 4: return ProtoValue(kind: .structValue(jsonObject(depth: depth - 1)))
+        default: return ProtoValue(kind: .listValue(ProtoListValue(values: list { $0.jsonValue(depth: depth - 1) })))
+        }
+    }
+
+    mutating func jsonObject(depth: Int) -> ProtoStruct {
+        ProtoStruct(fields: Dictionary(list { ($0.string(), $0.jsonValue(depth: depth)) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    /// Field mask paths that survive JSON's lowerCamelCase: lowercase words joined by `_` and `.`.
+    mutating func fieldMask() -> ProtoFieldMask {
+        ProtoFieldMask(paths: list { r in
+            (0..<Int.random(in: 1...3, using: &r.rng)).map { _ in
+                (0..<Int.random(in: 1...2, using: &r.rng)).map { _ in ["user", "display", "name", "photo", "x"].randomElement(using: &r.rng)! }.joined(separator: "_")
+            }.joined(separator: ".")
+        })
+    }
+
+    /// An Any holding a Point (registered with the AnyTypeRegistry), a Duration or a Value.
+    mutating func anyMessage() -> ProtoAny {
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: return ProtoAny(packing: point())
+        case 1: return ProtoAny(packing: duration())
+        case 2: return ProtoAny(packing: jsonValue(depth: 1))
+        default: return ProtoAny(packing: ProtoAny(packing: point()))
+        }
+    }
+
+    mutating func wellKnown() -> WellKnown {
+        var m = WellKnown()
+        m.when = date(); m.duration = duration()
+        m.doubleValue = optional { r in ProtoDoubleValue(r.double()) }
+        m.floatValue = optional { r in ProtoFloatValue(r.float()) }
+        m.int64Value = optional { r in ProtoInt64Value(r.integer()) }
+        m.uint64Value = optional { r in ProtoUInt64Value(r.integer()) }
+        m.int32Value = optional { r in ProtoInt32Value(r.integer()) }
+        m.uint32Value = optional { r in ProtoUInt32Value(r.integer()) }
+        m.boolValue = optional { r in ProtoBoolValue(r.chance(50)) }
+        m.stringValue = optional { r in ProtoStringValue(r.string()) }
+        m.bytesValue = optional { r in ProtoBytesValue(r.bytes()) }
+        m.empty = optional { _ in ProtoEmpty() }
+        m.mask = fieldMask()
+        m.object = optional { $0.jsonObject(depth: 2) }
+        m.value = optional { $0.jsonValue(depth: 2) }
+        m.list = optional { r in ProtoListValue(values: r.list { $0.jsonValue(depth: 1) }) }
+        m.anything = optional { $0.anyMessage() }
+        m.durations = list { $0.duration() }
+        m.values = list { $0.jsonValue(depth: 1) }
+        m.wrappedByName = Dictionary(list { ($0.string(), ProtoInt32Value($0.integer())) }, uniquingKeysWith: { a, _ in a })
+        m.timesByName = Dictionary(list { ($0.string(), $0.date()) }, uniquingKeysWith: { a, _ in a })
+        m.anys = list { $0.anyMessage() }
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: m.choice = .choiceValue(jsonValue(depth: 1))
+        case 1: m.choice = .choiceNull(.nullValue)
+        case 2: m.choice = .choiceDuration(duration())
+        default: m.choice = nil
+        }
+        return m
+    }
+
     mutating func chatMessage() -> ChatMessage {
         ChatMessage(
             id: string(), senderId: integer(), text: string(), status: MessageStatus(rawValue: Int32.random(in: 0...5, using: &rng)),

@@ -1,0 +1,105 @@
+import Foundation
+import KitchenSink
+import SwitchboardRuntime
+import Testing
+
+/// The well-known types' own JSON forms, case by case from protobuf's JSON mapping.
+@Suite struct WellKnownTypesJSONTests {
+    func json(_ message: WellKnown) throws -> String { try message.jsonString() }
+    func read(_ text: String) throws -> WellKnown { try WellKnown(jsonString: text) }
+
+    @Test func durationsAreSecondsWithAFractionOfThreeSixOrNineDigits() throws {
+        let cases: [(Int64, Int32, String)] = [
+            (1, 500_000_000, "1.500s"), (0, -1, "-0.000000001s"), (-3, -20_000, "-3.000020s"), (7, 0, "7s"),
+            (ProtoDuration.maximumSeconds, 999_999_999, "315576000000.999999999s"),
+        ]
+        for (seconds, nanos, text) in cases {
+            let message = WellKnown(duration: ProtoDuration(seconds: seconds, nanos: nanos))
+            #expect(try json(message) == #"{"duration":"\#(text)"}"#)
+            #expect(try read(#"{"duration":"\#(text)"}"#) == message)
+        }
+        #expect(try read(#"{"duration":"1.5s"}"#).duration == ProtoDuration(seconds: 1, nanos: 500_000_000))
+        for bad in ["1", "1.s", ".5s", "1.5", "+1s", "1.0000000001s", "315576000001s", "1 s", "-s", "0x10s"] {
+            #expect(throws: JSONDecodingError.self, "\(bad)") { try read(#"{"duration":"\#(bad)"}"#) }
+        }
+        for invalid in [ProtoDuration(seconds: 1, nanos: -1), ProtoDuration(seconds: ProtoDuration.maximumSeconds + 1, nanos: 0), ProtoDuration(seconds: 0, nanos: 1_000_000_000)] {
+            #expect(throws: JSONEncodingError.durationOutOfRange(seconds: invalid.seconds, nanos: invalid.nanos)) { try json(WellKnown(duration: invalid)) }
+        }
+        #expect(ProtoDuration(.milliseconds(-1500)) == ProtoDuration(seconds: -1, nanos: -500_000_000))
+        #expect(ProtoDuration(seconds: -1, nanos: -500_000_000).duration == .milliseconds(-1500))
+    }
+
+    @Test func wrappersAreBareValuesAndNullLeavesThemUnset() throws {
+        let message = WellKnown(int64Value: ProtoInt64Value(-5), uint32Value: ProtoUInt32Value(0), boolValue: ProtoBoolValue(false),
+                                stringValue: ProtoStringValue("hi"), bytesValue: ProtoBytesValue(Data([1, 2])))
+        #expect(try json(message) == #"{"int64Value":"-5","uint32Value":0,"boolValue":false,"stringValue":"hi","bytesValue":"AQI="}"#)
+        #expect(try read(#"{"int64Value":"-5","uint32Value":0,"boolValue":false,"stringValue":"hi","bytesValue":"AQI="}"#) == message)
+        #expect(try read(#"{"int32Value":null,"doubleValue":"NaN"}"#).int32Value == nil)
+        #expect(try read(#"{"doubleValue":"NaN"}"#).doubleValue?.value.isNaN == true)
+        // A present wrapper with the default value is written, and survives the wire.
+        #expect(try WellKnown(serializedBytes: message.serializedBytes()).uint32Value == ProtoUInt32Value(0))
+    }
+
+    @Test func structAndValueAreFreeJSON() throws {
+        let text = #"{"object":{"a":[1,"two",true,null,{"b":{}}],"c":null},"value":null,"values":[null,2.5,[]],"list":[]}"#
+        let message = try read(text)
+        #expect(message.object?.fields["c"] == .null)
+        #expect(message.value == .null, "null is a Value, not an unset field")
+        #expect(message.values == [.null, ProtoValue(kind: .numberValue(2.5)), ProtoValue(kind: .listValue(ProtoListValue()))])
+        #expect(message.list == ProtoListValue())
+        #expect(try json(message) == #"{"object":{"a":[1,"two",true,null,{"b":{}}],"c":null},"value":null,"list":[],"values":[null,2.5,[]]}"#)
+        #expect(throws: JSONEncodingError.self) { try json(WellKnown(value: ProtoValue(kind: .numberValue(.infinity)))) }
+        #expect(throws: JSONEncodingError.self) { try json(WellKnown(value: ProtoValue())) }
+        #expect(throws: JSONDecodingError.self) { try read(#"{"object":[1]}"#) }
+        #expect(throws: JSONDecodingError.self) { try read(#"{"list":{}}"#) }
+    }
+
+    @Test func nullValueIsNullAndCountsInAOneof() throws {
+        let message = try read(#"{"choiceNull":null}"#)
+        #expect(message.choice == .choiceNull(.nullValue))
+        #expect(try json(message) == #"{"choiceNull":null}"#)
+        #expect(throws: JSONDecodingError.self) { try read(#"{"choiceNull":null,"choiceDuration":"1s"}"#) }
+    }
+
+    @Test func fieldMasksAreCamelCasedAndRefuseWhatCannotComeBack() throws {
+        let message = WellKnown(mask: ProtoFieldMask(paths: "user.display_name", "photo"))
+        #expect(try json(message) == #"{"mask":"user.displayName,photo"}"#)
+        #expect(try read(#"{"mask":"user.displayName,photo"}"#) == message)
+        #expect(try read(#"{"mask":""}"#).mask.paths.isEmpty)
+        #expect(throws: JSONDecodingError.self) { try read(#"{"mask":"foo,bar_bar"}"#) }
+        for path in ["fooBar", "foo__bar", "foo_", "foo_3"] {
+            #expect(throws: JSONEncodingError.invalidFieldMaskPath(path)) { try json(WellKnown(mask: ProtoFieldMask(paths: path))) }
+        }
+    }
+
+    @Test func anyCarriesTypeAnywhereAndNestsWellKnownTypesUnderValue() throws {
+        AnyTypeRegistry.shared.register(Point.self)
+        let point = Point(x: 3, y: -4)
+        let message = WellKnown(anything: ProtoAny(packing: point), anys: [ProtoAny(packing: ProtoDuration(seconds: 2, nanos: 0))])
+        let text = try json(message)
+        #expect(text == #"{"anything":{"@type":"type.googleapis.com/switchboard.test.Point","x":3,"y":-4},"anys":[{"@type":"type.googleapis.com/google.protobuf.Duration","value":"2s"}]}"#)
+        #expect(try read(text) == message)
+        // "@type" need not come first.
+        #expect(try read(#"{"anything":{"x":3,"@type":"type.googleapis.com/switchboard.test.Point","y":-4}}"#).anything == ProtoAny(packing: point))
+        #expect(try message.anything?.unpack(Point.self) == point)
+        #expect(try message.anything?.unpack(ProtoDuration.self) == nil)
+        #expect(throws: JSONDecodingError.self) { try read(#"{"anything":{"x":3}}"#) }
+        #expect(throws: JSONDecodingError.self) { try read(#"{"anything":{"@type":"type.googleapis.com/nowhere.Unknown"}}"#) }
+        #expect(throws: JSONEncodingError.self) { try json(WellKnown(anything: ProtoAny(typeUrl: "type.googleapis.com/nowhere.Unknown", value: Data()))) }
+        // A registry of one's own is used instead of the shared one.
+        var options = JSONDecodingOptions()
+        options.anyTypes = AnyTypeRegistry()
+        #expect(throws: JSONDecodingError.self) { try WellKnown(jsonString: text, options: options) }
+    }
+
+    @Test func timestampsKeepEveryNanosecondAndMergeLikeMessages() throws {
+        let first = WellKnown(when: ProtoTimestamp(seconds: 5, nanos: 0)).serializedBytes()
+        let second = WellKnown(when: ProtoTimestamp(seconds: 0, nanos: 7)).serializedBytes()
+        // The second occurrence merges into the first: seconds from one, nanos from the other.
+        #expect(try WellKnown(serializedBytes: first + second).when == ProtoTimestamp(seconds: 5, nanos: 7))
+        let exact = ProtoTimestamp(seconds: -62_135_596_800, nanos: 999_999_999)
+        #expect(try read(json(WellKnown(when: exact))).when == exact)
+        #expect(ProtoTimestamp(date: Date(timeIntervalSince1970: 1.5)) == ProtoTimestamp(seconds: 1, nanos: 500_000_000))
+        #expect(ProtoTimestamp(date: .distantFuture.addingTimeInterval(1e12)) == .maximum)
+    }
+}
