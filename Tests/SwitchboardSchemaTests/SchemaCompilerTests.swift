@@ -165,3 +165,44 @@ import Testing
         #expect(output.renderedDiagnostics == expected)
     }
 }
+
+/// `import`: the built-in well-known types, and the errors around importing.
+@Suite struct SchemaImportTests {
+    func compile(_ text: String) -> SchemaCompiler.Output {
+        SchemaCompiler.compile(files: [SourceFile(path: "api/a.sb", text: text)])
+    }
+
+    @Test func importedTypesResolveByFullNameAndAreNotDeclaredHere() throws {
+        let output = compile("""
+            package demo
+            import google.protobuf
+            message Job { 1 timeout: google.protobuf.Duration  2 tags: google.protobuf.Struct? }
+            """)
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        #expect(schema.topLevelMessages.map(\.name) == ["Job"])
+        guard case let .singular(.message(duration)) = schema.messages[0].fields[0].shape else {
+            Issue.record("not a message: \(schema.messages[0].fields[0].shape)")
+            return
+        }
+        #expect(schema.messages[duration].fullName == "google.protobuf.Duration")
+        #expect(schema.messages[duration].swiftPath == "ProtoDuration")
+        // Struct's Value, ListValue and NullValue come along, resolved inside their package.
+        #expect(schema.enums.contains { $0.fullName == "google.protobuf.NullValue" && $0.importedFrom == 0 })
+    }
+
+    @Test func aWellKnownTypeWithoutItsImportSaysWhatToAdd() {
+        let output = compile("package demo\nmessage Job { 1 timeout: google.protobuf.Duration }")
+        #expect(output.schema == nil)
+        #expect(output.diagnostics.map(\.message) == ["'google.protobuf.Duration' is in package 'google.protobuf'; add 'import google.protobuf' to this file"])
+    }
+
+    @Test func unknownAndSelfImportsAreErrors() {
+        let unknown = compile("package demo\nimport google.protobf\nmessage Job { 1 id: string }")
+        #expect(unknown.diagnostics.map(\.code) == [.invalidImport])
+        #expect(unknown.diagnostics.first?.message.contains("did you mean 'google.protobuf'?") == true)
+        let own = compile("package demo\nimport demo\nmessage Job { 1 id: string }")
+        #expect(own.diagnostics.map(\.code) == [.invalidImport])
+        let unknownType = compile("package demo\nimport google.protobuf\nmessage Job { 1 t: google.protobuf.Durationn }")
+        #expect(unknownType.diagnostics.map(\.code) == [.unknownType])
+    }
+}
