@@ -6,10 +6,15 @@ import SwitchboardSchema
 /// codecs use (JSON names, 64-bit integers as strings, bytes as base64, enums by name).
 public struct DynamicJSONCodec: Sendable {
     public let schema: Schema
+    /// Well-known types go through the binary form to the runtime's own JSON code.
+    let binary: DynamicBinaryCodec
     /// Nesting bound for hostile input.
     public var maximumDepth = 100
 
-    public init(schema: Schema) { self.schema = schema }
+    public init(schema: Schema) {
+        self.schema = schema
+        binary = DynamicBinaryCodec(schema: schema)
+    }
 
     // MARK: Reading
 
@@ -232,6 +237,11 @@ public struct DynamicJSONCodec: Sendable {
                 }))
             }
         }
+        writeObject(members, indent: indent, to: &output)
+    }
+
+    /// An object of members, each written by its closure, indented when pretty-printing.
+    func writeObject(_ members: [(String, (inout String) -> Void)], indent: Int, to output: inout String) {
         guard !members.isEmpty else {
             output += "{}"
             return

@@ -13,13 +13,8 @@ enum WellKnownJSON {
 
     init?(_ definition: MessageDefinition) {
         guard definition.importedFrom != nil, definition.fullName.hasPrefix(WellKnownTypes.packageName + "."),
-              definition.name != "Empty" else { return nil }
-        if definition.name == "Any" {
-            self = .any
-            return
-        }
-        guard let type = AnyTypeRegistry.shared.type(forURL: definition.fullName) else { return nil }
-        self = .runtime(type)
+              let type = AnyTypeRegistry.shared.type(forURL: definition.fullName), !type.jsonIsFieldObject else { return nil }
+        self = type == ProtoAny.self ? .any : .runtime(type)
     }
 
     /// Timestamps and durations out of range fail the decode, as in the generated codec.
@@ -43,14 +38,15 @@ extension DynamicJSONCodec {
     /// Whether JSON `null` is a value of `type` (google.protobuf.Value and NullValue), not "unset".
     func isJSONNullAValue(_ type: ValueType) -> Bool {
         switch type {
-        case let .message(index): return schema.messages[index].importedFrom != nil && schema.messages[index].fullName == "google.protobuf.Value"
+        case let .message(index):
+            guard case let .runtime(type)? = WellKnownJSON(schema.messages[index]) else { return false }
+            return type.jsonNullIsValue
         case let .enumeration(index): return schema.enums[index].importedFrom != nil && schema.enums[index].fullName == "google.protobuf.NullValue"
         default: return false
         }
     }
 
     func readWellKnown(_ kind: WellKnownJSON, _ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
-        let binary = DynamicBinaryCodec(schema: schema)
         switch kind {
         case let .runtime(runtimeType):
             let bytes: Data
@@ -61,7 +57,7 @@ extension DynamicJSONCodec {
             }
             return try binary.decode(bytes, as: type)
         case .any:
-            return try readAny(&reader, type: type, depth: depth, binary: binary)
+            return try readAny(&reader, type: type, depth: depth)
         }
     }
 
@@ -73,7 +69,7 @@ extension DynamicJSONCodec {
 
     /// `{"@type": url, ...}`: the fields of the schema type the URL names, or `"value"` for a
     /// well-known type with its own JSON.
-    private func readAny(_ reader: inout JSONReader, type: Int, depth: Int, binary: DynamicBinaryCodec) throws(DynamicCodecError) -> DynamicMessage {
+    private func readAny(_ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
         var url: String?
         var scan = reader
         do throws(JSONDecodingError) {
@@ -122,7 +118,6 @@ extension DynamicJSONCodec {
     }
 
     func writeWellKnown(_ kind: WellKnownJSON, _ message: DynamicMessage, indent: Int) -> String {
-        let binary = DynamicBinaryCodec(schema: schema)
         switch kind {
         case let .runtime(runtimeType):
             // A value the runtime refuses (a timestamp out of range) prints as null.
@@ -132,19 +127,17 @@ extension DynamicJSONCodec {
             var bytes = Data()
             if case let .single(.bytes(value))? = message.fields[2] { bytes = value }
             let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
+            var output = ""
             guard let packed = schema.messages.firstIndex(where: { $0.fullName == name }),
                   let inner = try? binary.decode(bytes, as: packed) else {
                 // Not a type of this schema: the URL and the raw bytes, so nothing is hidden.
-                return "{\"@type\":\(Self.quoted(url)),\"value\":\"\(bytes.base64EncodedString())\"}"
+                writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { $0 += Self.quoted(bytes.base64EncodedString()) })],
+                            indent: indent, to: &output)
+                return output
             }
-            var output = ""
             if WellKnownJSON(schema.messages[packed]) != nil {
-                output = "{" + (prettyPrinted ? "\n" : "") + String(repeating: "  ", count: prettyPrinted ? indent + 1 : 0)
-                    + Self.quoted("@type") + (prettyPrinted ? ": " : ":") + Self.quoted(url) + "," + (prettyPrinted ? "\n" : "")
-                    + String(repeating: "  ", count: prettyPrinted ? indent + 1 : 0) + Self.quoted("value") + (prettyPrinted ? ": " : ":")
-                var value = ""
-                write(inner, indent: indent + 1, to: &value)
-                output += value + (prettyPrinted ? "\n" : "") + String(repeating: "  ", count: prettyPrinted ? indent : 0) + "}"
+                writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { self.write(inner, indent: indent + 1, to: &$0) })],
+                            indent: indent, to: &output)
             } else {
                 write(inner, indent: indent, typeURL: url, to: &output)
             }

@@ -1,8 +1,8 @@
 extension SchemaValidator {
     /// Packages a schema can import, by name: today the built-in well-known types.
-    static var importablePackages: [String: (schema: Schema, swiftModule: String)] {
-        [WellKnownTypes.packageName: (WellKnownTypes.schema, WellKnownTypes.swiftModule)]
-    }
+    static let importablePackages: [String: (schema: Schema, swiftModule: String)] = [
+        WellKnownTypes.packageName: (WellKnownTypes.schema, WellKnownTypes.swiftModule),
+    ]
 
     /// Checks each file's `import` lines: a package that exists, other than the schema's own,
     /// imported once.

@@ -30,6 +30,9 @@ public protocol ProtoMessage: Sendable, Hashable {
     mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError)
     /// Whether JSON `null` is a value of this type (`google.protobuf.Value`) rather than "unset".
     static var jsonNullIsValue: Bool { get }
+    /// Whether the JSON form is an object of the fields (false for the well-known types with a
+    /// form of their own, which an Any nests under `"value"`).
+    static var jsonIsFieldObject: Bool { get }
     /// Throws if a decoded value breaks its type's rules: a Timestamp or Duration out of range.
     /// Runs after each time the message is decoded or merged from the wire.
     func validateAfterDecoding() throws(WireDecodingError)
@@ -51,6 +54,9 @@ extension ProtoMessage {
 
     @inlinable
     public static var jsonNullIsValue: Bool { false }
+
+    @inlinable
+    public static var jsonIsFieldObject: Bool { true }
 
     @inlinable
     public func validateAfterDecoding() throws(WireDecodingError) {}

@@ -44,7 +44,7 @@ extension ProtoAny {
         writer.beginObject()
         writer.writeKey("@type")
         writer.writeString(typeURL)
-        if Message.hasCustomJSON {
+        if !Message.jsonIsFieldObject {
             writer.writeKey("value")
             try message.encodeJSON(into: &writer)
         } else {
@@ -98,7 +98,7 @@ extension ProtoAny {
 
     static func readJSON<Message: ProtoMessage>(of type: Message.Type, from reader: inout JSONReader, offset: Int) throws(JSONDecodingError) -> Data {
         var message = Message()
-        if Message.hasCustomJSON {
+        if !Message.jsonIsFieldObject {
             try reader.beginObject()
             var sawValue = false
             while let name = try reader.nextKey() {
@@ -123,12 +123,7 @@ extension ProtoAny {
     }
 }
 
-extension ProtoMessage {
-    /// Whether the type's JSON is not a plain object of its fields (the well-known types
-    /// other than Empty), which an Any then nests under `"value"`.
-    static var hasCustomJSON: Bool {
-        self is any ProtoWrapper.Type || self == ProtoTimestamp.self || self == ProtoDuration.self
-            || self == ProtoFieldMask.self || self == ProtoStruct.self || self == ProtoValue.self
-            || self == ProtoListValue.self || self == ProtoAny.self
-    }
+extension ProtoAny {
+    /// Its JSON is the packed message's, not an object of `typeUrl` and `value`.
+    public static var jsonIsFieldObject: Bool { false }
 }

@@ -43,6 +43,9 @@ extension ProtoDuration {
 }
 
 extension ProtoDuration {
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// Seconds with a fraction of 0, 3, 6 or 9 digits and an `s`: `"1.500s"`, `"-0.000000001s"`.
     /// A value outside ``isValid`` cannot be written.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {

@@ -6,6 +6,9 @@ extension ProtoFieldMask {
         self.init(paths: paths)
     }
 
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// The paths in lowerCamelCase joined by commas: `"user.displayName,photo"`. A path that
     /// would not come back the same (an uppercase letter, or `_` not before a lowercase
     /// letter) cannot be written.

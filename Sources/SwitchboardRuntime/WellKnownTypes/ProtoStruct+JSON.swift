@@ -9,6 +9,9 @@ extension ProtoValue {
     /// JSON `null`.
     public static var null: ProtoValue { ProtoValue(kind: .nullValue(.nullValue)) }
 
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// Any JSON value, as JSON: `null`, a number, a string, `true`/`false`, an object or an
     /// array. A value with no kind, or a number JSON cannot spell (NaN, infinity), cannot be written.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
@@ -52,6 +55,9 @@ extension ProtoValue {
 }
 
 extension ProtoStruct {
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// A JSON object of its fields.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
         try MapField<StringCodec, MessageCodec<ProtoValue>>.writeJSON(fields, to: &writer)
@@ -68,6 +74,9 @@ extension ProtoStruct {
 }
 
 extension ProtoListValue {
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// A JSON array of its values.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
         try RepeatedField<MessageCodec<ProtoValue>>.writeJSON(values, to: &writer)

@@ -64,6 +64,9 @@ extension ProtoTimestamp: Comparable {
 }
 
 extension ProtoTimestamp {
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// RFC 3339 text in UTC, such as `"1972-01-01T10:00:20.021Z"`; fractions take 0, 3, 6 or 9
     /// digits. A value outside ``isValid`` cannot be written.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {

@@ -16,6 +16,9 @@ extension ProtoWrapper {
         self.value = value
     }
 
+    /// Not an object of its fields in JSON.
+    public static var jsonIsFieldObject: Bool { false }
+
     /// The bare value: `5`, `"5"` for 64-bit integers, `"text"`, `true`.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
         try WrappedCodec.writeJSON(value, to: &writer)
