@@ -61,6 +61,11 @@ expect_status 1 "an unclosed message is an error" "$bin" lint "$work/unclosed"
 expect_status 2 "a schema file instead of its directory is a usage error" "$bin" generate schema/usernames.sb --output "$work/out1"
 grep -q "'schema/usernames.sb' is a file; a schema is a directory of \*.sb files (try 'schema')" "$work/err" && pass "the error says what is expected" || fail "the error says what is expected"
 
+expect_status 1 "an import without its --import-path is an error" "$bin" lint Tests/Schemas/imports/app
+grep -q "unknown package 'acme.common'; pass its schema directory with --import-path" "$work/err" && pass "the error says to pass --import-path" || fail "the error says to pass --import-path"
+expect_status 2 "a missing --import-path directory is a usage error" "$bin" lint Tests/Schemas/imports/app --import-path "$work/nope"
+expect_status 0 "lint with --import-path" "$bin" lint Tests/Schemas/imports/app --import-path Tests/Schemas/imports/common=AcmeCommon
+
 cp -r Sources/SignalChat/Generated "$work/sdk"
 expect_status 0 "--check passes on a fresh copy" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
 echo "// edited" >> "$work/sdk/ChatMessage.swift"

@@ -95,6 +95,28 @@ fi
 
 # The build plugin's layout (one file per schema file) holds the same code: it must compile too.
 mkdir -p "$work/layout"
+# A schema that imports another package: each generated into a module of its own, the importer
+# naming the imported types through --import-path; and their exports compile with protoc.
+imports="$work/imports"
+mkdir -p "$imports/modules" "$imports/proto/acme"
+switchboard() { swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard "$@"; }
+if output=$(switchboard generate Tests/Schemas/imports/common --output "$imports/common" 2>&1) &&
+   output=$(swiftc -emit-module -parse-as-library -swift-version 6 -warnings-as-errors -module-name AcmeCommon -I "$modules" "${clang_modules[@]}" \
+              -emit-module-path "$imports/modules/AcmeCommon.swiftmodule" "$imports"/common/*.swift 2>&1) &&
+   output=$(switchboard generate Tests/Schemas/imports/app --output "$imports/app" --import-path Tests/Schemas/imports/common=AcmeCommon 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name AcmeApp -I "$modules" -I "$imports/modules" "${clang_modules[@]}" "$imports"/app/*.swift 2>&1); then
+  echo "  ok   a schema importing another package compiles against that package's module"
+else
+  echo "  FAIL a schema importing another package:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+if output=$(switchboard export-proto Tests/Schemas/imports/common --output "$imports/proto/acme/common.proto" 2>&1) &&
+   output=$(switchboard export-proto Tests/Schemas/imports/app --import-path Tests/Schemas/imports/common --output "$imports/proto/acme/app.proto" 2>&1) &&
+   output=$(protoc -I "$imports/proto" -I /usr/include --descriptor_set_out=/dev/null acme/app.proto 2>&1); then
+  echo "  ok   protoc compiles the exports of a schema and the package it imports"
+else
+  echo "  FAIL exports of importing schemas:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+
 if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate schema --output "$work/layout" --layout per-schema-file 2>&1) &&
    output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name SignalChat -I "$modules" "${clang_modules[@]}" "$work"/layout/*.swift 2>&1); then
   echo "  ok   the sample schema in the build plugin's layout (one file per schema file) compiles"

@@ -22,7 +22,8 @@ let package = Package(
         // internal access: only the target's own API is public.
         .target(
             name: "Accounts",
-            dependencies: [.product(name: "SwitchboardRuntime", package: "Switchboard")],
+            // Its schema imports RoomsAPI's package (switchboard-config.json's "imports").
+            dependencies: ["RoomsAPI", .product(name: "SwitchboardRuntime", package: "Switchboard")],
             exclude: ["switchboard-config.json"],
             plugins: [.plugin(name: "SwitchboardGenerator", package: "Switchboard")]
         ),

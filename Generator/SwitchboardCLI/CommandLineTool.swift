@@ -43,8 +43,19 @@ package enum CommandLineTool {
             }
         }
 
+        /// `--import-path <dir>[=<SwiftModule>]`, which every command that reads a schema takes.
+        package var importPaths: [SchemaCompiler.ImportPath] {
+            (repeated["--import-path"] ?? []).map { value in
+                guard let equals = value.lastIndex(of: "="), value.index(after: equals) != value.endIndex else {
+                    return SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: value))
+                }
+                return SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: String(value[..<equals])),
+                                                 swiftModule: String(value[value.index(after: equals)...]))
+            }
+        }
+
         package func rejectUnknown(allowed: Set<String>) throws(UsageError) {
-            for key in options.keys.sorted() where !allowed.contains(key) {
+            for key in options.keys.sorted() where !allowed.contains(key) && key != "--import-path" {
                 throw UsageError("unknown option \(key)")
             }
         }
@@ -62,9 +73,10 @@ package enum CommandLineTool {
 
     /// Compiles the schema directory at `path`, printing its errors (warnings only with
     /// `warnings`: tools that merely read the schema should not repeat the generator's advice).
-    package static func compileSchema(at path: String, warnings: Bool = false) throws(UsageError) -> Schema? {
+    package static func compileSchema(at path: String, importPaths: [SchemaCompiler.ImportPath] = [], warnings: Bool = false) throws(UsageError) -> Schema? {
         try checkSchemaDirectory(path)
-        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path))
+        for importPath in importPaths { try checkSchemaDirectory(importPath.directory.relativePath) }
+        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path), importPaths: importPaths)
         if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics(directoryAsGiven: path)) }
         return output.schema
     }
@@ -88,7 +100,8 @@ package enum CommandLineTool {
             throw UsageError("expected exactly one schema directory, got \(arguments.positional.count)")
         }
         try checkSchemaDirectory(arguments.positional[0])
-        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]))
+        for importPath in arguments.importPaths { try checkSchemaDirectory(importPath.directory.relativePath) }
+        let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]), importPaths: arguments.importPaths)
         if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics(directoryAsGiven: arguments.positional[0])) }
         return output.schema
     }

@@ -60,7 +60,7 @@ public enum SchemaCompiler {
 
     /// Compiles in-memory files. Files are sorted by path first, so the result does not
     /// depend on the order they are given in.
-    public static func compile(files unsorted: [SourceFile]) -> Output {
+    public static func compile(files unsorted: [SourceFile], imports: [ImportableSchema] = []) -> Output {
         let files = unsorted.sorted { $0.path < $1.path }
         var diagnostics = DiagnosticCollector()
         guard !files.isEmpty else {
@@ -73,15 +73,93 @@ public enum SchemaCompiler {
             syntax.append(parsed)
             diagnostics.append(contentsOf: parseDiagnostics)
         }
-        var validator = SchemaValidator(files: files, syntax: syntax)
+        var validator = SchemaValidator(files: files, syntax: syntax, imports: imports)
         let schema = validator.validate()
         diagnostics.append(contentsOf: validator.diagnostics.diagnostics)
         return Output(schema: diagnostics.hasErrors ? nil : schema, diagnostics: diagnostics.sorted, files: files)
     }
 
+    /// A schema directory another schema may import, and the Swift module its types are
+    /// generated into (`nil`: the same module as the importing schema's).
+    public struct ImportPath: Sendable, Hashable {
+        public var directory: URL
+        public var swiftModule: String?
+
+        /// Describes an import path.
+        public init(directory: URL, swiftModule: String? = nil) {
+            self.directory = directory
+            self.swiftModule = swiftModule
+        }
+    }
+
+    /// Compiles `directory`, whose files may `import` the packages of `importPaths`.
+    ///
+    /// Each import path is compiled once, after the paths it imports in turn; a cycle, two paths
+    /// with one package, or an import path with errors is an error of this compile.
+    public static func compile(directory: URL, importPaths: [ImportPath]) -> Output {
+        var diagnostics = DiagnosticCollector()
+        // First the package each path declares and the packages it imports, from syntax alone.
+        var paths: [String: (path: ImportPath, files: [SourceFile], imports: Set<String>)] = [:]
+        for path in importPaths {
+            let (files, _) = readFiles(in: path.directory)
+            let syntax = files.enumerated().map { Parser.parse($1, fileIndex: $0).0 }
+            guard let package = syntax.lazy.compactMap(\.packages.first).first?.name else {
+                diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) holds no schema with a 'package'", at: nil)
+                continue
+            }
+            if let other = paths[package] {
+                diagnostics.error(.invalidImport, "import paths \(other.path.directory.relativePath) and \(path.directory.relativePath) both declare package '\(package)'", at: nil)
+                continue
+            }
+            paths[package] = (path, files, Set(syntax.flatMap(\.imports).map(\.name)))
+        }
+        var compiled: [String: ImportableSchema] = [:]
+        var inProgress: [String] = []
+        func compileImport(_ package: String) -> Bool {
+            if compiled[package] != nil { return true }
+            guard let entry = paths[package] else { return true } // built-in, or reported by the validator
+            if let start = inProgress.firstIndex(of: package) {
+                diagnostics.error(.invalidImport, "packages import each other: \((inProgress[start...] + [package]).joined(separator: " -> "))", at: nil)
+                return false
+            }
+            inProgress.append(package)
+            defer { inProgress.removeLast() }
+            for dependency in entry.imports.sorted() where !compileImport(dependency) { return false }
+            let output = compile(files: entry.files, imports: Array(compiled.values))
+            guard let schema = output.schema else {
+                diagnostics.error(.invalidImport, "the imported schema in \(entry.path.directory.relativePath) has errors; run 'switchboard lint \(entry.path.directory.relativePath)'", at: nil)
+                return false
+            }
+            compiled[package] = ImportableSchema(schema: schema, swiftModule: entry.path.swiftModule)
+            return true
+        }
+        for package in paths.keys.sorted() { _ = compileImport(package) }
+        var output = compile(directory: directory, imports: Array(compiled.values))
+        if diagnostics.hasErrors {
+            output.schema = nil
+            output.diagnostics = diagnostics.diagnostics + output.diagnostics
+        }
+        return output
+    }
+
     /// Reads every `*.sb` file under `directory` (recursively) and compiles them.
     /// Paths in diagnostics and headers are `directory`'s last component plus the relative path.
     public static func compile(directory: URL) -> Output {
+        compile(directory: directory, imports: [])
+    }
+
+    static func compile(directory: URL, imports: [ImportableSchema]) -> Output {
+        let (files, diagnostics) = readFiles(in: directory)
+        var output = compile(files: files, imports: imports)
+        if diagnostics.hasErrors {
+            output.schema = nil
+            output.diagnostics = diagnostics.diagnostics + output.diagnostics
+        }
+        return output
+    }
+
+    /// The `*.sb` files under `directory`, named by its last component plus their relative path.
+    static func readFiles(in directory: URL) -> ([SourceFile], DiagnosticCollector) {
         var files: [SourceFile] = []
         var diagnostics = DiagnosticCollector()
         let root = directory.standardizedFileURL
@@ -97,11 +175,6 @@ public enum SchemaCompiler {
             }
             files.append(SourceFile(path: displayPath, text: String(decoding: data, as: UTF8.self)))
         }
-        var output = compile(files: files)
-        if diagnostics.hasErrors {
-            output.schema = nil
-            output.diagnostics = diagnostics.diagnostics + output.diagnostics
-        }
-        return output
+        return (files, diagnostics)
     }
 }

@@ -11,7 +11,7 @@ import SwitchboardWebSocket
 enum ChatCommandSupport {
     /// The schema named by `--schema` (default `schema`), or `nil` after printing its errors.
     static func schema(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Schema? {
-        try CommandLineTool.compileSchema(at: arguments.options["--schema"] ?? "schema")
+        try CommandLineTool.compileSchema(at: arguments.options["--schema"] ?? "schema", importPaths: arguments.importPaths)
     }
 
     static func url(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> URL {

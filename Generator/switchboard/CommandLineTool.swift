@@ -17,6 +17,9 @@ extension CommandLineTool {
                 (what the build plugin uses). --module is accepted and has no effect: generated code
                 never names its module, so it compiles in any. --well-known-types, in place of
                 <schema-dir>, generates the google.protobuf types SwitchboardRuntime declares.
+                --import-path <dir>[=<Module>] (repeatable, every command that reads a schema takes
+                it) makes the package of the schema in <dir> importable (`import acme.common`);
+                its types are generated into <Module>, or into the same module when none is given.
             """),
         ("export-proto", """
             export-proto <schema-dir> [--output <file.proto>]

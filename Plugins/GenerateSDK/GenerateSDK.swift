@@ -29,7 +29,7 @@ struct GenerateSDK: CommandPlugin {
             }
             generated += 1
             let output = target.directoryURL.appendingPathComponent(location.output ?? "Generated").standardizedFileURL
-            var arguments = [location.schema.path, "--output", output.path, "--access", location.access]
+            var arguments = [location.schema.path, "--output", output.path, "--access", location.access] + location.importArguments
             if check { arguments.append("--check") }
             let process = Process()
             process.executableURL = tool

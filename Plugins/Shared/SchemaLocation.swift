@@ -5,12 +5,15 @@ import PackagePlugin
 /// or `switchboard-config.json` in the target's folder naming another schema folder.
 ///
 /// ```json
-/// { "schema": "../../schema", "access": "public", "output": "Generated" }
+/// { "schema": "../../schema", "access": "public", "output": "Generated",
+///   "imports": { "../RoomsAPI": "RoomsAPI" } }
 /// ```
 /// `schema` is relative to the target's folder; `access` is `public`, `package` or
 /// `internal` (default `public`); `output` marks a target whose generated code is committed
 /// (written by `generate-sdk`, never by the build plugin) and says where it goes, relative to
-/// the target's folder.
+/// the target's folder; `imports` maps schema folders whose packages the schema imports
+/// (relative to the target's folder) to the modules their types are generated into (`""`: this
+/// target's own module). The target must depend on those modules.
 struct SchemaLocation {
     static let configurationName = "switchboard-config.json"
 
@@ -24,9 +27,21 @@ struct SchemaLocation {
     let output: String?
     /// The configuration file, when the target has one.
     let configuration: URL?
+    /// Schema folders the schema imports packages from, each with its module (`""` for this one).
+    var imports: [(schema: URL, module: String)] = []
 
     /// Keys a configuration may hold; any other is an error rather than silently ignored.
-    static let knownKeys: Set<String> = ["schema", "access", "output"]
+    static let knownKeys: Set<String> = ["schema", "access", "output", "imports"]
+
+    /// The generator's `--import-path` arguments for ``imports``.
+    var importArguments: [String] {
+        imports.flatMap { ["--import-path", $0.module.isEmpty ? $0.schema.path : "\($0.schema.path)=\($0.module)"] }
+    }
+
+    /// The files of the schema and of the schemas it imports: what the build depends on.
+    var inputFiles: [URL] {
+        files.map(\.url) + imports.flatMap { (try? Self.schemaFiles(under: $0.schema).get().map(\.url)) ?? [] } + (configuration.map { [$0] } ?? [])
+    }
 
     /// The target's schema, or `nil` when it has neither `*.sb` files nor a configuration
     /// (or, with `committedOnly`, no configuration with an `output`).
@@ -38,10 +53,11 @@ struct SchemaLocation {
     static func find(in directory: URL, committedOnly: Bool = false) throws -> SchemaLocation? {
         let configurationURL = directory.appendingPathComponent(configurationName)
         var settings: [String: String] = [:]
+        var imports: [String: String] = [:]
         var configuration: URL?
         if FileManager.default.fileExists(atPath: configurationURL.path) {
             configuration = configurationURL
-            settings = try read(configurationURL)
+            (settings, imports) = try read(configurationURL)
         }
         let schema = settings["schema"].map { directory.appendingPathComponent($0).standardizedFileURL } ?? directory
         let files = schemaFiles(under: schema)
@@ -54,11 +70,13 @@ struct SchemaLocation {
         guard ["public", "package", "internal"].contains(access) else {
             throw PluginError("\(configurationURL.path): 'access' must be public, package or internal, not '\(access)'")
         }
-        return SchemaLocation(schema: schema, files: try files.get(), access: access,
-                              output: settings["output"], configuration: configuration)
+        var location = SchemaLocation(schema: schema, files: try files.get(), access: access,
+                                      output: settings["output"], configuration: configuration)
+        location.imports = imports.keys.sorted().map { (directory.appendingPathComponent($0).standardizedFileURL, imports[$0]!) }
+        return location
     }
 
-    static func read(_ url: URL) throws -> [String: String] {
+    static func read(_ url: URL) throws -> (settings: [String: String], imports: [String: String]) {
         let data = try Data(contentsOf: url)
         let parsed: Any
         do {
@@ -70,14 +88,22 @@ struct SchemaLocation {
             throw PluginError("\(url.path): expected a JSON object such as {\"schema\": \"../../schema\"}")
         }
         var settings: [String: String] = [:]
+        var imports: [String: String] = [:]
         for (key, value) in object {
             guard knownKeys.contains(key) else {
                 throw PluginError("\(url.path): unknown key '\(key)'; known keys: \(knownKeys.sorted().joined(separator: ", "))")
             }
+            if key == "imports" {
+                guard let map = value as? [String: String] else {
+                    throw PluginError("\(url.path): 'imports' must map schema folders to module names, such as {\"../RoomsAPI\": \"RoomsAPI\"}")
+                }
+                imports = map
+                continue
+            }
             guard let text = value as? String else { throw PluginError("\(url.path): '\(key)' must be a string") }
             settings[key] = text
         }
-        return settings
+        return (settings, imports)
     }
 
     /// `*.sb` files under `root`, recursively, as the generator reads them. A file whose

@@ -24,8 +24,9 @@ struct SwitchboardGenerator: BuildToolPlugin {
         return .buildCommand(
             displayName: "Generating the \(name) SDK from \(location.files.count) schema files",
             executable: tool,
-            arguments: [location.schema.path, "--output", output.path, "--access", location.access, "--layout", "per-schema-file"],
-            inputFiles: location.files.map(\.url) + (location.configuration.map { [$0] } ?? []),
+            arguments: [location.schema.path, "--output", output.path, "--access", location.access, "--layout", "per-schema-file"]
+                + location.importArguments,
+            inputFiles: location.inputFiles,
             outputFiles: outputs)
     }
 }

@@ -48,6 +48,22 @@ import Testing
     @Test func chatMessages() throws { try check("ChatMessage", in: Self.signal, seed: 15) { $0.chatMessage() } }
     @Test func envelopes() throws { try check("WebSocketMessage", in: Self.signal, seed: 16) { $0.webSocketMessage() } }
 
+    /// Types of an imported package, and the well-known types it imports, read and write
+    /// through `call` and `mock-server`'s codecs like the schema's own.
+    @Test func importedPackagesTypesRoundTrip() throws {
+        let imports = Self.schemas.appendingPathComponent("Schemas/imports")
+        let output = SchemaCompiler.compile(directory: imports.appendingPathComponent("app"),
+                                            importPaths: [.init(directory: imports.appendingPathComponent("common"))])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let type = try #require(schema.messageIndex(named: "acme.app.Profile"))
+        let json = DynamicJSONCodec(schema: schema), binary = DynamicBinaryCodec(schema: schema)
+        let text = #"{"home":{"street":"Main St","verifiedAt":"2026-11-26T10:00:00.000000001Z","ttl":"-1.500s","kind":"HOME"},"kinds":["HOME",7],"byName":{"x":{}}}"#
+        let message = try json.decode(Data(text.utf8), as: type)
+        let again = try binary.decode(binary.encode(message), as: type)
+        #expect(again == message)
+        #expect(json.encode(again, prettyPrinted: false) == text)
+    }
+
     /// Two encodings one after the other decode as protobuf's merge: embedded messages merge
     /// recursively, lists concatenate, maps merge by key, the last oneof member wins.
     @Test func concatenatedEncodingsMergeLikeProtobuf() throws {

@@ -206,3 +206,56 @@ import Testing
         #expect(unknownType.diagnostics.map(\.code) == [.unknownType])
     }
 }
+
+/// Import paths: schema directories compiled once each, in import order.
+@Suite struct SchemaImportPathTests {
+    /// Writes `schemas` (directory name → schema text) under a fresh temporary directory.
+    func directories(_ schemas: [String: String]) throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-imports-\(UUID().uuidString)")
+        for (name, text) in schemas {
+            let directory = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: directory.appendingPathComponent("\(name).sb"))
+        }
+        return root
+    }
+
+    @Test func importPathsResolveInTheOrderTheyImportEachOther() throws {
+        let root = try directories([
+            "a": "package pa\nimport pb\nmessage A { 1 b: pb.B }",
+            "b": "package pb\nimport pc\nmessage B { 1 c: pc.C }",
+            "c": "package pc\nmessage C { 1 x: string }",
+            "app": "package app\nimport pa\nmessage App { 1 a: pa.A }",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        // Listed in the "wrong" order: each is still compiled after what it imports.
+        let paths = ["a", "b", "c"].map { SchemaCompiler.ImportPath(directory: root.appendingPathComponent($0), swiftModule: $0.uppercased()) }
+        let output = SchemaCompiler.compile(directory: root.appendingPathComponent("app"), importPaths: paths)
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        #expect(schema.importedPackages.map(\.name) == ["pc", "pb", "pa"])
+        #expect(schema.importedPackages.map(\.swiftModule) == ["C", "B", "A"])
+    }
+
+    @Test func cyclesDuplicatesAndBrokenImportsAreErrors() throws {
+        let root = try directories([
+            "a": "package pa\nimport pb\nmessage A { 1 x: string }",
+            "b": "package pb\nimport pa\nmessage B { 1 x: string }",
+            "twin": "package pa\nmessage Twin { 1 x: string }",
+            "broken": "package broken\nmessage Broken { 1 x: Nowhere }",
+            "app": "package app\nmessage App { 1 x: string }",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        func compile(_ names: [String]) -> SchemaCompiler.Output {
+            SchemaCompiler.compile(directory: root.appendingPathComponent("app"),
+                                   importPaths: names.map { SchemaCompiler.ImportPath(directory: root.appendingPathComponent($0)) })
+        }
+        let cycle = compile(["a", "b"])
+        #expect(cycle.schema == nil)
+        #expect(cycle.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("packages import each other: pa -> pb -> pa") })
+        let twins = compile(["a", "twin"])
+        #expect(twins.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("both declare package 'pa'") })
+        let broken = compile(["broken"])
+        #expect(broken.schema == nil)
+        #expect(broken.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("has errors") })
+    }
+}

@@ -134,21 +134,32 @@ public enum ProtoExporter {
         lines.append("}")
     }
 
+    /// Where a schema package's export is expected, so exports can import each other:
+    /// `acme.common` is `acme/common.proto`.
+    public static func protoFile(forPackage package: String) -> String {
+        package.replacingOccurrences(of: ".", with: "/") + ".proto"
+    }
+
     /// The `.proto` files declaring the imported types this schema's fields use: protobuf's
-    /// own files for the well-known types.
+    /// own files for the well-known types, `a/b.proto` for a schema package `a.b`.
     static func importedFiles(_ schema: Schema) -> Set<String> {
         var files: Set<String> = []
         for message in schema.messages where message.importedFrom == nil {
             for field in message.fields {
-                var path: [String]
+                let path: [String], package: Int
                 switch field.shape.valueType {
                 case let .message(index) where schema.messages[index].importedFrom != nil:
-                    path = schema.messages[index].path
+                    (path, package) = (schema.messages[index].path, schema.messages[index].importedFrom!)
                 case let .enumeration(index) where schema.enums[index].importedFrom != nil:
-                    path = schema.enums[index].path
+                    (path, package) = (schema.enums[index].path, schema.enums[index].importedFrom!)
                 default: continue
                 }
-                if let file = WellKnownTypes.protoFile(declaring: path[0]) { files.insert(file) }
+                let name = schema.importedPackages[package].name
+                if name == WellKnownTypes.packageName {
+                    if let file = WellKnownTypes.protoFile(declaring: path[0]) { files.insert(file) }
+                } else {
+                    files.insert(protoFile(forPackage: name))
+                }
             }
         }
         return files

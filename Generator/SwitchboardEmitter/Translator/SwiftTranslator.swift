@@ -96,7 +96,7 @@ public struct SwiftTranslator: Sendable {
     /// are generated into the runtime itself, which does not import itself.
     var moduleImports: [String] {
         var modules: Set<String> = ["Foundation", WellKnownTypes.swiftModule]
-        for package in schema.importedPackages { modules.insert(package.swiftModule) }
+        for package in schema.importedPackages { if let module = package.swiftModule { modules.insert(module) } }
         if schema.packageName == WellKnownTypes.packageName { modules.remove(WellKnownTypes.swiftModule) }
         return modules.sorted()
     }

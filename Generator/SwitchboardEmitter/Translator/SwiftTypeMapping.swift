@@ -102,11 +102,19 @@ struct SwiftTypeMapping {
         return path
     }
 
+    /// A type of this schema, or of an imported package: qualified by its module, so a type of
+    /// this schema with the same name cannot hide it (the runtime's names are reserved instead).
+    func imported(_ package: Int?, _ path: String, from scope: Int?) -> String {
+        guard let package else { return reference(path, from: scope) }
+        guard let module = schema.importedPackages[package].swiftModule, module != WellKnownTypes.swiftModule else { return path }
+        return module + "." + path
+    }
+
     func valueType(_ type: ValueType, from scope: Int?) -> String {
         switch type {
         case let .scalar(scalar): return Self.swiftType(scalar)
-        case let .message(index): return reference(schema.messages[index].swiftPath, from: scope)
-        case let .enumeration(index): return reference(schema.enums[index].swiftPath, from: scope)
+        case let .message(index): return imported(schema.messages[index].importedFrom, schema.messages[index].swiftPath, from: scope)
+        case let .enumeration(index): return imported(schema.enums[index].importedFrom, schema.enums[index].swiftPath, from: scope)
         case .timestamp(.millis): return "Date"
         }
     }

@@ -27,15 +27,30 @@ public struct Schema: Sendable, Hashable {
     public var topLevelEnums: [EnumDefinition] { enums.filter { $0.parent == nil && $0.importedFrom == nil } }
 }
 
+/// A compiled schema that another schema may import, and where its Swift types live.
+public struct ImportableSchema: Sendable, Hashable {
+    /// The compiled package.
+    public var schema: Schema
+    /// The Swift module its types are generated into; `nil` for the importing schema's own.
+    public var swiftModule: String?
+
+    /// Describes a schema to import.
+    public init(schema: Schema, swiftModule: String?) {
+        self.schema = schema
+        self.swiftModule = swiftModule
+    }
+}
+
 /// A package whose types a schema uses without declaring them.
 public struct ImportedPackage: Sendable, Hashable {
     /// The package name, such as `google.protobuf`.
     public var name: String
-    /// The Swift module that declares its types.
-    public var swiftModule: String
+    /// The Swift module that declares its types; `nil` when they are generated into the same
+    /// module as the importing schema.
+    public var swiftModule: String?
 
     /// Creates a description of an imported package.
-    public init(name: String, swiftModule: String) {
+    public init(name: String, swiftModule: String?) {
         self.name = name
         self.swiftModule = swiftModule
     }

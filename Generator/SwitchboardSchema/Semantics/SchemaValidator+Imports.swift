@@ -1,8 +1,13 @@
 extension SchemaValidator {
-    /// Packages a schema can import, by name: today the built-in well-known types.
-    static let importablePackages: [String: (schema: Schema, swiftModule: String)] = [
-        WellKnownTypes.packageName: (WellKnownTypes.schema, WellKnownTypes.swiftModule),
-    ]
+    /// The names of the packages this schema may import.
+    var importableNames: [String] { (Array(suppliedImports.keys) + [WellKnownTypes.packageName]).sorted() }
+
+    /// The package `name`: one the caller supplied, or the built-in well-known types.
+    func importable(_ name: String) -> ImportableSchema? {
+        if let supplied = suppliedImports[name] { return supplied }
+        guard name == WellKnownTypes.packageName else { return nil }
+        return ImportableSchema(schema: WellKnownTypes.schema, swiftModule: WellKnownTypes.swiftModule)
+    }
 
     /// Checks each file's `import` lines: a package that exists, other than the schema's own,
     /// imported once.
@@ -12,10 +17,12 @@ extension SchemaValidator {
             for imported in file.imports {
                 if imported.name == packageName {
                     diagnostics.error(.invalidImport, "a schema does not import its own package '\(imported.name)'", at: imported.location)
-                } else if Self.importablePackages[imported.name] == nil {
+                } else if importable(imported.name) == nil {
                     var message = "unknown package '\(imported.name)'"
-                    if let suggestion = Parser.suggest(imported.name, among: Self.importablePackages.keys.sorted()) {
+                    if let suggestion = Parser.suggest(imported.name, among: importableNames) {
                         message += "; did you mean '\(suggestion)'?"
+                    } else {
+                        message += "; pass its schema directory with --import-path"
                     }
                     diagnostics.error(.invalidImport, message, at: imported.location)
                 } else if !seen.insert(imported.name).inserted {
@@ -25,25 +32,56 @@ extension SchemaValidator {
         }
     }
 
-    /// Appends an imported package's messages and enums (once), renumbered to follow this
-    /// schema's own. Returns where its messages and enums start.
-    mutating func link(_ name: String) -> (messages: Int, enums: Int)? {
-        if let linked = linkedPackages[name] { return linked }
-        guard let (package, module) = Self.importablePackages[name] else { return nil }
-        let offsets = (messages: messages.count, enums: enums.count)
+    /// Appends an imported package's own messages and enums (once), after linking the packages
+    /// it imports in turn, so each definition sits in the schema once whoever imports it.
+    /// Returns false when the package is unknown.
+    @discardableResult
+    mutating func link(_ name: String) -> Bool {
+        if linkedPackages.contains(name) { return true }
+        guard let imported = importable(name) else { return false }
+        linkedPackages.insert(name)
+        let package = imported.schema
+        for dependency in package.importedPackages { link(dependency.name) }
         let packageIndex = importedPackages.count
-        importedPackages.append(ImportedPackage(name: name, swiftModule: module))
+        importedPackages.append(ImportedPackage(name: name, swiftModule: imported.swiftModule))
+
+        // Where each of the package's definitions lands here: its own ones appended, the ones
+        // it imported found among those already linked.
+        var messageIndex: [Int] = []
+        var appended = messages.count
+        for message in package.messages {
+            if message.importedFrom == nil {
+                messageIndex.append(appended)
+                appended += 1
+            } else if case let .message(index)? = importedTypesByFullName[message.fullName] {
+                messageIndex.append(index)
+            } else {
+                preconditionFailure("imported package \(name) refers to \(message.fullName), which no linked package declares")
+            }
+        }
+        var enumIndex: [Int] = []
+        appended = enums.count
+        for definition in package.enums {
+            if definition.importedFrom == nil {
+                enumIndex.append(appended)
+                appended += 1
+            } else if case let .enumeration(index)? = importedTypesByFullName[definition.fullName] {
+                enumIndex.append(index)
+            } else {
+                preconditionFailure("imported package \(name) refers to \(definition.fullName), which no linked package declares")
+            }
+        }
         func renumber(_ type: ValueType) -> ValueType {
             switch type {
-            case let .message(index): return .message(index + offsets.messages)
-            case let .enumeration(index): return .enumeration(index + offsets.enums)
+            case let .message(index): return .message(messageIndex[index])
+            case let .enumeration(index): return .enumeration(enumIndex[index])
             case .scalar, .timestamp: return type
             }
         }
-        for var message in package.messages {
-            message.parent = message.parent.map { $0 + offsets.messages }
-            message.nestedMessages = message.nestedMessages.map { $0 + offsets.messages }
-            message.nestedEnums = message.nestedEnums.map { $0 + offsets.enums }
+        for var message in package.messages where message.importedFrom == nil {
+            message.parent = message.parent.map { messageIndex[$0] }
+            message.nestedMessages = message.nestedMessages.map { messageIndex[$0] }
+            message.nestedEnums = message.nestedEnums.map { enumIndex[$0] }
             message.importedFrom = packageIndex
             for index in message.fields.indices {
                 switch message.fields[index].shape {
@@ -53,26 +91,21 @@ extension SchemaValidator {
                 case let .map(key, value): message.fields[index].shape = .map(key: key, value: renumber(value))
                 }
             }
+            importedTypesByFullName[message.fullName] = .message(messages.count)
             messages.append(message)
         }
-        for var definition in package.enums {
-            definition.parent = definition.parent.map { $0 + offsets.messages }
+        for var definition in package.enums where definition.importedFrom == nil {
+            definition.parent = definition.parent.map { messageIndex[$0] }
             definition.importedFrom = packageIndex
+            importedTypesByFullName[definition.fullName] = .enumeration(enums.count)
             enums.append(definition)
         }
-        for (index, message) in package.messages.enumerated() {
-            importedTypesByFullName[message.fullName] = .message(index + offsets.messages)
-        }
-        for (index, definition) in package.enums.enumerated() {
-            importedTypesByFullName[definition.fullName] = .enumeration(index + offsets.enums)
-        }
-        linkedPackages[name] = offsets
-        return offsets
+        return true
     }
 
     /// `google.protobuf.Timestamp`, which `timestamp` names without an import.
     mutating func wellKnownTimestamp() -> ValueType {
-        _ = link(WellKnownTypes.packageName)
+        link(WellKnownTypes.packageName)
         guard case let .message(index) = importedTypesByFullName["google.protobuf.Timestamp"] else {
             preconditionFailure("the well-known types lack Timestamp")
         }
@@ -85,15 +118,19 @@ extension SchemaValidator {
         let fullName = names.joined(separator: ".")
         for imported in syntax[file].imports where names.count > imported.components.count
             && Array(names.prefix(imported.components.count)) == imported.components.map(\.text) {
-            guard link(imported.name) != nil else { continue }
+            guard link(imported.name) else { continue }
             switch importedTypesByFullName[fullName] {
-            case let .message(index): return .some(.message(index))
-            case let .enumeration(index): return .some(.enumeration(index))
-            case nil: continue
+            case let .message(index)? where messages[index].importedFrom.map({ importedPackages[$0].name }) == imported.name:
+                return .some(.message(index))
+            case let .enumeration(index)? where enums[index].importedFrom.map({ importedPackages[$0].name }) == imported.name:
+                return .some(.enumeration(index))
+            default: continue
             }
         }
-        for (name, package) in Self.importablePackages where fullName.hasPrefix(name + ".") {
-            let declares = package.schema.messages.contains { $0.fullName == fullName } || package.schema.enums.contains { $0.fullName == fullName }
+        for name in importableNames where fullName.hasPrefix(name + ".") {
+            guard let package = importable(name) else { continue }
+            let declares = package.schema.messages.contains { $0.fullName == fullName && $0.importedFrom == nil }
+                || package.schema.enums.contains { $0.fullName == fullName && $0.importedFrom == nil }
             if declares {
                 diagnostics.error(.unknownType, "'\(fullName)' is in package '\(name)'; add 'import \(name)' to this file", at: location)
                 return .some(nil)

@@ -21,8 +21,10 @@ struct SchemaValidator {
     var keys: [KeyDefinition] = []
     /// Type path (`Outer.Inner`) → type.
     var typesByPath: [String: TypeReference] = [:]
-    /// Packages linked so far, with where their messages and enums start.
-    var linkedPackages: [String: (messages: Int, enums: Int)] = [:]
+    /// Packages the caller supplies for this schema to import (the built-in ones come on top).
+    let suppliedImports: [String: ImportableSchema]
+    /// Packages linked so far.
+    var linkedPackages: Set<String> = []
     var importedPackages: [ImportedPackage] = []
     /// Full name (`google.protobuf.Duration`) → type, for types of linked packages.
     var importedTypesByFullName: [String: TypeReference] = [:]
@@ -32,9 +34,14 @@ struct SchemaValidator {
         case enumeration(Int)
     }
 
-    init(files: [SourceFile], syntax: [FileSyntax]) {
+    init(files: [SourceFile], syntax: [FileSyntax], imports: [ImportableSchema] = []) {
         self.files = files
         self.syntax = syntax
+        // The built-in packages are only looked at when named: the well-known types are
+        // themselves compiled by a validator, while their static is being initialized.
+        var supplied: [String: ImportableSchema] = [:]
+        for imported in imports { supplied[imported.schema.packageName] = imported }
+        suppliedImports = supplied
     }
 
     mutating func validate() -> Schema? {

@@ -119,6 +119,8 @@ struct MockableModeration {
 @Suite struct AccountsTests {
     @Test func internalGeneratedTypesBackThePublicAPI() {
         #expect(accountSummary(handle: "ada", displayName: "Ada") == "Ada (@ada)")
+        // The favourite room crosses the wire inside an Account: a type of the imported package.
+        #expect(accountSummary(handle: "ada", displayName: "Ada", favoriteRoom: Room(id: "r1", title: "Lobby")) == "Ada (@ada), likes Lobby")
     }
 }
 

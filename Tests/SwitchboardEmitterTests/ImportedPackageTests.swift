@@ -1,0 +1,65 @@
+import Foundation
+import SwitchboardEmitter
+import SwitchboardSchema
+import Testing
+
+/// A schema that imports another schema's package: linking, Swift references and export.
+@Suite struct ImportedPackageTests {
+    static let common = SchemaCompiler.compile(files: [SourceFile(path: "common/common.sb", text: """
+        package acme.common
+        import google.protobuf
+        message Address { 1 street: string  2 verifiedAt: timestamp  3 ttl: google.protobuf.Duration }
+        enum Kind { KIND_UNSPECIFIED = 0  HOME = 1 }
+        """)])
+
+    func compileApp(module: String? = "AcmeCommon") throws -> Schema {
+        let common = try #require(Self.common.schema, "\(Self.common.renderedDiagnostics)")
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "app/app.sb", text: """
+            package acme.app
+            import acme.common
+            message Profile { 1 home: acme.common.Address  2 since: timestamp  3 kinds: [acme.common.Kind] }
+            message Address { 1 line: string }
+            """)], imports: [ImportableSchema(schema: common, swiftModule: module)])
+        return try #require(output.schema, "\(output.renderedDiagnostics)")
+    }
+
+    @Test func aPackageAndWhatItImportsAreLinkedOnce() throws {
+        let app = try compileApp()
+        #expect(app.importedPackages.map(\.name) == ["google.protobuf", "acme.common"])
+        #expect(app.importedPackages.map(\.swiftModule) == ["SwitchboardRuntime", "AcmeCommon"])
+        // The Timestamp the app uses and the one Address uses are one definition.
+        #expect(app.messages.filter { $0.fullName == "google.protobuf.Timestamp" }.count == 1)
+        let address = try #require(app.messages.firstIndex { $0.fullName == "acme.common.Address" })
+        guard case let .singular(.message(timestamp)) = app.messages[address].fields[1].shape else {
+            Issue.record("verifiedAt is not a message")
+            return
+        }
+        #expect(app.messages[timestamp].fullName == "google.protobuf.Timestamp")
+        #expect(app.topLevelMessages.map(\.name) == ["Profile", "Address"])
+    }
+
+    @Test func importedTypesAreQualifiedByTheirModuleAndTheModuleImported() throws {
+        let files = SwiftEmitter.generate(try compileApp(), options: SwiftEmitterOptions())
+        #expect(files.map(\.path) == ["Address.swift", "Profile.swift"], "imported types are not declared again")
+        let profile = try #require(files.first { $0.path == "Profile.swift" }).contents
+        #expect(profile.contains("import AcmeCommon\n"))
+        // The app's own Address would hide the imported one without the module.
+        #expect(profile.contains("public var home: AcmeCommon.Address = AcmeCommon.Address()"))
+        #expect(profile.contains("public var kinds: [AcmeCommon.Kind] = []"))
+        #expect(profile.contains("public var since: ProtoTimestamp = ProtoTimestamp()"))
+    }
+
+    @Test func aPackageGeneratedIntoTheSameModuleIsNotQualified() throws {
+        let files = SwiftEmitter.generate(try compileApp(module: nil), options: SwiftEmitterOptions())
+        let profile = try #require(files.first { $0.path == "Profile.swift" }).contents
+        #expect(!profile.contains("import AcmeCommon"))
+        #expect(profile.contains("public var kinds: [Kind] = []"))
+    }
+
+    @Test func theExportImportsThePackagesFile() throws {
+        let text = ProtoExporter.export(try compileApp())
+        #expect(text.contains("import \"acme/common.proto\";\nimport \"google/protobuf/timestamp.proto\";"))
+        #expect(text.contains("  .acme.common.Address home = 1;"))
+        #expect(!text.contains("message Kind") && !text.contains("enum Kind"))
+    }
+}
