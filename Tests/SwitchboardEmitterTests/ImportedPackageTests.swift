@@ -62,4 +62,21 @@ import Testing
         #expect(text.contains("  .acme.common.Address home = 1;"))
         #expect(!text.contains("message Kind") && !text.contains("enum Kind"))
     }
+
+    @Test func rpcsTakingImportedMessagesImportTheirFile() throws {
+        let common = try #require(Self.common.schema)
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "app/app.sb", text: """
+            package acme.app
+            import acme.common
+            import google.protobuf
+            service Addresses {
+              auth none
+              rpc verify(acme.common.Address) -> google.protobuf.Empty { POST "/v1/verify" }
+            }
+            """)], imports: [ImportableSchema(schema: common, swiftModule: "AcmeCommon")])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let text = ProtoExporter.export(schema)
+        #expect(text.contains("import \"acme/common.proto\";"), "\(text)")
+        #expect(text.contains("rpc Verify(.acme.common.Address) returns (.google.protobuf.Empty);"), "\(text)")
+    }
 }

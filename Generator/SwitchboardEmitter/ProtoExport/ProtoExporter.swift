@@ -144,22 +144,26 @@ public enum ProtoExporter {
     /// own files for the well-known types, `a/b.proto` for a schema package `a.b`.
     static func importedFiles(_ schema: Schema) -> Set<String> {
         var files: Set<String> = []
-        for message in schema.messages where message.importedFrom == nil {
-            for field in message.fields {
-                let path: [String], package: Int
-                switch field.shape.valueType {
-                case let .message(index) where schema.messages[index].importedFrom != nil:
-                    (path, package) = (schema.messages[index].path, schema.messages[index].importedFrom!)
-                case let .enumeration(index) where schema.enums[index].importedFrom != nil:
-                    (path, package) = (schema.enums[index].path, schema.enums[index].importedFrom!)
-                default: continue
-                }
-                let name = schema.importedPackages[package].name
-                if name == WellKnownTypes.packageName {
-                    if let file = WellKnownTypes.protoFile(declaring: path[0]) { files.insert(file) }
-                } else {
-                    files.insert(protoFile(forPackage: name))
-                }
+        // Field types, and the messages rpcs take, return and push.
+        var used = schema.messages.filter { $0.importedFrom == nil }.flatMap { $0.fields.map(\.shape.valueType) }
+        for service in schema.services {
+            used += service.endpoints.flatMap { [$0.request, $0.response] }.compactMap { $0 }.map(ValueType.message)
+            used += service.events.compactMap(\.payload).map(ValueType.message)
+        }
+        for type in used {
+            let path: [String], package: Int
+            switch type {
+            case let .message(index) where schema.messages[index].importedFrom != nil:
+                (path, package) = (schema.messages[index].path, schema.messages[index].importedFrom!)
+            case let .enumeration(index) where schema.enums[index].importedFrom != nil:
+                (path, package) = (schema.enums[index].path, schema.enums[index].importedFrom!)
+            default: continue
+            }
+            let name = schema.importedPackages[package].name
+            if name == WellKnownTypes.packageName {
+                if let file = WellKnownTypes.protoFile(declaring: path[0]) { files.insert(file) }
+            } else {
+                files.insert(protoFile(forPackage: name))
             }
         }
         return files
