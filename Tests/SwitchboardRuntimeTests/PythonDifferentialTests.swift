@@ -57,6 +57,7 @@ struct PythonDifferentialTests {
         add("Maps", exactBytes: false) { $0.maps() }
         add("Composite") { $0.composite() }
         add("TreeNode") { $0.tree(depth: 4) }
+        add("Chain") { $0.chain(depth: 6) }
         // Any's JSON spells the packed message: Point must be known to both sides.
         AnyTypeRegistry.shared.register(Point.self)
         add("WellKnown", exactBytes: false, comparesJSON: true) { $0.wellKnown() }

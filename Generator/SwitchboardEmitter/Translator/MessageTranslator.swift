@@ -51,7 +51,8 @@ struct MessageTranslator {
                 documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
                 initializer: mapping.defaultValue(field.shape, from: index)))]
         }
-        // Recursive fields live in an immutable box; the property hides it.
+        // Recursive fields live in a box; the property hides it. A field that is never absent
+        // gets a box that makes its default on read, so creating a message never recurses.
         let storage = storageName(field)
         let valueType = mapping.valueType(field.shape.valueType, from: index)
         let isOptional: Bool
@@ -60,10 +61,10 @@ struct MessageTranslator {
             .property(SwiftProperty(
                 documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
                 getter: [.line(isOptional ? "\(storage)?.value" : "\(storage).value")],
-                setter: [.line(isOptional ? "\(storage) = newValue.map { IndirectBox($0) }" : "\(storage) = IndirectBox(newValue)")])),
+                setter: [.line(isOptional ? "\(storage) = newValue.map { IndirectBox($0) }" : "\(storage).value = newValue")])),
             .property(SwiftProperty(
-                access: "private", name: storage, type: "IndirectBox<\(valueType)>" + (isOptional ? "?" : ""),
-                initializer: isOptional ? "nil" : "IndirectBox(\(valueType)())")),
+                access: "private", name: storage, type: isOptional ? "IndirectBox<\(valueType)>?" : "LazyBox<\(valueType)>",
+                initializer: isOptional ? "nil" : "LazyBox()")),
         ]
     }
 
@@ -116,8 +117,12 @@ struct MessageTranslator {
                 lines.append(.line("parts.append(\"\(label): [REDACTED]\")"))
                 children.append("(label: \"\(label)\", value: \"[REDACTED]\")")
             } else {
-                lines.append(.line("parts.append(\"\(label): \\(String(reflecting: self.\(field.swiftName)))\")"))
-                children.append("(label: \"\(label)\", value: self.\(field.swiftName) as Any)")
+                // A lazily boxed field shows what was set (nil for the default), never the
+                // endless chain of defaults a self-containing message implies.
+                var access = "self.\(field.swiftName)"
+                if case .singular(.message) = field.shape, field.isIndirect { access = "self.\(storageName(field)).storedValue" }
+                lines.append(.line("parts.append(\"\(label): \\(String(reflecting: \(access)))\")"))
+                children.append("(label: \"\(label)\", value: \(access) as Any)")
             }
         }
         for oneof in message.oneofs {
@@ -197,6 +202,10 @@ struct MessageTranslator {
         let tagSize = SwiftTypeMapping.tagSize(number: field.number)
         switch field.shape {
         case let .singular(type):
+            if case .message = type, field.isIndirect {
+                // The boxed message as set: its default may contain itself without end.
+                return [.line("if let length = self.\(storageName(field)).storedValue?.serializedSize(), !length.isZero { size += WireSize.lengthDelimited(length) &+ \(tagSize) }")]
+            }
             if case .message = type {
                 return [.block("do", [
                     .line("let length = \(name).serializedSize()"),
@@ -244,7 +253,16 @@ struct MessageTranslator {
             let name = "self." + field.swiftName
             switch field.shape {
             case let .singular(type):
-                if case .message = type {
+                if case .message = type, field.isIndirect {
+                    lines.append(.block("if let value = self.\(storageName(field)).storedValue", [
+                        .line("let length = value.serializedSize()"),
+                        .block("if !length.isZero", [
+                            .line(tag),
+                            .line("writer.writeVarint(UInt64(length))"),
+                            .line("value.serialize(into: &writer)"),
+                        ]),
+                    ]))
+                } else if case .message = type {
                     lines.append(.block("do", [
                         .line("let length = \(name).serializedSize()"),
                         .block("if !length.isZero", [
@@ -323,7 +341,7 @@ struct MessageTranslator {
             case let .singular(type):
                 if case .message = type {
                     if field.isIndirect {
-                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &self.\(storageName(field)))")]))
+                        cases.append(.nested("case \(tag):", [.line("try self.\(storageName(field)).merge(from: &reader)")]))
                     } else {
                         cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &\(name))")]))
                     }
@@ -390,6 +408,13 @@ struct MessageTranslator {
             let name = "self." + field.swiftName
             switch field.shape {
             case let .singular(type):
+                if case .message = type, field.isIndirect {
+                    lines.append(.block("if let value = self.\(storageName(field)).storedValue, !value.serializedSize().isZero", [
+                        .line(jsonKey(field)),
+                        .line("\(tryPrefix)\(codec).writeJSON(value, to: &writer)"),
+                    ]))
+                    continue
+                }
                 lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
                     .line(jsonKey(field)),
                     .line("\(tryPrefix)\(codec).writeJSON(\(name), to: &writer)"),

@@ -43,7 +43,6 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case invalidMapKey = "invalid-map-key"
     case nestedCollection = "nested-collection"
     case optionalCollection = "optional-collection"
-    case illegalRecursion = "illegal-recursion"
     case emptyOneof = "empty-oneof"
     case invalidOneofField = "invalid-oneof-field"
     // Enums

@@ -1,18 +1,14 @@
 extension SchemaValidator {
-    /// Rejects cycles of singular message fields (their default value would be infinite)
-    /// and marks fields that close any other cycle as indirect, so the Swift struct can hold them.
+    /// Marks fields that close a reference cycle as indirect, so the Swift struct can hold them.
+    /// Every cycle is legal, as in protobuf: a field that is never absent gets a box that makes
+    /// its default on read (`LazyBox`), so no default value is infinite.
     mutating func checkRecursion() {
-        // Required edges: a singular, non-optional message field outside a oneof.
-        var required: [[(target: Int, field: Int)]] = Array(repeating: [], count: messages.count)
         // Embedding edges: any non-collection message field; these need a box to form a cycle.
         var embedding: [[(target: Int, field: Int)]] = Array(repeating: [], count: messages.count)
         for (index, message) in messages.enumerated() {
             for (fieldIndex, field) in message.fields.enumerated() {
                 switch field.shape {
-                case let .singular(.message(target)):
-                    embedding[index].append((target, fieldIndex))
-                    if field.oneof == nil { required[index].append((target, fieldIndex)) }
-                case let .optional(.message(target)):
+                case let .singular(.message(target)), let .optional(.message(target)):
                     embedding[index].append((target, fieldIndex))
                 default:
                     break
@@ -20,22 +16,7 @@ extension SchemaValidator {
             }
         }
 
-        // Illegal: a cycle through required edges only. Report each cycle once, at its first field.
-        let requiredComponent = stronglyConnectedComponents(required)
-        var reported = Set<Int>()
-        for (index, edges) in required.enumerated() {
-            for edge in edges where requiredComponent[edge.target] == requiredComponent[index] {
-                guard reported.insert(requiredComponent[index]).inserted else { continue }
-                let members = messages.indices.filter { requiredComponent[$0] == requiredComponent[index] }
-                let path = members.flatMap { member in
-                    required[member].filter { requiredComponent[$0.target] == requiredComponent[index] }
-                        .map { "\(messages[member].name).\(messages[member].fields[$0.field].name)" }
-                }.joined(separator: ", ")
-                diagnostics.error(.illegalRecursion, "message '\(messages[index].name)' contains itself through required fields (\(path)); make one of them optional or a list", at: messages[index].fields[edge.field].location)
-            }
-        }
-
-        // Legal cycles go through optional or oneof fields; box every edge inside a strongly connected component.
+        // Box every edge inside a strongly connected component.
         let component = stronglyConnectedComponents(embedding)
         for (index, edges) in embedding.enumerated() {
             for edge in edges where component[edge.target] == component[index] {

@@ -11,11 +11,11 @@ public struct Owner: Sendable, Hashable {
             _pet.value
         }
         set {
-            _pet = IndirectBox(newValue)
+            _pet.value = newValue
         }
     }
 
-    private var _pet: IndirectBox<Pet> = IndirectBox(Pet())
+    private var _pet: LazyBox<Pet> = LazyBox()
     public var name: String = ""
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
@@ -40,21 +40,18 @@ extension Owner: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        do {
-            let length = self.pet.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._pet.storedValue?.serializedSize(), !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
         if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        do {
-            let length = self.pet.serializedSize()
+        if let value = self._pet.storedValue {
+            let length = value.serializedSize()
             if !length.isZero {
                 writer.writeByte(0x0A)
                 writer.writeVarint(UInt64(length))
-                self.pet.serialize(into: &writer)
+                value.serialize(into: &writer)
             }
         }
         if !self.name.isEmpty {
@@ -68,7 +65,7 @@ extension Owner: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                try reader.mergeMessage(into: &self._pet)
+                try self._pet.merge(from: &reader)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:
@@ -78,9 +75,9 @@ extension Owner: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.pet.serializedSize().isZero {
+        if let value = self._pet.storedValue, !value.serializedSize().isZero {
             writer.writeKeyLiteral("\"pet\":")
-            try MessageCodec<Pet>.writeJSON(self.pet, to: &writer)
+            try MessageCodec<Pet>.writeJSON(value, to: &writer)
         }
         if !self.name.isEmpty {
             writer.writeKeyLiteral("\"name\":")

@@ -184,6 +184,12 @@ struct RandomMessages {
         return m
     }
 
+    mutating func chain(depth: Int) -> Chain {
+        var m = Chain(label: string())
+        if depth > 0 && chance(80) { m.next = chain(depth: depth - 1) }
+        return m
+    }
+
     mutating func duration() -> ProtoDuration {
         if chance(20) { return ProtoDuration() }
         let seconds = Int64.random(in: -ProtoDuration.maximumSeconds...ProtoDuration.maximumSeconds, using: &rng)
