@@ -120,6 +120,9 @@ let package = Package(
 
         // A test-only SDK generated from Tests/Schemas/kitchen_sink: every construct of the language.
         .target(name: "KitchenSink", dependencies: ["SwitchboardRuntime"], path: "Tests/KitchenSink"),
+        // Protobuf's conformance message (test_messages_proto3.proto), translated to the schema
+        // language in Tests/Schemas/test_messages_proto3 and generated here.
+        .target(name: "TestMessagesProto3", dependencies: ["SwitchboardRuntime"], path: "Tests/TestMessagesProto3"),
 
         .testTarget(
             name: "SwitchboardSchemaTests",
@@ -166,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardRuntimeTests",
-            dependencies: ["SwitchboardRuntime", "KitchenSink", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter", "PeerSupport"],
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "TestMessagesProto3", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter", "PeerSupport"],
             path: "Tests/SwitchboardRuntimeTests",
             resources: [.copy("Fixtures")]
         ),

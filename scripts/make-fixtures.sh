@@ -26,10 +26,11 @@ source "$root/scripts/common.sh"
 bin=$(switchboard_bin)
 "$bin" export-proto schema --output "$work/protos/signal_chat.proto" 2>/dev/null
 "$bin" export-proto Tests/Schemas/kitchen_sink --output "$work/protos/kitchen_sink.proto" 2>/dev/null
+"$bin" export-proto Tests/Schemas/test_messages_proto3 --output "$work/protos/test_messages_proto3.proto" 2>/dev/null
 
 include=/usr/include
 protoc -I "$work/protos" -I "$include" --include_imports \
-  --descriptor_set_out="$work/descriptors.pb" signal_chat.proto kitchen_sink.proto
+  --descriptor_set_out="$work/descriptors.pb" signal_chat.proto kitchen_sink.proto test_messages_proto3.proto
 
 for text in "$fixtures"/textproto/*.txtpb; do
   base=$(basename "$text" .txtpb)
@@ -38,6 +39,7 @@ for text in "$fixtures"/textproto/*.txtpb; do
   case "$message" in
     signal.chat.*) proto=signal_chat.proto ;;
     switchboard.test.*) proto=kitchen_sink.proto ;;
+    protobuf_test_messages.proto3.*) proto=test_messages_proto3.proto ;;
     *) echo "no .proto for $message" >&2; exit 1 ;;
   esac
   protoc --deterministic_output -I "$work/protos" -I "$include" --encode="$message" "$proto" \

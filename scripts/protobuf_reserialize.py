@@ -8,12 +8,13 @@ Inputs are named <case>.<full.message.Name>.hex (hex digits, blanks ignored).
 import os
 import sys
 
-from protobuf_pool import message_classes
+from protobuf_pool import load_pool, message_classes
 
 
 def main() -> None:
     descriptor_set_path, input_dir, output_dir = sys.argv[1:4]
-    message_class_named = message_classes(descriptor_set_path)
+    pool = load_pool(descriptor_set_path)
+    message_class_named = message_classes(pool)
     for name in sorted(os.listdir(input_dir)):
         base = name[: -len(".hex")]
         message_name = base.split(".", 1)[1]

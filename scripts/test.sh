@@ -22,6 +22,7 @@ bin=$(switchboard_bin)
 "$bin" generate --well-known-types --output Sources/SwitchboardRuntime/WellKnownTypes/Generated --check
 "$bin" generate schema --output Sources/SignalChat/Generated --check
 "$bin" generate Tests/Schemas/kitchen_sink --output Tests/KitchenSink/Generated --module KitchenSink --check
+"$bin" generate Tests/Schemas/test_messages_proto3 --output Tests/TestMessagesProto3/Generated --module TestMessagesProto3 --check
 scripts/make-fixtures.sh --check
 scripts/cli-tests.sh
 scripts/compile-tests.sh

@@ -44,9 +44,10 @@ import Testing
         let profile = try #require(files.first { $0.path == "Profile.swift" }).contents
         #expect(profile.contains("import AcmeCommon\n"))
         // The app's own Address would hide the imported one without the module.
-        #expect(profile.contains("public var home: AcmeCommon.Address = AcmeCommon.Address()"))
+        #expect(profile.contains("public var home: AcmeCommon.Address {"))
+        #expect(profile.contains("private var _home: AcmeCommon.Address? = nil"))
         #expect(profile.contains("public var kinds: [AcmeCommon.Kind] = []"))
-        #expect(profile.contains("public var since: ProtoTimestamp = ProtoTimestamp()"))
+        #expect(profile.contains("private var _since: ProtoTimestamp? = nil"))
     }
 
     @Test func aPackageGeneratedIntoTheSameModuleIsNotQualified() throws {

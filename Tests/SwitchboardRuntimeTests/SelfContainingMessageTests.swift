@@ -3,7 +3,7 @@ import KitchenSink
 import SwitchboardRuntime
 import Testing
 
-/// A message that contains itself through a field that is never absent (`Chain.next`), as
+/// A message that contains itself through a field that is never optional (`Chain.next`), as
 /// protobuf allows: its default is made on read, so nothing recurses without end.
 @Suite struct SelfContainingMessageTests {
     @Test func theDefaultIsMadeOnReadAndWritesNothing() throws {
@@ -14,15 +14,19 @@ import Testing
         #expect(String(describing: chain).count < 200, "the description shows what was set, not endless defaults")
     }
 
-    @Test func aSetDefaultEqualsAnUnsetOneAndHashesAlike() {
+    /// As in protobuf, a message field remembers being set, even to an empty message: it is
+    /// written (as an empty message) and the message differs from one where it is unset.
+    @Test func aFieldSetToTheDefaultIsPresent() throws {
         var set = Chain()
         set.next = Chain()
-        #expect(set == Chain())
-        #expect(set.hashValue == Chain().hashValue)
-        var deeper = Chain()
-        deeper.next.next = Chain(label: "x")
-        #expect(deeper != Chain())
-        #expect(Set([deeper, set, Chain()]).count == 2)
+        #expect(set != Chain())
+        #expect(set.serializedBytes() == [0x12, 0x00])
+        #expect(try set.jsonString() == #"{"next":{}}"#)
+        #expect(try Chain(serializedBytes: [0x12, 0x00]) == set)
+        #expect(try Chain(jsonString: #"{"next":{}}"#) == set)
+        #expect(Set([set, Chain(), set]).count == 2)
+        // The memberwise initializer leaves what it is not given unset.
+        #expect(Chain(label: "x").serializedBytes() == [0x0A, 0x01, 0x78])
     }
 
     @Test func deepChainsRoundTripInBothCodecs() throws {
@@ -32,8 +36,8 @@ import Testing
         #expect(try Chain(jsonString: chain.jsonString()) == chain)
         var walked = 0
         var cursor = chain
-        while cursor != Chain() { cursor = cursor.next; walked += 1 }
-        #expect(walked == 51)
+        while cursor.label != "end" { cursor = cursor.next; walked += 1 }
+        #expect(walked == 50)
     }
 
     @Test func repeatedOccurrencesMergeIntoTheBox() throws {

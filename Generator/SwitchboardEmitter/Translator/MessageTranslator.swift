@@ -46,26 +46,40 @@ struct MessageTranslator {
 
     func property(for field: FieldDefinition) -> [SwiftDeclaration] {
         let type = mapping.fieldType(field.shape, from: index)
+        let storage = storageName(field)
+        let valueType = mapping.valueType(field.shape.valueType, from: index)
+        if field.tracksPresence {
+            // A message field reads as its default when unset, yet keeps whether it was set,
+            // as protobuf does: set to an empty message, it is written (as an empty message).
+            // A field that closes a cycle keeps its message in a box, made on read.
+            return [
+                .property(SwiftProperty(
+                    documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
+                    getter: [.line(field.isIndirect ? "\(storage)?.value ?? \(valueType)()" : "\(storage) ?? \(valueType)()")],
+                    setter: [.line(field.isIndirect ? "\(storage) = IndirectBox(newValue)" : "\(storage) = newValue")])),
+                .property(SwiftProperty(
+                    access: "private", name: storage, type: field.isIndirect ? "IndirectBox<\(valueType)>?" : "\(valueType)?",
+                    initializer: "nil")),
+            ]
+        }
         guard field.isIndirect else {
             return [.property(SwiftProperty(
                 documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
                 initializer: mapping.defaultValue(field.shape, from: index)))]
         }
-        // Recursive fields live in a box; the property hides it. A field that is never absent
-        // gets a box that makes its default on read, so creating a message never recurses.
-        let storage = storageName(field)
-        let valueType = mapping.valueType(field.shape.valueType, from: index)
-        let isOptional: Bool
-        if case .optional = field.shape { isOptional = true } else { isOptional = false }
+        // Other recursive fields (optional ones) live in an immutable box; the property hides it.
         return [
             .property(SwiftProperty(
                 documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
-                getter: [.line(isOptional ? "\(storage)?.value" : "\(storage).value")],
-                setter: [.line(isOptional ? "\(storage) = newValue.map { IndirectBox($0) }" : "\(storage).value = newValue")])),
-            .property(SwiftProperty(
-                access: "private", name: storage, type: isOptional ? "IndirectBox<\(valueType)>?" : "LazyBox<\(valueType)>",
-                initializer: isOptional ? "nil" : "LazyBox()")),
+                getter: [.line("\(storage)?.value")],
+                setter: [.line("\(storage) = newValue.map { IndirectBox($0) }")])),
+            .property(SwiftProperty(access: "private", name: storage, type: "IndirectBox<\(valueType)>?", initializer: "nil")),
         ]
+    }
+
+    /// For a message field that tracks presence: its message when set, as an optional.
+    func presentValue(_ field: FieldDefinition) -> String {
+        field.isIndirect ? "(self.\(storageName(field))?.value)" : "self.\(storageName(field))"
     }
 
     func storageName(_ field: FieldDefinition) -> String {
@@ -89,8 +103,14 @@ struct MessageTranslator {
         var parameters: [String] = []
         var body: [CodeLine] = []
         for field in message.fields where field.oneof == nil {
-            parameters.append("\(field.swiftName): \(mapping.fieldType(field.shape, from: index)) = \(mapping.defaultValue(field.shape, from: index))")
-            body.append(.line("self.\(field.swiftName) = \(field.swiftName)"))
+            parameters.append("\(field.swiftName): \(mapping.parameterType(field, from: index)) = \(mapping.parameterDefault(field, from: index))")
+            if field.tracksPresence {
+                // Only a message passed in is set: the default leaves the field unset.
+                let storage = storageName(field)
+                body.append(.line(field.isIndirect ? "self.\(storage) = \(field.swiftName).map { IndirectBox($0) }" : "self.\(storage) = \(field.swiftName)"))
+            } else {
+                body.append(.line("self.\(field.swiftName) = \(field.swiftName)"))
+            }
         }
         for oneof in message.oneofs {
             parameters.append("\(oneof.swiftName): \(oneof.swiftTypeName)? = nil")
@@ -117,10 +137,9 @@ struct MessageTranslator {
                 lines.append(.line("parts.append(\"\(label): [REDACTED]\")"))
                 children.append("(label: \"\(label)\", value: \"[REDACTED]\")")
             } else {
-                // A lazily boxed field shows what was set (nil for the default), never the
-                // endless chain of defaults a self-containing message implies.
-                var access = "self.\(field.swiftName)"
-                if case .singular(.message) = field.shape, field.isIndirect { access = "self.\(storageName(field)).storedValue" }
+                // A message field shows whether it was set, and a recursive one never builds
+                // the endless chain of defaults a self-containing message implies.
+                let access = field.tracksPresence ? presentValue(field) : "self.\(field.swiftName)"
                 lines.append(.line("parts.append(\"\(label): \\(String(reflecting: \(access)))\")"))
                 children.append("(label: \"\(label)\", value: \(access) as Any)")
             }
@@ -202,15 +221,8 @@ struct MessageTranslator {
         let tagSize = SwiftTypeMapping.tagSize(number: field.number)
         switch field.shape {
         case let .singular(type):
-            if case .message = type, field.isIndirect {
-                // The boxed message as set: its default may contain itself without end.
-                return [.line("if let length = self.\(storageName(field)).storedValue?.serializedSize(), !length.isZero { size += WireSize.lengthDelimited(length) &+ \(tagSize) }")]
-            }
-            if case .message = type {
-                return [.block("do", [
-                    .line("let length = \(name).serializedSize()"),
-                    .line("if !length.isZero { size += WireSize.lengthDelimited(length) &+ \(tagSize) }"),
-                ])]
+            if field.tracksPresence {
+                return [.line("if let length = \(presentValue(field))?.serializedSize() { size += WireSize.lengthDelimited(length) &+ \(tagSize) }")]
             }
             let codec = mapping.codec(type, from: index)
             return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(codec).encodedSize(of: \(name)) &+ \(tagSize) }")]
@@ -253,23 +265,12 @@ struct MessageTranslator {
             let name = "self." + field.swiftName
             switch field.shape {
             case let .singular(type):
-                if case .message = type, field.isIndirect {
-                    lines.append(.block("if let value = self.\(storageName(field)).storedValue", [
-                        .line("let length = value.serializedSize()"),
-                        .block("if !length.isZero", [
-                            .line(tag),
-                            .line("writer.writeVarint(UInt64(length))"),
-                            .line("value.serialize(into: &writer)"),
-                        ]),
-                    ]))
-                } else if case .message = type {
-                    lines.append(.block("do", [
-                        .line("let length = \(name).serializedSize()"),
-                        .block("if !length.isZero", [
-                            .line(tag),
-                            .line("writer.writeVarint(UInt64(length))"),
-                            .line("\(name).serialize(into: &writer)"),
-                        ]),
+                if field.tracksPresence {
+                    let value = presentValue(field)
+                    lines.append(.block("if let length = \(value)?.serializedSize()", [
+                        .line(tag),
+                        .line("writer.writeVarint(UInt64(length))"),
+                        .line("\(value)?.serialize(into: &writer)"),
                     ]))
                 } else {
                     lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
@@ -340,10 +341,15 @@ struct MessageTranslator {
             switch field.shape {
             case let .singular(type):
                 if case .message = type {
+                    // Merged in place into what an earlier occurrence set, as protobuf merges.
+                    let storage = "self." + storageName(field)
                     if field.isIndirect {
-                        cases.append(.nested("case \(tag):", [.line("try self.\(storageName(field)).merge(from: &reader)")]))
+                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &\(storage))")]))
                     } else {
-                        cases.append(.nested("case \(tag):", [.line("try reader.mergeMessage(into: &\(name))")]))
+                        cases.append(.nested("case \(tag):", [
+                            .line("if case .none = \(storage) { \(storage) = \(mapping.valueType(type, from: index))() }"),
+                            .line("try reader.mergeMessage(into: &\(storage)!)"),
+                        ]))
                     }
                 } else {
                     cases.append(.nested("case \(tag):", [.line("\(name) = try \(codec).read(from: &reader)")]))
@@ -408,8 +414,8 @@ struct MessageTranslator {
             let name = "self." + field.swiftName
             switch field.shape {
             case let .singular(type):
-                if case .message = type, field.isIndirect {
-                    lines.append(.block("if let value = self.\(storageName(field)).storedValue, !value.serializedSize().isZero", [
+                if field.tracksPresence {
+                    lines.append(.block("if let value = \(presentValue(field))", [
                         .line(jsonKey(field)),
                         .line("\(tryPrefix)\(codec).writeJSON(value, to: &writer)"),
                     ]))

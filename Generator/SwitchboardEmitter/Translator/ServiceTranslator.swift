@@ -227,7 +227,7 @@ struct ServiceTranslator {
             let oneofs = endpoint.request.map { schema.messages[$0].oneofs } ?? []
             let names = Set(fields.map(\.swiftName) + oneofs.map(\.swiftName))
             let optionsLabel = names.contains("options") ? "callOptions" : "options"
-            var parameters = fields.map { "\($0.swiftName): \(mapping.fieldType($0.shape, from: nil)) = \(mapping.defaultValue($0.shape, from: nil))" }
+            var parameters = fields.map { "\($0.swiftName): \(mapping.parameterType($0, from: nil)) = \(mapping.parameterDefault($0, from: nil))" }
             parameters += oneofs.map { "\($0.swiftName): \(typeName(endpoint.request)!).\($0.swiftTypeName)? = nil" }
             parameters += keyParameters(endpoint)
             parameters.append("\(optionsLabel): CallOptions = CallOptions()")

@@ -137,6 +137,17 @@ struct SwiftTypeMapping {
         }
     }
 
+    /// The type of a field as an initializer or call parameter: a message field that tracks
+    /// presence takes an optional, so leaving it out leaves the field unset.
+    func parameterType(_ field: FieldDefinition, from scope: Int?) -> String {
+        field.tracksPresence ? valueType(field.shape.valueType, from: scope) + "?" : fieldType(field.shape, from: scope)
+    }
+
+    /// The default of ``parameterType(_:from:)``.
+    func parameterDefault(_ field: FieldDefinition, from scope: Int?) -> String {
+        field.tracksPresence ? "nil" : defaultValue(field.shape, from: scope)
+    }
+
     func defaultValue(_ shape: FieldShape, from scope: Int?) -> String {
         switch shape {
         case let .singular(type):
@@ -175,5 +186,14 @@ struct SwiftTypeMapping {
         case .message: return true
         default: return false
         }
+    }
+}
+
+extension FieldDefinition {
+    /// A singular message field outside a oneof: its Swift property is the message (the
+    /// default when unset) and its storage remembers whether it was set, as protobuf does.
+    var tracksPresence: Bool {
+        guard oneof == nil, case .singular(.message) = shape else { return false }
+        return true
     }
 }

@@ -1,7 +1,7 @@
 extension SchemaValidator {
     /// Marks fields that close a reference cycle as indirect, so the Swift struct can hold them.
     /// Every cycle is legal, as in protobuf: a field that is never absent gets a box that makes
-    /// its default on read (`LazyBox`), so no default value is infinite.
+    /// its default on read (its storage is optional), so no default value is infinite.
     mutating func checkRecursion() {
         // Embedding edges: any non-collection message field; these need a box to form a cycle.
         var embedding: [[(target: Int, field: Int)]] = Array(repeating: [], count: messages.count)

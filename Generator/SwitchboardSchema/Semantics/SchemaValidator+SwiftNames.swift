@@ -93,8 +93,13 @@ extension SchemaValidator {
                 swiftName = "`\(swiftName)`"
             }
             if let other = taken[swiftName] {
-                diagnostics.error(.duplicateEnumCase, "enum cases '\(other)' and '\(item.name)' both become the Swift case '\(swiftName)'", at: item.location)
-                continue
+                // The same name twice is reported where names are checked.
+                if other == item.name { continue }
+                // Protobuf names are case-sensitive (`MOO` and `moo` may both exist); Swift
+                // names must differ, so the later one takes an underscore.
+                let original = swiftName
+                while taken[swiftName] != nil { swiftName += "_" }
+                diagnostics.warning(.duplicateEnumCase, "enum cases '\(other)' and '\(item.name)' both become the Swift case '\(original)'; '\(item.name)' is generated as '\(swiftName)'", at: item.location)
             }
             taken[swiftName] = item.name
             enums[enumIndex].cases[index].swiftName = swiftName

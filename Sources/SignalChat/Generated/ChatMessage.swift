@@ -10,7 +10,17 @@ public struct ChatMessage: Sendable, Hashable {
     public var senderId: UInt64 = 0
     public var text: String = ""
     public var status: MessageStatus = MessageStatus()
-    public var createdAt: ProtoTimestamp = ProtoTimestamp()
+
+    public var createdAt: ProtoTimestamp {
+        get {
+            _createdAt ?? ProtoTimestamp()
+        }
+        set {
+            _createdAt = newValue
+        }
+    }
+
+    private var _createdAt: ProtoTimestamp? = nil
     public var attachments: [Attachment] = []
     public var extras: [String: String] = [:]
     public var replyTo: String? = nil
@@ -32,7 +42,7 @@ public struct ChatMessage: Sendable, Hashable {
         senderId: UInt64 = 0,
         text: String = "",
         status: MessageStatus = MessageStatus(),
-        createdAt: ProtoTimestamp = ProtoTimestamp(),
+        createdAt: ProtoTimestamp? = nil,
         attachments: [Attachment] = [],
         extras: [String: String] = [:],
         replyTo: String? = nil,
@@ -43,7 +53,7 @@ public struct ChatMessage: Sendable, Hashable {
         self.senderId = senderId
         self.text = text
         self.status = status
-        self.createdAt = createdAt
+        self._createdAt = createdAt
         self.attachments = attachments
         self.extras = extras
         self.replyTo = replyTo
@@ -62,10 +72,7 @@ extension ChatMessage: ProtoMessage {
         if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId) &+ 1 }
         if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
         if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status) &+ 1 }
-        do {
-            let length = self.createdAt.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
         size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
         if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
@@ -91,13 +98,10 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x20)
             EnumCodec<MessageStatus>.write(self.status, to: &writer)
         }
-        do {
-            let length = self.createdAt.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x2A)
-                writer.writeVarint(UInt64(length))
-                self.createdAt.serialize(into: &writer)
-            }
+        if let length = self._createdAt?.serializedSize() {
+            writer.writeByte(0x2A)
+            writer.writeVarint(UInt64(length))
+            self._createdAt?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<Attachment>>.writeUnpacked(self.attachments, tag: 0x32, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.extras, tag: 0x3A, to: &writer)
@@ -126,7 +130,8 @@ extension ChatMessage: ProtoMessage {
             case 0x20:
                 self.status = try EnumCodec<MessageStatus>.read(from: &reader)
             case 0x2A:
-                try reader.mergeMessage(into: &self.createdAt)
+                if case .none = self._createdAt { self._createdAt = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self._createdAt!)
             case 0x32:
                 try RepeatedField<MessageCodec<Attachment>>.readElement(from: &reader, tag: 0x32, into: &self.attachments)
             case 0x3A:
@@ -161,9 +166,9 @@ extension ChatMessage: ProtoMessage {
             writer.writeKeyLiteral("\"status\":")
             EnumCodec<MessageStatus>.writeJSON(self.status, to: &writer)
         }
-        if !self.createdAt.serializedSize().isZero {
+        if let value = self._createdAt {
             writer.writeKeyLiteral("\"createdAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(self.createdAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
         if !self.attachments.isEmpty {
             writer.writeKeyLiteral("\"attachments\":")

@@ -258,7 +258,7 @@ extension ChatRoomService {
     public func markRead(
         chatId: String = "",
         upToMessageId: String = "",
-        readAt: ProtoTimestamp = ProtoTimestamp(),
+        readAt: ProtoTimestamp? = nil,
         options: CallOptions = CallOptions()
     ) async throws(RequestError<ChatRoom.MarkReadError>) -> Void {
         let request = ReadReceipt(chatId: chatId, upToMessageId: upToMessageId, readAt: readAt)

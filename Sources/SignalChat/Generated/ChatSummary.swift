@@ -9,7 +9,17 @@ public struct ChatSummary: Sendable, Hashable {
     public var chatId: String = ""
     public var title: String = ""
     public var lastMessagePreview: String? = nil
-    public var lastActivity: ProtoTimestamp = ProtoTimestamp()
+
+    public var lastActivity: ProtoTimestamp {
+        get {
+            _lastActivity ?? ProtoTimestamp()
+        }
+        set {
+            _lastActivity = newValue
+        }
+    }
+
+    private var _lastActivity: ProtoTimestamp? = nil
     public var unreadCount: UInt32 = 0
     public var muted: Bool = false
     public var kind: ChatKind = ChatKind()
@@ -26,7 +36,7 @@ public struct ChatSummary: Sendable, Hashable {
         chatId: String = "",
         title: String = "",
         lastMessagePreview: String? = nil,
-        lastActivity: ProtoTimestamp = ProtoTimestamp(),
+        lastActivity: ProtoTimestamp? = nil,
         unreadCount: UInt32 = 0,
         muted: Bool = false,
         kind: ChatKind = ChatKind(),
@@ -35,7 +45,7 @@ public struct ChatSummary: Sendable, Hashable {
         self.chatId = chatId
         self.title = title
         self.lastMessagePreview = lastMessagePreview
-        self.lastActivity = lastActivity
+        self._lastActivity = lastActivity
         self.unreadCount = unreadCount
         self.muted = muted
         self.kind = kind
@@ -52,10 +62,7 @@ extension ChatSummary: ProtoMessage {
         if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
         if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
         if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length &+ 1 }
-        do {
-            let length = self.lastActivity.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._lastActivity?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount) &+ 1 }
         if self.muted { size += BoolCodec.encodedSize(of: self.muted) &+ 1 }
         if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind) &+ 1 }
@@ -76,13 +83,10 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x1A)
             StringCodec.write($0, to: &writer)
         }
-        do {
-            let length = self.lastActivity.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x22)
-                writer.writeVarint(UInt64(length))
-                self.lastActivity.serialize(into: &writer)
-            }
+        if let length = self._lastActivity?.serializedSize() {
+            writer.writeByte(0x22)
+            writer.writeVarint(UInt64(length))
+            self._lastActivity?.serialize(into: &writer)
         }
         if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeByte(0x28)
@@ -113,7 +117,8 @@ extension ChatSummary: ProtoMessage {
             case 0x1A:
                 self.lastMessagePreview = try StringCodec.read(from: &reader)
             case 0x22:
-                try reader.mergeMessage(into: &self.lastActivity)
+                if case .none = self._lastActivity { self._lastActivity = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self._lastActivity!)
             case 0x28:
                 self.unreadCount = try UInt32Codec.read(from: &reader)
             case 0x30:
@@ -141,9 +146,9 @@ extension ChatSummary: ProtoMessage {
             writer.writeKeyLiteral("\"lastMessagePreview\":")
             StringCodec.writeJSON(value, to: &writer)
         }
-        if !self.lastActivity.serializedSize().isZero {
+        if let value = self._lastActivity {
             writer.writeKeyLiteral("\"lastActivity\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(self.lastActivity, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
         if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeKeyLiteral("\"unreadCount\":")

@@ -8,7 +8,17 @@ import SwitchboardRuntime
 public struct PreKeyBundleDevice: Sendable, Hashable {
     public var deviceId: UInt32 = 0
     public var registrationId: UInt32 = 0
-    public var signedPreKey: SignedPreKey = SignedPreKey()
+
+    public var signedPreKey: SignedPreKey {
+        get {
+            _signedPreKey ?? SignedPreKey()
+        }
+        set {
+            _signedPreKey = newValue
+        }
+    }
+
+    private var _signedPreKey: SignedPreKey? = nil
     public var preKey: EcPreKey? = nil
     public var pqPreKey: SignedPreKey? = nil
 
@@ -22,13 +32,13 @@ public struct PreKeyBundleDevice: Sendable, Hashable {
     public init(
         deviceId: UInt32 = 0,
         registrationId: UInt32 = 0,
-        signedPreKey: SignedPreKey = SignedPreKey(),
+        signedPreKey: SignedPreKey? = nil,
         preKey: EcPreKey? = nil,
         pqPreKey: SignedPreKey? = nil
     ) {
         self.deviceId = deviceId
         self.registrationId = registrationId
-        self.signedPreKey = signedPreKey
+        self._signedPreKey = signedPreKey
         self.preKey = preKey
         self.pqPreKey = pqPreKey
     }
@@ -42,10 +52,7 @@ extension PreKeyBundleDevice: ProtoMessage {
         var size = unknownFields.count
         if !UInt32Codec.isDefault(self.deviceId) { size += UInt32Codec.encodedSize(of: self.deviceId) &+ 1 }
         if !UInt32Codec.isDefault(self.registrationId) { size += UInt32Codec.encodedSize(of: self.registrationId) &+ 1 }
-        do {
-            let length = self.signedPreKey.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.preKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.pqPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
@@ -60,13 +67,10 @@ extension PreKeyBundleDevice: ProtoMessage {
             writer.writeByte(0x10)
             UInt32Codec.write(self.registrationId, to: &writer)
         }
-        do {
-            let length = self.signedPreKey.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x1A)
-                writer.writeVarint(UInt64(length))
-                self.signedPreKey.serialize(into: &writer)
-            }
+        if let length = self._signedPreKey?.serializedSize() {
+            writer.writeByte(0x1A)
+            writer.writeVarint(UInt64(length))
+            self._signedPreKey?.serialize(into: &writer)
         }
         if let length = self.preKey?.serializedSize() {
             writer.writeByte(0x22)
@@ -89,7 +93,8 @@ extension PreKeyBundleDevice: ProtoMessage {
             case 0x10:
                 self.registrationId = try UInt32Codec.read(from: &reader)
             case 0x1A:
-                try reader.mergeMessage(into: &self.signedPreKey)
+                if case .none = self._signedPreKey { self._signedPreKey = SignedPreKey() }
+                try reader.mergeMessage(into: &self._signedPreKey!)
             case 0x22:
                 if case .none = self.preKey { self.preKey = EcPreKey() }
                 try reader.mergeMessage(into: &self.preKey!)
@@ -111,9 +116,9 @@ extension PreKeyBundleDevice: ProtoMessage {
             writer.writeKeyLiteral("\"registrationId\":")
             UInt32Codec.writeJSON(self.registrationId, to: &writer)
         }
-        if !self.signedPreKey.serializedSize().isZero {
+        if let value = self._signedPreKey {
             writer.writeKeyLiteral("\"signedPreKey\":")
-            try MessageCodec<SignedPreKey>.writeJSON(self.signedPreKey, to: &writer)
+            try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
         }
         if let value = self.preKey {
             writer.writeKeyLiteral("\"preKey\":")

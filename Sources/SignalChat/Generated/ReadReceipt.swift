@@ -8,7 +8,17 @@ import SwitchboardRuntime
 public struct ReadReceipt: Sendable, Hashable {
     public var chatId: String = ""
     public var upToMessageId: String = ""
-    public var readAt: ProtoTimestamp = ProtoTimestamp()
+
+    public var readAt: ProtoTimestamp {
+        get {
+            _readAt ?? ProtoTimestamp()
+        }
+        set {
+            _readAt = newValue
+        }
+    }
+
+    private var _readAt: ProtoTimestamp? = nil
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
@@ -20,11 +30,11 @@ public struct ReadReceipt: Sendable, Hashable {
     public init(
         chatId: String = "",
         upToMessageId: String = "",
-        readAt: ProtoTimestamp = ProtoTimestamp()
+        readAt: ProtoTimestamp? = nil
     ) {
         self.chatId = chatId
         self.upToMessageId = upToMessageId
-        self.readAt = readAt
+        self._readAt = readAt
     }
 }
 
@@ -36,10 +46,7 @@ extension ReadReceipt: ProtoMessage {
         var size = unknownFields.count
         if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
         if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId) &+ 1 }
-        do {
-            let length = self.readAt.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._readAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
@@ -52,13 +59,10 @@ extension ReadReceipt: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.upToMessageId, to: &writer)
         }
-        do {
-            let length = self.readAt.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x1A)
-                writer.writeVarint(UInt64(length))
-                self.readAt.serialize(into: &writer)
-            }
+        if let length = self._readAt?.serializedSize() {
+            writer.writeByte(0x1A)
+            writer.writeVarint(UInt64(length))
+            self._readAt?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -71,7 +75,8 @@ extension ReadReceipt: ProtoMessage {
             case 0x12:
                 self.upToMessageId = try StringCodec.read(from: &reader)
             case 0x1A:
-                try reader.mergeMessage(into: &self.readAt)
+                if case .none = self._readAt { self._readAt = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self._readAt!)
             default:
                 try reader.skipField(tag, into: &unknownFields)
             }
@@ -87,9 +92,9 @@ extension ReadReceipt: ProtoMessage {
             writer.writeKeyLiteral("\"upToMessageId\":")
             StringCodec.writeJSON(self.upToMessageId, to: &writer)
         }
-        if !self.readAt.serializedSize().isZero {
+        if let value = self._readAt {
             writer.writeKeyLiteral("\"readAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(self.readAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
     }
 

@@ -180,15 +180,6 @@ public struct WireReader {
         try mergeMessage(into: &value)
     }
 
-    /// Merges the next message into a boxed (recursive) field, in place as above.
-    @inlinable
-    public mutating func mergeMessage<Message: ProtoMessage>(into box: inout IndirectBox<Message>) throws(WireDecodingError) {
-        var value = box.value
-        box = IndirectBox(Message())
-        defer { box = IndirectBox(value) }
-        try mergeMessage(into: &value)
-    }
-
     /// Runs `body` over the payload of a length-delimited field, as a bounded sub-reader.
     @inlinable
     public mutating func withLengthDelimited<T>(

@@ -10,14 +10,14 @@ public struct Chain: Sendable, Hashable {
 
     public var next: Chain {
         get {
-            _next.value
+            _next?.value ?? Chain()
         }
         set {
-            _next.value = newValue
+            _next = IndirectBox(newValue)
         }
     }
 
-    private var _next: LazyBox<Chain> = LazyBox()
+    private var _next: IndirectBox<Chain>? = nil
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
@@ -28,10 +28,10 @@ public struct Chain: Sendable, Hashable {
     /// Creates a message from field values; omitted fields take their defaults.
     public init(
         label: String = "",
-        next: Chain = Chain()
+        next: Chain? = nil
     ) {
         self.label = label
-        self.next = next
+        self._next = next.map { IndirectBox($0) }
     }
 }
 
@@ -42,7 +42,7 @@ extension Chain: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if !self.label.isEmpty { size += StringCodec.encodedSize(of: self.label) &+ 1 }
-        if let length = self._next.storedValue?.serializedSize(), !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = (self._next?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         return size
     }
 
@@ -51,13 +51,10 @@ extension Chain: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.label, to: &writer)
         }
-        if let value = self._next.storedValue {
-            let length = value.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x12)
-                writer.writeVarint(UInt64(length))
-                value.serialize(into: &writer)
-            }
+        if let length = (self._next?.value)?.serializedSize() {
+            writer.writeByte(0x12)
+            writer.writeVarint(UInt64(length))
+            (self._next?.value)?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
     }
@@ -68,7 +65,7 @@ extension Chain: ProtoMessage {
             case 0x0A:
                 self.label = try StringCodec.read(from: &reader)
             case 0x12:
-                try self._next.merge(from: &reader)
+                try reader.mergeMessage(into: &self._next)
             default:
                 try reader.skipField(tag, into: &unknownFields)
             }
@@ -80,7 +77,7 @@ extension Chain: ProtoMessage {
             writer.writeKeyLiteral("\"label\":")
             StringCodec.writeJSON(self.label, to: &writer)
         }
-        if let value = self._next.storedValue, !value.serializedSize().isZero {
+        if let value = (self._next?.value) {
             writer.writeKeyLiteral("\"next\":")
             try MessageCodec<Chain>.writeJSON(value, to: &writer)
         }

@@ -7,11 +7,31 @@ import SwitchboardRuntime
 /// Oneofs, nesting, timestamps and awkward names.
 public struct Composite: Sendable, Hashable {
     public var title: String = ""
-    public var origin: Point = Point()
+
+    public var origin: Point {
+        get {
+            _origin ?? Point()
+        }
+        set {
+            _origin = newValue
+        }
+    }
+
+    private var _origin: Point? = nil
     public var corner: Point? = nil
     public var color: Color = Color()
     public var optionalColor: Color? = nil
-    public var createdAt: ProtoTimestamp = ProtoTimestamp()
+
+    public var createdAt: ProtoTimestamp {
+        get {
+            _createdAt ?? ProtoTimestamp()
+        }
+        set {
+            _createdAt = newValue
+        }
+    }
+
+    private var _createdAt: ProtoTimestamp? = nil
     public var expiresAt: ProtoTimestamp? = nil
     public var sentAtMillis: Date = Date(timeIntervalSince1970: 0)
 
@@ -52,11 +72,11 @@ public struct Composite: Sendable, Hashable {
     /// Creates a message from field values; omitted fields take their defaults.
     public init(
         title: String = "",
-        origin: Point = Point(),
+        origin: Point? = nil,
         corner: Point? = nil,
         color: Color = Color(),
         optionalColor: Color? = nil,
-        createdAt: ProtoTimestamp = ProtoTimestamp(),
+        createdAt: ProtoTimestamp? = nil,
         expiresAt: ProtoTimestamp? = nil,
         sentAtMillis: Date = Date(timeIntervalSince1970: 0),
         snakeCaseField: String = "",
@@ -70,11 +90,11 @@ public struct Composite: Sendable, Hashable {
         payload: Payload? = nil
     ) {
         self.title = title
-        self.origin = origin
+        self._origin = origin
         self.corner = corner
         self.color = color
         self.optionalColor = optionalColor
-        self.createdAt = createdAt
+        self._createdAt = createdAt
         self.expiresAt = expiresAt
         self.sentAtMillis = sentAtMillis
         self.snakeCaseField = snakeCaseField
@@ -96,17 +116,11 @@ extension Composite: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
-        do {
-            let length = self.origin.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._origin?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color) &+ 1 }
         if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length &+ 1 }
-        do {
-            let length = self.createdAt.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.expiresAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) &+ 1 }
         if case let .text(value)? = self.payload {
@@ -140,13 +154,10 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.title, to: &writer)
         }
-        do {
-            let length = self.origin.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x12)
-                writer.writeVarint(UInt64(length))
-                self.origin.serialize(into: &writer)
-            }
+        if let length = self._origin?.serializedSize() {
+            writer.writeByte(0x12)
+            writer.writeVarint(UInt64(length))
+            self._origin?.serialize(into: &writer)
         }
         if let length = self.corner?.serializedSize() {
             writer.writeByte(0x1A)
@@ -161,13 +172,10 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x28)
             EnumCodec<Color>.write($0, to: &writer)
         }
-        do {
-            let length = self.createdAt.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x32)
-                writer.writeVarint(UInt64(length))
-                self.createdAt.serialize(into: &writer)
-            }
+        if let length = self._createdAt?.serializedSize() {
+            writer.writeByte(0x32)
+            writer.writeVarint(UInt64(length))
+            self._createdAt?.serialize(into: &writer)
         }
         if let length = self.expiresAt?.serializedSize() {
             writer.writeByte(0x3A)
@@ -240,7 +248,8 @@ extension Composite: ProtoMessage {
             case 0x0A:
                 self.title = try StringCodec.read(from: &reader)
             case 0x12:
-                try reader.mergeMessage(into: &self.origin)
+                if case .none = self._origin { self._origin = Point() }
+                try reader.mergeMessage(into: &self._origin!)
             case 0x1A:
                 if case .none = self.corner { self.corner = Point() }
                 try reader.mergeMessage(into: &self.corner!)
@@ -249,7 +258,8 @@ extension Composite: ProtoMessage {
             case 0x28:
                 self.optionalColor = try EnumCodec<Color>.read(from: &reader)
             case 0x32:
-                try reader.mergeMessage(into: &self.createdAt)
+                if case .none = self._createdAt { self._createdAt = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self._createdAt!)
             case 0x3A:
                 if case .none = self.expiresAt { self.expiresAt = ProtoTimestamp() }
                 try reader.mergeMessage(into: &self.expiresAt!)
@@ -299,9 +309,9 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }
-        if !self.origin.serializedSize().isZero {
+        if let value = self._origin {
             writer.writeKeyLiteral("\"origin\":")
-            try MessageCodec<Point>.writeJSON(self.origin, to: &writer)
+            try MessageCodec<Point>.writeJSON(value, to: &writer)
         }
         if let value = self.corner {
             writer.writeKeyLiteral("\"corner\":")
@@ -315,9 +325,9 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"optionalColor\":")
             EnumCodec<Color>.writeJSON(value, to: &writer)
         }
-        if !self.createdAt.serializedSize().isZero {
+        if let value = self._createdAt {
             writer.writeKeyLiteral("\"createdAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(self.createdAt, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
         if let value = self.expiresAt {
             writer.writeKeyLiteral("\"expiresAt\":")

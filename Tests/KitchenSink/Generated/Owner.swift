@@ -8,14 +8,14 @@ import SwitchboardRuntime
 public struct Owner: Sendable, Hashable {
     public var pet: Pet {
         get {
-            _pet.value
+            _pet?.value ?? Pet()
         }
         set {
-            _pet.value = newValue
+            _pet = IndirectBox(newValue)
         }
     }
 
-    private var _pet: LazyBox<Pet> = LazyBox()
+    private var _pet: IndirectBox<Pet>? = nil
     public var name: String = ""
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
@@ -26,10 +26,10 @@ public struct Owner: Sendable, Hashable {
 
     /// Creates a message from field values; omitted fields take their defaults.
     public init(
-        pet: Pet = Pet(),
+        pet: Pet? = nil,
         name: String = ""
     ) {
-        self.pet = pet
+        self._pet = pet.map { IndirectBox($0) }
         self.name = name
     }
 }
@@ -40,19 +40,16 @@ extension Owner: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self._pet.storedValue?.serializedSize(), !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = (self._pet?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
         return size
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let value = self._pet.storedValue {
-            let length = value.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x0A)
-                writer.writeVarint(UInt64(length))
-                value.serialize(into: &writer)
-            }
+        if let length = (self._pet?.value)?.serializedSize() {
+            writer.writeByte(0x0A)
+            writer.writeVarint(UInt64(length))
+            (self._pet?.value)?.serialize(into: &writer)
         }
         if !self.name.isEmpty {
             writer.writeByte(0x12)
@@ -65,7 +62,7 @@ extension Owner: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                try self._pet.merge(from: &reader)
+                try reader.mergeMessage(into: &self._pet)
             case 0x12:
                 self.name = try StringCodec.read(from: &reader)
             default:
@@ -75,7 +72,7 @@ extension Owner: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self._pet.storedValue, !value.serializedSize().isZero {
+        if let value = (self._pet?.value) {
             writer.writeKeyLiteral("\"pet\":")
             try MessageCodec<Pet>.writeJSON(value, to: &writer)
         }

@@ -6,8 +6,27 @@ import SwitchboardRuntime
 
 /// Every well-known type: as a field, an optional, in a list, in a map and in a oneof.
 public struct WellKnown: Sendable, Hashable {
-    public var when: ProtoTimestamp = ProtoTimestamp()
-    public var duration: ProtoDuration = ProtoDuration()
+    public var when: ProtoTimestamp {
+        get {
+            _when ?? ProtoTimestamp()
+        }
+        set {
+            _when = newValue
+        }
+    }
+
+    private var _when: ProtoTimestamp? = nil
+
+    public var duration: ProtoDuration {
+        get {
+            _duration ?? ProtoDuration()
+        }
+        set {
+            _duration = newValue
+        }
+    }
+
+    private var _duration: ProtoDuration? = nil
     public var doubleValue: ProtoDoubleValue? = nil
     public var floatValue: ProtoFloatValue? = nil
     public var int64Value: ProtoInt64Value? = nil
@@ -18,7 +37,17 @@ public struct WellKnown: Sendable, Hashable {
     public var stringValue: ProtoStringValue? = nil
     public var bytesValue: ProtoBytesValue? = nil
     public var empty: ProtoEmpty? = nil
-    public var mask: ProtoFieldMask = ProtoFieldMask()
+
+    public var mask: ProtoFieldMask {
+        get {
+            _mask ?? ProtoFieldMask()
+        }
+        set {
+            _mask = newValue
+        }
+    }
+
+    private var _mask: ProtoFieldMask? = nil
     public var object: ProtoStruct? = nil
     public var value: ProtoValue? = nil
     public var list: ProtoListValue? = nil
@@ -48,8 +77,8 @@ public struct WellKnown: Sendable, Hashable {
 
     /// Creates a message from field values; omitted fields take their defaults.
     public init(
-        when: ProtoTimestamp = ProtoTimestamp(),
-        duration: ProtoDuration = ProtoDuration(),
+        when: ProtoTimestamp? = nil,
+        duration: ProtoDuration? = nil,
         doubleValue: ProtoDoubleValue? = nil,
         floatValue: ProtoFloatValue? = nil,
         int64Value: ProtoInt64Value? = nil,
@@ -60,7 +89,7 @@ public struct WellKnown: Sendable, Hashable {
         stringValue: ProtoStringValue? = nil,
         bytesValue: ProtoBytesValue? = nil,
         empty: ProtoEmpty? = nil,
-        mask: ProtoFieldMask = ProtoFieldMask(),
+        mask: ProtoFieldMask? = nil,
         object: ProtoStruct? = nil,
         value: ProtoValue? = nil,
         list: ProtoListValue? = nil,
@@ -73,8 +102,8 @@ public struct WellKnown: Sendable, Hashable {
         anys: [ProtoAny] = [],
         choice: Choice? = nil
     ) {
-        self.when = when
-        self.duration = duration
+        self._when = when
+        self._duration = duration
         self.doubleValue = doubleValue
         self.floatValue = floatValue
         self.int64Value = int64Value
@@ -85,7 +114,7 @@ public struct WellKnown: Sendable, Hashable {
         self.stringValue = stringValue
         self.bytesValue = bytesValue
         self.empty = empty
-        self.mask = mask
+        self._mask = mask
         self.object = object
         self.value = value
         self.list = list
@@ -106,14 +135,8 @@ extension WellKnown: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        do {
-            let length = self.when.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
-        do {
-            let length = self.duration.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._when?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self._duration?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.doubleValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.floatValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.int64Value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
@@ -124,10 +147,7 @@ extension WellKnown: ProtoMessage {
         if let length = self.stringValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.bytesValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.empty?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        do {
-            let length = self.mask.serializedSize()
-            if !length.isZero { size += WireSize.lengthDelimited(length) &+ 1 }
-        }
+        if let length = self._mask?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.object?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
         if let length = self.list?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
@@ -151,21 +171,15 @@ extension WellKnown: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        do {
-            let length = self.when.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x0A)
-                writer.writeVarint(UInt64(length))
-                self.when.serialize(into: &writer)
-            }
+        if let length = self._when?.serializedSize() {
+            writer.writeByte(0x0A)
+            writer.writeVarint(UInt64(length))
+            self._when?.serialize(into: &writer)
         }
-        do {
-            let length = self.duration.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x12)
-                writer.writeVarint(UInt64(length))
-                self.duration.serialize(into: &writer)
-            }
+        if let length = self._duration?.serializedSize() {
+            writer.writeByte(0x12)
+            writer.writeVarint(UInt64(length))
+            self._duration?.serialize(into: &writer)
         }
         if let length = self.doubleValue?.serializedSize() {
             writer.writeByte(0x1A)
@@ -217,13 +231,10 @@ extension WellKnown: ProtoMessage {
             writer.writeVarint(UInt64(length))
             self.empty?.serialize(into: &writer)
         }
-        do {
-            let length = self.mask.serializedSize()
-            if !length.isZero {
-                writer.writeByte(0x6A)
-                writer.writeVarint(UInt64(length))
-                self.mask.serialize(into: &writer)
-            }
+        if let length = self._mask?.serializedSize() {
+            writer.writeByte(0x6A)
+            writer.writeVarint(UInt64(length))
+            self._mask?.serialize(into: &writer)
         }
         if let length = self.object?.serializedSize() {
             writer.writeByte(0x72)
@@ -273,9 +284,11 @@ extension WellKnown: ProtoMessage {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 0x0A:
-                try reader.mergeMessage(into: &self.when)
+                if case .none = self._when { self._when = ProtoTimestamp() }
+                try reader.mergeMessage(into: &self._when!)
             case 0x12:
-                try reader.mergeMessage(into: &self.duration)
+                if case .none = self._duration { self._duration = ProtoDuration() }
+                try reader.mergeMessage(into: &self._duration!)
             case 0x1A:
                 if case .none = self.doubleValue { self.doubleValue = ProtoDoubleValue() }
                 try reader.mergeMessage(into: &self.doubleValue!)
@@ -307,7 +320,8 @@ extension WellKnown: ProtoMessage {
                 if case .none = self.empty { self.empty = ProtoEmpty() }
                 try reader.mergeMessage(into: &self.empty!)
             case 0x6A:
-                try reader.mergeMessage(into: &self.mask)
+                if case .none = self._mask { self._mask = ProtoFieldMask() }
+                try reader.mergeMessage(into: &self._mask!)
             case 0x72:
                 if case .none = self.object { self.object = ProtoStruct() }
                 try reader.mergeMessage(into: &self.object!)
@@ -357,13 +371,13 @@ extension WellKnown: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.when.serializedSize().isZero {
+        if let value = self._when {
             writer.writeKeyLiteral("\"when\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(self.when, to: &writer)
+            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
         }
-        if !self.duration.serializedSize().isZero {
+        if let value = self._duration {
             writer.writeKeyLiteral("\"duration\":")
-            try MessageCodec<ProtoDuration>.writeJSON(self.duration, to: &writer)
+            try MessageCodec<ProtoDuration>.writeJSON(value, to: &writer)
         }
         if let value = self.doubleValue {
             writer.writeKeyLiteral("\"doubleValue\":")
@@ -405,9 +419,9 @@ extension WellKnown: ProtoMessage {
             writer.writeKeyLiteral("\"empty\":")
             try MessageCodec<ProtoEmpty>.writeJSON(value, to: &writer)
         }
-        if !self.mask.serializedSize().isZero {
+        if let value = self._mask {
             writer.writeKeyLiteral("\"mask\":")
-            try MessageCodec<ProtoFieldMask>.writeJSON(self.mask, to: &writer)
+            try MessageCodec<ProtoFieldMask>.writeJSON(value, to: &writer)
         }
         if let value = self.object {
             writer.writeKeyLiteral("\"object\":")

@@ -2,6 +2,7 @@ import Foundation
 import KitchenSink
 import SignalChat
 import SwitchboardRuntime
+import TestMessagesProto3
 
 /// Access to the committed fixtures made by scripts/make-fixtures.sh.
 enum Fixtures {
@@ -69,7 +70,15 @@ struct MessageCodecs: Sendable {
             })
     }
 
-    static let byName: [String: MessageCodecs] = [
+    /// Codecs by full message name. The Any fixtures pack these types, so JSON must know them.
+    static let byName: [String: MessageCodecs] = {
+        AnyTypeRegistry.shared.register(ForeignMessage.self)
+        AnyTypeRegistry.shared.register(TestAllTypesProto3.self)
+        return table
+    }()
+
+    private static let table: [String: MessageCodecs] = [
+        "protobuf_test_messages.proto3.TestAllTypesProto3": .of(TestAllTypesProto3.self),
         "switchboard.test.Scalars": .of(Scalars.self),
         "switchboard.test.Lists": .of(Lists.self),
         "switchboard.test.Maps": .of(Maps.self),
