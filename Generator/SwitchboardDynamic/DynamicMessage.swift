@@ -21,6 +21,12 @@ public struct DynamicMapEntry: Sendable, Hashable {
     public var key: DynamicValue
     public var value: DynamicValue
 
+    /// An entry of `key` and `value`.
+    public init(key: DynamicValue, value: DynamicValue) {
+        self.key = key
+        self.value = value
+    }
+
     /// `entries` sorted by key, the last entry winning for a repeated key (as protobuf merges).
     static func canonicalOrder(_ entries: [DynamicMapEntry]) throws(DynamicCodecError) -> [DynamicMapEntry] {
         var latest: [DynamicValue: DynamicMapEntry] = [:]

@@ -4,6 +4,7 @@ import SignalChat
 import SwitchboardDynamic
 import SwitchboardRuntime
 import SwitchboardSchema
+import TestMessagesProto3
 import Testing
 
 /// The schema-at-run-time codecs behind `call`, `listen` and `mock-server` must agree with
@@ -44,6 +45,17 @@ import Testing
     @Test func wellKnownTypes() throws {
         AnyTypeRegistry.shared.register(Point.self)
         try check("WellKnown", in: Self.kitchenSink, seed: 17) { $0.wellKnown() }
+    }
+    /// Protobuf's conformance message, every field drawn at random from its schema.
+    @Test func conformanceMessage() throws {
+        AnyTypeRegistry.shared.register(ForeignMessage.self)
+        let schema = try #require(SchemaCompiler.compile(directory: Self.schemas.appendingPathComponent("Schemas/test_messages_proto3")).schema)
+        let type = try #require(schema.messageIndex(named: "protobuf_test_messages.proto3.TestAllTypesProto3"))
+        var dynamic = RandomDynamicMessages(schema: schema, seed: 19, anyPayload: "protobuf_test_messages.proto3.ForeignMessage")
+        let binary = DynamicBinaryCodec(schema: schema)
+        try check("protobuf_test_messages.proto3.TestAllTypesProto3", in: schema, seed: 18, iterations: 60) { _ in
+            try! TestAllTypesProto3(serializedData: binary.encode(dynamic.message(type, depth: 3)))
+        }
     }
     @Test func chatMessages() throws { try check("ChatMessage", in: Self.signal, seed: 15) { $0.chatMessage() } }
     @Test func envelopes() throws { try check("WebSocketMessage", in: Self.signal, seed: 16) { $0.webSocketMessage() } }
