@@ -2,6 +2,7 @@ import Foundation
 import SignalChat
 import SignalChatPeerMessages
 import SwiftProtobuf
+import SwitchboardRuntime
 
 /// The two workloads the issue names, built identically for every peer.
 enum Workloads {
@@ -34,7 +35,7 @@ enum Workloads {
     static let text = "Grüße aus Köln! Привет, как дела? 👋 Let's meet at the café at 5."
 
     static let chatMessage = ChatMessage(
-        id: "msg-7f3a9c", senderId: 1_234_567_890_123, text: text, status: .read, createdAt: created,
+        id: "msg-7f3a9c", senderId: 1_234_567_890_123, text: text, status: .read, createdAt: ProtoTimestamp(date: created),
         attachments: [
             Attachment(id: "att-1", contentType: "image/jpeg", size: 204_800, digest: Data(repeating: 0xAB, count: 32), width: 640, height: 480, cdn: 3),
             Attachment(id: "att-2", contentType: "application/pdf", size: 1_048_576, digest: Data(repeating: 0xCD, count: 32), fileName: "notes.pdf"),
