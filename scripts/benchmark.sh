@@ -61,6 +61,16 @@ let package = Package(
     targets: [.target(name: "Synthetic", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")])]
 )
 SWIFT
+# Generation from outside, as a user runs it: the release CLI on the rich 1,000-message schema,
+# into a new folder (issue 20's goal: under 0.5 s), median of 5.
+swift build -c release --product switchboard >/dev/null
+mkdir -p "$work/rich"
+"$bench" --synthetic-schema "$work/rich/synthetic.sb" 1000 --rich
+cli_seconds=$(for i in 1 2 3 4 5; do
+  start=$(date +%s.%N); "$(swift build -c release --show-bin-path)/switchboard" generate "$work/rich" --output "$work/rich-out-$i" >/dev/null 2>&1; end=$(date +%s.%N)
+  python3 -c "print(f'{$end - $start:.3f}')"
+done | sort -n | sed -n 3p)
+
 # Time only the generated module: build its runtime dependency first.
 time_build() { # package-dir runtime-target
   timeout $limit swift build --package-path "$1" --target "$2" >/dev/null 2>&1
@@ -126,9 +136,13 @@ $(cat "$work/merges.md")
 | Measure | Switchboard | Peer |
 |---|---:|---:|
 | $(grep '^Generation' "$work/codec.md" | sed 's/: \(.*\)$/ | \1 | |/') 
+| \`switchboard generate\` (release) of 1,000 rich messages and 100 endpoints into a new folder, median of 5 | ${cli_seconds} s | |
 | Debug build of the generated module for a synthetic 200-message schema (runtime prebuilt) | ${ours_seconds} s ($ours_files files, $ours_lines lines) | swift-protobuf: ${peer_seconds} s (1 file, $peer_lines lines) |
 
-Goal for generation: under 1 s for 1,000 messages. Messages embedded inline beyond an
+Goal for generation: under 0.5 s for 1,000 rich messages from outside (issue 20). Files are
+translated, rendered and written on every core, written with plain system calls (Foundation's
+\`Data.write\` synced each file to disk), and tags are formatted by hand (\`String(format:)\` was a
+seventh of the time). Messages embedded inline beyond an
 estimated 256 bytes are boxed, which keeps deep embedding chains (as in the synthetic
 schema, where each message holds the previous one) from inflating structs and compile time.
 

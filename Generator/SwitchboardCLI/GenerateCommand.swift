@@ -65,11 +65,18 @@ struct OutputPlan {
     let directory: URL
     let files: [GeneratedFile]
 
-    /// Files in the directory that `generate` wrote earlier (they start with its header).
-    func existingGeneratedFiles() -> [String] {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+    /// The names in the directory, read once: a file not among them needs no read to compare.
+    func existingNames() -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+    }
+
+    /// Files in the directory that `generate` wrote earlier (they start with its header) and
+    /// that this plan does not produce.
+    func extraGeneratedFiles(among names: Set<String>) -> [String] {
+        let expected = Set(files.map(\.path))
         return names.filter { name in
-            guard name.hasSuffix(".swift"), let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(name).path) else {
+            guard name.hasSuffix(".swift"), !expected.contains(name),
+                  let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(name).path) else {
                 return false
             }
             defer { try? handle.close() }
@@ -81,16 +88,16 @@ struct OutputPlan {
     /// One line per file that differs: `stale:`, `missing:` or `extra:`.
     func problems() -> [String] {
         var problems: [String] = []
+        let existing = existingNames()
         for file in files {
             let url = directory.appendingPathComponent(file.path)
-            guard let data = FileManager.default.contents(atPath: url.path) else {
+            guard existing.contains(file.path), let data = FileManager.default.contents(atPath: url.path) else {
                 problems.append("missing: \(url.relativePath)")
                 continue
             }
             if data != Data(file.contents.utf8) { problems.append("stale: \(url.relativePath)") }
         }
-        let expected = Set(files.map(\.path))
-        for name in existingGeneratedFiles() where !expected.contains(name) {
+        for name in extraGeneratedFiles(among: existing) {
             problems.append("extra: \(directory.appendingPathComponent(name).relativePath)")
         }
         return problems
@@ -100,21 +107,92 @@ struct OutputPlan {
     /// Unchanged files are left untouched so incremental builds stay incremental.
     func apply() throws -> Int {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var changed = 0
-        for file in files {
-            let url = directory.appendingPathComponent(file.path)
-            let data = Data(file.contents.utf8)
-            if FileManager.default.contents(atPath: url.path) != data {
-                try data.write(to: url, options: .atomic)
-                changed += 1
+        // Files are independent: compared and written on every core. A file that exists is
+        // replaced atomically (a build reading it never sees half of it); a new one is written
+        // in place, which saves a temporary file and a rename per file.
+        let existing = existingNames()
+        let outcomes = Outcomes(count: files.count)
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            // A plain path: `URL.appendingPathComponent` stats the file to learn if it is a folder.
+            let path = directory.path + "/" + files[index].path
+            let data = Data(files[index].contents.utf8)
+            let outcome: Result<Bool, any Error>
+            switch existing.contains(files[index].path) ? FileManager.default.contents(atPath: path) : nil {
+            case data?: outcome = .success(false)
+            case .some: outcome = Result { try GeneratedFileWriter.write(data, to: path, atomically: true); return true }
+            case nil: outcome = Result { try GeneratedFileWriter.write(data, to: path, atomically: false); return true }
             }
+            outcomes.set(index, outcome)
         }
-        let expected = Set(files.map(\.path))
-        for name in existingGeneratedFiles() where !expected.contains(name) {
+        var changed = 0
+        for outcome in outcomes.all where try outcome.get() { changed += 1 }
+        for name in extraGeneratedFiles(among: existing) {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             changed += 1
         }
         return changed
+    }
+}
+
+/// Writes generated files with plain system calls. Foundation's `Data.write` syncs every file
+/// to disk, which made writing a thousand files take a second; generated code can be written
+/// again, so a crash losing the last files is harmless (the next `generate` sees them stale).
+enum GeneratedFileWriter {
+    struct Failure: Error, CustomStringConvertible {
+        let path: String
+        let code: Int32
+        var description: String { "\(path): \(String(cString: strerror(code)))" }
+    }
+
+    /// Writes `data` to `path`; `atomically` through a temporary file renamed over it, so a
+    /// reader sees the old file or the new one, never half of one.
+    static func write(_ data: Data, to path: String, atomically: Bool) throws {
+        let target = atomically ? path + ".switchboard-\(getpid())-\(UInt32.random(in: 0 ... .max)).tmp" : path
+        let descriptor = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Failure(path: target, code: errno) }
+        var failure: Int32?
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        close(descriptor)
+        if let failure {
+            unlink(target)
+            throw Failure(path: target, code: failure)
+        }
+        if atomically, rename(target, path) != 0 {
+            let code = errno
+            unlink(target)
+            throw Failure(path: path, code: code)
+        }
+    }
+}
+
+/// What writing each file came to, filled in from several threads.
+private final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Result<Bool, any Error>]
+
+    init(count: Int) { values = Array(repeating: .success(false), count: count) }
+
+    func set(_ index: Int, _ outcome: Result<Bool, any Error>) {
+        lock.lock()
+        values[index] = outcome
+        lock.unlock()
+    }
+
+    var all: [Result<Bool, any Error>] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
     }
 }
 

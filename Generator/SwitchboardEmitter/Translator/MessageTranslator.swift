@@ -83,7 +83,7 @@ struct MessageTranslator {
     }
 
     func storageName(_ field: FieldDefinition) -> String {
-        "_" + field.swiftName.replacingOccurrences(of: "`", with: "")
+        "_" + field.swiftName.filter { $0 != "`" }
     }
 
     func oneofEnum(_ oneof: OneofDefinition) -> SwiftTypeDeclaration {
@@ -132,7 +132,7 @@ struct MessageTranslator {
         var lines: [CodeLine] = [.line("var parts: [String] = []")]
         var children: [String] = []
         for field in message.fields where field.oneof == nil {
-            let label = field.swiftName.replacingOccurrences(of: "`", with: "")
+            let label = field.swiftName.filter { $0 != "`" }
             if field.isSensitive {
                 lines.append(.line("parts.append(\"\(label): [REDACTED]\")"))
                 children.append("(label: \"\(label)\", value: \"[REDACTED]\")")
@@ -449,14 +449,13 @@ struct MessageTranslator {
         var branches: [(condition: String, body: [CodeLine])] = []
         // A member named twice, or a second oneof member with a value, is an error: fields are
         // tracked by position, oneofs after them.
-        let track = "try seen.field(%d, name, in: Self.protoMessageName)"
         for (position, field) in message.fields.enumerated() {
             let type = field.shape.valueType
             let codec = mapping.codec(type, from: index)
             var condition = "name.matches(\"\(field.jsonName)\")"
             if field.name != field.jsonName { condition += " || name.matches(\"\(field.name)\")" }
             let name = "self." + field.swiftName
-            var body: [CodeLine] = [.line(String(format: track, position))]
+            var body: [CodeLine] = [.line("try seen.field(\(position), name, in: Self.protoMessageName)")]
             if let oneof = oneofName(field), let oneofIndex = field.oneof {
                 body.append(.block("if let value = try \(codec).readJSON(from: &reader)", [
                     .line("try seen.oneof(\(message.fields.count + oneofIndex), name, in: Self.protoMessageName)"),

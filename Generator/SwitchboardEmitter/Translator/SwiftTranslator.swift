@@ -1,3 +1,4 @@
+import Dispatch
 import SwitchboardSchema
 
 /// Options that shape generated Swift.
@@ -59,9 +60,11 @@ public struct SwiftTranslator: Sendable {
     func translatePerType() -> [SwiftFile] {
         var files: [SwiftFile] = []
         let shadowed = mapping.shadowedTopLevelNames
-        for (index, message) in schema.messages.enumerated() where message.parent == nil && message.importedFrom == nil {
-            files.append(file(named: message.swiftName, from: message.file,
-                              declarations: messageDeclarations(index) + topLevelAlias(message.swiftName, if: shadowed)))
+        let messages = schema.messages.indices.filter { schema.messages[$0].parent == nil && schema.messages[$0].importedFrom == nil }
+        files += messages.concurrentMap { index in
+            let message = schema.messages[index]
+            return file(named: message.swiftName, from: message.file,
+                        declarations: messageDeclarations(index) + topLevelAlias(message.swiftName, if: shadowed))
         }
         for (index, definition) in schema.enums.enumerated() where definition.parent == nil && definition.importedFrom == nil {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: index).declaration()
@@ -157,11 +160,49 @@ public enum SwiftEmitter {
         return relative.joined(separator: "_") + ".swift"
     }
 
-    /// Generates every Swift file for `schema`.
+    /// Generates every Swift file for `schema`. Files translate and render on every core.
     public static func generate(_ schema: Schema, options: SwiftEmitterOptions) -> [GeneratedFile] {
         let renderer = SwiftRenderer()
-        return SwiftTranslator(schema: schema, options: options).translate().map {
-            GeneratedFile(path: $0.path, contents: renderer.render($0), sourcePath: schema.files[$0.sourceFile].path)
+        return SwiftTranslator(schema: schema, options: options).translate().concurrentMap { file in
+            GeneratedFile(path: file.path, contents: renderer.render(file), sourcePath: schema.files[file.sourceFile].path)
         }
     }
+}
+
+
+extension Array where Element: Sendable {
+    /// `map` on every core: each element's result goes to its own slot, so the output is in
+    /// order whatever order the work finishes in (generation stays deterministic).
+    func concurrentMap<Result: Sendable>(_ transform: @Sendable (Element) -> Result) -> [Result] {
+        let slots = Slots<Result>(count: count)
+        defer { slots.deallocate() }
+        let elements = self
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            slots.store(transform(elements[index]), at: index)
+        }
+        return slots.collect()
+    }
+}
+
+/// One slot per result, each written by exactly one task; read once all have finished
+/// (`concurrentPerform` returns after them), so no lock is needed.
+private struct Slots<Value>: @unchecked Sendable {
+    let slots: UnsafeMutableBufferPointer<Value>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: Swift.max(count, 1))
+    }
+
+    func store(_ value: Value, at index: Int) {
+        (slots.baseAddress! + index).initialize(to: value)
+    }
+
+    /// Moves the values out, in order; the slots are empty afterwards.
+    func collect() -> [Value] {
+        (0..<count).map { (slots.baseAddress! + $0).move() }
+    }
+
+    func deallocate() { slots.deallocate() }
 }

@@ -56,7 +56,10 @@ struct SwiftTypeMapping {
     /// The tag of a field as emitted in Swift source, such as `0x0A`.
     static func tagLiteral(number: Int, wireType: UInt32) -> String {
         let raw = UInt32(number) << 3 | wireType
-        return raw < 0x80 ? String(format: "0x%02X", raw) : "\(raw)"
+        guard raw < 0x80 else { return "\(raw)" }
+        // By hand: `String(format:)` was a seventh of generation time.
+        let digits = Array("0123456789ABCDEF")
+        return "0x" + String(digits[Int(raw >> 4)]) + String(digits[Int(raw & 0xF)])
     }
 
     /// Bytes the tag's varint takes.
