@@ -79,9 +79,9 @@ import Testing
         #expect(file.contains("""
                 public func serializedSize() -> Int {
                     var size = unknownFields.count
-                    if !UInt64Codec.isDefault(self.early) { size += UInt64Codec.encodedSize(of: self.early) &+ 1 }
-                    if !self.late.isEmpty { size += StringCodec.encodedSize(of: self.late) &+ 2 }
-                    if self.far { size += BoolCodec.encodedSize(of: self.far) &+ 3 }
+                    if !UInt64Codec.isDefault(self.early) { size += UInt64Codec.encodedSize(of: self.early); size += 1 }
+                    if !self.late.isEmpty { size += StringCodec.encodedSize(of: self.late); size += 2 }
+                    if self.far { size += BoolCodec.encodedSize(of: self.far); size += 3 }
                     return size
                 }
             """))

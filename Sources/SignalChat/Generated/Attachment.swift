@@ -57,15 +57,15 @@ extension Attachment: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
-        if !self.contentType.isEmpty { size += StringCodec.encodedSize(of: self.contentType) &+ 1 }
-        if !UInt64Codec.isDefault(self.size) { size += UInt64Codec.encodedSize(of: self.size) &+ 1 }
-        if !self.digest.isEmpty { size += BytesCodec.encodedSize(of: self.digest) &+ 1 }
-        if let length = self.fileName.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !UInt32Codec.isDefault(self.width) { size += UInt32Codec.encodedSize(of: self.width) &+ 1 }
-        if !UInt32Codec.isDefault(self.height) { size += UInt32Codec.encodedSize(of: self.height) &+ 1 }
-        if let length = self.blurHash.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn) &+ 1 }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
+        if !self.contentType.isEmpty { size += StringCodec.encodedSize(of: self.contentType); size += 1 }
+        if !UInt64Codec.isDefault(self.size) { size += UInt64Codec.encodedSize(of: self.size); size += 1 }
+        if !self.digest.isEmpty { size += BytesCodec.encodedSize(of: self.digest); size += 1 }
+        if let length = self.fileName.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if !UInt32Codec.isDefault(self.width) { size += UInt32Codec.encodedSize(of: self.width); size += 1 }
+        if !UInt32Codec.isDefault(self.height) { size += UInt32Codec.encodedSize(of: self.height); size += 1 }
+        if let length = self.blurHash.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn); size += 1 }
         return size
     }
 

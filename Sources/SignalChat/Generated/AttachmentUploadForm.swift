@@ -40,10 +40,10 @@ extension AttachmentUploadForm: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn) &+ 1 }
-        if !self.key.isEmpty { size += StringCodec.encodedSize(of: self.key) &+ 1 }
+        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn); size += 1 }
+        if !self.key.isEmpty { size += StringCodec.encodedSize(of: self.key); size += 1 }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1)
-        if !self.signedUploadLocation.isEmpty { size += StringCodec.encodedSize(of: self.signedUploadLocation) &+ 1 }
+        if !self.signedUploadLocation.isEmpty { size += StringCodec.encodedSize(of: self.signedUploadLocation); size += 1 }
         return size
     }
 

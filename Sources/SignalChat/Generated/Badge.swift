@@ -49,13 +49,13 @@ extension Badge: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
-        if !self.category.isEmpty { size += StringCodec.encodedSize(of: self.category) &+ 1 }
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
-        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_) &+ 1 }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
+        if !self.category.isEmpty { size += StringCodec.encodedSize(of: self.category); size += 1 }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
+        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_); size += 1 }
         size += MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1)
-        if let length = self.expiration?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if self.visible { size += BoolCodec.encodedSize(of: self.visible) &+ 1 }
+        if let length = self.expiration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if self.visible { size += BoolCodec.encodedSize(of: self.visible); size += 1 }
         return size
     }
 

@@ -32,7 +32,7 @@ extension ChatHistoryResponse: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         size += RepeatedField<MessageCodec<ChatMessage>>.unpackedSize(self.messages, tagSize: 1)
-        if self.hasMore { size += BoolCodec.encodedSize(of: self.hasMore) &+ 1 }
+        if self.hasMore { size += BoolCodec.encodedSize(of: self.hasMore); size += 1 }
         return size
     }
 

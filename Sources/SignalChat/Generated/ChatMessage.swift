@@ -68,16 +68,16 @@ extension ChatMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id) &+ 1 }
-        if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId) &+ 1 }
-        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
-        if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status) &+ 1 }
-        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
+        if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId); size += 1 }
+        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text); size += 1 }
+        if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status); size += 1 }
+        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
         size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length; size += 1 }
         size += RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1)
-        if let length = self.editedAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.editedAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 
@@ -261,7 +261,7 @@ extension ChatMessage.Reaction: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.emoji.isEmpty { size += StringCodec.encodedSize(of: self.emoji) &+ 1 }
+        if !self.emoji.isEmpty { size += StringCodec.encodedSize(of: self.emoji); size += 1 }
         size += RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1)
         return size
     }

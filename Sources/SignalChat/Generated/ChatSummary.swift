@@ -59,14 +59,14 @@ extension ChatSummary: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
-        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
-        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if let length = self._lastActivity?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount) &+ 1 }
-        if self.muted { size += BoolCodec.encodedSize(of: self.muted) &+ 1 }
-        if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind) &+ 1 }
-        if !UInt32Codec.isDefault(self.memberCount) { size += UInt32Codec.encodedSize(of: self.memberCount) &+ 1 }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
+        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title); size += 1 }
+        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if let length = self._lastActivity?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount); size += 1 }
+        if self.muted { size += BoolCodec.encodedSize(of: self.muted); size += 1 }
+        if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind); size += 1 }
+        if !UInt32Codec.isDefault(self.memberCount) { size += UInt32Codec.encodedSize(of: self.memberCount); size += 1 }
         return size
     }
 

@@ -31,8 +31,8 @@ extension EcPreKey: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId) &+ 1 }
-        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey) &+ 1 }
+        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId); size += 1 }
+        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey); size += 1 }
         return size
     }
 

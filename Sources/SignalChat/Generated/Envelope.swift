@@ -58,16 +58,16 @@ extension Envelope: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type) &+ 1 }
-        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp) &+ 1 }
-        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += length &+ 1 }
-        if let length = self.content.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp) &+ 1 }
-        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent) &+ 1 }
-        if self.story { size += BoolCodec.encodedSize(of: self.story) &+ 2 }
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type); size += 1 }
+        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp); size += 1 }
+        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += length; size += 1 }
+        if let length = self.content.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp); size += 1 }
+        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent); size += 1 }
+        if self.story { size += BoolCodec.encodedSize(of: self.story); size += 2 }
         return size
     }
 

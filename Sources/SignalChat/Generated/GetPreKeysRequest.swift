@@ -34,8 +34,8 @@ extension GetPreKeysRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier) &+ 1 }
-        if !self.deviceId.isEmpty { size += StringCodec.encodedSize(of: self.deviceId) &+ 1 }
+        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier); size += 1 }
+        if !self.deviceId.isEmpty { size += StringCodec.encodedSize(of: self.deviceId); size += 1 }
         return size
     }
 

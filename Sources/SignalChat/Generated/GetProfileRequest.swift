@@ -31,8 +31,8 @@ extension GetProfileRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier) &+ 1 }
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version) &+ 1 }
+        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier); size += 1 }
+        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
         return size
     }
 

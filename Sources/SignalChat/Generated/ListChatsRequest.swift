@@ -34,8 +34,8 @@ extension ListChatsRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit) &+ 1 }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit); size += 1 }
         return size
     }
 

@@ -34,7 +34,7 @@ extension ListChatsResponse: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         size += RepeatedField<MessageCodec<ChatSummary>>.unpackedSize(self.chats, tagSize: 1)
-        if let length = self.nextBeforeId.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.nextBeforeId.map(StringCodec.encodedSize) { size += length; size += 1 }
         return size
     }
 

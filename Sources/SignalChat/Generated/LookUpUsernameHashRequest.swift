@@ -31,7 +31,7 @@ extension LookUpUsernameHashRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.hash.isEmpty { size += BytesCodec.encodedSize(of: self.hash) &+ 1 }
+        if !self.hash.isEmpty { size += BytesCodec.encodedSize(of: self.hash); size += 1 }
         return size
     }
 

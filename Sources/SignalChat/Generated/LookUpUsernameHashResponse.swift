@@ -29,7 +29,7 @@ extension LookUpUsernameHashResponse: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.uuid.isEmpty { size += StringCodec.encodedSize(of: self.uuid) &+ 1 }
+        if !self.uuid.isEmpty { size += StringCodec.encodedSize(of: self.uuid); size += 1 }
         return size
     }
 

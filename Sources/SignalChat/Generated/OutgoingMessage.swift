@@ -41,10 +41,10 @@ extension OutgoingMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type) &+ 1 }
-        if !UInt32Codec.isDefault(self.destinationDeviceId) { size += UInt32Codec.encodedSize(of: self.destinationDeviceId) &+ 1 }
-        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size += UInt32Codec.encodedSize(of: self.destinationRegistrationId) &+ 1 }
-        if !self.content.isEmpty { size += BytesCodec.encodedSize(of: self.content) &+ 1 }
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type); size += 1 }
+        if !UInt32Codec.isDefault(self.destinationDeviceId) { size += UInt32Codec.encodedSize(of: self.destinationDeviceId); size += 1 }
+        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size += UInt32Codec.encodedSize(of: self.destinationRegistrationId); size += 1 }
+        if !self.content.isEmpty { size += BytesCodec.encodedSize(of: self.content); size += 1 }
         return size
     }
 

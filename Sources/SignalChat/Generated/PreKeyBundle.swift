@@ -31,7 +31,7 @@ extension PreKeyBundle: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey) &+ 1 }
+        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey); size += 1 }
         size += RepeatedField<MessageCodec<PreKeyBundleDevice>>.unpackedSize(self.devices, tagSize: 1)
         return size
     }

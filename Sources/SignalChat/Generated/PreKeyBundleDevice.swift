@@ -50,11 +50,11 @@ extension PreKeyBundleDevice: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.deviceId) { size += UInt32Codec.encodedSize(of: self.deviceId) &+ 1 }
-        if !UInt32Codec.isDefault(self.registrationId) { size += UInt32Codec.encodedSize(of: self.registrationId) &+ 1 }
-        if let length = self._signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.preKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.pqPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !UInt32Codec.isDefault(self.deviceId) { size += UInt32Codec.encodedSize(of: self.deviceId); size += 1 }
+        if !UInt32Codec.isDefault(self.registrationId) { size += UInt32Codec.encodedSize(of: self.registrationId); size += 1 }
+        if let length = self._signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.preKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.pqPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

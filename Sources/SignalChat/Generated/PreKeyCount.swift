@@ -31,8 +31,8 @@ extension PreKeyCount: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.count) { size += UInt32Codec.encodedSize(of: self.count) &+ 1 }
-        if !UInt32Codec.isDefault(self.pqCount) { size += UInt32Codec.encodedSize(of: self.pqCount) &+ 1 }
+        if !UInt32Codec.isDefault(self.count) { size += UInt32Codec.encodedSize(of: self.count); size += 1 }
+        if !UInt32Codec.isDefault(self.pqCount) { size += UInt32Codec.encodedSize(of: self.pqCount); size += 1 }
         return size
     }
 

@@ -28,7 +28,7 @@ extension PreKeyCountRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity) &+ 1 }
+        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity); size += 1 }
         return size
     }
 

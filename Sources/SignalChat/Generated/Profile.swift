@@ -69,17 +69,17 @@ extension Profile: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version) &+ 1 }
-        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name) &+ 1 }
-        if let length = self.about.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.avatarPath.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size += length &+ 1 }
+        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
+        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name); size += 1 }
+        if let length = self.about.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.avatarPath.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size += length; size += 1 }
         size += RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1)
         size += MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1)
-        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey) &+ 1 }
-        if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if self.unrestrictedUnidentifiedAccess { size += BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess) &+ 1 }
+        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey); size += 1 }
+        if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if self.unrestrictedUnidentifiedAccess { size += BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess); size += 1 }
         return size
     }
 

@@ -44,9 +44,9 @@ extension ReadReceipt: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
-        if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId) &+ 1 }
-        if let length = self._readAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
+        if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId); size += 1 }
+        if let length = self._readAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

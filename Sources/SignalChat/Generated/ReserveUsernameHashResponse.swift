@@ -28,7 +28,7 @@ extension ReserveUsernameHashResponse: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.usernameHash.isEmpty { size += BytesCodec.encodedSize(of: self.usernameHash) &+ 1 }
+        if !self.usernameHash.isEmpty { size += BytesCodec.encodedSize(of: self.usernameHash); size += 1 }
         return size
     }
 

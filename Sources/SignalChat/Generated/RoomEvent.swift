@@ -41,18 +41,18 @@ extension RoomEvent: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
         if case let .message(value)? = self.event {
-            size += MessageCodec<ChatMessage>.encodedSize(of: value) &+ 1
+            size += MessageCodec<ChatMessage>.encodedSize(of: value); size += 1
         }
         if case let .receipt(value)? = self.event {
-            size += MessageCodec<ReadReceipt>.encodedSize(of: value) &+ 1
+            size += MessageCodec<ReadReceipt>.encodedSize(of: value); size += 1
         }
         if case let .typing(value)? = self.event {
-            size += MessageCodec<TypingIndicator>.encodedSize(of: value) &+ 1
+            size += MessageCodec<TypingIndicator>.encodedSize(of: value); size += 1
         }
         if case let .deletedMessageId(value)? = self.event {
-            size += StringCodec.encodedSize(of: value) &+ 1
+            size += StringCodec.encodedSize(of: value); size += 1
         }
         return size
     }

@@ -43,11 +43,11 @@ extension SendChatMessageRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId) &+ 1 }
-        if !self.clientMessageId.isEmpty { size += StringCodec.encodedSize(of: self.clientMessageId) &+ 1 }
-        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text) &+ 1 }
+        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
+        if !self.clientMessageId.isEmpty { size += StringCodec.encodedSize(of: self.clientMessageId); size += 1 }
+        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text); size += 1 }
         size += RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length; size += 1 }
         return size
     }
 

@@ -47,12 +47,12 @@ extension SendMessageRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.destination.isEmpty { size += StringCodec.encodedSize(of: self.destination) &+ 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp) &+ 1 }
+        if !self.destination.isEmpty { size += StringCodec.encodedSize(of: self.destination); size += 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp); size += 1 }
         size += RepeatedField<MessageCodec<OutgoingMessage>>.unpackedSize(self.messages, tagSize: 1)
-        if self.online { size += BoolCodec.encodedSize(of: self.online) &+ 1 }
-        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent) &+ 1 }
-        if self.story { size += BoolCodec.encodedSize(of: self.story) &+ 1 }
+        if self.online { size += BoolCodec.encodedSize(of: self.online); size += 1 }
+        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent); size += 1 }
+        if self.story { size += BoolCodec.encodedSize(of: self.story); size += 1 }
         return size
     }
 

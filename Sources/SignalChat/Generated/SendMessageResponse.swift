@@ -29,7 +29,7 @@ extension SendMessageResponse: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.needsSync { size += BoolCodec.encodedSize(of: self.needsSync) &+ 1 }
+        if self.needsSync { size += BoolCodec.encodedSize(of: self.needsSync); size += 1 }
         return size
     }
 

@@ -46,11 +46,11 @@ extension SetKeysRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity) &+ 1 }
+        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity); size += 1 }
         size += RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1)
-        if let length = self.signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         size += RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1)
-        if let length = self.pqLastResortPreKey?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.pqLastResortPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

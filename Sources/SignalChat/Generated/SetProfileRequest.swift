@@ -43,11 +43,11 @@ extension SetProfileRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version) &+ 1 }
-        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name) &+ 1 }
-        if let length = self.about.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length &+ 1 }
-        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size += EnumCodec<AvatarChange>.encodedSize(of: self.avatar) &+ 1 }
+        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
+        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name); size += 1 }
+        if let length = self.about.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length; size += 1 }
+        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size += EnumCodec<AvatarChange>.encodedSize(of: self.avatar); size += 1 }
         size += RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1)
         return size
     }

@@ -34,9 +34,9 @@ extension SignedPreKey: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId) &+ 1 }
-        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey) &+ 1 }
-        if !self.signature.isEmpty { size += BytesCodec.encodedSize(of: self.signature) &+ 1 }
+        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId); size += 1 }
+        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey); size += 1 }
+        if !self.signature.isEmpty { size += BytesCodec.encodedSize(of: self.signature); size += 1 }
         return size
     }
 

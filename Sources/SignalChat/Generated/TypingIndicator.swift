@@ -31,8 +31,8 @@ extension TypingIndicator: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt64Codec.isDefault(self.userId) { size += UInt64Codec.encodedSize(of: self.userId) &+ 1 }
-        if self.started { size += BoolCodec.encodedSize(of: self.started) &+ 1 }
+        if !UInt64Codec.isDefault(self.userId) { size += UInt64Codec.encodedSize(of: self.userId); size += 1 }
+        if self.started { size += BoolCodec.encodedSize(of: self.started); size += 1 }
         return size
     }
 

@@ -31,8 +31,8 @@ extension ValidationError: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.field.isEmpty { size += StringCodec.encodedSize(of: self.field) &+ 1 }
-        if !self.reason.isEmpty { size += StringCodec.encodedSize(of: self.reason) &+ 1 }
+        if !self.field.isEmpty { size += StringCodec.encodedSize(of: self.field); size += 1 }
+        if !self.reason.isEmpty { size += StringCodec.encodedSize(of: self.reason); size += 1 }
         return size
     }
 

@@ -34,9 +34,9 @@ extension WebSocketMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += length &+ 1 }
-        if let length = self.request?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.response?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += length; size += 1 }
+        if let length = self.request?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.response?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

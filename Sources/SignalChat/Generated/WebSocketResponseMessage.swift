@@ -43,10 +43,10 @@ extension WebSocketResponseMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.id.map(UInt64Codec.encodedSize) { size += length &+ 1 }
-        if let length = self.status.map(UInt32Codec.encodedSize) { size += length &+ 1 }
-        if let length = self.message.map(StringCodec.encodedSize) { size += length &+ 1 }
-        if let length = self.body.map(BytesCodec.encodedSize) { size += length &+ 1 }
+        if let length = self.id.map(UInt64Codec.encodedSize) { size += length; size += 1 }
+        if let length = self.status.map(UInt32Codec.encodedSize) { size += length; size += 1 }
+        if let length = self.message.map(StringCodec.encodedSize) { size += length; size += 1 }
+        if let length = self.body.map(BytesCodec.encodedSize) { size += length; size += 1 }
         size += RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1)
         return size
     }

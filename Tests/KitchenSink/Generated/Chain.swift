@@ -41,8 +41,8 @@ extension Chain: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.label.isEmpty { size += StringCodec.encodedSize(of: self.label) &+ 1 }
-        if let length = (self._next?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !self.label.isEmpty { size += StringCodec.encodedSize(of: self.label); size += 1 }
+        if let length = (self._next?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

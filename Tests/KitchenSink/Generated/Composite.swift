@@ -115,37 +115,37 @@ extension Composite: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title) &+ 1 }
-        if let length = self._origin?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color) &+ 1 }
-        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length &+ 1 }
-        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.expiresAt?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis) &+ 1 }
+        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title); size += 1 }
+        if let length = self._origin?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color); size += 1 }
+        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length; size += 1 }
+        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.expiresAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis); size += 1 }
         if case let .text(value)? = self.payload {
-            size += StringCodec.encodedSize(of: value) &+ 1
+            size += StringCodec.encodedSize(of: value); size += 1
         }
         if case let .point(value)? = self.payload {
-            size += MessageCodec<Point>.encodedSize(of: value) &+ 1
+            size += MessageCodec<Point>.encodedSize(of: value); size += 1
         }
         if case let .number(value)? = self.payload {
-            size += Int64Codec.encodedSize(of: value) &+ 1
+            size += Int64Codec.encodedSize(of: value); size += 1
         }
         if case let .shade(value)? = self.payload {
-            size += EnumCodec<Color>.encodedSize(of: value) &+ 1
+            size += EnumCodec<Color>.encodedSize(of: value); size += 1
         }
         if case let .raw(value)? = self.payload {
-            size += BytesCodec.encodedSize(of: value) &+ 1
+            size += BytesCodec.encodedSize(of: value); size += 1
         }
-        if !self.snakeCaseField.isEmpty { size += StringCodec.encodedSize(of: self.snakeCaseField) &+ 1 }
-        if !self.`class`.isEmpty { size += StringCodec.encodedSize(of: self.`class`) &+ 1 }
-        if !Int32Codec.isDefault(self.`default`) { size += Int32Codec.encodedSize(of: self.`default`) &+ 2 }
-        if self.self_ { size += BoolCodec.encodedSize(of: self.self_) &+ 2 }
-        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_) &+ 2 }
-        if let length = self.inner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if !self.farField.isEmpty { size += StringCodec.encodedSize(of: self.farField) &+ 3 }
-        if !Fixed32Codec.isDefault(self.maxField) { size += Fixed32Codec.encodedSize(of: self.maxField) &+ 5 }
+        if !self.snakeCaseField.isEmpty { size += StringCodec.encodedSize(of: self.snakeCaseField); size += 1 }
+        if !self.`class`.isEmpty { size += StringCodec.encodedSize(of: self.`class`); size += 1 }
+        if !Int32Codec.isDefault(self.`default`) { size += Int32Codec.encodedSize(of: self.`default`); size += 2 }
+        if self.self_ { size += BoolCodec.encodedSize(of: self.self_); size += 2 }
+        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_); size += 2 }
+        if let length = self.inner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if !self.farField.isEmpty { size += StringCodec.encodedSize(of: self.farField); size += 3 }
+        if !Fixed32Codec.isDefault(self.maxField) { size += Fixed32Codec.encodedSize(of: self.maxField); size += 5 }
         return size
     }
 
@@ -508,7 +508,7 @@ extension Composite.Inner: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size += EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level) &+ 1 }
+        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size += EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level); size += 1 }
         size += RepeatedField<MessageCodec<Composite.Inner>>.unpackedSize(self.children, tagSize: 1)
         return size
     }

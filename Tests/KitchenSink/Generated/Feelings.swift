@@ -34,7 +34,7 @@ extension Feelings: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<Mood>.isDefault(self.mood) { size += EnumCodec<Mood>.encodedSize(of: self.mood) &+ 1 }
+        if !EnumCodec<Mood>.isDefault(self.mood) { size += EnumCodec<Mood>.encodedSize(of: self.mood); size += 1 }
         size += RepeatedField<EnumCodec<Mood>>.packedSize(self.moods, tagSize: 1)
         size += MapField<StringCodec, EnumCodec<Mood>>.encodedSize(self.byName, tagSize: 1)
         return size

@@ -40,8 +40,8 @@ extension Pet: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self.owner?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
+        if let length = self.owner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
         return size
     }
 

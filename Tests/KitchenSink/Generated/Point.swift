@@ -34,9 +34,9 @@ extension Point: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !SInt32Codec.isDefault(self.x) { size += SInt32Codec.encodedSize(of: self.x) &+ 1 }
-        if !SInt32Codec.isDefault(self.y) { size += SInt32Codec.encodedSize(of: self.y) &+ 1 }
-        if let length = self.label.map(StringCodec.encodedSize) { size += length &+ 1 }
+        if !SInt32Codec.isDefault(self.x) { size += SInt32Codec.encodedSize(of: self.x); size += 1 }
+        if !SInt32Codec.isDefault(self.y) { size += SInt32Codec.encodedSize(of: self.y); size += 1 }
+        if let length = self.label.map(StringCodec.encodedSize) { size += length; size += 1 }
         return size
     }
 

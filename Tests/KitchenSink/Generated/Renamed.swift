@@ -34,9 +34,9 @@ extension Renamed: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.plain.isEmpty { size += StringCodec.encodedSize(of: self.plain) &+ 1 }
-        if !Int32Codec.isDefault(self.lower) { size += Int32Codec.encodedSize(of: self.lower) &+ 1 }
-        if !self.usualName.isEmpty { size += StringCodec.encodedSize(of: self.usualName) &+ 1 }
+        if !self.plain.isEmpty { size += StringCodec.encodedSize(of: self.plain); size += 1 }
+        if !Int32Codec.isDefault(self.lower) { size += Int32Codec.encodedSize(of: self.lower); size += 1 }
+        if !self.usualName.isEmpty { size += StringCodec.encodedSize(of: self.usualName); size += 1 }
         return size
     }
 

@@ -43,12 +43,12 @@ extension Spellings: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.leadingCapital.isEmpty { size += StringCodec.encodedSize(of: self.leadingCapital) &+ 1 }
-        if !Int32Codec.isDefault(self.doubleUnderscore) { size += Int32Codec.encodedSize(of: self.doubleUnderscore) &+ 1 }
-        if self.trailing { size += BoolCodec.encodedSize(of: self.trailing) &+ 1 }
-        if !self.leading.isEmpty { size += StringCodec.encodedSize(of: self.leading) &+ 1 }
-        if !Int32Codec.isDefault(self.fieldName5) { size += Int32Codec.encodedSize(of: self.fieldName5) &+ 1 }
-        if !self.urlPath.isEmpty { size += StringCodec.encodedSize(of: self.urlPath) &+ 1 }
+        if !self.leadingCapital.isEmpty { size += StringCodec.encodedSize(of: self.leadingCapital); size += 1 }
+        if !Int32Codec.isDefault(self.doubleUnderscore) { size += Int32Codec.encodedSize(of: self.doubleUnderscore); size += 1 }
+        if self.trailing { size += BoolCodec.encodedSize(of: self.trailing); size += 1 }
+        if !self.leading.isEmpty { size += StringCodec.encodedSize(of: self.leading); size += 1 }
+        if !Int32Codec.isDefault(self.fieldName5) { size += Int32Codec.encodedSize(of: self.fieldName5); size += 1 }
+        if !self.urlPath.isEmpty { size += StringCodec.encodedSize(of: self.urlPath); size += 1 }
         return size
     }
 

@@ -55,14 +55,14 @@ extension TreeNode: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name) &+ 1 }
-        if let length = self.parent?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
+        if let length = self.parent?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         size += RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1)
         if case let .next(value)? = self.link {
-            size += MessageCodec<TreeNode>.encodedSize(of: value) &+ 1
+            size += MessageCodec<TreeNode>.encodedSize(of: value); size += 1
         }
         if case let .label(value)? = self.link {
-            size += StringCodec.encodedSize(of: value) &+ 1
+            size += StringCodec.encodedSize(of: value); size += 1
         }
         return size
     }

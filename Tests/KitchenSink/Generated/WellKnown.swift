@@ -135,37 +135,37 @@ extension WellKnown: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if let length = self._when?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self._duration?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.doubleValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.floatValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.int64Value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.uint64Value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.int32Value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.uint32Value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.boolValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.stringValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.bytesValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.empty?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self._mask?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.object?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.value?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
-        if let length = self.list?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.nullValue) &+ 2 }
-        if let length = self.anything?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
+        if let length = self._when?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self._duration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.doubleValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.floatValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.int64Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.uint64Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.int32Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.uint32Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.boolValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.stringValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.bytesValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.empty?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self._mask?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.object?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
+        if let length = self.list?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.nullValue); size += 2 }
+        if let length = self.anything?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
         size += RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.durations, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 2)
         size += MapField<StringCodec, MessageCodec<ProtoInt32Value>>.encodedSize(self.wrappedByName, tagSize: 2)
         size += MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.timesByName, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoAny>>.unpackedSize(self.anys, tagSize: 2)
         if case let .choiceValue(value)? = self.choice {
-            size += MessageCodec<ProtoValue>.encodedSize(of: value) &+ 2
+            size += MessageCodec<ProtoValue>.encodedSize(of: value); size += 2
         }
         if case let .choiceNull(value)? = self.choice {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value) &+ 2
+            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 2
         }
         if case let .choiceDuration(value)? = self.choice {
-            size += MessageCodec<ProtoDuration>.encodedSize(of: value) &+ 2
+            size += MessageCodec<ProtoDuration>.encodedSize(of: value); size += 2
         }
         return size
     }

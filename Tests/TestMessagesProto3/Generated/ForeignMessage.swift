@@ -27,7 +27,7 @@ extension ForeignMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int32Codec.isDefault(self.c) { size += Int32Codec.encodedSize(of: self.c) &+ 1 }
+        if !Int32Codec.isDefault(self.c) { size += Int32Codec.encodedSize(of: self.c); size += 1 }
         return size
     }
 

@@ -648,29 +648,29 @@ extension TestAllTypesProto3: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int32Codec.isDefault(self.optionalInt32) { size += Int32Codec.encodedSize(of: self.optionalInt32) &+ 1 }
-        if !Int64Codec.isDefault(self.optionalInt64) { size += Int64Codec.encodedSize(of: self.optionalInt64) &+ 1 }
-        if !UInt32Codec.isDefault(self.optionalUint32) { size += UInt32Codec.encodedSize(of: self.optionalUint32) &+ 1 }
-        if !UInt64Codec.isDefault(self.optionalUint64) { size += UInt64Codec.encodedSize(of: self.optionalUint64) &+ 1 }
-        if !SInt32Codec.isDefault(self.optionalSint32) { size += SInt32Codec.encodedSize(of: self.optionalSint32) &+ 1 }
-        if !SInt64Codec.isDefault(self.optionalSint64) { size += SInt64Codec.encodedSize(of: self.optionalSint64) &+ 1 }
-        if !Fixed32Codec.isDefault(self.optionalFixed32) { size += Fixed32Codec.encodedSize(of: self.optionalFixed32) &+ 1 }
-        if !Fixed64Codec.isDefault(self.optionalFixed64) { size += Fixed64Codec.encodedSize(of: self.optionalFixed64) &+ 1 }
-        if !SFixed32Codec.isDefault(self.optionalSfixed32) { size += SFixed32Codec.encodedSize(of: self.optionalSfixed32) &+ 1 }
-        if !SFixed64Codec.isDefault(self.optionalSfixed64) { size += SFixed64Codec.encodedSize(of: self.optionalSfixed64) &+ 1 }
-        if !FloatCodec.isDefault(self.optionalFloat) { size += FloatCodec.encodedSize(of: self.optionalFloat) &+ 1 }
-        if !DoubleCodec.isDefault(self.optionalDouble) { size += DoubleCodec.encodedSize(of: self.optionalDouble) &+ 1 }
-        if self.optionalBool { size += BoolCodec.encodedSize(of: self.optionalBool) &+ 1 }
-        if !self.optionalString.isEmpty { size += StringCodec.encodedSize(of: self.optionalString) &+ 1 }
-        if !self.optionalBytes.isEmpty { size += BytesCodec.encodedSize(of: self.optionalBytes) &+ 1 }
-        if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalForeignMessage?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum) &+ 2 }
-        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size += EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum) &+ 2 }
-        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size += EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum) &+ 2 }
-        if !self.optionalStringPiece.isEmpty { size += StringCodec.encodedSize(of: self.optionalStringPiece) &+ 2 }
-        if !self.optionalCord.isEmpty { size += StringCodec.encodedSize(of: self.optionalCord) &+ 2 }
-        if let length = (self._recursiveMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
+        if !Int32Codec.isDefault(self.optionalInt32) { size += Int32Codec.encodedSize(of: self.optionalInt32); size += 1 }
+        if !Int64Codec.isDefault(self.optionalInt64) { size += Int64Codec.encodedSize(of: self.optionalInt64); size += 1 }
+        if !UInt32Codec.isDefault(self.optionalUint32) { size += UInt32Codec.encodedSize(of: self.optionalUint32); size += 1 }
+        if !UInt64Codec.isDefault(self.optionalUint64) { size += UInt64Codec.encodedSize(of: self.optionalUint64); size += 1 }
+        if !SInt32Codec.isDefault(self.optionalSint32) { size += SInt32Codec.encodedSize(of: self.optionalSint32); size += 1 }
+        if !SInt64Codec.isDefault(self.optionalSint64) { size += SInt64Codec.encodedSize(of: self.optionalSint64); size += 1 }
+        if !Fixed32Codec.isDefault(self.optionalFixed32) { size += Fixed32Codec.encodedSize(of: self.optionalFixed32); size += 1 }
+        if !Fixed64Codec.isDefault(self.optionalFixed64) { size += Fixed64Codec.encodedSize(of: self.optionalFixed64); size += 1 }
+        if !SFixed32Codec.isDefault(self.optionalSfixed32) { size += SFixed32Codec.encodedSize(of: self.optionalSfixed32); size += 1 }
+        if !SFixed64Codec.isDefault(self.optionalSfixed64) { size += SFixed64Codec.encodedSize(of: self.optionalSfixed64); size += 1 }
+        if !FloatCodec.isDefault(self.optionalFloat) { size += FloatCodec.encodedSize(of: self.optionalFloat); size += 1 }
+        if !DoubleCodec.isDefault(self.optionalDouble) { size += DoubleCodec.encodedSize(of: self.optionalDouble); size += 1 }
+        if self.optionalBool { size += BoolCodec.encodedSize(of: self.optionalBool); size += 1 }
+        if !self.optionalString.isEmpty { size += StringCodec.encodedSize(of: self.optionalString); size += 1 }
+        if !self.optionalBytes.isEmpty { size += BytesCodec.encodedSize(of: self.optionalBytes); size += 1 }
+        if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalForeignMessage?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum); size += 2 }
+        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size += EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum); size += 2 }
+        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size += EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum); size += 2 }
+        if !self.optionalStringPiece.isEmpty { size += StringCodec.encodedSize(of: self.optionalStringPiece); size += 2 }
+        if !self.optionalCord.isEmpty { size += StringCodec.encodedSize(of: self.optionalCord); size += 2 }
+        if let length = (self._recursiveMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
         size += RepeatedField<Int32Codec>.packedSize(self.repeatedInt32, tagSize: 2)
         size += RepeatedField<Int64Codec>.packedSize(self.repeatedInt64, tagSize: 2)
         size += RepeatedField<UInt32Codec>.packedSize(self.repeatedUint32, tagSize: 2)
@@ -740,44 +740,44 @@ extension TestAllTypesProto3: ProtoMessage {
         size += RepeatedField<BoolCodec>.unpackedSize(self.unpackedBool, tagSize: 2)
         size += RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.unpackedSize(self.unpackedNestedEnum, tagSize: 2)
         if case let .oneofUint32(value)? = self.oneofField {
-            size += UInt32Codec.encodedSize(of: value) &+ 2
+            size += UInt32Codec.encodedSize(of: value); size += 2
         }
         if case let .oneofNestedMessage(value)? = self.oneofField {
-            size += MessageCodec<TestAllTypesProto3.NestedMessage>.encodedSize(of: value) &+ 2
+            size += MessageCodec<TestAllTypesProto3.NestedMessage>.encodedSize(of: value); size += 2
         }
         if case let .oneofString(value)? = self.oneofField {
-            size += StringCodec.encodedSize(of: value) &+ 2
+            size += StringCodec.encodedSize(of: value); size += 2
         }
         if case let .oneofBytes(value)? = self.oneofField {
-            size += BytesCodec.encodedSize(of: value) &+ 2
+            size += BytesCodec.encodedSize(of: value); size += 2
         }
         if case let .oneofBool(value)? = self.oneofField {
-            size += BoolCodec.encodedSize(of: value) &+ 2
+            size += BoolCodec.encodedSize(of: value); size += 2
         }
         if case let .oneofUint64(value)? = self.oneofField {
-            size += UInt64Codec.encodedSize(of: value) &+ 2
+            size += UInt64Codec.encodedSize(of: value); size += 2
         }
         if case let .oneofFloat(value)? = self.oneofField {
-            size += FloatCodec.encodedSize(of: value) &+ 2
+            size += FloatCodec.encodedSize(of: value); size += 2
         }
         if case let .oneofDouble(value)? = self.oneofField {
-            size += DoubleCodec.encodedSize(of: value) &+ 2
+            size += DoubleCodec.encodedSize(of: value); size += 2
         }
         if case let .oneofEnum(value)? = self.oneofField {
-            size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: value) &+ 2
+            size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: value); size += 2
         }
         if case let .oneofNullValue(value)? = self.oneofField {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value) &+ 2
+            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 2
         }
-        if let length = self._optionalBoolWrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalInt32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalInt64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalUint32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalUint64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalFloatWrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalDoubleWrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalStringWrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalBytesWrapper?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
+        if let length = self._optionalBoolWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalInt32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalInt64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalUint32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalUint64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalFloatWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalDoubleWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalStringWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalBytesWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
         size += RepeatedField<MessageCodec<ProtoBoolValue>>.unpackedSize(self.repeatedBoolWrapper, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoInt32Value>>.unpackedSize(self.repeatedInt32Wrapper, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoInt64Value>>.unpackedSize(self.repeatedInt64Wrapper, tagSize: 2)
@@ -787,13 +787,13 @@ extension TestAllTypesProto3: ProtoMessage {
         size += RepeatedField<MessageCodec<ProtoDoubleValue>>.unpackedSize(self.repeatedDoubleWrapper, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoStringValue>>.unpackedSize(self.repeatedStringWrapper, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoBytesValue>>.unpackedSize(self.repeatedBytesWrapper, tagSize: 2)
-        if let length = self._optionalDuration?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalTimestamp?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalFieldMask?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalStruct?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalAny?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if let length = self._optionalValue?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 2 }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.optionalNullValue) &+ 2 }
+        if let length = self._optionalDuration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalTimestamp?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalFieldMask?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalStruct?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalAny?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if let length = self._optionalValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
+        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.optionalNullValue); size += 2 }
         size += RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.repeatedDuration, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.repeatedTimestamp, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoFieldMask>>.unpackedSize(self.repeatedFieldmask, tagSize: 2)
@@ -801,24 +801,24 @@ extension TestAllTypesProto3: ProtoMessage {
         size += RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.repeatedValue, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoListValue>>.unpackedSize(self.repeatedListValue, tagSize: 2)
         size += RepeatedField<MessageCodec<ProtoStruct>>.unpackedSize(self.repeatedStruct, tagSize: 2)
-        if !Int32Codec.isDefault(self.fieldname1) { size += Int32Codec.encodedSize(of: self.fieldname1) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName2) { size += Int32Codec.encodedSize(of: self.fieldName2) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName3) { size += Int32Codec.encodedSize(of: self.fieldName3) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName4) { size += Int32Codec.encodedSize(of: self.fieldName4) &+ 2 }
-        if !Int32Codec.isDefault(self.field0name5) { size += Int32Codec.encodedSize(of: self.field0name5) &+ 2 }
-        if !Int32Codec.isDefault(self.field0Name6) { size += Int32Codec.encodedSize(of: self.field0Name6) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName7) { size += Int32Codec.encodedSize(of: self.fieldName7) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName8) { size += Int32Codec.encodedSize(of: self.fieldName8) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName9) { size += Int32Codec.encodedSize(of: self.fieldName9) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName10) { size += Int32Codec.encodedSize(of: self.fieldName10) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName11) { size += Int32Codec.encodedSize(of: self.fieldName11) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName12) { size += Int32Codec.encodedSize(of: self.fieldName12) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName13) { size += Int32Codec.encodedSize(of: self.fieldName13) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName14) { size += Int32Codec.encodedSize(of: self.fieldName14) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName15) { size += Int32Codec.encodedSize(of: self.fieldName15) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName16) { size += Int32Codec.encodedSize(of: self.fieldName16) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName17) { size += Int32Codec.encodedSize(of: self.fieldName17) &+ 2 }
-        if !Int32Codec.isDefault(self.fieldName18) { size += Int32Codec.encodedSize(of: self.fieldName18) &+ 2 }
+        if !Int32Codec.isDefault(self.fieldname1) { size += Int32Codec.encodedSize(of: self.fieldname1); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName2) { size += Int32Codec.encodedSize(of: self.fieldName2); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName3) { size += Int32Codec.encodedSize(of: self.fieldName3); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName4) { size += Int32Codec.encodedSize(of: self.fieldName4); size += 2 }
+        if !Int32Codec.isDefault(self.field0name5) { size += Int32Codec.encodedSize(of: self.field0name5); size += 2 }
+        if !Int32Codec.isDefault(self.field0Name6) { size += Int32Codec.encodedSize(of: self.field0Name6); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName7) { size += Int32Codec.encodedSize(of: self.fieldName7); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName8) { size += Int32Codec.encodedSize(of: self.fieldName8); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName9) { size += Int32Codec.encodedSize(of: self.fieldName9); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName10) { size += Int32Codec.encodedSize(of: self.fieldName10); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName11) { size += Int32Codec.encodedSize(of: self.fieldName11); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName12) { size += Int32Codec.encodedSize(of: self.fieldName12); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName13) { size += Int32Codec.encodedSize(of: self.fieldName13); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName14) { size += Int32Codec.encodedSize(of: self.fieldName14); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName15) { size += Int32Codec.encodedSize(of: self.fieldName15); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName16) { size += Int32Codec.encodedSize(of: self.fieldName16); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName17) { size += Int32Codec.encodedSize(of: self.fieldName17); size += 2 }
+        if !Int32Codec.isDefault(self.fieldName18) { size += Int32Codec.encodedSize(of: self.fieldName18); size += 2 }
         return size
     }
 
@@ -2897,8 +2897,8 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int32Codec.isDefault(self.a) { size += Int32Codec.encodedSize(of: self.a) &+ 1 }
-        if let length = (self._corecursive?.value)?.serializedSize() { size += WireSize.lengthDelimited(length) &+ 1 }
+        if !Int32Codec.isDefault(self.a) { size += Int32Codec.encodedSize(of: self.a); size += 1 }
+        if let length = (self._corecursive?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
         return size
     }
 

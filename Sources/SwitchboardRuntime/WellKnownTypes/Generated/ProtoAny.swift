@@ -31,8 +31,8 @@ extension ProtoAny: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.typeUrl.isEmpty { size += StringCodec.encodedSize(of: self.typeUrl) &+ 1 }
-        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value) &+ 1 }
+        if !self.typeUrl.isEmpty { size += StringCodec.encodedSize(of: self.typeUrl); size += 1 }
+        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

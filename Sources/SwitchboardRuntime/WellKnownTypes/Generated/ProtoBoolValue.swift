@@ -27,7 +27,7 @@ extension ProtoBoolValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if self.value { size += BoolCodec.encodedSize(of: self.value) &+ 1 }
+        if self.value { size += BoolCodec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

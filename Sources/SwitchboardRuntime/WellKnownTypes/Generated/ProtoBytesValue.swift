@@ -27,7 +27,7 @@ extension ProtoBytesValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value) &+ 1 }
+        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

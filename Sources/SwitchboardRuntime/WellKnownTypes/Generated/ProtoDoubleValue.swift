@@ -27,7 +27,7 @@ extension ProtoDoubleValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !DoubleCodec.isDefault(self.value) { size += DoubleCodec.encodedSize(of: self.value) &+ 1 }
+        if !DoubleCodec.isDefault(self.value) { size += DoubleCodec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

@@ -30,8 +30,8 @@ extension ProtoDuration: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int64Codec.isDefault(self.seconds) { size += Int64Codec.encodedSize(of: self.seconds) &+ 1 }
-        if !Int32Codec.isDefault(self.nanos) { size += Int32Codec.encodedSize(of: self.nanos) &+ 1 }
+        if !Int64Codec.isDefault(self.seconds) { size += Int64Codec.encodedSize(of: self.seconds); size += 1 }
+        if !Int32Codec.isDefault(self.nanos) { size += Int32Codec.encodedSize(of: self.nanos); size += 1 }
         return size
     }
 

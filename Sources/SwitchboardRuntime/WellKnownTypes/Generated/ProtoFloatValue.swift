@@ -27,7 +27,7 @@ extension ProtoFloatValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !FloatCodec.isDefault(self.value) { size += FloatCodec.encodedSize(of: self.value) &+ 1 }
+        if !FloatCodec.isDefault(self.value) { size += FloatCodec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

@@ -27,7 +27,7 @@ extension ProtoInt32Value: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int32Codec.isDefault(self.value) { size += Int32Codec.encodedSize(of: self.value) &+ 1 }
+        if !Int32Codec.isDefault(self.value) { size += Int32Codec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

@@ -27,7 +27,7 @@ extension ProtoInt64Value: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !Int64Codec.isDefault(self.value) { size += Int64Codec.encodedSize(of: self.value) &+ 1 }
+        if !Int64Codec.isDefault(self.value) { size += Int64Codec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

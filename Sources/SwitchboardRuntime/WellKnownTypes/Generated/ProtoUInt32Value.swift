@@ -27,7 +27,7 @@ extension ProtoUInt32Value: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.value) { size += UInt32Codec.encodedSize(of: self.value) &+ 1 }
+        if !UInt32Codec.isDefault(self.value) { size += UInt32Codec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

@@ -27,7 +27,7 @@ extension ProtoUInt64Value: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !UInt64Codec.isDefault(self.value) { size += UInt64Codec.encodedSize(of: self.value) &+ 1 }
+        if !UInt64Codec.isDefault(self.value) { size += UInt64Codec.encodedSize(of: self.value); size += 1 }
         return size
     }
 

@@ -39,22 +39,22 @@ extension ProtoValue: ProtoMessage {
     public func serializedSize() -> Int {
         var size = unknownFields.count
         if case let .nullValue(value)? = self.kind {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value) &+ 1
+            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 1
         }
         if case let .numberValue(value)? = self.kind {
-            size += DoubleCodec.encodedSize(of: value) &+ 1
+            size += DoubleCodec.encodedSize(of: value); size += 1
         }
         if case let .stringValue(value)? = self.kind {
-            size += StringCodec.encodedSize(of: value) &+ 1
+            size += StringCodec.encodedSize(of: value); size += 1
         }
         if case let .boolValue(value)? = self.kind {
-            size += BoolCodec.encodedSize(of: value) &+ 1
+            size += BoolCodec.encodedSize(of: value); size += 1
         }
         if case let .structValue(value)? = self.kind {
-            size += MessageCodec<ProtoStruct>.encodedSize(of: value) &+ 1
+            size += MessageCodec<ProtoStruct>.encodedSize(of: value); size += 1
         }
         if case let .listValue(value)? = self.kind {
-            size += MessageCodec<ProtoListValue>.encodedSize(of: value) &+ 1
+            size += MessageCodec<ProtoListValue>.encodedSize(of: value); size += 1
         }
         return size
     }

@@ -31,8 +31,8 @@ extension Status: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = unknownFields.count
-        if !EnumCodec<Availability>.isDefault(self.availability) { size += EnumCodec<Availability>.encodedSize(of: self.availability) &+ 1 }
-        if !self.note.isEmpty { size += StringCodec.encodedSize(of: self.note) &+ 1 }
+        if !EnumCodec<Availability>.isDefault(self.availability) { size += EnumCodec<Availability>.encodedSize(of: self.availability); size += 1 }
+        if !self.note.isEmpty { size += StringCodec.encodedSize(of: self.note); size += 1 }
         return size
     }
 
