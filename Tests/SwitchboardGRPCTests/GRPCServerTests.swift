@@ -42,14 +42,17 @@ struct GRPCServerTests {
     static let destinations = ["bob", "sync", "mismatch", "stale", "nobody"]
     static let key = AccessKey(Data(repeating: 7, count: 16))
 
-    /// Every sample call, as one comparable outcome each.
+    /// Every sample call, as one comparable outcome each. The calls compare results, not
+    /// latency: a generous deadline keeps a test process whose threads are all busy (the full
+    /// suite on two cores) from turning a slow first call into a timeout.
     static func outcomes(usernames: UsernamesClient, sealed: SealedSenderMessagesClient) async -> [String] {
+        let options = CallOptions(timeout: .seconds(120))
         var results: [String] = []
         for hash in hashes {
-            results.append("\(await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: hash)))")
+            results.append("\(await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: hash), options: options))")
         }
         for destination in destinations {
-            results.append("\(await sealed.sendSealedMessage(SendMessageRequest(destination: destination), accessKey: key))")
+            results.append("\(await sealed.sendSealedMessage(SendMessageRequest(destination: destination), accessKey: key, options: options))")
         }
         return results
     }
