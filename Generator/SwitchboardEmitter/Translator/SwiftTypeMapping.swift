@@ -178,7 +178,6 @@ struct SwiftTypeMapping {
         switch type {
         case .scalar(.bool): return value
         case .scalar(.string), .scalar(.bytes): return "!\(value).isEmpty"
-        case .message: return "!\(value).serializedSize().isZero"
         default: return "!\(codec(type, from: nil)).isDefault(\(value))"
         }
     }
