@@ -192,6 +192,17 @@ struct MessageTranslator {
             ])
     }
 
+    /// `@pushPayload(field)`: the message names the user it is for.
+    func pushPayloadConformance() -> SwiftTypeDeclaration? {
+        guard let index = message.pushRecipientField else { return nil }
+        let field = message.fields[index]
+        return SwiftTypeDeclaration(
+            kind: .extension, name: message.swiftPath, conformances: ["PushPayload"],
+            members: [.property(SwiftProperty(
+                documentation: ["The user this payload is for: `\(field.swiftName)`."], access: access, name: "recipientID",
+                type: mapping.valueType(field.shape.valueType, from: index), getter: [.line("\(field.swiftName)")]))])
+    }
+
     /// The oneof property of `field`, as `self.<name>` so schema names never clash with locals.
     func oneofName(_ field: FieldDefinition) -> String? {
         field.oneof.map { "self." + message.oneofs[$0].swiftName }

@@ -57,6 +57,10 @@ struct ServiceTranslator {
         "RequestResult<\(responseType(endpoint)), \(qualifiedErrorType(endpoint))>"
     }
 
+    func paginationTranslator(_ endpoint: EndpointDefinition) -> PaginationTranslator? {
+        endpoint.pagination.map { PaginationTranslator(mapping: mapping, access: access, namespace: namespace, endpoint: endpoint, pagination: $0) }
+    }
+
     func encodingLiteral(_ encoding: BodyEncodingKind) -> String { ".\(encoding.rawValue)" }
 
     func keyParameters(_ endpoint: EndpointDefinition) -> [String] {
@@ -109,6 +113,9 @@ struct ServiceTranslator {
             members.append(.property(SwiftProperty(
                 documentation: ["`\(endpoint.verb) \(endpoint.runtimePathTemplate)`"], access: access, isStatic: true, isLet: true,
                 name: endpoint.swiftName, initializer: "EndpointDescriptor(\(arguments.joined(separator: ", ")))")))
+        }
+        for endpoint in service.endpoints {
+            if let translator = paginationTranslator(endpoint) { members.append(translator.namespaceMember()) }
         }
         for event in service.events {
             members.append(.property(SwiftProperty(
@@ -248,6 +255,9 @@ struct ServiceTranslator {
                 parameters: parameters.isEmpty ? nil : parameters,
                 signatureSuffix: " async throws(RequestError<\(qualifiedErrorType(endpoint))>) -> \(responseType(endpoint))",
                 body: body)))
+            if let translator = paginationTranslator(endpoint) {
+                members += translator.serviceMembers(keyParameters: keyParameters(endpoint), keyArguments: keyArguments, errorType: qualifiedErrorType(endpoint))
+            }
         }
         guard !members.isEmpty else { return nil }
         return SwiftTypeDeclaration(kind: .extension, name: "\(namespace)Service", members: members)

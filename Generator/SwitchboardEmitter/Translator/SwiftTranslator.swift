@@ -125,6 +125,7 @@ public struct SwiftTranslator: Sendable {
         }
         declarations.append(.type(translator.conformance()))
         if let redaction = translator.redactedDescription() { declarations.append(.type(redaction)) }
+        if let push = translator.pushPayloadConformance() { declarations.append(.type(push)) }
         for enumIndex in message.nestedEnums {
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: enumIndex).declaration()
             declarations.append(.type(SwiftTypeDeclaration(kind: .extension, name: message.swiftPath, members: [.type(declaration)])))

@@ -76,6 +76,8 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case invalidKey = "invalid-key"
     case invalidTimeout = "invalid-timeout"
     case invalidEvent = "invalid-event"
+    case invalidPagination = "invalid-pagination"
+    case invalidPushPayload = "invalid-push-payload"
     // Files
     case noSchemaFiles = "no-schema-files"
     case unreadableFile = "unreadable-file"

@@ -194,6 +194,10 @@ public struct MessageDefinition: Sendable, Hashable {
     /// and locations then refer to that package's files.
     public var importedFrom: Int? = nil
 
+    /// For a message marked `@pushPayload(field)`: index of the field (in ``fields``) that
+    /// names the user the payload is for.
+    public var pushRecipientField: Int? = nil
+
     /// Fields sorted by key: the order the binary codec writes them.
     public var fieldsByNumber: [FieldDefinition] { fields.sorted { $0.number < $1.number } }
 }

@@ -106,6 +106,31 @@ public struct EndpointDefinition: Sendable, Hashable {
     public var encoding: BodyEncodingKind
     public var documentation: [String]
     public var location: SourceLocation
+    /// How the endpoint pages (`paginate { ... }`), if it does.
+    public var pagination: PaginationDefinition? = nil
+}
+
+/// How a paginated endpoint's pages follow one another: the request field that carries
+/// the cursor, where a response's items are, and where the next cursor comes from.
+public struct PaginationDefinition: Sendable, Hashable {
+    /// Where the next page's cursor comes from.
+    public enum NextCursor: Sendable, Hashable {
+        /// A field of the response (index into its fields), such as `nextBeforeId`.
+        case responseField(Int)
+        /// A field of the page's first item (index into the item message's fields).
+        case firstItemField(Int)
+        /// A field of the page's last item.
+        case lastItemField(Int)
+    }
+    /// Index of the cursor field in the request message.
+    public var cursorField: Int
+    /// Index of the page-size field in the request message, if declared.
+    public var limitField: Int?
+    /// Index of the list field holding the items in the response message.
+    public var itemsField: Int
+    public var next: NextCursor
+    /// Index of a bool field of the response that is false on the last page, if declared.
+    public var moreField: Int?
 }
 
 /// A request the server pushes to clients of a service.

@@ -172,6 +172,14 @@ extension SchemaValidator {
                 endpoints.append(endpoint)
             }
         }
+        // A paged rpc adds `<name>Pages` and `<name>Items` to the service protocol.
+        for endpoint in endpoints where endpoint.pagination != nil {
+            for suffix in ["Pages", "Items"] {
+                if let other = endpoints.first(where: { $0.swiftName == endpoint.swiftName + suffix }) {
+                    diagnostics.error(.generatedMemberCollision, "rpc '\(other.name)' would collide with '\(endpoint.swiftName + suffix)', which paged rpc '\(endpoint.name)' generates; choose another name", at: other.location)
+                }
+            }
+        }
         var events: [EventDefinition] = []
         for eventSyntax in syntax.events {
             if let previous = memberNames[eventSyntax.name.text] {
@@ -231,6 +239,12 @@ extension SchemaValidator {
         var explicitBody: Token?
         for setting in syntax.settings {
             switch setting.keyword.text {
+            case "paginate":
+                if endpoint.pagination != nil {
+                    diagnostics.error(.invalidPagination, "rpc '\(syntax.name.text)' has a second 'paginate' block", at: setting.keyword.location)
+                } else {
+                    endpoint.pagination = buildPagination(setting, of: endpoint)
+                }
             case "idempotent":
                 endpoint.isIdempotent = true
             case "timeout":

@@ -55,6 +55,7 @@ struct SchemaValidator {
         checkImports()
         // Only this schema's own definitions; linking appends imported ones, already checked.
         for index in messageSyntax.indices { buildFields(of: index) }
+        for index in messageSyntax.indices { bindPushRecipient(of: index) }
         for index in enumSyntax.indices { checkEnum(index) }
         checkEnumScopes()
         checkRecursion()
@@ -119,7 +120,7 @@ struct SchemaValidator {
                 isDeprecated: hasAttribute("deprecated", message.attributes), documentation: message.documentation,
                 file: file, location: message.name.location))
             messageSyntax.append(message)
-            checkAttributes(message.attributes, allowed: ["deprecated"], on: "a message")
+            checkAttributes(message.attributes, allowed: ["deprecated", "pushPayload"], on: "a message")
             if let parent, isNew { messages[parent].nestedMessages.append(index) }
             for member in message.members {
                 if case let .declaration(inner) = member {
@@ -206,12 +207,31 @@ struct SchemaValidator {
 
     // MARK: Attributes
 
+    /// `@pushPayload(userId)`: the message is a push payload for the user the field names.
+    mutating func bindPushRecipient(of index: Int) {
+        guard let attribute = messageSyntax[index].attributes.first(where: { $0.name.text == "pushPayload" }),
+              attribute.arguments.count == 1, attribute.arguments[0].kind == .identifier else { return }
+        let name = attribute.arguments[0]
+        let message = messages[index]
+        guard let field = message.fields.firstIndex(where: { $0.name == name.text && $0.oneof == nil }) else {
+            var text = "'@pushPayload' names '\(name.text)', which is not a field of \(message.name) outside a oneof"
+            if let suggestion = Parser.suggest(name.text, among: message.fields.map(\.name)) { text += "; did you mean '\(suggestion)'?" }
+            diagnostics.error(.invalidPushPayload, text, at: name.location)
+            return
+        }
+        guard case let .singular(.scalar(scalar)) = message.fields[field].shape, scalar != .bool, scalar != .float, scalar != .double else {
+            diagnostics.error(.invalidPushPayload, "the recipient '\(name.text)' must be a string, bytes or integer field, not optional", at: name.location)
+            return
+        }
+        messages[index].pushRecipientField = field
+    }
+
     func hasAttribute(_ name: String, _ attributes: [AttributeSyntax]) -> Bool {
         attributes.contains { $0.name.text == name }
     }
 
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
-        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias"]
+        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias", "pushPayload"]
         for attribute in attributes {
             if !known.contains(attribute.name.text) {
                 var message = "unknown attribute '@\(attribute.name.text)'"
@@ -224,6 +244,10 @@ struct SchemaValidator {
             } else if attribute.name.text == "jsonName" {
                 if attribute.arguments.count != 1 || attribute.arguments[0].kind != .string {
                     diagnostics.error(.misplacedAttribute, "'@jsonName' takes one string: @jsonName(\"name\")", at: attribute.name.location)
+                }
+            } else if attribute.name.text == "pushPayload" {
+                if attribute.arguments.count != 1 || attribute.arguments[0].kind != .identifier {
+                    diagnostics.error(.invalidPushPayload, "'@pushPayload' names the field with the recipient's user id: @pushPayload(userId)", at: attribute.name.location)
                 }
             } else if !attribute.arguments.isEmpty {
                 diagnostics.error(.misplacedAttribute, "'@\(attribute.name.text)' takes no arguments", at: attribute.name.location)

@@ -11,7 +11,10 @@ extension Parser {
             || (token.kind == .identifier && (Self.verbs.contains(token.text) || Self.endpointKeywords.contains(token.text)))
     }
 
-    static let endpointKeywords: Set<String> = ["errors", "error", "timeout", "idempotent", "keys", "header", "body", "encoding", "rpcName", "ack"]
+    static let endpointKeywords: Set<String> = ["errors", "error", "timeout", "idempotent", "keys", "header", "body", "encoding", "rpcName", "ack", "paginate"]
+
+    /// The lines of a `paginate { ... }` block.
+    static let paginationKeywords: Set<String> = ["cursor", "limit", "items", "next", "more"]
 
     // MARK: key
 
@@ -279,6 +282,9 @@ extension Parser {
                 endpoint.settings.append(SettingSyntax(keyword: keyword, values: [tokens[index - 1]]))
                 _ = value
             }
+        case "paginate":
+            advance()
+            if let setting = parsePagination(keyword: keyword) { endpoint.settings.append(setting) }
         case "rpcName":
             advance()
             if let value = expect(.string, "after 'rpcName'") {
@@ -295,6 +301,39 @@ extension Parser {
             advance()
             recover(until: Self.startsEndpointSetting)
         }
+    }
+
+    /// `paginate { cursor f  limit f  items f  next f|first.f|last.f  more f }`, kept as a
+    /// setting whose values alternate a line's keyword and its (possibly dotted) value.
+    mutating func parsePagination(keyword: NameSyntax) -> SettingSyntax? {
+        guard let open = expect(.leftBrace, "to open the 'paginate' block") else { return nil }
+        var values: [Token] = []
+        // An unclosed block ends where the rpc's next line or the next member starts.
+        while !atEnd, current.kind != .rightBrace, !Self.startsEndpointSetting(current), !Self.startsServiceMember(current) {
+            guard current.kind == .identifier, Self.paginationKeywords.contains(current.text) else {
+                var message = "expected one of \(Self.paginationKeywords.sorted().map { "'\($0)'" }.joined(separator: ", ")) in 'paginate', found \(describe(current))"
+                if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: Self.paginationKeywords.sorted()) {
+                    message += "; did you mean '\(suggestion)'?"
+                }
+                diagnostics.error(.expectedToken, message, at: current.location)
+                advance()
+                // Skip the unknown line's value too, so one mistake gives one error.
+                if current.kind == .identifier || current.kind == .integer, !Self.paginationKeywords.contains(current.text) { advance() }
+                continue
+            }
+            let line = advance()
+            guard let first = expectName("a field name after '\(line.text)'") else { continue }
+            var text = first.text
+            while current.kind == .dot {
+                advance()
+                guard let next = expectName("a field name after '.'") else { break }
+                text += "." + next.text
+            }
+            values.append(line)
+            values.append(Token(kind: .identifier, text: text, integerValue: nil, location: first.location, documentation: [], documentationLocation: nil))
+        }
+        expectClose(opened: open, "'paginate'", runsOnAt: { Self.startsEndpointSetting($0) && $0.kind != .rightBrace })
+        return SettingSyntax(keyword: keyword, values: values)
     }
 
     mutating func parseEvent(documentation: [String]) -> EventSyntax? {

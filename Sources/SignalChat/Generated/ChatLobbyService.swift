@@ -11,6 +11,20 @@ public enum ChatLobby {
     /// `GET /v1/chats?before_id={beforeId}&limit={limit}`
     public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
+    /// How `listChats` pages: the cursor `beforeId`, the items `chats`, the next cursor from `nextBeforeId`.
+    public static var listChatsPagination: Pagination<ListChatsRequest, ListChatsResponse, ChatSummary> {
+        Pagination(
+            items: { response in response.chats },
+            cursor: { request in request.beforeId.flatMap { StringCodec.isDefault($0) ? nil : $0.parameterText } },
+            nextRequest: { request, response in
+                guard let cursor = response.nextBeforeId, !StringCodec.isDefault(cursor) else { return nil }
+                var next = request
+                next.beforeId = cursor
+                return next
+            }
+        )
+    }
+
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatLobby", auth: .account, versions: nil, status: .experimental, endpoints: [ChatLobby.listChats], events: [])
 
@@ -90,6 +104,30 @@ extension ChatLobbyService {
     ) async throws(RequestError<ChatLobby.ListChatsError>) -> ListChatsResponse {
         let request = ListChatsRequest(beforeId: beforeId, limit: limit)
         return try await listChats(request, options: options).get()
+    }
+
+    /// Every page of `listChats`, each fetched when the sequence is iterated, from `request`'s cursor on
+    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// How pages follow: the cursor `beforeId`, the items `chats`, the next cursor from `nextBeforeId`.
+    public func listChatsPages(
+        _ request: ListChatsRequest = ListChatsRequest(),
+        pageSize: UInt32? = nil,
+        options: CallOptions = CallOptions()
+    ) -> PageSequence<ListChatsRequest, ListChatsResponse, ChatSummary, ChatLobby.ListChatsError> {
+        var first = request
+        if let pageSize { first.limit = pageSize }
+        return PageSequence(firstRequest: first, pagination: ChatLobby.listChatsPagination) { request in
+            await self.listChats(request, options: options)
+        }
+    }
+
+    /// Every item of every page of `listChats`, in order; pages are fetched as the items run out.
+    public func listChatsItems(
+        _ request: ListChatsRequest = ListChatsRequest(),
+        pageSize: UInt32? = nil,
+        options: CallOptions = CallOptions()
+    ) -> PageItemSequence<ListChatsRequest, ListChatsResponse, ChatSummary, ChatLobby.ListChatsError> {
+        listChatsPages(request, pageSize: pageSize, options: options).items
     }
 }
 

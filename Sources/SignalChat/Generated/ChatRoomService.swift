@@ -17,6 +17,23 @@ public enum ChatRoom {
     /// `PUT /v1/chats/{chatId}/read`
     public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
 
+    /// How `getHistory` pages: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
+    public static var getHistoryPagination: Pagination<ChatHistoryRequest, ChatHistoryResponse, ChatMessage> {
+        Pagination(
+            items: { response in response.messages },
+            cursor: { request in request.beforeId.flatMap { StringCodec.isDefault($0) ? nil : $0.parameterText } },
+            nextRequest: { request, response in
+                guard response.hasMore else { return nil }
+                guard let item = response.messages.first else { return nil }
+                let cursor = item.id
+                guard !StringCodec.isDefault(cursor) else { return nil }
+                var next = request
+                next.beforeId = cursor
+                return next
+            }
+        )
+    }
+
     /// Pushed as `PUT /api/v1/room/event`.
     public static let roomEventEvent = EventDescriptor(name: "roomEvent", verb: "PUT", path: "/api/v1/room/event", acknowledgement: .afterHandling, payloadType: RoomEvent.self)
 
@@ -229,6 +246,30 @@ extension ChatRoomService {
     ) async throws(RequestError<ChatRoom.GetHistoryError>) -> ChatHistoryResponse {
         let request = ChatHistoryRequest(chatId: chatId, beforeId: beforeId, limit: limit)
         return try await getHistory(request, options: options).get()
+    }
+
+    /// Every page of `getHistory`, each fetched when the sequence is iterated, from `request`'s cursor on
+    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// How pages follow: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
+    public func getHistoryPages(
+        _ request: ChatHistoryRequest = ChatHistoryRequest(),
+        pageSize: UInt32? = nil,
+        options: CallOptions = CallOptions()
+    ) -> PageSequence<ChatHistoryRequest, ChatHistoryResponse, ChatMessage, ChatRoom.GetHistoryError> {
+        var first = request
+        if let pageSize { first.limit = pageSize }
+        return PageSequence(firstRequest: first, pagination: ChatRoom.getHistoryPagination) { request in
+            await self.getHistory(request, options: options)
+        }
+    }
+
+    /// Every item of every page of `getHistory`, in order; pages are fetched as the items run out.
+    public func getHistoryItems(
+        _ request: ChatHistoryRequest = ChatHistoryRequest(),
+        pageSize: UInt32? = nil,
+        options: CallOptions = CallOptions()
+    ) -> PageItemSequence<ChatHistoryRequest, ChatHistoryResponse, ChatMessage, ChatRoom.GetHistoryError> {
+        getHistoryPages(request, pageSize: pageSize, options: options).items
     }
 
     /// Calls `sendChatMessage` with default options.

@@ -72,6 +72,10 @@ struct RoomsOverWebSocketTests {
         #expect(first.rooms.map(\.id) == ["r1", "r2"])
         let second = try await rooms.listRooms(limit: 2, after: first.next)
         #expect(second.rooms.map(\.id) == ["r3", "r4"])
+        // Every room, pages fetched as needed by the generated paginator.
+        var all: [String] = []
+        for try await room in rooms.listRoomsItems(pageSize: 2) { all.append(room.id) }
+        #expect(all == ["r1", "r2", "r3", "r4", "r5"])
 
         // A post, and the endpoint's own errors, typed.
         let post = await rooms.postMessage(PostMessageRequest(roomId: "r1", text: "hello", clientId: "c-1"))
@@ -148,5 +152,15 @@ struct RoomTitles {
         #expect(mock.listRoomsMock.calls == [ListRoomsRequest(limit: 50), ListRoomsRequest(limit: 50)])
         // An endpoint nobody stubbed fails loudly, as a typed transport failure.
         #expect(await mock.getRoom(GetRoomRequest(roomId: "r1")).transportError == .notStubbed(rpcName: "example.rooms.Rooms/GetRoom"))
+    }
+}
+
+/// A push payload is shown only to the account it names.
+@Suite struct PushPayloadTests {
+    @Test func aNotificationForAnotherAccountIsRefused() throws {
+        let notification = PostsNotification(accountId: "ada", posts: [NotifiedPost(author: "grace", text: "hi")])
+        let json = try notification.encodedBody(.json)
+        #expect(PostsNotification.decode(json, encoding: .json, loggedInUser: "ada") == .success(notification))
+        #expect(PostsNotification.decode(json, encoding: .json, loggedInUser: "bob") == .failure(.addressedToAnotherUser("ada")))
     }
 }

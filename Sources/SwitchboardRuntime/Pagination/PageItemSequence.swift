@@ -1,0 +1,41 @@
+/// The items of every page of a paginated endpoint, in order, as an `AsyncSequence`:
+/// pages are fetched only when the items already fetched run out. Errors and the end
+/// are those of the underlying ``PageSequence``.
+public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
+    /// Each element is one item of a page.
+    public typealias Element = Item
+
+    /// The pages the items come from.
+    public let pages: PageSequence<Request, Response, Item, EndpointError>
+
+    /// The items of `pages`.
+    public init(pages: PageSequence<Request, Response, Item, EndpointError>) { self.pages = pages }
+
+    /// Starts from the first page.
+    public func makeAsyncIterator() -> Iterator { Iterator(pages: pages.makeAsyncIterator(), items: pages.pagination.items) }
+
+    /// Hands out the current page's items, then fetches the next page.
+    public struct Iterator: AsyncIteratorProtocol {
+        var pages: PageSequence<Request, Response, Item, EndpointError>.Iterator
+        let items: @Sendable (Response) -> [Item]
+        var buffer: [Item] = []
+        var position = 0
+
+        init(pages: PageSequence<Request, Response, Item, EndpointError>.Iterator, items: @escaping @Sendable (Response) -> [Item]) {
+            self.pages = pages
+            self.items = items
+        }
+
+        /// The next item, `nil` after the last page's last item; throws a page's error.
+        public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
+            // Empty pages in the middle are skipped; the page sequence bounds the loop.
+            while position == buffer.count {
+                guard let page = try await pages.next() else { return nil }
+                buffer = items(page)
+                position = 0
+            }
+            defer { position += 1 }
+            return buffer[position]
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// Every page of a paginated endpoint as an `AsyncSequence`, fetched one call at a time
+/// as the sequence is iterated (nothing is fetched before the first `next()`).
+///
+/// The sequence ends after the page the schema's `paginate` rule calls the last. A call that
+/// fails throws its ``RequestError`` (the endpoint's own error or a transport failure) and
+/// ends the sequence; a new iterator starts again from the first request. A server that
+/// hands out a cursor it gave before fails with ``TransportError/unexpectedResponse(_:)``
+/// instead of paging for ever.
+public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
+    /// Each element is one response.
+    public typealias Element = Response
+
+    /// The request of the first page.
+    public let firstRequest: Request
+    let pagination: Pagination<Request, Response, Item>
+    let fetch: @Sendable (Request) async -> RequestResult<Response, EndpointError>
+
+    /// Pages starting at `firstRequest`, each fetched by `fetch` (a generated client's call).
+    public init(
+        firstRequest: Request, pagination: Pagination<Request, Response, Item>,
+        fetch: @escaping @Sendable (Request) async -> RequestResult<Response, EndpointError>
+    ) {
+        self.firstRequest = firstRequest
+        self.pagination = pagination
+        self.fetch = fetch
+    }
+
+    /// The items of every page, in page order.
+    public var items: PageItemSequence<Request, Response, Item, EndpointError> { PageItemSequence(pages: self) }
+
+    /// Starts fetching from the first request.
+    public func makeAsyncIterator() -> Iterator { Iterator(pending: firstRequest, sequence: self) }
+
+    /// Fetches the next page when asked.
+    public struct Iterator: AsyncIteratorProtocol {
+        var pending: Request?
+        let sequence: PageSequence
+        var cursorsSeen: Set<String> = []
+
+        init(pending: Request, sequence: PageSequence) {
+            self.pending = pending
+            self.sequence = sequence
+        }
+
+        /// The next page, `nil` after the last one; throws the call's error and then ends.
+        public mutating func next() async throws(RequestError<EndpointError>) -> Response? {
+            guard let request = pending else { return nil }
+            pending = nil
+            if let cursor = sequence.pagination.cursor(request), !cursorsSeen.insert(cursor).inserted {
+                throw .transport(.unexpectedResponse("the server handed out a page cursor it had given before; paging stopped"))
+            }
+            switch await sequence.fetch(request) {
+            case let .success(response):
+                pending = sequence.pagination.nextRequest(request, response)
+                return response
+            case let .nonSuccess(error):
+                throw .endpoint(error)
+            case let .failure(error):
+                throw .transport(error)
+            }
+        }
+    }
+}
