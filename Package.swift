@@ -18,6 +18,10 @@ let package = Package(
         .library(name: "SwitchboardSchema", targets: ["SwitchboardSchema"]),
         .library(name: "SwitchboardEmitter", targets: ["SwitchboardEmitter"]),
         .library(name: "SwitchboardDynamic", targets: ["SwitchboardDynamic"]),
+        // The string bridge for foreign cores: a C ABI (Sources/SwitchboardBridge/include/switchboard.h)
+        // as a shared library, and the same bridge as a Swift library for hosts written in Swift.
+        .library(name: "switchboard_bridge", type: .dynamic, targets: ["SwitchboardBridge"]),
+        .library(name: "SwitchboardBridge", targets: ["SwitchboardBridge"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
         // Generates a target's SDK at build time from its *.sb files (or switchboard-config.json).
         .plugin(name: "SwitchboardGenerator", targets: ["SwitchboardGenerator"]),
@@ -90,6 +94,13 @@ let package = Package(
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
         // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
         .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),
+        // A schema's API as strings: REST-style commands in, JSON documents out, pushes queued.
+        .target(
+            name: "SwitchboardBridge",
+            dependencies: ["SwitchboardDynamic", "SwitchboardSchema", "SwitchboardRuntime", "SwitchboardChat", "SwitchboardGRPC", "SwitchboardWebSocket"],
+            path: "Sources/SwitchboardBridge",
+            exclude: ["include"]
+        ),
         // What both executables share: argument parsing, schema loading, generate and check.
         .target(name: "SwitchboardCLI", dependencies: ["SwitchboardSchema", "SwitchboardEmitter"], path: "Generator/SwitchboardCLI"),
         .executableTarget(
@@ -134,6 +145,11 @@ let package = Package(
             name: "SwitchboardEmitterTests",
             dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
             path: "Tests/SwitchboardEmitterTests"
+        ),
+        .testTarget(
+            name: "SwitchboardBridgeTests",
+            dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC"],
+            path: "Tests/SwitchboardBridgeTests"
         ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
         .testTarget(

@@ -12,6 +12,8 @@ command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 [ -f /usr/include/google/protobuf/timestamp.proto ] || need_apt+=(libprotobuf-dev)
 [ -f /usr/include/openssl/ssl.h ] || need_apt+=(libssl-dev)       # TLS for wss:// on Linux
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)        # test certificates
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)                 # the bridge's C client
+command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)      # its memory check
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"

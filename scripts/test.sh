@@ -4,7 +4,8 @@
 #   2. build everything, tests included, with warnings as errors
 #   3. check the committed SDKs against the schemas (generate --check)
 #   4. check the committed wire fixtures against protoc and Python protobuf
-#   5. exercise the switchboard command line
+#   5. exercise the switchboard command line, and the string bridge's C ABI from C (under
+#      valgrind) and from Python ctypes
 #   6. type-check compile-fail snippets (auth split), the guides' code, and the Apple-only
 #      TLS stream against stand-ins
 #   7. run the Swift test suites
@@ -25,6 +26,7 @@ bin=$(switchboard_bin)
 "$bin" generate Tests/Schemas/test_messages_proto3 --output Tests/TestMessagesProto3/Generated --module TestMessagesProto3 --check
 scripts/make-fixtures.sh --check
 scripts/cli-tests.sh
+scripts/bridge-tests.sh
 scripts/compile-tests.sh
 swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
 scripts/docs.sh

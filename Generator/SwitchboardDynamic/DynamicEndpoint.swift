@@ -20,6 +20,13 @@ public struct DynamicEndpoint: Sendable {
         case undeclaredStatus(Int, body: Data)
     }
 
+    /// The endpoint `endpoint` of `service`, both of `schema`.
+    public init(schema: Schema, service: ServiceDefinition, endpoint: EndpointDefinition) {
+        self.schema = schema
+        self.service = service
+        self.endpoint = endpoint
+    }
+
     /// Finds `Service.endpoint` (Swift or schema names) or an rpc name `pkg.Service/Endpoint`.
     public init(schema: Schema, name: String) throws(DynamicCodecError) {
         self.schema = schema

@@ -1,0 +1,74 @@
+import Foundation
+import SwitchboardRuntime
+
+/// One request in the bridge's string form: REST semantics (verb, path, query, JSON body)
+/// plus optional header lines, which carry per-request keys and header-bound fields.
+public struct BridgeCommand: Sendable, Hashable {
+    /// `GET`, `PUT`, `POST`, `PATCH` or `DELETE`.
+    public var verb: String
+    /// The path without its query, still percent-encoded.
+    public var path: String
+    /// The query without `?`, still percent-encoded; empty for none.
+    public var query: String
+    /// Header lines: keys by header or schema name, header-bound fields, anything else is sent as is.
+    public var headers: RPCHeaders
+    /// The JSON body; empty for none.
+    public var body: Data
+
+    /// A command from its parts. A `?` in `path` starts the query when `query` is empty.
+    public init(verb: String, path: String, query: String = "", headers: RPCHeaders = [:], body: Data = Data()) {
+        self.verb = verb
+        if query.isEmpty, let mark = path.firstIndex(of: "?") {
+            self.path = String(path[..<mark])
+            self.query = String(path[path.index(after: mark)...])
+        } else {
+            self.path = path
+            self.query = query.hasPrefix("?") ? String(query.dropFirst()) : query
+        }
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Parses the one-string form, tagged by its verb as an HTTP/1.1 request is:
+    ///
+    ///     VERB /path?query
+    ///     Header-Name: value
+    ///
+    ///     {"json": "body"}
+    ///
+    /// or on one line, `VERB /path?query {"json": "body"}`. Header lines and the body are optional.
+    public init(parsing text: String) throws(BridgeError) {
+        var rest = text[...]
+        let verb = rest.prefix { $0 != " " }
+        rest = rest.dropFirst(verb.count).drop { $0 == " " }
+        let path = rest.prefix { $0 != " " && $0 != "\n" && $0 != "\r\n" && $0 != "\r" }
+        rest = rest.dropFirst(path.count)
+        guard !verb.isEmpty, verb.allSatisfy({ $0.isASCII && $0.isUppercase }), path.hasPrefix("/") else {
+            throw BridgeError(.badCommand, "a command starts with a verb and a path, such as 'GET /v1/chats?limit=20'")
+        }
+        var headers = RPCHeaders()
+        var body = Data()
+        if rest.first == " " {
+            // One line: the rest of the text is the body.
+            body = Data(rest.dropFirst().utf8)
+        } else if !rest.isEmpty {
+            rest = rest.dropFirst() // the request line's end ("\r\n" is one Character)
+            // Header lines until a blank line; the body follows it.
+            while !rest.isEmpty {
+                let end = rest.firstIndex { $0 == "\n" || $0 == "\r\n" } ?? rest.endIndex
+                var line = rest[..<end]
+                rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
+                if line.hasSuffix("\r") { line = line.dropLast() }
+                if line.isEmpty {
+                    body = Data(rest.utf8)
+                    break
+                }
+                guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+                    throw BridgeError(.badCommand, "a header line has the form 'Name: value'")
+                }
+                headers.add(String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }))
+            }
+        }
+        self.init(verb: String(verb), path: String(path), headers: headers, body: body)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import SwitchboardDynamic
+import SwitchboardRuntime
+
+/// The JSON documents the bridge answers with. Every answer is an object whose `type` says
+/// which of four it is, so a foreign core switches on one member:
+///
+/// - `{"type":"success","status":200,"result":{...}}`
+/// - `{"type":"nonSuccess","status":404,"error":"notFound","body":{...},"retryAfterMs":1000}`:
+///   an error the endpoint declares (`body` and `retryAfterMs` when it has them); an undeclared
+///   4xx is `"error":"unrecognized"` with the body as `bodyBase64`.
+/// - `{"type":"failure","failure":"timeout","message":"..."}`: a transport failure, shared by
+///   every endpoint (``TransportError``).
+/// - `{"type":"error","status":404,"error":"unknownPath","message":"..."}`: the command itself
+///   could not be sent (``BridgeError``).
+///
+/// Pushes are `{"type":"event","service":"Messages","event":"incomingMessage","payload":{...},"headers":{...}}`,
+/// and a closed bridge's receive answers `{"type":"closed"}`.
+enum BridgeDocument {
+    static func success(status: Int, result: String?) -> String {
+        "{\"type\":\"success\",\"status\":\(status),\"result\":\(result ?? "{}")}"
+    }
+
+    static func nonSuccess(status: Int, error: String, body: String?, bodyBytes: Data? = nil, retryAfter: Duration?) -> String {
+        var text = "{\"type\":\"nonSuccess\",\"status\":\(status),\"error\":\(quote(error))"
+        if let body { text += ",\"body\":\(body)" }
+        if let bodyBytes, !bodyBytes.isEmpty { text += ",\"bodyBase64\":\(quote(bodyBytes.base64EncodedString()))" }
+        if let retryAfter { text += ",\"retryAfterMs\":\(milliseconds(retryAfter))" }
+        return text + "}"
+    }
+
+    static func failure(_ error: TransportError) -> String {
+        var text = "{\"type\":\"failure\",\"failure\":\(quote(code(of: error))),\"message\":\(quote(error.description))"
+        switch error {
+        case let .retryLater(retryAfter?): text += ",\"retryAfterMs\":\(milliseconds(retryAfter))"
+        case let .serverError(status): text += ",\"status\":\(status)"
+        case let .grpcStatus(code, _, _): text += ",\"grpcCode\":\(code)"
+        default: break
+        }
+        return text + "}"
+    }
+
+    static func error(_ error: BridgeError) -> String {
+        "{\"type\":\"error\",\"status\":\(error.status),\"error\":\(quote(error.code.rawValue)),\"message\":\(quote(error.message))}"
+    }
+
+    static func event(service: String, event: String, payload: String?, headers: RPCHeaders) -> String {
+        var text = "{\"type\":\"event\",\"service\":\(quote(service)),\"event\":\(quote(event))"
+        if let payload { text += ",\"payload\":\(payload)" }
+        text += ",\"headers\":{" + headers.map { "\(quote($0.name)):\(quote($0.value))" }.joined(separator: ",") + "}}"
+        return text
+    }
+
+    static let closed = "{\"type\":\"closed\"}"
+
+    /// The stable name of a transport failure's case.
+    static func code(of error: TransportError) -> String {
+        switch error {
+        case .timeout: return "timeout"
+        case .disconnected: return "disconnected"
+        case .retryLater: return "retryLater"
+        case .serverError: return "serverError"
+        case .cancelled: return "cancelled"
+        case .unexpectedResponse: return "unexpectedResponse"
+        case .undecodableResponse: return "undecodableResponse"
+        case .notConnected: return "notConnected"
+        case .invalidRequest: return "invalidRequest"
+        case .unroutable: return "unroutable"
+        case .notStubbed: return "notStubbed"
+        case .grpcStatus: return "grpcStatus"
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// A JSON string literal of `text`.
+    static func quote(_ text: String) -> String {
+        var result = "\""
+        result.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// The bridge's ordered, bounded queue of pushes for the host to take.
+///
+/// Producers (the connections' push handlers) wait for room, so a host that stops taking
+/// events holds the server back instead of growing the queue; a push acknowledged after
+/// handling waits until the host has taken it. The host takes events with a blocking call,
+/// as a foreign core's receive loop on its own thread does.
+final class BridgeEventQueue: @unchecked Sendable {
+    /// What a take found.
+    enum Taken: Equatable {
+        case event(String)
+        case timedOut
+        case closed
+    }
+
+    private struct Entry {
+        let document: String
+        /// Resumed with `true` once taken, `false` if the queue closes first.
+        let taken: CheckedContinuation<Bool?, Never>?
+    }
+
+    let capacity: Int
+    // Every field below is guarded by `condition`.
+    private let condition = NSCondition()
+    private var entries: [Entry] = []
+    /// Index of the oldest entry: taking is O(1), the array is compacted now and then.
+    private var head = 0
+    private var roomWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var isClosed = false
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    private var count: Int { entries.count - head }
+
+    /// Queues `document` once there is room. With `waitUntilTaken`, returns when the host
+    /// has taken it. `false` if the queue closed first (the event was not handed over).
+    func put(_ document: String, waitUntilTaken: Bool) async -> Bool {
+        while true {
+            let hasRoom = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                condition.lock()
+                if isClosed || count < capacity {
+                    let open = !isClosed
+                    condition.unlock()
+                    continuation.resume(returning: open)
+                } else {
+                    roomWaiters.append(continuation)
+                    condition.unlock()
+                }
+            }
+            guard hasRoom else { return false }
+            if waitUntilTaken {
+                // nil: another producer took the room first; wait for room again.
+                let outcome: Bool? = await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
+                    condition.lock()
+                    if isClosed {
+                        condition.unlock()
+                        continuation.resume(returning: false)
+                    } else if count >= capacity {
+                        condition.unlock()
+                        continuation.resume(returning: nil)
+                    } else {
+                        entries.append(Entry(document: document, taken: continuation))
+                        condition.signal()
+                        condition.unlock()
+                    }
+                }
+                if let outcome { return outcome }
+            } else if let added = append(document) {
+                return added
+            }
+        }
+    }
+
+    /// Appends an event acknowledged on receipt: `nil` when another producer took the room first.
+    private func append(_ document: String) -> Bool? {
+        condition.lock()
+        defer { condition.unlock() }
+        if isClosed { return false }
+        guard count < capacity else { return nil }
+        entries.append(Entry(document: document, taken: nil))
+        condition.signal()
+        return true
+    }
+
+    /// Takes the oldest event, waiting at most until `deadline` (`nil`: until an event
+    /// arrives or the queue closes).
+    func take(until deadline: Date?) -> Taken {
+        condition.lock()
+        while count == 0 && !isClosed {
+            if let deadline {
+                if !condition.wait(until: deadline) { break }
+            } else {
+                condition.wait()
+            }
+        }
+        guard !isClosed else {
+            condition.unlock()
+            return .closed
+        }
+        guard count > 0 else {
+            condition.unlock()
+            return .timedOut
+        }
+        let entry = entries[head]
+        head += 1
+        if head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+        let waiter = roomWaiters.isEmpty ? nil : roomWaiters.removeFirst()
+        condition.unlock()
+        waiter?.resume(returning: true)
+        entry.taken?.resume(returning: true)
+        return .event(entry.document)
+    }
+
+    /// Closes the queue: waiting takes answer `.closed`, producers learn their events were
+    /// not handed over, and events not yet taken are dropped.
+    func close() {
+        condition.lock()
+        guard !isClosed else {
+            condition.unlock()
+            return
+        }
+        isClosed = true
+        let waiters = roomWaiters
+        let untaken = entries[head...].compactMap(\.taken)
+        roomWaiters = []
+        entries = []
+        head = 0
+        condition.broadcast()
+        condition.unlock()
+        for waiter in waiters { waiter.resume(returning: false) }
+        for entry in untaken { entry.resume(returning: false) }
+    }
+}

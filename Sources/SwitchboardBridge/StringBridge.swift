@@ -1,0 +1,244 @@
+import Foundation
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+
+/// A narrow, string-based API over a schema's whole service surface, for an app core behind
+/// an FFI (the SimpleX mobile design): `send` takes a REST-style command and answers with a
+/// JSON document; `receive` hands over the next pushed event from an ordered queue.
+///
+/// The bridge is driven by the schema at run time (the `SwitchboardDynamic` codec) rather than by
+/// generated code: its callers have no Swift types, only strings, so typed code would add
+/// nothing they can use, while one compiled library serves any schema and any schema version
+/// the core ships. The dynamic codec checks every body against the schema as strictly as the
+/// generated one does.
+///
+/// Requests go through ``Transports``: the chat connection, a gRPC channel, or in-process
+/// handlers, whatever the host configures. Pushes reach the queue through ``deliver(_:)``,
+/// which the host installs as the connections' push handler.
+public final class StringBridge: Sendable {
+    /// Limits, each with a safe default.
+    public struct Options: Sendable {
+        /// The largest JSON body a command may carry: 1 MiB.
+        public var maxRequestBytes = 1 << 20
+        /// How many pushes wait for the host at most: 1,000. Past it, the connections wait
+        /// (and the server with them) instead of the queue growing.
+        public var maxQueuedEvents = 1_000
+        /// The deadline of a call whose endpoint sets none; `nil` leaves it to the transport (30 s).
+        public var requestTimeout: Duration?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The connections requests go through: an endpoint of an `auth account` service uses
+    /// `authenticated`, one of an `auth none` service `unauthenticated`.
+    public struct Transports: Sendable {
+        /// The unauthenticated connection, if any.
+        public var unauthenticated: (any RPCTransport<Unauthenticated>)?
+        /// The authenticated connection, if any.
+        public var authenticated: (any RPCTransport<Authenticated>)?
+
+        /// Both kinds of connection, either optional.
+        public init(unauthenticated: (any RPCTransport<Unauthenticated>)? = nil, authenticated: (any RPCTransport<Authenticated>)? = nil) {
+            self.unauthenticated = unauthenticated
+            self.authenticated = authenticated
+        }
+    }
+
+    /// The schema the bridge serves.
+    public let schema: Schema
+    /// The limits in force.
+    public let options: Options
+    let transports: Transports
+    let router: BridgeRouter
+    let events: BridgeEventQueue
+    let closing: Locked<(@Sendable () async -> Void)?>
+
+    /// A bridge for `schema` over `transports`. `onClose` runs once when the bridge closes
+    /// (to close connections the bridge owns).
+    public init(schema: Schema, transports: Transports, options: Options = Options(), onClose: @escaping @Sendable () async -> Void = {}) {
+        self.schema = schema
+        self.options = options
+        self.transports = transports
+        router = BridgeRouter(schema: schema)
+        events = BridgeEventQueue(capacity: options.maxQueuedEvents)
+        closing = Locked(onClose)
+    }
+
+    // MARK: Requests
+
+    /// Sends `verb path?query` with a JSON `body` (empty for none) and answers with a JSON
+    /// document (see docs/bridge.md). Never throws: every problem is a document.
+    public func send(verb: String, path: String, query: String = "", body: String = "") async -> String {
+        await send(BridgeCommand(verb: verb, path: path, query: query, body: Data(body.utf8)))
+    }
+
+    /// Sends a command in the one-string form (``BridgeCommand/init(parsing:)``).
+    public func send(command: String) async -> String {
+        do throws(BridgeError) {
+            return await send(try BridgeCommand(parsing: command))
+        } catch {
+            return BridgeDocument.error(error)
+        }
+    }
+
+    /// Sends a parsed command.
+    public func send(_ command: BridgeCommand) async -> String {
+        let prepared: (DynamicEndpoint, RPCRequest)
+        do throws(BridgeError) {
+            prepared = try prepare(command)
+        } catch {
+            return BridgeDocument.error(error)
+        }
+        let (endpoint, request) = prepared
+        let callOptions = CallOptions(timeout: options.requestTimeout)
+        let result: Result<RPCResponse, TransportError>
+        if endpoint.requiresAccount {
+            guard let transport = transports.authenticated else {
+                return BridgeDocument.error(BridgeError(.notConnected, "\(endpoint.service.name) needs an authenticated connection, and none is configured"))
+            }
+            result = await RPCCall.send(request, over: transport, options: callOptions)
+        } else {
+            guard let transport = transports.unauthenticated else {
+                return BridgeDocument.error(BridgeError(.notConnected, "\(endpoint.service.name) needs an unauthenticated connection, and none is configured"))
+            }
+            result = await RPCCall.send(request, over: transport, options: callOptions)
+        }
+        switch result {
+        case let .failure(error): return BridgeDocument.failure(error)
+        case let .success(response): return Self.document(for: response, endpoint: endpoint)
+        }
+    }
+
+    /// Routes and binds a command into the request the endpoint's generated client would send.
+    func prepare(_ command: BridgeCommand) throws(BridgeError) -> (DynamicEndpoint, RPCRequest) {
+        guard closing.withLock({ $0 != nil }) else { throw BridgeError(.closed, "the bridge is closed") }
+        guard command.body.count <= options.maxRequestBytes else {
+            throw BridgeError(.tooLarge, "the body has \(command.body.count) bytes; the limit is \(options.maxRequestBytes)")
+        }
+        // Keys by header (`Unidentified-Access-Key`) or schema name (`accessKey`).
+        var keys: [String: String] = [:]
+        var otherHeaders = RPCHeaders()
+        for header in command.headers {
+            if let key = schema.keys.first(where: { $0.header.lowercased() == header.name.lowercased() || $0.name == header.name }) {
+                keys[key.name] = header.value
+            } else {
+                otherHeaders.add(header.name, header.value)
+            }
+        }
+        let (endpoint, parameters) = try router.route(verb: command.verb, path: command.path, keys: Set(keys.keys))
+        if !DynamicEndpointBody.isBlank(command.body), (try? JSONSerialization.jsonObject(with: command.body, options: [.fragmentsAllowed])) == nil {
+            throw BridgeError(.badJSON, "the body is not JSON")
+        }
+        var request: RPCRequest
+        do throws(DynamicCodecError) {
+            let message = try endpoint.requestMessage(pathParameters: parameters, query: command.query[...], headers: otherHeaders, jsonBody: command.body)
+            request = try endpoint.request(from: message, keys: keys)
+        } catch {
+            throw BridgeError(.schemaViolation, error.message)
+        }
+        let bound = Set(endpoint.endpoint.headers.map { $0.name.lowercased() })
+        for header in otherHeaders where !bound.contains(header.name.lowercased()) { request.headers.add(header.name, header.value) }
+        return (endpoint, request)
+    }
+
+    /// The document for a response, mapped as a generated client maps it: 2xx is success, a
+    /// declared status the endpoint's error, 429 and 5xx transport failures, other statuses
+    /// `unrecognized`.
+    static func document(for response: RPCResponse, endpoint: DynamicEndpoint) -> String {
+        let codec = DynamicJSONCodec(schema: endpoint.schema)
+        let outcome: DynamicEndpoint.Outcome
+        do throws(DynamicCodecError) {
+            outcome = try endpoint.outcome(of: response)
+        } catch {
+            return BridgeDocument.failure(.undecodableResponse(error.message))
+        }
+        switch outcome {
+        case let .success(message):
+            return BridgeDocument.success(status: response.status, result: message.map { codec.encode($0, prettyPrinted: false) })
+        case let .declaredError(name, status, body, retryAfter):
+            return BridgeDocument.nonSuccess(status: status, error: name, body: body.map { codec.encode($0, prettyPrinted: false) }, retryAfter: retryAfter)
+        case let .undeclaredStatus(status, body):
+            switch status {
+            case 429: return BridgeDocument.failure(.retryLater(retryAfter: response.retryAfter()))
+            case 503 where response.headers["Retry-After"] != nil: return BridgeDocument.failure(.retryLater(retryAfter: response.retryAfter()))
+            case 500..<600: return BridgeDocument.failure(.serverError(status: status))
+            case 100..<200, 300..<400: return BridgeDocument.failure(.unexpectedResponse("status \(status)"))
+            default: return BridgeDocument.nonSuccess(status: status, error: "unrecognized", body: nil, bodyBytes: body, retryAfter: nil)
+            }
+        }
+    }
+
+    // MARK: Events
+
+    /// The push handler to give the connections: it queues each push of the schema's events
+    /// as an event document, in order, and acknowledges it as the schema says: `ack onReceipt`
+    /// once queued, `ack afterHandling` once the host has taken it (a push the host never
+    /// takes, because the bridge closed, is withheld so the server delivers it again).
+    public func deliver(_ push: ServerRequest) async -> EventOutcome {
+        for service in schema.services {
+            for event in service.events where event.verb == push.verb && event.path[...] == push.pathWithoutQuery {
+                var payload: String?
+                if let type = event.payload {
+                    let declared: BodyEncoding = service.encoding == .json ? .json : .protobuf
+                    let encoding = push.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) ?? declared
+                    let body = push.body ?? Data()
+                    do throws(DynamicCodecError) {
+                        let message = encoding == .json
+                            ? try DynamicJSONCodec(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
+                            : try DynamicBinaryCodec(schema: schema).decode(body, as: type)
+                        payload = DynamicJSONCodec(schema: schema).encode(message, prettyPrinted: false)
+                    } catch {
+                        return .reject(EventOutcome.badRequest, reason: "\(service.name).\(event.name): \(error.message)")
+                    }
+                }
+                let document = BridgeDocument.event(service: service.name, event: event.name, payload: payload, headers: push.headers)
+                let handedOver = await events.put(document, waitUntilTaken: event.acknowledgement == .afterHandling)
+                return handedOver ? .ok : .withhold(reason: "the bridge closed before the host took the event")
+            }
+        }
+        return .unknown
+    }
+
+    /// The next event document, waiting at most `timeout` (`nil`: until one arrives or the
+    /// bridge closes); `nil` when the time ran out; the closed document `{"type":"closed"}` once closed.
+    /// It blocks the calling thread, as a foreign core's receive loop wants; from Swift
+    /// concurrency use ``receive(timeout:)``.
+    public func receiveBlocking(timeout: Duration?) -> String? {
+        let deadline = timeout.map { Date(timeIntervalSinceNow: Double(BridgeDocument.milliseconds(max($0, .zero))) / 1000) }
+        switch events.take(until: deadline) {
+        case let .event(document): return document
+        case .timedOut: return nil
+        case .closed: return BridgeDocument.closed
+        }
+    }
+
+    /// ``receiveBlocking(timeout:)`` without holding a thread of Swift's cooperative pool.
+    public func receive(timeout: Duration?) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in continuation.resume(returning: receiveBlocking(timeout: timeout)) }
+        }
+    }
+
+    // MARK: Closing
+
+    /// Closes the bridge: later commands answer `closed`, waiting receives return the
+    /// closed document, untaken events are dropped (those acknowledged after handling are
+    /// withheld, so the server keeps them), then `onClose` runs.
+    public func close() async {
+        guard let onClose = closing.withLock({ current -> (@Sendable () async -> Void)? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        events.close()
+        await onClose()
+    }
+}
+
+/// Blank-body detection shared by the bridge's checks.
+enum DynamicEndpointBody {
+    static func isBlank(_ body: Data) -> Bool {
+        body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import SignalChat
+import SwitchboardBridge
+import SwitchboardGRPC
+import SwitchboardRuntime
+import Testing
+
+/// The bridge opened from its configuration with `"transport": "grpc"`: commands become
+/// unary gRPC calls to generated handlers, and pushes arrive through the event subscription.
+@Suite(.timeLimit(.minutes(1))) struct StringBridgeGRPCTests {
+    @Test func commandsAndPushesRideGRPC() async throws {
+        let backend = BridgeBackend()
+        let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(backend) + Keys.routes(backend) + ChatRoom.routes(backend)))
+        let arrivals = server.arrivingSubscribers()
+        let configuration = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "transport": "grpc", "url": "http://127.0.0.1:\(server.port)",
+             "credentials": "ada.1:secret", "requestTimeoutMs": 20000}
+            """.utf8))
+        let bridge = try await StringBridge.open(configuration)
+
+        let hash = PathEncoding.base64URL(BridgeBackend.knownHash)
+        let found = object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/\(hash)"))
+        #expect((found["result"] as? [String: Any])?["uuid"] as? String == "aci-1")
+        let missing = object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/AQ"))
+        #expect(missing["type"] as? String == "nonSuccess")
+        #expect(missing["error"] as? String == "notFound")
+        let sent = object(await bridge.send(command: "POST /v1/chats/c9/messages\nIdempotency-Key: k-1\n\n{\"text\": \"over h2\"}"))
+        #expect((sent["result"] as? [String: Any])?["id"] as? String == "k-1")
+
+        // One subscription per service with events; Messages carries the envelopes.
+        var subscribers: [String: GRPCEventSubscriber] = [:]
+        var iterator = arrivals.makeAsyncIterator()
+        while subscribers.count < 2, let subscriber = await iterator.next() { subscribers[subscriber.service] = subscriber }
+        let messages = try #require(subscribers["signal.chat.Messages"])
+        let pushing = Task {
+            var statuses: [Int?] = []
+            for name in ["one", "two"] {
+                let push = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(sourceServiceId: name).serializedData())
+                statuses.append(await messages.push(push))
+            }
+            return statuses
+        }
+        var names: [String] = []
+        for _ in 0..<2 {
+            let event = object(await bridge.receive(timeout: .seconds(20)))
+            names.append((event["payload"] as? [String: Any])?["sourceServiceId"] as? String ?? "?")
+        }
+        #expect(names == ["one", "two"])
+        #expect(await pushing.value == [200, 200])
+
+        await bridge.close()
+        await server.shutdown()
+    }
+
+    @Test(arguments: [
+        #"{"url": "ws://127.0.0.1:1"}"#,
+        #"{"schema": "x", "url": "http://127.0.0.1:1"}"#,
+        #"{"schema": "x", "transport": "carrier-pigeon", "url": "ws://127.0.0.1:1"}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "credentials": "no-device"}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "maxQueuedEvents": 0}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "colour": "blue"}"#,
+        #"[1, 2]"#,
+        "",
+    ]) func badConfigurationsAreTypedErrors(json: String) {
+        #expect(throws: BridgeError.self) { try BridgeConfiguration(json: Data(json.utf8)) }
+    }
+
+    @Test func aSchemaThatDoesNotCompileOrAServerThatIsNotThereFailsToOpen() async throws {
+        let broken = try BridgeConfiguration(json: Data(#"{"schema": "/nonexistent/schema", "url": "ws://127.0.0.1:1"}"#.utf8))
+        await #expect(throws: BridgeError.self) { try await StringBridge.open(broken) }
+        let unreachable = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "url": "ws://127.0.0.1:1", "connectTimeoutMs": 2000}
+            """.utf8))
+        do {
+            _ = try await StringBridge.open(unreachable)
+            Issue.record("a server that is not there must not open")
+        } catch {
+            #expect(error.code == .notConnected)
+        }
+    }
+}
