@@ -22,6 +22,7 @@ let package = Package(
         // as a shared library, and the same bridge as a Swift library for hosts written in Swift.
         .library(name: "switchboard_bridge", type: .dynamic, targets: ["SwitchboardBridge"]),
         .library(name: "SwitchboardBridge", targets: ["SwitchboardBridge"]),
+        .library(name: "SwitchboardCatalogue", targets: ["SwitchboardCatalogue"]),
         .executable(name: "switchboard", targets: ["switchboard"]),
         // Generates a target's SDK at build time from its *.sb files (or switchboard-config.json).
         .plugin(name: "SwitchboardGenerator", targets: ["SwitchboardGenerator"]),
@@ -85,6 +86,13 @@ let package = Package(
             dependencies: ["SwitchboardSession", "SwitchboardChat", "SwitchboardRuntime", "SignalChat"],
             path: "Examples/SessionDemo"
         ),
+        // `file-drop-demo provider|consumer`: two processes exchanging requests through a
+        // catalogue folder (scripts/file-drop-tests.sh kills and restarts them).
+        .executableTarget(
+            name: "file-drop-demo",
+            dependencies: ["SwitchboardCatalogue", "SwitchboardRuntime", "SignalChat"],
+            path: "Examples/FileDropDemo"
+        ),
         // The SDK generated from schema/ (committed; `switchboard generate --check` keeps it fresh).
         // `swift package generate-sdk --target SignalChat` regenerates it as the README's command does.
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat", exclude: ["switchboard-config.json"]),
@@ -94,6 +102,9 @@ let package = Package(
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
         // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
         .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),
+        // A provider's published service catalogue, the check of calls against it, and the
+        // file-drop transport that carries requests as documents in the catalogue's folders.
+        .target(name: "SwitchboardCatalogue", dependencies: ["SwitchboardRuntime"], path: "Sources/SwitchboardCatalogue"),
         // A schema's API as strings: REST-style commands in, JSON documents out, pushes queued.
         .target(
             name: "SwitchboardBridge",
@@ -151,6 +162,11 @@ let package = Package(
             dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC"],
             path: "Tests/SwitchboardBridgeTests"
         ),
+        .testTarget(
+            name: "SwitchboardCatalogueTests",
+            dependencies: ["SwitchboardCatalogue", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardEmitter"],
+            path: "Tests/SwitchboardCatalogueTests"
+        ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
         .testTarget(
             name: "SwitchboardGRPCTests",
@@ -185,7 +201,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardRuntimeTests",
-            dependencies: ["SwitchboardRuntime", "KitchenSink", "TestMessagesProto3", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "AllocationCounter", "PeerSupport"],
+            dependencies: ["SwitchboardRuntime", "KitchenSink", "TestMessagesProto3", "SignalChat", "SwitchboardDynamic", "SwitchboardSchema", "SwitchboardEmitter", "AllocationCounter", "PeerSupport"],
             path: "Tests/SwitchboardRuntimeTests",
             resources: [.copy("Fixtures")]
         ),

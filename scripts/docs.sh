@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 output="$root/.build/docs"
 [ "${1:-}" = "--output" ] && output=$2
-modules=(SwitchboardRuntime SwitchboardIO SwitchboardWebSocket SwitchboardHTTP2 SwitchboardGRPC SwitchboardChat SwitchboardSession SwitchboardBridge)
+modules=(SwitchboardRuntime SwitchboardIO SwitchboardWebSocket SwitchboardHTTP2 SwitchboardGRPC SwitchboardChat SwitchboardSession SwitchboardBridge SwitchboardCatalogue)
 version=$(sed -n 's/^## \([0-9][0-9.]*\).*/\1/p' CHANGELOG.md | head -1)
 
 source scripts/common.sh

@@ -21,7 +21,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=13" "h2>=4.1" "grpcio>=1.60" "grpcio-tools>=1.60"
-import google.protobuf, websockets, h2, hpack, hyperframe, grpc, grpc_tools
+# jtd: the reference RFC 8927 validator; PyYAML: a YAML reader for the exported catalogue.
+python3 - <<'PY' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check "protobuf>=4.21" "websockets>=13" "h2>=4.1" "grpcio>=1.60" "grpcio-tools>=1.60" "jtd>=0.1.1" "pyyaml>=6"
+import google.protobuf, websockets, h2, hpack, hyperframe, grpc, grpc_tools, jtd, yaml
 PY
 echo "setup: protoc $(protoc --version | cut -d' ' -f2), python protobuf $(python3 -c 'import google.protobuf as p; print(p.__version__)')"

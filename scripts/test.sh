@@ -4,8 +4,9 @@
 #   2. build everything, tests included, with warnings as errors
 #   3. check the committed SDKs against the schemas (generate --check)
 #   4. check the committed wire fixtures against protoc and Python protobuf
-#   5. exercise the switchboard command line, and the string bridge's C ABI from C (under
-#      valgrind) and from Python ctypes
+#   5. exercise the switchboard command line, the string bridge's C ABI from C (under
+#      valgrind) and from Python ctypes, and the file-drop transport between two processes
+#      whose provider is killed and restarted
 #   6. type-check compile-fail snippets (auth split), the guides' code, and the Apple-only
 #      TLS stream against stand-ins
 #   7. run the Swift test suites
@@ -27,6 +28,7 @@ bin=$(switchboard_bin)
 scripts/make-fixtures.sh --check
 scripts/cli-tests.sh
 scripts/bridge-tests.sh
+scripts/file-drop-tests.sh
 scripts/compile-tests.sh
 swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
 scripts/docs.sh

@@ -25,6 +25,14 @@ extension CommandLineTool {
             export-proto <schema-dir> [--output <file.proto>]
                 Write the proto3 equivalent of the schema (to standard output by default).
             """),
+        ("export-catalogue", """
+            export-catalogue <schema-dir> --output <dir> [--check]
+                Write the schema as a published service catalogue: services.yml (each service's
+                spec, versions, folder, status and countries), and per service a folder with
+                definition.yml (its requests and endpoints with versions, files and folders) and
+                a JSON Type Definition (RFC 8927) of every request, response, error body and
+                event payload. --check compares instead of writing.
+            """),
         ("lint", """
             lint <schema-dir>
                 Check the schema and print diagnostics.
@@ -106,6 +114,8 @@ extension CommandLineTool {
                 return try GenerateCommand.run(rest)
             case "export-proto":
                 return try ExportProtoCommand.run(rest)
+            case "export-catalogue":
+                return try ExportCatalogueCommand.run(rest)
             case "lint":
                 return try LintCommand.run(rest)
             case "call":

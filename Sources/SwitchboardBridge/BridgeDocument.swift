@@ -68,6 +68,7 @@ enum BridgeDocument {
         case .unroutable: return "unroutable"
         case .notStubbed: return "notStubbed"
         case .grpcStatus: return "grpcStatus"
+        case .unavailable: return "unavailable"
         }
     }
 

@@ -110,6 +110,7 @@ struct ServiceTranslator {
             if !grpcCodes.isEmpty {
                 arguments.append("errorStatusByGRPCCode: [" + grpcCodes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]")
             }
+            if let versions = endpoint.versions { arguments.append("versions: \(versions.lowerBound)...\(versions.upperBound)") }
             members.append(.property(SwiftProperty(
                 documentation: ["`\(endpoint.verb) \(endpoint.runtimePathTemplate)`"], access: access, isStatic: true, isLet: true,
                 name: endpoint.swiftName, initializer: "EndpointDescriptor(\(arguments.joined(separator: ", ")))")))
@@ -127,7 +128,7 @@ struct ServiceTranslator {
         let versions = service.versions.map { "\($0.lowerBound)...\($0.upperBound)" } ?? "nil"
         members.append(.property(SwiftProperty(
             documentation: ["The service's catalogue entry."], access: access, isStatic: true, isLet: true, name: "descriptor",
-            initializer: "ServiceDescriptor(name: \"\(service.fullName)\", auth: .\(service.auth.rawValue), versions: \(versions), status: .\(service.status.rawValue), endpoints: [\(service.endpoints.map { "\(namespace).\($0.swiftName)" }.joined(separator: ", "))], events: [\(service.events.map { "\(namespace).\($0.swiftName)Event" }.joined(separator: ", "))])")))
+            initializer: "ServiceDescriptor(name: \"\(service.fullName)\", auth: .\(service.auth.rawValue), versions: \(versions), status: .\(service.status.rawValue), endpoints: [\(service.endpoints.map { "\(namespace).\($0.swiftName)" }.joined(separator: ", "))], events: [\(service.events.map { "\(namespace).\($0.swiftName)Event" }.joined(separator: ", "))]\(countriesArgument))")))
         for endpoint in service.endpoints {
             members.append(.type(errorDeclaration(endpoint)))
         }
@@ -135,6 +136,15 @@ struct ServiceTranslator {
         if !lines.isEmpty { lines.append("") }
         lines.append("Descriptors and error types of the `\(service.fullName)` service (auth: \(service.auth.rawValue), status: \(service.status.rawValue)).")
         return SwiftTypeDeclaration(kind: .enum, documentation: lines, access: access, name: namespace, members: members)
+    }
+
+    /// `, countries: .except(["CHN"])` when the schema limits where the service is offered.
+    var countriesArgument: String {
+        switch service.countries {
+        case nil: return ""
+        case let .allow(codes)?: return ", countries: .only([" + codes.map { "\"\($0)\"" }.joined(separator: ", ") + "])"
+        case let .deny(codes)?: return ", countries: .except([" + codes.map { "\"\($0)\"" }.joined(separator: ", ") + "])"
+        }
     }
 
     func caseDeclaration(_ item: ErrorCaseDefinition) -> String? {

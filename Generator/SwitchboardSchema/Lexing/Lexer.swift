@@ -85,6 +85,7 @@ public struct Lexer {
                 case UInt8(ascii: "@"): kind = .at
                 case UInt8(ascii: "/"): kind = .slash
                 case UInt8(ascii: "*"): kind = .star
+                case UInt8(ascii: "!"): kind = .bang
                 case UInt8(ascii: "-"):
                     if peek() == UInt8(ascii: ">") {
                         position += 1

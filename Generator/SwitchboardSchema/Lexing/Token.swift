@@ -6,7 +6,7 @@ public struct Token: Sendable, Hashable {
         case integer
         case string
         case leftBrace, rightBrace, leftBracket, rightBracket, leftParen, rightParen
-        case colon, comma, equals, question, dot, at, minus, arrow, slash, star
+        case colon, comma, equals, question, dot, at, minus, arrow, slash, star, bang
         case endOfFile
     }
 
@@ -50,6 +50,7 @@ extension Token.Kind {
         case .arrow: return "'->'"
         case .slash: return "'/'"
         case .star: return "'*'"
+        case .bang: return "'!'"
         case .endOfFile: return "end of file"
         }
     }

@@ -108,6 +108,23 @@ public struct EndpointDefinition: Sendable, Hashable {
     public var location: SourceLocation
     /// How the endpoint pages (`paginate { ... }`), if it does.
     public var pagination: PaginationDefinition? = nil
+    /// The service versions that offer the endpoint (`version 2 to 3` in the rpc); `nil`: all of the service's.
+    public var versions: ClosedRange<Int>? = nil
+}
+
+/// Where a service is offered: `countries [USA, GBR]` allows only those, `countries [!CHN]`
+/// offers it everywhere else. Codes are ISO 3166-1 alpha-3.
+public enum CountryRule: Sendable, Hashable {
+    case allow([String])
+    case deny([String])
+
+    /// The catalogue's spelling: `[USA, GBR]` or `[!CHN]`.
+    public var codes: [String] {
+        switch self {
+        case let .allow(codes): return codes
+        case let .deny(codes): return codes.map { "!" + $0 }
+        }
+    }
 }
 
 /// How a paginated endpoint's pages follow one another: the request field that carries
@@ -163,6 +180,8 @@ public struct ServiceDefinition: Sendable, Hashable {
     public var documentation: [String]
     public var file: Int
     public var location: SourceLocation
+    /// Where the service is offered (`countries [...]`); `nil`: everywhere.
+    public var countries: CountryRule? = nil
 }
 
 extension EndpointDefinition {

@@ -110,6 +110,7 @@ extension SchemaValidator {
         var status = ServiceStatus.enabled
         var encoding = BodyEncodingKind.protobuf
         var versions: ClosedRange<Int>?
+        var countries: CountryRule?
         for setting in syntax.settings {
             let value = setting.values.first
             switch setting.keyword.text {
@@ -140,6 +141,8 @@ extension SchemaValidator {
                     continue
                 }
                 versions = low...high
+            case "countries":
+                countries = buildCountries(setting)
             default:
                 break
             }
@@ -168,7 +171,10 @@ extension SchemaValidator {
                 continue
             }
             memberNames[endpointSyntax.name.text] = endpointSyntax.name.location
-            if let endpoint = buildEndpoint(endpointSyntax, service: syntax.name.text, serviceEncoding: encoding) {
+            if var endpoint = buildEndpoint(endpointSyntax, service: syntax.name.text, serviceEncoding: encoding) {
+                if let setting = endpointSyntax.settings.first(where: { $0.keyword.text == "version" }) {
+                    endpoint.versions = endpointVersions(setting, service: syntax.name.text, serviceVersions: versions)
+                }
                 endpoints.append(endpoint)
             }
         }
@@ -192,7 +198,57 @@ extension SchemaValidator {
         return ServiceDefinition(
             name: syntax.name.text, fullName: qualified([syntax.name.text]), auth: auth, versions: versions, status: status,
             encoding: encoding, endpoints: endpoints, events: events, isDeprecated: hasAttribute("deprecated", syntax.attributes),
-            documentation: syntax.documentation, file: file, location: syntax.name.location)
+            documentation: syntax.documentation, file: file, location: syntax.name.location, countries: countries)
+    }
+
+    /// `countries [USA, GBR]` or `countries [!CHN]`: ISO 3166-1 alpha-3 codes, all allowed or all denied.
+    mutating func buildCountries(_ setting: SettingSyntax) -> CountryRule? {
+        var allowed: [String] = [], denied: [String] = []
+        var seen: Set<String> = []
+        for value in setting.values {
+            let negated = value.text.hasPrefix("!")
+            let code = negated ? String(value.text.dropFirst()) : value.text
+            guard code.count == 3, code.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) }) else {
+                diagnostics.error(.invalidServiceSetting, "'\(code)' is not an ISO 3166-1 alpha-3 country code (three capital letters, such as CHN)", at: value.location)
+                continue
+            }
+            guard seen.insert(code).inserted else {
+                diagnostics.error(.invalidServiceSetting, "country '\(code)' is listed twice", at: value.location)
+                continue
+            }
+            if negated { denied.append(code) } else { allowed.append(code) }
+        }
+        if !allowed.isEmpty && !denied.isEmpty {
+            diagnostics.error(.invalidServiceSetting, "'countries' lists either where the service is offered ([USA, GBR]) or where it is not ([!CHN]), not both", at: setting.keyword.location)
+            return nil
+        }
+        if allowed.isEmpty && denied.isEmpty {
+            if !setting.values.isEmpty { return nil }
+            diagnostics.error(.invalidServiceSetting, "'countries' needs at least one country: [USA] or [!CHN]", at: setting.keyword.location)
+            return nil
+        }
+        return allowed.isEmpty ? .deny(denied) : .allow(allowed)
+    }
+
+    /// An rpc's `version` range, which must lie within its service's.
+    mutating func endpointVersions(_ setting: SettingSyntax, service: String, serviceVersions: ClosedRange<Int>?) -> ClosedRange<Int>? {
+        let numbers = setting.values.compactMap { $0.integerValue.map { Int(clamping: $0) } }
+        guard let low = numbers.first else { return nil }
+        guard let serviceVersions else {
+            diagnostics.error(.invalidServiceSetting, "an rpc's 'version' narrows its service's; give service '\(service)' a 'version' first", at: setting.keyword.location)
+            return nil
+        }
+        // `version 2` alone: from 2 to the service's newest.
+        let high = numbers.count > 1 ? numbers[1] : serviceVersions.upperBound
+        guard low <= high else {
+            diagnostics.error(.invalidServiceSetting, "version range \(low) to \(high) is empty", at: setting.keyword.location)
+            return nil
+        }
+        guard serviceVersions.contains(low), serviceVersions.contains(high) else {
+            diagnostics.error(.invalidServiceSetting, "version \(low) to \(high) is not within the versions of service '\(service)' (\(serviceVersions.lowerBound) to \(serviceVersions.upperBound))", at: setting.keyword.location)
+            return nil
+        }
+        return low...high
     }
 
     mutating func resolveMessage(_ names: [NameSyntax], role: String) -> Int? {

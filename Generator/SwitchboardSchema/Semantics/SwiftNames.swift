@@ -52,7 +52,7 @@ public enum SwiftNames {
         "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
         "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff",
-        "Pagination", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection",
+        "Pagination", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection", "CountryAvailability", "ServiceUnavailability",
     ]
 
     /// Whether a generated type may not take `name`: a keyword backticks cannot rescue, or

@@ -3,7 +3,7 @@ extension Parser {
 
     static func startsServiceMember(_ token: Token) -> Bool {
         token.kind == .rightBrace || token.kind == .at || token.isKeyword("rpc") || token.isKeyword("event")
-            || ["auth", "version", "status", "encoding"].contains { token.isKeyword($0) }
+            || ["auth", "version", "status", "encoding", "countries"].contains { token.isKeyword($0) }
     }
 
     static func startsEndpointSetting(_ token: Token) -> Bool {
@@ -11,7 +11,7 @@ extension Parser {
             || (token.kind == .identifier && (Self.verbs.contains(token.text) || Self.endpointKeywords.contains(token.text)))
     }
 
-    static let endpointKeywords: Set<String> = ["errors", "error", "timeout", "idempotent", "keys", "header", "body", "encoding", "rpcName", "ack", "paginate"]
+    static let endpointKeywords: Set<String> = ["errors", "error", "timeout", "idempotent", "keys", "header", "body", "encoding", "rpcName", "ack", "paginate", "version"]
 
     /// The lines of a `paginate { ... }` block.
     static let paginationKeywords: Set<String> = ["cursor", "limit", "items", "next", "more"]
@@ -125,21 +125,12 @@ extension Parser {
                     _ = value
                 }
             } else if current.isKeyword("version") {
-                let keyword = NameSyntax(text: advance().text, location: tokens[index - 1].location)
-                var values: [Token] = []
-                if let low = consume(.integer) {
-                    values.append(low)
-                    if current.isKeyword("to") {
-                        advance()
-                        if let high = expect(.integer, "after 'to'") { values.append(high) }
-                    }
-                } else {
-                    diagnostics.error(.expectedToken, "expected a version number after 'version', found \(describe(current))", at: current.location)
-                }
-                service.settings.append(SettingSyntax(keyword: keyword, values: values))
+                service.settings.append(parseVersionRange())
+            } else if current.isKeyword("countries") {
+                service.settings.append(parseCountries())
             } else {
-                var message = "expected 'rpc', 'event', 'auth', 'version', 'status' or 'encoding' in service '\(name.text)', found \(describe(current))"
-                if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["rpc", "event", "auth", "version", "status", "encoding"]) {
+                var message = "expected 'rpc', 'event', 'auth', 'version', 'status', 'encoding' or 'countries' in service '\(name.text)', found \(describe(current))"
+                if current.kind == .identifier, let suggestion = Self.suggest(current.text, among: ["rpc", "event", "auth", "version", "status", "encoding", "countries"]) {
                     message += "; did you mean '\(suggestion)'?"
                 }
                 diagnostics.error(.expectedToken, message, at: current.location)
@@ -150,6 +141,44 @@ extension Parser {
         }
         expectClose(opened: open, "service '\(name.text)'")
         return service
+    }
+
+    /// `version 1` or `version 1 to 3`, for a service or an rpc.
+    mutating func parseVersionRange() -> SettingSyntax {
+        let keyword = NameSyntax(text: advance().text, location: tokens[index - 1].location)
+        var values: [Token] = []
+        if let low = consume(.integer) {
+            values.append(low)
+            if current.isKeyword("to") {
+                advance()
+                if let high = expect(.integer, "after 'to'") { values.append(high) }
+            }
+        } else {
+            diagnostics.error(.expectedToken, "expected a version number after 'version', found \(describe(current))", at: current.location)
+        }
+        return SettingSyntax(keyword: keyword, values: values)
+    }
+
+    /// `countries [USA, GBR]` (where the service is offered) or `countries [!CHN, !RUS]`
+    /// (where it is not); each value keeps a leading `!` in its text.
+    mutating func parseCountries() -> SettingSyntax {
+        let keyword = NameSyntax(text: advance().text, location: tokens[index - 1].location)
+        var values: [Token] = []
+        guard expect(.leftBracket, "after 'countries'") != nil else { return SettingSyntax(keyword: keyword, values: values) }
+        while !atEnd, current.kind != .rightBracket {
+            let negated = current.kind == .bang
+            let start = current.location
+            if negated { advance() }
+            guard current.kind == .identifier else {
+                diagnostics.error(.expectedToken, "expected a country code such as 'CHN' or '!CHN', found \(describe(current))", at: current.location)
+                break
+            }
+            let code = advance()
+            values.append(Token(kind: .identifier, text: (negated ? "!" : "") + code.text, integerValue: nil, location: start, documentation: [], documentationLocation: nil))
+            if current.kind == .comma { advance() } else { break }
+        }
+        _ = expect(.rightBracket, "to close the list of countries")
+        return SettingSyntax(keyword: keyword, values: values)
     }
 
     /// `(Type)` or `()`; returns nil for `()`.
@@ -285,6 +314,8 @@ extension Parser {
         case "paginate":
             advance()
             if let setting = parsePagination(keyword: keyword) { endpoint.settings.append(setting) }
+        case "version":
+            endpoint.settings.append(parseVersionRange())
         case "rpcName":
             advance()
             if let value = expect(.string, "after 'rpcName'") {

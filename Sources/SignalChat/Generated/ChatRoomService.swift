@@ -15,7 +15,7 @@ public enum ChatRoom {
     public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
 
     /// `PUT /v1/chats/{chatId}/read`
-    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], versions: 2...2)
 
     /// How `getHistory` pages: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
     public static var getHistoryPagination: Pagination<ChatHistoryRequest, ChatHistoryResponse, ChatMessage> {
@@ -38,7 +38,7 @@ public enum ChatRoom {
     public static let roomEventEvent = EventDescriptor(name: "roomEvent", verb: "PUT", path: "/api/v1/room/event", acknowledgement: .afterHandling, payloadType: RoomEvent.self)
 
     /// The service's catalogue entry.
-    public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatRoom", auth: .account, versions: nil, status: .experimental, endpoints: [ChatRoom.getHistory, ChatRoom.sendChatMessage, ChatRoom.markRead], events: [ChatRoom.roomEventEvent])
+    public static let descriptor = ServiceDescriptor(name: "signal.chat.ChatRoom", auth: .account, versions: 1...2, status: .experimental, endpoints: [ChatRoom.getHistory, ChatRoom.sendChatMessage, ChatRoom.markRead], events: [ChatRoom.roomEventEvent])
 
     /// The errors `getHistory` declares.
     public enum GetHistoryError: EndpointErrorMapping {

@@ -12,7 +12,7 @@ public enum Usernames {
     public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self, errorStatusByGRPCCode: [5: 404, 8: 429])
 
     /// The service's catalogue entry.
-    public static let descriptor = ServiceDescriptor(name: "signal.chat.Usernames", auth: .none, versions: 1...2, status: .enabled, endpoints: [Usernames.lookUpUsernameHash], events: [])
+    public static let descriptor = ServiceDescriptor(name: "signal.chat.Usernames", auth: .none, versions: 1...2, status: .enabled, endpoints: [Usernames.lookUpUsernameHash], events: [], countries: .except(["PRK"]))
 
     /// The errors `lookUpUsernameHash` declares.
     public enum LookUpUsernameHashError: EndpointErrorMapping {

@@ -92,7 +92,7 @@ public struct RetryInterceptor: ClientInterceptor {
                 retryAfter = nil
             // The deadline passed, the caller gave up, or the request itself is at fault.
             case .timeout, .cancelled, .invalidRequest, .unroutable, .notStubbed, .unexpectedResponse,
-                 .undecodableResponse, .serverError:
+                 .undecodableResponse, .serverError, .unavailable:
                 return nil
             }
         }

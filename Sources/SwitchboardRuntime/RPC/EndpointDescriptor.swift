@@ -26,14 +26,18 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// `grpc CODE` in the schema, or the documented default for the error's status), so a
     /// gRPC failure becomes the endpoint's own error as the same HTTP-like status would.
     public let errorStatusByGRPCCode: [Int: Int]
+    /// The service versions that offer the endpoint (`version` in the rpc); `nil`: every
+    /// version of its service.
+    public let versions: ClosedRange<Int>?
 
     /// Creates a descriptor.
     public init(
         rpcName: String, verb: String, pathTemplate: String, auth: AuthRequirement,
         isIdempotent: Bool = false, defaultTimeout: Duration? = nil, isDeprecated: Bool = false,
         requestBodyType: (any ProtoMessage.Type)? = nil, responseBodyType: (any ProtoMessage.Type)? = nil,
-        errorStatusByGRPCCode: [Int: Int] = [:]
+        errorStatusByGRPCCode: [Int: Int] = [:], versions: ClosedRange<Int>? = nil
     ) {
+        self.versions = versions
         self.rpcName = rpcName
         self.verb = verb
         self.pathTemplate = pathTemplate
@@ -52,7 +56,7 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: EndpointDescriptor, rhs: EndpointDescriptor) -> Bool {
         lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
             && lhs.isIdempotent == rhs.isIdempotent && lhs.defaultTimeout == rhs.defaultTimeout
-            && lhs.isDeprecated == rhs.isDeprecated && lhs.errorStatusByGRPCCode == rhs.errorStatusByGRPCCode
+            && lhs.isDeprecated == rhs.isDeprecated && lhs.errorStatusByGRPCCode == rhs.errorStatusByGRPCCode && lhs.versions == rhs.versions
             && lhs.requestBodyType.map(ObjectIdentifier.init) == rhs.requestBodyType.map(ObjectIdentifier.init)
             && lhs.responseBodyType.map(ObjectIdentifier.init) == rhs.responseBodyType.map(ObjectIdentifier.init)
     }

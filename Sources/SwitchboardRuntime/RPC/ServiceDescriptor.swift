@@ -22,9 +22,13 @@ public struct ServiceDescriptor: Sendable, Hashable {
     public let endpoints: [EndpointDescriptor]
     /// The pushes the server sends for this service.
     public let events: [EventDescriptor]
+    /// Where the service is offered, from `countries` in the schema; `nil`: everywhere.
+    public let countries: CountryAvailability?
 
     /// Creates a descriptor.
-    public init(name: String, auth: AuthRequirement, versions: ClosedRange<Int>?, status: Status, endpoints: [EndpointDescriptor], events: [EventDescriptor]) {
+    public init(name: String, auth: AuthRequirement, versions: ClosedRange<Int>?, status: Status, endpoints: [EndpointDescriptor], events: [EventDescriptor],
+                countries: CountryAvailability? = nil) {
+        self.countries = countries
         self.name = name
         self.auth = auth
         self.versions = versions

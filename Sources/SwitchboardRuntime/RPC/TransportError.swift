@@ -29,6 +29,9 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// the code (gRPC's numbering, `NOT_FOUND` is 5), the `grpc-message`, and the raw
     /// `grpc-status-details-bin` (a serialized `google.rpc.Status`), if the server sent one.
     case grpcStatus(code: Int, message: String, details: Data?)
+    /// The provider's service catalogue does not offer what the call needs; refused before
+    /// anything was sent.
+    case unavailable(ServiceUnavailability)
 
     public var description: String {
         switch self {
@@ -45,6 +48,7 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .notStubbed(name): return "\(name) is not stubbed: call stub(_:) or enqueue(_:) on its mock first"
         case let .grpcStatus(code, message, _):
             return "gRPC status \(code)" + (message.isEmpty ? "" : ": \(message)")
+        case let .unavailable(reason): return "unavailable: \(reason)"
         }
     }
 }

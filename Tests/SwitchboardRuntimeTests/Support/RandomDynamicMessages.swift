@@ -12,6 +12,9 @@ struct RandomDynamicMessages {
     var random: RandomMessages
     /// A message an Any may pack, and its type URL.
     let anyPayload: (type: Int, url: String)?
+    /// Draws only enum values the schema names and finite floats: what a JSON Type
+    /// Definition of the schema can describe.
+    var describableOnly = false
 
     init(schema: Schema, seed: UInt64, anyPayload: String? = nil) {
         self.schema = schema
@@ -57,8 +60,12 @@ struct RandomDynamicMessages {
             case .int64, .sint64, .sfixed64: return .int(random.integer(Int64.self))
             case .uint32, .fixed32: return .uint(UInt64(random.integer(UInt32.self)))
             case .uint64, .fixed64: return .uint(random.integer(UInt64.self))
-            case .float: return .float(random.float())
-            case .double: return .double(random.double())
+            case .float:
+                let number = random.float()
+                return .float(describableOnly && !number.isFinite ? 1.5 : number)
+            case .double:
+                let number = random.double()
+                return .double(describableOnly && !number.isFinite ? -2.25 : number)
             case .string: return .string(random.string())
             case .bytes: return .bytes(random.bytes())
             }
@@ -66,7 +73,7 @@ struct RandomDynamicMessages {
             let cases = schema.enums[index].cases.map(\.value)
             // NullValue is `null` in JSON whatever its number, so only its one value survives.
             if schema.enums[index].importedFrom != nil { return .enumeration(0) }
-            return .enumeration(random.chance(85) ? cases.randomElement(using: &random.rng)! : 77)
+            return .enumeration(random.chance(85) || describableOnly ? cases.randomElement(using: &random.rng)! : 77)
         case let .message(index):
             return .message(message(index, depth: depth))
         case .timestamp:

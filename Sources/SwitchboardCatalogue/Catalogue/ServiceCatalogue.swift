@@ -1,0 +1,140 @@
+import Foundation
+import SwitchboardRuntime
+
+/// A provider's published catalogue of services (`services.yml` and each service's
+/// `definition.yml`, as `switchboard export-catalogue` writes them): which services it
+/// offers, in which versions, where, and in which folders their request documents go.
+public struct ServiceCatalogue: Sendable, Hashable {
+    /// One offered service.
+    public struct Service: Sendable, Hashable {
+        /// `package.Service`, as the schema and generated descriptors name it.
+        public var spec: String
+        /// The versions the provider serves.
+        public var versions: ClosedRange<Int>?
+        /// The service's folder, relative to the catalogue.
+        public var folder: String
+        /// Whether the provider offers it now.
+        public var status: ServiceDescriptor.Status
+        /// Where the provider offers it; `nil`: everywhere.
+        public var countries: CountryAvailability?
+        /// The endpoints the provider serves, by rpc name.
+        public var endpoints: [Endpoint]
+
+        /// A service entry.
+        public init(spec: String, versions: ClosedRange<Int>?, folder: String, status: ServiceDescriptor.Status,
+                    countries: CountryAvailability?, endpoints: [Endpoint]) {
+            self.spec = spec
+            self.versions = versions
+            self.folder = folder
+            self.status = status
+            self.countries = countries
+            self.endpoints = endpoints
+        }
+
+        /// The endpoint with this rpc name (`package.Service/Method`).
+        public func endpoint(rpcName: String) -> Endpoint? { endpoints.first { $0.rpcName == rpcName } }
+    }
+
+    /// One endpoint of a service.
+    public struct Endpoint: Sendable, Hashable {
+        /// The rpc's schema name, such as `lookUpUsernameHash`.
+        public var spec: String
+        /// `package.Service/Method`.
+        public var rpcName: String
+        /// The service versions that offer it; `nil`: every version of the service.
+        public var versions: ClosedRange<Int>?
+        /// The folder request documents go into, relative to the service's folder.
+        public var folder: String
+
+        /// An endpoint entry.
+        public init(spec: String, rpcName: String, versions: ClosedRange<Int>?, folder: String) {
+            self.spec = spec
+            self.rpcName = rpcName
+            self.versions = versions
+            self.folder = folder
+        }
+    }
+
+    /// The catalogue's own format version.
+    public var formatVersion: Int
+    /// The services, in the catalogue's order.
+    public var services: [Service]
+
+    /// The service named `spec` (`package.Service`).
+    public func service(_ spec: String) -> Service? { services.first { $0.spec == spec } }
+
+    /// Reads `services.yml` and each service's `definition.yml` under `directory`.
+    public init(directory: URL) throws(CatalogueError) {
+        let index = try Self.read("services.yml", in: directory)
+        guard index["spec"]?.text == "Services" else { throw CatalogueError(file: "services.yml", "'spec' must be 'Services'") }
+        formatVersion = Int(index["versions"]?.text ?? "1") ?? 0
+        guard formatVersion == 1 else { throw CatalogueError(file: "services.yml", "catalogue format version \(formatVersion) is not supported (1 is)") }
+        var services: [Service] = []
+        for entry in index["services"]?.items ?? [] {
+            guard let spec = entry["spec"]?.text, let folder = entry["folder"]?.text else {
+                throw CatalogueError(file: "services.yml", "each service needs 'spec' and 'folder'")
+            }
+            guard Self.isSafeFolder(folder) else { throw CatalogueError(file: "services.yml", "folder '\(folder)' of \(spec) must be a plain relative name") }
+            var service = Service(spec: spec, versions: nil, folder: folder, status: .enabled, countries: nil, endpoints: [])
+            service.versions = try Self.versions(entry["versions"], file: "services.yml")
+            if let status = entry["status"]?.text {
+                guard let parsed = ServiceDescriptor.Status(rawValue: status) else {
+                    throw CatalogueError(file: "services.yml", "status '\(status)' of \(spec) is not enabled, experimental or disabled")
+                }
+                service.status = parsed
+            }
+            if let codes = entry["countries"] {
+                guard let list = codes.items?.compactMap(\.text), let parsed = CountryAvailability(codes: list) else {
+                    throw CatalogueError(file: "services.yml", "countries of \(spec) must list either allowed ([USA]) or excluded ([!CHN]) countries")
+                }
+                service.countries = parsed
+            }
+            let definitionFile = folder + "/definition.yml"
+            let definition = try Self.read(definitionFile, in: directory)
+            if let declared = definition["spec"]?.text, declared != spec {
+                throw CatalogueError(file: definitionFile, "'spec' is \(declared), but services.yml lists \(spec) here")
+            }
+            for item in definition["endpoints"]?.items ?? [] {
+                guard let name = item["spec"]?.text, let rpcName = item["rpc"]?.text, let endpointFolder = item["folder"]?.text else {
+                    throw CatalogueError(file: definitionFile, "each endpoint needs 'spec', 'rpc' and 'folder'")
+                }
+                guard Self.isSafeFolder(endpointFolder) else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' must be a plain relative name") }
+                service.endpoints.append(Endpoint(spec: name, rpcName: rpcName, versions: try Self.versions(item["versions"], file: definitionFile), folder: endpointFolder))
+            }
+            services.append(service)
+        }
+        self.services = services
+    }
+
+    /// Creates a catalogue from its parts.
+    public init(formatVersion: Int = 1, services: [Service]) {
+        self.formatVersion = formatVersion
+        self.services = services
+    }
+
+    static func read(_ file: String, in directory: URL) throws(CatalogueError) -> CatalogueValue {
+        let url = directory.appendingPathComponent(file)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
+        if let size = attributes?[.size] as? Int, size > CatalogueYAML.maximumBytes {
+            throw CatalogueError(file: file, "larger than \(CatalogueYAML.maximumBytes) bytes")
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else { throw CatalogueError(file: file, "cannot be read") }
+        guard let text = String(data: data, encoding: .utf8) else { throw CatalogueError(file: file, "is not UTF-8") }
+        return try CatalogueYAML.parse(text, file: file)
+    }
+
+    /// `2` or `1-3`.
+    static func versions(_ value: CatalogueValue?, file: String) throws(CatalogueError) -> ClosedRange<Int>? {
+        guard let text = value?.text else { return nil }
+        let parts = text.split(separator: "-", maxSplits: 1).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard let low = parts.first ?? nil, let high = parts.count > 1 ? parts[1] : low, low <= high, low >= 0 else {
+            throw CatalogueError(file: file, "versions '\(text)' must be a number or a range such as 1-3")
+        }
+        return low...high
+    }
+
+    /// A folder name that stays inside the catalogue: no `..`, no absolute path, no separators to climb.
+    static func isSafeFolder(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix("/") && !name.split(separator: "/").contains { $0 == ".." || $0 == "." || $0.isEmpty }
+    }
+}

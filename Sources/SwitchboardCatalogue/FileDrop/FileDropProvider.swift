@@ -1,0 +1,167 @@
+import Foundation
+import SwitchboardRuntime
+
+/// Serves request documents dropped into a catalogue's folders with a router of generated
+/// handlers, and writes each response document next to its request.
+///
+/// Each request is served at most once and answered exactly once, whatever moment the
+/// provider is killed at: a request is claimed by renaming it (one process wins), answered
+/// by an atomic write, then marked served. On start, a request found claimed but unanswered
+/// was being served when the provider stopped; it is answered as interrupted, never served
+/// again.
+public final class FileDropProvider: Sendable {
+    /// The catalogue's folder.
+    public let directory: URL
+    /// The provider's own catalogue: which endpoints it serves, in which versions.
+    public let catalogue: ServiceCatalogue
+    /// The generated handlers' routes that serve the documents.
+    public let router: RPCRouter
+    /// Timing and limits.
+    public let options: FileDropOptions
+    private let task = Locked<Task<Void, Never>?>(nil)
+
+    /// A provider of `catalogue`'s services from the folder `directory`, served by `router`.
+    public init(directory: URL, catalogue: ServiceCatalogue, router: RPCRouter, options: FileDropOptions = FileDropOptions()) {
+        self.directory = directory
+        self.catalogue = catalogue
+        self.router = router
+        self.options = options
+    }
+
+    /// Recovers what a previous run left, then serves until ``stop()``.
+    public func start() {
+        recover()
+        let started = Task { [self] in
+            while !Task.isCancelled {
+                let served = await servePending()
+                if served == 0 { try? await Task.sleep(for: options.pollInterval) }
+            }
+        }
+        task.withLock { $0 = started }
+    }
+
+    /// Stops serving after the requests in hand are answered.
+    public func stop() async {
+        guard let running = task.withLock({ current -> Task<Void, Never>? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        running.cancel()
+        await running.value
+    }
+
+    struct Folder {
+        let url: URL
+        let service: ServiceCatalogue.Service
+        let endpoint: ServiceCatalogue.Endpoint
+    }
+
+    /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders.
+    func folders() -> [Folder] {
+        var folders: [Folder] = []
+        for service in catalogue.services {
+            for endpoint in service.endpoints {
+                let base = directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder)
+                folders.append(Folder(url: base, service: service, endpoint: endpoint))
+                for name in FileDropFiles.names(in: base) where !name.hasPrefix(".") && FileDropFiles.isFolder(base.appendingPathComponent(name)) {
+                    folders.append(Folder(url: base.appendingPathComponent(name), service: service, endpoint: endpoint))
+                }
+            }
+        }
+        return folders
+    }
+
+    /// Answers requests a previous run claimed but did not answer, and finishes the marking
+    /// of those it answered.
+    public func recover() {
+        for folder in folders() {
+            for name in FileDropFiles.names(in: folder.url) {
+                if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(FileDropDocument.responseSuffix) {
+                    // A response this provider was writing when it stopped; it is written again below.
+                    unlink(folder.url.appendingPathComponent(name).path)
+                    continue
+                }
+                guard name.hasSuffix(FileDropDocument.claimedSuffix) else { continue }
+                let id = String(name.dropLast(FileDropDocument.claimedSuffix.count))
+                let claimed = folder.url.appendingPathComponent(name)
+                let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
+                if !FileDropFiles.exists(responseURL) {
+                    let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.interruptedHeader: "true"], message: "Service Unavailable")
+                    guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id), to: responseURL, durable: options.durable)) != nil else { continue }
+                }
+                _ = FileDropFiles.move(claimed, to: folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix), durable: options.durable)
+            }
+        }
+    }
+
+    /// Serves every request waiting now, at most ``FileDropOptions/maximumConcurrentRequests``
+    /// at once; returns how many it served.
+    func servePending() async -> Int {
+        var waiting: [(Folder, String)] = []
+        for folder in folders() {
+            for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix) {
+                waiting.append((folder, String(name.dropLast(FileDropDocument.requestSuffix.count))))
+            }
+        }
+        // Oldest first, across folders: ids start with their submission time.
+        waiting.sort { $0.1 < $1.1 }
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for (folder, id) in waiting {
+                if running == max(1, options.maximumConcurrentRequests) {
+                    await group.next()
+                    running -= 1
+                }
+                group.addTask { await self.serve(id, in: folder) }
+                running += 1
+            }
+        }
+        return waiting.count
+    }
+
+    /// Claims, serves and answers one request.
+    func serve(_ id: String, in folder: Folder) async {
+        let submitted = folder.url.appendingPathComponent(id + FileDropDocument.requestSuffix)
+        let claimed = folder.url.appendingPathComponent(id + FileDropDocument.claimedSuffix)
+        let served = folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix)
+        let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
+        // The rename is the claim: if another provider won it, the file is gone.
+        guard FileDropFiles.move(submitted, to: claimed, durable: options.durable) else { return }
+        // A request submitted again under an id already answered is not served twice.
+        if FileDropFiles.exists(responseURL) {
+            _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
+            return
+        }
+        let response = await answer(FileDropFiles.read(claimed, limit: options.maximumDocumentBytes), folder: folder)
+        do {
+            try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: options.durable)
+        } catch {
+            // Left claimed: the next start answers it as interrupted.
+            return
+        }
+        _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
+    }
+
+    /// The response to a request document, checked against the folder it was dropped in.
+    func answer(_ data: Data?, folder: Folder) async -> RPCResponse {
+        guard let data else { return Self.refusal(413, "the request document is larger than \(options.maximumDocumentBytes) bytes or unreadable") }
+        guard let document = FileDropDocument.decodeRequest(data) else { return Self.refusal(400, "the request document is malformed") }
+        guard document.rpcName == folder.endpoint.rpcName else {
+            return Self.refusal(400, "a request for \(document.rpcName) was dropped into the folder of \(folder.endpoint.rpcName)")
+        }
+        guard folder.service.status != .disabled else { return Self.refusal(503, "\(folder.service.spec) is disabled") }
+        if let version = document.version {
+            let inService = folder.service.versions?.contains(version) ?? true
+            let inEndpoint = folder.endpoint.versions?.contains(version) ?? true
+            guard inService, inEndpoint else { return Self.refusal(400, "\(document.rpcName) is not served in version \(version)") }
+        }
+        // The folder grants access, so the request is served as the kind of connection its
+        // endpoint needs.
+        let auth = router.messageEndpoint(for: document.rpcName)?.auth ?? document.auth
+        return await router.handle(ServerRequest(verb: document.verb, path: document.path, headers: document.headers, body: document.body), auth: auth)
+    }
+
+    static func refusal(_ status: Int, _ reason: String) -> RPCResponse {
+        RPCResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data(reason.utf8))
+    }
+}

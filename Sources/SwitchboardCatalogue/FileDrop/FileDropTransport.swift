@@ -1,0 +1,167 @@
+import Foundation
+import SwitchboardRuntime
+
+/// A transport that carries each call as a document in a provider's catalogue folder: it
+/// writes the request document into the endpoint's folder (atomically: a hidden temporary
+/// file, then a rename to `<timestamp>_<endpoint>_<random>.request.json`) and waits for the
+/// provider's `<id>.response.json` next to it. Requests and answers stay as plain files, to
+/// list (``records()``), inspect, and resubmit (``resubmit(_:)``).
+///
+/// A provider that stopped while serving a request answers it as interrupted, and the call
+/// fails with `TransportError.disconnected`: it is never served twice, but it may
+/// have taken effect.
+public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
+    /// The catalogue's folder.
+    public let directory: URL
+    /// The provider's catalogue, which names each endpoint's folder.
+    public let catalogue: ServiceCatalogue
+    /// A subfolder of each endpoint folder for this consumer's documents (such as its bundle
+    /// id), or `nil` to write into the endpoint folder itself.
+    public let consumer: String?
+    /// Timing and limits.
+    public let options: FileDropOptions
+
+    /// A transport through the catalogue at `directory`.
+    public init(directory: URL, catalogue: ServiceCatalogue, consumer: String? = nil, options: FileDropOptions = FileDropOptions(), as auth: Auth.Type = Auth.self) {
+        self.directory = directory
+        self.catalogue = catalogue
+        self.consumer = consumer
+        self.options = options
+    }
+
+    /// The folder of `rpcName`'s documents.
+    public func folder(for rpcName: String) -> URL? {
+        let service = String(rpcName.split(separator: "/", maxSplits: 1).first ?? "")
+        guard let offered = catalogue.service(service), let endpoint = offered.endpoint(rpcName: rpcName) else { return nil }
+        var folder = directory.appendingPathComponent(offered.folder).appendingPathComponent(endpoint.folder)
+        if let consumer { folder.appendPathComponent(consumer) }
+        return folder
+    }
+
+    public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        guard let folder = folder(for: request.endpoint.rpcName) else {
+            throw .unavailable(.endpointNotOffered(rpcName: request.endpoint.rpcName, version: nil))
+        }
+        let spec = String(request.endpoint.rpcName.split(separator: "/").last ?? "request")
+        let id = Self.newID(spec: spec)
+        let document = FileDropDocument.Request(
+            id: id, spec: spec, rpcName: request.endpoint.rpcName,
+            version: request.headers[CatalogueInterceptor.versionHeader].flatMap { Int($0) },
+            verb: request.verb, path: request.path, headers: request.headers, body: request.body, auth: request.endpoint.auth)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileDropFiles.writeAtomically(try FileDropDocument.encode(document), to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: options.durable)
+        } catch {
+            throw .invalidRequest("cannot write the request document: \(error)")
+        }
+        return try await awaitResponse(id: id, in: folder, deadline: request.deadline)
+    }
+
+    /// Waits for the response to request `id` until `deadline`.
+    func awaitResponse(id: String, in folder: URL, deadline: ContinuousClock.Instant?) async throws(TransportError) -> RPCResponse {
+        let responseURL = folder.appendingPathComponent(id + FileDropDocument.responseSuffix)
+        while true {
+            if Task.isCancelled { throw .cancelled }
+            if FileDropFiles.exists(responseURL) {
+                guard let data = FileDropFiles.read(responseURL, limit: options.maximumDocumentBytes),
+                      let response = FileDropDocument.decodeResponse(data) else {
+                    throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
+                }
+                if response.headers[FileDropDocument.interruptedHeader] != nil {
+                    throw .disconnected(reason: "the provider stopped while serving \(id); it was not served again and may or may not have taken effect")
+                }
+                return response
+            }
+            if let deadline, ContinuousClock.now >= deadline { throw .timeout }
+            do {
+                try await Task.sleep(for: options.pollInterval)
+            } catch {
+                throw .cancelled
+            }
+        }
+    }
+
+    /// `20261126T140512345Z_lookUpUsernameHash_1a2b3c4d`: names sort by submission time.
+    static func newID(spec: String) -> String {
+        let now = Date()
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
+        func pad(_ value: Int?, _ width: Int) -> String {
+            let text = String(value ?? 0)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let stamp = pad(parts.year, 4) + pad(parts.month, 2) + pad(parts.day, 2) + "T" + pad(parts.hour, 2) + pad(parts.minute, 2)
+            + pad(parts.second, 2) + pad((parts.nanosecond ?? 0) / 1_000_000, 3) + "Z"
+        let random = String(UInt32.random(in: .min ... .max), radix: 16)
+        return stamp + "_" + spec + "_" + String(repeating: "0", count: 8 - random.count) + random
+    }
+
+    // MARK: Inspecting
+
+    /// Where a request stands, read from its files.
+    public enum State: String, Sendable, Hashable {
+        /// Written; no provider has taken it yet.
+        case submitted
+        /// A provider is serving it (or stopped while serving it, until it restarts).
+        case claimed
+        /// Answered; the response document is next to it.
+        case answered
+    }
+
+    /// One request document of this consumer.
+    public struct Record: Sendable, Hashable {
+        /// The request's id: its file names start with it.
+        public var id: String
+        /// `package.Service/Method`.
+        public var rpcName: String
+        /// Where it stands.
+        public var state: State
+        /// The request document.
+        public var requestFile: URL
+        /// The response document, once answered.
+        public var responseFile: URL?
+    }
+
+    /// Every request this consumer's folders hold, oldest first.
+    public func records() -> [Record] {
+        var records: [Record] = []
+        for service in catalogue.services {
+            for endpoint in service.endpoints {
+                guard let folder = folder(for: endpoint.rpcName) else { continue }
+                let names = FileDropFiles.names(in: folder)
+                let present = Set(names)
+                for name in names where !name.hasPrefix(".") {
+                    let (id, state): (String, State)
+                    if name.hasSuffix(FileDropDocument.requestSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.requestSuffix.count)), .submitted) }
+                    else if name.hasSuffix(FileDropDocument.claimedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.claimedSuffix.count)), .claimed) }
+                    else if name.hasSuffix(FileDropDocument.servedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.servedSuffix.count)), .answered) }
+                    else { continue }
+                    let response = id + FileDropDocument.responseSuffix
+                    records.append(Record(id: id, rpcName: endpoint.rpcName, state: present.contains(response) ? .answered : state,
+                                          requestFile: folder.appendingPathComponent(name),
+                                          responseFile: present.contains(response) ? folder.appendingPathComponent(response) : nil))
+                }
+            }
+        }
+        return records.sorted { $0.id < $1.id }
+    }
+
+    /// Submits a copy of an earlier request as a new request (a new id), such as one whose
+    /// provider was interrupted; returns the new id. The earlier documents stay as they are.
+    public func resubmit(_ record: Record) throws(TransportError) -> String {
+        guard let data = FileDropFiles.read(record.requestFile, limit: options.maximumDocumentBytes),
+              var document = FileDropDocument.decodeRequest(data) else {
+            throw .invalidRequest("\(record.requestFile.lastPathComponent) is not a request document")
+        }
+        document.id = Self.newID(spec: document.spec)
+        do {
+            try FileDropFiles.writeAtomically(try FileDropDocument.encode(document),
+                                              to: record.requestFile.deletingLastPathComponent().appendingPathComponent(document.id + FileDropDocument.requestSuffix),
+                                              durable: options.durable)
+        } catch {
+            throw .invalidRequest("cannot write the request document: \(error)")
+        }
+        return document.id
+    }
+}

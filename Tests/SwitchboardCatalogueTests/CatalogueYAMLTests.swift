@@ -1,0 +1,81 @@
+import Foundation
+import SwitchboardCatalogue
+import Testing
+
+/// The YAML subset the catalogue is read with.
+@Suite struct CatalogueYAMLTests {
+    @Test func readsBlockMappingsListsAndFlowLists() throws {
+        let text = """
+            # a comment
+            spec: Services   # trailing comment
+            versions: 1
+            services:
+              - spec: payments
+                versions: 1-2
+                countries: [!CHN, "RUS", 'A''B']
+                empty:
+              - spec: "quoted: colon # not a comment"
+            list:
+            - a
+            - b
+            """
+        let value = try CatalogueYAML.parse(text, file: "t.yml")
+        #expect(value["spec"]?.text == "Services")
+        #expect(value["versions"]?.text == "1")
+        let services = try #require(value["services"]?.items)
+        #expect(services.count == 2)
+        #expect(services[0]["versions"]?.text == "1-2")
+        #expect(services[0]["countries"] == .list([.scalar("!CHN"), .scalar("RUS"), .scalar("A'B")]))
+        #expect(services[0]["empty"] == .scalar(""))
+        #expect(services[1]["spec"]?.text == "quoted: colon # not a comment")
+        #expect(value["list"] == .list([.scalar("a"), .scalar("b")]))
+    }
+
+    @Test(arguments: [
+        ("a: 1\na: 2", 2, "appears twice"),
+        ("a:\n\tb: 1", 2, "spaces"),
+        ("a: &anchor 1", 1, "not supported"),
+        ("a: [x, [y]]", 1, "nested flow"),
+        ("a: {b: 1}", 1, "flow mappings"),
+        ("a: \"open", 1, "unterminated"),
+        ("a: 1\n  b: 2", 2, "indentation"),
+        ("just text", 1, "key: value"),
+        ("- a\nb: 1", 2, "indentation"),
+    ]) func refusesWhatItDoesNotReadWithTheLine(text: String, line: Int, message: String) {
+        do {
+            _ = try CatalogueYAML.parse(text, file: "bad.yml")
+            Issue.record("\(text) parsed")
+        } catch {
+            #expect(error.file == "bad.yml")
+            #expect(error.line == line, "\(error)")
+            #expect(error.message.contains(message), "\(error)")
+        }
+    }
+
+    @Test func nestingIsBoundedAndCostIsLinear() throws {
+        var deep = ""
+        for level in 0..<40 { deep += String(repeating: " ", count: level * 2) + "k\(level):\n" }
+        #expect(throws: CatalogueError.self) { try CatalogueYAML.parse(deep, file: "deep.yml") }
+        #expect(throws: CatalogueError.self) { try CatalogueYAML.parse(String(repeating: "x", count: CatalogueYAML.maximumBytes + 1), file: "big.yml") }
+        // A long flat list parses in one pass.
+        let long = "items:\n" + String(repeating: "  - spec: x\n", count: 20_000)
+        #expect(try CatalogueYAML.parse(long, file: "long.yml")["items"]?.items?.count == 20_000)
+    }
+}
+
+/// Random text built from YAML's own punctuation never crashes the reader: it parses or
+/// fails with a typed error.
+@Suite struct CatalogueYAMLRobustnessTests {
+    @Test func randomTextParsesOrFailsTyped() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "b", ":", " ", "  ", "\n", "- ", "-", "[", "]", ",", "\"", "'", "#", "!", "&", "*", "{", "}", "\t", "\\", "\r", "é"]
+        var parsed = 0
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...40, using: &generator) { text += pieces.randomElement(using: &generator)! }
+            if (try? CatalogueYAML.parse(text, file: "r.yml")) != nil { parsed += 1 }
+        }
+        // Both outcomes occur: the input reaches past the first check.
+        #expect(parsed > 0 && parsed < 2_000)
+    }
+}

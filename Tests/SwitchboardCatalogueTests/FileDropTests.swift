@@ -1,0 +1,149 @@
+import Foundation
+import SignalChat
+import SwitchboardCatalogue
+import SwitchboardRuntime
+import Testing
+
+/// Generated handlers that count what they serve.
+final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sendable {
+    let served = Locked<[Data]>([])
+
+    func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, context: ServerContext) async throws(Usernames.LookUpUsernameHashError) -> LookUpUsernameHashResponse {
+        served.withLock { $0.append(request.hash) }
+        if request.hash == Data([0]) { throw .notFound }
+        return LookUpUsernameHashResponse(uuid: "aci-" + request.hash.map { String($0) }.joined(separator: "."))
+    }
+
+    func getHistory(_ request: ChatHistoryRequest, context: ServerContext) async throws(ChatRoom.GetHistoryError) -> ChatHistoryResponse {
+        ChatHistoryResponse(messages: [ChatMessage(id: request.chatId)])
+    }
+    func sendChatMessage(_ request: SendChatMessageRequest, context: ServerContext) async throws(ChatRoom.SendChatMessageError) -> ChatMessage {
+        if request.text.isEmpty { throw .invalid(ValidationError(field: "text", reason: "empty")) }
+        return ChatMessage(id: request.clientMessageId, text: request.text)
+    }
+    func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
+}
+
+/// The file-drop transport and provider in one process, over an exported catalogue.
+@Suite(.timeLimit(.minutes(1))) struct FileDropTests {
+    struct Setup {
+        let exported: ExportedCatalogue
+        let catalogue: ServiceCatalogue
+        let handlers = CountingUsernames()
+        let provider: FileDropProvider
+        var options = FileDropOptions()
+
+        init() throws {
+            exported = try ExportedCatalogue()
+            catalogue = try ServiceCatalogue(directory: exported.directory)
+            options.durable = false
+            provider = FileDropProvider(directory: exported.directory, catalogue: catalogue,
+                                        router: RPCRouter(routes: Usernames.routes(handlers) + ChatRoom.routes(handlers)), options: options)
+        }
+
+        func transport<Auth: AuthMode>(_ auth: Auth.Type, consumer: String? = "chat.example.app") -> FileDropTransport<Auth> {
+            FileDropTransport(directory: exported.directory, catalogue: catalogue, consumer: consumer, options: options)
+        }
+    }
+
+    @Test func generatedClientsGetTypedResultsThroughTheFolder() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        setup.provider.start()
+        let usernames = UsernamesClient(transport: setup.transport(Unauthenticated.self),
+                                        interceptors: [CatalogueInterceptor(catalogue: setup.catalogue, services: [Usernames.descriptor], country: "DEU")])
+        #expect(try await usernames.lookUpUsernameHash(hash: Data([1, 2])).uuid == "aci-1.2")
+        #expect(await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0]))).endpointError == .notFound)
+        let room = ChatRoomClient(transport: setup.transport(Authenticated.self))
+        #expect(await room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "k", text: "")).endpointError
+                == .invalid(ValidationError(field: "text", reason: "empty")))
+        #expect(try await room.sendChatMessage(chatId: "c", clientMessageId: "k", text: "hi").id == "k")
+        await setup.provider.stop()
+
+        // Every request is a plain file: listed, answered, readable.
+        let records = setup.transport(Unauthenticated.self).records()
+        #expect(records.count == 4)
+        #expect(records.allSatisfy { $0.state == .answered && $0.responseFile != nil })
+        let request = try #require(records.first { $0.rpcName.hasSuffix("LookUpUsernameHash") })
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: request.requestFile)) as? [String: Any]
+        #expect(document?["rpc"] as? String == "signal.chat.Usernames/LookUpUsernameHash")
+        #expect(document?["version"] as? Int == 2)
+        #expect(request.requestFile.path.contains("/usernames/look_up_username_hash/chat.example.app/"))
+        // The country check ran before anything was written.
+        let elsewhere = UsernamesClient(transport: setup.transport(Unauthenticated.self),
+                                        interceptors: [CatalogueInterceptor(catalogue: setup.catalogue, services: [Usernames.descriptor], country: "PRK")])
+        #expect(await elsewhere.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([5]))).transportError
+                == .unavailable(.notOfferedInCountry(service: "signal.chat.Usernames", country: "PRK")))
+        #expect(setup.transport(Unauthenticated.self).records().count == 4)
+    }
+
+    @Test func aRequestClaimedWhenTheProviderStoppedIsAnsweredInterruptedAndNeverServedAgain() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        // A consumer submits while no provider runs.
+        let transport = setup.transport(Unauthenticated.self, consumer: nil)
+        let call = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([7]))) }
+        var submitted: FileDropTransport<Unauthenticated>.Record?
+        for _ in 0..<200 where submitted == nil {
+            submitted = transport.records().first
+            if submitted == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let record = try #require(submitted)
+        #expect(record.state == .submitted)
+        // A provider claimed it, then died before answering: what a kill leaves behind.
+        let claimed = record.requestFile.deletingLastPathComponent().appendingPathComponent(record.id + ".claimed.json")
+        try FileManager.default.moveItem(at: record.requestFile, to: claimed)
+        #expect(transport.records().first?.state == .claimed)
+        setup.provider.start()
+        let result = await call.value
+        guard case .disconnected? = result.transportError else {
+            Issue.record("an interrupted request must fail as disconnected, got \(result)")
+            return
+        }
+        await setup.provider.stop()
+        #expect(setup.handlers.served.current.isEmpty)
+        #expect(transport.records().first?.state == .answered)
+        // The consumer may resubmit it as a new request, which is then served once.
+        setup.provider.start()
+        let again = try transport.resubmit(try #require(transport.records().first))
+        for _ in 0..<500 where transport.records().first(where: { $0.id == again })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
+        await setup.provider.stop()
+        #expect(setup.handlers.served.current == [Data([7])])
+    }
+
+    @Test func aDuplicateIdIsNotServedTwiceAndBadDocumentsAreRefused() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let transport = setup.transport(Unauthenticated.self, consumer: nil)
+        setup.provider.start()
+        _ = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])))
+        let record = try #require(transport.records().first)
+        // The same document dropped again under its answered id.
+        let folder = record.requestFile.deletingLastPathComponent()
+        try FileManager.default.copyItem(at: record.requestFile, to: folder.appendingPathComponent(record.id + ".request.json.copy"))
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(record.id + ".request.json.copy"), to: folder.appendingPathComponent(record.id + ".request.json"))
+        // A malformed document, and one for another endpoint.
+        try Data("not json".utf8).write(to: folder.appendingPathComponent("20260101T000000000Z_bad_00000001.request.json"))
+        let misplaced = #"{"id": "20260101T000000001Z_x_00000002", "spec": "x", "rpc": "signal.chat.ChatRoom/MarkRead", "verb": "PUT", "path": "/v1/chats/c/read", "headers": []}"#
+        try Data(misplaced.utf8).write(to: folder.appendingPathComponent("20260101T000000001Z_x_00000002.request.json"))
+        for _ in 0..<500 where FileManager.default.fileExists(atPath: folder.appendingPathComponent("20260101T000000001Z_x_00000002.response.json").path) == false
+            || FileManager.default.fileExists(atPath: folder.appendingPathComponent(record.id + ".request.json").path) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await setup.provider.stop()
+        #expect(setup.handlers.served.current == [Data([9])])
+        let malformed = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("20260101T000000000Z_bad_00000001.response.json"))) as? [String: Any]
+        #expect(malformed?["status"] as? Int == 400)
+        let wrong = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("20260101T000000001Z_x_00000002.response.json"))) as? [String: Any]
+        #expect(wrong?["status"] as? Int == 400)
+    }
+
+    @Test func aConsumerGivesUpAtTheDeadlineAndLeavesTheRequestToInspect() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let transport = setup.transport(Unauthenticated.self)
+        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .milliseconds(200)))
+        #expect(result.transportError == .timeout)
+        #expect(transport.records().map(\.state) == [.submitted])
+    }
+}

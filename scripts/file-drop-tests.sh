@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Two processes exchange requests through a published catalogue's folders (the file-drop
+# transport), as two apps on one device would:
+#   1. export the sample schema's catalogue (switchboard export-catalogue) and read it back
+#      with PyYAML, a YAML reader nobody here wrote;
+#   2. a consumer process sends 1,000 lookups while the provider process is killed (SIGKILL)
+#      and restarted five times: every request gets exactly one response, none is served
+#      twice, and only requests in hand at a kill are answered "interrupted";
+#   3. a consumer killed mid-stream leaves only whole documents, all answered.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/common.sh
+
+swift build "${SWIFT_BUILD_FLAGS[@]}" --product file-drop-demo >/dev/null
+demo="$(swift build "${SWIFT_BUILD_FLAGS[@]}" --show-bin-path)/file-drop-demo"
+bin=$(switchboard_bin)
+work=$(mktemp -d)
+provider_pid=""
+consumer_pid=""
+cleanup() {
+  [ -n "$provider_pid" ] && kill -9 "$provider_pid" 2>/dev/null || true
+  [ -n "$consumer_pid" ] && kill -9 "$consumer_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
+
+echo "file-drop transport (two processes, one folder):"
+"$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1
+"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && pass "export-catalogue --check accepts its own output"
+cp "$work/catalogue/services.yml" "$work/services.yml.saved"
+echo "# edited" >>"$work/catalogue/services.yml"
+if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an edited file"
+elif grep -q "stale: .*services.yml" "$work/check.log"; then pass "export-catalogue --check names a file that differs"; else fail "--check output"; cat "$work/check.log"; fi
+cp "$work/services.yml.saved" "$work/catalogue/services.yml"
+if python3 - "$work/catalogue" <<'PY'
+import glob, sys, yaml
+root = sys.argv[1]
+index = yaml.safe_load(open(f"{root}/services.yml"))
+assert index["spec"] == "Services" and index["versions"] == 1, index
+usernames = next(s for s in index["services"] if s["spec"] == "signal.chat.Usernames")
+assert usernames["versions"] == "1-2" and usernames["countries"] == ["!PRK"] and usernames["folder"] == "usernames", usernames
+for service in index["services"]:
+    definition = yaml.safe_load(open(f"{root}/{service['folder']}/definition.yml"))
+    assert definition["spec"] == service["spec"], definition
+    for endpoint in definition["endpoints"]:
+        assert endpoint["rpc"].startswith(service["spec"] + "/") and endpoint["folder"], endpoint
+PY
+then pass "PyYAML reads services.yml and every definition.yml as written"; else fail "PyYAML reads the catalogue"; fi
+
+start_provider() {
+  "$demo" provider "$work/catalogue" "$work/served.log" >>"$work/provider.log" 2>&1 &
+  provider_pid=$!
+}
+
+start_provider
+"$demo" consumer "$work/catalogue" 1000 "$work/results.txt" >"$work/consumer.log" 2>&1 &
+consumer_pid=$!
+kills=0
+for delay in 0.25 0.15 0.2 0.3 0.15 0.2 0.25 0.15; do
+  sleep "$delay"
+  kill -0 "$consumer_pid" 2>/dev/null || break
+  kill -9 "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
+  kills=$((kills + 1))
+  start_provider
+done
+for _ in $(seq 1 1200); do kill -0 "$consumer_pid" 2>/dev/null || break; sleep 0.1; done
+if wait "$consumer_pid"; then pass "the consumer finished ($kills provider kills)"; else fail "the consumer did not finish"; cat "$work/consumer.log"; fi
+[ "$kills" -ge 3 ] || fail "the provider was killed only $kills times while the consumer ran"
+consumer_pid=""
+kill -9 "$provider_pid" 2>/dev/null; wait "$provider_pid" 2>/dev/null || true
+provider_pid=""
+
+if python3 - "$work" "$kills" <<'PY'
+import collections, glob, json, sys
+work, kills = sys.argv[1], int(sys.argv[2])
+lines = [l.split() for l in open(f"{work}/results.txt") if l.strip()]
+numbers = [int(l[0]) for l in lines]
+assert sorted(numbers) == list(range(1000)), f"{len(numbers)} answers, {len(set(numbers))} distinct"
+failed = [l for l in lines if l[1] not in ("ok", "interrupted")]
+assert not failed, failed[:3]
+for l in lines:
+    if l[1] == "ok":
+        assert l[2] == f"aci-{l[0]}", l
+served = collections.Counter(int(l) for l in open(f"{work}/served.log") if l.strip())
+twice = [n for n, c in served.items() if c > 1]
+assert not twice, f"served twice: {twice[:5]}"
+ok = {int(l[0]) for l in lines if l[1] == "ok"}
+assert ok <= set(served), "an answered request was never served"
+interrupted = [l for l in lines if l[1] == "interrupted"]
+# Only what was in hand at a kill: at most the provider's concurrency (8) per kill.
+assert len(interrupted) <= 8 * kills, f"{len(interrupted)} interrupted after {kills} kills"
+folder = f"{work}/catalogue/usernames/look_up_username_hash/consumer.demo"
+responses = glob.glob(f"{folder}/*.response.json")
+assert len(responses) == 1000, f"{len(responses)} response documents"
+for path in responses:
+    json.load(open(path))  # every document whole
+left = glob.glob(f"{folder}/*.request.json") + glob.glob(f"{folder}/*.claimed.json")
+assert not left, left[:3]
+print(f"  ok   1000 requests, each answered once ({len(ok)} served, {len(interrupted)} interrupted by {kills} kills), none served twice")
+PY
+then :; else fail "exactly one response per request, none served twice"; fi
+
+# A consumer killed mid-stream: every document it left is whole, and the provider answers all.
+rm -f "$work/served.log"
+start_provider
+"$demo" consumer "$work/catalogue" 300 "$work/results2.txt" 5000 >/dev/null 2>&1 &
+consumer_pid=$!
+sleep 0.4
+kill -9 "$consumer_pid"; wait "$consumer_pid" 2>/dev/null || true
+consumer_pid=""
+sleep 1.5
+kill -9 "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
+provider_pid=""
+if python3 - "$work" <<'PY'
+import glob, json, sys
+folder = f"{sys.argv[1]}/catalogue/usernames/look_up_username_hash/consumer.demo"
+requests = glob.glob(f"{folder}/*.request.json") + glob.glob(f"{folder}/*.served.json") + glob.glob(f"{folder}/*.claimed.json")
+for path in requests + glob.glob(f"{folder}/*.response.json"):
+    json.load(open(path))
+pending = glob.glob(f"{folder}/*.request.json")
+assert not pending, f"{len(pending)} requests left unanswered"
+print(f"  ok   a killed consumer left only whole documents, each request answered")
+PY
+then :; else fail "a killed consumer leaves whole documents, all answered"; fi
+
+if [ "$failures" -gt 0 ]; then echo "file-drop tests: $failures failed"; exit 1; fi
+echo "file-drop tests: all passed"
