@@ -159,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardBridgeTests",
-            dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC"],
+            dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC", "SwitchboardChat"],
             path: "Tests/SwitchboardBridgeTests"
         ),
         .testTarget(

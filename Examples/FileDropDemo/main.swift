@@ -59,7 +59,12 @@ switch arguments[1] {
 case "provider":
     let provider = FileDropProvider(directory: directory, catalogue: catalogue,
                                     router: RPCRouter(routes: Usernames.routes(LoggingUsernames(log: AppendLog(path: arguments[3])))))
-    provider.start()
+    do {
+        try provider.start()
+    } catch {
+        FileHandle.standardError.write(Data("file-drop-demo: \(error)\n".utf8))
+        exit(1)
+    }
     FileHandle.standardOutput.write(Data("provider: serving \(directory.path)\n".utf8))
     while true { try? await Task.sleep(for: .seconds(3600)) }
 case "consumer":

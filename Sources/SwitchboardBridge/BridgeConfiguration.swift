@@ -49,9 +49,12 @@ public struct BridgeConfiguration: Sendable {
         schemaDirectory = URL(fileURLWithPath: schema)
         if let paths = object["importPaths"] {
             guard let list = paths as? [String] else { throw BridgeError(.schemaViolation, "'importPaths' is a list of strings") }
-            importPaths = list.map { entry in
-                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-                return SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: parts[0]), swiftModule: parts.count > 1 ? parts[1] : nil)
+            for entry in list {
+                let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                guard let directory = parts.first, !directory.isEmpty, parts.count == 1 || !parts[1].isEmpty else {
+                    throw BridgeError(.schemaViolation, "an import path is 'dir' or 'dir=Module'")
+                }
+                importPaths.append(SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: directory), swiftModule: parts.count > 1 ? parts[1] : nil))
             }
         }
         if let name = object["transport"] {
@@ -128,6 +131,18 @@ extension StringBridge {
                 await account?.close()
             }
             target.resolve(bridge)
+            // A connection that ends (the server went away, or cut off a host that stopped
+            // taking events) is an event of its own, so the host can reopen the bridge.
+            Task { [weak bridge] in
+                let reason = await anonymous.waitUntilFinished()
+                bridge?.connectionEnded("unauthenticated", reason: "\(reason)")
+            }
+            if let account {
+                Task { [weak bridge] in
+                    let reason = await account.waitUntilFinished()
+                    bridge?.connectionEnded("authenticated", reason: "\(reason)")
+                }
+            }
         case .grpc:
             var options = GRPCClientOptions()
             if configuration.url.scheme?.lowercased() == "https" { options.tls = TLSOptions() }

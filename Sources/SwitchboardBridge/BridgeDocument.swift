@@ -15,6 +15,7 @@ import SwitchboardRuntime
 ///   could not be sent (``BridgeError``).
 ///
 /// Pushes are `{"type":"event","service":"Messages","event":"incomingMessage","payload":{...},"headers":{...}}`,
+/// a connection that ended is `{"type":"disconnected","connection":"authenticated","reason":"..."}`,
 /// and a closed bridge's receive answers `{"type":"closed"}`.
 enum BridgeDocument {
     static func success(status: Int, result: String?) -> String {
@@ -53,6 +54,10 @@ enum BridgeDocument {
 
     static let closed = "{\"type\":\"closed\"}"
 
+    static func disconnected(connection: String, reason: String) -> String {
+        "{\"type\":\"disconnected\",\"connection\":\(quote(connection)),\"reason\":\(quote(reason))}"
+    }
+
     /// The stable name of a transport failure's case.
     static func code(of error: TransportError) -> String {
         switch error {
@@ -72,9 +77,13 @@ enum BridgeDocument {
         }
     }
 
+    /// Whole milliseconds, saturating: a server's `Retry-After` may be any number.
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflowAgain ? (whole < 0 ? .min : .max) : total
     }
 
     /// A JSON string literal of `text`.

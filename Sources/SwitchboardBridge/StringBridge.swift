@@ -221,6 +221,13 @@ public final class StringBridge: Sendable {
         }
     }
 
+    /// Queues a `disconnected` document for a connection that ended while the bridge is open.
+    func connectionEnded(_ connection: String, reason: String) {
+        guard closing.withLock({ $0 != nil }) else { return }
+        let document = BridgeDocument.disconnected(connection: connection, reason: reason)
+        Task { _ = await events.put(document, waitUntilTaken: false) }
+    }
+
     // MARK: Closing
 
     /// Closes the bridge: later commands answer `closed`, waiting receives return the

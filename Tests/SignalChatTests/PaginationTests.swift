@@ -137,6 +137,33 @@ struct PagedHistory: ChatRoomHandler {
         #expect(mock.listChatsMock.callCount == 3)
     }
 
+    @Test func aLongerCursorCycleIsCaughtToo() async throws {
+        let mock = MockChatLobbyService()
+        // Cursors c0 -> c1 -> ... -> c6 -> c2 -> ...: a cycle of five after a tail of two.
+        mock.listChatsMock.stub { request in
+            let index = Int(request.beforeId?.dropFirst() ?? "") ?? -1
+            let next = index == 6 ? 2 : index + 1
+            return .success(ListChatsResponse(chats: [ChatSummary(chatId: "x")], nextBeforeId: "c\(next)"))
+        }
+        var pages = 0
+        await #expect(throws: RequestError<ChatLobby.ListChatsError>.self) {
+            for try await _ in mock.listChatsPages() { pages += 1 }
+        }
+        #expect(pages >= 7 && pages <= 20, "\(pages)")
+    }
+
+    @Test func endlessEmptyPagesWithFreshCursorsStopTheItems() async throws {
+        let mock = MockChatLobbyService()
+        mock.listChatsMock.stub { request in
+            let index = Int(request.beforeId?.dropFirst() ?? "") ?? 0
+            return .success(ListChatsResponse(chats: [], nextBeforeId: "n\(index + 1)"))
+        }
+        await #expect(throws: RequestError<ChatLobby.ListChatsError>.self) {
+            for try await _ in mock.listChatsItems() {}
+        }
+        #expect(mock.listChatsMock.callCount == 101)
+    }
+
     @Test func anEmptyFirstPageEndsAtOnce() async throws {
         let lobby = PagedLobby(count: 0)
         let client = ChatLobbyClient(transport: InProcessTransport(routes: lobby.routes))

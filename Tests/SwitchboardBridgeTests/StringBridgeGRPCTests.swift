@@ -1,6 +1,7 @@
 import Foundation
 import SignalChat
 import SwitchboardBridge
+import SwitchboardChat
 import SwitchboardGRPC
 import SwitchboardRuntime
 import Testing
@@ -77,5 +78,25 @@ import Testing
         } catch {
             #expect(error.code == .notConnected)
         }
+    }
+}
+
+/// The bridge opened over the WebSocket chat connection, and a server that goes away.
+@Suite(.timeLimit(.minutes(1))) struct StringBridgeWebSocketTests {
+    @Test func aConnectionThatEndsIsAnEventForTheHost() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        let configuration = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "url": "\(server.url.absoluteString)"}
+            """.utf8))
+        let bridge = try await StringBridge.open(configuration)
+        let hash = PathEncoding.base64URL(BridgeBackend.knownHash)
+        #expect(object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/\(hash)"))["type"] as? String == "success")
+        server.stop()
+        let event = object(await bridge.receive(timeout: .seconds(20)))
+        #expect(event["type"] as? String == "disconnected")
+        #expect(event["connection"] as? String == "unauthenticated")
+        let after = object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/\(hash)"))
+        #expect(after["type"] as? String == "failure")
+        await bridge.close()
     }
 }

@@ -31,6 +31,13 @@ import Testing
         #expect(value["list"] == .list([.scalar("a"), .scalar("b")]))
     }
 
+    @Test func readsWindowsLineEndsAndApostrophesInPlainText() throws {
+        let value = try CatalogueYAML.parse("spec: Services\r\nname: Bob's app # a comment\r\nlist:\r\n  - a\r\n", file: "crlf.yml")
+        #expect(value["spec"]?.text == "Services")
+        #expect(value["name"]?.text == "Bob's app")
+        #expect(value["list"] == .list([.scalar("a")]))
+    }
+
     @Test(arguments: [
         ("a: 1\na: 2", 2, "appears twice"),
         ("a:\n\tb: 1", 2, "spaces"),

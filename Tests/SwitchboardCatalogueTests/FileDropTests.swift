@@ -49,7 +49,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
     @Test func generatedClientsGetTypedResultsThroughTheFolder() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }
-        setup.provider.start()
+        try setup.provider.start()
         let usernames = UsernamesClient(transport: setup.transport(Unauthenticated.self),
                                         interceptors: [CatalogueInterceptor(catalogue: setup.catalogue, services: [Usernames.descriptor], country: "DEU")])
         #expect(try await usernames.lookUpUsernameHash(hash: Data([1, 2])).uuid == "aci-1.2")
@@ -94,7 +94,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let claimed = record.requestFile.deletingLastPathComponent().appendingPathComponent(record.id + ".claimed.json")
         try FileManager.default.moveItem(at: record.requestFile, to: claimed)
         #expect(transport.records().first?.state == .claimed)
-        setup.provider.start()
+        try setup.provider.start()
         let result = await call.value
         guard case .disconnected? = result.transportError else {
             Issue.record("an interrupted request must fail as disconnected, got \(result)")
@@ -104,7 +104,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         #expect(setup.handlers.served.current.isEmpty)
         #expect(transport.records().first?.state == .answered)
         // The consumer may resubmit it as a new request, which is then served once.
-        setup.provider.start()
+        try setup.provider.start()
         let again = try transport.resubmit(try #require(transport.records().first))
         for _ in 0..<500 where transport.records().first(where: { $0.id == again })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
         await setup.provider.stop()
@@ -115,11 +115,12 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let setup = try Setup()
         defer { setup.exported.remove() }
         let transport = setup.transport(Unauthenticated.self, consumer: nil)
-        setup.provider.start()
+        try setup.provider.start()
         _ = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])))
         let record = try #require(transport.records().first)
-        // The same document dropped again under its answered id.
-        let folder = record.requestFile.deletingLastPathComponent()
+        // The same document dropped again under its answered id (the consumer archived the pair).
+        #expect(record.requestFile.deletingLastPathComponent().lastPathComponent == ".archive")
+        let folder = record.requestFile.deletingLastPathComponent().deletingLastPathComponent()
         try FileManager.default.copyItem(at: record.requestFile, to: folder.appendingPathComponent(record.id + ".request.json.copy"))
         try FileManager.default.moveItem(at: folder.appendingPathComponent(record.id + ".request.json.copy"), to: folder.appendingPathComponent(record.id + ".request.json"))
         // A malformed document, and one for another endpoint.
@@ -144,6 +145,11 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let transport = setup.transport(Unauthenticated.self)
         let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .milliseconds(200)))
         #expect(result.transportError == .timeout)
-        #expect(transport.records().map(\.state) == [.submitted])
+        // Withdrawn: no provider took it before the consumer gave up, so none ever will.
+        #expect(transport.records().map(\.state) == [.withdrawn])
+        try setup.provider.start()
+        try await Task.sleep(for: .milliseconds(200))
+        await setup.provider.stop()
+        #expect(setup.handlers.served.current.isEmpty)
     }
 }

@@ -21,7 +21,8 @@ public enum CatalogueYAML {
     public static func parse(_ text: String, file: String) throws(CatalogueError) -> CatalogueValue {
         guard text.utf8.count <= maximumBytes else { throw CatalogueError(file: file, "larger than \(maximumBytes) bytes") }
         var lines: [Line] = []
-        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character: split on both, so files with Windows line ends read alike.
+        for (offset, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             var content = raw.hasSuffix("\r") ? raw.dropLast() : raw
             content = try stripComment(content, file: file, line: offset + 1)
             let indent = content.prefix { $0 == " " }.count
@@ -50,7 +51,8 @@ public enum CatalogueYAML {
             let character = line[index]
             if let open = quote {
                 if character == open { quote = nil }
-            } else if character == "\"" || character == "'" {
+            } else if (character == "\"" || character == "'") && " [,:-".contains(previous) {
+                // A quote opens a scalar only where one starts: `Bob's # note` has a comment.
                 quote = character
             } else if character == "#", previous == " " {
                 return line[..<index]

@@ -13,6 +13,11 @@ enum FileDropDocument {
     static let claimedSuffix = ".claimed.json"
     static let servedSuffix = ".served.json"
     static let responseSuffix = ".response.json"
+    /// A request its consumer gave up on before any provider took it: never served.
+    static let withdrawnSuffix = ".withdrawn.json"
+    /// Where a consumer moves the documents of a request it has read the answer of, so the
+    /// folders a provider polls hold only what is still in progress.
+    static let archiveFolder = ".archive"
     /// Marks the answer to a request whose provider stopped while serving it: it is never
     /// served again, so the caller learns it may or may not have taken effect.
     static let interruptedHeader = "Switchboard-Interrupted"

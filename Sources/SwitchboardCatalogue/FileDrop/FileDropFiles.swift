@@ -9,13 +9,16 @@ import Darwin
 /// complete (written to a hidden temporary name, then renamed, which is atomic within a
 /// folder), and a claim is a rename that only one process can win.
 enum FileDropFiles {
-    /// Writes `data` to `url` atomically: readers see no file or the whole file. With
-    /// `durable`, the data and the rename survive a power cut too (fsync of file and folder).
+    /// Writes `data` to `url` atomically and without replacing anything: readers see no file
+    /// or the whole file, and if `url` already exists the write fails with `EEXIST` and the
+    /// existing file stays (a request id answered twice keeps its first answer). With
+    /// `durable`, the data and the new name survive a power cut too (fsync of file and folder).
     static func writeAtomically(_ data: Data, to url: URL, durable: Bool) throws {
         let folder = url.deletingLastPathComponent()
         let temporary = folder.appendingPathComponent("." + url.lastPathComponent + "." + String(UInt32.random(in: .min ... .max), radix: 16) + ".tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { unlink(temporary.path) }
         var written = 0
         let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
             while written < buffer.count {
@@ -30,25 +33,24 @@ enum FileDropFiles {
         }
         if failure == nil, durable, fsync(descriptor) != 0 {
             close(descriptor)
-            unlink(temporary.path)
             throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
         }
         close(descriptor)
-        if let failure {
-            unlink(temporary.path)
-            throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            let code = errno
-            unlink(temporary.path)
-            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
-        }
+        if let failure { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
+        // A hard link publishes the whole file under its name, and fails if the name is taken.
+        guard link(temporary.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         if durable { syncFolder(folder) }
     }
 
-    /// Renames `from` to `to`; `false` when `from` is gone (another process took it).
+    /// Renames `from` to `to` unless `to` exists; `false` when `from` is gone (another process
+    /// took it) or `to` is taken. The link-then-unlink keeps it a claim only one process wins.
     static func move(_ from: URL, to: URL, durable: Bool) -> Bool {
-        guard rename(from.path, to.path) == 0 else { return false }
+        guard link(from.path, to.path) == 0 else { return false }
+        guard unlink(from.path) == 0 else {
+            // Another process removed `from` first: it claimed it, so this one did not.
+            unlink(to.path)
+            return false
+        }
         if durable { syncFolder(to.deletingLastPathComponent()) }
         return true
     }
@@ -60,12 +62,26 @@ enum FileDropFiles {
         close(descriptor)
     }
 
-    /// A document's bytes, refusing files larger than `limit` before reading them.
-    static func read(_ url: URL, limit: Int) -> Data? {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: limit + 1), data.count <= limit else { return nil }
-        return data
+    /// A document's bytes, refusing files larger than `limit` before reading them, and
+    /// anything but a regular file (a FIFO would block the reader, a link could point anywhere).
+    static func readDocument(_ url: URL, limit: Int) -> Data? {
+        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= limit else { return nil }
+        var data = Data(count: Int(status.st_size))
+        var total = 0
+        let complete = data.withUnsafeMutableBytes { buffer -> Bool in
+            while total < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + total, buffer.count - total)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                total += count
+            }
+            return true
+        }
+        return complete ? data : nil
     }
 
     static func exists(_ url: URL) -> Bool { access(url.path, F_OK) == 0 }

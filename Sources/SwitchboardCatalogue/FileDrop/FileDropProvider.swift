@@ -28,19 +28,29 @@ public final class FileDropProvider: Sendable {
         self.options = options
     }
 
-    /// Recovers what a previous run left, then serves until ``stop()``.
-    public func start() {
+    /// Takes the catalogue folder (one provider serves a folder at a time), recovers what a
+    /// previous run left, then serves until ``stop()``. Throws if another provider holds the folder.
+    public func start() throws(CatalogueError) {
+        let lockPath = directory.appendingPathComponent(".provider.lock").path
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw CatalogueError(file: ".provider.lock", "cannot be opened: \(String(cString: strerror(errno)))") }
+        // Held for the process's life in the folder; the kernel releases it when the process dies.
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw CatalogueError(file: ".provider.lock", "another provider is serving \(directory.path)")
+        }
         recover()
         let started = Task { [self] in
             while !Task.isCancelled {
                 let served = await servePending()
                 if served == 0 { try? await Task.sleep(for: options.pollInterval) }
             }
+            close(descriptor)
         }
         task.withLock { $0 = started }
     }
 
-    /// Stops serving after the requests in hand are answered.
+    /// Stops taking requests, answers those in hand, and releases the folder.
     public func stop() async {
         guard let running = task.withLock({ current -> Task<Void, Never>? in
             defer { current = nil }
@@ -72,8 +82,9 @@ public final class FileDropProvider: Sendable {
     }
 
     /// Answers requests a previous run claimed but did not answer, and finishes the marking
-    /// of those it answered.
-    public func recover() {
+    /// of those it answered. Runs only while this provider holds the folder's lock, so no
+    /// other provider is serving them.
+    func recover() {
         for folder in folders() {
             for name in FileDropFiles.names(in: folder.url) {
                 if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(FileDropDocument.responseSuffix) {
@@ -85,6 +96,12 @@ public final class FileDropProvider: Sendable {
                 let id = String(name.dropLast(FileDropDocument.claimedSuffix.count))
                 let claimed = folder.url.appendingPathComponent(name)
                 let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
+                let archive = folder.url.appendingPathComponent(FileDropDocument.archiveFolder)
+                // Answered, and the consumer already took the answer away: only the marking is left.
+                if FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
+                    _ = FileDropFiles.move(claimed, to: archive.appendingPathComponent(id + FileDropDocument.servedSuffix), durable: options.durable)
+                    continue
+                }
                 if !FileDropFiles.exists(responseURL) {
                     let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.interruptedHeader: "true"], message: "Service Unavailable")
                     guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id), to: responseURL, durable: options.durable)) != nil else { continue }
@@ -112,7 +129,10 @@ public final class FileDropProvider: Sendable {
                     await group.next()
                     running -= 1
                 }
-                group.addTask { await self.serve(id, in: folder) }
+                // Stopping takes no new request; those in hand are answered.
+                if Task.isCancelled { break }
+                // Served in a task of its own, so stopping does not cancel a handler midway.
+                group.addTask { await Task.detached { await self.serve(id, in: folder) }.value }
                 running += 1
             }
         }
@@ -128,16 +148,18 @@ public final class FileDropProvider: Sendable {
         // The rename is the claim: if another provider won it, the file is gone.
         guard FileDropFiles.move(submitted, to: claimed, durable: options.durable) else { return }
         // A request submitted again under an id already answered is not served twice.
-        if FileDropFiles.exists(responseURL) {
+        let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
+        if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
             _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
             return
         }
-        let response = await answer(FileDropFiles.read(claimed, limit: options.maximumDocumentBytes), folder: folder)
+        let response = await answer(FileDropFiles.readDocument(claimed, limit: options.maximumDocumentBytes), folder: folder)
         do {
             try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: options.durable)
         } catch {
-            // Left claimed: the next start answers it as interrupted.
-            return
+            // Answered already (the write never replaces), or left claimed for the next start
+            // to answer as interrupted.
+            if !FileDropFiles.exists(responseURL) { return }
         }
         _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
     }
@@ -155,10 +177,12 @@ public final class FileDropProvider: Sendable {
             let inEndpoint = folder.endpoint.versions?.contains(version) ?? true
             guard inService, inEndpoint else { return Self.refusal(400, "\(document.rpcName) is not served in version \(version)") }
         }
-        // The folder grants access, so the request is served as the kind of connection its
-        // endpoint needs.
-        let auth = router.messageEndpoint(for: document.rpcName)?.auth ?? document.auth
-        return await router.handle(ServerRequest(verb: document.verb, path: document.path, headers: document.headers, body: document.body), auth: auth)
+        // The folder grants access to its endpoint only: the route the document names must be
+        // that endpoint's, and it is served as the kind of connection that endpoint needs.
+        guard let endpoint = router.endpoints(verb: document.verb, path: document.path).first(where: { $0.rpcName == folder.endpoint.rpcName }) else {
+            return Self.refusal(400, "\(document.verb) \(document.path.prefix(200)) is not a route of \(folder.endpoint.rpcName)")
+        }
+        return await router.handle(ServerRequest(verb: document.verb, path: document.path, headers: document.headers, body: document.body), auth: endpoint.auth)
     }
 
     static func refusal(_ status: Int, _ reason: String) -> RPCResponse {

@@ -57,27 +57,47 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         return try await awaitResponse(id: id, in: folder, deadline: request.deadline)
     }
 
-    /// Waits for the response to request `id` until `deadline`.
+    /// Waits for the response to request `id` until `deadline`, then archives the pair.
     func awaitResponse(id: String, in folder: URL, deadline: ContinuousClock.Instant?) async throws(TransportError) -> RPCResponse {
         let responseURL = folder.appendingPathComponent(id + FileDropDocument.responseSuffix)
         while true {
-            if Task.isCancelled { throw .cancelled }
             if FileDropFiles.exists(responseURL) {
-                guard let data = FileDropFiles.read(responseURL, limit: options.maximumDocumentBytes),
+                guard let data = FileDropFiles.readDocument(responseURL, limit: options.maximumDocumentBytes),
                       let response = FileDropDocument.decodeResponse(data) else {
                     throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
                 }
+                archive(id, in: folder)
                 if response.headers[FileDropDocument.interruptedHeader] != nil {
                     throw .disconnected(reason: "the provider stopped while serving \(id); it was not served again and may or may not have taken effect")
                 }
                 return response
             }
-            if let deadline, ContinuousClock.now >= deadline { throw .timeout }
-            do {
-                try await Task.sleep(for: options.pollInterval)
-            } catch {
-                throw .cancelled
+            var failure: TransportError?
+            if Task.isCancelled { failure = .cancelled }
+            else if let deadline, ContinuousClock.now >= deadline { failure = .timeout }
+            else {
+                do {
+                    try await Task.sleep(for: options.pollInterval)
+                } catch {
+                    failure = .cancelled
+                }
             }
+            if let failure {
+                // Withdrawn before a provider took it, it is never served; if the withdrawal
+                // loses, a provider has it and its answer will be on file.
+                _ = FileDropFiles.move(folder.appendingPathComponent(id + FileDropDocument.requestSuffix),
+                                       to: folder.appendingPathComponent(id + FileDropDocument.withdrawnSuffix), durable: options.durable)
+                throw failure
+            }
+        }
+    }
+
+    /// Moves an answered request's documents out of the folder the provider polls.
+    func archive(_ id: String, in folder: URL) {
+        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
+        try? FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
+        for suffix in [FileDropDocument.servedSuffix, FileDropDocument.responseSuffix] {
+            _ = FileDropFiles.move(folder.appendingPathComponent(id + suffix), to: archive.appendingPathComponent(id + suffix), durable: false)
         }
     }
 
@@ -107,6 +127,8 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         case claimed
         /// Answered; the response document is next to it.
         case answered
+        /// Given up by its consumer before any provider took it: never served.
+        case withdrawn
     }
 
     /// One request document of this consumer.
@@ -123,24 +145,27 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         public var responseFile: URL?
     }
 
-    /// Every request this consumer's folders hold, oldest first.
+    /// Every request this consumer's folders hold (archived ones included), oldest first.
     public func records() -> [Record] {
         var records: [Record] = []
         for service in catalogue.services {
             for endpoint in service.endpoints {
-                guard let folder = folder(for: endpoint.rpcName) else { continue }
-                let names = FileDropFiles.names(in: folder)
-                let present = Set(names)
-                for name in names where !name.hasPrefix(".") {
-                    let (id, state): (String, State)
-                    if name.hasSuffix(FileDropDocument.requestSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.requestSuffix.count)), .submitted) }
-                    else if name.hasSuffix(FileDropDocument.claimedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.claimedSuffix.count)), .claimed) }
-                    else if name.hasSuffix(FileDropDocument.servedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.servedSuffix.count)), .answered) }
-                    else { continue }
-                    let response = id + FileDropDocument.responseSuffix
-                    records.append(Record(id: id, rpcName: endpoint.rpcName, state: present.contains(response) ? .answered : state,
-                                          requestFile: folder.appendingPathComponent(name),
-                                          responseFile: present.contains(response) ? folder.appendingPathComponent(response) : nil))
+                guard let base = folder(for: endpoint.rpcName) else { continue }
+                for folder in [base, base.appendingPathComponent(FileDropDocument.archiveFolder)] {
+                    let names = FileDropFiles.names(in: folder)
+                    let present = Set(names)
+                    for name in names where !name.hasPrefix(".") {
+                        let (id, state): (String, State)
+                        if name.hasSuffix(FileDropDocument.requestSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.requestSuffix.count)), .submitted) }
+                        else if name.hasSuffix(FileDropDocument.claimedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.claimedSuffix.count)), .claimed) }
+                        else if name.hasSuffix(FileDropDocument.servedSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.servedSuffix.count)), .answered) }
+                        else if name.hasSuffix(FileDropDocument.withdrawnSuffix) { (id, state) = (String(name.dropLast(FileDropDocument.withdrawnSuffix.count)), .withdrawn) }
+                        else { continue }
+                        let response = id + FileDropDocument.responseSuffix
+                        records.append(Record(id: id, rpcName: endpoint.rpcName, state: present.contains(response) ? .answered : state,
+                                              requestFile: folder.appendingPathComponent(name),
+                                              responseFile: present.contains(response) ? folder.appendingPathComponent(response) : nil))
+                    }
                 }
             }
         }
@@ -150,14 +175,17 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
     /// Submits a copy of an earlier request as a new request (a new id), such as one whose
     /// provider was interrupted; returns the new id. The earlier documents stay as they are.
     public func resubmit(_ record: Record) throws(TransportError) -> String {
-        guard let data = FileDropFiles.read(record.requestFile, limit: options.maximumDocumentBytes),
+        guard let data = FileDropFiles.readDocument(record.requestFile, limit: options.maximumDocumentBytes),
               var document = FileDropDocument.decodeRequest(data) else {
             throw .invalidRequest("\(record.requestFile.lastPathComponent) is not a request document")
         }
         document.id = Self.newID(spec: document.spec)
+        // Back into the folder the provider polls, even if the record was archived.
+        var folder = record.requestFile.deletingLastPathComponent()
+        if folder.lastPathComponent == FileDropDocument.archiveFolder { folder.deleteLastPathComponent() }
         do {
             try FileDropFiles.writeAtomically(try FileDropDocument.encode(document),
-                                              to: record.requestFile.deletingLastPathComponent().appendingPathComponent(document.id + FileDropDocument.requestSuffix),
+                                              to: folder.appendingPathComponent(document.id + FileDropDocument.requestSuffix),
                                               durable: options.durable)
         } catch {
             throw .invalidRequest("cannot write the request document: \(error)")

@@ -5,6 +5,9 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
     /// Each element is one item of a page.
     public typealias Element = Item
 
+    /// How many empty pages in a row an item sequence follows before it fails: 100.
+    public static var maximumConsecutiveEmptyPages: Int { 100 }
+
     /// The pages the items come from.
     public let pages: PageSequence<Request, Response, Item, EndpointError>
 
@@ -28,11 +31,19 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
 
         /// The next item, `nil` after the last page's last item; throws a page's error.
         public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
-            // Empty pages in the middle are skipped; the page sequence bounds the loop.
+            // Empty pages in the middle are skipped, but not without end: a server that hands
+            // out fresh cursors to empty pages for ever would hold this call for ever.
+            var emptyPages = 0
             while position == buffer.count {
                 guard let page = try await pages.next() else { return nil }
                 buffer = items(page)
                 position = 0
+                if buffer.isEmpty {
+                    emptyPages += 1
+                    if emptyPages > PageItemSequence.maximumConsecutiveEmptyPages {
+                        throw .transport(.unexpectedResponse("\(emptyPages) pages in a row had no items; paging stopped"))
+                    }
+                }
             }
             defer { position += 1 }
             return buffer[position]

@@ -3,9 +3,9 @@
 ///
 /// The sequence ends after the page the schema's `paginate` rule calls the last. A call that
 /// fails throws its ``RequestError`` (the endpoint's own error or a transport failure) and
-/// ends the sequence; a new iterator starts again from the first request. A server that
-/// hands out a cursor it gave before fails with ``TransportError/unexpectedResponse(_:)``
-/// instead of paging for ever.
+/// ends the sequence; a new iterator starts again from the first request. A server whose
+/// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` (within twice
+/// the cycle's length) instead of paging for ever.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
     /// Each element is one response.
     public typealias Element = Response
@@ -35,7 +35,12 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
     public struct Iterator: AsyncIteratorProtocol {
         var pending: Request?
         let sequence: PageSequence
-        var cursorsSeen: Set<String> = []
+        /// Brent's cycle detection: a saved cursor, and how far past it the sequence may go
+        /// before saving again. A cursor cycle of any length is caught within twice its
+        /// length, in constant memory however long the feed.
+        var savedCursor: String?
+        var stepsSinceSave = 0
+        var stepsUntilSave = 1
 
         init(pending: Request, sequence: PageSequence) {
             self.pending = pending
@@ -46,8 +51,16 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         public mutating func next() async throws(RequestError<EndpointError>) -> Response? {
             guard let request = pending else { return nil }
             pending = nil
-            if let cursor = sequence.pagination.cursor(request), !cursorsSeen.insert(cursor).inserted {
-                throw .transport(.unexpectedResponse("the server handed out a page cursor it had given before; paging stopped"))
+            if let cursor = sequence.pagination.cursor(request) {
+                if cursor == savedCursor {
+                    throw .transport(.unexpectedResponse("the server handed out a page cursor it had given before; paging stopped"))
+                }
+                stepsSinceSave += 1
+                if stepsSinceSave == stepsUntilSave {
+                    savedCursor = cursor
+                    stepsSinceSave = 0
+                    stepsUntilSave *= 2
+                }
             }
             switch await sequence.fetch(request) {
             case let .success(response):

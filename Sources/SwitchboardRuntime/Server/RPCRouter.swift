@@ -74,6 +74,13 @@ public final class RPCRouter: Sendable {
     /// The endpoint a whole-message call to `rpcName` reaches, if any route serves it so.
     public func messageEndpoint(for rpcName: String) -> EndpointDescriptor? { messageHandlers[rpcName]?.endpoint }
 
+    /// The endpoints whose routes serve `verb path` (the query ignored), for either kind of
+    /// connection: for transports that must check which endpoint a request would reach.
+    public func endpoints(verb: String, path: String) -> [EndpointDescriptor] {
+        let bare = ServerRequest(verb: verb, path: path).pathWithoutQuery
+        return routes.filter { $0.endpoint.verb == verb && $0.template.match(bare) != nil }.map(\.endpoint)
+    }
+
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
     /// verb, 401 when an account-only endpoint is called without an account, and 403
     /// when an unauthenticated-only endpoint is called on the authenticated connection.
