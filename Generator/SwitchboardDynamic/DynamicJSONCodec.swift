@@ -306,7 +306,8 @@ public struct DynamicJSONCodec: Sendable {
         return description
     }
 
-    static func quoted(_ text: String) -> String {
+    /// `text` as a JSON string literal, control characters escaped.
+    public static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -67,6 +67,17 @@ public final class PythonPeer: @unchecked Sendable {
     // would starve other tests' tasks; these run them on a thread of their own.
 
     /// `firstLine` on a dedicated thread.
+    /// Writes `data` to the peer's standard input from a thread of its own, then closes it:
+    /// input and answers may each exceed a pipe's buffer, and a writer that waited for the
+    /// reader would wait for ever.
+    public func writeInBackground(_ data: Data) {
+        let writer = input.fileHandleForWriting
+        Thread.detachNewThread {
+            writer.write(data)
+            try? writer.close()
+        }
+    }
+
     public func firstLineAsync(timeout: TimeInterval = 20) async -> String? {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: self.firstLine(timeout: timeout)) }

@@ -52,11 +52,7 @@ import Testing
         #expect(await peer.firstLineAsync() == "ready")
         var input = ""
         for (definition, document) in documents { input += "\(definition.path) \(document.base64EncodedString())\n" }
-        let writer = peer.input.fileHandleForWriting, bytes = Data(input.utf8)
-        Thread.detachNewThread {
-            writer.write(bytes)
-            try? writer.close()
-        }
+        peer.writeInBackground(Data(input.utf8))
         let (status, output) = await peer.finishAsync()
         #expect(status == 0, "\(output.prefix(500))")
         let lines = output.split(separator: "\n").map(String.init)
