@@ -25,3 +25,16 @@ import Testing
         }
     }
 }
+
+/// Deep nesting is refused, not recursed into: a body of a million brackets.
+@Suite struct StringBridgeNestingTests {
+    @Test func deeplyNestedBodiesGetAnErrorDocument() async throws {
+        var options = StringBridge.Options()
+        options.maxRequestBytes = 4 << 20
+        let bridge = StringBridge.inProcess(options: options)
+        for body in [String(repeating: "[", count: 1_000_000), String(repeating: "{\"a\":", count: 300_000)] {
+            let answer = object(await bridge.send(verb: "POST", path: "/v1/chats/c/messages", body: body))
+            #expect(answer["type"] as? String == "error")
+        }
+    }
+}
