@@ -4,12 +4,13 @@
 # Targets: websocket (the frame engine and handshake parsers), binary and json (the generated
 # codecs of the kitchen-sink schema), dynamic (the schema-at-run-time codecs), schema (the
 # schema front end and emitters), envelope (the chat envelope reader against the generated
-# decoder), hpack and http2 (the HTTP/2 header decoder and connection core); see Fuzz/*.swift
+# decoder), hpack and http2 (the HTTP/2 header decoder and connection core), catalogue (the
+# service catalogue's YAML reader); see Fuzz/*.swift
 # for each one's oracle. Findings land in .build-fuzz/findings-<target>,
 # the corpus grows in .build-fuzz/corpus-<target>. Not part of the test command.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=${1:?usage: scripts/fuzz.sh websocket|binary|json|dynamic|schema|envelope|hpack|http2 [seconds]}
+target=${1:?usage: scripts/fuzz.sh websocket|binary|json|dynamic|schema|envelope|hpack|http2|catalogue [seconds]}
 seconds=${2:-600}
 out="$root/.build-fuzz"
 mkdir -p "$out/corpus-$target" "$out/findings-$target"
@@ -20,6 +21,12 @@ if [ "$target" = hpack ] || [ "$target" = http2 ]; then
   swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzHTTP2 -package-name Switchboard \
     "$root"/Sources/SwitchboardHTTP2/HPACK/*.swift "$root"/Sources/SwitchboardHTTP2/Frames/*.swift \
     "$root"/Sources/SwitchboardHTTP2/Connection/*.swift "$root/Fuzz/FuzzHTTP2.swift" -o "$binary"
+elif [ "$target" = catalogue ]; then
+  binary="$out/fuzz-catalogue"
+  cp -n "$root"/Tests/Bridge/*.json "$out/corpus-$target/" 2>/dev/null || true
+  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzCatalogue \
+    "$root"/Sources/SwitchboardCatalogue/Catalogue/CatalogueYAML.swift "$root"/Sources/SwitchboardCatalogue/Catalogue/CatalogueValue.swift \
+    "$root"/Sources/SwitchboardCatalogue/Catalogue/CatalogueError.swift "$root/Fuzz/FuzzCatalogue.swift" -o "$binary"
 elif [ "$target" = websocket ]; then
   binary="$out/fuzz-websocket"
   cp -n "$root"/Fuzz/corpus/* "$out/corpus-$target/" 2>/dev/null || true
