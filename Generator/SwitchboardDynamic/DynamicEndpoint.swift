@@ -51,7 +51,8 @@ public struct DynamicEndpoint: Sendable {
         EndpointDescriptor(rpcName: endpoint.rpcName, verb: endpoint.verb, pathTemplate: endpoint.runtimePathTemplate,
                            auth: service.auth == .account ? .account : .none, isIdempotent: endpoint.isIdempotent,
                            defaultTimeout: endpoint.timeoutMilliseconds.map { .milliseconds($0) }, isDeprecated: endpoint.isDeprecated,
-                           errorStatusByGRPCCode: endpoint.errorStatusByGRPCCode, versions: endpoint.versions)
+                           errorStatusByGRPCCode: endpoint.errorStatusByGRPCCode, versions: endpoint.versions,
+                           encoding: endpoint.encoding == .json ? .json : .protobuf)
     }
 
     /// Whether the endpoint needs an authenticated connection.

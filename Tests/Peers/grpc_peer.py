@@ -1,6 +1,6 @@
 """A gRPC server in Python's grpcio (C core), the independent peer for GRPCInteropTests.
 
-  grpc_peer.py PROTO EVENTS [--tls CERT KEY]
+  grpc_peer.py PROTO EVENTS [--tls CERT KEY] [--json]
 
 Compiles PROTO (from `switchboard export-proto`) with grpcio-tools, serves every service it
 declares on 127.0.0.1 (h2c, or TLS with CERT/KEY), prints its port, and stops when stdin
@@ -15,7 +15,8 @@ What a call does is chosen by its `x-test` metadata:
   wait            waits (10 s at most) until the client cancels
   big:N           answers with N bytes in the response's first bytes field
 Initial metadata `x-server: grpcio` and trailing metadata `x-request-size: <n>` go with
-every answer."""
+every answer. With --json every method reads and writes its messages as protobuf JSON
+(json_format), as a client sending `application/grpc+json` expects."""
 import importlib
 import importlib.resources
 import json
@@ -27,9 +28,12 @@ import time
 from concurrent import futures
 
 import grpc
-from google.protobuf import message_factory
+from google.protobuf import json_format, message_factory
 from grpc_tools import protoc
 
+json_messages = "--json" in sys.argv
+if json_messages:
+    sys.argv.remove("--json")
 proto_path, events_path = sys.argv[1], sys.argv[2]
 tls = sys.argv[4:6] if len(sys.argv) > 5 and sys.argv[3] == "--tls" else None
 
@@ -95,6 +99,10 @@ def make_handler(full_method, request_class, response_class):
         except grpc.RpcError:
             raise
 
+    if json_messages:
+        return grpc.unary_unary_rpc_method_handler(
+            handle, request_deserializer=lambda data: json_format.Parse(data, request_class()),
+            response_serializer=lambda message: json_format.MessageToJson(message).encode())
     return grpc.unary_unary_rpc_method_handler(handle, request_deserializer=request_class.FromString,
                                                response_serializer=response_class.SerializeToString)
 

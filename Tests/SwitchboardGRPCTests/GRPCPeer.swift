@@ -31,13 +31,15 @@ final class GRPCPeer: @unchecked Sendable {
     /// their metadata and sizes.
     static let h2c = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .h2c) }
     static let tls = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .tls) }
+    /// A peer whose every method reads and writes protobuf JSON (`application/grpc+json` clients).
+    static let json = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .h2c, json: true) }
 
     /// The shared peer for `security`.
     static func shared(_ security: Security) async throws -> GRPCPeer {
         try await (security == .h2c ? h2c : tls).value
     }
 
-    private init(starting security: Security) async throws {
+    private init(starting security: Security, json: Bool = false) async throws {
         directory = try ScratchDirectory.make("grpc-peer")
         let proto = directory.appendingPathComponent("signal_chat.proto")
         try Self.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
@@ -46,6 +48,7 @@ final class GRPCPeer: @unchecked Sendable {
         if security == .tls {
             arguments += ["--tls", await TestCertificates.file("good.pem"), await TestCertificates.file("good.key")]
         }
+        if json { arguments.append("--json") }
         peer = try PythonPeer(script: "grpc_peer.py", arguments: arguments)
         guard let line = await peer.firstLineAsync(timeout: 60), let port = Int(line) else {
             let output = await peer.stopAsync()

@@ -111,6 +111,8 @@ struct ServiceTranslator {
                 arguments.append("errorStatusByGRPCCode: [" + grpcCodes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]")
             }
             if let versions = endpoint.versions { arguments.append("versions: \(versions.lowerBound)...\(versions.upperBound)") }
+            if endpoint.encoding == .json { arguments.append("encoding: .json") }
+            if let request = typeName(endpoint.request) { arguments.append("requestType: \(request).self") }
             members.append(.property(SwiftProperty(
                 documentation: ["`\(endpoint.verb) \(endpoint.runtimePathTemplate)`"], access: access, isStatic: true, isLet: true,
                 name: endpoint.swiftName, initializer: "EndpointDescriptor(\(arguments.joined(separator: ", ")))")))

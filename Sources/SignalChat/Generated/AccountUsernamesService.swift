@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.AccountUsernames` service (auth: account, status: enabled).
 public enum AccountUsernames {
     /// `PUT /v1/accounts/username_hash/reserve`
-    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account, requestBodyType: ReserveUsernameHashRequest.self, responseBodyType: ReserveUsernameHashResponse.self, errorStatusByGRPCCode: [6: 409, 7: 403, 8: 429, 16: 401])
+    public static let reserveUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/ReserveUsernameHash", verb: "PUT", pathTemplate: "/v1/accounts/username_hash/reserve", auth: .account, requestBodyType: ReserveUsernameHashRequest.self, responseBodyType: ReserveUsernameHashResponse.self, errorStatusByGRPCCode: [6: 409, 7: 403, 8: 429, 16: 401], encoding: .json, requestType: ReserveUsernameHashRequest.self)
 
     /// `DELETE /v1/accounts/username_hash`
-    public static let deleteUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/DeleteUsernameHash", verb: "DELETE", pathTemplate: "/v1/accounts/username_hash", auth: .account, isIdempotent: true, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let deleteUsernameHash = EndpointDescriptor(rpcName: "signal.chat.AccountUsernames/DeleteUsernameHash", verb: "DELETE", pathTemplate: "/v1/accounts/username_hash", auth: .account, isIdempotent: true, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], encoding: .json)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.AccountUsernames", auth: .account, versions: nil, status: .enabled, endpoints: [AccountUsernames.reserveUsernameHash, AccountUsernames.deleteUsernameHash], events: [])

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatLobby` service (auth: account, status: experimental).
 public enum ChatLobby {
     /// `GET /v1/chats?before_id={beforeId}&limit={limit}`
-    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let listChats = EndpointDescriptor(rpcName: "signal.chat.ChatLobby/ListChats", verb: "GET", pathTemplate: "/v1/chats?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ListChatsResponse.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], encoding: .json, requestType: ListChatsRequest.self)
 
     /// How `listChats` pages: the cursor `beforeId`, the items `chats`, the next cursor from `nextBeforeId`.
     public static var listChatsPagination: Pagination<ListChatsRequest, ListChatsResponse, ChatSummary> {

@@ -9,13 +9,13 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.ChatRoom` service (auth: account, status: experimental).
 public enum ChatRoom {
     /// `GET /v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}`
-    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ChatHistoryResponse.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
+    public static let getHistory = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/GetHistory", verb: "GET", pathTemplate: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}", auth: .account, isIdempotent: true, responseBodyType: ChatHistoryResponse.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401], encoding: .json, requestType: ChatHistoryRequest.self)
 
     /// `POST /v1/chats/{chatId}/messages`
-    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
+    public static let sendChatMessage = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/SendChatMessage", verb: "POST", pathTemplate: "/v1/chats/{chatId}/messages", auth: .account, requestBodyType: SendChatMessageRequest.self, responseBodyType: ChatMessage.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401], encoding: .json, requestType: SendChatMessageRequest.self)
 
     /// `PUT /v1/chats/{chatId}/read`
-    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], versions: 2...2)
+    public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], versions: 2...2, encoding: .json, requestType: ReadReceipt.self)
 
     /// How `getHistory` pages: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
     public static var getHistoryPagination: Pagination<ChatHistoryRequest, ChatHistoryResponse, ChatMessage> {

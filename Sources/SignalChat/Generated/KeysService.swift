@@ -9,13 +9,13 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Keys` service (auth: account, status: enabled).
 public enum Keys {
     /// `PUT /v2/keys?identity={identity}`
-    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account, requestBodyType: SetKeysRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let setKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/SetKeys", verb: "PUT", pathTemplate: "/v2/keys?identity={identity}", auth: .account, requestBodyType: SetKeysRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], requestType: SetKeysRequest.self)
 
     /// `GET /v2/keys?identity={identity}`
-    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true, responseBodyType: PreKeyCount.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let getPreKeyCount = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeyCount", verb: "GET", pathTemplate: "/v2/keys?identity={identity}", auth: .account, isIdempotent: true, responseBodyType: PreKeyCount.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], requestType: PreKeyCountRequest.self)
 
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.Keys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .account, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401], requestType: GetPreKeysRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Keys", auth: .account, versions: nil, status: .enabled, endpoints: [Keys.setKeys, Keys.getPreKeyCount, Keys.getPreKeys], events: [])

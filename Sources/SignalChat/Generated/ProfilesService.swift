@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Profiles` service (auth: account, status: enabled).
 public enum Profiles {
     /// `GET /v1/profile/{identifier}/{version}`
-    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true, responseBodyType: Profile.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401])
+    public static let getProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/GetProfile", verb: "GET", pathTemplate: "/v1/profile/{identifier}/{version}", auth: .account, isIdempotent: true, responseBodyType: Profile.self, errorStatusByGRPCCode: [5: 404, 7: 403, 8: 429, 16: 401], requestType: GetProfileRequest.self)
 
     /// `PUT /v1/profile`
-    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account, requestBodyType: SetProfileRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401])
+    public static let setProfile = EndpointDescriptor(rpcName: "signal.chat.Profiles/SetProfile", verb: "PUT", pathTemplate: "/v1/profile", auth: .account, requestBodyType: SetProfileRequest.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], requestType: SetProfileRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Profiles", auth: .account, versions: nil, status: .enabled, endpoints: [Profiles.getProfile, Profiles.setProfile], events: [])

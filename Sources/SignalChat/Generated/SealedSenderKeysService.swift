@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderKeys` service (auth: none, status: enabled).
 public enum SealedSenderKeys {
     /// `GET /v2/keys/{identifier}/{deviceId}`
-    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 16: 401])
+    public static let getPreKeys = EndpointDescriptor(rpcName: "signal.chat.SealedSenderKeys/GetPreKeys", verb: "GET", pathTemplate: "/v2/keys/{identifier}/{deviceId}", auth: .none, isIdempotent: true, responseBodyType: PreKeyBundle.self, errorStatusByGRPCCode: [5: 404, 16: 401], requestType: GetPreKeysRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderKeys", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderKeys.getPreKeys], events: [])

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.SealedSenderMessages` service (auth: none, status: enabled).
 public enum SealedSenderMessages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none, requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [5: 404, 6: 409, 16: 401])
+    public static let sendSealedMessage = EndpointDescriptor(rpcName: "signal.chat.SealedSenderMessages/SendSealedMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .none, requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [5: 404, 6: 409, 16: 401], requestType: SendMessageRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.SealedSenderMessages", auth: .none, versions: nil, status: .enabled, endpoints: [SealedSenderMessages.sendSealedMessage], events: [])

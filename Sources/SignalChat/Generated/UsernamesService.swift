@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Usernames` service (auth: none, status: enabled).
 public enum Usernames {
     /// `GET /v1/accounts/username_hash/{hash}`
-    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self, errorStatusByGRPCCode: [5: 404, 8: 429])
+    public static let lookUpUsernameHash = EndpointDescriptor(rpcName: "signal.chat.Usernames/LookUpUsernameHash", verb: "GET", pathTemplate: "/v1/accounts/username_hash/{hash}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(10000), responseBodyType: LookUpUsernameHashResponse.self, errorStatusByGRPCCode: [5: 404, 8: 429], encoding: .json, requestType: LookUpUsernameHashRequest.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "signal.chat.Usernames", auth: .none, versions: 1...2, status: .enabled, endpoints: [Usernames.lookUpUsernameHash], events: [], countries: .except(["PRK"]))

@@ -25,6 +25,11 @@ public struct GRPCClientOptions: Sendable {
     public var defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout
     /// The loops the connection runs on. Default: the process's shared group.
     public var eventLoops: EventLoopGroup = .shared
+    /// Whether calls to `encoding json` endpoints carry their messages as canonical protobuf
+    /// JSON (`content-type: application/grpc+json`) instead of protobuf. Off by default: a
+    /// server must accept the subtype (Switchboard's `GRPCServer` does; a gRPC C-core server
+    /// does with JSON (de)serializers of its own).
+    public var usesJSONForJSONEndpoints = false
 
     /// The defaults: h2c, 4 MiB messages, 10 s to connect.
     public init() {}

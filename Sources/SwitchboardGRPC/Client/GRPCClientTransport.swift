@@ -43,7 +43,19 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// Sends one unary call and waits for its answer, its deadline or its cancellation.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
-        let message = request.message?.serializedBytes() ?? request.messageBytes.map { Array($0) } ?? []
+        // JSON only when asked for, and only from a generated message (the dynamic codec's
+        // requests arrive as protobuf bytes).
+        let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil
+        let message: [UInt8]
+        if json, let typed = request.message {
+            do throws(JSONEncodingError) {
+                message = try typed.jsonUTF8Bytes()
+            } catch {
+                throw .invalidRequest("\(request.endpoint.rpcName)'s request cannot be written as JSON: \(error)")
+            }
+        } else {
+            message = request.message?.serializedBytes() ?? request.messageBytes.map { Array($0) } ?? []
+        }
         guard message.count <= options.maximumSendMessageSize else {
             throw .invalidRequest("a request message of \(message.count) bytes exceeds the maximum of \(options.maximumSendMessageSize)")
         }
@@ -54,10 +66,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
             let connection = try await openConnection(deadline: request.deadline)
-            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head).run()
+            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head, json: json).run()
             switch outcome {
             case let .finished(response):
-                return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint)
+                return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint, sentJSON: json)
             case .notProcessed where attempt == 0:
                 continue
             case let .notProcessed(reason):

@@ -14,15 +14,18 @@ struct GRPCRequestHead: Sendable {
         authority = options.authority ?? (host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)")
         scheme = HPACKHeader(":scheme", options.tls == nil ? "http" : "https")
         authorityHeader = HPACKHeader(":authority", authority)
-        fixed = [HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers"), HPACKHeader("user-agent", options.userAgent)]
-            + GRPCMetadata.requestMetadata(options.metadata)
+        fixed = [HPACKHeader("te", "trailers"), HPACKHeader("user-agent", options.userAgent)] + GRPCMetadata.requestMetadata(options.metadata)
     }
 
+    static let protobufContentType = HPACKHeader("content-type", "application/grpc")
+    static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
+
     /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
-    func headers(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders) -> [HPACKHeader] {
+    func headers(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
         var headers: [HPACKHeader] = []
-        headers.reserveCapacity(fixed.count + 6 + metadata.fields.count)
-        headers += [HPACKHeader(":method", "POST"), scheme, HPACKHeader(":path", "/" + rpcName), authorityHeader]
+        headers.reserveCapacity(fixed.count + 7 + metadata.fields.count)
+        headers += [HPACKHeader(":method", "POST"), scheme, HPACKHeader(":path", "/" + rpcName), authorityHeader,
+                    json ? Self.jsonContentType : Self.protobufContentType]
         headers += fixed
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))

@@ -9,7 +9,9 @@ enum GRPCResponseMapping {
     static let statusTrailer = "switchboard-status"
     static let errorBodyTrailer = "switchboard-error-body-bin"
 
-    static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor) throws(TransportError) -> RPCResponse {
+    /// `sentJSON`: the request went as `application/grpc+json`; a response whose content type
+    /// names no subtype (what gRPC's C core always sends) is then JSON too.
+    static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor, sentJSON: Bool = false) throws(TransportError) -> RPCResponse {
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
@@ -34,7 +36,8 @@ enum GRPCResponseMapping {
             guard call.messages.count == 1 else {
                 throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messages.count) messages", details: nil)
             }
-            metadata.set("Content-Type", BodyEncoding.protobuf.contentType)
+            let json = contentType.hasPrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
+            metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
             return RPCResponse(status: 200, headers: metadata, body: Data(call.messages[0]), message: "OK")
         }
         let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)

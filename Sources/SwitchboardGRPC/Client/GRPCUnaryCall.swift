@@ -39,13 +39,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     private var messages: [[UInt8]] = []
     private var deframer: GRPCMessageDeframer
 
-    init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead) {
+    init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead, json: Bool) {
         owner = connection
         self.request = request
         self.framedMessage = framedMessage
         self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
-        headers = head.headers(rpcName: request.endpoint.rpcName, deadline: request.deadline, metadata: request.headers)
+        headers = head.headers(rpcName: request.endpoint.rpcName, deadline: request.deadline, metadata: request.headers, json: json)
     }
 
     func run() async -> Outcome {

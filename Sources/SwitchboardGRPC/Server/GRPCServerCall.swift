@@ -14,6 +14,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let hub: GRPCEventHub
     private var subscriber: GRPCEventSubscriber?
     private let rpcName: String?
+    /// The request came as `application/grpc+json`: it is transcoded for the handler, and the
+    /// answer goes back as JSON.
+    private let isJSON: Bool
+    private let contentTypeHeader: HPACKHeader
     private let metadata: RPCHeaders
     private let deadline: ContinuousClock.Instant
     private var deframer: GRPCMessageDeframer
@@ -51,7 +55,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         self.metadata = metadata
         deadline = ContinuousClock.now.advanced(by: timeout ?? options.defaultCallTimeout)
-        if method == "POST", contentType?.hasPrefix("application/grpc") == true, let path, path.hasPrefix("/") {
+        // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
+        let subtype = contentType.map { $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
+        isJSON = subtype == "application/grpc+json"
+        contentTypeHeader = HPACKHeader("content-type", isJSON ? "application/grpc+json" : "application/grpc")
+        if method == "POST", let subtype, ["application/grpc", "application/grpc+proto", "application/grpc+json"].contains(subtype),
+           let path, path.hasPrefix("/") {
             rpcName = String(path.dropFirst())
         } else {
             rpcName = nil
@@ -61,7 +70,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Starts the deadline; a request that is not gRPC is answered at once.
     func begin() {
         guard let rpcName else {
-            answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc)")
+            answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)")
             return
         }
         // Event streams live until the client leaves; acknowledgements are answered at once.
@@ -125,7 +134,19 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             respond(with: RPCResponse(status: 200, message: "OK"))
             return
         }
-        let body = Data(messages[0])
+        var body = Data(messages[0])
+        if isJSON {
+            // The handlers read protobuf: a JSON request is transcoded through its generated type.
+            guard let endpoint = router.messageEndpoint(for: rpcName) else { return }
+            if let type = endpoint.requestType {
+                do {
+                    body = try type.init(jsonUTF8Bytes: messages[0], options: JSONDecodingOptions()).serializedData()
+                } catch {
+                    answer(status: .invalidArgument, message: "the request is not \(type.protoMessageName) in JSON: \(error)")
+                    return
+                }
+            }
+        }
         let auth = options.authenticate(metadata)
         let router = router
         let metadata = metadata
@@ -171,15 +192,27 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             responseMetadata.append(HPACKHeader(lowered, value, indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
         if response.isSuccess {
-            connection.sendResponse(headers: [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")] + responseMetadata,
-                                    data: GRPCMessageFramer.frame(Array(response.body)), trailers: [HPACKHeader("grpc-status", "0")],
+            var message = Array(response.body)
+            if isJSON {
+                let type = rpcName.flatMap { router.messageEndpoint(for: $0) }?.responseBodyType
+                do {
+                    message = try type.map { try $0.init(serializedBytes: message).jsonUTF8Bytes() } ?? Array("{}".utf8)
+                } catch {
+                    connection.sendHeaders([HPACKHeader(":status", "200"), contentTypeHeader, HPACKHeader("grpc-status", "\(GRPCStatusCode.internal.rawValue)"),
+                                            HPACKHeader("grpc-message", GRPCMetadata.encodeMessage("the response cannot be written as JSON: \(error)"))],
+                                           streamID: streamID, endStream: true)
+                    return
+                }
+            }
+            connection.sendResponse(headers: [HPACKHeader(":status", "200"), contentTypeHeader] + responseMetadata,
+                                    data: GRPCMessageFramer.frame(message), trailers: [HPACKHeader("grpc-status", "0")],
                                     streamID: streamID)
             return
         }
         let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }
         let code = GRPCStatusCode(errorStatus: response.status, endpoint: endpoint)
         let text = response.status == 400 ? String(decoding: response.body, as: UTF8.self) : (response.message ?? "status \(response.status)")
-        var trailers = [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc"),
+        var trailers = [HPACKHeader(":status", "200"), contentTypeHeader,
                         HPACKHeader("grpc-status", "\(code.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(text)),
                         HPACKHeader(GRPCResponseMapping.statusTrailer, "\(response.status)")]
         if !response.body.isEmpty {
@@ -193,7 +226,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private func answer(status: GRPCStatusCode, message: String) {
         guard claim() else { return }
         lock.withLock { task }?.cancel()
-        connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc"),
+        connection.sendHeaders([HPACKHeader(":status", "200"), contentTypeHeader,
                                 HPACKHeader("grpc-status", "\(status.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(message))],
                                streamID: streamID, endStream: true)
         // The client may still be sending: tell it to stop (RFC 9113 §8.1).

@@ -29,15 +29,23 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The service versions that offer the endpoint (`version` in the rpc); `nil`: every
     /// version of its service.
     public let versions: ClosedRange<Int>?
+    /// How the endpoint's bodies are encoded (`encoding` in the schema).
+    public let encoding: BodyEncoding
+    /// The whole request message, bound fields included (what gRPC carries); `nil` when the
+    /// endpoint takes no request. Lets a gRPC server transcode `application/grpc+json`.
+    public let requestType: (any ProtoMessage.Type)?
 
     /// Creates a descriptor.
     public init(
         rpcName: String, verb: String, pathTemplate: String, auth: AuthRequirement,
         isIdempotent: Bool = false, defaultTimeout: Duration? = nil, isDeprecated: Bool = false,
         requestBodyType: (any ProtoMessage.Type)? = nil, responseBodyType: (any ProtoMessage.Type)? = nil,
-        errorStatusByGRPCCode: [Int: Int] = [:], versions: ClosedRange<Int>? = nil
+        errorStatusByGRPCCode: [Int: Int] = [:], versions: ClosedRange<Int>? = nil, encoding: BodyEncoding = .protobuf,
+        requestType: (any ProtoMessage.Type)? = nil
     ) {
         self.versions = versions
+        self.encoding = encoding
+        self.requestType = requestType
         self.rpcName = rpcName
         self.verb = verb
         self.pathTemplate = pathTemplate
@@ -57,6 +65,7 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
         lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
             && lhs.isIdempotent == rhs.isIdempotent && lhs.defaultTimeout == rhs.defaultTimeout
             && lhs.isDeprecated == rhs.isDeprecated && lhs.errorStatusByGRPCCode == rhs.errorStatusByGRPCCode && lhs.versions == rhs.versions
+            && lhs.encoding == rhs.encoding && lhs.requestType.map(ObjectIdentifier.init) == rhs.requestType.map(ObjectIdentifier.init)
             && lhs.requestBodyType.map(ObjectIdentifier.init) == rhs.requestBodyType.map(ObjectIdentifier.init)
             && lhs.responseBodyType.map(ObjectIdentifier.init) == rhs.responseBodyType.map(ObjectIdentifier.init)
     }

@@ -9,10 +9,10 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `switchboard.test.Numbers` service (auth: none, status: enabled).
 public enum Numbers {
     /// `GET /numbers?after={after}&count={count}&token={token}`
-    public static let list = EndpointDescriptor(rpcName: "switchboard.test.Numbers/List", verb: "GET", pathTemplate: "/numbers?after={after}&count={count}&token={token}", auth: .none, responseBodyType: NumberPage.self)
+    public static let list = EndpointDescriptor(rpcName: "switchboard.test.Numbers/List", verb: "GET", pathTemplate: "/numbers?after={after}&count={count}&token={token}", auth: .none, responseBodyType: NumberPage.self, requestType: PageQuery.self)
 
     /// `GET /numbers/by-token?after={after}&count={count}&token={token}`
-    public static let listByToken = EndpointDescriptor(rpcName: "switchboard.test.Numbers/ListByToken", verb: "GET", pathTemplate: "/numbers/by-token?after={after}&count={count}&token={token}", auth: .none, responseBodyType: NumberPage.self)
+    public static let listByToken = EndpointDescriptor(rpcName: "switchboard.test.Numbers/ListByToken", verb: "GET", pathTemplate: "/numbers/by-token?after={after}&count={count}&token={token}", auth: .none, responseBodyType: NumberPage.self, requestType: PageQuery.self)
 
     /// How `list` pages: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false.
     public static var listPagination: Pagination<PageQuery, NumberPage, Numbered> {
