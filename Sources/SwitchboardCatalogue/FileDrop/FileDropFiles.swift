@@ -9,6 +9,15 @@ import Darwin
 /// complete (written to a hidden temporary name, then renamed, which is atomic within a
 /// folder), and a claim is a rename that only one process can win.
 enum FileDropFiles {
+    /// Runs blocking file-system work off Swift's cooperative pool, which has one thread per
+    /// core: an fsync can take seconds on a busy disk, and two of them would stall every task
+    /// of the process. Dispatch's own threads wait instead.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async { continuation.resume(returning: work()) }
+        }
+    }
+
     /// Writes `data` to `url` atomically and without replacing anything: readers see no file
     /// or the whole file, and if `url` already exists the write fails with `EEXIST` and the
     /// existing file stays (a request id answered twice keeps its first answer). With

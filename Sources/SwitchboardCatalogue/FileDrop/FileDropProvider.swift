@@ -114,11 +114,14 @@ public final class FileDropProvider: Sendable {
     /// Serves every request waiting now, at most ``FileDropOptions/maximumConcurrentRequests``
     /// at once; returns how many it served.
     func servePending() async -> Int {
-        var waiting: [(Folder, String)] = []
-        for folder in folders() {
-            for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix) {
-                waiting.append((folder, String(name.dropLast(FileDropDocument.requestSuffix.count))))
+        var waiting: [(Folder, String)] = await FileDropFiles.offPool { [self] in
+            var found: [(Folder, String)] = []
+            for folder in folders() {
+                for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix) {
+                    found.append((folder, String(name.dropLast(FileDropDocument.requestSuffix.count))))
+                }
             }
+            return found
         }
         // Oldest first, across folders: ids start with their submission time.
         waiting.sort { $0.1 < $1.1 }
@@ -139,29 +142,37 @@ public final class FileDropProvider: Sendable {
         return waiting.count
     }
 
-    /// Claims, serves and answers one request.
+    /// Claims, serves and answers one request; the file work runs off the cooperative pool.
     func serve(_ id: String, in folder: Folder) async {
         let submitted = folder.url.appendingPathComponent(id + FileDropDocument.requestSuffix)
         let claimed = folder.url.appendingPathComponent(id + FileDropDocument.claimedSuffix)
         let served = folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix)
         let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
-        // The rename is the claim: if another provider won it, the file is gone.
-        guard FileDropFiles.move(submitted, to: claimed, durable: options.durable) else { return }
-        // A request submitted again under an id already answered is not served twice.
         let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
-        if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
-            _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
-            return
+        let durable = options.durable, limit = options.maximumDocumentBytes
+        enum Claim: Sendable { case lost, duplicate, document(Data?) }
+        let claim: Claim = await FileDropFiles.offPool {
+            // The rename is the claim: if another provider won it, the file is gone.
+            guard FileDropFiles.move(submitted, to: claimed, durable: durable) else { return .lost }
+            // A request submitted again under an id already answered is not served twice.
+            if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
+                _ = FileDropFiles.move(claimed, to: served, durable: durable)
+                return .duplicate
+            }
+            return .document(FileDropFiles.readDocument(claimed, limit: limit))
         }
-        let response = await answer(FileDropFiles.readDocument(claimed, limit: options.maximumDocumentBytes), folder: folder)
-        do {
-            try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: options.durable)
-        } catch {
-            // Answered already (the write never replaces), or left claimed for the next start
-            // to answer as interrupted.
-            if !FileDropFiles.exists(responseURL) { return }
+        guard case let .document(data) = claim else { return }
+        let response = await answer(data, folder: folder)
+        await FileDropFiles.offPool {
+            do {
+                try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: durable)
+            } catch {
+                // Answered already (the write never replaces), or left claimed for the next
+                // start to answer as interrupted.
+                if !FileDropFiles.exists(responseURL) { return }
+            }
+            _ = FileDropFiles.move(claimed, to: served, durable: durable)
         }
-        _ = FileDropFiles.move(claimed, to: served, durable: options.durable)
     }
 
     /// The response to a request document, checked against the folder it was dropped in.

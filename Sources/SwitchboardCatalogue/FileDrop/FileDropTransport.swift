@@ -48,12 +48,17 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             id: id, spec: spec, rpcName: request.endpoint.rpcName,
             version: request.headers[CatalogueInterceptor.versionHeader].flatMap { Int($0) },
             verb: request.verb, path: request.path, headers: request.headers, body: request.body, auth: request.endpoint.auth)
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try FileDropFiles.writeAtomically(try FileDropDocument.encode(document), to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: options.durable)
-        } catch {
-            throw .invalidRequest("cannot write the request document: \(error)")
+        let durable = options.durable
+        let written: String? = await FileDropFiles.offPool {
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try FileDropFiles.writeAtomically(try FileDropDocument.encode(document), to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: durable)
+                return nil
+            } catch {
+                return "\(error)"
+            }
         }
+        if let written { throw .invalidRequest("cannot write the request document: \(written)") }
         return try await awaitResponse(id: id, in: folder, deadline: request.deadline)
     }
 
@@ -66,7 +71,7 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
                       let response = FileDropDocument.decodeResponse(data) else {
                     throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
                 }
-                archive(id, in: folder)
+                await FileDropFiles.offPool { archive(id, in: folder) }
                 if response.headers[FileDropDocument.interruptedHeader] != nil {
                     throw .disconnected(reason: "the provider stopped while serving \(id); it was not served again and may or may not have taken effect")
                 }
