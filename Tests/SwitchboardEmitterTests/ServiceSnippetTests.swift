@@ -108,7 +108,7 @@ import Testing
     @Test func descriptorsNameTheirBodyTypesAndClientsTakeInterceptors() throws {
         let text = try file("ThingsService.swift")
         #expect(text.contains("""
-            public static let getThing = EndpointDescriptor(rpcName: "demo.Things/GetThing", verb: "PUT", pathTemplate: "/v1/things/{id}/{token}?limit={limit}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(500), requestBodyType: Req.self, responseBodyType: Resp.self, errorStatusByGRPCCode: [3: 422, 5: 404, 8: 429])
+            public static let getThing = EndpointDescriptor(rpcName: "demo.Things/GetThing", verb: "PUT", pathTemplate: "/v1/things/{id}/{token}?limit={limit}", auth: .none, isIdempotent: true, defaultTimeout: .milliseconds(500), requestBodyType: Req.self, responseBodyType: Resp.self, errorStatusByGRPCCode: [3: 422, 5: 404, 8: 429], encoding: .json, requestType: Req.self)
             """))
         #expect(text.contains("""
                 public init(transport: any RPCTransport<Unauthenticated>, interceptors: [any ClientInterceptor]) {
