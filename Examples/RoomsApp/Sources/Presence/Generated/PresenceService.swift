@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `example.presence.Presence` service (auth: account, status: enabled).
 public enum Presence {
     /// `PUT /v1/presence`
-    public static let setStatus = EndpointDescriptor(rpcName: "example.presence.Presence/SetStatus", verb: "PUT", pathTemplate: "/v1/presence", auth: .account, isIdempotent: true, requestBodyType: Status.self)
+    public static let setStatus = EndpointDescriptor(rpcName: "example.presence.Presence/SetStatus", verb: "PUT", pathTemplate: "/v1/presence", auth: .account, isIdempotent: true, requestBodyType: Status.self, requestType: Status.self)
 
     /// The service's catalogue entry.
     public static let descriptor = ServiceDescriptor(name: "example.presence.Presence", auth: .account, versions: nil, status: .enabled, endpoints: [Presence.setStatus], events: [])
