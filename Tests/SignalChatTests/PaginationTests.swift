@@ -162,6 +162,16 @@ struct PagedHistory: ChatRoomHandler {
             for try await _ in mock.listChatsItems() {}
         }
         #expect(mock.listChatsMock.callCount == 101)
+        // The bound is an option.
+        mock.listChatsMock.reset()
+        mock.listChatsMock.stub { request in
+            let index = Int(request.beforeId?.dropFirst() ?? "") ?? 0
+            return .success(ListChatsResponse(chats: [], nextBeforeId: "n\(index + 1)"))
+        }
+        await #expect(throws: RequestError<ChatLobby.ListChatsError>.self) {
+            for try await _ in mock.listChatsPages().items(maximumConsecutiveEmptyPages: 5) {}
+        }
+        #expect(mock.listChatsMock.callCount == 6)
     }
 
     @Test func anEmptyFirstPageEndsAtOnce() async throws {

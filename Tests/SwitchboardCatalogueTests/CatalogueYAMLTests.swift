@@ -63,7 +63,12 @@ import Testing
         var deep = ""
         for level in 0..<40 { deep += String(repeating: " ", count: level * 2) + "k\(level):\n" }
         #expect(throws: CatalogueError.self) { try CatalogueYAML.parse(deep, file: "deep.yml") }
-        #expect(throws: CatalogueError.self) { try CatalogueYAML.parse(String(repeating: "x", count: CatalogueYAML.maximumBytes + 1), file: "big.yml") }
+        #expect(throws: CatalogueError.self) { try CatalogueYAML.parse(String(repeating: "x", count: CatalogueYAML.Limits().maximumBytes + 1), file: "big.yml") }
+        // Each limit is an option: a tighter one refuses what the default reads.
+        var tight = CatalogueYAML.Limits()
+        tight.maximumDepth = 2
+        #expect(throws: CatalogueError.self) { try CatalogueYAML.parse("a:\n  b:\n    c: 1", file: "t.yml", limits: tight) }
+        #expect(try CatalogueYAML.parse("a:\n  b: 1", file: "t.yml", limits: tight)["a"]?["b"]?.text == "1")
         // A long flat list parses in one pass.
         let long = "items:\n" + String(repeating: "  - spec: x\n", count: 20_000)
         #expect(try CatalogueYAML.parse(long, file: "long.yml")["items"]?.items?.count == 20_000)

@@ -6,10 +6,16 @@ import Foundation
 /// JSON"); anchors, tags, multi-line scalars and flow mappings are refused with an error
 /// naming the line. Cost is linear in the text; nesting and size are bounded.
 public enum CatalogueYAML {
-    /// The largest file read: 1 MiB.
-    public static let maximumBytes = 1 << 20
-    /// The deepest nesting read.
-    public static let maximumDepth = 32
+    /// How much a file may hold, each with a safe default.
+    public struct Limits: Sendable, Hashable {
+        /// The largest file read: 1 MiB.
+        public var maximumBytes = 1 << 20
+        /// The deepest nesting read: 32 levels.
+        public var maximumDepth = 32
+
+        /// The defaults.
+        public init() {}
+    }
 
     struct Line {
         let number: Int
@@ -18,8 +24,8 @@ public enum CatalogueYAML {
     }
 
     /// Parses `text` (the contents of `file`, named in errors).
-    public static func parse(_ text: String, file: String) throws(CatalogueError) -> CatalogueValue {
-        guard text.utf8.count <= maximumBytes else { throw CatalogueError(file: file, "larger than \(maximumBytes) bytes") }
+    public static func parse(_ text: String, file: String, limits: Limits = Limits()) throws(CatalogueError) -> CatalogueValue {
+        guard text.utf8.count <= limits.maximumBytes else { throw CatalogueError(file: file, "larger than \(limits.maximumBytes) bytes") }
         var lines: [Line] = []
         // "\r\n" is one Character: split on both, so files with Windows line ends read alike.
         for (offset, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
@@ -35,7 +41,7 @@ public enum CatalogueYAML {
             lines.append(Line(number: offset + 1, indent: indent, text: trimmed))
         }
         guard !lines.isEmpty else { return .mapping([]) }
-        var reader = Reader(lines: lines, file: file)
+        var reader = Reader(lines: lines, file: file, maximumDepth: limits.maximumDepth)
         let value = try reader.block(indent: lines[0].indent, depth: 0)
         if reader.position < reader.lines.count {
             throw CatalogueError(file: file, line: reader.lines[reader.position].number, "unexpected indentation")
@@ -65,6 +71,7 @@ public enum CatalogueYAML {
     struct Reader {
         var lines: [Line]
         let file: String
+        let maximumDepth: Int
         var position = 0
 
         func error(_ message: String, at line: Line? = nil) -> CatalogueError {
@@ -73,7 +80,7 @@ public enum CatalogueYAML {
 
         /// The block starting at the current line, whose lines are indented by `indent`.
         mutating func block(indent: Int, depth: Int) throws(CatalogueError) -> CatalogueValue {
-            guard depth < CatalogueYAML.maximumDepth else { throw error("nested deeper than \(CatalogueYAML.maximumDepth) levels") }
+            guard depth < maximumDepth else { throw error("nested deeper than \(maximumDepth) levels") }
             let first = lines[position]
             return first.text == "-" || first.text.hasPrefix("- ")
                 ? try sequence(indent: indent, depth: depth)

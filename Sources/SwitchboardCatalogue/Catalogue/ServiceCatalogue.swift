@@ -63,9 +63,10 @@ public struct ServiceCatalogue: Sendable, Hashable {
     /// The service named `spec` (`package.Service`).
     public func service(_ spec: String) -> Service? { services.first { $0.spec == spec } }
 
-    /// Reads `services.yml` and each service's `definition.yml` under `directory`.
-    public init(directory: URL) throws(CatalogueError) {
-        let index = try Self.read("services.yml", in: directory)
+    /// Reads `services.yml` and each service's `definition.yml` under `directory`, each file
+    /// within `limits`.
+    public init(directory: URL, limits: CatalogueYAML.Limits = CatalogueYAML.Limits()) throws(CatalogueError) {
+        let index = try Self.read("services.yml", in: directory, limits: limits)
         guard index["spec"]?.text == "Services" else { throw CatalogueError(file: "services.yml", "'spec' must be 'Services'") }
         formatVersion = Int(index["versions"]?.text ?? "1") ?? 0
         guard formatVersion == 1 else { throw CatalogueError(file: "services.yml", "catalogue format version \(formatVersion) is not supported (1 is)") }
@@ -90,7 +91,7 @@ public struct ServiceCatalogue: Sendable, Hashable {
                 service.countries = parsed
             }
             let definitionFile = folder + "/definition.yml"
-            let definition = try Self.read(definitionFile, in: directory)
+            let definition = try Self.read(definitionFile, in: directory, limits: limits)
             if let declared = definition["spec"]?.text, declared != spec {
                 throw CatalogueError(file: definitionFile, "'spec' is \(declared), but services.yml lists \(spec) here")
             }
@@ -112,15 +113,15 @@ public struct ServiceCatalogue: Sendable, Hashable {
         self.services = services
     }
 
-    static func read(_ file: String, in directory: URL) throws(CatalogueError) -> CatalogueValue {
+    static func read(_ file: String, in directory: URL, limits: CatalogueYAML.Limits) throws(CatalogueError) -> CatalogueValue {
         let url = directory.appendingPathComponent(file)
         let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        if let size = attributes?[.size] as? Int, size > CatalogueYAML.maximumBytes {
-            throw CatalogueError(file: file, "larger than \(CatalogueYAML.maximumBytes) bytes")
+        if let size = attributes?[.size] as? Int, size > limits.maximumBytes {
+            throw CatalogueError(file: file, "larger than \(limits.maximumBytes) bytes")
         }
         guard let data = FileManager.default.contents(atPath: url.path) else { throw CatalogueError(file: file, "cannot be read") }
         guard let text = String(data: data, encoding: .utf8) else { throw CatalogueError(file: file, "is not UTF-8") }
-        return try CatalogueYAML.parse(text, file: file)
+        return try CatalogueYAML.parse(text, file: file, limits: limits)
     }
 
     /// `2` or `1-3`.

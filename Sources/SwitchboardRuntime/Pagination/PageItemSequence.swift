@@ -5,17 +5,23 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
     /// Each element is one item of a page.
     public typealias Element = Item
 
-    /// How many empty pages in a row an item sequence follows before it fails: 100.
-    public static var maximumConsecutiveEmptyPages: Int { 100 }
-
     /// The pages the items come from.
     public let pages: PageSequence<Request, Response, Item, EndpointError>
+    /// How many empty pages in a row the sequence follows before it fails.
+    public let maximumConsecutiveEmptyPages: Int
 
-    /// The items of `pages`.
-    public init(pages: PageSequence<Request, Response, Item, EndpointError>) { self.pages = pages }
+    /// The items of `pages`, following at most `maximumConsecutiveEmptyPages` empty pages in a
+    /// row (100 by default): a server that hands out fresh cursors to empty pages for ever
+    /// would otherwise hold one `next()` for ever.
+    public init(pages: PageSequence<Request, Response, Item, EndpointError>, maximumConsecutiveEmptyPages: Int = 100) {
+        self.pages = pages
+        self.maximumConsecutiveEmptyPages = Swift.max(1, maximumConsecutiveEmptyPages)
+    }
 
     /// Starts from the first page.
-    public func makeAsyncIterator() -> Iterator { Iterator(pages: pages.makeAsyncIterator(), items: pages.pagination.items) }
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(pages: pages.makeAsyncIterator(), items: pages.pagination.items, maximumConsecutiveEmptyPages: maximumConsecutiveEmptyPages)
+    }
 
     /// Hands out the current page's items, then fetches the next page.
     public struct Iterator: AsyncIteratorProtocol {
@@ -24,15 +30,17 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
         var buffer: [Item] = []
         var position = 0
 
-        init(pages: PageSequence<Request, Response, Item, EndpointError>.Iterator, items: @escaping @Sendable (Response) -> [Item]) {
+        let maximumConsecutiveEmptyPages: Int
+
+        init(pages: PageSequence<Request, Response, Item, EndpointError>.Iterator, items: @escaping @Sendable (Response) -> [Item], maximumConsecutiveEmptyPages: Int) {
             self.pages = pages
             self.items = items
+            self.maximumConsecutiveEmptyPages = maximumConsecutiveEmptyPages
         }
 
         /// The next item, `nil` after the last page's last item; throws a page's error.
         public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
-            // Empty pages in the middle are skipped, but not without end: a server that hands
-            // out fresh cursors to empty pages for ever would hold this call for ever.
+            // Empty pages in the middle are skipped, but not without end.
             var emptyPages = 0
             while position == buffer.count {
                 guard let page = try await pages.next() else { return nil }
@@ -40,7 +48,7 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
                 position = 0
                 if buffer.isEmpty {
                     emptyPages += 1
-                    if emptyPages > PageItemSequence.maximumConsecutiveEmptyPages {
+                    if emptyPages > maximumConsecutiveEmptyPages {
                         throw .transport(.unexpectedResponse("\(emptyPages) pages in a row had no items; paging stopped"))
                     }
                 }

@@ -28,6 +28,11 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
     /// The items of every page, in page order.
     public var items: PageItemSequence<Request, Response, Item, EndpointError> { PageItemSequence(pages: self) }
 
+    /// The items of every page, following at most `maximumConsecutiveEmptyPages` empty pages in a row.
+    public func items(maximumConsecutiveEmptyPages: Int) -> PageItemSequence<Request, Response, Item, EndpointError> {
+        PageItemSequence(pages: self, maximumConsecutiveEmptyPages: maximumConsecutiveEmptyPages)
+    }
+
     /// Starts fetching from the first request.
     public func makeAsyncIterator() -> Iterator { Iterator(pending: firstRequest, sequence: self) }
 
