@@ -56,15 +56,24 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         self.metadata = metadata
         deadline = ContinuousClock.now.advanced(by: timeout ?? options.defaultCallTimeout)
         // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
-        let subtype = contentType.map { $0.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
+        // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
+        let subtype = contentType.map { $0 == "application/grpc" ? $0 : Self.normalizedContentType($0) }
         isJSON = subtype == "application/grpc+json"
-        contentTypeHeader = HPACKHeader("content-type", isJSON ? "application/grpc+json" : "application/grpc")
-        if method == "POST", let subtype, ["application/grpc", "application/grpc+proto", "application/grpc+json"].contains(subtype),
+        contentTypeHeader = isJSON ? Self.jsonContentType : Self.protobufContentType
+        if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
            let path, path.hasPrefix("/") {
             rpcName = String(path.dropFirst())
         } else {
             rpcName = nil
         }
+    }
+
+    static let protobufContentType = HPACKHeader("content-type", "application/grpc")
+    static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
+
+    /// A content type without parameters, trimmed and lowercased.
+    static func normalizedContentType(_ value: String) -> String {
+        (value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
     }
 
     /// Starts the deadline; a request that is not gRPC is answered at once.
