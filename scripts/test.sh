@@ -30,6 +30,10 @@ scripts/cli-tests.sh
 scripts/bridge-tests.sh
 scripts/file-drop-tests.sh
 scripts/compile-tests.sh
-swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
+# Swift Testing starts every test at once; on a 2-core machine hundreds of tests then
+# share two cooperative threads and a server handler can wait longer than a call's
+# deadline. A dozen at a time runs as fast and keeps each test's latency honest.
+SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-12}" \
+    swift test "${SWIFT_BUILD_FLAGS[@]}" --skip-build
 scripts/docs.sh
 scripts/consumer-tests.sh

@@ -25,7 +25,7 @@ import Testing
         // Not acknowledged while nobody has taken it.
         try await Task.sleep(for: .milliseconds(200))
         #expect(!answered.current)
-        let event = object(await bridge.receive(timeout: .seconds(5)))
+        let event = object(await bridge.receive(timeout: .seconds(30)))
         #expect(await outcome.value == .ok)
         #expect(event["type"] as? String == "event")
         #expect(event["service"] as? String == "Messages")
@@ -37,7 +37,7 @@ import Testing
     @Test func anEventAcknowledgedOnReceiptIsAcknowledgedOnceQueued() async {
         let bridge = StringBridge.inProcess()
         #expect(await bridge.deliver(Self.queueEmpty) == .ok)
-        let event = object(bridge.receiveBlocking(timeout: .seconds(5)))
+        let event = object(await bridge.receive(timeout: .seconds(30)))
         #expect(event["event"] as? String == "queueEmpty")
         #expect(event["payload"] == nil)
     }
@@ -53,7 +53,7 @@ import Testing
         }
         var received: [UInt64] = []
         for _ in 1...20 {
-            let event = object(await bridge.receive(timeout: .seconds(5)))
+            let event = object(await bridge.receive(timeout: .seconds(30)))
             let payload = event["payload"] as? [String: Any]
             received.append(UInt64(payload?["sourceDevice"] as? Int ?? 0))
             // Every event before this one was acknowledged; this one is being acknowledged now.
@@ -77,7 +77,7 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(300))
         #expect(delivered.current == 2)
-        for _ in 0..<5 { #expect(bridge.receiveBlocking(timeout: .seconds(5)) != nil) }
+        for _ in 0..<5 { #expect(await bridge.receive(timeout: .seconds(30)) != nil) }
         await producer.value
         #expect(delivered.current == 5)
     }
@@ -91,7 +91,7 @@ import Testing
             return
         }
         #expect(response.status == 400)
-        #expect(bridge.receiveBlocking(timeout: .milliseconds(50)) == nil)
+        #expect(await bridge.receive(timeout: .milliseconds(50)) == nil)
     }
 
     @Test func closingWithholdsUntakenEventsAndWakesTheReceiver() async throws {
@@ -112,7 +112,7 @@ import Testing
             #expect(object(received)["event"] as? String == "incomingMessage")
             #expect(outcome == .ok)
         }
-        #expect(bridge.receiveBlocking(timeout: nil) == #"{"type":"closed"}"#)
+        #expect(await bridge.receive(timeout: nil) == #"{"type":"closed"}"#)
         #expect(await bridge.deliver(Self.queueEmpty) != .ok)
     }
 

@@ -125,7 +125,7 @@ import Testing
         await bridge.close()
         let answer = object(await bridge.send(verb: "GET", path: "/v2/keys/alice/1"))
         #expect(answer["error"] as? String == "closed")
-        #expect(bridge.receiveBlocking(timeout: .seconds(5)) == #"{"type":"closed"}"#)
+        #expect(await bridge.receive(timeout: .seconds(30)) == #"{"type":"closed"}"#)
     }
 
     @Test func concurrentCommandsEachGetTheirOwnAnswer() async {

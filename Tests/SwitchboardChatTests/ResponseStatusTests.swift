@@ -42,7 +42,7 @@ struct ResponseStatusTests {
         defer { server.stop() }
         let connection = try await ChatClient.connectUnauthenticated(
             to: URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!, options: .init(keepalive: nil))
-        let result = await RPCCall.send(RPCRequest(endpoint: Self.endpoint, path: "/v1/s"), over: connection, options: .init(timeout: .seconds(5)))
+        let result = await RPCCall.send(RPCRequest(endpoint: Self.endpoint, path: "/v1/s"), over: connection, options: .init(timeout: .seconds(30)))
         guard case let .failure(.unexpectedResponse(detail)) = result else {
             Issue.record("status \(String(describing: status)) gave \(result)")
             return
@@ -56,7 +56,7 @@ struct ResponseStatusTests {
         defer { server.stop() }
         let connection = try await ChatClient.connectUnauthenticated(
             to: URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!, options: .init(keepalive: nil))
-        let result = await RPCCall.send(RPCRequest(endpoint: Self.endpoint, path: "/v1/s"), over: connection, options: .init(timeout: .seconds(5)))
+        let result = await RPCCall.send(RPCRequest(endpoint: Self.endpoint, path: "/v1/s"), over: connection, options: .init(timeout: .seconds(30)))
         #expect((try? result.get().status) == 204)
         await connection.close()
     }

@@ -104,15 +104,18 @@ struct GRPCConnectionLifecycleTests {
         let port = first.port
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: port)
         let usernames = UsernamesClient(transport: transport)
-        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).get().uuid == "01")
+        // Generous deadlines: on a loaded machine the endpoint's own 10 s can pass before the
+        // server's handler gets a thread, and this test is about reconnecting, not latency.
+        let patient = CallOptions(timeout: .seconds(120))
+        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: patient).get().uuid == "01")
         // GOAWAY, then the socket closes; a server comes back on the same port.
         await first.shutdown()
         let second = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), port: port)
-        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2]))).get().uuid == "02")
+        #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: patient).get().uuid == "02")
         #expect(transport.connectionsOpened == 2)
         // Nothing listening: a typed failure naming the place, not a hang.
         await second.shutdown()
-        let down = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])))
+        let down = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: patient)
         guard case let .failure(.disconnected(reason)) = down else {
             Issue.record("expected a connect failure, got \(down)")
             return
