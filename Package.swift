@@ -65,7 +65,7 @@ let package = Package(
         // (ALPN h2) come from the shared opener in SwitchboardWebSocket.
         .target(
             name: "SwitchboardGRPC",
-            dependencies: ["SwitchboardHTTP2", "SwitchboardRuntime", "SwitchboardWebSocket"],
+            dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "SwitchboardRuntime"],
             path: "Sources/SwitchboardGRPC"
         ),
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.

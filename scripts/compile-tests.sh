@@ -3,7 +3,7 @@
 #   Tests/CompileFail/*.swift   each must fail with its `// EXPECT-ERROR: text`, or
 #                               compile when marked `// EXPECT-SUCCESS`;
 #   docs/guides/*.md            every ```swift block must compile;
-#   IO/NetworkTLSStream.swift   (Apple-only) against Tests/AppleStandIns.
+#   SwitchboardIO/TLS/NetworkTLSStream.swift (Apple-only) against Tests/AppleStandIns.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -128,18 +128,17 @@ fi
 # against stand-ins with Apple's signatures for the Network and Security calls it makes.
 stand_ins="$work/apple"
 mkdir -p "$stand_ins"
-ws=Sources/SwitchboardWebSocket
+io=Sources/SwitchboardIO
 if output=$(swiftc -swift-version 6 -parse-as-library -emit-module -module-name Security -emit-module-path "$stand_ins/Security.swiftmodule" Tests/AppleStandIns/Security.swift 2>&1 &&
             swiftc -swift-version 6 -parse-as-library -emit-module -module-name Network -I "$stand_ins" -emit-module-path "$stand_ins/Network.swiftmodule" Tests/AppleStandIns/Network.swift 2>&1 &&
-            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -I "$stand_ins" "$ws/IO/NetworkTLSStream.swift" "$ws/IO/PEMCertificates.swift" "$ws/IO/LockedState.swift" \
-              "$ws/IO/ByteStream.swift" "$ws/IO/TLSOptions.swift" "$ws/Core/WebSocketError.swift" "$ws/Core/CloseCode.swift" 2>&1); then
+            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard -I "$stand_ins" "$io/TLS/NetworkTLSStream.swift" "$io/TLS/PEMCertificates.swift" \
+              "$io/Blocking/LockedState.swift" "$io/Blocking/ByteStream.swift" "$io/TLS/TLSOptions.swift" "$io/Connections/NetworkError.swift" 2>&1); then
   echo "  ok   Network.framework TLS stream type-checks against Apple stand-ins"
 else
   echo "  FAIL Network.framework TLS stream:"; echo "$output" | head -20; failures=$((failures + 1))
 fi
 
 # The kqueue selector (Apple platforms) against a stand-in Darwin, with the types it shares.
-io=Sources/SwitchboardIO
 if output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard \
               -Xcc "-fmodule-map-file=$root/Tests/AppleStandIns/Darwin/module.modulemap" -Xcc "-I$root/Tests/AppleStandIns/Darwin" \
               "$io/KqueueSelector.swift" "$io/IOInterest.swift" "$io/IOError.swift" 2>&1); then

@@ -91,7 +91,7 @@ struct EventLoopScalingTests {
         #expect(ContinuousClock.now - started < .seconds(8))
         #expect(await polite.waitUntilClosed().code == .goingAway)
         // The listener is gone and so are the server's own loops.
-        #expect(throws: WebSocketError.self) {
+        #expect(throws: NetworkError.self) {
             _ = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(1))
         }
         for loop in loops {

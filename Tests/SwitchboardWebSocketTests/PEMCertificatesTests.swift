@@ -1,5 +1,5 @@
 import Foundation
-@testable import SwitchboardWebSocket
+@testable import SwitchboardIO
 import Testing
 
 /// The PEM reader that feeds Network.framework's trust anchors, checked on every platform

@@ -1,4 +1,5 @@
 import Foundation
+@testable import SwitchboardIO
 @testable import SwitchboardWebSocket
 import Testing
 

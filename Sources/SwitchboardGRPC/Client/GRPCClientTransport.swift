@@ -2,7 +2,6 @@ import Foundation
 import SwitchboardHTTP2
 import SwitchboardIO
 import SwitchboardRuntime
-import SwitchboardWebSocket
 
 /// The generated clients over gRPC: each call is a unary gRPC call on `/package.Service/Method`
 /// (the endpoint's `rpcName`) carrying the whole request message, on one HTTP/2 connection
@@ -149,7 +148,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         let place = authority
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
         let opened: ChannelOpener.Opened
-        do throws(WebSocketError) {
+        do throws(NetworkError) {
             opened = try await ChannelOpener.open(host: host, port: port, tls: options.tls, applicationProtocols: ["h2"],
                                                   loop: options.eventLoops.next(), deadline: deadline)
         } catch {

@@ -2,7 +2,6 @@ import Foundation
 import SwitchboardHTTP2
 import SwitchboardIO
 import SwitchboardRuntime
-import SwitchboardWebSocket
 
 /// Serves an `RPCRouter`'s routes over gRPC: each generated route that carries a
 /// whole-message handler is the unary method its endpoint's `rpcName` names, on the same
@@ -24,7 +23,7 @@ public final class GRPCServer: @unchecked Sendable {
     private let events = GRPCEventHub()
 
     /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
-    public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(WebSocketError) {
+    public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(NetworkError) {
         self.router = router
         self.options = options
         options.tls?.allowHTTP2()

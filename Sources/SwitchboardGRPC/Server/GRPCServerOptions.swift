@@ -1,6 +1,6 @@
 import SwitchboardHTTP2
+import SwitchboardIO
 import SwitchboardRuntime
-import SwitchboardWebSocket
 
 /// How a ``GRPCServer`` listens and what it accepts.
 public struct GRPCServerOptions: Sendable {

@@ -72,7 +72,7 @@ public enum WebSocketClient {
         let loop: EventLoop
         if case let .group(group) = options.eventLoops { loop = group.next() } else { loop = EventLoopGroup.shared.next() }
         let channel = try await openChannel(endpoint, options: options, loop: loop, deadline: deadline)
-        let parked = ParkedReader()
+        let parked = ParkedReader(limit: HTTPHead.maximumSize, peerClosed: "the server closed the connection before the upgrade")
         channel.activate(delegate: parked, handshakeDone: nil)
         return WebSocketTransport(endpoint: endpoint, channel: channel, parked: parked)
     }
@@ -115,11 +115,11 @@ public enum WebSocketClient {
     /// DNS and TCP, then TLS for `wss://`, on an event loop; the socket is closed if TLS fails.
     private static func openChannel(_ endpoint: WebSocketEndpoint, options: Options, loop: EventLoop,
                                     deadline: ContinuousClock.Instant) async throws(WebSocketError) -> any ByteChannel {
-        do throws(WebSocketError) {
+        do throws(NetworkError) {
             return try await ChannelOpener.open(host: endpoint.host, port: endpoint.port, tls: endpoint.isSecure ? options.tls : nil,
                                                 applicationProtocols: ["http/1.1"], loop: loop, deadline: deadline).channel
         } catch {
-            throw naming(endpoint, in: error)
+            throw naming(endpoint, in: WebSocketError(error))
         }
     }
 
@@ -254,36 +254,6 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
             result.offer(.failure(.invalidUpgradeResponse("unexpected status")))
         } catch {
             result.offer(.failure(error))
-        }
-    }
-}
-
-/// Holds a preconnected channel's bytes (a server should send none before the upgrade) and
-/// notices if it closes, until an upgrade takes the channel over.
-final class ParkedReader: ChannelDelegate, @unchecked Sendable {
-    private let lock = NSLock()
-    private var buffered: [UInt8] = []
-    private var ended: String?
-
-    func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        lock.withLock { buffered.append(contentsOf: bytes.prefix(max(0, HTTPHead.maximumSize - buffered.count))) }
-    }
-
-    func channelEnded(reason: String?) {
-        lock.withLock { ended = reason ?? "the server closed the connection before the upgrade" }
-    }
-
-    func channelWriteFailed(_ reason: String) {
-        lock.withLock { ended = reason }
-    }
-
-    /// Why the channel ended while parked, if it did.
-    var endReason: String? { lock.withLock { ended } }
-
-    func take() -> [UInt8] {
-        lock.withLock {
-            defer { buffered = [] }
-            return buffered
         }
     }
 }

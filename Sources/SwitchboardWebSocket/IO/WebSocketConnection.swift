@@ -199,7 +199,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     }
 
     private func submitAndWait(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
-        let done = FirstOutcome()
+        let done = FirstOutcome<WebSocketError>()
         guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, origin: .awaited) else { throw closedError }
         switch outcome {
         case .written: return
@@ -544,35 +544,5 @@ final class DirectMessageSink: @unchecked Sendable {
         for message in buffered { newHandler(message) }
         buffered = []
         if !isDetached { handler = newHandler }
-    }
-}
-
-/// The result of one queued write, whichever comes first: the write or the waiter.
-final class FirstOutcome: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: WebSocketError??
-    private var waiter: CheckedContinuation<WebSocketError?, Never>?
-
-    func offer(_ error: WebSocketError?) {
-        let waiting: CheckedContinuation<WebSocketError?, Never>? = lock.withLock {
-            guard result == nil else { return nil }
-            result = .some(error)
-            defer { waiter = nil }
-            return waiter
-        }
-        waiting?.resume(returning: error)
-    }
-
-    var value: WebSocketError? {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready: WebSocketError?? = lock.withLock {
-                    if let result { return result }
-                    waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
     }
 }

@@ -73,7 +73,11 @@ public final class WebSocketServer: @unchecked Sendable {
         connected: (@Sendable (WebSocketConnection) -> Void)? = nil,
         handler: @escaping @Sendable (WebSocketConnection) async -> Void
     ) throws(WebSocketError) {
-        listener = try TCPListener(host: host, port: port)
+        do throws(NetworkError) {
+            listener = try TCPListener(host: host, port: port)
+        } catch {
+            throw WebSocketError(error)
+        }
         self.port = listener.port
         var options = options
         options.idleTimeout = limits.idleTimeout

@@ -1,16 +1,16 @@
 import Foundation
 
 /// A small value behind a lock, shared between a thread that writes it and others that read it.
-final class LockedState<Value: Equatable & Sendable>: @unchecked Sendable {
+package final class LockedState<Value: Equatable & Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
+    package init(_ value: Value) { stored = value }
+    package var value: Value { lock.withLock { stored } }
 
-    func set(_ value: Value) { lock.withLock { stored = value } }
+    package func set(_ value: Value) { lock.withLock { stored = value } }
 
     /// Sets `new` only if the value is `old`; whether it did.
-    func transition(from old: Value, to new: Value) -> Bool {
+    package func transition(from old: Value, to new: Value) -> Bool {
         lock.withLock {
             guard stored == old else { return false }
             stored = new

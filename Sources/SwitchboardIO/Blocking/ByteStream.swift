@@ -6,18 +6,18 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Reads up to `buffer.count` bytes into `buffer` and returns how many; 0 means the
     /// peer closed. The connection reads this way, into a buffer it keeps, so a read
     /// allocates nothing.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetworkError) -> Int
     /// Reads up to `maximum` bytes; an empty result means the peer closed.
-    func read(maximum: Int) throws(WebSocketError) -> [UInt8]
+    func read(maximum: Int) throws(NetworkError) -> [UInt8]
     /// Writes every byte or throws.
-    func write(_ bytes: [UInt8]) throws(WebSocketError)
+    func write(_ bytes: [UInt8]) throws(NetworkError)
     /// Closes both directions; a blocked `read` returns.
     func close()
     /// Bounds later reads by `deadline` (reads then throw `timeout`); `nil` removes the bound.
-    func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(WebSocketError)
+    func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(NetworkError)
     /// Writes what fits without blocking and returns how many bytes that was; 0 when the
     /// stream cannot tell (the caller then writes on a thread that may block).
-    func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int
+    func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(NetworkError) -> Int
     /// The protocol TLS's ALPN settled on, or nil (no TLS, no ALPN, or not known).
     var negotiatedProtocol: String? { get }
 }
@@ -25,10 +25,10 @@ public protocol ByteStream: AnyObject, Sendable {
 extension ByteStream {
     public var negotiatedProtocol: String? { nil }
 
-    public func read(maximum: Int) throws(WebSocketError) -> [UInt8] {
-        var failure: WebSocketError?
+    public func read(maximum: Int) throws(NetworkError) -> [UInt8] {
+        var failure: NetworkError?
         let bytes = [UInt8](unsafeUninitializedCapacity: maximum) { buffer, count in
-            do throws(WebSocketError) {
+            do throws(NetworkError) {
                 count = try read(into: UnsafeMutableRawBufferPointer(buffer))
             } catch {
                 failure = error
@@ -39,5 +39,5 @@ extension ByteStream {
         return bytes
     }
 
-    public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(WebSocketError) -> Int { 0 }
+    public func writeWithoutBlocking(_ bytes: [UInt8], from offset: Int) throws(NetworkError) -> Int { 0 }
 }

@@ -5,21 +5,13 @@ import Glibc
 import Darwin
 #endif
 
-/// Why a connect failed: it ran out of time, or the network said no.
-package enum ConnectFailure: Error, Sendable {
-    /// The deadline passed during `what` (resolving, connecting).
-    case timeout(String)
-    /// The system refused, with its reason.
-    case io(String)
-}
-
 /// Opens TCP connections without blocking a thread: the name is resolved on a thread of the
 /// global pool (address literals at once), and each address is connected to by a
 /// non-blocking `connect` that the loop watches, with an even share of the time left, so
 /// one address that never answers cannot use up the time of those after it.
 package enum SocketConnector {
     /// A connected, non-blocking socket to `host:port`, within `deadline`.
-    package static func connect(host: String, port: Int, deadline: ContinuousClock.Instant, loop: EventLoop) async throws(ConnectFailure) -> Int32 {
+    package static func connect(host: String, port: Int, deadline: ContinuousClock.Instant, loop: EventLoop) async throws(NetworkError) -> Int32 {
         let results = try await resolve(host: host, port: port, deadline: deadline)
         defer { freeaddrinfo(results) }
         var addresses: [UnsafeMutablePointer<addrinfo>] = []
@@ -28,7 +20,7 @@ package enum SocketConnector {
             addresses.append(info)
             candidate = info.pointee.ai_next
         }
-        var lastError = ConnectFailure.io("no addresses for \(host)")
+        var lastError = NetworkError.io("no addresses for \(host)")
         for (index, info) in addresses.enumerated() {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout("TCP connect") }
@@ -59,16 +51,16 @@ package enum SocketConnector {
     /// Resolves `host` before `deadline`. getaddrinfo cannot be interrupted, so a name (not
     /// an address literal) is resolved on a thread of the global pool; past the deadline the
     /// caller moves on and that thread frees what it finds.
-    package static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) async throws(ConnectFailure) -> UnsafeMutablePointer<addrinfo> {
-        if TLSEngine.isAddressLiteralAnywhere(host) { return try resolveNow(host: host, port: port, passive: false) }
+    package static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) async throws(NetworkError) -> UnsafeMutablePointer<addrinfo> {
+        if isAddressLiteral(host) { return try resolveNow(host: host, port: port, passive: false) }
         let resolution = PendingResolution()
-        let outcome: Result<AddressList, ConnectFailure>? = await withCheckedContinuation { continuation in
+        let outcome: Result<AddressList, NetworkError>? = await withCheckedContinuation { continuation in
             resolution.start(continuation)
             DispatchQueue.global().async {
-                resolution.finish(Result { () throws(ConnectFailure) in AddressList(first: try resolveNow(host: host, port: port, passive: false)) })
+                resolution.finish(Result { () throws(NetworkError) in AddressList(first: try resolveNow(host: host, port: port, passive: false)) })
             }
             let remaining = max(.zero, deadline - ContinuousClock.now)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(min(remaining.nanosecondsClamped, Int64(Int.max))))) {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(remaining.saturatingNanoseconds)) {
                 resolution.giveUp()
             }
         }
@@ -77,7 +69,7 @@ package enum SocketConnector {
     }
 
     /// Resolves a stream address for `host:port` on the calling thread; the caller frees it.
-    package static func resolveNow(host: String, port: Int, passive: Bool) throws(ConnectFailure) -> UnsafeMutablePointer<addrinfo> {
+    package static func resolveNow(host: String, port: Int, passive: Bool) throws(NetworkError) -> UnsafeMutablePointer<addrinfo> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_flags = passive ? AI_PASSIVE : 0
@@ -94,7 +86,15 @@ package enum SocketConnector {
         return first
     }
 
-    static func systemConnect(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    /// Whether `host` is an IPv4 or IPv6 address literal (resolved at once, and checked as an
+    /// address, not a name, against a certificate).
+    package static func isAddressLiteral(_ host: String) -> Bool {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    package static func systemConnect(_ descriptor: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
         #if canImport(Glibc)
         Glibc.connect(descriptor, address, length)
         #else
@@ -103,31 +103,12 @@ package enum SocketConnector {
     }
 }
 
-extension TLSEngine {
-    /// Whether `host` is an IPv4 or IPv6 address literal (on every platform).
-    package static func isAddressLiteralAnywhere(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
-    }
-}
-
-extension Duration {
-    /// Nanoseconds, saturating at `Int64.max` for durations that long.
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? 0 : .max }
-        return max(0, scaled &+ attoseconds / 1_000_000_000)
-    }
-}
-
 /// One non-blocking connect the loop watches: writable means it finished, one way or the other.
 private final class PendingConnect: IOHandler, @unchecked Sendable {
     private let descriptor: Int32
     private let loop: EventLoop
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<ConnectFailure?, Never>?
+    private var continuation: CheckedContinuation<NetworkError?, Never>?
     private var token: UInt64 = 0
     private var timer: LoopTimer?
 
@@ -137,7 +118,7 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
     }
 
     /// `nil` once connected, else why not.
-    func wait(until deadline: ContinuousClock.Instant) async -> ConnectFailure? {
+    func wait(until deadline: ContinuousClock.Instant) async -> NetworkError? {
         await withCheckedContinuation { continuation in
             lock.withLock { self.continuation = continuation }
             loop.execute { [self] in
@@ -162,7 +143,7 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
     }
 
     /// On the loop: stops watching and resumes the waiter, once.
-    private func finish(_ outcome: ConnectFailure?) {
+    private func finish(_ outcome: NetworkError?) {
         timer?.cancel()
         timer = nil
         if token != 0 {
@@ -185,15 +166,15 @@ private struct AddressList: @unchecked Sendable {
 /// finishing, or the caller giving up) frees the result.
 private final class PendingResolution: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>?
+    private var continuation: CheckedContinuation<Result<AddressList, NetworkError>?, Never>?
     private var done = false
 
-    func start(_ continuation: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>) {
+    func start(_ continuation: CheckedContinuation<Result<AddressList, NetworkError>?, Never>) {
         lock.withLock { self.continuation = continuation }
     }
 
-    func finish(_ outcome: Result<AddressList, ConnectFailure>) {
-        let waiter: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>? = lock.withLock {
+    func finish(_ outcome: Result<AddressList, NetworkError>) {
+        let waiter: CheckedContinuation<Result<AddressList, NetworkError>?, Never>? = lock.withLock {
             guard !done else { return nil }
             done = true
             defer { continuation = nil }
@@ -207,7 +188,7 @@ private final class PendingResolution: @unchecked Sendable {
     }
 
     func giveUp() {
-        let waiter: CheckedContinuation<Result<AddressList, ConnectFailure>?, Never>? = lock.withLock {
+        let waiter: CheckedContinuation<Result<AddressList, NetworkError>?, Never>? = lock.withLock {
             guard !done else { return nil }
             done = true
             defer { continuation = nil }

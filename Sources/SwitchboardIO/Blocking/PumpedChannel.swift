@@ -1,5 +1,4 @@
 import Foundation
-import SwitchboardIO
 
 /// A blocking ``ByteStream`` served as a ``ByteChannel``: for a stream whose I/O another
 /// library owns (Network.framework's TLS on Apple platforms). A thread of its own reads it
@@ -45,7 +44,7 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
             guard proceed else { return }
             let chunk: [UInt8]
             var failure: String?
-            do throws(WebSocketError) {
+            do throws(NetworkError) {
                 chunk = try stream.read(maximum: EventLoop.readBufferSize)
             } catch {
                 chunk = []
@@ -73,7 +72,7 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
         guard !isClosed else { return .failed("the stream is closed") }
         var offset = 0
         if queued == 0 {
-            do throws(WebSocketError) {
+            do throws(NetworkError) {
                 offset = try stream.writeWithoutBlocking(bytes, from: 0)
             } catch {
                 return .failed(error.description)
@@ -84,7 +83,7 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
         queued += rest.count
         writes.async { [self] in
             var failure: String?
-            do throws(WebSocketError) {
+            do throws(NetworkError) {
                 try stream.write(rest)
             } catch {
                 failure = error.description

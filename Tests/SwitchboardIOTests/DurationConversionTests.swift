@@ -1,4 +1,4 @@
-@testable import SwitchboardWebSocket
+@testable import SwitchboardIO
 import Testing
 
 /// Configured timeouts reach `poll` and Dispatch saturated, never as an overflow trap.

@@ -22,7 +22,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
     private var received: [UInt8] = []
     private var isReceiving = false
     private var hasEnded = false
-    private var failure: WebSocketError?
+    private var failure: NetworkError?
     private var readDeadline: ContinuousClock.Instant?
     private var state: NWConnection.State = .setup
     /// Why the verify block refused the server's certificate, if it did.
@@ -32,7 +32,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
 
     /// Connects to `host`:`port` and finishes the TLS handshake before `deadline`.
     init(host: String, port: Int, options: TLSOptions, applicationProtocols: [String] = ["http/1.1"],
-         deadline: ContinuousClock.Instant) throws(WebSocketError) {
+         deadline: ContinuousClock.Instant) throws(NetworkError) {
         guard (1...65535).contains(port), let nwPort = NWEndpoint.Port(rawValue: UInt16(port)) else { throw .io("invalid port \(port)") }
         let serverName = options.serverName ?? host
         var anchors: [Data]?
@@ -62,7 +62,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
             self?.stateChanged(to: state)
         }
         connection.start(queue: queue)
-        do throws(WebSocketError) {
+        do throws(NetworkError) {
             try waitUntilReady(deadline: deadline)
         } catch {
             connection.cancel()
@@ -97,7 +97,7 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
     }
 
     /// Waits for `.ready`; a failure (or a wait for a better network) ends the connect.
-    private func waitUntilReady(deadline: ContinuousClock.Instant) throws(WebSocketError) {
+    private func waitUntilReady(deadline: ContinuousClock.Instant) throws(NetworkError) {
         condition.lock()
         defer { condition.unlock() }
         while true {
@@ -117,11 +117,11 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(WebSocketError) {
+    func setReadDeadline(_ deadline: ContinuousClock.Instant?) throws(NetworkError) {
         condition.withLock { readDeadline = deadline }
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WebSocketError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(NetworkError) -> Int {
         condition.lock()
         defer { condition.unlock() }
         while received.isEmpty {
@@ -160,9 +160,9 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         }
     }
 
-    func write(_ bytes: [UInt8]) throws(WebSocketError) {
+    func write(_ bytes: [UInt8]) throws(NetworkError) {
         let done = DispatchSemaphore(value: 0)
-        let outcome = LockedState(WebSocketError?.none)
+        let outcome = LockedState(NetworkError?.none)
         connection.send(content: Data(bytes), completion: .contentProcessed { error in
             if let error { outcome.set(.io("TLS write failed: \(error)")) }
             done.signal()

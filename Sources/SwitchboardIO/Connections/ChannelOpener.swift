@@ -1,5 +1,4 @@
 import Foundation
-import SwitchboardIO
 #if canImport(CSwitchboardOpenSSL)
 internal import CSwitchboardOpenSSL
 #endif
@@ -11,6 +10,10 @@ import Network
 /// given, offering `applicationProtocols` through ALPN (WebSocket offers `http/1.1`, gRPC
 /// `h2`). Shared by every client transport, so each gets the same deadlines and errors.
 package enum ChannelOpener {
+    /// What a server may send while TLS finishes, before anyone reads: an HTTP/2 server's
+    /// SETTINGS, say. More is dropped (a WebSocket server should send nothing at all).
+    package static let earlyByteLimit = 16 * 1024
+
     /// An open channel, not reading, and what it read while TLS finished (a server that
     /// speaks first, as HTTP/2 servers do, may already have sent something).
     package struct Opened: Sendable {
@@ -22,14 +25,14 @@ package enum ChannelOpener {
 
     /// Opens the channel before `deadline`; the socket is closed if any step fails.
     package static func open(host: String, port: Int, tls: TLSOptions?, applicationProtocols: [String], loop: EventLoop,
-                             deadline: ContinuousClock.Instant) async throws(WebSocketError) -> Opened {
+                             deadline: ContinuousClock.Instant) async throws(NetworkError) -> Opened {
         #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
         if let tls {
             // Network.framework resolves, connects and secures in one connection, and does its
             // own I/O: its bytes are pumped onto the loop.
-            let opened: Result<NetworkTLSStream, WebSocketError> = await withCheckedContinuation { continuation in
+            let opened: Result<NetworkTLSStream, NetworkError> = await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
-                    continuation.resume(returning: Result { () throws(WebSocketError) in
+                    continuation.resume(returning: Result { () throws(NetworkError) in
                         try NetworkTLSStream(host: host, port: port, options: tls, applicationProtocols: applicationProtocols, deadline: deadline)
                     })
                 }
@@ -37,15 +40,7 @@ package enum ChannelOpener {
             return Opened(channel: PumpedChannel(stream: try opened.get(), loop: loop), takeEarlyBytes: { ([], nil) })
         }
         #endif
-        let descriptor: Int32
-        do throws(ConnectFailure) {
-            descriptor = try await SocketConnector.connect(host: host, port: port, deadline: deadline, loop: loop)
-        } catch {
-            switch error {
-            case let .timeout(what): throw .timeout(what)
-            case let .io(reason): throw .io(reason)
-            }
-        }
+        let descriptor = try await SocketConnector.connect(host: host, port: port, deadline: deadline, loop: loop)
         guard let tls else { return Opened(channel: SocketChannel(descriptor: descriptor, loop: loop), takeEarlyBytes: { ([], nil) }) }
         #if canImport(CSwitchboardOpenSSL)
         let engine: TLSEngine
@@ -57,9 +52,9 @@ package enum ChannelOpener {
             throw .io(error.description)
         }
         let channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
-        let once = FirstOutcome()
+        let once = FirstOutcome<NetworkError>()
         let timer = loop.schedule(at: deadline) { once.offer(.timeout("TLS handshake")) }
-        let parked = ParkedReader()
+        let parked = ParkedReader(limit: earlyByteLimit)
         channel.activate(delegate: parked) { reason in
             timer.cancel()
             once.offer(reason.map { .io($0) })

@@ -64,7 +64,7 @@ package final class TLSEngine: @unchecked Sendable {
         // Only what inet_pton takes is an address: "127.1" also resolves to loopback, but
         // as a name it must match the certificate, or nothing would be checked at all.
         let literal = serverName.hasPrefix("[") && serverName.hasSuffix("]") ? String(serverName.dropFirst().dropLast()) : serverName
-        let isAddress = Self.isAddressLiteral(literal)
+        let isAddress = SocketConnector.isAddressLiteral(literal)
         guard sb_set_server_name(ssl, isAddress ? literal : serverName, isAddress ? 1 : 0) == 1 else {
             throw IOFailure("cannot check the certificate against the name \"\(serverName)\"")
         }
@@ -90,13 +90,6 @@ package final class TLSEngine: @unchecked Sendable {
     deinit {
         SSL_free(ssl)
         SSL_CTX_free(context)
-    }
-
-    /// Whether `host` is an IPv4 or IPv6 address literal.
-    package static func isAddressLiteral(_ host: String) -> Bool {
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     /// Advances the handshake with what was fed so far; send ``takeOutput()`` after each step.

@@ -8,10 +8,10 @@ import Glibc
 
 /// A server's certificate and key, loaded once and shared by its connections.
 public final class TLSServerContext: @unchecked Sendable {
-    let context: OpaquePointer
+    package let context: OpaquePointer
 
     /// Loads a PEM certificate chain and private key.
-    public init(certificateChainPath: String, privateKeyPath: String) throws(WebSocketError) {
+    public init(certificateChainPath: String, privateKeyPath: String) throws(NetworkError) {
         guard let context = sb_server_context(certificateChainPath, privateKeyPath) else {
             throw .io("cannot load the TLS certificate or key")
         }
@@ -31,12 +31,11 @@ public final class TLSServerContext: @unchecked Sendable {
     deinit { SSL_CTX_free(context) }
 }
 #else
-import SwitchboardIO
 
 /// A server's certificate and key. Server-side TLS needs the OpenSSL shim (Linux).
 public final class TLSServerContext: @unchecked Sendable {
     /// Always fails on platforms without the OpenSSL shim.
-    public init(certificateChainPath: String, privateKeyPath: String) throws(WebSocketError) {
+    public init(certificateChainPath: String, privateKeyPath: String) throws(NetworkError) {
         throw .io("server-side TLS is only available with the system OpenSSL")
     }
 

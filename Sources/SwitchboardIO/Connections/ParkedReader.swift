@@ -1,0 +1,41 @@
+import Foundation
+
+/// Holds what a channel reads while nobody owns it yet (a TLS handshake finishing, a
+/// preconnected socket waiting for its upgrade), up to a limit, and notices if it ends.
+package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private let limit: Int
+    private let peerClosed: String
+    private var buffered: [UInt8] = []
+    private var ended: String?
+
+    /// Keeps at most `limit` bytes (a peer that says more before it is heard is not owed
+    /// them); `peerClosed` is the end reason when the peer closes.
+    package init(limit: Int, peerClosed: String = "the peer closed the connection") {
+        self.limit = limit
+        self.peerClosed = peerClosed
+    }
+
+    package func channelRead(_ bytes: UnsafeRawBufferPointer) {
+        lock.withLock { buffered.append(contentsOf: bytes.prefix(max(0, limit - buffered.count))) }
+    }
+
+    package func channelEnded(reason: String?) {
+        lock.withLock { ended = reason ?? peerClosed }
+    }
+
+    package func channelWriteFailed(_ reason: String) {
+        lock.withLock { ended = reason }
+    }
+
+    /// Why the channel ended while parked, if it did.
+    package var endReason: String? { lock.withLock { ended } }
+
+    /// The bytes held so far; the reader holds none after.
+    package func take() -> [UInt8] {
+        lock.withLock {
+            defer { buffered = [] }
+            return buffered
+        }
+    }
+}

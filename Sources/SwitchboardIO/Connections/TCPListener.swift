@@ -1,0 +1,74 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A listening TCP socket.
+public final class TCPListener: @unchecked Sendable {
+    let handle: SocketDescriptor
+    /// The port the listener is bound to (useful after binding port 0).
+    public let port: Int
+
+    /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one).
+    public init(host: String = "127.0.0.1", port: Int = 0) throws(NetworkError) {
+        let info = try SocketConnector.resolveNow(host: host, port: port, passive: true)
+        defer { freeaddrinfo(info) }
+        let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+        guard descriptor >= 0 else { throw .io("socket failed") }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, 128) == 0 else {
+            _ = SocketDescriptor.systemClose(descriptor)
+            throw .io("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        let family = Int32(storage.ss_family)
+        let boundPort: UInt16 = withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
+        handle = SocketDescriptor(descriptor)
+        self.port = Int(boundPort)
+    }
+
+    /// Waits for the next connection; `nil` once the listener is closed or broken. A failure
+    /// that passes (a client that gave up while queued, or no descriptors or memory left for
+    /// a moment) is retried, so a burst of connections cannot stop a server for good.
+    public func accept() -> TCPSocket? {
+        while true {
+            let (client, failure) = handle.withDescriptor { descriptor -> (Int32, Int32) in
+                #if canImport(Glibc)
+                let client = Glibc.accept(descriptor, nil, nil)
+                #else
+                let client = Darwin.accept(descriptor, nil, nil)
+                #endif
+                return (client, errno)
+            } ?? (-1, EBADF)
+            if client >= 0 { return TCPSocket(descriptor: client) }
+            if handle.isClosedNow { return nil }
+            switch failure {
+            case EINTR, ECONNABORTED, EPROTO:
+                continue
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                // The connection stays queued; wait for descriptors to free up rather than spin.
+                usleep(50_000)
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// Stops listening; a blocked `accept` returns `nil`.
+    public func close() {
+        handle.close()
+    }
+
+    deinit { handle.close() }
+}
