@@ -145,6 +145,8 @@ let package = Package(
         // Protobuf's conformance message (test_messages_proto3.proto), translated to the schema
         // language in Tests/Schemas/test_messages_proto3 and generated here.
         .target(name: "TestMessagesProto3", dependencies: ["SwitchboardRuntime"], path: "Tests/TestMessagesProto3"),
+        // The testee protobuf's conformance runner drives (scripts/conformance.sh).
+        .executableTarget(name: "conformance-testee", dependencies: ["SwitchboardDynamic", "SwitchboardRuntime", "SwitchboardSchema", "TestMessagesProto3"], path: "Tests/ConformanceTestee"),
 
         .testTarget(
             name: "SwitchboardSchemaTests",

@@ -3,6 +3,7 @@
 # each step checks first and installs only what is missing.
 #   protoc + well-known types   Debian protobuf-compiler, libprotobuf-dev
 #   OpenSSL headers and CLI     Debian libssl-dev (wss:// on Linux), openssl (test certificates)
+#   C and C++ compilers         the bridge's C client; protobuf's conformance runner
 #   Python protobuf, websockets, h2 (hpack, hyperframe)
 #                               real peers the tests compare against
 set -euo pipefail
@@ -13,6 +14,7 @@ command -v protoc >/dev/null 2>&1 || need_apt+=(protobuf-compiler)
 [ -f /usr/include/openssl/ssl.h ] || need_apt+=(libssl-dev)       # TLS for wss:// on Linux
 command -v openssl >/dev/null 2>&1 || need_apt+=(openssl)        # test certificates
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)                 # the bridge's C client
+command -v g++ >/dev/null 2>&1 || need_apt+=(g++)               # protobuf's conformance runner
 command -v valgrind >/dev/null 2>&1 || need_apt+=(valgrind)      # its memory check
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""

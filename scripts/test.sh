@@ -3,7 +3,8 @@
 #   1. install protoc and the Python peers if missing
 #   2. build everything, tests included, with warnings as errors
 #   3. check the committed SDKs against the schemas (generate --check)
-#   4. check the committed wire fixtures against protoc and Python protobuf
+#   4. check the committed wire fixtures against protoc and Python protobuf, and run
+#      protobuf's official conformance runner (built from the system library's source)
 #   5. exercise the switchboard command line, the string bridge's C ABI from C (under
 #      valgrind) and from Python ctypes, and the file-drop transport between two processes
 #      whose provider is killed and restarted
@@ -26,6 +27,7 @@ bin=$(switchboard_bin)
 "$bin" generate Tests/Schemas/kitchen_sink --output Tests/KitchenSink/Generated --module KitchenSink --check
 "$bin" generate Tests/Schemas/test_messages_proto3 --output Tests/TestMessagesProto3/Generated --module TestMessagesProto3 --check
 scripts/make-fixtures.sh --check
+scripts/conformance.sh
 scripts/cli-tests.sh
 scripts/bridge-tests.sh
 scripts/file-drop-tests.sh

@@ -56,6 +56,7 @@ public struct DynamicBinaryCodec: Sendable {
                 }
             }
         }
+        output += message.unknownFields.bytes
     }
 
     private func appendTagged(_ value: DynamicValue, type: ValueType, number: Int, to output: inout [UInt8]) {
@@ -143,7 +144,7 @@ public struct DynamicBinaryCodec: Sendable {
 
     // MARK: Decoding
 
-    /// Decodes `data` as message type `type`; unknown fields are skipped. Time and memory
+    /// Decodes `data` as message type `type`; unknown fields are kept as bytes. Time and memory
     /// are linear in the input, however often a field repeats: a repeated embedded message
     /// merges in place, and map entries are put in key order once, at the end.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
@@ -243,7 +244,9 @@ public struct DynamicBinaryCodec: Sendable {
         } catch {
             throw DynamicCodecError("\(definition.name): \(error)")
         }
-        try WellKnownJSON.checkRange(of: message, definition)
+        if !unknown.isEmpty {
+            message.unknownFields = message.unknownFields.isEmpty ? unknown : UnknownFields(bytes: message.unknownFields.bytes + unknown.bytes)
+        }
     }
 
     /// Puts every map of `message` and of the messages it holds in key order, the last entry

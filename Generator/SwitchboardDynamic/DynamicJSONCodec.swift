@@ -10,6 +10,10 @@ public struct DynamicJSONCodec: Sendable {
     let binary: DynamicBinaryCodec
     /// Nesting bound for hostile input.
     public var maximumDepth = 100
+    /// Whether members the schema does not define, and enum names it does not know, are
+    /// skipped instead of failing the decode (protobuf's `ignoring_unknown_fields`). Off by
+    /// default: a typo in a command should not be sent silently.
+    public var ignoresUnknownFields = false
 
     public init(schema: Schema) {
         self.schema = schema
@@ -66,6 +70,14 @@ public struct DynamicJSONCodec: Sendable {
                 throw DynamicCodecError("not valid JSON: \(error.description)")
             }
             guard let field = definition.fields.first(where: { $0.jsonName == key || $0.name == key }) else {
+                if ignoresUnknownFields {
+                    do throws(JSONDecodingError) {
+                        try reader.skipValue()
+                    } catch {
+                        throw DynamicCodecError("not valid JSON: \(error.description)")
+                    }
+                    continue
+                }
                 let names = definition.fields.map(\.jsonName) + definition.fields.map(\.name)
                 let hint = Suggestion.closest(to: key, among: names).map { "; did you mean '\($0)'?" } ?? ""
                 throw DynamicCodecError("\(definition.name) has no field '\(key)'\(hint)")
@@ -85,11 +97,19 @@ public struct DynamicJSONCodec: Sendable {
             do {
                 switch field.shape {
                 case let .singular(valueType), let .optional(valueType):
-                    message.fields[field.number] = .single(try readValue(&reader, type: valueType, context: context, depth: depth))
+                    do {
+                        message.fields[field.number] = .single(try readValue(&reader, type: valueType, context: context, depth: depth))
+                    } catch is SkippedEnumName {
+                        continue
+                    }
                 case let .list(valueType):
                     try reader.beginArray()
                     var items: [DynamicValue] = []
-                    while try reader.nextElement() { items.append(try readValue(&reader, type: valueType, context: context, depth: depth)) }
+                    while try reader.nextElement() {
+                        do {
+                            items.append(try readValue(&reader, type: valueType, context: context, depth: depth))
+                        } catch is SkippedEnumName {}
+                    }
                     message.fields[field.number] = .list(items)
                 case let .map(keyType, valueType):
                     try reader.beginObject()
@@ -101,7 +121,9 @@ public struct DynamicJSONCodec: Sendable {
                         }
                         let text = name.string
                         let mapKey = try self.mapKey(text, type: keyType, context: context)
-                        entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
+                        do {
+                            entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
+                        } catch is SkippedEnumName {}
                     }
                     message.fields[field.number] = .map(try DynamicMapEntry.canonicalOrder(entries))
                 }
@@ -165,6 +187,7 @@ public struct DynamicJSONCodec: Sendable {
             if reader.peekIsString {
                 let name = try reader.readString()
                 guard let match = definition.cases.first(where: { $0.name == name }) else {
+                    if ignoresUnknownFields { throw SkippedEnumName() }
                     throw JSONDecodingError.unknownEnumName(enum: definition.name, name: name)
                 }
                 return .enumeration(match.value)
@@ -187,7 +210,22 @@ public struct DynamicJSONCodec: Sendable {
         return codec.render(message)
     }
 
+    /// Writes `message` as compact proto3 JSON, or fails if a value has no JSON form (a
+    /// Timestamp or Duration out of protobuf's range), as the generated codec's encoder does;
+    /// ``encode(_:prettyPrinted:)`` writes such a value as `null` instead.
+    public func encodeStrictly(_ message: DynamicMessage) throws(DynamicCodecError) -> String {
+        var codec = self
+        codec.prettyPrinted = false
+        let problems = UnrepresentableValues()
+        codec.unrepresentable = problems
+        let output = codec.render(message)
+        if let first = problems.first { throw DynamicCodecError(first) }
+        return output
+    }
+
     var prettyPrinted = true
+    /// Where strict encoding notes values it wrote as `null`.
+    var unrepresentable: UnrepresentableValues?
     private var newline: String { prettyPrinted ? "\n" : "" }
     private var colon: String { prettyPrinted ? ": " : ":" }
     private func pad(_ depth: Int) -> String { prettyPrinted ? String(repeating: "  ", count: depth) : "" }
@@ -285,7 +323,12 @@ public struct DynamicJSONCodec: Sendable {
                 output += "\"\(seconds &* 1000 &+ Int64(nanos / 1_000_000))\""
             } else {
                 var bytes: [UInt8] = []
-                output += RFC3339.format(seconds: seconds, nanos: nanos, into: &bytes) ? Self.quoted(String(decoding: bytes, as: UTF8.self)) : "null"
+                if RFC3339.format(seconds: seconds, nanos: nanos, into: &bytes) {
+                    output += Self.quoted(String(decoding: bytes, as: UTF8.self))
+                } else {
+                    unrepresentable?.note("timestamp \(seconds) s + \(nanos) ns is outside what JSON can write")
+                    output += "null"
+                }
             }
         }
     }
@@ -322,4 +365,14 @@ public struct DynamicJSONCodec: Sendable {
         }
         return result + "\""
     }
+}
+
+/// An enum name the schema does not know, read while unknown names are ignored: the value is
+/// dropped (the field stays unset, a list or map loses the element).
+struct SkippedEnumName: Error {}
+
+/// Values strict encoding could not write, first one first.
+final class UnrepresentableValues: @unchecked Sendable {
+    private(set) var first: String?
+    func note(_ problem: String) { if first == nil { first = problem } }
 }

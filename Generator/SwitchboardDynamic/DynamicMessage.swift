@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardRuntime
 import SwitchboardSchema
 
 /// One value of a field, typed by the schema at run time rather than by generated code.
@@ -64,6 +65,9 @@ public struct DynamicMessage: Sendable, Hashable {
     public let type: Int
     /// Set fields by number.
     public var fields: [Int: DynamicField]
+    /// Fields the schema does not know (or known numbers with another wire type), kept as
+    /// read and written back after the known ones, as generated messages keep them.
+    public var unknownFields = UnknownFields()
 
     public init(type: Int, fields: [Int: DynamicField] = [:]) {
         self.type = type

@@ -16,22 +16,6 @@ enum WellKnownJSON {
               let type = AnyTypeRegistry.shared.type(forURL: definition.fullName), !type.jsonIsFieldObject else { return nil }
         self = type == ProtoAny.self ? .any : .runtime(type)
     }
-
-    /// Timestamps and durations out of range fail the decode, as in the generated codec.
-    static func checkRange(of message: DynamicMessage, _ definition: MessageDefinition) throws(DynamicCodecError) {
-        guard definition.importedFrom != nil, definition.name == "Timestamp" || definition.name == "Duration" else { return }
-        func integer(_ number: Int) -> Int64 {
-            if case let .single(.int(value))? = message.fields[number] { return value }
-            return 0
-        }
-        let seconds = integer(1), nanos = Int32(truncatingIfNeeded: integer(2))
-        let valid = definition.name == "Timestamp"
-            ? ProtoTimestamp(seconds: seconds, nanos: nanos).isValid
-            : ProtoDuration(seconds: seconds, nanos: nanos).isValid
-        guard valid else {
-            throw DynamicCodecError("\(definition.name.lowercased()) \(seconds) s + \(nanos) ns is outside what \(definition.fullName) allows")
-        }
-    }
 }
 
 extension DynamicJSONCodec {
@@ -120,8 +104,14 @@ extension DynamicJSONCodec {
     func writeWellKnown(_ kind: WellKnownJSON, _ message: DynamicMessage, indent: Int) -> String {
         switch kind {
         case let .runtime(runtimeType):
-            // A value the runtime refuses (a timestamp out of range) prints as null.
-            return (try? Self.json(of: runtimeType, bytes: binary.encode(message))) ?? "null"
+            // A value the runtime refuses (a timestamp out of range) prints as null, or fails
+            // strict encoding.
+            do {
+                return try Self.json(of: runtimeType, bytes: binary.encode(message))
+            } catch {
+                unrepresentable?.note("\(schema.messages[message.type].fullName): \(error)")
+                return "null"
+            }
         case .any:
             guard case let .single(.string(url))? = message.fields[1] else { return "{}" }
             var bytes = Data()

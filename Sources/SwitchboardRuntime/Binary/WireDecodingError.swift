@@ -4,10 +4,6 @@
 public enum WireDecodingError: Error, Sendable, Hashable {
     /// The input ended in the middle of a value.
     case truncated
-    /// A `google.protobuf.Timestamp` outside years 1 to 9999, or with nanos outside `0..<1e9`.
-    case invalidTimestamp(seconds: Int64, nanos: Int32)
-    /// A `google.protobuf.Duration` beyond 10,000 years, or whose nanos do not fit its seconds.
-    case invalidDuration(seconds: Int64, nanos: Int32)
     /// A varint ran past 10 bytes or overflowed 64 bits.
     case malformedVarint
     /// A length prefix points past the end of the enclosing input.
@@ -33,10 +29,6 @@ extension WireDecodingError: CustomStringConvertible {
         switch self {
         case .truncated:
             return "input ended in the middle of a value"
-        case let .invalidTimestamp(seconds, nanos):
-            return "timestamp \(seconds) s + \(nanos) ns is outside what google.protobuf.Timestamp allows"
-        case let .invalidDuration(seconds, nanos):
-            return "duration \(seconds) s + \(nanos) ns is outside what google.protobuf.Duration allows"
         case .malformedVarint:
             return "malformed varint (longer than 10 bytes or over 64 bits)"
         case let .lengthExceedsInput(length, remaining):

@@ -164,7 +164,6 @@ public struct WireReader {
         end = cursor + length
         remainingDepth -= 1
         try message.decodeFields(from: &self)
-        try message.validateAfterDecoding()
         remainingDepth += 1
         end = savedEnd
     }

@@ -26,7 +26,6 @@ extension ProtoMessage {
         var reader = WireReader(buffer: buffer, options: options)
         var message = Self()
         try message.decodeFields(from: &reader)
-        try message.validateAfterDecoding()
         return message
     }
 

@@ -33,9 +33,6 @@ public protocol ProtoMessage: Sendable, Hashable {
     /// Whether the JSON form is an object of the fields (false for the well-known types with a
     /// form of their own, which an Any nests under `"value"`).
     static var jsonIsFieldObject: Bool { get }
-    /// Throws if a decoded value breaks its type's rules: a Timestamp or Duration out of range.
-    /// Runs after each time the message is decoded or merged from the wire.
-    func validateAfterDecoding() throws(WireDecodingError)
 }
 
 extension ProtoMessage {
@@ -57,7 +54,4 @@ extension ProtoMessage {
 
     @inlinable
     public static var jsonIsFieldObject: Bool { true }
-
-    @inlinable
-    public func validateAfterDecoding() throws(WireDecodingError) {}
 }

@@ -14,11 +14,6 @@ extension ProtoDuration {
         return (seconds <= 0 && nanos <= 0) || (seconds >= 0 && nanos >= 0)
     }
 
-    /// A value out of range is an error when read from the wire.
-    public func validateAfterDecoding() throws(WireDecodingError) {
-        guard isValid else { throw .invalidDuration(seconds: seconds, nanos: nanos) }
-    }
-
     /// The duration of a Swift `Duration`, to the nanosecond (attoseconds below are dropped,
     /// toward zero, as protobuf's own conversions do).
     public init(_ duration: Swift.Duration) {

@@ -7,15 +7,12 @@ extension ProtoTimestamp {
     public static let maximum = ProtoTimestamp(seconds: RFC3339.maximumSeconds, nanos: 999_999_999)
 
     /// Whether the value is one protobuf allows: years 1 to 9999, nanos in `0..<1_000_000_000`.
-    /// Both codecs refuse anything else, reading and writing.
+    /// JSON refuses anything else, reading and writing; the binary form carries any value
+    /// exactly, as protobuf's does (its conformance suite requires a binary out-of-range
+    /// value to parse, and to fail only when written as JSON).
     @inlinable
     public var isValid: Bool {
         seconds >= RFC3339.minimumSeconds && seconds <= RFC3339.maximumSeconds && nanos >= 0 && nanos < 1_000_000_000
-    }
-
-    /// A value out of range is an error, not a date that moves on each round trip.
-    public func validateAfterDecoding() throws(WireDecodingError) {
-        guard isValid else { throw .invalidTimestamp(seconds: seconds, nanos: nanos) }
     }
 
     /// The timestamp of a date, to the microsecond.
