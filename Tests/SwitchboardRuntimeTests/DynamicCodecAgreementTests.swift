@@ -133,6 +133,39 @@ import Testing
         }
     }
 
+    /// Ignoring unknown JSON (protobuf's `ignoring_unknown_fields`) skips members the schema
+    /// does not define and drops unknown enum names wherever they stand, as the generated
+    /// codec does; by default both are errors.
+    @Test func unknownMembersAndEnumNamesAreSkippedOnlyWhenAsked() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
+        let text = #"{"title": "t", "later": {"a": [1, 2]}, "color": "ULTRAVIOLET", "optionalColor": "GREEN"}"#
+        var codec = DynamicJSONCodec(schema: Self.kitchenSink)
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(text.utf8), as: type) }
+        codec.ignoresUnknownFields = true
+        let dynamic = try codec.decode(Data(text.utf8), as: type)
+        let generated = try Composite(jsonString: text, options: JSONDecodingOptions(ignoreUnknownFields: true))
+        #expect(generated.title == "t" && generated.color == .unspecified && generated.optionalColor == .green)
+        #expect(try Composite(serializedData: DynamicBinaryCodec(schema: Self.kitchenSink).encode(dynamic)) == generated)
+
+        let maps = try #require(Self.kitchenSink.messageIndex(named: "Maps"))
+        let entries = try codec.decode(Data(#"{"sint64ToColor": {"1": "BLUE", "2": "ULTRAVIOLET"}}"#.utf8), as: maps)
+        #expect(entries.fields[5] == .map([DynamicMapEntry(key: .int(1), value: .enumeration(3))]))
+    }
+
+    /// Strict JSON encoding fails where the generated encoder does (a Timestamp out of
+    /// protobuf's range); the tools' lenient encoding writes `null` there instead.
+    @Test func strictEncodingRefusesWhatJSONCannotHold() throws {
+        let type = try #require(Self.kitchenSink.messageIndex(named: "Composite"))
+        let binary = DynamicBinaryCodec(schema: Self.kitchenSink)
+        let json = DynamicJSONCodec(schema: Self.kitchenSink)
+        let outOfRange = Composite(title: "x", createdAt: ProtoTimestamp(seconds: 253_402_300_800, nanos: 0))
+        let message = try binary.decode(outOfRange.serializedData(), as: type)
+        #expect(throws: DynamicCodecError.self) { try json.encodeStrictly(message) }
+        #expect(json.encode(message, prettyPrinted: false).contains(#""createdAt":null"#))
+        let inRange = try binary.decode(Composite(title: "x", createdAt: ProtoTimestamp(seconds: 0, nanos: 5)).serializedData(), as: type)
+        #expect(try json.encodeStrictly(inRange) == #"{"title":"x","createdAt":"1970-01-01T00:00:00.000000005Z"}"#)
+    }
+
     @Test func badJSONIsATypedErrorNamingTheField() throws {
         let type = try #require(Self.kitchenSink.messageIndex(named: "Scalars"))
         let codec = DynamicJSONCodec(schema: Self.kitchenSink)
