@@ -20,12 +20,29 @@ if [ ! -x "$runner" ]; then
   mkdir -p "$cache"
   tarball="$cache/protobuf_$version.orig.tar.gz"
   if [ ! -s "$tarball" ]; then
-    url="https://deb.debian.org/debian/pool/main/p/protobuf/protobuf_$version.orig.tar.gz"
-    python3 - "$url" "$tarball.part" <<'PY'
+    # Straight from Debian's pool; failing that, through apt (its mirror and proxy settings)
+    # with a source list and lists directory of its own, so the system's stay as they are.
+    url="${SWITCHBOARD_DEBIAN_POOL:-https://deb.debian.org/debian/pool/main}/p/protobuf/protobuf_$version.orig.tar.gz"
+    if ! python3 - "$url" "$tarball.part" 2>/dev/null <<'PY'
 import sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=120) as response, open(sys.argv[2], "wb") as out:
     out.write(response.read())
 PY
+    then
+      echo "conformance: $url unreachable; fetching the source through apt"
+      sudo=""
+      [ "$(id -u)" -ne 0 ] && sudo="sudo"
+      codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+      mirror=$(grep -rhE "^(URIs:|deb )" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE "https?://[^ ]+/debian/?" | sed -n 1p || true)
+      list="$cache/sources.list"
+      echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror:-http://deb.debian.org/debian} $codename main" > "$list"
+      # Its own lists directory too: an update of one list would otherwise drop the system's.
+      mkdir -p "$cache/apt-lists/partial"
+      apt_options=(-o "Dir::Etc::SourceList=$list" -o "Dir::Etc::SourceParts=-" -o "Dir::State::Lists=$cache/apt-lists")
+      $sudo apt-get "${apt_options[@]}" update -qq
+      (cd "$cache" && apt-get "${apt_options[@]}" source --download-only -qq "protobuf=$(dpkg-query -W -f='${Version}' libprotobuf-dev)")
+      cp "$cache/protobuf_$version.orig.tar.gz" "$tarball.part" 2>/dev/null || true
+    fi
     mv "$tarball.part" "$tarball"
   fi
   source_dir="$cache/protobuf-$version"
