@@ -86,7 +86,10 @@ func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async
 let routes = BenchmarkMessages().routes
 let chatServer = try ChatServer(routes: routes)
 let grpcServer = try SwitchboardGRPC.GRPCServer(router: SwitchboardRuntime.RPCRouter(routes: routes))
-let peerServer = try await PeerServer()
+// Started only when compared against (not in `--profile` and `--sans-io` runs), so a profiler
+// such as valgrind sees our code alone.
+let comparesWithPeer = !CommandLine.arguments.contains("--profile") && !CommandLine.arguments.contains("--sans-io")
+let peerServer: PeerServer? = comparesWithPeer ? try await PeerServer() : nil
 let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
 
 func webSocketRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
@@ -110,7 +113,7 @@ func grpcRun(connections: Int, tasks: Int, calls: Int) async -> Run {
 
 /// The same calls through grpc-swift 2.
 func peerRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
-    let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer.port) }
+    let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer!.port) }
     let run = await measure(clients, tasksPerClient: tasks, calls: calls) { await $0.send(peerRequest) }
     for client in clients { client.close() }
     return run
