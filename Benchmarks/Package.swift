@@ -21,6 +21,8 @@ let package = Package(
             name: "SignalChatPeerMessages",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
+        // The clock, percentiles and rounds the latency benchmarks share.
+        .target(name: "BenchmarkSupport"),
         .executableTarget(
             name: "CodecBenchmarks",
             dependencies: [
@@ -36,6 +38,7 @@ let package = Package(
         .executableTarget(
             name: "WebSocketBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "SwitchboardWebSocket", package: "Switchboard"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -51,6 +54,7 @@ let package = Package(
         .executableTarget(
             name: "GRPCBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "SwitchboardGRPC", package: "Switchboard"),
                 .product(name: "SwitchboardHTTP2", package: "Switchboard"),
                 .product(name: "SwitchboardChat", package: "Switchboard"),
@@ -77,6 +81,7 @@ let package = Package(
         .executableTarget(
             name: "ChatBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .target(name: "CEpoll", condition: .when(platforms: [.linux])),
                 .product(name: "SwitchboardChat", package: "Switchboard"),
                 .product(name: "SignalChat", package: "Switchboard"),

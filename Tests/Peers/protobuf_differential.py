@@ -8,25 +8,26 @@ Each output line: <hex of Python's deterministic re-serialization of our binary>
 or "error <what>" when Python refuses an input.
 """
 import base64
+import os
 import sys
 
-from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
+from google.protobuf import json_format
+
+# The fixture scripts' pool loader, so both read descriptor sets the same way.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from protobuf_pool import load_pool, message_classes  # noqa: E402
 
 
 def main() -> None:
-    descriptor_set = descriptor_pb2.FileDescriptorSet()
-    with open(sys.argv[1], "rb") as handle:
-        descriptor_set.ParseFromString(handle.read())
-    pool = descriptor_pool.DescriptorPool()
-    for file_proto in descriptor_set.file:
-        pool.Add(file_proto)
+    pool = load_pool(sys.argv[1])
+    class_named = message_classes(pool)
     classes = {}
     print("ready", flush=True)
     for line in sys.stdin:
         name, binary_hex, json_b64 = line.split()
         try:
             if name not in classes:
-                classes[name] = message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+                classes[name] = class_named(name)
             from_binary = classes[name]()
             from_binary.ParseFromString(b"" if binary_hex == "-" else bytes.fromhex(binary_hex))
             from_json = json_format.Parse(base64.b64decode(json_b64).decode("utf-8"), classes[name](), descriptor_pool=pool)

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import SignalChat
 import SwitchboardChat
@@ -18,19 +19,6 @@ let concurrentCount = 12_800
 let inFlight = 64
 let connectionCount = 100
 let callsPerConnection = 60
-
-func percentile(_ samples: [Double], _ p: Double) -> Double {
-    let sorted = samples.sorted()
-    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-}
-
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-struct Run {
-    var latencies: [Double]
-    var seconds: Double
-    var rate: Double { Double(latencies.count) / seconds }
-}
 
 let request = SendMessageRequest(
     destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
@@ -139,12 +127,6 @@ func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: 
     return Run(latencies: latencies, seconds: seconds)
 }
 
-/// The round whose median latency is the median of the rounds' medians.
-func medianRound(_ runs: [Run]) -> Run {
-    runs.sorted { percentile($0.latencies, 0.5) < percentile($1.latencies, 0.5) }[runs.count / 2]
-}
-
-func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
 let raw = try startRawEchoServer()
 let epollEcho = try EpollEchoServer()

@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import SignalChat
 import SwitchboardChat
@@ -17,20 +18,6 @@ let concurrentCount = 12_800
 let inFlight = 64
 let connectionCount = 100
 let callsPerConnection = 60
-
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-func percentile(_ samples: [Double], _ p: Double) -> Double {
-    let sorted = samples.sorted()
-    return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-}
-
-struct Run {
-    var latencies: [Double]
-    var failures: Int
-    var seconds: Double
-    var rate: Double { Double(latencies.count) / seconds }
-}
 
 let request = SendMessageRequest(
     destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
@@ -119,11 +106,6 @@ func peerRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
     return run
 }
 
-func medianRound(_ runs: [Run]) -> Run {
-    runs.sorted { percentile($0.latencies, 0.5) < percentile($1.latencies, 0.5) }[runs.count / 2]
-}
-
-func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
 // `--sans-io N`: N unary exchanges between two in-memory HTTP/2 connections, no sockets:
 // the protocol's own CPU cost per call.

@@ -18,8 +18,10 @@ final class NIOEchoHandler: ChannelInboundHandler {
         case .connectionClose:
             var payload = context.channel.allocator.buffer(capacity: 2)
             payload.writeInteger(UInt16(1000))
+            // Closes once the close frame is flushed; the loop-bound context stays on its loop.
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: payload))).whenComplete { _ in
-                context.close(promise: nil)
+                loopBound.value.close(promise: nil)
             }
         default:
             break
@@ -37,7 +39,9 @@ enum NIOEchoServer {
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: 1 << 20,
                     shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
-                    upgradePipelineHandler: { channel, _ in channel.pipeline.addHandler(NIOEchoHandler()) })
+                    upgradePipelineHandler: { channel, _ in
+                        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(NIOEchoHandler()) }
+                    })
                 return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
             }
         let channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()

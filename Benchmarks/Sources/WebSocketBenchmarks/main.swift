@@ -1,3 +1,4 @@
+import BenchmarkSupport
 import Foundation
 import NIOCore
 import NIOPosix
@@ -12,13 +13,6 @@ let serialCount = 3000
 let pipelinedCount = 20_000
 let inFlight = 64
 let payload = Data((0..<messageSize).map { UInt8($0 % 251) })
-
-func percentile(_ samples: [Double], _ p: Double) -> Double {
-    let sorted = samples.sorted()
-    return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-}
-
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 // MARK: Raw TCP
 
@@ -138,7 +132,6 @@ func wsPipelined(_ connection: WebSocketConnection) async throws -> Double {
     return rate
 }
 
-func microseconds(_ nanoseconds: Double) -> String { String(format: "%.1f µs", nanoseconds / 1000) }
 
 let (rawListener, rawPort) = try startRawEchoServer()
 // Our server echoes on the socket's reader thread (direct delivery, writes that do not wait),
@@ -190,5 +183,5 @@ print("Our server against the swift-nio server, same client: throughput \(String
 
 ourServer.stop()
 rawListener.close()
-try? nioChannel.close().wait()
+try? await nioChannel.close().get()
 try? await group.shutdownGracefully()
