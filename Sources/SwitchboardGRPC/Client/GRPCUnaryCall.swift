@@ -116,7 +116,17 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         guard won else { return false }
         if request.deadline != nil { owner.forget(self) }
-        waiting?.resume(returning: result)
+        guard let waiting else { return true }
+        let loop = connection.loop
+        if loop.inEventLoop {
+            // Heard while the loop works through a read: the caller resumes once the loop is
+            // done with it. Resumed at once, it would send its next call while the loop still
+            // delivers this read's last events, and the two would take turns sleeping on the
+            // connection's lock (a futex wait and wake on every call).
+            loop.execute { waiting.resume(returning: result) }
+        } else {
+            waiting.resume(returning: result)
+        }
         return true
     }
 
