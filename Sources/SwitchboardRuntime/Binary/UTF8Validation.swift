@@ -10,6 +10,7 @@ public enum UTF8Validation {
     public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let count = bytes.count
+        if isASCII(base, count: count) { return true }
         var index = 0
         while index < count {
             // ASCII fast path: eight bytes at a time.
@@ -53,5 +54,28 @@ public enum UTF8Validation {
             }
         }
         return true
+    }
+
+    /// Whether every byte is below 0x80, without a branch per word: most protocol strings
+    /// (verbs, paths, header lines) are ASCII and short, so one pass that ORs the words
+    /// and the tail together beats stopping early.
+    @inlinable
+    static func isASCII(_ base: UnsafeRawPointer, count: Int) -> Bool {
+        var seen: UInt64 = 0
+        if count >= 8 {
+            var index = 0
+            while index + 8 <= count {
+                seen |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                index += 8
+            }
+            // The last word overlaps bytes already seen, which costs less than a byte loop.
+            seen |= base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            seen = UInt64(base.loadUnaligned(as: UInt32.self))
+                | UInt64(base.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+        } else {
+            for index in 0..<count { seen |= UInt64(base.load(fromByteOffset: index, as: UInt8.self)) }
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
     }
 }

@@ -92,8 +92,12 @@ public struct WireWriter {
     /// Writes a length prefix and the bytes.
     @inlinable
     public mutating func writeBytes(_ value: Data) {
-        writeVarint(UInt64(truncatingIfNeeded: value.count))
-        value.withUnsafeBytes { writeRawBytes($0) }
+        // One access to the storage: each of `count` and `withUnsafeBytes` pays an
+        // exclusivity check on `Data`'s class storage.
+        value.withUnsafeBytes { bytes in
+            writeVarint(UInt64(truncatingIfNeeded: bytes.count))
+            writeRawBytes(bytes)
+        }
     }
 
     /// Writes raw bytes kept from an earlier decode.

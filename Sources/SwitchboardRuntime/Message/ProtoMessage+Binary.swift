@@ -39,26 +39,28 @@ extension ProtoMessage {
     @inlinable
     public func serializedBytes() -> [UInt8] {
         let size = serializedSize()
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            guard let base = buffer.baseAddress else { initialized = 0; return }
-            var writer = WireWriter(unsafeStart: UnsafeMutableRawPointer(base))
+        var bytes = ZeroedBytes.array(count: size)
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var writer = WireWriter(unsafeStart: base)
             serialize(into: &writer)
             precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
-            initialized = size
         }
+        return bytes
     }
 
     /// Encodes the message in protobuf wire format as `Data`.
     @inlinable
     public func serializedData() -> Data {
         let size = serializedSize()
-        var data = Data(count: size)
-        data.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var writer = WireWriter(unsafeStart: base)
-            serialize(into: &writer)
-            precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
-        }
-        return data
+        guard size > 0 else { return Data() }
+        // Written before `Data` owns it: `Data(count:)` zeroes its storage and each
+        // `withUnsafeMutableBytes` pays exclusivity checks on its class storage, which
+        // together cost more than the encode itself.
+        let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+        var writer = WireWriter(unsafeStart: base)
+        serialize(into: &writer)
+        precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
+        return Data(bytesNoCopy: base, count: size, deallocator: .custom { base, _ in base.deallocate() })
     }
 }
