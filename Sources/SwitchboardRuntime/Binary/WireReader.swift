@@ -196,29 +196,6 @@ public struct WireReader {
         return result
     }
 
-    /// How many more fields of the current message carry `rawTag`, counting from the
-    /// value that follows the tag just read. Lets a list reserve its capacity once.
-    /// A malformed tail stops the count early; the decode itself reports the error.
-    @inlinable
-    public func countFields(withTag rawTag: UInt32) -> Int {
-        var probe = self
-        guard let current = try? probe.peekTagAt(fieldStart), (try? probe.skipValue(current)) != nil else { return 0 }
-        var count = 0
-        while let tag = try? probe.nextTag() {
-            if tag.rawValue == rawTag { count += 1 }
-            guard (try? probe.skipValue(tag)) != nil else { break }
-        }
-        return count
-    }
-
-    @usableFromInline
-    func peekTagAt(_ position: UnsafeRawPointer) throws(WireDecodingError) -> WireTag {
-        var probe = self
-        probe.cursor = position
-        guard let tag = try probe.nextTag() else { throw .truncated }
-        return tag
-    }
-
     // MARK: Unknown fields
 
     /// Skips the value of the field whose tag was just read and, unless the options
