@@ -70,8 +70,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     package var state: Snapshot {
         lock.withLock {
-            Snapshot(isAvailable: endedReason == nil && !core.isGoingAway, isClosed: endedReason != nil,
-                     activeStreams: core.openLocalStreamCount + waiting.count, endReason: endedReason)
+            Snapshot(isAvailable: endedReason == nil && !readCore({ $0.isGoingAway }), isClosed: endedReason != nil,
+                     activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason)
         }
     }
 
@@ -182,7 +182,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Runs `handler` once the connection stops taking new streams (GOAWAY either way, or its end).
     package func whenGoingAway(_ handler: @escaping @Sendable () -> Void) {
         guarded {
-            if endedReason != nil || core.isGoingAway { effects.append(handler) } else { goAwayHandlers.append(handler) }
+            if endedReason != nil || readCore({ $0.isGoingAway }) { effects.append(handler) } else { goAwayHandlers.append(handler) }
         }
     }
 
@@ -225,6 +225,13 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     // MARK: Under the lock
+
+    /// Reads the core in place. Calling a getter on `core` itself made the compiler copy the
+    /// whole connection (streams, HPACK tables, buffers: a retain and a release each) on
+    /// every call, since a class's stored property could change while the getter runs.
+    private func readCore<T>(_ body: (inout HTTP2Connection) -> T) -> T {
+        body(&core)
+    }
 
     /// Runs `body` under the lock, then the effects it queued: at once on the loop, else
     /// handed to the loop in one piece, so delegates keep hearing everything there, in order.
@@ -282,7 +289,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     private func openWaiting() {
-        while !waiting.isEmpty, core.canOpenStream || core.isGoingAway || core.isClosed {
+        while !waiting.isEmpty, readCore({ $0.canOpenStream }) || readCore({ $0.isGoingAway }) || readCore({ $0.isClosed }) {
             let pending = waiting.removeFirst()
             if let result = open(pending) { effects.append { pending.opened(result) } }
         }
@@ -345,7 +352,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func afterCoreCall() {
         dispatch(core.takeEvents())
         flushOutput()
-        if settingsTimer != nil, core.pendingLocalSettingsAcks == 0 {
+        if settingsTimer != nil, readCore({ $0.pendingLocalSettingsAcks }) == 0 {
             settingsTimer?.cancel()
             settingsTimer = nil
         }
@@ -353,11 +360,11 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             openWaiting()
             flushOutput()
         }
-        if let failure = core.failure, endedReason == nil {
+        if let failure = readCore({ $0.failure }), endedReason == nil {
             finish(failure.description)
             return
         }
-        if core.isGoingAway, core.isQuiescent, endedReason == nil {
+        if readCore({ $0.isGoingAway }), readCore({ $0.isQuiescent }), endedReason == nil {
             flushOutput()
             channel.closeAfterFlushing(timeout: .seconds(1))
             finish("the connection went away")
@@ -367,7 +374,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Writes the core's output from this thread; what the socket cannot take yet waits in
     /// the channel, in order (the lock keeps writers in the core's order).
     private func flushOutput() {
-        guard core.hasOutput else { return }
+        guard readCore({ $0.hasOutput }) else { return }
         let bytes = core.takeOutput()
         let result = channel.write(bytes) { [weak self] _ in
             // Queued, never inline: a channel that closes runs this from `close`, which may
@@ -411,7 +418,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func settingsTimedOut() {
         guarded {
             settingsTimer = nil
-            guard endedReason == nil, core.pendingLocalSettingsAcks > 0 else { return }
+            guard endedReason == nil, readCore({ $0.pendingLocalSettingsAcks }) > 0 else { return }
             abortLocked(HTTP2ProtocolViolation(.settingsTimeout, "SETTINGS not acknowledged within \(options.settingsTimeout)"))
         }
     }
@@ -458,7 +465,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         let handlers = closeHandlers
         closeHandlers = []
         for handler in handlers { effects.append { handler(reason) } }
-        if let failure = core.failure, failure.code != .noError {
+        if let failure = readCore({ $0.failure }), failure.code != .noError {
             // After a protocol error the peer is often still sending. Closing with its bytes
             // unread would answer them with a TCP reset, which can destroy our GOAWAY before
             // the peer reads it: keep reading (and dropping) for a moment first.
