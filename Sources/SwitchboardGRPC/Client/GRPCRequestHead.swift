@@ -24,8 +24,12 @@ struct GRPCRequestHead: Sendable {
     func headers(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
         var headers: [HPACKHeader] = []
         headers.reserveCapacity(fixed.count + 7 + metadata.fields.count)
-        headers += [HPACKHeader(":method", "POST"), scheme, HPACKHeader(":path", "/" + rpcName), authorityHeader,
-                    json ? Self.jsonContentType : Self.protobufContentType]
+        // One append each: an array literal here would be an allocation of its own.
+        headers.append(HPACKHeader(":method", "POST"))
+        headers.append(scheme)
+        headers.append(HPACKHeader(":path", "/" + rpcName))
+        headers.append(authorityHeader)
+        headers.append(json ? Self.jsonContentType : Self.protobufContentType)
         headers += fixed
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))

@@ -166,7 +166,7 @@ extension HTTP2Connection {
         blocked.removeAll { $0 == id }
         if stream.phase == .halfClosedRemote {
             removeStream(id)
-            events.append(.streamClosed(streamID: id, .completed))
+            emit(.streamClosed(streamID: id, .completed))
         } else {
             stream.phase = .halfClosedLocal
             streams[id] = stream

@@ -118,6 +118,13 @@ public struct HTTP2Connection: Sendable {
         return taken
     }
 
+    /// Queues an event. `takeEvents()` hands the list over and leaves none behind, so the
+    /// first event after it makes room for a call's usual few (headers, data, close) at once.
+    mutating func emit(_ event: HTTP2Event) {
+        if events.capacity == 0 { events.reserveCapacity(4) }
+        events.append(event)
+    }
+
     // MARK: Receiving
 
     /// Handles bytes from the peer and returns what they meant. After a protocol violation
@@ -185,7 +192,7 @@ public struct HTTP2Connection: Sendable {
             throw HTTP2ProtocolViolation(.protocolError, "PUSH_PROMISE although ENABLE_PUSH is 0")
         case let .ping(opaque, ack):
             if ack {
-                events.append(.pingAcknowledged(opaque))
+                emit(.pingAcknowledged(opaque))
             } else {
                 try spendControlBudget(at: now, on: "PING")
                 HTTP2FrameEncoder.writePing(opaque, ack: true, into: &output)
@@ -287,7 +294,7 @@ public struct HTTP2Connection: Sendable {
         }
         streams[id] = stream
         remotelyInitiatedCount += 1
-        events.append(.headers(streamID: id, decoded.headers, endStream: block.endStream))
+        emit(.headers(streamID: id, decoded.headers, endStream: block.endStream))
     }
 
     private mutating func receiveHeaders(_ decoded: HPACKDecoder.Block, onOpenStream id: UInt32, endStream: Bool) throws(HTTP2ProtocolViolation) {
@@ -326,7 +333,7 @@ public struct HTTP2Connection: Sendable {
             return
         }
         streams[id] = stream
-        events.append(.headers(streamID: id, decoded.headers, endStream: endStream))
+        emit(.headers(streamID: id, decoded.headers, endStream: endStream))
         if endStream { receivedEnd(of: id) }
     }
 
@@ -384,7 +391,7 @@ public struct HTTP2Connection: Sendable {
             }
         }
         streams[id] = stream
-        events.append(.data(streamID: id, bytes, endStream: endStream))
+        emit(.data(streamID: id, bytes, endStream: endStream))
         if endStream { receivedEnd(of: id) }
     }
 
@@ -412,7 +419,7 @@ public struct HTTP2Connection: Sendable {
             throw HTTP2ProtocolViolation(.enhanceYourCalm, "too many streams reset by the peer")
         }
         removeStream(id)
-        events.append(.streamClosed(streamID: id, .resetByPeer(code)))
+        emit(.streamClosed(streamID: id, .resetByPeer(code)))
     }
 
     private mutating func receiveSettings(_ settings: [HTTP2Setting]) throws(HTTP2ProtocolViolation) {
@@ -430,7 +437,7 @@ public struct HTTP2Connection: Sendable {
             }
         }
         HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &output)
-        events.append(.remoteSettingsChanged(remoteSettings))
+        emit(.remoteSettingsChanged(remoteSettings))
         if delta > 0 { flushBlocked() }
     }
 
@@ -440,9 +447,9 @@ public struct HTTP2Connection: Sendable {
         let excluded = streams.keys.filter { isLocallyInitiated($0) && $0 > last }.sorted()
         for id in excluded {
             removeStream(id)
-            events.append(.streamClosed(streamID: id, .notProcessed))
+            emit(.streamClosed(streamID: id, .notProcessed))
         }
-        events.append(.goAway(lastStreamID: last, code, debugData: Array(debugData.prefix(1024))))
+        emit(.goAway(lastStreamID: last, code, debugData: Array(debugData.prefix(1024))))
     }
 
     private mutating func receiveWindowUpdate(_ increment: UInt32, streamID id: UInt32) throws(HTTP2ProtocolViolation) {
@@ -486,7 +493,7 @@ public struct HTTP2Connection: Sendable {
         guard var stream = streams[id] else { return }
         if stream.phase == .halfClosedLocal {
             removeStream(id)
-            events.append(.streamClosed(streamID: id, .completed))
+            emit(.streamClosed(streamID: id, .completed))
         } else {
             stream.phase = .halfClosedRemote
             streams[id] = stream
@@ -503,7 +510,7 @@ public struct HTTP2Connection: Sendable {
         HTTP2FrameEncoder.writeRSTStream(violation.code, streamID: id, into: &output)
         recentlyReset.insert(id)
         removeStream(id)
-        events.append(.streamClosed(streamID: id, .resetHere(violation)))
+        emit(.streamClosed(streamID: id, .resetHere(violation)))
     }
 
     /// Refuses a stream the peer tried to open; nothing above ever heard of it.
@@ -522,11 +529,11 @@ public struct HTTP2Connection: Sendable {
         headerBlock = nil
         frameDecoder.discardBuffered()
         closeAllStreams(.connectionEnded(violation.description))
-        events.append(.connectionFailed(violation))
+        emit(.connectionFailed(violation))
     }
 
     private mutating func closeAllStreams(_ closure: HTTP2StreamClosure) {
-        for id in streams.keys.sorted() { events.append(.streamClosed(streamID: id, closure)) }
+        for id in streams.keys.sorted() { emit(.streamClosed(streamID: id, closure)) }
         streams.removeAll()
         locallyInitiatedCount = 0
         remotelyInitiatedCount = 0

@@ -57,6 +57,8 @@ public struct HPACKDecoder: Sendable {
     /// Decodes one complete header block.
     public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(HPACKError) -> Block {
         var result = Block(headers: [], listSize: 0, isTooLarge: false, hasInvalidText: false)
+        // Each field takes at least a byte, so this bounds the reservation by the input.
+        result.headers.reserveCapacity(min(bytes.count, 16))
         var index = 0
         var atStart = true
         var scratch: [UInt8] = []
@@ -122,6 +124,8 @@ public struct HPACKDecoder: Sendable {
         index += length
         if huffman {
             scratch.removeAll(keepingCapacity: true)
+            // No code is shorter than five bits, which bounds the output by the input.
+            scratch.reserveCapacity(length * 8 / 5 + 1)
             try HuffmanCoding.decode(raw, into: &scratch)
             return scratch.withUnsafeBytes { Self.text($0, invalid: &invalid) }
         }

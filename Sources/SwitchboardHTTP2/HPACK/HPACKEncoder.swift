@@ -77,6 +77,11 @@ public struct HPACKEncoder: Sendable {
             pendingFinal = nil
             pendingSmallest = nil
         }
+        // A literal is at most its name, its value and a few bytes of prefix; appending a
+        // byte at a time from empty reallocated the block about seven times.
+        var bound = 0
+        for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
+        HTTP2FrameEncoder.reserve(bound, in: &output)
         for header in headers { encode(header, into: &output) }
     }
 

@@ -36,7 +36,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// What the guarded code wants run once the lock is released, in order.
     private var effects: [Effect] = []
 
-    private typealias Effect = @Sendable () -> Void
+    /// What runs after the lock is released. A stream event is kept as the event itself,
+    /// not a closure over it: a closure's context was an allocation for every event.
+    private enum Effect: Sendable {
+        case deliver(HTTP2Event)
+        case run(@Sendable () -> Void)
+    }
 
     /// What callers may ask of the connection.
     package struct Snapshot: Sendable {
@@ -167,7 +172,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         guarded {
             guard let delegate = delegates.removeValue(forKey: streamID) else { return }
             core.resetStream(streamID, code: code)
-            effects.append { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(code, "reset by this side"))) }
+            effects.append(.run { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(code, "reset by this side"))) })
             afterCoreCall()
         }
     }
@@ -175,14 +180,14 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Runs `handler` once the connection has ended, with why (at once if it already has).
     package func whenClosed(_ handler: @escaping @Sendable (String) -> Void) {
         guarded {
-            if let endedReason { effects.append { handler(endedReason) } } else { closeHandlers.append(handler) }
+            if let endedReason { effects.append(.run { handler(endedReason) }) } else { closeHandlers.append(handler) }
         }
     }
 
     /// Runs `handler` once the connection stops taking new streams (GOAWAY either way, or its end).
     package func whenGoingAway(_ handler: @escaping @Sendable () -> Void) {
         guarded {
-            if endedReason != nil || readCore({ $0.isGoingAway }) { effects.append(handler) } else { goAwayHandlers.append(handler) }
+            if endedReason != nil || readCore({ $0.isGoingAway }) { effects.append(.run(handler)) } else { goAwayHandlers.append(handler) }
         }
     }
 
@@ -243,12 +248,19 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         lock.unlock()
         if !queued.isEmpty {
             if loop.inEventLoop {
-                for effect in queued { effect() }
+                for effect in queued { perform(effect) }
             } else {
-                loop.execute { for effect in queued { effect() } }
+                loop.execute { [self] in for effect in queued { perform(effect) } }
             }
         }
         return result
+    }
+
+    private func perform(_ effect: Effect) {
+        switch effect {
+        case let .deliver(event): deliver(event)
+        case let .run(body): body()
+        }
     }
 
     private func ended(reason: String?) {
@@ -291,7 +303,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream }) || readCore({ $0.isGoingAway }) || readCore({ $0.isClosed }) {
             let pending = waiting.removeFirst()
-            if let result = open(pending) { effects.append { pending.opened(result) } }
+            if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }
     }
 
@@ -301,7 +313,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         for event in events {
             switch event {
             case .headers, .data, .streamClosed:
-                effects.append { [self] in deliver(event) }
+                effects.append(.deliver(event))
             case .remoteSettingsChanged:
                 break
             case let .pingAcknowledged(opaque):
@@ -405,13 +417,13 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func streamSendFailed(_ id: UInt32, _ error: HTTP2StreamError) {
         guard let delegate = delegates.removeValue(forKey: id) else { return }
         core.resetStream(id, code: .internalError)
-        effects.append { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(.internalError, error.description))) }
+        effects.append(.run { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(.internalError, error.description))) })
     }
 
     private func wentAway() {
         let handlers = goAwayHandlers
         goAwayHandlers = []
-        effects += handlers
+        effects += handlers.map(Effect.run)
         openWaiting()
     }
 
@@ -451,20 +463,20 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer] { timer?.cancel() }
         let stillWaiting = waiting
         waiting = []
-        for pending in stillWaiting { effects.append { pending.opened(.failure(.connectionClosed)) } }
+        for pending in stillWaiting { effects.append(.run { pending.opened(.failure(.connectionClosed)) }) }
         // After the closures the core gave each stream (a stream the peer never processed
         // must hear so), whoever is left hears that the connection ended.
-        effects.append { [self] in
+        effects.append(.run { [self] in
             let left = lock.withLock {
                 defer { delegates = [:] }
                 return delegates
             }
             for (_, delegate) in left { delegate.streamClosed(.connectionEnded(reason)) }
-        }
+        })
         wentAway()
         let handlers = closeHandlers
         closeHandlers = []
-        for handler in handlers { effects.append { handler(reason) } }
+        for handler in handlers { effects.append(.run { handler(reason) }) }
         if let failure = readCore({ $0.failure }), failure.code != .noError {
             // After a protocol error the peer is often still sending. Closing with its bytes
             // unread would answer them with a TCP reset, which can destroy our GOAWAY before
