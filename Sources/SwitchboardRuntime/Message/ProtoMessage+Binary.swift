@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension ProtoMessage {
     /// Decodes a message from protobuf wire format.
@@ -57,10 +62,12 @@ extension ProtoMessage {
         // Written before `Data` owns it: `Data(count:)` zeroes its storage and each
         // `withUnsafeMutableBytes` pays exclusivity checks on its class storage, which
         // together cost more than the encode itself.
-        let base = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
+        // `malloc`, not `UnsafeMutableRawPointer.allocate`, which asks for the default
+        // alignment and so goes through `posix_memalign`.
+        guard let base = malloc(size) else { fatalError("out of memory encoding \(size) bytes") }
         var writer = WireWriter(unsafeStart: base)
         serialize(into: &writer)
         precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
-        return Data(bytesNoCopy: base, count: size, deallocator: .custom { base, _ in base.deallocate() })
+        return Data(bytesNoCopy: base, count: size, deallocator: .free)
     }
 }
