@@ -27,11 +27,15 @@ enum GRPCResponseMapping {
         }
         let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
         var metadata = RPCHeaders()
-        for headers in [call.headers, call.trailers] {
+        // Room for every field and the Content-Type set below: one allocation, not one per doubling.
+        metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
+        func keep(_ headers: [HPACKHeader]) {
             for header in headers where !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-") {
                 metadata.add(header.name, header.value)
             }
         }
+        keep(call.headers)
+        keep(call.trailers)
         if code == .ok {
             guard call.messages.count == 1 else {
                 throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messages.count) messages", details: nil)

@@ -51,11 +51,14 @@ public struct GRPCMessageDeframer: Sendable {
 
     /// Adds bytes and returns the messages they complete.
     public mutating func append(_ bytes: [UInt8]) throws(GRPCFramingError) -> [[UInt8]] {
-        if start > 0, start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+        if start == buffer.count {
+            // Nothing is left over (the usual case: a message per DATA frame), so the frame's
+            // bytes become the buffer without a copy.
+            buffer = bytes
             start = 0
+        } else {
+            buffer += bytes
         }
-        buffer += bytes
         var messages: [[UInt8]] = []
         while buffer.count - start >= 5 {
             guard buffer[start] == 0 else { throw .unexpectedCompression }

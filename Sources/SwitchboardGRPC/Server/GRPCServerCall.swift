@@ -44,6 +44,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var method: String?
         var timeout: Duration?
         var metadata = RPCHeaders()
+        metadata.reserveCapacity(headers.count)
         for header in headers {
             switch header.name {
             case ":path": path = header.value
