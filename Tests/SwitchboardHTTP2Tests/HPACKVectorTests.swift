@@ -139,4 +139,17 @@ import Testing
         try encoded.withUnsafeBytes { try HuffmanCoding.decode($0, into: &decoded) }
         #expect(decoded == all)
     }
+
+    /// The encoder looks a field up in the static table only for pseudo-headers and
+    /// accept-encoding; that holds while they are the only entries with values.
+    @Test func onlyPseudoHeadersAndAcceptEncodingHaveStaticValues() throws {
+        let withValues = HPACKStaticTable.entries.filter { !$0.value.isEmpty }.map(\.name)
+        #expect(!withValues.isEmpty)
+        #expect(withValues.allSatisfy { $0.hasPrefix(":") || $0 == "accept-encoding" })
+        // And such a field is still found there: one index byte.
+        var encoder = HPACKEncoder()
+        var block: [UInt8] = []
+        encoder.encode([HPACKHeader("accept-encoding", "gzip, deflate"), HPACKHeader(":method", "POST")], into: &block)
+        #expect(block == [0x80 | 16, 0x80 | 3])
+    }
 }

@@ -89,7 +89,10 @@ public struct HPACKEncoder: Sendable {
         let key = HPACKFieldKey(name: header.name, value: header.value)
         let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
         if !secret {
-            if let index = HPACKStaticTable.indexOfField[key] ?? table.index(of: key).map({ $0 + HPACKStaticTable.count }) {
+            // Only pseudo-headers and accept-encoding have values in the static table, so
+            // other fields skip hashing their name and value against it.
+            let staticIndex = header.name.utf8.first == UInt8(ascii: ":") || header.name == "accept-encoding" ? HPACKStaticTable.indexOfField[key] : nil
+            if let index = staticIndex ?? table.index(of: key).map({ $0 + HPACKStaticTable.count }) {
                 HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
                 return
             }
