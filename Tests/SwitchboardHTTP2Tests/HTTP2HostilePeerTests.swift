@@ -169,6 +169,13 @@ import Testing
             [HPACKHeader("x-first", "1")] + ConnectionPair.request,
             ConnectionPair.request + [HPACKHeader("x-value", "a\r\nb")],
             ConnectionPair.request + [HPACKHeader("content-length", "5")],
+            ConnectionPair.request + [HPACKHeader("upgrade", "h2c")],
+            ConnectionPair.request + [HPACKHeader("keep-alive", "5")],
+            ConnectionPair.request + [HPACKHeader("proxy-connection", "close")],
+            ConnectionPair.request + [HPACKHeader("transfer-encoding", "chunked")],
+            ConnectionPair.request + [HPACKHeader("x-value", " leading")],
+            ConnectionPair.request + [HPACKHeader("x-value", "trailing\t")],
+            ConnectionPair.request + [HPACKHeader("x-value", "nul\u{0}inside")],
         ]
         var server = Self.server()
         for (index, list) in bad.enumerated() {

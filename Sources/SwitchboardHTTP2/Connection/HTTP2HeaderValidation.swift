@@ -16,8 +16,12 @@ enum HTTP2HeaderValidation {
 
     /// Fields that belong to one HTTP/1.1 hop and have no meaning in HTTP/2.
     private static func isConnectionSpecific(_ name: String) -> Bool {
-        switch name {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        // By length first: most names match none of these lengths and skip the comparisons.
+        switch name.utf8.count {
+        case 7: name == "upgrade"
+        case 10: name == "connection" || name == "keep-alive"
+        case 16: name == "proxy-connection"
+        case 17: name == "transfer-encoding"
         default: false
         }
     }
@@ -62,9 +66,10 @@ enum HTTP2HeaderValidation {
                 throw malformed(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character")
             }
             guard !isConnectionSpecific(header.name) else { throw malformed("connection-specific field \(header.name)") }
-            if header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
+            let nameLength = name.count
+            if nameLength == 2, header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
             try checkValue(header.value)
-            if header.name == "content-length" {
+            if nameLength == 14, header.name == "content-length" {
                 guard let length = Int(header.value), length >= 0, header.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                     throw malformed("an invalid content-length")
                 }
@@ -103,12 +108,17 @@ enum HTTP2HeaderValidation {
 
     /// No NUL, CR or LF anywhere, and no whitespace at either end (RFC 9113 §8.2.1).
     private static func checkValue(_ value: String) throws(HTTP2ProtocolViolation) {
-        let bytes = value.utf8
-        for byte in bytes where byte == 0 || byte == 10 || byte == 13 {
-            throw malformed("a field value with NUL, CR or LF")
-        }
-        if let first = bytes.first, first == 32 || first == 9 { throw malformed("a field value with leading whitespace") }
-        if let last = bytes.last, last == 32 || last == 9 { throw malformed("a field value with trailing whitespace") }
+        // Decoded values are native strings, so this borrows their bytes; the fallback walks
+        // the view for any other kind.
+        let verdict = value.utf8.withContiguousStorageIfAvailable(valueProblem) ?? Array(value.utf8).withUnsafeBufferPointer(valueProblem)
+        if let verdict { throw malformed(verdict) }
+    }
+
+    private static func valueProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return "a field value with NUL, CR or LF" }
+        if let first = bytes.first, first == 32 || first == 9 { return "a field value with leading whitespace" }
+        if let last = bytes.last, last == 32 || last == 9 { return "a field value with trailing whitespace" }
+        return nil
     }
 
     private static func malformed(_ reason: String) -> HTTP2ProtocolViolation {
