@@ -20,7 +20,7 @@ if [ "$target" = hpack ] || [ "$target" = http2 ]; then
   # The sans-IO parts only: HPACK, frames and the connection core.
   swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzHTTP2 -package-name Switchboard \
     "$root"/Sources/SwitchboardHTTP2/HPACK/*.swift "$root"/Sources/SwitchboardHTTP2/Frames/*.swift \
-    "$root"/Sources/SwitchboardHTTP2/Connection/*.swift "$root/Fuzz/FuzzHTTP2.swift" -o "$binary"
+    "$root"/Sources/SwitchboardHTTP2/Connection/*.swift "$root"/Sources/SwitchboardHTTP2/Support/*.swift "$root/Fuzz/FuzzHTTP2.swift" -o "$binary"
 elif [ "$target" = catalogue ]; then
   binary="$out/fuzz-catalogue"
   cp -n "$root"/Tests/Bridge/*.json "$out/corpus-$target/" 2>/dev/null || true

@@ -50,19 +50,11 @@ public enum HTTP2FrameEncoder {
         }
     }
 
-    /// Makes room for `extra` more bytes, doubling as appends do: reserving the exact
-    /// total for each frame reallocated the connection's output once per frame. The first
-    /// reservation takes enough for a small call's frames (headers, data, trailers) at once.
-    static func reserve(_ extra: Int, in output: inout [UInt8]) {
-        let needed = output.count + extra
-        if output.capacity < needed { output.reserveCapacity(max(needed, 2 * output.capacity, 512)) }
-    }
-
     /// Appends a header block as one HEADERS frame and as many CONTINUATION frames as
     /// `maxFrameSize` needs, all back to back as RFC 9113 §4.3 requires.
     public static func writeHeaderBlock(_ block: [UInt8], streamID: UInt32, endStream: Bool, maxFrameSize: Int, into output: inout [UInt8]) {
         let limit = max(1, maxFrameSize)
-        reserve(block.count + (block.count / limit + 1) * HTTP2FrameLimits.headerLength, in: &output)
+        output.reserveGrowing(block.count + (block.count / limit + 1) * HTTP2FrameLimits.headerLength)
         var offset = 0
         var first = true
         repeat {
@@ -78,7 +70,7 @@ public enum HTTP2FrameEncoder {
 
     /// Appends one DATA frame; the caller keeps `bytes` within the peer's MAX_FRAME_SIZE and windows.
     public static func writeData(_ bytes: ArraySlice<UInt8>, streamID: UInt32, endStream: Bool, into output: inout [UInt8]) {
-        reserve(HTTP2FrameLimits.headerLength + bytes.count, in: &output)
+        output.reserveGrowing(HTTP2FrameLimits.headerLength + bytes.count)
         writeHeader(length: bytes.count, type: .data, flags: endStream ? HTTP2FrameFlags.endStream : 0, streamID: streamID, into: &output)
         output.append(contentsOf: bytes)
     }

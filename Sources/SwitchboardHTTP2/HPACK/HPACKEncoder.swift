@@ -81,7 +81,7 @@ public struct HPACKEncoder: Sendable {
         // byte at a time from empty reallocated the block about seven times.
         var bound = 0
         for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
-        HTTP2FrameEncoder.reserve(bound, in: &output)
+        output.reserveGrowing(bound)
         for header in headers { encode(header, into: &output) }
     }
 

@@ -301,7 +301,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     private func openWaiting() {
-        while !waiting.isEmpty, readCore({ $0.canOpenStream }) || readCore({ $0.isGoingAway }) || readCore({ $0.isClosed }) {
+        while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
             let pending = waiting.removeFirst()
             if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }
@@ -376,7 +376,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             finish(failure.description)
             return
         }
-        if readCore({ $0.isGoingAway }), readCore({ $0.isQuiescent }), endedReason == nil {
+        if readCore({ $0.isGoingAway && $0.isQuiescent }), endedReason == nil {
             flushOutput()
             channel.closeAfterFlushing(timeout: .seconds(1))
             finish("the connection went away")
