@@ -40,14 +40,24 @@ import Testing
             _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([UInt8(index)])))
         }
         let elapsed = started.duration(to: .now)
-        try await Task.sleep(for: .milliseconds(50))
-        let afterBurst = signals.withLock { $0 }
+        // Let the listener drain what was yielded: a loaded machine may run it late.
+        var afterBurst = signals.withLock { $0 }
+        for _ in 0..<20 {
+            try await Task.sleep(for: .milliseconds(50))
+            let now = signals.withLock { $0 }
+            if now == afterBurst { break }
+            afterBurst = now
+        }
         #expect(afterBurst >= 1)
         #expect(afterBurst <= Int(elapsed.components.seconds) + 2, "\(afterBurst) signals for 100 responses in \(elapsed)")
 
         await connection.probe()
         for _ in 0..<200 where signals.withLock({ $0 }) == afterBurst { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(signals.withLock { $0 } == afterBurst + 1, "the probe's answer is signalled within 2 s")
+        // The probe has two answers (a pong and the keepalive response): the first is signalled
+        // at once; the second only if a starved machine delivers it a quiet period later.
+        let afterProbe = signals.withLock { $0 }
+        #expect(afterProbe > afterBurst, "the probe's answer is signalled within 2 s")
+        #expect(afterProbe <= afterBurst + 2, "\(afterProbe - afterBurst) signals for one probe")
         listener.cancel()
         await connection.close()
     }
