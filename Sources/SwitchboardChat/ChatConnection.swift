@@ -20,6 +20,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let keepalive: Locked<KeepaliveMonitor<ContinuousClock.Instant>>?
     /// Set when this side ends the connection for a reason the close code cannot carry.
     private let localReason = Locked<ChatConnectionError?>(nil)
+    /// Set once a push flood is cut off: what the server sends after that is not decoded
+    /// (a hostile server must not keep buying CPU), and stays unacknowledged for redelivery.
+    private let isCutOff = Locked(false)
     /// The next keepalive check, on the connection's event loop.
     private let keepaliveTimer = Locked<LoopTimer?>(nil)
     /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
@@ -217,6 +220,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             diagnose(.unexpectedTextMessage)
             return
         }
+        // Pending requests fail with the cut-off's reason when the socket has closed.
+        if isCutOff.withLock({ $0 }) { return }
         let frame: IncomingEnvelope
         do {
             frame = try IncomingEnvelope(serializedBytes: message.payload)
@@ -276,6 +281,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             return true
         }
         guard first else { return }
+        isCutOff.withLock { $0 = true }
         Task { [socket] in _ = await socket.close(code: .policyViolation, reason: "too many pushes unanswered") }
     }
 

@@ -94,6 +94,9 @@ struct PushMemoryTests {
         }
         // What the client held, in allocated bytes: every push before the first refused one.
         let firstRefused = try #require(dropped.withLock { $0.first }.flatMap { Int($0.split(separator: "/").last ?? "") })
+        // Nothing after the cut-off is decoded: no later push is even seen to be dropped.
+        let droppedIDs = dropped.withLock { $0 }.compactMap { Int($0.split(separator: "/").last ?? "") }
+        #expect(droppedIDs.allSatisfy { $0 <= firstRefused }, "pushes decoded after the cut-off: \(droppedIDs.filter { $0 > firstRefused })")
         let held = (firstRefused - 1) * (try Self.heldBytesPerPush(headers: headers))
         #expect(held <= budget + (try Self.heldBytesPerPush(headers: headers)),
                 "\(firstRefused - 1) pushes held \(held / 1_048_576) MiB for a \(budget / 1_048_576) MiB budget")
