@@ -4,7 +4,7 @@ import SwitchboardRuntime
 import Testing
 
 /// The frame-level fake: the test reads each request and answers it by id.
-@Suite(.timeLimit(.minutes(1))) struct FakeServerTests {
+@Suite(.timeLimit(.minutes(3))) struct FakeServerTests {
     @Test func theTestSeesWhatTheClientSent() async throws {
         let fake = FakeServerTransport<Authenticated>()
         let client = ChatRoomClient(transport: fake)

@@ -5,7 +5,7 @@ import SwitchboardRuntime
 import Testing
 
 /// Pushes through the bridge's queue: order, acknowledgement timing, bounds, and closing.
-@Suite(.timeLimit(.minutes(1))) struct StringBridgeEventTests {
+@Suite(.timeLimit(.minutes(3))) struct StringBridgeEventTests {
     static let incoming = ServerRequest(verb: "PUT", path: "/api/v1/message", headers: ["X-Signal-Timestamp": "1700000000000"],
                                         body: Envelope(sourceServiceId: "alice").serializedData())
     static let queueEmpty = ServerRequest(verb: "PUT", path: "/api/v1/queue/empty")

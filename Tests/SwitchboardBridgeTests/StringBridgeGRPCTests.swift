@@ -8,7 +8,7 @@ import Testing
 
 /// The bridge opened from its configuration with `"transport": "grpc"`: commands become
 /// unary gRPC calls to generated handlers, and pushes arrive through the event subscription.
-@Suite(.timeLimit(.minutes(1))) struct StringBridgeGRPCTests {
+@Suite(.timeLimit(.minutes(3))) struct StringBridgeGRPCTests {
     @Test func commandsAndPushesRideGRPC() async throws {
         let backend = BridgeBackend()
         let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(backend) + Keys.routes(backend) + ChatRoom.routes(backend)))
@@ -82,7 +82,7 @@ import Testing
 }
 
 /// The bridge opened over the WebSocket chat connection, and a server that goes away.
-@Suite(.timeLimit(.minutes(1))) struct StringBridgeWebSocketTests {
+@Suite(.timeLimit(.minutes(3))) struct StringBridgeWebSocketTests {
     @Test func aConnectionThatEndsIsAnEventForTheHost() async throws {
         let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
         let configuration = try BridgeConfiguration(json: Data("""

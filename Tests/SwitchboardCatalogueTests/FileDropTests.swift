@@ -25,7 +25,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
 }
 
 /// The file-drop transport and provider in one process, over an exported catalogue.
-@Suite(.timeLimit(.minutes(1))) struct FileDropTests {
+@Suite(.timeLimit(.minutes(3))) struct FileDropTests {
     struct Setup {
         let exported: ExportedCatalogue
         let catalogue: ServiceCatalogue

@@ -5,7 +5,7 @@ import SwitchboardRuntime
 import Testing
 
 /// The mock server holds what is connected now, not everyone who ever connected.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct ChatServerRegistryTests {
 
     @Test func endedClientsLeaveAndOnlyTheNewestStayFindable() async throws {

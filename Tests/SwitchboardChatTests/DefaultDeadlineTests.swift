@@ -5,7 +5,7 @@ import Testing
 
 /// Every call has a deadline: a server that answers keepalives but never a request cannot
 /// hold the caller, whatever the schema says about the endpoint.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct DefaultDeadlineTests {
     /// An endpoint with no `timeout` in the schema, whose handler never answers.
     static let endpoint = EndpointDescriptor(rpcName: "test.Stuck/Wait", verb: "GET", pathTemplate: "/v1/stuck", auth: .none)

@@ -6,7 +6,7 @@ import SwitchboardWebSocket
 import Testing
 
 /// Peers that misbehave: they answer the upgrade with nonsense, or stop reading.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct HostilePeerTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct HostilePeerTests {
     /// Answers every connection with `response` and closes.
     final class CannedHTTPServer: @unchecked Sendable {
         let listener: TCPListener

@@ -5,7 +5,7 @@ import SwitchboardRuntime
 import Testing
 
 /// Client and server interceptor chains over a real chat connection and `ChatServer`.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct InterceptorsOverChatTests {
     /// Adds a bearer token to every call, as an app's auth interceptor would.
     struct BearerToken: ClientInterceptor {

@@ -7,7 +7,7 @@ import Testing
 
 /// A hostile server cannot make the client hold more than its push budget by sending pushes
 /// whose envelopes are small but decode large (many tiny header lines).
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct PushMemoryTests {
     /// The process's resident memory, from /proc (Linux).
     static func residentBytes() -> Int? {

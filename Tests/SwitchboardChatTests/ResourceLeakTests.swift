@@ -5,7 +5,7 @@ import SwitchboardWebSocket
 import Testing
 
 /// A server that runs for days must give back what each connection took.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct ResourceLeakTests {
 
     /// Every socket of 300 connections that came and went, the server's and the client's,
@@ -38,7 +38,7 @@ struct ResourceLeakTests {
 
 /// A server connection is freed once it ends, even though its message handler (the mock
 /// server's) holds the client that holds the connection.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ConnectionLifetimeTests {
     final class WeakConnection: @unchecked Sendable {
         private let lock = NSLock()
@@ -67,7 +67,7 @@ struct ConnectionLifetimeTests {
 }
 
 /// The mock server's limits: a full server says when to retry, a silent client is let go.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ChatServerLimitTests {
     @Test func aFullServerSaysRetryLater() async throws {
         let server = try ChatServer(routes: [], limits: .init(maximumConnections: 1))

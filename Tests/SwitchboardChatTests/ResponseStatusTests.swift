@@ -7,7 +7,7 @@ import Testing
 /// A response must carry an HTTP status: one without, or with a number no HTTP status can
 /// be (0, or above 2^32 where 32-bit truncation would make it look like 200), fails its
 /// request as an unexpected response instead of reaching the caller as a status.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ResponseStatusTests {
     static func varint(_ value: UInt64) -> [UInt8] {
         var value = value, bytes: [UInt8] = []

@@ -13,7 +13,7 @@ import Darwin
 /// The client's connection over time: a server that stops answering is noticed by the
 /// keepalive PING, one that never finishes SETTINGS by its timeout, and after the server goes
 /// away the next call opens a new connection.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct GRPCConnectionLifecycleTests {
     /// A server that speaks HTTP/2 just enough (SETTINGS and its acknowledgement, if `settles`)
     /// and then reads everything and answers nothing.

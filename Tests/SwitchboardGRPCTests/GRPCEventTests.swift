@@ -8,7 +8,7 @@ import Testing
 /// A schema's events over gRPC: a server-streaming `SwitchboardEvents` per service carries the
 /// pushes, in order, to the generated `dispatch`; `SwitchboardAcknowledge` answers each with
 /// the status the WebSocket answer would carry, and a withheld push is never acknowledged.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct GRPCEventTests {
     final class Listener: MessagesEventListener, @unchecked Sendable {
         private let lock = NSLock()

@@ -13,7 +13,7 @@ import Darwin
 /// A hostile HTTP/2 client, written as raw bytes over a real socket, against our gRPC server:
 /// each classic attack ends in GOAWAY with the right code and a closed connection, never a
 /// hang, and the server goes on serving everyone else.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct GRPCHostilePeerTests {
     /// Connects, sends `bytes` (after the preface and SETTINGS unless `raw`), and reads what the
     /// server says until it closes (10 s at most). Returns the GOAWAY code it sent, if any.

@@ -9,7 +9,7 @@ import Testing
 /// The generated SignalChat clients over our gRPC transport, against a server nobody here
 /// wrote: Python's grpcio serving the `.proto` that `export-proto` writes. In the clear and
 /// over TLS (ALPN h2).
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct GRPCInteropTests {
     static func transport<Auth: AuthMode>(_ peer: GRPCPeer, _ security: GRPCPeer.Security, as _: Auth.Type = Auth.self,
                                           metadata: RPCHeaders = [:]) async throws -> GRPCClientTransport<Auth> {

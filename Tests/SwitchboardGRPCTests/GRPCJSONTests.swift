@@ -16,7 +16,7 @@ final class ResponseCapture: ClientInterceptor, @unchecked Sendable {
 
 /// `application/grpc+json` for `encoding json` services, when the client asks for it: our
 /// client with our server, and with a grpcio server whose methods read and write JSON.
-@Suite(.timeLimit(.minutes(2))) struct GRPCJSONTests {
+@Suite(.timeLimit(.minutes(4))) struct GRPCJSONTests {
     static func jsonOptions() -> GRPCClientOptions {
         var options = GRPCClientOptions()
         options.usesJSONForJSONEndpoints = true

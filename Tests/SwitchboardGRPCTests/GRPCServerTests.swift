@@ -34,7 +34,7 @@ struct SampleHandlers: UsernamesHandler, SealedSenderMessagesHandler {
 /// Our gRPC server: the generated handlers answer our client with the same typed results as
 /// in process, both transports carry the same app while endpoints flip between them, and
 /// Python's grpcio calls it.
-@Suite(.timeLimit(.minutes(3)))
+@Suite(.timeLimit(.minutes(5)))
 struct GRPCServerTests {
     // Not an empty hash: over the WebSocket its path has no segment to route (404), while gRPC
     // delivers it; the guide says so.

@@ -6,7 +6,7 @@ import Testing
 /// HPACK against an implementation nobody here wrote: Python's `hpack` (python-hyper).
 /// Two hundred header lists that repeat and vary as requests on one connection do; each side
 /// decodes, in order on one table, what the other encoded.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct HPACKInteropTests {
     struct Job: Codable {
         var decode: [String]

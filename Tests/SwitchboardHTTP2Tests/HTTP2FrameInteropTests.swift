@@ -5,7 +5,7 @@ import Testing
 
 /// Frames against Python's `hyperframe` (python-hyper), which nobody here wrote: it reads
 /// what we write, and we read what it writes, padding and all.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct HTTP2FrameInteropTests {
     struct Answer: Decodable {
         struct Described: Decodable, Equatable {

@@ -78,7 +78,7 @@ final class ReversingAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
 
 /// HTTP/2 over real sockets on the event loops: our client and server against each other
 /// and against Python's `h2`, both directions, with flow control doing real work.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct HTTP2SocketTests {
     static func request(_ path: String) -> [HPACKHeader] {
         [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", path),

@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// The event loop without sockets: jobs, timers, executor preference, readiness, shutdown.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct EventLoopCoreTests {
     /// A value several threads add to.
     final class Box<T: Sendable>: @unchecked Sendable {

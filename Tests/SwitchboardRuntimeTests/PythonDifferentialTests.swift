@@ -10,7 +10,7 @@ import Testing
 /// Random messages of the kitchen-sink schema through Python protobuf, both codecs, both
 /// directions: Python re-serializes our bytes to the same bytes, reads our JSON as the same
 /// message, and writes JSON we read back as the same message.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(4)))
 struct PythonDifferentialTests {
     /// The kitchen-sink descriptors, compiled by protoc from the exported .proto the fixtures
     /// keep current (scripts/make-fixtures.sh --check).

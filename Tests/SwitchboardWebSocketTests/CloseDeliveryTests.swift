@@ -5,7 +5,7 @@ import Testing
 
 /// Closing never loses what the application already handed over, and never waits without end
 /// for a peer that does not answer.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct CloseDeliveryTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct CloseDeliveryTests {
     static let chunk = Data(repeating: 9, count: 64 * 1024)
 
     /// Starts the Python peer that takes nothing for `delay` seconds, and connects to it.

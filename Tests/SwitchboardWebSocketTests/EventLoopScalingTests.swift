@@ -4,7 +4,7 @@ import Testing
 
 /// Connections on event loops: threads stay fixed however many connections, a dedicated
 /// client loop ends with its connection, and a server shuts down gracefully.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(4)))
 struct EventLoopScalingTests {
     /// The process's thread count, from /proc (Linux).
     static func threadCount() -> Int? {

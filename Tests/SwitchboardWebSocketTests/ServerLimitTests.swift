@@ -4,7 +4,7 @@ import PeerSupport
 import Testing
 
 /// A server holds a bounded number of connections, and lets go of silent ones.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ServerLimitTests {
     private func url(_ server: WebSocketServer) -> URL { URL(string: "ws://127.0.0.1:\(server.port)/")! }
 

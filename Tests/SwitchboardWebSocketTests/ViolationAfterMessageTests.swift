@@ -84,7 +84,7 @@ import Testing
 
 /// The peer's close is answered as soon as the application is done with what it was
 /// delivered, not after the close timeout.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct CloseReplyTests {
     final class Received: @unchecked Sendable {
         let lock = NSLock()
