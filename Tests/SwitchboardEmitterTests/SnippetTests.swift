@@ -78,11 +78,11 @@ import Testing
         let file = try #require(try generate("message M {\n  20 late: string\n  1 early: uint64\n  3000 far: bool\n}\n")["M.swift"])
         #expect(file.contains("""
                 public func serializedSize() -> Int {
-                    var size = unknownFields.count
-                    if !UInt64Codec.isDefault(self.early) { size += UInt64Codec.encodedSize(of: self.early); size += 1 }
-                    if !self.late.isEmpty { size += StringCodec.encodedSize(of: self.late); size += 2 }
-                    if self.far { size += BoolCodec.encodedSize(of: self.far); size += 3 }
-                    return size
+                    var size = WireSizeSum(unknownFields.count)
+                    if !UInt64Codec.isDefault(self.early) { size.add(UInt64Codec.encodedSize(of: self.early), tagSize: 1) }
+                    if !self.late.isEmpty { size.add(StringCodec.encodedSize(of: self.late), tagSize: 2) }
+                    if self.far { size.add(BoolCodec.encodedSize(of: self.far), tagSize: 3) }
+                    return size.total
                 }
             """))
         #expect(file.contains("""

@@ -211,48 +211,48 @@ struct MessageTranslator {
     // MARK: Size
 
     func sizeBody() -> [CodeLine] {
-        var lines: [CodeLine] = [.line("var size = unknownFields.count")]
+        var lines: [CodeLine] = [.line("var size = WireSizeSum(unknownFields.count)")]
         for field in message.fieldsByNumber {
             if let oneof = oneofName(field) {
                 let codec = mapping.codec(field.shape.valueType, from: index)
                 lines.append(.block("if case let .\(field.swiftName)(value)? = \(oneof)", [
-                    .line("size += \(codec).encodedSize(of: value); size += \(SwiftTypeMapping.tagSize(number: field.number))"),
+                    .line("size.add(\(codec).encodedSize(of: value), tagSize: \(SwiftTypeMapping.tagSize(number: field.number)))"),
                 ]))
             } else {
                 lines.append(contentsOf: sizeLines(field))
             }
         }
         if lines.count == 1 { return [.line("unknownFields.count")] }
-        lines.append(.line("return size"))
+        lines.append(.line("return size.total"))
         return lines
     }
 
-    /// The size pass adds a field's tag on a statement of its own: `x &+ 1` inside `+=` made
-    /// the type checker weigh every integer operator, a third of the module's check time.
+    /// The size pass adds through ``WireSizeSum`` methods, never `+=`: operators are what the
+    /// type checker and a debug build spend most on in this body.
     func sizeLines(_ field: FieldDefinition) -> [CodeLine] {
         let name = "self." + field.swiftName
         let tagSize = SwiftTypeMapping.tagSize(number: field.number)
         switch field.shape {
         case let .singular(type):
             if field.tracksPresence {
-                return [.line("if let length = \(presentValue(field))?.serializedSize() { size += WireSize.lengthDelimited(length); size += \(tagSize) }")]
+                return [.line("if let length = \(presentValue(field))?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: \(tagSize)) }")]
             }
             let codec = mapping.codec(type, from: index)
-            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size += \(codec).encodedSize(of: \(name)); size += \(tagSize) }")]
+            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size.add(\(codec).encodedSize(of: \(name)), tagSize: \(tagSize)) }")]
         case let .optional(type):
             if case .message = type {
                 // Optional chaining borrows the message in place; `if let` would copy it.
-                return [.line("if let length = \(name)?.serializedSize() { size += WireSize.lengthDelimited(length); size += \(tagSize) }")]
+                return [.line("if let length = \(name)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: \(tagSize)) }")]
             }
             let codec = mapping.codec(type, from: index)
             // `map` borrows the value; binding it with `if let` would retain it.
-            return [.line("if let length = \(name).map(\(codec).encodedSize) { size += length; size += \(tagSize) }")]
+            return [.line("if let length = \(name).map(\(codec).encodedSize) { size.add(length, tagSize: \(tagSize)) }")]
         case let .list(type):
             let codec = mapping.codec(type, from: index)
             let method = field.isPacked ? "packedSize" : "unpackedSize"
-            return [.line("size += RepeatedField<\(codec)>.\(method)(\(name), tagSize: \(tagSize))")]
+            return [.line("size.add(RepeatedField<\(codec)>.\(method)(\(name), tagSize: \(tagSize)))")]
         case let .map(key, value):
-            return [.line("size += MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.encodedSize(\(name), tagSize: \(tagSize))")]
+            return [.line("size.add(MapField<\(SwiftTypeMapping.codec(key)), \(mapping.codec(value, from: index))>.encodedSize(\(name), tagSize: \(tagSize)))")]
         }
     }
 
@@ -282,7 +282,7 @@ struct MessageTranslator {
                     let value = presentValue(field)
                     lines.append(.block("if let length = \(value)?.serializedSize()", [
                         .line(tag),
-                        .line("writer.writeVarint(UInt64(length))"),
+                        .line("writer.writeLength(length)"),
                         .line("\(value)?.serialize(into: &writer)"),
                     ]))
                 } else {
@@ -295,7 +295,7 @@ struct MessageTranslator {
                 if case .message = type {
                     lines.append(.block("if let length = \(name)?.serializedSize()", [
                         .line(tag),
-                        .line("writer.writeVarint(UInt64(length))"),
+                        .line("writer.writeLength(length)"),
                         .line("\(name)?.serialize(into: &writer)"),
                     ]))
                 } else {

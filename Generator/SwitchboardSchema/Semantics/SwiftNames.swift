@@ -33,7 +33,7 @@ public enum SwiftNames {
         "AnyObject", "Codable", "CaseIterable", "RawRepresentable", "CustomStringConvertible",
         "CustomDebugStringConvertible", "CustomReflectable", "Mirror", "Duration",
         "SwitchboardRuntime", "ProtoMessage", "ProtoEnum", "WireWriter", "WireReader", "WireTag", "WireType",
-        "WireSize", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName", "JSONFieldsSeen", "JSONIntegerKey",
+        "WireSize", "WireSizeSum", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName", "JSONFieldsSeen", "JSONIntegerKey",
         "JSONDecodingError", "JSONEncodingError", "JSONDecodingOptions", "UnknownFields", "IndirectBox",
         "FieldCodec", "MapKeyCodec", "RepeatedField", "MapField", "ZigZag", "Base64", "RFC3339",
         "BoolCodec", "Int32Codec", "Int64Codec", "UInt32Codec", "UInt64Codec", "SInt32Codec", "SInt64Codec",

@@ -56,17 +56,17 @@ extension Attachment: ProtoMessage {
     public static let protoMessageName = "signal.chat.Attachment"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
-        if !self.contentType.isEmpty { size += StringCodec.encodedSize(of: self.contentType); size += 1 }
-        if !UInt64Codec.isDefault(self.size) { size += UInt64Codec.encodedSize(of: self.size); size += 1 }
-        if !self.digest.isEmpty { size += BytesCodec.encodedSize(of: self.digest); size += 1 }
-        if let length = self.fileName.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UInt32Codec.isDefault(self.width) { size += UInt32Codec.encodedSize(of: self.width); size += 1 }
-        if !UInt32Codec.isDefault(self.height) { size += UInt32Codec.encodedSize(of: self.height); size += 1 }
-        if let length = self.blurHash.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !self.contentType.isEmpty { size.add(StringCodec.encodedSize(of: self.contentType), tagSize: 1) }
+        if !UInt64Codec.isDefault(self.size) { size.add(UInt64Codec.encodedSize(of: self.size), tagSize: 1) }
+        if !self.digest.isEmpty { size.add(BytesCodec.encodedSize(of: self.digest), tagSize: 1) }
+        if let length = self.fileName.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UInt32Codec.isDefault(self.width) { size.add(UInt32Codec.encodedSize(of: self.width), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.height) { size.add(UInt32Codec.encodedSize(of: self.height), tagSize: 1) }
+        if let length = self.blurHash.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UInt32Codec.isDefault(self.cdn) { size.add(UInt32Codec.encodedSize(of: self.cdn), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

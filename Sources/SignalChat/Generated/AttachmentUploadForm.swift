@@ -39,12 +39,12 @@ extension AttachmentUploadForm: ProtoMessage {
     public static let protoMessageName = "signal.chat.AttachmentUploadForm"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.cdn) { size += UInt32Codec.encodedSize(of: self.cdn); size += 1 }
-        if !self.key.isEmpty { size += StringCodec.encodedSize(of: self.key); size += 1 }
-        size += MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1)
-        if !self.signedUploadLocation.isEmpty { size += StringCodec.encodedSize(of: self.signedUploadLocation); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt32Codec.isDefault(self.cdn) { size.add(UInt32Codec.encodedSize(of: self.cdn), tagSize: 1) }
+        if !self.key.isEmpty { size.add(StringCodec.encodedSize(of: self.key), tagSize: 1) }
+        size.add(MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1))
+        if !self.signedUploadLocation.isEmpty { size.add(StringCodec.encodedSize(of: self.signedUploadLocation), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

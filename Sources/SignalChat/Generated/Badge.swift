@@ -48,15 +48,15 @@ extension Badge: ProtoMessage {
     public static let protoMessageName = "signal.chat.Badge"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
-        if !self.category.isEmpty { size += StringCodec.encodedSize(of: self.category); size += 1 }
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
-        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_); size += 1 }
-        size += MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1)
-        if let length = self.expiration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if self.visible { size += BoolCodec.encodedSize(of: self.visible); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !self.category.isEmpty { size.add(StringCodec.encodedSize(of: self.category), tagSize: 1) }
+        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !self.description_.isEmpty { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 1) }
+        size.add(MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1))
+        if let length = self.expiration?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if self.visible { size.add(BoolCodec.encodedSize(of: self.visible), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -79,7 +79,7 @@ extension Badge: ProtoMessage {
         MapField<StringCodec, StringCodec>.write(self.sprites, tag: 0x2A, to: &writer)
         if let length = self.expiration?.serializedSize() {
             writer.writeByte(0x32)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.expiration?.serialize(into: &writer)
         }
         if self.visible {

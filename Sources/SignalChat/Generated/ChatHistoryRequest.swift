@@ -33,11 +33,11 @@ extension ChatHistoryRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.ChatHistoryRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
-        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UInt32Codec.isDefault(self.limit) { size.add(UInt32Codec.encodedSize(of: self.limit), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -30,10 +30,10 @@ extension ChatHistoryResponse: ProtoMessage {
     public static let protoMessageName = "signal.chat.ChatHistoryResponse"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<MessageCodec<ChatMessage>>.unpackedSize(self.messages, tagSize: 1)
-        if self.hasMore { size += BoolCodec.encodedSize(of: self.hasMore); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<MessageCodec<ChatMessage>>.unpackedSize(self.messages, tagSize: 1))
+        if self.hasMore { size.add(BoolCodec.encodedSize(of: self.hasMore), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

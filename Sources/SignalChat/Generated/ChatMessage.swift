@@ -67,18 +67,18 @@ extension ChatMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.ChatMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.id.isEmpty { size += StringCodec.encodedSize(of: self.id); size += 1 }
-        if !UInt64Codec.isDefault(self.senderId) { size += UInt64Codec.encodedSize(of: self.senderId); size += 1 }
-        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text); size += 1 }
-        if !EnumCodec<MessageStatus>.isDefault(self.status) { size += EnumCodec<MessageStatus>.encodedSize(of: self.status); size += 1 }
-        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        size += RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1)
-        size += MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length; size += 1 }
-        size += RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1)
-        if let length = self.editedAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !UInt64Codec.isDefault(self.senderId) { size.add(UInt64Codec.encodedSize(of: self.senderId), tagSize: 1) }
+        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        if !EnumCodec<MessageStatus>.isDefault(self.status) { size.add(EnumCodec<MessageStatus>.encodedSize(of: self.status), tagSize: 1) }
+        if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1))
+        size.add(MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1))
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<ChatMessage.Reaction>>.unpackedSize(self.reactions, tagSize: 1))
+        if let length = self.editedAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -100,7 +100,7 @@ extension ChatMessage: ProtoMessage {
         }
         if let length = self._createdAt?.serializedSize() {
             writer.writeByte(0x2A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._createdAt?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<Attachment>>.writeUnpacked(self.attachments, tag: 0x32, to: &writer)
@@ -112,7 +112,7 @@ extension ChatMessage: ProtoMessage {
         RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeUnpacked(self.reactions, tag: 0x5A, to: &writer)
         if let length = self.editedAt?.serializedSize() {
             writer.writeByte(0x62)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.editedAt?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)
@@ -260,10 +260,10 @@ extension ChatMessage.Reaction: ProtoMessage {
     public static let protoMessageName = "signal.chat.ChatMessage.Reaction"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.emoji.isEmpty { size += StringCodec.encodedSize(of: self.emoji); size += 1 }
-        size += RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.emoji.isEmpty { size.add(StringCodec.encodedSize(of: self.emoji), tagSize: 1) }
+        size.add(RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -58,16 +58,16 @@ extension ChatSummary: ProtoMessage {
     public static let protoMessageName = "signal.chat.ChatSummary"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
-        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title); size += 1 }
-        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if let length = self._lastActivity?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if !UInt32Codec.isDefault(self.unreadCount) { size += UInt32Codec.encodedSize(of: self.unreadCount); size += 1 }
-        if self.muted { size += BoolCodec.encodedSize(of: self.muted); size += 1 }
-        if !EnumCodec<ChatKind>.isDefault(self.kind) { size += EnumCodec<ChatKind>.encodedSize(of: self.kind); size += 1 }
-        if !UInt32Codec.isDefault(self.memberCount) { size += UInt32Codec.encodedSize(of: self.memberCount); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !self.title.isEmpty { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self._lastActivity?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.unreadCount) { size.add(UInt32Codec.encodedSize(of: self.unreadCount), tagSize: 1) }
+        if self.muted { size.add(BoolCodec.encodedSize(of: self.muted), tagSize: 1) }
+        if !EnumCodec<ChatKind>.isDefault(self.kind) { size.add(EnumCodec<ChatKind>.encodedSize(of: self.kind), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.memberCount) { size.add(UInt32Codec.encodedSize(of: self.memberCount), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -85,7 +85,7 @@ extension ChatSummary: ProtoMessage {
         }
         if let length = self._lastActivity?.serializedSize() {
             writer.writeByte(0x22)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._lastActivity?.serialize(into: &writer)
         }
         if !UInt32Codec.isDefault(self.unreadCount) {

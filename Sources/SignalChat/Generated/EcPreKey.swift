@@ -30,10 +30,10 @@ extension EcPreKey: ProtoMessage {
     public static let protoMessageName = "signal.chat.EcPreKey"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.keyId) { size += UInt32Codec.encodedSize(of: self.keyId); size += 1 }
-        if !self.publicKey.isEmpty { size += BytesCodec.encodedSize(of: self.publicKey); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt32Codec.isDefault(self.keyId) { size.add(UInt32Codec.encodedSize(of: self.keyId), tagSize: 1) }
+        if !self.publicKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -57,18 +57,18 @@ extension Envelope: ProtoMessage {
     public static let protoMessageName = "signal.chat.Envelope"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type); size += 1 }
-        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp); size += 1 }
-        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size += length; size += 1 }
-        if let length = self.content.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.serverGuid.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp); size += 1 }
-        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent); size += 1 }
-        if self.story { size += BoolCodec.encodedSize(of: self.story); size += 2 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size.add(EnumCodec<EnvelopeType>.encodedSize(of: self.type), tagSize: 1) }
+        if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.timestamp), tagSize: 1) }
+        if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.content.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.serverGuid.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp), tagSize: 1) }
+        if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if self.urgent { size.add(BoolCodec.encodedSize(of: self.urgent), tagSize: 1) }
+        if self.story { size.add(BoolCodec.encodedSize(of: self.story), tagSize: 2) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,10 +33,10 @@ extension GetPreKeysRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.GetPreKeysRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier); size += 1 }
-        if !self.deviceId.isEmpty { size += StringCodec.encodedSize(of: self.deviceId); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.identifier.isEmpty { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
+        if !self.deviceId.isEmpty { size.add(StringCodec.encodedSize(of: self.deviceId), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -30,10 +30,10 @@ extension GetProfileRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.GetProfileRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.identifier.isEmpty { size += StringCodec.encodedSize(of: self.identifier); size += 1 }
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.identifier.isEmpty { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
+        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,10 +33,10 @@ extension ListChatsRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.ListChatsRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self.beforeId.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if !UInt32Codec.isDefault(self.limit) { size += UInt32Codec.encodedSize(of: self.limit); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self.beforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !UInt32Codec.isDefault(self.limit) { size.add(UInt32Codec.encodedSize(of: self.limit), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

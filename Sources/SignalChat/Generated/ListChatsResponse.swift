@@ -32,10 +32,10 @@ extension ListChatsResponse: ProtoMessage {
     public static let protoMessageName = "signal.chat.ListChatsResponse"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<MessageCodec<ChatSummary>>.unpackedSize(self.chats, tagSize: 1)
-        if let length = self.nextBeforeId.map(StringCodec.encodedSize) { size += length; size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<MessageCodec<ChatSummary>>.unpackedSize(self.chats, tagSize: 1))
+        if let length = self.nextBeforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

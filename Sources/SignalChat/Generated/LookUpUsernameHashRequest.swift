@@ -30,9 +30,9 @@ extension LookUpUsernameHashRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.LookUpUsernameHashRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.hash.isEmpty { size += BytesCodec.encodedSize(of: self.hash); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.hash.isEmpty { size.add(BytesCodec.encodedSize(of: self.hash), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

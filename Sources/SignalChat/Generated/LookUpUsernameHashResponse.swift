@@ -28,9 +28,9 @@ extension LookUpUsernameHashResponse: ProtoMessage {
     public static let protoMessageName = "signal.chat.LookUpUsernameHashResponse"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.uuid.isEmpty { size += StringCodec.encodedSize(of: self.uuid); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.uuid.isEmpty { size.add(StringCodec.encodedSize(of: self.uuid), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -30,10 +30,10 @@ extension MismatchedDevices: ProtoMessage {
     public static let protoMessageName = "signal.chat.MismatchedDevices"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<UInt32Codec>.packedSize(self.missingDevices, tagSize: 1)
-        size += RepeatedField<UInt32Codec>.packedSize(self.extraDevices, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.missingDevices, tagSize: 1))
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.extraDevices, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

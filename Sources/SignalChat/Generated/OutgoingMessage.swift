@@ -40,12 +40,12 @@ extension OutgoingMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.OutgoingMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size += EnumCodec<EnvelopeType>.encodedSize(of: self.type); size += 1 }
-        if !UInt32Codec.isDefault(self.destinationDeviceId) { size += UInt32Codec.encodedSize(of: self.destinationDeviceId); size += 1 }
-        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size += UInt32Codec.encodedSize(of: self.destinationRegistrationId); size += 1 }
-        if !self.content.isEmpty { size += BytesCodec.encodedSize(of: self.content); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size.add(EnumCodec<EnvelopeType>.encodedSize(of: self.type), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.destinationDeviceId) { size.add(UInt32Codec.encodedSize(of: self.destinationDeviceId), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size.add(UInt32Codec.encodedSize(of: self.destinationRegistrationId), tagSize: 1) }
+        if !self.content.isEmpty { size.add(BytesCodec.encodedSize(of: self.content), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

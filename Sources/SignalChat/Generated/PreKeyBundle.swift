@@ -30,10 +30,10 @@ extension PreKeyBundle: ProtoMessage {
     public static let protoMessageName = "signal.chat.PreKeyBundle"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey); size += 1 }
-        size += RepeatedField<MessageCodec<PreKeyBundleDevice>>.unpackedSize(self.devices, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.identityKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<PreKeyBundleDevice>>.unpackedSize(self.devices, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -49,13 +49,13 @@ extension PreKeyBundleDevice: ProtoMessage {
     public static let protoMessageName = "signal.chat.PreKeyBundleDevice"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.deviceId) { size += UInt32Codec.encodedSize(of: self.deviceId); size += 1 }
-        if !UInt32Codec.isDefault(self.registrationId) { size += UInt32Codec.encodedSize(of: self.registrationId); size += 1 }
-        if let length = self._signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.preKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.pqPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt32Codec.isDefault(self.deviceId) { size.add(UInt32Codec.encodedSize(of: self.deviceId), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.registrationId) { size.add(UInt32Codec.encodedSize(of: self.registrationId), tagSize: 1) }
+        if let length = self._signedPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.preKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.pqPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -69,17 +69,17 @@ extension PreKeyBundleDevice: ProtoMessage {
         }
         if let length = self._signedPreKey?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._signedPreKey?.serialize(into: &writer)
         }
         if let length = self.preKey?.serializedSize() {
             writer.writeByte(0x22)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.preKey?.serialize(into: &writer)
         }
         if let length = self.pqPreKey?.serializedSize() {
             writer.writeByte(0x2A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.pqPreKey?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

@@ -30,10 +30,10 @@ extension PreKeyCount: ProtoMessage {
     public static let protoMessageName = "signal.chat.PreKeyCount"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.count) { size += UInt32Codec.encodedSize(of: self.count); size += 1 }
-        if !UInt32Codec.isDefault(self.pqCount) { size += UInt32Codec.encodedSize(of: self.pqCount); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt32Codec.isDefault(self.count) { size.add(UInt32Codec.encodedSize(of: self.count), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.pqCount) { size.add(UInt32Codec.encodedSize(of: self.pqCount), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -27,9 +27,9 @@ extension PreKeyCountRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.PreKeyCountRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<IdentityType>.isDefault(self.identity) { size.add(EnumCodec<IdentityType>.encodedSize(of: self.identity), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

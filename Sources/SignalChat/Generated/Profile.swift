@@ -68,19 +68,19 @@ extension Profile: ProtoMessage {
     public static let protoMessageName = "signal.chat.Profile"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
-        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name); size += 1 }
-        if let length = self.about.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.avatarPath.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        size += RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1)
-        size += MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1)
-        if !self.identityKey.isEmpty { size += BytesCodec.encodedSize(of: self.identityKey); size += 1 }
-        if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if self.unrestrictedUnidentifiedAccess { size += BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        if !self.name.isEmpty { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.avatarPath.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1))
+        size.add(MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1))
+        if !self.identityKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if self.unrestrictedUnidentifiedAccess { size.add(BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -35,10 +35,10 @@ extension PushNotificationPayload: ProtoMessage {
     public static let protoMessageName = "signal.chat.PushNotificationPayload"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt64Codec.isDefault(self.userId) { size += UInt64Codec.encodedSize(of: self.userId); size += 1 }
-        size += RepeatedField<MessageCodec<PushedMessage>>.unpackedSize(self.messages, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt64Codec.isDefault(self.userId) { size.add(UInt64Codec.encodedSize(of: self.userId), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<PushedMessage>>.unpackedSize(self.messages, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -46,11 +46,11 @@ extension PushedMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.PushedMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.userName.isEmpty { size += StringCodec.encodedSize(of: self.userName); size += 1 }
-        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text); size += 1 }
-        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.userName.isEmpty { size.add(StringCodec.encodedSize(of: self.userName), tagSize: 1) }
+        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -64,7 +64,7 @@ extension PushedMessage: ProtoMessage {
         }
         if let length = self._createdAt?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._createdAt?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

@@ -43,11 +43,11 @@ extension ReadReceipt: ProtoMessage {
     public static let protoMessageName = "signal.chat.ReadReceipt"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
-        if !self.upToMessageId.isEmpty { size += StringCodec.encodedSize(of: self.upToMessageId); size += 1 }
-        if let length = self._readAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !self.upToMessageId.isEmpty { size.add(StringCodec.encodedSize(of: self.upToMessageId), tagSize: 1) }
+        if let length = self._readAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -61,7 +61,7 @@ extension ReadReceipt: ProtoMessage {
         }
         if let length = self._readAt?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._readAt?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

@@ -28,9 +28,9 @@ extension ReserveUsernameHashRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.ReserveUsernameHashRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<BytesCodec>.unpackedSize(self.usernameHashes, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<BytesCodec>.unpackedSize(self.usernameHashes, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -27,9 +27,9 @@ extension ReserveUsernameHashResponse: ProtoMessage {
     public static let protoMessageName = "signal.chat.ReserveUsernameHashResponse"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.usernameHash.isEmpty { size += BytesCodec.encodedSize(of: self.usernameHash); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.usernameHash.isEmpty { size.add(BytesCodec.encodedSize(of: self.usernameHash), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -40,21 +40,21 @@ extension RoomEvent: ProtoMessage {
     public static let protoMessageName = "signal.chat.RoomEvent"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
+        var size = WireSizeSum(unknownFields.count)
+        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
         if case let .message(value)? = self.event {
-            size += MessageCodec<ChatMessage>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<ChatMessage>.encodedSize(of: value), tagSize: 1)
         }
         if case let .receipt(value)? = self.event {
-            size += MessageCodec<ReadReceipt>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<ReadReceipt>.encodedSize(of: value), tagSize: 1)
         }
         if case let .typing(value)? = self.event {
-            size += MessageCodec<TypingIndicator>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<TypingIndicator>.encodedSize(of: value), tagSize: 1)
         }
         if case let .deletedMessageId(value)? = self.event {
-            size += StringCodec.encodedSize(of: value); size += 1
+            size.add(StringCodec.encodedSize(of: value), tagSize: 1)
         }
-        return size
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -42,13 +42,13 @@ extension SendChatMessageRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.SendChatMessageRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.chatId.isEmpty { size += StringCodec.encodedSize(of: self.chatId); size += 1 }
-        if !self.clientMessageId.isEmpty { size += StringCodec.encodedSize(of: self.clientMessageId); size += 1 }
-        if !self.text.isEmpty { size += StringCodec.encodedSize(of: self.text); size += 1 }
-        size += RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1)
-        if let length = self.replyTo.map(StringCodec.encodedSize) { size += length; size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !self.clientMessageId.isEmpty { size.add(StringCodec.encodedSize(of: self.clientMessageId), tagSize: 1) }
+        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1))
+        if let length = self.replyTo.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -46,14 +46,14 @@ extension SendMessageRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.SendMessageRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.destination.isEmpty { size += StringCodec.encodedSize(of: self.destination); size += 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size += UnixMillisTimestampCodec.encodedSize(of: self.timestamp); size += 1 }
-        size += RepeatedField<MessageCodec<OutgoingMessage>>.unpackedSize(self.messages, tagSize: 1)
-        if self.online { size += BoolCodec.encodedSize(of: self.online); size += 1 }
-        if self.urgent { size += BoolCodec.encodedSize(of: self.urgent); size += 1 }
-        if self.story { size += BoolCodec.encodedSize(of: self.story); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.destination.isEmpty { size.add(StringCodec.encodedSize(of: self.destination), tagSize: 1) }
+        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.timestamp), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<OutgoingMessage>>.unpackedSize(self.messages, tagSize: 1))
+        if self.online { size.add(BoolCodec.encodedSize(of: self.online), tagSize: 1) }
+        if self.urgent { size.add(BoolCodec.encodedSize(of: self.urgent), tagSize: 1) }
+        if self.story { size.add(BoolCodec.encodedSize(of: self.story), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

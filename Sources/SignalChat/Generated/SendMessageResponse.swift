@@ -28,9 +28,9 @@ extension SendMessageResponse: ProtoMessage {
     public static let protoMessageName = "signal.chat.SendMessageResponse"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if self.needsSync { size += BoolCodec.encodedSize(of: self.needsSync); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if self.needsSync { size.add(BoolCodec.encodedSize(of: self.needsSync), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

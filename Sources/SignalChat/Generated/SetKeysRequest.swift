@@ -45,13 +45,13 @@ extension SetKeysRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.SetKeysRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size += EnumCodec<IdentityType>.encodedSize(of: self.identity); size += 1 }
-        size += RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1)
-        if let length = self.signedPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        size += RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1)
-        if let length = self.pqLastResortPreKey?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<IdentityType>.isDefault(self.identity) { size.add(EnumCodec<IdentityType>.encodedSize(of: self.identity), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1))
+        if let length = self.signedPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1))
+        if let length = self.pqLastResortPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -62,13 +62,13 @@ extension SetKeysRequest: ProtoMessage {
         RepeatedField<MessageCodec<EcPreKey>>.writeUnpacked(self.preKeys, tag: 0x12, to: &writer)
         if let length = self.signedPreKey?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.signedPreKey?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<SignedPreKey>>.writeUnpacked(self.pqPreKeys, tag: 0x22, to: &writer)
         if let length = self.pqLastResortPreKey?.serializedSize() {
             writer.writeByte(0x2A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.pqLastResortPreKey?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

@@ -42,14 +42,14 @@ extension SetProfileRequest: ProtoMessage {
     public static let protoMessageName = "signal.chat.SetProfileRequest"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.version.isEmpty { size += StringCodec.encodedSize(of: self.version); size += 1 }
-        if !self.name.isEmpty { size += BytesCodec.encodedSize(of: self.name); size += 1 }
-        if let length = self.about.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size += EnumCodec<AvatarChange>.encodedSize(of: self.avatar); size += 1 }
-        size += RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        if !self.name.isEmpty { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size.add(EnumCodec<AvatarChange>.encodedSize(of: self.avatar), tagSize: 1) }
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

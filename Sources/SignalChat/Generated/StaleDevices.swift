@@ -27,9 +27,9 @@ extension StaleDevices: ProtoMessage {
     public static let protoMessageName = "signal.chat.StaleDevices"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<UInt32Codec>.packedSize(self.staleDevices, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.staleDevices, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

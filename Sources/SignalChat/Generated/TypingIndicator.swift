@@ -30,10 +30,10 @@ extension TypingIndicator: ProtoMessage {
     public static let protoMessageName = "signal.chat.TypingIndicator"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt64Codec.isDefault(self.userId) { size += UInt64Codec.encodedSize(of: self.userId); size += 1 }
-        if self.started { size += BoolCodec.encodedSize(of: self.started); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt64Codec.isDefault(self.userId) { size.add(UInt64Codec.encodedSize(of: self.userId), tagSize: 1) }
+        if self.started { size.add(BoolCodec.encodedSize(of: self.started), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

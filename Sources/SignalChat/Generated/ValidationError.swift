@@ -30,10 +30,10 @@ extension ValidationError: ProtoMessage {
     public static let protoMessageName = "signal.chat.ValidationError"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.field.isEmpty { size += StringCodec.encodedSize(of: self.field); size += 1 }
-        if !self.reason.isEmpty { size += StringCodec.encodedSize(of: self.reason); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.field.isEmpty { size.add(StringCodec.encodedSize(of: self.field), tagSize: 1) }
+        if !self.reason.isEmpty { size.add(StringCodec.encodedSize(of: self.reason), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,11 +33,11 @@ extension WebSocketMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.WebSocketMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size += length; size += 1 }
-        if let length = self.request?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.response?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self.type.map(EnumCodec<WebSocketMessage.TypeEnum>.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.request?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.response?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -47,12 +47,12 @@ extension WebSocketMessage: ProtoMessage {
         }
         if let length = self.request?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.request?.serialize(into: &writer)
         }
         if let length = self.response?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.response?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

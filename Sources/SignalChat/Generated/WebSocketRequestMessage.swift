@@ -52,13 +52,13 @@ extension WebSocketRequestMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.WebSocketRequestMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self.verb.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.path.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.body.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.id.map(UInt64Codec.encodedSize) { size += length; size += 1 }
-        size += RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self.verb.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.path.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.body.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.id.map(UInt64Codec.encodedSize) { size.add(length, tagSize: 1) }
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -42,13 +42,13 @@ extension WebSocketResponseMessage: ProtoMessage {
     public static let protoMessageName = "signal.chat.WebSocketResponseMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self.id.map(UInt64Codec.encodedSize) { size += length; size += 1 }
-        if let length = self.status.map(UInt32Codec.encodedSize) { size += length; size += 1 }
-        if let length = self.message.map(StringCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.body.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        size += RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self.id.map(UInt64Codec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.status.map(UInt32Codec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.message.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.body.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.headers, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

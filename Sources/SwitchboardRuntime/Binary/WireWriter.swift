@@ -44,6 +44,13 @@ public struct WireWriter {
         writeByte(UInt8(truncatingIfNeeded: value))
     }
 
+    /// Writes a length prefix. Generated code calls this rather than `writeVarint(UInt64(n))`,
+    /// whose many `UInt64` initialisers are slow to type-check.
+    @inlinable
+    public mutating func writeLength(_ length: Int) {
+        writeVarint(UInt64(truncatingIfNeeded: length))
+    }
+
     /// Writes `value` as a varint without widening it to 64 bits first.
     @inlinable
     public mutating func writeVarint(_ value: UInt32) {

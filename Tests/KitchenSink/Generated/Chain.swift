@@ -40,10 +40,10 @@ extension Chain: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Chain"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.label.isEmpty { size += StringCodec.encodedSize(of: self.label); size += 1 }
-        if let length = (self._next?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.label.isEmpty { size.add(StringCodec.encodedSize(of: self.label), tagSize: 1) }
+        if let length = (self._next?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -53,7 +53,7 @@ extension Chain: ProtoMessage {
         }
         if let length = (self._next?.value)?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             (self._next?.value)?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

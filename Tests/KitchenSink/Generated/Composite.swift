@@ -114,39 +114,39 @@ extension Composite: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Composite"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.title.isEmpty { size += StringCodec.encodedSize(of: self.title); size += 1 }
-        if let length = self._origin?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.corner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if !EnumCodec<Color>.isDefault(self.color) { size += EnumCodec<Color>.encodedSize(of: self.color); size += 1 }
-        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size += length; size += 1 }
-        if let length = self._createdAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.expiresAt?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size += UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis); size += 1 }
+        var size = WireSizeSum(unknownFields.count)
+        if !self.title.isEmpty { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        if let length = self._origin?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.corner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if !EnumCodec<Color>.isDefault(self.color) { size.add(EnumCodec<Color>.encodedSize(of: self.color), tagSize: 1) }
+        if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.expiresAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis), tagSize: 1) }
         if case let .text(value)? = self.payload {
-            size += StringCodec.encodedSize(of: value); size += 1
+            size.add(StringCodec.encodedSize(of: value), tagSize: 1)
         }
         if case let .point(value)? = self.payload {
-            size += MessageCodec<Point>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<Point>.encodedSize(of: value), tagSize: 1)
         }
         if case let .number(value)? = self.payload {
-            size += Int64Codec.encodedSize(of: value); size += 1
+            size.add(Int64Codec.encodedSize(of: value), tagSize: 1)
         }
         if case let .shade(value)? = self.payload {
-            size += EnumCodec<Color>.encodedSize(of: value); size += 1
+            size.add(EnumCodec<Color>.encodedSize(of: value), tagSize: 1)
         }
         if case let .raw(value)? = self.payload {
-            size += BytesCodec.encodedSize(of: value); size += 1
+            size.add(BytesCodec.encodedSize(of: value), tagSize: 1)
         }
-        if !self.snakeCaseField.isEmpty { size += StringCodec.encodedSize(of: self.snakeCaseField); size += 1 }
-        if !self.`class`.isEmpty { size += StringCodec.encodedSize(of: self.`class`); size += 1 }
-        if !Int32Codec.isDefault(self.`default`) { size += Int32Codec.encodedSize(of: self.`default`); size += 2 }
-        if self.self_ { size += BoolCodec.encodedSize(of: self.self_); size += 2 }
-        if !self.description_.isEmpty { size += StringCodec.encodedSize(of: self.description_); size += 2 }
-        if let length = self.inner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if !self.farField.isEmpty { size += StringCodec.encodedSize(of: self.farField); size += 3 }
-        if !Fixed32Codec.isDefault(self.maxField) { size += Fixed32Codec.encodedSize(of: self.maxField); size += 5 }
-        return size
+        if !self.snakeCaseField.isEmpty { size.add(StringCodec.encodedSize(of: self.snakeCaseField), tagSize: 1) }
+        if !self.`class`.isEmpty { size.add(StringCodec.encodedSize(of: self.`class`), tagSize: 1) }
+        if !Int32Codec.isDefault(self.`default`) { size.add(Int32Codec.encodedSize(of: self.`default`), tagSize: 2) }
+        if self.self_ { size.add(BoolCodec.encodedSize(of: self.self_), tagSize: 2) }
+        if !self.description_.isEmpty { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 2) }
+        if let length = self.inner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if !self.farField.isEmpty { size.add(StringCodec.encodedSize(of: self.farField), tagSize: 3) }
+        if !Fixed32Codec.isDefault(self.maxField) { size.add(Fixed32Codec.encodedSize(of: self.maxField), tagSize: 5) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -156,12 +156,12 @@ extension Composite: ProtoMessage {
         }
         if let length = self._origin?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._origin?.serialize(into: &writer)
         }
         if let length = self.corner?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.corner?.serialize(into: &writer)
         }
         if !EnumCodec<Color>.isDefault(self.color) {
@@ -174,12 +174,12 @@ extension Composite: ProtoMessage {
         }
         if let length = self._createdAt?.serializedSize() {
             writer.writeByte(0x32)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._createdAt?.serialize(into: &writer)
         }
         if let length = self.expiresAt?.serializedSize() {
             writer.writeByte(0x3A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.expiresAt?.serialize(into: &writer)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
@@ -228,7 +228,7 @@ extension Composite: ProtoMessage {
         }
         if let length = self.inner?.serializedSize() {
             writer.writeTag(154)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.inner?.serialize(into: &writer)
         }
         if !self.farField.isEmpty {
@@ -507,10 +507,10 @@ extension Composite.Inner: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Composite.Inner"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size += EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level); size += 1 }
-        size += RepeatedField<MessageCodec<Composite.Inner>>.unpackedSize(self.children, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size.add(EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<Composite.Inner>>.unpackedSize(self.children, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,11 +33,11 @@ extension Feelings: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Feelings"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<Mood>.isDefault(self.mood) { size += EnumCodec<Mood>.encodedSize(of: self.mood); size += 1 }
-        size += RepeatedField<EnumCodec<Mood>>.packedSize(self.moods, tagSize: 1)
-        size += MapField<StringCodec, EnumCodec<Mood>>.encodedSize(self.byName, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<Mood>.isDefault(self.mood) { size.add(EnumCodec<Mood>.encodedSize(of: self.mood), tagSize: 1) }
+        size.add(RepeatedField<EnumCodec<Mood>>.packedSize(self.moods, tagSize: 1))
+        size.add(MapField<StringCodec, EnumCodec<Mood>>.encodedSize(self.byName, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

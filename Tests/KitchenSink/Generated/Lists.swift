@@ -81,27 +81,27 @@ extension Lists: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Lists"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<BoolCodec>.packedSize(self.bools, tagSize: 1)
-        size += RepeatedField<Int32Codec>.packedSize(self.int32s, tagSize: 1)
-        size += RepeatedField<Int64Codec>.packedSize(self.int64s, tagSize: 1)
-        size += RepeatedField<UInt32Codec>.packedSize(self.uint32s, tagSize: 1)
-        size += RepeatedField<UInt64Codec>.packedSize(self.uint64s, tagSize: 1)
-        size += RepeatedField<SInt32Codec>.packedSize(self.sint32s, tagSize: 1)
-        size += RepeatedField<SInt64Codec>.packedSize(self.sint64s, tagSize: 1)
-        size += RepeatedField<Fixed32Codec>.packedSize(self.fixed32s, tagSize: 1)
-        size += RepeatedField<Fixed64Codec>.packedSize(self.fixed64s, tagSize: 1)
-        size += RepeatedField<SFixed32Codec>.packedSize(self.sfixed32s, tagSize: 1)
-        size += RepeatedField<SFixed64Codec>.packedSize(self.sfixed64s, tagSize: 1)
-        size += RepeatedField<FloatCodec>.packedSize(self.floats, tagSize: 1)
-        size += RepeatedField<DoubleCodec>.packedSize(self.doubles, tagSize: 1)
-        size += RepeatedField<StringCodec>.unpackedSize(self.strings, tagSize: 1)
-        size += RepeatedField<BytesCodec>.unpackedSize(self.bytesList, tagSize: 1)
-        size += RepeatedField<EnumCodec<Color>>.packedSize(self.colors, tagSize: 2)
-        size += RepeatedField<MessageCodec<Point>>.unpackedSize(self.points, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.times, tagSize: 2)
-        size += RepeatedField<UnixMillisTimestampCodec>.packedSize(self.millisTimes, tagSize: 2)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<BoolCodec>.packedSize(self.bools, tagSize: 1))
+        size.add(RepeatedField<Int32Codec>.packedSize(self.int32s, tagSize: 1))
+        size.add(RepeatedField<Int64Codec>.packedSize(self.int64s, tagSize: 1))
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.uint32s, tagSize: 1))
+        size.add(RepeatedField<UInt64Codec>.packedSize(self.uint64s, tagSize: 1))
+        size.add(RepeatedField<SInt32Codec>.packedSize(self.sint32s, tagSize: 1))
+        size.add(RepeatedField<SInt64Codec>.packedSize(self.sint64s, tagSize: 1))
+        size.add(RepeatedField<Fixed32Codec>.packedSize(self.fixed32s, tagSize: 1))
+        size.add(RepeatedField<Fixed64Codec>.packedSize(self.fixed64s, tagSize: 1))
+        size.add(RepeatedField<SFixed32Codec>.packedSize(self.sfixed32s, tagSize: 1))
+        size.add(RepeatedField<SFixed64Codec>.packedSize(self.sfixed64s, tagSize: 1))
+        size.add(RepeatedField<FloatCodec>.packedSize(self.floats, tagSize: 1))
+        size.add(RepeatedField<DoubleCodec>.packedSize(self.doubles, tagSize: 1))
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.strings, tagSize: 1))
+        size.add(RepeatedField<BytesCodec>.unpackedSize(self.bytesList, tagSize: 1))
+        size.add(RepeatedField<EnumCodec<Color>>.packedSize(self.colors, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<Point>>.unpackedSize(self.points, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.times, tagSize: 2))
+        size.add(RepeatedField<UnixMillisTimestampCodec>.packedSize(self.millisTimes, tagSize: 2))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -45,15 +45,15 @@ extension Maps: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Maps"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += MapField<StringCodec, StringCodec>.encodedSize(self.stringToString, tagSize: 1)
-        size += MapField<Int32Codec, Int64Codec>.encodedSize(self.int32ToInt64, tagSize: 1)
-        size += MapField<UInt64Codec, BytesCodec>.encodedSize(self.uint64ToBytes, tagSize: 1)
-        size += MapField<BoolCodec, DoubleCodec>.encodedSize(self.boolToDouble, tagSize: 1)
-        size += MapField<SInt64Codec, EnumCodec<Color>>.encodedSize(self.sint64ToColor, tagSize: 1)
-        size += MapField<Fixed32Codec, MessageCodec<Point>>.encodedSize(self.fixed32ToPoint, tagSize: 1)
-        size += MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.stringToTime, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(MapField<StringCodec, StringCodec>.encodedSize(self.stringToString, tagSize: 1))
+        size.add(MapField<Int32Codec, Int64Codec>.encodedSize(self.int32ToInt64, tagSize: 1))
+        size.add(MapField<UInt64Codec, BytesCodec>.encodedSize(self.uint64ToBytes, tagSize: 1))
+        size.add(MapField<BoolCodec, DoubleCodec>.encodedSize(self.boolToDouble, tagSize: 1))
+        size.add(MapField<SInt64Codec, EnumCodec<Color>>.encodedSize(self.sint64ToColor, tagSize: 1))
+        size.add(MapField<Fixed32Codec, MessageCodec<Point>>.encodedSize(self.fixed32ToPoint, tagSize: 1))
+        size.add(MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.stringToTime, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -30,10 +30,10 @@ extension Notice: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Notice"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.account.isEmpty { size += StringCodec.encodedSize(of: self.account); size += 1 }
-        if !self.body.isEmpty { size += StringCodec.encodedSize(of: self.body); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.account.isEmpty { size.add(StringCodec.encodedSize(of: self.account), tagSize: 1) }
+        if !self.body.isEmpty { size.add(StringCodec.encodedSize(of: self.body), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,11 +33,11 @@ extension NumberPage: ProtoMessage {
     public static let protoMessageName = "switchboard.test.NumberPage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<MessageCodec<Numbered>>.unpackedSize(self.numbers, tagSize: 1)
-        if let length = self.nextToken.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        if let length = self.more.map(BoolCodec.encodedSize) { size += length; size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<MessageCodec<Numbered>>.unpackedSize(self.numbers, tagSize: 1))
+        if let length = self.nextToken.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        if let length = self.more.map(BoolCodec.encodedSize) { size.add(length, tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -27,9 +27,9 @@ extension Numbered: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Numbered"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int64Codec.isDefault(self.number) { size += Int64Codec.encodedSize(of: self.number); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int64Codec.isDefault(self.number) { size.add(Int64Codec.encodedSize(of: self.number), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

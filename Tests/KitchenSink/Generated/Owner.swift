@@ -39,16 +39,16 @@ extension Owner: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Owner"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = (self._pet?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = (self._pet?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
         if let length = (self._pet?.value)?.serializedSize() {
             writer.writeByte(0x0A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             (self._pet?.value)?.serialize(into: &writer)
         }
         if !self.name.isEmpty {

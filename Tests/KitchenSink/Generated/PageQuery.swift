@@ -33,11 +33,11 @@ extension PageQuery: ProtoMessage {
     public static let protoMessageName = "switchboard.test.PageQuery"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int64Codec.isDefault(self.after) { size += Int64Codec.encodedSize(of: self.after); size += 1 }
-        if !Int32Codec.isDefault(self.count) { size += Int32Codec.encodedSize(of: self.count); size += 1 }
-        if let length = self.token.map(BytesCodec.encodedSize) { size += length; size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int64Codec.isDefault(self.after) { size.add(Int64Codec.encodedSize(of: self.after), tagSize: 1) }
+        if !Int32Codec.isDefault(self.count) { size.add(Int32Codec.encodedSize(of: self.count), tagSize: 1) }
+        if let length = self.token.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

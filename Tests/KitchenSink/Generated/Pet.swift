@@ -39,16 +39,16 @@ extension Pet: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Pet"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self.owner?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self.owner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
         if let length = self.owner?.serializedSize() {
             writer.writeByte(0x0A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.owner?.serialize(into: &writer)
         }
         if !self.name.isEmpty {

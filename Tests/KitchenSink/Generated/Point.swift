@@ -33,11 +33,11 @@ extension Point: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Point"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !SInt32Codec.isDefault(self.x) { size += SInt32Codec.encodedSize(of: self.x); size += 1 }
-        if !SInt32Codec.isDefault(self.y) { size += SInt32Codec.encodedSize(of: self.y); size += 1 }
-        if let length = self.label.map(StringCodec.encodedSize) { size += length; size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !SInt32Codec.isDefault(self.x) { size.add(SInt32Codec.encodedSize(of: self.x), tagSize: 1) }
+        if !SInt32Codec.isDefault(self.y) { size.add(SInt32Codec.encodedSize(of: self.y), tagSize: 1) }
+        if let length = self.label.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -33,11 +33,11 @@ extension Renamed: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Renamed"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.plain.isEmpty { size += StringCodec.encodedSize(of: self.plain); size += 1 }
-        if !Int32Codec.isDefault(self.lower) { size += Int32Codec.encodedSize(of: self.lower); size += 1 }
-        if !self.usualName.isEmpty { size += StringCodec.encodedSize(of: self.usualName); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.plain.isEmpty { size.add(StringCodec.encodedSize(of: self.plain), tagSize: 1) }
+        if !Int32Codec.isDefault(self.lower) { size.add(Int32Codec.encodedSize(of: self.lower), tagSize: 1) }
+        if !self.usualName.isEmpty { size.add(StringCodec.encodedSize(of: self.usualName), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -99,33 +99,33 @@ extension Scalars: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Scalars"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if self.boolValue { size += BoolCodec.encodedSize(of: self.boolValue); size += 1 }
-        if !Int32Codec.isDefault(self.int32Value) { size += Int32Codec.encodedSize(of: self.int32Value); size += 1 }
-        if !Int64Codec.isDefault(self.int64Value) { size += Int64Codec.encodedSize(of: self.int64Value); size += 1 }
-        if !UInt32Codec.isDefault(self.uint32Value) { size += UInt32Codec.encodedSize(of: self.uint32Value); size += 1 }
-        if !UInt64Codec.isDefault(self.uint64Value) { size += UInt64Codec.encodedSize(of: self.uint64Value); size += 1 }
-        if !SInt32Codec.isDefault(self.sint32Value) { size += SInt32Codec.encodedSize(of: self.sint32Value); size += 1 }
-        if !SInt64Codec.isDefault(self.sint64Value) { size += SInt64Codec.encodedSize(of: self.sint64Value); size += 1 }
-        if !Fixed32Codec.isDefault(self.fixed32Value) { size += Fixed32Codec.encodedSize(of: self.fixed32Value); size += 1 }
-        if !Fixed64Codec.isDefault(self.fixed64Value) { size += Fixed64Codec.encodedSize(of: self.fixed64Value); size += 1 }
-        if !SFixed32Codec.isDefault(self.sfixed32Value) { size += SFixed32Codec.encodedSize(of: self.sfixed32Value); size += 1 }
-        if !SFixed64Codec.isDefault(self.sfixed64Value) { size += SFixed64Codec.encodedSize(of: self.sfixed64Value); size += 1 }
-        if !FloatCodec.isDefault(self.floatValue) { size += FloatCodec.encodedSize(of: self.floatValue); size += 1 }
-        if !DoubleCodec.isDefault(self.doubleValue) { size += DoubleCodec.encodedSize(of: self.doubleValue); size += 1 }
-        if !self.stringValue.isEmpty { size += StringCodec.encodedSize(of: self.stringValue); size += 1 }
-        if !self.bytesValue.isEmpty { size += BytesCodec.encodedSize(of: self.bytesValue); size += 1 }
-        if let length = self.optionalBool.map(BoolCodec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalUint64.map(UInt64Codec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalSint32.map(SInt32Codec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalFixed64.map(Fixed64Codec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalFloat.map(FloatCodec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalDouble.map(DoubleCodec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalString.map(StringCodec.encodedSize) { size += length; size += 2 }
-        if let length = self.optionalBytes.map(BytesCodec.encodedSize) { size += length; size += 2 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if self.boolValue { size.add(BoolCodec.encodedSize(of: self.boolValue), tagSize: 1) }
+        if !Int32Codec.isDefault(self.int32Value) { size.add(Int32Codec.encodedSize(of: self.int32Value), tagSize: 1) }
+        if !Int64Codec.isDefault(self.int64Value) { size.add(Int64Codec.encodedSize(of: self.int64Value), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.uint32Value) { size.add(UInt32Codec.encodedSize(of: self.uint32Value), tagSize: 1) }
+        if !UInt64Codec.isDefault(self.uint64Value) { size.add(UInt64Codec.encodedSize(of: self.uint64Value), tagSize: 1) }
+        if !SInt32Codec.isDefault(self.sint32Value) { size.add(SInt32Codec.encodedSize(of: self.sint32Value), tagSize: 1) }
+        if !SInt64Codec.isDefault(self.sint64Value) { size.add(SInt64Codec.encodedSize(of: self.sint64Value), tagSize: 1) }
+        if !Fixed32Codec.isDefault(self.fixed32Value) { size.add(Fixed32Codec.encodedSize(of: self.fixed32Value), tagSize: 1) }
+        if !Fixed64Codec.isDefault(self.fixed64Value) { size.add(Fixed64Codec.encodedSize(of: self.fixed64Value), tagSize: 1) }
+        if !SFixed32Codec.isDefault(self.sfixed32Value) { size.add(SFixed32Codec.encodedSize(of: self.sfixed32Value), tagSize: 1) }
+        if !SFixed64Codec.isDefault(self.sfixed64Value) { size.add(SFixed64Codec.encodedSize(of: self.sfixed64Value), tagSize: 1) }
+        if !FloatCodec.isDefault(self.floatValue) { size.add(FloatCodec.encodedSize(of: self.floatValue), tagSize: 1) }
+        if !DoubleCodec.isDefault(self.doubleValue) { size.add(DoubleCodec.encodedSize(of: self.doubleValue), tagSize: 1) }
+        if !self.stringValue.isEmpty { size.add(StringCodec.encodedSize(of: self.stringValue), tagSize: 1) }
+        if !self.bytesValue.isEmpty { size.add(BytesCodec.encodedSize(of: self.bytesValue), tagSize: 1) }
+        if let length = self.optionalBool.map(BoolCodec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalUint64.map(UInt64Codec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalSint32.map(SInt32Codec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalFixed64.map(Fixed64Codec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalFloat.map(FloatCodec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalDouble.map(DoubleCodec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalString.map(StringCodec.encodedSize) { size.add(length, tagSize: 2) }
+        if let length = self.optionalBytes.map(BytesCodec.encodedSize) { size.add(length, tagSize: 2) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -42,14 +42,14 @@ extension Spellings: ProtoMessage {
     public static let protoMessageName = "switchboard.test.Spellings"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.leadingCapital.isEmpty { size += StringCodec.encodedSize(of: self.leadingCapital); size += 1 }
-        if !Int32Codec.isDefault(self.doubleUnderscore) { size += Int32Codec.encodedSize(of: self.doubleUnderscore); size += 1 }
-        if self.trailing { size += BoolCodec.encodedSize(of: self.trailing); size += 1 }
-        if !self.leading.isEmpty { size += StringCodec.encodedSize(of: self.leading); size += 1 }
-        if !Int32Codec.isDefault(self.fieldName5) { size += Int32Codec.encodedSize(of: self.fieldName5); size += 1 }
-        if !self.urlPath.isEmpty { size += StringCodec.encodedSize(of: self.urlPath); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.leadingCapital.isEmpty { size.add(StringCodec.encodedSize(of: self.leadingCapital), tagSize: 1) }
+        if !Int32Codec.isDefault(self.doubleUnderscore) { size.add(Int32Codec.encodedSize(of: self.doubleUnderscore), tagSize: 1) }
+        if self.trailing { size.add(BoolCodec.encodedSize(of: self.trailing), tagSize: 1) }
+        if !self.leading.isEmpty { size.add(StringCodec.encodedSize(of: self.leading), tagSize: 1) }
+        if !Int32Codec.isDefault(self.fieldName5) { size.add(Int32Codec.encodedSize(of: self.fieldName5), tagSize: 1) }
+        if !self.urlPath.isEmpty { size.add(StringCodec.encodedSize(of: self.urlPath), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -54,17 +54,17 @@ extension TreeNode: ProtoMessage {
     public static let protoMessageName = "switchboard.test.TreeNode"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.name.isEmpty { size += StringCodec.encodedSize(of: self.name); size += 1 }
-        if let length = self.parent?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        size += RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1)
+        var size = WireSizeSum(unknownFields.count)
+        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        if let length = self.parent?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        size.add(RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1))
         if case let .next(value)? = self.link {
-            size += MessageCodec<TreeNode>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<TreeNode>.encodedSize(of: value), tagSize: 1)
         }
         if case let .label(value)? = self.link {
-            size += StringCodec.encodedSize(of: value); size += 1
+            size.add(StringCodec.encodedSize(of: value), tagSize: 1)
         }
-        return size
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -74,7 +74,7 @@ extension TreeNode: ProtoMessage {
         }
         if let length = self.parent?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.parent?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<TreeNode>>.writeUnpacked(self.children, tag: 0x1A, to: &writer)

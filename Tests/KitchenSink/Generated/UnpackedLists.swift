@@ -39,13 +39,13 @@ extension UnpackedLists: ProtoMessage {
     public static let protoMessageName = "switchboard.test.UnpackedLists"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<Int32Codec>.unpackedSize(self.int32s, tagSize: 1)
-        size += RepeatedField<DoubleCodec>.unpackedSize(self.doubles, tagSize: 1)
-        size += RepeatedField<EnumCodec<Color>>.unpackedSize(self.colors, tagSize: 1)
-        size += RepeatedField<BoolCodec>.unpackedSize(self.flags, tagSize: 1)
-        size += RepeatedField<Int32Codec>.packedSize(self.packedInt32s, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<Int32Codec>.unpackedSize(self.int32s, tagSize: 1))
+        size.add(RepeatedField<DoubleCodec>.unpackedSize(self.doubles, tagSize: 1))
+        size.add(RepeatedField<EnumCodec<Color>>.unpackedSize(self.colors, tagSize: 1))
+        size.add(RepeatedField<BoolCodec>.unpackedSize(self.flags, tagSize: 1))
+        size.add(RepeatedField<Int32Codec>.packedSize(self.packedInt32s, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -134,121 +134,121 @@ extension WellKnown: ProtoMessage {
     public static let protoMessageName = "switchboard.test.WellKnown"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if let length = self._when?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self._duration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.doubleValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.floatValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.int64Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.uint64Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.int32Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.uint32Value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.boolValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.stringValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.bytesValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.empty?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self._mask?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.object?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.value?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        if let length = self.list?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.nullValue); size += 2 }
-        if let length = self.anything?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        size += RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.durations, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 2)
-        size += MapField<StringCodec, MessageCodec<ProtoInt32Value>>.encodedSize(self.wrappedByName, tagSize: 2)
-        size += MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.timesByName, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoAny>>.unpackedSize(self.anys, tagSize: 2)
+        var size = WireSizeSum(unknownFields.count)
+        if let length = self._when?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self._duration?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.doubleValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.floatValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.int64Value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.uint64Value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.int32Value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.uint32Value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.boolValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.stringValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.bytesValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.empty?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self._mask?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.object?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        if let length = self.list?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) { size.add(EnumCodec<ProtoNullValue>.encodedSize(of: self.nullValue), tagSize: 2) }
+        if let length = self.anything?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        size.add(RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.durations, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 2))
+        size.add(MapField<StringCodec, MessageCodec<ProtoInt32Value>>.encodedSize(self.wrappedByName, tagSize: 2))
+        size.add(MapField<StringCodec, MessageCodec<ProtoTimestamp>>.encodedSize(self.timesByName, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoAny>>.unpackedSize(self.anys, tagSize: 2))
         if case let .choiceValue(value)? = self.choice {
-            size += MessageCodec<ProtoValue>.encodedSize(of: value); size += 2
+            size.add(MessageCodec<ProtoValue>.encodedSize(of: value), tagSize: 2)
         }
         if case let .choiceNull(value)? = self.choice {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 2
+            size.add(EnumCodec<ProtoNullValue>.encodedSize(of: value), tagSize: 2)
         }
         if case let .choiceDuration(value)? = self.choice {
-            size += MessageCodec<ProtoDuration>.encodedSize(of: value); size += 2
+            size.add(MessageCodec<ProtoDuration>.encodedSize(of: value), tagSize: 2)
         }
-        return size
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
         if let length = self._when?.serializedSize() {
             writer.writeByte(0x0A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._when?.serialize(into: &writer)
         }
         if let length = self._duration?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._duration?.serialize(into: &writer)
         }
         if let length = self.doubleValue?.serializedSize() {
             writer.writeByte(0x1A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.doubleValue?.serialize(into: &writer)
         }
         if let length = self.floatValue?.serializedSize() {
             writer.writeByte(0x22)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.floatValue?.serialize(into: &writer)
         }
         if let length = self.int64Value?.serializedSize() {
             writer.writeByte(0x2A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.int64Value?.serialize(into: &writer)
         }
         if let length = self.uint64Value?.serializedSize() {
             writer.writeByte(0x32)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.uint64Value?.serialize(into: &writer)
         }
         if let length = self.int32Value?.serializedSize() {
             writer.writeByte(0x3A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.int32Value?.serialize(into: &writer)
         }
         if let length = self.uint32Value?.serializedSize() {
             writer.writeByte(0x42)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.uint32Value?.serialize(into: &writer)
         }
         if let length = self.boolValue?.serializedSize() {
             writer.writeByte(0x4A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.boolValue?.serialize(into: &writer)
         }
         if let length = self.stringValue?.serializedSize() {
             writer.writeByte(0x52)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.stringValue?.serialize(into: &writer)
         }
         if let length = self.bytesValue?.serializedSize() {
             writer.writeByte(0x5A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.bytesValue?.serialize(into: &writer)
         }
         if let length = self.empty?.serializedSize() {
             writer.writeByte(0x62)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.empty?.serialize(into: &writer)
         }
         if let length = self._mask?.serializedSize() {
             writer.writeByte(0x6A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._mask?.serialize(into: &writer)
         }
         if let length = self.object?.serializedSize() {
             writer.writeByte(0x72)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.object?.serialize(into: &writer)
         }
         if let length = self.value?.serializedSize() {
             writer.writeByte(0x7A)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.value?.serialize(into: &writer)
         }
         if let length = self.list?.serializedSize() {
             writer.writeTag(130)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.list?.serialize(into: &writer)
         }
         if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) {
@@ -257,7 +257,7 @@ extension WellKnown: ProtoMessage {
         }
         if let length = self.anything?.serializedSize() {
             writer.writeTag(146)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self.anything?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<ProtoDuration>>.writeUnpacked(self.durations, tag: 154, to: &writer)

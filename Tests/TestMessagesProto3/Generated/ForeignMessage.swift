@@ -26,9 +26,9 @@ extension ForeignMessage: ProtoMessage {
     public static let protoMessageName = "protobuf_test_messages.proto3.ForeignMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int32Codec.isDefault(self.c) { size += Int32Codec.encodedSize(of: self.c); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int32Codec.isDefault(self.c) { size.add(Int32Codec.encodedSize(of: self.c), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

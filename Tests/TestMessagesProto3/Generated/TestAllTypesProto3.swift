@@ -647,179 +647,179 @@ extension TestAllTypesProto3: ProtoMessage {
     public static let protoMessageName = "protobuf_test_messages.proto3.TestAllTypesProto3"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int32Codec.isDefault(self.optionalInt32) { size += Int32Codec.encodedSize(of: self.optionalInt32); size += 1 }
-        if !Int64Codec.isDefault(self.optionalInt64) { size += Int64Codec.encodedSize(of: self.optionalInt64); size += 1 }
-        if !UInt32Codec.isDefault(self.optionalUint32) { size += UInt32Codec.encodedSize(of: self.optionalUint32); size += 1 }
-        if !UInt64Codec.isDefault(self.optionalUint64) { size += UInt64Codec.encodedSize(of: self.optionalUint64); size += 1 }
-        if !SInt32Codec.isDefault(self.optionalSint32) { size += SInt32Codec.encodedSize(of: self.optionalSint32); size += 1 }
-        if !SInt64Codec.isDefault(self.optionalSint64) { size += SInt64Codec.encodedSize(of: self.optionalSint64); size += 1 }
-        if !Fixed32Codec.isDefault(self.optionalFixed32) { size += Fixed32Codec.encodedSize(of: self.optionalFixed32); size += 1 }
-        if !Fixed64Codec.isDefault(self.optionalFixed64) { size += Fixed64Codec.encodedSize(of: self.optionalFixed64); size += 1 }
-        if !SFixed32Codec.isDefault(self.optionalSfixed32) { size += SFixed32Codec.encodedSize(of: self.optionalSfixed32); size += 1 }
-        if !SFixed64Codec.isDefault(self.optionalSfixed64) { size += SFixed64Codec.encodedSize(of: self.optionalSfixed64); size += 1 }
-        if !FloatCodec.isDefault(self.optionalFloat) { size += FloatCodec.encodedSize(of: self.optionalFloat); size += 1 }
-        if !DoubleCodec.isDefault(self.optionalDouble) { size += DoubleCodec.encodedSize(of: self.optionalDouble); size += 1 }
-        if self.optionalBool { size += BoolCodec.encodedSize(of: self.optionalBool); size += 1 }
-        if !self.optionalString.isEmpty { size += StringCodec.encodedSize(of: self.optionalString); size += 1 }
-        if !self.optionalBytes.isEmpty { size += BytesCodec.encodedSize(of: self.optionalBytes); size += 1 }
-        if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalForeignMessage?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum); size += 2 }
-        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size += EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum); size += 2 }
-        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size += EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum); size += 2 }
-        if !self.optionalStringPiece.isEmpty { size += StringCodec.encodedSize(of: self.optionalStringPiece); size += 2 }
-        if !self.optionalCord.isEmpty { size += StringCodec.encodedSize(of: self.optionalCord); size += 2 }
-        if let length = (self._recursiveMessage?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        size += RepeatedField<Int32Codec>.packedSize(self.repeatedInt32, tagSize: 2)
-        size += RepeatedField<Int64Codec>.packedSize(self.repeatedInt64, tagSize: 2)
-        size += RepeatedField<UInt32Codec>.packedSize(self.repeatedUint32, tagSize: 2)
-        size += RepeatedField<UInt64Codec>.packedSize(self.repeatedUint64, tagSize: 2)
-        size += RepeatedField<SInt32Codec>.packedSize(self.repeatedSint32, tagSize: 2)
-        size += RepeatedField<SInt64Codec>.packedSize(self.repeatedSint64, tagSize: 2)
-        size += RepeatedField<Fixed32Codec>.packedSize(self.repeatedFixed32, tagSize: 2)
-        size += RepeatedField<Fixed64Codec>.packedSize(self.repeatedFixed64, tagSize: 2)
-        size += RepeatedField<SFixed32Codec>.packedSize(self.repeatedSfixed32, tagSize: 2)
-        size += RepeatedField<SFixed64Codec>.packedSize(self.repeatedSfixed64, tagSize: 2)
-        size += RepeatedField<FloatCodec>.packedSize(self.repeatedFloat, tagSize: 2)
-        size += RepeatedField<DoubleCodec>.packedSize(self.repeatedDouble, tagSize: 2)
-        size += RepeatedField<BoolCodec>.packedSize(self.repeatedBool, tagSize: 2)
-        size += RepeatedField<StringCodec>.unpackedSize(self.repeatedString, tagSize: 2)
-        size += RepeatedField<BytesCodec>.unpackedSize(self.repeatedBytes, tagSize: 2)
-        size += RepeatedField<MessageCodec<TestAllTypesProto3.NestedMessage>>.unpackedSize(self.repeatedNestedMessage, tagSize: 2)
-        size += RepeatedField<MessageCodec<ForeignMessage>>.unpackedSize(self.repeatedForeignMessage, tagSize: 2)
-        size += RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.packedSize(self.repeatedNestedEnum, tagSize: 2)
-        size += RepeatedField<EnumCodec<ForeignEnum>>.packedSize(self.repeatedForeignEnum, tagSize: 2)
-        size += RepeatedField<StringCodec>.unpackedSize(self.repeatedStringPiece, tagSize: 2)
-        size += RepeatedField<StringCodec>.unpackedSize(self.repeatedCord, tagSize: 2)
-        size += MapField<Int32Codec, Int32Codec>.encodedSize(self.mapInt32Int32, tagSize: 2)
-        size += MapField<Int64Codec, Int64Codec>.encodedSize(self.mapInt64Int64, tagSize: 2)
-        size += MapField<UInt32Codec, UInt32Codec>.encodedSize(self.mapUint32Uint32, tagSize: 2)
-        size += MapField<UInt64Codec, UInt64Codec>.encodedSize(self.mapUint64Uint64, tagSize: 2)
-        size += MapField<SInt32Codec, SInt32Codec>.encodedSize(self.mapSint32Sint32, tagSize: 2)
-        size += MapField<SInt64Codec, SInt64Codec>.encodedSize(self.mapSint64Sint64, tagSize: 2)
-        size += MapField<Fixed32Codec, Fixed32Codec>.encodedSize(self.mapFixed32Fixed32, tagSize: 2)
-        size += MapField<Fixed64Codec, Fixed64Codec>.encodedSize(self.mapFixed64Fixed64, tagSize: 2)
-        size += MapField<SFixed32Codec, SFixed32Codec>.encodedSize(self.mapSfixed32Sfixed32, tagSize: 2)
-        size += MapField<SFixed64Codec, SFixed64Codec>.encodedSize(self.mapSfixed64Sfixed64, tagSize: 2)
-        size += MapField<Int32Codec, FloatCodec>.encodedSize(self.mapInt32Float, tagSize: 2)
-        size += MapField<Int32Codec, DoubleCodec>.encodedSize(self.mapInt32Double, tagSize: 2)
-        size += MapField<BoolCodec, BoolCodec>.encodedSize(self.mapBoolBool, tagSize: 2)
-        size += MapField<StringCodec, StringCodec>.encodedSize(self.mapStringString, tagSize: 2)
-        size += MapField<StringCodec, BytesCodec>.encodedSize(self.mapStringBytes, tagSize: 2)
-        size += MapField<StringCodec, MessageCodec<TestAllTypesProto3.NestedMessage>>.encodedSize(self.mapStringNestedMessage, tagSize: 2)
-        size += MapField<StringCodec, MessageCodec<ForeignMessage>>.encodedSize(self.mapStringForeignMessage, tagSize: 2)
-        size += MapField<StringCodec, EnumCodec<TestAllTypesProto3.NestedEnum>>.encodedSize(self.mapStringNestedEnum, tagSize: 2)
-        size += MapField<StringCodec, EnumCodec<ForeignEnum>>.encodedSize(self.mapStringForeignEnum, tagSize: 2)
-        size += RepeatedField<Int32Codec>.packedSize(self.packedInt32, tagSize: 2)
-        size += RepeatedField<Int64Codec>.packedSize(self.packedInt64, tagSize: 2)
-        size += RepeatedField<UInt32Codec>.packedSize(self.packedUint32, tagSize: 2)
-        size += RepeatedField<UInt64Codec>.packedSize(self.packedUint64, tagSize: 2)
-        size += RepeatedField<SInt32Codec>.packedSize(self.packedSint32, tagSize: 2)
-        size += RepeatedField<SInt64Codec>.packedSize(self.packedSint64, tagSize: 2)
-        size += RepeatedField<Fixed32Codec>.packedSize(self.packedFixed32, tagSize: 2)
-        size += RepeatedField<Fixed64Codec>.packedSize(self.packedFixed64, tagSize: 2)
-        size += RepeatedField<SFixed32Codec>.packedSize(self.packedSfixed32, tagSize: 2)
-        size += RepeatedField<SFixed64Codec>.packedSize(self.packedSfixed64, tagSize: 2)
-        size += RepeatedField<FloatCodec>.packedSize(self.packedFloat, tagSize: 2)
-        size += RepeatedField<DoubleCodec>.packedSize(self.packedDouble, tagSize: 2)
-        size += RepeatedField<BoolCodec>.packedSize(self.packedBool, tagSize: 2)
-        size += RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.packedSize(self.packedNestedEnum, tagSize: 2)
-        size += RepeatedField<Int32Codec>.unpackedSize(self.unpackedInt32, tagSize: 2)
-        size += RepeatedField<Int64Codec>.unpackedSize(self.unpackedInt64, tagSize: 2)
-        size += RepeatedField<UInt32Codec>.unpackedSize(self.unpackedUint32, tagSize: 2)
-        size += RepeatedField<UInt64Codec>.unpackedSize(self.unpackedUint64, tagSize: 2)
-        size += RepeatedField<SInt32Codec>.unpackedSize(self.unpackedSint32, tagSize: 2)
-        size += RepeatedField<SInt64Codec>.unpackedSize(self.unpackedSint64, tagSize: 2)
-        size += RepeatedField<Fixed32Codec>.unpackedSize(self.unpackedFixed32, tagSize: 2)
-        size += RepeatedField<Fixed64Codec>.unpackedSize(self.unpackedFixed64, tagSize: 2)
-        size += RepeatedField<SFixed32Codec>.unpackedSize(self.unpackedSfixed32, tagSize: 2)
-        size += RepeatedField<SFixed64Codec>.unpackedSize(self.unpackedSfixed64, tagSize: 2)
-        size += RepeatedField<FloatCodec>.unpackedSize(self.unpackedFloat, tagSize: 2)
-        size += RepeatedField<DoubleCodec>.unpackedSize(self.unpackedDouble, tagSize: 2)
-        size += RepeatedField<BoolCodec>.unpackedSize(self.unpackedBool, tagSize: 2)
-        size += RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.unpackedSize(self.unpackedNestedEnum, tagSize: 2)
+        var size = WireSizeSum(unknownFields.count)
+        if !Int32Codec.isDefault(self.optionalInt32) { size.add(Int32Codec.encodedSize(of: self.optionalInt32), tagSize: 1) }
+        if !Int64Codec.isDefault(self.optionalInt64) { size.add(Int64Codec.encodedSize(of: self.optionalInt64), tagSize: 1) }
+        if !UInt32Codec.isDefault(self.optionalUint32) { size.add(UInt32Codec.encodedSize(of: self.optionalUint32), tagSize: 1) }
+        if !UInt64Codec.isDefault(self.optionalUint64) { size.add(UInt64Codec.encodedSize(of: self.optionalUint64), tagSize: 1) }
+        if !SInt32Codec.isDefault(self.optionalSint32) { size.add(SInt32Codec.encodedSize(of: self.optionalSint32), tagSize: 1) }
+        if !SInt64Codec.isDefault(self.optionalSint64) { size.add(SInt64Codec.encodedSize(of: self.optionalSint64), tagSize: 1) }
+        if !Fixed32Codec.isDefault(self.optionalFixed32) { size.add(Fixed32Codec.encodedSize(of: self.optionalFixed32), tagSize: 1) }
+        if !Fixed64Codec.isDefault(self.optionalFixed64) { size.add(Fixed64Codec.encodedSize(of: self.optionalFixed64), tagSize: 1) }
+        if !SFixed32Codec.isDefault(self.optionalSfixed32) { size.add(SFixed32Codec.encodedSize(of: self.optionalSfixed32), tagSize: 1) }
+        if !SFixed64Codec.isDefault(self.optionalSfixed64) { size.add(SFixed64Codec.encodedSize(of: self.optionalSfixed64), tagSize: 1) }
+        if !FloatCodec.isDefault(self.optionalFloat) { size.add(FloatCodec.encodedSize(of: self.optionalFloat), tagSize: 1) }
+        if !DoubleCodec.isDefault(self.optionalDouble) { size.add(DoubleCodec.encodedSize(of: self.optionalDouble), tagSize: 1) }
+        if self.optionalBool { size.add(BoolCodec.encodedSize(of: self.optionalBool), tagSize: 1) }
+        if !self.optionalString.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalString), tagSize: 1) }
+        if !self.optionalBytes.isEmpty { size.add(BytesCodec.encodedSize(of: self.optionalBytes), tagSize: 1) }
+        if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalForeignMessage?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size.add(EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum), tagSize: 2) }
+        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size.add(EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum), tagSize: 2) }
+        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size.add(EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum), tagSize: 2) }
+        if !self.optionalStringPiece.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalStringPiece), tagSize: 2) }
+        if !self.optionalCord.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalCord), tagSize: 2) }
+        if let length = (self._recursiveMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        size.add(RepeatedField<Int32Codec>.packedSize(self.repeatedInt32, tagSize: 2))
+        size.add(RepeatedField<Int64Codec>.packedSize(self.repeatedInt64, tagSize: 2))
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.repeatedUint32, tagSize: 2))
+        size.add(RepeatedField<UInt64Codec>.packedSize(self.repeatedUint64, tagSize: 2))
+        size.add(RepeatedField<SInt32Codec>.packedSize(self.repeatedSint32, tagSize: 2))
+        size.add(RepeatedField<SInt64Codec>.packedSize(self.repeatedSint64, tagSize: 2))
+        size.add(RepeatedField<Fixed32Codec>.packedSize(self.repeatedFixed32, tagSize: 2))
+        size.add(RepeatedField<Fixed64Codec>.packedSize(self.repeatedFixed64, tagSize: 2))
+        size.add(RepeatedField<SFixed32Codec>.packedSize(self.repeatedSfixed32, tagSize: 2))
+        size.add(RepeatedField<SFixed64Codec>.packedSize(self.repeatedSfixed64, tagSize: 2))
+        size.add(RepeatedField<FloatCodec>.packedSize(self.repeatedFloat, tagSize: 2))
+        size.add(RepeatedField<DoubleCodec>.packedSize(self.repeatedDouble, tagSize: 2))
+        size.add(RepeatedField<BoolCodec>.packedSize(self.repeatedBool, tagSize: 2))
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.repeatedString, tagSize: 2))
+        size.add(RepeatedField<BytesCodec>.unpackedSize(self.repeatedBytes, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<TestAllTypesProto3.NestedMessage>>.unpackedSize(self.repeatedNestedMessage, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ForeignMessage>>.unpackedSize(self.repeatedForeignMessage, tagSize: 2))
+        size.add(RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.packedSize(self.repeatedNestedEnum, tagSize: 2))
+        size.add(RepeatedField<EnumCodec<ForeignEnum>>.packedSize(self.repeatedForeignEnum, tagSize: 2))
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.repeatedStringPiece, tagSize: 2))
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.repeatedCord, tagSize: 2))
+        size.add(MapField<Int32Codec, Int32Codec>.encodedSize(self.mapInt32Int32, tagSize: 2))
+        size.add(MapField<Int64Codec, Int64Codec>.encodedSize(self.mapInt64Int64, tagSize: 2))
+        size.add(MapField<UInt32Codec, UInt32Codec>.encodedSize(self.mapUint32Uint32, tagSize: 2))
+        size.add(MapField<UInt64Codec, UInt64Codec>.encodedSize(self.mapUint64Uint64, tagSize: 2))
+        size.add(MapField<SInt32Codec, SInt32Codec>.encodedSize(self.mapSint32Sint32, tagSize: 2))
+        size.add(MapField<SInt64Codec, SInt64Codec>.encodedSize(self.mapSint64Sint64, tagSize: 2))
+        size.add(MapField<Fixed32Codec, Fixed32Codec>.encodedSize(self.mapFixed32Fixed32, tagSize: 2))
+        size.add(MapField<Fixed64Codec, Fixed64Codec>.encodedSize(self.mapFixed64Fixed64, tagSize: 2))
+        size.add(MapField<SFixed32Codec, SFixed32Codec>.encodedSize(self.mapSfixed32Sfixed32, tagSize: 2))
+        size.add(MapField<SFixed64Codec, SFixed64Codec>.encodedSize(self.mapSfixed64Sfixed64, tagSize: 2))
+        size.add(MapField<Int32Codec, FloatCodec>.encodedSize(self.mapInt32Float, tagSize: 2))
+        size.add(MapField<Int32Codec, DoubleCodec>.encodedSize(self.mapInt32Double, tagSize: 2))
+        size.add(MapField<BoolCodec, BoolCodec>.encodedSize(self.mapBoolBool, tagSize: 2))
+        size.add(MapField<StringCodec, StringCodec>.encodedSize(self.mapStringString, tagSize: 2))
+        size.add(MapField<StringCodec, BytesCodec>.encodedSize(self.mapStringBytes, tagSize: 2))
+        size.add(MapField<StringCodec, MessageCodec<TestAllTypesProto3.NestedMessage>>.encodedSize(self.mapStringNestedMessage, tagSize: 2))
+        size.add(MapField<StringCodec, MessageCodec<ForeignMessage>>.encodedSize(self.mapStringForeignMessage, tagSize: 2))
+        size.add(MapField<StringCodec, EnumCodec<TestAllTypesProto3.NestedEnum>>.encodedSize(self.mapStringNestedEnum, tagSize: 2))
+        size.add(MapField<StringCodec, EnumCodec<ForeignEnum>>.encodedSize(self.mapStringForeignEnum, tagSize: 2))
+        size.add(RepeatedField<Int32Codec>.packedSize(self.packedInt32, tagSize: 2))
+        size.add(RepeatedField<Int64Codec>.packedSize(self.packedInt64, tagSize: 2))
+        size.add(RepeatedField<UInt32Codec>.packedSize(self.packedUint32, tagSize: 2))
+        size.add(RepeatedField<UInt64Codec>.packedSize(self.packedUint64, tagSize: 2))
+        size.add(RepeatedField<SInt32Codec>.packedSize(self.packedSint32, tagSize: 2))
+        size.add(RepeatedField<SInt64Codec>.packedSize(self.packedSint64, tagSize: 2))
+        size.add(RepeatedField<Fixed32Codec>.packedSize(self.packedFixed32, tagSize: 2))
+        size.add(RepeatedField<Fixed64Codec>.packedSize(self.packedFixed64, tagSize: 2))
+        size.add(RepeatedField<SFixed32Codec>.packedSize(self.packedSfixed32, tagSize: 2))
+        size.add(RepeatedField<SFixed64Codec>.packedSize(self.packedSfixed64, tagSize: 2))
+        size.add(RepeatedField<FloatCodec>.packedSize(self.packedFloat, tagSize: 2))
+        size.add(RepeatedField<DoubleCodec>.packedSize(self.packedDouble, tagSize: 2))
+        size.add(RepeatedField<BoolCodec>.packedSize(self.packedBool, tagSize: 2))
+        size.add(RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.packedSize(self.packedNestedEnum, tagSize: 2))
+        size.add(RepeatedField<Int32Codec>.unpackedSize(self.unpackedInt32, tagSize: 2))
+        size.add(RepeatedField<Int64Codec>.unpackedSize(self.unpackedInt64, tagSize: 2))
+        size.add(RepeatedField<UInt32Codec>.unpackedSize(self.unpackedUint32, tagSize: 2))
+        size.add(RepeatedField<UInt64Codec>.unpackedSize(self.unpackedUint64, tagSize: 2))
+        size.add(RepeatedField<SInt32Codec>.unpackedSize(self.unpackedSint32, tagSize: 2))
+        size.add(RepeatedField<SInt64Codec>.unpackedSize(self.unpackedSint64, tagSize: 2))
+        size.add(RepeatedField<Fixed32Codec>.unpackedSize(self.unpackedFixed32, tagSize: 2))
+        size.add(RepeatedField<Fixed64Codec>.unpackedSize(self.unpackedFixed64, tagSize: 2))
+        size.add(RepeatedField<SFixed32Codec>.unpackedSize(self.unpackedSfixed32, tagSize: 2))
+        size.add(RepeatedField<SFixed64Codec>.unpackedSize(self.unpackedSfixed64, tagSize: 2))
+        size.add(RepeatedField<FloatCodec>.unpackedSize(self.unpackedFloat, tagSize: 2))
+        size.add(RepeatedField<DoubleCodec>.unpackedSize(self.unpackedDouble, tagSize: 2))
+        size.add(RepeatedField<BoolCodec>.unpackedSize(self.unpackedBool, tagSize: 2))
+        size.add(RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.unpackedSize(self.unpackedNestedEnum, tagSize: 2))
         if case let .oneofUint32(value)? = self.oneofField {
-            size += UInt32Codec.encodedSize(of: value); size += 2
+            size.add(UInt32Codec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofNestedMessage(value)? = self.oneofField {
-            size += MessageCodec<TestAllTypesProto3.NestedMessage>.encodedSize(of: value); size += 2
+            size.add(MessageCodec<TestAllTypesProto3.NestedMessage>.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofString(value)? = self.oneofField {
-            size += StringCodec.encodedSize(of: value); size += 2
+            size.add(StringCodec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofBytes(value)? = self.oneofField {
-            size += BytesCodec.encodedSize(of: value); size += 2
+            size.add(BytesCodec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofBool(value)? = self.oneofField {
-            size += BoolCodec.encodedSize(of: value); size += 2
+            size.add(BoolCodec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofUint64(value)? = self.oneofField {
-            size += UInt64Codec.encodedSize(of: value); size += 2
+            size.add(UInt64Codec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofFloat(value)? = self.oneofField {
-            size += FloatCodec.encodedSize(of: value); size += 2
+            size.add(FloatCodec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofDouble(value)? = self.oneofField {
-            size += DoubleCodec.encodedSize(of: value); size += 2
+            size.add(DoubleCodec.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofEnum(value)? = self.oneofField {
-            size += EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: value); size += 2
+            size.add(EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: value), tagSize: 2)
         }
         if case let .oneofNullValue(value)? = self.oneofField {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 2
+            size.add(EnumCodec<ProtoNullValue>.encodedSize(of: value), tagSize: 2)
         }
-        if let length = self._optionalBoolWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalInt32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalInt64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalUint32Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalUint64Wrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalFloatWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalDoubleWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalStringWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalBytesWrapper?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        size += RepeatedField<MessageCodec<ProtoBoolValue>>.unpackedSize(self.repeatedBoolWrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoInt32Value>>.unpackedSize(self.repeatedInt32Wrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoInt64Value>>.unpackedSize(self.repeatedInt64Wrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoUInt32Value>>.unpackedSize(self.repeatedUint32Wrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoUInt64Value>>.unpackedSize(self.repeatedUint64Wrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoFloatValue>>.unpackedSize(self.repeatedFloatWrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoDoubleValue>>.unpackedSize(self.repeatedDoubleWrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoStringValue>>.unpackedSize(self.repeatedStringWrapper, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoBytesValue>>.unpackedSize(self.repeatedBytesWrapper, tagSize: 2)
-        if let length = self._optionalDuration?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalTimestamp?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalFieldMask?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalStruct?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalAny?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if let length = self._optionalValue?.serializedSize() { size += WireSize.lengthDelimited(length); size += 2 }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) { size += EnumCodec<ProtoNullValue>.encodedSize(of: self.optionalNullValue); size += 2 }
-        size += RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.repeatedDuration, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.repeatedTimestamp, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoFieldMask>>.unpackedSize(self.repeatedFieldmask, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoAny>>.unpackedSize(self.repeatedAny, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.repeatedValue, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoListValue>>.unpackedSize(self.repeatedListValue, tagSize: 2)
-        size += RepeatedField<MessageCodec<ProtoStruct>>.unpackedSize(self.repeatedStruct, tagSize: 2)
-        if !Int32Codec.isDefault(self.fieldname1) { size += Int32Codec.encodedSize(of: self.fieldname1); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName2) { size += Int32Codec.encodedSize(of: self.fieldName2); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName3) { size += Int32Codec.encodedSize(of: self.fieldName3); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName4) { size += Int32Codec.encodedSize(of: self.fieldName4); size += 2 }
-        if !Int32Codec.isDefault(self.field0name5) { size += Int32Codec.encodedSize(of: self.field0name5); size += 2 }
-        if !Int32Codec.isDefault(self.field0Name6) { size += Int32Codec.encodedSize(of: self.field0Name6); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName7) { size += Int32Codec.encodedSize(of: self.fieldName7); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName8) { size += Int32Codec.encodedSize(of: self.fieldName8); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName9) { size += Int32Codec.encodedSize(of: self.fieldName9); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName10) { size += Int32Codec.encodedSize(of: self.fieldName10); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName11) { size += Int32Codec.encodedSize(of: self.fieldName11); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName12) { size += Int32Codec.encodedSize(of: self.fieldName12); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName13) { size += Int32Codec.encodedSize(of: self.fieldName13); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName14) { size += Int32Codec.encodedSize(of: self.fieldName14); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName15) { size += Int32Codec.encodedSize(of: self.fieldName15); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName16) { size += Int32Codec.encodedSize(of: self.fieldName16); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName17) { size += Int32Codec.encodedSize(of: self.fieldName17); size += 2 }
-        if !Int32Codec.isDefault(self.fieldName18) { size += Int32Codec.encodedSize(of: self.fieldName18); size += 2 }
-        return size
+        if let length = self._optionalBoolWrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalInt32Wrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalInt64Wrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalUint32Wrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalUint64Wrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalFloatWrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalDoubleWrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalStringWrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalBytesWrapper?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        size.add(RepeatedField<MessageCodec<ProtoBoolValue>>.unpackedSize(self.repeatedBoolWrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoInt32Value>>.unpackedSize(self.repeatedInt32Wrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoInt64Value>>.unpackedSize(self.repeatedInt64Wrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoUInt32Value>>.unpackedSize(self.repeatedUint32Wrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoUInt64Value>>.unpackedSize(self.repeatedUint64Wrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoFloatValue>>.unpackedSize(self.repeatedFloatWrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoDoubleValue>>.unpackedSize(self.repeatedDoubleWrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoStringValue>>.unpackedSize(self.repeatedStringWrapper, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoBytesValue>>.unpackedSize(self.repeatedBytesWrapper, tagSize: 2))
+        if let length = self._optionalDuration?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalTimestamp?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalFieldMask?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalStruct?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalAny?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if let length = self._optionalValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
+        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) { size.add(EnumCodec<ProtoNullValue>.encodedSize(of: self.optionalNullValue), tagSize: 2) }
+        size.add(RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.repeatedDuration, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.repeatedTimestamp, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoFieldMask>>.unpackedSize(self.repeatedFieldmask, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoAny>>.unpackedSize(self.repeatedAny, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.repeatedValue, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoListValue>>.unpackedSize(self.repeatedListValue, tagSize: 2))
+        size.add(RepeatedField<MessageCodec<ProtoStruct>>.unpackedSize(self.repeatedStruct, tagSize: 2))
+        if !Int32Codec.isDefault(self.fieldname1) { size.add(Int32Codec.encodedSize(of: self.fieldname1), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName2) { size.add(Int32Codec.encodedSize(of: self.fieldName2), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName3) { size.add(Int32Codec.encodedSize(of: self.fieldName3), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName4) { size.add(Int32Codec.encodedSize(of: self.fieldName4), tagSize: 2) }
+        if !Int32Codec.isDefault(self.field0name5) { size.add(Int32Codec.encodedSize(of: self.field0name5), tagSize: 2) }
+        if !Int32Codec.isDefault(self.field0Name6) { size.add(Int32Codec.encodedSize(of: self.field0Name6), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName7) { size.add(Int32Codec.encodedSize(of: self.fieldName7), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName8) { size.add(Int32Codec.encodedSize(of: self.fieldName8), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName9) { size.add(Int32Codec.encodedSize(of: self.fieldName9), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName10) { size.add(Int32Codec.encodedSize(of: self.fieldName10), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName11) { size.add(Int32Codec.encodedSize(of: self.fieldName11), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName12) { size.add(Int32Codec.encodedSize(of: self.fieldName12), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName13) { size.add(Int32Codec.encodedSize(of: self.fieldName13), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName14) { size.add(Int32Codec.encodedSize(of: self.fieldName14), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName15) { size.add(Int32Codec.encodedSize(of: self.fieldName15), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName16) { size.add(Int32Codec.encodedSize(of: self.fieldName16), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName17) { size.add(Int32Codec.encodedSize(of: self.fieldName17), tagSize: 2) }
+        if !Int32Codec.isDefault(self.fieldName18) { size.add(Int32Codec.encodedSize(of: self.fieldName18), tagSize: 2) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -885,12 +885,12 @@ extension TestAllTypesProto3: ProtoMessage {
         }
         if let length = (self._optionalNestedMessage?.value)?.serializedSize() {
             writer.writeTag(146)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             (self._optionalNestedMessage?.value)?.serialize(into: &writer)
         }
         if let length = self._optionalForeignMessage?.serializedSize() {
             writer.writeTag(154)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalForeignMessage?.serialize(into: &writer)
         }
         if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) {
@@ -915,7 +915,7 @@ extension TestAllTypesProto3: ProtoMessage {
         }
         if let length = (self._recursiveMessage?.value)?.serializedSize() {
             writer.writeTag(218)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             (self._recursiveMessage?.value)?.serialize(into: &writer)
         }
         RepeatedField<Int32Codec>.writePacked(self.repeatedInt32, tag: 250, to: &writer)
@@ -1028,47 +1028,47 @@ extension TestAllTypesProto3: ProtoMessage {
         }
         if let length = self._optionalBoolWrapper?.serializedSize() {
             writer.writeTag(1610)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalBoolWrapper?.serialize(into: &writer)
         }
         if let length = self._optionalInt32Wrapper?.serializedSize() {
             writer.writeTag(1618)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalInt32Wrapper?.serialize(into: &writer)
         }
         if let length = self._optionalInt64Wrapper?.serializedSize() {
             writer.writeTag(1626)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalInt64Wrapper?.serialize(into: &writer)
         }
         if let length = self._optionalUint32Wrapper?.serializedSize() {
             writer.writeTag(1634)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalUint32Wrapper?.serialize(into: &writer)
         }
         if let length = self._optionalUint64Wrapper?.serializedSize() {
             writer.writeTag(1642)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalUint64Wrapper?.serialize(into: &writer)
         }
         if let length = self._optionalFloatWrapper?.serializedSize() {
             writer.writeTag(1650)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalFloatWrapper?.serialize(into: &writer)
         }
         if let length = self._optionalDoubleWrapper?.serializedSize() {
             writer.writeTag(1658)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalDoubleWrapper?.serialize(into: &writer)
         }
         if let length = self._optionalStringWrapper?.serializedSize() {
             writer.writeTag(1666)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalStringWrapper?.serialize(into: &writer)
         }
         if let length = self._optionalBytesWrapper?.serializedSize() {
             writer.writeTag(1674)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalBytesWrapper?.serialize(into: &writer)
         }
         RepeatedField<MessageCodec<ProtoBoolValue>>.writeUnpacked(self.repeatedBoolWrapper, tag: 1690, to: &writer)
@@ -1082,32 +1082,32 @@ extension TestAllTypesProto3: ProtoMessage {
         RepeatedField<MessageCodec<ProtoBytesValue>>.writeUnpacked(self.repeatedBytesWrapper, tag: 1754, to: &writer)
         if let length = self._optionalDuration?.serializedSize() {
             writer.writeTag(2410)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalDuration?.serialize(into: &writer)
         }
         if let length = self._optionalTimestamp?.serializedSize() {
             writer.writeTag(2418)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalTimestamp?.serialize(into: &writer)
         }
         if let length = self._optionalFieldMask?.serializedSize() {
             writer.writeTag(2426)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalFieldMask?.serialize(into: &writer)
         }
         if let length = self._optionalStruct?.serializedSize() {
             writer.writeTag(2434)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalStruct?.serialize(into: &writer)
         }
         if let length = self._optionalAny?.serializedSize() {
             writer.writeTag(2442)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalAny?.serialize(into: &writer)
         }
         if let length = self._optionalValue?.serializedSize() {
             writer.writeTag(2450)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             self._optionalValue?.serialize(into: &writer)
         }
         if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) {
@@ -2896,10 +2896,10 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
     public static let protoMessageName = "protobuf_test_messages.proto3.TestAllTypesProto3.NestedMessage"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int32Codec.isDefault(self.a) { size += Int32Codec.encodedSize(of: self.a); size += 1 }
-        if let length = (self._corecursive?.value)?.serializedSize() { size += WireSize.lengthDelimited(length); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int32Codec.isDefault(self.a) { size.add(Int32Codec.encodedSize(of: self.a), tagSize: 1) }
+        if let length = (self._corecursive?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
@@ -2909,7 +2909,7 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
         }
         if let length = (self._corecursive?.value)?.serializedSize() {
             writer.writeByte(0x12)
-            writer.writeVarint(UInt64(length))
+            writer.writeLength(length)
             (self._corecursive?.value)?.serialize(into: &writer)
         }
         unknownFields.write(to: &writer)

@@ -30,10 +30,10 @@ extension ProtoAny: ProtoMessage {
     public static let protoMessageName = "google.protobuf.Any"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.typeUrl.isEmpty { size += StringCodec.encodedSize(of: self.typeUrl); size += 1 }
-        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.typeUrl.isEmpty { size.add(StringCodec.encodedSize(of: self.typeUrl), tagSize: 1) }
+        if !self.value.isEmpty { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

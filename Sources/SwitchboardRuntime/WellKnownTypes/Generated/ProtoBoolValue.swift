@@ -26,9 +26,9 @@ extension ProtoBoolValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.BoolValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if self.value { size += BoolCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if self.value { size.add(BoolCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -26,9 +26,9 @@ extension ProtoBytesValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.BytesValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.value.isEmpty { size += BytesCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.value.isEmpty { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

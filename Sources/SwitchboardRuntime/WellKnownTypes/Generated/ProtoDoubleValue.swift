@@ -26,9 +26,9 @@ extension ProtoDoubleValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.DoubleValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !DoubleCodec.isDefault(self.value) { size += DoubleCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !DoubleCodec.isDefault(self.value) { size.add(DoubleCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

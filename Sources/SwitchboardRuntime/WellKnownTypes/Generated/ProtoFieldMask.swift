@@ -26,9 +26,9 @@ extension ProtoFieldMask: ProtoMessage {
     public static let protoMessageName = "google.protobuf.FieldMask"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<StringCodec>.unpackedSize(self.paths, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<StringCodec>.unpackedSize(self.paths, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

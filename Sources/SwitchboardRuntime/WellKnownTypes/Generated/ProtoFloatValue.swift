@@ -26,9 +26,9 @@ extension ProtoFloatValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.FloatValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !FloatCodec.isDefault(self.value) { size += FloatCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !FloatCodec.isDefault(self.value) { size.add(FloatCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

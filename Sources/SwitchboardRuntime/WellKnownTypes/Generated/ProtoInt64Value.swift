@@ -26,9 +26,9 @@ extension ProtoInt64Value: ProtoMessage {
     public static let protoMessageName = "google.protobuf.Int64Value"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int64Codec.isDefault(self.value) { size += Int64Codec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int64Codec.isDefault(self.value) { size.add(Int64Codec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -26,9 +26,9 @@ extension ProtoListValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.ListValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -26,9 +26,9 @@ extension ProtoStringValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.StringValue"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !self.value.isEmpty { size += StringCodec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !self.value.isEmpty { size.add(StringCodec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -26,9 +26,9 @@ extension ProtoStruct: ProtoMessage {
     public static let protoMessageName = "google.protobuf.Struct"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        size += MapField<StringCodec, MessageCodec<ProtoValue>>.encodedSize(self.fields, tagSize: 1)
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        size.add(MapField<StringCodec, MessageCodec<ProtoValue>>.encodedSize(self.fields, tagSize: 1))
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

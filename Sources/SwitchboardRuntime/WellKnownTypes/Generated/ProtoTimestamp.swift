@@ -30,10 +30,10 @@ extension ProtoTimestamp: ProtoMessage {
     public static let protoMessageName = "google.protobuf.Timestamp"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !Int64Codec.isDefault(self.seconds) { size += Int64Codec.encodedSize(of: self.seconds); size += 1 }
-        if !Int32Codec.isDefault(self.nanos) { size += Int32Codec.encodedSize(of: self.nanos); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !Int64Codec.isDefault(self.seconds) { size.add(Int64Codec.encodedSize(of: self.seconds), tagSize: 1) }
+        if !Int32Codec.isDefault(self.nanos) { size.add(Int32Codec.encodedSize(of: self.nanos), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -26,9 +26,9 @@ extension ProtoUInt32Value: ProtoMessage {
     public static let protoMessageName = "google.protobuf.UInt32Value"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt32Codec.isDefault(self.value) { size += UInt32Codec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt32Codec.isDefault(self.value) { size.add(UInt32Codec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

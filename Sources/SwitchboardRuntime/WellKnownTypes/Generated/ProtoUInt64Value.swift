@@ -26,9 +26,9 @@ extension ProtoUInt64Value: ProtoMessage {
     public static let protoMessageName = "google.protobuf.UInt64Value"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !UInt64Codec.isDefault(self.value) { size += UInt64Codec.encodedSize(of: self.value); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !UInt64Codec.isDefault(self.value) { size.add(UInt64Codec.encodedSize(of: self.value), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

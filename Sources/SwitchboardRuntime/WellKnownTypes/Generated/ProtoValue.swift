@@ -37,26 +37,26 @@ extension ProtoValue: ProtoMessage {
     public static let protoMessageName = "google.protobuf.Value"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
+        var size = WireSizeSum(unknownFields.count)
         if case let .nullValue(value)? = self.kind {
-            size += EnumCodec<ProtoNullValue>.encodedSize(of: value); size += 1
+            size.add(EnumCodec<ProtoNullValue>.encodedSize(of: value), tagSize: 1)
         }
         if case let .numberValue(value)? = self.kind {
-            size += DoubleCodec.encodedSize(of: value); size += 1
+            size.add(DoubleCodec.encodedSize(of: value), tagSize: 1)
         }
         if case let .stringValue(value)? = self.kind {
-            size += StringCodec.encodedSize(of: value); size += 1
+            size.add(StringCodec.encodedSize(of: value), tagSize: 1)
         }
         if case let .boolValue(value)? = self.kind {
-            size += BoolCodec.encodedSize(of: value); size += 1
+            size.add(BoolCodec.encodedSize(of: value), tagSize: 1)
         }
         if case let .structValue(value)? = self.kind {
-            size += MessageCodec<ProtoStruct>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<ProtoStruct>.encodedSize(of: value), tagSize: 1)
         }
         if case let .listValue(value)? = self.kind {
-            size += MessageCodec<ProtoListValue>.encodedSize(of: value); size += 1
+            size.add(MessageCodec<ProtoListValue>.encodedSize(of: value), tagSize: 1)
         }
-        return size
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {

@@ -30,10 +30,10 @@ extension Status: ProtoMessage {
     public static let protoMessageName = "example.presence.Status"
 
     public func serializedSize() -> Int {
-        var size = unknownFields.count
-        if !EnumCodec<Availability>.isDefault(self.availability) { size += EnumCodec<Availability>.encodedSize(of: self.availability); size += 1 }
-        if !self.note.isEmpty { size += StringCodec.encodedSize(of: self.note); size += 1 }
-        return size
+        var size = WireSizeSum(unknownFields.count)
+        if !EnumCodec<Availability>.isDefault(self.availability) { size.add(EnumCodec<Availability>.encodedSize(of: self.availability), tagSize: 1) }
+        if !self.note.isEmpty { size.add(StringCodec.encodedSize(of: self.note), tagSize: 1) }
+        return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
