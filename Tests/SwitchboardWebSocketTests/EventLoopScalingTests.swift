@@ -85,11 +85,12 @@ struct EventLoopScalingTests {
         for _ in 0..<200 where server.connectionCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.connectionCount == 2)
         let started = ContinuousClock.now
-        // Long enough for the polite close to finish on a loaded machine; the rude peer
-        // holds the shutdown until it runs out.
-        await server.shutdown(timeout: .seconds(3))
-        #expect(ContinuousClock.now - started < .seconds(8))
-        #expect(await polite.waitUntilClosed().code == .goingAway)
+        // Long enough for the polite close to finish on a loaded machine (3 s once was not,
+        // beside CPU burners); the rude peer holds the shutdown until it runs out.
+        await server.shutdown(timeout: .seconds(8))
+        #expect(ContinuousClock.now - started < .seconds(14))
+        let politeClose = await polite.waitUntilClosed()
+        #expect(politeClose.code == .goingAway, "the polite client saw \(politeClose)")
         // The listener is gone and so are the server's own loops.
         #expect(throws: NetworkError.self) {
             _ = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(1))
