@@ -279,11 +279,10 @@ struct MessageTranslator {
             switch field.shape {
             case let .singular(type):
                 if field.tracksPresence {
-                    let value = presentValue(field)
-                    lines.append(.block("if let length = \(value)?.serializedSize()", [
+                    // `map` borrows the message; `writeLengthDelimited` sizes it as it writes.
+                    lines.append(.block("_ = \(presentValue(field)).map", [
                         .line(tag),
-                        .line("writer.writeLength(length)"),
-                        .line("\(value)?.serialize(into: &writer)"),
+                        .line("writer.writeLengthDelimited($0)"),
                     ]))
                 } else {
                     lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
@@ -293,10 +292,9 @@ struct MessageTranslator {
                 }
             case let .optional(type):
                 if case .message = type {
-                    lines.append(.block("if let length = \(name)?.serializedSize()", [
+                    lines.append(.block("_ = \(name).map", [
                         .line(tag),
-                        .line("writer.writeLength(length)"),
-                        .line("\(name)?.serialize(into: &writer)"),
+                        .line("writer.writeLengthDelimited($0)"),
                     ]))
                 } else {
                     // `map` borrows the value; binding it with `if let` would copy it.

@@ -77,10 +77,9 @@ extension Badge: ProtoMessage {
             StringCodec.write(self.description_, to: &writer)
         }
         MapField<StringCodec, StringCodec>.write(self.sprites, tag: 0x2A, to: &writer)
-        if let length = self.expiration?.serializedSize() {
+        _ = self.expiration.map {
             writer.writeByte(0x32)
-            writer.writeLength(length)
-            self.expiration?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if self.visible {
             writer.writeByte(0x38)

@@ -98,10 +98,9 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x20)
             EnumCodec<MessageStatus>.write(self.status, to: &writer)
         }
-        if let length = self._createdAt?.serializedSize() {
+        _ = self._createdAt.map {
             writer.writeByte(0x2A)
-            writer.writeLength(length)
-            self._createdAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<MessageCodec<Attachment>>.writeUnpacked(self.attachments, tag: 0x32, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.extras, tag: 0x3A, to: &writer)
@@ -110,10 +109,9 @@ extension ChatMessage: ProtoMessage {
             StringCodec.write($0, to: &writer)
         }
         RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeUnpacked(self.reactions, tag: 0x5A, to: &writer)
-        if let length = self.editedAt?.serializedSize() {
+        _ = self.editedAt.map {
             writer.writeByte(0x62)
-            writer.writeLength(length)
-            self.editedAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

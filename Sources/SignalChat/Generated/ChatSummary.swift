@@ -83,10 +83,9 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x1A)
             StringCodec.write($0, to: &writer)
         }
-        if let length = self._lastActivity?.serializedSize() {
+        _ = self._lastActivity.map {
             writer.writeByte(0x22)
-            writer.writeLength(length)
-            self._lastActivity?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !UInt32Codec.isDefault(self.unreadCount) {
             writer.writeByte(0x28)

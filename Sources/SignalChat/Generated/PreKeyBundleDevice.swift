@@ -67,20 +67,17 @@ extension PreKeyBundleDevice: ProtoMessage {
             writer.writeByte(0x10)
             UInt32Codec.write(self.registrationId, to: &writer)
         }
-        if let length = self._signedPreKey?.serializedSize() {
+        _ = self._signedPreKey.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self._signedPreKey?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.preKey?.serializedSize() {
+        _ = self.preKey.map {
             writer.writeByte(0x22)
-            writer.writeLength(length)
-            self.preKey?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.pqPreKey?.serializedSize() {
+        _ = self.pqPreKey.map {
             writer.writeByte(0x2A)
-            writer.writeLength(length)
-            self.pqPreKey?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

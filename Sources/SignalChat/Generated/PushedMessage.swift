@@ -62,10 +62,9 @@ extension PushedMessage: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.text, to: &writer)
         }
-        if let length = self._createdAt?.serializedSize() {
+        _ = self._createdAt.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self._createdAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

@@ -59,10 +59,9 @@ extension ReadReceipt: ProtoMessage {
             writer.writeByte(0x12)
             StringCodec.write(self.upToMessageId, to: &writer)
         }
-        if let length = self._readAt?.serializedSize() {
+        _ = self._readAt.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self._readAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

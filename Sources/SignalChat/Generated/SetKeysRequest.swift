@@ -60,16 +60,14 @@ extension SetKeysRequest: ProtoMessage {
             EnumCodec<IdentityType>.write(self.identity, to: &writer)
         }
         RepeatedField<MessageCodec<EcPreKey>>.writeUnpacked(self.preKeys, tag: 0x12, to: &writer)
-        if let length = self.signedPreKey?.serializedSize() {
+        _ = self.signedPreKey.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self.signedPreKey?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<MessageCodec<SignedPreKey>>.writeUnpacked(self.pqPreKeys, tag: 0x22, to: &writer)
-        if let length = self.pqLastResortPreKey?.serializedSize() {
+        _ = self.pqLastResortPreKey.map {
             writer.writeByte(0x2A)
-            writer.writeLength(length)
-            self.pqLastResortPreKey?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

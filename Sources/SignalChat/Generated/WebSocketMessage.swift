@@ -45,15 +45,13 @@ extension WebSocketMessage: ProtoMessage {
             writer.writeByte(0x08)
             EnumCodec<WebSocketMessage.TypeEnum>.write($0, to: &writer)
         }
-        if let length = self.request?.serializedSize() {
+        _ = self.request.map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            self.request?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.response?.serializedSize() {
+        _ = self.response.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self.response?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

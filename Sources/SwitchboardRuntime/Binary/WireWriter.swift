@@ -44,8 +44,7 @@ public struct WireWriter {
         writeByte(UInt8(truncatingIfNeeded: value))
     }
 
-    /// Writes a length prefix. Generated code calls this rather than `writeVarint(UInt64(n))`,
-    /// whose many `UInt64` initialisers are slow to type-check.
+    /// Writes a length prefix: `length` as a varint.
     @inlinable
     public mutating func writeLength(_ length: Int) {
         writeVarint(UInt64(truncatingIfNeeded: length))
@@ -105,6 +104,31 @@ public struct WireWriter {
             writeVarint(UInt64(truncatingIfNeeded: bytes.count))
             writeRawBytes(bytes)
         }
+    }
+
+    /// Writes `message` with its length prefix, without asking the message for its size.
+    ///
+    /// The size pass has already counted the message, so asking again would walk it a second
+    /// time (at every level of nesting). One byte is set aside for the prefix and fixed once
+    /// the message is written; a message of 128 bytes or more moves up by the prefix's extra
+    /// bytes, a `memmove` far cheaper than a size pass. The message never writes beyond where
+    /// its final layout ends, so a buffer sized by the size pass still suffices.
+    @inlinable
+    public mutating func writeLengthDelimited<Message: ProtoMessage>(_ message: Message) {
+        let prefixStart = cursor
+        cursor += 1
+        message.serialize(into: &self)
+        let length = cursor - prefixStart - 1
+        if length < 0x80 {
+            prefixStart.storeBytes(of: UInt8(truncatingIfNeeded: length), as: UInt8.self)
+            return
+        }
+        let prefixSize = WireSize.varint(UInt64(truncatingIfNeeded: length))
+        // Overlapping regions: `copyMemory` moves like `memmove`.
+        (prefixStart + prefixSize).copyMemory(from: prefixStart + 1, byteCount: length)
+        var prefix = WireWriter(unsafeStart: prefixStart)
+        prefix.writeLength(length)
+        cursor = prefixStart + prefixSize + length
     }
 
     /// Writes raw bytes kept from an earlier decode.

@@ -8,8 +8,7 @@ public enum MessageCodec<Message: ProtoMessage>: FieldCodec {
         WireSize.lengthDelimited(value.serializedSize())
     }
     @inlinable public static func write(_ value: Message, to writer: inout WireWriter) {
-        writer.writeVarint(UInt64(truncatingIfNeeded: value.serializedSize()))
-        value.serialize(into: &writer)
+        writer.writeLengthDelimited(value)
     }
     @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> Message {
         var message = Message()

@@ -51,10 +51,9 @@ extension Chain: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.label, to: &writer)
         }
-        if let length = (self._next?.value)?.serializedSize() {
+        _ = (self._next?.value).map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            (self._next?.value)?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }

@@ -154,15 +154,13 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.title, to: &writer)
         }
-        if let length = self._origin?.serializedSize() {
+        _ = self._origin.map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            self._origin?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.corner?.serializedSize() {
+        _ = self.corner.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self.corner?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !EnumCodec<Color>.isDefault(self.color) {
             writer.writeByte(0x20)
@@ -172,15 +170,13 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x28)
             EnumCodec<Color>.write($0, to: &writer)
         }
-        if let length = self._createdAt?.serializedSize() {
+        _ = self._createdAt.map {
             writer.writeByte(0x32)
-            writer.writeLength(length)
-            self._createdAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.expiresAt?.serializedSize() {
+        _ = self.expiresAt.map {
             writer.writeByte(0x3A)
-            writer.writeLength(length)
-            self.expiresAt?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
             writer.writeByte(0x40)
@@ -226,10 +222,9 @@ extension Composite: ProtoMessage {
             writer.writeTag(146)
             StringCodec.write(self.description_, to: &writer)
         }
-        if let length = self.inner?.serializedSize() {
+        _ = self.inner.map {
             writer.writeTag(154)
-            writer.writeLength(length)
-            self.inner?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !self.farField.isEmpty {
             writer.writeTag(128002)

@@ -46,10 +46,9 @@ extension Owner: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let length = (self._pet?.value)?.serializedSize() {
+        _ = (self._pet?.value).map {
             writer.writeByte(0x0A)
-            writer.writeLength(length)
-            (self._pet?.value)?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !self.name.isEmpty {
             writer.writeByte(0x12)

@@ -46,10 +46,9 @@ extension Pet: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let length = self.owner?.serializedSize() {
+        _ = self.owner.map {
             writer.writeByte(0x0A)
-            writer.writeLength(length)
-            self.owner?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !self.name.isEmpty {
             writer.writeByte(0x12)

@@ -72,10 +72,9 @@ extension TreeNode: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write(self.name, to: &writer)
         }
-        if let length = self.parent?.serializedSize() {
+        _ = self.parent.map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            self.parent?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<MessageCodec<TreeNode>>.writeUnpacked(self.children, tag: 0x1A, to: &writer)
         if case let .next(value)? = self.link {

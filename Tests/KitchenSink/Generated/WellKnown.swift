@@ -171,94 +171,77 @@ extension WellKnown: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if let length = self._when?.serializedSize() {
+        _ = self._when.map {
             writer.writeByte(0x0A)
-            writer.writeLength(length)
-            self._when?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._duration?.serializedSize() {
+        _ = self._duration.map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            self._duration?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.doubleValue?.serializedSize() {
+        _ = self.doubleValue.map {
             writer.writeByte(0x1A)
-            writer.writeLength(length)
-            self.doubleValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.floatValue?.serializedSize() {
+        _ = self.floatValue.map {
             writer.writeByte(0x22)
-            writer.writeLength(length)
-            self.floatValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.int64Value?.serializedSize() {
+        _ = self.int64Value.map {
             writer.writeByte(0x2A)
-            writer.writeLength(length)
-            self.int64Value?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.uint64Value?.serializedSize() {
+        _ = self.uint64Value.map {
             writer.writeByte(0x32)
-            writer.writeLength(length)
-            self.uint64Value?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.int32Value?.serializedSize() {
+        _ = self.int32Value.map {
             writer.writeByte(0x3A)
-            writer.writeLength(length)
-            self.int32Value?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.uint32Value?.serializedSize() {
+        _ = self.uint32Value.map {
             writer.writeByte(0x42)
-            writer.writeLength(length)
-            self.uint32Value?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.boolValue?.serializedSize() {
+        _ = self.boolValue.map {
             writer.writeByte(0x4A)
-            writer.writeLength(length)
-            self.boolValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.stringValue?.serializedSize() {
+        _ = self.stringValue.map {
             writer.writeByte(0x52)
-            writer.writeLength(length)
-            self.stringValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.bytesValue?.serializedSize() {
+        _ = self.bytesValue.map {
             writer.writeByte(0x5A)
-            writer.writeLength(length)
-            self.bytesValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.empty?.serializedSize() {
+        _ = self.empty.map {
             writer.writeByte(0x62)
-            writer.writeLength(length)
-            self.empty?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._mask?.serializedSize() {
+        _ = self._mask.map {
             writer.writeByte(0x6A)
-            writer.writeLength(length)
-            self._mask?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.object?.serializedSize() {
+        _ = self.object.map {
             writer.writeByte(0x72)
-            writer.writeLength(length)
-            self.object?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.value?.serializedSize() {
+        _ = self.value.map {
             writer.writeByte(0x7A)
-            writer.writeLength(length)
-            self.value?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self.list?.serializedSize() {
+        _ = self.list.map {
             writer.writeTag(130)
-            writer.writeLength(length)
-            self.list?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) {
             writer.writeTag(136)
             EnumCodec<ProtoNullValue>.write(self.nullValue, to: &writer)
         }
-        if let length = self.anything?.serializedSize() {
+        _ = self.anything.map {
             writer.writeTag(146)
-            writer.writeLength(length)
-            self.anything?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<MessageCodec<ProtoDuration>>.writeUnpacked(self.durations, tag: 154, to: &writer)
         RepeatedField<MessageCodec<ProtoValue>>.writeUnpacked(self.values, tag: 162, to: &writer)

@@ -883,15 +883,13 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeByte(0x7A)
             BytesCodec.write(self.optionalBytes, to: &writer)
         }
-        if let length = (self._optionalNestedMessage?.value)?.serializedSize() {
+        _ = (self._optionalNestedMessage?.value).map {
             writer.writeTag(146)
-            writer.writeLength(length)
-            (self._optionalNestedMessage?.value)?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalForeignMessage?.serializedSize() {
+        _ = self._optionalForeignMessage.map {
             writer.writeTag(154)
-            writer.writeLength(length)
-            self._optionalForeignMessage?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) {
             writer.writeTag(168)
@@ -913,10 +911,9 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeTag(202)
             StringCodec.write(self.optionalCord, to: &writer)
         }
-        if let length = (self._recursiveMessage?.value)?.serializedSize() {
+        _ = (self._recursiveMessage?.value).map {
             writer.writeTag(218)
-            writer.writeLength(length)
-            (self._recursiveMessage?.value)?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<Int32Codec>.writePacked(self.repeatedInt32, tag: 250, to: &writer)
         RepeatedField<Int64Codec>.writePacked(self.repeatedInt64, tag: 258, to: &writer)
@@ -1026,50 +1023,41 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeTag(960)
             EnumCodec<ProtoNullValue>.write(value, to: &writer)
         }
-        if let length = self._optionalBoolWrapper?.serializedSize() {
+        _ = self._optionalBoolWrapper.map {
             writer.writeTag(1610)
-            writer.writeLength(length)
-            self._optionalBoolWrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalInt32Wrapper?.serializedSize() {
+        _ = self._optionalInt32Wrapper.map {
             writer.writeTag(1618)
-            writer.writeLength(length)
-            self._optionalInt32Wrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalInt64Wrapper?.serializedSize() {
+        _ = self._optionalInt64Wrapper.map {
             writer.writeTag(1626)
-            writer.writeLength(length)
-            self._optionalInt64Wrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalUint32Wrapper?.serializedSize() {
+        _ = self._optionalUint32Wrapper.map {
             writer.writeTag(1634)
-            writer.writeLength(length)
-            self._optionalUint32Wrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalUint64Wrapper?.serializedSize() {
+        _ = self._optionalUint64Wrapper.map {
             writer.writeTag(1642)
-            writer.writeLength(length)
-            self._optionalUint64Wrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalFloatWrapper?.serializedSize() {
+        _ = self._optionalFloatWrapper.map {
             writer.writeTag(1650)
-            writer.writeLength(length)
-            self._optionalFloatWrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalDoubleWrapper?.serializedSize() {
+        _ = self._optionalDoubleWrapper.map {
             writer.writeTag(1658)
-            writer.writeLength(length)
-            self._optionalDoubleWrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalStringWrapper?.serializedSize() {
+        _ = self._optionalStringWrapper.map {
             writer.writeTag(1666)
-            writer.writeLength(length)
-            self._optionalStringWrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalBytesWrapper?.serializedSize() {
+        _ = self._optionalBytesWrapper.map {
             writer.writeTag(1674)
-            writer.writeLength(length)
-            self._optionalBytesWrapper?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         RepeatedField<MessageCodec<ProtoBoolValue>>.writeUnpacked(self.repeatedBoolWrapper, tag: 1690, to: &writer)
         RepeatedField<MessageCodec<ProtoInt32Value>>.writeUnpacked(self.repeatedInt32Wrapper, tag: 1698, to: &writer)
@@ -1080,35 +1068,29 @@ extension TestAllTypesProto3: ProtoMessage {
         RepeatedField<MessageCodec<ProtoDoubleValue>>.writeUnpacked(self.repeatedDoubleWrapper, tag: 1738, to: &writer)
         RepeatedField<MessageCodec<ProtoStringValue>>.writeUnpacked(self.repeatedStringWrapper, tag: 1746, to: &writer)
         RepeatedField<MessageCodec<ProtoBytesValue>>.writeUnpacked(self.repeatedBytesWrapper, tag: 1754, to: &writer)
-        if let length = self._optionalDuration?.serializedSize() {
+        _ = self._optionalDuration.map {
             writer.writeTag(2410)
-            writer.writeLength(length)
-            self._optionalDuration?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalTimestamp?.serializedSize() {
+        _ = self._optionalTimestamp.map {
             writer.writeTag(2418)
-            writer.writeLength(length)
-            self._optionalTimestamp?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalFieldMask?.serializedSize() {
+        _ = self._optionalFieldMask.map {
             writer.writeTag(2426)
-            writer.writeLength(length)
-            self._optionalFieldMask?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalStruct?.serializedSize() {
+        _ = self._optionalStruct.map {
             writer.writeTag(2434)
-            writer.writeLength(length)
-            self._optionalStruct?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalAny?.serializedSize() {
+        _ = self._optionalAny.map {
             writer.writeTag(2442)
-            writer.writeLength(length)
-            self._optionalAny?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
-        if let length = self._optionalValue?.serializedSize() {
+        _ = self._optionalValue.map {
             writer.writeTag(2450)
-            writer.writeLength(length)
-            self._optionalValue?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) {
             writer.writeTag(2456)
@@ -2907,10 +2889,9 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
             writer.writeByte(0x08)
             Int32Codec.write(self.a, to: &writer)
         }
-        if let length = (self._corecursive?.value)?.serializedSize() {
+        _ = (self._corecursive?.value).map {
             writer.writeByte(0x12)
-            writer.writeLength(length)
-            (self._corecursive?.value)?.serialize(into: &writer)
+            writer.writeLengthDelimited($0)
         }
         unknownFields.write(to: &writer)
     }
