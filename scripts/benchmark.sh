@@ -155,9 +155,9 @@ estimated 256 bytes are boxed, which keeps deep embedding chains (as in the synt
 schema, where each message holds the previous one) from inflating structs and compile time.
 
 Goal for the module build (issue 20): at most 0.6× swift-protobuf's CPU time. Generated size
-passes add through \`WireSizeSum\` methods and length prefixes go through
-\`WireWriter.writeLength\`, never \`+=\` or \`UInt64(_:)\`, whose overloads the type checker weighs
-at every use (a quarter of the CPU time when measured on 2026-11-28).
+passes add through \`WireSizeSum\` methods and nested messages are written by
+\`WireWriter.writeLengthDelimited\`, never with \`+=\` or \`UInt64(_:)\`, whose overloads the type
+checker weighs at every use (a quarter of the CPU time when measured on 2026-11-28).
 
 ### A consumer package, built from clean
 
