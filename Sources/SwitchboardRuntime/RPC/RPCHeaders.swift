@@ -7,8 +7,11 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        // Room for a few more: generated calls add credentials and content types after.
         fields = []
+        // An empty literal (`CallOptions`' default, a response without headers) allocates
+        // nothing; a non-empty one leaves room for the credentials and content types that
+        // generated calls add after it.
+        guard !elements.isEmpty else { return }
         fields.reserveCapacity(Swift.max(4, elements.count))
         for (name, value) in elements { fields.append((name, value)) }
     }
