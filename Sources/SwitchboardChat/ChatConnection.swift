@@ -81,9 +81,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         socket.deliverReceivedMessages { [offload] message in offload.receive(message) }
         pushTask.withLock { $0 = Task { await self.pushLoop(pushes) } }
         Task { await self.awaitEnd() }
-        Task { [socket, weak self] in
-            for await _ in socket.pongs { self?.heard() }
-        }
+        // On the loop, as frames are: the keepalive's deadline runs there too, so a busy
+        // cooperative pool cannot make an answered probe look unanswered.
+        socket.observePongs { [weak self] _ in self?.heard() }
         if keepalive != nil {
             scheduleKeepaliveCheck()
         }

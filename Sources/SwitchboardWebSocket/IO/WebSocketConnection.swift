@@ -89,6 +89,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     private var closeObservers: [@Sendable (WebSocketCloseInfo) -> Void] = []
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
+    private var pongObserver: (@Sendable ([UInt8]) -> Void)?
     /// When the peer last sent bytes, for the idle timeout.
     private var lastReceived = ContinuousClock.now
     /// The next idleness check, on the loop.
@@ -157,6 +158,14 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// has the bytes, which is what backpressures a fast sender.
     public func send(_ message: WebSocketMessage) async throws(WebSocketError) {
         try await submitAndWait { $0.frame(for: message) }
+    }
+
+    /// Calls `observer` on the event loop with each pong's payload as it arrives (``pongs``
+    /// still gets it too). A liveness check that waited for a task to read ``pongs`` could
+    /// time out while the cooperative pool is busy, though the pong had arrived in time.
+    /// `observer` must return quickly: it holds up reading. A later call replaces it.
+    public func observePongs(_ observer: @escaping @Sendable ([UInt8]) -> Void) {
+        lock.withLock { pongObserver = observer }
     }
 
     /// Sends a ping; the pong arrives on ``pongs``.
@@ -451,7 +460,9 @@ public final class WebSocketConnection: @unchecked Sendable {
                     inbound.take(InboundBudget.cost(of: copy))
                     messageContinuation.yield(copy)
                 }
-            case let .pong(payload): pongContinuation.yield(payload)
+            case let .pong(payload):
+                lock.withLock { pongObserver }?(payload)
+                pongContinuation.yield(payload)
             case let .closeTransport(info): finish(info, flushFirst: true)
             case .peerClosed, .failurePending:
                 // No more messages will come: the close goes out once the application is done.
@@ -492,6 +503,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             defer {
                 closeWaiters = []
                 closeObservers = []
+                pongObserver = nil
             }
             return (closeWaiters, closeObservers)
         }
