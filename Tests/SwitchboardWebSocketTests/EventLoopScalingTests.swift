@@ -73,7 +73,9 @@ struct EventLoopScalingTests {
     }
 
     @Test func shutdownClosesConnectionsGoingAwayThenEndsItsLoops() async throws {
+        let served = ServedCount()
         let server = try WebSocketServer(eventLoops: .dedicated(loopCount: 2)) { connection in
+            served.add()
             for await _ in connection.messages {}
         }
         let loops = server.eventLoopGroup.loops
@@ -82,8 +84,11 @@ struct EventLoopScalingTests {
         let rude = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
         try rude.write(Array("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8))
         _ = try rude.read(maximum: 4096)
-        for _ in 0..<200 where server.connectionCount < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        // Served, not only admitted: a client can see its 101 before the server has handed
+        // the connection to its handler, and shutdown closes only connections served by then.
+        for _ in 0..<500 where served.value < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.connectionCount == 2)
+        #expect(served.value == 2)
         let started = ContinuousClock.now
         // Long enough for the polite close to finish on a loaded machine (3 s once was not,
         // beside CPU burners); the rude peer holds the shutdown until it runs out.
@@ -101,4 +106,12 @@ struct EventLoopScalingTests {
         }
         rude.close()
     }
+}
+
+/// How many connections a server's handler has been given.
+private final class ServedCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
