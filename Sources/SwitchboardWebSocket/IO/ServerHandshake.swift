@@ -5,8 +5,9 @@ import SwitchboardIO
 /// the server side of the opening handshake without a thread of its own. Bytes that follow
 /// the request belong to the WebSocket and go to the connection it creates.
 final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
-    /// What the handshake ends in: a connection, or nothing (refused, failed, timed out).
-    typealias Completion = @Sendable (WebSocketConnection?) -> Void
+    /// What the handshake ends in: a connection, or nothing (refused, failed, timed out,
+    /// cancelled).
+    typealias Completion = @Sendable (ServerHandshake, WebSocketConnection?) -> Void
 
     private let channel: any ByteChannel
     private let options: WebSocketConnection.Options
@@ -76,7 +77,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
             guard let done = take() else { return }
             if case .failed = channel.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers), completion: nil) {
                 channel.close(reason: "the upgrade response could not be sent")
-                done(nil)
+                done(self, nil)
                 return
             }
             // On the loop, inside this read: the connection takes the channel over before
@@ -84,7 +85,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
             let connection = WebSocketConnection(channel: channel, role: .server, options: options, initialBytes: Array(received[consumed...]),
                                                  handshakeHeaders: request.headers, path: request.path, subprotocol: subprotocol,
                                                  upgradeContext: context)
-            done(connection)
+            done(self, connection)
         }
     }
 
@@ -92,18 +93,23 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 
     func channelWriteFailed(_ reason: String) { fail() }
 
+    /// Gives up now (the server is stopping), on the channel's loop.
+    func cancel() {
+        channel.loop.execute { [self] in fail() }
+    }
+
     /// Answers with `response`, then closes once it is written.
     private func reject(_ response: [UInt8]) {
         guard let done = take() else { return }
         _ = channel.write(response, completion: nil)
         channel.closeAfterFlushing(timeout: .seconds(2))
-        done(nil)
+        done(self, nil)
     }
 
     private func fail() {
         guard let done = take() else { return }
         channel.close(reason: nil)
-        done(nil)
+        done(self, nil)
     }
 
     /// The completion, once; stops the timer.

@@ -47,7 +47,15 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Connections past the limit being told so; a flood beyond this many is dropped unanswered.
     private var refusing = 0
     private static let maximumRefusing = 64
-    private var isStopped = false
+    /// Running, shutting down gracefully (connections still upgrading are closed politely
+    /// when they arrive), or stopped (anything still arriving is aborted).
+    private enum Phase { case running, draining, stopped }
+    private var phase = Phase.running
+    /// Upgrades in flight, so shutdown can wait for them and end those that outlast it.
+    private var handshakes: [ObjectIdentifier: ServerHandshake] = [:]
+    /// Graceful shutdowns waiting for the last admitted connection to end, by call.
+    private var drainWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextDrainWaiter = 0
     private let options: WebSocketConnection.Options
     private let limits: Limits
     private let tls: TLSServerContext?
@@ -108,7 +116,7 @@ public final class WebSocketServer: @unchecked Sendable {
 
     private func admit(limit: Int) -> Admission {
         connections.withLock {
-            if isStopped { return .drop }
+            if phase != .running { return .drop }
             if admitted < limit {
                 admitted += 1
                 return .serve
@@ -136,7 +144,7 @@ public final class WebSocketServer: @unchecked Sendable {
             if let tls {
                 guard let engine = try? TLSEngine(serverContext: tls.context) else {
                     _ = SocketDescriptor.systemClose(descriptor)
-                    connections.withLock { admitted -= 1 }
+                    release()
                     return
                 }
                 channel = SocketChannel(descriptor: descriptor, loop: loop, tls: TLSSession(engine))
@@ -146,31 +154,45 @@ public final class WebSocketServer: @unchecked Sendable {
             #else
             channel = SocketChannel(descriptor: descriptor, loop: loop)
             #endif
-            ServerHandshake(channel: channel, options: options, decide: decide) { [weak self] connection in
+            let handshake = ServerHandshake(channel: channel, options: options, decide: decide) { [weak self] handshake, connection in
                 guard let self else {
                     connection?.abort()
                     return
                 }
-                guard let connection else {
-                    connections.withLock { admitted -= 1 }
-                    return
-                }
-                serve(connection)
-            }.start(timeout: limits.handshakeTimeout)
+                upgradeEnded(handshake, with: connection)
+            }
+            connections.withLock { handshakes[ObjectIdentifier(handshake)] = handshake }
+            handshake.start(timeout: limits.handshakeTimeout)
+        }
+    }
+
+    /// An upgrade ended: in a connection for the handler while running, in a polite 1001
+    /// while shutting down (the client upgraded but the server is going away), in an abort
+    /// once stopped; or in nothing.
+    private func upgradeEnded(_ handshake: ServerHandshake, with connection: WebSocketConnection?) {
+        let phase = connections.withLock {
+            handshakes[ObjectIdentifier(handshake)] = nil
+            if let connection, self.phase != .stopped { open.append(connection) }
+            return self.phase
+        }
+        guard let connection else {
+            release()
+            return
+        }
+        switch phase {
+        case .stopped:
+            connection.abort()
+            release()
+        case .draining:
+            Task { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
+            forgetWhenClosed(connection)
+        case .running:
+            serve(connection)
         }
     }
 
     /// Hands an upgraded connection to the handler, and forgets it once it has ended.
     private func serve(_ connection: WebSocketConnection) {
-        let stopped = connections.withLock {
-            if !isStopped { open.append(connection) }
-            return isStopped
-        }
-        if stopped {
-            connection.abort()
-            connections.withLock { admitted -= 1 }
-            return
-        }
         connected?(connection)
         let handler = self.handler
         let key = ObjectIdentifier(connection)
@@ -181,14 +203,30 @@ public final class WebSocketServer: @unchecked Sendable {
             _ = await connection.close()
         }
         connections.withLock { handlerTasks[key] = task }
+        forgetWhenClosed(connection)
+    }
+
+    private func forgetWhenClosed(_ connection: WebSocketConnection) {
+        let key = ObjectIdentifier(connection)
         Task {
             _ = await connection.waitUntilClosed()
             self.connections.withLock {
                 self.open.removeAll { $0 === connection }
                 self.handlerTasks[key] = nil
-                self.admitted -= 1
             }
+            self.release()
         }
+    }
+
+    /// One admitted connection has ended; the last one ends a graceful shutdown's wait.
+    private func release() {
+        let waiters = connections.withLock { () -> [CheckedContinuation<Void, Never>] in
+            admitted -= 1
+            guard admitted == 0 else { return [] }
+            defer { drainWaiters = [:] }
+            return Array(drainWaiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Whether a decision's status, reason and headers can be written as they are, and its
@@ -203,10 +241,11 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Stops accepting and drops every open connection at once.
+    /// Stops accepting and drops every open connection, and every upgrade in flight, at once.
     public func stop() {
-        let all = stopAccepting()
+        let (all, upgrading) = stopAccepting(then: .stopped)
         for connection in all { connection.abort() }
+        for handshake in upgrading { handshake.cancel() }
         if ownsLoops {
             let group = eventLoopGroup
             Task { await group.shutdown() }
@@ -214,33 +253,52 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     /// Stops gracefully: closes the listener, asks every open connection to close (1001,
-    /// going away) and waits for them, aborting whatever is still open after `timeout`,
-    /// then shuts down the server's own event loops (never the shared ones, nor a group the
+    /// going away) and waits for them. An upgrade in flight may finish; its client is then
+    /// told 1001 as well. After `timeout`, whatever is still open or upgrading is aborted.
+    /// Then the server's own event loops shut down (never the shared ones, nor a group the
     /// caller gave).
     public func shutdown(timeout: Duration = .seconds(10)) async {
-        let all = stopAccepting()
-        await withTaskGroup(of: Void.self) { group in
-            for connection in all {
-                group.addTask { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                for connection in all { connection.abort() }
-            }
-            for await _ in group.prefix(all.count) {}
-            group.cancelAll()
+        let (all, _) = stopAccepting(then: .draining)
+        for connection in all {
+            Task { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
         }
-        for connection in all { connection.abort() }
+        await drained(within: timeout)
+        let (left, upgrading) = connections.withLock {
+            phase = .stopped
+            return (open, Array(handshakes.values))
+        }
+        for connection in left { connection.abort() }
+        for handshake in upgrading { handshake.cancel() }
         if ownsLoops { await eventLoopGroup.shutdown() }
     }
 
-    /// Closes the listener and takes the open connections; later arrivals are dropped.
-    private func stopAccepting() -> [WebSocketConnection] {
+    /// Returns once no admitted connection is left, or after `timeout`.
+    private func drained(within timeout: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let key = connections.withLock { () -> Int? in
+                if admitted == 0 { return nil }
+                nextDrainWaiter += 1
+                drainWaiters[nextDrainWaiter] = continuation
+                return nextDrainWaiter
+            }
+            guard let key else {
+                continuation.resume()
+                return
+            }
+            eventLoopGroup.next().schedule(after: timeout) { [weak self] in
+                self?.connections.withLock { self?.drainWaiters.removeValue(forKey: key) }?.resume()
+            }
+        }
+    }
+
+    /// Closes the listener, enters `phase` and takes what is open and upgrading; new
+    /// connections are dropped from now on.
+    private func stopAccepting(then phase: Phase) -> ([WebSocketConnection], [ServerHandshake]) {
         acceptor?.stop()
-        return connections.withLock { () -> [WebSocketConnection] in
-            isStopped = true
-            defer { open = [] }
-            return open
+        return connections.withLock {
+            // Only forward: a graceful shutdown after stop() does not reopen a drain.
+            if phase == .stopped || self.phase == .running { self.phase = phase }
+            return (open, Array(handshakes.values))
         }
     }
 
