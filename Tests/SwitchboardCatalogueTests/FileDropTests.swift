@@ -46,18 +46,22 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         }
     }
 
+    /// Far off: these tests are about what is served, and a full parallel test run can keep
+    /// the provider's polling from running for longer than an endpoint's 10 s.
+    static let patient = CallOptions(timeout: .seconds(300))
+
     @Test func generatedClientsGetTypedResultsThroughTheFolder() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }
         try setup.provider.start()
         let usernames = UsernamesClient(transport: setup.transport(Unauthenticated.self),
                                         interceptors: [CatalogueInterceptor(catalogue: setup.catalogue, services: [Usernames.descriptor], country: "DEU")])
-        #expect(try await usernames.lookUpUsernameHash(hash: Data([1, 2])).uuid == "aci-1.2")
-        #expect(await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0]))).endpointError == .notFound)
+        #expect(try await usernames.lookUpUsernameHash(hash: Data([1, 2]), options: Self.patient).uuid == "aci-1.2")
+        #expect(await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])), options: Self.patient).endpointError == .notFound)
         let room = ChatRoomClient(transport: setup.transport(Authenticated.self))
-        #expect(await room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "k", text: "")).endpointError
+        #expect(await room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "k", text: ""), options: Self.patient).endpointError
                 == .invalid(ValidationError(field: "text", reason: "empty")))
-        #expect(try await room.sendChatMessage(chatId: "c", clientMessageId: "k", text: "hi").id == "k")
+        #expect(try await room.sendChatMessage(chatId: "c", clientMessageId: "k", text: "hi", options: Self.patient).id == "k")
         await setup.provider.stop()
 
         // Every request is a plain file: listed, answered, readable.
@@ -82,7 +86,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         defer { setup.exported.remove() }
         // A consumer submits while no provider runs.
         let transport = setup.transport(Unauthenticated.self, consumer: nil)
-        let call = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([7]))) }
+        let call = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([7])), options: Self.patient) }
         var submitted: FileDropTransport<Unauthenticated>.Record?
         for _ in 0..<200 where submitted == nil {
             submitted = transport.records().first
@@ -116,7 +120,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         defer { setup.exported.remove() }
         let transport = setup.transport(Unauthenticated.self, consumer: nil)
         try setup.provider.start()
-        _ = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])))
+        _ = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])), options: Self.patient)
         let record = try #require(transport.records().first)
         // The same document dropped again under its answered id (the consumer archived the pair).
         #expect(record.requestFile.deletingLastPathComponent().lastPathComponent == ".archive")

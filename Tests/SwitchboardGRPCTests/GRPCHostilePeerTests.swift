@@ -120,7 +120,7 @@ struct GRPCHostilePeerTests {
         for _ in 0..<250 where server.connectionCount > 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(server.connectionCount == 0)
         let client = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
-        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9]))).get().uuid == "09")
+        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])), options: CallOptions(timeout: .seconds(300))).get().uuid == "09")
         client.close()
         await server.shutdown()
     }
@@ -188,7 +188,7 @@ struct GRPCHostilePeerTests {
         let bound = options.http2.maxQueuedOutputBytes + Int(options.http2.protocolConfiguration.maxConcurrentStreams) * (answerSize + 64)
         #expect(largest <= bound, "queued \(largest), bound \(bound)")
         let client = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
-        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2]))).get().uuid == "02")
+        #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: CallOptions(timeout: .seconds(300))).get().uuid == "02")
         client.close()
         await server.shutdown(timeout: .seconds(1))
     }

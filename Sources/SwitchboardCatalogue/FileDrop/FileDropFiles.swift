@@ -11,11 +11,21 @@ import Darwin
 enum FileDropFiles {
     /// Runs blocking file-system work off Swift's cooperative pool, which has one thread per
     /// core: an fsync can take seconds on a busy disk, and two of them would stall every task
-    /// of the process. Dispatch's own threads wait instead.
-    static func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    /// of the process.
+    ///
+    /// `queue` is the caller's own serial queue. Dispatch gives such a queue a thread even
+    /// when every core is busy, whereas the global queues share one thread per core: with
+    /// the process's other work on them, a provider's answers once waited past a call's
+    /// deadline.
+    static func offPool<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async { continuation.resume(returning: work()) }
+            queue.async { continuation.resume(returning: work()) }
         }
+    }
+
+    /// A serial queue for one provider's or transport's file work.
+    static func queue(_ owner: String) -> DispatchQueue {
+        DispatchQueue(label: "switchboard.file-drop." + owner)
     }
 
     /// Writes `data` to `url` atomically and without replacing anything: readers see no file

@@ -19,6 +19,7 @@ public final class FileDropProvider: Sendable {
     /// Timing and limits.
     public let options: FileDropOptions
     private let task = Locked<Task<Void, Never>?>(nil)
+    private let files = FileDropFiles.queue("provider")
 
     /// A provider of `catalogue`'s services from the folder `directory`, served by `router`.
     public init(directory: URL, catalogue: ServiceCatalogue, router: RPCRouter, options: FileDropOptions = FileDropOptions()) {
@@ -114,7 +115,7 @@ public final class FileDropProvider: Sendable {
     /// Serves every request waiting now, at most ``FileDropOptions/maximumConcurrentRequests``
     /// at once; returns how many it served.
     func servePending() async -> Int {
-        var waiting: [(Folder, String)] = await FileDropFiles.offPool { [self] in
+        var waiting: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
             var found: [(Folder, String)] = []
             for folder in folders() {
                 for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix) {
@@ -151,7 +152,7 @@ public final class FileDropProvider: Sendable {
         let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
         let durable = options.durable, limit = options.maximumDocumentBytes
         enum Claim: Sendable { case lost, duplicate, document(Data?) }
-        let claim: Claim = await FileDropFiles.offPool {
+        let claim: Claim = await FileDropFiles.offPool(on: files) {
             // The rename is the claim: if another provider won it, the file is gone.
             guard FileDropFiles.move(submitted, to: claimed, durable: durable) else { return .lost }
             // A request submitted again under an id already answered is not served twice.
@@ -163,7 +164,7 @@ public final class FileDropProvider: Sendable {
         }
         guard case let .document(data) = claim else { return }
         let response = await answer(data, folder: folder)
-        await FileDropFiles.offPool {
+        await FileDropFiles.offPool(on: files) {
             do {
                 try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: durable)
             } catch {

@@ -20,6 +20,7 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
     public let consumer: String?
     /// Timing and limits.
     public let options: FileDropOptions
+    private let files = FileDropFiles.queue("transport")
 
     /// A transport through the catalogue at `directory`.
     public init(directory: URL, catalogue: ServiceCatalogue, consumer: String? = nil, options: FileDropOptions = FileDropOptions(), as auth: Auth.Type = Auth.self) {
@@ -49,7 +50,7 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             version: request.headers[CatalogueInterceptor.versionHeader].flatMap { Int($0) },
             verb: request.verb, path: request.path, headers: request.headers, body: request.body, auth: request.endpoint.auth)
         let durable = options.durable
-        let written: String? = await FileDropFiles.offPool {
+        let written: String? = await FileDropFiles.offPool(on: files) {
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                 try FileDropFiles.writeAtomically(try FileDropDocument.encode(document), to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: durable)
@@ -71,7 +72,7 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
                       let response = FileDropDocument.decodeResponse(data) else {
                     throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
                 }
-                await FileDropFiles.offPool { archive(id, in: folder) }
+                await FileDropFiles.offPool(on: files) { archive(id, in: folder) }
                 if response.headers[FileDropDocument.interruptedHeader] != nil {
                     throw .disconnected(reason: "the provider stopped while serving \(id); it was not served again and may or may not have taken effect")
                 }
