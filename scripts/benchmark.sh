@@ -212,23 +212,29 @@ generated handler, and the \`SendMessageResponse\` comes back decoded. The floor
 echoes of frames the same size, with the same number of connections and requests in flight:
 a thread-per-connection echo and a one-thread epoll echo (the event-loop floor); the ratio is
 to the faster of the two in the same run (five alternating rounds; each contender's median
-round is shown).
+round is shown). Each round is a closed loop over a fixed window: every caller starts at one
+instant, calls for 0.1 s unmeasured and 0.5 s measured, so the number in flight is the same all
+through the measurement. (Until 2026-11-28 each caller made a fixed number of calls. The raw
+echo's 100 threads then started and finished at different times: its mean latency showed
+about 47 calls in flight, not 100, which made its floor look twice as fast as it is.)
 
 $(cat "$work/chat.md")
 
 Goals (issue 22): typed call ≤ 1.2× raw TCP with one connection and with 64 in flight, ≤ 1.5×
-with 100 connections, and CPU per round trip ≤ 2× raw's. On 2026-11-26, event loops:
-- 64 in flight: met pinned (1.02×); the global pool is 1.54× (each answer wakes a pool thread).
-- CPU per round trip: met, 1.77× raw's (both callers).
-- One connection: not met, 1.9–2.2× the epoll echo and 1.3–1.5× the threaded one. A round
-  trip here is two wake-ups of sleeping threads, and everything a typed call runs between them
-  runs with cold caches: about 40 µs of user CPU per round trip against the echo's 4 µs, the
-  same as the thread-per-connection design measured in the same run from its own build
-  (92–101 µs both). What would move it is less code and fewer allocations per call, not the I/O
-  model.
-- 100 connections: pinned 1.72× the threaded echo and 0.84× the epoll echo; the global pool
-  2.1×. Every client and server connection shares two loops on two cores, where the threaded
-  echo spreads 200 threads.
+with 100 connections, and CPU per round trip ≤ 2× raw's. Four windowed runs on 2026-11-28
+(pinned caller, median latency against the faster echo):
+- One connection: 1.47–1.48× (one run 3.3×, a noisy round). Not met. A round trip is two
+  wake-ups of sleeping threads with the same system calls as the echo; what runs between them
+  runs with cold caches: 40–70 µs of user CPU per round trip against the echo's 5–13 µs, for
+  work that takes 5 µs warm (the layer table). Less code per call would move it; the I/O
+  model would not.
+- 64 in flight: 1.28–1.39×. Not met on this host (an earlier host, with the fixed-count
+  benchmark, gave 1.02×). The global pool is 1.8–2.1×: each answer wakes a pool thread.
+- 100 connections: 1.26×, 1.55×, 1.60×, 1.73×. Met in one run of four. Here the machine's two
+  cores are saturated, so latency follows CPU per call, and user-space code is half the
+  profile, spread thinly over hundreds of functions (retain/release, locks, envelope and frame
+  work, task switches).
+- CPU per round trip: met, 1.85× raw's (both callers).
 
 The CPU table adds up the user and system time the process (client and server together) spends
 per serial round trip, measured with \`getrusage\` over 5,000 calls.

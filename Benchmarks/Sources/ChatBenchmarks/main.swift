@@ -14,11 +14,10 @@ import SwitchboardWebSocket
 // does the same with the raw TCP echo.
 
 let rounds = 5
-let serialCount = 3000
-let concurrentCount = 12_800
+/// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured.
+let window = Span.window(warmUp: 0.1, measured: 0.5)
 let inFlight = 64
 let connectionCount = 100
-let callsPerConnection = 60
 
 let request = SendMessageRequest(
     destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
@@ -61,36 +60,76 @@ func readExactly(_ socket: TCPSocket, _ count: Int) throws {
     }
 }
 
-/// `calls` serial echoes on each of `connections` sockets, each on its own thread.
-func rawRun(port: Int, connections: Int, calls: Int) throws -> Run {
+/// How long each caller of a run keeps calling.
+enum Span: Sendable {
+    /// A fixed number of calls each (for CPU per call and profiles).
+    case calls(Int)
+    /// Every caller starts at one instant and calls until the window closes; only calls that
+    /// begin inside the measured part count. The number in flight is then the same all
+    /// through the measurement: no ramp-up while callers start, and no tail in which the
+    /// callers that finished early leave the rest an idle machine.
+    case window(warmUp: Double, measured: Double)
+}
+
+/// The instants of a windowed run, on `now()`'s clock.
+struct Window: Sendable {
+    let start: UInt64, measureFrom: UInt64, stop: UInt64
+
+    /// Starts after every caller had time to get ready.
+    init(warmUp: Double, measured: Double) {
+        start = now() + 50_000_000
+        measureFrom = start + UInt64(warmUp * 1e9)
+        stop = measureFrom + UInt64(measured * 1e9)
+    }
+
+    var seconds: Double { Double(stop - measureFrom) / 1e9 }
+
+    func waitForStart() {
+        let current = now()
+        if current < start { usleep(UInt32((start - current) / 1000)) }
+    }
+}
+
+/// Serial echoes on each of `connections` sockets, each on its own thread, for `span`.
+func rawRun(port: Int, connections: Int, span: Span) throws -> Run {
     let bytes = [UInt8](repeating: 7, count: frameSize)
     let sockets = try (0..<connections).map { _ in try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5)) }
     defer { sockets.forEach { $0.close() } }
     let results = Locked<[Double]>([])
     let group = DispatchGroup()
+    var window: Window?
+    if case let .window(warmUp, measured) = span { window = Window(warmUp: warmUp, measured: measured) }
     let start = now()
     for socket in sockets {
         group.enter()
-        Thread.detachNewThread {
+        Thread.detachNewThread { [window] in
             var samples: [Double] = []
-            for _ in 0..<calls {
+            func call() -> Bool {
                 let begin = now()
-                guard (try? socket.write(bytes)) != nil, (try? readExactly(socket, bytes.count)) != nil else { break }
-                samples.append(Double(now() - begin))
+                guard (try? socket.write(bytes)) != nil, (try? readExactly(socket, bytes.count)) != nil else { return false }
+                if begin >= window?.measureFrom ?? 0 { samples.append(Double(now() - begin)) }
+                return true
+            }
+            switch span {
+            case let .calls(count):
+                for _ in 0..<count { guard call() else { break } }
+            case .window:
+                window?.waitForStart()
+                while now() < window?.stop ?? 0, call() {}
             }
             results.withLock { $0 += samples }
             group.leave()
         }
     }
     group.wait()
-    return Run(latencies: results.current, seconds: Double(now() - start) / 1e9)
+    return Run(latencies: results.current, seconds: window?.seconds ?? Double(now() - start) / 1e9)
 }
 
 // MARK: Typed chat calls
 
 /// With `pinned`, each caller's task prefers its connection's event loop, so an answer
 /// resumes the caller on the thread that read it.
-func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: Int, pinned: Bool,
+func chatRun(url: URL, connections: Int, tasksPerConnection: Int, span: Span, pinned: Bool,
              loops: EventLoopGroupProvider = .shared) async throws -> Run {
     let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
     var clients: [MessagesClient] = []
@@ -102,17 +141,26 @@ func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: 
     }
     // Warm up each connection.
     for client in clients { _ = await client.sendMessage(request) }
+    var window: Window?
+    if case let .window(warmUp, measured) = span { window = Window(warmUp: warmUp, measured: measured) }
     let start = now()
     let latencies = await withTaskGroup(of: [Double].self) { group in
         for (client, connection) in zip(clients, open) {
             for _ in 0..<tasksPerConnection {
-                group.addTask(executorPreference: pinned ? connection.eventLoop : nil) {
+                group.addTask(executorPreference: pinned ? connection.eventLoop : nil) { [window] in
                     var samples: [Double] = []
-                    samples.reserveCapacity(callsPerTask)
-                    for _ in 0..<callsPerTask {
+                    func call() async {
                         let begin = now()
-                        guard case .success = await client.sendMessage(request) else { continue }
-                        samples.append(Double(now() - begin))
+                        guard case .success = await client.sendMessage(request) else { return }
+                        if begin >= window?.measureFrom ?? 0 { samples.append(Double(now() - begin)) }
+                    }
+                    switch span {
+                    case let .calls(count):
+                        samples.reserveCapacity(count)
+                        for _ in 0..<count { await call() }
+                    case .window:
+                        if let window, now() < window.start { try? await Task.sleep(nanoseconds: window.start - now()) }
+                        while now() < window?.stop ?? 0 { await call() }
                     }
                     return samples
                 }
@@ -122,7 +170,7 @@ func chatRun(url: URL, connections: Int, tasksPerConnection: Int, callsPerTask: 
         for await samples in group { all += samples }
         return all
     }
-    let seconds = Double(now() - start) / 1e9
+    let seconds = window?.seconds ?? Double(now() - start) / 1e9
     for connection in open { await connection.close() }
     return Run(latencies: latencies, seconds: seconds)
 }
@@ -137,31 +185,41 @@ let server = try ChatServer(routes: BenchmarkMessages().routes)
 if let flag = CommandLine.arguments.firstIndex(where: { $0 == "--profile" || $0 == "--profile-raw" }),
    flag + 1 < CommandLine.arguments.count, let calls = Int(CommandLine.arguments[flag + 1]) {
     let dedicated = CommandLine.arguments.contains("--dedicated")
+    // `--connections C`: C connections, each with one caller making N calls.
+    let profileConnections = CommandLine.arguments.firstIndex(of: "--connections")
+        .flatMap { $0 + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[$0 + 1]) : nil } ?? 1
     let pinned = !CommandLine.arguments.contains("--pool")
     let run = CommandLine.arguments[flag] == "--profile-raw"
-        ? try rawRun(port: CommandLine.arguments.contains("--epoll") ? epollEcho.port : raw.port, connections: 1, calls: calls)
-        : try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: calls, pinned: pinned,
+        ? try rawRun(port: CommandLine.arguments.contains("--epoll") ? epollEcho.port : raw.port, connections: 1, span: .calls(calls))
+        : try await chatRun(url: server.url, connections: profileConnections, tasksPerConnection: 1, span: .calls(calls), pinned: pinned,
                             loops: dedicated ? .dedicated(loopCount: 1) : .shared)
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     server.stop()
     exit(0)
 }
 
+/// The arithmetic mean of `values`.
+func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+
 typealias Scenario = (name: String, raw: (_ port: Int) throws -> Run, chat: (_ pinned: Bool) async throws -> Run)
 let scenarios: [Scenario] = [
-    ("1 in flight, 1 connection", { try rawRun(port: $0, connections: 1, calls: serialCount) },
-     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: serialCount, pinned: $0) }),
-    ("\(inFlight) in flight, 1 connection", { try rawRun(port: $0, connections: inFlight, calls: concurrentCount / inFlight) },
-     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, callsPerTask: concurrentCount / inFlight, pinned: $0) }),
-    ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: $0, connections: connectionCount, calls: callsPerConnection) },
-     { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, callsPerTask: callsPerConnection, pinned: $0) }),
+    ("1 in flight, 1 connection", { try rawRun(port: $0, connections: 1, span: window) },
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: window, pinned: $0) }),
+    ("\(inFlight) in flight, 1 connection", { try rawRun(port: $0, connections: inFlight, span: window) },
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, span: window, pinned: $0) }),
+    ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: $0, connections: connectionCount, span: window) },
+     { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, span: window, pinned: $0) }),
 ]
 
 // `--layers`: only the per-layer table below.
 let onlyLayers = CommandLine.arguments.contains("--layers")
 if !onlyLayers {
-    print("| Load | Contender | Requests/s | Median latency | p99 latency | Median vs raw TCP (the faster echo) |")
-    print("|---|---|---:|---:|---:|---:|")
+    // The mean as well as the median: with many callers in a closed loop, the mean is the
+    // number in flight over the throughput (Little's law), whatever the scheduling, whereas
+    // the median rewards serving some callers first (the kernel's wake-ups of 200 echo
+    // threads are not fair; an event loop serves its sockets in turn).
+    print("| Load | Contender | Requests/s | Median latency | Mean latency | p99 latency | Median vs raw TCP (the faster echo) | Mean vs raw TCP (the faster echo) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for scenario in scenarios {
         // Alternate the contenders over five rounds so machine load hits them alike, and report
         // each one's median round: the scheduler sometimes puts both raw echo threads on one
@@ -176,11 +234,12 @@ if !onlyLayers {
         let (raw, epoll, chat, pinned) = (medianRound(rawRuns), medianRound(epollRuns), medianRound(chatRuns), medianRound(pinnedRuns))
         // The floor is the faster of the two echoes in this run.
         let floor = min(percentile(raw.latencies, 0.5), percentile(epoll.latencies, 0.5))
+        let meanFloor = min(mean(raw.latencies), mean(epoll.latencies))
         for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames, thread per connection", raw),
                                  ("raw TCP echo, the same frames, one epoll thread", epoll),
                                  ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", chat),
                                  ("the same, caller pinned to the connection's event loop", pinned)] {
-            print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) |")
+            print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(mean(run.latencies))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) | \(String(format: "%.2f×", mean(run.latencies) / meanFloor)) |")
         }
     }
 }
@@ -211,11 +270,11 @@ if !onlyLayers {
     // of a round trip is large, the same user-space work is a smaller part of it.
     let cpuCalls = 5000
     let contenders: [(String, () async throws -> Run)] = [
-        ("raw TCP echo (floor)", { try rawRun(port: raw.port, connections: 1, calls: cpuCalls) }),
+        ("raw TCP echo (floor)", { try rawRun(port: raw.port, connections: 1, span: .calls(cpuCalls)) }),
         ("typed `sendMessage`, caller on the global pool", {
-            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: cpuCalls, pinned: false) }),
+            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: .calls(cpuCalls), pinned: false) }),
         ("typed `sendMessage`, caller pinned", {
-            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, callsPerTask: cpuCalls, pinned: true) }),
+            try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: .calls(cpuCalls), pinned: true) }),
     ]
     var samples = Array(repeating: [(user: Double, system: Double)](), count: contenders.count)
     for _ in 0..<3 {
