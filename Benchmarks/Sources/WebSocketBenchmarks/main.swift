@@ -153,33 +153,40 @@ let (nioChannel, nioPort) = try NIOEchoServer.start(group: group)
 // one's median round (latency) and median rate: on this shared machine a best-of rule would
 // compare against whichever contender caught a quiet moment.
 let rounds = 7
-var rawRuns: [[Double]] = [], oursRuns: [[Double]] = [], pinnedRuns: [[Double]] = [], nioRuns: [[Double]] = []
-var rawRates: [Double] = [], oursRates: [Double] = [], pinnedRates: [Double] = [], nioRates: [Double] = []
+var rawRuns: [[Double]] = [], oursRuns: [[Double]] = [], pinnedRuns: [[Double]] = [], nioRuns: [[Double]] = [], nioPinnedRuns: [[Double]] = []
+var rawRates: [Double] = [], oursRates: [Double] = [], pinnedRates: [Double] = [], nioRates: [Double] = [], nioPinnedRates: [Double] = []
 for _ in 0..<rounds {
     rawRuns.append(try rawSerial(port: rawPort))
     oursRuns.append(try await wsSerial(port: ourServer.port))
     pinnedRuns.append(try await wsSerial(port: ourServer.port, pinned: true))
     nioRuns.append(try await wsSerial(port: nioPort))
+    nioPinnedRuns.append(try await wsSerial(port: nioPort, pinned: true))
     rawRates.append(try rawPipelined(port: rawPort))
     oursRates.append(try await wsPipelined(port: ourServer.port))
     pinnedRates.append(try await wsPipelined(port: ourServer.port, pinned: true))
     nioRates.append(try await wsPipelined(port: nioPort))
+    nioPinnedRates.append(try await wsPipelined(port: nioPort, pinned: true))
 }
 func medianRound(_ runs: [[Double]]) -> [Double] { runs.sorted { percentile($0, 0.5) < percentile($1, 0.5) }[runs.count / 2] }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-let (rawRTT, oursRTT, pinnedRTT, nioRTT) = (medianRound(rawRuns), medianRound(oursRuns), medianRound(pinnedRuns), medianRound(nioRuns))
-let (rawRate, oursRate, pinnedRate, nioRate) = (median(rawRates), median(oursRates), median(pinnedRates), median(nioRates))
+let (rawRTT, oursRTT, pinnedRTT, nioRTT, nioPinnedRTT) = (medianRound(rawRuns), medianRound(oursRuns), medianRound(pinnedRuns), medianRound(nioRuns), medianRound(nioPinnedRuns))
+let (rawRate, oursRate, pinnedRate, nioRate, nioPinnedRate) = (median(rawRates), median(oursRates), median(pinnedRates), median(nioRates), median(nioPinnedRates))
 
 print("| Path (400-byte binary messages, loopback) | Median RTT | p99 RTT | Median vs raw TCP | Throughput, \(inFlight) in flight | Throughput vs raw TCP |")
 print("|---|---:|---:|---:|---:|---:|")
 for (name, samples, rate) in [("Raw TCP echo (floor)", rawRTT, rawRate),
                               ("Switchboard client → Switchboard server, client task on the global pool", oursRTT, oursRate),
                               ("Switchboard client → Switchboard server, client task pinned to the connection's event loop", pinnedRTT, pinnedRate),
-                              ("Switchboard client → swift-nio WebSocket server", nioRTT, nioRate)] {
+                              ("Switchboard client → swift-nio WebSocket server, client task on the global pool", nioRTT, nioRate),
+                              ("Switchboard client → swift-nio WebSocket server, client task pinned", nioPinnedRTT, nioPinnedRate)] {
     print("| \(name) | \(microseconds(percentile(samples, 0.5))) | \(microseconds(percentile(samples, 0.99))) | \(String(format: "%.2f×", percentile(samples, 0.5) / percentile(rawRTT, 0.5))) | \(String(format: "%.0f msg/s", rate)) | \(String(format: "%.2f×", rate / rawRate)) |")
 }
 print("")
-print("Our server against the swift-nio server, same client: throughput \(String(format: "%.2f×", oursRate / nioRate)), median RTT \(String(format: "%.2f×", percentile(oursRTT, 0.5) / percentile(nioRTT, 0.5))).")
+// The same client against each server, twice: a client on the global pool wakes a pool
+// thread per answer and bounds both servers alike; a pinned client leaves the server as the
+// bottleneck.
+print("Our server against the swift-nio server, same client on the global pool: throughput \(String(format: "%.2f×", oursRate / nioRate)), median RTT \(String(format: "%.2f×", percentile(oursRTT, 0.5) / percentile(nioRTT, 0.5))).")
+print("Our server against the swift-nio server, same pinned client: throughput \(String(format: "%.2f×", pinnedRate / nioPinnedRate)), median RTT \(String(format: "%.2f×", percentile(pinnedRTT, 0.5) / percentile(nioPinnedRTT, 0.5))).")
 
 ourServer.stop()
 rawListener.close()
