@@ -109,7 +109,7 @@ struct EventLoopScalingTests {
 }
 
 /// How many connections a server's handler has been given.
-private final class ServedCount: @unchecked Sendable {
+final class ServedCount: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
     func add() { lock.withLock { count += 1 } }

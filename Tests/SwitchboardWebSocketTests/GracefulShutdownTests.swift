@@ -11,7 +11,7 @@ struct GracefulShutdownTests {
     static let upgradeRequest = Array("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8)
 
     @Test func anUpgradeThatCompletesDuringShutdownIsClosedGoingAway() async throws {
-        let served = Counter()
+        let served = ServedCount()
         let server = try WebSocketServer(eventLoops: .dedicated(loopCount: 1)) { connection in
             served.add()
             for await _ in connection.messages {}
@@ -103,11 +103,4 @@ private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) 
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
-}
-
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func add() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
 }
