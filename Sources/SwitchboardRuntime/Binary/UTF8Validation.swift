@@ -9,8 +9,13 @@ public enum UTF8Validation {
     @inlinable
     public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        let count = bytes.count
-        if isASCII(base, count: count) { return true }
+        // Small enough to inline at every string read; most protocol strings end here.
+        return isASCII(base, count: bytes.count) || isValidBeyondASCII(base, count: bytes.count)
+    }
+
+    /// The full check, out of line so the ASCII test above stays small.
+    @usableFromInline @inline(never)
+    static func isValidBeyondASCII(_ base: UnsafeRawPointer, count: Int) -> Bool {
         var index = 0
         while index < count {
             // ASCII fast path: eight bytes at a time.
