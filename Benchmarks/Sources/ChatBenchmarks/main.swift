@@ -60,36 +60,6 @@ func readExactly(_ socket: TCPSocket, _ count: Int) throws {
     }
 }
 
-/// How long each caller of a run keeps calling.
-enum Span: Sendable {
-    /// A fixed number of calls each (for CPU per call and profiles).
-    case calls(Int)
-    /// Every caller starts at one instant and calls until the window closes; only calls that
-    /// begin inside the measured part count. The number in flight is then the same all
-    /// through the measurement: no ramp-up while callers start, and no tail in which the
-    /// callers that finished early leave the rest an idle machine.
-    case window(warmUp: Double, measured: Double)
-}
-
-/// The instants of a windowed run, on `now()`'s clock.
-struct Window: Sendable {
-    let start: UInt64, measureFrom: UInt64, stop: UInt64
-
-    /// Starts after every caller had time to get ready.
-    init(warmUp: Double, measured: Double) {
-        start = now() + 50_000_000
-        measureFrom = start + UInt64(warmUp * 1e9)
-        stop = measureFrom + UInt64(measured * 1e9)
-    }
-
-    var seconds: Double { Double(stop - measureFrom) / 1e9 }
-
-    func waitForStart() {
-        let current = now()
-        if current < start { usleep(UInt32((start - current) / 1000)) }
-    }
-}
-
 /// Serial echoes on each of `connections` sockets, each on its own thread, for `span`.
 func rawRun(port: Int, connections: Int, span: Span) throws -> Run {
     let bytes = [UInt8](repeating: 7, count: frameSize)
@@ -97,8 +67,7 @@ func rawRun(port: Int, connections: Int, span: Span) throws -> Run {
     defer { sockets.forEach { $0.close() } }
     let results = Locked<[Double]>([])
     let group = DispatchGroup()
-    var window: Window?
-    if case let .window(warmUp, measured) = span { window = Window(warmUp: warmUp, measured: measured) }
+    let window = span.window()
     let start = now()
     for socket in sockets {
         group.enter()
@@ -141,38 +110,15 @@ func chatRun(url: URL, connections: Int, tasksPerConnection: Int, span: Span, pi
     }
     // Warm up each connection.
     for client in clients { _ = await client.sendMessage(request) }
-    var window: Window?
-    if case let .window(warmUp, measured) = span { window = Window(warmUp: warmUp, measured: measured) }
-    let start = now()
-    let latencies = await withTaskGroup(of: [Double].self) { group in
-        for (client, connection) in zip(clients, open) {
-            for _ in 0..<tasksPerConnection {
-                group.addTask(executorPreference: pinned ? connection.eventLoop : nil) { [window] in
-                    var samples: [Double] = []
-                    func call() async {
-                        let begin = now()
-                        guard case .success = await client.sendMessage(request) else { return }
-                        if begin >= window?.measureFrom ?? 0 { samples.append(Double(now() - begin)) }
-                    }
-                    switch span {
-                    case let .calls(count):
-                        samples.reserveCapacity(count)
-                        for _ in 0..<count { await call() }
-                    case .window:
-                        if let window, now() < window.start { try? await Task.sleep(nanoseconds: window.start - now()) }
-                        while now() < window?.stop ?? 0 { await call() }
-                    }
-                    return samples
-                }
-            }
-        }
-        var all: [Double] = []
-        for await samples in group { all += samples }
-        return all
+    let callers = zip(clients, open).flatMap { client, connection in
+        Array(repeating: (caller: client, executor: pinned ? connection.eventLoop as (any TaskExecutor)? : nil), count: tasksPerConnection)
     }
-    let seconds = window?.seconds ?? Double(now() - start) / 1e9
+    let run = await closedLoop(callers, span: span) { client in
+        if case .success = await client.sendMessage(request) { return true }
+        return false
+    }
     for connection in open { await connection.close() }
-    return Run(latencies: latencies, seconds: seconds)
+    return run
 }
 
 

@@ -13,11 +13,10 @@ import SwitchboardRuntime
 // the contenders alternating; each one's median round is reported. Prints Markdown.
 
 let rounds = 5
-let serialCount = 2000
-let concurrentCount = 12_800
+/// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured (a closed loop).
+let window = Span.window(warmUp: 0.1, measured: 0.5)
 let inFlight = 64
 let connectionCount = 100
-let callsPerConnection = 60
 
 let request = SendMessageRequest(
     destination: "a3d2c1f0-aaaa-bbbb-cccc-0123456789ab", timestamp: Date(timeIntervalSince1970: 1_700_000_000),
@@ -31,40 +30,18 @@ struct BenchmarkMessages: MessagesHandler {
     }
 }
 
-/// `tasksPerClient` callers on each client, `calls` each, timed; `call` says whether a call succeeded.
-func measure<Client: Sendable>(_ clients: [Client], tasksPerClient: Int, calls: Int,
+/// `tasksPerClient` callers on each client for `span`, after one warm-up call per client;
+/// `call` says whether a call succeeded.
+func measure<Client: Sendable>(_ clients: [Client], tasksPerClient: Int, span: Span,
                                call: @escaping @Sendable (Client) async -> Bool) async -> Run {
     for client in clients { _ = await call(client) }
-    let start = now()
-    let (latencies, failures) = await withTaskGroup(of: ([Double], Int).self) { group in
-        for client in clients {
-            for _ in 0..<tasksPerClient {
-                group.addTask {
-                    var samples: [Double] = []
-                    var failed = 0
-                    samples.reserveCapacity(calls)
-                    for _ in 0..<calls {
-                        let begin = now()
-                        if await call(client) { samples.append(Double(now() - begin)) } else { failed += 1 }
-                    }
-                    return (samples, failed)
-                }
-            }
-        }
-        var all: [Double] = []
-        var failed = 0
-        for await (samples, count) in group {
-            all += samples
-            failed += count
-        }
-        return (all, failed)
-    }
-    return Run(latencies: latencies, failures: failures, seconds: Double(now() - start) / 1e9)
+    let callers = clients.flatMap { Array(repeating: (caller: $0, executor: (any TaskExecutor)?.none), count: tasksPerClient) }
+    return await closedLoop(callers, span: span, call: call)
 }
 
 /// The typed `sendMessage` through each generated client.
-func measure(_ clients: [MessagesClient], tasksPerClient: Int, calls: Int) async -> Run {
-    await measure(clients, tasksPerClient: tasksPerClient, calls: calls) { client in
+func measure(_ clients: [MessagesClient], tasksPerClient: Int, span: Span) async -> Run {
+    await measure(clients, tasksPerClient: tasksPerClient, span: span) { client in
         if case .success = await client.sendMessage(request) { return true }
         return false
     }
@@ -79,29 +56,29 @@ let comparesWithPeer = !CommandLine.arguments.contains("--profile") && !CommandL
 let peerServer: PeerServer? = comparesWithPeer ? try await PeerServer() : nil
 let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
 
-func webSocketRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
+func webSocketRun(connections: Int, tasks: Int, span: Span) async throws -> Run {
     var open: [ChatConnection<Authenticated>] = []
     for _ in 0..<connections {
         open.append(try await ChatClient.connectAuthenticated(to: chatServer.url, credentials: credentials, options: .init(keepalive: nil)))
     }
-    let run = await measure(open.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, calls: calls)
+    let run = await measure(open.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, span: span)
     for connection in open { await connection.close() }
     return run
 }
 
-func grpcRun(connections: Int, tasks: Int, calls: Int) async -> Run {
+func grpcRun(connections: Int, tasks: Int, span: Span) async -> Run {
     var options = GRPCClientOptions()
     options.metadata = ["Authorization": credentials.authorization]
     let transports = (0..<connections).map { _ in GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: options) }
-    let run = await measure(transports.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, calls: calls)
+    let run = await measure(transports.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, span: span)
     for transport in transports { transport.close() }
     return run
 }
 
 /// The same calls through grpc-swift 2.
-func peerRun(connections: Int, tasks: Int, calls: Int) async throws -> Run {
+func peerRun(connections: Int, tasks: Int, span: Span) async throws -> Run {
     let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer!.port) }
-    let run = await measure(clients, tasksPerClient: tasks, calls: calls) { await $0.send(peerRequest) }
+    let run = await measure(clients, tasksPerClient: tasks, span: span) { await $0.send(peerRequest) }
     for client in clients { client.close() }
     return run
 }
@@ -144,26 +121,26 @@ if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < Comm
    let calls = Int(CommandLine.arguments[flag + 1]) {
     let tasks = flag + 2 < CommandLine.arguments.count ? Int(CommandLine.arguments[flag + 2]) ?? 1 : 1
     let run = CommandLine.arguments.contains("--websocket")
-        ? try await webSocketRun(connections: 1, tasks: tasks, calls: calls)
-        : await grpcRun(connections: 1, tasks: tasks, calls: calls)
+        ? try await webSocketRun(connections: 1, tasks: tasks, span: .calls(calls))
+        : await grpcRun(connections: 1, tasks: tasks, span: .calls(calls))
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     await grpcServer.shutdown()
     exit(0)
 }
 
-let scenarios: [(name: String, connections: Int, tasks: Int, calls: Int)] = [
-    ("1 in flight, 1 connection", 1, 1, serialCount),
-    ("\(inFlight) in flight, 1 connection", 1, inFlight, concurrentCount / inFlight),
-    ("\(connectionCount) connections, 1 in flight each", connectionCount, 1, callsPerConnection),
+let scenarios: [(name: String, connections: Int, tasks: Int)] = [
+    ("1 in flight, 1 connection", 1, 1),
+    ("\(inFlight) in flight, 1 connection", 1, inFlight),
+    ("\(connectionCount) connections, 1 in flight each", connectionCount, 1),
 ]
 print("| Load | Transport | Requests/s | Median latency | p99 latency | Median latency vs grpc-swift 2 | vs our WebSocket path |")
 print("|---|---|---:|---:|---:|---:|---:|")
 for scenario in scenarios {
     var webSocketRuns: [Run] = [], grpcRuns: [Run] = [], peerRuns: [Run] = []
     for _ in 0..<rounds {
-        webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
-        grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
-        peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, calls: scenario.calls))
+        webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+        grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+        peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
     }
     let (webSocket, grpc, peer) = (medianRound(webSocketRuns), medianRound(grpcRuns), medianRound(peerRuns))
     let peerMedian = percentile(peer.latencies, 0.5), webSocketMedian = percentile(webSocket.latencies, 0.5)
