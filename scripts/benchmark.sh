@@ -262,7 +262,8 @@ allocations per call from 54 to 25.3, both sides together.
 grpc-swift-nio-transport, h2c, default configuration, swift-protobuf's messages for the same
 \`.proto\`), over our gRPC path (\`GRPCClientTransport\` to \`GRPCServer\`, h2c) and over our
 WebSocket path (\`ChatConnection\` to \`ChatServer\`) on loopback; five rounds, the contenders
-alternating, each one's median round.
+alternating, each one's median round. Each round is a closed-loop window (all callers start
+together, 0.1 s warm-up, 0.5 s measured).
 
 $(cat "$work/grpc.md")
 
