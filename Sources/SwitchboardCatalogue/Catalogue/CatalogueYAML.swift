@@ -12,6 +12,10 @@ public enum CatalogueYAML {
         public var maximumBytes = 1 << 20
         /// The deepest nesting read: 32 levels.
         public var maximumDepth = 32
+        /// The most bytes one catalogue reads across all its files: 16 MiB. Each service's
+        /// definition is a file of its own, so the per-file limit alone would let one
+        /// `services.yml` of many entries make a reader take in far more.
+        public var maximumTotalBytes = 16 << 20
 
         /// The defaults.
         public init() {}

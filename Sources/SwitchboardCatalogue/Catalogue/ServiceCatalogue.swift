@@ -66,16 +66,20 @@ public struct ServiceCatalogue: Sendable, Hashable {
     /// Reads `services.yml` and each service's `definition.yml` under `directory`, each file
     /// within `limits`.
     public init(directory: URL, limits: CatalogueYAML.Limits = CatalogueYAML.Limits()) throws(CatalogueError) {
-        let index = try Self.read("services.yml", in: directory, limits: limits)
+        var budget = limits.maximumTotalBytes
+        let index = try Self.read("services.yml", in: directory, limits: limits, budget: &budget)
         guard index["spec"]?.text == "Services" else { throw CatalogueError(file: "services.yml", "'spec' must be 'Services'") }
         formatVersion = Int(index["versions"]?.text ?? "1") ?? 0
         guard formatVersion == 1 else { throw CatalogueError(file: "services.yml", "catalogue format version \(formatVersion) is not supported (1 is)") }
         var services: [Service] = []
+        var specs = Set<String>(), folders = Set<String>()
         for entry in index["services"]?.items ?? [] {
             guard let spec = entry["spec"]?.text, let folder = entry["folder"]?.text else {
                 throw CatalogueError(file: "services.yml", "each service needs 'spec' and 'folder'")
             }
             guard Self.isSafeFolder(folder) else { throw CatalogueError(file: "services.yml", "folder '\(folder)' of \(spec) must be a plain relative name") }
+            guard specs.insert(spec).inserted else { throw CatalogueError(file: "services.yml", "\(spec) is listed twice") }
+            guard folders.insert(folder).inserted else { throw CatalogueError(file: "services.yml", "folder '\(folder)' is given to two services") }
             var service = Service(spec: spec, versions: nil, folder: folder, status: .enabled, countries: nil, endpoints: [])
             service.versions = try Self.versions(entry["versions"], file: "services.yml")
             if let status = entry["status"]?.text {
@@ -91,15 +95,17 @@ public struct ServiceCatalogue: Sendable, Hashable {
                 service.countries = parsed
             }
             let definitionFile = folder + "/definition.yml"
-            let definition = try Self.read(definitionFile, in: directory, limits: limits)
+            let definition = try Self.read(definitionFile, in: directory, limits: limits, budget: &budget)
             if let declared = definition["spec"]?.text, declared != spec {
                 throw CatalogueError(file: definitionFile, "'spec' is \(declared), but services.yml lists \(spec) here")
             }
+            var endpointFolders = Set<String>()
             for item in definition["endpoints"]?.items ?? [] {
                 guard let name = item["spec"]?.text, let rpcName = item["rpc"]?.text, let endpointFolder = item["folder"]?.text else {
                     throw CatalogueError(file: definitionFile, "each endpoint needs 'spec', 'rpc' and 'folder'")
                 }
                 guard Self.isSafeFolder(endpointFolder) else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' must be a plain relative name") }
+                guard endpointFolders.insert(endpointFolder).inserted else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' is given to two endpoints") }
                 service.endpoints.append(Endpoint(spec: name, rpcName: rpcName, versions: try Self.versions(item["versions"], file: definitionFile), folder: endpointFolder))
             }
             services.append(service)
@@ -113,13 +119,22 @@ public struct ServiceCatalogue: Sendable, Hashable {
         self.services = services
     }
 
-    static func read(_ file: String, in directory: URL, limits: CatalogueYAML.Limits) throws(CatalogueError) -> CatalogueValue {
+    /// Reads one catalogue file: a regular file (a link to one is followed; a device or FIFO
+    /// is refused, since it could be endless or block) within the per-file limit and what is
+    /// left of the catalogue's `budget`.
+    static func read(_ file: String, in directory: URL, limits: CatalogueYAML.Limits, budget: inout Int) throws(CatalogueError) -> CatalogueValue {
         let url = directory.appendingPathComponent(file)
-        let attributes = try? FileManager.default.attributesOfItem(atPath: url.path)
-        if let size = attributes?[.size] as? Int, size > limits.maximumBytes {
-            throw CatalogueError(file: file, "larger than \(limits.maximumBytes) bytes")
+        let data: Data
+        switch FileDropFiles.readRegularFile(url, limit: min(limits.maximumBytes, budget), followingLinks: true) {
+        case let .read(contents): data = contents
+        case .tooLarge:
+            throw budget < limits.maximumBytes
+                ? CatalogueError(file: file, "would take the catalogue past \(limits.maximumTotalBytes) bytes in all")
+                : CatalogueError(file: file, "larger than \(limits.maximumBytes) bytes")
+        case .notRegular: throw CatalogueError(file: file, "is not a regular file")
+        case .unreadable: throw CatalogueError(file: file, "cannot be read")
         }
-        guard let data = FileManager.default.contents(atPath: url.path) else { throw CatalogueError(file: file, "cannot be read") }
+        budget -= data.count
         guard let text = String(data: data, encoding: .utf8) else { throw CatalogueError(file: file, "is not UTF-8") }
         return try CatalogueYAML.parse(text, file: file, limits: limits)
     }

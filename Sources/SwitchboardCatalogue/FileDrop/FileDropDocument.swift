@@ -50,9 +50,12 @@ enum FileDropDocument {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
               let id = object["id"] as? String, let spec = object["spec"] as? String, let rpcName = object["rpc"] as? String,
               let verb = object["verb"] as? String, let path = object["path"] as? String else { return nil }
-        let headers = headers(from: object["headers"])
-        guard let body = body(from: object) else { return nil }
-        return Request(id: id, spec: spec, rpcName: rpcName, version: object["version"] as? Int, verb: verb, path: path, headers: headers, body: body,
+        // A malformed member fails the document rather than vanishing: a header dropped could
+        // be its Content-Type, a version read as absent would skip the version check.
+        guard let headers = headers(from: object["headers"]), let body = body(from: object) else { return nil }
+        let version = object["version"]
+        guard version == nil || version is Int else { return nil }
+        return Request(id: id, spec: spec, rpcName: rpcName, version: version as? Int, verb: verb, path: path, headers: headers, body: body,
                        auth: object["auth"] as? String == "account" ? .account : .none)
     }
 
@@ -65,15 +68,21 @@ enum FileDropDocument {
 
     static func decodeResponse(_ data: Data) -> RPCResponse? {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let status = object["status"] as? Int,
-              let body = body(from: object) else { return nil }
-        return RPCResponse(status: status, headers: headers(from: object["headers"]), body: body ?? Data(), message: object["message"] as? String)
+              let headers = headers(from: object["headers"]), let body = body(from: object) else { return nil }
+        return RPCResponse(status: status, headers: headers, body: body ?? Data(), message: object["message"] as? String)
     }
 
     static func headersObject(_ headers: RPCHeaders) -> [[String]] { headers.map { [$0.name, $0.value] } }
 
-    static func headers(from value: Any?) -> RPCHeaders {
+    /// The `[[name, value], ...]` list (absent: none), or `nil` if any entry is not a pair of strings.
+    static func headers(from value: Any?) -> RPCHeaders? {
+        guard let value else { return RPCHeaders() }
+        guard let pairs = value as? [Any] else { return nil }
         var headers = RPCHeaders()
-        for pair in value as? [[String]] ?? [] where pair.count == 2 { headers.add(pair[0], pair[1]) }
+        for pair in pairs {
+            guard let strings = pair as? [String], strings.count == 2 else { return nil }
+            headers.add(strings[0], strings[1])
+        }
         return headers
     }
 

@@ -84,11 +84,24 @@ enum FileDropFiles {
     /// A document's bytes, refusing files larger than `limit` before reading them, and
     /// anything but a regular file (a FIFO would block the reader, a link could point anywhere).
     static func readDocument(_ url: URL, limit: Int) -> Data? {
-        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        if case let .read(data) = readRegularFile(url, limit: limit, followingLinks: false) { return data }
+        return nil
+    }
+
+    enum FileRead {
+        case read(Data), tooLarge, notRegular, unreadable
+    }
+
+    /// Reads a regular file of at most `limit` bytes, checked on the open file before reading
+    /// (so a file swapped for a device or a FIFO after a check cannot slip through).
+    static func readRegularFile(_ url: URL, limit: Int, followingLinks: Bool) -> FileRead {
+        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else { return errno == ELOOP ? .notRegular : .unreadable }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= limit else { return nil }
+        guard fstat(descriptor, &status) == 0 else { return .unreadable }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .notRegular }
+        guard Int(status.st_size) <= limit else { return .tooLarge }
         var data = Data(count: Int(status.st_size))
         var total = 0
         let complete = data.withUnsafeMutableBytes { buffer -> Bool in
@@ -100,7 +113,7 @@ enum FileDropFiles {
             }
             return true
         }
-        return complete ? data : nil
+        return complete ? .read(data) : .unreadable
     }
 
     static func exists(_ url: URL) -> Bool { access(url.path, F_OK) == 0 }
@@ -110,8 +123,16 @@ enum FileDropFiles {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
     }
 
+    /// Whether `url` is a folder itself, not a link to one: a consumer must not make the
+    /// provider serve (and write answers into) another endpoint's or any other folder.
     static func isFolder(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Whether `url` is a regular file itself (not a folder, link, FIFO or device).
+    static func isRegularFile(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 }

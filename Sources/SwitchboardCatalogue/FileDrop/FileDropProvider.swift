@@ -43,8 +43,11 @@ public final class FileDropProvider: Sendable {
         recover()
         let started = Task { [self] in
             while !Task.isCancelled {
-                let served = await servePending()
-                if served == 0 { try? await Task.sleep(for: options.pollInterval) }
+                // Only what was claimed counts: a request that cannot be claimed (not a
+                // regular file, or a name this process may not move) must not keep the loop
+                // from sleeping.
+                let claimed = await servePending()
+                if claimed == 0 { try? await Task.sleep(for: options.pollInterval) }
             }
             close(descriptor)
         }
@@ -113,12 +116,13 @@ public final class FileDropProvider: Sendable {
     }
 
     /// Serves every request waiting now, at most ``FileDropOptions/maximumConcurrentRequests``
-    /// at once; returns how many it served.
+    /// at once; returns how many it claimed.
     func servePending() async -> Int {
         var waiting: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
             var found: [(Folder, String)] = []
             for folder in folders() {
-                for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix) {
+                for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix)
+                    && FileDropFiles.isRegularFile(folder.url.appendingPathComponent(name)) {
                     found.append((folder, String(name.dropLast(FileDropDocument.requestSuffix.count))))
                 }
             }
@@ -126,11 +130,11 @@ public final class FileDropProvider: Sendable {
         }
         // Oldest first, across folders: ids start with their submission time.
         waiting.sort { $0.1 < $1.1 }
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
+        return await withTaskGroup(of: Bool.self) { group in
+            var running = 0, claimed = 0
             for (folder, id) in waiting {
                 if running == max(1, options.maximumConcurrentRequests) {
-                    await group.next()
+                    if await group.next() == true { claimed += 1 }
                     running -= 1
                 }
                 // Stopping takes no new request; those in hand are answered.
@@ -139,12 +143,15 @@ public final class FileDropProvider: Sendable {
                 group.addTask { await Task.detached { await self.serve(id, in: folder) }.value }
                 running += 1
             }
+            for await wasClaimed in group where wasClaimed { claimed += 1 }
+            return claimed
         }
-        return waiting.count
     }
 
     /// Claims, serves and answers one request; the file work runs off the cooperative pool.
-    func serve(_ id: String, in folder: Folder) async {
+    /// Returns whether this provider claimed it.
+    @discardableResult
+    func serve(_ id: String, in folder: Folder) async -> Bool {
         let submitted = folder.url.appendingPathComponent(id + FileDropDocument.requestSuffix)
         let claimed = folder.url.appendingPathComponent(id + FileDropDocument.claimedSuffix)
         let served = folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix)
@@ -162,7 +169,8 @@ public final class FileDropProvider: Sendable {
             }
             return .document(FileDropFiles.readDocument(claimed, limit: limit))
         }
-        guard case let .document(data) = claim else { return }
+        if case .lost = claim { return false }
+        guard case let .document(data) = claim else { return true }
         let response = await answer(data, folder: folder)
         await FileDropFiles.offPool(on: files) {
             do {
@@ -174,6 +182,7 @@ public final class FileDropProvider: Sendable {
             }
             _ = FileDropFiles.move(claimed, to: served, durable: durable)
         }
+        return true
     }
 
     /// The response to a request document, checked against the folder it was dropped in.

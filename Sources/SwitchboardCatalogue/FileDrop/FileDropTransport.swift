@@ -30,8 +30,16 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         self.options = options
     }
 
-    /// The folder of `rpcName`'s documents.
+    /// Whether `consumer` names one plain subfolder (no separator, not hidden, not `..`),
+    /// which the provider scans and which stays inside the catalogue.
+    public static func isValidConsumerName(_ consumer: String) -> Bool {
+        !consumer.isEmpty && !consumer.hasPrefix(".") && !consumer.contains("/") && !consumer.contains("\0")
+    }
+
+    /// The folder of `rpcName`'s documents; `nil` if the catalogue does not offer it, or the
+    /// consumer name is not a plain folder name.
     public func folder(for rpcName: String) -> URL? {
+        if let consumer, !Self.isValidConsumerName(consumer) { return nil }
         let service = String(rpcName.split(separator: "/", maxSplits: 1).first ?? "")
         guard let offered = catalogue.service(service), let endpoint = offered.endpoint(rpcName: rpcName) else { return nil }
         var folder = directory.appendingPathComponent(offered.folder).appendingPathComponent(endpoint.folder)
@@ -40,6 +48,9 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
     }
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        if let consumer, !Self.isValidConsumerName(consumer) {
+            throw .invalidRequest("the consumer name '\(consumer.prefix(100))' must be one plain folder name (no '/', not starting with '.')")
+        }
         guard let folder = folder(for: request.endpoint.rpcName) else {
             throw .unavailable(.endpointNotOffered(rpcName: request.endpoint.rpcName, version: nil))
         }
