@@ -217,6 +217,38 @@ import Testing
         #expect(try Self.connectionError(bytes) == nil)
     }
 
+    @Test func resetsThePeerForcesWithErrorsAreCalmedDownToo() throws {
+        // "MadeYouReset": no RST_STREAM from the peer, but a stream error (a zero
+        // WINDOW_UPDATE) on each stream it opens makes this side reset it and free its slot.
+        var bytes: [UInt8] = []
+        for n in 0..<100 {
+            let stream = UInt32(n * 2 + 1)
+            bytes += Self.headers(stream, endStream: true) + Self.frame(stream, .windowUpdate(increment: 0))
+        }
+        #expect(try Self.connectionError(bytes) { $0.resetLimit = HTTP2RateLimit(burst: 50, perSecond: 5) } == .enhanceYourCalm)
+        #expect(try Self.connectionError(bytes) == nil, "at the default limits a few such errors pass")
+    }
+
+    @Test func framesOnStreamsPastAGracefulGoAwayAreIgnoredNotFatal() throws {
+        var server = Self.server()
+        _ = server.receive(Self.headers(1))
+        server.goAway()
+        _ = server.takeOutput()
+        // The client had not seen the GOAWAY: a new stream's headers, data, window update,
+        // trailers and reset are all ignored (RFC 9113 §6.8), and stream 1 goes on.
+        var late = Self.headers(3)
+        late += Self.frame(3, .data([1, 2, 3], endStream: false, flowControlledLength: 3))
+        late += Self.frame(3, .windowUpdate(increment: 10))
+        late += Self.headers(3, [HPACKHeader("grpc-status", "0")], endStream: true)
+        late += Self.frame(5, .rstStream(.cancel))
+        let events = server.receive(late)
+        #expect(events.isEmpty, "\(events)")
+        #expect(!server.isClosed)
+        #expect(Self.goAwayCode(try Self.answer(&server)) == nil)
+        let more = server.receive(Self.frame(1, .data([9], endStream: true, flowControlledLength: 1)))
+        #expect(more.contains(.data(streamID: 1, [9], endStream: true)), "\(more)")
+    }
+
     @Test func streamsPastTheLimitAreRefusedNotFatal() throws {
         var server = Self.server { $0.maxConcurrentStreams = 2 }
         _ = server.receive(Self.headers(1) + Self.headers(3))

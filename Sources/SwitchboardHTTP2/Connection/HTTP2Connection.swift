@@ -49,6 +49,12 @@ public struct HTTP2Connection: Sendable {
     var failure: HTTP2ProtocolViolation?
     var resets: HTTP2TokenBucket
     var controlFrames: HTTP2TokenBucket
+    /// When the bytes being handled arrived.
+    var receivedAt = ContinuousClock.now
+    /// The peer made this side reset more of its streams than `resets` allows (each reset
+    /// frees a concurrency slot, so errors on purpose would be a reset flood that never
+    /// sends RST_STREAM itself).
+    var forcedResetsExceeded = false
 
     /// A header block still waiting for its CONTINUATION frames.
     struct PartialHeaderBlock: Sendable {
@@ -133,9 +139,13 @@ public struct HTTP2Connection: Sendable {
     public mutating func receive(_ bytes: UnsafeRawBufferPointer, at now: ContinuousClock.Instant = .now) -> [HTTP2Event] {
         guard failure == nil else { return [] }
         frameDecoder.append(bytes)
+        receivedAt = now
         do throws(HTTP2ProtocolViolation) {
             while failure == nil, let frame = try frameDecoder.nextFrame() {
                 try handle(frame, at: now)
+                if forcedResetsExceeded {
+                    throw HTTP2ProtocolViolation(.enhanceYourCalm, "too many of the peer's streams reset for its errors")
+                }
             }
         } catch {
             fail(error)
@@ -259,6 +269,10 @@ public struct HTTP2Connection: Sendable {
             return
         }
         if recentlyReset.contains(id) { return }
+        if isIgnoredAfterGoAway(id) {
+            highestRemoteStreamID = max(highestRemoteStreamID, id)
+            return
+        }
         guard role == .server, id % 2 == 1 else {
             if isLocallyInitiated(id), id <= highestKnownID(of: id) {
                 throw HTTP2ProtocolViolation(.streamClosed, "HEADERS on closed stream \(id)")
@@ -269,8 +283,6 @@ public struct HTTP2Connection: Sendable {
             throw HTTP2ProtocolViolation(.streamClosed, "HEADERS on closed stream \(id)")
         }
         highestRemoteStreamID = id
-        // Past our own GOAWAY: the peer has not seen it yet; ignore, as RFC 9113 §6.8 says.
-        if let goAwaySent, id > goAwaySent { return }
         guard UInt32(remotelyInitiatedCount) < configuration.maxConcurrentStreams else {
             resetUnknown(id, HTTP2ProtocolViolation(.refusedStream, "MAX_CONCURRENT_STREAMS \(configuration.maxConcurrentStreams) reached"))
             return
@@ -356,7 +368,7 @@ public struct HTTP2Connection: Sendable {
         refundConnection(flowControlledLength)
         if flowControlledLength == 0, !endStream { try spendControlBudget(at: now, on: "empty DATA") }
         guard var stream = streams[id] else {
-            if recentlyReset.contains(id) { return }
+            if recentlyReset.contains(id) || isIgnoredAfterGoAway(id) { return }
             if id <= highestKnownID(of: id) {
                 throw HTTP2ProtocolViolation(.streamClosed, "DATA on closed stream \(id)")
             }
@@ -409,6 +421,7 @@ public struct HTTP2Connection: Sendable {
 
     private mutating func receiveReset(_ code: HTTP2ErrorCode, streamID id: UInt32, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
         guard streams[id] != nil else {
+            if isIgnoredAfterGoAway(id) { return }
             guard id <= highestKnownID(of: id) else {
                 throw HTTP2ProtocolViolation(.protocolError, "RST_STREAM on idle stream \(id)")
             }
@@ -463,6 +476,7 @@ public struct HTTP2Connection: Sendable {
             return
         }
         guard var stream = streams[id] else {
+            if isIgnoredAfterGoAway(id) { return }
             guard id <= highestKnownID(of: id) else { throw HTTP2ProtocolViolation(.protocolError, "WINDOW_UPDATE on idle stream \(id)") }
             return
         }
@@ -482,6 +496,14 @@ public struct HTTP2Connection: Sendable {
     // MARK: Stream bookkeeping
 
     func isLocallyInitiated(_ id: UInt32) -> Bool { (id % 2 == 1) == (role == .client) }
+
+    /// A stream the peer opened after our GOAWAY's last stream id, before it saw the GOAWAY:
+    /// its frames are ignored, not errors (RFC 9113 §6.8). Only a graceful GOAWAY leaves the
+    /// connection reading.
+    func isIgnoredAfterGoAway(_ id: UInt32) -> Bool {
+        guard let goAwaySent, !isLocallyInitiated(id) else { return false }
+        return id > goAwaySent
+    }
 
     /// The highest id of `id`'s parity that has been used: ids at or below it and not open are closed.
     func highestKnownID(of id: UInt32) -> UInt32 {
@@ -507,6 +529,7 @@ public struct HTTP2Connection: Sendable {
 
     /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
     mutating func resetStream(_ id: UInt32, because violation: HTTP2ProtocolViolation) {
+        if !isLocallyInitiated(id), !resets.take(at: receivedAt) { forcedResetsExceeded = true }
         HTTP2FrameEncoder.writeRSTStream(violation.code, streamID: id, into: &output)
         recentlyReset.insert(id)
         removeStream(id)

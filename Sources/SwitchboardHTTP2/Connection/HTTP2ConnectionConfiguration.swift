@@ -27,7 +27,9 @@ public struct HTTP2ConnectionConfiguration: Sendable, Hashable {
     /// Default 32.
     public var maxContinuationFrames: Int = 32
     /// Streams the peer may reset, as a burst and a sustained rate, before the connection
-    /// ends with ENHANCE_YOUR_CALM (the "rapid reset" attack). Default 1,000 then 50 a second.
+    /// ends with ENHANCE_YOUR_CALM (the "rapid reset" attack). Streams of the peer's that
+    /// this side resets for the peer's stream errors count too ("made you reset"). Default
+    /// 1,000 then 50 a second.
     public var resetLimit = HTTP2RateLimit(burst: 1000, perSecond: 50)
     /// Frames that cost work but carry nothing (PING, SETTINGS, PRIORITY, empty DATA and
     /// CONTINUATION, resets of closed streams) the peer may send, as a burst and a rate,
