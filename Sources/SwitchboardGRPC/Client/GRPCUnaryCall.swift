@@ -144,8 +144,15 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamReceived(data: [UInt8], endStream: Bool) {
+        // A unary answer is one message: a second ends the call at once (the stream is
+        // reset), so a server that keeps sending cannot make the client hold more.
+        guard messages.count <= 1 else { return }
         do throws(GRPCFramingError) {
             messages += try deframer.append(data)
+            if messages.count > 1 {
+                fail(framing: .tooManyMessages)
+                return
+            }
             if endStream {
                 try deframer.finish()
                 complete()

@@ -22,12 +22,15 @@ public enum GRPCFramingError: Error, Sendable, Hashable, CustomStringConvertible
     case unexpectedCompression
     /// The stream ended inside a message (INTERNAL).
     case truncated(missing: Int)
+    /// A second message where a unary call carries one (INTERNAL).
+    case tooManyMessages
 
     public var description: String {
         switch self {
         case let .messageTooLarge(length, maximum): "a message of \(length) bytes exceeds the maximum of \(maximum)"
         case .unexpectedCompression: "a compressed message, but no compression was offered"
         case let .truncated(missing): "the stream ended \(missing) bytes short of a whole message"
+        case .tooManyMessages: "more than one message on a unary call"
         }
     }
 

@@ -103,8 +103,15 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamReceived(data: [UInt8], endStream: Bool) {
+        // Answered for a second message already: what else the client sends is dropped, so a
+        // unary call holds one message at most, however long the client keeps sending.
+        guard messages.count <= 1 else { return }
         do throws(GRPCFramingError) {
             messages += try deframer.append(data)
+            if messages.count > 1 {
+                answer(status: .internal, message: "a unary call needs exactly one request message, not more")
+                return
+            }
             if endStream {
                 try deframer.finish()
                 requestEnded()
