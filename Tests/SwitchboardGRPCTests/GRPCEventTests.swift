@@ -66,6 +66,44 @@ struct GRPCEventTests {
         await server.shutdown()
     }
 
+    /// Holds each push until opened, so a test can act while the push is in hand.
+    final class GatedListener: MessagesEventListener, @unchecked Sendable {
+        let received = Locked(0)
+        let open = Locked(false)
+
+        func incomingMessage(_ payload: Envelope, context: EventContext) async throws {
+            received.withLock { $0 += 1 }
+            for _ in 0..<1000 where !open.current { try await Task.sleep(for: .milliseconds(10)) }
+        }
+
+        func queueEmpty(context: EventContext) async throws {}
+    }
+
+    @Test func onlyTheSubscribersConnectionMayAcknowledgeItsPushes() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        let listener = GatedListener()
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { request in
+            await Messages.dispatch(request, to: listener)
+        }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        let status = Task { await subscriber.push(try Self.push("g-1"), timeout: .seconds(60)) }
+        for _ in 0..<500 where listener.received.current == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(listener.received.current == 1)
+        // Another client guesses the push's id (the server's first) and acknowledges it.
+        let other = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        await other.acknowledge(GRPCPushAcknowledgement(id: 1, status: 299), service: "signal.chat.Messages")
+        try await Task.sleep(for: .milliseconds(200))
+        listener.open.withLock { $0 = true }
+        #expect(try await status.value == 200, "the subscriber's own acknowledgement counts, not the other client's")
+        other.close()
+        subscription.cancel()
+        transport.close()
+        await server.shutdown()
+    }
+
     @Test func cancellingTheSubscriptionEndsItOnTheServer() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: []))
         let arrivals = server.arrivingSubscribers()

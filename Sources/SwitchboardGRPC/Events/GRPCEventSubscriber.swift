@@ -58,7 +58,9 @@ public final class GRPCEventSubscriber: @unchecked Sendable {
 final class GRPCEventHub: @unchecked Sendable {
     private let lock = NSLock()
     private var lastID: UInt64 = 0
-    private var waiting: [UInt64: (subscriber: ObjectIdentifier, continuation: CheckedContinuation<Int?, Never>)] = [:]
+    /// Pushes waiting for their acknowledgement, with the subscriber and the connection it
+    /// listens on: only that connection may acknowledge (push ids are easy to guess).
+    private var waiting: [UInt64: (subscriber: ObjectIdentifier, connection: ObjectIdentifier, continuation: CheckedContinuation<Int?, Never>)] = [:]
     private var arrivals: [AsyncStream<GRPCEventSubscriber>.Continuation] = []
     private var subscribers: [ObjectIdentifier: GRPCEventSubscriber] = [:]
 
@@ -66,16 +68,23 @@ final class GRPCEventHub: @unchecked Sendable {
 
     func awaitAcknowledgement(of id: UInt64, timeout: Duration, subscriber: GRPCEventSubscriber, send: @escaping @Sendable () -> Void) async -> Int? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
-            lock.withLock { waiting[id] = (ObjectIdentifier(subscriber), continuation) }
+            lock.withLock { waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation) }
             send()
             _ = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
         }
     }
 
-    func acknowledge(_ acknowledgement: GRPCPushAcknowledgement) { resolve(acknowledgement.id, with: acknowledgement.status) }
+    /// An acknowledgement that arrived on `connection`; one for a push sent on another
+    /// connection (another client's) is ignored.
+    func acknowledge(_ acknowledgement: GRPCPushAcknowledgement, from connection: HTTP2ChannelDriver) {
+        resolve(acknowledgement.id, with: acknowledgement.status, onlyFrom: ObjectIdentifier(connection))
+    }
 
-    private func resolve(_ id: UInt64, with status: Int?) {
-        let continuation = lock.withLock { waiting.removeValue(forKey: id)?.continuation }
+    private func resolve(_ id: UInt64, with status: Int?, onlyFrom connection: ObjectIdentifier? = nil) {
+        let continuation = lock.withLock { () -> CheckedContinuation<Int?, Never>? in
+            guard let entry = waiting[id], connection == nil || entry.connection == connection else { return nil }
+            return waiting.removeValue(forKey: id)?.continuation
+        }
         continuation?.resume(returning: status)
     }
 

@@ -147,7 +147,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
                 return
             }
-            hub.acknowledge(acknowledgement)
+            hub.acknowledge(acknowledgement, from: connection)
             respond(with: RPCResponse(status: 200, message: "OK"))
             return
         }
