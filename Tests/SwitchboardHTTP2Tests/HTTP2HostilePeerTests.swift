@@ -249,6 +249,25 @@ import Testing
         #expect(more.contains(.data(streamID: 1, [9], endStream: true)), "\(more)")
     }
 
+    @Test func aPeerThatWithholdsItsWindowCannotGrowAStreamsBacklog() throws {
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.maxPendingStreamBytes = 1000
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 0)], ack: false)), into: &hello)
+        _ = server.receive(hello + Self.headers(1, endStream: true) + Self.headers(3, endStream: true))
+        try server.sendHeaders(ConnectionPair.response, streamID: 1, endStream: false)
+        // Nothing can leave (the window is 0): the first writes queue, up to the limit.
+        try server.sendData([UInt8](repeating: 1, count: 600), streamID: 1, endStream: false)
+        try server.sendData([UInt8](repeating: 2, count: 300), streamID: 1, endStream: false)
+        #expect(throws: HTTP2StreamError.sendBacklogFull(1, queued: 900, limit: 1000)) {
+            try server.sendData([UInt8](repeating: 3, count: 200), streamID: 1, endStream: false)
+        }
+        // One write on its own is always taken, however large: its size is the application's.
+        try server.sendHeaders(ConnectionPair.response, streamID: 3, endStream: false)
+        try server.sendData([UInt8](repeating: 4, count: 5000), streamID: 3, endStream: false)
+    }
+
     @Test func streamsPastTheLimitAreRefusedNotFatal() throws {
         var server = Self.server { $0.maxConcurrentStreams = 2 }
         _ = server.receive(Self.headers(1) + Self.headers(3))

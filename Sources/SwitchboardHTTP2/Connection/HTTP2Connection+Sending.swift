@@ -42,6 +42,10 @@ extension HTTP2Connection {
         guard !isClosed else { throw .connectionClosed }
         guard var stream = streams[id] else { throw .unknownStream(id) }
         guard stream.canSend else { throw .sendSideClosed(id) }
+        let backlog = stream.pending.count - stream.pendingOffset
+        if backlog > 0, backlog + bytes.count > configuration.maxPendingStreamBytes {
+            throw .sendBacklogFull(id, queued: backlog, limit: configuration.maxPendingStreamBytes)
+        }
         if stream.pendingOffset == stream.pending.count {
             stream.pending = bytes
             stream.pendingOffset = 0

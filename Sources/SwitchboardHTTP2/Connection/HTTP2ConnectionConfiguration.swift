@@ -38,6 +38,12 @@ public struct HTTP2ConnectionConfiguration: Sendable, Hashable {
     /// Streams reset here whose late frames are still ignored instead of treated as errors.
     /// Default 1,024.
     public var recentlyResetStreamMemory: Int = 1024
+    /// Bytes one stream may hold queued for the peer's flow-control window. A write that
+    /// would take a stream that already has a backlog past it fails the stream (the driver
+    /// resets it), so a peer that withholds its window (a push subscriber, say) cannot make
+    /// this side queue without end. One write on its own is always queued: its size is the
+    /// application's to bound (gRPC's maximum message size). Default 8 MiB.
+    public var maxPendingStreamBytes: Int = 8 << 20
 
     /// The defaults.
     public init() {}

@@ -59,6 +59,9 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
     case headerListTooLarge(size: Int, limit: UInt32)
     /// Headers were sent after data without ending the stream (only trailers may follow data).
     case headersAfterData(UInt32)
+    /// The stream already holds `queued` bytes the peer's window has not let out, and this
+    /// write would take it past `limit` (``HTTP2ConnectionConfiguration/maxPendingStreamBytes``).
+    case sendBacklogFull(UInt32, queued: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -69,6 +72,7 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
         case let .sendSideClosed(id): "stream \(id) has already ended its sending side"
         case let .headerListTooLarge(size, limit): "a header list of \(size) bytes exceeds the peer's limit of \(limit)"
         case let .headersAfterData(id): "headers after data on stream \(id) must end the stream"
+        case let .sendBacklogFull(id, queued, limit): "stream \(id) already holds \(queued) bytes the peer has not taken, and the limit is \(limit)"
         }
     }
 }
