@@ -107,20 +107,23 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             connecting = attempt
             return attempt
         }
-        let result: Result<GRPCClientConnection, TransportError> = await withTaskGroup(of: Result<GRPCClientConnection, TransportError>?.self) { group in
-            group.addTask { await task.value }
-            if let deadline {
-                group.addTask {
-                    try? await Task.sleep(until: deadline)
-                    return Task.isCancelled ? nil : .failure(.timeout)
-                }
+        // The attempt is shared by every caller waiting for it, so a caller whose deadline
+        // passes or who is cancelled leaves at once and the attempt goes on for the others.
+        // (A task group would wait for the attempt before it returned.)
+        let first = FirstValue<Result<GRPCClientConnection, TransportError>>()
+        Task { first.offer(await task.value) }
+        let timer = deadline.map { deadline in
+            Task {
+                guard (try? await Task.sleep(until: deadline)) != nil else { return }
+                first.offer(.failure(.timeout))
             }
-            defer { group.cancelAll() }
-            while let next = await group.next() {
-                if let next { return next }
-            }
-            return .failure(.cancelled)
         }
+        let result = await withTaskCancellationHandler {
+            await first.value
+        } onCancel: {
+            first.offer(.failure(.cancelled))
+        }
+        timer?.cancel()
         if Task.isCancelled { throw .cancelled }
         return try result.get()
     }

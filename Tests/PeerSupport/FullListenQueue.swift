@@ -1,5 +1,4 @@
 import Foundation
-import SwitchboardWebSocket
 #if canImport(Glibc)
 import Glibc
 private let streamType = Int32(SOCK_STREAM.rawValue)
@@ -14,12 +13,17 @@ private func systemClose(_ fd: Int32) { _ = Darwin.close(fd) }
 
 /// A loopback listener (backlog 0) whose accept queue one connection fills and that never
 /// accepts: the kernel drops later SYNs, so a connect to it hangs until its own timeout.
-final class FullListenQueue: @unchecked Sendable {
+public final class FullListenQueue: @unchecked Sendable {
+    /// The queue could not be set up.
+    public struct SetupError: Error {}
+
     private let listener: Int32
     private let filler: Int32
-    let port: Int
+    /// The port to connect to, in vain.
+    public let port: Int
 
-    init() throws {
+    /// Listens on a free loopback port and fills its queue.
+    public init() throws {
         let listener = socket(AF_INET, streamType, 0)
         let filler = socket(AF_INET, streamType, 0)
         self.listener = listener
@@ -40,11 +44,12 @@ final class FullListenQueue: @unchecked Sendable {
         guard filled else {
             systemClose(filler)
             systemClose(listener)
-            throw WebSocketError.io("cannot set up a full listen queue")
+            throw SetupError()
         }
     }
 
-    func close() {
+    /// Stops listening.
+    public func close() {
         systemClose(filler)
         systemClose(listener)
     }
