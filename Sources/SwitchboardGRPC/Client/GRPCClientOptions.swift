@@ -22,7 +22,12 @@ public struct GRPCClientOptions: Sendable {
     /// The `user-agent` sent.
     public var userAgent = "switchboard-grpc-swift/0.1"
     /// The deadline of calls that set none, as the WebSocket transport's. Default 30 s.
+    /// An event subscription waits this long for the server to accept it.
     public var defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout
+    /// Pushes an event subscription holds for its handler. Pushes beyond it are dropped
+    /// unacknowledged, so the server delivers them again, and a server that pushes faster
+    /// than the handler runs cannot grow the queue without end. Default 256.
+    public var maximumQueuedPushes = 256
     /// The loops the connection runs on. Default: the process's shared group.
     public var eventLoops: EventLoopGroup = .shared
     /// Whether calls to `encoding json` endpoints carry their messages as canonical protobuf

@@ -16,7 +16,8 @@ extension GRPCClientTransport {
                           onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
         let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
         let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)
-        try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]))
+        try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]),
+                                     within: options.defaultRequestTimeout)
         return subscription
     }
 }
@@ -35,6 +36,9 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private var endReason: String?
     private var endWaiters: [CheckedContinuation<String, Never>] = []
     private var opened: CheckedContinuation<Result<Void, TransportError>, Never>?
+    private var openToken: UInt64?
+    /// Settled once: the stream opened, or why not (kept if it came before anyone waited).
+    private var openOutcome: Result<Void, TransportError>?
     // Loop-confined.
     private var deframer: GRPCMessageDeframer
 
@@ -44,7 +48,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         self.transport = transport
         self.connection = connection
         deframer = GRPCMessageDeframer(maximumMessageSize: transport.options.maximumReceiveMessageSize)
-        let (stream, continuation) = AsyncStream<GRPCPush>.makeStream()
+        let (stream, continuation) = AsyncStream<GRPCPush>.makeStream(bufferingPolicy: .bufferingOldest(max(1, transport.options.maximumQueuedPushes)))
         pushes = continuation
         let acknowledger: any GRPCAcknowledging = transport
         consumer = Task {
@@ -61,22 +65,46 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         }
     }
 
-    func start(headers: [HPACKHeader]) async throws(TransportError) {
-        let result: Result<Void, TransportError> = await withCheckedContinuation { continuation in
-            lock.withLock { opened = continuation }
-            connection.openStream(headers: headers, endStream: true, body: GRPCMessageFramer.frame([]), delegate: self) { [weak self] result in
-                guard let self else { return }
-                switch result {
-                case let .success(id): lock.withLock { streamID = id }
-                case let .failure(error): resolveOpen(.failure(.disconnected(reason: "\(error)")))
+    /// Opens the stream and waits, at most `timeout` and only while not cancelled, for the
+    /// server's response headers; a subscription that does not open is cancelled.
+    func start(headers: [HPACKHeader], within timeout: Duration) async throws(TransportError) {
+        let timer = connection.loop.schedule(after: timeout) { [weak self] in self?.resolveOpen(.failure(.timeout)) }
+        let result: Result<Void, TransportError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Cancelled or timed out before the wait began: answered at once.
+                let early: Result<Void, TransportError>? = lock.withLock {
+                    if let openOutcome { return openOutcome }
+                    opened = continuation
+                    return nil
                 }
+                if let early {
+                    continuation.resume(returning: early)
+                    return
+                }
+                let token = connection.openStream(headers: headers, endStream: true, body: GRPCMessageFramer.frame([]), delegate: self) { [weak self] result in
+                    guard let self else { return }
+                    switch result {
+                    case let .success(id): lock.withLock { streamID = id }
+                    case let .failure(error): resolveOpen(.failure(.disconnected(reason: "\(error)")))
+                    }
+                }
+                lock.withLock { openToken = token }
             }
+        } onCancel: {
+            resolveOpen(.failure(.cancelled))
         }
-        try result.get()
+        timer.cancel()
+        if case let .failure(error) = result {
+            // Still waiting to open, or open without an answer: neither may linger.
+            if let token = lock.withLock({ openToken }) { connection.cancelOpen(token) }
+            cancel()
+            throw error
+        }
     }
 
     private func resolveOpen(_ result: Result<Void, TransportError>) {
         let waiting: CheckedContinuation<Result<Void, TransportError>, Never>? = lock.withLock {
+            if openOutcome == nil { openOutcome = result }
             defer { opened = nil }
             return opened
         }
