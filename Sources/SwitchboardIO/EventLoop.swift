@@ -53,6 +53,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var handlers: [UInt64: any IOHandler] = [:]
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
+
+    /// How many timers, not cancelled, wait on the loop now; for tests that check nothing is
+    /// left behind.
+    package var liveTimerCount: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                execute { continuation.resume(returning: self.timers.liveCount) }
+            }
+        }
+    }
     /// Set once the loop has stopped for good: later timers fire elsewhere.
     private var hasFinished = false
     /// Read space every connection of this loop shares: one read at a time runs here.

@@ -40,6 +40,8 @@ struct TimerHeap {
 
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
+    /// The timers not cancelled (a scan: for tests).
+    var liveCount: Int { items.reduce(0) { $0 + ($1.timer.isCancelled ? 0 : 1) } }
 
     /// Adds a timer; timers with one deadline fire in the order they were added.
     mutating func insert(_ timer: LoopTimer) {

@@ -89,10 +89,17 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             answer(status: .unimplemented, message: "unknown method \(rpcName)")
             return
         }
+        if lock.withLock({ isAnswered }) { return }
         let timer = connection.loop.schedule(at: deadline) { [weak self] in
             self?.answer(status: .deadlineExceeded, message: "the deadline passed")
         }
-        lock.withLock { self.timer = timer }
+        // Answered meanwhile (its request arrived in the same read and the handler did not
+        // suspend): the timer would only wait in the loop's heap until the deadline.
+        let answered = lock.withLock {
+            if !isAnswered { self.timer = timer }
+            return isAnswered
+        }
+        if answered { timer.cancel() }
     }
 
     // MARK: HTTP2StreamDelegate (on the loop)
