@@ -7,8 +7,11 @@ import Testing
 /// Generated handlers that count what they serve.
 final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sendable {
     let served = Locked<[Data]>([])
+    /// Hashes whose lookups wait (30 s at most) while they are here: a slow handler.
+    let held = Locked<Set<Data>>([])
 
     func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, context: ServerContext) async throws(Usernames.LookUpUsernameHashError) -> LookUpUsernameHashResponse {
+        for _ in 0..<3000 where held.current.contains(request.hash) { try? await Task.sleep(for: .milliseconds(10)) }
         served.withLock { $0.append(request.hash) }
         if request.hash == Data([0]) { throw .notFound }
         return LookUpUsernameHashResponse(uuid: "aci-" + request.hash.map { String($0) }.joined(separator: "."))

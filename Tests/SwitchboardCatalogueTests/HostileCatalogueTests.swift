@@ -67,6 +67,23 @@ import Testing
         #expect(setup.handlers.served.current.isEmpty)
     }
 
+    @Test func aSlowHandlerHoldsItsOwnSlotNotTheIntake() async throws {
+        let setup = try Self.setup()
+        defer { setup.exported.remove() }
+        setup.handlers.held.withLock { _ = $0.insert(Data([0xEE])) }
+        try setup.provider.start()
+        let transport = setup.transport(Unauthenticated.self)
+        let slow = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0xEE])), options: Self.patient) }
+        // The slow request is in hand (claimed) before the next one arrives.
+        for _ in 0..<500 where !transport.records().contains(where: { $0.state == .claimed }) { try await Task.sleep(for: .milliseconds(10)) }
+        let quick = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: CallOptions(timeout: .seconds(20)))
+        #expect(quick.value?.uuid == "aci-2", "\(quick)")
+        #expect(setup.handlers.served.current == [Data([2])], "answered while the slow one still runs")
+        setup.handlers.held.withLock { $0.removeAll() }
+        #expect(await slow.value.value?.uuid == "aci-238")
+        await setup.provider.stop()
+    }
+
     @Test func aConsumerNameMustBeOnePlainFolder() async throws {
         let setup = try Self.setup()
         defer { setup.exported.remove() }

@@ -19,6 +19,13 @@ public final class FileDropProvider: Sendable {
     /// Timing and limits.
     public let options: FileDropOptions
     private let task = Locked<Task<Void, Never>?>(nil)
+    /// Requests being served, by folder and id; each slot frees as its answer is written.
+    private let inFlight = Locked<[String: Task<Bool, Never>]>([:])
+    /// Requests whose claim failed (a name this process may not move): skipped while their
+    /// file stays, so they cannot keep the loop from sleeping.
+    private let unclaimable = Locked<Set<String>>([])
+    /// Wakes the loop early when a slot frees.
+    private let slotFreed = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let files = FileDropFiles.queue("provider")
 
     /// A provider of `catalogue`'s services from the folder `directory`, served by `router`.
@@ -42,13 +49,13 @@ public final class FileDropProvider: Sendable {
         }
         recover()
         let started = Task { [self] in
+            // Requests start as slots free, whatever the others take: one slow handler holds
+            // its own slot, not the intake.
             while !Task.isCancelled {
-                // Only what was claimed counts: a request that cannot be claimed (not a
-                // regular file, or a name this process may not move) must not keep the loop
-                // from sleeping.
-                let claimed = await servePending()
-                if claimed == 0 { try? await Task.sleep(for: options.pollInterval) }
+                if await startPending() == 0 { await waitForSlot(atMost: options.pollInterval) }
             }
+            // Stopping takes no new request; those in hand are answered.
+            for running in inFlight.withLock({ Array($0.values) }) { _ = await running.value }
             close(descriptor)
         }
         task.withLock { $0 = started }
@@ -115,9 +122,33 @@ public final class FileDropProvider: Sendable {
         }
     }
 
-    /// Serves every request waiting now, at most ``FileDropOptions/maximumConcurrentRequests``
-    /// at once; returns how many it claimed.
+    /// Sleeps `interval`, or less if a slot frees first.
+    private func waitForSlot(atMost interval: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            slotFreed.withLock { $0 = continuation }
+            Task {
+                try? await Task.sleep(for: interval)
+                slotFreed.withLock { waiting in
+                    defer { waiting = nil }
+                    return waiting
+                }?.resume()
+            }
+        }
+    }
+
+    /// Serves every request waiting now and returns once they are answered; how many it claimed.
     func servePending() async -> Int {
+        var claimed = 0
+        for running in await startRequests() where await running.value { claimed += 1 }
+        return claimed
+    }
+
+    /// Starts the waiting requests, oldest first, as far as free slots allow; returns how many.
+    @discardableResult
+    func startPending() async -> Int { await startRequests().count }
+
+    /// Starts what `startPending` starts and returns each request's task (whether it claimed).
+    private func startRequests() async -> [Task<Bool, Never>] {
         var waiting: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
             var found: [(Folder, String)] = []
             for folder in folders() {
@@ -130,22 +161,33 @@ public final class FileDropProvider: Sendable {
         }
         // Oldest first, across folders: ids start with their submission time.
         waiting.sort { $0.1 < $1.1 }
-        return await withTaskGroup(of: Bool.self) { group in
-            var running = 0, claimed = 0
-            for (folder, id) in waiting {
-                if running == max(1, options.maximumConcurrentRequests) {
-                    if await group.next() == true { claimed += 1 }
-                    running -= 1
-                }
-                // Stopping takes no new request; those in hand are answered.
-                if Task.isCancelled { break }
+        let present = Set(waiting.map { $0.0.url.path + "/" + $0.1 })
+        unclaimable.withLock { $0.formIntersection(present) }
+        var started: [Task<Bool, Never>] = []
+        for (folder, id) in waiting {
+            // Stopping takes no new request.
+            if Task.isCancelled { break }
+            let key = folder.url.path + "/" + id
+            if unclaimable.withLock({ $0.contains(key) }) { continue }
+            let begun: Task<Bool, Never>? = inFlight.withLock { running in
+                guard running[key] == nil, running.count < max(1, options.maximumConcurrentRequests) else { return nil }
                 // Served in a task of its own, so stopping does not cancel a handler midway.
-                group.addTask { await Task.detached { await self.serve(id, in: folder) }.value }
-                running += 1
+                let task = Task.detached { [self] in
+                    let claimed = await serve(id, in: folder)
+                    if !claimed { unclaimable.withLock { _ = $0.insert(key) } }
+                    inFlight.withLock { $0[key] = nil }
+                    slotFreed.withLock { waiting in
+                        defer { waiting = nil }
+                        return waiting
+                    }?.resume()
+                    return claimed
+                }
+                running[key] = task
+                return task
             }
-            for await wasClaimed in group where wasClaimed { claimed += 1 }
-            return claimed
+            if let begun { started.append(begun) }
         }
+        return started
     }
 
     /// Claims, serves and answers one request; the file work runs off the cooperative pool.
