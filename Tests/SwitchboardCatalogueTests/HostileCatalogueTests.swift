@@ -84,6 +84,23 @@ import Testing
         await setup.provider.stop()
     }
 
+    @Test func theServedMarkerFollowsAnAnswerTheConsumerArchivedFirst() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marks-\(UUID().uuidString)")
+        let archive = folder.appendingPathComponent(".archive")
+        try FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Answered and archived by the consumer before the provider marked it served.
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("a.claimed.json"))
+        try Data("{}".utf8).write(to: archive.appendingPathComponent("a.response.json"))
+        // Answered, still next to its request.
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("b.claimed.json"))
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("b.response.json"))
+        FileDropProvider.markServed("a", in: folder, durable: false)
+        FileDropProvider.markServed("b", in: folder, durable: false)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [".archive", "b.response.json", "b.served.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: archive.path).sorted() == ["a.response.json", "a.served.json"])
+    }
+
     @Test func aConsumerNameMustBeOnePlainFolder() async throws {
         let setup = try Self.setup()
         defer { setup.exported.remove() }

@@ -105,19 +105,15 @@ public final class FileDropProvider: Sendable {
                 }
                 guard name.hasSuffix(FileDropDocument.claimedSuffix) else { continue }
                 let id = String(name.dropLast(FileDropDocument.claimedSuffix.count))
-                let claimed = folder.url.appendingPathComponent(name)
                 let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
                 let archive = folder.url.appendingPathComponent(FileDropDocument.archiveFolder)
-                // Answered, and the consumer already took the answer away: only the marking is left.
-                if FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
-                    _ = FileDropFiles.move(claimed, to: archive.appendingPathComponent(id + FileDropDocument.servedSuffix), durable: options.durable)
-                    continue
-                }
-                if !FileDropFiles.exists(responseURL) {
+                // Not answered (neither here nor taken away by the consumer): answered as
+                // interrupted. Either way only the marking is left.
+                if !FileDropFiles.exists(responseURL), !FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
                     let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.interruptedHeader: "true"], message: "Service Unavailable")
                     guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id), to: responseURL, durable: options.durable)) != nil else { continue }
                 }
-                _ = FileDropFiles.move(claimed, to: folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix), durable: options.durable)
+                Self.markServed(id, in: folder.url, durable: options.durable)
             }
         }
     }
@@ -220,11 +216,29 @@ public final class FileDropProvider: Sendable {
             } catch {
                 // Answered already (the write never replaces), or left claimed for the next
                 // start to answer as interrupted.
-                if !FileDropFiles.exists(responseURL) { return }
+                if !FileDropFiles.exists(responseURL) && !FileDropFiles.exists(archived) { return }
             }
-            _ = FileDropFiles.move(claimed, to: served, durable: durable)
+            Self.markServed(id, in: folder.url, durable: durable)
         }
         return true
+    }
+
+    /// Marks answered request `id` served: its claimed document becomes the served marker,
+    /// next to the response, or in the archive if the consumer has archived the response
+    /// already (possibly between the provider's write and this move, when it found no marker
+    /// to take along): no marker is left behind in the folder the provider polls.
+    static func markServed(_ id: String, in folder: URL, durable: Bool) {
+        let claimed = folder.appendingPathComponent(id + FileDropDocument.claimedSuffix)
+        let served = folder.appendingPathComponent(id + FileDropDocument.servedSuffix)
+        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
+        let archivedResponse = archive.appendingPathComponent(id + FileDropDocument.responseSuffix)
+        let archivedServed = archive.appendingPathComponent(id + FileDropDocument.servedSuffix)
+        if FileDropFiles.exists(archivedResponse) {
+            _ = FileDropFiles.move(claimed, to: archivedServed, durable: durable)
+            return
+        }
+        _ = FileDropFiles.move(claimed, to: served, durable: durable)
+        if FileDropFiles.exists(archivedResponse) { _ = FileDropFiles.move(served, to: archivedServed, durable: durable) }
     }
 
     /// The response to a request document, checked against the folder it was dropped in.
