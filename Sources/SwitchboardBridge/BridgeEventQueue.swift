@@ -83,11 +83,27 @@ final class BridgeEventQueue: @unchecked Sendable {
         return true
     }
 
-    /// Takes the oldest event, waiting at most until `deadline` (`nil`: until an event
-    /// arrives or the queue closes).
-    func take(until deadline: Date?) -> Taken {
+    /// Lets a waiting ``take(until:cancellation:)`` give up; guarded by the queue's lock.
+    final class TakeCancellation: @unchecked Sendable {
+        fileprivate var isCancelled = false
+        init() {}
+    }
+
+    /// Makes the take waiting with `cancellation` return `.timedOut` without an event, now or
+    /// when it starts waiting.
+    func cancel(_ cancellation: TakeCancellation) {
         condition.lock()
-        while count == 0 && !isClosed {
+        cancellation.isCancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Takes the oldest event, waiting at most until `deadline` (`nil`: until an event
+    /// arrives or the queue closes). A cancelled take takes nothing, so no event is lost to a
+    /// receiver that has gone.
+    func take(until deadline: Date?, cancellation: TakeCancellation? = nil) -> Taken {
+        condition.lock()
+        while count == 0 && !isClosed && cancellation?.isCancelled != true {
             if let deadline {
                 if !condition.wait(until: deadline) { break }
             } else {
@@ -98,7 +114,7 @@ final class BridgeEventQueue: @unchecked Sendable {
             condition.unlock()
             return .closed
         }
-        guard count > 0 else {
+        guard count > 0, cancellation?.isCancelled != true else {
             condition.unlock()
             return .timedOut
         }

@@ -206,8 +206,12 @@ public final class StringBridge: Sendable {
     /// It blocks the calling thread, as a foreign core's receive loop wants; from Swift
     /// concurrency use ``receive(timeout:)``.
     public func receiveBlocking(timeout: Duration?) -> String? {
+        receiveBlocking(timeout: timeout, cancellation: nil)
+    }
+
+    private func receiveBlocking(timeout: Duration?, cancellation: BridgeEventQueue.TakeCancellation?) -> String? {
         let deadline = timeout.map { Date(timeIntervalSinceNow: Double(BridgeDocument.milliseconds(max($0, .zero))) / 1000) }
-        switch events.take(until: deadline) {
+        switch events.take(until: deadline, cancellation: cancellation) {
         case let .event(document): return document
         case .timedOut: return nil
         case .closed: return BridgeDocument.closed
@@ -215,9 +219,18 @@ public final class StringBridge: Sendable {
     }
 
     /// ``receiveBlocking(timeout:)`` without holding a thread of Swift's cooperative pool.
+    /// Cancelling the task returns `nil` at once, and takes no event (it stays for the next
+    /// receive).
     public func receive(timeout: Duration?) async -> String? {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { [self] in continuation.resume(returning: receiveBlocking(timeout: timeout)) }
+        let cancellation = BridgeEventQueue.TakeCancellation()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread { [self] in
+                    continuation.resume(returning: receiveBlocking(timeout: timeout, cancellation: cancellation))
+                }
+            }
+        } onCancel: {
+            events.cancel(cancellation)
         }
     }
 

@@ -34,6 +34,20 @@ import Testing
         #expect((event["headers"] as? [String: Any])?["X-Signal-Timestamp"] as? String == "1700000000000")
     }
 
+    @Test func aCancelledReceiveReturnsAtOnceAndTakesNothing() async throws {
+        let bridge = StringBridge.inProcess()
+        let waiting = Task { await bridge.receive(timeout: nil) }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        waiting.cancel()
+        #expect(await waiting.value == nil)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // An event that arrives now goes to the next receive, not to the one that left.
+        #expect(await bridge.deliver(Self.queueEmpty) == .ok)
+        let event = object(await bridge.receive(timeout: .seconds(30)))
+        #expect(event["event"] as? String == "queueEmpty")
+    }
+
     @Test func anEventAcknowledgedOnReceiptIsAcknowledgedOnceQueued() async {
         let bridge = StringBridge.inProcess()
         #expect(await bridge.deliver(Self.queueEmpty) == .ok)
