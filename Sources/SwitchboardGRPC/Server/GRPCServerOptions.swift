@@ -6,8 +6,14 @@ import SwitchboardRuntime
 public struct GRPCServerOptions: Sendable {
     /// The certificate and key for TLS (ALPN `h2`); nil serves h2c.
     public var tls: TLSServerContext?
-    /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default), keepalive and timeouts.
-    public var http2 = HTTP2ConnectionOptions()
+    /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default), keepalive and
+    /// timeouts; a connection without streams for 5 minutes is closed (`idleTimeout`), so
+    /// idle clients cannot hold the `maximumConnections` slots.
+    public var http2: HTTP2ConnectionOptions = {
+        var options = HTTP2ConnectionOptions()
+        options.idleTimeout = .seconds(300)
+        return options
+    }()
     /// The largest request message accepted; larger ones fail with RESOURCE_EXHAUSTED. Default 4 MiB.
     public var maximumReceiveMessageSize = 4 << 20
     /// Connections served at once; later ones are closed at once. Default 1,024.

@@ -30,6 +30,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private var keepaliveTimer: LoopTimer?
     private var pingTimeoutTimer: LoopTimer?
     private var closeTimer: LoopTimer?
+    private var idleTimer: LoopTimer?
+    /// Stream ids in use when the idle check last looked, and since when nothing changed.
+    private var idleMarker: UInt64 = 0
+    private var idleSince = ContinuousClock.now
     private var outstandingPing: UInt64?
     private var pingCounter: UInt64 = 0
     private var readingPaused = false
@@ -89,6 +93,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                 flushOutput()
                 settingsTimer = loop.schedule(after: options.settingsTimeout) { [weak self] in self?.settingsTimedOut() }
                 scheduleKeepalive()
+                scheduleIdleCheck(after: options.idleTimeout)
             }
             if let early = takingEarlyBytes?() {
                 if !early.bytes.isEmpty { early.bytes.withUnsafeBytes { channelRead($0) } }
@@ -435,6 +440,34 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
     }
 
+    /// The idle check costs nothing per stream: it compares the highest stream ids with what
+    /// it saw last time, and whether any stream is open.
+    private func scheduleIdleCheck(after delay: Duration?) {
+        guard let delay, endedReason == nil else { return }
+        idleTimer = loop.schedule(after: delay) { [weak self] in self?.checkIdle() }
+    }
+
+    private func checkIdle() {
+        guard let timeout = options.idleTimeout else { return }
+        let idle: Bool = guarded {
+            guard endedReason == nil else { return false }
+            let (open, marker) = readCore { core in
+                (core.openLocalStreamCount + core.openRemoteStreamCount > 0,
+                 UInt64(core.nextLocalStreamID) << 32 | UInt64(core.highestRemoteStreamID))
+            }
+            let now = ContinuousClock.now
+            if open || marker != idleMarker {
+                idleMarker = marker
+                idleSince = now
+            } else if now - idleSince >= timeout {
+                return true
+            }
+            scheduleIdleCheck(after: timeout - (now - idleSince))
+            return false
+        }
+        if idle { close() }
+    }
+
     private func scheduleKeepalive() {
         guard let interval = options.keepaliveInterval, endedReason == nil else { return }
         keepaliveTimer = loop.schedule(after: interval) { [weak self] in self?.sendKeepalive() }
@@ -460,7 +493,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func finish(_ reason: String) {
         guard endedReason == nil else { return }
         endedReason = reason
-        for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer] { timer?.cancel() }
+        for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer, idleTimer] { timer?.cancel() }
         let stillWaiting = waiting
         waiting = []
         for pending in stillWaiting { effects.append(.run { pending.opened(.failure(.connectionClosed)) }) }

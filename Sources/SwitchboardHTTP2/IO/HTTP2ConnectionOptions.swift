@@ -18,6 +18,11 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// most MAX_CONCURRENT_STREAMS of them), and answers held back by the peer's flow-control
     /// windows, which that peer grants.
     public var maxQueuedOutputBytes = 4 << 20
+    /// How long the connection may go without any stream before it closes gracefully
+    /// (GOAWAY, no error), so idle connections cannot hold a server's connection slots for
+    /// ever; nil keeps them. Checked every so often: a connection closes between this and
+    /// twice this after its last stream. Default nil; ``GRPCServerOptions`` sets 5 minutes.
+    public var idleTimeout: Duration?
     /// How long a graceful close waits for open streams before closing anyway. Default 5 s.
     public var gracefulCloseTimeout: Duration = .seconds(5)
     /// How long a connection that failed with a protocol error keeps reading (and dropping)
