@@ -268,6 +268,28 @@ import Testing
         try server.sendData([UInt8](repeating: 4, count: 5000), streamID: 3, endStream: false)
     }
 
+    @Test func aSmallerTableBindsThePeerOnlyOnceItAcknowledgedIt() throws {
+        // A header block that first sets the dynamic table to 4,096 octets (RFC 7541 §6.3).
+        func block(_ stream: UInt32) -> [UInt8] {
+            var encoder = HPACKEncoder()
+            var fragment: [UInt8] = [0x3F, 0xE1, 0x1F]
+            encoder.encode(ConnectionPair.request, into: &fragment)
+            return Self.frame(stream, .headers(fragment: fragment, endStream: true, endHeaders: true))
+        }
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.headerTableSize = 256
+        var server = HTTP2Connection(role: .server, configuration: configuration)
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+        // Before the client acknowledges the server's SETTINGS, 4,096 is still its to use.
+        let early = server.receive(hello + block(1))
+        #expect(early.failure == nil, "\(early)")
+        #expect(early.contains { if case .headers(streamID: 1, _, _) = $0 { true } else { false } })
+        // Acknowledged: now 256 binds it, and the same block is a compression error.
+        let late = server.receive(Self.frame(0, .settings([], ack: true)) + block(3))
+        #expect(late.failure?.code == .compressionError)
+    }
+
     @Test func streamsPastTheLimitAreRefusedNotFatal() throws {
         var server = Self.server { $0.maxConcurrentStreams = 2 }
         _ = server.receive(Self.headers(1) + Self.headers(3))

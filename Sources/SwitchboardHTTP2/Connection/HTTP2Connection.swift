@@ -42,6 +42,7 @@ public struct HTTP2Connection: Sendable {
     var headerBlock: PartialHeaderBlock?
     var hasReceivedSettings = false
     var pendingLocalSettingsAcks = 0
+    var hasAppliedLocalTableSize = false
     /// The last stream id this side announced in a GOAWAY.
     var goAwaySent: UInt32?
     /// The last stream id the peer announced in a GOAWAY.
@@ -70,7 +71,8 @@ public struct HTTP2Connection: Sendable {
         self.role = role
         self.configuration = configuration
         frameDecoder = HTTP2FrameDecoder(maxFrameSize: configuration.maxFrameSize, expectsPreface: role == .server)
-        headerDecoder = HPACKDecoder(maximumTableSize: Int(configuration.headerTableSize), maximumHeaderListSize: configuration.maxHeaderListSize)
+        // The peer may use the RFC's 4,096 until it has acknowledged our SETTINGS.
+        headerDecoder = HPACKDecoder(maximumTableSize: Int(HTTP2Settings().headerTableSize), maximumHeaderListSize: configuration.maxHeaderListSize)
         headerEncoder = HPACKEncoder(tableSizeCap: configuration.encoderTableSizeCap)
         // The encoder starts from the RFC's 4,096 until the peer's SETTINGS say otherwise.
         headerEncoder.setPeerMaximumTableSize(Int(remoteSettings.headerTableSize))
@@ -195,6 +197,11 @@ public struct HTTP2Connection: Sendable {
             if ack {
                 // An unexpected acknowledgement is harmless; only count the ones owed.
                 if pendingLocalSettingsAcks > 0 { pendingLocalSettingsAcks -= 1 }
+                if !hasAppliedLocalTableSize {
+                    // Our table size binds the peer from its acknowledgement on.
+                    hasAppliedLocalTableSize = true
+                    headerDecoder.setMaximumTableSize(Int(configuration.headerTableSize))
+                }
             } else {
                 try receiveSettings(settings)
             }

@@ -383,7 +383,6 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
         if readCore({ $0.isGoingAway && $0.isQuiescent }), endedReason == nil {
             flushOutput()
-            channel.closeAfterFlushing(timeout: .seconds(1))
             finish("the connection went away")
         }
     }
@@ -510,10 +509,14 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         let handlers = closeHandlers
         closeHandlers = []
         for handler in handlers { effects.append(.run { handler(reason) }) }
-        if let failure = readCore({ $0.failure }), failure.code != .noError {
-            // After a protocol error the peer is often still sending. Closing with its bytes
+        let failed = readCore { $0.failure.map { $0.code != .noError } ?? false }
+        let saidGoodbye = readCore { $0.goAwaySent != nil }
+        if failed || saidGoodbye {
+            // After a protocol error, or our own GOAWAY (the peer may have opened streams
+            // before it read it), the peer is often still sending. Closing with its bytes
             // unread would answer them with a TCP reset, which can destroy our GOAWAY before
-            // the peer reads it: keep reading (and dropping) for a moment first.
+            // the peer reads it (and with it the news that those streams were never
+            // processed, so safe to retry): keep reading (and dropping) for a moment first.
             if readingPaused {
                 readingPaused = false
                 channel.setReading(true)
