@@ -36,6 +36,10 @@ import Testing
         #expect(value["spec"]?.text == "Services")
         #expect(value["name"]?.text == "Bob's app")
         #expect(value["list"] == .list([.scalar("a")]))
+        // An apostrophe inside a word opens no quote, in a key or in a flow list.
+        let words = try CatalogueYAML.parse("Bob's key: x\nnames: [Bob's, Alice, 'quoted, with comma']\n", file: "words.yml")
+        #expect(words["Bob's key"]?.text == "x")
+        #expect(words["names"] == .list([.scalar("Bob's"), .scalar("Alice"), .scalar("quoted, with comma")]))
     }
 
     @Test(arguments: [

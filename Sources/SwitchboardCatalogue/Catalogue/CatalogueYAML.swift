@@ -145,7 +145,9 @@ public enum CatalogueYAML {
         }
     }
 
-    /// Splits `key: value` at the first `:` followed by a blank or the end, outside quotes.
+    /// Splits `key: value` at the first `:` followed by a blank or the end, outside a quoted
+    /// key. A quote opens a quoted scalar only where the scalar starts: in `Bob's: x` the
+    /// apostrophe is a letter.
     static func keyAndValue(_ text: Substring) -> (Substring, Substring)? {
         var quote: Character?
         var index = text.startIndex
@@ -153,7 +155,7 @@ public enum CatalogueYAML {
             let character = text[index]
             if let open = quote {
                 if character == open { quote = nil }
-            } else if character == "\"" || character == "'" {
+            } else if index == text.startIndex, character == "\"" || character == "'" {
                 quote = character
             } else if character == ":" {
                 let after = text.index(after: index)
@@ -186,7 +188,8 @@ public enum CatalogueYAML {
                 let character = inner[index]
                 if let open = quote {
                     if character == open { quote = nil }
-                } else if character == "\"" || character == "'" {
+                } else if character == "\"" || character == "'", inner[start..<index].allSatisfy({ $0 == " " }) {
+                    // Only at an item's start: in `[Bob's, Alice]` the apostrophe is a letter.
                     quote = character
                 } else if character == "[" || character == "{" {
                     throw reader.error("nested flow collections are not supported", at: line)
