@@ -54,6 +54,18 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var nextToken: UInt64 = 1
     private var timers = TimerHeap()
 
+    /// Turns of the loop so far (each a wait for readiness); loop-confined.
+    private var turns = 0
+
+    /// How many turns the loop has made; for tests that check an idle loop sleeps.
+    package var turnCount: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                execute { continuation.resume(returning: self.turns) }
+            }
+        }
+    }
+
     /// How many timers, not cancelled, wait on the loop now; for tests that check nothing is
     /// left behind.
     package var liveTimerCount: Int {
@@ -217,6 +229,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private func run() {
         var batch: [Work] = []
         while true {
+            turns &+= 1
             let (hasWork, stopping): (Bool, Bool) = lock.withLock {
                 let hasWork = !queued.isEmpty
                 if !hasWork && state == .running { isWaiting = true }

@@ -47,16 +47,26 @@ final class Selector: @unchecked Sendable {
         events.deallocate()
     }
 
-    /// Starts watching `descriptor`; its events arrive with `token`.
+    /// Starts watching `descriptor`; its events arrive with `token`. A descriptor watched for
+    /// nothing is left out of the epoll set until it is: epoll reports hangups and errors
+    /// whatever the mask, and level-triggered it would report them on every turn (a socket
+    /// the peer has closed, that nobody reads, would spin the loop).
     func register(_ descriptor: Int32, token: UInt64, interest: IOInterest) throws(IOError) {
+        guard !interest.isEmpty else { return }
         var event = Self.event(token: token, interest: interest)
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw .system("epoll_ctl(ADD)", errno) }
     }
 
     /// Changes what `descriptor` is watched for (`previous` is what it was).
     func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) throws(IOError) {
+        if interest.isEmpty {
+            var event = epoll_event()
+            _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, &event)
+            return
+        }
         var event = Self.event(token: token, interest: interest)
-        guard epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor, &event) == 0 else { throw .system("epoll_ctl(MOD)", errno) }
+        let operation = previous.isEmpty ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        guard epoll_ctl(epoll, operation, descriptor, &event) == 0 else { throw .system("epoll_ctl", errno) }
     }
 
     /// Stops watching `descriptor`; its pending events are dropped by their token.
@@ -68,9 +78,10 @@ final class Selector: @unchecked Sendable {
     private static func event(token: UInt64, interest: IOInterest) -> epoll_event {
         var event = epoll_event()
         // Errors and hangups are always reported; they reach the handler as readable, and its
-        // read then says what happened.
-        var mask: UInt32 = EPOLLRDHUP.rawValue
-        if interest.contains(.read) { mask |= EPOLLIN.rawValue }
+        // read then says what happened. The peer's FIN only while reading: level-triggered,
+        // it would otherwise be reported on every turn.
+        var mask: UInt32 = 0
+        if interest.contains(.read) { mask |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
         if interest.contains(.write) { mask |= EPOLLOUT.rawValue }
         event.events = mask
         event.data.u64 = token

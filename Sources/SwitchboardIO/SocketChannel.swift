@@ -125,7 +125,12 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     // MARK: Reading
 
     package func readable() {
-        guard let delegate = lock.withLock({ state == .open || state == .handshaking || state == .closing ? self.delegate : nil }) else { return }
+        // Reading paused (backpressure) or over: a hangup reported anyway is not a reason to
+        // read past the pause.
+        guard let delegate = lock.withLock({ () -> (any ChannelDelegate)? in
+            guard state == .handshaking || ((state == .open || state == .closing) && wantsRead) else { return nil }
+            return self.delegate
+        }) else { return }
         let buffer = loop.readBuffer
         let count: Int = handle.withDescriptor { number in
             while true {
@@ -135,11 +140,12 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         } ?? 0
         if count < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK { return }
-            end(reason: String(cString: strerror(errno)), delegate: delegate)
+            let reason = String(cString: strerror(errno))
+            if !endHandshake(reason) { end(reason: reason, delegate: delegate) }
             return
         }
         if count == 0 {
-            end(reason: nil, delegate: delegate)
+            if !endHandshake("the peer closed the connection during the TLS handshake") { end(reason: nil, delegate: delegate) }
             return
         }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
@@ -212,6 +218,20 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     }
 
     // MARK: TLS handshake
+
+    /// The stream ended while the TLS handshake was under way: the handshake fails with
+    /// `reason` (once), and the channel closes. Whether it was under way.
+    private func endHandshake(_ reason: String) -> Bool {
+        let (handshaking, done): (Bool, (@Sendable (String?) -> Void)?) = lock.withLock {
+            guard state == .handshaking else { return (false, nil) }
+            defer { handshakeDone = nil }
+            return (true, handshakeDone)
+        }
+        guard handshaking else { return false }
+        close(reason: reason)
+        done?(reason)
+        return true
+    }
 
     private func continueHandshake() {
         guard let tls else { return }
@@ -397,8 +417,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the
     /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
     package func close(reason: String? = nil) {
-        let (dropped, early, timer): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?) = lock.withLock {
-            guard state != .closed else { return ([], [], nil) }
+        let (dropped, early, timer, handshake): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?, (@Sendable (String?) -> Void)?) = lock.withLock {
+            guard state != .closed else { return ([], [], nil, nil) }
+            // Closed in the middle of the TLS handshake: whoever waits for it hears why now,
+            // not at its own timeout.
+            let handshake = state == .handshaking ? handshakeDone : nil
             state = .closed
             defer {
                 pending = []
@@ -408,9 +431,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 handshakeDone = nil
                 beforeHandshake = []
             }
-            return (Array(pending[pendingStart...]), beforeHandshake.map(\.completion), closeTimer)
+            return (Array(pending[pendingStart...]), beforeHandshake.map(\.completion), closeTimer, handshake)
         }
         timer?.cancel()
+        handshake?(reason ?? "the socket closed during the TLS handshake")
         handle.shutdownNow()
         for item in dropped { item.completion?(reason ?? "the socket is closed") }
         for completion in early { completion?(reason ?? "the socket is closed") }

@@ -94,6 +94,9 @@ package final class TLSEngine: @unchecked Sendable {
 
     /// Advances the handshake with what was fed so far; send ``takeOutput()`` after each step.
     package func handshake() -> HandshakeStep {
+        // OpenSSL's error queue is per thread and shared by every session on this loop:
+        // SSL_get_error reads it, so each call starts from an empty one.
+        ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 { return .done }
         switch SSL_get_error(ssl, result) {
@@ -123,6 +126,7 @@ package final class TLSEngine: @unchecked Sendable {
 
     /// Decrypts the next plaintext into `buffer`.
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
+        ERR_clear_error()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
@@ -137,6 +141,7 @@ package final class TLSEngine: @unchecked Sendable {
     package func write(_ plaintext: UnsafeRawBufferPointer) -> Bool {
         guard let base = plaintext.baseAddress else { return true }
         var offset = 0
+        ERR_clear_error()
         while offset < plaintext.count {
             let written = SSL_write(ssl, base + offset, Int32(clamping: plaintext.count - offset))
             guard written > 0 else { return false }
@@ -159,6 +164,7 @@ package final class TLSEngine: @unchecked Sendable {
 
     /// Queues a close_notify for the peer.
     package func shutdown() {
+        ERR_clear_error()
         _ = SSL_shutdown(ssl)
     }
 
