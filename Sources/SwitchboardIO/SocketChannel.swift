@@ -177,7 +177,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 end(reason: nil, delegate: delegate)
                 return
             case let .failed(reason):
+                // The session is dead: send the alert OpenSSL queued for the peer, and close
+                // rather than let later writes go to a failed session.
+                flushSessionOutput()
                 end(reason: reason, delegate: delegate)
+                close(reason: reason)
                 return
             }
         }
