@@ -45,17 +45,20 @@ public final class ChatServer: @unchecked Sendable {
 
         /// Adds a client that just connected and returns its index.
         func register(_ client: Client) -> Int {
-            let (index, ready, watching) = lock.withLock { () -> (Int, [CheckedContinuation<Client?, Never>], [AsyncStream<Client>.Continuation]) in
+            let (index, ready) = lock.withLock { () -> (Int, [CheckedContinuation<Client?, Never>]) in
                 let index = arrivals
                 arrivals += 1
                 live[index] = client
                 liveBySocket[ObjectIdentifier(client.socket)] = index
                 let due = waiters.filter { $0.value.index == index }
                 for key in due.keys { waiters.removeValue(forKey: key) }
-                return (index, due.values.map(\.continuation), Array(subscribers.values))
+                // Under the lock, so `stop()` finishes the streams either before this client
+                // is registered or after every subscriber has it: a client someone can already
+                // see is never missing from an arrival stream.
+                for subscriber in subscribers.values { subscriber.yield(client) }
+                return (index, due.values.map(\.continuation))
             }
             for waiter in ready { waiter.resume(returning: client) }
-            for subscriber in watching { subscriber.yield(client) }
             return index
         }
 
