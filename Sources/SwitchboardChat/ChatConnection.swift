@@ -27,6 +27,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let keepaliveTimer = Locked<LoopTimer?>(nil)
     /// Ids of keepalive requests, whose answers nobody awaits (and which are not "unknown").
     private let keepaliveIDs = Locked<Set<UInt64>>([])
+    /// Keepalive requests remembered while unanswered.
+    static var keptKeepaliveIDs: Int { 16 }
     private let pushSink: AsyncStream<PushedRequest>.Continuation
     private let pushTask = Locked<Task<Void, Never>?>(nil)
     /// Set once the connection has ended: pushes still queued are left for redelivery.
@@ -177,7 +179,13 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         if let requestPath {
             // Nobody waits for the answer: it arrives as a frame, which counts as activity.
             let id = pending.makeID()
-            keepaliveIDs.withLock { _ = $0.insert(id) }
+            keepaliveIDs.withLock { ids in
+                ids.insert(id)
+                // A server that never answers keepalive requests (only pings) must not make
+                // this grow: the oldest unanswered ids are forgotten (a late answer to one is
+                // then only reported as an unknown id).
+                if ids.count > Self.keptKeepaliveIDs, let oldest = ids.min() { ids.remove(oldest) }
+            }
             try? socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: "GET", path: requestPath, headers: [:], body: nil, id: id))
         }
     }

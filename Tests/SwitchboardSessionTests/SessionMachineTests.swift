@@ -71,6 +71,10 @@ import Testing
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 500, jitter: 1.2) > .seconds(1_000_000), "huge counts saturate, never trap")
         #expect(backoff.delay(failureCount: 2, jitter: 5) == .milliseconds(3600), "jitter is clamped to 1.2")
         #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.0) == .milliseconds(1500), "sub-second caps hold")
+        // A server's Retry-After is a floor up to an hour, not a way to stop the session for good.
+        #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(3600))
+        #expect(RetryBackoff(maximum: nil).delay(failureCount: 20, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(1_048_575),
+                "a longer delay of its own stays")
         var machine = SessionMachine(resumingIn: .connecting, jitter: { 0.8 })
         #expect(machine.handle(.temporaryFailure, retryAfter: .seconds(45)).effects == [.startRetryTimer(.seconds(45))])
     }

@@ -6,11 +6,17 @@ public struct RetryBackoff: Sendable, Hashable {
     /// The jitter range the formula allows.
     public static let jitterRange: ClosedRange<Double> = 0.8...1.2
 
+    /// The longest a server's Retry-After may hold the next attempt back: one hour. A broken
+    /// proxy or hostile server answering `Retry-After: 999999999` must not stop a session
+    /// for decades.
+    public var maximumServerDelay: Duration = .seconds(3600)
+
     /// Creates a backoff capped at `maximum` (five minutes by default); `nil` for no cap.
     public init(maximum: Duration? = .seconds(300)) { self.maximum = maximum }
 
     /// The delay for `failureCount` (≥ 1) with `jitter` (clamped to 0.8...1.2), at least
-    /// `floor` when the server said when to come back (Retry-After).
+    /// `floor` when the server said when to come back (Retry-After), a floor itself capped at
+    /// ``maximumServerDelay``.
     public func delay(failureCount: Int, jitter: Double, floor: Duration? = nil) -> Duration {
         let exponent = min(max(failureCount, 0), 62)
         let seconds = Double((Int64(1) << exponent) - 1)
@@ -22,7 +28,7 @@ public struct RetryBackoff: Sendable, Hashable {
         }
         // Without a maximum, stay within what a Duration of milliseconds can hold.
         var delay = Duration.milliseconds(Int64(min(milliseconds, 9.0e18)))
-        if let floor, delay < floor { delay = floor }
+        if let floor, delay < floor { delay = min(floor, max(delay, maximumServerDelay)) }
         return delay
     }
 }

@@ -16,7 +16,8 @@ public struct WebSocketEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// Reads a `ws://` or `wss://` URL.
     public init(_ url: URL) throws(WebSocketError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss", let host = url.host, !host.isEmpty else {
-            throw .invalidUpgradeResponse("not a ws:// URL: \(url)")
+            // Scheme and host only: a URL's user info and query may carry credentials.
+            throw .invalidUpgradeResponse("not a ws:// or wss:// URL (scheme \(url.scheme ?? "none"), host \(url.host ?? "none"))")
         }
         isSecure = scheme == "wss"
         self.host = host
