@@ -71,7 +71,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         self.socket = socket
         self.onPush = onPush
         let router = WeakRouter<Auth>()
-        offload = LargeMessageOffload { message in router.connection?.route(message) }
+        offload = LargeMessageOffload(socket: socket) { message in router.connection?.route(message) }
         keepalive = policy.map { Locked(KeepaliveMonitor(policy: $0, now: .now)) }
         (events, eventSink) = AsyncStream.makeStream(of: ChatConnectionEvent.self)
         (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -200,7 +200,7 @@ public final class ChatServer: @unchecked Sendable {
 
     static func serve(_ client: Client, router: RPCRouter) async {
         // Frames are routed on the socket's reader thread; only handlers run as tasks.
-        let offload = LargeMessageOffload { message in route(message, from: client, router: router) }
+        let offload = LargeMessageOffload(socket: client.socket) { message in route(message, from: client, router: router) }
         client.socket.deliverReceivedMessages { message in offload.receive(message) }
         for await _ in client.socket.messages {}
         await offload.waitUntilIdle()

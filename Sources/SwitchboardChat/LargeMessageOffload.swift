@@ -9,34 +9,62 @@ import SwitchboardWebSocket
 /// header lines takes a while to decode) is handled on a serial queue instead, and so is
 /// every message behind it until the queue is empty, so the order of messages never
 /// changes. Small messages, the ordinary case, are handled right on the loop.
+///
+/// What waits in the queue is bounded: past `maximumQueuedBytes` of payloads, reading from
+/// the peer pauses (`pause`), and it resumes (`resume`) once the queue is down to half, so a
+/// peer that sends costly messages faster than they decode is held back by TCP.
 final class LargeMessageOffload: @unchecked Sendable {
     /// Messages up to this size are handled on the loop.
     static let inlineLimit = 64 * 1024
 
     private let lock = NSLock()
     private var queued = 0
+    private var queuedBytes = 0
+    private var isPaused = false
+    private let maximumQueuedBytes: Int
+    private let pause: @Sendable (Bool) -> Void
     private lazy var queue = DispatchQueue(label: "switchboard.chat.decode")
     private let handle: @Sendable (ReceivedWebSocketMessage) -> Void
 
-    init(handle: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
+    /// `pause(true)` stops reading from the peer, `pause(false)` resumes it.
+    init(maximumQueuedBytes: Int, pause: @escaping @Sendable (Bool) -> Void, handle: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
+        self.maximumQueuedBytes = max(maximumQueuedBytes, Self.inlineLimit)
+        self.pause = pause
         self.handle = handle
+    }
+
+    /// An offload for `socket`, pausing its reads, queueing at most its `maximumBufferedBytes`.
+    convenience init(socket: WebSocketConnection, handle: @escaping @Sendable (ReceivedWebSocketMessage) -> Void) {
+        self.init(maximumQueuedBytes: socket.maximumBufferedBytes, pause: { [weak socket] in socket?.setReadingPaused($0) }, handle: handle)
     }
 
     /// Handles `message` now, or after those queued before it.
     func receive(_ message: ReceivedWebSocketMessage) {
-        let offload: Bool = lock.withLock {
-            guard queued > 0 || message.payload.count > Self.inlineLimit else { return false }
+        let size = message.payload.count
+        let (offload, pausing): (Bool, Bool) = lock.withLock {
+            guard queued > 0 || size > Self.inlineLimit else { return (false, false) }
             queued += 1
-            return true
+            queuedBytes += size
+            guard !isPaused, queuedBytes > maximumQueuedBytes else { return (true, false) }
+            isPaused = true
+            return (true, true)
         }
         guard offload else {
             handle(message)
             return
         }
+        if pausing { pause(true) }
         let queue = lock.withLock { self.queue }
         queue.async { [self] in
             handle(message)
-            lock.withLock { queued -= 1 }
+            let resuming: Bool = lock.withLock {
+                queued -= 1
+                queuedBytes -= size
+                guard isPaused, queuedBytes <= maximumQueuedBytes / 2 else { return false }
+                isPaused = false
+                return true
+            }
+            if resuming { pause(false) }
         }
     }
 

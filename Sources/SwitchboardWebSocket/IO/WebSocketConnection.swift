@@ -140,6 +140,19 @@ public final class WebSocketConnection: @unchecked Sendable {
         directSink?.attach(handler)
     }
 
+    /// The most bytes of received messages this connection holds for a reader that has not
+    /// taken them (`Options.maximumBufferedBytes`).
+    public var maximumBufferedBytes: Int { options.maximumBufferedBytes }
+
+    /// Stops reading from the peer (`true`) or reads again (`false`): backpressure for a
+    /// handler of direct delivery (``deliverReceivedMessages(to:)``) that queues work of its
+    /// own, so a peer that sends faster than that work runs is held back by TCP instead of
+    /// filling memory. Messages that bypass direct delivery are paced by
+    /// `maximumBufferedBytes` instead.
+    public func setReadingPaused(_ paused: Bool) {
+        channel.setReading(!paused)
+    }
+
     /// How the connection ended, once it has.
     public var closeInfo: WebSocketCloseInfo? { lock.withLock { finalInfo } }
 
