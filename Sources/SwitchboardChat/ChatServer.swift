@@ -148,12 +148,14 @@ public final class ChatServer: @unchecked Sendable {
     /// Starts serving `routes` on `port` of the loopback interface (0, the default, picks a
     /// free one), holding at most what `limits` allows (by default 1,024 connections, each
     /// closed after 120 s without a frame from its client). Every request a route serves
-    /// passes through `interceptors` first, outermost first.
+    /// passes through `interceptors` first, outermost first. A client may have
+    /// `maximumRequestsInFlight` requests in handlers at once; more are answered 503.
     public init(
         routes: [RPCRoute], port: Int = 0, limits: WebSocketServer.Limits = .init(),
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account },
-        interceptors: [any ServerInterceptor] = []
+        interceptors: [any ServerInterceptor] = [],
+        maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight
     ) throws(WebSocketError) {
         let router = RPCRouter(routes: routes, interceptors: interceptors)
         let registry = self.registry
@@ -173,7 +175,8 @@ public final class ChatServer: @unchecked Sendable {
             connected: { socket in
                 // In upgrade order, and out again the moment the socket ends, so the registry's
                 // order is the clients', whatever order their tasks run in.
-                let client = Client(socket: socket, auth: socket.upgradeContext as? AuthRequirement ?? .none)
+                let client = Client(socket: socket, auth: socket.upgradeContext as? AuthRequirement ?? .none,
+                                    maximumRequestsInFlight: maximumRequestsInFlight)
                 let index = registry.register(client)
                 socket.whenClosed { _ in registry.unregister(index) }
             },
@@ -220,12 +223,20 @@ public final class ChatServer: @unchecked Sendable {
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(status: 200, message: "OK")))
                 return
             }
+            // A client that pipelines requests to slow handlers gets 503 past its share,
+            // instead of a task and its memory per request without end.
+            guard client.beginRequest() else {
+                try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
+                    status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
+                return
+            }
             let wire = ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body)
             // Requests are served concurrently; responses go back by id in any order. Handlers
             // start right here, on the reader thread, and resume there after any suspension,
             // so a request and its answer wake no other thread.
             client.socket.eventLoop.startTaskHere {
                 let response = await router.handle(wire, auth: client.auth)
+                client.endRequest()
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
             }
         case .response?:
@@ -238,6 +249,10 @@ public final class ChatServer: @unchecked Sendable {
             return
         }
     }
+
+    /// Requests one client may have in handlers at once by default (Signal's clients keep a
+    /// handful); past it a request is answered 503 with `Retry-After: 1`.
+    public static let defaultMaximumRequestsInFlight = 256
 
     /// The keepalive path the server answers on its own.
     public static let keepalivePath = "/v1/keepalive"

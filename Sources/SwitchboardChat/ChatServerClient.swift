@@ -17,11 +17,26 @@ extension ChatServer {
         private var nextID: UInt64 = 1
         private var answers: [UInt64: FirstAnswer<RPCResponse?>] = [:]
         private var isClosed = false
+        /// The client's requests being handled now, and how many may be.
+        private let inFlight = Locked(0)
+        let maximumRequestsInFlight: Int
 
-        init(socket: WebSocketConnection, auth: AuthRequirement) {
+        init(socket: WebSocketConnection, auth: AuthRequirement, maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight) {
             self.socket = socket
             self.auth = auth
+            self.maximumRequestsInFlight = max(1, maximumRequestsInFlight)
         }
+
+        /// Takes a slot for a request; `false` when the client already has the most in flight.
+        func beginRequest() -> Bool {
+            inFlight.withLock { count in
+                guard count < maximumRequestsInFlight else { return false }
+                count += 1
+                return true
+            }
+        }
+
+        func endRequest() { inFlight.withLock { $0 -= 1 } }
 
         /// Sends a request to the client; returns its response, or `nil` if the connection
         /// closed or `timeout` passed first (an unacknowledged push).
