@@ -21,7 +21,7 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// How long the connection may go without any stream before it closes gracefully
     /// (GOAWAY, no error), so idle connections cannot hold a server's connection slots for
     /// ever; nil keeps them. Checked every so often: a connection closes between this and
-    /// twice this after its last stream. Default nil; ``GRPCServerOptions`` sets 5 minutes.
+    /// twice this after its last stream. Default nil; `GRPCServerOptions` sets 5 minutes.
     public var idleTimeout: Duration?
     /// How long a graceful close waits for open streams before closing anyway. Default 5 s.
     public var gracefulCloseTimeout: Duration = .seconds(5)
