@@ -14,31 +14,14 @@ final class CollectingStream: HTTP2StreamDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private(set) var headerBlocks: [[HPACKHeader]] = []
     private(set) var body: [UInt8] = []
-    private var closure: HTTP2StreamClosure?
-    private var waiter: CheckedContinuation<HTTP2StreamClosure, Never>?
+    private let end = FirstValue<HTTP2StreamClosure>()
 
     func streamReceived(headers: [HPACKHeader], endStream: Bool) { lock.withLock { headerBlocks.append(headers) } }
     func streamReceived(data: [UInt8], endStream: Bool) { lock.withLock { body += data } }
-    func streamClosed(_ closure: HTTP2StreamClosure) {
-        let waiting: CheckedContinuation<HTTP2StreamClosure, Never>? = lock.withLock {
-            self.closure = closure
-            defer { waiter = nil }
-            return waiter
-        }
-        waiting?.resume(returning: closure)
-    }
+    func streamClosed(_ closure: HTTP2StreamClosure) { end.offer(closure) }
 
     var ended: HTTP2StreamClosure {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ready: HTTP2StreamClosure? = lock.withLock {
-                    if let closure { return closure }
-                    waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        }
+        get async { await end.value }
     }
 
     var snapshot: (headers: [[HPACKHeader]], body: [UInt8]) { lock.withLock { (headerBlocks, body) } }

@@ -119,15 +119,8 @@ struct EventLoopCoreTests {
 
     @Test func aRegisteredDescriptorIsReportedReadable() async throws {
         let loop = try EventLoop(name: "test-readiness")
-        var pair: [Int32] = [0, 0]
-        #if canImport(Glibc)
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        #else
-        #expect(socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0)
-        #endif
-        defer { close(pair[0]); close(pair[1]) }
-        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
-        let watched = pair[0]
+        let (watched, peer) = try #require(nonBlockingSocketPair())
+        defer { close(watched); close(peer) }
         final class Reader: IOHandler, @unchecked Sendable {
             let descriptor: Int32
             let received = Box<[UInt8]>([])
@@ -140,16 +133,16 @@ struct EventLoopCoreTests {
             }
             func writable() { writableCount.update { $0 += 1 } }
         }
-        let reader = Reader(pair[0])
+        let reader = Reader(watched)
         let token = Box<UInt64>(0)
         loop.execute { token.update { $0 = (try? loop.register(watched, interest: .read, handler: reader)) ?? 0 } }
         #expect(await Self.eventually { token.value != 0 })
-        _ = write(pair[1], "hello", 5)
+        _ = write(peer, "hello", 5)
         #expect(await Self.eventually { reader.received.value == Array("hello".utf8) })
         // Asking for writability reports it; taking the interest away stops the reports.
-        loop.reregister(pair[0], token: token.value, from: .read, to: [.read, .write])
+        loop.reregister(watched, token: token.value, from: .read, to: [.read, .write])
         #expect(await Self.eventually { reader.writableCount.value > 0 })
-        loop.reregister(pair[0], token: token.value, from: [.read, .write], to: .read)
+        loop.reregister(watched, token: token.value, from: [.read, .write], to: .read)
         let settled = Box(0)
         loop.execute { settled.update { $0 = reader.writableCount.value } }
         #expect(await Self.eventually { settled.value > 0 })
@@ -161,7 +154,7 @@ struct EventLoopCoreTests {
             removed.update { $0 = true }
         }
         #expect(await Self.eventually { removed.value })
-        _ = write(pair[1], "more", 4)
+        _ = write(peer, "more", 4)
         try await Task.sleep(for: .milliseconds(50))
         #expect(reader.received.value == Array("hello".utf8))
         await loop.shutdown()
