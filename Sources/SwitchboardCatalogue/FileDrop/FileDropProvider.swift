@@ -118,16 +118,21 @@ public final class FileDropProvider: Sendable {
         }
     }
 
+    /// Ends the loop's current wait, if it is waiting.
+    private func wakeLoop() {
+        slotFreed.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }?.resume()
+    }
+
     /// Sleeps `interval`, or less if a slot frees first.
     private func waitForSlot(atMost interval: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             slotFreed.withLock { $0 = continuation }
             Task {
                 try? await Task.sleep(for: interval)
-                slotFreed.withLock { waiting in
-                    defer { waiting = nil }
-                    return waiting
-                }?.resume()
+                wakeLoop()
             }
         }
     }
@@ -172,10 +177,7 @@ public final class FileDropProvider: Sendable {
                     let claimed = await serve(id, in: folder)
                     if !claimed { unclaimable.withLock { _ = $0.insert(key) } }
                     inFlight.withLock { $0[key] = nil }
-                    slotFreed.withLock { waiting in
-                        defer { waiting = nil }
-                        return waiting
-                    }?.resume()
+                    wakeLoop()
                     return claimed
                 }
                 running[key] = task
