@@ -80,13 +80,13 @@ import Testing
                 public func serializedSize() -> Int {
                     var size = WireSizeSum(unknownFields.count)
                     if !UInt64Codec.isDefault(self.early) { size.add(UInt64Codec.encodedSize(of: self.early), tagSize: 1) }
-                    if !self.late.isEmpty { size.add(StringCodec.encodedSize(of: self.late), tagSize: 2) }
+                    if !StringCodec.isDefault(self.late) { size.add(StringCodec.encodedSize(of: self.late), tagSize: 2) }
                     if self.far { size.add(BoolCodec.encodedSize(of: self.far), tagSize: 3) }
                     return size.total
                 }
             """))
         #expect(file.contains("""
-                    if !self.late.isEmpty {
+                    if !StringCodec.isDefault(self.late) {
                         writer.writeTag(162)
                         StringCodec.write(self.late, to: &writer)
                     }

@@ -57,10 +57,10 @@ extension Attachment: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
-        if !self.contentType.isEmpty { size.add(StringCodec.encodedSize(of: self.contentType), tagSize: 1) }
+        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !StringCodec.isDefault(self.contentType) { size.add(StringCodec.encodedSize(of: self.contentType), tagSize: 1) }
         if !UInt64Codec.isDefault(self.size) { size.add(UInt64Codec.encodedSize(of: self.size), tagSize: 1) }
-        if !self.digest.isEmpty { size.add(BytesCodec.encodedSize(of: self.digest), tagSize: 1) }
+        if !BytesCodec.isDefault(self.digest) { size.add(BytesCodec.encodedSize(of: self.digest), tagSize: 1) }
         if let length = self.fileName.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if !UInt32Codec.isDefault(self.width) { size.add(UInt32Codec.encodedSize(of: self.width), tagSize: 1) }
         if !UInt32Codec.isDefault(self.height) { size.add(UInt32Codec.encodedSize(of: self.height), tagSize: 1) }
@@ -70,11 +70,11 @@ extension Attachment: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeByte(0x0A)
             StringCodec.write(self.id, to: &writer)
         }
-        if !self.contentType.isEmpty {
+        if !StringCodec.isDefault(self.contentType) {
             writer.writeByte(0x12)
             StringCodec.write(self.contentType, to: &writer)
         }
@@ -82,7 +82,7 @@ extension Attachment: ProtoMessage {
             writer.writeByte(0x18)
             UInt64Codec.write(self.size, to: &writer)
         }
-        if !self.digest.isEmpty {
+        if !BytesCodec.isDefault(self.digest) {
             writer.writeByte(0x22)
             BytesCodec.write(self.digest, to: &writer)
         }
@@ -137,11 +137,11 @@ extension Attachment: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
-        if !self.contentType.isEmpty {
+        if !StringCodec.isDefault(self.contentType) {
             writer.writeKeyLiteral("\"contentType\":")
             StringCodec.writeJSON(self.contentType, to: &writer)
         }
@@ -149,7 +149,7 @@ extension Attachment: ProtoMessage {
             writer.writeKeyLiteral("\"size\":")
             UInt64Codec.writeJSON(self.size, to: &writer)
         }
-        if !self.digest.isEmpty {
+        if !BytesCodec.isDefault(self.digest) {
             writer.writeKeyLiteral("\"digest\":")
             BytesCodec.writeJSON(self.digest, to: &writer)
         }

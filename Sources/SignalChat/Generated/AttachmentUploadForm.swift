@@ -41,9 +41,9 @@ extension AttachmentUploadForm: ProtoMessage {
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if !UInt32Codec.isDefault(self.cdn) { size.add(UInt32Codec.encodedSize(of: self.cdn), tagSize: 1) }
-        if !self.key.isEmpty { size.add(StringCodec.encodedSize(of: self.key), tagSize: 1) }
+        if !StringCodec.isDefault(self.key) { size.add(StringCodec.encodedSize(of: self.key), tagSize: 1) }
         size.add(MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1))
-        if !self.signedUploadLocation.isEmpty { size.add(StringCodec.encodedSize(of: self.signedUploadLocation), tagSize: 1) }
+        if !StringCodec.isDefault(self.signedUploadLocation) { size.add(StringCodec.encodedSize(of: self.signedUploadLocation), tagSize: 1) }
         return size.total
     }
 
@@ -52,12 +52,12 @@ extension AttachmentUploadForm: ProtoMessage {
             writer.writeByte(0x08)
             UInt32Codec.write(self.cdn, to: &writer)
         }
-        if !self.key.isEmpty {
+        if !StringCodec.isDefault(self.key) {
             writer.writeByte(0x12)
             StringCodec.write(self.key, to: &writer)
         }
         MapField<StringCodec, StringCodec>.write(self.headers, tag: 0x1A, to: &writer)
-        if !self.signedUploadLocation.isEmpty {
+        if !StringCodec.isDefault(self.signedUploadLocation) {
             writer.writeByte(0x22)
             StringCodec.write(self.signedUploadLocation, to: &writer)
         }
@@ -86,7 +86,7 @@ extension AttachmentUploadForm: ProtoMessage {
             writer.writeKeyLiteral("\"cdn\":")
             UInt32Codec.writeJSON(self.cdn, to: &writer)
         }
-        if !self.key.isEmpty {
+        if !StringCodec.isDefault(self.key) {
             writer.writeKeyLiteral("\"key\":")
             StringCodec.writeJSON(self.key, to: &writer)
         }
@@ -94,7 +94,7 @@ extension AttachmentUploadForm: ProtoMessage {
             writer.writeKeyLiteral("\"headers\":")
             try MapField<StringCodec, StringCodec>.writeJSON(self.headers, to: &writer)
         }
-        if !self.signedUploadLocation.isEmpty {
+        if !StringCodec.isDefault(self.signedUploadLocation) {
             writer.writeKeyLiteral("\"signedUploadLocation\":")
             StringCodec.writeJSON(self.signedUploadLocation, to: &writer)
         }

@@ -49,10 +49,10 @@ extension Badge: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
-        if !self.category.isEmpty { size.add(StringCodec.encodedSize(of: self.category), tagSize: 1) }
-        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
-        if !self.description_.isEmpty { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 1) }
+        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !StringCodec.isDefault(self.category) { size.add(StringCodec.encodedSize(of: self.category), tagSize: 1) }
+        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !StringCodec.isDefault(self.description_) { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 1) }
         size.add(MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1))
         if let length = self.expiration?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if self.visible { size.add(BoolCodec.encodedSize(of: self.visible), tagSize: 1) }
@@ -60,19 +60,19 @@ extension Badge: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeByte(0x0A)
             StringCodec.write(self.id, to: &writer)
         }
-        if !self.category.isEmpty {
+        if !StringCodec.isDefault(self.category) {
             writer.writeByte(0x12)
             StringCodec.write(self.category, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeByte(0x1A)
             StringCodec.write(self.name, to: &writer)
         }
-        if !self.description_.isEmpty {
+        if !StringCodec.isDefault(self.description_) {
             writer.writeByte(0x22)
             StringCodec.write(self.description_, to: &writer)
         }
@@ -113,19 +113,19 @@ extension Badge: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
-        if !self.category.isEmpty {
+        if !StringCodec.isDefault(self.category) {
             writer.writeKeyLiteral("\"category\":")
             StringCodec.writeJSON(self.category, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }
-        if !self.description_.isEmpty {
+        if !StringCodec.isDefault(self.description_) {
             writer.writeKeyLiteral("\"description\":")
             StringCodec.writeJSON(self.description_, to: &writer)
         }

@@ -34,14 +34,14 @@ extension ChatHistoryRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
         if let length = self.beforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if !UInt32Codec.isDefault(self.limit) { size.add(UInt32Codec.encodedSize(of: self.limit), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
@@ -72,7 +72,7 @@ extension ChatHistoryRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }

@@ -68,9 +68,9 @@ extension ChatMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.id.isEmpty { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
+        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
         if !UInt64Codec.isDefault(self.senderId) { size.add(UInt64Codec.encodedSize(of: self.senderId), tagSize: 1) }
-        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
         if !EnumCodec<MessageStatus>.isDefault(self.status) { size.add(EnumCodec<MessageStatus>.encodedSize(of: self.status), tagSize: 1) }
         if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1))
@@ -82,7 +82,7 @@ extension ChatMessage: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeByte(0x0A)
             StringCodec.write(self.id, to: &writer)
         }
@@ -90,7 +90,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeByte(0x10)
             UInt64Codec.write(self.senderId, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeByte(0x1A)
             StringCodec.write(self.text, to: &writer)
         }
@@ -148,7 +148,7 @@ extension ChatMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.id.isEmpty {
+        if !StringCodec.isDefault(self.id) {
             writer.writeKeyLiteral("\"id\":")
             StringCodec.writeJSON(self.id, to: &writer)
         }
@@ -156,7 +156,7 @@ extension ChatMessage: ProtoMessage {
             writer.writeKeyLiteral("\"senderId\":")
             UInt64Codec.writeJSON(self.senderId, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }
@@ -259,13 +259,13 @@ extension ChatMessage.Reaction: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.emoji.isEmpty { size.add(StringCodec.encodedSize(of: self.emoji), tagSize: 1) }
+        if !StringCodec.isDefault(self.emoji) { size.add(StringCodec.encodedSize(of: self.emoji), tagSize: 1) }
         size.add(RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.emoji.isEmpty {
+        if !StringCodec.isDefault(self.emoji) {
             writer.writeByte(0x0A)
             StringCodec.write(self.emoji, to: &writer)
         }
@@ -289,7 +289,7 @@ extension ChatMessage.Reaction: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.emoji.isEmpty {
+        if !StringCodec.isDefault(self.emoji) {
             writer.writeKeyLiteral("\"emoji\":")
             StringCodec.writeJSON(self.emoji, to: &writer)
         }

@@ -339,7 +339,7 @@ public struct ChatRoomClient: ChatRoomService {
     public func sendChatMessage(_ request: SendChatMessageRequest, options: CallOptions) async -> RequestResult<ChatMessage, ChatRoom.SendChatMessageError> {
         let path = "/v1/chats/" + PathEncoding.percentEncode(request.chatId.parameterText) + "/messages"
         var headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
-        if !request.clientMessageId.isEmpty { headers.add("Idempotency-Key", request.clientMessageId.parameterText) }
+        if !StringCodec.isDefault(request.clientMessageId) { headers.add("Idempotency-Key", request.clientMessageId.parameterText) }
         var bodyMessage = request
         bodyMessage.chatId = ""
         bodyMessage.clientMessageId = ""

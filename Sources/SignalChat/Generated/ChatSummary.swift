@@ -59,8 +59,8 @@ extension ChatSummary: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !self.title.isEmpty { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !StringCodec.isDefault(self.title) { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
         if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self._lastActivity?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if !UInt32Codec.isDefault(self.unreadCount) { size.add(UInt32Codec.encodedSize(of: self.unreadCount), tagSize: 1) }
@@ -71,11 +71,11 @@ extension ChatSummary: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
-        if !self.title.isEmpty {
+        if !StringCodec.isDefault(self.title) {
             writer.writeByte(0x12)
             StringCodec.write(self.title, to: &writer)
         }
@@ -133,11 +133,11 @@ extension ChatSummary: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
-        if !self.title.isEmpty {
+        if !StringCodec.isDefault(self.title) {
             writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }

@@ -32,7 +32,7 @@ extension EcPreKey: ProtoMessage {
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if !UInt32Codec.isDefault(self.keyId) { size.add(UInt32Codec.encodedSize(of: self.keyId), tagSize: 1) }
-        if !self.publicKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
+        if !BytesCodec.isDefault(self.publicKey) { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
         return size.total
     }
 
@@ -41,7 +41,7 @@ extension EcPreKey: ProtoMessage {
             writer.writeByte(0x08)
             UInt32Codec.write(self.keyId, to: &writer)
         }
-        if !self.publicKey.isEmpty {
+        if !BytesCodec.isDefault(self.publicKey) {
             writer.writeByte(0x12)
             BytesCodec.write(self.publicKey, to: &writer)
         }
@@ -66,7 +66,7 @@ extension EcPreKey: ProtoMessage {
             writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }
-        if !self.publicKey.isEmpty {
+        if !BytesCodec.isDefault(self.publicKey) {
             writer.writeKeyLiteral("\"publicKey\":")
             BytesCodec.writeJSON(self.publicKey, to: &writer)
         }

@@ -34,17 +34,17 @@ extension GetPreKeysRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.identifier.isEmpty { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
-        if !self.deviceId.isEmpty { size.add(StringCodec.encodedSize(of: self.deviceId), tagSize: 1) }
+        if !StringCodec.isDefault(self.identifier) { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
+        if !StringCodec.isDefault(self.deviceId) { size.add(StringCodec.encodedSize(of: self.deviceId), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.identifier.isEmpty {
+        if !StringCodec.isDefault(self.identifier) {
             writer.writeByte(0x0A)
             StringCodec.write(self.identifier, to: &writer)
         }
-        if !self.deviceId.isEmpty {
+        if !StringCodec.isDefault(self.deviceId) {
             writer.writeByte(0x12)
             StringCodec.write(self.deviceId, to: &writer)
         }
@@ -65,11 +65,11 @@ extension GetPreKeysRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.identifier.isEmpty {
+        if !StringCodec.isDefault(self.identifier) {
             writer.writeKeyLiteral("\"identifier\":")
             StringCodec.writeJSON(self.identifier, to: &writer)
         }
-        if !self.deviceId.isEmpty {
+        if !StringCodec.isDefault(self.deviceId) {
             writer.writeKeyLiteral("\"deviceId\":")
             StringCodec.writeJSON(self.deviceId, to: &writer)
         }

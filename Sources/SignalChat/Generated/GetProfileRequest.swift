@@ -31,17 +31,17 @@ extension GetProfileRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.identifier.isEmpty { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
-        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        if !StringCodec.isDefault(self.identifier) { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
+        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.identifier.isEmpty {
+        if !StringCodec.isDefault(self.identifier) {
             writer.writeByte(0x0A)
             StringCodec.write(self.identifier, to: &writer)
         }
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeByte(0x12)
             StringCodec.write(self.version, to: &writer)
         }
@@ -62,11 +62,11 @@ extension GetProfileRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.identifier.isEmpty {
+        if !StringCodec.isDefault(self.identifier) {
             writer.writeKeyLiteral("\"identifier\":")
             StringCodec.writeJSON(self.identifier, to: &writer)
         }
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeKeyLiteral("\"version\":")
             StringCodec.writeJSON(self.version, to: &writer)
         }

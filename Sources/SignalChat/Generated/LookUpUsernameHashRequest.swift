@@ -31,12 +31,12 @@ extension LookUpUsernameHashRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.hash.isEmpty { size.add(BytesCodec.encodedSize(of: self.hash), tagSize: 1) }
+        if !BytesCodec.isDefault(self.hash) { size.add(BytesCodec.encodedSize(of: self.hash), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.hash.isEmpty {
+        if !BytesCodec.isDefault(self.hash) {
             writer.writeByte(0x0A)
             BytesCodec.write(self.hash, to: &writer)
         }
@@ -55,7 +55,7 @@ extension LookUpUsernameHashRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.hash.isEmpty {
+        if !BytesCodec.isDefault(self.hash) {
             writer.writeKeyLiteral("\"hash\":")
             BytesCodec.writeJSON(self.hash, to: &writer)
         }

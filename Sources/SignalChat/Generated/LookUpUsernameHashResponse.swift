@@ -29,12 +29,12 @@ extension LookUpUsernameHashResponse: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.uuid.isEmpty { size.add(StringCodec.encodedSize(of: self.uuid), tagSize: 1) }
+        if !StringCodec.isDefault(self.uuid) { size.add(StringCodec.encodedSize(of: self.uuid), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.uuid.isEmpty {
+        if !StringCodec.isDefault(self.uuid) {
             writer.writeByte(0x0A)
             StringCodec.write(self.uuid, to: &writer)
         }
@@ -53,7 +53,7 @@ extension LookUpUsernameHashResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.uuid.isEmpty {
+        if !StringCodec.isDefault(self.uuid) {
             writer.writeKeyLiteral("\"uuid\":")
             StringCodec.writeJSON(self.uuid, to: &writer)
         }

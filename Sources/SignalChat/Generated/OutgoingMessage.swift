@@ -44,7 +44,7 @@ extension OutgoingMessage: ProtoMessage {
         if !EnumCodec<EnvelopeType>.isDefault(self.type) { size.add(EnumCodec<EnvelopeType>.encodedSize(of: self.type), tagSize: 1) }
         if !UInt32Codec.isDefault(self.destinationDeviceId) { size.add(UInt32Codec.encodedSize(of: self.destinationDeviceId), tagSize: 1) }
         if !UInt32Codec.isDefault(self.destinationRegistrationId) { size.add(UInt32Codec.encodedSize(of: self.destinationRegistrationId), tagSize: 1) }
-        if !self.content.isEmpty { size.add(BytesCodec.encodedSize(of: self.content), tagSize: 1) }
+        if !BytesCodec.isDefault(self.content) { size.add(BytesCodec.encodedSize(of: self.content), tagSize: 1) }
         return size.total
     }
 
@@ -61,7 +61,7 @@ extension OutgoingMessage: ProtoMessage {
             writer.writeByte(0x18)
             UInt32Codec.write(self.destinationRegistrationId, to: &writer)
         }
-        if !self.content.isEmpty {
+        if !BytesCodec.isDefault(self.content) {
             writer.writeByte(0x22)
             BytesCodec.write(self.content, to: &writer)
         }
@@ -98,7 +98,7 @@ extension OutgoingMessage: ProtoMessage {
             writer.writeKeyLiteral("\"destinationRegistrationId\":")
             UInt32Codec.writeJSON(self.destinationRegistrationId, to: &writer)
         }
-        if !self.content.isEmpty {
+        if !BytesCodec.isDefault(self.content) {
             writer.writeKeyLiteral("\"content\":")
             BytesCodec.writeJSON(self.content, to: &writer)
         }

@@ -31,13 +31,13 @@ extension PreKeyBundle: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.identityKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        if !BytesCodec.isDefault(self.identityKey) { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<PreKeyBundleDevice>>.unpackedSize(self.devices, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.identityKey.isEmpty {
+        if !BytesCodec.isDefault(self.identityKey) {
             writer.writeByte(0x0A)
             BytesCodec.write(self.identityKey, to: &writer)
         }
@@ -59,7 +59,7 @@ extension PreKeyBundle: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.identityKey.isEmpty {
+        if !BytesCodec.isDefault(self.identityKey) {
             writer.writeKeyLiteral("\"identityKey\":")
             BytesCodec.writeJSON(self.identityKey, to: &writer)
         }

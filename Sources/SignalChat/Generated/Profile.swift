@@ -69,26 +69,26 @@ extension Profile: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
-        if !self.name.isEmpty { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        if !BytesCodec.isDefault(self.name) { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
         if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.avatarPath.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         size.add(RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1))
         size.add(MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1))
-        if !self.identityKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        if !BytesCodec.isDefault(self.identityKey) { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
         if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if self.unrestrictedUnidentifiedAccess { size.add(BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeByte(0x0A)
             StringCodec.write(self.version, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !BytesCodec.isDefault(self.name) {
             writer.writeByte(0x12)
             BytesCodec.write(self.name, to: &writer)
         }
@@ -110,7 +110,7 @@ extension Profile: ProtoMessage {
         }
         RepeatedField<MessageCodec<Badge>>.writeUnpacked(self.badges, tag: 0x3A, to: &writer)
         MapField<StringCodec, BoolCodec>.write(self.capabilities, tag: 0x42, to: &writer)
-        if !self.identityKey.isEmpty {
+        if !BytesCodec.isDefault(self.identityKey) {
             writer.writeByte(0x4A)
             BytesCodec.write(self.identityKey, to: &writer)
         }
@@ -157,11 +157,11 @@ extension Profile: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeKeyLiteral("\"version\":")
             StringCodec.writeJSON(self.version, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !BytesCodec.isDefault(self.name) {
             writer.writeKeyLiteral("\"name\":")
             BytesCodec.writeJSON(self.name, to: &writer)
         }
@@ -189,7 +189,7 @@ extension Profile: ProtoMessage {
             writer.writeKeyLiteral("\"capabilities\":")
             try MapField<StringCodec, BoolCodec>.writeJSON(self.capabilities, to: &writer)
         }
-        if !self.identityKey.isEmpty {
+        if !BytesCodec.isDefault(self.identityKey) {
             writer.writeKeyLiteral("\"identityKey\":")
             BytesCodec.writeJSON(self.identityKey, to: &writer)
         }

@@ -47,18 +47,18 @@ extension PushedMessage: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.userName.isEmpty { size.add(StringCodec.encodedSize(of: self.userName), tagSize: 1) }
-        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        if !StringCodec.isDefault(self.userName) { size.add(StringCodec.encodedSize(of: self.userName), tagSize: 1) }
+        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
         if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.userName.isEmpty {
+        if !StringCodec.isDefault(self.userName) {
             writer.writeByte(0x0A)
             StringCodec.write(self.userName, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeByte(0x12)
             StringCodec.write(self.text, to: &writer)
         }
@@ -86,11 +86,11 @@ extension PushedMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.userName.isEmpty {
+        if !StringCodec.isDefault(self.userName) {
             writer.writeKeyLiteral("\"userName\":")
             StringCodec.writeJSON(self.userName, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }

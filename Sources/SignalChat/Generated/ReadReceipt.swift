@@ -44,18 +44,18 @@ extension ReadReceipt: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !self.upToMessageId.isEmpty { size.add(StringCodec.encodedSize(of: self.upToMessageId), tagSize: 1) }
+        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !StringCodec.isDefault(self.upToMessageId) { size.add(StringCodec.encodedSize(of: self.upToMessageId), tagSize: 1) }
         if let length = self._readAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
-        if !self.upToMessageId.isEmpty {
+        if !StringCodec.isDefault(self.upToMessageId) {
             writer.writeByte(0x12)
             StringCodec.write(self.upToMessageId, to: &writer)
         }
@@ -83,11 +83,11 @@ extension ReadReceipt: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
-        if !self.upToMessageId.isEmpty {
+        if !StringCodec.isDefault(self.upToMessageId) {
             writer.writeKeyLiteral("\"upToMessageId\":")
             StringCodec.writeJSON(self.upToMessageId, to: &writer)
         }

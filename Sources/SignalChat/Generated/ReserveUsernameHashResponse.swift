@@ -28,12 +28,12 @@ extension ReserveUsernameHashResponse: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.usernameHash.isEmpty { size.add(BytesCodec.encodedSize(of: self.usernameHash), tagSize: 1) }
+        if !BytesCodec.isDefault(self.usernameHash) { size.add(BytesCodec.encodedSize(of: self.usernameHash), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.usernameHash.isEmpty {
+        if !BytesCodec.isDefault(self.usernameHash) {
             writer.writeByte(0x0A)
             BytesCodec.write(self.usernameHash, to: &writer)
         }
@@ -52,7 +52,7 @@ extension ReserveUsernameHashResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.usernameHash.isEmpty {
+        if !BytesCodec.isDefault(self.usernameHash) {
             writer.writeKeyLiteral("\"usernameHash\":")
             BytesCodec.writeJSON(self.usernameHash, to: &writer)
         }

@@ -41,7 +41,7 @@ extension RoomEvent: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
         if case let .message(value)? = self.event {
             size.add(MessageCodec<ChatMessage>.encodedSize(of: value), tagSize: 1)
         }
@@ -58,7 +58,7 @@ extension RoomEvent: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
@@ -119,7 +119,7 @@ extension RoomEvent: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }

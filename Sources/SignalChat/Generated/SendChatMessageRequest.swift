@@ -43,24 +43,24 @@ extension SendChatMessageRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.chatId.isEmpty { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !self.clientMessageId.isEmpty { size.add(StringCodec.encodedSize(of: self.clientMessageId), tagSize: 1) }
-        if !self.text.isEmpty { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        if !StringCodec.isDefault(self.clientMessageId) { size.add(StringCodec.encodedSize(of: self.clientMessageId), tagSize: 1) }
+        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
         size.add(RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1))
         if let length = self.replyTo.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeByte(0x0A)
             StringCodec.write(self.chatId, to: &writer)
         }
-        if !self.clientMessageId.isEmpty {
+        if !StringCodec.isDefault(self.clientMessageId) {
             writer.writeByte(0x12)
             StringCodec.write(self.clientMessageId, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeByte(0x1A)
             StringCodec.write(self.text, to: &writer)
         }
@@ -92,15 +92,15 @@ extension SendChatMessageRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chatId.isEmpty {
+        if !StringCodec.isDefault(self.chatId) {
             writer.writeKeyLiteral("\"chatId\":")
             StringCodec.writeJSON(self.chatId, to: &writer)
         }
-        if !self.clientMessageId.isEmpty {
+        if !StringCodec.isDefault(self.clientMessageId) {
             writer.writeKeyLiteral("\"clientMessageId\":")
             StringCodec.writeJSON(self.clientMessageId, to: &writer)
         }
-        if !self.text.isEmpty {
+        if !StringCodec.isDefault(self.text) {
             writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(self.text, to: &writer)
         }

@@ -47,7 +47,7 @@ extension SendMessageRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.destination.isEmpty { size.add(StringCodec.encodedSize(of: self.destination), tagSize: 1) }
+        if !StringCodec.isDefault(self.destination) { size.add(StringCodec.encodedSize(of: self.destination), tagSize: 1) }
         if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.timestamp), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<OutgoingMessage>>.unpackedSize(self.messages, tagSize: 1))
         if self.online { size.add(BoolCodec.encodedSize(of: self.online), tagSize: 1) }
@@ -57,7 +57,7 @@ extension SendMessageRequest: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.destination.isEmpty {
+        if !StringCodec.isDefault(self.destination) {
             writer.writeByte(0x0A)
             StringCodec.write(self.destination, to: &writer)
         }
@@ -103,7 +103,7 @@ extension SendMessageRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.destination.isEmpty {
+        if !StringCodec.isDefault(self.destination) {
             writer.writeKeyLiteral("\"destination\":")
             StringCodec.writeJSON(self.destination, to: &writer)
         }

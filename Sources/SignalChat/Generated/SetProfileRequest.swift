@@ -43,8 +43,8 @@ extension SetProfileRequest: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.version.isEmpty { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
-        if !self.name.isEmpty { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        if !BytesCodec.isDefault(self.name) { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
         if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size.add(EnumCodec<AvatarChange>.encodedSize(of: self.avatar), tagSize: 1) }
@@ -53,11 +53,11 @@ extension SetProfileRequest: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeByte(0x0A)
             StringCodec.write(self.version, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !BytesCodec.isDefault(self.name) {
             writer.writeByte(0x12)
             BytesCodec.write(self.name, to: &writer)
         }
@@ -99,11 +99,11 @@ extension SetProfileRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.version.isEmpty {
+        if !StringCodec.isDefault(self.version) {
             writer.writeKeyLiteral("\"version\":")
             StringCodec.writeJSON(self.version, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !BytesCodec.isDefault(self.name) {
             writer.writeKeyLiteral("\"name\":")
             BytesCodec.writeJSON(self.name, to: &writer)
         }

@@ -35,8 +35,8 @@ extension SignedPreKey: ProtoMessage {
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if !UInt32Codec.isDefault(self.keyId) { size.add(UInt32Codec.encodedSize(of: self.keyId), tagSize: 1) }
-        if !self.publicKey.isEmpty { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
-        if !self.signature.isEmpty { size.add(BytesCodec.encodedSize(of: self.signature), tagSize: 1) }
+        if !BytesCodec.isDefault(self.publicKey) { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
+        if !BytesCodec.isDefault(self.signature) { size.add(BytesCodec.encodedSize(of: self.signature), tagSize: 1) }
         return size.total
     }
 
@@ -45,11 +45,11 @@ extension SignedPreKey: ProtoMessage {
             writer.writeByte(0x08)
             UInt32Codec.write(self.keyId, to: &writer)
         }
-        if !self.publicKey.isEmpty {
+        if !BytesCodec.isDefault(self.publicKey) {
             writer.writeByte(0x12)
             BytesCodec.write(self.publicKey, to: &writer)
         }
-        if !self.signature.isEmpty {
+        if !BytesCodec.isDefault(self.signature) {
             writer.writeByte(0x1A)
             BytesCodec.write(self.signature, to: &writer)
         }
@@ -76,11 +76,11 @@ extension SignedPreKey: ProtoMessage {
             writer.writeKeyLiteral("\"keyId\":")
             UInt32Codec.writeJSON(self.keyId, to: &writer)
         }
-        if !self.publicKey.isEmpty {
+        if !BytesCodec.isDefault(self.publicKey) {
             writer.writeKeyLiteral("\"publicKey\":")
             BytesCodec.writeJSON(self.publicKey, to: &writer)
         }
-        if !self.signature.isEmpty {
+        if !BytesCodec.isDefault(self.signature) {
             writer.writeKeyLiteral("\"signature\":")
             BytesCodec.writeJSON(self.signature, to: &writer)
         }

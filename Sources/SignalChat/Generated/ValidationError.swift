@@ -31,17 +31,17 @@ extension ValidationError: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.field.isEmpty { size.add(StringCodec.encodedSize(of: self.field), tagSize: 1) }
-        if !self.reason.isEmpty { size.add(StringCodec.encodedSize(of: self.reason), tagSize: 1) }
+        if !StringCodec.isDefault(self.field) { size.add(StringCodec.encodedSize(of: self.field), tagSize: 1) }
+        if !StringCodec.isDefault(self.reason) { size.add(StringCodec.encodedSize(of: self.reason), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.field.isEmpty {
+        if !StringCodec.isDefault(self.field) {
             writer.writeByte(0x0A)
             StringCodec.write(self.field, to: &writer)
         }
-        if !self.reason.isEmpty {
+        if !StringCodec.isDefault(self.reason) {
             writer.writeByte(0x12)
             StringCodec.write(self.reason, to: &writer)
         }
@@ -62,11 +62,11 @@ extension ValidationError: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.field.isEmpty {
+        if !StringCodec.isDefault(self.field) {
             writer.writeKeyLiteral("\"field\":")
             StringCodec.writeJSON(self.field, to: &writer)
         }
-        if !self.reason.isEmpty {
+        if !StringCodec.isDefault(self.reason) {
             writer.writeKeyLiteral("\"reason\":")
             StringCodec.writeJSON(self.reason, to: &writer)
         }

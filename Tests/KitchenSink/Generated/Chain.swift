@@ -41,13 +41,13 @@ extension Chain: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.label.isEmpty { size.add(StringCodec.encodedSize(of: self.label), tagSize: 1) }
+        if !StringCodec.isDefault(self.label) { size.add(StringCodec.encodedSize(of: self.label), tagSize: 1) }
         if let length = (self._next?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.label.isEmpty {
+        if !StringCodec.isDefault(self.label) {
             writer.writeByte(0x0A)
             StringCodec.write(self.label, to: &writer)
         }
@@ -72,7 +72,7 @@ extension Chain: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.label.isEmpty {
+        if !StringCodec.isDefault(self.label) {
             writer.writeKeyLiteral("\"label\":")
             StringCodec.writeJSON(self.label, to: &writer)
         }

@@ -115,7 +115,7 @@ extension Composite: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.title.isEmpty { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        if !StringCodec.isDefault(self.title) { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
         if let length = self._origin?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.corner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if !EnumCodec<Color>.isDefault(self.color) { size.add(EnumCodec<Color>.encodedSize(of: self.color), tagSize: 1) }
@@ -138,19 +138,19 @@ extension Composite: ProtoMessage {
         if case let .raw(value)? = self.payload {
             size.add(BytesCodec.encodedSize(of: value), tagSize: 1)
         }
-        if !self.snakeCaseField.isEmpty { size.add(StringCodec.encodedSize(of: self.snakeCaseField), tagSize: 1) }
-        if !self.`class`.isEmpty { size.add(StringCodec.encodedSize(of: self.`class`), tagSize: 1) }
+        if !StringCodec.isDefault(self.snakeCaseField) { size.add(StringCodec.encodedSize(of: self.snakeCaseField), tagSize: 1) }
+        if !StringCodec.isDefault(self.`class`) { size.add(StringCodec.encodedSize(of: self.`class`), tagSize: 1) }
         if !Int32Codec.isDefault(self.`default`) { size.add(Int32Codec.encodedSize(of: self.`default`), tagSize: 2) }
         if self.self_ { size.add(BoolCodec.encodedSize(of: self.self_), tagSize: 2) }
-        if !self.description_.isEmpty { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 2) }
+        if !StringCodec.isDefault(self.description_) { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 2) }
         if let length = self.inner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
-        if !self.farField.isEmpty { size.add(StringCodec.encodedSize(of: self.farField), tagSize: 3) }
+        if !StringCodec.isDefault(self.farField) { size.add(StringCodec.encodedSize(of: self.farField), tagSize: 3) }
         if !Fixed32Codec.isDefault(self.maxField) { size.add(Fixed32Codec.encodedSize(of: self.maxField), tagSize: 5) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.title.isEmpty {
+        if !StringCodec.isDefault(self.title) {
             writer.writeByte(0x0A)
             StringCodec.write(self.title, to: &writer)
         }
@@ -202,11 +202,11 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x6A)
             BytesCodec.write(value, to: &writer)
         }
-        if !self.snakeCaseField.isEmpty {
+        if !StringCodec.isDefault(self.snakeCaseField) {
             writer.writeByte(0x72)
             StringCodec.write(self.snakeCaseField, to: &writer)
         }
-        if !self.`class`.isEmpty {
+        if !StringCodec.isDefault(self.`class`) {
             writer.writeByte(0x7A)
             StringCodec.write(self.`class`, to: &writer)
         }
@@ -218,7 +218,7 @@ extension Composite: ProtoMessage {
             writer.writeTag(136)
             BoolCodec.write(self.self_, to: &writer)
         }
-        if !self.description_.isEmpty {
+        if !StringCodec.isDefault(self.description_) {
             writer.writeTag(146)
             StringCodec.write(self.description_, to: &writer)
         }
@@ -226,7 +226,7 @@ extension Composite: ProtoMessage {
             writer.writeTag(154)
             writer.writeLengthDelimited($0)
         }
-        if !self.farField.isEmpty {
+        if !StringCodec.isDefault(self.farField) {
             writer.writeTag(128002)
             StringCodec.write(self.farField, to: &writer)
         }
@@ -300,7 +300,7 @@ extension Composite: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.title.isEmpty {
+        if !StringCodec.isDefault(self.title) {
             writer.writeKeyLiteral("\"title\":")
             StringCodec.writeJSON(self.title, to: &writer)
         }
@@ -352,11 +352,11 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"raw\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
-        if !self.snakeCaseField.isEmpty {
+        if !StringCodec.isDefault(self.snakeCaseField) {
             writer.writeKeyLiteral("\"snakeCaseField\":")
             StringCodec.writeJSON(self.snakeCaseField, to: &writer)
         }
-        if !self.`class`.isEmpty {
+        if !StringCodec.isDefault(self.`class`) {
             writer.writeKeyLiteral("\"class\":")
             StringCodec.writeJSON(self.`class`, to: &writer)
         }
@@ -368,11 +368,11 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"self\":")
             BoolCodec.writeJSON(self.self_, to: &writer)
         }
-        if !self.description_.isEmpty {
+        if !StringCodec.isDefault(self.description_) {
             writer.writeKeyLiteral("\"description\":")
             StringCodec.writeJSON(self.description_, to: &writer)
         }
-        if !self.farField.isEmpty {
+        if !StringCodec.isDefault(self.farField) {
             writer.writeKeyLiteral("\"farField\":")
             StringCodec.writeJSON(self.farField, to: &writer)
         }

@@ -31,17 +31,17 @@ extension Notice: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.account.isEmpty { size.add(StringCodec.encodedSize(of: self.account), tagSize: 1) }
-        if !self.body.isEmpty { size.add(StringCodec.encodedSize(of: self.body), tagSize: 1) }
+        if !StringCodec.isDefault(self.account) { size.add(StringCodec.encodedSize(of: self.account), tagSize: 1) }
+        if !StringCodec.isDefault(self.body) { size.add(StringCodec.encodedSize(of: self.body), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.account.isEmpty {
+        if !StringCodec.isDefault(self.account) {
             writer.writeByte(0x0A)
             StringCodec.write(self.account, to: &writer)
         }
-        if !self.body.isEmpty {
+        if !StringCodec.isDefault(self.body) {
             writer.writeByte(0x12)
             StringCodec.write(self.body, to: &writer)
         }
@@ -62,11 +62,11 @@ extension Notice: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.account.isEmpty {
+        if !StringCodec.isDefault(self.account) {
             writer.writeKeyLiteral("\"account\":")
             StringCodec.writeJSON(self.account, to: &writer)
         }
-        if !self.body.isEmpty {
+        if !StringCodec.isDefault(self.body) {
             writer.writeKeyLiteral("\"body\":")
             StringCodec.writeJSON(self.body, to: &writer)
         }

@@ -41,7 +41,7 @@ extension Pet: ProtoMessage {
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if let length = self.owner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
         return size.total
     }
 
@@ -50,7 +50,7 @@ extension Pet: ProtoMessage {
             writer.writeByte(0x0A)
             writer.writeLengthDelimited($0)
         }
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeByte(0x12)
             StringCodec.write(self.name, to: &writer)
         }
@@ -75,7 +75,7 @@ extension Pet: ProtoMessage {
             writer.writeKeyLiteral("\"owner\":")
             try MessageCodec<Owner>.writeJSON(value, to: &writer)
         }
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }

@@ -34,14 +34,14 @@ extension Renamed: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.plain.isEmpty { size.add(StringCodec.encodedSize(of: self.plain), tagSize: 1) }
+        if !StringCodec.isDefault(self.plain) { size.add(StringCodec.encodedSize(of: self.plain), tagSize: 1) }
         if !Int32Codec.isDefault(self.lower) { size.add(Int32Codec.encodedSize(of: self.lower), tagSize: 1) }
-        if !self.usualName.isEmpty { size.add(StringCodec.encodedSize(of: self.usualName), tagSize: 1) }
+        if !StringCodec.isDefault(self.usualName) { size.add(StringCodec.encodedSize(of: self.usualName), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.plain.isEmpty {
+        if !StringCodec.isDefault(self.plain) {
             writer.writeByte(0x0A)
             StringCodec.write(self.plain, to: &writer)
         }
@@ -49,7 +49,7 @@ extension Renamed: ProtoMessage {
             writer.writeByte(0x10)
             Int32Codec.write(self.lower, to: &writer)
         }
-        if !self.usualName.isEmpty {
+        if !StringCodec.isDefault(self.usualName) {
             writer.writeByte(0x1A)
             StringCodec.write(self.usualName, to: &writer)
         }
@@ -72,7 +72,7 @@ extension Renamed: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.plain.isEmpty {
+        if !StringCodec.isDefault(self.plain) {
             writer.writeKeyLiteral("\"custom_key\":")
             StringCodec.writeJSON(self.plain, to: &writer)
         }
@@ -80,7 +80,7 @@ extension Renamed: ProtoMessage {
             writer.writeKeyLiteral("\"Upper\":")
             Int32Codec.writeJSON(self.lower, to: &writer)
         }
-        if !self.usualName.isEmpty {
+        if !StringCodec.isDefault(self.usualName) {
             writer.writeKeyLiteral("\"usualName\":")
             StringCodec.writeJSON(self.usualName, to: &writer)
         }

@@ -113,8 +113,8 @@ extension Scalars: ProtoMessage {
         if !SFixed64Codec.isDefault(self.sfixed64Value) { size.add(SFixed64Codec.encodedSize(of: self.sfixed64Value), tagSize: 1) }
         if !FloatCodec.isDefault(self.floatValue) { size.add(FloatCodec.encodedSize(of: self.floatValue), tagSize: 1) }
         if !DoubleCodec.isDefault(self.doubleValue) { size.add(DoubleCodec.encodedSize(of: self.doubleValue), tagSize: 1) }
-        if !self.stringValue.isEmpty { size.add(StringCodec.encodedSize(of: self.stringValue), tagSize: 1) }
-        if !self.bytesValue.isEmpty { size.add(BytesCodec.encodedSize(of: self.bytesValue), tagSize: 1) }
+        if !StringCodec.isDefault(self.stringValue) { size.add(StringCodec.encodedSize(of: self.stringValue), tagSize: 1) }
+        if !BytesCodec.isDefault(self.bytesValue) { size.add(BytesCodec.encodedSize(of: self.bytesValue), tagSize: 1) }
         if let length = self.optionalBool.map(BoolCodec.encodedSize) { size.add(length, tagSize: 2) }
         if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size.add(length, tagSize: 2) }
         if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size.add(length, tagSize: 2) }
@@ -181,11 +181,11 @@ extension Scalars: ProtoMessage {
             writer.writeByte(0x69)
             DoubleCodec.write(self.doubleValue, to: &writer)
         }
-        if !self.stringValue.isEmpty {
+        if !StringCodec.isDefault(self.stringValue) {
             writer.writeByte(0x72)
             StringCodec.write(self.stringValue, to: &writer)
         }
-        if !self.bytesValue.isEmpty {
+        if !BytesCodec.isDefault(self.bytesValue) {
             writer.writeByte(0x7A)
             BytesCodec.write(self.bytesValue, to: &writer)
         }
@@ -344,11 +344,11 @@ extension Scalars: ProtoMessage {
             writer.writeKeyLiteral("\"doubleValue\":")
             DoubleCodec.writeJSON(self.doubleValue, to: &writer)
         }
-        if !self.stringValue.isEmpty {
+        if !StringCodec.isDefault(self.stringValue) {
             writer.writeKeyLiteral("\"stringValue\":")
             StringCodec.writeJSON(self.stringValue, to: &writer)
         }
-        if !self.bytesValue.isEmpty {
+        if !BytesCodec.isDefault(self.bytesValue) {
             writer.writeKeyLiteral("\"bytesValue\":")
             BytesCodec.writeJSON(self.bytesValue, to: &writer)
         }

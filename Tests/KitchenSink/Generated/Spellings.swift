@@ -43,17 +43,17 @@ extension Spellings: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.leadingCapital.isEmpty { size.add(StringCodec.encodedSize(of: self.leadingCapital), tagSize: 1) }
+        if !StringCodec.isDefault(self.leadingCapital) { size.add(StringCodec.encodedSize(of: self.leadingCapital), tagSize: 1) }
         if !Int32Codec.isDefault(self.doubleUnderscore) { size.add(Int32Codec.encodedSize(of: self.doubleUnderscore), tagSize: 1) }
         if self.trailing { size.add(BoolCodec.encodedSize(of: self.trailing), tagSize: 1) }
-        if !self.leading.isEmpty { size.add(StringCodec.encodedSize(of: self.leading), tagSize: 1) }
+        if !StringCodec.isDefault(self.leading) { size.add(StringCodec.encodedSize(of: self.leading), tagSize: 1) }
         if !Int32Codec.isDefault(self.fieldName5) { size.add(Int32Codec.encodedSize(of: self.fieldName5), tagSize: 1) }
-        if !self.urlPath.isEmpty { size.add(StringCodec.encodedSize(of: self.urlPath), tagSize: 1) }
+        if !StringCodec.isDefault(self.urlPath) { size.add(StringCodec.encodedSize(of: self.urlPath), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.leadingCapital.isEmpty {
+        if !StringCodec.isDefault(self.leadingCapital) {
             writer.writeByte(0x0A)
             StringCodec.write(self.leadingCapital, to: &writer)
         }
@@ -65,7 +65,7 @@ extension Spellings: ProtoMessage {
             writer.writeByte(0x18)
             BoolCodec.write(self.trailing, to: &writer)
         }
-        if !self.leading.isEmpty {
+        if !StringCodec.isDefault(self.leading) {
             writer.writeByte(0x22)
             StringCodec.write(self.leading, to: &writer)
         }
@@ -73,7 +73,7 @@ extension Spellings: ProtoMessage {
             writer.writeByte(0x28)
             Int32Codec.write(self.fieldName5, to: &writer)
         }
-        if !self.urlPath.isEmpty {
+        if !StringCodec.isDefault(self.urlPath) {
             writer.writeByte(0x32)
             StringCodec.write(self.urlPath, to: &writer)
         }
@@ -102,7 +102,7 @@ extension Spellings: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.leadingCapital.isEmpty {
+        if !StringCodec.isDefault(self.leadingCapital) {
             writer.writeKeyLiteral("\"LeadingCapital\":")
             StringCodec.writeJSON(self.leadingCapital, to: &writer)
         }
@@ -114,7 +114,7 @@ extension Spellings: ProtoMessage {
             writer.writeKeyLiteral("\"trailing\":")
             BoolCodec.writeJSON(self.trailing, to: &writer)
         }
-        if !self.leading.isEmpty {
+        if !StringCodec.isDefault(self.leading) {
             writer.writeKeyLiteral("\"Leading\":")
             StringCodec.writeJSON(self.leading, to: &writer)
         }
@@ -122,7 +122,7 @@ extension Spellings: ProtoMessage {
             writer.writeKeyLiteral("\"FIELDNAME5\":")
             Int32Codec.writeJSON(self.fieldName5, to: &writer)
         }
-        if !self.urlPath.isEmpty {
+        if !StringCodec.isDefault(self.urlPath) {
             writer.writeKeyLiteral("\"URLPath\":")
             StringCodec.writeJSON(self.urlPath, to: &writer)
         }

@@ -55,7 +55,7 @@ extension TreeNode: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.name.isEmpty { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
         if let length = self.parent?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1))
         if case let .next(value)? = self.link {
@@ -68,7 +68,7 @@ extension TreeNode: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeByte(0x0A)
             StringCodec.write(self.name, to: &writer)
         }
@@ -114,7 +114,7 @@ extension TreeNode: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.name.isEmpty {
+        if !StringCodec.isDefault(self.name) {
             writer.writeKeyLiteral("\"name\":")
             StringCodec.writeJSON(self.name, to: &writer)
         }

@@ -661,15 +661,15 @@ extension TestAllTypesProto3: ProtoMessage {
         if !FloatCodec.isDefault(self.optionalFloat) { size.add(FloatCodec.encodedSize(of: self.optionalFloat), tagSize: 1) }
         if !DoubleCodec.isDefault(self.optionalDouble) { size.add(DoubleCodec.encodedSize(of: self.optionalDouble), tagSize: 1) }
         if self.optionalBool { size.add(BoolCodec.encodedSize(of: self.optionalBool), tagSize: 1) }
-        if !self.optionalString.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalString), tagSize: 1) }
-        if !self.optionalBytes.isEmpty { size.add(BytesCodec.encodedSize(of: self.optionalBytes), tagSize: 1) }
+        if !StringCodec.isDefault(self.optionalString) { size.add(StringCodec.encodedSize(of: self.optionalString), tagSize: 1) }
+        if !BytesCodec.isDefault(self.optionalBytes) { size.add(BytesCodec.encodedSize(of: self.optionalBytes), tagSize: 1) }
         if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         if let length = self._optionalForeignMessage?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size.add(EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum), tagSize: 2) }
         if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size.add(EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum), tagSize: 2) }
         if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size.add(EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum), tagSize: 2) }
-        if !self.optionalStringPiece.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalStringPiece), tagSize: 2) }
-        if !self.optionalCord.isEmpty { size.add(StringCodec.encodedSize(of: self.optionalCord), tagSize: 2) }
+        if !StringCodec.isDefault(self.optionalStringPiece) { size.add(StringCodec.encodedSize(of: self.optionalStringPiece), tagSize: 2) }
+        if !StringCodec.isDefault(self.optionalCord) { size.add(StringCodec.encodedSize(of: self.optionalCord), tagSize: 2) }
         if let length = (self._recursiveMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         size.add(RepeatedField<Int32Codec>.packedSize(self.repeatedInt32, tagSize: 2))
         size.add(RepeatedField<Int64Codec>.packedSize(self.repeatedInt64, tagSize: 2))
@@ -875,11 +875,11 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeByte(0x68)
             BoolCodec.write(self.optionalBool, to: &writer)
         }
-        if !self.optionalString.isEmpty {
+        if !StringCodec.isDefault(self.optionalString) {
             writer.writeByte(0x72)
             StringCodec.write(self.optionalString, to: &writer)
         }
-        if !self.optionalBytes.isEmpty {
+        if !BytesCodec.isDefault(self.optionalBytes) {
             writer.writeByte(0x7A)
             BytesCodec.write(self.optionalBytes, to: &writer)
         }
@@ -903,11 +903,11 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeTag(184)
             EnumCodec<TestAllTypesProto3.AliasedEnum>.write(self.optionalAliasedEnum, to: &writer)
         }
-        if !self.optionalStringPiece.isEmpty {
+        if !StringCodec.isDefault(self.optionalStringPiece) {
             writer.writeTag(194)
             StringCodec.write(self.optionalStringPiece, to: &writer)
         }
-        if !self.optionalCord.isEmpty {
+        if !StringCodec.isDefault(self.optionalCord) {
             writer.writeTag(202)
             StringCodec.write(self.optionalCord, to: &writer)
         }
@@ -1650,11 +1650,11 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeKeyLiteral("\"optionalBool\":")
             BoolCodec.writeJSON(self.optionalBool, to: &writer)
         }
-        if !self.optionalString.isEmpty {
+        if !StringCodec.isDefault(self.optionalString) {
             writer.writeKeyLiteral("\"optionalString\":")
             StringCodec.writeJSON(self.optionalString, to: &writer)
         }
-        if !self.optionalBytes.isEmpty {
+        if !BytesCodec.isDefault(self.optionalBytes) {
             writer.writeKeyLiteral("\"optionalBytes\":")
             BytesCodec.writeJSON(self.optionalBytes, to: &writer)
         }
@@ -1678,11 +1678,11 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeKeyLiteral("\"optionalAliasedEnum\":")
             EnumCodec<TestAllTypesProto3.AliasedEnum>.writeJSON(self.optionalAliasedEnum, to: &writer)
         }
-        if !self.optionalStringPiece.isEmpty {
+        if !StringCodec.isDefault(self.optionalStringPiece) {
             writer.writeKeyLiteral("\"optionalStringPiece\":")
             StringCodec.writeJSON(self.optionalStringPiece, to: &writer)
         }
-        if !self.optionalCord.isEmpty {
+        if !StringCodec.isDefault(self.optionalCord) {
             writer.writeKeyLiteral("\"optionalCord\":")
             StringCodec.writeJSON(self.optionalCord, to: &writer)
         }

@@ -31,17 +31,17 @@ extension ProtoAny: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.typeUrl.isEmpty { size.add(StringCodec.encodedSize(of: self.typeUrl), tagSize: 1) }
-        if !self.value.isEmpty { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        if !StringCodec.isDefault(self.typeUrl) { size.add(StringCodec.encodedSize(of: self.typeUrl), tagSize: 1) }
+        if !BytesCodec.isDefault(self.value) { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.typeUrl.isEmpty {
+        if !StringCodec.isDefault(self.typeUrl) {
             writer.writeByte(0x0A)
             StringCodec.write(self.typeUrl, to: &writer)
         }
-        if !self.value.isEmpty {
+        if !BytesCodec.isDefault(self.value) {
             writer.writeByte(0x12)
             BytesCodec.write(self.value, to: &writer)
         }
@@ -62,11 +62,11 @@ extension ProtoAny: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.typeUrl.isEmpty {
+        if !StringCodec.isDefault(self.typeUrl) {
             writer.writeKeyLiteral("\"typeUrl\":")
             StringCodec.writeJSON(self.typeUrl, to: &writer)
         }
-        if !self.value.isEmpty {
+        if !BytesCodec.isDefault(self.value) {
             writer.writeKeyLiteral("\"value\":")
             BytesCodec.writeJSON(self.value, to: &writer)
         }

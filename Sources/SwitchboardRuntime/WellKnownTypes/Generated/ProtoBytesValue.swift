@@ -27,12 +27,12 @@ extension ProtoBytesValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.value.isEmpty { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        if !BytesCodec.isDefault(self.value) { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.value.isEmpty {
+        if !BytesCodec.isDefault(self.value) {
             writer.writeByte(0x0A)
             BytesCodec.write(self.value, to: &writer)
         }
@@ -51,7 +51,7 @@ extension ProtoBytesValue: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.value.isEmpty {
+        if !BytesCodec.isDefault(self.value) {
             writer.writeKeyLiteral("\"value\":")
             BytesCodec.writeJSON(self.value, to: &writer)
         }

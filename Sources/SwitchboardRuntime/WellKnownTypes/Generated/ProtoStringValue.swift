@@ -27,12 +27,12 @@ extension ProtoStringValue: ProtoMessage {
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !self.value.isEmpty { size.add(StringCodec.encodedSize(of: self.value), tagSize: 1) }
+        if !StringCodec.isDefault(self.value) { size.add(StringCodec.encodedSize(of: self.value), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !self.value.isEmpty {
+        if !StringCodec.isDefault(self.value) {
             writer.writeByte(0x0A)
             StringCodec.write(self.value, to: &writer)
         }
@@ -51,7 +51,7 @@ extension ProtoStringValue: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.value.isEmpty {
+        if !StringCodec.isDefault(self.value) {
             writer.writeKeyLiteral("\"value\":")
             StringCodec.writeJSON(self.value, to: &writer)
         }
