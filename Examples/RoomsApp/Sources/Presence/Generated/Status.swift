@@ -32,7 +32,7 @@ extension Status: ProtoMessage {
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if !EnumCodec<Availability>.isDefault(self.availability) { size.add(EnumCodec<Availability>.encodedSize(of: self.availability), tagSize: 1) }
-        if !self.note.isEmpty { size.add(StringCodec.encodedSize(of: self.note), tagSize: 1) }
+        if !StringCodec.isDefault(self.note) { size.add(StringCodec.encodedSize(of: self.note), tagSize: 1) }
         return size.total
     }
 
@@ -41,7 +41,7 @@ extension Status: ProtoMessage {
             writer.writeByte(0x08)
             EnumCodec<Availability>.write(self.availability, to: &writer)
         }
-        if !self.note.isEmpty {
+        if !StringCodec.isDefault(self.note) {
             writer.writeByte(0x12)
             StringCodec.write(self.note, to: &writer)
         }
@@ -66,7 +66,7 @@ extension Status: ProtoMessage {
             writer.writeKeyLiteral("\"availability\":")
             EnumCodec<Availability>.writeJSON(self.availability, to: &writer)
         }
-        if !self.note.isEmpty {
+        if !StringCodec.isDefault(self.note) {
             writer.writeKeyLiteral("\"note\":")
             StringCodec.writeJSON(self.note, to: &writer)
         }
