@@ -57,6 +57,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// sealed and sent, in order, once the handshake is done.
     private var beforeHandshake: [(bytes: [UInt8], completion: (@Sendable (String?) -> Void)?)] = []
     private var closeTimer: LoopTimer?
+    /// `closeAfterFlushing` came during the TLS handshake: what was written before it is
+    /// still sent once the handshake completes, and the close follows.
+    private var closeAfterHandshake = false
 
     /// Wraps a connected socket (the channel owns it from now on, and makes it non-blocking),
     /// with `tls` to encrypt and decrypt, served by `loop`. Nothing is read until ``activate``.
@@ -95,19 +98,24 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// (the channel is closed then); reading for the delegate starts after it.
     package func activate(delegate: any ChannelDelegate, handshakeDone: (@Sendable (String?) -> Void)? = nil) {
         loop.executeHere { [self] in
-            let starting: Bool = lock.withLock {
+            let starting: Bool? = lock.withLock {
                 // Already reading: the new delegate takes over from the next byte.
                 if state == .open || state == .closing {
                     self.delegate = delegate
                     return false
                 }
-                guard state == .idle else { return false }
+                // Closed before it started: whoever waits for the handshake hears so below.
+                guard state == .idle else { return state == .closed ? nil : false }
                 self.delegate = delegate
                 self.handshakeDone = handshakeDone
                 state = tls == nil ? .open : .handshaking
                 interest = wantsRead || tls != nil ? .read : []
                 if !pending.isEmpty { interest.insert(.write) }
                 return true
+            }
+            guard let starting else {
+                handshakeDone?("the socket is closed")
+                return
             }
             guard starting else { return }
             let registered: UInt64? = handle.withDescriptor { number in
@@ -246,29 +254,53 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return
         case .done:
             var failure: String?
+            var closeNow = false
+            var sent: [@Sendable (String?) -> Void] = []
+            var unsent: [@Sendable (String?) -> Void] = []
             let done: (@Sendable (String?) -> Void)? = lock.withLock {
                 guard state == .handshaking else { return nil }
                 state = .open
-                for early in beforeHandshake where failure == nil {
+                for early in beforeHandshake {
                     queued -= early.bytes.count
+                    guard failure == nil else {
+                        if let completion = early.completion { unsent.append(completion) }
+                        continue
+                    }
                     let sealed = early.bytes.withUnsafeBytes { tls.engine.write($0) }
                     if !sealed {
                         failure = "TLS write failed"
-                    } else if case let .failed(reason) = sendOrQueue(tls.engine.takeOutput(), completion: early.completion) {
-                        failure = reason
+                        if let completion = early.completion { unsent.append(completion) }
+                    } else {
+                        switch sendOrQueue(tls.engine.takeOutput(), completion: early.completion) {
+                        case let .failed(reason):
+                            failure = reason
+                            if let completion = early.completion { unsent.append(completion) }
+                        // The writer was told `.queued`: its completion is its only answer.
+                        case .written: if let completion = early.completion { sent.append(completion) }
+                        case .queued: break
+                        }
                     }
                 }
                 beforeHandshake = []
+                if failure == nil && closeAfterHandshake {
+                    tls.engine.shutdown()
+                    let output = tls.engine.takeOutput()
+                    if !output.isEmpty, case let .failed(reason) = sendOrQueue(output, completion: nil) { failure = reason }
+                    if pendingStart < pending.count { state = .closing } else { closeNow = true }
+                }
                 updateInterest()
                 defer { handshakeDone = nil }
                 return handshakeDone
             }
+            for completion in sent { completion(nil) }
             if let failure {
+                for completion in unsent { completion(failure) }
                 close(reason: failure)
                 done?(failure)
                 return
             }
             done?(nil)
+            if closeNow { close(reason: nil) }
         case let .failed(reason):
             let done = lock.withLock { () -> (@Sendable (String?) -> Void)? in
                 defer { handshakeDone = nil }
@@ -299,6 +331,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     package func write(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
         lock.withLock {
             guard state == .open || state == .idle || state == .handshaking else { return .failed("the socket is closed") }
+            guard !closeAfterHandshake else { return .failed("the socket is closing") }
             guard let tls else { return sendOrQueue(bytes, completion: completion) }
             if state != .open {
                 beforeHandshake.append((bytes, completion))
@@ -394,24 +427,30 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closes once what is queued has been written, or after `timeout` at the latest
     /// (a peer that stops reading cannot hold the socket); safe from any thread.
     package func closeAfterFlushing(timeout: Duration) {
-        let now: Bool = lock.withLock {
-            guard state != .closed && state != .closing else { return false }
+        enum Next { case alreadyClosing, closeNow, waitForFlush }
+        let next: Next = lock.withLock {
+            guard state != .closed && state != .closing && !closeAfterHandshake else { return .alreadyClosing }
+            if tls != nil && (state == .idle || state == .handshaking) {
+                closeAfterHandshake = true
+                return .waitForFlush
+            }
             if let tls, state == .open {
                 tls.engine.shutdown()
                 let output = tls.engine.takeOutput()
                 if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
             }
-            guard pendingStart < pending.count else { return true }
+            guard pendingStart < pending.count else { return .closeNow }
             state = .closing
-            return false
+            return .waitForFlush
         }
-        if now {
-            close(reason: nil)
-            return
+        switch next {
+        case .alreadyClosing: return
+        case .closeNow: close(reason: nil); return
+        case .waitForFlush: break
         }
         let timer = loop.schedule(after: timeout) { [weak self] in self?.close(reason: "close timed out") }
         let keep: Bool = lock.withLock {
-            guard state == .closing else { return false }
+            guard state == .closing || ((state == .idle || state == .handshaking) && closeAfterHandshake) else { return false }
             closeTimer = timer
             return true
         }
