@@ -255,39 +255,28 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         case .done:
             var failure: String?
             var closeNow = false
+            // Early writers were told `.queued`: their completions are their only answer.
             var sent: [@Sendable (String?) -> Void] = []
             var unsent: [@Sendable (String?) -> Void] = []
             let done: (@Sendable (String?) -> Void)? = lock.withLock {
                 guard state == .handshaking else { return nil }
                 state = .open
-                for early in beforeHandshake {
-                    queued -= early.bytes.count
-                    guard failure == nil else {
-                        if let completion = early.completion { unsent.append(completion) }
-                        continue
-                    }
+                for (index, early) in beforeHandshake.enumerated() {
                     let sealed = early.bytes.withUnsafeBytes { tls.engine.write($0) }
-                    if !sealed {
-                        failure = "TLS write failed"
-                        if let completion = early.completion { unsent.append(completion) }
-                    } else {
-                        switch sendOrQueue(tls.engine.takeOutput(), completion: early.completion) {
-                        case let .failed(reason):
-                            failure = reason
-                            if let completion = early.completion { unsent.append(completion) }
-                        // The writer was told `.queued`: its completion is its only answer.
-                        case .written: if let completion = early.completion { sent.append(completion) }
-                        case .queued: break
-                        }
+                    let result = sealed ? sendOrQueue(tls.engine.takeOutput(), completion: early.completion) : .failed("TLS write failed")
+                    switch result {
+                    case .written: if let completion = early.completion { sent.append(completion) }
+                    case .queued: break
+                    case let .failed(reason): failure = reason
+                    }
+                    if failure != nil {
+                        unsent = beforeHandshake[index...].compactMap(\.completion)
+                        break
                     }
                 }
+                queued -= beforeHandshake.reduce(0) { $0 + $1.bytes.count }
                 beforeHandshake = []
-                if failure == nil && closeAfterHandshake {
-                    tls.engine.shutdown()
-                    let output = tls.engine.takeOutput()
-                    if !output.isEmpty, case let .failed(reason) = sendOrQueue(output, completion: nil) { failure = reason }
-                    if pendingStart < pending.count { state = .closing } else { closeNow = true }
-                }
+                if failure == nil && closeAfterHandshake { closeNow = startClosing() }
                 updateInterest()
                 defer { handshakeDone = nil }
                 return handshakeDone
@@ -434,14 +423,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 closeAfterHandshake = true
                 return .waitForFlush
             }
-            if let tls, state == .open {
-                tls.engine.shutdown()
-                let output = tls.engine.takeOutput()
-                if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
-            }
-            guard pendingStart < pending.count else { return .closeNow }
-            state = .closing
-            return .waitForFlush
+            return startClosing() ? .closeNow : .waitForFlush
         }
         switch next {
         case .alreadyClosing: return
@@ -455,6 +437,19 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return true
         }
         if !keep { timer.cancel() }
+    }
+
+    /// Called with the lock held on an open channel: queues TLS's close_notify, then either
+    /// says to close now (nothing waits) or moves to `.closing` until the queue drains.
+    private func startClosing() -> Bool {
+        if let tls {
+            tls.engine.shutdown()
+            let output = tls.engine.takeOutput()
+            if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
+        }
+        guard pendingStart < pending.count else { return true }
+        state = .closing
+        return false
     }
 
     /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the

@@ -36,7 +36,7 @@ struct ChannelEndTests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
-    /// Collects what a channel reads and how it ends.
+    /// Records how something ended: a channel (as its delegate), a start, a write.
     final class Collector: ChannelDelegate, @unchecked Sendable {
         private let lock = NSLock()
         private var ending: String??
@@ -47,9 +47,15 @@ struct ChannelEndTests {
     }
 
     #if os(Linux)
-    @Test func activatingAClosedChannelAnswersWhoeverWaitsForItsStart() async throws {
+    /// Two connected local sockets, for channels that need no network.
+    func socketPair() throws -> [Int32] {
         var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        return pair
+    }
+
+    @Test func activatingAClosedChannelAnswersWhoeverWaitsForItsStart() async throws {
+        let pair = try socketPair()
         defer { _ = close(pair[1]) }
         let channel = SocketChannel(descriptor: pair[0], loop: EventLoopGroup.shared.next())
         channel.close()
@@ -62,8 +68,7 @@ struct ChannelEndTests {
 
     // Server-side TLS comes from the OpenSSL shim, which only Linux builds have.
     @Test func closeAfterFlushingDuringTheTLSHandshakeSendsWhatWasWrittenFirst() async throws {
-        var pair: [Int32] = [0, 0]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = try socketPair()
         let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
                                            privateKeyPath: await TestCertificates.file("good.key"))
         let serverSession = try #require(context.makeSession())
