@@ -126,7 +126,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return
             }
             lock.withLock { token = registered }
-            if tls != nil { continueHandshake() } else { handshakeDone?(nil) }
+            guard tls != nil else {
+                handshakeDone?(nil)
+                return
+            }
+            if let failure = continueHandshake() { failAfterReading(failure, delegate: delegate) }
         }
     }
 
@@ -162,12 +166,22 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return
         }
         lock.withLock { tls.engine.feed(bytes) }
+        var writeFailure: String?
         if lock.withLock({ state == .handshaking }) {
-            continueHandshake()
+            writeFailure = continueHandshake()
             // A peer may send application data right behind its last handshake message.
             if lock.withLock({ state != .open }) { return }
         }
         decryptAvailable(tls, delegate: delegate)
+        if let writeFailure { failAfterReading(writeFailure, delegate: delegate) }
+    }
+
+    /// Writing failed after the handshake completed (a peer that sent its last flight and
+    /// left does not take our session tickets): what it sent has been delivered, so the
+    /// channel now ends as a failed write does.
+    private func failAfterReading(_ reason: String, delegate: any ChannelDelegate) {
+        delegate.channelWriteFailed(reason)
+        close(reason: reason)
     }
 
     /// Hands the delegate every whole record fed so far, one at a time, outside the lock (the
@@ -245,14 +259,19 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         return true
     }
 
-    private func continueHandshake() {
-        guard let tls else { return }
+    /// Advances the handshake with what has been fed. Returns why writing failed when the
+    /// handshake completed but its last output (or a TLS 1.3 server's tickets) could not be
+    /// sent: the channel is open, and the caller closes it once what arrived is delivered.
+    private func continueHandshake() -> String? {
+        guard let tls else { return nil }
         let step = lock.withLock { tls.engine.handshake() }
-        flushSessionOutput()
+        let sendFailure = sendSessionOutput()
         switch step {
         case .wantInput:
-            return
+            if let sendFailure { close(reason: sendFailure) }
+            return nil
         case .done:
+            if let sendFailure { return openWithBrokenWrites(sendFailure) }
             var failure: String?
             var closeNow = false
             // Early writers were told `.queued`: their completions are their only answer.
@@ -286,10 +305,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 for completion in unsent { completion(failure) }
                 close(reason: failure)
                 done?(failure)
-                return
+                return nil
             }
             done?(nil)
             if closeNow { close(reason: nil) }
+            return nil
         case let .failed(reason):
             let done = lock.withLock { () -> (@Sendable (String?) -> Void)? in
                 defer { handshakeDone = nil }
@@ -297,19 +317,45 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             }
             close(reason: reason)
             done?(reason)
+            return nil
         }
     }
 
-    /// Sends what the TLS session has queued itself (handshake, alerts, tickets).
-    private func flushSessionOutput() {
-        guard let tls else { return }
-        let failure: String? = lock.withLock {
+    /// The handshake completed but the socket no longer takes writes: the channel opens so
+    /// that what the peer sent can still be read, writes made before the handshake fail with
+    /// `reason`, and the caller closes after reading. Returns `reason` if it opened.
+    private func openWithBrokenWrites(_ reason: String) -> String? {
+        let (opened, done, early): (Bool, (@Sendable (String?) -> Void)?, [@Sendable (String?) -> Void]) = lock.withLock {
+            guard state == .handshaking else { return (false, nil, []) }
+            state = .open
+            let early = beforeHandshake.compactMap(\.completion)
+            queued -= beforeHandshake.reduce(0) { $0 + $1.bytes.count }
+            beforeHandshake = []
+            updateInterest()
+            defer { handshakeDone = nil }
+            return (true, handshakeDone, early)
+        }
+        guard opened else { return nil }
+        for completion in early { completion(reason) }
+        done?(nil)
+        return reason
+    }
+
+    /// Sends what the TLS session has queued itself (handshake, alerts, tickets); returns
+    /// why that failed.
+    private func sendSessionOutput() -> String? {
+        guard let tls else { return nil }
+        return lock.withLock {
             let output = tls.engine.takeOutput()
             guard !output.isEmpty else { return nil }
             if case let .failed(reason) = sendOrQueue(output, completion: nil) { return reason }
             return nil
         }
-        if let failure { close(reason: failure) }
+    }
+
+    /// Sends what the TLS session has queued itself, and closes if that fails.
+    private func flushSessionOutput() {
+        if let failure = sendSessionOutput() { close(reason: failure) }
     }
 
     // MARK: Writing

@@ -10,7 +10,12 @@ public final class PythonPeer: @unchecked Sendable {
     /// Output read past the first line, kept for `finish`.
     private var leftover = Data()
 
+    /// A peer that exits early (a missing module, a crash) must fail its test, not kill the
+    /// whole test process with SIGPIPE when its input is written: writes get EPIPE instead.
+    private static let pipeSignalIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
     public init(script: String, arguments: [String] = []) throws {
+        Self.pipeSignalIgnored
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Self.directory.appendingPathComponent(script).path] + arguments
         process.standardInput = input
@@ -73,7 +78,7 @@ public final class PythonPeer: @unchecked Sendable {
     public func writeInBackground(_ data: Data) {
         let writer = input.fileHandleForWriting
         Thread.detachNewThread {
-            writer.write(data)
+            try? writer.write(contentsOf: data)
             try? writer.close()
         }
     }

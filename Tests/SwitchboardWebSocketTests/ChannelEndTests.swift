@@ -78,10 +78,10 @@ struct ChannelEndTests {
         let server = SocketChannel(descriptor: pair[0], loop: loops.next(), tls: serverSession)
         let client = SocketChannel(descriptor: pair[1], loop: loops.next(), tls: clientSession)
         defer { server.close() }
-        server.activate(delegate: Collector())
         let handshake = Collector()
         client.activate(delegate: Collector()) { handshake.channelEnded(reason: $0) }
-        // Written and closed before the handshake can have finished: both wait for it.
+        // Written and closed before the handshake can have finished (the server does not
+        // answer until it starts below): both wait for it.
         let written = Collector()
         let result = client.write(Array("written before the handshake".utf8)) { written.channelEnded(reason: $0) }
         guard case .queued = result else {
@@ -93,6 +93,7 @@ struct ChannelEndTests {
             Issue.record("a write after closeAfterFlushing must fail")
             return
         }
+        server.activate(delegate: Collector())
         let deadline = ContinuousClock.now + .seconds(30)
         while (written.ended == nil || !client.isClosed) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
@@ -101,6 +102,84 @@ struct ChannelEndTests {
         #expect(handshake.ended == .some(nil), "the handshake completes")
         #expect(written.ended == .some(nil), "the write is sent, and its completion says so")
         #expect(client.isClosed)
+    }
+
+    /// What a channel delivered, and whether a write failed.
+    final class Recorder: ChannelDelegate, @unchecked Sendable {
+        private let lock = NSLock()
+        private var bytes: [UInt8] = []
+        private var writeFailure: String?
+        func channelRead(_ chunk: UnsafeRawBufferPointer) { lock.withLock { bytes += chunk } }
+        func channelEnded(reason: String?) {}
+        func channelWriteFailed(_ reason: String) { lock.withLock { writeFailure = reason } }
+        var received: [UInt8] { lock.withLock { bytes } }
+        var failedWrite: String? { lock.withLock { writeFailure } }
+    }
+
+    /// A TLS 1.3 client may send its Finished and a request in one flight and leave: the
+    /// server's session tickets then meet a closed socket. The request still arrives (before,
+    /// the failed ticket write failed the handshake and the request was dropped).
+    @Test func aRequestSentWithTheLastHandshakeFlightArrivesWhenTheTicketsCannotBeSent() async throws {
+        let pair = try socketPair()
+        let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
+                                           privateKeyPath: await TestCertificates.file("good.key"))
+        let serverSession = try #require(context.makeSession())
+        let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
+        let client = try TLSEngine(clientTrusting: trust, serverName: "localhost")
+        // The server's own loop, so the test can hold it while the client's last flight lands.
+        let loop = try EventLoop(name: "ticket-test")
+        defer { loop.shutdownBlocking() }
+        let server = SocketChannel(descriptor: pair[0], loop: loop, tls: serverSession)
+        defer { server.close() }
+        let recorder = Recorder()
+        let handshake = Collector()
+        server.activate(delegate: recorder) { handshake.channelEnded(reason: $0) }
+
+        // The client's side, by hand over a blocking socket (reads time out after 10 s).
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var finished = false
+        for _ in 0..<20 where !finished {
+            let step = client.handshake()
+            if step == .done {
+                finished = true
+                break
+            }
+            try #require(step == .wantInput, "client handshake: \(step)")
+            let output = client.takeOutput()
+            if !output.isEmpty { try #require(send(pair[1], output, output.count, 0) == output.count) }
+            let count = recv(pair[1], &buffer, buffer.count, 0)
+            try #require(count > 0, "the server answers the handshake")
+            buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        try #require(finished)
+        let request = Array("GET / HTTP/1.1\r\n\r\n".utf8)
+        try #require(request.withUnsafeBytes { client.write($0) })
+        let flight = client.takeOutput()   // Finished, then the request
+
+        // Hold the server's loop while the flight is sent and the socket closed, so the server
+        // reads both at once and its tickets find no one.
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        let sent = send(pair[1], flight, flight.count, 0)
+        _ = close(pair[1])
+        release.signal()
+        try #require(sent == flight.count)
+
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (recorder.received.count < request.count || !server.isClosed) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(handshake.ended == .some(nil), "the handshake completed")
+        #expect(recorder.received == request, "the request arrives")
+        #expect(recorder.failedWrite != nil, "the delegate hears that writing failed")
+        #expect(server.isClosed)
     }
     #endif
 }
