@@ -159,4 +159,64 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         await setup.provider.stop()
         #expect(setup.handlers.served.current.isEmpty)
     }
+
+    /// Sets every file of `folder` and its archive to `days` days old.
+    func age(_ folder: URL, days: Double) throws {
+        let old = Date().addingTimeInterval(-days * 24 * 3600)
+        for place in [folder, folder.appendingPathComponent(".archive")] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? [] where name != ".archive" {
+                try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: place.appendingPathComponent(name).path)
+            }
+        }
+    }
+
+    @Test func finishedRequestsAreRemovedAfterTheRetentionAndNothingInProgressIs() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let transport = setup.transport(Unauthenticated.self)
+        let folder = try #require(transport.folder(for: "signal.chat.Usernames/LookUpUsernameHash"))
+        let client = UsernamesClient(transport: transport)
+        try setup.provider.start()
+        // Answered and read (archived by the consumer).
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.patient)
+        let read = try #require(transport.records().first)
+        // Answered, never read: a copy dropped by hand, which nobody archives.
+        let unread = try transport.resubmit(read)
+        for _ in 0..<1000 where transport.records().first(where: { $0.id == unread })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
+        await setup.provider.stop()
+        // Withdrawn: the consumer gave up with no provider running.
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: CallOptions(timeout: .milliseconds(50)))
+        // Still waiting, and being served (as a killed provider leaves it).
+        let waiting = try transport.resubmit(read)
+        let serving = try transport.resubmit(read)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(serving + ".request.json"), to: folder.appendingPathComponent(serving + ".claimed.json"))
+        // A document a consumer died writing.
+        try Data("{".utf8).write(to: folder.appendingPathComponent(".\(waiting).request.json.1a2b.tmp"))
+        #expect(transport.records().count == 5)
+        try age(folder, days: 8)
+        // Withdrawn just now: within the retention.
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .milliseconds(50)))
+        let recent = try #require(transport.records().last)
+
+        var keepAll = setup.options
+        keepAll.retention = nil
+        let keeping = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: keepAll)
+        #expect(await keeping.removeExpired() == 0)
+
+        // Two archived, two unread, one withdrawn, one temporary file.
+        #expect(await setup.provider.removeExpired() == 6)
+        let left = transport.records()
+        #expect(Set(left.map(\.id)) == [waiting, serving, recent.id])
+        #expect(left.first { $0.id == waiting }?.state == .submitted)
+        #expect(left.first { $0.id == serving }?.state == .claimed)
+        #expect(left.first { $0.id == recent.id }?.state == .withdrawn)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".\(waiting).request.json.1a2b.tmp").path))
+
+        // The serving loop sweeps by itself: the recent one, once old, goes too.
+        try age(folder, days: 8)
+        try setup.provider.start()
+        for _ in 0..<1000 where transport.records().contains(where: { $0.id == recent.id }) { try await Task.sleep(for: .milliseconds(10)) }
+        await setup.provider.stop()
+        #expect(!transport.records().contains { $0.id == recent.id })
+    }
 }

@@ -49,9 +49,14 @@ public final class FileDropProvider: Sendable {
         }
         recover()
         let started = Task { [self] in
+            var nextSweep = ContinuousClock.now
             // Requests start as slots free, whatever the others take: one slow handler holds
             // its own slot, not the intake.
             while !Task.isCancelled {
+                if options.retention != nil, ContinuousClock.now >= nextSweep {
+                    nextSweep = ContinuousClock.now + options.retentionSweepInterval
+                    _ = await removeExpired()
+                }
                 if await startPending() == 0 { await waitForSlot(atMost: options.pollInterval) }
             }
             // Stopping takes no new request; those in hand are answered.
@@ -115,6 +120,19 @@ public final class FileDropProvider: Sendable {
                 }
                 Self.markServed(id, in: folder.url, durable: options.durable)
             }
+        }
+    }
+
+    /// Removes the documents of requests finished longer than ``FileDropOptions/retention``
+    /// ago (the serving loop does this every ``FileDropOptions/retentionSweepInterval``);
+    /// returns how many files it removed.
+    @discardableResult
+    public func removeExpired(now: Date = Date()) async -> Int {
+        guard let retention = options.retention else { return 0 }
+        let parts = retention.components
+        let cutoff = now.addingTimeInterval(-(TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18))
+        return await FileDropFiles.offPool(on: files) { [self] in
+            folders().reduce(0) { $0 + FileDropRetention.prune($1.url, before: cutoff) }
         }
     }
 
