@@ -126,11 +126,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return
             }
             lock.withLock { token = registered }
-            guard tls != nil else {
-                handshakeDone?(nil)
-                return
-            }
-            if let failure = continueHandshake() { failAfterReading(failure, delegate: delegate) }
+            if tls != nil { continueHandshake() } else { handshakeDone?(nil) }
         }
     }
 
@@ -166,29 +162,22 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return
         }
         lock.withLock { tls.engine.feed(bytes) }
-        var writeFailure: String?
         if lock.withLock({ state == .handshaking }) {
-            writeFailure = continueHandshake()
+            continueHandshake()
             // A peer may send application data right behind its last handshake message.
-            if lock.withLock({ state != .open }) { return }
+            if lock.withLock({ state != .open && state != .closing }) { return }
         }
-        decryptAvailable(tls, delegate: delegate)
-        if let writeFailure { failAfterReading(writeFailure, delegate: delegate) }
-    }
-
-    /// Writing failed after the handshake completed (a peer that sent its last flight and
-    /// left does not take our session tickets): what it sent has been delivered, so the
-    /// channel now ends as a failed write does.
-    private func failAfterReading(_ reason: String, delegate: any ChannelDelegate) {
-        delegate.channelWriteFailed(reason)
-        close(reason: reason)
+        decryptAvailable(tls)
     }
 
     /// Hands the delegate every whole record fed so far, one at a time, outside the lock (the
-    /// delegate may write, which takes it).
-    private func decryptAvailable(_ tls: TLSSession, delegate: any ChannelDelegate) {
+    /// delegate may write, which takes it). The delegate is looked up for each record: one
+    /// that hands the channel over (a server's upgrade to a WebSocket connection) must not
+    /// be given the records that follow.
+    private func decryptAvailable(_ tls: TLSSession) {
         while true {
-            let result = lock.withLock { tls.engine.read(into: tls.plaintext) }
+            let (result, current) = lock.withLock { (tls.engine.read(into: tls.plaintext), self.delegate) }
+            guard let delegate = current else { return }
             switch result {
             case let .bytes(count):
                 delegate.channelRead(UnsafeRawBufferPointer(rebasing: tls.plaintext[0..<count]))
@@ -259,19 +248,25 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         return true
     }
 
-    /// Advances the handshake with what has been fed. Returns why writing failed when the
-    /// handshake completed but its last output (or a TLS 1.3 server's tickets) could not be
-    /// sent: the channel is open, and the caller closes it once what arrived is delivered.
-    private func continueHandshake() -> String? {
-        guard let tls else { return nil }
+    /// Advances the handshake with what has been fed.
+    private func continueHandshake() {
+        guard let tls else { return }
         let step = lock.withLock { tls.engine.handshake() }
-        let sendFailure = sendSessionOutput()
+        if let sendFailure = sendSessionOutput() {
+            // A server's handshake is complete once it has read the client's Finished; what
+            // it sends then (TLS 1.3 session tickets) a client that sent a request with its
+            // Finished and left never reads. The request is still read.
+            if step == .done && tls.engine.isServer {
+                openWithBrokenWrites(sendFailure)
+            } else {
+                close(reason: sendFailure)
+            }
+            return
+        }
         switch step {
         case .wantInput:
-            if let sendFailure { close(reason: sendFailure) }
-            return nil
+            return
         case .done:
-            if let sendFailure { return openWithBrokenWrites(sendFailure) }
             var failure: String?
             var closeNow = false
             // Early writers were told `.queued`: their completions are their only answer.
@@ -305,11 +300,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 for completion in unsent { completion(failure) }
                 close(reason: failure)
                 done?(failure)
-                return nil
+                return
             }
             done?(nil)
             if closeNow { close(reason: nil) }
-            return nil
         case let .failed(reason):
             let done = lock.withLock { () -> (@Sendable (String?) -> Void)? in
                 defer { handshakeDone = nil }
@@ -317,28 +311,28 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             }
             close(reason: reason)
             done?(reason)
-            return nil
         }
     }
 
-    /// The handshake completed but the socket no longer takes writes: the channel opens so
-    /// that what the peer sent can still be read, writes made before the handshake fail with
-    /// `reason`, and the caller closes after reading. Returns `reason` if it opened.
-    private func openWithBrokenWrites(_ reason: String) -> String? {
-        let (opened, done, early): (Bool, (@Sendable (String?) -> Void)?, [@Sendable (String?) -> Void]) = lock.withLock {
-            guard state == .handshaking else { return (false, nil, []) }
+    /// The server's handshake completed but the socket no longer takes writes: the channel
+    /// opens, as a TCP connection whose peer left does, so that what the peer sent is read to
+    /// its end; writes made before the handshake fail with `reason`, later ones as they are made.
+    private func openWithBrokenWrites(_ reason: String) {
+        let (opened, done, early, closing): (Bool, (@Sendable (String?) -> Void)?, [@Sendable (String?) -> Void], Bool) = lock.withLock {
+            guard state == .handshaking else { return (false, nil, [], false) }
             state = .open
             let early = beforeHandshake.compactMap(\.completion)
             queued -= beforeHandshake.reduce(0) { $0 + $1.bytes.count }
             beforeHandshake = []
             updateInterest()
             defer { handshakeDone = nil }
-            return (true, handshakeDone, early)
+            return (true, handshakeDone, early, closeAfterHandshake)
         }
-        guard opened else { return nil }
+        guard opened else { return }
         for completion in early { completion(reason) }
         done?(nil)
-        return reason
+        // Asked to close once the handshake was done: nothing more can be sent.
+        if closing { close(reason: reason) }
     }
 
     /// Sends what the TLS session has queued itself (handshake, alerts, tickets); returns

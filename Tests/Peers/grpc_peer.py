@@ -81,6 +81,7 @@ def make_handler(full_method, request_class, response_class):
                     time.sleep(0.01)
                 event["cancelled"] = not context.is_active()
             if test == "wait":
+                log(dict(event, started=True))  # so the client cancels a call the server has
                 end = time.monotonic() + 10
                 while time.monotonic() < end and context.is_active():
                     time.sleep(0.01)

@@ -96,10 +96,12 @@ struct GRPCInteropTests {
         #expect((slept?.remaining ?? 99) <= 1.05 && (slept?.remaining ?? 0) > 0)
         // Cancellation: RST_STREAM(CANCEL) reaches the server.
         let call = Task { await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("wait")) }
-        try await Task.sleep(for: .milliseconds(300))
+        // Cancelled once the server has it (a fixed sleep lost the race on a loaded machine).
+        let serving = await peer.event { $0.metadata["x-test"] == "wait" && $0.started == true }
+        #expect(serving != nil, "the server starts the call")
         call.cancel()
         #expect(await call.value == .failure(.cancelled))
-        let waited = await peer.event { $0.metadata["x-test"] == "wait" }
+        let waited = await peer.event { $0.metadata["x-test"] == "wait" && $0.started == nil }
         #expect(waited?.cancelled == true)
         transport.close()
         await peer.stop()

@@ -67,9 +67,11 @@ final class GRPCPeer: @unchecked Sendable {
         var remaining: Double?
         var size: Int
         var cancelled: Bool
+        /// Logged as a `wait` call starts, before its finishing event.
+        var started: Bool?
     }
 
-    /// What the server logged so far, one event per finished call.
+    /// What the server logged so far: one event per finished call, and one as a `wait` call starts.
     func loggedEvents() -> [Event] {
         guard let text = try? String(contentsOf: events, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)) }

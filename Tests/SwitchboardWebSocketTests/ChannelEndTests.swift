@@ -104,21 +104,23 @@ struct ChannelEndTests {
         #expect(client.isClosed)
     }
 
-    /// What a channel delivered, and whether a write failed.
+    /// What a channel delivered, and how its reading ended.
     final class Recorder: ChannelDelegate, @unchecked Sendable {
         private let lock = NSLock()
         private var bytes: [UInt8] = []
-        private var writeFailure: String?
+        private var ending: String??
         func channelRead(_ chunk: UnsafeRawBufferPointer) { lock.withLock { bytes += chunk } }
-        func channelEnded(reason: String?) {}
-        func channelWriteFailed(_ reason: String) { lock.withLock { writeFailure = reason } }
+        func channelEnded(reason: String?) { lock.withLock { ending = .some(reason) } }
+        func channelWriteFailed(_ reason: String) {}
         var received: [UInt8] { lock.withLock { bytes } }
-        var failedWrite: String? { lock.withLock { writeFailure } }
+        var ended: String?? { lock.withLock { ending } }
     }
 
     /// A TLS 1.3 client may send its Finished and a request in one flight and leave: the
-    /// server's session tickets then meet a closed socket. The request still arrives (before,
-    /// the failed ticket write failed the handshake and the request was dropped).
+    /// server's session tickets then meet a closed socket. The whole request still arrives,
+    /// as over TCP, and only writes fail (before, the failed ticket write failed the
+    /// handshake and the request was dropped). The request spans several TLS records and
+    /// more than one read.
     @Test func aRequestSentWithTheLastHandshakeFlightArrivesWhenTheTicketsCannotBeSent() async throws {
         let pair = try socketPair()
         let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
@@ -154,7 +156,7 @@ struct ChannelEndTests {
             buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
         try #require(finished)
-        let request = Array("GET / HTTP/1.1\r\n\r\n".utf8)
+        let request = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try #require(request.withUnsafeBytes { client.write($0) })
         let flight = client.takeOutput()   // Finished, then the request
 
@@ -173,13 +175,82 @@ struct ChannelEndTests {
         try #require(sent == flight.count)
 
         let deadline = ContinuousClock.now + .seconds(30)
-        while (recorder.received.count < request.count || !server.isClosed) && ContinuousClock.now < deadline {
+        while recorder.ended == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(handshake.ended == .some(nil), "the handshake completed")
-        #expect(recorder.received == request, "the request arrives")
-        #expect(recorder.failedWrite != nil, "the delegate hears that writing failed")
-        #expect(server.isClosed)
+        #expect(recorder.received.count == request.count)
+        #expect(recorder.received == request, "the whole request arrives")
+        #expect(recorder.ended != nil, "then the end of the stream")
+        guard case .failed = server.write([1], completion: nil) else {
+            Issue.record("a write to a peer that left fails")
+            return
+        }
+    }
+
+    /// Hands the channel to `next` on its first read (as a server's upgrade hands it to the
+    /// WebSocket connection).
+    final class HandOver: ChannelDelegate, @unchecked Sendable {
+        let recorder = Recorder()
+        let channel: SocketChannel
+        let next: Recorder
+        init(channel: SocketChannel, next: Recorder) {
+            self.channel = channel
+            self.next = next
+        }
+        func channelRead(_ chunk: UnsafeRawBufferPointer) {
+            recorder.channelRead(chunk)
+            channel.activate(delegate: next)
+        }
+        func channelEnded(reason: String?) {}
+        func channelWriteFailed(_ reason: String) {}
+    }
+
+    /// Records that arrive in one read after the delegate handed the channel over go to the
+    /// new delegate (before, the rest of that read went to the old one and was lost).
+    @Test func recordsAfterAHandOverInTheSameReadGoToTheNewDelegate() async throws {
+        let pair = try socketPair()
+        let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
+                                           privateKeyPath: await TestCertificates.file("good.key"))
+        let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
+        let loop = try EventLoop(name: "hand-over-test")
+        defer { loop.shutdownBlocking() }
+        let serverSession = try #require(context.makeSession())
+        let server = SocketChannel(descriptor: pair[0], loop: loop, tls: serverSession)
+        let client = SocketChannel(descriptor: pair[1], loop: EventLoopGroup.shared.next(),
+                                   tls: TLSSession(try TLSEngine(clientTrusting: trust, serverName: "localhost")))
+        defer {
+            server.close()
+            client.close()
+        }
+        let next = Recorder()
+        let first = HandOver(channel: server, next: next)
+        let serverStart = Collector(), clientStart = Collector()
+        server.activate(delegate: first) { serverStart.channelEnded(reason: $0) }
+        client.activate(delegate: Collector()) { clientStart.channelEnded(reason: $0) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while (serverStart.ended == nil || clientStart.ended == nil) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try #require(serverStart.ended == .some(nil) && clientStart.ended == .some(nil))
+
+        // Both records land before the server reads either.
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        let sent = Collector()
+        _ = client.write(Array("first".utf8), completion: nil)
+        _ = client.write(Array("second".utf8)) { sent.channelEnded(reason: $0) }
+        // `.written` answers at once; `.queued` through the completion.
+        while sent.ended == nil && client.queuedByteCount > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        release.signal()
+        while next.received.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(first.recorder.received == Array("first".utf8))
+        #expect(next.received == Array("second".utf8))
     }
     #endif
 }

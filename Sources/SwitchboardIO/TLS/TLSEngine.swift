@@ -15,6 +15,8 @@ import Glibc
 package final class TLSEngine: @unchecked Sendable {
     private let ssl: OpaquePointer
     private let context: OpaquePointer
+    /// Whether this is the server's side of the session.
+    package let isServer: Bool
 
     /// What a step of the handshake needs next.
     package enum HandshakeStep: Equatable, Sendable {
@@ -60,6 +62,7 @@ package final class TLSEngine: @unchecked Sendable {
         }
         self.ssl = ssl
         self.context = context
+        isServer = false
         guard sb_use_memory_bios(ssl) == 1 else { throw IOFailure("cannot create TLS buffers") }
         // Only what inet_pton takes is an address: "127.1" also resolves to loopback, but
         // as a name it must match the certificate, or nothing would be checked at all.
@@ -83,6 +86,7 @@ package final class TLSEngine: @unchecked Sendable {
         SSL_CTX_up_ref(context)
         self.ssl = ssl
         self.context = context
+        isServer = true
         guard sb_use_memory_bios(ssl) == 1 else { throw IOFailure("cannot create TLS buffers") }
         SSL_set_accept_state(ssl)
     }
@@ -207,6 +211,7 @@ package final class TLSEngine: @unchecked Sendable {
 package final class TLSEngine: @unchecked Sendable {
     package enum HandshakeStep: Equatable, Sendable { case done, wantInput, failed(String) }
     package enum ReadResult: Equatable, Sendable { case bytes(Int), wantInput, closed, failed(String) }
+    package var isServer: Bool { false }
     package init(clientTrusting trustedCertificatesPEM: String?, serverName: String, applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
         throw IOFailure("TLS over a socket needs the system OpenSSL")
     }
