@@ -1,6 +1,6 @@
 import Foundation
 import SignalChat
-import SwitchboardCatalogue
+@testable import SwitchboardCatalogue
 import SwitchboardRuntime
 import Testing
 
@@ -160,15 +160,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         #expect(setup.handlers.served.current.isEmpty)
     }
 
-    /// Sets every file of `folder` and its archive to `days` days old.
-    func age(_ folder: URL, days: Double) throws {
-        let old = Date().addingTimeInterval(-days * 24 * 3600)
-        for place in [folder, folder.appendingPathComponent(".archive")] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: place.path)) ?? [] where name != ".archive" {
-                try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: place.appendingPathComponent(name).path)
-            }
-        }
-    }
+    static let day: TimeInterval = 24 * 3600
 
     @Test func finishedRequestsAreRemovedAfterTheRetentionAndNothingInProgressIs() async throws {
         let setup = try Setup()
@@ -183,7 +175,13 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         // Answered, never read: a copy dropped by hand, which nobody archives.
         let unread = try transport.resubmit(read)
         for _ in 0..<1000 where transport.records().first(where: { $0.id == unread })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
+        // The same document dropped again under the unread one's id: refused as a duplicate,
+        // and its claim does not stay behind (before, it did, for ever).
+        try FileManager.default.copyItem(at: folder.appendingPathComponent(unread + ".served.json"), to: folder.appendingPathComponent(unread + ".request.json"))
+        for _ in 0..<1000 where FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path) { try await Task.sleep(for: .milliseconds(10)) }
         await setup.provider.stop()
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".claimed.json").path))
+        #expect(setup.handlers.served.current.count == 2)
         // Withdrawn: the consumer gave up with no provider running.
         _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: CallOptions(timeout: .milliseconds(50)))
         // Still waiting, and being served (as a killed provider leaves it).
@@ -191,32 +189,38 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let serving = try transport.resubmit(read)
         try FileManager.default.moveItem(at: folder.appendingPathComponent(serving + ".request.json"), to: folder.appendingPathComponent(serving + ".claimed.json"))
         // A document a consumer died writing.
-        try Data("{".utf8).write(to: folder.appendingPathComponent(".\(waiting).request.json.1a2b.tmp"))
+        let temporary = folder.appendingPathComponent(".\(waiting).request.json.1a2b.tmp")
+        try Data("{".utf8).write(to: temporary)
         #expect(transport.records().count == 5)
-        try age(folder, days: 8)
-        // Withdrawn just now: within the retention.
-        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .milliseconds(50)))
-        let recent = try #require(transport.records().last)
 
         var keepAll = setup.options
         keepAll.retention = nil
         let keeping = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: keepAll)
-        #expect(await keeping.removeExpired() == 0)
+        #expect(await keeping.removeExpired(now: Date().addingTimeInterval(30 * Self.day)) == 0)
+        // Within the retention (7 days), nothing goes; a retention under the minimum counts as an hour.
+        #expect(await setup.provider.removeExpired(now: Date().addingTimeInterval(6 * Self.day)) == 0)
+        var short = setup.options
+        short.retention = .seconds(1)
+        let hasty = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: short)
+        #expect(await hasty.removeExpired(now: Date().addingTimeInterval(60)) == 0)
 
-        // Two archived, two unread, one withdrawn, one temporary file.
-        #expect(await setup.provider.removeExpired() == 6)
+        // Past it: two archived, two unread, one withdrawn, one temporary file.
+        #expect(await setup.provider.removeExpired(now: Date().addingTimeInterval(8 * Self.day)) == 6)
         let left = transport.records()
-        #expect(Set(left.map(\.id)) == [waiting, serving, recent.id])
+        #expect(Set(left.map(\.id)) == [waiting, serving])
         #expect(left.first { $0.id == waiting }?.state == .submitted)
         #expect(left.first { $0.id == serving }?.state == .claimed)
-        #expect(left.first { $0.id == recent.id }?.state == .withdrawn)
-        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(".\(waiting).request.json.1a2b.tmp").path))
+        #expect(!FileManager.default.fileExists(atPath: temporary.path))
 
-        // The serving loop sweeps by itself: the recent one, once old, goes too.
-        try age(folder, days: 8)
-        try setup.provider.start()
-        for _ in 0..<1000 where transport.records().contains(where: { $0.id == recent.id }) { try await Task.sleep(for: .milliseconds(10)) }
-        await setup.provider.stop()
-        #expect(!transport.records().contains { $0.id == recent.id })
+        // A running provider sweeps by itself, off the serving path: with its clock eight
+        // days ahead, the withdrawal made just now goes.
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .milliseconds(50)))
+        let withdrawn = try #require(transport.records().first { $0.state == .withdrawn })
+        let ahead = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router,
+                                     options: setup.options, clock: { Date().addingTimeInterval(8 * Self.day) })
+        try ahead.start()
+        for _ in 0..<1000 where transport.records().contains(where: { $0.id == withdrawn.id }) { try await Task.sleep(for: .milliseconds(10)) }
+        await ahead.stop()
+        #expect(!transport.records().contains { $0.id == withdrawn.id })
     }
 }

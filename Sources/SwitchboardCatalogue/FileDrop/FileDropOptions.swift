@@ -10,14 +10,19 @@ public struct FileDropOptions: Sendable {
     /// Whether documents and renames are flushed to disk (fsync of file and folder), so they
     /// survive a power cut and not only a killed process: on by default.
     public var durable = true
-    /// How long a finished request's documents stay after the last of them was written: 7
-    /// days. Answered (read or not) and withdrawn requests older than this are removed by the
-    /// provider, and so is a temporary file a crashed writer left; requests still waiting or
-    /// being served are never removed. An id answered within this time is not served again if
+    /// How long a finished request's documents stay after the last change to any of them
+    /// (written, renamed or archived): 7 days, and never less than ``minimumRetention`` (a
+    /// shorter value counts as that, so an answer outlives its consumer's wait). Answered
+    /// requests, read or not, and withdrawn ones older than this are removed by the provider,
+    /// and so is a temporary file a crashed writer left; requests still waiting or being
+    /// served are never removed. An id answered within this time is not served again if
     /// dropped again; after it, it would be. `nil` keeps every document.
     public var retention: Duration? = .seconds(7 * 24 * 3600)
-    /// How often a provider looks for documents past ``retention``: every minute.
-    public var retentionSweepInterval: Duration = .seconds(60)
+    /// How often a provider looks for documents past ``retention``, off the path that serves
+    /// requests: every hour (at least every second).
+    public var retentionSweepInterval: Duration = .seconds(3600)
+    /// The shortest retention honoured: one hour.
+    public static let minimumRetention: Duration = .seconds(3600)
 
     /// The defaults.
     public init() {}

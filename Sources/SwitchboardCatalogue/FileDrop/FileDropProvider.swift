@@ -27,13 +27,23 @@ public final class FileDropProvider: Sendable {
     /// Wakes the loop early when a slot frees.
     private let slotFreed = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let files = FileDropFiles.queue("provider")
+    /// The retention sweep's own queue and task.
+    private let sweepFiles = FileDropFiles.queue("provider-retention")
+    private let sweeper = Locked<Task<Void, Never>?>(nil)
+    /// The wall clock the sweep compares documents' ages with (a test moves it ahead).
+    let clock: @Sendable () -> Date
 
     /// A provider of `catalogue`'s services from the folder `directory`, served by `router`.
-    public init(directory: URL, catalogue: ServiceCatalogue, router: RPCRouter, options: FileDropOptions = FileDropOptions()) {
+    public convenience init(directory: URL, catalogue: ServiceCatalogue, router: RPCRouter, options: FileDropOptions = FileDropOptions()) {
+        self.init(directory: directory, catalogue: catalogue, router: router, options: options, clock: { Date() })
+    }
+
+    init(directory: URL, catalogue: ServiceCatalogue, router: RPCRouter, options: FileDropOptions, clock: @escaping @Sendable () -> Date) {
         self.directory = directory
         self.catalogue = catalogue
         self.router = router
         self.options = options
+        self.clock = clock
     }
 
     /// Takes the catalogue folder (one provider serves a folder at a time), recovers what a
@@ -48,15 +58,20 @@ public final class FileDropProvider: Sendable {
             throw CatalogueError(file: ".provider.lock", "another provider is serving \(directory.path)")
         }
         recover()
+        if options.retention != nil {
+            // On its own queue: a week of documents to look through must not hold up serving.
+            let sweeping = Task.detached { [self] in
+                while !Task.isCancelled {
+                    await removeExpired(now: clock())
+                    try? await Task.sleep(for: max(options.retentionSweepInterval, .seconds(1)))
+                }
+            }
+            sweeper.withLock { $0 = sweeping }
+        }
         let started = Task { [self] in
-            var nextSweep = ContinuousClock.now
             // Requests start as slots free, whatever the others take: one slow handler holds
             // its own slot, not the intake.
             while !Task.isCancelled {
-                if options.retention != nil, ContinuousClock.now >= nextSweep {
-                    nextSweep = ContinuousClock.now + options.retentionSweepInterval
-                    _ = await removeExpired()
-                }
                 if await startPending() == 0 { await waitForSlot(atMost: options.pollInterval) }
             }
             // Stopping takes no new request; those in hand are answered.
@@ -68,6 +83,13 @@ public final class FileDropProvider: Sendable {
 
     /// Stops taking requests, answers those in hand, and releases the folder.
     public func stop() async {
+        if let sweeping = sweeper.withLock({ current -> Task<Void, Never>? in
+            defer { current = nil }
+            return current
+        }) {
+            sweeping.cancel()
+            await sweeping.value
+        }
         guard let running = task.withLock({ current -> Task<Void, Never>? in
             defer { current = nil }
             return current
@@ -124,14 +146,14 @@ public final class FileDropProvider: Sendable {
     }
 
     /// Removes the documents of requests finished longer than ``FileDropOptions/retention``
-    /// ago (the serving loop does this every ``FileDropOptions/retentionSweepInterval``);
-    /// returns how many files it removed.
+    /// before `now` (a running provider does this every
+    /// ``FileDropOptions/retentionSweepInterval``); returns how many files it removed.
     @discardableResult
     public func removeExpired(now: Date = Date()) async -> Int {
-        guard let retention = options.retention else { return 0 }
+        guard let retention = options.retention.map({ max($0, FileDropOptions.minimumRetention) }) else { return 0 }
         let parts = retention.components
         let cutoff = now.addingTimeInterval(-(TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18))
-        return await FileDropFiles.offPool(on: files) { [self] in
+        return await FileDropFiles.offPool(on: sweepFiles) { [self] in
             folders().reduce(0) { $0 + FileDropRetention.prune($1.url, before: cutoff) }
         }
     }
@@ -222,7 +244,7 @@ public final class FileDropProvider: Sendable {
             guard FileDropFiles.move(submitted, to: claimed, durable: durable) else { return .lost }
             // A request submitted again under an id already answered is not served twice.
             if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
-                _ = FileDropFiles.move(claimed, to: served, durable: durable)
+                Self.retire(claimed, as: served, durable: durable)
                 return .duplicate
             }
             return .document(FileDropFiles.readDocument(claimed, limit: limit))
@@ -254,11 +276,20 @@ public final class FileDropProvider: Sendable {
         let archivedResponse = archive.appendingPathComponent(id + FileDropDocument.responseSuffix)
         let archivedServed = archive.appendingPathComponent(id + FileDropDocument.servedSuffix)
         if FileDropFiles.exists(archivedResponse) {
-            _ = FileDropFiles.move(claimed, to: archivedServed, durable: durable)
+            retire(claimed, as: archivedServed, durable: durable)
             return
         }
-        _ = FileDropFiles.move(claimed, to: served, durable: durable)
+        retire(claimed, as: served, durable: durable)
         if FileDropFiles.exists(archivedResponse) { _ = FileDropFiles.move(served, to: archivedServed, durable: durable) }
+    }
+
+    /// Renames a claimed document to its served marker; if the id has that marker already
+    /// (a request dropped again under an answered id), the claim is removed instead, so no
+    /// claim stays behind for ever (it would count as in progress and never expire).
+    static func retire(_ claimed: URL, as served: URL, durable: Bool) {
+        if !FileDropFiles.move(claimed, to: served, durable: durable), FileDropFiles.exists(served) {
+            unlink(claimed.path)
+        }
     }
 
     /// The response to a request document, checked against the folder it was dropped in.
