@@ -84,7 +84,11 @@ public struct WireWriter {
     }
 
     /// Writes a length prefix and the string's UTF-8 bytes.
-    @inlinable
+    ///
+    /// Always inlined: called out of line from another module, the caller had to retain a
+    /// string read from a list's storage around the call (and release it after), which cost
+    /// more than the copy of a short string.
+    @inlinable @inline(__always)
     public mutating func writeString(_ value: String) {
         let utf8 = value.utf8
         writeVarint(UInt64(truncatingIfNeeded: utf8.count))
