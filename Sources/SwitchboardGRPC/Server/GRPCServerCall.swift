@@ -23,10 +23,19 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private var deframer: GRPCMessageDeframer
     private var messages: [[UInt8]] = []
 
+    /// When the request must have arrived in full by.
+    private let receiveDeadline: ContinuousClock.Instant
+
     private let lock = NSLock()
     private var task: Task<Void, Never>?
     private var isAnswered = false
+    /// The stream is over (answered and sent, or reset): the timer has nothing left to guard.
+    private var isClosed = false
+    /// Fires at the receive deadline while the request arrives, then at the call's deadline;
+    /// after an answer it stays until the stream closes, so an answer a client never takes
+    /// (it withholds its flow-control window) cannot hold the stream for ever.
     private var timer: LoopTimer?
+    private var timerIsForReceiving = false
 
     /// The two methods every service with events has over gRPC (see `GRPCPush`).
     static let eventsMethod = "/SwitchboardEvents"
@@ -55,7 +64,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             }
         }
         self.metadata = metadata
-        deadline = ContinuousClock.now.advanced(by: timeout ?? options.defaultCallTimeout)
+        let now = ContinuousClock.now
+        deadline = now.advanced(by: min(timeout ?? options.defaultCallTimeout, options.maximumCallTimeout))
+        receiveDeadline = now.advanced(by: options.requestReceiveTimeout)
         // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
         // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
         let subtype = contentType.map { $0 == "application/grpc" ? $0 : Self.normalizedContentType($0) }
@@ -83,23 +94,56 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)")
             return
         }
-        // Event streams live until the client leaves; acknowledgements are answered at once.
-        if rpcName.hasSuffix(Self.eventsMethod) || rpcName.hasSuffix(Self.acknowledgeMethod) { return }
-        guard router.messageEndpoint(for: rpcName) != nil else {
+        // Event streams live until the client leaves, once their request has come;
+        // acknowledgements are answered at once.
+        let isEvents = rpcName.hasSuffix(Self.eventsMethod) || rpcName.hasSuffix(Self.acknowledgeMethod)
+        if !isEvents, router.messageEndpoint(for: rpcName) == nil {
             answer(status: .unimplemented, message: "unknown method \(rpcName)")
             return
         }
-        if lock.withLock({ isAnswered }) { return }
-        let timer = connection.loop.schedule(at: deadline) { [weak self] in
-            self?.answer(status: .deadlineExceeded, message: "the deadline passed")
+        // Answered and closed meanwhile (its request arrived in the same read, and the handler
+        // did not suspend), or subscribed already (a subscription has no deadline): no timer.
+        let (closed, answered, started) = lock.withLock { (isClosed, isAnswered, task != nil) }
+        if closed || (isEvents && answered) { return }
+        let receiving = !answered && !started && (isEvents || receiveDeadline < deadline)
+        let timer = connection.loop.schedule(at: receiving ? receiveDeadline : deadline) { [weak self] in self?.timerFired() }
+        let closedMeanwhile = lock.withLock {
+            if !isClosed {
+                self.timer = timer
+                timerIsForReceiving = receiving
+            }
+            return isClosed
         }
-        // Answered meanwhile (its request arrived in the same read and the handler did not
-        // suspend): the timer would only wait in the loop's heap until the deadline.
-        let answered = lock.withLock {
-            if !isAnswered { self.timer = timer }
-            return isAnswered
+        if closedMeanwhile { timer.cancel() }
+    }
+
+    /// On the loop, at the timer's instant.
+    private func timerFired() {
+        let (receiving, answered) = lock.withLock { (timerIsForReceiving, isAnswered) }
+        if !answered {
+            answer(status: .deadlineExceeded, message: receiving ? "the request did not arrive within the receive timeout" : "the deadline passed")
+        } else if !lock.withLock({ isClosed }) {
+            // Answered, but the client has not taken the answer by the deadline.
+            connection.resetStream(streamID, code: .cancel)
         }
-        if answered { timer.cancel() }
+    }
+
+    /// The request has arrived: the timer now guards the call's deadline.
+    private func requestArrived() {
+        let previous: LoopTimer? = lock.withLock {
+            guard timerIsForReceiving, !isClosed else { return nil }
+            timerIsForReceiving = false
+            defer { self.timer = nil }
+            return self.timer
+        }
+        guard let previous else { return }
+        previous.cancel()
+        let timer = connection.loop.schedule(at: deadline) { [weak self] in self?.timerFired() }
+        let closed = lock.withLock {
+            if !isClosed { self.timer = timer }
+            return isClosed
+        }
+        if closed { timer.cancel() }
     }
 
     // MARK: HTTP2StreamDelegate (on the loop)
@@ -133,6 +177,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // The client went away (RST_STREAM, or the connection ended): stop the work.
         let (task, timer) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?) in
             isAnswered = true
+            isClosed = true
+            defer { self.timer = nil }
             return (self.task, self.timer)
         }
         timer?.cancel()
@@ -149,6 +195,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             subscribe(service: String(rpcName.dropLast(Self.eventsMethod.count)))
             return
         }
+        requestArrived()
         if rpcName.hasSuffix(Self.acknowledgeMethod) {
             guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: messages[0]) else {
                 answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
@@ -188,6 +235,11 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// message, and the status only when the server ends the subscription.
     private func subscribe(service: String) {
         guard claim() else { return }
+        // A subscription lasts as long as its client stays: no deadline.
+        lock.withLock {
+            defer { self.timer = nil }
+            return self.timer
+        }?.cancel()
         let subscriber = GRPCEventSubscriber(service: service, auth: options.authenticate(metadata), headers: metadata,
                                              streamID: streamID, connection: connection, hub: hub)
         self.subscriber = subscriber
@@ -195,15 +247,14 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         hub.arrived(subscriber)
     }
 
-    /// Claims the right to answer; false once answered or abandoned.
+    /// Claims the right to answer; false once answered or abandoned. The timer stays until
+    /// the stream closes.
     private func claim() -> Bool {
-        let (won, timer): (Bool, LoopTimer?) = lock.withLock {
-            guard !isAnswered else { return (false, nil) }
+        lock.withLock {
+            guard !isAnswered else { return false }
             isAnswered = true
-            return (true, self.timer)
+            return true
         }
-        timer?.cancel()
-        return won
     }
 
     private func respond(with response: RPCResponse) {

@@ -20,6 +20,14 @@ public struct GRPCServerOptions: Sendable {
     public var maximumConnections = 1024
     /// The longest a call may run when its client sends no `grpc-timeout`. Default 60 s.
     public var defaultCallTimeout: Duration = .seconds(60)
+    /// The longest a call may run whatever `grpc-timeout` its client sends: a longer one is
+    /// cut to this, so a client cannot hold a stream (and its buffered request) for years.
+    /// Default 5 minutes.
+    public var maximumCallTimeout: Duration = .seconds(300)
+    /// How long a call's request message may take to arrive in full, from its headers, event
+    /// subscriptions included (their request is the empty message that opens them); past it
+    /// the call ends with DEADLINE_EXCEEDED. Default 30 s.
+    public var requestReceiveTimeout: Duration = .seconds(30)
     /// Which kind of connection a call counts as, from its metadata: routes for `auth account`
     /// endpoints need `.account`. Default: `.account` when an `authorization` header is present.
     public var authenticate: @Sendable (RPCHeaders) -> AuthRequirement = { headers in

@@ -217,6 +217,13 @@ public struct HTTP2Connection: Sendable {
         case let .goAway(lastStreamID, code, debugData):
             receiveGoAway(lastStreamID: lastStreamID, code: code, debugData: debugData)
         case let .windowUpdate(increment):
+            // A connection-level one walks every blocked stream: a flood of tiny ones while
+            // streams wait would cost that walk (and a tiny DATA frame) each, so they count as
+            // control frames. Tiny ones with nothing waiting cost nothing and are free, as a
+            // peer's small refills often are.
+            if increment < HTTP2FlowControl.smallWindowUpdate && frame.streamID == 0 && !blocked.isEmpty {
+                try spendControlBudget(at: now, on: "small WINDOW_UPDATE")
+            }
             try receiveWindowUpdate(increment, streamID: frame.streamID)
         case .continuation:
             throw HTTP2ProtocolViolation(.protocolError, "CONTINUATION without a header block to continue")

@@ -106,4 +106,7 @@ public enum HTTP2FlowControl {
     public static let maximumWindow: UInt32 = 0x7fff_ffff
     /// Every window's size before any SETTINGS or WINDOW_UPDATE.
     public static let defaultWindow: UInt32 = 65_535
+    /// A connection WINDOW_UPDATE below this (1 KiB) while streams wait for window counts
+    /// against the control-frame limit (`HTTP2ConnectionConfiguration.controlFrameLimit`).
+    public static let smallWindowUpdate: UInt32 = 1024
 }

@@ -392,6 +392,11 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func flushOutput() {
         guard readCore({ $0.hasOutput }) else { return }
         let bytes = core.takeOutput()
+        let waiting = channel.queuedByteCount
+        if waiting > 0 && waiting + bytes.count > options.outputQueueLimit {
+            ended(reason: "the peer is not reading: \(waiting) bytes are waiting to be written")
+            return
+        }
         let result = channel.write(bytes) { [weak self] _ in
             // Queued, never inline: a channel that closes runs this from `close`, which may
             // be called under the lock.

@@ -18,6 +18,11 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// most MAX_CONCURRENT_STREAMS of them), and answers held back by the peer's flow-control
     /// windows, which that peer grants.
     public var maxQueuedOutputBytes = 4 << 20
+    /// Written bytes that may wait for the peer before the connection is closed: what a
+    /// peer that stops reading is sent without asking (pushes on an event stream) does not
+    /// pause with reading, so this is the hard cap. One write on its own is always queued,
+    /// however large. Default 16 MiB.
+    public var outputQueueLimit = 16 << 20
     /// How long the connection may go without any stream before it closes gracefully
     /// (GOAWAY, no error), so idle connections cannot hold a server's connection slots for
     /// ever; nil keeps them. Checked every so often: a connection closes between this and

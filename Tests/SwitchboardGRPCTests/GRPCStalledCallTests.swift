@@ -1,0 +1,205 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+@testable import SwitchboardHTTP2
+import SwitchboardRuntime
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Clients that hold a stream without finishing it: each is bounded in time by a server
+/// option, so streams (and the requests they buffer) cannot be held for ever; and a
+/// subscriber that stops reading cannot make pushes queue without end.
+@Suite(.timeLimit(.minutes(2)))
+struct GRPCStalledCallTests {
+    /// A raw client: sends `bytes` (the preface and SETTINGS first, with `settings`), then
+    /// reads the server's frames until `done` holds for them, or `seconds` pass.
+    static func exchange(port: Int, settings: [HTTP2Setting] = [], _ bytes: [UInt8], then later: [UInt8] = [], seconds: Double = 10,
+                         until done: @escaping @Sendable ([HTTP2Frame]) -> Bool) async -> [HTTP2Frame] {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                guard let fd = GRPCHostilePeerTests.connectedSocket(port: port, receiveBuffer: nil) else {
+                    continuation.resume(returning: [])
+                    return
+                }
+                defer { _ = close(fd) }
+                var first = HTTP2ConnectionPreface.bytes
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(settings, ack: false)), into: &first)
+                first += bytes
+                func sendAll(_ bytes: [UInt8]) {
+                    var offset = 0
+                    while offset < bytes.count {
+                        let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        if sent <= 0 { return }
+                        offset += sent
+                    }
+                }
+                sendAll(first)
+                var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: false)
+                var frames: [HTTP2Frame] = []
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                let start = Date()
+                var sentLater = later.isEmpty
+                while Date().timeIntervalSince(start) < seconds, !done(frames) {
+                    // What comes later goes once the server has had a moment with the first part.
+                    if !sentLater, Date().timeIntervalSince(start) > 0.3 {
+                        sendAll(later)
+                        sentLater = true
+                    }
+                    var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    guard poll(&ready, 1, 50) > 0 else { continue }
+                    let count = recv(fd, &buffer, buffer.count, 0)
+                    if count <= 0 { break }
+                    decoder.append(Array(buffer[0..<count]))
+                    while let frame = try? decoder.nextFrame() { frames.append(frame) }
+                }
+                continuation.resume(returning: frames)
+            }
+        }
+    }
+
+    static func headers(_ stream: UInt32, path: String, extra: [HPACKHeader] = [], encoder: inout HPACKEncoder, endStream: Bool = false) -> [UInt8] {
+        var block: [UInt8] = []
+        encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
+                        HPACKHeader(":path", path), HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers")] + extra,
+                       into: &block)
+        return GRPCHostilePeerTests.frame(stream, .headers(fragment: block, endStream: endStream, endHeaders: true))
+    }
+
+    /// The `grpc-status` of each stream's trailers (or trailers-only answer), in order.
+    static func statuses(_ frames: [HTTP2Frame]) -> [UInt32: String] {
+        var decoder = HPACKDecoder()
+        var found: [UInt32: String] = [:]
+        for frame in frames {
+            guard case let .headers(fragment, _, _) = frame.payload, let block = try? decoder.decode(fragment) else { continue }
+            if let status = block.headers.first(where: { $0.name == "grpc-status" }) { found[frame.streamID] = status.value }
+        }
+        return found
+    }
+
+    static let lookUp = "/signal.chat.Usernames/LookUpUsernameHash"
+
+    @Test func aClientDeadlineBeyondTheMaximumIsCutToIt() async throws {
+        var options = GRPCServerOptions()
+        options.maximumCallTimeout = .seconds(1)
+        options.requestReceiveTimeout = .seconds(60)
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var encoder = HPACKEncoder()
+        // About 11,000 years asked for, and a message that never completes.
+        var bytes = Self.headers(1, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "99999999H")], encoder: &encoder)
+        bytes += GRPCHostilePeerTests.frame(1, .data([0, 0, 0, 0, 10, 1], endStream: false, flowControlledLength: 6))
+        let started = ContinuousClock.now
+        let frames = await Self.exchange(port: server.port, bytes) { Self.statuses($0)[1] != nil }
+        #expect(Self.statuses(frames)[1] == "\(GRPCStatusCode.deadlineExceeded.rawValue)")
+        #expect(ContinuousClock.now - started < .seconds(8))
+        await server.shutdown(timeout: .seconds(1))
+    }
+
+    @Test func aRequestThatNeverArrivesInFullEndsAtTheReceiveTimeoutEventStreamsToo() async throws {
+        var options = GRPCServerOptions()
+        options.requestReceiveTimeout = .milliseconds(500)
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var encoder = HPACKEncoder()
+        // A unary call with a long deadline whose message trickles, and an event subscription
+        // whose (empty) request message never comes: neither had a limit before.
+        var bytes = Self.headers(1, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "60S")], encoder: &encoder)
+        bytes += GRPCHostilePeerTests.frame(1, .data([0, 0, 0, 0], endStream: false, flowControlledLength: 4))
+        bytes += Self.headers(3, path: "/signal.chat.Messages/SwitchboardEvents", extra: [HPACKHeader("authorization", "Basic YTpi")], encoder: &encoder)
+        let frames = await Self.exchange(port: server.port, bytes) { Self.statuses($0).count == 2 }
+        let deadlineExceeded = "\(GRPCStatusCode.deadlineExceeded.rawValue)"
+        #expect(Self.statuses(frames) == [1: deadlineExceeded, 3: deadlineExceeded])
+        await server.shutdown(timeout: .seconds(1))
+    }
+
+    @Test func anAnswerTheClientNeverTakesIsResetAtTheDeadline() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        var encoder = HPACKEncoder()
+        // No window for any stream: the answer's message can never be sent.
+        var bytes = Self.headers(1, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "1S")], encoder: &encoder)
+        let message = LookUpUsernameHashRequest(hash: Data([1, 2])).serializedBytes()
+        bytes += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message), endStream: true, flowControlledLength: message.count + 5))
+        let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0)], bytes) { frames in
+            frames.contains { if case .rstStream = $0.payload { return $0.streamID == 1 } else { return false } }
+        }
+        let reset = frames.first { if case .rstStream = $0.payload { return $0.streamID == 1 } else { return false } }
+        guard case let .rstStream(code)? = reset?.payload else {
+            Issue.record("the stream must be reset at the deadline; frames: \(frames.map(\.payload))")
+            await server.shutdown(timeout: .seconds(1))
+            return
+        }
+        #expect(code == .cancel)
+        #expect(!frames.contains { if case .data = $0.payload { return true } else { return false } }, "no window, no message")
+        await server.shutdown(timeout: .seconds(1))
+    }
+
+    @Test func tinyConnectionWindowUpdatesWhileStreamsWaitAreControlFrames() async throws {
+        // Answers bigger than the connection's first window, so the second one waits for it.
+        let answer = RPCResponse(status: 200, body: Data(repeating: 7, count: 40_000))
+        let endpoint = EndpointDescriptor(rpcName: "test.Big/Get", verb: "POST", pathTemplate: "/big", auth: .none)
+        let big = RPCRoute(endpoint: endpoint, message: { _, _ in answer }, handler: { _, _ in answer })
+        var options = GRPCServerOptions()
+        options.http2.protocolConfiguration.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10)
+        let server = try GRPCServer(router: RPCRouter(routes: [big]), options: options)
+        var encoder = HPACKEncoder()
+        var requests: [UInt8] = []
+        for stream in [UInt32(1), 3] {
+            requests += Self.headers(stream, path: "/test.Big/Get", encoder: &encoder)
+            requests += GRPCHostilePeerTests.frame(stream, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        }
+        // Then, once the second answer waits: a flood of one-byte connection window updates.
+        var flood: [UInt8] = []
+        for _ in 0..<1000 { flood += GRPCHostilePeerTests.frame(0, .windowUpdate(increment: 1)) }
+        let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], requests, then: flood) { frames in
+            frames.contains { if case .goAway = $0.payload { return true } else { return false } }
+        }
+        let goAway = frames.first { if case .goAway = $0.payload { return true } else { return false } }
+        guard case let .goAway(_, code, _)? = goAway?.payload else {
+            Issue.record("the flood must end in GOAWAY")
+            await server.shutdown(timeout: .seconds(1))
+            return
+        }
+        #expect(code == .enhanceYourCalm)
+        await server.shutdown(timeout: .seconds(1))
+    }
+
+    @Test func pushesToASubscriberThatStopsReadingEndItsConnectionAtTheQueueLimit() async throws {
+        var options = GRPCServerOptions()
+        options.http2.outputQueueLimit = 256 << 10
+        let server = try GRPCServer(router: RPCRouter(routes: []), options: options)
+        let arrivals = server.arrivingSubscribers()
+        var encoder = HPACKEncoder()
+        // Windows wide open, so only the socket holds the pushes back; the client never reads.
+        var bytes = GRPCHostilePeerTests.frame(0, .windowUpdate(increment: 0x7fff_0000))
+        bytes += GRPCHostilePeerTests.frame(0, .settings([], ack: true))
+        bytes += Self.headers(1, path: "/signal.chat.Messages/SwitchboardEvents", extra: [HPACKHeader("authorization", "Basic YTpi")], encoder: &encoder)
+        bytes += GRPCHostilePeerTests.frame(1, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        let fd = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: 8 << 10))
+        defer { _ = close(fd) }
+        var first = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], ack: false)), into: &first)
+        first += bytes
+        #expect(first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == first.count)
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        var largest = 0
+        var pushes = 0
+        let body = Data(repeating: 1, count: 32 << 10)
+        while subscriber.isOpen && pushes < 400 {
+            // Not waiting for acknowledgements, which never come.
+            _ = await subscriber.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: body), timeout: .milliseconds(1))
+            pushes += 1
+            largest = max(largest, server.queuedOutputBytes)
+        }
+        // 400 pushes are 13 MB; the queue stopped at the limit (plus one push) and the
+        // connection ended there.
+        #expect(!subscriber.isOpen, "after \(pushes) pushes")
+        #expect(largest <= options.http2.outputQueueLimit + body.count + 1024, "queued \(largest)")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.connectionCount > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.connectionCount == 0)
+        await server.shutdown(timeout: .seconds(1))
+    }
+}
