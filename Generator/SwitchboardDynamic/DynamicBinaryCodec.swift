@@ -245,7 +245,13 @@ public struct DynamicBinaryCodec: Sendable {
             throw DynamicCodecError("\(definition.name): \(error)")
         }
         if !unknown.isEmpty {
-            message.unknownFields = message.unknownFields.isEmpty ? unknown : UnknownFields(bytes: message.unknownFields.bytes + unknown.bytes)
+            // Appended in place: a message merged again and again (its field repeated on the
+            // wire) must not copy what it holds each time.
+            if message.unknownFields.isEmpty {
+                message.unknownFields = unknown
+            } else {
+                message.unknownFields.append(contentsOf: unknown)
+            }
         }
     }
 

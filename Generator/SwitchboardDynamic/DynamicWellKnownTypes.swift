@@ -118,9 +118,12 @@ extension DynamicJSONCodec {
             if case let .single(.bytes(value))? = message.fields[2] { bytes = value }
             let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
             var output = ""
-            guard let packed = schema.messages.firstIndex(where: { $0.fullName == name }),
+            // Each level of packed messages is decoded here, as it is written: nesting past the
+            // depth limit (an Any in an Any, 25 bytes a level) stays as raw bytes, so hostile
+            // input cannot recurse without bound.
+            guard indent < 2 * maximumDepth, let packed = schema.messages.firstIndex(where: { $0.fullName == name }),
                   let inner = try? binary.decode(bytes, as: packed) else {
-                // Not a type of this schema: the URL and the raw bytes, so nothing is hidden.
+                // Not a type of this schema (or nested too deep): the URL and the raw bytes, so nothing is hidden.
                 writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { $0 += Self.quoted(bytes.base64EncodedString()) })],
                             indent: indent, to: &output)
                 return output

@@ -1,9 +1,16 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The front end's entry point: schema text in, a validated ``Schema`` and diagnostics out.
 public enum SchemaCompiler {
     /// The extension of schema files.
     public static let fileExtension = "sb"
+    /// The largest schema file read: 16 MiB. A larger one is an error, not read.
+    public static let maximumFileSize = 16 << 20
 
     /// The result of compiling a schema.
     public struct Output: Sendable {
@@ -107,6 +114,10 @@ public enum SchemaCompiler {
                 diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) holds no schema with a 'package'", at: nil)
                 continue
             }
+            if package == WellKnownTypes.packageName {
+                diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) declares package '\(package)', which is built in (the well-known types) and cannot be replaced", at: nil)
+                continue
+            }
             if let other = paths[package] {
                 diagnostics.error(.invalidImport, "import paths \(other.path.directory.relativePath) and \(path.directory.relativePath) both declare package '\(package)'", at: nil)
                 continue
@@ -169,12 +180,46 @@ public enum SchemaCompiler {
             guard url.pathExtension == fileExtension else { continue }
             let relative = url.standardizedFileURL.path.dropFirst(root.path.count).drop { $0 == "/" }
             let displayPath = prefix + "/" + relative
-            guard let data = FileManager.default.contents(atPath: url.path) else {
-                diagnostics.error(.unreadableFile, "cannot read \(displayPath)", at: nil)
-                continue
+            switch readSchemaFile(url) {
+            case let .success(data):
+                files.append(SourceFile(path: displayPath, text: String(decoding: data, as: UTF8.self)))
+            case let .failure(reason):
+                diagnostics.error(.unreadableFile, "cannot read \(displayPath): \(reason.text)", at: nil)
             }
-            files.append(SourceFile(path: displayPath, text: String(decoding: data, as: UTF8.self)))
         }
         return (files, diagnostics)
+    }
+
+    struct ReadFailure: Error {
+        let text: String
+    }
+
+    /// A schema file's bytes: a regular file itself (a link could point at any file, whose
+    /// lines diagnostics would print; a FIFO or device would block or never end), checked on
+    /// the open file, of at most ``maximumFileSize`` bytes.
+    static func readSchemaFile(_ url: URL) -> Result<Data, ReadFailure> {
+        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else {
+            return .failure(ReadFailure(text: errno == ELOOP ? "it is a symbolic link; schema files must be regular files" : String(cString: strerror(errno))))
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return .failure(ReadFailure(text: "it is not a regular file")) }
+        guard Int(status.st_size) <= maximumFileSize else {
+            return .failure(ReadFailure(text: "it is \(status.st_size) bytes, more than the \(maximumFileSize) a schema file may have"))
+        }
+        var data = Data(count: Int(status.st_size))
+        var total = 0
+        let complete = data.withUnsafeMutableBytes { buffer -> Bool in
+            while total < buffer.count {
+                let count = read(descriptor, buffer.baseAddress! + total, buffer.count - total)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { return false }
+                total += count
+            }
+            return true
+        }
+        return complete ? .success(data) : .failure(ReadFailure(text: "it changed while it was read"))
     }
 }

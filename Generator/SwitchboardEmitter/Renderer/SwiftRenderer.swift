@@ -6,7 +6,7 @@ public struct SwiftRenderer: Sendable {
 
     /// Renders a whole file, ending with a single newline.
     public func render(_ file: SwiftFile) -> String {
-        var lines: [String] = file.header.map { $0.isEmpty ? "//" : "// \($0)" }
+        var lines: [String] = file.header.map { $0.isEmpty ? "//" : "// \(Self.commentText($0))" }
         if !lines.isEmpty { lines.append("") }
         for module in file.imports { lines.append("import \(module)") }
         if !file.imports.isEmpty && !file.declarations.isEmpty { lines.append("") }
@@ -25,7 +25,19 @@ public struct SwiftRenderer: Sendable {
     }
 
     func documentation(_ lines: [String], indent: String, into output: inout [String]) {
-        for line in lines { output.append(line.isEmpty ? "\(indent)///" : "\(indent)/// \(line)") }
+        for line in lines { output.append(line.isEmpty ? "\(indent)///" : "\(indent)/// \(Self.commentText(line))") }
+    }
+
+    /// `text` made safe to stand in a line comment: whatever Swift would read as the end of
+    /// the line (CR, LF, U+2028, U+2029, other controls) becomes a space, so schema text (a
+    /// doc comment, a file name) cannot end the comment and put code in the output.
+    static func commentText(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F || $0 == "\u{2028}" || $0 == "\u{2029}" || $0 == "\u{85}" }) else {
+            return text
+        }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map {
+            ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F || $0 == "\u{2028}" || $0 == "\u{2029}" || $0 == "\u{85}" ? " " : $0
+        }))
     }
 
     func prefix(_ access: String?) -> String { access.map { "\($0) " } ?? "" }

@@ -27,28 +27,46 @@ public struct Diagnostic: Sendable, Hashable {
 
 /// Collects diagnostics from every stage, so one run reports as many problems as it can find.
 public struct DiagnosticCollector: Sendable {
-    /// The diagnostics so far, in the order they were found.
+    /// The diagnostics so far, in the order they were found: at most ``maximumCount``.
     public private(set) var diagnostics: [Diagnostic] = []
+    /// How many errors were reported, kept or not.
+    public private(set) var errorCount = 0
+
+    /// The most diagnostics kept: 1,000. Input that breaks every line cannot make the
+    /// output (or the memory) grow past that; the first ones are the ones to fix.
+    public static let maximumCount = 1000
 
     /// Creates an empty collector.
     public init() {}
 
     /// Whether any error (not warning) was reported.
-    public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
+    public var hasErrors: Bool { errorCount > 0 }
 
     /// Reports an error.
     public mutating func error(_ code: DiagnosticCode, _ message: String, at location: SourceLocation?) {
-        diagnostics.append(Diagnostic(.error, code, message, at: location))
+        add(Diagnostic(.error, code, message, at: location))
     }
 
     /// Reports a warning.
     public mutating func warning(_ code: DiagnosticCode, _ message: String, at location: SourceLocation?) {
-        diagnostics.append(Diagnostic(.warning, code, message, at: location))
+        add(Diagnostic(.warning, code, message, at: location))
     }
 
     /// Adds diagnostics found elsewhere.
     public mutating func append(contentsOf other: [Diagnostic]) {
-        diagnostics.append(contentsOf: other)
+        for diagnostic in other { add(diagnostic) }
+    }
+
+    private mutating func add(_ diagnostic: Diagnostic) {
+        if diagnostic.severity == .error { errorCount += 1 }
+        guard diagnostics.count < Self.maximumCount else { return }
+        if diagnostics.count == Self.maximumCount - 1 {
+            // The last place says that the list stops here.
+            diagnostics.append(Diagnostic(.error, .tooManyDiagnostics, "more than \(Self.maximumCount - 1) problems; only the first ones are shown", at: nil))
+            errorCount += diagnostic.severity == .error ? 0 : 1
+            return
+        }
+        diagnostics.append(diagnostic)
     }
 
     /// The diagnostics sorted by file and position, so output does not depend on check order.
@@ -77,11 +95,23 @@ public struct DiagnosticRenderer: Sendable {
         }
         let file = files[location.file]
         let (line, column) = file.lineAndColumn(of: location.offset)
-        let text = file.lineText(line)
+        var scalars = Array(file.lineText(line).unicodeScalars)
+        var caret = column - 1
+        // A long line is shown around the caret only: a one-line schema with many errors
+        // must not print the whole line for each.
+        if scalars.count > Self.shownLineWidth {
+            let start = max(0, min(caret - Self.shownLineWidth / 2, scalars.count - Self.shownLineWidth))
+            let end = start + Self.shownLineWidth
+            scalars = (start > 0 ? Array("…".unicodeScalars) : []) + scalars[start..<end] + (end < scalars.count ? Array("…".unicodeScalars) : [])
+            caret = caret - start + (start > 0 ? 1 : 0)
+        }
         // Keep tabs so the caret lines up however the terminal renders them.
-        let padding = String(text.unicodeScalars.prefix(column - 1).map { $0 == "\t" ? "\t" : " " })
-        return "\(file.path):\(line):\(column): \(head)\n\(text)\n\(padding)^\n"
+        let padding = String(String.UnicodeScalarView(scalars.prefix(caret).map { $0 == "\t" ? "\t" : " " }))
+        return "\(file.path):\(line):\(column): \(head)\n\(String(String.UnicodeScalarView(scalars)))\n\(padding)^\n"
     }
+
+    /// The most of a source line shown with a diagnostic, in characters (the rest is elided).
+    static let shownLineWidth = 160
 
     /// Renders many diagnostics.
     public func render(_ diagnostics: [Diagnostic]) -> String {

@@ -81,4 +81,6 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     // Files
     case noSchemaFiles = "no-schema-files"
     case unreadableFile = "unreadable-file"
+    /// More diagnostics than ``DiagnosticCollector/maximumCount``: the rest are not shown.
+    case tooManyDiagnostics = "too-many-diagnostics"
 }

@@ -113,6 +113,9 @@ extension SchemaValidator {
         messages[messageIndex].oneofs = oneofs
     }
 
+    /// The most reserved keys, ranges and names one message or enum may list: 1,000.
+    static let maximumReservedEntries = 1000
+
     mutating func collectReserved(
         _ reserved: ReservedSyntax,
         ranges: inout [(ClosedRange<Int>, SourceLocation)],
@@ -122,6 +125,11 @@ extension SchemaValidator {
     ) {
         let minimum = what == "field key" ? 1 : Int(Int32.min)
         for item in reserved.items {
+            // Each entry is checked against the others and each key against every entry.
+            guard ranges.count + names.count < Self.maximumReservedEntries else {
+                diagnostics.error(.invalidReservedRange, "more than \(Self.maximumReservedEntries) reserved entries in one declaration; reserve ranges ('20 to 29') instead", at: reserved.location)
+                return
+            }
             var range: ClosedRange<Int>?
             var location = reserved.location
             switch item {
@@ -320,8 +328,7 @@ extension SchemaValidator {
         }
         let spelled = names.joined(separator: ".")
         var message = "unknown type '\(spelled)'"
-        let known = ScalarType.allCases.map(\.rawValue) + ["timestamp"] + typesByPath.keys.sorted()
-        if let suggestion = Parser.suggest(spelled, among: known) {
+        if takeSuggestion(), let suggestion = Parser.suggest(spelled, among: ScalarType.allCases.map(\.rawValue) + ["timestamp"] + typesByPath.keys.sorted()) {
             message += "; did you mean '\(suggestion)'?"
         }
         diagnostics.error(.unknownType, message, at: location)

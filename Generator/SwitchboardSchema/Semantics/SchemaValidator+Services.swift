@@ -317,8 +317,8 @@ extension SchemaValidator {
                 }
                 endpoint.encoding = parsed
             case "rpcName":
-                guard let value = setting.values.first, value.text.contains("/"), !value.text.hasPrefix("/") else {
-                    diagnostics.error(.invalidServiceSetting, "an rpcName has the form 'package.Service/Method'", at: setting.keyword.location)
+                guard let value = setting.values.first, Self.isRPCName(value.text) else {
+                    diagnostics.error(.invalidServiceSetting, "an rpcName has the form 'package.Service/Method' (identifiers: letters, digits, '_')", at: setting.keyword.location)
                     continue
                 }
                 endpoint.rpcName = value.text
@@ -347,7 +347,7 @@ extension SchemaValidator {
                 for value in setting.values {
                     guard let set = errorSetSyntax[value.text] else {
                         var message = "unknown error set '\(value.text)'"
-                        if let suggestion = Parser.suggest(value.text, among: errorSetSyntax.keys.sorted()) { message += "; did you mean '\(suggestion)'?" }
+                        if takeSuggestion(), let suggestion = Parser.suggest(value.text, among: errorSetSyntax.keys.sorted()) { message += "; did you mean '\(suggestion)'?" }
                         diagnostics.error(.unknownErrorSet, message, at: value.location)
                         continue
                     }
@@ -417,6 +417,34 @@ extension SchemaValidator {
             grpcCode: grpcCode, documentation: item.documentation, location: item.status.location))
     }
 
+    /// What a path template may hold: RFC 3986's unreserved and sub-delimiter characters,
+    /// ':', '@', '/' and '?', and the template's braces. Anything else needs percent-encoding
+    /// on the wire, and quotes, backslashes and controls would also break the string literal
+    /// the path becomes in generated code.
+    static func isPathCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        guard scalar.isASCII else { return false }
+        if ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) { return true }
+        return "-._~!$&'()*+,;=:@/?{}".unicodeScalars.contains(scalar)
+    }
+
+    static let pathCharacters = "use letters, digits and -._~!$&'()*+,;=:@/?{}"
+
+    /// `package.Service/Method`: dotted identifiers, one slash, an identifier.
+    static func isRPCName(_ text: String) -> Bool {
+        let halves = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard halves.count == 2 else { return false }
+        func isIdentifier(_ part: Substring) -> Bool {
+            guard let first = part.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else { return false }
+            return part.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        }
+        return halves[0].split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isIdentifier) && isIdentifier(halves[1])
+    }
+
+    /// A character named so it can be found: printable ASCII as itself, others by code point.
+    static func describe(_ scalar: Unicode.Scalar) -> String {
+        scalar.value > 0x20 && scalar.value < 0x7F ? "'\(Character(scalar))'" : "U+\(String(scalar.value, radix: 16, uppercase: true))"
+    }
+
     /// Parses the route's path and query, binding each placeholder to a request field.
     mutating func bindRoute(_ endpoint: inout EndpointDefinition, path token: Token, syntax: EndpointSyntax) {
         let template = token.text
@@ -427,6 +455,10 @@ extension SchemaValidator {
         }
         guard template.hasPrefix("/") else {
             diagnostics.error(.invalidPathTemplate, "path template \"\(template)\" must start with '/'", at: location)
+            return
+        }
+        if let bad = template.unicodeScalars.first(where: { !Self.isPathCharacter($0) }) {
+            diagnostics.error(.invalidPathTemplate, "path template has \(Self.describe(bad)), which a path cannot hold as written; \(Self.pathCharacters)", at: location)
             return
         }
         let parts = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -596,6 +628,10 @@ extension SchemaValidator {
         }
         guard route.path.text.hasPrefix("/"), !route.path.text.contains("{"), !route.path.text.contains("?") else {
             diagnostics.error(.invalidEvent, "an event path is a fixed path starting with '/', without placeholders or query", at: route.path.location)
+            return nil
+        }
+        if let bad = route.path.text.unicodeScalars.first(where: { !Self.isPathCharacter($0) }) {
+            diagnostics.error(.invalidEvent, "event path has \(Self.describe(bad)), which a path cannot hold as written; \(Self.pathCharacters)", at: route.path.location)
             return nil
         }
         var acknowledgement = EventDefinition.Acknowledgement.afterHandling

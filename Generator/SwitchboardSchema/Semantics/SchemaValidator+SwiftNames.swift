@@ -15,6 +15,18 @@ extension SchemaValidator {
         }
         for index in messageSyntax.indices { messages[index].swiftPath = swiftPath(parent: messages[index].parent, name: messages[index].swiftName) }
         for index in enumSyntax.indices { enums[index].swiftPath = swiftPath(parent: enums[index].parent, name: enums[index].swiftName) }
+        // A renamed type (`Data` becomes `DataMessage`) may land on a name the schema uses.
+        var declared: [String: (name: String, location: SourceLocation)] = [:]
+        let generated = messageSyntax.indices.map { (messages[$0].swiftPath, messages[$0].name, messages[$0].location) }
+            + enumSyntax.indices.map { (enums[$0].swiftPath, enums[$0].name, enums[$0].location) }
+        for (path, name, location) in generated.sorted(by: { $0.2 < $1.2 }) {
+            // The same name twice in one scope is reported as a duplicate already.
+            if let other = declared[path], other.name != name {
+                diagnostics.error(.duplicateTypeName, "'\(name)' is generated as the Swift type '\(path)', as '\(other.name)' at \(describe(other.location)) is; rename one of them", at: location)
+            } else if declared[path] == nil {
+                declared[path] = (name, location)
+            }
+        }
     }
 
     func swiftPath(parent: Int?, name: String) -> String {

@@ -28,6 +28,16 @@ struct SchemaValidator {
     var importedPackages: [ImportedPackage] = []
     /// Full name (`google.protobuf.Duration`) → type, for types of linked packages.
     var importedTypesByFullName: [String: TypeReference] = [:]
+    /// "Did you mean" hints left to give: each compares a name with every candidate, so a
+    /// schema full of unknown names gets hints for its first ones only.
+    var suggestionsLeft = 100
+
+    /// Whether a hint may still be given (and uses one up).
+    mutating func takeSuggestion() -> Bool {
+        guard suggestionsLeft > 0 else { return false }
+        suggestionsLeft -= 1
+        return true
+    }
 
     enum TypeReference: Hashable {
         case message(Int)

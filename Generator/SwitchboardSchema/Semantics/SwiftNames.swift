@@ -19,7 +19,7 @@ public enum SwiftNames {
     static let messageMembers: Set<String> = [
         "unknownFields", "serializedSize", "serialize", "decodeFields", "encodeJSONFields", "decodeJSONFields",
         "protoMessageName", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "hashValue",
-        "description", "debugDescription",
+        "description", "debugDescription", "customMirror", "recipientID",
     ]
 
     /// Members every generated enum has; a case with one of these names is renamed.

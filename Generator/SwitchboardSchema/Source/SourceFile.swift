@@ -21,6 +21,29 @@ public struct SourceFile: Sendable, Hashable {
         lineStarts = starts
     }
 
+    /// The 0-based index of the line holding byte `offset` (a binary search).
+    func lineIndex(of offset: Int) -> Int {
+        let clamped = max(0, min(offset, utf8.count))
+        var low = 0
+        var high = lineStarts.count - 1
+        while low < high {
+            let mid = (low + high + 1) / 2
+            if lineStarts[mid] <= clamped { low = mid } else { high = mid - 1 }
+        }
+        return low
+    }
+
+    /// How many blanks (spaces, tabs) start the line holding byte `offset`.
+    func indentation(ofLineAt offset: Int) -> Int {
+        var index = lineStarts[lineIndex(of: offset)]
+        var count = 0
+        while index < utf8.count, utf8[index] == UInt8(ascii: " ") || utf8[index] == UInt8(ascii: "\t") {
+            count += 1
+            index += 1
+        }
+        return count
+    }
+
     /// The 1-based line and column (counted in Unicode scalars) of a byte offset.
     public func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, utf8.count))

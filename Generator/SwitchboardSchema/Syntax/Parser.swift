@@ -103,14 +103,18 @@ public struct Parser {
         }
     }
 
-    /// Whether `close` starts its line left of where the line holding `open` starts.
+    /// Whether `close` starts its line left of where the line holding `open` starts. Looks
+    /// only at the blanks before each (a `}` after other text on its line has no indentation
+    /// to compare), so a schema written on one long line costs no more per `}`.
     func isMisindented(_ close: Token, closing open: Token, in file: SourceFile) -> Bool {
-        let closeColumn = file.lineAndColumn(of: close.location.offset)
-        guard file.lineText(closeColumn.line).prefix(while: { $0 == " " || $0 == "\t" }).count == closeColumn.column - 1 else {
-            return false // something precedes the '}' on its line: no indentation to compare
+        var index = close.location.offset
+        var closeIndentation = 0
+        while index > 0, file.utf8[index - 1] != UInt8(ascii: "\n") {
+            guard file.utf8[index - 1] == UInt8(ascii: " ") || file.utf8[index - 1] == UInt8(ascii: "\t") else { return false }
+            closeIndentation += 1
+            index -= 1
         }
-        let openLine = file.lineText(file.lineAndColumn(of: open.location.offset).line)
-        return closeColumn.column - 1 < openLine.prefix(while: { $0 == " " || $0 == "\t" }).count
+        return closeIndentation < file.indentation(ofLineAt: open.location.offset)
     }
 
     mutating func expectName(_ context: String) -> NameSyntax? {

@@ -25,6 +25,11 @@ public struct UnknownFields: Sendable, Hashable {
         storage.append(contentsOf: raw)
     }
 
+    /// Appends `other`'s fields after these, in place (as merging a message does).
+    public mutating func append(contentsOf other: UnknownFields) {
+        storage.append(contentsOf: other.storage)
+    }
+
     /// Writes the kept fields back out unchanged.
     @inlinable
     public func write(to writer: inout WireWriter) {

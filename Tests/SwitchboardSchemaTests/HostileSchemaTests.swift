@@ -1,0 +1,144 @@
+import Foundation
+import SwitchboardSchema
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Schema text written to break out of the generated code, to crash the compiler, or to make
+/// it work without bound: each is a clear error (or a bounded cost), never a crash.
+@Suite struct HostileSchemaTests {
+    func compile(_ text: String) -> SchemaCompiler.Output {
+        SchemaCompiler.compile(files: [SourceFile(path: "hostile.sb", text: text)])
+    }
+
+    func codes(_ output: SchemaCompiler.Output) -> [String] {
+        output.diagnostics.filter { $0.severity == .error }.map(\.code.rawValue)
+    }
+
+    static func service(route: String, rpcName: String? = nil) -> String {
+        """
+        package hostile
+        message Request { 1 id: string }
+        message Response { 1 id: string }
+        service Things {
+          auth none
+          rpc get(Request) -> Response {
+            POST "\(route)"
+            \(rpcName.map { "rpcName \"\($0)\"" } ?? "")
+          }
+        }
+        """
+    }
+
+    @Test func pathsThatWouldBreakTheGeneratedStringLiteralAreRefused() {
+        // Swift interpolation, a closing quote, a backslash, a control character, non-ASCII.
+        for route in [#"/v1/\\(fatalError())"#, #"/v1/\"+x+\""#, "/v1/a\\\\b", "/v1/a\u{7}b", "/v1/é", "/v1/a b"] {
+            let output = compile(Self.service(route: route))
+            #expect(output.schema == nil, "\(route)")
+            #expect(codes(output).contains("invalid-path-template"), "\(route): \(output.renderedDiagnostics)")
+        }
+        #expect(compile(Self.service(route: "/v1/things/{id}")).schema != nil)
+        #expect(compile(Self.service(route: "/v1/~user/a-b_c.d!$&'()*+,;=:@")).schema != nil)
+    }
+
+    @Test func rpcNamesMustBeDottedIdentifiers() {
+        for name in [#"a.S/M\"+evil()+\""#, "a.S/M/N", "a..S/M", "/M", "a.S/", "a.S/M x"] {
+            let output = compile(Self.service(route: "/v1/x", rpcName: name))
+            #expect(output.schema == nil, "\(name)")
+            #expect(codes(output).contains("invalid-service-setting"), "\(name): \(output.renderedDiagnostics)")
+        }
+        #expect(compile(Self.service(route: "/v1/x", rpcName: "acme.v2.Things/Get_2")).schema != nil)
+    }
+
+    @Test func eventPathsAreCheckedToo() {
+        let text = """
+        package hostile
+        message Payload { 1 id: string }
+        service Things {
+          auth account
+          event pushed(Payload) { PUT "/api/\\\\(x)" }
+        }
+        """
+        let output = compile(text)
+        #expect(output.schema == nil)
+        #expect(codes(output).contains("invalid-event"), "\(output.renderedDiagnostics)")
+    }
+
+    @Test func anImportPathCannotReplaceTheWellKnownTypes() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let fake = root.appendingPathComponent("wkt"), main = root.appendingPathComponent("main")
+        try FileManager.default.createDirectory(at: fake, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: main, withIntermediateDirectories: true)
+        try "package google.protobuf\nmessage Foo {}\n".write(to: fake.appendingPathComponent("x.sb"), atomically: true, encoding: .utf8)
+        try "package app\nmessage M { 1 t: timestamp }\n".write(to: main.appendingPathComponent("m.sb"), atomically: true, encoding: .utf8)
+        // Before, this stopped the process (a precondition on the missing Timestamp).
+        let output = SchemaCompiler.compile(directory: main, importPaths: [SchemaCompiler.ImportPath(directory: fake)])
+        #expect(output.schema == nil)
+        #expect(output.renderedDiagnostics.contains("built in"), "\(output.renderedDiagnostics)")
+    }
+
+    @Test func onlyRegularSchemaFilesOfBoundedSizeAreRead() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try "package app\nmessage M { 1 a: string }\n".write(to: root.appendingPathComponent("good.sb"), atomically: true, encoding: .utf8)
+        // A link to a file outside (whose lines diagnostics would print), a FIFO (which would
+        // block the reader), and a file past the size limit.
+        let secret = root.appendingPathComponent("secret.txt")
+        try "not a schema\n".write(to: secret, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("link.sb").path, withDestinationPath: secret.path)
+        #expect(mkfifo(root.appendingPathComponent("pipe.sb").path, 0o600) == 0)
+        let big = root.appendingPathComponent("big.sb")
+        #expect(FileManager.default.createFile(atPath: big.path, contents: nil))
+        #expect(truncate(big.path, off_t(SchemaCompiler.maximumFileSize + 1)) == 0)
+        let output = SchemaCompiler.compile(directory: root)
+        #expect(output.schema == nil)
+        let rendered = output.renderedDiagnostics
+        #expect(rendered.contains("link.sb: it is a symbolic link"), "\(rendered)")
+        #expect(rendered.contains("pipe.sb: it is not a regular file"), "\(rendered)")
+        #expect(rendered.contains("big.sb: it is \(SchemaCompiler.maximumFileSize + 1) bytes"), "\(rendered)")
+        #expect(!rendered.contains("not a schema"))
+    }
+
+    @Test func diagnosticsStopAtTheirLimitAndLongLinesAreShownAroundTheCaret() {
+        // One line of 5,000 errors: before, each printed the whole 10,000-character line.
+        let text = "package hostile " + String(repeating: "# ", count: 5000)
+        let output = compile(text)
+        #expect(output.schema == nil)
+        #expect(output.diagnostics.count == DiagnosticCollector.maximumCount)
+        #expect(output.diagnostics.contains { $0.code == .tooManyDiagnostics })
+        let rendered = output.renderedDiagnostics
+        #expect(rendered.count < DiagnosticCollector.maximumCount * 600, "\(rendered.count) characters")
+        #expect(rendered.contains("…"))
+    }
+
+    @Test func manyUnknownNamesAndReservedEntriesStayBounded() {
+        // 3,000 unknown types among 3,000 declared: hints for the first ones only.
+        var text = "package hostile\n"
+        for index in 0..<3000 { text += "message M\(index) { 1 a: X\(index) }\n" }
+        let output = compile(text)
+        #expect(output.schema == nil)
+        #expect(output.diagnostics.filter { $0.message.contains("did you mean") }.count <= 100)
+        // A reserved list past the limit is refused, not checked pair by pair.
+        let reserved = "package hostile\nmessage R { 1 a: string reserved " + (2...1500).map(String.init).joined(separator: ", ") + " }\n"
+        let refused = compile(reserved)
+        #expect(refused.schema == nil)
+        #expect(refused.renderedDiagnostics.contains("more than 1000 reserved entries"), "\(refused.renderedDiagnostics.prefix(500))")
+    }
+
+    @Test func renamedTypesAndGeneratedMembersDoNotCollide() {
+        // `Data` becomes `DataMessage`, which the schema also declares.
+        let clash = compile("package hostile\nmessage Data { 1 a: string }\nmessage DataMessage { 1 b: string }\n")
+        #expect(clash.schema == nil)
+        #expect(codes(clash).contains("duplicate-type-name"), "\(clash.renderedDiagnostics)")
+        // A field named like a generated member is renamed.
+        let member = compile("package hostile\nmessage M { @sensitive 1 s: string 2 customMirror: int32 3 recipientID: string }\n")
+        let fields = member.schema?.messages.first?.fields.map(\.swiftName) ?? []
+        #expect(fields.count == 3)
+        #expect(!fields.contains("customMirror") && !fields.contains("recipientID"), "\(fields)")
+    }
+}
