@@ -57,8 +57,11 @@ extension DynamicEndpoint {
     func bind(_ text: String, encoding: ParameterEncoding, to field: FieldDefinition, in message: inout DynamicMessage) throws(DynamicCodecError) {
         let value = try parameterValue(text, encoding: encoding, type: field.shape.valueType, field: field)
         if case .list = field.shape {
-            if case let .list(values)? = message.fields[field.number] {
-                message.fields[field.number] = .list(values + [value])
+            // Taken out, appended to and put back: a query repeating one parameter n times
+            // costs n appends, not n copies of the list.
+            if case var .list(values)? = message.fields.removeValue(forKey: field.number) {
+                values.append(value)
+                message.fields[field.number] = .list(values)
             } else {
                 message.fields[field.number] = .list([value])
             }

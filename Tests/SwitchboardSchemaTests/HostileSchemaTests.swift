@@ -135,6 +135,10 @@ import Darwin
         let clash = compile("package hostile\nmessage Data { 1 a: string }\nmessage DataMessage { 1 b: string }\n")
         #expect(clash.schema == nil)
         #expect(codes(clash).contains("duplicate-type-name"), "\(clash.renderedDiagnostics)")
+        // So may a oneof's enum: `Type` is generated as `TypeMessage`, as is `oneof typeMessage`.
+        let oneof = compile("package hostile\nmessage M {\n  oneof typeMessage { 1 a: string 2 b: int32 }\n  message Type { 1 c: string }\n}\n")
+        #expect(oneof.schema == nil)
+        #expect(oneof.renderedDiagnostics.contains("is generated as the Swift type 'M.TypeMessage'"), "\(oneof.renderedDiagnostics)")
         // A field named like a generated member is renamed.
         let member = compile("package hostile\nmessage M { @sensitive 1 s: string 2 customMirror: int32 3 recipientID: string }\n")
         let fields = member.schema?.messages.first?.fields.map(\.swiftName) ?? []

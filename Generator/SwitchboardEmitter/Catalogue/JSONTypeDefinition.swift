@@ -68,7 +68,8 @@ public struct JSONTypeDefinition {
         case let .enumeration(index):
             if schema.enums[index].fullName == "google.protobuf.NullValue" { return .object([]) }
             var names: [String] = []
-            for item in schema.enums[index].cases where !names.contains(item.name) { names.append(item.name) }
+            var seen: Set<String> = []
+            for item in schema.enums[index].cases where seen.insert(item.name).inserted { names.append(item.name) }
             return .object([("enum", .array(names.map(Node.string)))])
         case .timestamp(.millis): return self.type("string")
         case let .message(index):

@@ -15,16 +15,23 @@ extension SchemaValidator {
         }
         for index in messageSyntax.indices { messages[index].swiftPath = swiftPath(parent: messages[index].parent, name: messages[index].swiftName) }
         for index in enumSyntax.indices { enums[index].swiftPath = swiftPath(parent: enums[index].parent, name: enums[index].swiftName) }
-        // A renamed type (`Data` becomes `DataMessage`) may land on a name the schema uses.
-        var declared: [String: (name: String, location: SourceLocation)] = [:]
-        let generated = messageSyntax.indices.map { (messages[$0].swiftPath, messages[$0].name, messages[$0].location) }
-            + enumSyntax.indices.map { (enums[$0].swiftPath, enums[$0].name, enums[$0].location) }
-        for (path, name, location) in generated.sorted(by: { $0.2 < $1.2 }) {
-            // The same name twice in one scope is reported as a duplicate already.
+        // A renamed type (`Data` becomes `DataMessage`) may land on a name the schema uses;
+        // so may a oneof's enum. Each entry: its Swift path, the name it has in the schema's
+        // own terms (equal names in one scope are reported as duplicates already), how to
+        // call it, where it is.
+        var declared: [String: (name: String, label: String, location: SourceLocation)] = [:]
+        var generated = messageSyntax.indices.map { (messages[$0].swiftPath, messages[$0].name, "'\(messages[$0].name)'", messages[$0].location) }
+            + enumSyntax.indices.map { (enums[$0].swiftPath, enums[$0].name, "'\(enums[$0].name)'", enums[$0].location) }
+        for index in messageSyntax.indices {
+            for oneof in messages[index].oneofs {
+                generated.append((messages[index].swiftPath + "." + oneof.swiftTypeName, SwiftNames.uppercaseFirst(oneof.name), "oneof '\(oneof.name)'", oneof.location))
+            }
+        }
+        for (path, name, label, location) in generated.sorted(by: { $0.3 < $1.3 }) {
             if let other = declared[path], other.name != name {
-                diagnostics.error(.duplicateTypeName, "'\(name)' is generated as the Swift type '\(path)', as '\(other.name)' at \(describe(other.location)) is; rename one of them", at: location)
+                diagnostics.error(.duplicateTypeName, "\(label) is generated as the Swift type '\(path)', as \(other.label) at \(describe(other.location)) is; rename one of them", at: location)
             } else if declared[path] == nil {
-                declared[path] = (name, location)
+                declared[path] = (name, label, location)
             }
         }
     }
