@@ -99,9 +99,13 @@ extension StringBridge {
         }
         // The push handler needs the bridge, which needs the connections; a push may come as
         // soon as a connection opens, so it waits for the bridge rather than being dropped.
-        let target = Eventual<StringBridge>()
+        // Held weakly: the connections keep their push handler for their whole life, and the
+        // bridge holds the connections, so a strong reference here would keep a closed bridge
+        // (and its connections) alive for ever.
+        let target = Eventual<WeakReference<StringBridge>>()
         let onPush: @Sendable (ServerRequest) async -> EventOutcome = { push in
-            guard let bridge = await target.wait else { return .withhold(reason: "the bridge did not open") }
+            guard let reference = await target.wait else { return .withhold(reason: "the bridge did not open") }
+            guard let bridge = reference.value else { return .withhold(reason: "the bridge is closed") }
             return await bridge.deliver(push)
         }
         let bridge: StringBridge
@@ -130,7 +134,7 @@ extension StringBridge {
                 await anonymous.close()
                 await account?.close()
             }
-            target.resolve(bridge)
+            target.resolve(WeakReference(bridge))
             // A connection that ends (the server went away, or cut off a host that stopped
             // taking events) is an event of its own, so the host can reopen the bridge.
             Task { [weak bridge] in
@@ -164,7 +168,7 @@ extension StringBridge {
                 anonymous.close()
                 account?.close()
             }
-            target.resolve(bridge)
+            target.resolve(WeakReference(bridge))
             for service in schema.services where !service.events.isEmpty {
                 do throws(TransportError) {
                     var subscription: GRPCEventSubscription?

@@ -21,18 +21,42 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
     return result.current!
 }
 
+/// The open bridges by handle. A handle is a number, never reused, not a pointer: a handle
+/// closed already (twice, or by another thread) finds nothing and answers "closed", instead of
+/// reaching freed memory. A bridge stays alive while a call on it runs, however it is closed.
+let openBridges = Locked<(next: Int, bridges: [Int: StringBridge])>((next: 1, bridges: [:]))
+
 func bridge(from handle: OpaquePointer?) -> StringBridge? {
-    handle.map { Unmanaged<StringBridge>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+    guard let handle else { return nil }
+    let id = Int(bitPattern: handle)
+    return openBridges.withLock { $0.bridges[id] }
 }
 
-func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+/// A caller's string, read no further than `limit` bytes (so an unterminated or huge one is
+/// refused, not copied whole) and refused unless it is UTF-8 (rather than silently repaired).
+func text(_ pointer: UnsafePointer<CChar>?, limit: Int, what: String) -> Result<String?, BridgeError> {
+    guard let pointer else { return .success(nil) }
+    let length = strnlen(pointer, limit + 1)
+    guard length <= limit else { return .failure(BridgeError(.tooLarge, "the \(what) is longer than \(limit) bytes")) }
+    let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
+    guard let string = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+        return .failure(BridgeError(.badCommand, "the \(what) is not UTF-8"))
+    }
+    return .success(string)
+}
 
 let noBridge = BridgeDocument.error(BridgeError(.closed, "no bridge: switchboard_open failed or the handle is NULL"))
 
 /// `switchboard_open`: opens a bridge from its JSON configuration; NULL and an error document on failure.
 @_cdecl("switchboard_open")
 public func switchboard_open(_ configuration: UnsafePointer<CChar>?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> OpaquePointer? {
-    let json = Data(text(configuration)?.utf8 ?? "".utf8)
+    let json: Data
+    switch text(configuration, limit: BridgeConfiguration.maximumConfigurationBytes, what: "configuration") {
+    case let .success(read): json = Data((read ?? "").utf8)
+    case let .failure(failure):
+        error?.pointee = cString(BridgeDocument.error(failure))
+        return nil
+    }
     let outcome = blocking { () async -> Result<StringBridge, BridgeError> in
         do throws(BridgeError) {
             return .success(try await StringBridge.open(try BridgeConfiguration(json: json)))
@@ -43,7 +67,12 @@ public func switchboard_open(_ configuration: UnsafePointer<CChar>?, _ error: Un
     switch outcome {
     case let .success(bridge):
         error?.pointee = nil
-        return OpaquePointer(Unmanaged.passRetained(bridge).toOpaque())
+        let id = openBridges.withLock { table -> Int in
+            defer { table.next += 1 }
+            table.bridges[table.next] = bridge
+            return table.next
+        }
+        return OpaquePointer(bitPattern: id)
     case let .failure(failure):
         error?.pointee = cString(BridgeDocument.error(failure))
         return nil
@@ -57,19 +86,30 @@ public func switchboard_send_request(
     _ query: UnsafePointer<CChar>?, _ body: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(noBridge) }
-    guard let verb = text(verb), let path = text(path) else {
-        return cString(BridgeDocument.error(BridgeError(.badCommand, "the verb and the path are required")))
+    let head = bridge.options.maxRequestHeadBytes, limit = bridge.options.maxRequestBytes
+    let read = (text(verb, limit: head, what: "verb"), text(path, limit: head, what: "path"),
+                text(query, limit: head, what: "query"), text(body, limit: limit, what: "body"))
+    do throws(BridgeError) {
+        guard let verb = try read.0.get(), let path = try read.1.get() else {
+            return cString(BridgeDocument.error(BridgeError(.badCommand, "the verb and the path are required")))
+        }
+        let query = try read.2.get() ?? "", body = try read.3.get() ?? ""
+        return cString(blocking { await bridge.send(verb: verb, path: path, query: query, body: body) })
+    } catch {
+        return cString(BridgeDocument.error(error))
     }
-    let query = text(query) ?? "", body = text(body) ?? ""
-    return cString(blocking { await bridge.send(verb: verb, path: path, query: query, body: body) })
 }
 
 /// `switchboard_send_command`: one request in the one-string form; the answer document.
 @_cdecl("switchboard_send_command")
 public func switchboard_send_command(_ handle: OpaquePointer?, _ command: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(noBridge) }
-    let command = text(command) ?? ""
-    return cString(blocking { await bridge.send(command: command) })
+    switch text(command, limit: bridge.options.maxRequestBytes + bridge.options.maxRequestHeadBytes, what: "command") {
+    case let .failure(error): return cString(BridgeDocument.error(error))
+    case let .success(command):
+        let command = command ?? ""
+        return cString(blocking { await bridge.send(command: command) })
+    }
 }
 
 /// `switchboard_receive_message`: the next event document; NULL on timeout.
@@ -87,12 +127,12 @@ public func switchboard_free_string(_ string: UnsafeMutablePointer<CChar>?) {
     free(string)
 }
 
-/// `switchboard_close`: closes the bridge and its connections, then releases it.
+/// `switchboard_close`: closes the bridge and its connections, then releases it. A handle
+/// closed already is ignored.
 @_cdecl("switchboard_close")
 public func switchboard_close(_ handle: OpaquePointer?) {
     guard let handle else { return }
-    let unmanaged = Unmanaged<StringBridge>.fromOpaque(UnsafeRawPointer(handle))
-    let bridge = unmanaged.takeUnretainedValue()
+    let id = Int(bitPattern: handle)
+    guard let bridge = openBridges.withLock({ $0.bridges.removeValue(forKey: id) }) else { return }
     blocking { await bridge.close() }
-    unmanaged.release()
 }

@@ -37,3 +37,10 @@ final class Eventual<Value: Sendable>: @unchecked Sendable {
         for waiter in woken { waiter.resume(returning: newValue) }
     }
 }
+
+/// A reference that does not keep its object alive.
+final class WeakReference<Object: AnyObject & Sendable>: @unchecked Sendable {
+    private(set) weak var value: Object?
+
+    init(_ value: Object) { self.value = value }
+}

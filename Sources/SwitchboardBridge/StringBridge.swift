@@ -21,6 +21,11 @@ public final class StringBridge: Sendable {
     public struct Options: Sendable {
         /// The largest JSON body a command may carry: 1 MiB.
         public var maxRequestBytes = 1 << 20
+        /// What a request may carry besides its body (verb, path, query, header lines): 64 KiB.
+        /// The C functions read no further into a string than the two limits together.
+        public var maxRequestHeadBytes = 64 << 10
+        /// The most header lines a command may carry: 100.
+        public var maxHeaderLines = 100
         /// How many pushes wait for the host at most: 1,000. Past it, the connections wait
         /// (and the server with them) instead of the queue growing.
         public var maxQueuedEvents = 1_000
@@ -116,6 +121,9 @@ public final class StringBridge: Sendable {
         guard closing.withLock({ $0 != nil }) else { throw BridgeError(.closed, "the bridge is closed") }
         guard command.body.count <= options.maxRequestBytes else {
             throw BridgeError(.tooLarge, "the body has \(command.body.count) bytes; the limit is \(options.maxRequestBytes)")
+        }
+        guard command.headers.fields.count <= options.maxHeaderLines else {
+            throw BridgeError(.tooLarge, "the command has \(command.headers.fields.count) header lines; the limit is \(options.maxHeaderLines)")
         }
         // Keys by header (`Unidentified-Access-Key`) or schema name (`accessKey`).
         var keys: [String: String] = [:]

@@ -7,7 +7,9 @@
  * Pushed events wait in an ordered queue for switchboard_receive_message.
  *
  * Every char * the library returns is a NUL-terminated UTF-8 string the caller owns and
- * must release with switchboard_free_string. Every function may be called from any
+ * must release with switchboard_free_string. Strings passed in must be UTF-8; the library
+ * reads no further than a request's limits (the body's maxRequestBytes plus 64 KiB for the
+ * rest), so a longer string is refused with a "tooLarge" error, not copied. Every function may be called from any
  * thread, and from several threads at once; each call blocks its thread until it has an
  * answer. Call them from threads the host owns, not from inside Swift concurrency.
  */
@@ -65,7 +67,8 @@ void switchboard_free_string(char *string);
 
 /*
  * Closes the bridge and its connections: waiting receives return {"type":"closed"}, later
- * requests answer with a "closed" error. The bridge must not be used after this returns.
+ * requests answer with a "closed" error. A handle is a number, not a pointer: using it after
+ * this returns, or closing it again (from any thread), is harmless and answers "closed".
  */
 void switchboard_close(switchboard_bridge *bridge);
 

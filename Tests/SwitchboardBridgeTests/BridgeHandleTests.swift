@@ -1,0 +1,93 @@
+import Foundation
+import SignalChat
+import SwitchboardBridge
+import SwitchboardChat
+import SwitchboardRuntime
+import Testing
+
+/// The C functions' handles and strings, used the way a careless or hostile host would.
+@Suite(.timeLimit(.minutes(3))) struct BridgeHandleTests {
+    /// Runs `body` on a thread of its own, as a host calls the C functions: they block their
+    /// thread, which must not be one of Swift concurrency's few.
+    func onHostThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    static func document(_ pointer: UnsafeMutablePointer<CChar>?) -> [String: Any] {
+        defer { switchboard_free_string(pointer) }
+        return object(pointer.map { String(cString: $0) })
+    }
+
+    static func open(_ server: ChatServer) throws -> OpaquePointer {
+        let configuration = "{\"schema\": \"\(SampleSchema.directory.path)\", \"url\": \"\(server.url.absoluteString)\"}"
+        var error: UnsafeMutablePointer<CChar>?
+        let handle = switchboard_open(configuration, &error)
+        defer { switchboard_free_string(error) }
+        return try #require(handle, "\(error.map { String(cString: $0) } ?? "")")
+    }
+
+    @Test func aHandleClosedTwiceOrUsedAfterCloseAnswersClosed() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        defer { server.stop() }
+        let outcome: [String] = await onHostThread {
+            guard let handle = try? Self.open(server) else { return ["open failed"] }
+            let hash = PathEncoding.base64URL(BridgeBackend.knownHash)
+            var seen: [String] = []
+            seen.append(Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/\(hash)"))["type"] as? String ?? "?")
+            switchboard_close(handle)
+            // Before, the handle was the object's address: this was a use after free.
+            switchboard_close(handle)
+            let after = Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/\(hash)"))
+            seen.append((after["type"] as? String ?? "?") + ("\(after)".contains("closed") ? " closed" : ""))
+            seen.append(Self.document(switchboard_receive_message(handle, 0))["type"] as? String ?? "?")
+            return seen
+        }
+        #expect(outcome == ["success", "error closed", "closed"])
+    }
+
+    @Test func aClosedBridgeIsFreedWithItsConnections() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        defer { server.stop() }
+        let configuration = try BridgeConfiguration(json: Data("{\"schema\": \"\(SampleSchema.directory.path)\", \"url\": \"\(server.url.absoluteString)\"}".utf8))
+        weak var released: StringBridge?
+        do {
+            let bridge = try await StringBridge.open(configuration)
+            released = bridge
+            let hash = PathEncoding.base64URL(BridgeBackend.knownHash)
+            #expect(object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/\(hash)"))["type"] as? String == "success")
+            await bridge.close()
+        }
+        // Before, the connection's push handler kept the bridge (and so the connection) alive:
+        // every open and close leaked both.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while released != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(released == nil)
+    }
+
+    @Test func stringsPastTheLimitsOrNotUTF8AreRefusedUnread() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        defer { server.stop() }
+        let answers: [String] = await onHostThread {
+            guard let handle = try? Self.open(server) else { return ["open failed"] }
+            defer { switchboard_close(handle) }
+            var answers: [String] = []
+            // 3 MiB of path: refused without being copied whole.
+            answers.append("\(Self.document(switchboard_send_command(handle, "GET /v1/" + String(repeating: "a", count: 3 << 20))))")
+            answers.append("\(Self.document(switchboard_send_request(handle, "GET", "/v1/" + String(repeating: "b", count: 100 << 10), nil, nil)))")
+            // Before, bad bytes became U+FFFD and the altered request was sent.
+            let bytes: [CChar] = Array("GET /v1/accounts/username_hash/A".utf8CString.dropLast()) + [CChar(bitPattern: 0xFF), 0]
+            answers.append(bytes.withUnsafeBufferPointer { "\(Self.document(switchboard_send_command(handle, $0.baseAddress)))" })
+            // Too many header lines.
+            let headers = (0..<200).map { "X-H\($0): v" }.joined(separator: "\n")
+            answers.append("\(Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ\n\(headers)\n\n")))")
+            return answers
+        }
+        try #require(answers.count == 4, "\(answers)")
+        #expect(answers[0].contains("tooLarge"), "\(answers[0].prefix(300))")
+        #expect(answers[1].contains("tooLarge"), "\(answers[1].prefix(300))")
+        #expect(answers[2].contains("not UTF-8"), "\(answers[2].prefix(300))")
+        #expect(answers[3].contains("header lines"), "\(answers[3].prefix(300))")
+    }
+}
