@@ -10,12 +10,20 @@ import SwitchboardWebSocket
 /// every message behind it until the queue is empty, so the order of messages never
 /// changes. Small messages, the ordinary case, are handled right on the loop.
 ///
-/// What waits in the queue is bounded: past `maximumQueuedBytes` of payloads, reading from
-/// the peer pauses (`pause`), and it resumes (`resume`) once the queue is down to half, so a
-/// peer that sends costly messages faster than they decode is held back by TCP.
+/// What waits in the queue is bounded: past `maximumQueuedBytes` (each message counted as
+/// its payload plus ``perMessageCost``) or ``maximumQueuedMessages``, reading from the peer
+/// pauses (`pause`), and it resumes once the queue is down to half, so a peer that sends
+/// costly messages faster than they decode is held back by TCP. A small message queued
+/// behind a large one is copied out of the parser's buffer: as a slice it would keep a whole
+/// read buffer alive for a few bytes (a flood of empty frames behind one costly message).
 final class LargeMessageOffload: @unchecked Sendable {
     /// Messages up to this size are handled on the loop.
     static let inlineLimit = 64 * 1024
+    /// What a queued message costs beyond its payload (its copy, its closure, the queue's
+    /// bookkeeping), as counted against `maximumQueuedBytes`.
+    static let perMessageCost = 256
+    /// The most messages queued before reading pauses, however small they are.
+    static let maximumQueuedMessages = 4096
 
     private let lock = NSLock()
     private var queued = 0
@@ -40,12 +48,12 @@ final class LargeMessageOffload: @unchecked Sendable {
 
     /// Handles `message` now, or after those queued before it.
     func receive(_ message: ReceivedWebSocketMessage) {
-        let size = message.payload.count
+        let size = message.payload.count + Self.perMessageCost
         let (offload, pausing): (Bool, Bool) = lock.withLock {
-            guard queued > 0 || size > Self.inlineLimit else { return (false, false) }
+            guard queued > 0 || message.payload.count > Self.inlineLimit else { return (false, false) }
             queued += 1
             queuedBytes += size
-            guard !isPaused, queuedBytes > maximumQueuedBytes else { return (true, false) }
+            guard !isPaused, queuedBytes > maximumQueuedBytes || queued > Self.maximumQueuedMessages else { return (true, false) }
             isPaused = true
             return (true, true)
         }
@@ -54,13 +62,15 @@ final class LargeMessageOffload: @unchecked Sendable {
             return
         }
         if pausing { pause(true) }
+        // Its own storage, unless it is the large one (which has a buffer of its own anyway).
+        let kept = message.payload.count > Self.inlineLimit ? message : ReceivedWebSocketMessage(isText: message.isText, payload: ArraySlice(Array(message.payload)))
         let queue = lock.withLock { self.queue }
         queue.async { [self] in
-            handle(message)
+            handle(kept)
             let resuming: Bool = lock.withLock {
                 queued -= 1
                 queuedBytes -= size
-                guard isPaused, queuedBytes <= maximumQueuedBytes / 2 else { return false }
+                guard isPaused, queuedBytes <= maximumQueuedBytes / 2, queued <= Self.maximumQueuedMessages / 2 else { return false }
                 isPaused = false
                 return true
             }

@@ -26,4 +26,35 @@ import Testing
         #expect(handled.current == Array(0..<8), "in order")
         #expect(pauses.current == [true, false], "resumed once drained")
     }
+
+    /// Empty frames behind a costly message: each counts for its bookkeeping, their number is
+    /// capped, and none keeps the read buffer it was sliced from alive.
+    @Test func emptyMessagesBehindACostlyOneAreCountedAndCopied() async throws {
+        let pauses = Locked<[Bool]>([])
+        let handled = Locked<Int>(0)
+        let gate = DispatchSemaphore(value: 0)
+        let offload = LargeMessageOffload(maximumQueuedBytes: 4 << 20, pause: { paused in pauses.withLock { $0.append(paused) } }) { message in
+            if message.payload.count > LargeMessageOffload.inlineLimit { gate.wait() }
+            handled.withLock { $0 += 1 }
+        }
+        offload.receive(ReceivedWebSocketMessage(isText: false, payload: ArraySlice([UInt8](repeating: 1, count: 100 * 1024))))
+        // Each empty message sliced from a 64 KiB read buffer, as the parser hands them over.
+        var keptBuffers = 0
+        for _ in 0..<LargeMessageOffload.maximumQueuedMessages {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            let before = buffer.withUnsafeBufferPointer { $0.baseAddress }
+            offload.receive(ReceivedWebSocketMessage(isText: false, payload: buffer[7..<7]))
+            // Written to as the parser reuses it: a copy now means the queue still holds it.
+            buffer[0] = 1
+            if buffer.withUnsafeBufferPointer({ $0.baseAddress }) != before { keptBuffers += 1 }
+        }
+        // Counted as 0 bytes each before, these never paused reading.
+        #expect(pauses.current == [true])
+        #expect(keptBuffers == 0, "a queued message does not keep its read buffer")
+        gate.signal()
+        await offload.waitUntilIdle()
+        #expect(handled.current == LargeMessageOffload.maximumQueuedMessages + 1)
+        #expect(pauses.current == [true, false])
+    }
+
 }
