@@ -3,7 +3,14 @@ import Foundation
 /// Fires at the earliest of many deadlines with a single timer on the connection's event
 /// loop: a connection with thousands of requests in flight keeps one timer, not one per
 /// request, and no task.
+///
+/// Each firing looks over every pending deadline, so after one it waits at least
+/// ``batchInterval`` before the next: requests that all time out (a server that stopped
+/// answering) expire in batches, up to that much late, instead of one scan each.
 package final class DeadlineTimer: @unchecked Sendable {
+    /// The least time between two firings: 50 ms.
+    package static let batchInterval: Duration = .milliseconds(50)
+
     private let lock = NSLock()
     private let loop: EventLoop
     private let fire: @Sendable (ContinuousClock.Instant) -> Void
@@ -34,14 +41,15 @@ package final class DeadlineTimer: @unchecked Sendable {
         let armed = LoopTimerBox()
         let timer = loop.schedule(at: deadline) { [weak self] in
             guard let self else { return }
-            self.fire(.now)
+            let fired = ContinuousClock.now
+            self.fire(fired)
             // `next()` is read under the lock: a request registered after it calls `watch`
             // only after this, and so sees the timer armed here; one registered before is in
             // `next()`. Either way its deadline is kept.
             self.lock.withLock {
                 guard self.timer === armed.timer else { return }
                 self.timer = nil
-                if let upcoming = self.next() { self.arm(at: upcoming) }
+                if let upcoming = self.next() { self.arm(at: max(upcoming, fired + Self.batchInterval)) }
             }
         }
         armed.timer = timer
