@@ -378,6 +378,20 @@ import Testing
         let parsed = try #require(try HTTPHead.parse(text))
         #expect(parsed.consumed == text.count - 5 && parsed.head.value("a") == "b")
         #expect(throws: WebSocketError.self) { try HTTPHead.parse(Array(repeating: UInt8(ascii: "a"), count: 20_000)) }
+        // Byte by byte, each call searching only from where the last one stopped (less 3, as a
+        // "\r\n\r\n" may straddle): the same head at the same place.
+        var searched = 0
+        var found: (head: HTTPHead, consumed: Int)?
+        for cut in 1...text.count where found == nil {
+            found = try HTTPHead.parse(Array(text[0..<cut]), searchingFrom: searched)
+            searched = max(0, cut - 3)
+        }
+        #expect(found?.consumed == text.count - 5 && found?.head.value("a") == "b")
+        // Past 100 header fields (a few thousand tiny ones fit in 16 KiB): refused.
+        let many = Array(("GET / HTTP/1.1\r\n" + String(repeating: "a:\r\n", count: 101) + "\r\n").utf8)
+        #expect(throws: WebSocketError.invalidHTTP("more than 100 header fields")) { try HTTPHead.parse(many) }
+        let enough = Array(("GET / HTTP/1.1\r\n" + String(repeating: "a:\r\n", count: 100) + "\r\n").utf8)
+        #expect(try HTTPHead.parse(enough)?.head.headers.count == 100)
         #expect(throws: WebSocketError.self) { try HTTPHead.parse(Array("HTTP/1.1 101 OK\r\nno colon\r\n\r\n".utf8)) }
     }
 }

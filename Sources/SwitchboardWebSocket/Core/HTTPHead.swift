@@ -7,6 +7,9 @@ public struct HTTPHead: Sendable, Hashable {
 
     /// The largest head accepted; a peer that sends more is rejected, not buffered.
     public static let maximumSize = 16 * 1024
+    /// The most header fields accepted: 100. A head of thousands of tiny fields would be kept
+    /// (as the connection's handshake headers) for the connection's life.
+    public static let maximumHeaderCount = 100
 
     /// The first value of `name`, case-insensitively.
     public func value(_ name: String) -> String? { headers.value(named: name) }
@@ -20,11 +23,13 @@ public struct HTTPHead: Sendable, Hashable {
 
     /// Parses a head from the start of `bytes`; `nil` until `\r\n\r\n` has arrived.
     /// Returns the head and the number of bytes it used; later bytes belong to the body or frames.
-    public static func parse(_ bytes: [UInt8]) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
+    /// `searchingFrom` skips what an earlier call looked at already (its `bytes.count - 3`),
+    /// so a head that arrives a byte at a time costs linear time, not quadratic.
+    public static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
         let limit = min(bytes.count, maximumSize + 4)
         var end: Int?
         if limit >= 4 {
-            for index in 0...(limit - 4) where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+            for index in max(0, min(start, limit - 4))...(limit - 4) where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
                 end = index
                 break
             }
@@ -39,6 +44,7 @@ public struct HTTPHead: Sendable, Hashable {
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
         let start = lines.removeFirst().split(separator: " ", maxSplits: 2).map(String.init)
         guard start.count >= 2 else { throw .invalidHTTP("malformed start line") }
+        guard lines.count <= maximumHeaderCount else { throw .invalidHTTP("more than \(maximumHeaderCount) header fields") }
         var headers: [HTTPHeaderField] = []
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw .invalidHTTP("malformed header line") }

@@ -35,6 +35,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 
     func channelRead(_ bytes: UnsafeRawBufferPointer) {
         guard lock.withLock({ completion != nil }) else { return }
+        let searched = max(0, received.count - 3)
         received.append(contentsOf: bytes)
         // A request starts with a method's capital letters; anything else (a TLS ClientHello
         // sent to a plain port, say) is answered at once, not after the handshake timeout, so
@@ -45,7 +46,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
         }
         let parsed: (head: HTTPHead, consumed: Int)?
         do throws(WebSocketError) {
-            parsed = try HTTPHead.parse(received)
+            parsed = try HTTPHead.parse(received, searchingFrom: searched)
         } catch {
             fail()
             return

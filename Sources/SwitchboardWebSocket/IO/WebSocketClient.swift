@@ -160,6 +160,8 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
     private var received: [UInt8] = []
     /// After a 101: what came behind the head, for the connection.
     private var remainder: [UInt8] = []
+    /// A 101 arrived: what is read after it belongs to the WebSocket.
+    private var upgraded = false
     private var head: HTTPHead?
     private var bodyLength = 0
     private let result = FirstResult<(HTTPHead, String?)>()
@@ -200,16 +202,19 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
 
     func channelRead(_ bytes: UnsafeRawBufferPointer) {
         if result.isDone {
-            // Behind a 101: the WebSocket's first bytes, until the connection takes over.
-            lock.withLock { remainder.append(contentsOf: bytes) }
+            // Behind a 101: the WebSocket's first bytes, until the connection takes over. After
+            // a failure nothing more is wanted: reading stops rather than buffer it.
+            if lock.withLock({ upgraded }) { lock.withLock { remainder.append(contentsOf: bytes) } } else { channel.setReading(false) }
             return
         }
+        let searched = max(0, received.count - 3)
         received.append(contentsOf: bytes)
         if head == nil {
             let parsed: (head: HTTPHead, consumed: Int)?
             do throws(WebSocketError) {
-                parsed = try HTTPHead.parse(received)
+                parsed = try HTTPHead.parse(received, searchingFrom: searched)
             } catch {
+                channel.setReading(false)
                 result.offer(.failure(error))
                 return
             }
@@ -219,7 +224,10 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
             let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
             if status == 101 {
                 channel.setReading(false)
-                lock.withLock { remainder = received }
+                lock.withLock {
+                    remainder = received
+                    upgraded = true
+                }
                 do throws(WebSocketError) {
                     let subprotocol = try request.validate(head)
                     result.offer(.success((head, subprotocol)))
