@@ -8,6 +8,12 @@ import SwitchboardRuntime
 /// A C string the caller owns, or NULL if memory ran out.
 func cString(_ text: String) -> UnsafeMutablePointer<CChar>? { strdup(text) }
 
+/// Whether the calling thread runs a Swift task: blocking it on a semaphore while the work
+/// needs the same few threads would deadlock, so the C functions refuse instead.
+var isInsideSwiftConcurrency: Bool { withUnsafeCurrentTask { $0 != nil } }
+
+let insideSwiftConcurrency = BridgeDocument.error(BridgeError(.badCommand, "called from a Swift task: the C functions block their thread; call them from a thread the host owns"))
+
 /// Runs `body` to completion from a thread outside Swift concurrency.
 func blocking<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
     let result = Locked<T?>(nil)
@@ -50,6 +56,10 @@ let noBridge = BridgeDocument.error(BridgeError(.closed, "no bridge: switchboard
 /// `switchboard_open`: opens a bridge from its JSON configuration; NULL and an error document on failure.
 @_cdecl("switchboard_open")
 public func switchboard_open(_ configuration: UnsafePointer<CChar>?, _ error: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> OpaquePointer? {
+    if isInsideSwiftConcurrency {
+        error?.pointee = cString(insideSwiftConcurrency)
+        return nil
+    }
     let json: Data
     switch text(configuration, limit: BridgeConfiguration.maximumConfigurationBytes, what: "configuration") {
     case let .success(read): json = Data((read ?? "").utf8)
@@ -86,6 +96,7 @@ public func switchboard_send_request(
     _ query: UnsafePointer<CChar>?, _ body: UnsafePointer<CChar>?
 ) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(noBridge) }
+    if isInsideSwiftConcurrency { return cString(insideSwiftConcurrency) }
     let head = bridge.options.maxRequestHeadBytes, limit = bridge.options.maxRequestBytes
     let read = (text(verb, limit: head, what: "verb"), text(path, limit: head, what: "path"),
                 text(query, limit: head, what: "query"), text(body, limit: limit, what: "body"))
@@ -104,6 +115,7 @@ public func switchboard_send_request(
 @_cdecl("switchboard_send_command")
 public func switchboard_send_command(_ handle: OpaquePointer?, _ command: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(noBridge) }
+    if isInsideSwiftConcurrency { return cString(insideSwiftConcurrency) }
     switch text(command, limit: bridge.options.maxRequestBytes + bridge.options.maxRequestHeadBytes, what: "command") {
     case let .failure(error): return cString(BridgeDocument.error(error))
     case let .success(command):
@@ -134,5 +146,10 @@ public func switchboard_close(_ handle: OpaquePointer?) {
     guard let handle else { return }
     let id = Int(bitPattern: handle)
     guard let bridge = openBridges.withLock({ $0.bridges.removeValue(forKey: id) }) else { return }
+    // From a Swift task, the close finishes in the background rather than deadlock.
+    if isInsideSwiftConcurrency {
+        Task { await bridge.close() }
+        return
+    }
     blocking { await bridge.close() }
 }

@@ -47,6 +47,22 @@ import Testing
         #expect(outcome == ["success", "error closed", "closed"])
     }
 
+    @Test func callsFromASwiftTaskAreRefusedNotDeadlocked() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        defer { server.stop() }
+        let opened = await onHostThread { () -> Int? in (try? Self.open(server)).map { Int(bitPattern: $0) } }
+        let handle = try #require(opened.flatMap { OpaquePointer(bitPattern: $0) })
+        // Here, on one of Swift concurrency's threads: before, this blocked it for good.
+        let answer = Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ"))
+        #expect("\(answer)".contains("called from a Swift task"), "\(answer)")
+        var error: UnsafeMutablePointer<CChar>?
+        #expect(switchboard_open("{}", &error) == nil)
+        #expect(error.map { String(cString: $0) }?.contains("called from a Swift task") == true)
+        switchboard_free_string(error)
+        switchboard_close(handle)
+        #expect(Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ"))["type"] as? String == "error")
+    }
+
     @Test func aClosedBridgeIsFreedWithItsConnections() async throws {
         let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
         defer { server.stop() }

@@ -11,7 +11,9 @@
  * reads no further than a request's limits (the body's maxRequestBytes plus 64 KiB for the
  * rest), so a longer string is refused with a "tooLarge" error, not copied. Every function may be called from any
  * thread, and from several threads at once; each call blocks its thread until it has an
- * answer. Call them from threads the host owns, not from inside Swift concurrency.
+ * answer. Call them from threads the host owns, not from inside Swift concurrency (from a
+ * Swift task they answer an error document instead of blocking; close finishes in the
+ * background).
  */
 #ifndef SWITCHBOARD_H
 #define SWITCHBOARD_H
