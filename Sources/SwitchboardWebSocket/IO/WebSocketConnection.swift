@@ -112,7 +112,9 @@ public final class WebSocketConnection: @unchecked Sendable {
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
-        directSink = options.deliversMessagesDirectly ? DirectMessageSink() : nil
+        directSink = options.deliversMessagesDirectly
+            ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { [weak channel] paused in channel?.setReading(!paused) })
+            : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
         if let idleTimeout = options.idleTimeout { checkIdleness(at: .now.advanced(by: idleTimeout), timeout: idleTimeout) }
@@ -544,14 +546,37 @@ public final class WebSocketConnection: @unchecked Sendable {
 final class DirectMessageSink: @unchecked Sendable {
     private let lock = NSLock()
     private var buffered: [ReceivedWebSocketMessage] = []
+    private var bufferedBytes = 0
+    private var isPaused = false
     private var handler: (@Sendable (ReceivedWebSocketMessage) -> Void)?
     private var isDetached = false
+    private let limit: Int
+    private let pause: @Sendable (Bool) -> Void
+
+    /// Messages that arrive before a handler is attached wait here, up to `limit` bytes
+    /// (each counted with 256 bytes of bookkeeping); past it, reading pauses (`pause(true)`)
+    /// until the handler comes (`pause(false)`), so a peer that floods the moment the
+    /// connection opens is held back by TCP.
+    init(limit: Int, pause: @escaping @Sendable (Bool) -> Void) {
+        self.limit = limit
+        self.pause = pause
+    }
 
     func receive(_ message: ReceivedWebSocketMessage) {
         // The lock is held while handling, so a concurrent attach cannot reorder messages.
         lock.lock()
         defer { lock.unlock() }
-        if let handler { handler(message) } else { buffered.append(message) }
+        if let handler {
+            handler(message)
+            return
+        }
+        // Copied: a slice would keep the parser's whole read buffer alive while it waits.
+        buffered.append(ReceivedWebSocketMessage(isText: message.isText, payload: ArraySlice(Array(message.payload))))
+        bufferedBytes += message.payload.count + 256
+        if !isPaused && bufferedBytes > limit {
+            isPaused = true
+            pause(true)
+        }
     }
 
     /// Drops the handler once the connection delivers no more; what waits for a handler
@@ -568,6 +593,11 @@ final class DirectMessageSink: @unchecked Sendable {
         defer { lock.unlock() }
         for message in buffered { newHandler(message) }
         buffered = []
+        bufferedBytes = 0
         if !isDetached { handler = newHandler }
+        if isPaused {
+            isPaused = false
+            pause(false)
+        }
     }
 }
