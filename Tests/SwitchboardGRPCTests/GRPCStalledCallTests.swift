@@ -165,6 +165,43 @@ struct GRPCStalledCallTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    @Test func oneAddressHoldsAtMostItsShareOfConnections() async throws {
+        var options = GRPCServerOptions()
+        options.maximumConnectionsPerAddress = 2
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var held: [Int32] = []
+        defer { for fd in held { _ = close(fd) } }
+        // Each a proper HTTP/2 client (its SETTINGS acknowledged blind), so none times out.
+        var hello = HTTP2ConnectionPreface.bytes
+        hello += GRPCHostilePeerTests.frame(0, .settings([], ack: false)) + GRPCHostilePeerTests.frame(0, .settings([], ack: true))
+        func connect() throws -> Int32 {
+            let fd = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil))
+            _ = hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return fd
+        }
+        for _ in 0..<2 { held.append(try connect()) }
+        var deadline = ContinuousClock.now + .seconds(10)
+        while server.connectionCount < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.connectionCount == 2)
+        // A third from the same address is closed at once: its read sees the end.
+        let third = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil))
+        defer { _ = close(third) }
+        var ready = pollfd(fd: third, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ready, 1, 10_000) == 1)
+        var byte: UInt8 = 0
+        #expect(recv(third, &byte, 1, 0) <= 0, "closed, not served")
+        #expect(server.connectionCount == 2)
+        // One leaves: its slot is free again.
+        _ = close(held.removeFirst())
+        deadline = ContinuousClock.now + .seconds(10)
+        while server.connectionCount > 1 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        held.append(try connect())
+        deadline = ContinuousClock.now + .seconds(10)
+        while server.connectionCount < 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.connectionCount == 2)
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func pushesToASubscriberThatStopsReadingEndItsConnectionAtTheQueueLimit() async throws {
         var options = GRPCServerOptions()
         options.http2.outputQueueLimit = 256 << 10

@@ -21,11 +21,13 @@ public final class GRPCServer: @unchecked Sendable {
     private var connections: [ObjectIdentifier: HTTP2ChannelDriver] = [:]
     private var isStopped = false
     private let events = GRPCEventHub()
+    private let perAddress: PeerAddressLimit
 
     /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
     public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(NetworkError) {
         self.router = router
         self.options = options
+        perAddress = PeerAddressLimit(limit: options.maximumConnectionsPerAddress)
         options.tls?.allowHTTP2()
         listener = try TCPListener(host: host, port: port)
         self.port = listener.port
@@ -50,7 +52,7 @@ public final class GRPCServer: @unchecked Sendable {
 
     private func accepted(_ descriptor: Int32) {
         let admitted = lock.withLock { !isStopped && connections.count < options.maximumConnections }
-        guard admitted else {
+        guard admitted, let address = perAddress.admit(descriptor) else {
             _ = SocketDescriptor.systemClose(descriptor)
             return
         }
@@ -59,6 +61,7 @@ public final class GRPCServer: @unchecked Sendable {
         if let tls = options.tls {
             guard let session = tls.makeSession() else {
                 _ = SocketDescriptor.systemClose(descriptor)
+                perAddress.release(address)
                 return
             }
             channel = SocketChannel(descriptor: descriptor, loop: loop, tls: session)
@@ -69,7 +72,9 @@ public final class GRPCServer: @unchecked Sendable {
                                         acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events))
         let key = ObjectIdentifier(driver)
         lock.withLock { connections[key] = driver }
+        let perAddress = self.perAddress
         driver.whenClosed { [weak self] _ in
+            perAddress.release(address)
             _ = self?.lock.withLock { self?.connections.removeValue(forKey: key) }
         }
         driver.start()

@@ -18,6 +18,9 @@ public struct GRPCServerOptions: Sendable {
     public var maximumReceiveMessageSize = 4 << 20
     /// Connections served at once; later ones are closed at once. Default 1,024.
     public var maximumConnections = 1024
+    /// Connections one client IP address may hold at once; more are closed at once, so one
+    /// host cannot take every slot. Default 128 (raise it for clients behind one NAT).
+    public var maximumConnectionsPerAddress = 128
     /// The longest a call may run when its client sends no `grpc-timeout`. Default 60 s.
     public var defaultCallTimeout: Duration = .seconds(60)
     /// The longest a call may run whatever `grpc-timeout` its client sends: a longer one is
