@@ -104,6 +104,19 @@ struct ChannelEndTests {
         #expect(client.isClosed)
     }
 
+    /// Blocks `loop` until the returned semaphore is signalled, so what is sent meanwhile
+    /// arrives in one read.
+    func hold(_ loop: EventLoop) -> DispatchSemaphore {
+        let held = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        loop.execute {
+            held.signal()
+            release.wait()
+        }
+        held.wait()
+        return release
+    }
+
     /// What a channel delivered, and how its reading ended.
     final class Recorder: ChannelDelegate, @unchecked Sendable {
         private let lock = NSLock()
@@ -162,13 +175,7 @@ struct ChannelEndTests {
 
         // Hold the server's loop while the flight is sent and the socket closed, so the server
         // reads both at once and its tickets find no one.
-        let held = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        loop.execute {
-            held.signal()
-            release.wait()
-        }
-        held.wait()
+        let release = hold(loop)
         let sent = send(pair[1], flight, flight.count, 0)
         _ = close(pair[1])
         release.signal()
@@ -235,13 +242,7 @@ struct ChannelEndTests {
         try #require(serverStart.ended == .some(nil) && clientStart.ended == .some(nil))
 
         // Both records land before the server reads either.
-        let held = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        loop.execute {
-            held.signal()
-            release.wait()
-        }
-        held.wait()
+        let release = hold(loop)
         let sent = Collector()
         _ = client.write(Array("first".utf8), completion: nil)
         _ = client.write(Array("second".utf8)) { sent.channelEnded(reason: $0) }

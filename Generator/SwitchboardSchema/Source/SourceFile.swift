@@ -47,12 +47,7 @@ public struct SourceFile: Sendable, Hashable {
     /// The 1-based line and column (counted in Unicode scalars) of a byte offset.
     public func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, utf8.count))
-        var low = 0
-        var high = lineStarts.count - 1
-        while low < high {
-            let mid = (low + high + 1) / 2
-            if lineStarts[mid] <= clamped { low = mid } else { high = mid - 1 }
-        }
+        let low = lineIndex(of: clamped)
         let prefix = utf8[lineStarts[low]..<clamped]
         let column = String(decoding: prefix, as: UTF8.self).unicodeScalars.count + 1
         return (low + 1, column)
