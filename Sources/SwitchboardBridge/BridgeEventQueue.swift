@@ -101,11 +101,16 @@ final class BridgeEventQueue: @unchecked Sendable {
     /// Takes the oldest event, waiting at most until `deadline` (`nil`: until an event
     /// arrives or the queue closes). A cancelled take takes nothing, so no event is lost to a
     /// receiver that has gone.
-    func take(until deadline: Date?, cancellation: TakeCancellation? = nil) -> Taken {
+    func take(until deadline: ContinuousClock.Instant?, cancellation: TakeCancellation? = nil) -> Taken {
         condition.lock()
         while count == 0 && !isClosed && cancellation?.isCancelled != true {
             if let deadline {
-                if !condition.wait(until: deadline) { break }
+                // The wait takes a wall-clock date, which moves when the system clock is set:
+                // it is redone from the monotonic deadline, a second at most at a time.
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { break }
+                let seconds = min(1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
             } else {
                 condition.wait()
             }

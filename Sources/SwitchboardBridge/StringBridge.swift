@@ -218,7 +218,7 @@ public final class StringBridge: Sendable {
     }
 
     private func receiveBlocking(timeout: Duration?, cancellation: BridgeEventQueue.TakeCancellation?) -> String? {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: Double(BridgeDocument.milliseconds(max($0, .zero))) / 1000) }
+        let deadline = timeout.map { ContinuousClock.now + max($0, .zero) }
         switch events.take(until: deadline, cancellation: cancellation) {
         case let .event(document): return document
         case .timedOut: return nil
