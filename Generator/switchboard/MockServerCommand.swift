@@ -38,6 +38,8 @@ enum MockServerCommand {
             guard let count = Int(text), count > 0 else { throw .init("--max-connections must be a positive number") }
             limits.maximumConnections = count
         }
+        // A mock server's clients are usually the tests on the same host: no share per address.
+        limits.maximumConnectionsPerAddress = limits.maximumConnections
         if let text = arguments.options["--idle-timeout"] {
             guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--idle-timeout must be 0 (never) to 86400 seconds") }
             limits.idleTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))

@@ -15,7 +15,8 @@ struct EventLoopScalingTests {
 
     @Test func threeHundredConnectionsAddNoThreads() async throws {
         let group = try EventLoopGroup(loopCount: 2, name: "scaling")
-        let server = try WebSocketServer(eventLoops: .group(group)) { connection in
+        // All from one address: the default share of 128 per address would refuse most.
+        let server = try WebSocketServer(limits: .init(maximumConnectionsPerAddress: 1024), eventLoops: .group(group)) { connection in
             for await message in connection.messages { try? await connection.send(message) }
         }
         // Warm up: the loops, the cooperative pool and the resolver exist before counting.

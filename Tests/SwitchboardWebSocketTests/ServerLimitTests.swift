@@ -39,6 +39,30 @@ struct ServerLimitTests {
         for connection in held { await connection.close() }
     }
 
+    /// One address holds at most its share: past it, its newcomers are told 503 too, however
+    /// many slots the server has; a freed slot admits it again.
+    @Test func oneAddressHoldsAtMostItsShare() async throws {
+        let server = try WebSocketServer(limits: .init(maximumConnections: 100, maximumConnectionsPerAddress: 2)) { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+        }
+        defer { server.stop() }
+        var held: [WebSocketConnection] = []
+        for _ in 0..<2 { held.append(try await WebSocketClient.connect(to: url(server))) }
+        do {
+            _ = try await WebSocketClient.connect(to: url(server))
+            Issue.record("a third connection from one address must be refused")
+        } catch let .upgradeRejected(status, _, _) {
+            #expect(status == 503)
+        }
+        #expect(server.connectionCount == 2)
+        await held.removeFirst().close()
+        #expect(await eventually { server.connectionCount == 1 })
+        let newcomer = try await WebSocketClient.connect(to: url(server))
+        await newcomer.close()
+        for connection in held { await connection.close() }
+        #expect(await eventually { server.connectionCount == 0 })
+    }
+
     /// Raw sockets past the limit (half of them never send a request) cost no served
     /// connection, and the count returns to zero when they go.
     @Test func aFloodPastTheLimitIsBounded() async throws {

@@ -50,7 +50,7 @@ if let flag = arguments.firstIndex(of: "--hold"), flag + 2 < arguments.count, le
 }
 
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
-let server = try WebSocketServer(limits: .init(maximumConnections: count + 100, handshakeTimeout: .seconds(60), idleTimeout: nil)) { connection in
+let server = try WebSocketServer(limits: .init(maximumConnections: count + 100, handshakeTimeout: .seconds(60), idleTimeout: nil, maximumConnectionsPerAddress: count + 100)) { connection in
     for await message in connection.messages { try? await connection.send(message) }
 }
 let threadsBefore = status("Threads") ?? -1

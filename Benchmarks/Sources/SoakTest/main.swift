@@ -115,7 +115,7 @@ func serve() async throws -> Int32 {
     let minutes = arguments.count > 2 ? Int(arguments[2]) ?? 10 : 10
     let counter = Counter()
     let server = try ChatServer(routes: SoakMessages(counter: counter).routes,
-                                limits: .init(maximumConnections: count + 100, handshakeTimeout: .seconds(60), idleTimeout: nil))
+                                limits: .init(maximumConnections: count + 100, handshakeTimeout: .seconds(60), idleTimeout: nil, maximumConnectionsPerAddress: count + 100))
     say("| When | Process | Descriptors | Threads | Resident | Traffic so far |")
     say("|---|---|---:|---:|---:|---|")
     say("| start | server | \(resources()) | |")

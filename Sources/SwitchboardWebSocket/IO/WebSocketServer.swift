@@ -24,12 +24,18 @@ public final class WebSocketServer: @unchecked Sendable {
         /// pong) before the server closes it with 1001 (going away); `nil` for never. A
         /// client that sends keepalives (Signal's every 30 s) stays.
         public var idleTimeout: Duration?
+        /// The most connections one client IP address may hold at once, handshakes included;
+        /// past it, its new connections are answered 503 like those past `maximumConnections`,
+        /// so one host cannot take every slot. Raise it for clients behind one NAT.
+        public var maximumConnectionsPerAddress: Int
 
-        /// Defaults: 1,024 connections, 10 s to upgrade, 120 s of silence.
-        public init(maximumConnections: Int = 1024, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(120)) {
+        /// Defaults: 1,024 connections, 128 per address, 10 s to upgrade, 120 s of silence.
+        public init(maximumConnections: Int = 1024, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(120),
+                    maximumConnectionsPerAddress: Int = 128) {
             self.maximumConnections = maximumConnections
             self.handshakeTimeout = handshakeTimeout
             self.idleTimeout = idleTimeout
+            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
         }
     }
 
@@ -63,6 +69,9 @@ public final class WebSocketServer: @unchecked Sendable {
     private let connected: (@Sendable (WebSocketConnection) -> Void)?
     private let handler: @Sendable (WebSocketConnection) async -> Void
     private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
+    private let perAddress: PeerAddressLimit
+    /// The client address of each admitted handshake, then of its connection.
+    private var addresses: [ObjectIdentifier: [UInt8]] = [:]
 
     /// How many connections the server holds now, handshakes included.
     public var connectionCount: Int { connections.withLock { admitted } }
@@ -91,6 +100,7 @@ public final class WebSocketServer: @unchecked Sendable {
         options.idleTimeout = limits.idleTimeout
         self.options = options
         self.limits = limits
+        perAddress = PeerAddressLimit(limit: limits.maximumConnectionsPerAddress)
         self.tls = tls
         decide = upgrade
         self.connected = connected
@@ -129,7 +139,22 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// A new socket, on the acceptor's loop: served, refused or dropped by the limits.
     private func accepted(_ descriptor: Int32) {
-        switch admit(limit: limits.maximumConnections) {
+        var admission = admit(limit: limits.maximumConnections)
+        var address: [UInt8] = []
+        if admission == .serve {
+            if let taken = perAddress.admit(descriptor) {
+                address = taken
+            } else {
+                // Its address holds its share already: refused like one past the limit.
+                admission = connections.withLock {
+                    admitted -= 1
+                    guard refusing < Self.maximumRefusing else { return .drop }
+                    refusing += 1
+                    return .refuse
+                }
+            }
+        }
+        switch admission {
         case .drop:
             _ = SocketDescriptor.systemClose(descriptor)
         case .refuse:
@@ -144,6 +169,7 @@ public final class WebSocketServer: @unchecked Sendable {
             if let tls {
                 guard let engine = try? TLSEngine(serverContext: tls.context) else {
                     _ = SocketDescriptor.systemClose(descriptor)
+                    perAddress.release(address)
                     release()
                     return
                 }
@@ -161,7 +187,10 @@ public final class WebSocketServer: @unchecked Sendable {
                 }
                 upgradeEnded(handshake, with: connection)
             }
-            connections.withLock { handshakes[ObjectIdentifier(handshake)] = handshake }
+            connections.withLock {
+                handshakes[ObjectIdentifier(handshake)] = handshake
+                addresses[ObjectIdentifier(handshake)] = address
+            }
             handshake.start(timeout: limits.handshakeTimeout)
         }
     }
@@ -170,18 +199,24 @@ public final class WebSocketServer: @unchecked Sendable {
     /// while shutting down (the client upgraded but the server is going away), in an abort
     /// once stopped; or in nothing.
     private func upgradeEnded(_ handshake: ServerHandshake, with connection: WebSocketConnection?) {
-        let phase = connections.withLock {
+        let (phase, address) = connections.withLock {
             handshakes[ObjectIdentifier(handshake)] = nil
-            if let connection, self.phase != .stopped { open.append(connection) }
-            return self.phase
+            let address = addresses.removeValue(forKey: ObjectIdentifier(handshake)) ?? []
+            if let connection, self.phase != .stopped {
+                open.append(connection)
+                addresses[ObjectIdentifier(connection)] = address
+            }
+            return (self.phase, address)
         }
         guard let connection else {
+            perAddress.release(address)
             release()
             return
         }
         switch phase {
         case .stopped:
             connection.abort()
+            perAddress.release(address)
             release()
         case .draining:
             Task { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
@@ -210,10 +245,12 @@ public final class WebSocketServer: @unchecked Sendable {
         let key = ObjectIdentifier(connection)
         Task {
             _ = await connection.waitUntilClosed()
-            self.connections.withLock {
+            let address = self.connections.withLock {
                 self.open.removeAll { $0 === connection }
                 self.handlerTasks[key] = nil
+                return self.addresses.removeValue(forKey: key)
             }
+            if let address { self.perAddress.release(address) }
             self.release()
         }
     }
