@@ -116,6 +116,18 @@ public final class StringBridge: Sendable {
         }
     }
 
+    /// An HTTP token (RFC 9110): what every transport carries as a header name.
+    static func isHeaderName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0))
+        }
+    }
+
+    /// Visible characters, spaces and tabs: no line breaks or other controls.
+    static func isHeaderValue(_ value: String) -> Bool {
+        value.unicodeScalars.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }
+    }
+
     /// Routes and binds a command into the request the endpoint's generated client would send.
     func prepare(_ command: BridgeCommand) throws(BridgeError) -> (DynamicEndpoint, RPCRequest) {
         guard closing.withLock({ $0 != nil }) else { throw BridgeError(.closed, "the bridge is closed") }
@@ -129,6 +141,10 @@ public final class StringBridge: Sendable {
         var keys: [String: String] = [:]
         var otherHeaders = RPCHeaders()
         for header in command.headers {
+            // A name no transport can carry is refused here, not dropped on the way.
+            guard Self.isHeaderName(header.name), Self.isHeaderValue(header.value) else {
+                throw BridgeError(.badCommand, "'\(header.name.prefix(100))' is not a valid header name, or its value holds control characters")
+            }
             if let key = schema.keys.first(where: { $0.header.lowercased() == header.name.lowercased() || $0.name == header.name }) {
                 keys[key.name] = header.value
             } else {

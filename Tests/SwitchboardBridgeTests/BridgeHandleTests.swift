@@ -98,9 +98,12 @@ import Testing
             // Too many header lines.
             let headers = (0..<200).map { "X-H\($0): v" }.joined(separator: "\n")
             answers.append("\(Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ\n\(headers)\n\n")))")
+            // A header name no transport can carry: refused, not dropped on the way.
+            answers.append("\(Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ\nBad Name(): v\n\n")))")
             return answers
         }
-        try #require(answers.count == 4, "\(answers)")
+        try #require(answers.count == 5, "\(answers)")
+        #expect(answers[4].contains("not a valid header name"), "\(answers[4].prefix(300))")
         #expect(answers[0].contains("tooLarge"), "\(answers[0].prefix(300))")
         #expect(answers[1].contains("tooLarge"), "\(answers[1].prefix(300))")
         #expect(answers[2].contains("not UTF-8"), "\(answers[2].prefix(300))")
