@@ -165,6 +165,30 @@ struct GRPCStalledCallTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    @Test func subscriptionsTheApplicationNeverTakesAreEndedPastTheLimit() async throws {
+        var options = GRPCServerOptions()
+        options.http2.protocolConfiguration.maxConcurrentStreams = 2000
+        let server = try GRPCServer(router: RPCRouter(routes: []), options: options)
+        // Asked for, never iterated: before, every arrival waited in it for ever.
+        let arrivals = server.arrivingSubscribers()
+        var encoder = HPACKEncoder()
+        var bytes = GRPCHostilePeerTests.frame(0, .settings([], ack: true))
+        let count = GRPCEventHub.maximumWaitingArrivals + 6
+        for index in 0..<count {
+            let stream = UInt32(index * 2 + 1)
+            bytes += Self.headers(stream, path: "/signal.chat.Messages/SwitchboardEvents", extra: [HPACKHeader("authorization", "Basic YTpi")], encoder: &encoder)
+            bytes += GRPCHostilePeerTests.frame(stream, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        }
+        let frames = await Self.exchange(port: server.port, bytes) { Self.statuses($0).count >= 6 }
+        // The 1,024 waiting are open (headers only); the six past them were ended with OK.
+        let ended = Self.statuses(frames)
+        #expect(ended.count == 6, "\(ended.count) ended")
+        #expect(ended.values.allSatisfy { $0 == "0" })
+        #expect(ended.keys.allSatisfy { Int($0) >= GRPCEventHub.maximumWaitingArrivals * 2 }, "the newest are the ones ended")
+        _ = arrivals
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func oneAddressHoldsAtMostItsShareOfConnections() async throws {
         var options = GRPCServerOptions()
         options.maximumConnectionsPerAddress = 2

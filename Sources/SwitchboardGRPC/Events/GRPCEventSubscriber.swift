@@ -61,14 +61,23 @@ final class GRPCEventHub: @unchecked Sendable {
     /// Pushes waiting for their acknowledgement, with the subscriber and the connection it
     /// listens on: only that connection may acknowledge (push ids are easy to guess).
     private var waiting: [UInt64: (subscriber: ObjectIdentifier, connection: ObjectIdentifier, continuation: CheckedContinuation<Int?, Never>)] = [:]
+    /// The ids in `waiting` by subscriber, so one that ends finds its own at once.
+    private var waitingBySubscriber: [ObjectIdentifier: Set<UInt64>] = [:]
     private var arrivals: [AsyncStream<GRPCEventSubscriber>.Continuation] = []
+    /// Subscribers that may wait for the application to take them from
+    /// ``arrivingSubscribers()``: an application that does not take them cannot make them
+    /// pile up; one past it is ended at once.
+    static let maximumWaitingArrivals = 1024
     private var subscribers: [ObjectIdentifier: GRPCEventSubscriber] = [:]
 
     func nextID() -> UInt64 { lock.withLock { lastID += 1; return lastID } }
 
     func awaitAcknowledgement(of id: UInt64, timeout: Duration, subscriber: GRPCEventSubscriber, send: @escaping @Sendable () -> Void) async -> Int? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
-            lock.withLock { waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation) }
+            lock.withLock {
+                waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation)
+                waitingBySubscriber[ObjectIdentifier(subscriber), default: []].insert(id)
+            }
             send()
             _ = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
         }
@@ -83,6 +92,8 @@ final class GRPCEventHub: @unchecked Sendable {
     private func resolve(_ id: UInt64, with status: Int?, onlyFrom connection: ObjectIdentifier? = nil) {
         let continuation = lock.withLock { () -> CheckedContinuation<Int?, Never>? in
             guard let entry = waiting[id], connection == nil || entry.connection == connection else { return nil }
+            waitingBySubscriber[entry.subscriber]?.remove(id)
+            if waitingBySubscriber[entry.subscriber]?.isEmpty == true { waitingBySubscriber[entry.subscriber] = nil }
             return waiting.removeValue(forKey: id)?.continuation
         }
         continuation?.resume(returning: status)
@@ -92,21 +103,26 @@ final class GRPCEventHub: @unchecked Sendable {
         let key = ObjectIdentifier(subscriber)
         let abandoned: [CheckedContinuation<Int?, Never>] = lock.withLock {
             subscribers.removeValue(forKey: key)
-            let ids = waiting.filter { $0.value.subscriber == key }.map(\.key)
+            let ids = waitingBySubscriber.removeValue(forKey: key) ?? []
             return ids.compactMap { waiting.removeValue(forKey: $0)?.continuation }
         }
         for continuation in abandoned { continuation.resume(returning: nil) }
     }
 
     func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> {
-        let (stream, continuation) = AsyncStream<GRPCEventSubscriber>.makeStream()
+        let (stream, continuation) = AsyncStream<GRPCEventSubscriber>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumWaitingArrivals))
         lock.withLock { arrivals.append(continuation) }
         return stream
     }
 
     func arrived(_ subscriber: GRPCEventSubscriber) {
         lock.withLock { subscribers[ObjectIdentifier(subscriber)] = subscriber }
-        for continuation in lock.withLock({ arrivals }) { continuation.yield(subscriber) }
+        var dropped = false
+        for continuation in lock.withLock({ arrivals }) {
+            if case .dropped = continuation.yield(subscriber) { dropped = true }
+        }
+        // The application is not taking arrivals: this subscription ends at once, with OK.
+        if dropped { subscriber.finish() }
     }
 
     /// On shutdown: no more arrivals, and every open subscription ends with OK.

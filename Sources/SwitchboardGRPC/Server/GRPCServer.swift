@@ -47,7 +47,9 @@ public final class GRPCServer: @unchecked Sendable {
     }
 
     /// Clients as they subscribe to a service's events (its `SwitchboardEvents` method), in
-    /// order; push to each as it arrives. Ends when the server shuts down.
+    /// order; push to each as it arrives. Ends when the server shuts down. At most 1,024 wait
+    /// to be taken: a subscription arriving past that is ended at once (with OK), so an
+    /// application that does not take them cannot make them pile up.
     public func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> { events.arrivingSubscribers() }
 
     private func accepted(_ descriptor: Int32) {
