@@ -301,6 +301,47 @@ asyncio.run(main())
 PY
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# A client trickling one message a byte at a time is closed with 1008 at --message-timeout,
+# though every byte keeps it from being idle.
+expect_status 2 "--message-timeout must not be negative" "$bin" mock-server --message-timeout -1
+"$bin" mock-server --message-timeout 1 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+port=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1 | sed -E 's#ws://[^:]+:([0-9]+).*#\1#')
+timeout 30 python3 - "$port" <<'PY' && pass "a trickling client is closed with 1008 at --message-timeout" || fail "a trickling client is closed with 1008 at --message-timeout"
+import os, socket, struct, sys, threading, time
+sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+sock.sendall(b"GET /v1/websocket/ HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    chunk = sock.recv(1)
+    assert chunk, "closed during the upgrade"
+    head += chunk
+assert head.startswith(b"HTTP/1.1 101"), head
+key = os.urandom(4)
+payload = bytes(a ^ key[i % 4] for i, a in enumerate(b"x" * 100))
+frame = bytes([0x82, 0x80 | 100]) + key + payload
+def trickle():
+    try:
+        for byte in frame:
+            sock.send(bytes([byte]))
+            time.sleep(0.1)
+    except OSError:
+        pass
+threading.Thread(target=trickle, daemon=True).start()
+started = time.monotonic()
+reply = b""
+while len(reply) < 4:
+    chunk = sock.recv(4 - len(reply))
+    assert chunk, "closed without a close frame"
+    reply += chunk
+assert reply[0] == 0x88, reply
+assert struct.unpack(">H", reply[2:4])[0] == 1008, reply
+assert time.monotonic() - started < 8, "the close came only after the whole frame"
+PY
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # The session example runs its whole lifecycle against the mock server.
 swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
 demo="$(dirname "$bin")/session-demo"

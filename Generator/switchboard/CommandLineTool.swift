@@ -55,7 +55,7 @@ extension CommandLineTool {
             """),
         ("mock-server", """
             mock-server [--schema <dir>] [--port <n>] [--grpc-port <n>] [--responses <file.json>] [--pushes <file.json>]
-                 [--max-connections <n>] [--idle-timeout <seconds>]
+                 [--max-connections <n>] [--idle-timeout <seconds>] [--message-timeout <seconds>]
                  [--require-credentials (--credentials <user.device:password> | --credentials-file <file>)]
                 Serve every endpoint of the schema on a loopback port with canned or scripted
                 responses, and deliver scripted pushes to each client that connects. At most

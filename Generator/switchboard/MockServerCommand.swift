@@ -18,7 +18,7 @@ import SwitchboardSchema
 /// the method its `rpcName` names.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout",
+        try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
                                               "--credentials", "--credentials-file"])
         let required = try ChatCommandSupport.credentials(arguments)
         if arguments.flags.contains("--require-credentials") {
@@ -43,6 +43,10 @@ enum MockServerCommand {
         if let text = arguments.options["--idle-timeout"] {
             guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--idle-timeout must be 0 (never) to 86400 seconds") }
             limits.idleTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+        }
+        if let text = arguments.options["--message-timeout"] {
+            guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--message-timeout must be 0 (never) to 86400 seconds") }
+            limits.messageReceiveTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
         }
         guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
         let scripts = try arguments.options["--responses"].map { path throws(CommandLineTool.UsageError) in try loadResponses(path, schema: schema) } ?? [:]

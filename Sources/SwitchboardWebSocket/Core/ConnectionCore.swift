@@ -90,6 +90,8 @@ public struct WebSocketConnectionCore: Sendable {
     // The frame being read.
     private var frameHeader: FrameHeader?
     private var controlPayload: [UInt8] = []
+    /// Data messages and control frames outside them received in full so far.
+    public private(set) var completedMessages = 0
 
     /// Creates an engine for an open connection.
     public init(role: Role, configuration: Configuration = .init()) {
@@ -118,6 +120,10 @@ public struct WebSocketConnectionCore: Sendable {
         default: return false
         }
     }
+
+    /// Whether part of a message has arrived and the rest has not: a frame cut short, or a
+    /// fragmented message missing its final frame.
+    public var isInsideMessage: Bool { messageOpcode != nil || parser.isInsideFrame }
 
     /// Whether received bytes are still parsed: not after a violation, nor once closed.
     var isReading: Bool {
@@ -300,11 +306,14 @@ public struct WebSocketConnectionCore: Sendable {
             guard let header = frameHeader else { return }
             frameHeader = nil
             if header.opcode.isControl {
+                // A ping inside a fragmented message does not restart the message's clock.
+                if messageOpcode == nil { completedMessages &+= 1 }
                 try handleControl(header.opcode, controlPayload, into: &actions)
                 return
             }
             guard header.fin, let opcode = messageOpcode else { return }
             messageOpcode = nil
+            completedMessages &+= 1
             let payload = wholeMessage ?? messageBuffer[...]
             wholeMessage = nil
             messageBuffer = []

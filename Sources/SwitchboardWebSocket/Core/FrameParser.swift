@@ -89,6 +89,9 @@ public struct FrameParser: Sendable {
     /// Bytes received but not yet parsed.
     public var bufferedCount: Int { buffer.count - readIndex }
 
+    /// Whether part of a frame has arrived and the rest has not.
+    public var isInsideFrame: Bool { inPayload || readIndex < buffer.count }
+
     /// The next event, or `nil` when more bytes are needed.
     public mutating func next() throws(WebSocketError) -> Event? {
         if inPayload {

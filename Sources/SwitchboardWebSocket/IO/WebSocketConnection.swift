@@ -41,13 +41,21 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// closes with 1001 (going away); `nil`, the default, for never. ``WebSocketServer``
         /// sets it from its ``WebSocketServer/Limits``.
         public var idleTimeout: Duration?
+        /// How long the peer may take to send one message (or control frame) once its first
+        /// byte has arrived, before this side closes with 1008 (policy violation); `nil`, the
+        /// default, for no limit. Unlike `idleTimeout`, it is not reset by each byte, so a peer
+        /// cannot hold the connection (and a half-received message) by trickling. Time this
+        /// side spends not reading (backpressure) does not count. ``WebSocketServer`` sets it
+        /// from its ``WebSocketServer/Limits``.
+        public var messageReceiveTimeout: Duration?
 
         /// Creates options. Defaults: a 5 s close timeout, 64 KiB reads, 8 MiB queued to send,
-        /// 4 MiB of received messages buffered, and no idle timeout.
+        /// 4 MiB of received messages buffered, no idle timeout and no message timeout.
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
                     deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024,
-                    idleTimeout: Duration? = nil) {
+                    idleTimeout: Duration? = nil, messageReceiveTimeout: Duration? = nil) {
             self.idleTimeout = idleTimeout
+            self.messageReceiveTimeout = messageReceiveTimeout
             self.configuration = configuration
             self.closeTimeout = closeTimeout
             self.readChunkSize = readChunkSize
@@ -94,6 +102,13 @@ public final class WebSocketConnection: @unchecked Sendable {
     private var lastReceived = ContinuousClock.now
     /// The next idleness check, on the loop.
     private var idleTimer: LoopTimer?
+    /// Reading on or off, and for how long it was off.
+    private let gate: ReadingGate
+    /// When the message now arriving began, less the time reading was off before it, and
+    /// how many messages had completed then; `nil` between messages.
+    private var messageStart: (instant: ContinuousClock.Instant, pausedBefore: Duration, completed: Int)?
+    /// The message timeout's check, on the loop, while one is scheduled.
+    private var messageTimer: LoopTimer?
 
     /// Takes over `channel`, whose upgrade is done: `initialBytes` (read with the upgrade)
     /// go to the engine first, then everything the channel reads.
@@ -108,12 +123,14 @@ public final class WebSocketConnection: @unchecked Sendable {
         self.subprotocol = subprotocol
         self.upgradeContext = upgradeContext
         eventLoop = channel.loop
-        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { channel.setReading(false) }, resume: { channel.setReading(true) })
+        let gate = ReadingGate(channel: channel)
+        self.gate = gate
+        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { gate.setReading(false) }, resume: { gate.setReading(true) })
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
         directSink = options.deliversMessagesDirectly
-            ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { [weak channel] paused in channel?.setReading(!paused) })
+            ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { paused in gate.setReading(!paused) })
             : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
@@ -124,7 +141,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             let pending = pending + (laterInitialBytes?() ?? [])
             if !pending.isEmpty { process(core: { $0.receive(pending) }) }
             channel.activate(delegate: Reader(self), handshakeDone: nil)
-            channel.setReading(true)
+            gate.setReading(true)
         }
     }
 
@@ -152,7 +169,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// filling memory. Messages that bypass direct delivery are paced by
     /// `maximumBufferedBytes` instead.
     public func setReadingPaused(_ paused: Bool) {
-        channel.setReading(!paused)
+        gate.setReading(!paused)
     }
 
     /// How the connection ended, once it has.
@@ -332,7 +349,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         process(core: { $0.close(code: code, reason: reason) })
         // The peer's close frame may sit behind messages nobody will take now; the engine
         // drops data after our close, so reading again buffers nothing more.
-        channel.setReading(true)
+        gate.setReading(true)
         let watchdog = eventLoop.schedule(after: options.closeTimeout) { [self] in
             finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false), flushFirst: false)
         }
@@ -376,15 +393,57 @@ public final class WebSocketConnection: @unchecked Sendable {
             guard let self else { return }
             let (quiet, ended) = lock.withLock { (ContinuousClock.now - lastReceived, finalInfo != nil) }
             guard !ended else { return }
-            if quiet >= timeout {
+            // While this side does not read, the peer's bytes wait in the socket unseen.
+            if quiet >= timeout, !gate.isPaused {
                 startClosing(code: .goingAway, reason: "idle timeout")
             } else {
-                checkIdleness(at: .now.advanced(by: timeout - quiet), timeout: timeout)
+                checkIdleness(at: .now.advanced(by: quiet >= timeout ? timeout : timeout - quiet), timeout: timeout)
             }
         }
         let kept = lock.withLock {
             guard finalInfo == nil else { return false }
             idleTimer = timer
+            return true
+        }
+        if !kept { timer.cancel() }
+    }
+
+    /// After a read, under the lock: starts the clock of a message that began in it, or stops
+    /// it between messages. Says whether a check must be scheduled (none is pending).
+    private func noteMessageProgress(at now: ContinuousClock.Instant) -> Bool {
+        guard core.isInsideMessage else {
+            messageStart = nil
+            return false
+        }
+        if let start = messageStart, start.completed == core.completedMessages { return false }
+        messageStart = (now, gate.pausedTime(upTo: now), core.completedMessages)
+        return messageTimer == nil && finalInfo == nil
+    }
+
+    /// Closes the connection with 1008 if the message arriving at `instant` began more than
+    /// `timeout` of reading time ago; otherwise checks again when it would be.
+    private func checkMessageProgress(at instant: ContinuousClock.Instant, timeout: Duration) {
+        let timer = eventLoop.schedule(at: instant) { [weak self] in
+            guard let self else { return }
+            let now = ContinuousClock.now
+            let spent: Duration? = lock.withLock {
+                guard finalInfo == nil, let start = messageStart else {
+                    messageTimer = nil
+                    return nil
+                }
+                return (now - start.instant) - (gate.pausedTime(upTo: now) - start.pausedBefore)
+            }
+            guard let spent else { return }
+            if spent >= timeout {
+                lock.withLock { messageTimer = nil }
+                startClosing(code: .policyViolation, reason: "message not received in time")
+            } else {
+                checkMessageProgress(at: now.advanced(by: timeout - spent), timeout: timeout)
+            }
+        }
+        let kept = lock.withLock {
+            guard finalInfo == nil else { return false }
+            messageTimer = timer
             return true
         }
         if !kept { timer.cancel() }
@@ -424,11 +483,15 @@ public final class WebSocketConnection: @unchecked Sendable {
             transportEnded()
             return false
         }
-        let now = options.idleTimeout == nil ? nil : ContinuousClock.now
-        lock.withLock {
+        let now = options.idleTimeout == nil && options.messageReceiveTimeout == nil ? nil : ContinuousClock.now
+        let armMessageTimer = lock.withLock {
             if let now { lastReceived = now }
             core.receive(bytes, into: &actions, unansweredMessages: { directSink == nil && inbound.mayOweAnswers })
             sendFrames(of: actions)
+            return options.messageReceiveTimeout != nil && noteMessageProgress(at: now ?? .now)
+        }
+        if armMessageTimer, let timeout = options.messageReceiveTimeout {
+            checkMessageProgress(at: .now.advanced(by: timeout), timeout: timeout)
         }
         perform(actions)
         // Drops the messages' slices before the next read appends to the parser's buffer.
@@ -514,6 +577,8 @@ public final class WebSocketConnection: @unchecked Sendable {
             finalInfo = info
             idleTimer?.cancel()
             idleTimer = nil
+            messageTimer?.cancel()
+            messageTimer = nil
             _ = core.transportClosed()
             defer {
                 closeWaiters = []

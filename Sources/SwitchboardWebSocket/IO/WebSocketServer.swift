@@ -24,14 +24,23 @@ public final class WebSocketServer: @unchecked Sendable {
         /// pong) before the server closes it with 1001 (going away); `nil` for never. A
         /// client that sends keepalives (Signal's every 30 s) stays.
         public var idleTimeout: Duration?
+        /// How long an upgraded connection may take over one message (or control frame)
+        /// once its first byte has arrived, before the server closes it with 1008 (policy
+        /// violation); `nil` for no limit. Every byte resets `idleTimeout`, so without this a
+        /// client trickling a message a byte at a time would hold its slot and a
+        /// half-received message for ever. 30 s lets a client on a 20 KB/s link send a whole
+        /// 512 KiB message (the default ``WebSocketConnectionCore/Configuration/maximumMessageSize``).
+        public var messageReceiveTimeout: Duration?
         /// The most connections one client IP address may hold at once, handshakes included;
         /// past it, its new connections are answered 503 like those past `maximumConnections`,
         /// so one host cannot take every slot. Raise it for clients behind one NAT.
         public var maximumConnectionsPerAddress: Int
 
-        /// Defaults: 1,024 connections, 128 per address, 10 s to upgrade, 120 s of silence.
+        /// Defaults: 1,024 connections, 128 per address, 10 s to upgrade, 120 s of silence,
+        /// 30 s for one message.
         public init(maximumConnections: Int = 1024, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(120),
-                    maximumConnectionsPerAddress: Int = 128) {
+                    maximumConnectionsPerAddress: Int = 128, messageReceiveTimeout: Duration? = .seconds(30)) {
+            self.messageReceiveTimeout = messageReceiveTimeout
             self.maximumConnections = maximumConnections
             self.handshakeTimeout = handshakeTimeout
             self.idleTimeout = idleTimeout
@@ -98,6 +107,7 @@ public final class WebSocketServer: @unchecked Sendable {
         self.port = listener.port
         var options = options
         options.idleTimeout = limits.idleTimeout
+        options.messageReceiveTimeout = limits.messageReceiveTimeout
         self.options = options
         self.limits = limits
         perAddress = PeerAddressLimit(limit: limits.maximumConnectionsPerAddress)
