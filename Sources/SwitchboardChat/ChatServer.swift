@@ -24,6 +24,8 @@ public final class ChatServer: @unchecked Sendable {
 
     private let server: WebSocketServer
     private let registry = Registry()
+    /// Bytes of requests in handlers across all clients.
+    private let requestBytes: RequestByteBudget
 
     /// Clients by arrival, and tasks waiting for one to connect. A client leaves when its
     /// connection ends; only the newest few that left stay findable by index, so a server
@@ -149,15 +151,20 @@ public final class ChatServer: @unchecked Sendable {
     /// free one), holding at most what `limits` allows (by default 1,024 connections, each
     /// closed after 120 s without a frame from its client). Every request a route serves
     /// passes through `interceptors` first, outermost first. A client may have
-    /// `maximumRequestsInFlight` requests in handlers at once; more are answered 503.
+    /// `maximumRequestsInFlight` requests in handlers at once, and all clients together at most
+    /// `maximumRequestBytesInFlight` bytes of them (each request counting its envelope's size,
+    /// and at least 1 KiB); past either, a request is answered 503 with `Retry-After: 1`.
     public init(
         routes: [RPCRoute], port: Int = 0, limits: WebSocketServer.Limits = .init(),
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account },
         interceptors: [any ServerInterceptor] = [],
-        maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight
+        maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight,
+        maximumRequestBytesInFlight: Int = ChatServer.defaultMaximumRequestBytesInFlight
     ) throws(WebSocketError) {
         let router = RPCRouter(routes: routes, interceptors: interceptors)
+        let budget = RequestByteBudget(limit: maximumRequestBytesInFlight)
+        requestBytes = budget
         let registry = self.registry
         server = try WebSocketServer(
             port: port, options: .init(deliversMessagesDirectly: true), limits: limits,
@@ -176,7 +183,7 @@ public final class ChatServer: @unchecked Sendable {
                 // In upgrade order, and out again the moment the socket ends, so the registry's
                 // order is the clients', whatever order their tasks run in.
                 let client = Client(socket: socket, auth: socket.upgradeContext as? AuthRequirement ?? .none,
-                                    maximumRequestsInFlight: maximumRequestsInFlight)
+                                    maximumRequestsInFlight: maximumRequestsInFlight, sharedBudget: budget)
                 let index = registry.register(client)
                 socket.whenClosed { _ in registry.unregister(index) }
             },
@@ -225,7 +232,8 @@ public final class ChatServer: @unchecked Sendable {
             }
             // A client that pipelines requests to slow handlers gets 503 past its share,
             // instead of a task and its memory per request without end.
-            guard client.beginRequest() else {
+            let cost = RequestByteBudget.cost(ofRequestBytes: message.payload.count)
+            guard client.beginRequest(cost: cost) else {
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
                     status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
                 return
@@ -236,7 +244,7 @@ public final class ChatServer: @unchecked Sendable {
             // so a request and its answer wake no other thread.
             client.socket.eventLoop.startTaskHere {
                 let response = await router.handle(wire, auth: client.auth)
-                client.endRequest()
+                client.endRequest(cost: cost)
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
             }
         case .response?:
@@ -253,6 +261,14 @@ public final class ChatServer: @unchecked Sendable {
     /// Requests one client may have in handlers at once by default (Signal's clients keep a
     /// handful); past it a request is answered 503 with `Retry-After: 1`.
     public static let defaultMaximumRequestsInFlight = 256
+
+    /// Bytes of requests all clients together may have in handlers at once by default: 64 MiB,
+    /// 128 requests of the largest message size, or 65,536 small ones.
+    public static let defaultMaximumRequestBytesInFlight = 64 * 1024 * 1024
+
+    /// Bytes of requests in handlers now, across all clients (as counted against
+    /// `maximumRequestBytesInFlight`).
+    public var requestBytesInFlight: Int { requestBytes.inUse }
 
     /// The keepalive path the server answers on its own.
     public static let keepalivePath = "/v1/keepalive"

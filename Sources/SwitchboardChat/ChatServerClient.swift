@@ -20,23 +20,37 @@ extension ChatServer {
         /// The client's requests being handled now, and how many may be.
         private let inFlight = Locked(0)
         let maximumRequestsInFlight: Int
+        /// The server's bytes of requests in handlers, shared by all its clients.
+        private let sharedBudget: RequestByteBudget
 
-        init(socket: WebSocketConnection, auth: AuthRequirement, maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight) {
+        init(socket: WebSocketConnection, auth: AuthRequirement, maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight,
+             sharedBudget: RequestByteBudget = RequestByteBudget(limit: ChatServer.defaultMaximumRequestBytesInFlight)) {
             self.socket = socket
             self.auth = auth
             self.maximumRequestsInFlight = max(1, maximumRequestsInFlight)
+            self.sharedBudget = sharedBudget
         }
 
-        /// Takes a slot for a request; `false` when the client already has the most in flight.
-        func beginRequest() -> Bool {
-            inFlight.withLock { count in
+        /// Takes a slot for a request that counts `cost` bytes; `false`, taking nothing, when
+        /// the client already has the most in flight or the server's byte budget is spent.
+        func beginRequest(cost: Int) -> Bool {
+            let slot = inFlight.withLock { count in
                 guard count < maximumRequestsInFlight else { return false }
                 count += 1
                 return true
             }
+            guard slot else { return false }
+            guard sharedBudget.take(cost) else {
+                inFlight.withLock { $0 -= 1 }
+                return false
+            }
+            return true
         }
 
-        func endRequest() { inFlight.withLock { $0 -= 1 } }
+        func endRequest(cost: Int) {
+            sharedBudget.give(cost)
+            inFlight.withLock { $0 -= 1 }
+        }
 
         /// Sends a request to the client; returns its response, or `nil` if the connection
         /// closed or `timeout` passed first (an unacknowledged push).
