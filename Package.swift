@@ -71,7 +71,7 @@ let package = Package(
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
         .target(
             name: "SwitchboardChat",
-            dependencies: ["SwitchboardRuntime", "SwitchboardWebSocket"],
+            dependencies: ["SwitchboardRuntime", "SwitchboardWebSocket", "SwitchboardIO"],
             path: "Sources/SwitchboardChat"
         ),
         // A reconnecting session: a pure lifecycle state machine and its driver.

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 import SwitchboardRuntime
 import SwitchboardWebSocket
 
@@ -25,7 +26,7 @@ public final class ChatServer: @unchecked Sendable {
     private let server: WebSocketServer
     private let registry = Registry()
     /// Bytes of requests in handlers across all clients.
-    private let requestBytes: RequestByteBudget
+    private let requestBytes: ByteBudget
 
     /// Clients by arrival, and tasks waiting for one to connect. A client leaves when its
     /// connection ends; only the newest few that left stay findable by index, so a server
@@ -163,7 +164,7 @@ public final class ChatServer: @unchecked Sendable {
         maximumRequestBytesInFlight: Int = ChatServer.defaultMaximumRequestBytesInFlight
     ) throws(WebSocketError) {
         let router = RPCRouter(routes: routes, interceptors: interceptors)
-        let budget = RequestByteBudget(limit: maximumRequestBytesInFlight)
+        let budget = ByteBudget(limit: maximumRequestBytesInFlight)
         requestBytes = budget
         let registry = self.registry
         server = try WebSocketServer(
@@ -232,7 +233,8 @@ public final class ChatServer: @unchecked Sendable {
             }
             // A client that pipelines requests to slow handlers gets 503 past its share,
             // instead of a task and its memory per request without end.
-            let cost = RequestByteBudget.cost(ofRequestBytes: message.payload.count)
+            // A request's task and bookkeeping are not free: an empty one counts 1 KiB.
+            let cost = max(1024, message.payload.count)
             guard client.beginRequest(cost: cost) else {
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
                     status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 import SwitchboardRuntime
 import SwitchboardWebSocket
 
@@ -21,10 +22,10 @@ extension ChatServer {
         private let inFlight = Locked(0)
         let maximumRequestsInFlight: Int
         /// The server's bytes of requests in handlers, shared by all its clients.
-        private let sharedBudget: RequestByteBudget
+        private let sharedBudget: ByteBudget
 
         init(socket: WebSocketConnection, auth: AuthRequirement, maximumRequestsInFlight: Int = ChatServer.defaultMaximumRequestsInFlight,
-             sharedBudget: RequestByteBudget = RequestByteBudget(limit: ChatServer.defaultMaximumRequestBytesInFlight)) {
+             sharedBudget: ByteBudget = ByteBudget(limit: ChatServer.defaultMaximumRequestBytesInFlight)) {
             self.socket = socket
             self.auth = auth
             self.maximumRequestsInFlight = max(1, maximumRequestsInFlight)

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 @testable import SwitchboardHTTP2
@@ -81,6 +82,33 @@ struct GRPCStalledCallTests {
     }
 
     static let lookUp = "/signal.chat.Usernames/LookUpUsernameHash"
+
+    @Test func requestBytesAcrossCallsAreBounded() async throws {
+        var options = GRPCServerOptions()
+        options.maximumRequestBytesInFlight = 20_000
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var encoder = HPACKEncoder()
+        // Three calls whose 12,000-byte messages arrive 8,000 bytes in and stop there: two
+        // fit in the budget (1 KiB each to begin, then their bytes), the third does not.
+        var bytes: [UInt8] = []
+        for stream: UInt32 in [1, 3, 5] {
+            bytes += Self.headers(stream, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "60S")], encoder: &encoder)
+            let partial = [0, 0, 0, 0x2E, 0xE0] + [UInt8](repeating: 0, count: 7_995)
+            bytes += GRPCHostilePeerTests.frame(stream, .data(partial, endStream: false, flowControlledLength: partial.count))
+        }
+        let inFlight = Locked(0)
+        let frames = await Self.exchange(port: server.port, bytes, seconds: 5) { frames in
+            guard Self.statuses(frames)[5] != nil else { return false }
+            inFlight.withLock { $0 = server.requestBytesInFlight }
+            return true
+        }
+        #expect(Self.statuses(frames) == [5: "\(GRPCStatusCode.resourceExhausted.rawValue)"], "\(Self.statuses(frames))")
+        #expect(inFlight.current == 2 * (1024 + 8_000), "the two held calls, and nothing of the refused one")
+        // The client went: every byte is given back.
+        #expect(await eventually(within: .seconds(10)) { server.requestBytesInFlight == 0 }, "\(server.requestBytesInFlight)")
+        #expect(GRPCServerOptions().maximumRequestBytesInFlight == 256 << 20, "the documented default")
+        await server.shutdown(timeout: .seconds(1))
+    }
 
     @Test func aClientDeadlineBeyondTheMaximumIsCutToIt() async throws {
         var options = GRPCServerOptions()

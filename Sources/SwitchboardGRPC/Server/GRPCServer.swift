@@ -22,12 +22,15 @@ public final class GRPCServer: @unchecked Sendable {
     private var isStopped = false
     private let events = GRPCEventHub()
     private let perAddress: PeerAddressLimit
+    /// Bytes of request messages held across every connection.
+    private let requestBytes: ByteBudget
 
     /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
     public init(router: RPCRouter, host: String = "127.0.0.1", port: Int = 0, options: GRPCServerOptions = .init()) throws(NetworkError) {
         self.router = router
         self.options = options
         perAddress = PeerAddressLimit(limit: options.maximumConnectionsPerAddress)
+        requestBytes = ByteBudget(limit: options.maximumRequestBytesInFlight)
         options.tls?.allowHTTP2()
         listener = try TCPListener(host: host, port: port)
         self.port = listener.port
@@ -40,6 +43,10 @@ public final class GRPCServer: @unchecked Sendable {
 
     /// Connections open now.
     public var connectionCount: Int { lock.withLock { connections.count } }
+
+    /// Bytes of request messages the calls in progress hold now, across every connection (as
+    /// counted against ``GRPCServerOptions/maximumRequestBytesInFlight``).
+    public var requestBytesInFlight: Int { requestBytes.inUse }
 
     /// Answer bytes written but still waiting for their peers to read them, over every connection.
     package var queuedOutputBytes: Int {
@@ -71,7 +78,7 @@ public final class GRPCServer: @unchecked Sendable {
             channel = SocketChannel(descriptor: descriptor, loop: loop)
         }
         let driver = HTTP2ChannelDriver(channel: channel, role: .server, options: options.http2,
-                                        acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events))
+                                        acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events, budget: requestBytes))
         let key = ObjectIdentifier(driver)
         lock.withLock { connections[key] = driver }
         let perAddress = self.perAddress
@@ -113,15 +120,17 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     let router: RPCRouter
     let options: GRPCServerOptions
     let hub: GRPCEventHub
+    let budget: ByteBudget
 
-    init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub) {
+    init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
         self.router = router
         self.options = options
         self.hub = hub
+        self.budget = budget
     }
 
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
-        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options, hub: hub)
+        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options, hub: hub, budget: budget)
         // Not from inside the driver's own dispatch: the answer may close the stream.
         connection.loop.execute {
             call.begin()

@@ -22,6 +22,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let deadline: ContinuousClock.Instant
     private var deframer: GRPCMessageDeframer
     private var messages: [[UInt8]] = []
+    /// The server's bytes of requests in progress, and what this call has taken of them (on
+    /// the loop; given back when the stream closes).
+    private let budget: ByteBudget
+    private var taken = 0
+    /// What a call counts for before its first byte: its stream and bookkeeping.
+    static let minimumCost = 1024
 
     /// When the request must have arrived in full by.
     private let receiveDeadline: ContinuousClock.Instant
@@ -41,8 +47,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     static let eventsMethod = "/SwitchboardEvents"
     static let acknowledgeMethod = "/SwitchboardAcknowledge"
 
-    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub) {
+    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub,
+         budget: ByteBudget) {
         self.streamID = streamID
+        self.budget = budget
         self.connection = connection
         self.router = router
         self.options = options
@@ -90,6 +98,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     /// Starts the deadline; a request that is not gRPC is answered at once.
     func begin() {
+        guard charge(Self.minimumCost) else { return }
         guard let rpcName else {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)")
             return
@@ -157,6 +166,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending.
         guard messages.count <= 1 else { return }
+        // Counted as it arrives, before the deframer holds it.
+        guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
             messages += try deframer.append(data)
             if messages.count > 1 {
@@ -173,6 +184,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamClosed(_ closure: HTTP2StreamClosure) {
+        budget.give(taken)
+        taken = 0
         subscriber?.ended("\(closure)")
         // The client went away (RST_STREAM, or the connection ended): stop the work.
         let (task, timer) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?) in
@@ -295,6 +308,19 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             if let type = response.headers["Content-Type"] { trailers.append(HPACKHeader("switchboard-content-type", type)) }
         }
         connection.sendHeaders(trailers + responseMetadata, streamID: streamID, endStream: true)
+    }
+
+    /// Takes `bytes` more of the server's budget for this call; when it is spent, answers
+    /// RESOURCE_EXHAUSTED and says `false`.
+    private func charge(_ bytes: Int) -> Bool {
+        // Closed before it began (reset at once): nothing would give this back.
+        if lock.withLock({ isClosed }) { return false }
+        if budget.take(bytes) {
+            taken += bytes
+            return true
+        }
+        answer(status: .resourceExhausted, message: "the server holds too many request bytes; retry later")
+        return false
     }
 
     /// A trailers-only answer with `status`; the request's remaining bytes are refused.

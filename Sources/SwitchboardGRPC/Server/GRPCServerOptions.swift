@@ -16,6 +16,11 @@ public struct GRPCServerOptions: Sendable {
     }()
     /// The largest request message accepted; larger ones fail with RESOURCE_EXHAUSTED. Default 4 MiB.
     public var maximumReceiveMessageSize = 4 << 20
+    /// Bytes of request messages all calls together may hold at once, from their first byte
+    /// until their stream closes, each call counting at least 1 KiB; a call that would pass it
+    /// ends with RESOURCE_EXHAUSTED. Without it, 1,024 connections of 100 streams each could
+    /// hold 4 MiB requests to 400 GiB. Default 256 MiB (64 requests of the largest size).
+    public var maximumRequestBytesInFlight = 256 << 20
     /// Connections served at once; later ones are closed at once. Default 1,024.
     public var maximumConnections = 1024
     /// Connections one client IP address may hold at once; more are closed at once, so one
