@@ -309,7 +309,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // Pending requests fail first: a push handler may be waiting on one of them.
         failAll(reason.description)
         // A handler still running finishes before `disconnected`, so an app that reconnects
-        // on it never runs two handlers at once (bounded, in case a handler hangs).
+        // on it never runs two handlers at once (bounded, in case a handler hangs: one still
+        // running after 5 s is cancelled, and left behind).
         if let running = pushTask.withLock({ $0 }) {
             let done = FirstAnswer<Void>()
             let waiter = Task { await running.value; _ = done.offer(()) }
@@ -317,6 +318,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             await done.value
             waiter.cancel()
             limit.cancel()
+            running.cancel()
         }
         eventSink.yield(.disconnected(reason))
         eventSink.finish()

@@ -67,10 +67,14 @@ import Testing
         #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(30)) == .seconds(30))
         #expect(backoff.delay(failureCount: 6, jitter: 1.0, floor: .seconds(30)) == .seconds(63))
         #expect(backoff.delay(failureCount: 20, jitter: 1.2) == .seconds(300))
+        #expect(backoff.delay(failureCount: 20, jitter: 0.8) == .seconds(240), "at the cap the jitter still spreads clients")
+        #expect(backoff.delay(failureCount: 20, jitter: 1.0) == .seconds(270))
+        #expect(backoff.delay(failureCount: 8, jitter: 0.8) == .milliseconds(204_000), "below the cap, the formula")
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 10, jitter: 1.0) == .seconds(1023))
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 500, jitter: 1.2) > .seconds(1_000_000), "huge counts saturate, never trap")
         #expect(backoff.delay(failureCount: 2, jitter: 5) == .milliseconds(3600), "jitter is clamped to 1.2")
-        #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.0) == .milliseconds(1500), "sub-second caps hold")
+        #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.2) == .milliseconds(1500), "sub-second caps hold")
+        #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.0) == .milliseconds(1350))
         // A server's Retry-After is a floor up to an hour, not a way to stop the session for good.
         #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(3600))
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 20, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(1_048_575),

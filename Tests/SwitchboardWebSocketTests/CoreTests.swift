@@ -353,7 +353,13 @@ import Testing
             request(path: "/a b"),
             request(path: "/a\r\nX: y"),
             request(subprotocols: ["chat, evil"]),
+            // More fields than a server reading as ours takes (found by the fuzzer).
+            request(headers: (0..<96).map { HTTPHeaderField(name: "X-\($0)", value: "v") }),
         ]
+        // The most that still reads back.
+        let most = request(headers: (0..<94).map { HTTPHeaderField(name: "X-\($0)", value: "v") }, subprotocols: ["chat"])
+        try most.checkSendable()
+        #expect(try HTTPHead.parse(most.bytes)?.head.headers.count == HTTPHead.maximumHeaderCount)
         for candidate in bad {
             #expect(throws: WebSocketError.self, "\(candidate.headers) \(candidate.path) \(candidate.subprotocols)") { try candidate.checkSendable() }
         }

@@ -157,9 +157,12 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         } catch {
             return .failure(.disconnected(reason: "connecting to \(place): \(error)"))
         }
-        if options.tls != nil, let agreed = opened.channel.negotiatedProtocol, agreed != "h2" {
+        // RFC 9113 §3.2: over TLS, HTTP/2 only where ALPN agreed on it; a server that chose
+        // nothing (an HTTP/1.1 proxy, say) must not be sent the preface.
+        if options.tls != nil, opened.channel.negotiatedProtocol != "h2" {
+            let agreed = opened.channel.negotiatedProtocol.map { "ALPN chose \($0)" } ?? "no ALPN protocol agreed"
             opened.channel.close(reason: nil)
-            return .failure(.disconnected(reason: "\(place) does not speak HTTP/2 over TLS (ALPN chose \(agreed))"))
+            return .failure(.disconnected(reason: "\(place) does not speak HTTP/2 over TLS (\(agreed))"))
         }
         lock.withLock { self.opened += 1 }
         let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2)

@@ -1,5 +1,7 @@
 /// The retry delay after a failure: (2^x − 1) seconds times a jitter factor in [0.8, 1.2],
-/// where x is the failure count, so the first retry comes after about a second.
+/// where x is the failure count, so the first retry comes after about a second. A delay past
+/// ``maximum`` is drawn from 0.8 to 1.0 times the maximum by the same factor, so the jitter
+/// never stops.
 public struct RetryBackoff: Sendable, Hashable {
     /// The longest delay; the formula alone reaches 17 minutes by the tenth failure.
     public var maximum: Duration?
@@ -24,7 +26,13 @@ public struct RetryBackoff: Sendable, Hashable {
         var milliseconds = (seconds * factor * 1000).rounded()
         if let maximum {
             let (seconds, attoseconds) = maximum.components
-            milliseconds = min(milliseconds, Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+            let cap = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+            if milliseconds > cap {
+                // Past the cap the jitter still spreads the delay, over the cap's last fifth:
+                // clients that lost the server together must not all come back together.
+                let spread = Self.jitterRange.lowerBound + (factor - Self.jitterRange.lowerBound) / 2
+                milliseconds = (cap * spread).rounded()
+            }
         }
         // Without a maximum, stay within what a Duration of milliseconds can hold.
         var delay = Duration.milliseconds(Int64(min(milliseconds, 9.0e18)))

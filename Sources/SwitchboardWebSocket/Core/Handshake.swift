@@ -63,6 +63,11 @@ public enum WebSocketHandshake {
                 throw .invalidHTTP("subprotocol \(String(reflecting: subprotocol)) is not an HTTP token")
             }
             try HTTPFieldSyntax.check(headers)
+            // Host, Upgrade, Connection, the key and the version, then the subprotocols' line.
+            let fields = 5 + (subprotocols.isEmpty ? 0 : 1) + headers.count
+            guard fields <= HTTPHead.maximumHeaderCount else {
+                throw .invalidHTTP("\(fields) header fields; a server reading as this one does takes at most \(HTTPHead.maximumHeaderCount)")
+            }
         }
 
         /// Checks the server's head; returns the chosen subprotocol. A non-101 status is

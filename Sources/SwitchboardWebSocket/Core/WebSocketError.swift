@@ -1,5 +1,3 @@
-import SwitchboardIO
-
 /// Why a WebSocket connection could not be made or had to end.
 public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The peer broke RFC 6455; the connection fails with `code` (1002, 1007 or 1009).
@@ -28,16 +26,6 @@ public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .closed(info): return "closed with \(info.code) \(info.reason)"
         case let .io(reason): return "I/O error: \(reason)"
         case let .timeout(what): return "timed out: \(what)"
-        }
-    }
-}
-
-extension WebSocketError {
-    /// A socket or TLS failure under the connection, as this module reports it.
-    public init(_ error: NetworkError) {
-        switch error {
-        case let .io(reason): self = .io(reason)
-        case let .timeout(what): self = .timeout(what)
         }
     }
 }

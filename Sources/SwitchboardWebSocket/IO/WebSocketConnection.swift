@@ -125,12 +125,12 @@ public final class WebSocketConnection: @unchecked Sendable {
         eventLoop = channel.loop
         let gate = ReadingGate(channel: channel)
         self.gate = gate
-        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { gate.setReading(false) }, resume: { gate.setReading(true) })
+        inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { gate.setPaused(true, by: .inboundBudget) }, resume: { gate.setPaused(false, by: .inboundBudget) })
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
         directSink = options.deliversMessagesDirectly
-            ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { paused in gate.setReading(!paused) })
+            ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { paused in gate.setPaused(paused, by: .directSink) })
             : nil
         (pongs, pongContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(16))
         let pending = initialBytes
@@ -141,7 +141,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             let pending = pending + (laterInitialBytes?() ?? [])
             if !pending.isEmpty { process(core: { $0.receive(pending) }) }
             channel.activate(delegate: Reader(self), handshakeDone: nil)
-            gate.setReading(true)
+            gate.start()
         }
     }
 
@@ -169,7 +169,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// filling memory. Messages that bypass direct delivery are paced by
     /// `maximumBufferedBytes` instead.
     public func setReadingPaused(_ paused: Bool) {
-        gate.setReading(!paused)
+        gate.setPaused(paused, by: .application)
     }
 
     /// How the connection ended, once it has.
@@ -349,7 +349,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         process(core: { $0.close(code: code, reason: reason) })
         // The peer's close frame may sit behind messages nobody will take now; the engine
         // drops data after our close, so reading again buffers nothing more.
-        gate.setReading(true)
+        gate.forceOn()
         let watchdog = eventLoop.schedule(after: options.closeTimeout) { [self] in
             finish(WebSocketCloseInfo(code: .abnormalClosure, reason: "close timed out", wasClean: false), flushFirst: false)
         }
