@@ -114,6 +114,9 @@ public struct DynamicJSONCodec: Sendable {
                 case let .map(keyType, valueType):
                     try reader.beginObject()
                     var entries: [DynamicMapEntry] = []
+                    // A key written twice is refused, as the generated codec does; keys equal
+                    // only as Swift strings go on to canonicalOrder's own error.
+                    var keysHere: Set<DynamicValue> = []
                     while let name = try reader.nextKey() {
                         // Checked, not repaired: a key of invalid UTF-8 must not become U+FFFD.
                         guard name.withUnsafeBytes({ UTF8Validation.isValid($0) }) else {
@@ -121,6 +124,10 @@ public struct DynamicJSONCodec: Sendable {
                         }
                         let text = name.string
                         let mapKey = try self.mapKey(text, type: keyType, context: context)
+                        let (inserted, earlier) = keysHere.insert(mapKey)
+                        if !inserted, !Self.differInBytes(earlier, mapKey) {
+                            throw DynamicCodecError("\(context): map key '\(text)' appears twice")
+                        }
                         do {
                             entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
                         } catch is SkippedEnumName {}
@@ -134,6 +141,12 @@ public struct DynamicJSONCodec: Sendable {
             }
         }
         return message
+    }
+
+    /// Two string keys equal as Swift strings but not byte for byte.
+    private static func differInBytes(_ first: DynamicValue, _ second: DynamicValue) -> Bool {
+        guard case let (.string(a), .string(b)) = (first, second) else { return false }
+        return !a.utf8.elementsEqual(b.utf8)
     }
 
     private func mapKey(_ text: String, type: ScalarType, context: String) throws(DynamicCodecError) -> DynamicValue {

@@ -77,6 +77,15 @@ import Testing
         let long = "items:\n" + String(repeating: "  - spec: x\n", count: 20_000)
         #expect(try CatalogueYAML.parse(long, file: "long.yml")["items"]?.items?.count == 20_000)
     }
+
+    /// Quotes after an item's spaces were each checked by rescanning the item (from the input
+    /// review): 200,000 of them took minutes. One pass now; the limit fails a regression.
+    @Test(.timeLimit(.minutes(1))) func aFlowListOfQuotesIsReadInOnePass() throws {
+        let line = "k: [" + String(repeating: " ", count: 200_000) + "x" + String(repeating: "'", count: 200_000) + "]"
+        let items = try CatalogueYAML.parse(line, file: "quotes.yml")["k"]?.items
+        #expect(items?.count == 1)
+        #expect(items?.first?.text?.count == 200_001, "an apostrophe inside a word is a letter")
+    }
 }
 
 /// Random text built from YAML's own punctuation never crashes the reader: it parses or

@@ -166,6 +166,17 @@ import Testing
         #expect(try json.encodeStrictly(inRange) == #"{"title":"x","createdAt":"1970-01-01T00:00:00.000000005Z"}"#)
     }
 
+    @Test func aRepeatedMapKeyIsRefusedByBothCodecs() throws {
+        let maps = try #require(Self.kitchenSink.messageIndex(named: "Maps"))
+        let codec = DynamicJSONCodec(schema: Self.kitchenSink)
+        for text in [#"{"stringToString":{"a":"1","a":"2"}}"#, #"{"sint64ToColor":{"1":"BLUE","1":"RED"}}"#] {
+            #expect(throws: DynamicCodecError.self, "\(text)") { try codec.decode(Data(text.utf8), as: maps) }
+            #expect(throws: JSONDecodingError.self, "\(text)") { try Maps(jsonString: text) }
+        }
+        let distinct = #"{"stringToString":{"a":"1","b":"2"}}"#
+        #expect(try codec.decode(Data(distinct.utf8), as: maps).fields.count == 1)
+    }
+
     @Test func badJSONIsATypedErrorNamingTheField() throws {
         let type = try #require(Self.kitchenSink.messageIndex(named: "Scalars"))
         let codec = DynamicJSONCodec(schema: Self.kitchenSink)

@@ -128,6 +128,25 @@ import Testing
         #expect(throws: JSONDecodingError.nullInContainer(offset: 23)) { try Maps(jsonString: #"{"fixed32ToPoint":{"1":null}}"#) }
     }
 
+    /// A map key twice in one object is an error, as in protobuf's C++ and Python parsers (it
+    /// was a silent last-wins); the same key merged into a map that holds it is not.
+    @Test func aRepeatedMapKeyIsAnError() throws {
+        #expect(throws: JSONDecodingError.duplicateMapKey(offset: 26, key: "a")) { try Maps(jsonString: #"{"stringToString":{"a":"1","a":"2"}}"#) }
+        #expect(throws: JSONDecodingError.duplicateMapKey(offset: 25, key: "7")) { try Maps(jsonString: #"{"fixed32ToPoint":{"7":{},"7":{"x":1}}}"#) }
+        #expect(try Maps(jsonString: #"{"stringToString":{"a":"1","b":"2"}}"#).stringToString == ["a": "1", "b": "2"])
+        func merge(_ text: String, into message: inout Maps) throws {
+            let bytes = Array(text.utf8)
+            try bytes.withUnsafeBytes { buffer in
+                var reader = JSONReader(buffer: buffer)
+                try message.decodeJSON(from: &reader)
+            }
+        }
+        var merged = Maps(stringToString: ["a": "0"])
+        try merge(#"{"stringToString":{"a":"1","b":"2"}}"#, into: &merged)
+        #expect(merged.stringToString == ["a": "1", "b": "2"], "a key the map held before is replaced")
+        #expect(throws: JSONDecodingError.self) { try merge(#"{"stringToString":{"b":"3","b":"4"}}"#, into: &merged) }
+    }
+
     /// A member named twice (by either of its names) is an error, as in protobuf's parsers,
     /// not a silent overwrite; so is a second oneof member with a value.
     @Test func aRepeatedMemberIsAnError() {

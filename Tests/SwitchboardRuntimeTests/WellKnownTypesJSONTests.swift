@@ -92,6 +92,34 @@ import Testing
         #expect(throws: JSONDecodingError.self) { try WellKnown(jsonString: text, options: options) }
     }
 
+    /// `count` Anys inside one another around a Duration, built from the inside out in
+    /// linear time (binary decoding does not open an Any's value, so any depth decodes).
+    static func nestedAnys(_ count: Int) throws -> ProtoAny {
+        func varint(_ value: Int) -> [UInt8] {
+            var value = UInt64(value), bytes: [UInt8] = []
+            while value >= 0x80 { bytes.append(UInt8(value & 0x7F) | 0x80); value >>= 7 }
+            return bytes + [UInt8(value)]
+        }
+        let url = Array("type.googleapis.com/google.protobuf.Any".utf8)
+        var reversed = Array(ProtoAny(packing: ProtoDuration(seconds: 1, nanos: 0)).serializedBytes().reversed())
+        for _ in 1..<count {
+            let length = reversed.count
+            reversed += varint(length).reversed() + [0x12] + url.reversed() + varint(url.count).reversed() + [0x0A]
+        }
+        return try ProtoAny(serializedBytes: Array(reversed.reversed()))
+    }
+
+    @Test func anysNestedPastTheLimitAreAnErrorNotAStackOverflow() throws {
+        // From the input review: 20,000 levels (500 KB of binary) overflowed the stack.
+        let deep = try Self.nestedAnys(20_000)
+        #expect(throws: JSONEncodingError.self) { try json(WellKnown(anything: deep)) }
+        let text = try json(WellKnown(anything: Self.nestedAnys(99)))
+        #expect(text.components(separatedBy: "google.protobuf.Any").count - 1 == 98, "99 levels write")
+        var writer = JSONWriter()
+        writer.maximumAnyDepth = 10
+        #expect(throws: JSONEncodingError.self) { try WellKnown(anything: Self.nestedAnys(11)).encodeJSON(into: &writer) }
+    }
+
     @Test func timestampsKeepEveryNanosecondAndMergeLikeMessages() throws {
         let first = WellKnown(when: ProtoTimestamp(seconds: 5, nanos: 0)).serializedBytes()
         let second = WellKnown(when: ProtoTimestamp(seconds: 0, nanos: 7)).serializedBytes()

@@ -178,6 +178,9 @@ public enum CatalogueYAML {
             var quote: Character?
             var start = inner.startIndex
             var index = inner.startIndex
+            // Whether the item so far holds more than spaces: kept as it goes, not rescanned
+            // at each quote (a line of quotes after spaces was quadratic).
+            var itemHasContent = false
             func add(_ piece: Substring) throws(CatalogueError) {
                 let trimmed = piece.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
                 let item = Substring(String(trimmed))
@@ -188,14 +191,18 @@ public enum CatalogueYAML {
                 let character = inner[index]
                 if let open = quote {
                     if character == open { quote = nil }
-                } else if character == "\"" || character == "'", inner[start..<index].allSatisfy({ $0 == " " }) {
+                } else if character == "\"" || character == "'", !itemHasContent {
                     // Only at an item's start: in `[Bob's, Alice]` the apostrophe is a letter.
                     quote = character
+                    itemHasContent = true
                 } else if character == "[" || character == "{" {
                     throw reader.error("nested flow collections are not supported", at: line)
                 } else if character == "," {
                     try add(inner[start..<index])
                     start = inner.index(after: index)
+                    itemHasContent = false
+                } else if character != " " {
+                    itemHasContent = true
                 }
                 index = inner.index(after: index)
             }

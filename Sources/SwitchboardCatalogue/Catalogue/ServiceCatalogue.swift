@@ -142,7 +142,12 @@ public struct ServiceCatalogue: Sendable, Hashable {
     /// `2` or `1-3`.
     static func versions(_ value: CatalogueValue?, file: String) throws(CatalogueError) -> ClosedRange<Int>? {
         guard let text = value?.text else { return nil }
-        let parts = text.split(separator: "-", maxSplits: 1).map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        // Empty parts kept, so "-3" and "1-" are refused rather than read as 3 and 1; digits
+        // only, so no sign slips through.
+        let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { part -> Int? in
+            let digits = part.trimmingCharacters(in: .whitespaces)
+            return !digits.isEmpty && digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) ? Int(digits) : nil
+        }
         guard let low = parts.first ?? nil, let high = parts.count > 1 ? parts[1] : low, low <= high, low >= 0 else {
             throw CatalogueError(file: file, "versions '\(text)' must be a number or a range such as 1-3")
         }

@@ -86,6 +86,10 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
     public static func readJSON(from reader: inout JSONReader, into map: inout [Key.Value: Value.Value]) throws(JSONDecodingError) {
         if reader.readNull() { return }
         try reader.beginObject()
+        // A key twice in one object is an error, as in protobuf's parsers. Into an empty map
+        // the map itself says so; merging into entries, the keys of this object are kept apart.
+        let merging = !map.isEmpty
+        var keysHere: Set<Key.Value> = []
         while true {
             let keyOffset = reader.offset
             guard let name = try reader.nextKey() else { break }
@@ -99,6 +103,9 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
             let valueOffset = reader.offset
             if !Value.jsonNullIsValue && reader.readNull() { throw .nullInContainer(offset: valueOffset) }
             if let value = try Value.readJSON(from: &reader) {
+                let repeated = merging ? !keysHere.insert(key).inserted
+                    : map.index(forKey: key).map { Key.isSameOnTheWire(map.keys[$0], key) } ?? false
+                if repeated { throw .duplicateMapKey(offset: keyOffset, key: name.string) }
                 guard store(value, for: key, in: &map) else { throw .equivalentMapKeys(offset: keyOffset, key: name.string) }
             }
         }

@@ -27,6 +27,8 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
     case equivalentMapKeys(offset: Int, key: String)
     /// `null` as a list element or a map value, where protobuf has no null.
     case nullInContainer(offset: Int)
+    /// A map's JSON object names one key twice.
+    case duplicateMapKey(offset: Int, key: String)
     /// A member named twice in one object (by either of its names).
     case duplicateField(message: String, name: String)
     /// A second member of one oneof with a value (a `null` member does not count).
@@ -54,6 +56,7 @@ extension JSONDecodingError: CustomStringConvertible {
         case let .unknownEnumName(enumName, name): return "unknown value '\(name)' for enum \(enumName)"
         case let .nestingTooDeep(limit): return "JSON nested deeper than the limit of \(limit)"
         case let .trailingCharacters(offset): return "unexpected characters after the value at byte \(offset)"
+        case let .duplicateMapKey(offset, key): return "map key \(String(reflecting: key)) at byte \(offset) appears twice in one object"
         case let .equivalentMapKeys(offset, key): return "map key \(String(reflecting: key)) at byte \(offset) differs in bytes from an earlier key but is equal to it as a Swift string"
         case let .nullInContainer(offset): return "null at byte \(offset) is not a list element or map value"
         case let .duplicateField(message, name): return "field '\(name)' of \(message) appears twice"

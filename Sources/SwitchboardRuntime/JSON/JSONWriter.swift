@@ -11,6 +11,12 @@ public struct JSONWriter {
     @usableFromInline var needsComma = false
     /// The types a `google.protobuf.Any` may hold, to write its fields.
     public var anyTypes: AnyTypeRegistry = .shared
+    /// The most `google.protobuf.Any`s written inside one another (100 by default); deeper
+    /// ones fail with ``JSONEncodingError/invalidAny(typeURL:reason:)``. An `Any`'s value is
+    /// opaque bytes that binary decoding does not open, so its nesting is bounded only here.
+    public var maximumAnyDepth = 100
+    /// How many `Any`s enclose what is being written now.
+    var anyDepth = 0
 
     /// Creates a writer, reserving `capacity` bytes.
     @inlinable

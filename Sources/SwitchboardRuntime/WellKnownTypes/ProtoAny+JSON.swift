@@ -35,6 +35,11 @@ extension ProtoAny {
     }
 
     static func writeJSON<Message: ProtoMessage>(of type: Message.Type, typeURL: String, bytes: Data, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        guard writer.anyDepth < writer.maximumAnyDepth else {
+            throw .invalidAny(typeURL: typeURL, reason: "Any values nested deeper than \(writer.maximumAnyDepth)")
+        }
+        writer.anyDepth += 1
+        defer { writer.anyDepth -= 1 }
         let message: Message
         do {
             message = try Message(serializedData: bytes)
@@ -52,6 +57,8 @@ extension ProtoAny {
             // own and splice its members in.
             var fields = JSONWriter()
             fields.anyTypes = writer.anyTypes
+            fields.maximumAnyDepth = writer.maximumAnyDepth
+            fields.anyDepth = writer.anyDepth
             try message.encodeJSON(into: &fields)
             let members = fields.bytes.dropFirst().dropLast()
             if !members.isEmpty {
