@@ -21,9 +21,11 @@ struct GRPCConnectionLifecycleTests {
         let listener: Int32
         let port: Int
         private let settles: Bool
+        private let settings: [HTTP2Setting]
 
-        init(settles: Bool) throws {
+        init(settles: Bool, settings: [HTTP2Setting] = []) throws {
             self.settles = settles
+            self.settings = settings
             #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             #else
@@ -50,7 +52,7 @@ struct GRPCConnectionLifecycleTests {
             defer { _ = close(client) }
             if settles {
                 var hello: [UInt8] = []
-                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(settings, ack: false)), into: &hello)
                 HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &hello)
                 _ = hello.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
@@ -82,6 +84,34 @@ struct GRPCConnectionLifecycleTests {
         }
         #expect(reason.contains("keepalive"))
         #expect(ContinuousClock.now - started < .seconds(20), "well before the call's own deadline")
+    }
+
+    /// A server that allows no stream at all: calls wait for one, up to
+    /// `maximumWaitingStreams`; past that they fail at once as `retryLater` (from the client
+    /// review: they queued without bound, and each one given up on was a scan of the queue).
+    @Test func callsWaitingForAServerThatAllowsNoStreamsAreBounded() async throws {
+        let server = try MuteServer(settles: true, settings: [HTTP2Setting(.maxConcurrentStreams, 0)])
+        defer { server.stop() }
+        var options = GRPCClientOptions()
+        options.http2.maximumWaitingStreams = 8
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
+        defer { transport.close() }
+        let client = UsernamesClient(transport: transport)
+        // The connection first, so every call below meets the server's limit.
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(500)))
+        let calls = (0..<20).map { _ in
+            Task { await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(2))) }
+        }
+        var timedOut = 0, refused = 0
+        for call in calls {
+            switch await call.value.transportError {
+            case .timeout?: timedOut += 1
+            case .retryLater?: refused += 1
+            case let other: Issue.record("unexpected \(String(describing: other))")
+            }
+        }
+        #expect(timedOut == 8 && refused == 12, "\(timedOut) waited to their deadline, \(refused) were refused")
+        #expect(HTTP2ConnectionOptions().maximumWaitingStreams == 1024, "the documented default")
     }
 
     @Test func unacknowledgedSettingsEndTheConnection() async throws {

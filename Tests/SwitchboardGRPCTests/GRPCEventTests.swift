@@ -79,6 +79,41 @@ struct GRPCEventTests {
         func queueEmpty(context: EventContext) async throws {}
     }
 
+    /// Pushes waiting for a busy handler are bounded in bytes as well as in count (from the
+    /// client review: 256 pushes of 4 MiB each could queue); past it they are dropped
+    /// unacknowledged, for the server to send again.
+    @Test func pushesQueuedForABusyHandlerAreBoundedInBytes() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        var options = GRPCClientOptions()
+        options.maximumQueuedPushBytes = 50_000
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
+        let release = Locked(false)
+        let handled = Locked(0)
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in
+            while !release.current { try? await Task.sleep(for: .milliseconds(10)) }
+            handled.withLock { $0 += 1 }
+            return .ok
+        }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        let big = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data(repeating: 1, count: 20_000))
+        // The first is in the handler; two more fit in 50,000 bytes; the other seven do not.
+        let first = Task { await subscriber.push(big, timeout: .seconds(20)) }
+        for _ in 0..<200 { try await Task.sleep(for: .milliseconds(10)) }
+        let rest = (0..<9).map { _ in Task { await subscriber.push(big, timeout: .seconds(3)) } }
+        try await Task.sleep(for: .milliseconds(1000))
+        release.withLock { $0 = true }
+        var statuses = [await first.value]
+        for push in rest { statuses.append(await push.value) }
+        #expect(statuses.filter { $0 == 200 }.count == 3, "\(statuses)")
+        #expect(statuses.filter { $0 == nil }.count == 7, "dropped pushes are not acknowledged: \(statuses)")
+        #expect(handled.current == 3)
+        #expect(GRPCClientOptions().maximumQueuedPushBytes == 16 << 20, "the documented default")
+        subscription.cancel()
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func onlyTheSubscribersConnectionMayAcknowledgeItsPushes() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: []))
         let arrivals = server.arrivingSubscribers()

@@ -28,6 +28,11 @@ public struct GRPCClientOptions: Sendable {
     /// unacknowledged, so the server delivers them again, and a server that pushes faster
     /// than the handler runs cannot grow the queue without end. Default 256.
     public var maximumQueuedPushes = 256
+    /// Bytes of pushes an event subscription holds for its handler, counted as they came
+    /// (each may be as large as `maximumReceiveMessageSize`): past it, pushes are dropped
+    /// unacknowledged as past `maximumQueuedPushes`. Without it, 256 pushes of 4 MiB would
+    /// hold a gigabyte. Default 16 MiB.
+    public var maximumQueuedPushBytes = 16 << 20
     /// The loops the connection runs on. Default: the process's shared group.
     public var eventLoops: EventLoopGroup = .shared
     /// Whether calls to `encoding json` endpoints carry their messages as canonical protobuf

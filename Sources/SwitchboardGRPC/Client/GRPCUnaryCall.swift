@@ -86,6 +86,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 switch error {
                 case .goingAway: finish(.notProcessed("the connection is going away"))
                 case .connectionClosed: finish(.notProcessed(connection.state.endReason ?? "the connection closed"))
+                // The server takes no more streams now, and enough wait already: come back later.
+                case .tooManyWaiting: finish(.failed(.retryLater(retryAfter: nil)))
                 default: finish(.failed(.invalidRequest("\(error)")))
                 }
             }

@@ -29,7 +29,9 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     public let service: String
     private let transport: any GRPCAcknowledging
     private let connection: HTTP2ChannelDriver
-    private let pushes: AsyncStream<GRPCPush>.Continuation
+    private let pushes: AsyncStream<(push: GRPCPush, size: Int)>.Continuation
+    /// Bytes of pushes waiting for the handler, against `maximumQueuedPushBytes`.
+    private let queuedBytes: ByteBudget
     private let consumer: Task<Void, Never>
     private let lock = NSLock()
     private var streamID: UInt32?
@@ -48,11 +50,15 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         self.transport = transport
         self.connection = connection
         deframer = GRPCMessageDeframer(maximumMessageSize: transport.options.maximumReceiveMessageSize)
-        let (stream, continuation) = AsyncStream<GRPCPush>.makeStream(bufferingPolicy: .bufferingOldest(max(1, transport.options.maximumQueuedPushes)))
+        let (stream, continuation) = AsyncStream<(push: GRPCPush, size: Int)>.makeStream(
+            bufferingPolicy: .bufferingOldest(max(1, transport.options.maximumQueuedPushes)))
         pushes = continuation
+        let queuedBytes = ByteBudget(limit: transport.options.maximumQueuedPushBytes)
+        self.queuedBytes = queuedBytes
         let acknowledger: any GRPCAcknowledging = transport
         consumer = Task {
-            for await push in stream {
+            for await (push, size) in stream {
+                queuedBytes.give(size)
                 switch await onPush(push.request) {
                 case let .acknowledge(response), let .reject(response, _):
                     await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: response.status), service: service)
@@ -160,7 +166,9 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
                 guard let push = try? GRPCPush(serializedBytes: message) else { continue }
-                pushes.yield(push)
+                // Past either limit a push is dropped unacknowledged: the server sends it again.
+                guard queuedBytes.take(message.count) else { continue }
+                if case .dropped = pushes.yield((push, message.count)) { queuedBytes.give(message.count) }
             }
         } catch {
             if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }

@@ -62,6 +62,9 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
     /// The stream already holds `queued` bytes the peer's window has not let out, and this
     /// write would take it past `limit` (``HTTP2ConnectionConfiguration/maxPendingStreamBytes``).
     case sendBacklogFull(UInt32, queued: Int, limit: Int)
+    /// The peer's MAX_CONCURRENT_STREAMS is reached and `limit` streams already wait for it
+    /// (``HTTP2ConnectionOptions/maximumWaitingStreams``).
+    case tooManyWaiting(limit: Int)
 
     public var description: String {
         switch self {
@@ -73,6 +76,7 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
         case let .headerListTooLarge(size, limit): "a header list of \(size) bytes exceeds the peer's limit of \(limit)"
         case let .headersAfterData(id): "headers after data on stream \(id) must end the stream"
         case let .sendBacklogFull(id, queued, limit): "stream \(id) already holds \(queued) bytes the peer has not taken, and the limit is \(limit)"
+        case let .tooManyWaiting(limit): "the peer's MAX_CONCURRENT_STREAMS is reached and \(limit) streams already wait for it"
         }
     }
 }

@@ -21,7 +21,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     // Guarded by `lock`.
     private var core: HTTP2Connection
     private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]
-    private var waiting: [PendingOpen] = []
+    private var waiting = WaitingOpens<PendingOpen>()
     private var nextOpenToken: UInt64 = 0
     private var endedReason: String?
     private var closeHandlers: [@Sendable (String) -> Void] = []
@@ -127,8 +127,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Gives up on a stream still waiting to open; its `opened` never runs.
     package func cancelOpen(_ token: UInt64) {
         guarded {
-            guard let index = waiting.firstIndex(where: { $0.token == token }) else { return }
-            waiting.remove(at: index)
+            _ = waiting.remove(token)
         }
     }
 
@@ -298,7 +297,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             }
             return .success(id)
         } catch .concurrencyLimitReached {
-            waiting.append(pending)
+            guard waiting.count < options.maximumWaitingStreams else { return .failure(.tooManyWaiting(limit: options.maximumWaitingStreams)) }
+            waiting.append(pending, token: pending.token)
             return nil
         } catch {
             return .failure(error)
@@ -307,7 +307,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
-            let pending = waiting.removeFirst()
+            guard let pending = waiting.popFirst() else { break }
             if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }
     }
@@ -498,9 +498,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         guard endedReason == nil else { return }
         endedReason = reason
         for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer, idleTimer] { timer?.cancel() }
-        let stillWaiting = waiting
-        waiting = []
-        for pending in stillWaiting { effects.append(.run { pending.opened(.failure(.connectionClosed)) }) }
+        for pending in waiting.removeAll() { effects.append(.run { pending.opened(.failure(.connectionClosed)) }) }
         // After the closures the core gave each stream (a stream the peer never processed
         // must hear so), whoever is left hears that the connection ended.
         effects.append(.run { [self] in

@@ -23,6 +23,10 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// pause with reading, so this is the hard cap. One write on its own is always queued,
     /// however large. Default 16 MiB.
     public var outputQueueLimit = 16 << 20
+    /// Streams this side may have waiting for the peer's MAX_CONCURRENT_STREAMS to let them
+    /// open; past it, opening one fails at once (``HTTP2StreamError/tooManyWaiting(limit:)``)
+    /// instead of queueing it and its request behind a peer that may allow none. Default 1,024.
+    public var maximumWaitingStreams = 1024
     /// How long the connection may go without any stream before it closes gracefully
     /// (GOAWAY, no error), so idle connections cannot hold a server's connection slots for
     /// ever; nil keeps them. Checked every so often: a connection closes between this and
