@@ -37,12 +37,28 @@ public struct BridgeCommand: Sendable, Hashable {
     ///     {"json": "body"}
     ///
     /// or on one line, `VERB /path?query {"json": "body"}`. Header lines and the body are optional.
+    /// The request line and header lines may take at most 64 KiB and 100 lines (the
+    /// bridge's defaults); ``init(parsing:maximumHeadBytes:maximumHeaderLines:)`` takes others.
     public init(parsing text: String) throws(BridgeError) {
+        try self.init(parsing: text, maximumHeadBytes: 64 << 10, maximumHeaderLines: 100)
+    }
+
+    /// Parses the one-string form, failing with `tooLarge` as soon as the request line and
+    /// header lines pass `maximumHeadBytes` or the header lines pass `maximumHeaderLines`:
+    /// a host's runaway string is refused before it is split into lines.
+    public init(parsing text: String, maximumHeadBytes: Int, maximumHeaderLines: Int) throws(BridgeError) {
+        func checkHead(upTo index: Substring.Index) throws(BridgeError) {
+            let size = text.utf8.distance(from: text.startIndex, to: index)
+            guard size <= maximumHeadBytes else {
+                throw BridgeError(.tooLarge, "the command's request line and headers pass \(maximumHeadBytes) bytes")
+            }
+        }
         var rest = text[...]
         let verb = rest.prefix { $0 != " " }
         rest = rest.dropFirst(verb.count).drop { $0 == " " }
         let path = rest.prefix { $0 != " " && $0 != "\n" && $0 != "\r\n" && $0 != "\r" }
         rest = rest.dropFirst(path.count)
+        try checkHead(upTo: rest.startIndex)
         guard !verb.isEmpty, verb.allSatisfy({ $0.isASCII && $0.isUppercase }), path.hasPrefix("/") else {
             throw BridgeError(.badCommand, "a command starts with a verb and a path, such as 'GET /v1/chats?limit=20'")
         }
@@ -56,6 +72,7 @@ public struct BridgeCommand: Sendable, Hashable {
             // Header lines until a blank line; the body follows it.
             while !rest.isEmpty {
                 let end = rest.firstIndex { $0 == "\n" || $0 == "\r\n" } ?? rest.endIndex
+                try checkHead(upTo: end)
                 var line = rest[..<end]
                 rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
                 if line.hasSuffix("\r") { line = line.dropLast() }
@@ -67,6 +84,9 @@ public struct BridgeCommand: Sendable, Hashable {
                     throw BridgeError(.badCommand, "a header line has the form 'Name: value'")
                 }
                 headers.add(String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }))
+                guard headers.fields.count <= maximumHeaderLines else {
+                    throw BridgeError(.tooLarge, "the command has more than \(maximumHeaderLines) header lines")
+                }
             }
         }
         self.init(verb: String(verb), path: String(path), headers: headers, body: body)

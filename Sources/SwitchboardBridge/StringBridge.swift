@@ -82,7 +82,7 @@ public final class StringBridge: Sendable {
     /// Sends a command in the one-string form (``BridgeCommand/init(parsing:)``).
     public func send(command: String) async -> String {
         do throws(BridgeError) {
-            return await send(try BridgeCommand(parsing: command))
+            return await send(try BridgeCommand(parsing: command, maximumHeadBytes: options.maxRequestHeadBytes, maximumHeaderLines: options.maxHeaderLines))
         } catch {
             return BridgeDocument.error(error)
         }

@@ -63,6 +63,10 @@ import Testing
         var late = HTTP2Connection(role: .server)
         let lateEvents = late.receive(HTTP2ConnectionPreface.bytes + Self.frame(0, .ping(1, ack: false)))
         #expect(lateEvents.failure?.code == .protocolError)
+        // An acknowledgement in place of the peer's own SETTINGS (it passed for the preface).
+        var acking = HTTP2Connection(role: .client)
+        let ackEvents = acking.receive(Self.frame(0, .settings([], ack: true)))
+        #expect(ackEvents.failure?.code == .protocolError)
     }
 
     @Test func framesOnIdleAndClosedStreams() throws {
@@ -194,6 +198,9 @@ import Testing
         var pings: [UInt8] = []
         for n in 0..<200 { pings += Self.frame(0, .ping(UInt64(n), ack: false)) }
         #expect(try Self.connectionError(pings) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
+        var goAways: [UInt8] = []
+        for _ in 0..<200 { goAways += Self.frame(0, .goAway(lastStreamID: 0x7FFF_FFFF, code: .noError, debugData: [])) }
+        #expect(try Self.connectionError(goAways) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
         var empty = Self.headers(1)
         for _ in 0..<200 { empty += Self.frame(1, .data([], endStream: false, flowControlledLength: 0)) }
         #expect(try Self.connectionError(empty) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)

@@ -183,6 +183,11 @@ public struct HTTP2Connection: Sendable {
         guard hasReceivedSettings || frame.type == .settings else {
             throw HTTP2ProtocolViolation(.protocolError, "the peer's first frame was \(frame.type), not SETTINGS")
         }
+        // RFC 9113 §3.4: the peer's own SETTINGS come first; an acknowledgement before them
+        // would pass for the preface and stop the wait for it.
+        if !hasReceivedSettings, case .settings(_, ack: true) = frame.payload {
+            throw HTTP2ProtocolViolation(.protocolError, "the peer's first frame acknowledged SETTINGS instead of sending its own")
+        }
         switch frame.payload {
         case let .data(bytes, endStream, flowControlledLength):
             try receiveData(bytes, streamID: frame.streamID, endStream: endStream, flowControlledLength: flowControlledLength, at: now)
@@ -215,6 +220,8 @@ public struct HTTP2Connection: Sendable {
                 HTTP2FrameEncoder.writePing(opaque, ack: true, into: &output)
             }
         case let .goAway(lastStreamID, code, debugData):
+            // Each one walks the streams and copies its debug data: a flood is bounded.
+            try spendControlBudget(at: now, on: "GOAWAY")
             receiveGoAway(lastStreamID: lastStreamID, code: code, debugData: debugData)
         case let .windowUpdate(increment):
             // A connection-level one walks every blocked stream: a flood of tiny ones while

@@ -9,15 +9,25 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
     private var buffered: [UInt8] = []
     private var ended: String?
 
-    /// Keeps at most `limit` bytes (a peer that says more before it is heard is not owed
-    /// them); `peerClosed` is the end reason when the peer closes.
+    /// Keeps at most `limit` bytes (a peer that says more before it is heard ends the
+    /// channel: ``endReason`` says so); `peerClosed` is the end reason when the peer closes.
     package init(limit: Int, peerClosed: String = "the peer closed the connection") {
         self.limit = limit
         self.peerClosed = peerClosed
     }
 
     package func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        lock.withLock { buffered.append(contentsOf: bytes.prefix(max(0, limit - buffered.count))) }
+        lock.withLock {
+            guard ended == nil else { return }
+            guard bytes.count <= limit - buffered.count else {
+                // Cutting the stream short would corrupt it for whoever reads it next: the
+                // channel ends instead, with the reason.
+                ended = "the peer sent more than \(limit) bytes before they could be read"
+                buffered = []
+                return
+            }
+            buffered.append(contentsOf: bytes)
+        }
     }
 
     package func channelEnded(reason: String?) {

@@ -174,7 +174,11 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
     /// Sends the request and waits for the answer, at most until `deadline`.
     func run(until deadline: ContinuousClock.Instant, after parked: ParkedReader?) async -> Result<(HTTPHead, String?), WebSocketError> {
         let loop = channel.loop
-        let timer = loop.schedule(at: deadline) { [self] in result.offer(.failure(.timeout("WebSocket handshake"))) }
+        let timer = loop.schedule(at: deadline) { [self] in
+            // A refusal whose body never came in full is still a refusal (its status and
+            // Retry-After matter), with what did come; only a missing head is a timeout.
+            if head != nil { refuse() } else { result.offer(.failure(.timeout("WebSocket handshake"))) }
+        }
         loop.executeHere { [self] in
             if let parked {
                 if let early = parked.endReason { result.offer(.failure(.invalidUpgradeResponse(early))); return }
