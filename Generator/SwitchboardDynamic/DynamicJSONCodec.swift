@@ -7,9 +7,12 @@ import SwitchboardSchema
 public struct DynamicJSONCodec: Sendable {
     public let schema: Schema
     /// Well-known types go through the binary form to the runtime's own JSON code.
-    let binary: DynamicBinaryCodec
-    /// Nesting bound for hostile input.
-    public var maximumDepth = 100
+    private(set) var binary: DynamicBinaryCodec
+    /// Nesting bound for hostile input, in messages; the binary form of well-known types is
+    /// held to the same bound.
+    public var maximumDepth = 100 {
+        didSet { binary.maximumDepth = maximumDepth }
+    }
     /// Whether members the schema does not define, and enum names it does not know, are
     /// skipped instead of failing the decode (protobuf's `ignoring_unknown_fields`). Off by
     /// default: a typo in a command should not be sent silently.
@@ -26,8 +29,11 @@ public struct DynamicJSONCodec: Sendable {
     /// numbers parse exactly and the same spellings are accepted. Unknown fields and values
     /// of the wrong type are errors that name the field: a typo should not be sent silently.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
+        // The reader counts objects and arrays, two to a message in a list: its bound sits
+        // above this codec's, so the codec's own (which names the field) is met first.
+        let options = JSONDecodingOptions(maximumDepth: 2 * maximumDepth + 2)
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
-            var reader = JSONReader(buffer: buffer)
+            var reader = JSONReader(buffer: buffer, options: options)
             do throws(DynamicCodecError) {
                 let message = try readMessage(&reader, type: type, depth: 0)
                 do throws(JSONDecodingError) {

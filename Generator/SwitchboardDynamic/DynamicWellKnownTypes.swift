@@ -107,7 +107,7 @@ extension DynamicJSONCodec {
             // A value the runtime refuses (a timestamp out of range) prints as null, or fails
             // strict encoding.
             do {
-                return try Self.json(of: runtimeType, bytes: binary.encode(message))
+                return try Self.json(of: runtimeType, bytes: binary.encode(message), maximumDepth: 2 * maximumDepth)
             } catch {
                 unrepresentable?.note("\(schema.messages[message.type].fullName): \(error)")
                 return "null"
@@ -138,8 +138,11 @@ extension DynamicJSONCodec {
         }
     }
 
-    private static func json<Message: ProtoMessage>(of type: Message.Type, bytes: Data) throws -> String {
-        let message = try Message(serializedData: bytes)
+    /// The runtime's JSON for `bytes`. Its decoder counts three levels for each Struct inside
+    /// a Struct (the map entry, the Value, the Struct) where this codec counts two, so it is
+    /// given room for all this codec accepted: a deep but valid Struct must not print as null.
+    private static func json<Message: ProtoMessage>(of type: Message.Type, bytes: Data, maximumDepth: Int) throws -> String {
+        let message = try Message(serializedData: bytes, options: WireDecodingOptions(maximumDepth: maximumDepth))
         var writer = JSONWriter()
         try message.encodeJSON(into: &writer)
         return String(decoding: writer.bytes, as: UTF8.self)

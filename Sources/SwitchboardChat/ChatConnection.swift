@@ -144,7 +144,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         do throws(WebSocketError) {
             try socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id))
         } catch {
-            pending.resume(id, with: .failure(.disconnected(reason: error.description)))
+            // Refused while the socket stays open: the server has not read what waits for it,
+            // and this request was not sent. Not a dropped connection.
+            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: error.description)))
         }
         deadlines.watch(deadline)
         let result = await withTaskCancellationHandler {

@@ -62,4 +62,57 @@ struct GRPCSubscribeDeadlineTests {
         #expect(await attempt.value == .cancelled)
         #expect(ContinuousClock.now - started < .seconds(10), "the default request timeout is 30 s")
     }
+
+    /// Answers the client's first stream with `headers` (ending it if `endStream`).
+    static func answeringServer(_ headers: [HPACKHeader], endStream: Bool) throws -> TCPListener {
+        let listener = try TCPListener()
+        Thread.detachNewThread {
+            guard let socket = listener.accept() else { return }
+            defer { socket.close() }
+            var bytes: [UInt8] = []
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &bytes)
+            try? socket.write(bytes)
+            // The preface, SETTINGS and the stream's HEADERS come in the first reads.
+            var received = 0
+            while received < 60, let read = try? socket.read(maximum: 65_536), !read.isEmpty { received += read.count }
+            Thread.sleep(forTimeInterval: 0.1)
+            var encoder = HPACKEncoder()
+            var block: [UInt8] = []
+            encoder.encode(headers, into: &block)
+            var answer: [UInt8] = []
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: endStream, endHeaders: true)), into: &answer)
+            try? socket.write(answer)
+            while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
+        }
+        return listener
+    }
+
+    /// A subscription the server refuses as it opens fails with the server's answer: a gRPC
+    /// status is `grpcStatus` (UNAUTHENTICATED is not a dropped connection to retry), an HTTP
+    /// error or a content type that is not gRPC is `unexpectedResponse` (from the client
+    /// review: all of them were `disconnected`, or opened a subscription that ended at once).
+    @Test func aSubscriptionRefusedAsItOpensFailsWithTheServersAnswer() async throws {
+        let cases: [([HPACKHeader], Bool, (TransportError) -> Bool)] = [
+            ([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc"), HPACKHeader("grpc-status", "16"),
+              HPACKHeader("grpc-message", "who%20are%20you")], true,
+             { if case .grpcStatus(16, "who are you", _) = $0 { true } else { false } }),
+            ([HPACKHeader(":status", "503"), HPACKHeader("content-type", "text/html")], false,
+             { if case .unexpectedResponse = $0 { true } else { false } }),
+            ([HPACKHeader(":status", "200"), HPACKHeader("content-type", "text/html")], false,
+             { if case .unexpectedResponse = $0 { true } else { false } }),
+        ]
+        for (headers, endStream, expected) in cases {
+            let listener = try Self.answeringServer(headers, endStream: endStream)
+            defer { listener.close() }
+            let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: listener.port)
+            defer { transport.close() }
+            do throws(TransportError) {
+                _ = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in .withhold(reason: "test") }
+                Issue.record("\(headers) must refuse the subscription")
+            } catch {
+                #expect(expected(error), "\(headers) -> \(error)")
+            }
+        }
+    }
 }

@@ -252,6 +252,37 @@ import Testing
         let text = String(repeating: #"{"parent":"#, count: 5_000) + "{}" + String(repeating: "}", count: 5_000)
         #expect(throws: DynamicCodecError.self) { try DynamicJSONCodec(schema: schema).decode(Data(text.utf8), as: tree) }
     }
+
+    /// A Struct 45 levels deep, valid for both codecs, prints as itself: the runtime's decoder
+    /// counts three levels for each where this codec counts two, and its default bound made
+    /// the tools print null (from the input review).
+    @Test func aDeepStructPrintsAsItself() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let type = try #require(schema.messageIndex(named: "WellKnown"))
+        let text = #"{"object":"# + String(repeating: #"{"a":"#, count: 45) + "1" + String(repeating: "}", count: 45) + "}"
+        let bytes = try WellKnown(jsonString: text).serializedData()
+        let json = DynamicJSONCodec(schema: schema)
+        let message = try DynamicBinaryCodec(schema: schema).decode(bytes, as: type)
+        let printed = try json.encodeStrictly(message)
+        #expect(printed.filter { !$0.isWhitespace } == text, "\(printed.prefix(200))")
+    }
+
+    /// The codec's `maximumDepth` is the bound, both ways: the JSON reader underneath no
+    /// longer refuses at its own default of 100 what a higher setting allows (from the input
+    /// review), and a lower one refuses earlier.
+    @Test func theDepthSettingIsTheBound() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let tree = try #require(schema.messageIndex(named: "TreeNode"))
+        let nested = { (depth: Int) in Data((String(repeating: #"{"parent":"#, count: depth) + "{}" + String(repeating: "}", count: depth)).utf8) }
+        var deep = DynamicJSONCodec(schema: schema)
+        #expect(throws: DynamicCodecError.self) { try deep.decode(nested(120), as: tree) }
+        deep.maximumDepth = 150
+        #expect(try deep.decode(nested(120), as: tree).type == tree)
+        var shallow = DynamicJSONCodec(schema: schema)
+        shallow.maximumDepth = 10
+        #expect(throws: DynamicCodecError.self) { try shallow.decode(nested(12), as: tree) }
+        #expect(try shallow.decode(nested(8), as: tree).type == tree)
+    }
 }
 
 extension DynamicCodecRobustnessTests {

@@ -207,6 +207,24 @@ import Testing
         await session.shutDown()
     }
 
+    /// A socket that connects after the connect timeout decided the attempt is closed and
+    /// never used: not probed, not a link for requests (from the client review).
+    @Test func aSocketArrivingAfterTheConnectTimeoutIsClosedUnused() async throws {
+        let clock = ManualClock()
+        let late = FakeLink()
+        let connector = FakeConnector([.held(late)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.attempts.current == 1 })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected })
+        connector.release()
+        #expect(await eventually { late.hasEnded }, "the late socket is closed")
+        #expect(late.probes.current == 0, "and never probed")
+        await session.shutDown()
+    }
+
     @Test func aSocketArrivingAfterLogoutIsClosed() async throws {
         let clock = ManualClock()
         let late = FakeLink()

@@ -152,8 +152,34 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
 
     // MARK: HTTP2StreamDelegate (on the loop)
 
+    /// Why the response headers that open the stream refuse it: a gRPC status other than OK,
+    /// an HTTP status other than 200, or a content type that is not gRPC; nil when they open it.
+    static func refusal(_ headers: [HPACKHeader], grpcStatus: String?) -> TransportError? {
+        func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
+        if let grpcStatus, grpcStatus != "0" {
+            let message = value("grpc-message").map(GRPCMetadata.decodeMessage) ?? ""
+            return .grpcStatus(code: Int(grpcStatus) ?? GRPCStatusCode.unknown.rawValue, message: message,
+                               details: value("grpc-status-details-bin").flatMap(GRPCMetadata.decodeBinary))
+        }
+        if let status = value(":status"), status != "200" {
+            return .unexpectedResponse("HTTP status \(status) instead of 200")
+        }
+        if grpcStatus == nil, !(value("content-type") ?? "").hasPrefix("application/grpc") {
+            return .unexpectedResponse("content-type \(value("content-type") ?? "missing") is not gRPC")
+        }
+        return nil
+    }
+
+
     public func streamReceived(headers: [HPACKHeader], endStream: Bool) {
         let status = headers.first { $0.name == "grpc-status" }?.value
+        let isOpening = lock.withLock { openOutcome == nil }
+        if isOpening, let refusal = Self.refusal(headers, grpcStatus: status) {
+            // Refused as the stream opened: the caller of `subscribe` gets the server's own
+            // answer (UNAUTHENTICATED is not a dropped connection to retry).
+            resolveOpen(.failure(refusal))
+            if !endStream, let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
+        }
         if endStream || status != nil {
             let message = headers.first(where: { $0.name == "grpc-message" }).map { GRPCMetadata.decodeMessage($0.value) }
             end(status == "0" ? "the server ended the subscription" : "grpc-status \(status ?? "missing")" + (message.map { ": \($0)" } ?? ""))

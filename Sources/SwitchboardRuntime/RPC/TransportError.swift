@@ -7,7 +7,9 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case timeout
     /// The connection closed before the response arrived.
     case disconnected(reason: String)
-    /// The server asked to retry later (429 or 503 with `Retry-After`, when the endpoint does not declare it).
+    /// The server asked to retry later (429 or 503 with `Retry-After`, when the endpoint does not
+    /// declare it), or cannot take the request now and it was not sent: the server has not read
+    /// what was already written to it, or allows no more streams and enough calls wait for one.
     case retryLater(retryAfter: Duration?)
     /// A 5xx status the endpoint does not declare.
     case serverError(status: Int)

@@ -26,6 +26,11 @@ public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Whether an answer has been offered: a racer that finds it so has lost, and can stop.
+    public var isAnswered: Bool {
+        lock.withLock { if case .answered = state { true } else { false } }
+    }
+
     /// The answer, once one is offered.
     public var value: Value {
         get async {

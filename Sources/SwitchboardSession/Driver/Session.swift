@@ -296,6 +296,12 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         let attemptTask = Task { [connector, self] in
             do throws(ChatConnectionError) {
                 let link = try await connector.connect(credentials: credentials, onPush: forwarding)
+                // Connected after the race was decided (the connect timed out, the session
+                // moved on): not a link to send on, nor to probe.
+                if race.isAnswered || Task.isCancelled {
+                    await link.end()
+                    return
+                }
                 self.lock.withLock { if self.attempt == mine { self.connectingLink = link } }
                 // Connected means the server spoke: the first frame, or the heartbeat's answer.
                 await link.probe()
