@@ -54,17 +54,29 @@ extension DynamicJSONCodec {
     /// `{"@type": url, ...}`: the fields of the schema type the URL names, or `"value"` for a
     /// well-known type with its own JSON.
     private func readAny(_ reader: inout JSONReader, type: Int, depth: Int) throws(DynamicCodecError) -> DynamicMessage {
+        // The runtime's rules, so `call` and generated code agree: "@type" once, and an object
+        // with other members but no "@type" is an error (only `{}` is the empty Any).
         var url: String?
+        var memberCount = 0
         var scan = reader
-        do throws(JSONDecodingError) {
+        do {
             try scan.beginObject()
             while let name = try scan.nextKey() {
-                if name.matches("@type") { url = try scan.readString() } else { try scan.skipValue() }
+                memberCount += 1
+                if name.matches("@type") {
+                    guard url == nil else { throw DynamicCodecError("google.protobuf.Any: \"@type\" appears twice") }
+                    url = try scan.readString()
+                } else {
+                    try scan.skipValue()
+                }
             }
+        } catch let error as DynamicCodecError {
+            throw error
         } catch {
-            throw DynamicCodecError("google.protobuf.Any: \(error.description)")
+            throw DynamicCodecError("google.protobuf.Any: \(error)")
         }
         guard let url else {
+            guard memberCount == 0 else { throw DynamicCodecError("google.protobuf.Any: the object has no \"@type\"") }
             reader = scan
             return DynamicMessage(type: type)
         }
@@ -80,6 +92,7 @@ extension DynamicJSONCodec {
                     if member.matches("@type") {
                         _ = try reader.readString()
                     } else if member.matches("value") {
+                        guard inner == nil else { throw DynamicCodecError("google.protobuf.Any: \"value\" appears twice") }
                         inner = try readMessage(&reader, type: packed, depth: depth + 1)
                     } else {
                         throw DynamicCodecError("google.protobuf.Any: a packed \(name) has only \"@type\" and \"value\"")

@@ -28,7 +28,8 @@ public struct ChatConnectionOptions: Sendable {
     /// answers keepalives but never a request cannot hold its caller for ever.
     public var defaultRequestTimeout: Duration
     /// Receives what the connection dropped or ignored (unknown response ids, bad frames),
-    /// for the app's logs.
+    /// for the app's logs. Called on the connection's event loop, once for each, as it
+    /// happens: a hostile server can make many, so hand them to a logger's queue and return.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// How many pushed requests may wait for the push handler. Signal's server keeps at most
     /// 256 unanswered; one that pushes past this is cut off with 1008 (`protocolError`), and

@@ -114,6 +114,26 @@ struct GRPCConnectionLifecycleTests {
         #expect(HTTP2ConnectionOptions().maximumWaitingStreams == 1024, "the documented default")
     }
 
+    /// A call that reaches its deadline PINGs the connection; a server that went silent does
+    /// not answer, the connection is dropped, and the next call opens a new one instead of
+    /// timing out on the dead one too (from the client review; keepalive is off by default).
+    @Test func aCallsDeadlineChecksTheConnectionIsAlive() async throws {
+        let server = try MuteServer(settles: true)
+        defer { server.stop() }
+        var options = GRPCClientOptions()
+        options.http2.keepaliveTimeout = .milliseconds(300)
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
+        defer { transport.close() }
+        let client = UsernamesClient(transport: transport)
+        let first = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(300)))
+        #expect(first.transportError == .timeout)
+        #expect(transport.connectionsOpened == 1)
+        // The PING goes unanswered: the connection ends, and the next call connects anew.
+        try await Task.sleep(for: .milliseconds(800))
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(300)))
+        #expect(transport.connectionsOpened == 2, "the silent connection was dropped")
+    }
+
     @Test func unacknowledgedSettingsEndTheConnection() async throws {
         let server = try MuteServer(settles: false)
         defer { server.stop() }

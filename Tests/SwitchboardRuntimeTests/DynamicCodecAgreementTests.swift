@@ -253,6 +253,25 @@ import Testing
         #expect(throws: DynamicCodecError.self) { try DynamicJSONCodec(schema: schema).decode(Data(text.utf8), as: tree) }
     }
 
+    /// The tools read Any as strictly as generated code (from the input review): "@type" or
+    /// "value" twice, or members without "@type", are errors in both; `{}` is the empty Any.
+    @Test func anyIsReadAsStrictlyAsGeneratedCode() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let type = try #require(schema.messageIndex(named: "WellKnown"))
+        let json = DynamicJSONCodec(schema: schema)
+        let duration = #""@type":"type.googleapis.com/google.protobuf.Duration""#
+        for bad in [#"{"anything":{"x":1}}"#, #"{"anything":{\#(duration),\#(duration),"value":"1s"}}"#,
+                    #"{"anything":{\#(duration),"value":"1s","value":"2s"}}"#] {
+            #expect(throws: DynamicCodecError.self, "\(bad)") { try json.decode(Data(bad.utf8), as: type) }
+            #expect(throws: JSONDecodingError.self, "\(bad)") { try WellKnown(jsonString: bad) }
+        }
+        for good in [#"{"anything":{}}"#, #"{"anything":{\#(duration),"value":"1s"}}"#] {
+            #expect(try WellKnown(jsonString: good).jsonString().isEmpty == false)
+            let decoded = try json.decode(Data(good.utf8), as: type)
+            #expect(try DynamicBinaryCodec(schema: schema).encode(decoded) == WellKnown(jsonString: good).serializedData(), "\(good)")
+        }
+    }
+
     /// A Struct 45 levels deep, valid for both codecs, prints as itself: the runtime's decoder
     /// counts three levels for each where this codec counts two, and its default bound made
     /// the tools print null (from the input review).

@@ -98,6 +98,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// The call's deadline has passed: it ends as a timeout.
     func deadlinePassed() {
         abandon(.failed(.timeout))
+        // A silent server, or a live one that was merely slow: a PING tells them apart.
+        connection.checkLiveness()
     }
 
     /// Ends the call from this side (deadline or cancellation): the stream is reset with CANCEL.

@@ -480,17 +480,32 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func sendKeepalive() {
         guarded {
             guard endedReason == nil else { return }
-            if outstandingPing == nil {
-                pingCounter += 1
-                outstandingPing = pingCounter
-                core.ping(pingCounter)
-                flushOutput()
-                let timeout = options.keepaliveTimeout
-                pingTimeoutTimer = loop.schedule(after: timeout) { [weak self] in
-                    self?.abort(HTTP2ProtocolViolation(.noError, "keepalive PING unanswered within \(timeout)"))
-                }
-            }
+            sendPing(for: "keepalive PING")
             scheduleKeepalive()
+        }
+    }
+
+    /// Asks whether the peer is still there: a PING, unless one is already out, and the
+    /// connection ends if no answer comes within `keepaliveTimeout`. A call that reached its
+    /// deadline asks, so a server that went silent is found by the next call, not by every
+    /// call timing out on a connection that still looks open.
+    package func checkLiveness() {
+        guarded {
+            guard endedReason == nil else { return }
+            sendPing(for: "PING after a call's deadline")
+        }
+    }
+
+    /// Under the lock.
+    private func sendPing(for purpose: String) {
+        guard outstandingPing == nil else { return }
+        pingCounter += 1
+        outstandingPing = pingCounter
+        core.ping(pingCounter)
+        flushOutput()
+        let timeout = options.keepaliveTimeout
+        pingTimeoutTimer = loop.schedule(after: timeout) { [weak self] in
+            self?.abort(HTTP2ProtocolViolation(.noError, "\(purpose) unanswered within \(timeout)"))
         }
     }
 

@@ -5,8 +5,8 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// How often to PING an idle-looking connection to prove the peer is there; nil sends
     /// none. Default nil (as grpc-swift: keepalive is opt-in).
     public var keepaliveInterval: Duration?
-    /// How long a PING (keepalive or the first one after SETTINGS) may go unanswered before
-    /// the connection is dropped. Default 10 s.
+    /// How long a PING (keepalive, or the one a call sends when it reaches its deadline) may go
+    /// unanswered before the connection is dropped. Default 10 s.
     public var keepaliveTimeout: Duration = .seconds(10)
     /// How long the peer may take to acknowledge this side's SETTINGS before the connection
     /// ends with SETTINGS_TIMEOUT. Default 10 s.

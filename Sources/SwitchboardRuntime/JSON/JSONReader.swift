@@ -497,7 +497,11 @@ public struct JSONReader {
             try beginArray()
             while try nextElement() { try skipValue() }
         case UInt8(ascii: "\""):
-            _ = try readString()
+            // Checked where it lies, not made into a String: skipping (an Any's first pass
+            // over its members) allocates nothing for strings without escapes.
+            let stringOffset = offset
+            let name = try readName()
+            guard name.withUnsafeBytes({ UTF8Validation.isValid($0) }) else { throw .invalidString(offset: stringOffset) }
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
             _ = try readBool()
         case UInt8(ascii: "n"):
