@@ -57,7 +57,7 @@ enum GRPCResponseMapping {
         }
         switch code {
         case .deadlineExceeded: throw .timeout
-        case .cancelled: throw .cancelled
+        // CANCELLED from the server stays its status: `.cancelled` means this caller cancelled.
         default: throw .grpcStatus(code: code.rawValue, message: message, details: details)
         }
     }
