@@ -82,6 +82,17 @@ expect_status 0 "--check passes after generate" "$bin" generate schema --output 
 [ -f "$work/sdk/HandWritten.swift" ] && [ ! -f "$work/sdk/Zombie.swift" ] && pass "generate removes only stale generated files" || fail "generate removes only stale generated files"
 diff -r "$work/sdk" Sources/SignalChat/Generated -x HandWritten.swift >/dev/null && pass "regenerated output is byte-identical" || fail "regenerated output is byte-identical"
 
+# A symlink in the output folder, dangling or not, is replaced as an entry: no file is written
+# through it to outside the folder.
+mkdir -p "$work/linked"
+ln -s "$work/outside-dangling.swift" "$work/linked/Badge.swift"
+echo "// keep" > "$work/outside-kept.swift"
+ln -s "$work/outside-kept.swift" "$work/linked/Attachment.swift"
+expect_status 0 "generate into a folder holding symlinks" "$bin" generate schema --output "$work/linked" --module SignalChat
+[ ! -e "$work/outside-dangling.swift" ] && [ "$(cat "$work/outside-kept.swift")" = "// keep" ] && [ -f "$work/linked/Badge.swift" ] && [ ! -L "$work/linked/Badge.swift" ] \
+  && pass "generate writes no file through a symlink" || fail "generate writes no file through a symlink"
+ls -a "$work/linked" | grep -q "switchboard-.*tmp" && fail "no temporary file is left" || pass "no temporary file is left"
+
 mkdir -p "$work/bad"
 printf 'package demo\nmessage A {\n  1 x: strng\n  1 y: int32\n}\n' > "$work/bad/bad.sb"
 expect_status 1 "a bad schema exits 1" "$bin" generate "$work/bad" --output "$work/badout"
@@ -278,6 +289,13 @@ expect_status 1 "--require-credentials refuses other credentials" "$bin" call --
 grep -q "credentials rejected" "$work/err" && pass "the refusal says the credentials were rejected" || fail "the refusal says the credentials were rejected"
 expect_status 0 "--require-credentials accepts its credentials" "$bin" call --url "$strict_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}' --credentials aci-1.2:pw
 expect_status 0 "--require-credentials still serves the unauthenticated connection" "$bin" call --url "$strict_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
+# $SWITCHBOARD_CREDENTIALS exported for `call` does not stop a plain mock server.
+SWITCHBOARD_CREDENTIALS=aci-1.2:pw "$bin" mock-server >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "listening on" "$work/mock.out" && pass "mock-server starts with SWITCHBOARD_CREDENTIALS exported" || fail "mock-server starts with SWITCHBOARD_CREDENTIALS exported ($(cat "$work/mock.err"))"
 kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
 # The mock server's limits: one client at a time, and a silent one let go after a second.

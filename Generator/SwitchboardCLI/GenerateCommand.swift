@@ -147,9 +147,18 @@ enum GeneratedFileWriter {
     /// Writes `data` to `path`; `atomically` through a temporary file renamed over it, so a
     /// reader sees the old file or the new one, never half of one.
     static func write(_ data: Data, to path: String, atomically: Bool) throws {
-        let target = atomically ? path + ".switchboard-\(getpid())-\(UInt32.random(in: 0 ... .max)).tmp" : path
-        let descriptor = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Failure(path: target, code: errno) }
+        // The temporary file's name does not grow with the target's (a name near the file
+        // system's limit could be written once and never replaced), and neither open follows a
+        // symlink: a link left in the output folder must not send a file outside it.
+        let folder = (path as NSString).deletingLastPathComponent
+        let target = atomically ? folder + "/.switchboard-\(getpid())-\(UInt32.random(in: 0 ... .max)).tmp" : path
+        let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            // Something is in the way of a new file (a dangling symlink, say): replace that
+            // entry itself, by renaming over it.
+            if !atomically, errno == EEXIST || errno == ELOOP { return try write(data, to: path, atomically: true) }
+            throw Failure(path: target, code: errno)
+        }
         var failure: Int32?
         data.withUnsafeBytes { buffer in
             var offset = 0

@@ -20,8 +20,11 @@ enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
                                               "--credentials", "--credentials-file"])
-        let required = try ChatCommandSupport.credentials(arguments)
-        if arguments.flags.contains("--require-credentials") {
+        let requires = arguments.flags.contains("--require-credentials")
+        // The variable is for `call` and `listen` too: exported in a shell, it must not stop a
+        // plain mock server. Only given options without the flag are a mistake.
+        let required = try ChatCommandSupport.credentials(arguments, environment: requires ? ProcessInfo.processInfo.environment : [:])
+        if requires {
             guard required != nil else { throw .init("--require-credentials needs --credentials, --credentials-file or $\(ChatCommandSupport.credentialsVariable)") }
         } else if required != nil {
             throw .init("credentials are only checked with --require-credentials")

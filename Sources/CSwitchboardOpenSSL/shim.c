@@ -8,6 +8,9 @@ SSL_CTX *sb_client_context(void) {
     SSL_CTX *context = SSL_CTX_new(TLS_client_method());
     if (context == NULL) return NULL;
     SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    /* A TLS 1.2 server's HelloRequest would start a renegotiation mid-stream, which the
+       engine's record loop does not drive: refuse it. */
+    SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION);
     SSL_CTX_set_verify(context, SSL_VERIFY_PEER, NULL);
     return context;
 }
@@ -16,6 +19,7 @@ SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *priva
     SSL_CTX *context = SSL_CTX_new(TLS_server_method());
     if (context == NULL) return NULL;
     SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION);
     if (SSL_CTX_use_certificate_chain_file(context, certificate_chain_path) != 1
         || SSL_CTX_use_PrivateKey_file(context, private_key_path, SSL_FILETYPE_PEM) != 1) {
         SSL_CTX_free(context);

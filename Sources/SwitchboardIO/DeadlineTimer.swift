@@ -46,10 +46,15 @@ package final class DeadlineTimer: @unchecked Sendable {
             // `next()` is read under the lock: a request registered after it calls `watch`
             // only after this, and so sees the timer armed here; one registered before is in
             // `next()`. Either way its deadline is kept.
+            // A `watch` during `fire` may have armed a later timer already (this one looked
+            // spent): the earliest deadline left still decides when the next firing comes.
             self.lock.withLock {
-                guard self.timer === armed.timer else { return }
-                self.timer = nil
-                if let upcoming = self.next() { self.arm(at: max(upcoming, fired + Self.batchInterval)) }
+                if self.timer === armed.timer { self.timer = nil }
+                guard let upcoming = self.next() else { return }
+                let at = max(upcoming, fired + Self.batchInterval)
+                if let current = self.timer, !current.isCancelled, current.deadline <= at { return }
+                self.timer?.cancel()
+                self.arm(at: at)
             }
         }
         armed.timer = timer

@@ -126,6 +126,25 @@ import Testing
             """))
     }
 
+    /// A GET whose request has no fields binds nothing into it: `let`, or Swift warns that
+    /// it is never mutated (from the emitter review).
+    @Test func aRequestWithNothingToBindIsALet() throws {
+        let text = """
+            package demo
+            message Nothing {}
+            message Resp { 1 text: string }
+            service Idle {
+              auth none
+              rpc ping(Nothing) -> Resp { GET "/v1/ping" }
+            }
+            """
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "idle.sb", text: text)])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let service = try #require(SwiftEmitter.generate(schema, options: SwiftEmitterOptions()).first { $0.path == "IdleService.swift" }?.contents)
+        #expect(service.contains("let message = Nothing()"), "\(service)")
+        #expect(!service.contains("var message = Nothing()"))
+    }
+
     @Test func credentialsAreRedacted() throws {
         let text = try file("Credentials.swift")
         #expect(text.contains("public struct ApiKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {"))

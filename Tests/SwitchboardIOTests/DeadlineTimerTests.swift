@@ -43,4 +43,38 @@ import Testing
         #expect(firings <= 300 / 50 + 3, "\(firings) firings")
         #expect(late.allSatisfy { $0 >= .zero }, "none early")
     }
+
+    /// A request registered while the timer fires (its later deadline armed a new timer)
+    /// must not push back an earlier deadline still pending: it fired at the later one
+    /// (from the I/O review: a 1 s request timeout could fire at 30 s).
+    @Test func aWatchDuringAFiringKeepsEarlierDeadlines() async throws {
+        let loop = try EventLoop(name: "deadline-test")
+        defer { loop.shutdownBlocking() }
+        let deadlines = Deadlines()
+        final class Holder: @unchecked Sendable {
+            let lock = NSLock()
+            var timer: DeadlineTimer?
+            var current: DeadlineTimer? { lock.withLock { timer } }
+        }
+        let holder = Holder()
+        let start = ContinuousClock.now
+        let soon = start + .milliseconds(10), pending = start + .milliseconds(80), far = start + .seconds(10)
+        let timer = DeadlineTimer(loop: loop, fire: { now in
+            deadlines.fire(now)
+            // A request arriving now, with a far deadline, while `pending` waits.
+            if deadlines.lock.withLock({ deadlines.firings == 1 }) {
+                deadlines.lock.withLock { deadlines.pending.append(far) }
+                holder.current?.watch(far)
+            }
+        }, next: { deadlines.next })
+        holder.lock.withLock { holder.timer = timer }
+        deadlines.lock.withLock { deadlines.pending = [soon, pending] }
+        timer.watch(soon)
+        let limit = ContinuousClock.now + .seconds(5)
+        while deadlines.lock.withLock({ deadlines.pending.contains(pending) }) && ContinuousClock.now < limit {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(!deadlines.lock.withLock { deadlines.pending.contains(pending) }, "the 80 ms deadline fired before the 10 s one")
+        #expect(ContinuousClock.now - start < .seconds(4))
+    }
 }

@@ -44,6 +44,42 @@ import Darwin
         #expect(compile(Self.service(route: "/v1/~user/a-b_c.d!$&'()*+,;=:@")).schema != nil)
     }
 
+    /// Names that pass the lowercase rule but would not compile where they land: an error
+    /// case that is a Swift keyword, a key that is a keyword or one of the generated call's
+    /// own parameters and locals, or a key named like a field of the request it rides with
+    /// (from the emitter review).
+    @Test func keyAndErrorNamesThatWouldNotCompileAreRefused() {
+        func schema(key: String = "apiKey", error: String = "notFound") -> String {
+            """
+            package hostile
+            message Request { 1 id: string }
+            message Response { 1 id: string }
+            key \(key): header "X-Key" string
+            service Things {
+              auth none
+              rpc get(Request) -> Response {
+                POST "/v1/things"
+                keys \(key)
+                error 404 \(error)
+              }
+            }
+            """
+        }
+        #expect(compile(schema()).schema != nil, "\(compile(schema()).renderedDiagnostics)")
+        for name in ["internal", "default", "in", "self"] {
+            #expect(compile(schema(error: name)).schema == nil, "error \(name)")
+            #expect(compile(schema(key: name)).schema == nil, "key \(name)")
+        }
+        for local in ["options", "request", "transport", "headers", "path"] {
+            let output = compile(schema(key: local))
+            #expect(output.schema == nil, "key \(local)")
+            #expect(output.renderedDiagnostics.contains("taken by the generated calls"), "\(output.renderedDiagnostics)")
+        }
+        let clash = compile(schema(key: "id"))
+        #expect(clash.schema == nil)
+        #expect(clash.renderedDiagnostics.contains("has the name of a field of the request"), "\(clash.renderedDiagnostics)")
+    }
+
     @Test func rpcNamesMustBeDottedIdentifiers() {
         for name in [#"a.S/M\"+evil()+\""#, "a.S/M/N", "a..S/M", "/M", "a.S/", "a.S/M x"] {
             let output = compile(Self.service(route: "/v1/x", rpcName: name))

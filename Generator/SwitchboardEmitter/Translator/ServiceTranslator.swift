@@ -457,7 +457,10 @@ struct ServiceTranslator {
                     bind.append(.line("var message = \(request)()"))
                     bind.append(.line("message.\(field.swiftName) = try ServerBinding.body(request, as: \(mapping.valueType(field.shape.valueType, from: nil)).self, encoding: \(encoding))"))
                 case .none:
-                    bind.append(.line("var message = \(request)()"))
+                    // Nothing bound into it (a request with no fields, say): `let`, or the
+                    // compiler warns that it is never mutated.
+                    let mutated = !(endpoint.pathParameters.isEmpty && endpoint.queryParameters.isEmpty && endpoint.headers.isEmpty)
+                    bind.append(.line("\(mutated ? "var" : "let") message = \(request)()"))
                 }
                 for binding in endpoint.pathParameters {
                     let (field, _) = fieldAccess(endpoint, binding)

@@ -7,6 +7,11 @@ extension SchemaValidator {
         var seen: [String: SourceLocation] = [:]
         for key in keySyntax {
             checkMemberName(key.name, kind: "key")
+            // A key is a parameter of every generated call that takes it.
+            let parameter = SwiftNames.jsonName(key.name.text)
+            if SwiftNames.isKeyword(parameter) || SwiftNames.callLocals.contains(parameter) {
+                diagnostics.error(.invalidIdentifier, "key name '\(key.name.text)' is taken by the generated calls (a Swift keyword, or one of \(SwiftNames.callLocals.sorted().joined(separator: ", "))); choose another", at: key.name.location)
+            }
             if let previous = seen[key.name.text] {
                 diagnostics.error(.duplicateTypeName, "key '\(key.name.text)' is already declared at \(describe(previous))", at: key.name.location)
                 continue
@@ -331,6 +336,10 @@ extension SchemaValidator {
                         continue
                     }
                     endpoint.keys.append(index)
+                    let parameter = SwiftNames.jsonName(keys[index].name)
+                    if let request, messages.indices.contains(request), messages[request].fields.contains(where: { $0.swiftName == parameter }) {
+                        diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
+                    }
                 }
             case "header":
                 guard setting.values.count == 2 else { continue }
@@ -380,6 +389,9 @@ extension SchemaValidator {
             return
         }
         checkMemberName(item.name, kind: "error case")
+        if SwiftNames.isKeyword(item.name.text) {
+            diagnostics.error(.invalidIdentifier, "error case name '\(item.name.text)' is a Swift keyword; choose another (such as '\(item.name.text)Error')", at: item.name.location)
+        }
         if item.name.text == "unrecognized" {
             diagnostics.error(.invalidErrorBinding, "'unrecognized' is reserved for statuses the schema does not declare", at: item.name.location)
         }

@@ -12,6 +12,17 @@ public enum SwiftNames {
         "is", "nil", "super", "throws", "true", "try", "Any", "some", "any",
     ]
 
+    /// Whether `name` is a Swift keyword, escapable or not.
+    public static func isKeyword(_ name: String) -> Bool {
+        escapableKeywords.contains(name) || renamedKeywords.contains(name)
+    }
+
+    /// The parameters and locals of a generated call, which a key (itself a parameter) must
+    /// not shadow or repeat.
+    public static let callLocals: Set<String> = [
+        "request", "options", "path", "headers", "bodyMessage", "body", "rpcRequest", "transport", "interceptors", "context",
+    ]
+
     /// Names backticks cannot rescue (`x.self` and `x.Type` mean something else), renamed with `_`.
     static let renamedKeywords: Set<String> = ["self", "Self", "Type", "Protocol", "init", "_"]
 

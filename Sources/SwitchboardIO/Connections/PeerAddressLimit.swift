@@ -39,7 +39,17 @@ package final class PeerAddressLimit: @unchecked Sendable {
     /// Connections one address holds now.
     package func count(of address: [UInt8]) -> Int { lock.withLock { counts[address, default: 0] } }
 
-    /// The peer's IP address as bytes (4 for IPv4, 16 for IPv6), or empty if unknown.
+    /// What an IPv6 address counts as: an IPv4-mapped one (`::ffff:a.b.c.d`) as its IPv4
+    /// address, any other as its /64 network, since one host is routinely given a whole /64
+    /// and could otherwise pick a fresh address for every connection.
+    static func key(ipv6 bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count == 16 else { return bytes }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF { return Array(bytes[12...]) }
+        return Array(bytes[..<8]) + [0x40]
+    }
+
+    /// The peer's address as counted: 4 bytes for IPv4 (mapped ones too), an IPv6 /64 network
+    /// as 9 bytes, or empty if unknown.
     static func peerAddress(_ descriptor: Int32) -> [UInt8] {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -54,7 +64,7 @@ package final class PeerAddressLimit: @unchecked Sendable {
             }
         case AF_INET6:
             return withUnsafeBytes(of: &storage) { raw in
-                withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { Array($0) }
+                withUnsafeBytes(of: raw.load(as: sockaddr_in6.self).sin6_addr) { key(ipv6: Array($0)) }
             }
         default:
             return []
