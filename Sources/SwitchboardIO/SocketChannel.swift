@@ -495,11 +495,16 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the
     /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
     package func close(reason: String? = nil) {
+        var unheard: (any ChannelDelegate)?
         let (dropped, early, timer, handshake): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?, (@Sendable (String?) -> Void)?) = lock.withLock {
             guard state != .closed else { return ([], [], nil, nil) }
             // Closed in the middle of the TLS handshake: whoever waits for it hears why now,
             // not at its own timeout.
             let handshake = state == .handshaking ? handshakeDone : nil
+            // Nobody waits for the handshake (a server's, whose delegate starts with it), or
+            // the socket could not be watched at all: the delegate hears that the stream is
+            // over, or it would hold the connection until a timeout of its own.
+            if (state == .handshaking && handshakeDone == nil) || (token == 0 && state != .idle) { unheard = delegate }
             state = .closed
             defer {
                 pending = []
@@ -513,6 +518,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
         timer?.cancel()
         handshake?(reason ?? "the socket closed during the TLS handshake")
+        if let unheard {
+            // Never from inside the caller: it may hold its own lock around this close.
+            loop.execute { unheard.channelEnded(reason: reason ?? "the socket closed during the TLS handshake") }
+        }
         handle.shutdownNow()
         for item in dropped { item.completion?(reason ?? "the socket is closed") }
         for completion in early { completion?(reason ?? "the socket is closed") }
