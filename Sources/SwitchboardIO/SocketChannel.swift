@@ -51,6 +51,16 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     private var interest: IOInterest = []
     private var wantsRead = true
     private var token: UInt64 = 0
+    /// Closed gracefully, the sending side shut: what the peer still sends is read and
+    /// dropped until it closes too, or the linger ends (on the loop).
+    private var lingering = false
+    private var lingerTimer: LoopTimer?
+    private var lingeredBytes = 0
+    /// How long a graceful close reads and drops what the peer still sends, and how much:
+    /// closing a TCP socket with unread data sends a reset, which can destroy the end of what
+    /// this side sent (a 503, a close frame) before the peer reads it.
+    package static let lingerTimeout: Duration = .seconds(2)
+    package static let lingerByteLimit = 1 << 20
     private var delegate: (any ChannelDelegate)?
     private var handshakeDone: (@Sendable (String?) -> Void)?
     /// Plaintext written before TLS finished (a server that speaks first, as HTTP/2 does):
@@ -133,6 +143,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     // MARK: Reading
 
     package func readable() {
+        if lock.withLock({ lingering }) {
+            dropLingeringBytes()
+            return
+        }
         // Reading paused (backpressure) or over: a hangup reported anyway is not a reason to
         // read past the pause.
         guard let delegate = lock.withLock({ () -> (any ChannelDelegate)? in
@@ -496,6 +510,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
     package func close(reason: String? = nil) {
         var unheard: (any ChannelDelegate)?
+        var linger = false
         let (dropped, early, timer, handshake): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?, (@Sendable (String?) -> Void)?) = lock.withLock {
             guard state != .closed else { return ([], [], nil, nil) }
             // Closed in the middle of the TLS handshake: whoever waits for it hears why now,
@@ -505,6 +520,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             // the socket could not be watched at all: the delegate hears that the stream is
             // over, or it would hold the connection until a timeout of its own.
             if (state == .handshaking && handshakeDone == nil) || (token == 0 && state != .idle) { unheard = delegate }
+            // A graceful end of an open stream lingers; a failure, an abort or a handshake
+            // that never finished closes at once.
+            linger = reason == nil && token != 0 && (state == .open || state == .closing)
             state = .closed
             defer {
                 pending = []
@@ -522,18 +540,80 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             // Never from inside the caller: it may hold its own lock around this close.
             loop.execute { unheard.channelEnded(reason: reason ?? "the socket closed during the TLS handshake") }
         }
-        handle.shutdownNow()
+        let lingers = linger
+        if lingers { handle.shutdownWrite() } else { handle.shutdownNow() }
         for item in dropped { item.completion?(reason ?? "the socket is closed") }
         for completion in early { completion?(reason ?? "the socket is closed") }
         loop.executeHere { [self] in
-            let (registered, watched) = lock.withLock { (token, interest) }
-            if registered != 0 {
-                _ = handle.withDescriptor { number in loop.deregister(number, token: registered, interest: watched) }
-            }
-            handle.close()
-            // The delegate often holds this channel: let it go.
-            lock.withLock { delegate = nil }
+            if lingers && startLingering() { return }
+            release()
         }
+    }
+
+    /// On the loop: stops watching the socket and releases it.
+    private func release() {
+        let (registered, watched) = lock.withLock { (token, interest) }
+        if registered != 0 {
+            _ = handle.withDescriptor { number in loop.deregister(number, token: registered, interest: watched) }
+        }
+        handle.close()
+        // The delegate often holds this channel: let it go.
+        lock.withLock { delegate = nil }
+    }
+
+    /// On the loop, after a graceful close shut the sending side: watches for reads only, to
+    /// drop them, until the peer's end, the byte limit or the timeout. Whether it started.
+    private func startLingering() -> Bool {
+        let started: Bool = lock.withLock {
+            guard token != 0 else { return false }
+            lingering = true
+            delegate = nil
+            let previous = interest
+            interest = .read
+            if previous != .read {
+                _ = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: .read) }
+            }
+            return true
+        }
+        guard started else { return false }
+        let timer = loop.schedule(after: Self.lingerTimeout) { [weak self] in self?.finishLingering() }
+        let keep = lock.withLock {
+            if lingering { lingerTimer = timer }
+            return lingering
+        }
+        if !keep { timer.cancel() }
+        return true
+    }
+
+    /// On the loop: reads and drops what the peer sent; its end, an error or the byte limit
+    /// ends the linger.
+    private func dropLingeringBytes() {
+        let buffer = loop.readBuffer
+        let count: Int = handle.withDescriptor { number in
+            while true {
+                let count = recv(number, buffer.baseAddress, buffer.count, 0)
+                if count >= 0 || errno != EINTR { return count }
+            }
+        } ?? 0
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+        let done: Bool = lock.withLock {
+            if count > 0 { lingeredBytes += count }
+            return count <= 0 || lingeredBytes > Self.lingerByteLimit
+        }
+        if done { finishLingering() }
+    }
+
+    /// On the loop: the linger is over; the socket goes (once).
+    private func finishLingering() {
+        let timer: LoopTimer?? = lock.withLock {
+            guard lingering else { return nil }
+            lingering = false
+            defer { lingerTimer = nil }
+            return .some(lingerTimer)
+        }
+        guard let timer else { return }
+        timer?.cancel()
+        release()
     }
 
     #if canImport(Glibc)

@@ -64,6 +64,13 @@ package final class SocketDescriptor: @unchecked Sendable {
         if release { _ = Self.systemClose(number) }
     }
 
+    /// Shuts the sending side down: the peer reads what was sent, then the end; reading goes on.
+    package func shutdownWrite() {
+        lock.lock()
+        if !isClosed { _ = shutdown(number, Int32(SHUT_WR)) }
+        lock.unlock()
+    }
+
     /// Shuts both directions down at once, so the peer sees the end and blocked or ready
     /// calls return, but keeps the number (and any registration on it) until ``close()``.
     package func shutdownNow() {
