@@ -1,3 +1,12 @@
+#define _GNU_SOURCE
 #include "CSwitchboardIO.h"
+#if defined(__linux__)
+#include <stddef.h>
+#include <sys/socket.h>
+#endif
 
 int sb_io_available(void) { return 1; }
+
+#if defined(__linux__)
+int sb_accept_cloexec(int listener) { return accept4(listener, NULL, NULL, SOCK_CLOEXEC); }
+#endif

@@ -161,7 +161,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private static func fireElsewhere(_ timer: LoopTimer) {
         guard !timer.isCancelled else { return }
         let delay = max(.zero, timer.deadline - .now).components
-        let nanoseconds = Int(clamping: delay.seconds * 1_000_000_000 + delay.attoseconds / 1_000_000_000)
+        // Saturating: a timer centuries away must not trap on the way to `Int`.
+        let (whole, overflow) = delay.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let nanoseconds = overflow ? Int.max : Int(clamping: whole.addingReportingOverflow(delay.attoseconds / 1_000_000_000).partialValue)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { timer.take()?() }
     }
 

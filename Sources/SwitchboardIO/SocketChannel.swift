@@ -128,14 +128,21 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return
             }
             guard starting else { return }
+            let registeredInterest = lock.withLock { interest }
             let registered: UInt64? = handle.withDescriptor { number in
-                try? loop.register(number, interest: lock.withLock { interest }, handler: self)
+                try? loop.register(number, interest: registeredInterest, handler: self)
             } ?? nil
             guard let registered else {
                 close(reason: "cannot watch the socket")
                 return
             }
-            lock.withLock { token = registered }
+            // `setReading` or `write` from another thread between reading the interest for
+            // `register` and setting the token changed only the variable: watch what is wanted now.
+            lock.withLock {
+                token = registered
+                interest = registeredInterest
+                updateInterest()
+            }
             if tls != nil { continueHandshake() } else { handshakeDone?(nil) }
         }
     }

@@ -1,5 +1,5 @@
 // The system calls of Switchboard's event loops that Glibc's module does not export:
-// epoll and eventfd on Linux. Apple platforms use kqueue from Darwin and need nothing here.
+// epoll, eventfd and accept4 on Linux. Apple platforms use kqueue from Darwin and need nothing here.
 #ifndef CSWITCHBOARD_IO_H
 #define CSWITCHBOARD_IO_H
 
@@ -10,5 +10,11 @@
 
 /// Always 1: lets the module build on every platform, with or without the headers above.
 int sb_io_available(void);
+
+#if defined(__linux__)
+/// accept4 with SOCK_CLOEXEC: the connection is never inheritable, not even for the moment
+/// between accept and fcntl (Glibc's module hides accept4 behind _GNU_SOURCE).
+int sb_accept_cloexec(int listener);
+#endif
 
 #endif

@@ -1,5 +1,8 @@
 import Foundation
 #if canImport(Glibc)
+internal import CSwitchboardIO
+#endif
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -42,15 +45,18 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
         for _ in 0..<Self.batch {
             let (client, failure) = listener.handle.withDescriptor { number -> (Int32, Int32) in
                 #if canImport(Glibc)
-                let client = Glibc.accept(number, nil, nil)
+                // Close-on-exec from the start: a process the app forks meanwhile must not
+                // inherit (and keep open) the connection.
+                let client = sb_accept_cloexec(number)
                 #else
                 let client = Darwin.accept(number, nil, nil)
                 #endif
                 return (client, errno)
             } ?? (-1, EBADF)
             if client >= 0 {
-                // Not inherited by processes the app starts, which would keep it open.
+                #if !canImport(Glibc)
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                #endif
                 accepted(client)
                 continue
             }
