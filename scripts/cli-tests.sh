@@ -126,6 +126,13 @@ expect_status 2 "a body that does not fit the schema is refused" "$bin" mock-ser
 printf '[{"event": "Messages.incomingMessage"},\n {"event": "Messages.incomingMessage", "paylod": {}}]' > "$work/bad-push.json"
 expect_status 2 "an unknown push key is refused" "$bin" mock-server --pushes "$work/bad-push.json"
 grep -q "bad-push.json:2: push 1: unknown key 'paylod'" "$work/err" && pass "the push error names its line" || fail "the push error names its line"
+# Script files are read once and bounded: /dev/zero is refused, not read until memory ends,
+# and 20,000 pushes are checked in one pass (each found its line by rescanning the file).
+expect_status 2 "a script past 64 MiB is refused" "$bin" mock-server --responses /dev/zero
+grep -q "larger than 64 MiB" "$work/err" && pass "the error says the file is too large" || fail "the error says the file is too large"
+python3 -c 'import json; print(json.dumps([{"event": "Messages.incomingMessage", "payload": {"serverGuid": "g%d" % i}} for i in range(20000)] + [{"event": "Messages.incomingMessage", "paylod": {}}], indent=1))' > "$work/many-pushes.json"
+expect_status 2 "20,000 pushes are checked (the last is refused)" timeout 120 "$bin" mock-server --pushes "$work/many-pushes.json"
+grep -q "push 20000: unknown key 'paylod'" "$work/err" && pass "the error names the last push" || fail "the error names the last push ($(head -c 200 "$work/err"))"
 "$bin" mock-server --responses "$work/responses.json" --pushes "$work/pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
 for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done

@@ -139,9 +139,23 @@ enum MockServerCommand {
                            body: endpoint.encode(DynamicMessage(type: type)), message: "OK")
     }
 
-    static func loadJSON(_ path: String) throws(CommandLineTool.UsageError) -> Any {
+    /// The most a responses or pushes file may hold: 64 MiB.
+    static let maximumScriptBytes = 64 << 20
+
+    /// Reads a script file once, at most `maximumScriptBytes` (a FIFO or `/dev/zero` must not
+    /// grow memory without end), and parses it: the JSON, and its text for error lines.
+    static func loadJSON(_ path: String) throws(CommandLineTool.UsageError) -> (json: Any, text: String) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw .init("cannot read \(path)") }
+        defer { try? handle.close() }
+        let data: Data
         do {
-            return try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: path)))
+            data = try handle.read(upToCount: maximumScriptBytes + 1) ?? Data()
+        } catch {
+            throw .init("cannot read \(path): \(error.localizedDescription)")
+        }
+        guard data.count <= maximumScriptBytes else { throw .init("\(path) is larger than \(maximumScriptBytes >> 20) MiB") }
+        do {
+            return (try JSONSerialization.jsonObject(with: data), String(decoding: data, as: UTF8.self))
         } catch {
             throw .init("cannot read \(path): \(error.localizedDescription)")
         }
@@ -174,11 +188,12 @@ enum MockServerCommand {
     /// response an object of `status` (a number), `headers` (strings) and `body` (which must
     /// fit the endpoint's type), and nothing else; an error names the file's line.
     static func loadResponses(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [String: [RPCResponse]] {
-        guard let object = try loadJSON(path) as? [String: Any] else { throw .init("\(path): expected an object of Service.endpoint names") }
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        let (json, text) = try loadJSON(path)
+        guard let object = json as? [String: Any] else { throw .init("\(path): expected an object of Service.endpoint names") }
         var scripts: [String: [RPCResponse]] = [:]
         for name in object.keys.sorted() {
-            let at = place(path, line(of: name, in: text))
+            // Found only for an error: searching the text for every entry was quadratic.
+            var at: String { place(path, line(of: name, in: text)) }
             let endpoint: DynamicEndpoint
             do throws(DynamicCodecError) {
                 endpoint = try DynamicEndpoint(schema: schema, name: name)
@@ -250,11 +265,11 @@ enum MockServerCommand {
 
     /// Reads the pushes file into enveloped requests, encoded as each event's service says.
     static func loadPushes(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [ServerRequest] {
-        guard let list = try loadJSON(path) as? [Any] else { throw .init("\(path): expected an array of pushes") }
+        let (json, text) = try loadJSON(path)
+        guard let list = json as? [Any] else { throw .init("\(path): expected an array of pushes") }
         var pushes: [ServerRequest] = []
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         for (position, entry) in list.enumerated() {
-            let at = place(path, line(of: "event", occurrence: position, in: text)) + "push \(position): "
+            var at: String { place(path, line(of: "event", occurrence: position, in: text)) + "push \(position): " }
             guard let object = entry as? [String: Any], let name = object["event"] as? String else {
                 throw .init("\(at)each push needs \"event\": \"Service.event\"")
             }
