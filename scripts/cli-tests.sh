@@ -25,6 +25,9 @@ grep -qx "switchboard $version" "$work/out" && pass "--version matches the chang
 expect_status 2 "no command is a usage error" "$bin"
 expect_status 2 "unknown command is a usage error" "$bin" frobnicate
 expect_status 2 "unknown option is a usage error" "$bin" generate schema --output "$work/out1" --bogus 1
+expect_status 2 "a flag the command does not take is a usage error" "$bin" export-proto schema --output "$work/x.proto" --check
+[ ! -e "$work/x.proto" ] && pass "and nothing was written" || fail "and nothing was written"
+grep -q "this command does not take --check" "$work/err" && pass "the error names the flag" || fail "the error names the flag"
 expect_status 2 "missing schema directory is a usage error" "$bin" lint "$work/nope"
 [ "$(wc -l < "$work/err")" -le 2 ] && grep -q "^hint: run 'switchboard lint --help'" "$work/err" && pass "a usage error is one line and a hint" || fail "a usage error is one line and a hint"
 for command in generate export-proto lint call listen mock-server; do

@@ -54,9 +54,14 @@ package enum CommandLineTool {
             }
         }
 
-        package func rejectUnknown(allowed: Set<String>) throws(UsageError) {
+        /// Refuses options and flags the command does not take: a flag meant for another
+        /// command (`export-proto --check`) must not be ignored while the command writes.
+        package func rejectUnknown(allowed: Set<String>, flags allowedFlags: Set<String> = []) throws(UsageError) {
             for key in options.keys.sorted() where !allowed.contains(key) && key != "--import-path" {
                 throw UsageError("unknown option \(key)")
+            }
+            for flag in flags.sorted() where !allowedFlags.contains(flag) && flag != "--help" {
+                throw UsageError("this command does not take \(flag)")
             }
         }
     }

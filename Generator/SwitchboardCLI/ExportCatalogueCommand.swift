@@ -5,7 +5,7 @@ import SwitchboardSchema
 /// `switchboard export-catalogue`: writes a schema as a published service catalogue.
 package enum ExportCatalogueCommand {
     package static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--output"])
+        try arguments.rejectUnknown(allowed: ["--output"], flags: ["--check"])
         guard let output = arguments.options["--output"] else { throw .init("export-catalogue needs --output <dir>") }
         guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
         let root = URL(fileURLWithPath: output)

@@ -5,7 +5,7 @@ import SwitchboardSchema
 /// `switchboard generate`: writes Swift for a schema, or checks that it is up to date.
 package enum GenerateCommand {
     package static func run(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--output", "--module", "--access", "--layout"])
+        try arguments.rejectUnknown(allowed: ["--output", "--module", "--access", "--layout"], flags: ["--check", "--well-known-types"])
         guard let outputPath = arguments.options["--output"] else {
             throw CommandLineTool.UsageError("generate needs --output <dir>")
         }

@@ -9,6 +9,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     USAGE: switchboard-generate <schema-dir> --output <dir> [--access public|package|internal]
                                 [--layout per-type|per-schema-file] [--module <name>] [--check]
+                                [--import-path <dir>[=<SwiftModule>]]... [--well-known-types]
         As `switchboard generate`; see `switchboard generate --help`.
     Exit status: 0 success, 1 schema errors or stale output, 2 usage error.
     """

@@ -8,7 +8,7 @@ import SwitchboardRuntime
 /// `switchboard call`: one request, typed by the schema read at run time, like grpcurl.
 enum CallCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout", "--transport"])
+        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout", "--transport"], flags: ["--verbose"])
         let overGRPC: Bool
         switch arguments.options["--transport"] ?? "websocket" {
         case "websocket": overGRPC = false

@@ -50,6 +50,7 @@ extension CommandLineTool {
             """),
         ("listen", """
             listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
+                   [--header "<Name>: <value>"]...
                 Print each pushed event as a JSON line and acknowledge it. Servers push to
                 authenticated connections only, so pass credentials (or $SWITCHBOARD_CREDENTIALS).
             """),

@@ -19,7 +19,7 @@ import SwitchboardSchema
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
-                                              "--credentials", "--credentials-file"])
+                                              "--credentials", "--credentials-file"], flags: ["--require-credentials"])
         let requires = arguments.flags.contains("--require-credentials")
         // The variable is for `call` and `listen` too: exported in a shell, it must not stop a
         // plain mock server. Only given options without the flag are a mistake.
