@@ -55,6 +55,11 @@ printf 'package p\nmessage A { 1 x: string }\n' > "$work/clash/a_b.sb"
 printf 'package p\nmessage B { 1 x: string }\n' > "$work/clash/a/b.sb"
 expect_status 1 "two schema files flattening to one output name are an error" "$bin" generate "$work/clash" --output "$work/clash-out" --layout per-schema-file
 grep -q "two outputs are named a_b.sb.swift" "$work/err" && [ ! -e "$work/clash-out" ] && pass "the clash is named and nothing is written" || fail "the clash is named and nothing is written"
+# Output names that differ only in case are one file on macOS: refused everywhere.
+mkdir -p "$work/caseclash"
+printf 'package p\nmessage Chatservice { 1 x: string }\nservice Chat {\n  auth none\n  rpc get(Chatservice) -> Chatservice { POST "/v1/x" }\n}\n' > "$work/caseclash/c.sb"
+expect_status 1 "outputs differing only in case are an error" "$bin" generate "$work/caseclash" --output "$work/caseclash-out"
+grep -q "one file where case is ignored" "$work/err" && pass "the error says why" || fail "the error says why ($(cat "$work/err"))"
 # Diagnostics name files as they open from here; an unclosed block is one error where it opened.
 mkdir -p "$work/unclosed"
 printf 'package demo\nmessage A {\n  1 x: int32\n  message B { 1 y: string }\n' > "$work/unclosed/a.sb"

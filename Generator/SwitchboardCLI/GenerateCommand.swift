@@ -31,10 +31,13 @@ package enum GenerateCommand {
 
         let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions(accessLevel: access, layout: layout))
         // Two schema files can flatten to one name (`a_b.sb` and `a/b.sb`); never let one overwrite the other.
+        // Compared without case: on a case-insensitive file system (macOS's default) `Chat.swift`
+        // and `chat.swift` are one file.
         var seen: [String: Int] = [:]
         for (index, file) in files.enumerated() {
-            if let first = seen.updateValue(index, forKey: file.path) {
-                CommandLineTool.printError("switchboard: error: two outputs are named \(file.path) (from \(files[first].sourcePath) and \(file.sourcePath)); rename one")
+            if let first = seen.updateValue(index, forKey: file.path.lowercased()) {
+                let names = files[first].path == file.path ? file.path : "\(files[first].path) and \(file.path), one file where case is ignored,"
+                CommandLineTool.printError("switchboard: error: two outputs are named \(names) (from \(files[first].sourcePath) and \(file.sourcePath)); rename one")
                 return 1
             }
         }
@@ -74,7 +77,14 @@ struct OutputPlan {
     /// that this plan does not produce.
     func extraGeneratedFiles(among names: Set<String>) -> [String] {
         let expected = Set(files.map(\.path))
+        // A type renamed only in case (`Url` to `URL`) is written over its old file where case
+        // is ignored: the old name is then the new file, not an extra one to remove.
+        let byLowercase = Dictionary(files.map { ($0.path.lowercased(), $0.path) }, uniquingKeysWith: { first, _ in first })
         return names.filter { name in
+            if let twin = byLowercase[name.lowercased()], twin != name,
+               Self.isSameFile(directory.appendingPathComponent(name).path, directory.appendingPathComponent(twin).path) {
+                return false
+            }
             guard name.hasSuffix(".swift"), !expected.contains(name),
                   let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(name).path) else {
                 return false
@@ -83,6 +93,13 @@ struct OutputPlan {
             let head = handle.readData(ofLength: SwiftEmitter.headerMarker.utf8.count)
             return head == Data(SwiftEmitter.headerMarker.utf8)
         }.sorted()
+    }
+
+    /// Whether two paths name one file (as two spellings do on a case-insensitive file system).
+    static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var a = stat(), b = stat()
+        guard stat(first, &a) == 0, stat(second, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
     /// One line per file that differs: `stale:`, `missing:` or `extra:`.
