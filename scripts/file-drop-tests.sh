@@ -36,6 +36,21 @@ echo "# edited" >>"$work/catalogue/services.yml"
 if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an edited file"
 elif grep -q "stale: .*services.yml" "$work/check.log"; then pass "export-catalogue --check names a file that differs"; else fail "--check output"; cat "$work/check.log"; fi
 cp "$work/services.yml.saved" "$work/catalogue/services.yml"
+# A file an earlier export wrote for an rpc the schema no longer has: --check lists it as
+# extra, and exporting again removes it; a file of the provider's own is left alone.
+echo '{}' >"$work/catalogue/usernames/gone_rpc.request.jtd.json"
+echo 'notes' >"$work/catalogue/usernames/README.txt"
+if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an extra file"
+elif grep -q "extra: .*usernames/gone_rpc.request.jtd.json" "$work/check.log"; then pass "export-catalogue --check lists an extra file"; else fail "--check extra output"; cat "$work/check.log"; fi
+"$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1
+[ ! -e "$work/catalogue/usernames/gone_rpc.request.jtd.json" ] && [ -e "$work/catalogue/usernames/README.txt" ] \
+  && pass "export-catalogue removes what the schema no longer has, and only that" || fail "export-catalogue removes what the schema no longer has, and only that"
+rm -f "$work/catalogue/usernames/README.txt"
+# rpcs whose names snake_case alike would share a file: refused, not overwritten.
+mkdir -p "$work/snake"
+printf 'package p\nmessage M { 1 x: string }\nservice S {\n  auth none\n  rpc getURL(M) -> M { POST "/v1/a" }\n  rpc getUrl(M) -> M { POST "/v1/b" }\n}\n' >"$work/snake/s.sb"
+if "$bin" export-catalogue "$work/snake" --output "$work/snake-out" 2>"$work/snake.log"; then fail "rpcs sharing a catalogue file are refused"
+elif grep -q "two catalogue files are named" "$work/snake.log"; then pass "rpcs sharing a catalogue file are refused"; else fail "rpcs sharing a catalogue file are refused"; cat "$work/snake.log"; fi
 if python3 - "$work/catalogue" <<'PY'
 import glob, sys, yaml
 root = sys.argv[1]

@@ -10,13 +10,28 @@ package enum ExportCatalogueCommand {
         guard let schema = try CommandLineTool.compileSchema(arguments) else { return 1 }
         let root = URL(fileURLWithPath: output)
         let files = CatalogueExporter.export(schema)
-        if arguments.flags.contains("--check") {
-            var stale: [String] = []
-            for file in files where (try? String(contentsOf: root.appendingPathComponent(file.path), encoding: .utf8)) != file.contents {
-                stale.append(file.path)
+        // Names snake_cased alike (`getURL` and `getUrl`), or alike but for case, are one file:
+        // never let one overwrite the other.
+        var seen: [String: String] = [:]
+        for file in files {
+            if let first = seen.updateValue(file.path, forKey: file.path.lowercased()) {
+                CommandLineTool.printError("switchboard: error: two catalogue files are named \(first == file.path ? first : "\(first) and \(file.path)"); rename an rpc, event or error")
+                return 1
             }
-            for path in stale { CommandLineTool.printError("stale: \(output)/\(path)") }
-            return stale.isEmpty ? 0 : 1
+        }
+        let extra = extraCatalogueFiles(in: root, expected: Set(files.map(\.path)))
+        if arguments.flags.contains("--check") {
+            var problems: [String] = []
+            for file in files {
+                switch try? String(contentsOf: root.appendingPathComponent(file.path), encoding: .utf8) {
+                case file.contents?: break
+                case nil: problems.append("missing: \(output)/\(file.path)")
+                case .some: problems.append("stale: \(output)/\(file.path)")
+                }
+            }
+            problems += extra.map { "extra: \(output)/\($0)" }
+            for problem in problems { CommandLineTool.printError(problem) }
+            return problems.isEmpty ? 0 : 1
         }
         do {
             for file in files {
@@ -24,11 +39,26 @@ package enum ExportCatalogueCommand {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(file.contents.utf8).write(to: url, options: .atomic)
             }
+            // What an earlier export wrote for services, rpcs or events the schema no longer has.
+            for path in extra { try FileManager.default.removeItem(at: root.appendingPathComponent(path)) }
         } catch {
             CommandLineTool.printError("switchboard: error: cannot write the catalogue to \(output): \(error)")
             return 1
         }
         print("switchboard: wrote \(files.count) catalogue files to \(output)")
         return 0
+    }
+
+    /// Catalogue files below `root` (`services.yml`, `definition.yml`, `*.jtd.json`) the export
+    /// does not produce, sorted; other files are the provider's and are left alone.
+    static func extraCatalogueFiles(in root: URL, expected: Set<String>) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        var extra: [String] = []
+        while let path = walker.nextObject() as? String {
+            let name = (path as NSString).lastPathComponent
+            guard name == "services.yml" || name == "definition.yml" || name.hasSuffix(".jtd.json") else { continue }
+            if !expected.contains(path) { extra.append(path) }
+        }
+        return extra.sorted()
     }
 }
