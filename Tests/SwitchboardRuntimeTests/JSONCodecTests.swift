@@ -128,6 +128,18 @@ import Testing
         #expect(throws: JSONDecodingError.nullInContainer(offset: 23)) { try Maps(jsonString: #"{"fixed32ToPoint":{"1":null}}"#) }
     }
 
+    /// An integer written with a fraction or an exponent is read only below 2^53, where a
+    /// double holds it exactly, as protobuf's C++ parser does (from the input review: larger
+    /// ones came back silently rounded).
+    @Test func integersInExponentFormAreExactOrRefused() throws {
+        #expect(try Scalars(jsonString: #"{"int64Value": 1e5, "uint64Value": "2.0e3"}"#) == Scalars(int64Value: 100_000, uint64Value: 2000))
+        #expect(try Scalars(jsonString: #"{"int64Value": 9007199254740991e0}"#).int64Value == 9_007_199_254_740_991)
+        #expect(try Scalars(jsonString: #"{"int64Value": 1234567890123456789}"#).int64Value == 1_234_567_890_123_456_789, "plain digits stay exact")
+        for bad in [#"{"int64Value": 1234567890123456789e0}"#, #"{"uint64Value": "9007199254740993e0"}"#, #"{"int64Value": -1.8e19}"#] {
+            #expect(throws: JSONDecodingError.self, "\(bad)") { try Scalars(jsonString: bad) }
+        }
+    }
+
     /// A map key twice in one object is an error, as in protobuf's C++ and Python parsers (it
     /// was a silent last-wins); the same key merged into a map that holds it is not.
     @Test func aRepeatedMapKeyIsAnError() throws {

@@ -360,7 +360,7 @@ public struct JSONReader {
     }
 
     /// Reads digits; falls back to a floating-point parse for forms like `1e3` or `5.0`,
-    /// which protobuf accepts for integers when the value is integral.
+    /// which protobuf accepts for integers when the value is integral and at most 2^53.
     @inlinable
     mutating func readIntegerMagnitude(offset numberOffset: Int, quoted: Bool) throws(JSONDecodingError) -> UInt64 {
         let digitsStart = cursor
@@ -381,7 +381,9 @@ public struct JSONReader {
         if let next = peek(), next == UInt8(ascii: ".") || next == UInt8(ascii: "e") || next == UInt8(ascii: "E") {
             cursor = digitsStart
             let double = try readDoubleText(offset: numberOffset)
-            guard double >= 0, double == double.rounded(), double < 18_446_744_073_709_551_616.0 else {
+            // Only where a double holds every integer (2^53), as protobuf's C++ parser: past
+            // it `1234567890123456789e0` would come back silently rounded.
+            guard double >= 0, double == double.rounded(), double < 9_007_199_254_740_992.0 else {
                 throw .invalidNumber(offset: numberOffset)
             }
             return UInt64(double)
