@@ -100,6 +100,10 @@ expect_status 0 "generate into a folder holding symlinks" "$bin" generate schema
 [ ! -e "$work/outside-dangling.swift" ] && [ "$(cat "$work/outside-kept.swift")" = "// keep" ] && [ -f "$work/linked/Badge.swift" ] && [ ! -L "$work/linked/Badge.swift" ] \
   && pass "generate writes no file through a symlink" || fail "generate writes no file through a symlink"
 ls -a "$work/linked" | grep -q "switchboard-.*tmp" && fail "no temporary file is left" || pass "no temporary file is left"
+# One a generate that died left (its process is gone) is removed by the next.
+echo partial > "$work/linked/.switchboard-999999-1.tmp"
+expect_status 0 "generate again" "$bin" generate schema --output "$work/linked" --module SignalChat
+[ ! -e "$work/linked/.switchboard-999999-1.tmp" ] && pass "an abandoned temporary file is removed" || fail "an abandoned temporary file is removed"
 
 mkdir -p "$work/bad"
 printf 'package demo\nmessage A {\n  1 x: strng\n  1 y: int32\n}\n' > "$work/bad/bad.sb"

@@ -95,6 +95,15 @@ struct OutputPlan {
         }.sorted()
     }
 
+    /// `.switchboard-<pid>-<n>.tmp` of a process that is gone (another generate still
+    /// running into this folder keeps its own).
+    static func isAbandonedTemporaryFile(_ name: String) -> Bool {
+        guard name.hasPrefix(".switchboard-"), name.hasSuffix(".tmp") else { return false }
+        let parts = name.dropFirst(".switchboard-".count).split(separator: "-")
+        guard parts.count == 2, let pid = pid_t(parts[0]) else { return false }
+        return pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH
+    }
+
     /// Whether two paths name one file (as two spellings do on a case-insensitive file system).
     static func isSameFile(_ first: String, _ second: String) -> Bool {
         var a = stat(), b = stat()
@@ -146,6 +155,10 @@ struct OutputPlan {
         for name in extraGeneratedFiles(among: existing) {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
             changed += 1
+        }
+        // Temporary files a generate that died (crashed, killed) left behind.
+        for name in existing where Self.isAbandonedTemporaryFile(name) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         return changed
     }
