@@ -161,12 +161,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return self.delegate
         }) else { return }
         let buffer = loop.readBuffer
-        let count: Int = handle.withDescriptor { number in
-            while true {
-                let count = recv(number, buffer.baseAddress, buffer.count, 0)
-                if count >= 0 || errno != EINTR { return count }
-            }
-        } ?? 0
+        let count = receive(into: buffer)
         if count < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK { return }
             let reason = String(cString: strerror(errno))
@@ -557,6 +552,17 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
     }
 
+    /// One `recv` into `buffer`, retried on EINTR: the count, 0 at the peer's end, or -1 with
+    /// `errno` set (0 too once the socket is released).
+    private func receive(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        handle.withDescriptor { number in
+            while true {
+                let count = recv(number, buffer.baseAddress, buffer.count, 0)
+                if count >= 0 || errno != EINTR { return count }
+            }
+        } ?? 0
+    }
+
     /// On the loop: stops watching the socket and releases it.
     private func release() {
         let (registered, watched) = lock.withLock { (token, interest) }
@@ -595,13 +601,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// On the loop: reads and drops what the peer sent; its end, an error or the byte limit
     /// ends the linger.
     private func dropLingeringBytes() {
-        let buffer = loop.readBuffer
-        let count: Int = handle.withDescriptor { number in
-            while true {
-                let count = recv(number, buffer.baseAddress, buffer.count, 0)
-                if count >= 0 || errno != EINTR { return count }
-            }
-        } ?? 0
+        let count = receive(into: loop.readBuffer)
         if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
         let done: Bool = lock.withLock {
             if count > 0 { lingeredBytes += count }

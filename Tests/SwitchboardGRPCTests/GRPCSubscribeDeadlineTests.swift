@@ -11,16 +11,21 @@ import Testing
 /// cannot hold `subscribe(toEventsOf:)` for ever.
 @Suite(.timeLimit(.minutes(2)))
 struct GRPCSubscribeDeadlineTests {
+    /// A server's empty SETTINGS and its acknowledgement of the client's.
+    static var settingsAndAcknowledgement: [UInt8] {
+        var bytes: [UInt8] = []
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes)
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &bytes)
+        return bytes
+    }
+
     /// Speaks HTTP/2 (SETTINGS and their acknowledgement) and never answers a stream.
     static func silentServer() throws -> TCPListener {
         let listener = try TCPListener()
         Thread.detachNewThread {
             guard let socket = listener.accept() else { return }
             defer { socket.close() }
-            var bytes: [UInt8] = []
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes)
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &bytes)
-            try? socket.write(bytes)
+            try? socket.write(Self.settingsAndAcknowledgement)
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
         }
         return listener
@@ -69,10 +74,7 @@ struct GRPCSubscribeDeadlineTests {
         Thread.detachNewThread {
             guard let socket = listener.accept() else { return }
             defer { socket.close() }
-            var bytes: [UInt8] = []
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes)
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &bytes)
-            try? socket.write(bytes)
+            try? socket.write(Self.settingsAndAcknowledgement)
             // The preface, SETTINGS and the stream's HEADERS come in the first reads.
             var received = 0
             while received < 60, let read = try? socket.read(maximum: 65_536), !read.isEmpty { received += read.count }

@@ -18,25 +18,11 @@ struct LingeringCloseTests {
         func channelWriteFailed(_ reason: String) {}
     }
 
-    final class Accepted: @unchecked Sendable {
-        let lock = NSLock()
-        var descriptor: Int32?
-    }
-
     @Test func thePeerReadsEverythingWrittenBeforeAGracefulClose() async throws {
         let loop = try EventLoop(name: "linger-test")
-        let listener = try TCPListener()
-        let accepted = Accepted()
-        let acceptor = Acceptor(listener: listener, loop: loop) { descriptor in accepted.lock.withLock { accepted.descriptor = descriptor } }
-        acceptor.start()
+        let (client, server, listener, acceptor) = try await acceptedConnection(on: loop)
         defer { acceptor.stop(); listener.close() }
-        let client = try TCPSocket.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
-        var server: Int32?
-        for _ in 0..<500 where server == nil {
-            server = accepted.lock.withLock { accepted.descriptor }
-            if server == nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        let channel = SocketChannel(descriptor: try #require(server), loop: loop)
+        let channel = SocketChannel(descriptor: server, loop: loop)
         channel.activate(delegate: Ignorer())
         // The server reads nothing of what the client sends (a request it refuses unread).
         channel.setReading(false)

@@ -1,4 +1,5 @@
 import Foundation
+@testable import SwitchboardIO
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -16,4 +17,26 @@ func nonBlockingSocketPair() -> (watched: Int32, peer: Int32)? {
     #endif
     _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
     return (pair[0], pair[1])
+}
+
+/// A TCP connection on loopback accepted through an `Acceptor` on `loop`: the client's
+/// blocking socket and the server side's raw, non-blocking descriptor (the caller owns both).
+func acceptedConnection(on loop: EventLoop) async throws -> (client: TCPSocket, server: Int32, listener: TCPListener, acceptor: Acceptor) {
+    final class Accepted: @unchecked Sendable {
+        let lock = NSLock()
+        var descriptor: Int32?
+    }
+    let listener = try TCPListener()
+    let accepted = Accepted()
+    let acceptor = Acceptor(listener: listener, loop: loop) { descriptor in accepted.lock.withLock { accepted.descriptor = descriptor } }
+    acceptor.start()
+    let client = try TCPSocket.connect(host: "127.0.0.1", port: listener.port, timeout: .seconds(5))
+    for _ in 0..<500 {
+        if let server = accepted.lock.withLock({ accepted.descriptor }) { return (client, server, listener, acceptor) }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    acceptor.stop()
+    listener.close()
+    client.close()
+    throw NetworkError.timeout("accepting a loopback connection")
 }
