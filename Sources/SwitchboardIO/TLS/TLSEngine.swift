@@ -14,7 +14,8 @@ import Glibc
 /// Not thread-safe: its owner serializes every call.
 package final class TLSEngine: @unchecked Sendable {
     private let ssl: OpaquePointer
-    private let context: OpaquePointer
+    /// Shared with every session of the same trust (clients) or the server's context.
+    let context: OpaquePointer
     /// Whether this is the server's side of the session.
     package let isServer: Bool
 
@@ -46,16 +47,7 @@ package final class TLSEngine: @unchecked Sendable {
     /// through ALPN in order of preference.
     package init(clientTrusting trustedCertificatesPEM: String?, serverName: String,
                  applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
-        guard let context = sb_client_context() else { throw IOFailure("cannot create a TLS context") }
-        if let pem = trustedCertificatesPEM {
-            let added = pem.withCString { sb_trust_pem(context, $0, Int32(strlen($0))) }
-            guard added > 0 else {
-                SSL_CTX_free(context)
-                throw IOFailure("no certificates in the trusted PEM")
-            }
-        } else {
-            sb_trust_system_store(context)
-        }
+        let context = try ClientContexts.shared.context(trusting: trustedCertificatesPEM)
         guard let ssl = SSL_new(context) else {
             SSL_CTX_free(context)
             throw IOFailure("cannot create a TLS session")
@@ -203,6 +195,46 @@ package final class TLSEngine: @unchecked Sendable {
     /// Releases a context from ``loadServerContext(certificateChainPath:privateKeyPath:)``.
     package static func freeContext(_ context: OpaquePointer) {
         SSL_CTX_free(context)
+    }
+}
+
+/// Client contexts by what they trust (a PEM, or the system store), built once and shared by
+/// every session, as OpenSSL intends: loading the trust store for every connection cost
+/// milliseconds of CPU per connect, on whatever thread connected.
+final class ClientContexts: @unchecked Sendable {
+    static let shared = ClientContexts()
+    /// Distinct trust configurations kept; more are built per session, not cached.
+    static let maximumCount = 16
+
+    private let lock = NSLock()
+    private var contexts: [String: OpaquePointer] = [:]
+
+    /// How many contexts are kept now.
+    var count: Int { lock.withLock { contexts.count } }
+
+    /// A context trusting `pem` or else the system store, with a reference for the caller.
+    func context(trusting pem: String?) throws(IOFailure) -> OpaquePointer {
+        let key = pem.map { "pem:" + $0 } ?? "system"
+        if let cached = lock.withLock({ contexts[key] }) {
+            SSL_CTX_up_ref(cached)
+            return cached
+        }
+        guard let context = sb_client_context() else { throw IOFailure("cannot create a TLS context") }
+        if let pem {
+            let added = pem.withCString { sb_trust_pem(context, $0, Int32(strlen($0))) }
+            guard added > 0 else {
+                SSL_CTX_free(context)
+                throw IOFailure("no certificates in the trusted PEM")
+            }
+        } else {
+            sb_trust_system_store(context)
+        }
+        lock.withLock {
+            guard contexts[key] == nil, contexts.count < Self.maximumCount else { return }
+            contexts[key] = context
+            SSL_CTX_up_ref(context)
+        }
+        return context
     }
 }
 #else
