@@ -64,5 +64,12 @@ import Testing
         #expect(!"\(outgoing)".contains("222") && "\(outgoing)".contains("destinationDeviceId: 2"))
         #expect("\(AccessKey(secret))" == "AccessKey([REDACTED])")
         #expect(String(reflecting: AccessKey(secret)) == "AccessKey([REDACTED])")
+        // An upload form's signed URL, key and CDN headers are credentials (from the runtime
+        // review: they were logged in clear with `.bodies`).
+        let form = AttachmentUploadForm(cdn: 3, key: "secret-key", headers: ["Authorization": "Bearer xyz"], signedUploadLocation: "https://cdn.example/upload?sig=abc")
+        for text in ["\(form)", String(reflecting: form)] {
+            #expect(!text.contains("sig=abc") && !text.contains("secret-key") && !text.contains("Bearer xyz"), "\(text)")
+            #expect(text.contains("cdn: 3"))
+        }
     }
 }

@@ -36,6 +36,22 @@ import Testing
         fake.respond(to: 999, status: 200) // unknown ids are ignored
     }
 
+    /// A request its client cancelled before the test read it is withdrawn: the next one read
+    /// is the next live call (from the runtime review).
+    @Test func aCancelledUnreadRequestIsWithdrawn() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = KeysClient(transport: fake)
+        let abandoned = Task { await client.getPreKeyCount(PreKeyCountRequest(identity: .aci)) }
+        try await Task.sleep(for: .milliseconds(100))
+        abandoned.cancel()
+        _ = await abandoned.value
+        async let live = client.getPreKeyCount(PreKeyCountRequest(identity: .pni))
+        let request = try await fake.nextRequest()
+        #expect(request.path == "/v2/keys?identity=PNI", "the cancelled call was handed out")
+        fake.respond(to: request.id, status: 200, body: PreKeyCount(count: 2))
+        #expect(await live.value?.count == 2)
+    }
+
     @Test func disconnectFailsEveryPendingRequest() async throws {
         let fake = FakeServerTransport<Authenticated>()
         let client = ProfilesClient(transport: fake)

@@ -172,6 +172,18 @@ struct PagedHistory: ChatRoomHandler {
             for try await _ in mock.listChatsPages().items(maximumConsecutiveEmptyPages: 5) {}
         }
         #expect(mock.listChatsMock.callCount == 6)
+        // Once it has thrown it is over: calling next() again fetches nothing more (from the
+        // runtime review: it paged on for another hundred pages).
+        mock.listChatsMock.reset()
+        mock.listChatsMock.stub { request in
+            let index = Int(request.beforeId?.dropFirst() ?? "") ?? 0
+            return .success(ListChatsResponse(chats: [], nextBeforeId: "n\(index + 1)"))
+        }
+        var items = mock.listChatsPages().items(maximumConsecutiveEmptyPages: 2).makeAsyncIterator()
+        await #expect(throws: RequestError<ChatLobby.ListChatsError>.self) { _ = try await items.next() }
+        let calls = mock.listChatsMock.callCount
+        #expect(try await items.next() == nil)
+        #expect(mock.listChatsMock.callCount == calls)
     }
 
     @Test func anEmptyFirstPageEndsAtOnce() async throws {

@@ -3,8 +3,9 @@ import Testing
 
 /// The byte-walking matcher against the plain split-and-compare definition.
 @Suite struct PathTemplateTests {
-    /// Splits both on "/", drops what precedes the first slash, compares part by part.
+    /// A path starts with "/"; both split on "/" and compared part by part.
     static func reference(_ template: String, _ path: String) -> [String: String]? {
+        guard path.hasPrefix("/") else { return nil }
         let segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard segments.count == parts.count else { return nil }
@@ -39,5 +40,8 @@ import Testing
         #expect(PathTemplate("/v1/messages/{destination}").match("/v1/messages/abc/") == nil)
         #expect(PathTemplate("/v1/keepalive").match("/v1/keepalive") == [:])
         #expect(PathTemplate("/v1/keepalive").match("/v1") == nil)
+        // Something before the first "/" is another path, not this one (from the runtime review).
+        #expect(PathTemplate("/v1/profile").match("x/v1/profile") == nil)
+        #expect(PathTemplate("/v1/{id}").match("evil/v1/abc") == nil)
     }
 }

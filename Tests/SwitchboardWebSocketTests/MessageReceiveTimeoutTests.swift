@@ -60,7 +60,7 @@ struct MessageReceiveTimeoutTests {
     @Test func messagesThatEachArriveInTimeKeepTheConnection() async throws {
         let received = Counter()
         let opened = ConnectionBox()
-        let server = try WebSocketServer(limits: .init(messageReceiveTimeout: .milliseconds(600)),
+        let server = try WebSocketServer(limits: .init(messageReceiveTimeout: .milliseconds(3000)),
                                          connected: { opened.set($0) }) { connection in
             for await _ in connection.messages { received.add() }
         }
@@ -68,14 +68,20 @@ struct MessageReceiveTimeoutTests {
         let socket = try upgradedSocket(server)
         defer { socket.close() }
         // Every write ends half-way through a message: the server is never between messages
-        // after a read, yet each message takes 250 ms. Eight of them take 2 s.
-        let frames = (0..<9).map { message(100, fill: UInt8($0)) }
-        try socket.write(Array(frames[0].prefix(50)))
-        for index in 0..<8 {
-            try await Task.sleep(for: .milliseconds(250))
-            try socket.write(Array(frames[index].dropFirst(50)) + Array(frames[index + 1].prefix(50)))
+        // after a read, yet each message takes 300 ms (a tenth of the timeout). Sixteen take
+        // 4.8 s, well past the timeout. Written from a thread of its own, which a loaded test
+        // run's task pool cannot hold back for seconds between the halves.
+        let frames = (0..<17).map { message(100, fill: UInt8($0)) }
+        let wrote = try await offThread { () -> Bool in
+            try socket.write(Array(frames[0].prefix(50)))
+            for index in 0..<16 {
+                Thread.sleep(forTimeInterval: 0.3)
+                try socket.write(Array(frames[index].dropFirst(50)) + Array(frames[index + 1].prefix(50)))
+            }
+            return true
         }
-        #expect(await eventually { received.value == 8 }, "\(received.value) messages")
+        #expect(wrote)
+        #expect(await eventually { received.value == 16 }, "\(received.value) messages")
         #expect(opened.connection?.isOpen == true, "closed: \(String(describing: opened.connection?.closeInfo))")
     }
 

@@ -7,11 +7,20 @@ import SwitchboardRuntime
 /// Where and how to upload an attachment.
 public struct AttachmentUploadForm: Sendable, Hashable {
     public var cdn: UInt32 = 0
+
+    /// Where the upload goes on the CDN: a credential for it, kept out of logs.
+    ///
+    /// - Note: Sensitive; redacted from descriptions and logs.
     public var key: String = ""
 
-    /// Headers the upload request must carry.
+    /// Headers the upload request must carry (the CDN's authorization among them).
+    ///
+    /// - Note: Sensitive; redacted from descriptions and logs.
     public var headers: [String: String] = [:]
 
+    /// A signed, bearer-style URL.
+    ///
+    /// - Note: Sensitive; redacted from descriptions and logs.
     public var signedUploadLocation: String = ""
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
@@ -119,5 +128,32 @@ extension AttachmentUploadForm: ProtoMessage {
                 try reader.skipUnknownField(name, in: Self.protoMessageName)
             }
         }
+    }
+}
+
+extension AttachmentUploadForm: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The fields, with `@sensitive` values redacted.
+    public var description: String {
+        var parts: [String] = []
+        parts.append("cdn: \(String(reflecting: self.cdn))")
+        parts.append("key: [REDACTED]")
+        parts.append("headers: [REDACTED]")
+        parts.append("signedUploadLocation: [REDACTED]")
+        return "AttachmentUploadForm(" + parts.joined(separator: ", ") + ")"
+    }
+
+    public var debugDescription: String {
+        description
+    }
+
+    /// What `dump` and `Mirror` see: `@sensitive` values redacted.
+    public var customMirror: Mirror {
+        let children: [(label: String?, value: Any)] = [
+            (label: "cdn", value: self.cdn as Any),
+            (label: "key", value: "[REDACTED]"),
+            (label: "headers", value: "[REDACTED]"),
+            (label: "signedUploadLocation", value: "[REDACTED]"),
+        ]
+        return Mirror(self, children: children, displayStyle: .struct)
     }
 }

@@ -29,6 +29,7 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
         let items: @Sendable (Response) -> [Item]
         var buffer: [Item] = []
         var position = 0
+        var isFinished = false
 
         let maximumConsecutiveEmptyPages: Int
 
@@ -40,15 +41,25 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
 
         /// The next item, `nil` after the last page's last item; throws a page's error.
         public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
+            // Once it has thrown, it is over: calling again must not page on.
+            if isFinished { return nil }
             // Empty pages in the middle are skipped, but not without end.
             var emptyPages = 0
             while position == buffer.count {
-                guard let page = try await pages.next() else { return nil }
+                let page: Response?
+                do throws(RequestError<EndpointError>) {
+                    page = try await pages.next()
+                } catch {
+                    isFinished = true
+                    throw error
+                }
+                guard let page else { return nil }
                 buffer = items(page)
                 position = 0
                 if buffer.isEmpty {
                     emptyPages += 1
                     if emptyPages > maximumConsecutiveEmptyPages {
+                        isFinished = true
                         throw .transport(.unexpectedResponse("\(emptyPages) pages in a row had no items; paging stopped"))
                     }
                 }

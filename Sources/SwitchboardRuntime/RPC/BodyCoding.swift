@@ -27,12 +27,16 @@ extension ProtoMessage {
 }
 
 extension RPCResponse {
-    /// A 200 "OK" response carrying `message`.
+    /// A 200 "OK" response carrying `message`; a 500 if the message cannot be written in
+    /// `encoding` (a timestamp JSON cannot express, say), never a 200 with an empty body the
+    /// client would read as something else.
     @inlinable
     public static func ok(_ message: some ProtoMessage, encoding: BodyEncoding) -> RPCResponse {
-        RPCResponse(
-            status: 200, headers: ["Content-Type": encoding.contentType],
-            body: (try? message.encodedBody(encoding)) ?? Data(), message: "OK")
+        do throws(TransportError) {
+            return RPCResponse(status: 200, headers: ["Content-Type": encoding.contentType], body: try message.encodedBody(encoding), message: "OK")
+        } catch {
+            return RPCResponse(status: 500, message: "the response cannot be written: \(error)")
+        }
     }
 
     /// A 200 "OK" response with no body, for endpoints that return nothing.
@@ -44,7 +48,11 @@ extension RPCResponse {
         var data = Data()
         if let body {
             headers.add("Content-Type", encoding.contentType)
-            data = (try? body.encodedBody(encoding)) ?? Data()
+            do throws(TransportError) {
+                data = try body.encodedBody(encoding)
+            } catch {
+                return RPCResponse(status: 500, message: "the error body cannot be written: \(error)")
+            }
         }
         return RPCResponse(status: status, headers: headers, body: data)
     }

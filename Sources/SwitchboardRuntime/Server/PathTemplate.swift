@@ -35,8 +35,11 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
     /// Walks the path's bytes once instead of splitting it: this runs on every request.
     private func match(bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
         let slash = UInt8(ascii: "/")
-        guard let firstSlash = bytes.firstIndex(of: slash) else { return segments.isEmpty ? [:] : nil }
-        var start = firstSlash + 1
+        // The path starts with its `/`: anything before it (`x/v1/profile`) is another path,
+        // which an interceptor checking the path's prefix would not recognise as this one.
+        guard let first = bytes.first else { return segments.isEmpty ? [:] : nil }
+        guard first == slash else { return nil }
+        var start = 1
         var parameters: [String: String] = [:]
         for (position, segment) in segments.enumerated() {
             var end = start

@@ -83,7 +83,12 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
                 reader?.resume(returning: incoming)
             }
         } onCancel: {
-            state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: .failure(.cancelled))
+            // A request the test has not read yet is withdrawn too: `nextRequest()` must not
+            // hand out a call its client has abandoned.
+            state.withLock { state in
+                state.unread.removeAll { $0.id == id }
+                return state.pending.removeValue(forKey: id)
+            }?.resume(returning: .failure(.cancelled))
         }
         return try result.get()
     }
