@@ -4,8 +4,9 @@
 /// The sequence ends after the page the schema's `paginate` rule calls the last. A call that
 /// fails throws its ``RequestError`` (the endpoint's own error or a transport failure) and
 /// ends the sequence; a new iterator starts again from the first request. A server whose
-/// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` (within twice
-/// the cycle's length) instead of paging for ever.
+/// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` instead of
+/// paging for ever: before repeating any of the last 1,024 cursors, and a longer cycle
+/// within twice its length.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
     /// Each element is one response.
     public typealias Element = Response
@@ -46,6 +47,12 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var savedCursor: String?
         var stepsSinceSave = 0
         var stepsUntilSave = 1
+        /// The most recent cursors, so a short cycle stops before any page comes twice; a
+        /// ring of at most ``recentCursorLimit``, the oldest forgotten first.
+        var recentCursors: Set<String> = []
+        var recentOrder: [String] = []
+        var recentNext = 0
+        static var recentCursorLimit: Int { 1024 }
 
         init(pending: Request, sequence: PageSequence) {
             self.pending = pending
@@ -57,9 +64,18 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
             guard let request = pending else { return nil }
             pending = nil
             if let cursor = sequence.pagination.cursor(request) {
-                if cursor == savedCursor {
+                if cursor == savedCursor || recentCursors.contains(cursor) {
+                    pending = nil
                     throw .transport(.unexpectedResponse("the server handed out a page cursor it had given before; paging stopped"))
                 }
+                if recentOrder.count < Self.recentCursorLimit {
+                    recentOrder.append(cursor)
+                } else {
+                    recentCursors.remove(recentOrder[recentNext])
+                    recentOrder[recentNext] = cursor
+                    recentNext = (recentNext + 1) % Self.recentCursorLimit
+                }
+                recentCursors.insert(cursor)
                 stepsSinceSave += 1
                 if stepsSinceSave == stepsUntilSave {
                     savedCursor = cursor
