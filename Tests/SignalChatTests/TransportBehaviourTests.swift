@@ -103,3 +103,31 @@ import Testing
         }
     }
 }
+
+/// A call routed to another transport gets that transport's default timeout, not the
+/// default route's (from the runtime review: an override's 1 s default waited 30 s).
+@Suite(.timeLimit(.minutes(1))) struct RoutedTimeoutTests {
+    struct Silent: RPCTransport {
+        typealias Auth = Unauthenticated
+        let defaultRequestTimeout: Duration
+        func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+            try? await Task.sleep(for: .seconds(60))
+            throw .cancelled
+        }
+    }
+
+    @Test func aRoutedCallTakesItsTransportsDefaultTimeout() async {
+        let routing = RoutingTransport<Unauthenticated>(default: Silent(defaultRequestTimeout: .seconds(30)))
+        // An endpoint with no timeout of its own in the schema, so the transport's decides.
+        let rpcName = SealedSenderKeys.getPreKeys.rpcName
+        #expect(SealedSenderKeys.getPreKeys.defaultTimeout == nil)
+        routing.route(rpcName, to: Silent(defaultRequestTimeout: .milliseconds(300)))
+        #expect(routing.defaultRequestTimeout(for: rpcName) == .milliseconds(300))
+        #expect(routing.defaultRequestTimeout(for: "other.Service/Method") == .seconds(30))
+        #expect(routing.intercepted(by: []).defaultRequestTimeout(for: rpcName) == .milliseconds(300), "through interceptors too")
+        let started = ContinuousClock.now
+        let result = await SealedSenderKeysClient(transport: routing).getPreKeys(GetPreKeysRequest(identifier: "x", deviceId: "1"), accessKey: AccessKey(Data(repeating: 1, count: 16)))
+        #expect(result.transportError == .timeout)
+        #expect(ContinuousClock.now - started < .seconds(8), "the override's 300 ms, not the default's 30 s")
+    }
+}

@@ -41,6 +41,9 @@ public struct InterceptedTransport<Auth: AuthMode>: RPCTransport {
 
     /// The base transport's, for calls that set no timeout.
     public var defaultRequestTimeout: Duration { base.defaultRequestTimeout }
+
+    /// The base transport's for `rpcName` (a routing base may send it elsewhere).
+    public func defaultRequestTimeout(for rpcName: String) -> Duration { base.defaultRequestTimeout(for: rpcName) }
 }
 
 extension RPCTransport {

@@ -21,7 +21,7 @@ public enum RPCCall {
     ) async -> Result<RPCResponse, TransportError> {
         var request = request
         for header in options.headers { request.headers.add(header.name, header.value) }
-        let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout
+        let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
         if transport.enforcesDeadlines {

@@ -23,11 +23,16 @@ public protocol RPCTransport<Auth>: Sendable {
     /// endpoint (`timeout` in the schema) says: every call has a deadline, so a server that
     /// never answers cannot hold a caller for ever. 30 s unless the transport says otherwise.
     var defaultRequestTimeout: Duration { get }
+
+    /// The default timeout for a call to `rpcName`: ``defaultRequestTimeout`` unless the
+    /// transport sends that RPC through another (``RoutingTransport``), whose default it is.
+    func defaultRequestTimeout(for rpcName: String) -> Duration
 }
 
 extension RPCTransport {
     public var enforcesDeadlines: Bool { false }
     public var defaultRequestTimeout: Duration { RPCCall.defaultRequestTimeout }
+    public func defaultRequestTimeout(for rpcName: String) -> Duration { defaultRequestTimeout }
 }
 
 /// A transport that enforces ``RPCRequest/deadline`` (failing with `timeout`) and task

@@ -26,6 +26,11 @@ public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
     /// The default transport's, for calls that set no timeout.
     public var defaultRequestTimeout: Duration { fallback?.defaultRequestTimeout ?? RPCCall.defaultRequestTimeout }
 
+    /// The default of the transport `rpcName` goes through now.
+    public func defaultRequestTimeout(for rpcName: String) -> Duration {
+        transport(for: rpcName)?.defaultRequestTimeout(for: rpcName) ?? RPCCall.defaultRequestTimeout
+    }
+
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         guard let transport = transport(for: request.endpoint.rpcName) else {
             throw .unroutable(rpcName: request.endpoint.rpcName)
