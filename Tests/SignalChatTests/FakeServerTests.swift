@@ -36,6 +36,20 @@ import Testing
         fake.respond(to: 999, status: 200) // unknown ids are ignored
     }
 
+    /// A header the call's options name replaces the schema-bound one of that name instead of
+    /// going out beside it (from the runtime review: two Idempotency-Keys went out).
+    @Test func anOptionHeaderReplacesABoundOne() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = ChatRoomClient(transport: fake)
+        async let sent = client.sendChatMessage(SendChatMessageRequest(chatId: "room", clientMessageId: "bound", text: "hi"),
+                                                options: CallOptions(headers: ["idempotency-key": "chosen", "X-Trace": "1", "x-trace": "2"]))
+        let request = try await fake.nextRequest()
+        #expect(request.headers.filter { $0.name.lowercased() == "idempotency-key" }.map(\.value) == ["chosen"])
+        #expect(request.headers.filter { $0.name.lowercased() == "x-trace" }.map(\.value) == ["1", "2"], "values given together all go")
+        fake.respond(to: request.id, status: 200, body: ChatMessage(id: "s", text: "hi"), encoding: .json)
+        #expect(await sent.value?.id == "s")
+    }
+
     /// A request its client cancelled before the test read it is withdrawn: the next one read
     /// is the next live call (from the runtime review).
     @Test func aCancelledUnreadRequestIsWithdrawn() async throws {

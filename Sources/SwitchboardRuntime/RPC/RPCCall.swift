@@ -20,7 +20,17 @@ public enum RPCCall {
         _ request: RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
         var request = request
-        for header in options.headers { request.headers.add(header.name, header.value) }
+        // A name the caller gives replaces the schema-bound values of that name (its own
+        // `Idempotency-Key`, say): two values would leave the server to pick one.
+        var given = RPCHeaders()
+        for header in options.headers {
+            if given[header.name] == nil {
+                request.headers.set(header.name, header.value)
+                given.add(header.name, "")
+            } else {
+                request.headers.add(header.name, header.value)
+            }
+        }
         let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
