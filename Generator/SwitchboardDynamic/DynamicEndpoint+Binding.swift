@@ -40,13 +40,19 @@ extension DynamicEndpoint {
             try bind(text, encoding: binding.encoding, to: fields[binding.field], in: &message)
         }
         for binding in endpoint.headers {
-            if let text = headers[binding.name] { try bind(text, encoding: binding.encoding, to: fields[binding.field], in: &message) }
+            let text: String?
+            do throws(RequestBindingError) { text = try headers.onlyValue(binding.name) } catch { throw DynamicCodecError(error.description) }
+            if let text { try bind(text, encoding: binding.encoding, to: fields[binding.field], in: &message) }
         }
         guard let pairs = PathEncoding.parseQuery(query) else { throw DynamicCodecError("the query is not valid percent-encoding") }
+        var seenSingular = Set<String>()
         for (name, value) in pairs {
             guard let binding = endpoint.queryParameters.first(where: { $0.name == name }) else {
                 let known = endpoint.queryParameters.map(\.name)
                 throw DynamicCodecError("unknown query parameter '\(name)'" + (known.isEmpty ? "; the endpoint takes none" : "; it takes: \(known.joined(separator: ", "))"))
+            }
+            if case .list = fields[binding.field].shape {} else if !seenSingular.insert(name).inserted {
+                throw DynamicCodecError("query parameter '\(name)' is given more than once")
             }
             try bind(value, encoding: binding.encoding, to: fields[binding.field], in: &message)
         }

@@ -152,6 +152,24 @@ struct ServiceFixture: Sendable {
         #expect(badQuery.status == 400)
     }
 
+    @Test func aSingularParameterGivenTwiceIsABadRequest() async {
+        let router = RPCRouter(routes: TestChatRoom().routes)
+        let once = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?limit=5"), auth: .account)
+        #expect(once.status == 200)
+        let twice = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?limit=5&limit=500"), auth: .account)
+        #expect(twice.status == 400)
+        #expect(String(decoding: twice.body, as: UTF8.self).contains("'limit' is given more than once"))
+        let body = Data(#"{"text": "hi"}"#.utf8)
+        let oneKey = await router.handle(
+            ServerRequest(verb: "POST", path: "/v1/chats/x/messages", headers: ["Idempotency-Key": "a", "Content-Type": "application/json"], body: body), auth: .account)
+        #expect(oneKey.status == 200)
+        let twoKeys = await router.handle(
+            ServerRequest(verb: "POST", path: "/v1/chats/x/messages", headers: ["Idempotency-Key": "a", "idempotency-key": "b", "Content-Type": "application/json"], body: body),
+            auth: .account)
+        #expect(twoKeys.status == 400)
+        #expect(String(decoding: twoKeys.body, as: UTF8.self).contains("'Idempotency-Key' is given more than once"))
+    }
+
     @Test func theConnectionsAuthDecidesWhatTheServerServes() async throws {
         let fixture = try await ServiceFixture.make(.loopbackWebSocket)
         defer { Task { await fixture.close() } }

@@ -61,6 +61,21 @@ final class CapturingTransport<Auth: AuthMode>: RPCTransport, @unchecked Sendabl
         #expect(try SendChatMessageRequest(jsonUTF8Bytes: Array(dynamicBody)) == SendChatMessageRequest(jsonUTF8Bytes: Array(generatedBody)))
     }
 
+    @Test func aSingularParameterGivenTwiceIsRefusedAsGeneratedHandlersDo() throws {
+        let endpoint = try DynamicEndpoint(schema: Self.schema, name: "ChatRoom.getHistory")
+        let once = try endpoint.requestMessage(pathParameters: ["chatId": "x"], query: "limit=5", jsonBody: Data())
+        #expect(once != nil)
+        #expect(throws: DynamicCodecError.self) {
+            try endpoint.requestMessage(pathParameters: ["chatId": "x"], query: "limit=5&limit=500", jsonBody: Data())
+        }
+        let send = try DynamicEndpoint(schema: Self.schema, name: "ChatRoom.sendChatMessage")
+        let oneKey = try send.requestMessage(pathParameters: ["chatId": "x"], query: "", headers: ["Idempotency-Key": "a"], jsonBody: Data("{}".utf8))
+        #expect(oneKey != nil)
+        #expect(throws: DynamicCodecError.self) {
+            try send.requestMessage(pathParameters: ["chatId": "x"], query: "", headers: ["Idempotency-Key": "a", "IDEMPOTENCY-KEY": "b"], jsonBody: Data("{}".utf8))
+        }
+    }
+
     @Test func enumQueryAndProtobufBodyStar() async throws {
         let transport = CapturingTransport<Authenticated>()
         let typed = SetKeysRequest(identity: .pni, preKeys: [EcPreKey(keyId: 1, publicKey: Data([5]))])

@@ -78,9 +78,16 @@ public enum ServerBinding {
         return value
     }
 
-    /// The value of query parameter `name`, or `nil` when absent.
+    /// The value of query parameter `name`, or `nil` when absent. A singular field given
+    /// twice is an error: proxies and servers disagree on which copy wins, so either choice
+    /// lets one layer check a value another layer does not use.
     public static func query<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
-        guard let text = context.queryValue(name) else { return nil }
+        var found: String?
+        for item in context.query where item.name == name {
+            guard found == nil else { throw RequestBindingError("query parameter '\(name)' is given more than once") }
+            found = item.value
+        }
+        guard let text = found else { return nil }
         guard let value = T(parameterText: text) else { throw RequestBindingError("query parameter '\(name)' is malformed") }
         return value
     }
@@ -95,9 +102,10 @@ public enum ServerBinding {
         return values
     }
 
-    /// The value of header `name`, or `nil` when absent.
+    /// The value of header `name`, or `nil` when absent; given more than once, an error
+    /// (as for a query parameter).
     public static func header<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
-        guard let text = context.headers[name] else { return nil }
+        guard let text = try context.headers.onlyValue(name) else { return nil }
         guard let value = T(parameterText: text) else { throw RequestBindingError("header '\(name)' is malformed") }
         return value
     }

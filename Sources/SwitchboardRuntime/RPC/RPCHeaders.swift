@@ -6,6 +6,7 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// Creates headers from name-value pairs.
     public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
 
+    /// Creates headers from a literal, in its order.
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = []
         // An empty literal (`CallOptions`' default, a response without headers) allocates
@@ -19,6 +20,17 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// The first value of `name`, compared case-insensitively.
     public subscript(name: String) -> String? {
         fields.first { Self.namesMatch($0.name, name) }?.value
+    }
+
+    /// The value of `name` when it appears at most once; a second appearance is a
+    /// ``RequestBindingError``, since a field bound to one header cannot take two values.
+    public func onlyValue(_ name: String) throws(RequestBindingError) -> String? {
+        var found: String?
+        for field in fields where Self.namesMatch(field.name, name) {
+            guard found == nil else { throw RequestBindingError("header '\(name)' is given more than once") }
+            found = field.value
+        }
+        return found
     }
 
     /// Appends a header.
