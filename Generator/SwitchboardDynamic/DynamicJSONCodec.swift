@@ -86,11 +86,11 @@ public struct DynamicJSONCodec: Sendable {
                 }
                 let names = definition.fields.map(\.jsonName) + definition.fields.map(\.name)
                 let hint = Suggestion.closest(to: key, among: names).map { "; did you mean '\($0)'?" } ?? ""
-                throw DynamicCodecError("\(definition.name) has no field '\(key)'\(hint)")
+                throw DynamicCodecError("\(definition.name) has no field '\(LogRedaction.excerpt(key))'\(hint)")
             }
             // Named twice (by either name) is an error, as in the generated codec.
             guard seenFields.insert(field.number).inserted else {
-                throw DynamicCodecError("\(definition.name): field '\(key)' appears twice")
+                throw DynamicCodecError("\(definition.name): field '\(LogRedaction.excerpt(key))' appears twice")
             }
             if !isJSONNullAValue(field.shape.valueType) && reader.readNull() { continue }
             if let oneof = field.oneof {
@@ -132,7 +132,7 @@ public struct DynamicJSONCodec: Sendable {
                         let mapKey = try self.mapKey(text, type: keyType, context: context)
                         let (inserted, earlier) = keysHere.insert(mapKey)
                         if !inserted, !Self.differInBytes(earlier, mapKey) {
-                            throw DynamicCodecError("\(context): map key '\(text)' appears twice")
+                            throw DynamicCodecError("\(context): a map key (\(text.utf8.count) bytes) appears twice")
                         }
                         do {
                             entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))
@@ -156,7 +156,7 @@ public struct DynamicJSONCodec: Sendable {
     }
 
     private func mapKey(_ text: String, type: ScalarType, context: String) throws(DynamicCodecError) -> DynamicValue {
-        let invalid = DynamicCodecError("\(context): map key '\(text)' is not a \(type.rawValue)")
+        let invalid = DynamicCodecError("\(context): a map key (\(text.utf8.count) bytes) is not a \(type.rawValue)")
         switch type {
         case .int32, .sint32, .sfixed32, .int64, .sint64, .sfixed64, .uint32, .fixed32, .uint64, .fixed64:
             guard JSONIntegerKey.isCanonical(text.utf8, signed: [.int32, .sint32, .sfixed32, .int64, .sint64, .sfixed64].contains(type)) else { throw invalid }

@@ -36,7 +36,7 @@ public struct DynamicMapEntry: Sendable, Hashable {
             // an error, as in the generated codec, never a silent loss.
             if let earlier = latest.updateValue(entry, forKey: entry.key), case let (.string(first), .string(second)) = (earlier.key, entry.key),
                !first.utf8.elementsEqual(second.utf8) {
-                throw DynamicCodecError("map keys \(String(reflecting: first)) and \(String(reflecting: second)) differ in bytes but are equal as Swift strings")
+                throw DynamicCodecError("two map keys (\(first.utf8.count) and \(second.utf8.count) bytes) differ in bytes but are equal as Swift strings")
             }
         }
         return latest.values.sorted { lhs, rhs in

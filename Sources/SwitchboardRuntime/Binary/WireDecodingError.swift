@@ -38,7 +38,7 @@ extension WireDecodingError: CustomStringConvertible {
         case let .invalidFieldNumber(number):
             return "invalid field number \(number)"
         case let .equivalentMapKeys(key):
-            return "map keys that differ in bytes but are equal as Swift strings (\(String(reflecting: key)))"
+            return "map keys that differ in bytes but are equal as Swift strings (\(key.utf8.count) bytes)"
         case let .invalidUTF8(field):
             return "field \(field) is not valid UTF-8"
         case let .nestingTooDeep(limit):

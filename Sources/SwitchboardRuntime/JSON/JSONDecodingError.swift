@@ -43,21 +43,24 @@ public enum JSONDecodingError: Error, Sendable, Hashable {
 }
 
 extension JSONDecodingError: CustomStringConvertible {
+    /// Says what is wrong and where. It quotes no map key (a key can be a phone number or a
+    /// token, and these texts end up in logs; the key stays in the case's value for code
+    /// that wants it) and at most 64 characters of a member or enum name.
     public var description: String {
         switch self {
         case .unexpectedEnd: return "JSON ended unexpectedly"
         case let .unexpectedCharacter(offset, expected): return "unexpected character at byte \(offset); expected \(expected)"
         case let .invalidNumber(offset): return "invalid or out-of-range number at byte \(offset)"
-        case let .invalidMapKey(offset, key): return "map key \(String(reflecting: key)) near byte \(offset) is not of the map's key type"
+        case let .invalidMapKey(offset, key): return "map key near byte \(offset) (\(key.utf8.count) bytes) is not of the map's key type"
         case let .invalidString(offset): return "invalid string at byte \(offset)"
         case let .invalidBase64(offset): return "invalid base64 at byte \(offset)"
         case let .invalidTimestamp(offset): return "invalid RFC 3339 timestamp at byte \(offset)"
-        case let .unknownField(message, name): return "unknown field '\(name)' in \(message)"
-        case let .unknownEnumName(enumName, name): return "unknown value '\(name)' for enum \(enumName)"
+        case let .unknownField(message, name): return "unknown field '\(LogRedaction.excerpt(name))' in \(message)"
+        case let .unknownEnumName(enumName, name): return "unknown value '\(LogRedaction.excerpt(name))' for enum \(enumName)"
         case let .nestingTooDeep(limit): return "JSON nested deeper than the limit of \(limit)"
         case let .trailingCharacters(offset): return "unexpected characters after the value at byte \(offset)"
-        case let .duplicateMapKey(offset, key): return "map key \(String(reflecting: key)) at byte \(offset) appears twice in one object"
-        case let .equivalentMapKeys(offset, key): return "map key \(String(reflecting: key)) at byte \(offset) differs in bytes from an earlier key but is equal to it as a Swift string"
+        case let .duplicateMapKey(offset, key): return "map key at byte \(offset) (\(key.utf8.count) bytes) appears twice in one object"
+        case let .equivalentMapKeys(offset, key): return "map key at byte \(offset) (\(key.utf8.count) bytes) differs in bytes from an earlier key but is equal to it as a Swift string"
         case let .nullInContainer(offset): return "null at byte \(offset) is not a list element or map value"
         case let .duplicateField(message, name): return "field '\(name)' of \(message) appears twice"
         case let .oneofConflict(message, name): return "field '\(name)' of \(message) sets a oneof another field already set"

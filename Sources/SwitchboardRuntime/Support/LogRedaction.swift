@@ -27,4 +27,10 @@ public enum LogRedaction {
 
     /// A body as its size only: bodies hold messages with sensitive fields.
     public static func body(_ count: Int) -> String { "\(count) bytes" }
+
+    /// At most `limit` characters of a name read from input, so one hostile member name
+    /// cannot put megabytes into a log line.
+    public static func excerpt(_ text: String, limit: Int = 64) -> String {
+        text.utf8.count <= limit ? text : String(text.prefix(limit)) + (text.count > limit ? "…" : "")
+    }
 }
