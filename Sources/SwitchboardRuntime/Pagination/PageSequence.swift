@@ -5,7 +5,8 @@
 /// fails throws its ``RequestError`` (the endpoint's own error or a transport failure) and
 /// ends the sequence; a new iterator starts again from the first request. A server whose
 /// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` instead of
-/// paging for ever: before repeating any of the last 1,024 cursors, and a longer cycle
+/// paging for ever: before repeating any cursor it still remembers (by default the last
+/// 1,024, at most 1 MiB of them; see ``rememberingCursors(_:bytes:)``), and a longer cycle
 /// within twice its length.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
     /// Each element is one response.
@@ -15,6 +16,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
     public let firstRequest: Request
     let pagination: Pagination<Request, Response, Item>
     let fetch: @Sendable (Request) async -> RequestResult<Response, EndpointError>
+    /// How many recent cursors, and how many of their bytes, are kept to stop a short cycle.
+    var rememberedCursors = 1024
+    var rememberedCursorBytes = 1 << 20
 
     /// Pages starting at `firstRequest`, each fetched by `fetch` (a generated client's call).
     public init(
@@ -24,6 +28,17 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         self.firstRequest = firstRequest
         self.pagination = pagination
         self.fetch = fetch
+    }
+
+    /// The same pages, remembering at most `count` recent cursors holding at most `bytes`
+    /// UTF-8 bytes in all to catch a repeated one before its page is fetched again. A cycle
+    /// too long to remember is still caught, within twice its length. Both bounds keep a
+    /// server's cursors from growing the client's memory without end.
+    public func rememberingCursors(_ count: Int, bytes: Int) -> PageSequence {
+        var copy = self
+        copy.rememberedCursors = Swift.max(0, count)
+        copy.rememberedCursorBytes = Swift.max(0, bytes)
+        return copy
     }
 
     /// The items of every page, in page order.
@@ -47,12 +62,12 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var savedCursor: String?
         var stepsSinceSave = 0
         var stepsUntilSave = 1
-        /// The most recent cursors, so a short cycle stops before any page comes twice; a
-        /// ring of at most ``recentCursorLimit``, the oldest forgotten first.
+        /// The most recent cursors, so a short cycle stops before any page comes twice: at
+        /// most the sequence's count and bytes of them, the oldest forgotten first.
         var recentCursors: Set<String> = []
         var recentOrder: [String] = []
-        var recentNext = 0
-        static var recentCursorLimit: Int { 1024 }
+        var recentStart = 0
+        var recentBytes = 0
 
         init(pending: Request, sequence: PageSequence) {
             self.pending = pending
@@ -68,14 +83,7 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
                     pending = nil
                     throw .transport(.unexpectedResponse("the server handed out a page cursor it had given before; paging stopped"))
                 }
-                if recentOrder.count < Self.recentCursorLimit {
-                    recentOrder.append(cursor)
-                } else {
-                    recentCursors.remove(recentOrder[recentNext])
-                    recentOrder[recentNext] = cursor
-                    recentNext = (recentNext + 1) % Self.recentCursorLimit
-                }
-                recentCursors.insert(cursor)
+                remember(cursor)
                 stepsSinceSave += 1
                 if stepsSinceSave == stepsUntilSave {
                     savedCursor = cursor
@@ -91,6 +99,25 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
                 throw .endpoint(error)
             case let .failure(error):
                 throw .transport(error)
+            }
+        }
+
+        private mutating func remember(_ cursor: String) {
+            recentOrder.append(cursor)
+            recentCursors.insert(cursor)
+            recentBytes += cursor.utf8.count
+            while recentStart < recentOrder.count
+                && (recentOrder.count - recentStart > sequence.rememberedCursors || recentBytes > sequence.rememberedCursorBytes) {
+                let oldest = recentOrder[recentStart]
+                recentCursors.remove(oldest)
+                recentBytes -= oldest.utf8.count
+                recentOrder[recentStart] = ""
+                recentStart += 1
+            }
+            // Forgotten slots (emptied) are dropped in bulk, so each entry moves at most once more.
+            if recentStart > 64 && recentStart * 2 > recentOrder.count {
+                recentOrder.removeFirst(recentStart)
+                recentStart = 0
             }
         }
     }
