@@ -533,6 +533,8 @@ struct ServiceTranslator {
     func mockCallType(_ endpoint: EndpointDefinition) -> String {
         let request = typeName(endpoint.request)
         if endpoint.keys.isEmpty { return request ?? "Void" }
+        // Swift has no one-element tuple: a lone key is recorded as itself.
+        if request == nil && endpoint.keys.count == 1 { return schema.keys[endpoint.keys[0]].swiftTypeName }
         var parts: [String] = []
         if let request { parts.append("request: \(request)") }
         parts += keyParameters(endpoint)
@@ -552,7 +554,14 @@ struct ServiceTranslator {
             var arguments: [String] = []
             if endpoint.request != nil { arguments.append(endpoint.keys.isEmpty ? "request" : "request: request") }
             arguments += endpoint.keys.map { "\(SwiftNames.jsonName(schema.keys[$0].name)): \(SwiftNames.jsonName(schema.keys[$0].name))" }
-            let call = endpoint.keys.isEmpty ? (arguments.first ?? "()") : "(\(arguments.joined(separator: ", ")))"
+            let call: String
+            if endpoint.keys.isEmpty {
+                call = arguments.first ?? "()"
+            } else if endpoint.request == nil && endpoint.keys.count == 1 {
+                call = SwiftNames.jsonName(schema.keys[endpoint.keys[0]].name)
+            } else {
+                call = "(\(arguments.joined(separator: ", ")))"
+            }
             members.append(.function(SwiftFunction(
                 access: access,
                 signature: "func \(endpoint.swiftName)(\(requirementParameters(endpoint).joined(separator: ", "))) async -> \(resultType(endpoint))",
