@@ -66,9 +66,16 @@ import Testing
         #expect(await eventually { session.state == .connected })
         #expect(connector.attempts.current == 2)
         #expect(invalidated.current == 1, "reconnecting invalidates cached data")
-        #expect(session.failureCount == 0)
         #expect(await eventually { log.states == [.connecting, .connected, .disconnected, .reconnecting, .connected] })
         #expect(log.changes.current[2].failureCount == 1 && log.changes.current[2].uiHint == .clientUI(banner: .disconnected))
+        // The failure is forgiven once the new connection has stayed up for 30 s.
+        #expect(session.failureCount == 1)
+        #expect(await clock.waitForSleepers(2), "the heartbeat and the stability timer")
+        clock.advance(by: .seconds(29))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.failureCount == 1)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.failureCount == 0 })
         await session.shutDown()
     }
 
@@ -313,5 +320,58 @@ import Testing
         #expect(status == 200)
         #expect(session.state == .connecting)
         await session.shutDown()
+    }
+
+    @Test func aLoginThatHangsEndsInErrorAfterTheLoginTimeout() async throws {
+        let clock = ManualClock()
+        let gate = AsyncStream<Void>.makeStream()
+        let session = Session(
+            connector: FakeConnector(), configuration: SessionConfiguration(loginTimeout: .seconds(20)), clock: clock, jitter: { 1.0 },
+            login: {
+                for await _ in gate.stream {}
+                return .noUser
+            })
+        let log = ChangeLog(session)
+        session.logIn()
+        #expect(session.state == .loggingIn)
+        #expect(await clock.waitForSleepers(1), "the login timer")
+        clock.advance(by: .seconds(19))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.state == .loggingIn)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .error })
+        #expect(await eventually { log.changes.current.last?.reason.map { "\($0)".contains("login did not finish") } == true })
+        gate.continuation.finish()
+        await session.shutDown()
+    }
+
+    @Test func aSessionLetGoWithoutShuttingDownClosesItsConnection() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        var session: Session<ManualClock>? = makeSession(connector, clock: clock)
+        session?.logIn(cached: credentials)
+        #expect(await eventually { session?.state == .connected })
+        let link = try #require(connector.links.current.first)
+        weak let released = session
+        session = nil
+        #expect(await eventually { released == nil }, "nothing the session started keeps it alive")
+        #expect(await eventually { link.hasEnded })
+        #expect(await eventually { clock.sleeperCount == 0 }, "its heartbeat and timers stopped")
+    }
+
+    @Test func unreadChangesAreBounded() async throws {
+        let clock = ManualClock()
+        let session = Session(connector: FakeConnector(), configuration: SessionConfiguration(bufferedChanges: 4), clock: clock)
+        for _ in 0..<100 { session.deviceOnline() } // ignored in READY, reported each time
+        var seen = 0
+        for await _ in session.ignoredEvents {
+            seen += 1
+            if seen == 4 { break }
+        }
+        #expect(seen == 4)
+        await session.shutDown()
+        var after = 0
+        for await _ in session.ignoredEvents { after += 1 }
+        #expect(after == 0, "only the newest four were kept")
     }
 }

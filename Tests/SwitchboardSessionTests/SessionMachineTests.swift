@@ -14,7 +14,7 @@ import Testing
         #expect(machine.handle(.loginCached).effects == [.connect])
     }
 
-    @Test func connectedResetsAndDisconnectedCountsFailures() {
+    @Test func aStableConnectionResetsAndDisconnectedCountsFailures() {
         var machine = SessionMachine(resumingIn: .connecting, jitter: { 1.0 })
         for expected in 1...4 {
             _ = machine.handle(.temporaryFailure)
@@ -22,9 +22,27 @@ import Testing
             _ = machine.handle(.retry)
         }
         _ = machine.handle(.socketConnected)
+        #expect(machine.failureCount == 4, "connecting alone forgives nothing")
+        machine.connectionProvedStable()
         #expect(machine.failureCount == 0)
         _ = machine.handle(.socketDropped)
         #expect(machine.state == .disconnected && machine.failureCount == 1)
+        machine.connectionProvedStable()
+        #expect(machine.failureCount == 1, "only a connection in CONNECTED proves anything")
+    }
+
+    /// A server that accepts every connection and drops it at once (draining, or overloaded
+    /// behind a proxy) meets a growing backoff, not a retry about once a second for ever.
+    @Test func aServerDroppingEveryConnectionMeetsAGrowingBackoff() {
+        var machine = SessionMachine(resumingIn: .connected, jitter: { 1.0 })
+        var delays: [Duration] = []
+        for _ in 1...5 {
+            let step = machine.handle(.socketDropped)
+            for case let .startRetryTimer(delay) in step.effects { delays.append(delay) }
+            _ = machine.handle(.retry)
+            _ = machine.handle(.socketConnected)
+        }
+        #expect(delays == [.seconds(1), .seconds(3), .seconds(7), .seconds(15), .seconds(31)])
     }
 
     @Test func enteringDisconnectedWhileOfflineGoesOfflineWithoutATimer() {

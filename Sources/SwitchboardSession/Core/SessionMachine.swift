@@ -38,7 +38,9 @@ public struct SessionMachine: Sendable {
 
     /// The current state; READY at first.
     public private(set) var state: SessionState = .ready
-    /// Consecutive connection failures; 0 once connected.
+    /// Consecutive connection failures: kept through CONNECTED until the connection proves
+    /// stable (``connectionProvedStable()``), so a server that accepts and then drops every
+    /// connection still meets a growing backoff.
     public private(set) var failureCount = 0
     /// Whether the device has a network, as the app last reported.
     public private(set) var isDeviceOnline = true
@@ -75,6 +77,13 @@ public struct SessionMachine: Sendable {
         return step
     }
 
+    /// The connection has stayed up long enough to count as working (the driver's
+    /// ``SessionConfiguration/stableConnectionInterval``): the failures before it are
+    /// forgiven. Nothing happens outside CONNECTED.
+    public mutating func connectionProvedStable() {
+        if state == .connected { failureCount = 0 }
+    }
+
     private mutating func enter(_ target: SessionState, retryAfter: Duration?, step: inout Step) {
         state = target
         step.entered.append(target)
@@ -83,8 +92,6 @@ public struct SessionMachine: Sendable {
             step.effects.append(.authenticate)
         case .connecting:
             step.effects.append(.connect)
-        case .connected:
-            failureCount = 0
         case .disconnected:
             failureCount += 1
             if !isDeviceOnline {
@@ -97,7 +104,7 @@ public struct SessionMachine: Sendable {
             step.effects.append(contentsOf: [.invalidateCaches, .connect])
         case .dispose:
             step.effects.append(.disposeClient)
-        case .ready, .onboarding, .error, .offline:
+        case .ready, .onboarding, .error, .offline, .connected:
             break
         }
     }

@@ -50,9 +50,12 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private let changeSink: AsyncStream<SessionChange>.Continuation
     private let ignoredSink: AsyncStream<IgnoredSessionEvent>.Continuation
 
-    /// Every state change, in order, with its UI hint and failure count.
+    /// Every state change, in order, with its UI hint and failure count. One reader: an
+    /// `AsyncStream` gives each element to one of its iterators. Past
+    /// ``SessionConfiguration/bufferedChanges`` unread changes, the oldest are dropped.
     public let changes: AsyncStream<SessionChange>
-    /// Events the state did not accept, in order; nothing changed for them.
+    /// Events the state did not accept, in order; nothing changed for them. One reader,
+    /// bounded as ``changes`` is.
     public let ignoredEvents: AsyncStream<IgnoredSessionEvent>
 
     /// Creates a session in READY; nothing happens until the app logs in.
@@ -62,9 +65,11 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     ///   - configuration: timers (connect timeout, heartbeat) and the retry backoff.
     ///   - clock: the time source for retries, heartbeats and the connect timeout.
     ///   - jitter: a factor in [0.8, 1.2] for each retry delay.
-    ///   - login: run on entry to LOGGING_IN.
-    ///   - invalidateCaches: run on entry to RECONNECTING, before connecting.
-    ///   - disposeClient: run on entry to DISPOSE, after the socket is closed.
+    ///   - login: run on entry to LOGGING_IN, within ``SessionConfiguration/loginTimeout``.
+    ///   - invalidateCaches: run on entry to RECONNECTING; the connect waits for it, so it
+    ///     must return promptly.
+    ///   - disposeClient: run on entry to DISPOSE, after the socket is closed; READY waits
+    ///     for it, so it must return promptly.
     public init(
         connector: any SessionConnector, configuration: SessionConfiguration = .init(), clock: C,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: RetryBackoff.jitterRange) },
@@ -79,19 +84,32 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         self.invalidateCaches = invalidateCaches
         self.disposeClient = disposeClient
         machine = SessionMachine(backoff: configuration.backoff, jitter: jitter)
-        (changes, changeSink) = AsyncStream.makeStream(of: SessionChange.self)
-        (ignoredEvents, ignoredSink) = AsyncStream.makeStream(of: IgnoredSessionEvent.self)
+        (changes, changeSink) = AsyncStream.makeStream(of: SessionChange.self, bufferingPolicy: .bufferingNewest(configuration.bufferedChanges))
+        (ignoredEvents, ignoredSink) = AsyncStream.makeStream(of: IgnoredSessionEvent.self, bufferingPolicy: .bufferingNewest(configuration.bufferedChanges))
+    }
+
+    /// A session let go without ``shutDown()`` still closes its connection and stops its
+    /// timers, so a dropped account's socket does not stay open heartbeating.
+    deinit {
+        for task in linkTasks + workTasks + [retryTimer, connectAttempt].compactMap({ $0 }) { task.cancel() }
+        for current in [link, connectingLink].compactMap({ $0 }) {
+            Task { await current.end() }
+        }
+        changeSink.finish()
+        ignoredSink.finish()
     }
 
     // MARK: What the app sees
 
     /// The current state.
     public var state: SessionState { lock.withLock { machine.state } }
-    /// Consecutive connection failures.
+    /// Consecutive connection failures; a connection counts as a success once it has stayed
+    /// up for ``SessionConfiguration/stableConnectionInterval``.
     public var failureCount: Int { lock.withLock { machine.failureCount } }
 
     /// The authenticated connection as a transport for generated clients. Requests fail
-    /// fast with `notConnected` unless the session is CONNECTED.
+    /// fast with `notConnected` while no socket is up; a socket that has answered its
+    /// connect takes requests before CONNECTED too (a push it delivers may call out).
     public var transport: SessionTransport {
         SessionTransport { [weak self] in
             guard let self else { return nil }
@@ -186,7 +204,11 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             attempt += 1
             let mine = attempt
             startWork { [self] in
-                switch await login() {
+                guard let outcome = await loginWithinTimeout() else {
+                    handle(.temporaryFailure, reason: .transport(.timeout("login did not finish within \(configuration.loginTimeout)")), from: mine)
+                    return
+                }
+                switch outcome {
                 case let .account(credentials):
                     let ready = lock.withLock { () -> Bool in
                         guard attempt == mine else { return false }
@@ -242,6 +264,24 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 handle(.ready, from: mine)
             }
         }
+    }
+
+    /// The app's login, or `nil` when it has not finished within the login timeout (or the
+    /// session moved on); a login still running then is cancelled.
+    private func loginWithinTimeout() async -> LoginOutcome? {
+        let race = FirstAnswer<LoginOutcome?>()
+        let running = Task { [login] in _ = race.offer(await login()) }
+        let timer = Task { [clock, timeout = configuration.loginTimeout] in
+            try? await clock.sleep(for: timeout)
+            if !Task.isCancelled { _ = race.offer(nil) }
+        }
+        let outcome = await withTaskCancellationHandler { await race.value } onCancel: { _ = race.offer(nil) }
+        timer.cancel()
+        guard let outcome else {
+            running.cancel()
+            return nil
+        }
+        return outcome
     }
 
     /// Called with the lock held: runs `work` after the work already queued (so a cache
@@ -405,7 +445,12 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 let reason = await link.waitUntilEnded()
                 self?.linkFailed(link, attempt: mine, reason: reason)
             }
-            linkTasks = [heartbeat, listener, watcher]
+            // Still up after the stable interval: the failures before it are forgiven.
+            let stability = Task { [clock, stable = configuration.stableConnectionInterval, weak self] in
+                guard (try? await clock.sleep(for: stable)) != nil, let self else { return }
+                self.lock.withLock { if self.link === link { self.machine.connectionProvedStable() } }
+            }
+            linkTasks = [heartbeat, listener, watcher, stability]
         }
     }
 

@@ -10,22 +10,41 @@ public struct SessionConfiguration: Sendable {
     public var heartbeatTimeout: Duration
     /// How long a new connection has to deliver its first message (10 s).
     public var connectTimeout: Duration
+    /// How long the app's `login` may take before LOGGING_IN gives up with a temporary
+    /// failure, which the specification sends to ERROR (60 s): a login request that hangs
+    /// (a captive portal, a stalled request) must not leave the loading indicator up for ever.
+    public var loginTimeout: Duration
     /// The retry delays.
     public var backoff: RetryBackoff
+    /// How long a connection must stay up before the failures before it are forgiven and
+    /// the backoff starts again from its first step (30 s). A connection dropped sooner
+    /// counts as one more failure: a server that accepts and at once drops every
+    /// connection (draining, overloaded behind a proxy) is retried ever more slowly, not
+    /// about once a second for ever.
+    public var stableConnectionInterval: Duration
     /// Which connection errors invalidate the session (an ERROR, not a retry).
     public var isPermanent: @Sendable (ChatConnectionError) -> Bool
+    /// How many state changes (and, separately, ignored events) wait for a reader before
+    /// the oldest are dropped (256): an app that never reads ``Session/ignoredEvents`` must
+    /// not collect every reachability report of its lifetime.
+    public var bufferedChanges: Int
 
     /// Creates a configuration; the defaults are those given on each property.
     public init(
         heartbeatInterval: Duration = .seconds(30), heartbeatTimeout: Duration = .seconds(10),
-        connectTimeout: Duration = .seconds(10), backoff: RetryBackoff = RetryBackoff(),
-        isPermanent: @escaping @Sendable (ChatConnectionError) -> Bool = SessionConfiguration.signalPermanentFailures
+        connectTimeout: Duration = .seconds(10), loginTimeout: Duration = .seconds(60), backoff: RetryBackoff = RetryBackoff(),
+        stableConnectionInterval: Duration = .seconds(30),
+        isPermanent: @escaping @Sendable (ChatConnectionError) -> Bool = SessionConfiguration.signalPermanentFailures,
+        bufferedChanges: Int = 256
     ) {
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatTimeout = heartbeatTimeout
         self.connectTimeout = connectTimeout
+        self.loginTimeout = loginTimeout
         self.backoff = backoff
+        self.stableConnectionInterval = stableConnectionInterval
         self.isPermanent = isPermanent
+        self.bufferedChanges = max(1, bufferedChanges)
     }
 
     /// Signal's session-ending errors: credentials rejected (403, 4401), app expired (499),
