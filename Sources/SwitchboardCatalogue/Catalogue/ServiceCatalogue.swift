@@ -110,7 +110,36 @@ public struct ServiceCatalogue: Sendable, Hashable {
             }
             services.append(service)
         }
+        try Self.checkNoFolderInsideAnEndpoint(services)
         self.services = services
+    }
+
+    /// Refuses a catalogue where one endpoint's folder holds another's or a service's folder:
+    /// the provider takes the folders inside an endpoint's for its consumers' subfolders, so
+    /// the other endpoint's requests would be served as the first one's.
+    static func checkNoFolderInsideAnEndpoint(_ services: [Service]) throws(CatalogueError) {
+        var endpointFolders: [String: String] = [:]
+        for service in services {
+            for endpoint in service.endpoints {
+                let path = service.folder + "/" + endpoint.folder
+                if let other = endpointFolders.updateValue(endpoint.rpcName, forKey: path) {
+                    throw CatalogueError(file: "services.yml", "\(endpoint.rpcName) and \(other) have the same folder")
+                }
+            }
+        }
+        // A service's own folder may not be an endpoint's either; an endpoint's is checked
+        // only above itself.
+        let paths = services.map { ($0.folder, $0.spec, false) } + endpointFolders.map { ($0.key, $0.value, true) }
+        for (path, owner, isEndpoint) in paths {
+            var ancestor = ""
+            let components = path.split(separator: "/")
+            for component in isEndpoint ? components.dropLast() : components[...] {
+                ancestor += (ancestor.isEmpty ? "" : "/") + component
+                if let holder = endpointFolders[ancestor] {
+                    throw CatalogueError(file: "services.yml", "the folder of \(owner) lies inside the folder of \(holder)")
+                }
+            }
+        }
     }
 
     /// Creates a catalogue from its parts.
@@ -132,7 +161,7 @@ public struct ServiceCatalogue: Sendable, Hashable {
                 ? CatalogueError(file: file, "would take the catalogue past \(limits.maximumTotalBytes) bytes in all")
                 : CatalogueError(file: file, "larger than \(limits.maximumBytes) bytes")
         case .notRegular: throw CatalogueError(file: file, "is not a regular file")
-        case .unreadable: throw CatalogueError(file: file, "cannot be read")
+        case let .unreadable(reason): throw CatalogueError(file: file, "cannot be read: \(reason)")
         }
         budget -= data.count
         guard let text = String(data: data, encoding: .utf8) else { throw CatalogueError(file: file, "is not UTF-8") }
@@ -154,8 +183,10 @@ public struct ServiceCatalogue: Sendable, Hashable {
         return low...high
     }
 
-    /// A folder name that stays inside the catalogue: no `..`, no absolute path, no separators to climb.
+    /// A folder name that stays inside the catalogue and has one spelling: relative, no
+    /// empty, `.`, `..` or hidden component (`a/`, `a//b` and `a/./b` would name `a` and
+    /// `a/b` under another spelling; hidden names are the protocol's own), no NUL.
     static func isSafeFolder(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix("/") && !name.split(separator: "/").contains { $0 == ".." || $0 == "." || $0.isEmpty }
+        !name.contains("\0") && !name.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty || $0.hasPrefix(".") }
     }
 }

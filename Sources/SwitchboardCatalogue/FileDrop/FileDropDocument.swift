@@ -18,9 +18,11 @@ enum FileDropDocument {
     /// Where a consumer moves the documents of a request it has read the answer of, so the
     /// folders a provider polls hold only what is still in progress.
     static let archiveFolder = ".archive"
-    /// Marks the answer to a request whose provider stopped while serving it: it is never
-    /// served again, so the caller learns it may or may not have taken effect.
-    static let interruptedHeader = "Switchboard-Interrupted"
+    /// The response document's member marking the answer to a request whose provider stopped
+    /// while serving it: it is never served again, so the caller learns it may or may not
+    /// have taken effect. A member of the document, not a header, so no handler's answer
+    /// can pass for it.
+    static let interruptedMember = "interrupted"
 
     struct Request {
         var id: String
@@ -59,17 +61,22 @@ enum FileDropDocument {
                        auth: object["auth"] as? String == "account" ? .account : .none)
     }
 
-    static func encode(_ response: RPCResponse, id: String) throws -> Data {
+    static func encode(_ response: RPCResponse, id: String, interrupted: Bool = false) throws -> Data {
         var object: [String: Any] = ["id": id, "status": response.status, "headers": headersObject(response.headers)]
+        if interrupted { object[interruptedMember] = true }
         if let message = response.message { object["message"] = message }
         addBody(response.body.isEmpty ? nil : response.body, headers: response.headers, to: &object)
         return try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
     }
 
-    static func decodeResponse(_ data: Data) -> RPCResponse? {
+    /// The response, and whether it is the answer of an interrupted request.
+    static func decodeResponse(_ data: Data) -> (response: RPCResponse, interrupted: Bool)? {
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let status = object["status"] as? Int,
               let headers = headers(from: object["headers"]), let body = body(from: object) else { return nil }
-        return RPCResponse(status: status, headers: headers, body: body ?? Data(), message: object["message"] as? String)
+        let interrupted = object[interruptedMember]
+        guard interrupted == nil || interrupted is Bool else { return nil }
+        return (RPCResponse(status: status, headers: headers, body: body ?? Data(), message: object["message"] as? String),
+                interrupted as? Bool ?? false)
     }
 
     static func headersObject(_ headers: RPCHeaders) -> [[String]] { headers.map { [$0.name, $0.value] } }

@@ -57,14 +57,14 @@ enum FileDropFiles {
         close(descriptor)
         if let failure { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
         // A hard link publishes the whole file under its name, and fails if the name is taken.
-        guard link(temporary.path, url.path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        guard hardLink(temporary, to: url) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         if durable { syncFolder(folder) }
     }
 
     /// Renames `from` to `to` unless `to` exists; `false` when `from` is gone (another process
     /// took it) or `to` is taken. The link-then-unlink keeps it a claim only one process wins.
     static func move(_ from: URL, to: URL, durable: Bool) -> Bool {
-        guard link(from.path, to.path) == 0 else { return false }
+        guard hardLink(from, to: to) else { return false }
         guard unlink(from.path) == 0 else {
             // Another process removed `from` first: it claimed it, so this one did not.
             unlink(to.path)
@@ -72,6 +72,13 @@ enum FileDropFiles {
         }
         if durable { syncFolder(to.deletingLastPathComponent()) }
         return true
+    }
+
+    /// A second name for `from` (the entry itself: a symbolic link is linked as the link,
+    /// never followed, where plain `link` follows it on Darwin and a swapped-in link would
+    /// turn a claim into a hard link to any file of the provider's).
+    static func hardLink(_ from: URL, to: URL) -> Bool {
+        linkat(AT_FDCWD, from.path, AT_FDCWD, to.path, 0) == 0
     }
 
     static func syncFolder(_ folder: URL) {
@@ -88,18 +95,21 @@ enum FileDropFiles {
         return nil
     }
 
-    enum FileRead {
-        case read(Data), tooLarge, notRegular, unreadable
+    /// How reading a file went.
+    enum FileRead: Sendable {
+        case read(Data), tooLarge, notRegular
+        /// The system refused (the reason), or the file ended early.
+        case unreadable(String)
     }
 
     /// Reads a regular file of at most `limit` bytes, checked on the open file before reading
     /// (so a file swapped for a device or a FIFO after a check cannot slip through).
     static func readRegularFile(_ url: URL, limit: Int, followingLinks: Bool) -> FileRead {
         let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
-        guard descriptor >= 0 else { return errno == ELOOP ? .notRegular : .unreadable }
+        guard descriptor >= 0 else { return errno == ELOOP ? .notRegular : .unreadable(String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return .unreadable }
+        guard fstat(descriptor, &status) == 0 else { return .unreadable(String(cString: strerror(errno))) }
         guard status.st_mode & S_IFMT == S_IFREG else { return .notRegular }
         guard Int(status.st_size) <= limit else { return .tooLarge }
         var data = Data(count: Int(status.st_size))
@@ -113,12 +123,12 @@ enum FileDropFiles {
             }
             return true
         }
-        return complete ? .read(data) : .unreadable
+        return complete ? .read(data) : .unreadable("the file ended before its size")
     }
 
     static func exists(_ url: URL) -> Bool { access(url.path, F_OK) == 0 }
 
-    /// Names of the regular entries of `folder`, sorted.
+    /// Names of the entries of `folder` (of any type), sorted; none if it cannot be listed.
     static func names(in folder: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
     }
@@ -128,6 +138,31 @@ enum FileDropFiles {
     static func isFolder(_ url: URL) -> Bool {
         var status = stat()
         return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Whether each of `components`, walked down from `root`, is a folder itself and not a
+    /// link to one. Whoever gets to create a folder first (a consumer creates its endpoint's
+    /// folder on first use) could otherwise point the provider at another endpoint's folder,
+    /// or anywhere, to be served and swept there. `root` itself is the app's choice and may
+    /// be a link (`/tmp` is one on Darwin).
+    static func isFolderChain(from root: URL, _ components: [String]) -> Bool {
+        var url = root
+        for component in components {
+            url.appendPathComponent(component)
+            guard isFolder(url) else { return false }
+        }
+        return true
+    }
+
+    /// When `folder` last had an entry added, removed or renamed; `nil` if it cannot be read.
+    static func modificationTime(_ folder: URL) -> timespec? {
+        var status = stat()
+        guard lstat(folder.path, &status) == 0 else { return nil }
+        #if canImport(Darwin)
+        return status.st_mtimespec
+        #else
+        return status.st_mtim
+        #endif
     }
 
     /// Whether `url` is a regular file itself (not a folder, link, FIFO or device).

@@ -1,8 +1,19 @@
 /// Limits and timing of the file-drop protocol, each with a safe default.
 public struct FileDropOptions: Sendable {
-    /// How often folders are looked at: 20 ms. Polling works the same on every platform and
-    /// file system, shared app-group containers included.
+    /// How often folders are looked at: 20 ms (at least 1 ms). Polling works the same on
+    /// every platform and file system, shared app-group containers included. A look costs
+    /// one `stat` per folder whose listing is still fresh (see ``fullScanInterval``).
     public var pollInterval: Duration = .milliseconds(20)
+    /// How long a folder's listing is trusted while the folder's modification time stays
+    /// the same, and how long a provider works through the backlog one scan found before
+    /// scanning again: 1 s. A backlog of n requests is then listed about once a second, not
+    /// once per request served, and an idle folder of old documents is listed once a second,
+    /// not at every poll.
+    public var fullScanInterval: Duration = .seconds(1)
+    /// How long ``FileDropProvider/stop()`` waits for the requests in hand: 30 s. Past it,
+    /// `stop` returns; a handler still running answers when it finishes, or, if the process
+    /// ends first, the next start answers its request as interrupted.
+    public var stopTimeout: Duration = .seconds(30)
     /// The largest document read: 4 MiB. A larger one is answered 413 and never loaded.
     public var maximumDocumentBytes = 4 << 20
     /// How many requests a provider serves at once: 8.

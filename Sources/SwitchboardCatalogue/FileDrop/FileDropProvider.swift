@@ -30,6 +30,10 @@ public final class FileDropProvider: Sendable {
     /// The retention sweep's own queue and task.
     private let sweepFiles = FileDropFiles.queue("provider-retention")
     private let sweeper = Locked<Task<Void, Never>?>(nil)
+    /// Requests one scan found, oldest first, worked through before the next scan.
+    private let backlog = Locked(Backlog())
+    /// Each folder's last listing, by path, reused while the folder is unchanged.
+    private let listings = Locked<[String: Listing]>([:])
     /// The wall clock the sweep compares documents' ages with (a test moves it ahead).
     let clock: @Sendable () -> Date
 
@@ -81,7 +85,8 @@ public final class FileDropProvider: Sendable {
         task.withLock { $0 = started }
     }
 
-    /// Stops taking requests, answers those in hand, and releases the folder.
+    /// Stops taking requests, answers those in hand (waiting at most
+    /// ``FileDropOptions/stopTimeout`` for them), and releases the folder.
     public func stop() async {
         if let sweeping = sweeper.withLock({ current -> Task<Void, Never>? in
             defer { current = nil }
@@ -95,28 +100,76 @@ public final class FileDropProvider: Sendable {
             return current
         }) else { return }
         running.cancel()
-        await running.value
+        let finished = FirstAnswer<Void>()
+        Task { await running.value; _ = finished.offer(()) }
+        let timer = Task { [timeout = options.stopTimeout] in
+            try? await Task.sleep(for: timeout)
+            _ = finished.offer(())
+        }
+        await finished.value
+        timer.cancel()
     }
 
-    struct Folder {
+    struct Backlog: Sendable {
+        var entries: [(Folder, String)] = []
+        var next = 0
+        var scannedAt: ContinuousClock.Instant?
+    }
+
+    /// What listing a folder found: the ids of its requests and its subfolders.
+    struct Listing: Sendable {
+        var modified: (seconds: Int, nanoseconds: Int)
+        var listedAt: ContinuousClock.Instant
+        var requests: [String]
+        var subfolders: [String]
+    }
+
+    struct Folder: Sendable {
         let url: URL
         let service: ServiceCatalogue.Service
         let endpoint: ServiceCatalogue.Endpoint
     }
 
     /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders.
+    /// A folder on the way that is a link (or not a folder) is skipped: it could lead the
+    /// provider into another endpoint's folder, or anywhere.
     func folders() -> [Folder] {
         var folders: [Folder] = []
         for service in catalogue.services {
             for endpoint in service.endpoints {
+                let components = (service.folder + "/" + endpoint.folder).split(separator: "/").map(String.init)
+                guard FileDropFiles.isFolderChain(from: directory, components) else { continue }
                 let base = directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder)
                 folders.append(Folder(url: base, service: service, endpoint: endpoint))
-                for name in FileDropFiles.names(in: base) where !name.hasPrefix(".") && FileDropFiles.isFolder(base.appendingPathComponent(name)) {
+                for name in listing(of: base).subfolders {
                     folders.append(Folder(url: base.appendingPathComponent(name), service: service, endpoint: endpoint))
                 }
             }
         }
         return folders
+    }
+
+    /// `folder`'s requests and subfolders: listed again only when its modification time
+    /// changed or the listing is older than ``FileDropOptions/fullScanInterval`` (which also
+    /// covers file systems that keep times to the second).
+    func listing(of folder: URL) -> Listing {
+        let now = ContinuousClock.now
+        let time = FileDropFiles.modificationTime(folder)
+        let modified = (seconds: Int(time?.tv_sec ?? -1), nanoseconds: Int(time?.tv_nsec ?? -1))
+        if let known = listings.withLock({ $0[folder.path] }), known.modified == modified, now - known.listedAt < options.fullScanInterval {
+            return known
+        }
+        var requests: [String] = [], subfolders: [String] = []
+        for name in FileDropFiles.names(in: folder) where !name.hasPrefix(".") {
+            if name.hasSuffix(FileDropDocument.requestSuffix) {
+                requests.append(String(name.dropLast(FileDropDocument.requestSuffix.count)))
+            } else if !name.hasSuffix(".json"), FileDropFiles.isFolder(folder.appendingPathComponent(name)) {
+                subfolders.append(name)
+            }
+        }
+        let listing = Listing(modified: modified, listedAt: now, requests: requests, subfolders: subfolders)
+        listings.withLock { $0[folder.path] = listing }
+        return listing
     }
 
     /// Answers requests a previous run claimed but did not answer, and finishes the marking
@@ -137,8 +190,9 @@ public final class FileDropProvider: Sendable {
                 // Not answered (neither here nor taken away by the consumer): answered as
                 // interrupted. Either way only the marking is left.
                 if !FileDropFiles.exists(responseURL), !FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
-                    let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.interruptedHeader: "true"], message: "Service Unavailable")
-                    guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id), to: responseURL, durable: options.durable)) != nil else { continue }
+                    let interrupted = RPCResponse(status: 503, message: "Service Unavailable")
+                    guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id, interrupted: true),
+                                                              to: responseURL, durable: options.durable)) != nil else { continue }
                 }
                 Self.markServed(id, in: folder.url, durable: options.durable)
             }
@@ -171,7 +225,7 @@ public final class FileDropProvider: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             slotFreed.withLock { $0 = continuation }
             Task {
-                try? await Task.sleep(for: interval)
+                try? await Task.sleep(for: max(interval, .milliseconds(1)))
                 wakeLoop()
             }
         }
@@ -189,29 +243,29 @@ public final class FileDropProvider: Sendable {
     func startPending() async -> Int { await startRequests().count }
 
     /// Starts what `startPending` starts and returns each request's task (whether it claimed).
+    /// Requests come from the backlog the last scan found, oldest first; the folders are
+    /// scanned again once it is worked through or older than ``FileDropOptions/fullScanInterval``.
     private func startRequests() async -> [Task<Bool, Never>] {
-        var waiting: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
-            var found: [(Folder, String)] = []
-            for folder in folders() {
-                for name in FileDropFiles.names(in: folder.url) where !name.hasPrefix(".") && name.hasSuffix(FileDropDocument.requestSuffix)
-                    && FileDropFiles.isRegularFile(folder.url.appendingPathComponent(name)) {
-                    found.append((folder, String(name.dropLast(FileDropDocument.requestSuffix.count))))
-                }
+        let now = ContinuousClock.now
+        let reuse = backlog.withLock { $0.next < $0.entries.count && $0.scannedAt.map { now - $0 < options.fullScanInterval } == true }
+        if !reuse {
+            var found: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
+                folders().flatMap { folder in listing(of: folder.url).requests.map { (folder, $0) } }
             }
-            return found
+            // Oldest first, across folders: ids start with their submission time.
+            found.sort { $0.1 < $1.1 }
+            let present = Set(found.map { $0.0.url.path + "/" + $0.1 })
+            unclaimable.withLock { $0.formIntersection(present) }
+            backlog.withLock { $0 = Backlog(entries: found, next: 0, scannedAt: now) }
         }
-        // Oldest first, across folders: ids start with their submission time.
-        waiting.sort { $0.1 < $1.1 }
-        let present = Set(waiting.map { $0.0.url.path + "/" + $0.1 })
-        unclaimable.withLock { $0.formIntersection(present) }
+        enum Start { case skip, full, started(Task<Bool, Never>) }
         var started: [Task<Bool, Never>] = []
-        for (folder, id) in waiting {
-            // Stopping takes no new request.
-            if Task.isCancelled { break }
+        while !Task.isCancelled { // stopping takes no new request
+            guard let (folder, id) = backlog.withLock({ $0.next < $0.entries.count ? $0.entries[$0.next] : nil }) else { break }
             let key = folder.url.path + "/" + id
-            if unclaimable.withLock({ $0.contains(key) }) { continue }
-            let begun: Task<Bool, Never>? = inFlight.withLock { running in
-                guard running[key] == nil, running.count < max(1, options.maximumConcurrentRequests) else { return nil }
+            let start: Start = unclaimable.withLock({ $0.contains(key) }) ? .skip : inFlight.withLock { running in
+                if running[key] != nil { return .skip }
+                guard running.count < max(1, options.maximumConcurrentRequests) else { return .full }
                 // Served in a task of its own, so stopping does not cancel a handler midway.
                 let task = Task.detached { [self] in
                     let claimed = await serve(id, in: folder)
@@ -221,9 +275,11 @@ public final class FileDropProvider: Sendable {
                     return claimed
                 }
                 running[key] = task
-                return task
+                return .started(task)
             }
-            if let begun { started.append(begun) }
+            if case .full = start { break }
+            if case let .started(task) = start { started.append(task) }
+            backlog.withLock { $0.next += 1 }
         }
         return started
     }
@@ -238,7 +294,7 @@ public final class FileDropProvider: Sendable {
         let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
         let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
         let durable = options.durable, limit = options.maximumDocumentBytes
-        enum Claim: Sendable { case lost, duplicate, document(Data?) }
+        enum Claim: Sendable { case lost, duplicate, document(FileDropFiles.FileRead) }
         let claim: Claim = await FileDropFiles.offPool(on: files) {
             // The rename is the claim: if another provider won it, the file is gone.
             guard FileDropFiles.move(submitted, to: claimed, durable: durable) else { return .lost }
@@ -247,14 +303,21 @@ public final class FileDropProvider: Sendable {
                 Self.retire(claimed, as: served, durable: durable)
                 return .duplicate
             }
-            return .document(FileDropFiles.readDocument(claimed, limit: limit))
+            return .document(FileDropFiles.readRegularFile(claimed, limit: limit, followingLinks: false))
         }
         if case .lost = claim { return false }
-        guard case let .document(data) = claim else { return true }
-        let response = await answer(data, folder: folder)
+        guard case let .document(read) = claim else { return true }
+        let response = await answer(read, folder: folder)
         await FileDropFiles.offPool(on: files) {
             do {
-                try FileDropFiles.writeAtomically(try FileDropDocument.encode(response, id: id), to: responseURL, durable: durable)
+                var encoded = try FileDropDocument.encode(response, id: id)
+                // An answer its consumer would refuse to read is replaced by one it can: the
+                // effect has happened, and the caller must learn it did not get the answer.
+                if encoded.count > limit {
+                    encoded = try FileDropDocument.encode(
+                        Self.refusal(500, "the answer's document would be \(encoded.count) bytes; the limit is \(limit)"), id: id)
+                }
+                try FileDropFiles.writeAtomically(encoded, to: responseURL, durable: durable)
             } catch {
                 // Answered already (the write never replaces), or left claimed for the next
                 // start to answer as interrupted.
@@ -275,6 +338,11 @@ public final class FileDropProvider: Sendable {
         let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
         let archivedResponse = archive.appendingPathComponent(id + FileDropDocument.responseSuffix)
         let archivedServed = archive.appendingPathComponent(id + FileDropDocument.servedSuffix)
+        // Markers go only into an archive that is a folder itself, not a link to elsewhere.
+        guard FileDropFiles.isFolder(archive) else {
+            retire(claimed, as: served, durable: durable)
+            return
+        }
         if FileDropFiles.exists(archivedResponse) {
             retire(claimed, as: archivedServed, durable: durable)
             return
@@ -293,8 +361,16 @@ public final class FileDropProvider: Sendable {
     }
 
     /// The response to a request document, checked against the folder it was dropped in.
-    func answer(_ data: Data?, folder: Folder) async -> RPCResponse {
-        guard let data else { return Self.refusal(413, "the request document is larger than \(options.maximumDocumentBytes) bytes or unreadable") }
+    func answer(_ read: FileDropFiles.FileRead, folder: Folder) async -> RPCResponse {
+        let data: Data
+        switch read {
+        case let .read(contents): data = contents
+        case .tooLarge: return Self.refusal(413, "the request document is larger than \(options.maximumDocumentBytes) bytes")
+        case .notRegular: return Self.refusal(400, "the request document is not a regular file")
+        case let .unreadable(reason):
+            // Not served: the consumer may submit it again.
+            return Self.refusal(503, "the request document could not be read: \(reason)")
+        }
         guard let document = FileDropDocument.decodeRequest(data) else { return Self.refusal(400, "the request document is malformed") }
         guard document.rpcName == folder.endpoint.rpcName else {
             return Self.refusal(400, "a request for \(document.rpcName) was dropped into the folder of \(folder.endpoint.rpcName)")

@@ -26,7 +26,9 @@ enum FileDropRetention {
         }
         var removed = 0
         var requests: [String: Request] = [:]
-        for place in [folder, folder.appendingPathComponent(FileDropDocument.archiveFolder)] {
+        // An archive that is a link (to another folder, or anywhere) is not swept.
+        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
+        for place in [folder] + (FileDropFiles.isFolder(archive) ? [archive] : []) {
             for name in FileDropFiles.names(in: place) {
                 let url = place.appendingPathComponent(name)
                 guard let changed = lastChange(url) else { continue }

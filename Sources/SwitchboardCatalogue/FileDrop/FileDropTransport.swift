@@ -54,17 +54,23 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         guard let folder = folder(for: request.endpoint.rpcName) else {
             throw .unavailable(.endpointNotOffered(rpcName: request.endpoint.rpcName, version: nil))
         }
+        // A call already over is not written: a provider could still claim and serve it.
+        if Task.isCancelled { throw .cancelled }
+        if let deadline = request.deadline, ContinuousClock.now >= deadline { throw .timeout }
         let spec = String(request.endpoint.rpcName.split(separator: "/").last ?? "request")
         let id = Self.newID(spec: spec)
         let document = FileDropDocument.Request(
             id: id, spec: spec, rpcName: request.endpoint.rpcName,
             version: request.headers[CatalogueInterceptor.versionHeader].flatMap { Int($0) },
             verb: request.verb, path: request.path, headers: request.headers, body: request.body, auth: request.endpoint.auth)
-        let durable = options.durable
+        let durable = options.durable, limit = options.maximumDocumentBytes
         let written: String? = await FileDropFiles.offPool(on: files) {
             do {
+                let encoded = try FileDropDocument.encode(document)
+                // Checked before writing: the provider would only refuse it after it sat on disk.
+                guard encoded.count <= limit else { return "the document would be \(encoded.count) bytes; the limit is \(limit)" }
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                try FileDropFiles.writeAtomically(try FileDropDocument.encode(document), to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: durable)
+                try FileDropFiles.writeAtomically(encoded, to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: durable)
                 return nil
             } catch {
                 return "\(error)"
@@ -79,12 +85,13 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         let responseURL = folder.appendingPathComponent(id + FileDropDocument.responseSuffix)
         while true {
             if FileDropFiles.exists(responseURL) {
-                guard let data = FileDropFiles.readDocument(responseURL, limit: options.maximumDocumentBytes),
-                      let response = FileDropDocument.decodeResponse(data) else {
+                let limit = options.maximumDocumentBytes
+                let read = await FileDropFiles.offPool(on: files) { FileDropFiles.readDocument(responseURL, limit: limit) }
+                guard let data = read, let (response, interrupted) = FileDropDocument.decodeResponse(data) else {
                     throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
                 }
                 await FileDropFiles.offPool(on: files) { archive(id, in: folder) }
-                if response.headers[FileDropDocument.interruptedHeader] != nil {
+                if interrupted {
                     throw .disconnected(reason: "the provider stopped while serving \(id); it was not served again and may or may not have taken effect")
                 }
                 return response
@@ -102,8 +109,11 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             if let failure {
                 // Withdrawn before a provider took it, it is never served; if the withdrawal
                 // loses, a provider has it and its answer will be on file.
-                _ = FileDropFiles.move(folder.appendingPathComponent(id + FileDropDocument.requestSuffix),
-                                       to: folder.appendingPathComponent(id + FileDropDocument.withdrawnSuffix), durable: options.durable)
+                let durable = options.durable
+                await FileDropFiles.offPool(on: files) {
+                    _ = FileDropFiles.move(folder.appendingPathComponent(id + FileDropDocument.requestSuffix),
+                                           to: folder.appendingPathComponent(id + FileDropDocument.withdrawnSuffix), durable: durable)
+                }
                 throw failure
             }
         }

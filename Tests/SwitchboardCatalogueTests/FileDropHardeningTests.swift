@@ -1,0 +1,218 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardCatalogue
+import SwitchboardRuntime
+import Testing
+
+/// The file-drop protocol against a hostile co-tenant of the folder and against documents
+/// past the limits (from the file-drop review).
+@Suite(.timeLimit(.minutes(3))) struct FileDropHardeningTests {
+    typealias Setup = FileDropTests.Setup
+    static let lookUp = "signal.chat.Usernames/LookUpUsernameHash"
+
+    /// A request document for `lookUpUsernameHash` as a consumer writes it.
+    static func requestDocument(id: String, hash: String = "AQI") -> Data {
+        Data(#"{"id": "\#(id)", "spec": "LookUpUsernameHash", "rpc": "\#(lookUp)", "verb": "GET", "path": "/v1/accounts/username_hash/\#(hash)", "headers": []}"#.utf8)
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    @Test func anEndpointFolderThatIsALinkIsNotServed() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        // Whoever makes the endpoint's folder first makes it a link to a folder elsewhere.
+        let outside = setup.exported.directory.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000001"
+        try Self.requestDocument(id: id).write(to: outside.appendingPathComponent(id + ".request.json"))
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: outside)
+        #expect(await setup.provider.servePending() == 0)
+        #expect(setup.handlers.served.current.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: outside.appendingPathComponent(id + ".request.json").path))
+        #expect(!FileManager.default.fileExists(atPath: outside.appendingPathComponent(id + ".response.json").path))
+    }
+
+    @Test func anArchiveThatIsALinkIsNotSwept() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let outside = setup.exported.directory.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        let victim = outside.appendingPathComponent("20200101T000000000Z_x_00000001.response.json")
+        try Data("{}".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(".archive"), withDestinationURL: outside)
+        #expect(await setup.provider.removeExpired(now: Date().addingTimeInterval(30 * FileDropTests.day)) == 0)
+        #expect(FileManager.default.fileExists(atPath: victim.path))
+    }
+
+    @Test func documentsPastTheLimitAreRefusedBeforeTheyAreWritten() async throws {
+        var setup = try Setup()
+        defer { setup.exported.remove() }
+        setup.options.maximumDocumentBytes = 600
+        let transport = setup.transport(Authenticated.self, consumer: nil)
+        let room = ChatRoomClient(transport: transport)
+        let result = await room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "k", text: String(repeating: "x", count: 1000)))
+        guard case let .invalidRequest(reason)? = result.transportError else {
+            Issue.record("an oversized request is refused before writing, got \(result)")
+            return
+        }
+        #expect(reason.contains("the limit is 600"))
+        #expect(transport.records().isEmpty, "nothing was written")
+    }
+
+    @Test func anAnswerPastTheLimitBecomesA500TheConsumerCanRead() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        var small = setup.options
+        small.maximumDocumentBytes = 700
+        let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: small)
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000001"
+        // A small request whose answer ("aci-255.255...", four characters a byte) is larger.
+        let document = Self.requestDocument(id: id, hash: Self.base64URL(Data(repeating: 255, count: 150)))
+        #expect(document.count <= 700)
+        try document.write(to: folder.appendingPathComponent(id + ".request.json"))
+        #expect(await provider.servePending() == 1)
+        let answer = try Data(contentsOf: folder.appendingPathComponent(id + ".response.json"))
+        #expect(answer.count <= 700)
+        let decoded = try #require(FileDropDocument.decodeResponse(answer))
+        #expect(decoded.response.status == 500)
+        #expect(String(decoding: decoded.response.body, as: UTF8.self).contains("the limit is 700"))
+    }
+
+    /// Interruption is a member of the document: an answer carrying a header of that name
+    /// (as any handler may send) is an answer.
+    @Test func onlyTheProviderMarksAnAnswerInterrupted() throws {
+        let spoofed = try FileDropDocument.encode(RPCResponse(status: 200, headers: ["Switchboard-Interrupted": "true"]), id: "a")
+        #expect(FileDropDocument.decodeResponse(spoofed)?.interrupted == false)
+        let real = try FileDropDocument.encode(RPCResponse(status: 503), id: "a", interrupted: true)
+        #expect(FileDropDocument.decodeResponse(real)?.interrupted == true)
+        #expect(FileDropDocument.decodeResponse(Data(#"{"status": 503, "interrupted": "yes"}"#.utf8)) == nil)
+    }
+
+    @Test func aRequestThatIsNotARegularFileIsRefusedAs400() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let secret = setup.exported.directory.appendingPathComponent("secret.txt")
+        try Data("private".utf8).write(to: secret)
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000002"
+        try FileManager.default.createSymbolicLink(at: folder.appendingPathComponent(id + ".request.json"), withDestinationURL: secret)
+        #expect(await setup.provider.servePending() == 1)
+        let answer = try #require(FileDropDocument.decodeResponse(try Data(contentsOf: folder.appendingPathComponent(id + ".response.json"))))
+        #expect(answer.response.status == 400)
+        #expect(!String(decoding: answer.response.body, as: UTF8.self).contains("private"))
+        // The claim linked the link itself, never the file it points to.
+        let served = folder.appendingPathComponent(id + ".served.json")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: served.path)) == secret.path)
+    }
+
+    @Test func aBacklogIsServedOldestFirstFromOneScan() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let ids = (0..<40).map { String(format: "20260101T0000%05dZ_LookUpUsernameHash_00000001", 40 - $0) }
+        for (index, id) in ids.enumerated() {
+            try Self.requestDocument(id: id, hash: Self.base64URL(Data([UInt8(index + 1)]))).write(to: folder.appendingPathComponent(id + ".request.json"))
+        }
+        var claimed = 0
+        for _ in 0..<40 where claimed < 40 { claimed += await setup.provider.servePending() }
+        #expect(claimed == 40)
+        #expect(setup.handlers.served.current.count == 40)
+        // Served in batches of eight (the concurrency limit), oldest ids first.
+        let firstBatch = Set(setup.handlers.served.current.prefix(8))
+        #expect(firstBatch == Set((32..<40).map { Data([UInt8($0 + 1)]) }))
+    }
+
+    @Test func stopReturnsAfterItsTimeoutWhenAHandlerHangs() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        var quick = setup.options
+        quick.stopTimeout = .milliseconds(200)
+        let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: quick)
+        setup.handlers.held.withLock { _ = $0.insert(Data([4])) }
+        try provider.start()
+        let call = Task {
+            await UsernamesClient(transport: setup.transport(Unauthenticated.self)).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([4])), options: FileDropTests.patient)
+        }
+        let folder = try #require(setup.transport(Unauthenticated.self).folder(for: Self.lookUp))
+        var claimedSeen = false
+        for _ in 0..<3000 where !claimedSeen {
+            claimedSeen = FileDropFiles.names(in: folder).contains { $0.hasSuffix(".claimed.json") }
+            if !claimedSeen { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(claimedSeen)
+        let stopped = FirstAnswer<Bool>()
+        Task { await provider.stop(); _ = stopped.offer(true) }
+        Task { try? await Task.sleep(for: .seconds(20)); _ = stopped.offer(false) }
+        #expect(await stopped.value, "stop returned while the handler still hung")
+        setup.handlers.held.withLock { $0.removeAll() }
+        _ = await call.value
+    }
+
+    @Test func folderNamesHaveOneSpellingAndNoEndpointHoldsAnother() throws {
+        for bad in ["a/", "a//b", "/a", "a/./b", "a/../b", ".hidden", "a/.archive", "a\0b", ""] {
+            #expect(!ServiceCatalogue.isSafeFolder(bad), "\(bad)")
+        }
+        #expect(ServiceCatalogue.isSafeFolder("usernames"))
+        #expect(ServiceCatalogue.isSafeFolder("chat/rooms"))
+        let endpoint = ServiceCatalogue.Endpoint(spec: "E", rpcName: "p.S/E", versions: nil, folder: "e")
+        let nested = [
+            ServiceCatalogue.Service(spec: "p.S", versions: nil, folder: "s", status: .enabled, countries: nil, endpoints: [endpoint]),
+            ServiceCatalogue.Service(spec: "p.T", versions: nil, folder: "s/e", status: .enabled, countries: nil, endpoints: []),
+        ]
+        #expect(throws: CatalogueError.self) { try ServiceCatalogue.checkNoFolderInsideAnEndpoint(nested) }
+        let apart = [nested[0], ServiceCatalogue.Service(spec: "p.T", versions: nil, folder: "s/f", status: .enabled, countries: nil, endpoints: [endpoint])]
+        try ServiceCatalogue.checkNoFolderInsideAnEndpoint(apart)
+    }
+
+    /// Damaged and random documents decode to a document or to nothing, never a crash;
+    /// seeded, so a failure repeats.
+    @Test func damagedDocumentsDecodeOrAreRefused() throws {
+        var generator = SeededGenerator(seed: 0x5eed_f11e)
+        let request = Self.requestDocument(id: "20260101T000000000Z_LookUpUsernameHash_00000001")
+        let response = try FileDropDocument.encode(RPCResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"uuid":"a"}"#.utf8)), id: "x")
+        var decoded = 0
+        for round in 0..<3000 {
+            var bytes = [UInt8](round.isMultiple(of: 2) ? request : response)
+            for _ in 0..<(1 + Int(generator.next() % 4)) where !bytes.isEmpty {
+                let at = Int(generator.next() % UInt64(bytes.count))
+                switch generator.next() % 3 {
+                case 0: bytes[at] = UInt8(truncatingIfNeeded: generator.next())
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(UInt8(truncatingIfNeeded: generator.next()), at: at)
+                }
+            }
+            if FileDropDocument.decodeRequest(Data(bytes)) != nil { decoded += 1 }
+            if FileDropDocument.decodeResponse(Data(bytes)) != nil { decoded += 1 }
+        }
+        for _ in 0..<500 {
+            let bytes = (0..<Int(generator.next() % 64)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            #expect(FileDropDocument.decodeRequest(Data(bytes)) == nil)
+        }
+        #expect(decoded > 0, "some damage (inside a string) leaves a valid document")
+    }
+}
+
+/// SplitMix64: a small generator with a fixed seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
