@@ -46,6 +46,13 @@ elif grep -q "extra: .*usernames/gone_rpc.request.jtd.json" "$work/check.log"; t
 [ ! -e "$work/catalogue/usernames/gone_rpc.request.jtd.json" ] && [ -e "$work/catalogue/usernames/README.txt" ] \
   && pass "export-catalogue removes what the schema no longer has, and only that" || fail "export-catalogue removes what the schema no longer has, and only that"
 rm -f "$work/catalogue/usernames/README.txt"
+# A consumer's own file deep in a request folder is not the export's to list or remove.
+mkdir -p "$work/catalogue/usernames/look_up_username_hash/app"
+echo '{}' >"$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json"
+"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1 \
+  && [ -e "$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json" ] \
+  && pass "export-catalogue leaves request folders alone" || fail "export-catalogue leaves request folders alone"
+rm -rf "$work/catalogue/usernames/look_up_username_hash"
 # rpcs whose names snake_case alike would share a file: refused, not overwritten.
 mkdir -p "$work/snake"
 printf 'package p\nmessage M { 1 x: string }\nservice S {\n  auth none\n  rpc getURL(M) -> M { POST "/v1/a" }\n  rpc getUrl(M) -> M { POST "/v1/b" }\n}\n' >"$work/snake/s.sb"

@@ -34,7 +34,8 @@ package enum ExportCatalogueCommand {
             return problems.isEmpty ? 0 : 1
         }
         do {
-            for file in files {
+            // The index last: a reader that sees the new index finds every definition it names.
+            for file in files.filter({ $0.path != "services.yml" }) + files.filter({ $0.path == "services.yml" }) {
                 let url = root.appendingPathComponent(file.path)
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try Data(file.contents.utf8).write(to: url, options: .atomic)
@@ -49,15 +50,27 @@ package enum ExportCatalogueCommand {
         return 0
     }
 
-    /// Catalogue files below `root` (`services.yml`, `definition.yml`, `*.jtd.json`) the export
-    /// does not produce, sorted; other files are the provider's and are left alone.
+    /// Catalogue files the export does not produce, sorted: `services.yml` at the top and
+    /// `definition.yml` or `*.jtd.json` in a service's folder, one level down (where the export
+    /// writes them). Deeper folders hold the live requests and their archives, which can be
+    /// large and are the provider's and consumers', so they are not looked into; other files
+    /// are the provider's and are left alone.
     static func extraCatalogueFiles(in root: URL, expected: Set<String>) -> [String] {
-        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        let files = FileManager.default
         var extra: [String] = []
-        while let path = walker.nextObject() as? String {
-            let name = (path as NSString).lastPathComponent
-            guard name == "services.yml" || name == "definition.yml" || name.hasSuffix(".jtd.json") else { continue }
-            if !expected.contains(path) { extra.append(path) }
+        for name in (try? files.contentsOfDirectory(atPath: root.path)) ?? [] where !name.hasPrefix(".") {
+            var isFolder: ObjCBool = false
+            let url = root.appendingPathComponent(name)
+            let isLink = (try? files.destinationOfSymbolicLink(atPath: url.path)) != nil
+            if !isLink, files.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue {
+                for inner in (try? files.contentsOfDirectory(atPath: url.path)) ?? []
+                where inner == "definition.yml" || inner.hasSuffix(".jtd.json") {
+                    let path = name + "/" + inner
+                    if !expected.contains(path) { extra.append(path) }
+                }
+            } else if name == "services.yml", !expected.contains(name) {
+                extra.append(name)
+            }
         }
         return extra.sorted()
     }
