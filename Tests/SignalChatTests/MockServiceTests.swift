@@ -36,6 +36,43 @@ import Testing
         #expect(mock.lookUpUsernameHashMock.callCount == 0)
     }
 
+    @Test func callsRecordTheirOptions() async {
+        let mock = MockUsernamesService()
+        mock.lookUpUsernameHashMock.stub(returning: .nonSuccess(.notFound))
+        _ = await mock.lookUpUsernameHash(LookUpUsernameHashRequest(), options: CallOptions(timeout: .seconds(3), headers: ["X-Trace": "t1"]))
+        _ = await mock.lookUpUsernameHash(LookUpUsernameHashRequest())
+        #expect(mock.lookUpUsernameHashMock.callOptions.map(\.headers["X-Trace"]) == ["t1", nil])
+        #expect(mock.lookUpUsernameHashMock.callOptions.map(\.timeout) == [.seconds(3), nil])
+    }
+
+    /// As a real client: a cancelled task's call fails with `cancelled` unsent, and a call
+    /// waiting in its stub ends with `cancelled` as soon as its task is cancelled.
+    @Test func cancellationEndsACallAsItWouldEndARealOne() async throws {
+        let mock = MockUsernamesService()
+        let gate = AsyncStream<Void>.makeStream()
+        mock.lookUpUsernameHashMock.stub { _ in
+            for await _ in gate.stream {}
+            return .nonSuccess(.notFound)
+        }
+        let call = Task { await mock.lookUpUsernameHash(LookUpUsernameHashRequest()) }
+        for _ in 0..<2000 where mock.lookUpUsernameHashMock.callCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        call.cancel()
+        guard case .failure(.cancelled) = await call.value else {
+            Issue.record("a call waiting in its stub ends when cancelled")
+            return
+        }
+        gate.continuation.finish()
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await mock.lookUpUsernameHash(LookUpUsernameHashRequest())
+        }
+        guard case .failure(.cancelled) = await cancelledFirst.value else {
+            Issue.record("a cancelled task's call fails unsent")
+            return
+        }
+        #expect(mock.lookUpUsernameHashMock.callCount == 1)
+    }
+
     @Test func callsRecordTheirKeysAndVoidEndpointsWork() async {
         let mock = MockSealedSenderMessagesService()
         mock.sendSealedMessageMock.stub(returning: .success(SendMessageResponse(needsSync: true)))

@@ -565,7 +565,7 @@ struct ServiceTranslator {
             members.append(.function(SwiftFunction(
                 access: access,
                 signature: "func \(endpoint.swiftName)(\(requirementParameters(endpoint).joined(separator: ", "))) async -> \(resultType(endpoint))",
-                body: [.line("await \(endpoint.swiftName)Mock.invoke(\(call))")])))
+                body: [.line("await \(endpoint.swiftName)Mock.invoke(\(call), options: options)")])))
         }
         return SwiftTypeDeclaration(
             kind: .class,

@@ -286,10 +286,10 @@ public final class MockAccountUsernamesService: AccountUsernamesService {
     public init() {}
 
     public func reserveUsernameHash(_ request: ReserveUsernameHashRequest, options: CallOptions) async -> RequestResult<ReserveUsernameHashResponse, AccountUsernames.ReserveUsernameHashError> {
-        await reserveUsernameHashMock.invoke(request)
+        await reserveUsernameHashMock.invoke(request, options: options)
     }
 
     public func deleteUsernameHash(options: CallOptions) async -> RequestResult<Void, AccountUsernames.DeleteUsernameHashError> {
-        await deleteUsernameHashMock.invoke(())
+        await deleteUsernameHashMock.invoke((), options: options)
     }
 }

@@ -221,6 +221,6 @@ public final class MockChatLobbyService: ChatLobbyService {
     public init() {}
 
     public func listChats(_ request: ListChatsRequest, options: CallOptions) async -> RequestResult<ListChatsResponse, ChatLobby.ListChatsError> {
-        await listChatsMock.invoke(request)
+        await listChatsMock.invoke(request, options: options)
     }
 }

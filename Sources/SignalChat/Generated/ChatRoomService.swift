@@ -505,15 +505,15 @@ public final class MockChatRoomService: ChatRoomService {
     public init() {}
 
     public func getHistory(_ request: ChatHistoryRequest, options: CallOptions) async -> RequestResult<ChatHistoryResponse, ChatRoom.GetHistoryError> {
-        await getHistoryMock.invoke(request)
+        await getHistoryMock.invoke(request, options: options)
     }
 
     public func sendChatMessage(_ request: SendChatMessageRequest, options: CallOptions) async -> RequestResult<ChatMessage, ChatRoom.SendChatMessageError> {
-        await sendChatMessageMock.invoke(request)
+        await sendChatMessageMock.invoke(request, options: options)
     }
 
     public func markRead(_ request: ReadReceipt, options: CallOptions) async -> RequestResult<Void, ChatRoom.MarkReadError> {
-        await markReadMock.invoke(request)
+        await markReadMock.invoke(request, options: options)
     }
 }
 

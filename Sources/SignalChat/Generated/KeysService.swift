@@ -441,14 +441,14 @@ public final class MockKeysService: KeysService {
     public init() {}
 
     public func setKeys(_ request: SetKeysRequest, options: CallOptions) async -> RequestResult<Void, Keys.SetKeysError> {
-        await setKeysMock.invoke(request)
+        await setKeysMock.invoke(request, options: options)
     }
 
     public func getPreKeyCount(_ request: PreKeyCountRequest, options: CallOptions) async -> RequestResult<PreKeyCount, Keys.GetPreKeyCountError> {
-        await getPreKeyCountMock.invoke(request)
+        await getPreKeyCountMock.invoke(request, options: options)
     }
 
     public func getPreKeys(_ request: GetPreKeysRequest, options: CallOptions) async -> RequestResult<PreKeyBundle, Keys.GetPreKeysError> {
-        await getPreKeysMock.invoke(request)
+        await getPreKeysMock.invoke(request, options: options)
     }
 }

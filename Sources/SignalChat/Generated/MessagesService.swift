@@ -207,7 +207,7 @@ public final class MockMessagesService: MessagesService {
     public init() {}
 
     public func sendMessage(_ request: SendMessageRequest, options: CallOptions) async -> RequestResult<SendMessageResponse, Messages.SendMessageError> {
-        await sendMessageMock.invoke(request)
+        await sendMessageMock.invoke(request, options: options)
     }
 }
 

@@ -315,10 +315,10 @@ public final class MockProfilesService: ProfilesService {
     public init() {}
 
     public func getProfile(_ request: GetProfileRequest, options: CallOptions) async -> RequestResult<Profile, Profiles.GetProfileError> {
-        await getProfileMock.invoke(request)
+        await getProfileMock.invoke(request, options: options)
     }
 
     public func setProfile(_ request: SetProfileRequest, options: CallOptions) async -> RequestResult<Void, Profiles.SetProfileError> {
-        await setProfileMock.invoke(request)
+        await setProfileMock.invoke(request, options: options)
     }
 }

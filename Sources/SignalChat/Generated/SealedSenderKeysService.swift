@@ -167,6 +167,6 @@ public final class MockSealedSenderKeysService: SealedSenderKeysService {
     public init() {}
 
     public func getPreKeys(_ request: GetPreKeysRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<PreKeyBundle, SealedSenderKeys.GetPreKeysError> {
-        await getPreKeysMock.invoke((request: request, accessKey: accessKey))
+        await getPreKeysMock.invoke((request: request, accessKey: accessKey), options: options)
     }
 }

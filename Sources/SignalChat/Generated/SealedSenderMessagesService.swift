@@ -190,6 +190,6 @@ public final class MockSealedSenderMessagesService: SealedSenderMessagesService 
     public init() {}
 
     public func sendSealedMessage(_ request: SendMessageRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<SendMessageResponse, SealedSenderMessages.SendSealedMessageError> {
-        await sendSealedMessageMock.invoke((request: request, accessKey: accessKey))
+        await sendSealedMessageMock.invoke((request: request, accessKey: accessKey), options: options)
     }
 }

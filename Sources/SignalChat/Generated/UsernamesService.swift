@@ -167,6 +167,6 @@ public final class MockUsernamesService: UsernamesService {
     public init() {}
 
     public func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, options: CallOptions) async -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
-        await lookUpUsernameHashMock.invoke(request)
+        await lookUpUsernameHashMock.invoke(request, options: options)
     }
 }

@@ -2,7 +2,10 @@
 ///
 /// Calls first take the next queued result, then fall back to the stub, and fail with
 /// ``TransportError/notStubbed(rpcName:)`` when there is neither. Every call is
-/// recorded with its decoded request. Safe to use from any task.
+/// recorded with its decoded request and its ``CallOptions``. As with a real client, a call
+/// from a cancelled task fails with ``TransportError/cancelled`` without being recorded, and
+/// cancelling a call whose stub is still working ends it with `cancelled` at once. Safe to
+/// use from any task.
 public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointError: Error & Sendable>: Sendable {
     /// The endpoint's RPC name, used in "not stubbed" failures.
     public let rpcName: String
@@ -12,6 +15,7 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
         var stub: (@Sendable (Request) async -> RequestResult<Response, EndpointError>)?
         var queue: [RequestResult<Response, EndpointError>] = []
         var calls: [Request] = []
+        var options: [CallOptions] = []
     }
 
     /// Creates an endpoint mock named `rpcName`.
@@ -35,6 +39,10 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     /// The requests received so far, in order.
     public var calls: [Request] { state.withLock { $0.calls } }
 
+    /// The options of each call received so far, in the order of ``calls``: the headers,
+    /// timeout and interceptors a caller passed.
+    public var callOptions: [CallOptions] { state.withLock { $0.options } }
+
     /// How many calls were received.
     public var callCount: Int { state.withLock { $0.calls.count } }
 
@@ -42,13 +50,24 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     public func reset() { state.withLock { $0 = State() } }
 
     /// Records a call and answers it; generated mocks call this.
-    public func invoke(_ request: Request) async -> RequestResult<Response, EndpointError> {
+    public func invoke(_ request: Request, options: CallOptions = CallOptions()) async -> RequestResult<Response, EndpointError> {
+        if Task.isCancelled { return .failure(.cancelled) }
         let (queued, stub): (RequestResult<Response, EndpointError>?, (@Sendable (Request) async -> RequestResult<Response, EndpointError>)?) = state.withLock { state in
             state.calls.append(request)
+            state.options.append(options)
             return (state.queue.isEmpty ? nil : state.queue.removeFirst(), state.stub)
         }
         if let queued { return queued }
-        if let stub { return await stub(request) }
-        return .failure(.notStubbed(rpcName: rpcName))
+        guard let stub else { return .failure(.notStubbed(rpcName: rpcName)) }
+        // A stub that waits (on a gate, to show a loading state) ends with the caller's
+        // cancellation, as a real call does.
+        let answer = FirstAnswer<RequestResult<Response, EndpointError>>()
+        let running = Task { _ = answer.offer(await stub(request)) }
+        return await withTaskCancellationHandler {
+            await answer.value
+        } onCancel: {
+            _ = answer.offer(.failure(.cancelled))
+            running.cancel()
+        }
     }
 }

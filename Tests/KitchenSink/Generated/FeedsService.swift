@@ -198,10 +198,10 @@ public final class MockFeedsService: FeedsService {
     public init() {}
 
     public func latest(feedToken: FeedToken, options: CallOptions) async -> RequestResult<NumberPage, Feeds.LatestError> {
-        await latestMock.invoke(feedToken)
+        await latestMock.invoke(feedToken, options: options)
     }
 
     public func signed(feedToken: FeedToken, feedSignature: FeedSignature, options: CallOptions) async -> RequestResult<NumberPage, Feeds.SignedError> {
-        await signedMock.invoke((feedToken: feedToken, feedSignature: feedSignature))
+        await signedMock.invoke((feedToken: feedToken, feedSignature: feedSignature), options: options)
     }
 }

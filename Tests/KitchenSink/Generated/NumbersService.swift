@@ -341,10 +341,10 @@ public final class MockNumbersService: NumbersService {
     public init() {}
 
     public func list(_ request: PageQuery, options: CallOptions) async -> RequestResult<NumberPage, Numbers.ListError> {
-        await listMock.invoke(request)
+        await listMock.invoke(request, options: options)
     }
 
     public func listByToken(_ request: PageQuery, options: CallOptions) async -> RequestResult<NumberPage, Numbers.ListByTokenError> {
-        await listByTokenMock.invoke(request)
+        await listByTokenMock.invoke(request, options: options)
     }
 }

@@ -160,6 +160,6 @@ public final class MockPresenceService: PresenceService {
     public init() {}
 
     public func setStatus(_ request: Status, options: CallOptions) async -> RequestResult<Void, Presence.SetStatusError> {
-        await setStatusMock.invoke(request)
+        await setStatusMock.invoke(request, options: options)
     }
 }
