@@ -89,6 +89,16 @@ import Testing
         await #expect(throws: TransportError.timeout) { try await fake.nextRequest(timeout: .milliseconds(50)) }
     }
 
+    @Test func waitingAfterADisconnectSaysSoAndAWaitEndsWithItsTask() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let waiting = Task { try await fake.nextRequest(timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(20))
+        waiting.cancel()
+        await #expect(throws: TransportError.cancelled) { try await waiting.value }
+        fake.disconnect(reason: "gone")
+        await #expect(throws: TransportError.disconnected(reason: "gone")) { try await fake.nextRequest(timeout: .seconds(60)) }
+    }
+
     /// One wait's timeout must not end a later wait that still has time left.
     @Test func aTimedOutWaitLeavesLaterWaitsAlone() async throws {
         let fake = FakeServerTransport<Authenticated>()

@@ -93,35 +93,50 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         return try result.get()
     }
 
-    /// The next request the client sends, waiting up to `timeout` for it.
+    /// The next request the client sends, waiting up to `timeout` for it. Throws
+    /// ``TransportError/timeout`` when none came in time, ``TransportError/disconnected(reason:)``
+    /// once the fake server has disconnected (and no request is left unread), and
+    /// ``TransportError/cancelled`` when the waiting task is cancelled.
     public func nextRequest(timeout: Duration = .seconds(5)) async throws -> IncomingRequest {
-        let request: IncomingRequest? = await withCheckedContinuation { continuation in
-            let ready: Result<IncomingRequest?, Never>?
-            let key: UInt64
-            (ready, key) = state.withLock { state in
-                if !state.unread.isEmpty { return (.success(state.unread.removeFirst()), 0) }
-                if state.disconnected != nil { return (.success(nil), 0) }
-                defer { state.nextReaderKey += 1 }
-                state.readers.append((state.nextReaderKey, continuation))
-                return (nil, state.nextReaderKey)
-            }
-            if case let .success(value) = ready {
-                continuation.resume(returning: value)
-                return
-            }
-            // Bound the wait so a test whose client never sends fails instead of hanging; only
-            // this reader expires, not one that started waiting later.
-            Task { [state] in
-                try? await Task.sleep(for: timeout)
-                let expired: CheckedContinuation<IncomingRequest?, Never>? = state.withLock { state in
-                    guard let index = state.readers.firstIndex(where: { $0.key == key }) else { return nil }
-                    return state.readers.remove(at: index).continuation
-                }
-                expired?.resume(returning: nil)
-            }
+        let key: UInt64 = state.withLock { state in
+            defer { state.nextReaderKey += 1 }
+            return state.nextReaderKey
         }
-        guard let request else { throw TransportError.timeout }
-        return request
+        var timer: Task<Void, Never>?
+        let request: IncomingRequest? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let ready: IncomingRequest?? = state.withLock { state in
+                    if !state.unread.isEmpty { return .some(state.unread.removeFirst()) }
+                    if state.disconnected != nil || Task.isCancelled { return .some(nil) }
+                    state.readers.append((key, continuation))
+                    return nil
+                }
+                if let ready {
+                    continuation.resume(returning: ready)
+                    return
+                }
+                // Bound the wait so a test whose client never sends fails instead of hanging;
+                // only this reader expires, not one that started waiting later.
+                timer = Task { [state] in
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    Self.expireReader(key, in: state)
+                }
+            }
+        } onCancel: {
+            Self.expireReader(key, in: state)
+        }
+        timer?.cancel()
+        if let request { return request }
+        if Task.isCancelled { throw TransportError.cancelled }
+        if let reason = state.withLock({ $0.disconnected }) { throw TransportError.disconnected(reason: reason) }
+        throw TransportError.timeout
+    }
+
+    private static func expireReader(_ key: UInt64, in state: Locked<State>) {
+        state.withLock { state -> CheckedContinuation<IncomingRequest?, Never>? in
+            guard let index = state.readers.firstIndex(where: { $0.key == key }) else { return nil }
+            return state.readers.remove(at: index).continuation
+        }?.resume(returning: nil)
     }
 
     /// Answers request `id`; answers to unknown or already answered ids are ignored.
