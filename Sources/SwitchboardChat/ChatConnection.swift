@@ -46,6 +46,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let pushBudget: Locked<PushBudget>
     /// The deadline of a request that has none (``ChatConnectionOptions/defaultRequestTimeout``).
     public let defaultRequestTimeout: Duration
+    /// How long closing waits for a push handler still running (``ChatConnectionOptions/pushHandlerGrace``).
+    let pushHandlerGrace: Duration
 
     /// Headers of the upgrade response (`X-Signal-Timestamp`, `X-Signal-Alert`).
     public var upgradeHeaders: [HTTPHeaderField] { socket.handshakeHeaders }
@@ -63,8 +65,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
-         pushBudget: PushBudget, defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, onPush: @escaping PushHandler) {
+         pushBudget: PushBudget, defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout,
+         pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace, onPush: @escaping PushHandler) {
         self.pushBudget = Locked(pushBudget)
+        self.pushHandlerGrace = pushHandlerGrace
         self.defaultRequestTimeout = defaultRequestTimeout
         let pending = self.pending
         deadlines = DeadlineTimer(loop: socket.eventLoop) { now in pending.expire(now: now, with: .failure(.timeout)) } next: { pending.nextDeadline }
@@ -115,7 +119,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             return state.running
         }
         if let running, !PushHandling.isActive {
-            let limit = Task { try? await Task.sleep(for: .seconds(5)); _ = running.offer(()) }
+            let limit = Task { [pushHandlerGrace] in try? await Task.sleep(for: pushHandlerGrace); _ = running.offer(()) }
             await running.value
             limit.cancel()
         }
@@ -312,11 +316,11 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         failAll(reason.description)
         // A handler still running finishes before `disconnected`, so an app that reconnects
         // on it never runs two handlers at once (bounded, in case a handler hangs: one still
-        // running after 5 s is cancelled, and left behind).
+        // running after the grace, 5 s by default, is cancelled, and left behind).
         if let running = pushTask.withLock({ $0 }) {
             let done = FirstAnswer<Void>()
             let waiter = Task { await running.value; _ = done.offer(()) }
-            let limit = Task { try? await Task.sleep(for: .seconds(5)); _ = done.offer(()) }
+            let limit = Task { [pushHandlerGrace] in try? await Task.sleep(for: pushHandlerGrace); _ = done.offer(()) }
             await done.value
             waiter.cancel()
             limit.cancel()

@@ -45,6 +45,12 @@ public struct ChatConnectionOptions: Sendable {
     /// Which event loops serve the connection: the process's shared ones (the default), a
     /// group of the app's, or a loop of its own that ends with the connection.
     public var eventLoops: EventLoopGroupProvider
+    /// How long closing waits for a push handler still running so its answer goes out (5 s);
+    /// past it the handler is cancelled and left behind, so a hung handler cannot hold a
+    /// logout or reconnect for ever.
+    public var pushHandlerGrace: Duration
+    /// The default ``pushHandlerGrace``.
+    public static let defaultPushHandlerGrace: Duration = .seconds(5)
     /// Wrap the handling of every push, outermost first: they see each push and how it was
     /// answered, pushes whose payload did not decode included (a `LoggingInterceptor`, say).
     public var pushInterceptors: [any PushInterceptor]
@@ -57,8 +63,9 @@ public struct ChatConnectionOptions: Sendable {
         diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
         maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 160 * 1024 * 1024,
         defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, pushInterceptors: [any PushInterceptor] = [],
-        eventLoops: EventLoopGroupProvider = .shared
+        eventLoops: EventLoopGroupProvider = .shared, pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace
     ) {
+        self.pushHandlerGrace = pushHandlerGrace
         self.pushInterceptors = pushInterceptors
         self.eventLoops = eventLoops
         self.defaultRequestTimeout = defaultRequestTimeout

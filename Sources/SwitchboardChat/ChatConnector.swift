@@ -62,7 +62,7 @@ public final class ChatConnector: @unchecked Sendable {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
-                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
+                              pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     /// Connects without credentials.
@@ -72,7 +72,7 @@ public final class ChatConnector: @unchecked Sendable {
         let socket = try await open(extraHeaders: [])
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
-                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
+                              pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
