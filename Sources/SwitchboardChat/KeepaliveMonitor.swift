@@ -8,6 +8,10 @@ public struct KeepalivePolicy: Sendable, Hashable {
     /// response counts as an answer too. `nil` sends the ping alone.
     public var requestPath: String?
 
+    /// The shortest interval and timeout a monitor honours (50 ms): a zero interval would
+    /// probe again the moment each answer lands, a busy loop on both ends.
+    public static let minimumPeriod: Duration = .milliseconds(50)
+
     /// Creates a policy; the defaults are Signal's.
     public init(interval: Duration = .seconds(30), timeout: Duration = .seconds(10), requestPath: String? = "/v1/keepalive") {
         self.interval = interval
@@ -38,8 +42,12 @@ public struct KeepaliveMonitor<Instant: InstantProtocol>: Sendable where Instant
     private var lastHeard: Instant
     private var probeSentAt: Instant?
 
-    /// Starts watching a connection that opened at `now`.
+    /// Starts watching a connection that opened at `now`. An interval or timeout under
+    /// ``KeepalivePolicy/minimumPeriod`` counts as that.
     public init(policy: KeepalivePolicy, now: Instant) {
+        var policy = policy
+        policy.interval = max(policy.interval, KeepalivePolicy.minimumPeriod)
+        policy.timeout = max(policy.timeout, KeepalivePolicy.minimumPeriod)
         self.policy = policy
         lastHeard = now
     }

@@ -67,7 +67,8 @@ import Testing
         let sleeps = Sleeps()
         let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)]).lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(300)))
         #expect(result.isSuccess)
-        #expect(sleeps.waits.withLock { $0 } == [.seconds(7)])
+        // At the jitter these tests pin (1.0), a floor is spread to 1.1 times itself.
+        #expect(sleeps.waits.withLock { $0 } == [.milliseconds(7700)])
     }
 
     @Test func aShortRetryAfterDoesNotShortenTheBackoff() async {
@@ -79,7 +80,7 @@ import Testing
         let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
             .lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(300)))
         #expect(result.isSuccess)
-        #expect(sleeps.waits.withLock { $0 } == [.seconds(7), .seconds(3)])
+        #expect(sleeps.waits.withLock { $0 } == [.milliseconds(7700), .seconds(3)])
     }
 
     @Test func aRetryAfterBeyondTheLimitIsAnsweredNotAwaited() async {

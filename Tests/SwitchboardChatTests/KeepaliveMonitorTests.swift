@@ -19,6 +19,14 @@ struct KeepaliveMonitorTests {
         #expect(monitor.tick(at: at(40)) == .timedOut)
     }
 
+    @Test func aZeroIntervalOrTimeoutCountsAsTheMinimum() {
+        var monitor = KeepaliveMonitor(policy: KeepalivePolicy(interval: .zero, timeout: .zero), now: start)
+        #expect(monitor.tick(at: at(0.049)) == .wait, "a zero interval would probe at once, again and again")
+        #expect(monitor.tick(at: at(0.05)) == .probe)
+        #expect(monitor.tick(at: at(0.099)) == .wait)
+        #expect(monitor.tick(at: at(0.1)) == .timedOut)
+    }
+
     @Test func anAnswerClearsTheProbeAndRestartsTheInterval() {
         var monitor = KeepaliveMonitor(policy: policy, now: start)
         #expect(monitor.tick(at: at(30)) == .probe)

@@ -82,7 +82,9 @@ import Testing
 
     @Test func retryAfterIsTheLowerBoundAndTheDelayIsCapped() {
         let backoff = RetryBackoff(maximum: .seconds(300))
-        #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(30)) == .seconds(30))
+        #expect(backoff.delay(failureCount: 1, jitter: 0.8, floor: .seconds(30)) == .seconds(30))
+        #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(30)) == .seconds(33), "spread past the floor")
+        #expect(backoff.delay(failureCount: 1, jitter: 1.2, floor: .seconds(30)) == .seconds(36))
         #expect(backoff.delay(failureCount: 6, jitter: 1.0, floor: .seconds(30)) == .seconds(63))
         #expect(backoff.delay(failureCount: 20, jitter: 1.2) == .seconds(300))
         #expect(backoff.delay(failureCount: 20, jitter: 0.8) == .seconds(240), "at the cap the jitter still spreads clients")
@@ -93,6 +95,7 @@ import Testing
         #expect(backoff.delay(failureCount: 2, jitter: 5) == .milliseconds(3600), "jitter is clamped to 1.2")
         #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.2) == .milliseconds(1500), "sub-second caps hold")
         #expect(RetryBackoff(maximum: .milliseconds(1500)).delay(failureCount: 5, jitter: 1.0) == .milliseconds(1350))
+        #expect(RetryBackoff(maximum: .zero).delay(failureCount: 5, jitter: 1.2) == .seconds(1), "a zero cap would retry in a tight loop")
         // A server's Retry-After is a floor up to an hour, not a way to stop the session for good.
         #expect(backoff.delay(failureCount: 1, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(3600))
         #expect(RetryBackoff(maximum: nil).delay(failureCount: 20, jitter: 1.0, floor: .seconds(999_999_999)) == .seconds(1_048_575),
