@@ -43,15 +43,39 @@ extension ChatConnection: SessionLink where Auth == Authenticated {
 public struct ChatSessionConnector: SessionConnector {
     /// The connector that opens each link, with keepalive turned off.
     public let connector: ChatConnector
+    /// The request sent with each heartbeat's ping: `options.keepalive`'s `requestPath`
+    /// (Signal's `/v1/keepalive` by default), or none when that policy has none.
+    public let keepaliveRequestPath: String?
 
-    /// Connects to `url`; the session, not the connection, runs the heartbeat.
+    /// Connects to `url`; the session, not the connection, runs the heartbeat (at the
+    /// session's interval), with `options.keepalive`'s request path.
     public init(url: URL, options: ChatConnectionOptions = .init()) {
         var options = options
+        keepaliveRequestPath = options.keepalive.map { $0.requestPath } ?? ChatServer.keepalivePath
         options.keepalive = nil
         connector = ChatConnector(url: url, options: options)
     }
 
     public func connect(credentials: ChatClient.Credentials, onPush: @escaping ChatConnection<Authenticated>.PushHandler) async throws(ChatConnectionError) -> any SessionLink {
-        try await connector.connectAuthenticated(credentials: credentials, onPush: onPush)
+        let connection = try await connector.connectAuthenticated(credentials: credentials, onPush: onPush)
+        guard keepaliveRequestPath != ChatServer.keepalivePath else { return connection }
+        return ProbingLink(connection: connection, requestPath: keepaliveRequestPath)
     }
+}
+
+/// A chat connection whose heartbeat sends another keepalive request, or none.
+final class ProbingLink: SessionLink {
+    let connection: ChatConnection<Authenticated>
+    let requestPath: String?
+
+    init(connection: ChatConnection<Authenticated>, requestPath: String?) {
+        self.connection = connection
+        self.requestPath = requestPath
+    }
+
+    var transport: any RPCTransport<Authenticated> { connection }
+    var activity: AsyncStream<Void> { connection.activity }
+    func probe() async { await connection.probe(requestPath: requestPath) }
+    func waitUntilEnded() async -> ChatConnectionError { await connection.waitUntilEnded() }
+    func end() async { await connection.end() }
 }
