@@ -176,6 +176,48 @@ import Testing
         try ServiceCatalogue.checkNoFolderInsideAnEndpoint(apart)
     }
 
+    @Test func aLongIdIsServedAndAnswered() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Its temporary answer's name was the whole name and more: past 255 bytes, never written.
+        let id = "20260101T000000000Z_" + String(repeating: "x", count: 210)
+        try Self.requestDocument(id: id).write(to: folder.appendingPathComponent(id + ".request.json"))
+        #expect(await setup.provider.servePending() == 1)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(id + ".response.json").path))
+        // One whose answer's name cannot exist is left alone, not claimed and stuck.
+        let tooLong = "20260101T000000001Z_" + String(repeating: "y", count: 222)
+        try Self.requestDocument(id: tooLong).write(to: folder.appendingPathComponent(tooLong + ".request.json"))
+        #expect(await setup.provider.servePending() == 0)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(tooLong + ".request.json").path))
+    }
+
+    @Test func anAnswerThatCannotBeWrittenIsReported() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let reports = Locked<[FileDropDiagnostic]>([])
+        var options = setup.options
+        options.diagnostics = { report in reports.withLock { $0.append(report) } }
+        let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: options)
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000009"
+        setup.handlers.held.withLock { _ = $0.insert(Data([9])) }
+        try Self.requestDocument(id: id, hash: Self.base64URL(Data([9]))).write(to: folder.appendingPathComponent(id + ".request.json"))
+        let serving = Task { await provider.servePending() }
+        for _ in 0..<3000 where !FileManager.default.fileExists(atPath: folder.appendingPathComponent(id + ".claimed.json").path) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // The folder goes away while the handler works: its answer has nowhere to go.
+        try FileManager.default.moveItem(at: folder, to: folder.deletingLastPathComponent().appendingPathComponent("moved-away"))
+        setup.handlers.held.withLock { $0.removeAll() }
+        #expect(await serving.value == 1)
+        let problems = reports.current.filter { $0.problem.contains("the answer could not be written") }
+        #expect(problems.count == 3, "\(reports.current)")
+        #expect(problems.allSatisfy { $0.path.hasSuffix(id + ".response.json") })
+    }
+
     /// Damaged and random documents decode to a document or to nothing, never a crash;
     /// seeded, so a failure repeats.
     @Test func damagedDocumentsDecodeOrAreRefused() throws {

@@ -34,7 +34,11 @@ enum FileDropFiles {
     /// `durable`, the data and the new name survive a power cut too (fsync of file and folder).
     static func writeAtomically(_ data: Data, to url: URL, durable: Bool) throws {
         let folder = url.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent("." + url.lastPathComponent + "." + String(UInt32.random(in: .min ... .max), radix: 16) + ".tmp")
+        // The name's last 100 bytes at most (its state suffix stays in it, for recovery), so a
+        // long document name cannot make its temporary name too long for the file system.
+        var tail = Substring(url.lastPathComponent)
+        while tail.utf8.count > 100 { tail = tail.dropFirst() }
+        let temporary = folder.appendingPathComponent("." + tail + "." + String(UInt32.random(in: .min ... .max), radix: 16) + ".tmp")
         let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { unlink(temporary.path) }
@@ -130,7 +134,12 @@ enum FileDropFiles {
 
     /// Names of the entries of `folder` (of any type), sorted; none if it cannot be listed.
     static func names(in folder: URL) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).sorted()
+        (try? listing(of: folder)) ?? []
+    }
+
+    /// Names of the entries of `folder`, sorted; throws why it cannot be listed.
+    static func listing(of folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
     }
 
     /// Whether `url` is a folder itself, not a link to one: a consumer must not make the

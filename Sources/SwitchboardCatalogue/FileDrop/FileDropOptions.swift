@@ -32,9 +32,30 @@ public struct FileDropOptions: Sendable {
     /// How often a provider looks for documents past ``retention``, off the path that serves
     /// requests: every hour (at least every second).
     public var retentionSweepInterval: Duration = .seconds(3600)
+    /// Receives the problems a provider survived, for the app's logs: an answer it could not
+    /// write (tried three times; the request stays claimed and the next start answers it as
+    /// interrupted), an interrupted answer it could not write on start, a folder it could not
+    /// list. Called from the provider's file queue: hand it to a logger and return.
+    public var diagnostics: (@Sendable (FileDropDiagnostic) -> Void)?
     /// The shortest retention honoured: one hour.
     public static let minimumRetention: Duration = .seconds(3600)
 
     /// The defaults.
     public init() {}
+}
+
+/// A problem a file-drop provider survived.
+public struct FileDropDiagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// The file or folder concerned.
+    public var path: String
+    /// What went wrong, with the system's reason.
+    public var problem: String
+
+    /// Creates a report.
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { "\(path): \(problem)" }
 }

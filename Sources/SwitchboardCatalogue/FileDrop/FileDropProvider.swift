@@ -160,9 +160,20 @@ public final class FileDropProvider: Sendable {
             return known
         }
         var requests: [String] = [], subfolders: [String] = []
-        for name in FileDropFiles.names(in: folder) where !name.hasPrefix(".") {
+        var names: [String] = []
+        do {
+            names = try FileDropFiles.listing(of: folder)
+        } catch {
+            // A folder not made yet is normal (consumers create theirs on first use).
+            if FileDropFiles.exists(folder) { report(folder, "cannot be listed: \(error.localizedDescription)") }
+        }
+        for name in names where !name.hasPrefix(".") {
             if name.hasSuffix(FileDropDocument.requestSuffix) {
-                requests.append(String(name.dropLast(FileDropDocument.requestSuffix.count)))
+                let id = name.dropLast(FileDropDocument.requestSuffix.count)
+                // Its answer's name would be too long for any file system (255 bytes): not
+                // claimed, so its consumer's deadline withdraws it.
+                guard id.utf8.count + FileDropDocument.responseSuffix.utf8.count <= 255 else { continue }
+                requests.append(String(id))
             } else if !name.hasSuffix(".json"), FileDropFiles.isFolder(folder.appendingPathComponent(name)) {
                 subfolders.append(name)
             }
@@ -191,8 +202,13 @@ public final class FileDropProvider: Sendable {
                 // interrupted. Either way only the marking is left.
                 if !FileDropFiles.exists(responseURL), !FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
                     let interrupted = RPCResponse(status: 503, message: "Service Unavailable")
-                    guard (try? FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id, interrupted: true),
-                                                              to: responseURL, durable: options.durable)) != nil else { continue }
+                    do {
+                        try FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id, interrupted: true),
+                                                          to: responseURL, durable: options.durable)
+                    } catch {
+                        report(responseURL, "the interrupted answer could not be written (tried again at the next start): \(error)")
+                        continue
+                    }
                 }
                 Self.markServed(id, in: folder.url, durable: options.durable)
             }
@@ -308,7 +324,8 @@ public final class FileDropProvider: Sendable {
         if case .lost = claim { return false }
         guard case let .document(read) = claim else { return true }
         let response = await answer(read, folder: folder)
-        await FileDropFiles.offPool(on: files) {
+        for attempt in 1...3 {
+            let written: Bool = await FileDropFiles.offPool(on: files) { [self] in
             do {
                 var encoded = try FileDropDocument.encode(response, id: id)
                 // An answer its consumer would refuse to read is replaced by one it can: the
@@ -319,11 +336,18 @@ public final class FileDropProvider: Sendable {
                 }
                 try FileDropFiles.writeAtomically(encoded, to: responseURL, durable: durable)
             } catch {
-                // Answered already (the write never replaces), or left claimed for the next
-                // start to answer as interrupted.
-                if !FileDropFiles.exists(responseURL) && !FileDropFiles.exists(archived) { return }
+                // Answered already (the write never replaces), or tried again; after the last
+                // try it stays claimed for the next start to answer as interrupted.
+                if !FileDropFiles.exists(responseURL) && !FileDropFiles.exists(archived) {
+                    report(responseURL, "the answer could not be written (attempt \(attempt) of 3): \(error)")
+                    return false
+                }
             }
             Self.markServed(id, in: folder.url, durable: durable)
+            return true
+            }
+            if written { break }
+            if attempt < 3 { try? await Task.sleep(for: .milliseconds(attempt == 1 ? 200 : 1000)) }
         }
         return true
     }
@@ -387,6 +411,11 @@ public final class FileDropProvider: Sendable {
             return Self.refusal(400, "\(document.verb) \(document.path.prefix(200)) is not a route of \(folder.endpoint.rpcName)")
         }
         return await router.handle(ServerRequest(verb: document.verb, path: document.path, headers: document.headers, body: document.body), auth: endpoint.auth)
+    }
+
+    /// Tells the app's diagnostics about a problem survived.
+    func report(_ url: URL, _ problem: String) {
+        options.diagnostics?(FileDropDiagnostic(path: url.path, problem: problem))
     }
 
     static func refusal(_ status: Int, _ reason: String) -> RPCResponse {
