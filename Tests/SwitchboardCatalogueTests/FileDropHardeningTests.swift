@@ -134,6 +134,25 @@ import Testing
         #expect(firstBatch == Set((32..<40).map { Data([UInt8($0 + 1)]) }))
     }
 
+    /// Ids are the consumers' to choose: one that names its requests to sort first still
+    /// takes turns with the others.
+    @Test func consumerFoldersTakeTurns() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let base = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        for (consumer, prefix, first) in [("greedy", "00000000T000000000Z", 1), ("polite", "20260101T000000000Z", 100)] {
+            let folder = base.appendingPathComponent(consumer)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<8 {
+                let id = "\(prefix)_LookUpUsernameHash_0000000\(index)"
+                try Self.requestDocument(id: id, hash: Self.base64URL(Data([UInt8(first + index)]))).write(to: folder.appendingPathComponent(id + ".request.json"))
+            }
+        }
+        #expect(await setup.provider.servePending() == 8)
+        let served = Set(setup.handlers.served.current.map { $0[0] })
+        #expect(served.filter { $0 < 100 }.count == 4 && served.filter { $0 >= 100 }.count == 4, "\(served.sorted())")
+    }
+
     @Test func stopReturnsAfterItsTimeoutWhenAHandlerHangs() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }

@@ -254,7 +254,8 @@ public final class FileDropProvider: Sendable {
         return claimed
     }
 
-    /// Starts the waiting requests, oldest first, as far as free slots allow; returns how many.
+    /// Starts the waiting requests, oldest first in each folder and the folders in turn, as far
+    /// as free slots allow; returns how many.
     @discardableResult
     func startPending() async -> Int { await startRequests().count }
 
@@ -265,11 +266,20 @@ public final class FileDropProvider: Sendable {
         let now = ContinuousClock.now
         let reuse = backlog.withLock { $0.next < $0.entries.count && $0.scannedAt.map { now - $0 < options.fullScanInterval } == true }
         if !reuse {
-            var found: [(Folder, String)] = await FileDropFiles.offPool(on: files) { [self] in
-                folders().flatMap { folder in listing(of: folder.url).requests.map { (folder, $0) } }
+            let perFolder: [(Folder, [String])] = await FileDropFiles.offPool(on: files) { [self] in
+                folders().map { folder in (folder, listing(of: folder.url).requests.sorted()) }
             }
-            // Oldest first, across folders: ids start with their submission time.
-            found.sort { $0.1 < $1.1 }
+            // Oldest first within a folder (ids start with their submission time), and the
+            // folders in turn: ids are the consumers' to choose, so one that names its requests
+            // "0000…" must not go ahead of every other consumer's.
+            let total = perFolder.reduce(0) { $0 + $1.1.count }
+            var found: [(Folder, String)] = []
+            found.reserveCapacity(total)
+            var round = 0
+            while found.count < total {
+                for (folder, ids) in perFolder where round < ids.count { found.append((folder, ids[round])) }
+                round += 1
+            }
             let present = Set(found.map { $0.0.url.path + "/" + $0.1 })
             unclaimable.withLock { $0.formIntersection(present) }
             backlog.withLock { $0 = Backlog(entries: found, next: 0, scannedAt: now) }
