@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Switchboard: a schema-driven Swift SDK generator for chat servers.
-// The product depends on no third-party package (see DEVELOPERS.md, "The design card").
+// The product depends on no third-party package (the design card: Foundation, Dispatch and system C libraries only).
 let package = Package(
     name: "Switchboard",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],

@@ -47,7 +47,7 @@ public struct SessionConfiguration: Sendable {
         self.bufferedChanges = max(1, bufferedChanges)
     }
 
-    /// Signal's session-ending errors: credentials rejected (403, 4401), app expired (499),
+    /// Signal's session-ending errors: credentials rejected (401 or 403, 4401), app expired (499),
     /// connected elsewhere (4409). Everything else (network, timeouts, 5xx) is temporary.
     public static let signalPermanentFailures: @Sendable (ChatConnectionError) -> Bool = { error in
         switch error {
