@@ -8,7 +8,8 @@ source "$root/scripts/common.sh"
 bin=$(switchboard_bin)
 work=$(mktemp -d)
 mock_pid=""
-trap '[ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; rm -rf "$work"' EXIT
+escape_pid=""
+trap '[ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; [ -n "$escape_pid" ] && kill "$escape_pid" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
@@ -263,6 +264,8 @@ for _ in range(80):
         held.append(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2))
     except OSError:
         break
+# More connections than the server has descriptors, or nothing was exhausted.
+assert len(held) >= 48, f"only {len(held)} connections were opened"
 time.sleep(1.0)
 for held_socket in held:
     held_socket.close()

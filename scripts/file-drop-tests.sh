@@ -30,7 +30,8 @@ fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
 
 echo "file-drop transport (two processes, one folder):"
 "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1
-"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && pass "export-catalogue --check accepts its own output"
+"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && pass "export-catalogue --check accepts its own output" \
+  || fail "export-catalogue --check accepts its own output"
 cp "$work/catalogue/services.yml" "$work/services.yml.saved"
 echo "# edited" >>"$work/catalogue/services.yml"
 if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an edited file"
@@ -90,6 +91,8 @@ for delay in 0.25 0.15 0.2 0.3 0.15 0.2 0.25 0.15; do
   start_provider
 done
 for _ in $(seq 1 1200); do kill -0 "$consumer_pid" 2>/dev/null || break; sleep 0.1; done
+# Still running after two minutes: a hang, which must fail here rather than wait for ever.
+if kill -0 "$consumer_pid" 2>/dev/null; then kill -9 "$consumer_pid"; fi
 if wait "$consumer_pid"; then pass "the consumer finished ($kills provider kills)"; else fail "the consumer did not finish"; cat "$work/consumer.log"; fi
 [ "$kills" -ge 3 ] || fail "the provider was killed only $kills times while the consumer ran"
 consumer_pid=""
@@ -139,7 +142,9 @@ kill -9 "$consumer_pid" 2>/dev/null || true
 wait "$consumer_pid" 2>/dev/null || true
 consumer_pid=""
 answered=$(wc -l <"$work/results2.txt" 2>/dev/null || echo 0)
-if [ "$answered" -lt 5000 ]; then pass "a consumer killed mid-stream ($answered of 5000 answered)"; else fail "the consumer finished before it could be killed"; fi
+# Some answered (it ran) and not all (it was killed mid-stream).
+if [ "$answered" -ge 1 ] && [ "$answered" -lt 5000 ]; then pass "a consumer killed mid-stream ($answered of 5000 answered)"
+else fail "a consumer killed mid-stream: $answered of 5000 answered (none means it never ran, all that it was not killed)"; fi
 # The provider answers what the consumer left behind.
 folder="$work/catalogue/usernames/look_up_username_hash/consumer.demo"
 # (fsync on a disk a build has just filled can take seconds)
@@ -155,6 +160,8 @@ for path in requests + glob.glob(f"{folder}/*.response.json") + glob.glob(f"{fol
     json.load(open(path))
 pending = glob.glob(f"{folder}/*.request.json")
 assert not pending, f"{len(pending)} requests left unanswered"
+answered = glob.glob(f"{folder}/*.response.json") + glob.glob(f"{folder}/.archive/*.response.json")
+assert answered, "no request documents at all: the consumer wrote nothing"
 print(f"  ok   a killed consumer left only whole documents, each request answered")
 PY
 then :; else fail "a killed consumer leaves whole documents, all answered"; fi

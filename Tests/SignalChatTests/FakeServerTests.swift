@@ -56,7 +56,9 @@ import Testing
         let fake = FakeServerTransport<Authenticated>()
         let client = KeysClient(transport: fake)
         let abandoned = Task { await client.getPreKeyCount(PreKeyCountRequest(identity: .aci)) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Sent and waiting unread, or the test would cover a call cancelled before sending.
+        for _ in 0..<2000 where fake.pendingCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(fake.pendingCount == 1)
         abandoned.cancel()
         _ = await abandoned.value
         async let live = client.getPreKeyCount(PreKeyCountRequest(identity: .pni))

@@ -89,7 +89,10 @@ import Testing
                 delivered.withLock { $0 += 1 }
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        for _ in 0..<3000 where delivered.current < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(delivered.current == 2)
+        // And it stays held there while nothing is taken.
+        try await Task.sleep(for: .milliseconds(100))
         #expect(delivered.current == 2)
         for _ in 0..<5 { #expect(await bridge.receive(timeout: .seconds(30)) != nil) }
         await producer.value

@@ -173,8 +173,9 @@ import Testing
         #expect(claimedSeen)
         let stopped = FirstAnswer<Bool>()
         Task { await provider.stop(); _ = stopped.offer(true) }
-        Task { try? await Task.sleep(for: .seconds(20)); _ = stopped.offer(false) }
+        let watchdog = Task { try? await Task.sleep(for: .seconds(20)); _ = stopped.offer(false) }
         #expect(await stopped.value, "stop returned while the handler still hung")
+        watchdog.cancel()
         setup.handlers.held.withLock { $0.removeAll() }
         _ = await call.value
     }

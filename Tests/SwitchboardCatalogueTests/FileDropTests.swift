@@ -105,6 +105,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let result = await call.value
         guard case .disconnected? = result.transportError else {
             Issue.record("an interrupted request must fail as disconnected, got \(result)")
+            await setup.provider.stop()
             return
         }
         await setup.provider.stop()
@@ -115,6 +116,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let again = try transport.resubmit(try #require(transport.records().first))
         for _ in 0..<500 where transport.records().first(where: { $0.id == again })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
         await setup.provider.stop()
+        #expect(transport.records().first { $0.id == again }?.state == .answered)
         #expect(setup.handlers.served.current == [Data([7])])
     }
 
@@ -139,6 +141,9 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
             try await Task.sleep(for: .milliseconds(10))
         }
         await setup.provider.stop()
+        // The duplicate was taken (and refused), the misplaced one answered.
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(record.id + ".request.json").path))
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("20260101T000000001Z_x_00000002.response.json").path))
         #expect(setup.handlers.served.current == [Data([9])])
         let malformed = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("20260101T000000000Z_bad_00000001.response.json"))) as? [String: Any]
         #expect(malformed?["status"] as? Int == 400)
@@ -178,6 +183,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         try FileManager.default.copyItem(at: folder.appendingPathComponent(unread + ".served.json"), to: folder.appendingPathComponent(unread + ".request.json"))
         for _ in 0..<1000 where FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path) { try await Task.sleep(for: .milliseconds(10)) }
         await setup.provider.stop()
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path), "the duplicate was taken")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".claimed.json").path))
         #expect(setup.handlers.served.current.count == 2)
         // Withdrawn: the consumer gave up with no provider running.

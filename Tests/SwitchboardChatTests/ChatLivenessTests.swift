@@ -37,7 +37,7 @@ final class SilentServer: @unchecked Sendable {
     }
 }
 
-@Suite(.serialized) struct ChatLivenessTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ChatLivenessTests {
     static let fastKeepalive = KeepalivePolicy(interval: .milliseconds(100), timeout: .milliseconds(300))
 
     @Test func aServerThatStopsAnsweringIsDroppedAsKeepaliveTimedOut() async throws {

@@ -25,7 +25,10 @@ struct AcceptedSocketTests {
     @Test func aFarTimerOnAShutDownLoopDoesNotTrap() throws {
         let loop = try EventLoop(name: "far-timer-test")
         loop.shutdownBlocking()
-        let timer = loop.schedule(after: .seconds(Int64.max / 4)) {}
+        let fired = EventLoopCoreTests.Box(false)
+        let timer = loop.schedule(after: .seconds(Int64.max / 4)) { fired.update { $0 = true } }
         timer.cancel()
+        #expect(timer.isCancelled)
+        #expect(!fired.value)
     }
 }

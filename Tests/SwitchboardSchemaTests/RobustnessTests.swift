@@ -64,7 +64,10 @@ import Testing
         for _ in 0..<500 {
             await Task.yield()
             let text = (0..<Int.random(in: 0...80, using: &random)).map { _ in words.randomElement(using: &random)! }.joined(separator: " ")
-            _ = SchemaCompiler.compile(files: [SourceFile(path: "soup.sb", text: text)]).renderedDiagnostics
+            let output = SchemaCompiler.compile(files: [SourceFile(path: "soup.sb", text: text)])
+            // Either a schema or a reason: never silence.
+            #expect(output.schema != nil || output.diagnostics.contains { $0.severity == .error })
+            _ = output.renderedDiagnostics
         }
     }
 

@@ -6,7 +6,7 @@ import SwitchboardSession
 import Testing
 
 /// The driver around the pure machine, with a scripted connector, in virtual time.
-@Suite struct SessionDriverTests {
+@Suite(.timeLimit(.minutes(3))) struct SessionDriverTests {
     func makeSession(_ connector: FakeConnector, clock: ManualClock, jitter: Double = 0.8,
                      login: @escaping Session<ManualClock>.Login = { .account(credentials) },
                      invalidated: Locked<Int> = Locked(0), disposed: Locked<Int> = Locked(0)) -> Session<ManualClock> {

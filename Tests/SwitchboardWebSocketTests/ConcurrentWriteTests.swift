@@ -4,7 +4,7 @@ import Testing
 
 /// Many writers at once, with messages larger than the socket buffers, so writes go out in
 /// parts and queue: frames must never interleave, and every message must arrive intact.
-@Suite struct ConcurrentWriteTests {
+@Suite(.timeLimit(.minutes(3))) struct ConcurrentWriteTests {
     static func payload(sender: Int, sequence: Int, size: Int) -> Data {
         var bytes = [UInt8](repeating: 0, count: size)
         bytes[0] = UInt8(sender)
