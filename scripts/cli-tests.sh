@@ -9,7 +9,7 @@ bin=$(switchboard_bin)
 work=$(mktemp -d)
 mock_pid=""
 escape_pid=""
-trap '[ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; [ -n "$escape_pid" ] && kill "$escape_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap '{ [ -n "$mock_pid" ] && kill "$mock_pid"; [ -n "$escape_pid" ] && kill "$escape_pid"; } 2>/dev/null || true; rm -rf "$work"' EXIT
 failures=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
@@ -247,6 +247,7 @@ for mode in push answer close; do
   grep -q 'u001b' "$work/escape.out" && no_controls "$work/escape.out" \
     && pass "$mode: server-chosen text is escaped for the terminal" || { fail "$mode: server-chosen text is escaped for the terminal"; cat -v "$work/escape.out"; }
   kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true
+  escape_pid=""
 done
 
 # A burst of connections that exhausts the server's file descriptors must not stop it
