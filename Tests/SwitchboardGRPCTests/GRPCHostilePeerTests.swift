@@ -108,7 +108,7 @@ struct GRPCHostilePeerTests {
             ("a SETTINGS flood", false, settingsFlood, .enhanceYourCalm),
             ("a PING flood", false, pingFlood, .enhanceYourCalm),
             ("rapid reset", false, rapidReset, .enhanceYourCalm),
-            ("a stream id going backwards", false, closedStream, .streamClosed),
+            ("a stream id going backwards", false, closedStream, .protocolError),
             ("PUSH_PROMISE from a client", false, Self.frame(1, .pushPromise(promisedStreamID: 2, fragment: [], endHeaders: true)), .protocolError),
         ]
         for (name, raw, bytes, code) in cases {

@@ -25,6 +25,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     private var current: GRPCClientConnection?
     private var connecting: Task<Result<GRPCClientConnection, TransportError>, Never>?
     private var opened = 0
+    /// Shared by this transport's connections: a server's `too_many_pings` slows them all.
+    private let keepaliveBackoff = HTTP2KeepaliveBackoff()
 
     /// How many connections this transport has opened so far.
     package var connectionsOpened: Int { lock.withLock { opened } }
@@ -165,7 +167,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             return .failure(.disconnected(reason: "\(place) does not speak HTTP/2 over TLS (\(agreed))"))
         }
         lock.withLock { self.opened += 1 }
-        let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2)
+        let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2, keepaliveBackoff: keepaliveBackoff)
         driver.start(takingEarlyBytes: opened.takeEarlyBytes)
         return .success(GRPCClientConnection(driver: driver))
     }

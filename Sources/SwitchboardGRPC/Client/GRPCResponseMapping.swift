@@ -9,6 +9,18 @@ enum GRPCResponseMapping {
     static let statusTrailer = "switchboard-status"
     static let errorBodyTrailer = "switchboard-error-body-bin"
 
+    /// Whether a response's content type is gRPC's: `application/grpc`, alone or with a
+    /// `+subtype` or parameters (not `application/grpc-web`, another protocol).
+    static func isGRPCContentType(_ contentType: String) -> Bool {
+        contentType == "application/grpc" || contentType.hasPrefix("application/grpc+") || contentType.hasPrefix("application/grpc;")
+    }
+
+    /// Whether response headers begin a gRPC response: status 200 and gRPC's content type.
+    static func beginsGRPCResponse(_ headers: [HPACKHeader]) -> Bool {
+        let head = FirstValues(headers)
+        return head[":status"] == "200" && head["content-type"].map(isGRPCContentType) == true
+    }
+
     /// `sentJSON`: the request went as `application/grpc+json`; a response whose content type
     /// names no subtype (what gRPC's C core always sends) is then JSON too.
     static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor, sentJSON: Bool = false) throws(TransportError) -> RPCResponse {
@@ -19,11 +31,16 @@ enum GRPCResponseMapping {
             let code = GRPCStatusCode(httpStatus: httpStatus)
             throw .grpcStatus(code: code.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
         }
-        guard let contentType = head["content-type"], contentType.hasPrefix("application/grpc") else {
+        guard let contentType = head["content-type"], isGRPCContentType(contentType) else {
             throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil)
         }
-        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText), let code = GRPCStatusCode(rawValue: rawCode) else {
-            throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "the response ended without a valid grpc-status", details: nil)
+        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText) else {
+            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "the response ended without a valid grpc-status", details: nil)
+        }
+        // A code this side does not know is UNKNOWN, as gRPC's own clients read it.
+        guard let code = GRPCStatusCode(rawValue: rawCode) else {
+            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue,
+                              message: "grpc-status \(rawCode): " + (trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""), details: nil)
         }
         let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
         var metadata = RPCHeaders()

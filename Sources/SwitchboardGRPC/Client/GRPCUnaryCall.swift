@@ -144,6 +144,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             complete()
         } else {
             responseHeaders = headers
+            // A proxy's error page (a 502 from a load balancer, an HTML 200): its body is not
+            // gRPC messages, and reading it as such would hide the status that says what
+            // happened. The call ends with that status now, and the stream is dropped.
+            if !GRPCResponseMapping.beginsGRPCResponse(headers) {
+                complete()
+                if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
+            }
         }
     }
 

@@ -158,13 +158,15 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         func value(_ name: String) -> String? { headers.first { $0.name == name }?.value }
         if let grpcStatus, grpcStatus != "0" {
             let message = value("grpc-message").map(GRPCMetadata.decodeMessage) ?? ""
-            return .grpcStatus(code: Int(grpcStatus) ?? GRPCStatusCode.unknown.rawValue, message: message,
+            // A code this side does not know is UNKNOWN, as on the unary path.
+            let code = Int(grpcStatus).flatMap(GRPCStatusCode.init(rawValue:)) ?? .unknown
+            return .grpcStatus(code: code.rawValue, message: message,
                                details: value("grpc-status-details-bin").flatMap(GRPCMetadata.decodeBinary))
         }
         if let status = value(":status"), status != "200" {
             return .unexpectedResponse("HTTP status \(status) instead of 200")
         }
-        if grpcStatus == nil, !(value("content-type") ?? "").hasPrefix("application/grpc") {
+        if grpcStatus == nil, !GRPCResponseMapping.isGRPCContentType(value("content-type") ?? "") {
             return .unexpectedResponse("content-type \(value("content-type") ?? "missing") is not gRPC")
         }
         return nil

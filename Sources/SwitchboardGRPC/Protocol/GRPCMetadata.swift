@@ -10,11 +10,46 @@ public enum GRPCMetadata {
                                              "grpc-status", "grpc-message", "grpc-status-details-bin", "user-agent", "accept",
                                              "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"]
 
-    /// `grpc-message` as sent: bytes outside printable ASCII and `%` percent-encoded.
+    /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
+    /// are HTTP/2's.
+    static func isReserved(_ name: String) -> Bool {
+        reservedNames.contains(name) || name.hasPrefix("grpc-")
+    }
+
+    /// The longest `grpc-message` sent, in bytes before encoding: a kilobyte says what went
+    /// wrong, and a whole error page would take the trailers past a peer's header limit.
+    static let maximumMessageBytes = 1024
+
+    /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.
+    static func truncated(_ text: String, toBytes limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        // One pass over the kept characters only: the text can be a whole error page.
+        var bytes = 0
+        var end = text.startIndex
+        for character in text {
+            let size = character.utf8.count
+            guard bytes + size <= limit - 3 else { break }
+            bytes += size
+            end = text.index(after: end)
+        }
+        return text[..<end] + "…"
+    }
+
+    /// A `-bin` value as sent: base64 without padding, as the spec prefers.
+    static func encodeBinary(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+
+    /// `grpc-message` as sent: bytes outside printable ASCII and `%` percent-encoded, and a
+    /// space at either end too (HTTP/2 field values may not begin or end with one).
     public static func encodeMessage(_ message: String) -> String {
         var encoded = ""
-        for byte in message.utf8 {
-            if byte >= 0x20, byte <= 0x7e, byte != UInt8(ascii: "%") {
+        let utf8 = message.utf8
+        for (offset, byte) in utf8.enumerated() {
+            let atEdge = offset == 0 || offset == utf8.count - 1
+            if byte >= 0x20, byte <= 0x7e, byte != UInt8(ascii: "%"), !(byte == 0x20 && atEdge) {
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 encoded += String(format: "%%%02X", byte)
@@ -31,8 +66,8 @@ public enum GRPCMetadata {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let value = UInt8(String(decoding: bytes[index + 1...index + 2], as: UTF8.self), radix: 16) {
-                decoded.append(value)
+               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                decoded.append(high << 4 | low)
                 index += 3
             } else {
                 decoded.append(bytes[index])
@@ -40,6 +75,15 @@ public enum GRPCMetadata {
             }
         }
         return String(decoding: decoded, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 
     /// A `-bin` value decoded (padded or not, as the spec allows).
@@ -55,9 +99,9 @@ public enum GRPCMetadata {
         var fields: [HPACKHeader] = []
         for (name, value) in headers {
             let lowered = name.lowercased()
-            guard !reservedNames.contains(lowered), !lowered.hasPrefix(":"), isValidName(lowered), isValidValue(value) else { continue }
+            guard !isReserved(lowered), !lowered.hasPrefix(":"), isValidName(lowered), isValidValue(value, name: lowered) else { continue }
             // A secret kept out of HPACK's tables cannot be guessed through compression.
-            fields.append(HPACKHeader(lowered, value, indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
+            fields.append(HPACKHeader(lowered, sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
         return fields
     }
@@ -69,7 +113,17 @@ public enum GRPCMetadata {
         }
     }
 
-    static func isValidValue(_ value: String) -> Bool {
+    /// Whether a metadata value can be sent at all: HTTP/2 cannot carry NUL, CR or LF.
+    /// (Text beyond ASCII goes as its UTF-8 bytes, which gRPC's C core and Python accept.)
+    static func isValidValue(_ value: String, name: String) -> Bool {
         value.utf8.allSatisfy { $0 != 0 && $0 != 10 && $0 != 13 }
+    }
+
+    /// A value as sent: without spaces or tabs at either end, which HTTP/2 field values may
+    /// not have (RFC 9113 §8.2.1; a strict peer resets the stream).
+    static func sendable(_ value: String) -> String {
+        guard let first = value.utf8.first, let last = value.utf8.last,
+              first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 else { return value }
+        return value.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     }
 }

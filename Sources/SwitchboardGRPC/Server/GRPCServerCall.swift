@@ -17,6 +17,14 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// The request came as `application/grpc+json`: it is transcoded for the handler, and the
     /// answer goes back as JSON.
     private let isJSON: Bool
+    /// Why the request cannot be served before it is read: a `grpc-timeout` it cannot read.
+    private let headerProblem: (status: GRPCStatusCode, message: String)?
+    /// The `grpc-encoding` the client named, when not identity: a compressed message in it
+    /// is UNIMPLEMENTED (uncompressed ones are still read).
+    private let unsupportedEncoding: String?
+    /// The request is not gRPC at all (a method other than POST, a content type other than
+    /// gRPC's): answered with an HTTP status a plain HTTP client understands too.
+    private let nonGRPCStatus: Int?
     private let contentTypeHeader: HPACKHeader
     private let metadata: RPCHeaders
     private let deadline: ContinuousClock.Instant
@@ -60,6 +68,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var contentType: String?
         var method: String?
         var timeout: Duration?
+        var problem: (status: GRPCStatusCode, message: String)?
+        var encoding: String?
         var metadata = RPCHeaders()
         metadata.reserveCapacity(headers.count)
         for header in headers {
@@ -67,10 +77,18 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             case ":path": path = header.value
             case ":method": method = header.value
             case "content-type": contentType = header.value
-            case "grpc-timeout": timeout = GRPCTimeout.decode(header.value)
-            default: if !header.name.hasPrefix(":"), header.name != "te" { metadata.add(header.name, header.value) }
+            case "grpc-timeout":
+                timeout = GRPCTimeout.decode(header.value)
+                if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(header.value.prefix(20))'") }
+            case "grpc-encoding":
+                if header.value != "identity" { encoding = String(header.value.prefix(40)) }
+            default:
+                // gRPC's own headers are the protocol's, not the call's metadata.
+                if !header.name.hasPrefix(":"), header.name != "te", !header.name.hasPrefix("grpc-") { metadata.add(header.name, header.value) }
             }
         }
+        headerProblem = problem
+        unsupportedEncoding = encoding
         self.metadata = metadata
         let now = ContinuousClock.now
         deadline = now.advanced(by: min(timeout ?? options.defaultCallTimeout, options.maximumCallTimeout))
@@ -83,8 +101,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
            let path, path.hasPrefix("/") {
             rpcName = String(path.dropFirst())
+            nonGRPCStatus = nil
         } else {
             rpcName = nil
+            nonGRPCStatus = method != "POST" ? 405 : 415
         }
     }
 
@@ -100,7 +120,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     func begin() {
         guard charge(Self.minimumCost) else { return }
         guard let rpcName else {
-            answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)")
+            answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)",
+                   httpStatus: nonGRPCStatus ?? 415)
+            return
+        }
+        if let headerProblem {
+            answer(status: headerProblem.status, message: headerProblem.message)
             return
         }
         // Event streams live until the client leaves, once their request has come;
@@ -164,8 +189,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     func streamReceived(data: [UInt8], endStream: Bool) {
         // Answered for a second message already: what else the client sends is dropped, so a
-        // unary call holds one message at most, however long the client keeps sending.
-        guard messages.count <= 1 else { return }
+        // unary call holds one message at most, however long the client keeps sending. A
+        // request refused on its headers is not read at all (`begin` answers it).
+        guard messages.count <= 1, rpcName != nil, headerProblem == nil else { return }
         // Counted as it arrives, before the deframer holds it.
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
@@ -179,7 +205,13 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 requestEnded()
             }
         } catch {
-            answer(status: error.code, message: error.description)
+            if error == .unexpectedCompression, let unsupportedEncoding {
+                // Compressed with an algorithm this server does not offer (gRPC's rule).
+                answer(status: .unimplemented, message: "grpc-encoding '\(unsupportedEncoding)' is not supported; this server accepts identity",
+                       extra: [HPACKHeader("grpc-accept-encoding", "identity")])
+            } else {
+                answer(status: error.code, message: error.description)
+            }
         }
     }
 
@@ -199,7 +231,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func requestEnded() {
-        guard let rpcName, !lock.withLock({ isAnswered }) else { return }
+        guard let rpcName, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
         guard messages.count == 1 else {
             answer(status: .internal, message: "a unary call needs exactly one request message, not \(messages.count)")
             return
@@ -275,9 +307,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var responseMetadata: [HPACKHeader] = []
         for (name, value) in response.headers {
             let lowered = name.lowercased()
-            guard lowered != "content-type", !GRPCMetadata.reservedNames.contains(lowered), GRPCMetadata.isValidName(lowered),
-                  GRPCMetadata.isValidValue(value) else { continue }
-            responseMetadata.append(HPACKHeader(lowered, value, indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
+            guard lowered != "content-type", !GRPCMetadata.isReserved(lowered), GRPCMetadata.isValidName(lowered),
+                  GRPCMetadata.isValidValue(value, name: lowered) else { continue }
+            responseMetadata.append(HPACKHeader(lowered, GRPCMetadata.sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
         if response.isSuccess {
             var message = Array(response.body)
@@ -300,14 +332,18 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }
         let code = GRPCStatusCode(errorStatus: response.status, endpoint: endpoint)
         let text = response.status == 400 ? String(decoding: response.body, as: UTF8.self) : (response.message ?? "status \(response.status)")
+        // The message is for people and logs: its first kilobyte. The status itself always
+        // goes out; the error body and metadata only if the peer's header limit takes them.
         var trailers = [HPACKHeader(":status", "200"), contentTypeHeader,
-                        HPACKHeader("grpc-status", "\(code.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(text)),
+                        HPACKHeader("grpc-status", "\(code.rawValue)"),
+                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(GRPCMetadata.truncated(text, toBytes: GRPCMetadata.maximumMessageBytes))),
                         HPACKHeader(GRPCResponseMapping.statusTrailer, "\(response.status)")]
+        let essential = trailers.count
         if !response.body.isEmpty {
-            trailers.append(HPACKHeader(GRPCResponseMapping.errorBodyTrailer, response.body.base64EncodedString()))
+            trailers.append(HPACKHeader(GRPCResponseMapping.errorBodyTrailer, GRPCMetadata.encodeBinary(response.body)))
             if let type = response.headers["Content-Type"] { trailers.append(HPACKHeader("switchboard-content-type", type)) }
         }
-        connection.sendHeaders(trailers + responseMetadata, streamID: streamID, endStream: true)
+        connection.sendHeaders(trailers + responseMetadata, essentialCount: essential, streamID: streamID, endStream: true)
     }
 
     /// Takes `bytes` more of the server's budget for this call; when it is spent, answers
@@ -324,11 +360,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     /// A trailers-only answer with `status`; the request's remaining bytes are refused.
-    private func answer(status: GRPCStatusCode, message: String) {
+    /// `httpStatus` other than 200 tells a client that is not gRPC at all (415, 405).
+    private func answer(status: GRPCStatusCode, message: String, httpStatus: Int = 200, extra: [HPACKHeader] = []) {
         guard claim() else { return }
         lock.withLock { task }?.cancel()
-        connection.sendHeaders([HPACKHeader(":status", "200"), contentTypeHeader,
-                                HPACKHeader("grpc-status", "\(status.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(message))],
+        connection.sendHeaders([HPACKHeader(":status", "\(httpStatus)"), contentTypeHeader,
+                                HPACKHeader("grpc-status", "\(status.rawValue)"), HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(message))] + extra,
                                streamID: streamID, endStream: true)
         // The client may still be sending: tell it to stop (RFC 9113 §8.1).
         connection.resetStream(streamID, code: .noError)

@@ -102,6 +102,7 @@ extension HTTP2Connection {
 
     /// Encodes now, so the HPACK table changes in the order blocks go on the wire.
     private mutating func writeHeaderBlock(_ headers: [HPACKHeader], streamID: UInt32, endStream: Bool) {
+        sentPayloadSincePing = true
         var block: [UInt8] = []
         headerEncoder.encode(headers, into: &block)
         HTTP2FrameEncoder.writeHeaderBlock(block, streamID: streamID, endStream: endStream,
@@ -123,6 +124,7 @@ extension HTTP2Connection {
             let end = stream.pendingOffset + allowed
             let last = end == stream.pending.count && stream.pendingEnd && stream.pendingTrailers == nil
             HTTP2FrameEncoder.writeData(stream.pending[stream.pendingOffset..<end], streamID: id, endStream: last, into: &output)
+            sentPayloadSincePing = true
             stream.pendingOffset = end
             stream.sendWindow -= allowed
             connectionSendWindow -= allowed

@@ -50,6 +50,10 @@ public struct HTTP2Connection: Sendable {
     var failure: HTTP2ProtocolViolation?
     var resets: HTTP2TokenBucket
     var controlFrames: HTTP2TokenBucket
+    /// This side has sent HEADERS or DATA since the peer's last PING: the next PING is then
+    /// free of the control-frame budget, as gRPC servers count pings (a client's
+    /// bandwidth-probing pings follow the data it receives, thousands a second when busy).
+    var sentPayloadSincePing = false
     /// When the bytes being handled arrived.
     var receivedAt = ContinuousClock.now
     /// The peer made this side reset more of its streams than `resets` allows (each reset
@@ -69,6 +73,11 @@ public struct HTTP2Connection: Sendable {
     /// (the client preface, SETTINGS, and a WINDOW_UPDATE that opens the connection window).
     public init(role: Role, configuration: HTTP2ConnectionConfiguration = .init()) {
         self.role = role
+        var configuration = configuration
+        // Values the RFC does not allow are brought within it: a stream window of 0 would let
+        // nothing through, a frame size under 16,384 would refuse frames every peer may send.
+        configuration.initialStreamWindowSize = min(max(configuration.initialStreamWindowSize, 1), HTTP2FlowControl.maximumWindow)
+        configuration.maxFrameSize = min(max(configuration.maxFrameSize, HTTP2FrameLimits.minimumMaxFrameSize), HTTP2FrameLimits.maximumMaxFrameSize)
         self.configuration = configuration
         frameDecoder = HTTP2FrameDecoder(maxFrameSize: configuration.maxFrameSize, expectsPreface: role == .server)
         // The peer may use the RFC's 4,096 until it has acknowledged our SETTINGS.
@@ -216,7 +225,11 @@ public struct HTTP2Connection: Sendable {
             if ack {
                 emit(.pingAcknowledged(opaque))
             } else {
-                try spendControlBudget(at: now, on: "PING")
+                if sentPayloadSincePing {
+                    sentPayloadSincePing = false
+                } else {
+                    try spendControlBudget(at: now, on: "PING")
+                }
                 HTTP2FrameEncoder.writePing(opaque, ack: true, into: &output)
             }
         case let .goAway(lastStreamID, code, debugData):
@@ -300,8 +313,9 @@ public struct HTTP2Connection: Sendable {
             }
             throw HTTP2ProtocolViolation(.protocolError, "HEADERS opening stream \(id), which the \(role == .client ? "server" : "client") may not open")
         }
+        // New stream ids only go up: a lower one is an unexpected id (RFC 9113 §5.1.1).
         guard id > highestRemoteStreamID else {
-            throw HTTP2ProtocolViolation(.streamClosed, "HEADERS on closed stream \(id)")
+            throw HTTP2ProtocolViolation(.protocolError, "HEADERS opening stream \(id) after stream \(highestRemoteStreamID)")
         }
         highestRemoteStreamID = id
         guard UInt32(remotelyInitiatedCount) < configuration.maxConcurrentStreams else {
@@ -417,7 +431,8 @@ public struct HTTP2Connection: Sendable {
         if !endStream {
             stream.unacknowledgedReceived += flowControlledLength
             let window = Int(configuration.initialStreamWindowSize)
-            if stream.unacknowledgedReceived >= window / 2 {
+            // Never an increment of 0, which the peer must treat as an error.
+            if stream.unacknowledgedReceived > 0, stream.unacknowledgedReceived >= window / 2 {
                 HTTP2FrameEncoder.writeWindowUpdate(UInt32(stream.unacknowledgedReceived), streamID: id, into: &output)
                 stream.receiveWindow += stream.unacknowledgedReceived
                 stream.unacknowledgedReceived = 0
@@ -449,7 +464,9 @@ public struct HTTP2Connection: Sendable {
             try spendControlBudget(at: now, on: "RST_STREAM")
             return
         }
-        guard resets.take(at: now) else {
+        // Only streams the peer opened count (the Rapid Reset attack opens and resets at
+        // once): a server resetting this side's own streams frees slots this side filled.
+        guard isLocallyInitiated(id) || resets.take(at: now) else {
             throw HTTP2ProtocolViolation(.enhanceYourCalm, "too many streams reset by the peer")
         }
         removeStream(id)
@@ -458,7 +475,13 @@ public struct HTTP2Connection: Sendable {
 
     private mutating func receiveSettings(_ settings: [HTTP2Setting]) throws(HTTP2ProtocolViolation) {
         let oldWindow = Int(remoteSettings.initialWindowSize)
-        for setting in settings { try remoteSettings.apply(setting) }
+        for setting in settings {
+            // Servers cannot ask a client to accept pushes (RFC 9113 §6.5.2).
+            if role == .client, setting.id == .enablePush, setting.value == 1 {
+                throw HTTP2ProtocolViolation(.protocolError, "a server sent ENABLE_PUSH = 1")
+            }
+            try remoteSettings.apply(setting)
+        }
         hasReceivedSettings = true
         headerEncoder.setPeerMaximumTableSize(Int(min(remoteSettings.headerTableSize, UInt32(configuration.encoderTableSizeCap))))
         let delta = Int(remoteSettings.initialWindowSize) - oldWindow
@@ -566,9 +589,12 @@ public struct HTTP2Connection: Sendable {
     /// A connection error: GOAWAY goes out and everything ends.
     mutating func fail(_ violation: HTTP2ProtocolViolation) {
         guard failure == nil else { return }
-        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: highestRemoteStreamID, code: violation.code,
+        // A GOAWAY after a graceful one repeats its last stream: the id may not go up
+        // (RFC 9113 §6.8), and streams opened past it were never processed.
+        let last = goAwaySent ?? highestRemoteStreamID
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: last, code: violation.code,
                                                                           debugData: Array(violation.reason.utf8.prefix(256)))), into: &output)
-        goAwaySent = highestRemoteStreamID
+        goAwaySent = last
         failure = violation
         headerBlock = nil
         frameDecoder.discardBuffered()

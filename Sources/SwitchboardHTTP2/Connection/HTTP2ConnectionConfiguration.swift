@@ -5,13 +5,14 @@ public struct HTTP2ConnectionConfiguration: Sendable, Hashable {
     /// Streams past it are refused with REFUSED_STREAM, which clients retry. Default 100.
     public var maxConcurrentStreams: UInt32 = 100
     /// INITIAL_WINDOW_SIZE advertised: how much one stream may send before this side
-    /// refills its window. Default 1 MiB.
+    /// refills its window. Default 1 MiB; at least 1. Under 65,535, a peer that sends before
+    /// it has read this side's SETTINGS may overrun it (the RFC starts every window there).
     public var initialStreamWindowSize: UInt32 = 1 << 20
     /// The connection's receive window, opened with a WINDOW_UPDATE right after the
     /// preface: bytes in flight across all streams. Default 4 MiB.
     public var connectionWindowSize: UInt32 = 4 << 20
     /// MAX_FRAME_SIZE advertised: the largest frame payload accepted. Default 16,384 (the
-    /// RFC's minimum), so one frame buffers at most that much.
+    /// RFC's minimum, and the least honoured), so one frame buffers at most that much.
     public var maxFrameSize: UInt32 = HTTP2FrameLimits.minimumMaxFrameSize
     /// MAX_HEADER_LIST_SIZE advertised and enforced on every header block received
     /// (HPACK's size: name + value + 32 per field). Default 16 KiB.

@@ -44,16 +44,20 @@ struct HTTP2StreamState: Sendable {
 }
 
 /// Stream ids reset here recently, so the peer's frames still in flight for them are
-/// dropped quietly rather than treated as errors. Bounded: the oldest are forgotten.
+/// dropped quietly rather than treated as errors. Bounded: the oldest are forgotten, and
+/// any id up to the highest forgotten one counts as possibly reset here, so a burst of more
+/// resets than the memory holds (a deadline storm) cannot turn the peer's late frames into a
+/// connection error that ends every other stream.
 struct RecentStreamIDs: Sendable {
     private var members: Set<UInt32> = []
     private var order: [UInt32] = []
     private var next = 0
+    private var forgottenThrough: UInt32 = 0
     let capacity: Int
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    func contains(_ id: UInt32) -> Bool { members.contains(id) }
+    func contains(_ id: UInt32) -> Bool { members.contains(id) || id <= forgottenThrough }
 
     mutating func insert(_ id: UInt32) {
         guard members.insert(id).inserted else { return }
@@ -61,6 +65,7 @@ struct RecentStreamIDs: Sendable {
             order.append(id)
         } else {
             members.remove(order[next])
+            forgottenThrough = max(forgottenThrough, order[next])
             order[next] = id
             next = (next + 1) % capacity
         }

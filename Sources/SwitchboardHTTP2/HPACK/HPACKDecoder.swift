@@ -27,6 +27,8 @@ public struct HPACKDecoder: Sendable {
     /// SETTINGS_HEADER_TABLE_SIZE.
     public private(set) var maximumTableSize: Int
     private var table: HPACKDynamicTable
+    /// The dynamic table's size as RFC 7541 counts it (for tests).
+    var tableSize: Int { table.size }
     /// Set when the allowed size fell below the table's: the next block must start by
     /// shrinking it (RFC 7541 §4.2).
     private var requiresSizeUpdate = false
@@ -66,7 +68,7 @@ public struct HPACKDecoder: Sendable {
             let first = bytes[index]
             if first & 0x80 != 0 {
                 let field = try entry(at: HPACKInteger.decode(bytes, at: &index, prefixBits: 7))
-                append(HPACKHeader(field.name, field.value), to: &result)
+                append(HPACKHeader(field.name, field.value), octets: nil, to: &result)
             } else if first & 0xE0 == 0x20 {
                 guard atStart else { throw .tableSizeUpdateNotAtStart }
                 let size = try HPACKInteger.decode(bytes, at: &index, prefixBits: 5)
@@ -78,14 +80,17 @@ public struct HPACKDecoder: Sendable {
                 let prefixBits = first & 0xC0 == 0x40 ? 6 : 4
                 let nameIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: prefixBits)
                 let name: String
+                let nameOctets: Int
                 if nameIndex == 0 {
-                    name = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                    (name, nameOctets) = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
                 } else {
                     name = try entry(at: nameIndex).name
+                    nameOctets = nameIndex > HPACKStaticTable.count ? table.nameOctets(at: nameIndex - HPACKStaticTable.count) ?? name.utf8.count : name.utf8.count
                 }
-                let value = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
-                if prefixBits == 6 { table.add(name: name, value: value) }
-                append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), to: &result)
+                let (value, valueOctets) = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                // Sizes in the peer's octets, so both tables evict alike (RFC 7541 §4.1).
+                if prefixBits == 6 { table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets) }
+                append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets, to: &result)
             }
             if atStart {
                 atStart = false
@@ -96,8 +101,9 @@ public struct HPACKDecoder: Sendable {
         return result
     }
 
-    private func append(_ header: HPACKHeader, to result: inout Block) {
-        result.listSize += header.size
+    /// Appends a field; `octets` is its name and value length on the wire when known.
+    private func append(_ header: HPACKHeader, octets: Int?, to result: inout Block) {
+        result.listSize += octets.map { $0 + 32 } ?? header.size
         if result.listSize > maximumHeaderListSize {
             result.isTooLarge = true
         }
@@ -115,7 +121,7 @@ public struct HPACKDecoder: Sendable {
 
     /// Reads a string literal (RFC 7541 §5.2).
     private func string(_ bytes: UnsafeRawBufferPointer, at index: inout Int, scratch: inout [UInt8],
-                        invalid: inout Bool) throws(HPACKError) -> String {
+                        invalid: inout Bool) throws(HPACKError) -> (text: String, octets: Int) {
         guard index < bytes.count else { throw .truncated }
         let huffman = bytes[index] & 0x80 != 0
         let length = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
@@ -127,9 +133,9 @@ public struct HPACKDecoder: Sendable {
             // No code is shorter than five bits, which bounds the output by the input.
             scratch.reserveCapacity(length * 8 / 5 + 1)
             try HuffmanCoding.decode(raw, into: &scratch)
-            return scratch.withUnsafeBytes { Self.text($0, invalid: &invalid) }
+            return (scratch.withUnsafeBytes { Self.text($0, invalid: &invalid) }, scratch.count)
         }
-        return Self.text(raw, invalid: &invalid)
+        return (Self.text(raw, invalid: &invalid), length)
     }
 
     /// The bytes as a String, noting when they are not UTF-8 (the String then repairs them).

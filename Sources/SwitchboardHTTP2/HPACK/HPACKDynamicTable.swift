@@ -11,6 +11,10 @@ struct HPACKDynamicTable {
     private(set) var size = 0
 
     private var ring: [HPACKFieldKey?] = []
+    /// Each slot's name and value length in octets as they came on the wire, which is what
+    /// the peer counts: text that was not UTF-8 is held repaired (longer), and counting the
+    /// repair would evict earlier than the peer's encoder and lose the tables' agreement.
+    private var octets: [(name: Int, value: Int)] = []
     /// Where the oldest entry sits in `ring`.
     private var oldest = 0
     private(set) var count = 0
@@ -32,14 +36,23 @@ struct HPACKDynamicTable {
         return ring[slot(ofInsertion: insertions - index)]
     }
 
+    /// The name's length in octets, as the peer sent it, of the entry at a dynamic index.
+    func nameOctets(at index: Int) -> Int? {
+        guard index >= 1, index <= count else { return nil }
+        return octets[slot(ofInsertion: insertions - index)].name
+    }
+
     /// Adds a field, evicting old ones to make room; a field larger than the whole table
-    /// empties it and is not added (RFC 7541 §4.4).
-    mutating func add(name: String, value: String) {
-        let entrySize = name.utf8.count + value.utf8.count + 32
+    /// empties it and is not added (RFC 7541 §4.4). `nameOctets` and `valueOctets` are the
+    /// lengths on the wire when they differ from the text's (text that was not UTF-8).
+    mutating func add(name: String, value: String, nameOctets: Int? = nil, valueOctets: Int? = nil) {
+        let sizes = (name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count)
+        let entrySize = sizes.name + sizes.value + 32
         evict(toFit: maximumSize - entrySize)
         guard entrySize <= maximumSize else { return }
         let key = HPACKFieldKey(name: name, value: value)
         if count == ring.count { grow() }
+        octets[(oldest + count) % ring.count] = sizes
         ring[(oldest + count) % ring.count] = key
         count += 1
         size += entrySize
@@ -78,7 +91,7 @@ struct HPACKDynamicTable {
     private mutating func evict(toFit limit: Int) {
         while size > max(limit, 0), count > 0 {
             guard let entry = ring[oldest] else { break }
-            size -= entry.name.utf8.count + entry.value.utf8.count + 32
+            size -= octets[oldest].name + octets[oldest].value + 32
             ring[oldest] = nil
             if keepsLookups {
                 let insertion = insertions - count
@@ -94,8 +107,13 @@ struct HPACKDynamicTable {
     /// Doubles the ring, oldest entry first.
     private mutating func grow() {
         var larger = [HPACKFieldKey?](repeating: nil, count: max(8, ring.count * 2))
-        for offset in 0..<count { larger[offset] = ring[(oldest + offset) % ring.count] }
+        var largerOctets = [(name: Int, value: Int)](repeating: (0, 0), count: larger.count)
+        for offset in 0..<count {
+            larger[offset] = ring[(oldest + offset) % ring.count]
+            largerOctets[offset] = octets[(oldest + offset) % ring.count]
+        }
         ring = larger
+        octets = largerOctets
         oldest = 0
     }
 }

@@ -35,6 +35,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private var idleMarker: UInt64 = 0
     private var idleSince = ContinuousClock.now
     private var outstandingPing: UInt64?
+    /// The peer has sent HEADERS or DATA since this side's last PING.
+    private var receivedPayloadSincePing = true
+    private let keepaliveBackoff: HTTP2KeepaliveBackoff
     private var pingCounter: UInt64 = 0
     private var readingPaused = false
     /// What the guarded code wants run once the lock is released, in order.
@@ -69,7 +72,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     /// A connection over `channel` (already connected, and past TLS if any); call ``start(takingEarlyBytes:)``.
-    package init(channel: any ByteChannel, role: HTTP2Connection.Role, options: HTTP2ConnectionOptions, acceptor: (any HTTP2StreamAcceptor)? = nil) {
+    package init(channel: any ByteChannel, role: HTTP2Connection.Role, options: HTTP2ConnectionOptions, acceptor: (any HTTP2StreamAcceptor)? = nil,
+                 keepaliveBackoff: HTTP2KeepaliveBackoff = HTTP2KeepaliveBackoff()) {
+        self.keepaliveBackoff = keepaliveBackoff
         self.channel = channel
         self.role = role
         self.options = options
@@ -160,9 +165,21 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     /// Sends headers on a stream: a response (server), or trailers that end it.
     package func sendHeaders(_ headers: [HPACKHeader], streamID: UInt32, endStream: Bool) {
+        sendHeaders(headers, essentialCount: nil, streamID: streamID, endStream: endStream)
+    }
+
+    /// Sends `headers`; if they pass the peer's MAX_HEADER_LIST_SIZE, sends only the first
+    /// `essentialCount` of them instead (a gRPC status without its details), rather than
+    /// failing the stream and losing the status too.
+    package func sendHeaders(_ headers: [HPACKHeader], essentialCount: Int?, streamID: UInt32, endStream: Bool) {
         guarded {
             do throws(HTTP2StreamError) {
-                try core.sendHeaders(headers, streamID: streamID, endStream: endStream)
+                do throws(HTTP2StreamError) {
+                    try core.sendHeaders(headers, streamID: streamID, endStream: endStream)
+                } catch {
+                    guard case .headerListTooLarge = error, let essentialCount, essentialCount < headers.count else { throw error }
+                    try core.sendHeaders(Array(headers.prefix(essentialCount)), streamID: streamID, endStream: endStream)
+                }
             } catch {
                 streamSendFailed(streamID, error)
             }
@@ -317,7 +334,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func dispatch(_ events: [HTTP2Event]) {
         for event in events {
             switch event {
-            case .headers, .data, .streamClosed:
+            case .headers, .data:
+                receivedPayloadSincePing = true
+                effects.append(.deliver(event))
+            case .streamClosed:
                 effects.append(.deliver(event))
             case .remoteSettingsChanged:
                 break
@@ -327,7 +347,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                     pingTimeoutTimer?.cancel()
                     pingTimeoutTimer = nil
                 }
-            case .goAway:
+            case let .goAway(_, code, debugData):
+                // gRPC servers refuse clients that ping too often this way (gRFC A8): ping
+                // half as often from now on, on this connection and the next.
+                if code == .enhanceYourCalm, debugData.elementsEqual("too_many_pings".utf8) { keepaliveBackoff.double() }
                 wentAway()
             case .connectionFailed:
                 // Closed by `finish` once the GOAWAY is written.
@@ -474,13 +497,15 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func scheduleKeepalive() {
         guard let interval = options.keepaliveInterval, endedReason == nil else { return }
-        keepaliveTimer = loop.schedule(after: interval) { [weak self] in self?.sendKeepalive() }
+        keepaliveTimer = loop.schedule(after: interval * keepaliveBackoff.factor) { [weak self] in self?.sendKeepalive() }
     }
 
     private func sendKeepalive() {
         guarded {
             guard endedReason == nil else { return }
-            sendPing(for: "keepalive PING")
+            // Only while calls are open, as gRPC clients do by default: an idle connection's
+            // pings count against it on gRPC servers, and there is nothing to keep alive.
+            if core.openLocalStreamCount + core.openRemoteStreamCount > 0 { sendPing(for: "keepalive PING") }
             scheduleKeepalive()
         }
     }
@@ -491,7 +516,11 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// call timing out on a connection that still looks open.
     package func checkLiveness() {
         guarded {
-            guard endedReason == nil else { return }
+            // At most one such PING for each time the server has sent HEADERS or DATA since
+            // the last: gRPC servers end a connection that pings three times without being
+            // sent anything between (too_many_pings), and a server that answered a PING and
+            // has said nothing since is known to be there.
+            guard endedReason == nil, receivedPayloadSincePing else { return }
             sendPing(for: "PING after a call's deadline")
         }
     }
@@ -499,6 +528,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Under the lock.
     private func sendPing(for purpose: String) {
         guard outstandingPing == nil else { return }
+        receivedPayloadSincePing = false
         pingCounter += 1
         outstandingPing = pingCounter
         core.ping(pingCounter)

@@ -1,0 +1,175 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+@testable import SwitchboardHTTP2
+import SwitchboardIO
+import SwitchboardRuntime
+import Testing
+
+/// gRPC's rules as other gRPC peers apply them (from the protocol review): a proxy's error
+/// page, compression the server does not offer, requests that are not gRPC, malformed
+/// timeouts, unknown status codes and oversized error details.
+@Suite(.timeLimit(.minutes(2)))
+struct GRPCProtocolConformanceTests {
+    /// One exchange with our server as a raw HTTP/2 client: the headers blocks it answered
+    /// stream 1 with, decoded.
+    static func exchange(port: Int, headers: [HPACKHeader], message: [UInt8]?, maxHeaderListSize: UInt32? = nil) async throws -> [[HPACKHeader]] {
+        var encoder = HPACKEncoder()
+        var block: [UInt8] = []
+        encoder.encode(headers, into: &block)
+        var bytes = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(maxHeaderListSize.map { [HTTP2Setting(.maxHeaderListSize, $0)] } ?? [], ack: false)),
+                                into: &bytes)
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: message == nil, endHeaders: true)), into: &bytes)
+        if let message { HTTP2FrameEncoder.writeData(message[...], streamID: 1, endStream: true, into: &bytes) }
+        let request = bytes
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                guard let socket = try? TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5)) else {
+                    continuation.resume(throwing: CocoaError(.fileReadUnknown))
+                    return
+                }
+                defer { socket.close() }
+                try? socket.write(request)
+                var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: false)
+                var hpack = HPACKDecoder(maximumHeaderListSize: 1 << 20)
+                var blocks: [[HPACKHeader]] = []
+                var fragment: [UInt8] = [], ending = false
+                let deadline = Date().addingTimeInterval(10)
+                reading: while Date() < deadline, let read = try? socket.read(maximum: 65_536), !read.isEmpty {
+                    decoder.append(read)
+                    while let frame = try? decoder.nextFrame() {
+                        guard frame.streamID == 1 else { continue }
+                        // A block may go on in CONTINUATION frames.
+                        switch frame.payload {
+                        case let .headers(part, endStream, endHeaders):
+                            fragment = part
+                            ending = endStream
+                            if !endHeaders { continue }
+                        case let .continuation(part, endHeaders):
+                            fragment += part
+                            if !endHeaders { continue }
+                        default:
+                            break
+                        }
+                        if case .data = frame.payload {} else if case .rstStream = frame.payload {} else {
+                            blocks.append((try? hpack.decode(fragment).headers) ?? [])
+                            if ending { break reading }
+                        }
+                        if case let .data(_, endStream, _) = frame.payload, endStream { break reading }
+                        if case .rstStream = frame.payload { break reading }
+                    }
+                }
+                continuation.resume(returning: blocks)
+            }
+        }
+    }
+
+    static func value(_ name: String, in blocks: [[HPACKHeader]]) -> String? {
+        blocks.lazy.flatMap { $0 }.first { $0.name == name }?.value
+    }
+
+    static func request(path: String = "/signal.chat.Usernames/LookUpUsernameHash", contentType: String = "application/grpc",
+                        extra: [HPACKHeader] = []) -> [HPACKHeader] {
+        [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"), HPACKHeader(":path", path),
+         HPACKHeader("content-type", contentType), HPACKHeader("te", "trailers")] + extra
+    }
+
+    static let lookUp: [UInt8] = GRPCMessageFramer.frame(LookUpUsernameHashRequest(hash: Data([1])).serializedBytes())
+
+    @Test func aCompressedMessageInAnEncodingNotOfferedIsUnimplemented() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        defer { Task { await server.shutdown() } }
+        var compressed = Self.lookUp
+        compressed[0] = 1
+        let blocks = try await Self.exchange(port: server.port, headers: Self.request(extra: [HPACKHeader("grpc-encoding", "gzip")]), message: compressed)
+        #expect(Self.value("grpc-status", in: blocks) == "12")
+        #expect(Self.value("grpc-accept-encoding", in: blocks) == "identity")
+        // The same encoding named, but the message not compressed: served.
+        let plain = try await Self.exchange(port: server.port, headers: Self.request(extra: [HPACKHeader("grpc-encoding", "gzip")]), message: Self.lookUp)
+        #expect(Self.value("grpc-status", in: plain) == "0")
+    }
+
+    @Test func aRequestThatIsNotGRPCGetsAnHTTPStatus() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        defer { Task { await server.shutdown() } }
+        let json = try await Self.exchange(port: server.port, headers: Self.request(contentType: "application/json"), message: Array("{}".utf8))
+        #expect(Self.value(":status", in: json) == "415")
+        #expect(Self.value("grpc-status", in: json) == "12")
+        var get = Self.request()
+        get[0] = HPACKHeader(":method", "GET")
+        let wrongMethod = try await Self.exchange(port: server.port, headers: get, message: nil)
+        #expect(Self.value(":status", in: wrongMethod) == "405")
+    }
+
+    @Test func aMalformedTimeoutIsRefused() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        defer { Task { await server.shutdown() } }
+        let blocks = try await Self.exchange(port: server.port, headers: Self.request(extra: [HPACKHeader("grpc-timeout", "12x")]), message: Self.lookUp)
+        #expect(Self.value("grpc-status", in: blocks) == "13")
+        #expect(Self.value("grpc-message", in: blocks).map(GRPCMetadata.decodeMessage)?.contains("grpc-timeout") == true)
+    }
+
+    @Test func errorDetailsPastThePeersHeaderLimitLeaveTheStatus() async throws {
+        // A 400 whose body (the message's source) is 50 kB of text.
+        let route = RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { _, _ in
+            RPCResponse(status: 400, headers: ["Content-Type": "text/plain"], body: Data(String(repeating: "x", count: 50_000).utf8))
+        }, handler: { _, _ in RPCResponse(status: 400) })
+        let server = try GRPCServer(router: RPCRouter(routes: [route]))
+        defer { Task { await server.shutdown() } }
+        // A client that takes at most 8 KiB of headers, as grpc-java.
+        let blocks = try await Self.exchange(port: server.port, headers: Self.request(), message: Self.lookUp, maxHeaderListSize: 8192)
+        #expect(Self.value("grpc-status", in: blocks) == "3", "INVALID_ARGUMENT, not an HTTP/2 reset")
+        let message = try #require(Self.value("grpc-message", in: blocks))
+        #expect(message.utf8.count <= 1024 * 3 + 3, "cut to a kilobyte before encoding")
+    }
+
+    @Test func metadataFollowsGRPCsRules() {
+        #expect(GRPCMetadata.isReserved("grpc-anything"))
+        #expect(!GRPCMetadata.isReserved("x-trace"))
+        #expect(GRPCMetadata.isValidValue("abc é", name: "x"))
+        #expect(!GRPCMetadata.isValidValue("a\r\nb", name: "x"))
+        #expect(GRPCMetadata.sendable(" padded\t") == "padded", "no whitespace at either end")
+        #expect(GRPCMetadata.sendable("in side") == "in side")
+        #expect(GRPCMetadata.encodeBinary(Data([1])) == "AQ", "unpadded base64")
+        #expect(GRPCMetadata.decodeBinary("AQ") == Data([1]))
+        #expect(GRPCMetadata.encodeMessage(" a b ") == "%20a b%20", "no space at either end")
+        #expect(GRPCMetadata.decodeMessage("%20a b%20") == " a b ")
+        #expect(GRPCMetadata.decodeMessage("%+F") == "%+F", "a sign is not a hex digit")
+        #expect(GRPCResponseMapping.isGRPCContentType("application/grpc+proto"))
+        #expect(!GRPCResponseMapping.isGRPCContentType("application/grpc-web"))
+    }
+
+    /// A proxy in front of the server answers 502 with an HTML page: the call fails with
+    /// UNAVAILABLE (retryable), not INTERNAL from reading the page as gRPC messages.
+    @Test func aProxysErrorPageIsItsHTTPStatus() async throws {
+        let listener = try TCPListener()
+        defer { listener.close() }
+        Thread.detachNewThread {
+            guard let socket = listener.accept() else { return }
+            defer { socket.close() }
+            var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: true)
+            var sawRequest = false
+            while !sawRequest, let read = try? socket.read(maximum: 65_536), !read.isEmpty {
+                decoder.append(read)
+                while let frame = try? decoder.nextFrame() { if frame.streamID == 1 { sawRequest = true } }
+            }
+            var encoder = HPACKEncoder()
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader(":status", "502"), HPACKHeader("content-type", "text/html")], into: &block)
+            var bytes = GRPCSubscribeDeadlineTests.settingsAndAcknowledgement
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: false, endHeaders: true)), into: &bytes)
+            HTTP2FrameEncoder.writeData(Array("<html>502 Bad Gateway</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
+            try? socket.write(bytes)
+            while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
+        }
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: listener.port)
+        defer { transport.close() }
+        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        guard case let .grpcStatus(code, _, _)? = result.transportError else {
+            Issue.record("expected a gRPC status, got \(result)")
+            return
+        }
+        #expect(code == GRPCStatusCode.unavailable.rawValue)
+    }
+}

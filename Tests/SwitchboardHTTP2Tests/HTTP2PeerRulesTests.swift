@@ -1,0 +1,150 @@
+import Foundation
+@testable import SwitchboardHTTP2
+import Testing
+
+/// RFC 9113 and RFC 7541 rules strict peers hold this side to (from the conformance review).
+@Suite struct HTTP2PeerRulesTests {
+    typealias Peer = HTTP2HostilePeerTests
+
+    /// A literal with incremental indexing and a new name: `0x40`, name, value, as raw octets.
+    static func indexedLiteral(name: [UInt8], value: [UInt8]) -> [UInt8] {
+        [0x40, UInt8(name.count)] + name + [UInt8(value.count)] + value
+    }
+
+    /// Text that is not UTF-8 is held repaired (longer), but the table counts the octets the
+    /// peer sent, so both sides evict the same entries and later indexes still agree.
+    @Test func theTableCountsTheOctetsThePeerSent() throws {
+        var decoder = HPACKDecoder(maximumTableSize: 4096)
+        let latin1 = [UInt8](repeating: 0xE9, count: 100) // "é" in Latin-1: not UTF-8
+        let block = Self.indexedLiteral(name: Array("x-name".utf8), value: latin1)
+        let decoded = try decoder.decode(block)
+        #expect(decoded.hasInvalidText)
+        #expect(decoder.tableSize == 6 + 100 + 32, "the repaired text is 300 bytes; the peer counts 138")
+        // 29 such entries fit the peer's 4,096 bytes by its count (4,002); counted by the
+        // repaired text (338 each) only 12 would, and the peer's index 90 would be gone here.
+        for _ in 0..<28 { _ = try decoder.decode(block) }
+        #expect(decoder.tableSize == 29 * 138)
+        let oldest = try decoder.decode([0x80 | 90]) // 61 static entries, then the 29th newest
+        #expect(oldest.headers.first?.name == "x-name")
+    }
+
+    /// A GOAWAY after a graceful one names the same last stream: the id never goes up.
+    @Test func aSecondGoAwayNeverRaisesTheLastStream() throws {
+        var server = Peer.server()
+        _ = server.receive(Peer.headers(1))
+        server.goAway()
+        var frames = try Peer.answer(&server)
+        guard case let .goAway(first, _, _)? = frames.last?.payload else {
+            Issue.record("a GOAWAY first")
+            return
+        }
+        #expect(first == 1)
+        // The client opens stream 3 before it reads the GOAWAY, then breaks a rule.
+        _ = server.receive(Peer.headers(3))
+        _ = server.receive(Peer.frame(0, .windowUpdate(increment: 0)))
+        frames = try Peer.answer(&server)
+        let lasts = frames.compactMap { frame -> UInt32? in
+            if case let .goAway(last, _, _) = frame.payload { return last }
+            return nil
+        }
+        #expect(lasts == [1], "\(frames)")
+    }
+
+    @Test func aClientRefusesAServerThatEnablesPush() throws {
+        var client = HTTP2Connection(role: .client)
+        _ = client.takeOutput()
+        let events = client.receive(Peer.frame(0, .settings([HTTP2Setting(.enablePush, 1)], ack: false)))
+        #expect(events.failure?.code == .protocolError)
+    }
+
+    /// More resets than the memory of reset streams holds (a deadline storm): the peer's late
+    /// frames for the forgotten ones are still dropped, not a connection error.
+    @Test func lateFramesForStreamsResetLongAgoAreDropped() throws {
+        var server = Peer.server { $0.recentlyResetStreamMemory = 2 }
+        for stream: UInt32 in [1, 3, 5] {
+            _ = server.receive(Peer.headers(stream))
+            server.resetStream(stream, code: .cancel)
+        }
+        _ = server.takeOutput()
+        let events = server.receive(Peer.frame(1, .data([1, 2], endStream: false, flowControlledLength: 2)))
+        #expect(events.failure == nil, "\(events)")
+        #expect(!server.isClosed)
+    }
+
+    /// The reset rate limit guards a server against streams the peer opens and resets; a
+    /// server resetting the client's own streams frees slots the client filled.
+    @Test func aClientIsNotCalmedForTheServersResetsOfItsOwnStreams() throws {
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.resetLimit = HTTP2RateLimit(burst: 2, perSecond: 0)
+        var pair = ConnectionPair(client: configuration)
+        pair.pump()
+        for _ in 0..<10 {
+            let id = try pair.client.openStream(headers: ConnectionPair.request)
+            pair.pump()
+            pair.server.resetStream(id, code: .refusedStream)
+            pair.pump()
+        }
+        #expect(pair.clientEvents.failure == nil)
+        #expect(!pair.client.isClosed)
+    }
+
+    /// A PING after this side has sent something is free of the control-frame budget, as
+    /// gRPC servers count bandwidth-probing pings; PINGs with nothing sent between are not.
+    @Test func pingsThatFollowDataAreFree() throws {
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.controlFrameLimit = HTTP2RateLimit(burst: 3, perSecond: 0)
+        var pair = ConnectionPair(server: configuration)
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        pair.pump()
+        try pair.server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+        for n in 0..<20 {
+            try pair.server.sendData([UInt8(n)], streamID: id, endStream: false)
+            pair.pump()
+            pair.client.ping(UInt64(n))
+            pair.pump()
+        }
+        #expect(pair.serverEvents.failure == nil)
+        for n in 0..<5 { pair.client.ping(UInt64(100 + n)) }
+        pair.pump()
+        #expect(pair.serverEvents.failure?.code == .enhanceYourCalm, "back-to-back PINGs with nothing sent still count")
+    }
+
+    @Test func pseudoHeaderValuesAreCheckedAndEdgeSpacesTolerated() throws {
+        var crlf = ConnectionPair.request
+        crlf[2] = HPACKHeader(":path", "/a\r\nb")
+        var server = Peer.server()
+        _ = server.receive(Peer.headers(1, crlf))
+        #expect(Peer.resetCode(try Peer.answer(&server), stream: 1) == .protocolError)
+        // A value ending in a space (gRPC servers in Go and Java send grpc-message so) passes.
+        var client = HTTP2ConnectionPair()
+        let events = try client.exchange(response: [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")],
+                                         trailers: [HPACKHeader("grpc-status", "2"), HPACKHeader("grpc-message", "failed: ")])
+        #expect(events.contains { if case let .headers(_, list, true) = $0 { list.contains(HPACKHeader("grpc-message", "failed: ")) } else { false } })
+    }
+
+    @Test func configurationOutsideTheRFCIsBroughtWithinIt() {
+        var configuration = HTTP2ConnectionConfiguration()
+        configuration.initialStreamWindowSize = 0
+        configuration.maxFrameSize = 100
+        let connection = HTTP2Connection(role: .server, configuration: configuration)
+        #expect(connection.configuration.initialStreamWindowSize == 1)
+        #expect(connection.configuration.maxFrameSize == HTTP2FrameLimits.minimumMaxFrameSize)
+    }
+}
+
+/// A client and a server that exchange one request and its answer.
+struct HTTP2ConnectionPair {
+    var pair = ConnectionPair()
+
+    mutating func exchange(response: [HPACKHeader], trailers: [HPACKHeader]) throws -> [HTTP2Event] {
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        try pair.client.sendData([0, 0, 0, 0, 0], streamID: id, endStream: true)
+        pair.pump()
+        try pair.server.sendHeaders(response, streamID: id, endStream: false)
+        try pair.server.sendHeaders(trailers, streamID: id, endStream: true)
+        pair.pump()
+        return pair.clientEvents
+    }
+}
