@@ -328,7 +328,13 @@ public struct WebSocketConnectionCore: Sendable {
     private mutating func handleControl(_ opcode: WebSocketOpcode, _ payload: [UInt8], into actions: inout [Action]) throws(WebSocketError) {
         switch opcode {
         case .ping:
-            if state == .open { actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, maskingKey: nextMaskingKey()))) }
+            // Answered until the peer's Close arrives (RFC 6455 §5.5.2): after sending ours,
+            // control frames may still go out; only data frames may not.
+            var answers = state == .open
+            if case .closeSent = state { answers = true }
+            if answers {
+                actions.append(.send(FrameWriter.frame(opcode: .pong, payload: payload, maskingKey: nextMaskingKey())))
+            }
         case .pong where state != .open:
             break
         case .pong:

@@ -40,6 +40,20 @@ public struct HTTPHead: Sendable, Hashable {
         }
         var validator = UTF8StreamValidator()
         guard validator.feed(bytes[0..<end]), validator.isComplete else { throw .invalidHTTP("head is not UTF-8") }
+        // Control characters other than tab end the line for some parsers and not for others
+        // (a bare CR or LF inside a value smuggles a header past a proxy): refused outright
+        // (RFC 9112 §2.2, §5.5), whatever line they are on.
+        var index = 0
+        while index < end {
+            let byte = bytes[index]
+            if byte == 13 {
+                guard index + 1 < end, bytes[index + 1] == 10 else { throw .invalidHTTP("a bare CR in the head") }
+                index += 2
+                continue
+            }
+            if (byte < 0x20 && byte != 0x09) || byte == 0x7F { throw .invalidHTTP("a control character in the head") }
+            index += 1
+        }
         let text = String(decoding: bytes[0..<end], as: UTF8.self)
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
         let start = lines.removeFirst().split(separator: " ", maxSplits: 2).map(String.init)
@@ -49,10 +63,23 @@ public struct HTTPHead: Sendable, Hashable {
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw .invalidHTTP("malformed header line") }
             let name = String(line[..<colon])
-            guard !name.isEmpty, !name.contains(" ") else { throw .invalidHTTP("malformed header name") }
+            // A token: no whitespace before the colon (RFC 9112 §5.1), which also refuses a
+            // folded continuation line.
+            guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else { throw .invalidHTTP("malformed header name") }
             headers.append(HTTPHeaderField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         return (HTTPHead(startLine: start, headers: headers), end + 4)
+    }
+
+    /// A tchar (RFC 9110 §5.6.2).
+    static func isTokenCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 }
 

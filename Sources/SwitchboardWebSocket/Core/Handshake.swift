@@ -116,16 +116,29 @@ public enum WebSocketHandshake {
         guard head.startLine.count == 3, head.startLine[0] == "GET", head.startLine[2] == "HTTP/1.1" else {
             throw .upgradeRejected(status: 400, headers: [], body: Array("expected GET ... HTTP/1.1".utf8))
         }
-        guard head.value("Upgrade")?.lowercased() == "websocket", head.hasToken("Connection", "upgrade") else {
+        // The target: origin-form (or absolute-form), visible ASCII only.
+        guard let target = head.startLine[1].utf8.first, target == UInt8(ascii: "/") || head.startLine[1].hasPrefix("http"),
+              head.startLine[1].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("malformed request target".utf8))
+        }
+        // Exactly one Host (RFC 6455 §4.2.1, RFC 9112 §3.2).
+        guard head.headers.values(named: "Host").count == 1 else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("a request needs exactly one Host".utf8))
+        }
+        guard head.hasToken("Upgrade", "websocket"), head.hasToken("Connection", "upgrade") else {
             throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Upgrade", value: "websocket")], body: Array("upgrade to websocket required".utf8))
         }
         guard head.value("Sec-WebSocket-Version") == "13" else {
-            throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Sec-WebSocket-Version", value: "13")], body: [])
+            throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Upgrade", value: "websocket"), HTTPHeaderField(name: "Sec-WebSocket-Version", value: "13")],
+                                   body: [])
         }
-        guard let key = head.value("Sec-WebSocket-Key"), Data(base64Encoded: key)?.count == 16 else {
-            throw .upgradeRejected(status: 400, headers: [], body: Array("missing or malformed Sec-WebSocket-Key".utf8))
+        let keys = head.headers.values(named: "Sec-WebSocket-Key")
+        guard keys.count == 1, let key = keys.first, Data(base64Encoded: key)?.count == 16 else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("missing, repeated or malformed Sec-WebSocket-Key".utf8))
         }
-        let protocols = head.value("Sec-WebSocket-Protocol")?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        // Several lines are one list (RFC 6455 §11.3.4).
+        let protocols = head.headers.values(named: "Sec-WebSocket-Protocol").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return ServerRequest(path: head.startLine[1], headers: head.headers, key: key, subprotocols: protocols)
     }
 
@@ -137,9 +150,27 @@ public enum WebSocketHandshake {
         return Array((text + "\r\n").utf8)
     }
 
-    /// A rejection response with a small body.
+    /// The reason phrase for a refusal's status.
+    public static func reasonPhrase(for status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 426: "Upgrade Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 503: "Service Unavailable"
+        default: "Refused"
+        }
+    }
+
+    /// A rejection response with a small body. One that offers an upgrade (a 426) names
+    /// `upgrade` in `Connection` too, as RFC 9110 §7.8 requires.
     public static func rejectResponse(status: Int, reason: String, headers: [HTTPHeaderField] = [], body: [UInt8] = []) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
+        let offersUpgrade = headers.contains { $0.name.lowercased() == "upgrade" }
+        var text = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: \(body.count)\r\nConnection: \(offersUpgrade ? "Upgrade, close" : "close")\r\n"
         for header in headers { text += "\(header.name): \(header.value)\r\n" }
         return Array((text + "\r\n").utf8) + body
     }

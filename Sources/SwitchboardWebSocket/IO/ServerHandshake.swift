@@ -48,7 +48,11 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
         do throws(WebSocketError) {
             parsed = try HTTPHead.parse(received, searchingFrom: searched)
         } catch {
-            fail()
+            // Answered, not dropped: a browser or a proxy in front then knows what went wrong
+            // (RFC 6455 §4.2.1); a head past the limits is 431.
+            let tooLarge: Bool = if case let .invalidHTTP(reason) = error { reason.contains("larger than") || reason.contains("more than") } else { false }
+            let status = tooLarge ? 431 : 400
+            reject(WebSocketHandshake.rejectResponse(status: status, reason: WebSocketHandshake.reasonPhrase(for: status), body: Array("\(error)".utf8)))
             return
         }
         guard let (head, consumed) = parsed else { return }
@@ -57,7 +61,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
             request = try WebSocketHandshake.parseUpgrade(head)
         } catch {
             if case let .upgradeRejected(status, headers, body) = error {
-                reject(WebSocketHandshake.rejectResponse(status: status, reason: "Bad Request", headers: headers, body: body))
+                reject(WebSocketHandshake.rejectResponse(status: status, reason: WebSocketHandshake.reasonPhrase(for: status), headers: headers, body: body))
             } else {
                 fail()
             }

@@ -1,0 +1,98 @@
+import Foundation
+import SwitchboardIO
+@testable import SwitchboardWebSocket
+import Testing
+
+/// RFC 6455 and HTTP/1.1 rules the handshake and close path follow (from the conformance
+/// review), without sockets where none is needed.
+@Suite struct HandshakeRulesTests {
+    static let key = WebSocketHandshake.makeKey()
+
+    static func upgrade(host: [String] = ["Host: x"], extra: [String] = [], target: String = "/chat", key: [String]? = nil) -> [UInt8] {
+        let lines = ["GET \(target) HTTP/1.1"] + host + ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13"]
+            + (key ?? ["Sec-WebSocket-Key: \(Self.key)"]) + extra
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> WebSocketHandshake.ServerRequest {
+        try WebSocketHandshake.parseUpgrade(try #require(try HTTPHead.parse(bytes)?.head))
+    }
+
+    static func status(_ bytes: [UInt8]) -> Int? {
+        do {
+            _ = try parse(bytes)
+            return nil
+        } catch let error as WebSocketError {
+            if case let .upgradeRejected(status, _, _) = error { return status }
+            return -1
+        } catch {
+            return -1
+        }
+    }
+
+    @Test func controlCharactersAndNonTokenNamesAreRefused() {
+        for bad in ["X: a\nInjected: b", "X: a\rb", "X: a\u{0}b", "Name\t: v", "Bad Name: v", " folded: v"] {
+            #expect(throws: WebSocketError.self, "\(bad.debugDescription)") { try HTTPHead.parse(Self.upgrade(extra: [bad])) }
+        }
+        #expect(throws: Never.self) { try HTTPHead.parse(Self.upgrade(extra: ["X-Tab: a\tb"])) }
+    }
+
+    @Test func hostAndKeyMustAppearExactlyOnce() {
+        #expect(Self.status(Self.upgrade()) == nil)
+        #expect(Self.status(Self.upgrade(host: [])) == 400)
+        #expect(Self.status(Self.upgrade(host: ["Host: a", "Host: b"])) == 400)
+        #expect(Self.status(Self.upgrade(key: ["Sec-WebSocket-Key: \(Self.key)", "Sec-WebSocket-Key: \(WebSocketHandshake.makeKey())"])) == 400)
+        #expect(Self.status(Self.upgrade(target: "*")) == 400)
+    }
+
+    @Test func upgradeIsATokenListAndProtocolLinesAreOneList() throws {
+        let withList = Self.upgrade(extra: ["Sec-WebSocket-Protocol: a", "Sec-WebSocket-Protocol: b, c"])
+            .replacing(Array("Upgrade: websocket".utf8), with: Array("Upgrade: websocket, foo".utf8))
+        let request = try Self.parse(withList)
+        #expect(request.subprotocols == ["a", "b", "c"])
+    }
+
+    @Test func a426OffersTheUpgradeInConnectionToo() {
+        let response = String(decoding: WebSocketHandshake.rejectResponse(status: 426, reason: WebSocketHandshake.reasonPhrase(for: 426),
+                                                                          headers: [HTTPHeaderField(name: "Upgrade", value: "websocket")]), as: UTF8.self)
+        #expect(response.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"))
+        #expect(response.contains("Connection: Upgrade, close\r\n"))
+        #expect(response.contains("Upgrade: websocket\r\n"))
+        let plain = String(decoding: WebSocketHandshake.rejectResponse(status: 400, reason: "Bad Request"), as: UTF8.self)
+        #expect(plain.contains("Connection: close\r\n"))
+    }
+
+    @Test func aPingAfterOurCloseIsStillAnswered() {
+        var core = WebSocketConnectionCore(role: .client)
+        _ = core.close(code: .normalClosure)
+        let actions = core.receive(FrameWriter.frame(opcode: .ping, payload: [4, 2], mask: false))
+        #expect(actions.contains { if case let .send(bytes) = $0 { bytes.count > 2 && bytes[0] == 0x8A } else { false } }, "a pong")
+    }
+
+    /// The server answers a head it cannot parse with a status, not a dropped connection.
+    @Test func aMalformedRequestGetsAnHTTPStatus() async throws {
+        let server = try WebSocketServer { _ in }
+        defer { server.stop() }
+        for (request, status) in [(Self.upgrade(extra: ["X: a\rb"]), "400"), (Array("GET / HTTP/1.1\r\n".utf8) + Array(repeating: UInt8(ascii: "a"), count: 17_000), "431")] {
+            let answer = try await Self.exchange(port: server.port, request)
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer.prefix(80))")
+        }
+    }
+
+    static func exchange(port: Int, _ request: [UInt8]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    let socket = try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+                    defer { socket.close() }
+                    try socket.write(request)
+                    var answer: [UInt8] = []
+                    while answer.count < 4096, let read = try? socket.read(maximum: 4096), !read.isEmpty { answer += read }
+                    continuation.resume(returning: String(decoding: answer, as: UTF8.self))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}
