@@ -80,8 +80,14 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// Read space every connection of this loop shares: one read at a time runs here.
     package let readBuffer: UnsafeMutableRawBufferPointer
 
-    /// The thread, published before `init` returns.
-    nonisolated(unsafe) private var thread = pthread_t?.none
+    /// The loop a thread runs, in that thread's own storage: unlike a saved thread id,
+    /// which the system gives the next thread once this one ends (a dedicated loop per
+    /// connection ends often), it cannot make another thread look like this loop's.
+    private static let currentLoop: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     /// The size of the read buffer the loop's connections share.
     public static let readBufferSize = 64 * 1024
@@ -94,7 +100,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let started = DispatchSemaphore(value: 0)
         // The thread holds the loop until it stops: a group shuts its loops down.
         let thread = Thread { [self] in
-            self.thread = pthread_self()
+            pthread_setspecific(Self.currentLoop, Unmanaged.passUnretained(self).toOpaque())
             started.signal()
             self.run()
         }
@@ -112,8 +118,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// Whether the calling thread is this loop's.
     public var inEventLoop: Bool {
-        guard let thread else { return false }
-        return pthread_equal(thread, pthread_self()) != 0
+        pthread_getspecific(Self.currentLoop) == Unmanaged.passUnretained(self).toOpaque()
     }
 
     // MARK: Work
@@ -220,7 +225,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// by their token. For a descriptor that must close now (a listener whose port is reused).
     package func deregisterNow(_ descriptor: Int32, token: UInt64, interest: IOInterest) {
         selector.deregister(descriptor, interest: interest)
-        executeHere { [self] in handlers[token] = nil }
+        // Once the loop has stopped this runs elsewhere, where the table is not to be
+        // touched (two such calls would race); it was emptied when the loop finished.
+        executeHere { [self] in if inEventLoop { handlers[token] = nil } }
     }
 
     /// How many descriptors the loop watches now.

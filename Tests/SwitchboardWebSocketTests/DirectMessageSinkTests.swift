@@ -31,3 +31,26 @@ import Testing
         #expect(pauses.current == [true, false], "reading resumes once the handler has them")
     }
 }
+
+/// A handler that ends its own connection from inside delivery re-enters the sink on the same
+/// thread (the end detaches it): with a plain lock that hung the event loop.
+@Suite struct DirectMessageSinkReentryTests {
+    @Test func aHandlerThatDetachesItsSinkDoesNotHang() async throws {
+        let sink = DirectMessageSink(limit: 1 << 20) { _ in }
+        let handled = Locked(0)
+        sink.attach { _ in
+            handled.withLock { $0 += 1 }
+            sink.detach()
+        }
+        let done = Locked(false)
+        let thread = Thread {
+            sink.receive(ReceivedWebSocketMessage(isText: false, payload: [1][...]))
+            sink.receive(ReceivedWebSocketMessage(isText: false, payload: [2][...]))
+            done.withLock { $0 = true }
+        }
+        thread.start()
+        for _ in 0..<2000 where !done.current { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(done.current, "delivery returned")
+        #expect(handled.current == 1, "detached after the first message")
+    }
+}

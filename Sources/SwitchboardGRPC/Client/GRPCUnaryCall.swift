@@ -104,8 +104,11 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     /// Ends the call from this side (deadline or cancellation): the stream is reset with CANCEL.
     private func abandon(_ result: Outcome) {
-        let (id, token): (UInt32?, UInt64?) = lock.withLock { (streamID, openToken) }
         guard finish(result) else { return }
+        // Read after the outcome is set: an open that completes from here on sees it and
+        // resets its own stream, and one that completed before left its id here. (Read
+        // before, a stream opened in between was reset by nobody and held its slot.)
+        let (id, token): (UInt32?, UInt64?) = lock.withLock { (streamID, openToken) }
         if let id { connection.resetStream(id, code: .cancel) } else if let token { connection.cancelOpen(token) }
     }
 

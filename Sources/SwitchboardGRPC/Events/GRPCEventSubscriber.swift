@@ -69,6 +69,8 @@ final class GRPCEventHub: @unchecked Sendable {
     /// pile up; one past it is ended at once.
     static let maximumWaitingArrivals = 1024
     private var subscribers: [ObjectIdentifier: GRPCEventSubscriber] = [:]
+    /// The server shut down: subscriptions arriving from now on end at once.
+    private var isFinished = false
 
     func nextID() -> UInt64 { lock.withLock { lastID += 1; return lastID } }
 
@@ -77,6 +79,12 @@ final class GRPCEventHub: @unchecked Sendable {
             lock.withLock {
                 waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation)
                 waitingBySubscriber[ObjectIdentifier(subscriber), default: []].insert(id)
+            }
+            // Ended between the caller's check and this registration: its end found nothing
+            // to release, so the wait is released here instead of at the timeout.
+            guard subscriber.isOpen else {
+                resolve(id, with: nil)
+                return
             }
             send()
             _ = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
@@ -119,15 +127,22 @@ final class GRPCEventHub: @unchecked Sendable {
         lock.withLock { subscribers[ObjectIdentifier(subscriber)] = subscriber }
         var dropped = false
         for continuation in lock.withLock({ arrivals }) {
-            if case .dropped = continuation.yield(subscriber) { dropped = true }
+            switch continuation.yield(subscriber) {
+            case .dropped, .terminated: dropped = true
+            default: break
+            }
         }
-        // The application is not taking arrivals: this subscription ends at once, with OK.
-        if dropped { subscriber.finish() }
+        // The application is not taking arrivals, or the server is shutting down (its
+        // arrivals finished): this subscription ends at once, with OK.
+        if dropped || lock.withLock({ isFinished }) { subscriber.finish() }
     }
 
     /// On shutdown: no more arrivals, and every open subscription ends with OK.
     func finishAll() {
-        let (waitingArrivals, open) = lock.withLock { (arrivals, Array(subscribers.values)) }
+        let (waitingArrivals, open) = lock.withLock { () -> ([AsyncStream<GRPCEventSubscriber>.Continuation], [GRPCEventSubscriber]) in
+            isFinished = true
+            return (arrivals, Array(subscribers.values))
+        }
         for continuation in waitingArrivals { continuation.finish() }
         for subscriber in open { subscriber.finish() }
     }

@@ -90,7 +90,16 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                 let token = connection.openStream(headers: headers, endStream: true, body: GRPCMessageFramer.frame([]), delegate: self) { [weak self] result in
                     guard let self else { return }
                     switch result {
-                    case let .success(id): lock.withLock { streamID = id }
+                    case let .success(id):
+                        // Opened after the subscription ended or gave up waiting (cancelled,
+                        // timed out): nobody else will reset it, so it is reset here.
+                        let unwanted = lock.withLock { () -> Bool in
+                            streamID = id
+                            if endReason != nil { return true }
+                            if case .failure? = openOutcome { return true }
+                            return false
+                        }
+                        if unwanted { connection.resetStream(id, code: .cancel) }
                     case let .failure(error): resolveOpen(.failure(.disconnected(reason: "\(error)")))
                     }
                 }

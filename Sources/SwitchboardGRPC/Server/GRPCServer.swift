@@ -80,7 +80,18 @@ public final class GRPCServer: @unchecked Sendable {
         let driver = HTTP2ChannelDriver(channel: channel, role: .server, options: options.http2,
                                         acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events, budget: requestBytes))
         let key = ObjectIdentifier(driver)
-        lock.withLock { connections[key] = driver }
+        // Checked again with the insertion: a shutdown that took its list of connections
+        // since the first check would never send this one GOAWAY.
+        let kept = lock.withLock { () -> Bool in
+            guard !isStopped else { return false }
+            connections[key] = driver
+            return true
+        }
+        guard kept else {
+            perAddress.release(address)
+            channel.close(reason: nil)
+            return
+        }
         let perAddress = self.perAddress
         driver.whenClosed { [weak self] _ in
             perAddress.release(address)

@@ -27,7 +27,15 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 
     /// Starts reading (after TLS, if the channel has it), giving up after `timeout`.
     func start(timeout: Duration) {
-        timer = channel.loop.schedule(after: timeout) { [self] in fail() }
+        let timer = channel.loop.schedule(after: timeout) { [self] in fail() }
+        // Under the lock: a server stopping on another thread may `take()` at the same time,
+        // and a handshake already over must not keep its timer.
+        let over = lock.withLock { () -> Bool in
+            guard completion != nil else { return true }
+            self.timer = timer
+            return false
+        }
+        if over { timer.cancel() }
         channel.activate(delegate: self) { [self] failure in
             if failure != nil { fail() }
         }

@@ -609,7 +609,10 @@ public final class WebSocketConnection: @unchecked Sendable {
 
 /// Messages for a direct handler; kept in order until the handler is attached.
 final class DirectMessageSink: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Recursive: the handler runs under it (in order with `attach`), and a handler that ends
+    /// its own connection (`abort()` detaches the sink) re-enters it on the same thread;
+    /// a plain lock hung the event loop there.
+    private let lock = NSRecursiveLock()
     private var buffered: [ReceivedWebSocketMessage] = []
     private var bufferedBytes = 0
     private var isPaused = false
