@@ -145,6 +145,12 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
+    /// A connection nobody holds any more (its channel's reader holds it weakly) takes its
+    /// socket with it, instead of leaving it open and registered with the loop.
+    deinit {
+        channel.close(reason: nil)
+    }
+
     /// Hands every message, in order, to `handler` on the event loop: first those that
     /// arrived before this call, then each as it comes. `handler` must return quickly (it
     /// holds up reading); it runs until the connection ends. Needs `deliversMessagesDirectly`.
