@@ -220,11 +220,28 @@ public final class ChatServer: @unchecked Sendable {
         client.failAll()
     }
 
+    /// Closes the connection as Signal's server does for an envelope it cannot take: 1007
+    /// "Badly formatted" (a client that sends one learns so here, not in production).
+    private static func refuseBadlyFormatted(_ client: Client) {
+        Task { _ = await client.socket.close(code: .invalidPayload, reason: "Badly formatted") }
+    }
+
     private static func route(_ message: ReceivedWebSocketMessage, from client: Client, router: RPCRouter) {
-        guard !message.isText, let frame = try? IncomingEnvelope(serializedBytes: message.payload) else { return }
+        // Text frames are ignored, as Signal's server logs and ignores them.
+        guard !message.isText else { return }
+        guard let frame = try? IncomingEnvelope(serializedBytes: message.payload) else {
+            refuseBadlyFormatted(client)
+            return
+        }
         switch frame.type {
         case .request?:
-            guard let request = frame.request, let verb = request.verb, let path = request.path, let id = request.id else { return }
+            // A request needs its verb and path (Signal's `ProtobufWebSocketMessage` rule).
+            guard let request = frame.request, let verb = request.verb, let path = request.path else {
+                refuseBadlyFormatted(client)
+                return
+            }
+            // Without an id it cannot be answered: served by nobody.
+            guard let id = request.id else { return }
             if verb == "GET" && path == ChatServer.keepalivePath {
                 // Signal's server answers keepalives itself, whatever the routes.
                 client.countKeepalive()
@@ -250,13 +267,18 @@ public final class ChatServer: @unchecked Sendable {
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
             }
         case .response?:
-            guard let response = frame.response, let id = response.id else { return }
+            // A response needs its id, status and message.
+            guard let response = frame.response, let id = response.id, response.status != nil, response.message != nil else {
+                refuseBadlyFormatted(client)
+                return
+            }
             // No status, or no HTTP one, is no answer: the push stays unacknowledged.
             client.answer(id, response.status.flatMap(IncomingEnvelope.httpStatus).map {
                 RPCResponse(status: $0, headers: response.headers, body: response.body ?? Data(), message: response.message)
             })
         default:
-            return
+            // No type, or one this server does not know.
+            refuseBadlyFormatted(client)
         }
     }
 

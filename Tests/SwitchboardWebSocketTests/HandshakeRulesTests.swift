@@ -96,3 +96,35 @@ import Testing
         }
     }
 }
+
+/// The client side of the same rules.
+@Suite(.timeLimit(.minutes(2))) struct ClientHandshakeRulesTests {
+    @Test func extraHeadersMayNotRepeatTheHandshakesOwn() throws {
+        for name in ["Host", "connection", "Sec-WebSocket-Extensions", "Sec-WebSocket-Key"] {
+            let request = WebSocketHandshake.ClientRequest(host: "x", port: 80, path: "/", isSecure: false, headers: [HTTPHeaderField(name: name, value: "v")])
+            #expect(throws: WebSocketError.self, "\(name)") { try request.checkSendable() }
+        }
+        try WebSocketHandshake.ClientRequest(host: "x", port: 80, path: "/", isSecure: false, headers: [HTTPHeaderField(name: "User-Agent", value: "v")]).checkSendable()
+    }
+
+    /// A CDN's 103 Early Hints before the 101 is skipped, not taken for a refusal.
+    @Test func interimResponsesBeforeThe101AreSkipped() async throws {
+        let listener = try TCPListener()
+        defer { listener.close() }
+        Thread.detachNewThread {
+            guard let socket = listener.accept() else { return }
+            defer { socket.close() }
+            var received: [UInt8] = []
+            while let read = try? socket.read(maximum: 4096), !read.isEmpty {
+                received += read
+                guard let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) else { continue }
+                let early = Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8)
+                try? socket.write(early + WebSocketHandshake.acceptResponse(for: request))
+                break
+            }
+            while let read = try? socket.read(maximum: 4096), !read.isEmpty {}
+        }
+        let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
+        connection.abort()
+    }
+}

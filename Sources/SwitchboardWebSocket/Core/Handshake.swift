@@ -54,8 +54,13 @@ public enum WebSocketHandshake {
             return Array((text + "\r\n").utf8)
         }
 
+        /// Fields the handshake writes itself, which extra headers may not repeat.
+        static let handshakeFields: Set<String> = ["host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version",
+                                                   "sec-websocket-protocol", "sec-websocket-extensions", "content-length", "transfer-encoding"]
+
         /// Throws `invalidHTTP` if a header, a subprotocol or the path could not be sent
-        /// as they are: a line break in a value would end the header and start another.
+        /// as they are: a line break in a value would end the header and start another; and
+        /// if a header repeats one the handshake writes itself.
         public func checkSendable() throws(WebSocketError) {
             guard HTTPFieldSyntax.isRequestTarget(path) else { throw .invalidHTTP("the path holds a space or control character") }
             guard HTTPFieldSyntax.isFieldValue(host) else { throw .invalidHTTP("the host holds a control character") }
@@ -63,6 +68,12 @@ public enum WebSocketHandshake {
                 throw .invalidHTTP("subprotocol \(String(reflecting: subprotocol)) is not an HTTP token")
             }
             try HTTPFieldSyntax.check(headers)
+            // The handshake's own fields come from the handshake: a second Host is a 400 at
+            // any conforming server, and an extension offered behind this client's back
+            // would be accepted by the server and then refused here.
+            for header in headers where Self.handshakeFields.contains(header.name.lowercased()) {
+                throw .invalidHTTP("\(header.name) is the handshake's own; set it through the URL or options instead")
+            }
             // Host, Upgrade, Connection, the key and the version, then the subprotocols' line.
             let fields = 5 + (subprotocols.isEmpty ? 0 : 1) + headers.count
             guard fields <= HTTPHead.maximumHeaderCount else {

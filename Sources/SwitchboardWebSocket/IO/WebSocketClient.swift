@@ -163,6 +163,8 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
     /// A 101 arrived: what is read after it belongs to the WebSocket.
     private var upgraded = false
     private var head: HTTPHead?
+    /// Interim (1xx) responses skipped before the final one.
+    private var interimResponses = 0
     private var bodyLength = 0
     private let result = FirstResult<(HTTPHead, String?)>()
 
@@ -211,9 +213,9 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
             if lock.withLock({ upgraded }) { lock.withLock { remainder.append(contentsOf: bytes) } } else { channel.setReading(false) }
             return
         }
-        let searched = max(0, received.count - 3)
+        var searched = max(0, received.count - 3)
         received.append(contentsOf: bytes)
-        if head == nil {
+        while head == nil {
             let parsed: (head: HTTPHead, consumed: Int)?
             do throws(WebSocketError) {
                 parsed = try HTTPHead.parse(received, searchingFrom: searched)
@@ -223,9 +225,21 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
                 return
             }
             guard let (head, consumed) = parsed else { return }
-            self.head = head
             received.removeFirst(consumed)
+            searched = 0
             let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
+            // An interim response (100 Continue, 103 Early Hints from a CDN) comes before the
+            // final one (RFC 9110 §15.2): skipped, a few at most.
+            if (100...199).contains(status), status != 101 {
+                interimResponses += 1
+                guard interimResponses <= 4 else {
+                    channel.setReading(false)
+                    result.offer(.failure(.invalidUpgradeResponse("more than 4 interim responses")))
+                    return
+                }
+                continue
+            }
+            self.head = head
             if status == 101 {
                 channel.setReading(false)
                 lock.withLock {
@@ -242,6 +256,7 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
             }
             // Clamped both ways: a hostile server may send a negative or huge length.
             bodyLength = max(0, min(Int(head.value("Content-Length") ?? "") ?? 0, 64 * 1024))
+            break
         }
         if received.count >= bodyLength { refuse() }
     }

@@ -1,0 +1,33 @@
+import Foundation
+import SwitchboardChat
+import SwitchboardRuntime
+import SwitchboardWebSocket
+import Testing
+
+/// The mock server refuses envelopes Signal's server refuses, with the same close (1007
+/// "Badly formatted"), so a client that sends one finds out against the mock.
+@Suite(.timeLimit(.minutes(2))) struct BadlyFormattedEnvelopeTests {
+    static func closeCode(after payload: [UInt8], isText: Bool = false) async throws -> WebSocketCloseCode? {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let socket = try await WebSocketClient.connect(to: server.url)
+        if isText { try await socket.send(text: String(decoding: payload, as: UTF8.self)) } else { try await socket.send(binary: Data(payload)) }
+        let closed = FirstAnswer<WebSocketCloseInfo?>()
+        Task { _ = closed.offer(await socket.waitUntilClosed()) }
+        Task {
+            try? await Task.sleep(for: .seconds(2))
+            _ = closed.offer(nil)
+        }
+        let info = await closed.value
+        socket.abort()
+        return info?.code
+    }
+
+    @Test func envelopesSignalsServerRefusesCloseWith1007() async throws {
+        #expect(try await Self.closeCode(after: [0xFF, 0xFF, 0xFF]) == .invalidPayload, "not protobuf")
+        #expect(try await Self.closeCode(after: [0x08, 0x01]) == .invalidPayload, "a request with no verb or path")
+        #expect(try await Self.closeCode(after: [0x08, 0x02, 0x1A, 0x02, 0x08, 0x05]) == .invalidPayload, "a response with an id only")
+        #expect(try await Self.closeCode(after: [0x08, 0x07]) == .invalidPayload, "an unknown type")
+        #expect(try await Self.closeCode(after: Array("hello".utf8), isText: true) == nil, "text frames are ignored")
+    }
+}
