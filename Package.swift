@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardCatalogueTests",
-            dependencies: ["SwitchboardCatalogue", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardEmitter"],
+            dependencies: ["SwitchboardCatalogue", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardCatalogueTests"
         ),
         .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),

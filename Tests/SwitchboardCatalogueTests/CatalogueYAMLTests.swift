@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SwitchboardCatalogue
 import Testing
 

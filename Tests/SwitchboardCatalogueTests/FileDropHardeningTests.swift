@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardCatalogue
 import SwitchboardRuntime
@@ -263,18 +264,5 @@ import Testing
             #expect(FileDropDocument.decodeRequest(Data(bytes)) == nil)
         }
         #expect(decoded > 0, "some damage (inside a string) leaves a valid document")
-    }
-}
-
-/// SplitMix64: a small generator with a fixed seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

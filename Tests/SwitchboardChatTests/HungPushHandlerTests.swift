@@ -7,12 +7,21 @@ import Testing
 /// 5 s, and is then cancelled, not left running beside the next connection's handler.
 @Suite(.timeLimit(.minutes(2)))
 struct HungPushHandlerTests {
-    @Test func aHandlerThatOutlastsTheLimitIsCancelled() async throws {
+    /// A connection whose push handler never returns by itself, with one push in it; the
+    /// flags say when the handler started and when it was cancelled.
+    struct Hung {
+        let server: ChatServer
+        let connection: ChatConnection<Authenticated>
+        let cancelled: Locked<Bool>
+        let push: Task<RPCResponse?, Never>
+    }
+
+    static func hung(options: ChatConnectionOptions) async throws -> Hung {
         let server = try ChatServer(routes: [])
         let started = Locked(false)
         let cancelled = Locked(false)
         let connection = try await ChatClient.connectAuthenticated(
-            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"), options: .init(keepalive: nil)
+            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"), options: options
         ) { _ in
             started.withLock { $0 = true }
             // Never answers by itself; only cancellation ends it.
@@ -24,40 +33,30 @@ struct HungPushHandlerTests {
         let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message"), timeout: .seconds(30)) }
         for _ in 0..<500 where !started.current { try await Task.sleep(for: .milliseconds(10)) }
         #expect(started.current)
+        return Hung(server: server, connection: connection, cancelled: cancelled, push: push)
+    }
+
+    @Test func aHandlerThatOutlastsTheLimitIsCancelled() async throws {
+        let hung = try await Self.hung(options: .init(keepalive: nil))
         let ended = ContinuousClock.now
-        server.stop()
-        _ = await connection.waitUntilFinished()
+        hung.server.stop()
+        _ = await hung.connection.waitUntilFinished()
         let waited = ContinuousClock.now - ended
         #expect(waited >= .seconds(4) && waited < .seconds(15), "the handler held the end back for the limit: \(waited)")
-        for _ in 0..<300 where !cancelled.current { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(cancelled.current, "the hung handler was cancelled")
-        _ = await push.value
+        for _ in 0..<300 where !hung.cancelled.current { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(hung.cancelled.current, "the hung handler was cancelled")
+        _ = await hung.push.value
     }
 
     @Test func theGraceIsAnOption() async throws {
-        let server = try ChatServer(routes: [])
-        let started = Locked(false)
-        let cancelled = Locked(false)
-        let connection = try await ChatClient.connectAuthenticated(
-            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
-            options: .init(keepalive: nil, pushHandlerGrace: .milliseconds(200))
-        ) { _ in
-            started.withLock { $0 = true }
-            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
-            cancelled.withLock { $0 = true }
-            return .withhold(reason: "cancelled")
-        }
-        let client = try #require(await server.client(at: 0))
-        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message"), timeout: .seconds(30)) }
-        for _ in 0..<500 where !started.current { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(started.current)
+        let hung = try await Self.hung(options: .init(keepalive: nil, pushHandlerGrace: .milliseconds(200)))
         let ended = ContinuousClock.now
-        server.stop()
-        _ = await connection.waitUntilFinished()
+        hung.server.stop()
+        _ = await hung.connection.waitUntilFinished()
         // Ended at the short grace: the default would hold it 5 s.
         #expect(ContinuousClock.now - ended < .seconds(4))
-        for _ in 0..<300 where !cancelled.current { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(cancelled.current)
-        _ = await push.value
+        for _ in 0..<300 where !hung.cancelled.current { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(hung.cancelled.current)
+        _ = await hung.push.value
     }
 }

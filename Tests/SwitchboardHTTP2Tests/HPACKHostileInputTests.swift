@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardHTTP2
 import Testing
 
@@ -73,7 +74,7 @@ import Testing
 
     /// Random bytes never crash or hang the decoder (seeded, so a failure repeats).
     @Test func randomBlocksNeverCrash() {
-        var generator = SplitMix(state: 0x4a7c_2026)
+        var generator = SeededGenerator(seed: 0x4a7c_2026)
         for _ in 0..<3000 {
             let length = Int.random(in: 0..<64, using: &generator)
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -112,17 +113,5 @@ import Testing
         var decoder = HPACKDecoder()
         let block = try decoder.decode(out)
         #expect(block.headers.map(\.indexing) == [.never, .never])
-    }
-}
-
-/// SplitMix64: a small generator with a fixed seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
