@@ -64,6 +64,10 @@ public struct BridgeCommand: Sendable, Hashable {
         }
         var headers = RPCHeaders()
         var body = Data()
+        // Spaces or tabs and then a line end: the request line ends there (a trailing space
+        // must not turn the header lines into a one-line form's body).
+        let afterBlanks = rest.drop { $0 == " " || $0 == "\t" }
+        if let next = afterBlanks.first, next == "\n" || next == "\r\n" || next == "\r" { rest = afterBlanks }
         if rest.first == " " {
             // One line: the rest of the text is the body.
             body = Data(rest.dropFirst().utf8)

@@ -105,6 +105,10 @@ public func switchboard_send_request(
             return cString(BridgeDocument.error(BridgeError(.badCommand, "the verb and the path are required")))
         }
         let query = try read.2.get() ?? "", body = try read.3.get() ?? ""
+        // One budget for the verb, path and query together, as for a command's head.
+        guard verb.utf8.count + path.utf8.count + query.utf8.count <= head else {
+            return cString(BridgeDocument.error(BridgeError(.tooLarge, "the verb, path and query pass \(head) bytes together")))
+        }
         return cString(blocking { await bridge.send(verb: verb, path: path, query: query, body: body) })
     } catch {
         return cString(BridgeDocument.error(error))
@@ -128,6 +132,9 @@ public func switchboard_send_command(_ handle: OpaquePointer?, _ command: Unsafe
 @_cdecl("switchboard_receive_message")
 public func switchboard_receive_message(_ handle: OpaquePointer?, _ timeoutMilliseconds: Int32) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(BridgeDocument.closed) }
+    // Waiting here on a Swift task's thread would hold one of the few the pool has, and the
+    // events it waits for are queued by work that needs that pool: answered instead.
+    if isInsideSwiftConcurrency { return cString(insideSwiftConcurrency) }
     let timeout: Duration? = timeoutMilliseconds < 0 ? nil : .milliseconds(timeoutMilliseconds)
     // Already on the host's thread: wait here, with no task in between.
     return bridge.receiveBlocking(timeout: timeout).flatMap(cString)

@@ -97,7 +97,8 @@ public final class StringBridge: Sendable {
             return BridgeDocument.error(error)
         }
         let (endpoint, request) = prepared
-        let callOptions = CallOptions(timeout: options.requestTimeout)
+        // The endpoint's own timeout wins; the bridge's is for endpoints that set none.
+        let callOptions = CallOptions(timeout: request.endpoint.defaultTimeout ?? options.requestTimeout)
         let result: Result<RPCResponse, TransportError>
         if endpoint.requiresAccount {
             guard let transport = transports.authenticated else {

@@ -24,4 +24,13 @@ struct BridgeCommandLimitTests {
         #expect(code("GET /v1\n\n" + String(repeating: "b", count: 5000)) == nil)
         #expect(code("PUT /v1 " + String(repeating: "b", count: 5000)) == nil)
     }
+
+    /// A space left at the end of the request line does not turn the header lines into a
+    /// one-line command's body.
+    @Test func trailingSpacesOnTheRequestLineKeepTheHeaders() throws {
+        let command = try BridgeCommand(parsing: "GET /x \t\nKey: v\n\n", maximumHeadBytes: 1024, maximumHeaderLines: 3)
+        #expect(command.path == "/x")
+        #expect(command.headers["Key"] == "v")
+        #expect(command.body.isEmpty)
+    }
 }

@@ -55,6 +55,9 @@ import Testing
         // Here, on one of Swift concurrency's threads: before, this blocked it for good.
         let answer = Self.document(switchboard_send_command(handle, "GET /v1/accounts/username_hash/AQ"))
         #expect("\(answer)".contains("called from a Swift task"), "\(answer)")
+        // Receiving too: its wait held a pool thread that the events it waited for needed.
+        let received = Self.document(switchboard_receive_message(handle, -1))
+        #expect("\(received)".contains("called from a Swift task"), "\(received)")
         var error: UnsafeMutablePointer<CChar>?
         #expect(switchboard_open("{}", &error) == nil)
         #expect(error.map { String(cString: $0) }?.contains("called from a Swift task") == true)

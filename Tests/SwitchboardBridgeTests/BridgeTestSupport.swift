@@ -20,6 +20,11 @@ struct BridgeBackend: UsernamesHandler, KeysHandler, ChatRoomHandler {
         if request.hash == Data([0xFF]) { throw .rateLimited(retryAfter: .seconds(30)) }
         if request.hash == Data([0x18]) { throw .unrecognized(status: 418, body: Data("teapot".utf8)) }
         if request.hash == Data([0x50]) { throw .unrecognized(status: 503, body: Data()) }
+        // Slower than a short bridge timeout, well within the endpoint's own 10 s.
+        if request.hash == Data([0x51]) {
+            try? await Task.sleep(for: .milliseconds(600))
+            return LookUpUsernameHashResponse(uuid: "aci-late")
+        }
         throw .notFound
     }
 

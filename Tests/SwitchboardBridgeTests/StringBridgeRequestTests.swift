@@ -118,6 +118,10 @@ import Testing
         let slow = object(await impatient.send(verb: "POST", path: "/v1/chats/c1/messages", body: #"{"text": "slow"}"#))
         #expect(slow["type"] as? String == "failure")
         #expect(slow["failure"] as? String == "timeout")
+        // An endpoint with its own timeout (lookUpUsernameHash: 10 s) keeps it: the bridge's
+        // is for endpoints that set none.
+        let late = object(await impatient.send(verb: "GET", path: "/v1/accounts/username_hash/" + PathEncoding.base64URL(Data([0x51]))))
+        #expect(late["type"] as? String == "success", "\(late)")
     }
 
     @Test func aClosedBridgeAnswersClosed() async {

@@ -1,5 +1,5 @@
 /*
- * Switchboard's string bridge: a schema's whole API behind five C functions, for an app
+ * Switchboard's string bridge: a schema's whole API behind six C functions, for an app
  * core written in another language (C, Kotlin through JNI, Python through ctypes, ...).
  *
  * Requests are REST-style (verb, path, query, JSON body) and answer with a JSON document
@@ -14,6 +14,9 @@
  * answer. Call them from threads the host owns, not from inside Swift concurrency (from a
  * Swift task they answer an error document instead of blocking; close finishes in the
  * background).
+ *
+ * A function that returns char * returns NULL only where it says so, or when the process is
+ * out of memory.
  */
 #ifndef SWITCHBOARD_H
 #define SWITCHBOARD_H

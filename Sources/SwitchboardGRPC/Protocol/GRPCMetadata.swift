@@ -16,10 +16,6 @@ public enum GRPCMetadata {
         reservedNames.contains(name) || name.hasPrefix("grpc-")
     }
 
-    /// The longest `grpc-message` sent, in bytes before encoding: a kilobyte says what went
-    /// wrong, and a whole error page would take the trailers past a peer's header limit.
-    static let maximumMessageBytes = 1024
-
     /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.
     static func truncated(_ text: String, toBytes limit: Int) -> String {
         guard text.utf8.count > limit else { return text }

@@ -336,7 +336,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // goes out; the error body and metadata only if the peer's header limit takes them.
         var trailers = [HPACKHeader(":status", "200"), contentTypeHeader,
                         HPACKHeader("grpc-status", "\(code.rawValue)"),
-                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(GRPCMetadata.truncated(text, toBytes: GRPCMetadata.maximumMessageBytes))),
+                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(GRPCMetadata.truncated(text, toBytes: max(16, options.maximumErrorMessageBytes)))),
                         HPACKHeader(GRPCResponseMapping.statusTrailer, "\(response.status)")]
         let essential = trailers.count
         if !response.body.isEmpty {

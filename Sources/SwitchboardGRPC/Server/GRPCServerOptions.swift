@@ -36,6 +36,10 @@ public struct GRPCServerOptions: Sendable {
     /// subscriptions included (their request is the empty message that opens them); past it
     /// the call ends with DEADLINE_EXCEEDED. Default 30 s.
     public var requestReceiveTimeout: Duration = .seconds(30)
+    /// The longest `grpc-message` an error carries, in bytes before percent-encoding (its
+    /// start, cut on a character): it says what went wrong, and a whole error page would
+    /// take the trailers past a client's header-list limit (grpc-java takes 8 KiB). Default 1,024.
+    public var maximumErrorMessageBytes = 1024
     /// Which kind of connection a call counts as, from its metadata: routes for `auth account`
     /// endpoints need `.account`. Default: `.account` when an `authorization` header is present.
     public var authenticate: @Sendable (RPCHeaders) -> AuthRequirement = { headers in
