@@ -160,3 +160,12 @@ public func switchboard_close(_ handle: OpaquePointer?) {
     }
     blocking { await bridge.close() }
 }
+
+/// The library's version, a static string: never freed, never changes.
+nonisolated(unsafe) let libraryVersion: UnsafeMutablePointer<CChar> = strdup(StringBridge.version)!
+
+/// `switchboard_version`: the library's version, for a core to check the library it loaded.
+@_cdecl("switchboard_version")
+public func switchboard_version() -> UnsafePointer<CChar> {
+    UnsafePointer(libraryVersion)
+}

@@ -17,6 +17,8 @@ import SwitchboardSchema
 /// handlers, whatever the host configures. Pushes reach the queue through ``deliver(_:)``,
 /// which the host installs as the connections' push handler.
 public final class StringBridge: Sendable {
+    /// The library's version and its C ABI's (`SWITCHBOARD_ABI_VERSION` in `switchboard.h`).
+    public static let version = "0.1.0 (abi 1)"
     /// Limits, each with a safe default.
     public struct Options: Sendable {
         /// The largest JSON body a command may carry: 1 MiB.

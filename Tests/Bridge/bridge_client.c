@@ -52,6 +52,13 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s <ws url> <schema dir>\n", argv[0]);
         return 2;
     }
+    /* The header and the library agree on the ABI they speak. */
+    char expected_abi[32];
+    snprintf(expected_abi, sizeof expected_abi, "(abi %d)", SWITCHBOARD_ABI_VERSION);
+    if (strstr(switchboard_version(), expected_abi) == NULL) {
+        fprintf(stderr, "FAIL the library's version %s is not %s\n", switchboard_version(), expected_abi);
+        return 1;
+    }
     char config[1024];
     snprintf(config, sizeof config,
              "{\"schema\": \"%s\", \"url\": \"%s\", \"credentials\": \"ada.1:secret\", \"requestTimeoutMs\": 10000}",

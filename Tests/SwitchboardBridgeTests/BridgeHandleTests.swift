@@ -47,6 +47,13 @@ import Testing
         #expect(outcome == ["success", "error closed", "closed"])
     }
 
+    @Test func theLibraryNamesItsVersionAndABI() {
+        let version = String(cString: switchboard_version())
+        #expect(version == StringBridge.version)
+        #expect(version.hasSuffix("(abi 1)"), "the header's SWITCHBOARD_ABI_VERSION")
+        #expect(switchboard_version() == switchboard_version(), "one static string")
+    }
+
     @Test func callsFromASwiftTaskAreRefusedNotDeadlocked() async throws {
         let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
         defer { server.stop() }

@@ -1,5 +1,5 @@
 /*
- * Switchboard's string bridge: a schema's whole API behind six C functions, for an app
+ * Switchboard's string bridge: a schema's whole API behind seven C functions, for an app
  * core written in another language (C, Kotlin through JNI, Python through ctypes, ...).
  *
  * Requests are REST-style (verb, path, query, JSON body) and answer with a JSON document
@@ -26,6 +26,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the functions below: changes when any of them changes incompatibly. */
+#define SWITCHBOARD_ABI_VERSION 1
+
+/*
+ * The library's version, such as "0.1.0 (abi 1)": a static string, not to be freed. A core
+ * that loads the library at run time checks it against SWITCHBOARD_ABI_VERSION.
+ */
+const char *switchboard_version(void);
 
 /* An open bridge: a schema and the connections its requests go through. */
 typedef struct switchboard_bridge switchboard_bridge;
