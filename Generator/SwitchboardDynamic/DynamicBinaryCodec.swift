@@ -316,7 +316,11 @@ public struct DynamicBinaryCodec: Sendable {
                 try decodeFields(try reader.readLengthDelimited(), into: &message, depth: depth + 1)
                 return .message(message)
             case .timestamp(.millis):
-                return .timestamp(millis: Int64(bitPattern: try reader.readVarint()))
+                let millis = Int64(bitPattern: try reader.readVarint())
+                guard millis.magnitude <= UInt64(UnixMillisTimestampCodec.maximumMilliseconds) else {
+                    throw WireDecodingError.timestampOutOfRange(milliseconds: millis)
+                }
+                return .timestamp(millis: millis)
             }
         } catch let error as DynamicCodecError {
             throw error

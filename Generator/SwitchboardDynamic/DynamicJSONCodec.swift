@@ -206,6 +206,8 @@ public struct DynamicJSONCodec: Sendable {
             if reader.peekIsString {
                 let name = try reader.readString()
                 guard let match = definition.cases.first(where: { $0.name == name }) else {
+                    // A number in quotes, as the generated codec takes it.
+                    if let number = Int32(name), String(number) == name { return .enumeration(number) }
                     if ignoresUnknownFields { throw SkippedEnumName() }
                     throw JSONDecodingError.unknownEnumName(enum: definition.name, name: name)
                 }
@@ -215,7 +217,12 @@ public struct DynamicJSONCodec: Sendable {
         case let .message(index):
             return .message(try readMessage(&reader, type: index, depth: depth + 1))
         case .timestamp(.millis):
-            return .timestamp(millis: try reader.readInteger(in: Int64.min...Int64.max))
+            // The range the generated codec's `Date` holds exactly, so both refuse alike.
+            let millis = try reader.readInteger(in: Int64.min...Int64.max)
+            guard millis.magnitude <= UInt64(UnixMillisTimestampCodec.maximumMilliseconds) else {
+                throw DynamicCodecError("millisecond timestamp \(millis) is beyond ±10^15")
+            }
+            return .timestamp(millis: millis)
         }
     }
 

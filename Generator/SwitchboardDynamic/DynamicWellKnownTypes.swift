@@ -126,9 +126,17 @@ extension DynamicJSONCodec {
                 return "null"
             }
         case .any:
-            guard case let .single(.string(url))? = message.fields[1] else { return "{}" }
             var bytes = Data()
             if case let .single(.bytes(value))? = message.fields[2] { bytes = value }
+            guard case let .single(.string(url))? = message.fields[1] else {
+                // No type but a payload: JSON cannot say what it is (the generated codec
+                // refuses it too), and `{}` would drop the bytes.
+                if !bytes.isEmpty {
+                    unrepresentable?.note("google.protobuf.Any: \(bytes.count) bytes with no type URL")
+                    return "null"
+                }
+                return "{}"
+            }
             let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
             var output = ""
             // Each level of packed messages is decoded here, as it is written: nesting past the

@@ -1,6 +1,7 @@
 import Foundation
 import KitchenSink
 import SignalChat
+import SwitchboardDynamic
 import SwitchboardRuntime
 import Testing
 
@@ -23,8 +24,36 @@ import Testing
     @Test func overlongVarint() {
         let eleven: [UInt8] = [0x08] + Array(repeating: 0xFF, count: 10) + [0x01]
         #expect(decodeError(Point.self, eleven) == .malformedVarint)
-        let overflow: [UInt8] = [0x08] + Array(repeating: 0xFF, count: 9) + [0x02]
-        #expect(decodeError(Point.self, overflow) == .malformedVarint)
+        // A tenth byte past the top bit: its extra bits are dropped, as protobuf's C++ and
+        // swift-protobuf read it, not refused.
+        let overflow: [UInt8] = [0x08] + Array(repeating: 0xFF, count: 9) + [0x7F]
+        #expect(decodeError(Point.self, overflow) == nil)
+    }
+
+    /// An enum given as a number in quotes reads as that number, as protobuf's Java, Python
+    /// and C++ parsers take it (it was refused, or skipped when unknown fields are ignored).
+    @Test func anEnumAsAQuotedNumber() throws {
+        #expect(try Composite(jsonString: #"{"color": "1"}"#).color.rawValue == 1)
+        #expect(try Composite(jsonString: #"{"color": "77"}"#).color.rawValue == 77, "open enums keep unknown numbers")
+        #expect(throws: JSONDecodingError.self) { try Composite(jsonString: #"{"color": "+1"}"#) }
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let type = try #require(schema.messageIndex(named: "Composite"))
+        let dynamic = try DynamicJSONCodec(schema: schema).decode(Data(#"{"color": "1"}"#.utf8), as: type)
+        #expect(try Composite(serializedBytes: DynamicBinaryCodec(schema: schema).encode(dynamic)).color.rawValue == 1)
+    }
+
+    @Test func millisecondTimestampsADateCannotHoldAreRefused() throws {
+        var composite = Composite()
+        composite.sentAtMillis = Date(timeIntervalSince1970: 1_700_000_000.123)
+        let ok = try Composite(serializedBytes: composite.serializedBytes())
+        #expect(ok.sentAtMillis == composite.sentAtMillis)
+        // Field 8, varint: 2^53 + 1 ms would come back as 2^53.
+        var bytes: [UInt8] = [0x40]
+        var value: UInt64 = (1 << 53) + 1
+        while value >= 0x80 { bytes.append(UInt8(value & 0x7F) | 0x80); value >>= 7 }
+        bytes.append(UInt8(value))
+        #expect(throws: WireDecodingError.timestampOutOfRange(milliseconds: (1 << 53) + 1)) { try Composite(serializedBytes: bytes) }
+        #expect(throws: JSONDecodingError.self) { try Composite(jsonString: #"{"sentAtMillis": "9007199254740993"}"#) }
     }
 
     @Test func lengthPastTheEnd() {

@@ -80,9 +80,10 @@ public struct WireReader {
             let byte = cursor.load(as: UInt8.self)
             cursor += 1
             if shift == 63 {
-                // The tenth byte may only contribute the top bit.
-                guard byte <= 1 else { throw .malformedVarint }
-                return result | UInt64(byte) << 63
+                // The tenth byte ends the varint and gives the top bit; its other bits fall
+                // past 64 and are dropped, as protobuf's C++ and swift-protobuf read them.
+                guard byte < 0x80 else { throw .malformedVarint }
+                return result | UInt64(byte & 1) << 63
             }
             result |= UInt64(byte & 0x7F) << shift
             if byte < 0x80 { return result }

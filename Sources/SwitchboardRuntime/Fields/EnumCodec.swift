@@ -27,6 +27,8 @@ public enum EnumCodec<Enum: ProtoEnum>: FieldCodec {
         if reader.peekIsString {
             let name = try reader.readName()
             if let value = Enum(protoName: name) { return value }
+            // A number in quotes, as protobuf's Java, Python and C++ parsers accept it.
+            if let number = Int32(name.string), String(number) == name.string { return Enum(rawValue: number) }
             if reader.options.ignoreUnknownFields { return nil }
             throw .unknownEnumName(enum: String(describing: Enum.self), name: name.string)
         }

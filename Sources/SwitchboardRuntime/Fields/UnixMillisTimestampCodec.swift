@@ -3,6 +3,11 @@ import Foundation
 /// `timestamp(millis)`: milliseconds since the Unix epoch as an `int64` varint, the
 /// form Signal's server uses; a quoted integer in JSON. The Swift value is `Date`.
 public enum UnixMillisTimestampCodec: FieldCodec {
+    /// The most milliseconds either side of 1970 a `Date` holds exactly (about ±31,700
+    /// years): a larger count read into a `Date` would come back as another number, so it is
+    /// refused rather than changed.
+    public static let maximumMilliseconds: Int64 = 1_000_000_000_000_000
+
     public static var wireType: WireType { .varint }
     public static var defaultValue: Date { Date(timeIntervalSince1970: 0) }
     @inlinable public static func isDefault(_ value: Date) -> Bool { millis(value) == 0 }
@@ -24,13 +29,18 @@ public enum UnixMillisTimestampCodec: FieldCodec {
         writer.writeVarint(UInt64(bitPattern: millis(value)))
     }
     @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> Date {
-        Date(timeIntervalSince1970: Double(Int64(bitPattern: try reader.readVarint())) / 1000)
+        let milliseconds = Int64(bitPattern: try reader.readVarint())
+        guard milliseconds.magnitude <= UInt64(maximumMilliseconds) else { throw .timestampOutOfRange(milliseconds: milliseconds) }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
     public static func writeJSON(_ value: Date, to writer: inout JSONWriter) {
         writer.writeQuotedNumber(millis(value))
     }
     public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Date? {
         if reader.readNull() { return nil }
-        return Date(timeIntervalSince1970: Double(try reader.readInteger(in: Int64.min...Int64.max)) / 1000)
+        let offset = reader.offset
+        let milliseconds = try reader.readInteger(in: Int64.min...Int64.max)
+        guard milliseconds.magnitude <= UInt64(maximumMilliseconds) else { throw .invalidTimestamp(offset: offset) }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }
