@@ -316,11 +316,7 @@ public struct DynamicBinaryCodec: Sendable {
                 try decodeFields(try reader.readLengthDelimited(), into: &message, depth: depth + 1)
                 return .message(message)
             case .timestamp(.millis):
-                let millis = Int64(bitPattern: try reader.readVarint())
-                guard millis.magnitude <= UInt64(UnixMillisTimestampCodec.maximumMilliseconds) else {
-                    throw WireDecodingError.timestampOutOfRange(milliseconds: millis)
-                }
-                return .timestamp(millis: millis)
+                return .timestamp(millis: UnixMillisTimestampCodec.clamped(Int64(bitPattern: try reader.readVarint())))
             }
         } catch let error as DynamicCodecError {
             throw error

@@ -217,12 +217,8 @@ public struct DynamicJSONCodec: Sendable {
         case let .message(index):
             return .message(try readMessage(&reader, type: index, depth: depth + 1))
         case .timestamp(.millis):
-            // The range the generated codec's `Date` holds exactly, so both refuse alike.
-            let millis = try reader.readInteger(in: Int64.min...Int64.max)
-            guard millis.magnitude <= UInt64(UnixMillisTimestampCodec.maximumMilliseconds) else {
-                throw DynamicCodecError("millisecond timestamp \(millis) is beyond ±10^15")
-            }
-            return .timestamp(millis: millis)
+            // Held within the range the generated codec's `Date` keeps, so both read alike.
+            return .timestamp(millis: UnixMillisTimestampCodec.clamped(try reader.readInteger(in: Int64.min...Int64.max)))
         }
     }
 

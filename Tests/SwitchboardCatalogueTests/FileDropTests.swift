@@ -160,6 +160,10 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         // Withdrawn: no provider took it before the consumer gave up, so none ever will.
         #expect(transport.records().map(\.state) == [.withdrawn])
         #expect(await setup.provider.servePending() == 0)
+        // And a provider starting (its recovery, then its polling) leaves it unserved too.
+        try setup.provider.start()
+        #expect(await setup.provider.servePending() == 0)
+        await setup.provider.stop()
         #expect(setup.handlers.served.current.isEmpty)
     }
 

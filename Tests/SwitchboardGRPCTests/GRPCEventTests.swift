@@ -36,6 +36,25 @@ struct GRPCEventTests {
                              body: try envelope.encodedBody(.protobuf))
     }
 
+    /// A listener that stopped listening does not end the subscriptions that arrive later
+    /// (its ended stream refused every one, and each was closed at once).
+    @Test func aStoppedListenerDoesNotEndLaterSubscriptions() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        defer { Task { await server.shutdown(timeout: .seconds(1)) } }
+        let stopped = Task { for await _ in server.arrivingSubscribers() {} }
+        stopped.cancel()
+        _ = await stopped.value
+        let arrivals = server.arrivingSubscribers()
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        defer { transport.close() }
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in .withhold(reason: "test") }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(subscriber.isOpen, "the live listener took it, and it stays open")
+        subscription.cancel()
+    }
+
     @Test func pushesArriveInOrderAndAreAcknowledged() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: []))
         let arrivals = server.arrivingSubscribers()

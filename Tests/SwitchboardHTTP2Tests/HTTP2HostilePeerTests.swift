@@ -177,8 +177,10 @@ import Testing
             ConnectionPair.request + [HPACKHeader("keep-alive", "5")],
             ConnectionPair.request + [HPACKHeader("proxy-connection", "close")],
             ConnectionPair.request + [HPACKHeader("transfer-encoding", "chunked")],
+            ConnectionPair.request + [HPACKHeader("x-value", " leading")],
+            ConnectionPair.request + [HPACKHeader("x-value", "trailing\t")],
             ConnectionPair.request + [HPACKHeader("x-value", "nul\u{0}inside")],
-            // (Whitespace at either end of a value is let through: see HTTP2PeerRulesTests.)
+            // (In responses and trailers, whitespace at either end is let through: see HTTP2PeerRulesTests.)
         ]
         var server = Self.server()
         for (index, list) in bad.enumerated() {

@@ -23,6 +23,8 @@ enum FileDropDocument {
     /// have taken effect. A member of the document, not a header, so no handler's answer
     /// can pass for it.
     static let interruptedMember = "interrupted"
+    /// How the previous format marked it, written beside the member for older consumers.
+    static let legacyInterruptedHeader = "Switchboard-Interrupted"
 
     struct Request {
         var id: String

@@ -86,7 +86,9 @@ public final class FileDropProvider: Sendable {
     }
 
     /// Stops taking requests, answers those in hand (waiting at most
-    /// ``FileDropOptions/stopTimeout`` for them), and releases the folder.
+    /// ``FileDropOptions/stopTimeout`` for them), and releases the folder. If the timeout
+    /// passes first, the folder stays held until those handlers finish: a provider started
+    /// meanwhile finds it taken.
     public func stop() async {
         if let sweeping = sweeper.withLock({ current -> Task<Void, Never>? in
             defer { current = nil }
@@ -120,6 +122,8 @@ public final class FileDropProvider: Sendable {
     struct Listing: Sendable {
         var modified: (seconds: Int, nanoseconds: Int)
         var listedAt: ContinuousClock.Instant
+        /// The wall-clock time of the listing, to compare with the folder's modification time.
+        var listedAtWall: Date
         var requests: [String]
         var subfolders: [String]
     }
@@ -156,7 +160,11 @@ public final class FileDropProvider: Sendable {
         let now = ContinuousClock.now
         let time = FileDropFiles.modificationTime(folder)
         let modified = (seconds: Int(time?.tv_sec ?? -1), nanoseconds: Int(time?.tv_nsec ?? -1))
-        if let known = listings.withLock({ $0[folder.path] }), known.modified == modified, now - known.listedAt < options.fullScanInterval {
+        // A listing taken within a second of the folder's last change is not trusted: file
+        // systems stamp folders from a coarse clock (a tick of milliseconds, or a whole
+        // second), so a change right after the listing can leave the time as it was.
+        if let known = listings.withLock({ $0[folder.path] }), known.modified == modified, now - known.listedAt < options.fullScanInterval,
+           known.listedAtWall.timeIntervalSince1970 - (Double(modified.seconds) + Double(modified.nanoseconds) / 1e9) > 1 {
             return known
         }
         var requests: [String] = [], subfolders: [String] = []
@@ -178,7 +186,7 @@ public final class FileDropProvider: Sendable {
                 subfolders.append(name)
             }
         }
-        let listing = Listing(modified: modified, listedAt: now, requests: requests, subfolders: subfolders)
+        let listing = Listing(modified: modified, listedAt: now, listedAtWall: Date(), requests: requests, subfolders: subfolders)
         listings.withLock { $0[folder.path] = listing }
         return listing
     }
@@ -201,7 +209,9 @@ public final class FileDropProvider: Sendable {
                 // Not answered (neither here nor taken away by the consumer): answered as
                 // interrupted. Either way only the marking is left.
                 if !FileDropFiles.exists(responseURL), !FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
-                    let interrupted = RPCResponse(status: 503, message: "Service Unavailable")
+                    // The header too, for consumers of the previous document format; this
+                    // version's consumers read only the document member, which no handler sets.
+                    let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.legacyInterruptedHeader: "true"], message: "Service Unavailable")
                     do {
                         try FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id, interrupted: true),
                                                           to: responseURL, durable: options.durable)

@@ -25,6 +25,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     private var current: GRPCClientConnection?
     private var connecting: Task<Result<GRPCClientConnection, TransportError>, Never>?
     private var opened = 0
+    /// Bumped by `close()`: a connect that started before it must not become `current`.
+    private var generation = 0
     /// Shared by this transport's connections: a server's `too_many_pings` slows them all.
     private let keepaliveBackoff = HTTP2KeepaliveBackoff()
 
@@ -82,9 +84,11 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         throw .disconnected(reason: "the server did not process the call")
     }
 
-    /// Closes the connection gracefully; later calls open a new one.
+    /// Closes the connection gracefully; later calls open a new one. A connect under way is
+    /// closed as it completes, so nothing opened before this call outlives it.
     public func close() {
         let driver = lock.withLock {
+            generation += 1
             defer { current = nil }
             return current?.driver
         }
@@ -93,21 +97,43 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     private var authority: String { head.authority }
 
+    /// A usable connection, or the connect attempt to wait for.
+    private enum ConnectionPick {
+        case ready(GRPCClientConnection)
+        case attempt(Task<Result<GRPCClientConnection, TransportError>, Never>)
+    }
+
     /// The open connection, or a new one: concurrent callers share one attempt, and each
     /// waits for it no longer than its own deadline.
     private func connection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> GRPCClientConnection {
-        let task: Task<Result<GRPCClientConnection, TransportError>, Never> = lock.withLock {
-            if let connecting { return connecting }
-            let attempt = Task {
+        let pick: ConnectionPick = lock.withLock {
+            // Checked again under the lock: a connect that finished since the caller looked
+            // is used, not raced by a second one that would orphan it.
+            if let current, current.driver.state.isAvailable { return .ready(current) }
+            if let connecting { return .attempt(connecting) }
+            let started = generation
+            let attempt = Task { () -> Result<GRPCClientConnection, TransportError> in
                 let result = await self.connect()
-                self.lock.withLock {
+                let (kept, retired): (Result<GRPCClientConnection, TransportError>, GRPCClientConnection?) = self.lock.withLock {
                     self.connecting = nil
-                    if case let .success(driver) = result { self.current = driver }
+                    guard case let .success(connection) = result else { return (result, nil) }
+                    // Closed while connecting: this connection is nobody's.
+                    guard self.generation == started else { return (.failure(.disconnected(reason: "the transport was closed")), connection) }
+                    defer { self.current = connection }
+                    return (result, self.current)
                 }
-                return result
+                // The connection this one replaces (going away, or dead) closes gracefully:
+                // calls still on it finish, and its socket does not stay open for ever.
+                retired?.driver.close()
+                return kept
             }
             connecting = attempt
-            return attempt
+            return .attempt(attempt)
+        }
+        let task: Task<Result<GRPCClientConnection, TransportError>, Never>
+        switch pick {
+        case let .ready(connection): return connection
+        case let .attempt(attempt): task = attempt
         }
         // The attempt is shared by every caller waiting for it, so a caller whose deadline
         // passes or who is cancelled leaves at once and the attempt goes on for the others.

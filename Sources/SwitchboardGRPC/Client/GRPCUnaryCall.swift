@@ -68,7 +68,14 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func start() {
-        if let deadline = request.deadline { owner.watch(self, until: deadline) }
+        if let deadline = request.deadline {
+            owner.watch(self, until: deadline)
+            // Ended (cancelled) before the watch began: its end found no entry to forget.
+            if lock.withLock({ outcome != nil }) {
+                owner.forget(self)
+                return
+            }
+        }
         // The request message goes out with the headers, in one write.
         let token = connection.openStream(headers: headers, endStream: true, body: framedMessage, delegate: self) { [weak self] opened in
             guard let self else { return }
@@ -92,7 +99,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 }
             }
         }
-        lock.withLock { openToken = token }
+        // Ended while the open was being queued: the end saw no token to cancel, so the
+        // request is withdrawn here rather than sent once a stream slot frees.
+        let ended = lock.withLock { () -> Bool in
+            openToken = token
+            return outcome != nil && streamID == nil
+        }
+        if ended { connection.cancelOpen(token) }
     }
 
     /// The call's deadline has passed: it ends as a timeout.

@@ -63,7 +63,8 @@ final class GRPCEventHub: @unchecked Sendable {
     private var waiting: [UInt64: (subscriber: ObjectIdentifier, connection: ObjectIdentifier, continuation: CheckedContinuation<Int?, Never>)] = [:]
     /// The ids in `waiting` by subscriber, so one that ends finds its own at once.
     private var waitingBySubscriber: [ObjectIdentifier: Set<UInt64>] = [:]
-    private var arrivals: [AsyncStream<GRPCEventSubscriber>.Continuation] = []
+    private var arrivals: [UInt64: AsyncStream<GRPCEventSubscriber>.Continuation] = [:]
+    private var nextArrivalsID: UInt64 = 0
     /// Subscribers that may wait for the application to take them from
     /// ``arrivingSubscribers()``: an application that does not take them cannot make them
     /// pile up; one past it is ended at once.
@@ -119,29 +120,40 @@ final class GRPCEventHub: @unchecked Sendable {
 
     func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> {
         let (stream, continuation) = AsyncStream<GRPCEventSubscriber>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumWaitingArrivals))
-        lock.withLock { arrivals.append(continuation) }
+        let id = lock.withLock { () -> UInt64 in
+            nextArrivalsID += 1
+            arrivals[nextArrivalsID] = continuation
+            return nextArrivalsID
+        }
+        // A listener that stops listening is forgotten: it must not count against later
+        // arrivals (which a stopped stream would refuse).
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.arrivals.removeValue(forKey: id) }
+        }
         return stream
     }
 
     func arrived(_ subscriber: GRPCEventSubscriber) {
         lock.withLock { subscribers[ObjectIdentifier(subscriber)] = subscriber }
-        var dropped = false
-        for continuation in lock.withLock({ arrivals }) {
+        var dropped = false, taken = false
+        for continuation in lock.withLock({ Array(arrivals.values) }) {
             switch continuation.yield(subscriber) {
-            case .dropped, .terminated: dropped = true
-            default: break
+            case .dropped: dropped = true
+            case .terminated: break // a listener that stopped; it forgets itself
+            default: taken = true
             }
         }
-        // The application is not taking arrivals, or the server is shutting down (its
-        // arrivals finished): this subscription ends at once, with OK.
-        if dropped || lock.withLock({ isFinished }) { subscriber.finish() }
+        // No listener took it because the application is not taking arrivals (its buffer is
+        // full), or the server is shutting down: this subscription ends at once, with OK.
+        if (dropped && !taken) || lock.withLock({ isFinished }) { subscriber.finish() }
     }
 
     /// On shutdown: no more arrivals, and every open subscription ends with OK.
     func finishAll() {
         let (waitingArrivals, open) = lock.withLock { () -> ([AsyncStream<GRPCEventSubscriber>.Continuation], [GRPCEventSubscriber]) in
             isFinished = true
-            return (arrivals, Array(subscribers.values))
+            return (Array(arrivals.values), Array(subscribers.values))
         }
         for continuation in waitingArrivals { continuation.finish() }
         for subscriber in open { subscriber.finish() }

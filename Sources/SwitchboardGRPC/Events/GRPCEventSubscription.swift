@@ -33,6 +33,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     /// Bytes of pushes waiting for the handler, against `maximumQueuedPushBytes`.
     private let queuedBytes: ByteBudget
     private let consumer: Task<Void, Never>
+    /// Set by `cancel()`: pushes still queued are dropped, not handed to the handler.
+    private let droppingPushes: Locked<Bool>
     private let lock = NSLock()
     private var streamID: UInt32?
     private var endReason: String?
@@ -56,9 +58,14 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         let queuedBytes = ByteBudget(limit: transport.options.maximumQueuedPushBytes)
         self.queuedBytes = queuedBytes
         let acknowledger: any GRPCAcknowledging = transport
+        let dropping = Locked(false)
+        droppingPushes = dropping
         consumer = Task {
             for await (push, size) in stream {
                 queuedBytes.give(size)
+                // Cancelled by the caller: what was queued is dropped, unacknowledged, so the
+                // server delivers it again to whoever subscribes next.
+                if dropping.withLock({ $0 }) { continue }
                 switch await onPush(push.request) {
                 case let .acknowledge(response), let .reject(response, _):
                     await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: response.status), service: service)
@@ -128,6 +135,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
 
     /// Stops listening: the stream is reset with CANCEL; pushes not yet handled are dropped.
     public func cancel() {
+        droppingPushes.withLock { $0 = true }
         // Ended first, so the reason is the caller's whatever the reset reports back.
         end("cancelled")
         if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }

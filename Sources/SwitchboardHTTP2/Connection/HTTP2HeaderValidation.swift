@@ -59,7 +59,7 @@ enum HTTP2HeaderValidation {
                 }
                 guard pseudo.insert(this).inserted else { throw malformed("pseudo-header \(header.name) twice") }
                 // A path or authority with CR, LF or NUL would be forwarded or logged as given.
-                try checkValue(header.value)
+                try checkValue(header.value, edgeWhitespaceAllowed: false)
                 if this == .method { method = header.value } else if this == .path { path = header.value } else if this == .status { status = header.value }
                 continue
             }
@@ -70,7 +70,7 @@ enum HTTP2HeaderValidation {
             guard !isConnectionSpecific(header.name) else { throw malformed("connection-specific field \(header.name)") }
             let nameLength = name.count
             if nameLength == 2, header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
-            try checkValue(header.value)
+            try checkValue(header.value, edgeWhitespaceAllowed: kind != .request)
             if nameLength == 14, header.name == "content-length" {
                 guard let length = Int(header.value), length >= 0, header.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                     throw malformed("an invalid content-length")
@@ -108,18 +108,23 @@ enum HTTP2HeaderValidation {
         }
     }
 
-    /// No NUL, CR or LF anywhere (RFC 9113 §8.2.1). Whitespace at either end, which the RFC
-    /// also forbids, is let through: gRPC servers in Go and Java send a `grpc-message`
-    /// ending in a space unencoded, and refusing it would lose the call's status.
-    private static func checkValue(_ value: String) throws(HTTP2ProtocolViolation) {
+    /// No NUL, CR or LF anywhere, and no whitespace at either end (RFC 9113 §8.2.1) in a
+    /// request. A response's or trailers' edge whitespace is let through: gRPC servers in Go
+    /// and Java send a `grpc-message` ending in a space unencoded, and refusing it would lose
+    /// the call's status.
+    private static func checkValue(_ value: String, edgeWhitespaceAllowed: Bool) throws(HTTP2ProtocolViolation) {
         // Decoded values are native strings, so this borrows their bytes; the fallback walks
         // the view for any other kind.
-        let verdict = value.utf8.withContiguousStorageIfAvailable(valueProblem) ?? Array(value.utf8).withUnsafeBufferPointer(valueProblem)
+        let check = { (bytes: UnsafeBufferPointer<UInt8>) in valueProblem(bytes, edgeWhitespaceAllowed: edgeWhitespaceAllowed) }
+        let verdict = value.utf8.withContiguousStorageIfAvailable(check) ?? Array(value.utf8).withUnsafeBufferPointer(check)
         if let verdict { throw malformed(verdict) }
     }
 
-    private static func valueProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    private static func valueProblem(_ bytes: UnsafeBufferPointer<UInt8>, edgeWhitespaceAllowed: Bool) -> String? {
         for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return "a field value with NUL, CR or LF" }
+        guard !edgeWhitespaceAllowed else { return nil }
+        if let first = bytes.first, first == 32 || first == 9 { return "a field value with leading whitespace" }
+        if let last = bytes.last, last == 32 || last == 9 { return "a field value with trailing whitespace" }
         return nil
     }
 

@@ -37,6 +37,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private var outstandingPing: UInt64?
     /// The peer has sent HEADERS or DATA since this side's last PING.
     private var receivedPayloadSincePing = true
+    private var lastPingSentAt: ContinuousClock.Instant?
     private let keepaliveBackoff: HTTP2KeepaliveBackoff
     private var pingCounter: UInt64 = 0
     private var readingPaused = false
@@ -84,7 +85,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     package var state: Snapshot {
         lock.withLock {
-            Snapshot(isAvailable: endedReason == nil && !readCore({ $0.isGoingAway }), isClosed: endedReason != nil,
+            // Out of stream ids (2^31 of them) counts as going away: a new connection is needed.
+            Snapshot(isAvailable: endedReason == nil && !readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff }), isClosed: endedReason != nil,
                      activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason)
         }
     }
@@ -520,7 +522,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             // the last: gRPC servers end a connection that pings three times without being
             // sent anything between (too_many_pings), and a server that answered a PING and
             // has said nothing since is known to be there.
-            guard endedReason == nil, receivedPayloadSincePing else { return }
+            guard endedReason == nil else { return }
+            // With nothing from the server since the last PING, only once per allowed interval,
+            // so a connection that went dead after answering one is still found.
+            guard receivedPayloadSincePing || lastPingSentAt.map({ ContinuousClock.now - $0 >= options.minimumPingIntervalWithoutData }) ?? true else { return }
             sendPing(for: "PING after a call's deadline")
         }
     }
@@ -529,6 +534,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func sendPing(for purpose: String) {
         guard outstandingPing == nil else { return }
         receivedPayloadSincePing = false
+        lastPingSentAt = .now
         pingCounter += 1
         outstandingPing = pingCounter
         core.ping(pingCounter)

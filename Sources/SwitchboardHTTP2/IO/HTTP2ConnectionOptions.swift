@@ -2,12 +2,17 @@
 public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// The protocol limits this side enforces and advertises.
     public var protocolConfiguration = HTTP2ConnectionConfiguration()
-    /// How often to PING an idle-looking connection to prove the peer is there; nil sends
-    /// none. Default nil (as grpc-swift: keepalive is opt-in).
+    /// How often to PING a connection with calls or subscriptions open, to prove the peer is
+    /// there; nil sends none. Default nil (as grpc-swift: keepalive is opt-in).
     public var keepaliveInterval: Duration?
     /// How long a PING (keepalive, or the one a call sends when it reaches its deadline) may go
     /// unanswered before the connection is dropped. Default 10 s.
     public var keepaliveTimeout: Duration = .seconds(10)
+    /// How long after its last PING a call reaching its deadline may PING again when the peer
+    /// has sent no HEADERS or DATA since (with data between, it always may). gRPC servers end
+    /// a connection pinged more often than this without data (`too_many_pings`; their default
+    /// permits one every 5 minutes). Default 5 minutes.
+    public var minimumPingIntervalWithoutData: Duration = .seconds(300)
     /// How long the peer may take to acknowledge this side's SETTINGS before the connection
     /// ends with SETTINGS_TIMEOUT. Default 10 s.
     public var settingsTimeout: Duration = .seconds(10)

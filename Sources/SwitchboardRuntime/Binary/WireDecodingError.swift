@@ -22,9 +22,6 @@ public enum WireDecodingError: Error, Sendable, Hashable {
     case nestingTooDeep(limit: Int)
     /// An end-group tag without a matching start group, or with another field number.
     case mismatchedGroup(field: Int)
-    /// A `timestamp(millis)` count a `Date` cannot hold exactly
-    /// (``UnixMillisTimestampCodec/maximumMilliseconds``).
-    case timestampOutOfRange(milliseconds: Int64)
 }
 
 extension WireDecodingError: CustomStringConvertible {
@@ -48,8 +45,6 @@ extension WireDecodingError: CustomStringConvertible {
             return "messages nested deeper than the limit of \(limit)"
         case let .mismatchedGroup(field):
             return "mismatched end-group tag for field \(field)"
-        case let .timestampOutOfRange(milliseconds):
-            return "millisecond timestamp \(milliseconds) is beyond the ±10^15 a Date holds exactly"
         }
     }
 }

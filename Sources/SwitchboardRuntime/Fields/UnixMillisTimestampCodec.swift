@@ -4,9 +4,16 @@ import Foundation
 /// form Signal's server uses; a quoted integer in JSON. The Swift value is `Date`.
 public enum UnixMillisTimestampCodec: FieldCodec {
     /// The most milliseconds either side of 1970 a `Date` holds exactly (about ±31,700
-    /// years): a larger count read into a `Date` would come back as another number, so it is
-    /// refused rather than changed.
+    /// years). A larger count is read as this bound: no real clock gives one, and refusing it
+    /// would drop a whole message (a Signal envelope carries its sender's timestamp) for one
+    /// nonsensical field. Within the bound every count round-trips exactly.
     public static let maximumMilliseconds: Int64 = 1_000_000_000_000_000
+
+    /// `milliseconds` within ±``maximumMilliseconds``.
+    @inlinable
+    public static func clamped(_ milliseconds: Int64) -> Int64 {
+        min(max(milliseconds, -maximumMilliseconds), maximumMilliseconds)
+    }
 
     public static var wireType: WireType { .varint }
     public static var defaultValue: Date { Date(timeIntervalSince1970: 0) }
@@ -29,18 +36,13 @@ public enum UnixMillisTimestampCodec: FieldCodec {
         writer.writeVarint(UInt64(bitPattern: millis(value)))
     }
     @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> Date {
-        let milliseconds = Int64(bitPattern: try reader.readVarint())
-        guard milliseconds.magnitude <= UInt64(maximumMilliseconds) else { throw .timestampOutOfRange(milliseconds: milliseconds) }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        Date(timeIntervalSince1970: Double(clamped(Int64(bitPattern: try reader.readVarint()))) / 1000)
     }
     public static func writeJSON(_ value: Date, to writer: inout JSONWriter) {
         writer.writeQuotedNumber(millis(value))
     }
     public static func readJSON(from reader: inout JSONReader) throws(JSONDecodingError) -> Date? {
         if reader.readNull() { return nil }
-        let offset = reader.offset
-        let milliseconds = try reader.readInteger(in: Int64.min...Int64.max)
-        guard milliseconds.magnitude <= UInt64(maximumMilliseconds) else { throw .invalidTimestamp(offset: offset) }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        return Date(timeIntervalSince1970: Double(clamped(try reader.readInteger(in: Int64.min...Int64.max))) / 1000)
     }
 }

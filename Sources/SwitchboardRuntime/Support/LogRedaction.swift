@@ -31,6 +31,10 @@ public enum LogRedaction {
     /// At most `limit` characters of a name read from input, so one hostile member name
     /// cannot put megabytes into a log line.
     public static func excerpt(_ text: String, limit: Int = 64) -> String {
-        text.utf8.count <= limit ? text : String(text.prefix(limit)) + (text.count > limit ? "…" : "")
+        // Cut on scalars: one character can hold any number of combining marks.
+        guard text.utf8.count > limit, text.unicodeScalars.count > limit else { return text }
+        var cut = String.UnicodeScalarView()
+        cut.append(contentsOf: text.unicodeScalars.prefix(limit))
+        return String(cut) + "…"
     }
 }

@@ -39,8 +39,9 @@ public struct SessionMachine: Sendable {
     /// The current state; READY at first.
     public private(set) var state: SessionState = .ready
     /// Consecutive connection failures: kept through CONNECTED until the connection proves
-    /// stable (``connectionProvedStable()``), so a server that accepts and then drops every
-    /// connection still meets a growing backoff.
+    /// stable (``connectionProvedStable()``, which a driver calls once a connection has stayed
+    /// up long enough), so a server that accepts and then drops every connection still meets
+    /// a growing backoff; back to 0 in READY.
     public private(set) var failureCount = 0
     /// Whether the device has a network, as the app last reported.
     public private(set) var isDeviceOnline = true
@@ -104,7 +105,10 @@ public struct SessionMachine: Sendable {
             step.effects.append(contentsOf: [.invalidateCaches, .connect])
         case .dispose:
             step.effects.append(.disposeClient)
-        case .ready, .onboarding, .error, .offline, .connected:
+        case .ready:
+            // A new login starts with a clean slate: the last account's failures are not its.
+            failureCount = 0
+        case .onboarding, .error, .offline, .connected:
             break
         }
     }
