@@ -140,9 +140,9 @@ struct GRPCProtocolConformanceTests {
         #expect(!GRPCResponseMapping.isGRPCContentType("application/grpc-web"))
     }
 
-    /// A proxy in front of the server answers 502 with an HTML page: the call fails with
-    /// UNAVAILABLE (retryable), not INTERNAL from reading the page as gRPC messages.
-    @Test func aProxysErrorPageIsItsHTTPStatus() async throws {
+    /// What a call gets when a proxy in front of the server answers `status` with `headers`
+    /// and an HTML page, never reaching a gRPC server.
+    static func proxied(status: Int, headers: [HPACKHeader] = []) async throws -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
         let listener = try TCPListener()
         defer { listener.close() }
         Thread.detachNewThread {
@@ -156,20 +156,25 @@ struct GRPCProtocolConformanceTests {
             }
             var encoder = HPACKEncoder()
             var block: [UInt8] = []
-            encoder.encode([HPACKHeader(":status", "502"), HPACKHeader("content-type", "text/html")], into: &block)
+            encoder.encode([HPACKHeader(":status", "\(status)"), HPACKHeader("content-type", "text/html")] + headers, into: &block)
             var bytes = GRPCSubscribeDeadlineTests.settingsAndAcknowledgement
             HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: false, endHeaders: true)), into: &bytes)
-            HTTP2FrameEncoder.writeData(Array("<html>502 Bad Gateway</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
+            HTTP2FrameEncoder.writeData(Array("<html>\(status)</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
             try? socket.write(bytes)
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
         }
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: listener.port)
         defer { transport.close() }
-        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
-        guard case let .grpcStatus(code, _, _)? = result.transportError else {
-            Issue.record("expected a gRPC status, got \(result)")
-            return
-        }
-        #expect(code == GRPCStatusCode.unavailable.rawValue)
+        return await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+    }
+
+    /// A proxy's page is read as the WebSocket path reads the same status: the same typed
+    /// result on both transports, and never INTERNAL from reading HTML as gRPC messages.
+    @Test func aProxysErrorPageIsReadAsItsHTTPStatus() async throws {
+        #expect(try await Self.proxied(status: 502).transportError == .serverError(status: 502))
+        #expect(try await Self.proxied(status: 429, headers: [HPACKHeader("retry-after", "7")]).endpointError
+                == .rateLimited(retryAfter: .seconds(7)), "the endpoint declares 429, with its Retry-After")
+        #expect(try await Self.proxied(status: 503, headers: [HPACKHeader("retry-after", "3")]).transportError
+                == .retryLater(retryAfter: .seconds(3)))
     }
 }

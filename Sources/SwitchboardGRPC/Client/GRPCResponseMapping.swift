@@ -27,9 +27,18 @@ enum GRPCResponseMapping {
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
+        // Not a gRPC response at all (a proxy's 429, 502 or 503 page): its HTTP status is read
+        // as the WebSocket path reads one, so the same outcome is the same typed result on
+        // both transports (429 and 503 with Retry-After are `retryLater` with its delay, a
+        // declared status its endpoint error, 5xx `serverError`). Its body is the proxy's, not
+        // the endpoint's, and is not kept.
         guard httpStatus == 200 else {
-            let code = GRPCStatusCode(httpStatus: httpStatus)
-            throw .grpcStatus(code: code.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
+            guard (100...599).contains(httpStatus) else {
+                throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
+            }
+            var headers = RPCHeaders()
+            for header in call.headers where !header.name.hasPrefix(":") && header.name != "content-type" { headers.add(header.name, header.value) }
+            return RPCResponse(status: httpStatus, headers: headers, body: Data(), message: "HTTP \(httpStatus) instead of a gRPC response")
         }
         guard let contentType = head["content-type"], isGRPCContentType(contentType) else {
             throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil)
