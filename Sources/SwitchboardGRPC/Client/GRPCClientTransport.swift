@@ -27,6 +27,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     private var opened = 0
     /// Bumped by `close()`: a connect that started before it must not become `current`.
     private var generation = 0
+    /// Connects that failed in a row, the last one's error, and when the next may start.
+    private var connectFailures = 0
+    private var lastConnectError: TransportError?
+    private var nextConnectAllowed: ContinuousClock.Instant?
     /// Shared by this transport's connections: a server's `too_many_pings` slows them all.
     private let keepaliveBackoff = HTTP2KeepaliveBackoff()
 
@@ -100,6 +104,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     /// A usable connection, or the connect attempt to wait for.
     private enum ConnectionPick {
         case ready(GRPCClientConnection)
+        case failed(TransportError)
         case attempt(Task<Result<GRPCClientConnection, TransportError>, Never>)
     }
 
@@ -111,12 +116,25 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             // is used, not raced by a second one that would orphan it.
             if let current, current.driver.state.isAvailable { return .ready(current) }
             if let connecting { return .attempt(connecting) }
+            // Backing off after failed connects: fail at once with the last one's error.
+            if let allowed = nextConnectAllowed, ContinuousClock.now < allowed, let lastConnectError { return .failed(lastConnectError) }
             let started = generation
             let attempt = Task { () -> Result<GRPCClientConnection, TransportError> in
                 let result = await self.connect()
                 let (kept, retired): (Result<GRPCClientConnection, TransportError>, GRPCClientConnection?) = self.lock.withLock {
                     self.connecting = nil
-                    guard case let .success(connection) = result else { return (result, nil) }
+                    guard case let .success(connection) = result else {
+                        if case let .failure(error) = result {
+                            self.connectFailures += 1
+                            self.lastConnectError = error
+                            let delay = self.options.connectBackoff.delay(failureCount: self.connectFailures, jitter: Double.random(in: RetryBackoff.jitterRange))
+                            self.nextConnectAllowed = ContinuousClock.now.advanced(by: delay)
+                        }
+                        return (result, nil)
+                    }
+                    self.connectFailures = 0
+                    self.lastConnectError = nil
+                    self.nextConnectAllowed = nil
                     // Closed while connecting: this connection is nobody's.
                     guard self.generation == started else { return (.failure(.disconnected(reason: "the transport was closed")), connection) }
                     defer { self.current = connection }
@@ -133,6 +151,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         let task: Task<Result<GRPCClientConnection, TransportError>, Never>
         switch pick {
         case let .ready(connection): return connection
+        case let .failed(error): throw error
         case let .attempt(attempt): task = attempt
         }
         // The attempt is shared by every caller waiting for it, so a caller whose deadline

@@ -1,0 +1,38 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+import SwitchboardIO
+import SwitchboardRuntime
+import Testing
+
+/// After a failed connect, calls fail at once with its error until the backoff has passed,
+/// instead of dialling a server that refuses connections once per call.
+@Suite(.timeLimit(.minutes(2)))
+struct GRPCConnectBackoffTests {
+    @Test func callsDuringTheBackoffFailAtOnceAndTheNextConnectSucceeds() async throws {
+        // A free port with nothing listening on it.
+        let probe = try TCPListener()
+        let port = probe.port
+        probe.close()
+        var options = GRPCClientOptions()
+        options.connectBackoff = RetryBackoff(maximum: .seconds(2))
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: port, options: options)
+        defer { transport.close() }
+        let client = UsernamesClient(transport: transport)
+        let first = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        guard case .disconnected? = first.transportError else {
+            Issue.record("nothing listens: \(first)")
+            return
+        }
+        // The server comes up, but the backoff (about a second after one failure) still holds.
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), port: port)
+        defer { Task { await server.shutdown(timeout: .seconds(1)) } }
+        let during = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        #expect(during.transportError == first.transportError, "the last connect's error, at once: \(during)")
+        #expect(server.connectionCount == 0, "no connect was attempted")
+        // Past the backoff, the next call connects.
+        try await Task.sleep(for: .milliseconds(1300))
+        let after = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        #expect(after.value?.uuid == "01", "\(after)")
+    }
+}
