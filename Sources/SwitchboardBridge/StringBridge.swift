@@ -144,7 +144,9 @@ public final class StringBridge: Sendable {
         var keys: [String: String] = [:]
         var otherHeaders = RPCHeaders()
         for header in command.headers {
-            // A name no transport can carry is refused here, not dropped on the way.
+            // A name HTTP cannot carry is refused here, not dropped on the way. (Over gRPC,
+            // names gRPC reserves, `grpc-*` and the connection's own, or spells otherwise are
+            // left out of the metadata, as gRPC clients do; docs/bridge.md says so.)
             guard Self.isHeaderName(header.name), Self.isHeaderValue(header.value) else {
                 throw BridgeError(.badCommand, "'\(header.name.prefix(100))' is not a valid header name, or its value holds control characters")
             }
