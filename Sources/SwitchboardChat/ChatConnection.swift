@@ -318,12 +318,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // on it never runs two handlers at once (bounded, in case a handler hangs: one still
         // running after the grace, 5 s by default, is cancelled, and left behind).
         if let running = pushTask.withLock({ $0 }) {
-            let done = FirstAnswer<Void>()
-            let waiter = Task { await running.value; _ = done.offer(()) }
-            let limit = Task { [pushHandlerGrace] in try? await Task.sleep(for: pushHandlerGrace); _ = done.offer(()) }
-            await done.value
-            waiter.cancel()
-            limit.cancel()
+            _ = await running.value(within: pushHandlerGrace)
             running.cancel()
         }
         eventSink.yield(.disconnected(reason))

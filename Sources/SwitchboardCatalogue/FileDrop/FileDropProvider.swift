@@ -102,14 +102,7 @@ public final class FileDropProvider: Sendable {
             return current
         }) else { return }
         running.cancel()
-        let finished = FirstAnswer<Void>()
-        Task { await running.value; _ = finished.offer(()) }
-        let timer = Task { [timeout = options.stopTimeout] in
-            try? await Task.sleep(for: timeout)
-            _ = finished.offer(())
-        }
-        await finished.value
-        timer.cancel()
+        _ = await running.value(within: options.stopTimeout)
     }
 
     struct Backlog: Sendable {

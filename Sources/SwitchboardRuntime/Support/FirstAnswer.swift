@@ -47,3 +47,20 @@ public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
         }
     }
 }
+
+extension Task where Failure == Never {
+    /// Waits for the task's value at most `limit`: the value, or `nil` if the task had not
+    /// finished by then (it goes on, neither cancelled nor awaited further).
+    package func value(within limit: Duration) async -> Success? {
+        let first = FirstAnswer<Success?>()
+        let waiter = Task<Void, Never> { _ = first.offer(await self.value) }
+        let timer = Task<Void, Never> {
+            try? await Task<Never, Never>.sleep(for: limit)
+            _ = first.offer(nil)
+        }
+        let result = await first.value
+        waiter.cancel()
+        timer.cancel()
+        return result
+    }
+}

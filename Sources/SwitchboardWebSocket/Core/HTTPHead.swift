@@ -65,21 +65,10 @@ public struct HTTPHead: Sendable, Hashable {
             let name = String(line[..<colon])
             // A token: no whitespace before the colon (RFC 9112 §5.1), which also refuses a
             // folded continuation line.
-            guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenCharacter) else { throw .invalidHTTP("malformed header name") }
+            guard HTTPFieldSyntax.isToken(name) else { throw .invalidHTTP("malformed header name") }
             headers.append(HTTPHeaderField(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         return (HTTPHead(startLine: start, headers: headers), end + 4)
-    }
-
-    /// A tchar (RFC 9110 §5.6.2).
-    static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
-        default: false
-        }
     }
 }
 

@@ -128,8 +128,7 @@ public enum WebSocketHandshake {
             throw .upgradeRejected(status: 400, headers: [], body: Array("expected GET ... HTTP/1.1".utf8))
         }
         // The target: origin-form (or absolute-form), visible ASCII only.
-        guard let target = head.startLine[1].utf8.first, target == UInt8(ascii: "/") || head.startLine[1].hasPrefix("http"),
-              head.startLine[1].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard head.startLine[1].hasPrefix("/") || head.startLine[1].hasPrefix("http"), HTTPFieldSyntax.isRequestTarget(head.startLine[1]) else {
             throw .upgradeRejected(status: 400, headers: [], body: Array("malformed request target".utf8))
         }
         // Exactly one Host (RFC 6455 §4.2.1, RFC 9112 §3.2).
