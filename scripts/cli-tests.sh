@@ -87,6 +87,7 @@ grep -q "missing: .*Badge.swift" "$work/out" && pass "--check lists the missing 
 grep -q "extra: .*Zombie.swift" "$work/out" && pass "--check lists the extra generated file" || fail "--check lists the extra generated file"
 grep -q "HandWritten" "$work/out" && fail "--check ignores hand-written files" || pass "--check ignores hand-written files"
 expect_status 0 "generate repairs the output" "$bin" generate schema --output "$work/sdk" --module SignalChat
+grep -q "removed 1 stale" "$work/out" && pass "generate counts the removed file apart from the written ones" || { fail "generate counts the removed file apart from the written ones"; cat "$work/out"; }
 expect_status 0 "--check passes after generate" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
 [ -f "$work/sdk/HandWritten.swift" ] && [ ! -f "$work/sdk/Zombie.swift" ] && pass "generate removes only stale generated files" || fail "generate removes only stale generated files"
 diff -r "$work/sdk" Sources/SignalChat/Generated -x HandWritten.swift >/dev/null && pass "regenerated output is byte-identical" || fail "regenerated output is byte-identical"
@@ -249,6 +250,85 @@ for mode in push answer close; do
   kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true
   escape_pid=""
 done
+
+# Option parsing: a value that is an option, a single-value option given twice, and `--`.
+expect_status 2 "an option's missing value is not the next flag" "$bin" generate schema --output --check
+[ ! -e "$root/--check" ] && pass "and no folder named --check was written" || { fail "and no folder named --check was written"; rm -rf "$root/--check"; }
+grep -q "needs a value, got the option --check" "$work/err" && pass "the error says which value is missing" || fail "the error says which value is missing"
+expect_status 2 "a single-value option given twice is a usage error" "$bin" generate schema --output "$work/twice-a" --output "$work/twice-b"
+[ ! -e "$work/twice-a" ] && [ ! -e "$work/twice-b" ] && pass "and nothing was written" || fail "and nothing was written"
+expect_status 0 "-- ends the options" "$bin" lint -- schema
+expect_status 2 "--credentials and --credentials-file together are a usage error" "$bin" call --url ws://127.0.0.1:1/ Keys.getPreKeys '{}' --credentials a.1:b --credentials-file "$work/credentials"
+# URLs: a port past 65535 must not be cut to 16 bits (70000 is port 4464), nor a long one dropped.
+for bad in "ws://127.0.0.1:70000/v1/websocket/" "ws://127.0.0.1:99999999999999999999/" "ws:///v1/websocket/" "ws://127.0.0.1:/x" "ws://[::1/x"; do
+  expect_status 2 "--url $bad is a usage error" "$bin" call --url "$bad" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+done
+expect_status 2 "a gRPC --url with port 70000 is a usage error" "$bin" call --transport grpc --url http://127.0.0.1:70000 Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+# Standard input: a read error and endless input are usage errors, not a trap or unbounded memory.
+expect_status 2 "a directory as standard input is a usage error" sh -c "\"$bin\" call --url ws://127.0.0.1:1/ Usernames.lookUpUsernameHash - < /tmp"
+grep -q "cannot read standard input" "$work/err" && pass "the error names standard input" || { fail "the error names standard input"; cat "$work/err"; }
+expect_status 2 "endless standard input is refused past 64 MiB" timeout 60 sh -c "\"$bin\" call --url ws://127.0.0.1:1/ Usernames.lookUpUsernameHash - < /dev/zero"
+grep -q "standard input is larger than 64 MiB" "$work/err" && pass "the error gives the limit" || { fail "the error gives the limit"; cat "$work/err"; }
+expect_status 2 "an endless --credentials-file is refused" timeout 30 "$bin" call --url ws://127.0.0.1:1/ Keys.getPreKeys '{}' --credentials-file /dev/zero
+
+# A mock server whose reader went away (`| head -1`) keeps serving: its log lines are dropped,
+# it does not die of SIGPIPE.
+mkfifo "$work/log.fifo"
+"$bin" mock-server >"$work/log.fifo" 2>"$work/mock.err" &
+mock_pid=$!
+url=$(head -1 "$work/log.fifo" | grep -o 'ws://[^ ]*')
+expect_status 0 "a call to a mock server nobody reads" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+expect_status 0 "a second call, after its log line met a closed pipe" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill -0 "$mock_pid" 2>/dev/null && pass "the mock server is still running" || { fail "the mock server is still running"; cat "$work/mock.err"; }
+kill "$mock_pid" 2>/dev/null; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
+# listen that never gets connected (a server that never answers the upgrade) ends 1, not 0.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4); print(s.getsockname()[1], flush=True)
+c, _ = s.accept(); time.sleep(20)' > "$work/silent.port" &
+escape_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/silent.port" ] && break; sleep 0.1; done
+expect_status 1 "listen that never connected exits 1 at its timeout" timeout 30 "$bin" listen --url "ws://127.0.0.1:$(head -1 "$work/silent.port")/v1/websocket/" --timeout 2
+grep -q "not connected within" "$work/err" && pass "and says it never connected" || { fail "and says it never connected"; cat "$work/err"; }
+kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true; escape_pid=""
+
+# --max-connections holds for --grpc-port too: a second connection is closed, the first kept.
+"$bin" mock-server --grpc-port 0 --max-connections 1 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+grpc_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's|.*:||')
+if timeout 30 python3 - "$grpc_port" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+first = socket.create_connection(("127.0.0.1", port))
+first.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+first.settimeout(5)
+assert first.recv(9), "the first connection got no SETTINGS"
+second = socket.create_connection(("127.0.0.1", port))
+second.settimeout(5)
+try:
+    data = second.recv(1024)
+    assert data == b"", "the second connection was served: %r" % data[:20]
+except ConnectionResetError:
+    pass
+first.settimeout(0.5)
+try:
+    assert first.recv(1024) != b"", "the first connection was closed"
+except socket.timeout:
+    pass
+PY
+then pass "mock-server --max-connections 1 refuses a second gRPC connection"; else fail "mock-server --max-connections 1 refuses a second gRPC connection"; fi
+kill "$mock_pid" 2>/dev/null; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
+# export-catalogue never writes through a service folder that is a symbolic link.
+"$bin" export-catalogue schema --output "$work/catalogue-linked" >/dev/null
+mkdir -p "$work/outside-catalogue"
+rm -rf "$work/catalogue-linked/usernames"
+ln -s "$work/outside-catalogue" "$work/catalogue-linked/usernames"
+expect_status 1 "export-catalogue refuses a linked service folder" "$bin" export-catalogue schema --output "$work/catalogue-linked"
+[ -z "$(ls -A "$work/outside-catalogue")" ] && pass "and wrote nothing through it" || { fail "and wrote nothing through it"; ls "$work/outside-catalogue"; }
+expect_status 1 "export-catalogue --check reports the linked folder" "$bin" export-catalogue schema --output "$work/catalogue-linked" --check
+grep -q "not a folder (a symbolic link): .*usernames" "$work/out" && pass "--check names it" || { fail "--check names it"; cat "$work/out"; }
 
 # A burst of connections that exhausts the server's file descriptors must not stop it
 # accepting: with a small descriptor limit, hold 80 idle sockets, drop them, then call.

@@ -30,18 +30,18 @@ fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
 
 echo "file-drop transport (two processes, one folder):"
 "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1
-"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && pass "export-catalogue --check accepts its own output" \
+"$bin" export-catalogue schema --output "$work/catalogue" --check >/dev/null 2>&1 && pass "export-catalogue --check accepts its own output" \
   || fail "export-catalogue --check accepts its own output"
 cp "$work/catalogue/services.yml" "$work/services.yml.saved"
 echo "# edited" >>"$work/catalogue/services.yml"
-if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an edited file"
+if "$bin" export-catalogue schema --output "$work/catalogue" --check >"$work/check.log" 2>&1; then fail "--check missed an edited file"
 elif grep -q "stale: .*services.yml" "$work/check.log"; then pass "export-catalogue --check names a file that differs"; else fail "--check output"; cat "$work/check.log"; fi
 cp "$work/services.yml.saved" "$work/catalogue/services.yml"
 # A file an earlier export wrote for an rpc the schema no longer has: --check lists it as
 # extra, and exporting again removes it; a file of the provider's own is left alone.
 echo '{}' >"$work/catalogue/usernames/gone_rpc.request.jtd.json"
 echo 'notes' >"$work/catalogue/usernames/README.txt"
-if "$bin" export-catalogue schema --output "$work/catalogue" --check 2>"$work/check.log"; then fail "--check missed an extra file"
+if "$bin" export-catalogue schema --output "$work/catalogue" --check >"$work/check.log" 2>&1; then fail "--check missed an extra file"
 elif grep -q "extra: .*usernames/gone_rpc.request.jtd.json" "$work/check.log"; then pass "export-catalogue --check lists an extra file"; else fail "--check extra output"; cat "$work/check.log"; fi
 "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1
 [ ! -e "$work/catalogue/usernames/gone_rpc.request.jtd.json" ] && [ -e "$work/catalogue/usernames/README.txt" ] \
@@ -50,7 +50,7 @@ rm -f "$work/catalogue/usernames/README.txt"
 # A consumer's own file deep in a request folder is not the export's to list or remove.
 mkdir -p "$work/catalogue/usernames/look_up_username_hash/app"
 echo '{}' >"$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json"
-"$bin" export-catalogue schema --output "$work/catalogue" --check 2>/dev/null && "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1 \
+"$bin" export-catalogue schema --output "$work/catalogue" --check >/dev/null 2>&1 && "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1 \
   && [ -e "$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json" ] \
   && pass "export-catalogue leaves request folders alone" || fail "export-catalogue leaves request folders alone"
 rm -rf "$work/catalogue/usernames/look_up_username_hash"

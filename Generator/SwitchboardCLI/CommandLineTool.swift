@@ -15,27 +15,44 @@ package enum CommandLineTool {
 
         package static let flagNames: Set<String> = ["--check", "--help", "--version", "--verbose", "--require-credentials", "--well-known-types"]
 
+        /// Options that may be given more than once; any other option given twice is a usage
+        /// error, not a silent choice of the last value.
+        package static let repeatableOptions: Set<String> = ["--key", "--header", "--import-path"]
+
+        /// Parses `--name value`, `--name=value`, flags, `-o value` and positional arguments;
+        /// everything after `--` is positional. A value that looks like an option
+        /// (`--output --check`) is refused, as swift-argument-parser does, so a missing value
+        /// cannot turn the next flag into a folder name; `--output=--check` still means it.
         package init(_ arguments: [String]) throws(UsageError) {
             var index = 0
+            var optionsEnded = false
             while index < arguments.count {
                 let argument = arguments[index]
-                if Self.flagNames.contains(argument) {
+                if optionsEnded {
+                    positional.append(argument)
+                } else if argument == "--" {
+                    optionsEnded = true
+                } else if Self.flagNames.contains(argument) {
                     flags.insert(argument)
-                } else if argument.hasPrefix("--") {
+                } else if argument.hasPrefix("--") || argument == "-o" {
                     let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-                    if parts.count == 2 {
-                        options[parts[0]] = parts[1]
-                        repeated[parts[0], default: []].append(parts[1])
+                    let name = argument == "-o" ? "--output" : parts[0]
+                    let value: String
+                    if parts.count == 2, argument != "-o" {
+                        value = parts[1]
                     } else {
                         guard index + 1 < arguments.count else { throw UsageError("option \(argument) needs a value") }
-                        options[argument] = arguments[index + 1]
-                        repeated[argument, default: []].append(arguments[index + 1])
+                        value = arguments[index + 1]
+                        if value.hasPrefix("--") {
+                            throw UsageError("option \(argument) needs a value, got the option \(value) (write \(name)=\(value) if that is the value)")
+                        }
                         index += 1
                     }
-                } else if argument == "-o" {
-                    guard index + 1 < arguments.count else { throw UsageError("option -o needs a value") }
-                    options["--output"] = arguments[index + 1]
-                    index += 1
+                    if options[name] != nil, !Self.repeatableOptions.contains(name) {
+                        throw UsageError("option \(name) is given more than once")
+                    }
+                    options[name] = value
+                    repeated[name, default: []].append(value)
                 } else {
                     positional.append(argument)
                 }
@@ -73,7 +90,41 @@ package enum CommandLineTool {
 
     package static func printError(_ text: String) {
         let safe = TerminalText.sanitized(text)
-        FileHandle.standardError.write(Data((safe.hasSuffix("\n") ? safe : safe + "\n").utf8))
+        writeIgnoringClosedOutput(safe.hasSuffix("\n") ? safe : safe + "\n", to: .standardError)
+    }
+
+    /// Writes `text`, and drops it if the reader has gone (a closed pipe): the command goes on
+    /// (a mock server keeps serving after `| head -1`) instead of dying of SIGPIPE or trapping
+    /// in `FileHandle.write(_:)`. Call `ignoreBrokenPipes()` first.
+    package static func writeIgnoringClosedOutput(_ text: String, to handle: FileHandle) {
+        try? handle.write(contentsOf: Data(text.utf8))
+    }
+
+    /// At most `limit` bytes from `handle` (a file, a pipe or standard input), or a usage
+    /// error naming `what`: a FIFO or `/dev/zero` must not grow memory without end, and a
+    /// read error (a directory given as standard input) is reported, not a trap.
+    package static func read(_ what: String, from handle: FileHandle, atMost limit: Int) throws(UsageError) -> Data {
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw UsageError("cannot read \(what): \(error.localizedDescription)")
+        }
+        guard data.count <= limit else { throw UsageError("\(what) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")") }
+        return data
+    }
+
+    /// At most `limit` bytes of the file at `path` (see `read(_:from:atMost:)`).
+    package static func readFile(_ path: String, atMost limit: Int) throws(UsageError) -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("cannot read \(path)") }
+        defer { try? handle.close() }
+        return try read(path, from: handle, atMost: limit)
+    }
+
+    /// A write to a closed pipe fails with EPIPE instead of killing the process. Sockets send
+    /// with MSG_NOSIGNAL already; this covers standard output and error.
+    package static func ignoreBrokenPipes() {
+        signal(SIGPIPE, SIG_IGN)
     }
 
     /// Compiles the schema directory at `path`, printing its errors (warnings only with

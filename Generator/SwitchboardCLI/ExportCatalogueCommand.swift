@@ -20,25 +20,37 @@ package enum ExportCatalogueCommand {
             }
         }
         let extra = extraCatalogueFiles(in: root, expected: Set(files.map(\.path)))
+        // A service folder that is a symbolic link would send the export's files outside the
+        // catalogue, as `generate` refuses to (its writes never follow a link).
+        let linked = Set(files.compactMap { linkedFolder(of: $0.path, in: root) }).sorted()
         if arguments.flags.contains("--check") {
-            var problems: [String] = []
-            for file in files {
-                switch try? String(contentsOf: root.appendingPathComponent(file.path), encoding: .utf8) {
-                case file.contents?: break
+            var problems: [String] = linked.map { "not a folder (a symbolic link): \(output)/\($0)" }
+            for file in files where !linked.contains(where: { file.path.hasPrefix($0 + "/") }) {
+                switch FileManager.default.contents(atPath: root.appendingPathComponent(file.path).path) {
+                case Data(file.contents.utf8)?: break
                 case nil: problems.append("missing: \(output)/\(file.path)")
                 case .some: problems.append("stale: \(output)/\(file.path)")
                 }
             }
             problems += extra.map { "extra: \(output)/\($0)" }
-            for problem in problems { CommandLineTool.printError(problem) }
-            return problems.isEmpty ? 0 : 1
+            if problems.isEmpty {
+                print("switchboard: \(files.count) catalogue files in \(output) are up to date")
+                return 0
+            }
+            for problem in problems { print(problem) }
+            CommandLineTool.printError("switchboard: the catalogue in \(output) is stale; run `switchboard export-catalogue`")
+            return 1
+        }
+        if let first = linked.first {
+            CommandLineTool.printError("switchboard: error: \(output)/\(first) is a symbolic link; the catalogue is written into real folders only")
+            return 1
         }
         do {
             // The index last: a reader that sees the new index finds every definition it names.
             for file in files.filter({ $0.path != "services.yml" }) + files.filter({ $0.path == "services.yml" }) {
                 let url = root.appendingPathComponent(file.path)
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try Data(file.contents.utf8).write(to: url, options: .atomic)
+                try GeneratedFileWriter.write(Data(file.contents.utf8), to: url.path, atomically: true)
             }
             // What an earlier export wrote for services, rpcs or events the schema no longer has.
             for path in extra { try FileManager.default.removeItem(at: root.appendingPathComponent(path)) }
@@ -46,8 +58,20 @@ package enum ExportCatalogueCommand {
             CommandLineTool.printError("switchboard: error: cannot write the catalogue to \(output): \(error)")
             return 1
         }
-        print("switchboard: wrote \(files.count) catalogue files to \(output)")
+        print("switchboard: wrote \(files.count) catalogue files to \(output)\(extra.isEmpty ? "" : ", removed \(extra.count) stale")")
         return 0
+    }
+
+    /// The folder on the way to `path` below `root` that is a symbolic link, if any.
+    static func linkedFolder(of path: String, in root: URL) -> String? {
+        let folders = path.split(separator: "/").dropLast()
+        var prefix = ""
+        for folder in folders {
+            prefix += prefix.isEmpty ? String(folder) : "/" + folder
+            var status = stat()
+            if lstat(root.appendingPathComponent(prefix).path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK { return prefix }
+        }
+        return nil
     }
 
     /// Catalogue files the export does not produce, sorted: `services.yml` at the top and

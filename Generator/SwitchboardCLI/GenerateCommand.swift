@@ -53,8 +53,9 @@ package enum GenerateCommand {
             return 1
         }
         do {
-            let changed = try plan.apply()
-            print("switchboard: wrote \(changed) of \(files.count) files to \(outputPath)")
+            let outcome = try plan.apply()
+            print("switchboard: wrote \(outcome.written) of \(files.count) files to \(outputPath)"
+                  + (outcome.removed == 0 ? "" : ", removed \(outcome.removed) stale"))
             return 0
         } catch {
             CommandLineTool.printError("switchboard: error: cannot write \(outputPath): \(error)")
@@ -131,7 +132,7 @@ struct OutputPlan {
 
     /// Writes changed files and removes generated files the schema no longer produces.
     /// Unchanged files are left untouched so incremental builds stay incremental.
-    func apply() throws -> Int {
+    func apply() throws -> (written: Int, removed: Int) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Files are independent: compared and written on every core. A file that exists is
         // replaced atomically (a build reading it never sees half of it); a new one is written
@@ -150,17 +151,18 @@ struct OutputPlan {
             }
             outcomes.set(index, outcome)
         }
-        var changed = 0
-        for outcome in outcomes.all where try outcome.get() { changed += 1 }
+        var written = 0
+        for outcome in outcomes.all where try outcome.get() { written += 1 }
+        var removed = 0
         for name in extraGeneratedFiles(among: existing) {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-            changed += 1
+            removed += 1
         }
         // Temporary files a generate that died (crashed, killed) left behind.
         for name in existing where Self.isAbandonedTemporaryFile(name) {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
-        return changed
+        return (written, removed)
     }
 }
 

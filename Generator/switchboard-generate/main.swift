@@ -5,6 +5,7 @@ import SwitchboardEmitter
 // `switchboard-generate`: `switchboard generate` alone, for the SwiftPM plugins, so a package
 // that generates its SDK builds the generator without the chat runtime, the WebSocket stack
 // or OpenSSL, which only `switchboard call`, `listen` and `mock-server` need.
+CommandLineTool.ignoreBrokenPipes()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     USAGE: switchboard-generate <schema-dir> --output <dir> [--access public|package|internal]

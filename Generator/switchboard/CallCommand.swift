@@ -7,6 +7,9 @@ import SwitchboardRuntime
 
 /// `switchboard call`: one request, typed by the schema read at run time, like grpcurl.
 enum CallCommand {
+    /// The most a request's JSON may hold when read from standard input: 64 MiB.
+    static let maximumRequestBytes = 64 << 20
+
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout", "--transport"], flags: ["--verbose"])
         let overGRPC: Bool
@@ -35,7 +38,7 @@ enum CallCommand {
         }
         let json: Data
         switch arguments.positional.count > 1 ? arguments.positional[1] : "" {
-        case "-": json = FileHandle.standardInput.readDataToEndOfFile()
+        case "-": json = try CommandLineTool.read("standard input", from: .standardInput, atMost: maximumRequestBytes)
         case let text: json = Data(text.utf8)
         }
         var request: RPCRequest

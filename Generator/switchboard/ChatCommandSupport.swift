@@ -19,6 +19,7 @@ enum ChatCommandSupport {
         guard let url = URL(string: text), ["ws", "wss"].contains(url.scheme?.lowercased() ?? "") else {
             throw .init("--url must be a ws:// or wss:// URL, got '\(withoutUserInfo(text))'")
         }
+        try checkAuthority(of: text)
         return url
     }
 
@@ -28,7 +29,37 @@ enum ChatCommandSupport {
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
             throw .init("--url must be an http:// or https:// URL for --transport grpc, got '\(withoutUserInfo(text))'")
         }
+        try checkAuthority(of: text)
         return url
+    }
+
+    /// Refuses a URL without a host, or whose port is not a number from 1 to 65535. `URL`
+    /// keeps a port of 70000 (which the resolver would cut to 4464, another server) and drops
+    /// one too long to parse (which would fall back to the scheme's default port).
+    static func checkAuthority(of text: String) throws(CommandLineTool.UsageError) {
+        let afterScheme = text.range(of: "//").map(\.upperBound) ?? text.startIndex
+        let authorityEnd = text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        var authority = text[afterScheme..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        let host: Substring
+        let port: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw .init("--url has an unclosed [ in its host") }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let rest = authority[authority.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else { throw .init("--url has text after its [host]") }
+            port = rest.isEmpty ? nil : rest.dropFirst()
+        } else if let colon = authority.firstIndex(of: ":") {
+            (host, port) = (authority[..<colon], authority[authority.index(after: colon)...])
+        } else {
+            (host, port) = (authority, nil)
+        }
+        guard !host.isEmpty else { throw .init("--url needs a host, got '\(withoutUserInfo(text))'") }
+        if let port {
+            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) else {
+                throw .init("--url's port must be a number from 1 to 65535, got '\(port)'")
+            }
+        }
     }
 
     /// `text` with any `user:password@` before the host left out, for messages.
@@ -38,6 +69,9 @@ enum ChatCommandSupport {
         guard let at = text[afterScheme..<authorityEnd].lastIndex(of: "@") else { return text }
         return String(text[..<afterScheme]) + "[REDACTED]@" + String(text[text.index(after: at)...])
     }
+
+    /// The most `--credentials-file` may hold: one line of credentials needs far less.
+    static let maximumCredentialsFileBytes = 64 << 10
 
     /// The environment variable that may hold credentials, kept out of the process list.
     static let credentialsVariable = "SWITCHBOARD_CREDENTIALS"
@@ -49,10 +83,14 @@ enum ChatCommandSupport {
                             environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandLineTool.UsageError) -> ChatClient.Credentials? {
         let source: String
         let text: String
+        if arguments.options["--credentials"] != nil, arguments.options["--credentials-file"] != nil {
+            throw .init("give --credentials or --credentials-file, not both")
+        }
         if let given = arguments.options["--credentials"] {
             (source, text) = ("--credentials", given)
         } else if let path = arguments.options["--credentials-file"] {
-            guard let contents = try? String(contentsOfFile: path, encoding: .utf8) else { throw .init("cannot read --credentials-file \(path)") }
+            let bytes = try CommandLineTool.readFile(path, atMost: maximumCredentialsFileBytes)
+            guard let contents = String(validating: bytes, as: UTF8.self) else { throw .init("--credentials-file \(path) is not UTF-8 text") }
             (source, text) = ("--credentials-file", String(contents.split(whereSeparator: \.isNewline).first ?? ""))
         } else if let variable = environment[credentialsVariable], !variable.isEmpty {
             (source, text) = (credentialsVariable, variable)
@@ -90,7 +128,7 @@ enum ChatCommandSupport {
 
     /// Writes a line to standard output at once, so a script reading it sees each event.
     static func printLine(_ text: String) {
-        FileHandle.standardOutput.write(Data((TerminalText.sanitized(text) + "\n").utf8))
+        CommandLineTool.writeIgnoringClosedOutput(TerminalText.sanitized(text) + "\n", to: .standardOutput)
     }
 
     /// `operation`, or `nil` if `timeout` passes first. Returns at the deadline even if the

@@ -53,6 +53,9 @@ extension CommandLineTool {
                    [--header "<Name>: <value>"]...
                 Print each pushed event as a JSON line and acknowledge it. Servers push to
                 authenticated connections only, so pass credentials (or $SWITCHBOARD_CREDENTIALS).
+                Ends 0 after --count events, or at --timeout or a normal close without --count;
+                ends 1 when it never connected, the connection failed or closed abnormally, or
+                fewer than --count events came.
             """),
         ("mock-server", """
             mock-server [--schema <dir>] [--port <n>] [--grpc-port <n>] [--responses <file.json>] [--pushes <file.json>]
@@ -60,7 +63,9 @@ extension CommandLineTool {
                  [--require-credentials (--credentials <user.device:password> | --credentials-file <file>)]
                 Serve every endpoint of the schema on a loopback port with canned or scripted
                 responses, and deliver scripted pushes to each client that connects. At most
-                1,024 clients at once (past it: 503), each closed after 120 s of silence (0: never).
+                1,024 clients at once (--max-connections; past it: 503), each closed after 120 s of
+                silence (--idle-timeout, 0: never) and given 30 s to send one message
+                (--message-timeout), for --grpc-port too; messages up to 512 KiB (4 MiB over gRPC).
                 Any credentials open the authenticated connection unless --require-credentials
                 is given: then only these do, others are refused with 401, and a client without
                 credentials still gets the unauthenticated connection. --grpc-port serves the

@@ -26,21 +26,29 @@ enum ListenCommand {
             CommandLineTool.printError("switchboard: note: listening without credentials; servers push to authenticated connections only (pass --credentials, --credentials-file or $SWITCHBOARD_CREDENTIALS)")
         }
 
+        let connected = Locked(false)
         let finished = await ChatCommandSupport.withTimeout(timeout) { () async -> Int32 in
             let onPush: @Sendable (ServerRequest) async -> EventOutcome = { await printer.handle($0) }
             do throws(ChatConnectionError) {
                 if let credentials {
                     let connection = try await ChatClient.connectAuthenticated(to: url, credentials: credentials, options: options, onPush: onPush)
+                    connected.withLock { $0 = true }
                     return await printer.waitForEnd(of: connection)
                 }
                 let connection = try await ChatClient.connectUnauthenticated(to: url, options: options, onPush: onPush)
+                connected.withLock { $0 = true }
                 return await printer.waitForEnd(of: connection)
             } catch {
-                CommandLineTool.printError("switchboard: cannot connect: \(error)")
+                CommandLineTool.printError("switchboard: cannot connect: \(TerminalText.inline(String(describing: error)))")
                 return 1
             }
         }
         guard let finished else {
+            // A quiet, healthy listen ends 0; one that never got connected has listened to nothing.
+            guard connected.withLock({ $0 }) else {
+                CommandLineTool.printError("switchboard: not connected within the \(timeout) timeout")
+                return 1
+            }
             CommandLineTool.printError("switchboard: \(printer.printed) events before the \(timeout) timeout")
             return limit == nil ? 0 : 1
         }

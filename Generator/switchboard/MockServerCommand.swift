@@ -87,7 +87,13 @@ enum MockServerCommand {
         }
         var grpcServer: GRPCServer?
         if let grpcPort {
+            // The same limits as the WebSocket port: one client may take every slot (tests on
+            // this host), idle connections close alike, and a request must arrive as quickly.
             var options = GRPCServerOptions()
+            options.maximumConnections = limits.maximumConnections
+            options.maximumConnectionsPerAddress = limits.maximumConnections
+            options.http2.idleTimeout = limits.idleTimeout
+            options.requestReceiveTimeout = limits.messageReceiveTimeout ?? options.maximumCallTimeout
             options.authenticate = { headers in
                 guard let authorization = headers["authorization"] else { return .none }
                 guard let required else { return .account }
@@ -145,15 +151,7 @@ enum MockServerCommand {
     /// Reads a script file once, at most `maximumScriptBytes` (a FIFO or `/dev/zero` must not
     /// grow memory without end), and parses it: the JSON, and its text for error lines.
     static func loadJSON(_ path: String) throws(CommandLineTool.UsageError) -> (json: Any, text: String) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw .init("cannot read \(path)") }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: maximumScriptBytes + 1) ?? Data()
-        } catch {
-            throw .init("cannot read \(path): \(error.localizedDescription)")
-        }
-        guard data.count <= maximumScriptBytes else { throw .init("\(path) is larger than \(maximumScriptBytes >> 20) MiB") }
+        let data = try CommandLineTool.readFile(path, atMost: maximumScriptBytes)
         do {
             return (try JSONSerialization.jsonObject(with: data), String(decoding: data, as: UTF8.self))
         } catch {

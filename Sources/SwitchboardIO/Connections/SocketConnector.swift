@@ -70,6 +70,8 @@ package enum SocketConnector {
 
     /// Resolves a stream address for `host:port` on the calling thread; the caller frees it.
     package static func resolveNow(host: String, port: Int, passive: Bool) throws(NetworkError) -> UnsafeMutablePointer<addrinfo> {
+        // getaddrinfo keeps a service number's low 16 bits: 70000 would reach port 4464.
+        guard (0...65535).contains(port) else { throw .io("port \(port) is out of range (0-65535)") }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_flags = passive ? AI_PASSIVE : 0
