@@ -94,9 +94,9 @@ final class EventPrinter: @unchecked Sendable {
                 }
                 line += ",\"payload\":" + DynamicJSONCodec(schema: schema).encode(payload, prettyPrinted: false)
             } catch {
-                // Left unacknowledged, so the server keeps it for a client that can read it.
+                // Answered 400: the server keeps it (only 2xx deletes) for a client that can read it.
                 CommandLineTool.printError("switchboard: \(match.service.name).\(match.event.name) payload does not decode: \(TerminalText.inline(error.message))")
-                return .withhold(reason: error.message)
+                return .reject(EventOutcome.badRequest, reason: error.message)
             }
         }
         guard !done.withLock({ $0 }) else { return .withhold(reason: "enough events printed") }

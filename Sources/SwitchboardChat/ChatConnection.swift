@@ -328,7 +328,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     }
 
     /// Hands pushes to `onPush` strictly in arrival order, one at a time, and answers each
-    /// with the server's id. A withheld push gets no answer, so the server delivers it again.
+    /// with the server's id. A withheld push gets no answer, so the server delivers it again
+    /// on a later connection.
     private func pushLoop(_ pushes: AsyncStream<PushedRequest>) async {
         for await pushed in pushes {
             pushBudget.withLock { $0.release(size: pushed.size) }
@@ -355,6 +356,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.unknownPush(verb: verb, path: path))
                 answer = EventOutcome.notFound
             case .withhold: answer = nil
+            case let .handlerFailed(reason):
+                diagnose(.pushHandlerFailed(path: path, reason: reason))
+                answer = EventOutcome.internalServerError
             case let .reject(response, reason):
                 diagnose(.undecodablePush(path: path, reason: reason))
                 answer = response

@@ -43,9 +43,12 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// A push that arrived as the connection ended, or past the push queue's limit (which
     /// ends the connection); left unacknowledged for redelivery.
     case droppedPush(path: String)
-    /// A push for a known event whose payload does not decode; answered 400, so it is not
-    /// redelivered, and reported here so it is not lost silently.
+    /// A push for a known event whose payload does not decode; answered 400 and reported
+    /// here. The server keeps what was not answered 2xx and sends it again on a later connection.
     case undecodablePush(path: String, reason: String)
+    /// A push whose listener failed (threw); answered 500, so the server keeps it for a
+    /// later connection while the pushes after it (and queue-empty) go on.
+    case pushHandlerFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -54,6 +57,7 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case .unexpectedTextMessage: return "text message dropped"
         case let .unknownPush(verb, path): return "unknown push \(verb) \(path) answered 404"
         case let .undecodablePush(path, reason): return "push \(path) answered 400: \(reason)"
+        case let .pushHandlerFailed(path, reason): return "push \(path) answered 500, its listener failed: \(reason)"
         case let .droppedPush(path): return "push \(path) not handled on this connection (it was ending); left for redelivery"
         }
     }

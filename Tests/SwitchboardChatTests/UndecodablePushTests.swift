@@ -4,9 +4,9 @@ import SwitchboardChat
 import SwitchboardRuntime
 import Testing
 
-/// A push for a known event whose payload does not decode is answered 400 (the server must
-/// not redeliver what can never be read) and reported to the diagnostics hook, not dropped
-/// silently; the listener never sees it, and the push interceptors see it rejected.
+/// A push for a known event whose payload does not decode is answered 400 (which Signal's
+/// server keeps for a later connection, as any answer but 2xx) and reported to the
+/// diagnostics hook, not dropped silently; the listener never sees it, and the push interceptors see it rejected.
 @Suite(.timeLimit(.minutes(3)))
 struct UndecodablePushTests {
     final class Listener: MessagesEventListener, @unchecked Sendable {

@@ -610,7 +610,7 @@ struct ServiceTranslator {
             let call = "try await listener.\(event.swiftName)(\(arguments.joined(separator: ", ")))"
             switch event.acknowledgement {
             case .afterHandling:
-                handling.append(.doCatch("do", [.line(call), .line("return .ok")], [.line("return .withhold(reason: \"\\(error)\")")]))
+                handling.append(.doCatch("do", [.line(call), .line("return .ok")], [.line("return .handlerFailed(reason: \"\\(error)\")")]))
             case .onReceipt:
                 handling.append(.line("_ = try? await listener.\(event.swiftName)(\(arguments.joined(separator: ", ")))"))
                 handling.append(.line("return .ok"))

@@ -540,7 +540,7 @@ extension ChatRoom {
                 try await listener.roomEvent(payload, context: context)
                 return .ok
             } catch {
-                return .withhold(reason: "\(error)")
+                return .handlerFailed(reason: "\(error)")
             }
         }
         return .unknown

@@ -240,7 +240,7 @@ extension Messages {
                 try await listener.incomingMessage(payload, context: context)
                 return .ok
             } catch {
-                return .withhold(reason: "\(error)")
+                return .handlerFailed(reason: "\(error)")
             }
         }
         if Messages.queueEmptyEvent.matches(request) {

@@ -71,6 +71,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                     await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: response.status), service: service)
                 case .unknown:
                     await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: EventOutcome.notFound.status), service: service)
+                case .handlerFailed:
+                    await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: EventOutcome.internalServerError.status), service: service)
                 case .withhold:
                     break
                 }

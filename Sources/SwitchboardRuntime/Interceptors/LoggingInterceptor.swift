@@ -139,6 +139,8 @@ public struct LoggingInterceptor: ClientInterceptor, ServerInterceptor, PushInte
                         details: "\(pushed) -> \(Self.status(response))"))
         case let .withhold(reason):
             sink(Record(level: .warning, event: .pushHandled, subject: subject, details: "\(pushed) -> withheld for redelivery: \(reason)"))
+        case let .handlerFailed(reason):
+            sink(Record(level: .warning, event: .pushHandled, subject: subject, details: "\(pushed) -> listener failed, answered 500: \(reason)"))
         case .unknown:
             sink(Record(level: .warning, event: .pushHandled, subject: subject, details: "\(pushed) -> no listener (404)"))
         case let .reject(response, reason):

@@ -66,19 +66,29 @@ public struct EventContext: Sendable {
 public enum EventOutcome: Sendable, Equatable {
     /// Answer with this response (200 "OK" for a handled event).
     case acknowledge(RPCResponse)
-    /// Send nothing: the listener failed, so the server keeps the event and redelivers it.
+    /// Send nothing: the connection is going away (a closed bridge, a session that moved
+    /// on), so the event stays with the server and comes again on a later connection. A
+    /// push left unanswered on a live connection holds back Signal's queue-empty until the
+    /// socket closes: for a listener that failed, use ``handlerFailed(reason:)``.
     case withhold(reason: String)
+    /// The listener failed (it threw): answer 500, which Signal's server, deleting a stored
+    /// message only on a 2xx answer, keeps for a later connection, while the pushes after it
+    /// and queue-empty go on; `reason` is reported as the connection's diagnostic.
+    case handlerFailed(reason: String)
     /// No event of this listener matches: answer 404 and keep the connection.
     case unknown
     /// The push is an event of this listener but its payload does not decode: answer with
-    /// `response` (400, so the server does not redeliver what can never be read) and report
-    /// `reason` where the app sees what was dropped (`ChatDiagnostic.undecodablePush` of a chat connection).
+    /// `response` (400) and report `reason` where the app sees it (`ChatDiagnostic.undecodablePush`
+    /// of a chat connection). Like any answer other than 2xx, Signal's server keeps the
+    /// message and sends it again on a later connection, where a newer app may read it.
     case reject(RPCResponse, reason: String)
 
     /// The answer for an event handled (or received) successfully.
     public static var ok: EventOutcome { .acknowledge(RPCResponse(status: 200, message: "OK")) }
     /// The answer for a push nobody listens to.
     public static var notFound: RPCResponse { RPCResponse(status: 404, message: "Not Found") }
+    /// The answer for a push whose listener failed (``handlerFailed(reason:)``).
+    public static var internalServerError: RPCResponse { RPCResponse(status: 500, message: "Internal Server Error") }
     /// The answer for a push whose payload does not decode.
     public static var badRequest: RPCResponse { RPCResponse(status: 400, message: "Bad Request") }
 }
