@@ -127,6 +127,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         failAll("closed by the client")
     }
 
+    /// Ends the connection at once, without the closing handshake: for a server that stopped
+    /// answering, on which ``close(code:)`` would wait. Pending requests fail and
+    /// ``disconnectReason`` says `reason` (unless the connection had already ended otherwise).
+    public func abort(reason: ChatConnectionError) {
+        localReason.withLock { $0 = $0 ?? reason }
+        socket.abort()
+    }
+
     /// Waits until the connection ends.
     public func waitUntilClosed() async -> WebSocketCloseInfo { await socket.waitUntilClosed() }
 

@@ -81,3 +81,27 @@ struct DefaultDeadlineTests {
         #expect(result == .failure(.timeout))
     }
 }
+
+/// `abort(reason:)` ends a connection at once, without waiting on the server: requests in
+/// flight fail straight away, and the reason is the one given (a session whose heartbeat
+/// went unanswered uses it, where a closing handshake would wait on the silent server).
+@Suite(.timeLimit(.minutes(3)))
+struct ConnectionAbortTests {
+    @Test func abortFailsRequestsInFlightAtOnceWithTheReason() async throws {
+        let server = try DefaultDeadlineTests.stuckServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil, defaultRequestTimeout: .seconds(60)))
+        let call = Task { await RPCCall.send(RPCRequest(endpoint: DefaultDeadlineTests.endpoint, path: "/v1/stuck"), over: connection, options: .init()) }
+        try await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        connection.abort(reason: .keepaliveTimedOut)
+        guard case let .failure(.disconnected(reason)) = await call.value else {
+            Issue.record("the request in flight must fail as disconnected")
+            return
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(reason == ChatConnectionError.keepaliveTimedOut.description)
+        #expect(await connection.waitUntilFinished() == .keepaliveTimedOut)
+        #expect(connection.disconnectReason == .keepaliveTimedOut)
+    }
+}

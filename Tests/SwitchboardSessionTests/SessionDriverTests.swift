@@ -204,13 +204,86 @@ import Testing
     }
 
     @Test func connectedElsewhereStopsReconnecting() async throws {
-        let (session, connector, clock) = try await connectedSession()
+        let clock = ManualClock()
+        let connector = FakeConnector()
+        let invalidated = Locked(0)
+        let session = makeSession(connector, clock: clock, invalidated: invalidated)
+        let log = ChangeLog(session)
+        session.logIn(cached: credentials)
+        try #require(await eventually { session.state == .connected })
         try #require(connector.links.current.first).drop(.connectedElsewhere)
+        // Without the clock moving: a permanent close is reported at once, not after a backoff.
+        #expect(await eventually { session.state == .error }, "4409 is permanent: no reconnect kicks the other device")
+        #expect(connector.attempts.current == 1)
+        #expect(invalidated.current == 0, "no reconnect ran, so the caches were kept")
+        #expect(await eventually { log.states == [.connecting, .connected, .disconnected, .reconnecting, .error] })
+        #expect(log.changes.current.last?.reason == .connectedElsewhere)
+        await session.shutDown()
+    }
+
+    /// A reconnect waits until the dropped link has ended (its push handler returned), so
+    /// the old handler and the new link's never run at once (from the session review).
+    @Test func aReconnectWaitsForTheDroppedLinkToEnd() async throws {
+        let clock = ManualClock()
+        let first = FakeLink(answersProbes: false)
+        first.slowEnd.withLock { $0 = true }
+        let connector = FakeConnector([.link(first)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        first.speak()
+        try #require(await eventually { session.state == .connected })
+        // The heartbeat declares the link dead; its end (a push handler finishing) takes a while.
+        let afterConnect = first.probes.current
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(30))
+        #expect(await eventually { first.probes.current == afterConnect + 1 })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
         #expect(await eventually { session.state == .disconnected })
         #expect(await clock.waitForSleepers(1))
         clock.advance(by: .seconds(1))
-        #expect(await eventually { session.state == .error }, "4409 is permanent: no reconnect kicks the other device")
+        #expect(await eventually { session.state == .reconnecting })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(connector.attempts.current == 1, "no second link while the first is still ending")
+        first.finishEnding()
+        #expect(await eventually { session.state == .connected })
+        #expect(connector.attempts.current == 2)
+        await session.shutDown()
+    }
+
+    /// A Retry-After holds when the device goes offline and back before it has passed:
+    /// coming back online does not reconnect against the server's instruction.
+    @Test func retryAfterHoldsAcrossOfflineAndOnline() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector([.fail(.retryLater(retryAfter: .seconds(600)))])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .disconnected })
+        session.deviceOffline()
+        #expect(await eventually { session.state == .offline })
+        clock.advance(by: .seconds(5))
+        session.deviceOnline()
+        #expect(await eventually { session.state == .reconnecting })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(connector.attempts.current == 1, "the connect waits for the server's 600 s")
+        clock.advance(by: .seconds(594))
+        try await Task.sleep(for: .milliseconds(50))
         #expect(connector.attempts.current == 1)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .connected })
+        #expect(connector.attempts.current == 2)
+        await session.shutDown()
+    }
+
+    /// A push that arrives before the app set its handler is answered as failed (500), which
+    /// the server keeps for a later connection; 404 would have acknowledged it as handled.
+    @Test func aPushBeforeTheHandlerIsSetIsNotAcknowledged() async throws {
+        let (session, connector, _) = try await connectedSession()
+        let push = try #require(connector.pushHandlers.current.first)
+        guard case .handlerFailed = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) else {
+            Issue.record("a push with no handler set must not be acknowledged")
+            return
+        }
         await session.shutDown()
     }
 

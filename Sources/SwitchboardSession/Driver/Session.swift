@@ -44,7 +44,12 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// allows a temporary failure: the next connect reports it instead of reconnecting, so
     /// a 4409 does not kick the other device over and over.
     private var pendingPermanentFailure: ChatConnectionError?
-    private var pushHandler: ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
+    /// Until the app sets one, a push is answered as failed (500): the server keeps it for a
+    /// later connection, where 404 would have acknowledged it as handled.
+    private var pushHandler: ChatConnection<Authenticated>.PushHandler = { _ in .handlerFailed(reason: "no push handler was set (call setPushHandler before logging in)") }
+    /// The earliest a connect may start after the server asked to wait (Retry-After): also
+    /// when the device comes back online before the retry timer would have fired.
+    private var retryNotBefore: C.Instant?
     private var isShutDown = false
 
     private let changeSink: AsyncStream<SessionChange>.Continuation
@@ -118,6 +123,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     }
 
     /// Sets where pushes go (the generated event dispatcher); it stays across reconnects.
+    /// Set it before logging in: a push that arrives earlier is answered as failed (500), so
+    /// the server keeps it for a later connection.
     public func setPushHandler(_ handler: @escaping ChatConnection<Authenticated>.PushHandler) {
         lock.withLock { pushHandler = handler }
     }
@@ -183,6 +190,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 return
             }
             onAccept?(self)
+            if let retryAfter { retryNotBefore = clock.now.advanced(by: retryAfter) }
             var previous = step.from
             for (index, state) in step.entered.enumerated() {
                 // A state entered on the way (DISCONNECTED before OFFLINE) is published too.
@@ -225,8 +233,17 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         case .connect:
             attempt += 1
             let mine = attempt
-            startWork { [self] in await connect(attempt: mine) }
+            // The dropped link's push handler returns (its end is bounded by the connection's
+            // grace) before a new link can deliver: two handlers never run at once.
+            let closing = Array(closingLinks.values)
+            startWork { [self] in
+                for task in closing { await task.value }
+                await connect(attempt: mine)
+            }
         case .invalidateCaches:
+            // A connection the server ended for good (4401, 4409) goes to ERROR on the next
+            // connect without a reconnect: its caches stay as they were.
+            if pendingPermanentFailure != nil { return }
             // Runs before the connect that follows it in the same step: connect waits on it.
             let invalidate = invalidateCaches
             let previous = workTasks
@@ -234,11 +251,15 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         case let .startRetryTimer(delay):
             retryTimer?.cancel()
             let mine = attempt
+            // A pending permanent failure is reported at once, not after a backoff.
+            let wait = pendingPermanentFailure == nil ? delay : nil
             retryTimer = Task { [clock, weak self] in
-                do {
-                    try await clock.sleep(for: delay)
-                } catch {
-                    return
+                if let wait {
+                    do {
+                        try await clock.sleep(for: wait)
+                    } catch {
+                        return
+                    }
                 }
                 self?.handle(.retry, from: mine)
             }
@@ -250,6 +271,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             let mine = attempt
             credentials = nil
             pendingPermanentFailure = nil
+            retryNotBefore = nil
             // A connect still under way must not upgrade (or be adopted) after logout.
             connectAttempt?.cancel()
             connectAttempt = nil
@@ -313,11 +335,18 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
 
     /// Opens a link and waits for its first message, within the connect timeout.
     private func connect(attempt mine: Int) async {
-        let (credentials, permanent) = lock.withLock { (self.credentials, pendingPermanentFailure) }
+        guard let (credentials, permanent, notBefore) = lock.withLock({ () -> (ChatClient.Credentials?, ChatConnectionError?, C.Instant?)? in
+            attempt == mine && !isShutDown ? (self.credentials, pendingPermanentFailure, retryNotBefore) : nil
+        }) else { return }
         if let permanent {
             lock.withLock { pendingPermanentFailure = nil }
             handle(.permanentFailure, reason: permanent, from: mine)
             return
+        }
+        // Back online before the server's Retry-After passed: wait for it first.
+        if let notBefore, clock.now < notBefore {
+            try? await clock.sleep(until: notBefore, tolerance: nil)
+            guard lock.withLock({ attempt == mine && !isShutDown }) else { return }
         }
         guard let credentials else {
             handle(.permanentFailure, from: mine)
@@ -337,12 +366,17 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             do throws(ChatConnectionError) {
                 let link = try await connector.connect(credentials: credentials, onPush: forwarding)
                 // Connected after the race was decided (the connect timed out, the session
-                // moved on): not a link to send on, nor to probe.
-                if race.isAnswered || Task.isCancelled {
+                // moved on): not a link to send on, nor to probe. Checked under the lock the
+                // loser of the race clears `connectingLink` under, so a late link is never set.
+                let current = self.lock.withLock { () -> Bool in
+                    guard !race.isAnswered, !Task.isCancelled, self.attempt == mine else { return false }
+                    self.connectingLink = link
+                    return true
+                }
+                if !current {
                     await link.end()
                     return
                 }
-                self.lock.withLock { if self.attempt == mine { self.connectingLink = link } }
                 // Connected means the server spoke: the first frame, or the heartbeat's answer.
                 await link.probe()
                 var activity = link.activity.makeAsyncIterator()
@@ -399,6 +433,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             Task { await link.end() }
             return
         }
+        lock.withLock { retryNotBefore = nil }
         handle(.socketConnected, from: mine)
         lock.withLock {
             guard self.link === link else { return }
@@ -426,6 +461,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                     case .wait: continue
                     case .probe: await link.probe()
                     case .timedOut:
+                        // Aborted, not closed: a closing handshake would wait on the server
+                        // that stopped answering, and requests in flight would hang with it.
+                        Task { await link.endAbruptly(reason: .keepaliveTimedOut) }
                         self?.linkFailed(link, attempt: mine, reason: .keepaliveTimedOut)
                         return
                     }

@@ -16,6 +16,14 @@ public protocol SessionLink: AnyObject, Sendable {
     func waitUntilEnded() async -> ChatConnectionError
     /// Closes the link and waits until it has ended.
     func end() async
+    /// Ends the link at once, without waiting on the server (it stopped answering), and
+    /// waits until it has ended; requests in flight fail with `reason`. By default, ``end()``.
+    func endAbruptly(reason: ChatConnectionError) async
+}
+
+extension SessionLink {
+    /// Ends the link as ``end()`` does.
+    public func endAbruptly(reason: ChatConnectionError) async { await end() }
 }
 
 /// Opens links for a session.
@@ -35,6 +43,11 @@ extension ChatConnection: SessionLink where Auth == Authenticated {
 
     public func end() async {
         await close()
+        _ = await waitUntilFinished()
+    }
+
+    public func endAbruptly(reason: ChatConnectionError) async {
+        abort(reason: reason)
         _ = await waitUntilFinished()
     }
 }
@@ -78,4 +91,5 @@ final class ProbingLink: SessionLink {
     func probe() async { await connection.probe(requestPath: requestPath) }
     func waitUntilEnded() async -> ChatConnectionError { await connection.waitUntilEnded() }
     func end() async { await connection.end() }
+    func endAbruptly(reason: ChatConnectionError) async { await connection.endAbruptly(reason: reason) }
 }
