@@ -25,7 +25,7 @@ SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *priva
         SSL_CTX_free(context);
         return NULL;
     }
-    sb_server_alpn(context, 0);
+    sb_server_alpn(context);
     return context;
 }
 
@@ -67,16 +67,18 @@ const unsigned char *sb_selected_alpn(SSL *ssl, unsigned int *length) {
     return protocol;
 }
 
-// The server's preference, first match wins: h2 only where the context allows it.
+// The server's preference, first match wins: h2 only where the session allows it.
 static const unsigned char sb_h2_then_http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 static const unsigned char sb_http11_only[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 static int sb_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_length,
                           const unsigned char *offered, unsigned int offered_length, void *argument) {
-    (void)ssl;
+    (void)argument;
     // An empty offer is no offer (and SSL_select_next_proto mishandles it in older releases).
     if (offered_length == 0) return SSL_TLSEXT_ERR_NOACK;
-    int allow_h2 = (int)(intptr_t)argument;
+    // Per session, not per context: one context may serve a WebSocket server (http/1.1
+    // only) and a gRPC server (h2) at once.
+    int allow_h2 = (int)(intptr_t)SSL_get_app_data(ssl);
     const unsigned char *ours = allow_h2 ? sb_h2_then_http11 : sb_http11_only;
     unsigned int ours_length = allow_h2 ? sizeof(sb_h2_then_http11) : sizeof(sb_http11_only);
     unsigned char *selected = NULL;
@@ -89,8 +91,12 @@ static int sb_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *ou
     return SSL_TLSEXT_ERR_OK;
 }
 
-void sb_server_alpn(SSL_CTX *context, int allow_h2) {
-    SSL_CTX_set_alpn_select_cb(context, sb_select_alpn, (void *)(intptr_t)allow_h2);
+void sb_server_alpn(SSL_CTX *context) {
+    SSL_CTX_set_alpn_select_cb(context, sb_select_alpn, NULL);
+}
+
+int sb_session_allow_h2(SSL *ssl, int allow_h2) {
+    return SSL_set_app_data(ssl, (void *)(intptr_t)allow_h2);
 }
 
 const char *sb_verify_error(SSL *ssl) {

@@ -67,7 +67,9 @@ final class Selector: @unchecked Sendable {
     func wait(timeout: Duration?, _ report: (UInt64, IOInterest) -> Void) throws(IOError) {
         let count: Int32
         if let timeout {
-            let (seconds, attoseconds) = max(timeout, .zero).components
+            // At most a day: XNU refuses a tv_sec past Int32.max with EINVAL, which would stop
+            // the loop; a far timer only costs an extra wakeup a day.
+            let (seconds, attoseconds) = min(max(timeout, .zero), .seconds(86_400)).components
             var spec = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             count = kevent(queue, nil, 0, events, Int32(Self.eventCapacity), &spec)
         } else {

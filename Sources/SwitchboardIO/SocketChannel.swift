@@ -54,6 +54,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closed gracefully, the sending side shut: what the peer still sends is read and
     /// dropped until it closes too, or the linger ends (on the loop).
     private var lingering = false
+    /// Run once the descriptor is closed (after any linger): a server frees the connection's
+    /// slots only then, so sockets closing slowly still count against its limits.
+    private var releaseHandlers: [@Sendable () -> Void] = []
+    private var isReleased = false
     private var lingerTimer: LoopTimer?
     private var lingeredBytes = 0
     /// How long a graceful close reads and drops what the peer still sends, and how much:
@@ -571,7 +575,25 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
         handle.close()
         // The delegate often holds this channel: let it go.
-        lock.withLock { delegate = nil }
+        let handlers = lock.withLock { () -> [@Sendable () -> Void] in
+            delegate = nil
+            isReleased = true
+            defer { releaseHandlers = [] }
+            return releaseHandlers
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// Runs `handler` once the descriptor has been closed, after a graceful close's linger
+    /// (at once if it has been already). A server holds a connection's slots until then: a
+    /// peer that closes many connections slowly must not hold descriptors nobody counts.
+    package func whenReleased(_ handler: @escaping @Sendable () -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if isReleased { return true }
+            releaseHandlers.append(handler)
+            return false
+        }
+        if now { handler() }
     }
 
     /// On the loop, after a graceful close shut the sending side: watches for reads only, to

@@ -274,8 +274,8 @@ struct GatedChatRoom: ChatRoomHandler {
             acks.append(await client.push(push)?.status)
         }
         #expect(acks == Array(repeating: 200, count: 20))
-        let failed = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "fail").serializedData()), timeout: .milliseconds(500))
-        #expect(failed == nil, "a push whose handler throws stays unacknowledged")
+        let failed = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message", body: Envelope(serverGuid: "fail").serializedData()), timeout: .seconds(10))
+        #expect(failed?.status == 500, "a push whose handler throws is answered 500: not acknowledged, not left hanging")
         #expect(await client.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty"))?.status == 200)
         #expect(await client.push(ServerRequest(verb: "PUT", path: "/api/v1/unknown"))?.status == 404)
         let response = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty"))

@@ -256,6 +256,48 @@ struct GRPCStalledCallTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    /// A connection's slots are its descriptor's: after a protocol error the server keeps
+    /// reading (and dropping) for a while before the socket goes, and until then it still
+    /// counts, so a client that breaks connections by the hundred cannot hold descriptors
+    /// nobody counts (from the I/O review).
+    @Test func aConnectionClosingAfterAnErrorKeepsItsSlotUntilReleased() async throws {
+        var options = GRPCServerOptions()
+        options.maximumConnectionsPerAddress = 2
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var broken: [Int32] = []
+        defer { for fd in broken { _ = close(fd) } }
+        for _ in 0..<2 {
+            let fd = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil))
+            let garbage = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            _ = garbage.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            broken.append(fd)
+        }
+        // Both ended (GOAWAY sent) but neither socket is released: this peer neither reads nor closes.
+        var deadline = ContinuousClock.now + .seconds(10)
+        while server.connectionCount > 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(server.connectionCount == 0)
+        let third = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil))
+        var ready = pollfd(fd: third, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&ready, 1, 10_000) == 1)
+        var byte: UInt8 = 0
+        #expect(recv(third, &byte, 1, 0) <= 0, "refused while the address's lingering sockets hold its share")
+        _ = close(third)
+        // The lingers end (at most a few seconds): a newcomer is served again.
+        var served = false
+        deadline = ContinuousClock.now + .seconds(15)
+        while !served && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            let fd = try #require(GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil))
+            let hello = HTTP2ConnectionPreface.bytes + GRPCHostilePeerTests.frame(0, .settings([], ack: false))
+            _ = hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var answer = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&answer, 1, 5_000) == 1, recv(fd, &byte, 1, 0) == 1 { served = true }
+            _ = close(fd)
+        }
+        #expect(served, "a newcomer is served once the lingering sockets are released")
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func pushesToASubscriberThatStopsReadingEndItsConnectionAtTheQueueLimit() async throws {
         var options = GRPCServerOptions()
         options.http2.outputQueueLimit = 256 << 10

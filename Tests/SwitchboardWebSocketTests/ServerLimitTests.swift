@@ -63,6 +63,35 @@ struct ServerLimitTests {
         #expect(await eventually { server.connectionCount == 0 })
     }
 
+    /// A connection's slots are its descriptor's: a socket the server closed but that still
+    /// lingers (its peer neither reads nor closes) keeps counting, so a client that makes the
+    /// server close connections by the hundred cannot hold descriptors nobody counts (from the
+    /// I/O review). Once the linger ends, the slot is free again.
+    @Test func aLingeringSocketKeepsItsSlotUntilReleased() async throws {
+        let server = try WebSocketServer(limits: .init(maximumConnections: 100, maximumConnectionsPerAddress: 2)) { _ in }
+        defer { server.stop() }
+        var garbage: [TCPSocket] = []
+        for _ in 0..<2 {
+            let socket = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
+            // Not HTTP: answered 400 and closed gracefully, so the socket lingers reading.
+            try socket.write(Array("\u{16}\u{3}\u{1}".utf8))
+            garbage.append(socket)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(server.connectionCount == 2, "the lingering sockets still count")
+        do {
+            _ = try await WebSocketClient.connect(to: url(server))
+            Issue.record("the address's share is held by the lingering sockets")
+        } catch let .upgradeRejected(status, _, _) {
+            #expect(status == 503)
+        }
+        // The linger ends (2 s), and with it the slots.
+        #expect(await eventually { server.connectionCount == 0 }, "\(server.connectionCount) still counted")
+        let newcomer = try await WebSocketClient.connect(to: url(server))
+        await newcomer.close()
+        for socket in garbage { socket.close() }
+    }
+
     /// Raw sockets past the limit (half of them never send a request) cost no served
     /// connection, and the count returns to zero when they go.
     @Test func aFloodPastTheLimitIsBounded() async throws {

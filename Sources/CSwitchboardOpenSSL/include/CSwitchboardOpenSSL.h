@@ -25,8 +25,10 @@ int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address);
 int sb_offer_alpn(SSL *ssl, const unsigned char *wire, unsigned int length);
 /// The ALPN protocol both sides agreed on (not NUL-terminated), or NULL; `length` gets its length.
 const unsigned char *sb_selected_alpn(SSL *ssl, unsigned int *length);
-/// Makes a server context answer ALPN: "h2" first when `allow_h2`, else only "http/1.1".
-void sb_server_alpn(SSL_CTX *context, int allow_h2);
+/// Makes a server context answer ALPN, each session as `sb_session_allow_h2` says.
+void sb_server_alpn(SSL_CTX *context);
+/// Lets one server session choose "h2" first (else only "http/1.1"); 1 on success.
+int sb_session_allow_h2(SSL *ssl, int allow_h2);
 /// Why verification failed, or NULL when it passed.
 const char *sb_verify_error(SSL *ssl);
 /// The oldest queued OpenSSL error as text; clears the queue.

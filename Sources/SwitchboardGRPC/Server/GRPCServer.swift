@@ -20,6 +20,9 @@ public final class GRPCServer: @unchecked Sendable {
     private let lock = NSLock()
     private var connections: [ObjectIdentifier: HTTP2ChannelDriver] = [:]
     private var isStopped = false
+    /// Accepted sockets whose descriptor is not closed yet, lingering ones included: what
+    /// ``GRPCServerOptions/maximumConnections`` bounds.
+    private var heldDescriptors = 0
     private let events = GRPCEventHub()
     private let perAddress: PeerAddressLimit
     /// Bytes of request messages held across every connection.
@@ -31,11 +34,15 @@ public final class GRPCServer: @unchecked Sendable {
         self.options = options
         perAddress = PeerAddressLimit(limit: options.maximumConnectionsPerAddress)
         requestBytes = ByteBudget(limit: options.maximumRequestBytesInFlight)
-        options.tls?.allowHTTP2()
         listener = try TCPListener(host: host, port: port)
         self.port = listener.port
         let acceptor = Acceptor(listener: listener, loop: options.eventLoops.next()) { [weak self] descriptor in
-            self?.accepted(descriptor)
+            // Accepted as the server went away: closed, not leaked.
+            guard let self else {
+                _ = SocketDescriptor.systemClose(descriptor)
+                return
+            }
+            self.accepted(descriptor)
         }
         self.acceptor = acceptor
         acceptor.start()
@@ -60,22 +67,39 @@ public final class GRPCServer: @unchecked Sendable {
     public func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> { events.arrivingSubscribers() }
 
     private func accepted(_ descriptor: Int32) {
-        let admitted = lock.withLock { !isStopped && connections.count < options.maximumConnections }
-        guard admitted, let address = perAddress.admit(descriptor) else {
+        let admitted = lock.withLock { () -> Bool in
+            guard !isStopped, heldDescriptors < options.maximumConnections else { return false }
+            heldDescriptors += 1
+            return true
+        }
+        guard admitted else {
             _ = SocketDescriptor.systemClose(descriptor)
+            return
+        }
+        guard let address = perAddress.admit(descriptor) else {
+            _ = SocketDescriptor.systemClose(descriptor)
+            descriptorReleased()
             return
         }
         let loop = options.eventLoops.next()
         let channel: SocketChannel
         if let tls = options.tls {
-            guard let session = tls.makeSession() else {
+            guard let session = tls.makeSession(allowHTTP2: true) else {
                 _ = SocketDescriptor.systemClose(descriptor)
                 perAddress.release(address)
+                descriptorReleased()
                 return
             }
             channel = SocketChannel(descriptor: descriptor, loop: loop, tls: session)
         } else {
             channel = SocketChannel(descriptor: descriptor, loop: loop)
+        }
+        // The slots are the descriptor's: freed when it is closed, not when the connection
+        // ends (a closing socket lingers for seconds, reading what its peer still sends).
+        let perAddress = self.perAddress
+        channel.whenReleased { [weak self] in
+            perAddress.release(address)
+            self?.descriptorReleased()
         }
         let driver = HTTP2ChannelDriver(channel: channel, role: .server, options: options.http2,
                                         acceptor: GRPCStreamAcceptor(router: router, options: options, hub: events, budget: requestBytes))
@@ -88,16 +112,17 @@ public final class GRPCServer: @unchecked Sendable {
             return true
         }
         guard kept else {
-            perAddress.release(address)
             channel.close(reason: nil)
             return
         }
-        let perAddress = self.perAddress
         driver.whenClosed { [weak self] _ in
-            perAddress.release(address)
             _ = self?.lock.withLock { self?.connections.removeValue(forKey: key) }
         }
         driver.start()
+    }
+
+    private func descriptorReleased() {
+        lock.withLock { heldDescriptors -= 1 }
     }
 
     /// Stops accepting, sends GOAWAY on every connection and waits (at most `timeout`) for

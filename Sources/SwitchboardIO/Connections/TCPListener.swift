@@ -20,7 +20,7 @@ public final class TCPListener: @unchecked Sendable {
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, 128) == 0 else {
+        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, SOMAXCONN) == 0 else {
             _ = SocketDescriptor.systemClose(descriptor)
             throw .io("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }

@@ -73,13 +73,16 @@ package final class TLSEngine: @unchecked Sendable {
     }
 
     /// A server session with `context`'s certificate and key (an `SSL_CTX`, retained here).
-    package init(serverContext context: OpaquePointer) throws(IOFailure) {
+    /// A server session; with `allowHTTP2`, ALPN chooses `h2` for a client that offers it
+    /// (HTTP/2 and gRPC servers), else only `http/1.1` (WebSocket servers).
+    package init(serverContext context: OpaquePointer, allowHTTP2: Bool = false) throws(IOFailure) {
         guard let ssl = SSL_new(context) else { throw IOFailure("cannot create a TLS session") }
         SSL_CTX_up_ref(context)
         self.ssl = ssl
         self.context = context
         isServer = true
         guard sb_use_memory_bios(ssl) == 1 else { throw IOFailure("cannot create TLS buffers") }
+        guard sb_session_allow_h2(ssl, allowHTTP2 ? 1 : 0) == 1 else { throw IOFailure("cannot set the session's ALPN choice") }
         SSL_set_accept_state(ssl)
     }
 
@@ -178,11 +181,6 @@ package final class TLSEngine: @unchecked Sendable {
     /// Loads a server context (certificate chain and key, PEM); `nil` if either fails to load.
     package static func loadServerContext(certificateChainPath: String, privateKeyPath: String) -> OpaquePointer? {
         sb_server_context(certificateChainPath, privateKeyPath)
-    }
-
-    /// Lets a server context (answering only `http/1.1` by default) choose `h2` first.
-    package static func allowHTTP2(on context: OpaquePointer) {
-        sb_server_alpn(context, 1)
     }
 
     /// The protocol ALPN settled on once the handshake is done, or nil if none was.

@@ -18,13 +18,11 @@ public final class TLSServerContext: @unchecked Sendable {
         self.context = context
     }
 
-    /// Lets TLS's ALPN choose `h2` for clients that offer it (HTTP/2 and gRPC servers);
-    /// clients that offer only `http/1.1`, as WebSocket clients do, still get that.
-    package func allowHTTP2() { sb_server_alpn(context, 1) }
-
-    /// A server session for one accepted connection, or nil if OpenSSL cannot make one.
-    package func makeSession() -> TLSSession? {
-        guard let engine = try? TLSEngine(serverContext: context) else { return nil }
+    /// A server session for one accepted connection, or nil if OpenSSL cannot make one. With
+    /// `allowHTTP2` (HTTP/2 and gRPC servers) ALPN chooses `h2` for clients that offer it;
+    /// without, only `http/1.1`. Chosen per session: one context may serve both kinds.
+    package func makeSession(allowHTTP2: Bool = false) -> TLSSession? {
+        guard let engine = try? TLSEngine(serverContext: context, allowHTTP2: allowHTTP2) else { return nil }
         return TLSSession(engine)
     }
 
@@ -39,8 +37,6 @@ public final class TLSServerContext: @unchecked Sendable {
         throw .io("server-side TLS is only available with the system OpenSSL")
     }
 
-    package func allowHTTP2() {}
-
-    package func makeSession() -> TLSSession? { nil }
+    package func makeSession(allowHTTP2: Bool = false) -> TLSSession? { nil }
 }
 #endif

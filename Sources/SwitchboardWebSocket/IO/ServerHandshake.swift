@@ -121,7 +121,9 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 
     private func fail() {
         guard let done = take() else { return }
-        channel.close(reason: nil)
+        // Nothing of ours waits to be read: closed at once, not lingering (which would hold
+        // the connection's slot for seconds more).
+        channel.close(reason: "the upgrade did not complete")
         done(self, nil)
     }
 

@@ -79,8 +79,6 @@ public final class WebSocketServer: @unchecked Sendable {
     private let handler: @Sendable (WebSocketConnection) async -> Void
     private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
     private let perAddress: PeerAddressLimit
-    /// The client address of each admitted handshake, then of its connection.
-    private var addresses: [ObjectIdentifier: [UInt8]] = [:]
 
     /// How many connections the server holds now, handshakes included.
     public var connectionCount: Int { connections.withLock { admitted } }
@@ -169,9 +167,11 @@ public final class WebSocketServer: @unchecked Sendable {
             _ = SocketDescriptor.systemClose(descriptor)
         case .refuse:
             let channel = SocketChannel(descriptor: descriptor, loop: eventLoopGroup.next())
-            ServerRefusal(channel: channel) { [weak self] in
+            // Counted until its descriptor goes, linger included, as served ones are.
+            channel.whenReleased { [weak self] in
                 self?.connections.withLock { self?.refusing -= 1 }
-            }.start(timeout: min(limits.handshakeTimeout, .seconds(2)))
+            }
+            ServerRefusal(channel: channel) {}.start(timeout: min(limits.handshakeTimeout, .seconds(2)))
         case .serve:
             let loop = eventLoopGroup.next()
             let channel: SocketChannel
@@ -190,6 +190,13 @@ public final class WebSocketServer: @unchecked Sendable {
             #else
             channel = SocketChannel(descriptor: descriptor, loop: loop)
             #endif
+            // The slots are the descriptor's: freed when it is closed, not when the connection
+            // ends (a closing socket lingers for seconds, reading what its peer still sends),
+            // so a peer closing connections by the hundred cannot hold descriptors nobody counts.
+            channel.whenReleased { [weak self, perAddress, address] in
+                perAddress.release(address)
+                self?.release()
+            }
             let handshake = ServerHandshake(channel: channel, options: options, decide: decide) { [weak self] handshake, connection in
                 guard let self else {
                     connection?.abort()
@@ -197,10 +204,7 @@ public final class WebSocketServer: @unchecked Sendable {
                 }
                 upgradeEnded(handshake, with: connection)
             }
-            connections.withLock {
-                handshakes[ObjectIdentifier(handshake)] = handshake
-                addresses[ObjectIdentifier(handshake)] = address
-            }
+            connections.withLock { handshakes[ObjectIdentifier(handshake)] = handshake }
             handshake.start(timeout: limits.handshakeTimeout)
         }
     }
@@ -209,25 +213,16 @@ public final class WebSocketServer: @unchecked Sendable {
     /// while shutting down (the client upgraded but the server is going away), in an abort
     /// once stopped; or in nothing.
     private func upgradeEnded(_ handshake: ServerHandshake, with connection: WebSocketConnection?) {
-        let (phase, address) = connections.withLock {
+        let phase = connections.withLock {
             handshakes[ObjectIdentifier(handshake)] = nil
-            let address = addresses.removeValue(forKey: ObjectIdentifier(handshake)) ?? []
-            if let connection, self.phase != .stopped {
-                open.append(connection)
-                addresses[ObjectIdentifier(connection)] = address
-            }
-            return (self.phase, address)
+            if let connection, self.phase != .stopped { open.append(connection) }
+            return self.phase
         }
-        guard let connection else {
-            perAddress.release(address)
-            release()
-            return
-        }
+        // Its slots are freed when its socket is released.
+        guard let connection else { return }
         switch phase {
         case .stopped:
             connection.abort()
-            perAddress.release(address)
-            release()
         case .draining:
             Task { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
             forgetWhenClosed(connection)
@@ -255,17 +250,14 @@ public final class WebSocketServer: @unchecked Sendable {
         let key = ObjectIdentifier(connection)
         Task {
             _ = await connection.waitUntilClosed()
-            let address = self.connections.withLock {
+            self.connections.withLock {
                 self.open.removeAll { $0 === connection }
                 self.handlerTasks[key] = nil
-                return self.addresses.removeValue(forKey: key)
             }
-            if let address { self.perAddress.release(address) }
-            self.release()
         }
     }
 
-    /// One admitted connection has ended; the last one ends a graceful shutdown's wait.
+    /// One admitted connection's socket is released; the last one ends a graceful shutdown's wait.
     private func release() {
         let waiters = connections.withLock { () -> [CheckedContinuation<Void, Never>] in
             admitted -= 1
@@ -316,6 +308,9 @@ public final class WebSocketServer: @unchecked Sendable {
         }
         for connection in left { connection.abort() }
         for handshake in upgrading { handshake.cancel() }
+        // Aborted sockets are released on their loops at once: wait for that (bounded), so
+        // the server holds no descriptor when this returns.
+        await drained(within: .seconds(2))
         if ownsLoops { await eventLoopGroup.shutdown() }
     }
 
