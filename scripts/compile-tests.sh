@@ -95,6 +95,17 @@ else
   echo "  FAIL a schema using every runtime type name:"; echo "$output" | head -20; failures=$((failures + 1))
 fi
 
+# Names that shadow one another (a oneof named like an enum, a message named like its parent,
+# cases that become one keyword, a field named like its rpc) compile, and protoc takes the export.
+if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate Tests/Schemas/name_clashes --output "$work/clashes" 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name Clashes -I "$modules" "${clang_modules[@]}" "$work"/clashes/*.swift 2>&1) &&
+   output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard export-proto Tests/Schemas/name_clashes --output "$work/clashes.proto" 2>&1) &&
+   output=$(protoc -I "$work" --descriptor_set_out=/dev/null "$work/clashes.proto" 2>&1); then
+  echo "  ok   a schema whose names shadow one another compiles, and protoc takes its export"
+else
+  echo "  FAIL a schema whose names shadow one another:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+
 # The build plugin's layout (one file per schema file) holds the same code: it must compile too.
 mkdir -p "$work/layout"
 # A schema that imports another package: each generated into a module of its own, the importer

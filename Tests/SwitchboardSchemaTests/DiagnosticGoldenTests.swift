@@ -60,7 +60,8 @@ import Testing
     static let situations: [String: DiagnosticCode] = [
         "allow_alias_without_aliases": .misplacedAttribute, "invalid_catalogue_metadata": .invalidServiceSetting,
         "json_name_attribute": .jsonNameCollision, "many_errors": .unknownType, "misplaced_unpacked": .misplacedAttribute,
-        "reserved_generated_names": .generatedNameCollision, "unclosed_message": .expectedToken, "unclosed_service_blocks": .expectedToken,
+        "reserved_generated_names": .generatedNameCollision, "proto3_name_folding": .jsonNameCollision,
+        "rpc_error_type_hides_type": .generatedNameCollision, "unclosed_message": .expectedToken, "unclosed_service_blocks": .expectedToken,
     ]
 
     /// Each case is named after the kind it demonstrates (or is listed in ``situations``), and

@@ -152,6 +152,18 @@ import Darwin
         #expect(rendered.contains("…"))
     }
 
+    /// Past the cap, warnings are still warnings: a large schema with many of them compiles
+    /// (the cap's own entry is a note; before, it counted as an error and nothing was generated).
+    @Test func manyWarningsAreNoError() {
+        var text = "package hostile\n"
+        for index in 0..<1200 { text += "message M\(index) { 1 description: string }\n" }
+        let output = compile(text)
+        #expect(output.schema != nil, "1,200 warnings refused the schema")
+        #expect(output.diagnostics.count == DiagnosticCollector.maximumCount)
+        #expect(output.diagnostics.allSatisfy { $0.severity != .error })
+        #expect(output.diagnostics.contains { $0.code == .tooManyDiagnostics && $0.severity == .note })
+    }
+
     @Test func manyUnknownNamesAndReservedEntriesStayBounded() {
         // 3,000 unknown types among 3,000 declared: hints for the first ones only.
         var text = "package hostile\n"

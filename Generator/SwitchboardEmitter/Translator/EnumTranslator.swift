@@ -18,7 +18,7 @@ struct EnumTranslator {
         }
         for item in definition.cases {
             guard let target = item.aliasOf else { continue }
-            var lines = item.documentation.isEmpty ? ["Another name for ``\(definition.cases[target].swiftName)`` (the same value)."] : item.documentation
+            var lines = item.documentation.isEmpty ? ["Another name for ``\(SwiftNames.unescaped(definition.cases[target].swiftName))`` (the same value)."] : item.documentation
             if item.isDeprecated { lines += ["", "- Note: Deprecated in the schema."] }
             members.append(.property(SwiftProperty(
                 documentation: lines, access: access, isStatic: true, isLet: true, name: item.swiftName,

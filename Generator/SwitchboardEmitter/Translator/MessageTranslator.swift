@@ -238,7 +238,7 @@ struct MessageTranslator {
                 return [.line("if let length = \(presentValue(field))?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: \(tagSize)) }")]
             }
             let codec = mapping.codec(type, from: index)
-            return [.line("if \(mapping.nonDefaultCondition(type, name)) { size.add(\(codec).encodedSize(of: \(name)), tagSize: \(tagSize)) }")]
+            return [.line("if \(mapping.nonDefaultCondition(type, name, from: index)) { size.add(\(codec).encodedSize(of: \(name)), tagSize: \(tagSize)) }")]
         case let .optional(type):
             if case .message = type {
                 // Optional chaining borrows the message in place; `if let` would copy it.
@@ -285,7 +285,7 @@ struct MessageTranslator {
                         .line("writer.writeLengthDelimited($0)"),
                     ]))
                 } else {
-                    lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
+                    lines.append(.block("if \(mapping.nonDefaultCondition(type, name, from: index))", [
                         .line(tag),
                         .line("\(mapping.codec(type, from: index)).write(\(name), to: &writer)"),
                     ]))
@@ -432,7 +432,7 @@ struct MessageTranslator {
                     ]))
                     continue
                 }
-                lines.append(.block("if \(mapping.nonDefaultCondition(type, name))", [
+                lines.append(.block("if \(mapping.nonDefaultCondition(type, name, from: index))", [
                     .line(jsonKey(field)),
                     .line("\(tryPrefix)\(codec).writeJSON(\(name), to: &writer)"),
                 ]))

@@ -33,7 +33,7 @@ struct ServiceTranslator {
     }
 
     func errorTypeName(_ endpoint: EndpointDefinition) -> String {
-        "\(SwiftNames.uppercaseFirst(endpoint.swiftName))Error"
+        "\(SwiftNames.uppercaseFirst(SwiftNames.unescaped(endpoint.swiftName)))Error"
     }
 
     func qualifiedErrorType(_ endpoint: EndpointDefinition) -> String { "\(namespace).\(errorTypeName(endpoint))" }
@@ -239,7 +239,8 @@ struct ServiceTranslator {
                 members.append(.function(SwiftFunction(
                     documentation: ["Calls `\(endpoint.swiftName)` with default options."], access: access,
                     signature: "func \(endpoint.swiftName)(\((["_ request: \(request)"] + keyParameters(endpoint)).joined(separator: ", "))) async -> \(resultType(endpoint))",
-                    body: [.line("await \(endpoint.swiftName)(\((["request"] + keyArguments + ["options: CallOptions()"]).joined(separator: ", ")))")])))
+                    // `self.`: a parameter or local named like the rpc must not hide it.
+                    body: [.line("await self.\(endpoint.swiftName)(\((["request"] + keyArguments + ["options: CallOptions()"]).joined(separator: ", ")))")])))
             }
             // The throwing form: request fields as parameters.
             let fields = endpoint.request.map { schema.messages[$0].fields.filter { $0.oneof == nil } } ?? []
@@ -259,7 +260,7 @@ struct ServiceTranslator {
             }
             callArguments += keyArguments
             callArguments.append("options: \(optionsLabel)")
-            body.append(.line("return try await \(endpoint.swiftName)(\(callArguments.joined(separator: ", "))).get()"))
+            body.append(.line("return try await self.\(endpoint.swiftName)(\(callArguments.joined(separator: ", "))).get()"))
             members.append(.function(SwiftFunction(
                 documentation: ["Calls `\(endpoint.swiftName)`, throwing its endpoint error or a transport failure."],
                 access: access,
@@ -356,7 +357,7 @@ struct ServiceTranslator {
                 }
                 switch field.shape {
                 case let .singular(type):
-                    lines.append(.block("if \(mapping.nonDefaultCondition(type, access))", append(access)))
+                    lines.append(.block("if \(mapping.nonDefaultCondition(type, access, from: nil))", append(access)))
                 case .optional:
                     lines.append(.block("if let value = \(access)", append("value")))
                 case .list:
@@ -376,7 +377,7 @@ struct ServiceTranslator {
             let (field, access) = fieldAccess(endpoint, binding)
             switch field.shape {
             case let .singular(type):
-                lines.append(.line("if \(mapping.nonDefaultCondition(type, access)) { headers.add(\"\(binding.name)\", \(access).parameterText) }"))
+                lines.append(.line("if \(mapping.nonDefaultCondition(type, access, from: nil)) { headers.add(\"\(binding.name)\", \(access).parameterText) }"))
             default:
                 lines.append(.line("if let value = \(access) { headers.add(\"\(binding.name)\", value.parameterText) }"))
             }

@@ -49,8 +49,10 @@ public struct SwiftTranslator: Sendable {
         guard options.layout == .perSchemaFile else { return files }
         // Every schema file gets its file, even one that declares nothing generated (only
         // keys, say), because a build plugin names its outputs before the generator runs.
+        // Grouped once: filtering every file per schema file was quadratic (10,000 files, 20 s).
+        let bySource = Dictionary(grouping: files, by: \.sourceFile)
         return schema.files.indices.map { index in
-            let parts = files.filter { $0.sourceFile == index }
+            let parts = bySource[index] ?? []
             return SwiftFile(
                 path: SwiftEmitter.outputName(forSchemaFile: schema.files[index].path), header: header(fileIndex: index),
                 imports: moduleImports, declarations: parts.flatMap(\.declarations), sourceFile: index)

@@ -176,10 +176,12 @@ struct SwiftTypeMapping {
     /// an `==` overload the checker would otherwise have to consider. Strings and bytes
     /// too: `isEmpty` on `String` or `Data` took about 12 ms to type-check per use in a
     /// 200-message module (many protocols offer it), the codec call under 1 ms.
-    func nonDefaultCondition(_ type: ValueType, _ value: String) -> String {
+    /// `scope` is where the code sits, as for ``valueType(_:from:)``: a nested type or oneof
+    /// of the same name as the field's type must not stand in for it.
+    func nonDefaultCondition(_ type: ValueType, _ value: String, from scope: Int?) -> String {
         switch type {
         case .scalar(.bool): return value
-        default: return "!\(codec(type, from: nil)).isDefault(\(value))"
+        default: return "!\(codec(type, from: scope)).isDefault(\(value))"
         }
     }
 

@@ -61,9 +61,9 @@ public struct DiagnosticCollector: Sendable {
         if diagnostic.severity == .error { errorCount += 1 }
         guard diagnostics.count < Self.maximumCount else { return }
         if diagnostics.count == Self.maximumCount - 1 {
-            // The last place says that the list stops here.
-            diagnostics.append(Diagnostic(.error, .tooManyDiagnostics, "more than \(Self.maximumCount - 1) problems; only the first ones are shown", at: nil))
-            errorCount += diagnostic.severity == .error ? 0 : 1
+            // The last place says that the list stops here. A note: many warnings are no error,
+            // and errors past the cap are counted (above) all the same.
+            diagnostics.append(Diagnostic(.note, .tooManyDiagnostics, "more than \(Self.maximumCount - 1) problems; only the first ones are shown", at: nil))
             return
         }
         diagnostics.append(diagnostic)

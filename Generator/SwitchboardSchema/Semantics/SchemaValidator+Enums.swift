@@ -18,6 +18,9 @@ extension SchemaValidator {
         var byName: [String: SourceLocation] = [:]
         var byValue: [Int32: String] = [:]
         var caseIndexByValue: [Int32: Int] = [:]
+        // protoc's rule for proto3: names equal once the enum's name is stripped and the rest
+        // read as PascalCase must have one value (`KEYWORD_DEFAULT` and `DEFAULT` in `Keyword`).
+        var byProtocName: [String: (name: String, value: Int32)] = [:]
         let allowsAlias = hasAttribute("allowAlias", syntax.attributes)
         enums[enumIndex].allowsAlias = allowsAlias
         for item in syntax.cases {
@@ -50,6 +53,12 @@ extension SchemaValidator {
             if reservedRanges.contains(where: { $0.0.contains(Int(value)) }) {
                 diagnostics.error(.reservedKeyUsed, "enum value \(value) of '\(item.name.text)' is reserved", at: item.value.location)
             }
+            let protocName = Self.protocEnumValueKey(item.name.text, enumName: syntax.name.text)
+            if let other = byProtocName[protocName], other.value != value {
+                diagnostics.error(.duplicateEnumCase, "enum cases '\(other.name)' and '\(item.name.text)' are one name to protoc ('\(protocName)', without the enum's name and case), which it refuses unless they share a value", at: item.name.location)
+            } else if byProtocName[protocName] == nil {
+                byProtocName[protocName] = (item.name.text, value)
+            }
             cases.append(EnumCaseDefinition(
                 name: item.name.text, swiftName: item.name.text, value: value,
                 isDeprecated: hasAttribute("deprecated", item.attributes), documentation: item.documentation,
@@ -78,4 +87,41 @@ extension SchemaValidator {
             }
         }
     }
+
+    /// The name protoc compares enum values by: without the enum's name as a prefix (compared
+    /// lowercased, underscores skipped, followed by any underscores), as PascalCase.
+    static func protocEnumValueKey(_ name: String, enumName: String) -> String {
+        let prefix = Array(enumName.lowercased().utf8.filter { $0 != UInt8(ascii: "_") })
+        let bytes = Array(name.utf8)
+        var index = 0
+        var matched = 0
+        while index < bytes.count && matched < prefix.count {
+            if bytes[index] == UInt8(ascii: "_") {
+                index += 1
+                continue
+            }
+            guard asciiLowercase(bytes[index]) == prefix[matched] else { break }
+            index += 1
+            matched += 1
+        }
+        var rest = bytes[...]
+        if matched == prefix.count {
+            while index < bytes.count && bytes[index] == UInt8(ascii: "_") { index += 1 }
+            if index < bytes.count { rest = bytes[index...] }
+        }
+        var result: [UInt8] = []
+        var nextUpper = true
+        for byte in rest {
+            if byte == UInt8(ascii: "_") {
+                nextUpper = true
+            } else {
+                result.append(nextUpper ? asciiUppercase(byte) : asciiLowercase(byte))
+                nextUpper = false
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte + 32 : byte }
+    private static func asciiUppercase(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
 }

@@ -74,6 +74,9 @@ extension SchemaValidator {
         // Names: duplicates (fields and oneofs share the property namespace), JSON names, reserved names.
         var names: [String: SourceLocation] = [:]
         var jsonNames: [String: String] = [:]
+        // protoc's proto3 rule, stricter than JSON names: field names must differ once
+        // lowercased without underscores (`default` and `Default`, `foo_bar` and `fooBar`).
+        var foldedNames: [String: String] = [:]
         let jsonNameOf = Dictionary(fields.map { ($0.name, $0.jsonName) }, uniquingKeysWith: { first, _ in first })
         let fieldNames = Set(fields.map(\.name))
         let namedMembers = fields.map { ($0.name, $0.location, true) } + oneofs.map { ($0.name, $0.location, false) }
@@ -88,6 +91,12 @@ extension SchemaValidator {
             }
             guard isField else { continue }
             let json = jsonNameOf[name] ?? SwiftNames.jsonName(name)
+            let folded = String(name.lowercased().filter { $0 != "_" })
+            if let other = foldedNames[folded], other != name, jsonNames[json] == nil {
+                diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' are one name to protobuf once lowercased without underscores ('\(folded)'), which protoc refuses in proto3", at: location)
+                continue
+            }
+            foldedNames[folded] = foldedNames[folded] ?? name
             if let other = jsonNames[json], other != name {
                 diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' have the same JSON name '\(json)'", at: location)
             } else if json != name, fieldNames.contains(json) {
@@ -101,7 +110,7 @@ extension SchemaValidator {
         // A oneof becomes a nested Swift enum; its name must not clash with nested types.
         var nestedTypeNames: [String: SourceLocation] = [:]
         for index in messages[messageIndex].nestedMessages { nestedTypeNames[messages[index].name] = messages[index].location }
-        for index in enums.indices where enums[index].parent == messageIndex { nestedTypeNames[enums[index].name] = enums[index].location }
+        for index in messages[messageIndex].nestedEnums { nestedTypeNames[enums[index].name] = enums[index].location }
         for oneof in oneofs {
             if let clash = nestedTypeNames[oneof.swiftTypeName] {
                 diagnostics.error(.oneofTypeCollision, "oneof '\(oneof.name)' generates the Swift type '\(oneof.swiftTypeName)', which clashes with the type declared at \(describe(clash))", at: oneof.location)

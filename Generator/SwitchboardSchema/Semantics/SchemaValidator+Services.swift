@@ -56,6 +56,11 @@ extension SchemaValidator {
         var serviceNames: [String: SourceLocation] = [:]
         // Every type a service generates, and what generated it; keys generate types too.
         var generatedTypes: [String: String] = Dictionary(keys.map { ($0.swiftTypeName, "key '\($0.name)'") }, uniquingKeysWith: { first, _ in first })
+        // Top-level types by their Swift names (`message Data` is `DataMessage`), which a
+        // service's generated types and its rpcs' error types must neither repeat nor hide.
+        var topLevelSwiftNames: [String: String] = [:]
+        for message in messages where message.parent == nil && message.importedFrom == nil { topLevelSwiftNames[message.swiftName] = "message '\(message.name)'" }
+        for definition in enums where definition.parent == nil && definition.importedFrom == nil { topLevelSwiftNames[definition.swiftName] = "enum '\(definition.name)'" }
         for (syntax, file) in serviceSyntax {
             if let previous = serviceNames[syntax.name.text] {
                 diagnostics.error(.duplicateTypeName, "service '\(syntax.name.text)' is already declared at \(describe(previous))", at: syntax.name.location)
@@ -63,7 +68,7 @@ extension SchemaValidator {
             }
             serviceNames[syntax.name.text] = syntax.name.location
             for generated in generatedTypeNames(forService: syntax.name.text) {
-                if typesByPath[generated] != nil {
+                if typesByPath[generated] != nil || topLevelSwiftNames[generated] != nil {
                     diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which a message or enum already uses", at: syntax.name.location)
                 } else if SwiftNames.isReservedTypeName(generated) {
                     diagnostics.error(.generatedNameCollision, "service '\(syntax.name.text)' generates the type '\(generated)', which Swift or generated code already uses; choose another name", at: syntax.name.location)
@@ -74,6 +79,14 @@ extension SchemaValidator {
             }
             guard let service = buildService(syntax, file: file) else { continue }
             for endpoint in service.endpoints {
+                // Each rpc's error enum sits in the service's namespace, where it would hide a
+                // type of the same name from the service's own code.
+                let errorType = SwiftNames.uppercaseFirst(SwiftNames.unescaped(endpoint.swiftName)) + "Error"
+                if let owner = topLevelSwiftNames[errorType] ?? generatedTypes[errorType] {
+                    diagnostics.error(.generatedNameCollision, "rpc '\(endpoint.name)' generates the type '\(syntax.name.text).\(errorType)', which would hide \(owner) in the service's code; rename the rpc or the type", at: endpoint.location)
+                } else if SwiftNames.isReservedTypeName(errorType) {
+                    diagnostics.error(.generatedNameCollision, "rpc '\(endpoint.name)' generates the type '\(syntax.name.text).\(errorType)', which would hide the type '\(errorType)' generated code uses; choose another name", at: endpoint.location)
+                }
                 // One route may be served on both connections (Signal's sealed-sender sends).
                 let key = service.auth.rawValue + " " + endpoint.verb + " " + normalizedRoute(endpoint.runtimePathTemplate)
                 if let previous = routes[key] {
@@ -165,8 +178,9 @@ extension SchemaValidator {
                 diagnostics.error(.generatedMemberCollision, "'\(name)' would collide with \(what), which every service declares; choose another name", at: member.location)
             }
         }
+        let endpointsByName = Dictionary(syntax.endpoints.map { ($0.name.text, $0) }, uniquingKeysWith: { first, _ in first })
         for event in syntax.events {
-            if let endpoint = syntax.endpoints.first(where: { $0.name.text == event.name.text + "Event" }) {
+            if let endpoint = endpointsByName[event.name.text + "Event"] {
                 diagnostics.error(.generatedMemberCollision, "rpc '\(endpoint.name.text)' would collide with the descriptor of event '\(event.name.text)' ('\(event.name.text)Event'); choose another name", at: endpoint.name.location)
             }
         }
@@ -184,9 +198,10 @@ extension SchemaValidator {
             }
         }
         // A paged rpc adds `<name>Pages` and `<name>Items` to the service protocol.
+        let endpointsBySwiftName = Dictionary(endpoints.map { ($0.swiftName, $0) }, uniquingKeysWith: { first, _ in first })
         for endpoint in endpoints where endpoint.pagination != nil {
             for suffix in ["Pages", "Items"] {
-                if let other = endpoints.first(where: { $0.swiftName == endpoint.swiftName + suffix }) {
+                if let other = endpointsBySwiftName[endpoint.swiftName + suffix] {
                     diagnostics.error(.generatedMemberCollision, "rpc '\(other.name)' would collide with '\(endpoint.swiftName + suffix)', which paged rpc '\(endpoint.name)' generates; choose another name", at: other.location)
                 }
             }

@@ -81,7 +81,7 @@ extension SchemaValidator {
                 diagnostics.warning(.generatedMemberCollision, "'\(original)' collides with a member every message has; it is generated as '\(swiftName)_'", at: location)
                 swiftName += "_"
             }
-            while taken.contains(swiftName) { swiftName += "_" }
+            while taken.contains(swiftName) { swiftName = SwiftNames.appendingUnderscore(swiftName) }
             taken.insert(swiftName)
             if isOneof {
                 messages[messageIndex].oneofs[index].swiftName = swiftName
@@ -117,7 +117,7 @@ extension SchemaValidator {
                 // Protobuf names are case-sensitive (`MOO` and `moo` may both exist); Swift
                 // names must differ, so the later one takes an underscore.
                 let original = swiftName
-                while taken[swiftName] != nil { swiftName += "_" }
+                while taken[swiftName] != nil { swiftName = SwiftNames.appendingUnderscore(swiftName) }
                 diagnostics.warning(.duplicateEnumCase, "enum cases '\(other)' and '\(item.name)' both become the Swift case '\(original)'; '\(item.name)' is generated as '\(swiftName)'", at: item.location)
             }
             taken[swiftName] = item.name

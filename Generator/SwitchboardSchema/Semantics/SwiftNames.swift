@@ -12,6 +12,19 @@ public enum SwiftNames {
         "is", "nil", "super", "throws", "true", "try", "Any", "some", "any",
     ]
 
+    /// `name` with an underscore after it, to tell it from a name already taken: a
+    /// backticked keyword loses its backticks (`` `default` `` becomes `default_`, a name
+    /// that needs none), where a plain `_` after the backtick would not be Swift.
+    public static func appendingUnderscore(_ name: String) -> String {
+        if name.hasPrefix("`"), name.hasSuffix("`"), name.count > 2 { return String(name.dropFirst().dropLast()) + "_" }
+        return name + "_"
+    }
+
+    /// `name` without the backticks that escape a keyword.
+    public static func unescaped(_ name: String) -> String {
+        name.hasPrefix("`") && name.hasSuffix("`") && name.count > 2 ? String(name.dropFirst().dropLast()) : name
+    }
+
     /// Whether `name` is a Swift keyword, escapable or not.
     public static func isKeyword(_ name: String) -> Bool {
         escapableKeywords.contains(name) || renamedKeywords.contains(name)

@@ -150,7 +150,7 @@ public protocol AccountUsernamesService: Sendable {
 extension AccountUsernamesService {
     /// Calls `reserveUsernameHash` with default options.
     public func reserveUsernameHash(_ request: ReserveUsernameHashRequest) async -> RequestResult<ReserveUsernameHashResponse, AccountUsernames.ReserveUsernameHashError> {
-        await reserveUsernameHash(request, options: CallOptions())
+        await self.reserveUsernameHash(request, options: CallOptions())
     }
 
     /// Calls `reserveUsernameHash`, throwing its endpoint error or a transport failure.
@@ -159,14 +159,14 @@ extension AccountUsernamesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<AccountUsernames.ReserveUsernameHashError>) -> ReserveUsernameHashResponse {
         let request = ReserveUsernameHashRequest(usernameHashes: usernameHashes)
-        return try await reserveUsernameHash(request, options: options).get()
+        return try await self.reserveUsernameHash(request, options: options).get()
     }
 
     /// Calls `deleteUsernameHash`, throwing its endpoint error or a transport failure.
     public func deleteUsernameHash(
         options: CallOptions = CallOptions()
     ) async throws(RequestError<AccountUsernames.DeleteUsernameHashError>) -> Void {
-        return try await deleteUsernameHash(options: options).get()
+        return try await self.deleteUsernameHash(options: options).get()
     }
 }
 

@@ -80,7 +80,7 @@ extension AttachmentsService {
     public func getUploadForm(
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Attachments.GetUploadFormError>) -> AttachmentUploadForm {
-        return try await getUploadForm(options: options).get()
+        return try await self.getUploadForm(options: options).get()
     }
 }
 

@@ -93,7 +93,7 @@ public protocol ChatLobbyService: Sendable {
 extension ChatLobbyService {
     /// Calls `listChats` with default options.
     public func listChats(_ request: ListChatsRequest) async -> RequestResult<ListChatsResponse, ChatLobby.ListChatsError> {
-        await listChats(request, options: CallOptions())
+        await self.listChats(request, options: CallOptions())
     }
 
     /// Calls `listChats`, throwing its endpoint error or a transport failure.
@@ -103,7 +103,7 @@ extension ChatLobbyService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<ChatLobby.ListChatsError>) -> ListChatsResponse {
         let request = ListChatsRequest(beforeId: beforeId, limit: limit)
-        return try await listChats(request, options: options).get()
+        return try await self.listChats(request, options: options).get()
     }
 
     /// Every page of `listChats`, each fetched when the sequence is iterated, from `request`'s cursor on

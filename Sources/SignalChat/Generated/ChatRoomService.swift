@@ -234,7 +234,7 @@ public protocol ChatRoomService: Sendable {
 extension ChatRoomService {
     /// Calls `getHistory` with default options.
     public func getHistory(_ request: ChatHistoryRequest) async -> RequestResult<ChatHistoryResponse, ChatRoom.GetHistoryError> {
-        await getHistory(request, options: CallOptions())
+        await self.getHistory(request, options: CallOptions())
     }
 
     /// Calls `getHistory`, throwing its endpoint error or a transport failure.
@@ -245,7 +245,7 @@ extension ChatRoomService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<ChatRoom.GetHistoryError>) -> ChatHistoryResponse {
         let request = ChatHistoryRequest(chatId: chatId, beforeId: beforeId, limit: limit)
-        return try await getHistory(request, options: options).get()
+        return try await self.getHistory(request, options: options).get()
     }
 
     /// Every page of `getHistory`, each fetched when the sequence is iterated, from `request`'s cursor on
@@ -274,7 +274,7 @@ extension ChatRoomService {
 
     /// Calls `sendChatMessage` with default options.
     public func sendChatMessage(_ request: SendChatMessageRequest) async -> RequestResult<ChatMessage, ChatRoom.SendChatMessageError> {
-        await sendChatMessage(request, options: CallOptions())
+        await self.sendChatMessage(request, options: CallOptions())
     }
 
     /// Calls `sendChatMessage`, throwing its endpoint error or a transport failure.
@@ -287,12 +287,12 @@ extension ChatRoomService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<ChatRoom.SendChatMessageError>) -> ChatMessage {
         let request = SendChatMessageRequest(chatId: chatId, clientMessageId: clientMessageId, text: text, attachmentIds: attachmentIds, replyTo: replyTo)
-        return try await sendChatMessage(request, options: options).get()
+        return try await self.sendChatMessage(request, options: options).get()
     }
 
     /// Calls `markRead` with default options.
     public func markRead(_ request: ReadReceipt) async -> RequestResult<Void, ChatRoom.MarkReadError> {
-        await markRead(request, options: CallOptions())
+        await self.markRead(request, options: CallOptions())
     }
 
     /// Calls `markRead`, throwing its endpoint error or a transport failure.
@@ -303,7 +303,7 @@ extension ChatRoomService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<ChatRoom.MarkReadError>) -> Void {
         let request = ReadReceipt(chatId: chatId, upToMessageId: upToMessageId, readAt: readAt)
-        return try await markRead(request, options: options).get()
+        return try await self.markRead(request, options: options).get()
     }
 }
 

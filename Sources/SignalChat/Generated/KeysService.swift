@@ -208,7 +208,7 @@ public protocol KeysService: Sendable {
 extension KeysService {
     /// Calls `setKeys` with default options.
     public func setKeys(_ request: SetKeysRequest) async -> RequestResult<Void, Keys.SetKeysError> {
-        await setKeys(request, options: CallOptions())
+        await self.setKeys(request, options: CallOptions())
     }
 
     /// Calls `setKeys`, throwing its endpoint error or a transport failure.
@@ -221,12 +221,12 @@ extension KeysService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Keys.SetKeysError>) -> Void {
         let request = SetKeysRequest(identity: identity, preKeys: preKeys, signedPreKey: signedPreKey, pqPreKeys: pqPreKeys, pqLastResortPreKey: pqLastResortPreKey)
-        return try await setKeys(request, options: options).get()
+        return try await self.setKeys(request, options: options).get()
     }
 
     /// Calls `getPreKeyCount` with default options.
     public func getPreKeyCount(_ request: PreKeyCountRequest) async -> RequestResult<PreKeyCount, Keys.GetPreKeyCountError> {
-        await getPreKeyCount(request, options: CallOptions())
+        await self.getPreKeyCount(request, options: CallOptions())
     }
 
     /// Calls `getPreKeyCount`, throwing its endpoint error or a transport failure.
@@ -235,12 +235,12 @@ extension KeysService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Keys.GetPreKeyCountError>) -> PreKeyCount {
         let request = PreKeyCountRequest(identity: identity)
-        return try await getPreKeyCount(request, options: options).get()
+        return try await self.getPreKeyCount(request, options: options).get()
     }
 
     /// Calls `getPreKeys` with default options.
     public func getPreKeys(_ request: GetPreKeysRequest) async -> RequestResult<PreKeyBundle, Keys.GetPreKeysError> {
-        await getPreKeys(request, options: CallOptions())
+        await self.getPreKeys(request, options: CallOptions())
     }
 
     /// Calls `getPreKeys`, throwing its endpoint error or a transport failure.
@@ -250,7 +250,7 @@ extension KeysService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Keys.GetPreKeysError>) -> PreKeyBundle {
         let request = GetPreKeysRequest(identifier: identifier, deviceId: deviceId)
-        return try await getPreKeys(request, options: options).get()
+        return try await self.getPreKeys(request, options: options).get()
     }
 }
 

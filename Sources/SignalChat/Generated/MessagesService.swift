@@ -99,7 +99,7 @@ public protocol MessagesService: Sendable {
 extension MessagesService {
     /// Calls `sendMessage` with default options.
     public func sendMessage(_ request: SendMessageRequest) async -> RequestResult<SendMessageResponse, Messages.SendMessageError> {
-        await sendMessage(request, options: CallOptions())
+        await self.sendMessage(request, options: CallOptions())
     }
 
     /// Calls `sendMessage`, throwing its endpoint error or a transport failure.
@@ -113,7 +113,7 @@ extension MessagesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Messages.SendMessageError>) -> SendMessageResponse {
         let request = SendMessageRequest(destination: destination, timestamp: timestamp, messages: messages, online: online, urgent: urgent, story: story)
-        return try await sendMessage(request, options: options).get()
+        return try await self.sendMessage(request, options: options).get()
     }
 }
 

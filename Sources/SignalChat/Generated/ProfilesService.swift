@@ -149,7 +149,7 @@ public protocol ProfilesService: Sendable {
 extension ProfilesService {
     /// Calls `getProfile` with default options.
     public func getProfile(_ request: GetProfileRequest) async -> RequestResult<Profile, Profiles.GetProfileError> {
-        await getProfile(request, options: CallOptions())
+        await self.getProfile(request, options: CallOptions())
     }
 
     /// Calls `getProfile`, throwing its endpoint error or a transport failure.
@@ -159,12 +159,12 @@ extension ProfilesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Profiles.GetProfileError>) -> Profile {
         let request = GetProfileRequest(identifier: identifier, version: version)
-        return try await getProfile(request, options: options).get()
+        return try await self.getProfile(request, options: options).get()
     }
 
     /// Calls `setProfile` with default options.
     public func setProfile(_ request: SetProfileRequest) async -> RequestResult<Void, Profiles.SetProfileError> {
-        await setProfile(request, options: CallOptions())
+        await self.setProfile(request, options: CallOptions())
     }
 
     /// Calls `setProfile`, throwing its endpoint error or a transport failure.
@@ -178,7 +178,7 @@ extension ProfilesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Profiles.SetProfileError>) -> Void {
         let request = SetProfileRequest(version: version, name: name, about: about, aboutEmoji: aboutEmoji, avatar: avatar, badgeIds: badgeIds)
-        return try await setProfile(request, options: options).get()
+        return try await self.setProfile(request, options: options).get()
     }
 }
 

@@ -69,7 +69,7 @@ public protocol SealedSenderKeysService: Sendable {
 extension SealedSenderKeysService {
     /// Calls `getPreKeys` with default options.
     public func getPreKeys(_ request: GetPreKeysRequest, accessKey: AccessKey) async -> RequestResult<PreKeyBundle, SealedSenderKeys.GetPreKeysError> {
-        await getPreKeys(request, accessKey: accessKey, options: CallOptions())
+        await self.getPreKeys(request, accessKey: accessKey, options: CallOptions())
     }
 
     /// Calls `getPreKeys`, throwing its endpoint error or a transport failure.
@@ -80,7 +80,7 @@ extension SealedSenderKeysService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<SealedSenderKeys.GetPreKeysError>) -> PreKeyBundle {
         let request = GetPreKeysRequest(identifier: identifier, deviceId: deviceId)
-        return try await getPreKeys(request, accessKey: accessKey, options: options).get()
+        return try await self.getPreKeys(request, accessKey: accessKey, options: options).get()
     }
 }
 

@@ -80,7 +80,7 @@ public protocol SealedSenderMessagesService: Sendable {
 extension SealedSenderMessagesService {
     /// Calls `sendSealedMessage` with default options.
     public func sendSealedMessage(_ request: SendMessageRequest, accessKey: AccessKey) async -> RequestResult<SendMessageResponse, SealedSenderMessages.SendSealedMessageError> {
-        await sendSealedMessage(request, accessKey: accessKey, options: CallOptions())
+        await self.sendSealedMessage(request, accessKey: accessKey, options: CallOptions())
     }
 
     /// Calls `sendSealedMessage`, throwing its endpoint error or a transport failure.
@@ -95,7 +95,7 @@ extension SealedSenderMessagesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<SealedSenderMessages.SendSealedMessageError>) -> SendMessageResponse {
         let request = SendMessageRequest(destination: destination, timestamp: timestamp, messages: messages, online: online, urgent: urgent, story: story)
-        return try await sendSealedMessage(request, accessKey: accessKey, options: options).get()
+        return try await self.sendSealedMessage(request, accessKey: accessKey, options: options).get()
     }
 }
 

@@ -72,7 +72,7 @@ public protocol UsernamesService: Sendable {
 extension UsernamesService {
     /// Calls `lookUpUsernameHash` with default options.
     public func lookUpUsernameHash(_ request: LookUpUsernameHashRequest) async -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
-        await lookUpUsernameHash(request, options: CallOptions())
+        await self.lookUpUsernameHash(request, options: CallOptions())
     }
 
     /// Calls `lookUpUsernameHash`, throwing its endpoint error or a transport failure.
@@ -81,7 +81,7 @@ extension UsernamesService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Usernames.LookUpUsernameHashError>) -> LookUpUsernameHashResponse {
         let request = LookUpUsernameHashRequest(hash: hash)
-        return try await lookUpUsernameHash(request, options: options).get()
+        return try await self.lookUpUsernameHash(request, options: options).get()
     }
 }
 

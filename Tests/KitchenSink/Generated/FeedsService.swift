@@ -91,7 +91,7 @@ extension FeedsService {
         feedToken: FeedToken,
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Feeds.LatestError>) -> NumberPage {
-        return try await latest(feedToken: feedToken, options: options).get()
+        return try await self.latest(feedToken: feedToken, options: options).get()
     }
 
     /// Calls `signed`, throwing its endpoint error or a transport failure.
@@ -100,7 +100,7 @@ extension FeedsService {
         feedSignature: FeedSignature,
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Feeds.SignedError>) -> NumberPage {
-        return try await signed(feedToken: feedToken, feedSignature: feedSignature, options: options).get()
+        return try await self.signed(feedToken: feedToken, feedSignature: feedSignature, options: options).get()
     }
 }
 

@@ -117,7 +117,7 @@ public protocol NumbersService: Sendable {
 extension NumbersService {
     /// Calls `list` with default options.
     public func list(_ request: PageQuery) async -> RequestResult<NumberPage, Numbers.ListError> {
-        await list(request, options: CallOptions())
+        await self.list(request, options: CallOptions())
     }
 
     /// Calls `list`, throwing its endpoint error or a transport failure.
@@ -128,7 +128,7 @@ extension NumbersService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Numbers.ListError>) -> NumberPage {
         let request = PageQuery(after: after, count: count, token: token)
-        return try await list(request, options: options).get()
+        return try await self.list(request, options: options).get()
     }
 
     /// Every page of `list`, each fetched when the sequence is iterated, from `request`'s cursor on
@@ -157,7 +157,7 @@ extension NumbersService {
 
     /// Calls `listByToken` with default options.
     public func listByToken(_ request: PageQuery) async -> RequestResult<NumberPage, Numbers.ListByTokenError> {
-        await listByToken(request, options: CallOptions())
+        await self.listByToken(request, options: CallOptions())
     }
 
     /// Calls `listByToken`, throwing its endpoint error or a transport failure.
@@ -168,7 +168,7 @@ extension NumbersService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Numbers.ListByTokenError>) -> NumberPage {
         let request = PageQuery(after: after, count: count, token: token)
-        return try await listByToken(request, options: options).get()
+        return try await self.listByToken(request, options: options).get()
     }
 
     /// Every page of `listByToken`, each fetched when the sequence is iterated, from `request`'s cursor on

@@ -56,7 +56,7 @@ public protocol PresenceService: Sendable {
 extension PresenceService {
     /// Calls `setStatus` with default options.
     public func setStatus(_ request: Status) async -> RequestResult<Void, Presence.SetStatusError> {
-        await setStatus(request, options: CallOptions())
+        await self.setStatus(request, options: CallOptions())
     }
 
     /// Calls `setStatus`, throwing its endpoint error or a transport failure.
@@ -66,7 +66,7 @@ extension PresenceService {
         options: CallOptions = CallOptions()
     ) async throws(RequestError<Presence.SetStatusError>) -> Void {
         let request = Status(availability: availability, note: note)
-        return try await setStatus(request, options: options).get()
+        return try await self.setStatus(request, options: options).get()
     }
 }
 
