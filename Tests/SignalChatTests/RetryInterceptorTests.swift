@@ -62,6 +62,22 @@ import Testing
         #expect(sleeps.waits.withLock { $0.count } == 2)
     }
 
+    /// A retry that would have under a second left after its wait is not made: the caller gets
+    /// the answer in hand (429 with its Retry-After), not a timeout (from the interceptor review).
+    @Test func noRetryThatWouldStartJustBeforeTheDeadline() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(429, retryAfter: "1")), .success(Self.found)])
+        let sleeps = Sleeps()
+        // The wait is 1.1 s (Retry-After 1 s spread by 1.1 at this jitter); 1.6 s is left.
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
+            .lookUpUsernameHash(lookUp, options: CallOptions(timeout: .milliseconds(1600)))
+        #expect(transport.attempts.withLock { $0 } == 1)
+        #expect(sleeps.waits.withLock { $0 }.isEmpty)
+        guard case .nonSuccess(.rateLimited) = result else {
+            Issue.record("the 429 in hand must reach the caller, got \(result)")
+            return
+        }
+    }
+
     @Test func honoursRetryAfterAsAFloor() async {
         let transport = Scripted<Unauthenticated>([.success(Self.status(429, retryAfter: "7")), .success(Self.found)])
         let sleeps = Sleeps()

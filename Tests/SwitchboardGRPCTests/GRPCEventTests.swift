@@ -55,6 +55,39 @@ struct GRPCEventTests {
         subscription.cancel()
     }
 
+    /// Push interceptors set on the transport's options see each push before its handler,
+    /// as a chat connection's do, and can answer for it.
+    @Test func pushInterceptorsSeeEveryPush() async throws {
+        struct Tagging: PushInterceptor {
+            let seen: Locked<[String]>
+            func intercept(_ push: ServerRequest, next: @Sendable (ServerRequest) async -> EventOutcome) async -> EventOutcome {
+                seen.withLock { $0.append(push.path) }
+                if push.path == "/api/v1/answered-by-interceptor" { return .acknowledge(RPCResponse(status: 202, message: "Accepted")) }
+                return await next(push)
+            }
+        }
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let seen = Locked<[String]>([])
+        var options = GRPCClientOptions()
+        options.pushInterceptors = [Tagging(seen: seen)]
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
+        let handled = Locked(0)
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in
+            handled.withLock { $0 += 1 }
+            return .ok
+        }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        #expect(await subscriber.push(ServerRequest(verb: "PUT", path: "/api/v1/message")) == 200)
+        #expect(await subscriber.push(ServerRequest(verb: "PUT", path: "/api/v1/answered-by-interceptor")) == 202)
+        #expect(seen.withLock { $0 } == ["/api/v1/message", "/api/v1/answered-by-interceptor"])
+        #expect(handled.withLock { $0 } == 1)
+        subscription.cancel()
+        transport.close()
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func pushesArriveInOrderAndAreAcknowledged() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: []))
         let arrivals = server.arrivingSubscribers()

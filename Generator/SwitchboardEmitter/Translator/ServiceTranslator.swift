@@ -493,8 +493,22 @@ struct ServiceTranslator {
             var messageBody: [CodeLine] = []
             if let request = typeName(endpoint.request) {
                 messageBody.append(.line("let message: \(request)"))
-                messageBody.append(.doCatch("do throws(RequestBindingError)", [.line("message = try ServerBinding.message(body, as: \(request).self)")],
-                                            [.line("return ServerBinding.badRequest(error)")]))
+                if endpoint.headers.isEmpty {
+                    messageBody.append(.doCatch("do throws(RequestBindingError)", [.line("message = try ServerBinding.message(body, as: \(request).self)")],
+                                                [.line("return ServerBinding.badRequest(error)")]))
+                } else {
+                    // Header-bound fields come from the call's metadata when it carries them, as
+                    // over the WebSocket: a header that call options or an interceptor set is the
+                    // value the handler sees on both transports. Without it, the message's value.
+                    var bind: [CodeLine] = [.line("var message = try ServerBinding.message(body, as: \(request).self)")]
+                    for binding in endpoint.headers {
+                        let (field, _) = fieldAccess(endpoint, binding)
+                        bind.append(.line("if let value = try ServerBinding.header(\"\(binding.name)\", in: context, as: \(mapping.valueType(field.shape.valueType, from: nil)).self) { message.\(field.swiftName) = value }"))
+                    }
+                    bind.append(.line("return message"))
+                    messageBody.append(.doCatch("do throws(RequestBindingError)", [.enclosed("message = try { () throws(RequestBindingError) -> \(request) in", bind, "}()")],
+                                                [.line("return ServerBinding.badRequest(error)")]))
+                }
             }
             let protobufSuccess = success.replacingOccurrences(of: "encoding: \(encoding))", with: "encoding: .protobuf)")
             messageBody.append(.doCatch("do throws(\(qualifiedErrorType(endpoint)))", protobufSuccess.split(separator: "\n").map { .line(String($0)) },

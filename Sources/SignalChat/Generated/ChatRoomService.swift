@@ -421,7 +421,11 @@ extension ChatRoomHandler {
             RPCRoute(endpoint: ChatRoom.sendChatMessage, message: { body, context in
                 let message: SendChatMessageRequest
                 do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: SendChatMessageRequest.self)
+                    message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
+                        var message = try ServerBinding.message(body, as: SendChatMessageRequest.self)
+                        if let value = try ServerBinding.header("Idempotency-Key", in: context, as: String.self) { message.clientMessageId = value }
+                        return message
+                    }()
                 } catch {
                     return ServerBinding.badRequest(error)
                 }

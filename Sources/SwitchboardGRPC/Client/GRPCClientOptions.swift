@@ -38,6 +38,10 @@ public struct GRPCClientOptions: Sendable {
     /// unacknowledged as past `maximumQueuedPushes`. Without it, 256 pushes of 4 MiB would
     /// hold a gigabyte. Default 16 MiB.
     public var maximumQueuedPushBytes = 16 << 20
+    /// What every push of an event subscription passes through before its handler, in
+    /// order, as `ChatConnectionOptions.pushInterceptors` on the WebSocket: logging or
+    /// metrics set up once see pushes over either transport. Default: none.
+    public var pushInterceptors: [any PushInterceptor] = []
     /// The loops the connection runs on. Default: the process's shared group.
     public var eventLoops: EventLoopGroup = .shared
     /// Whether calls to `encoding json` endpoints carry their messages as canonical protobuf

@@ -15,7 +15,8 @@ extension GRPCClientTransport {
     public func subscribe(toEventsOf service: String,
                           onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
         let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
-        let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)
+        let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection,
+                                                 onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
         try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]),
                                      within: options.defaultRequestTimeout)
         return subscription

@@ -2,6 +2,9 @@
 ///
 /// An interceptor sees the request as the transport will (path, headers with the call's
 /// own added, encoded body, deadline) and calls `next` to pass it on, zero or more times.
+/// Over gRPC the request travels as its message (``RPCRequest/message``) with the headers as
+/// metadata: header changes reach the server (header-bound fields included), changes to
+/// `path` or `body` do not.
 /// It runs inside the call's deadline: ``RPCCall`` stops waiting at the deadline however
 /// long an interceptor takes, so one that waits (a retry) should check
 /// ``RPCRequest/deadline`` first rather than sleep past it.

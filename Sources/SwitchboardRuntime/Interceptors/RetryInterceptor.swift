@@ -56,14 +56,19 @@ public struct RetryInterceptor: ClientInterceptor {
         var failures = 0
         while true {
             let outcome: Result<RPCResponse, TransportError>
+            let started = ContinuousClock.now
             do {
                 outcome = .success(try await next(request))
             } catch {
                 outcome = .failure(error)
             }
             failures += 1
+            // A retry needs time left after its wait: at least what this attempt took, and a
+            // second. One that would start just before the deadline would only turn the answer
+            // in hand (a 429 with its Retry-After, say) into a timeout.
+            let attemptTook = ContinuousClock.now - started
             guard failures < policy.maximumAttempts, let delay = retryDelay(after: outcome, failures: failures),
-                  request.deadline.map({ ContinuousClock.now.advanced(by: delay) < $0 }) ?? true else {
+                  request.deadline.map({ ContinuousClock.now.advanced(by: delay + max(attemptTook, .seconds(1))) < $0 }) ?? true else {
                 return try outcome.get()
             }
             do {

@@ -1,6 +1,6 @@
 /// Carries requests to a server and brings responses back. Every transport implements
-/// it: the WebSocket chat connection, the in-process transport, fakes, and a future
-/// gRPC-style transport that uses ``EndpointDescriptor/rpcName`` instead of verb and path.
+/// it: the WebSocket chat connection, the in-process transport, fakes, and the gRPC
+/// transport, which uses ``EndpointDescriptor/rpcName`` instead of verb and path.
 ///
 /// `Auth` states which connection the transport is, so generated clients for services
 /// that need the other kind do not accept it.

@@ -40,7 +40,7 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     public var calls: [Request] { state.withLock { $0.calls } }
 
     /// The options of each call received so far, in the order of ``calls``: the headers,
-    /// timeout and interceptors a caller passed.
+    /// and timeout a caller passed.
     public var callOptions: [CallOptions] { state.withLock { $0.options } }
 
     /// How many calls were received.
