@@ -140,6 +140,22 @@ import Testing
         #expect(sleeps.waits.withLock { $0 }.isEmpty)
     }
 
+    /// A call never sent (no connection was up) is retried whatever the endpoint: it cannot
+    /// have had an effect. A 503 answer to the same call is not retried.
+    @Test func aNonIdempotentCallNeverSentIsRetried() async {
+        let transport = Scripted<Authenticated>([.failure(.notConnected), .success(RPCResponse(status: 200, body: Data("{}".utf8)))])
+        let sleeps = Sleeps()
+        let client = AccountUsernamesClient(transport: transport, interceptors: [retrying(sleeps)])
+        let result = await client.reserveUsernameHash(ReserveUsernameHashRequest(usernameHashes: [Data([1])]), options: CallOptions(timeout: .seconds(300)))
+        #expect(result.isSuccess, "\(result)")
+        #expect(transport.attempts.withLock { $0 } == 2)
+        #expect(sleeps.waits.withLock { $0 } == [.seconds(1)])
+        let refused = Scripted<Authenticated>([.success(Self.status(503)), .success(RPCResponse(status: 200, body: Data("{}".utf8)))])
+        _ = await AccountUsernamesClient(transport: refused, interceptors: [retrying(sleeps)])
+            .reserveUsernameHash(ReserveUsernameHashRequest(usernameHashes: [Data([1])]), options: CallOptions(timeout: .seconds(300)))
+        #expect(refused.attempts.withLock { $0 } == 1, "an answered call to a non-idempotent endpoint is not repeated")
+    }
+
     @Test(arguments: [TransportError.timeout, .invalidRequest("bad"), .unexpectedResponse("garbage"), .undecodableResponse("x")])
     func failuresAnotherAttemptCannotFixAreNotRetried(_ failure: TransportError) async {
         let transport = Scripted<Unauthenticated>([.failure(failure), .success(Self.found)])

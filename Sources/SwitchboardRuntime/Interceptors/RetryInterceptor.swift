@@ -3,8 +3,9 @@ import Foundation
 /// Retries calls to idempotent endpoints (`idempotent` in the schema) that failed in a way
 /// another attempt may fix, waiting as a session waits to reconnect (``RetryBackoff``:
 /// (2^n − 1) s ± 20% after the n-th failure) and at least as long as the server's
-/// `Retry-After`. Calls to other endpoints pass through untouched: repeating them could
-/// repeat their effect.
+/// `Retry-After`. Calls to other endpoints are retried only when they were never sent
+/// (``TransportError/notConnected``: no connection was up), as gRPC retries transparently:
+/// repeating one that may have reached the server could repeat its effect.
 ///
 /// Every attempt runs within the call's one deadline: a retry that could not start before
 /// it is not made, and the last answer or failure is returned instead.
@@ -52,7 +53,7 @@ public struct RetryInterceptor: ClientInterceptor {
     public func intercept(
         _ request: RPCRequest, next: @Sendable (RPCRequest) async throws(TransportError) -> RPCResponse
     ) async throws(TransportError) -> RPCResponse {
-        guard request.endpoint.isIdempotent else { return try await next(request) }
+        let idempotent = request.endpoint.isIdempotent
         var failures = 0
         while true {
             let outcome: Result<RPCResponse, TransportError>
@@ -67,7 +68,7 @@ public struct RetryInterceptor: ClientInterceptor {
             // second. One that would start just before the deadline would only turn the answer
             // in hand (a 429 with its Retry-After, say) into a timeout.
             let attemptTook = ContinuousClock.now - started
-            guard failures < policy.maximumAttempts, let delay = retryDelay(after: outcome, failures: failures),
+            guard failures < policy.maximumAttempts, idempotent || outcome.neverSent, let delay = retryDelay(after: outcome, failures: failures),
                   request.deadline.map({ ContinuousClock.now.advanced(by: delay + max(attemptTook, .seconds(1))) < $0 }) ?? true else {
                 return try outcome.get()
             }
@@ -103,5 +104,13 @@ public struct RetryInterceptor: ClientInterceptor {
         }
         if let retryAfter, retryAfter > policy.maximumRetryAfter { return nil }
         return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: retryAfter)
+    }
+}
+
+extension Result where Success == RPCResponse, Failure == TransportError {
+    /// The call failed before anything was sent, so another attempt cannot repeat its effect.
+    var neverSent: Bool {
+        if case .failure(.notConnected) = self { return true }
+        return false
     }
 }
