@@ -152,6 +152,20 @@ import Darwin
         #expect(rendered.contains("…"))
     }
 
+    /// A byte order mark is skipped, and a file with old Mac line endings (CR alone) reads as
+    /// lines: its first `//` comment no longer swallows the rest of the file, and a diagnostic
+    /// names the right line (from the front-end review: such a file generated nothing, exit 0).
+    @Test func aByteOrderMarkAndLoneCarriageReturnsAreText() throws {
+        let bom = compile("\u{FEFF}package hostile\nmessage A { 1 x: string }\n")
+        #expect(bom.schema?.messages.map(\.name) == ["A"], "\(bom.renderedDiagnostics)")
+        let oldMac = compile("// a comment\rpackage hostile\r// another\rmessage A { 1 x: string }\rmessage B { 1 y: Nope }\r")
+        #expect(oldMac.schema == nil)
+        let rendered = oldMac.renderedDiagnostics
+        #expect(rendered.hasPrefix("hostile.sb:5:18: error: unknown type 'Nope'"), "\(rendered)")
+        let clean = compile("// a comment\rpackage hostile\r// another\rmessage A { 1 x: string }\r")
+        #expect(clean.schema?.messages.map(\.name) == ["A"])
+    }
+
     /// Past the cap, warnings are still warnings: a large schema with many of them compiles
     /// (the cap's own entry is a note; before, it counted as an error and nothing was generated).
     @Test func manyWarningsAreNoError() {

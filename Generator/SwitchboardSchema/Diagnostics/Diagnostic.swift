@@ -95,26 +95,60 @@ public struct DiagnosticRenderer: Sendable {
         }
         let file = files[location.file]
         let (line, column) = file.lineAndColumn(of: location.offset)
-        var scalars = Array(file.lineText(line).unicodeScalars)
-        var caret = column - 1
-        // A long line is shown around the caret only: a one-line schema with many errors
-        // must not print the whole line for each.
-        if scalars.count > Self.shownLineWidth {
-            let start = max(0, min(caret - Self.shownLineWidth / 2, scalars.count - Self.shownLineWidth))
-            let end = start + Self.shownLineWidth
-            scalars = (start > 0 ? Array("…".unicodeScalars) : []) + scalars[start..<end] + (end < scalars.count ? Array("…".unicodeScalars) : [])
-            caret = caret - start + (start > 0 ? 1 : 0)
+        return render(head, in: file, line: line, column: column, offset: location.offset)
+    }
+
+    /// The diagnostic's text given where it is. Only a window of the line around the caret is
+    /// decoded: a one-line schema with many errors must cost neither the whole line's
+    /// decoding nor its printing for each.
+    func render(_ head: String, in file: SourceFile, line: Int, column: Int, offset: Int) -> String {
+        let range = file.lineRange(line)
+        let caretOffset = max(range.lowerBound, min(offset, range.upperBound))
+        let half = Self.shownLineWidth / 2
+        var start = file.offset(caretOffset, movedBy: -half, within: range)
+        var end = file.offset(caretOffset, movedBy: half, within: range)
+        // Near either end of the line, the window extends the other way.
+        let shownBefore = SourceFile.scalarCount(file.utf8, from: start, to: caretOffset)
+        if shownBefore < half { end = file.offset(end, movedBy: half - shownBefore, within: range) }
+        let shownAfter = SourceFile.scalarCount(file.utf8, from: caretOffset, to: end)
+        if shownAfter < half { start = file.offset(start, movedBy: -(half - shownAfter), within: range) }
+        let before = Array(String(decoding: file.utf8[start..<caretOffset], as: UTF8.self).unicodeScalars)
+        var text = String(decoding: file.utf8[start..<end], as: UTF8.self)
+        var padding = String(String.UnicodeScalarView(before.map { $0 == "\t" ? "\t" : " " }))
+        if start > range.lowerBound {
+            text = "…" + text
+            padding = " " + padding
         }
+        if end < range.upperBound { text += "…" }
         // Keep tabs so the caret lines up however the terminal renders them.
-        let padding = String(String.UnicodeScalarView(scalars.prefix(caret).map { $0 == "\t" ? "\t" : " " }))
-        return "\(file.path):\(line):\(column): \(head)\n\(String(String.UnicodeScalarView(scalars)))\n\(padding)^\n"
+        return "\(file.path):\(line):\(column): \(head)\n\(text)\n\(padding)^\n"
     }
 
     /// The most of a source line shown with a diagnostic, in characters (the rest is elided).
     static let shownLineWidth = 160
 
-    /// Renders many diagnostics.
+    /// Renders many diagnostics. Columns are counted on from the previous diagnostic when it
+    /// was earlier on the same line, so many on one long line cost one scan of it.
     public func render(_ diagnostics: [Diagnostic]) -> String {
-        diagnostics.map(render).joined()
+        var output = ""
+        var last: (file: Int, line: Int, offset: Int, column: Int)?
+        for diagnostic in diagnostics {
+            guard let location = diagnostic.location, files.indices.contains(location.file) else {
+                output += render(diagnostic)
+                continue
+            }
+            let file = files[location.file]
+            let line = file.lineIndex(of: location.offset) + 1
+            let column: Int
+            if let last, last.file == location.file, last.line == line, last.offset <= location.offset {
+                column = last.column + SourceFile.scalarCount(file.utf8, from: last.offset, to: min(location.offset, file.utf8.count))
+            } else {
+                column = file.lineAndColumn(of: location.offset).column
+            }
+            last = (location.file, line, min(location.offset, file.utf8.count), column)
+            let head = "\(diagnostic.severity.rawValue): \(diagnostic.message) [\(diagnostic.code.rawValue)]"
+            output += render(head, in: file, line: line, column: column, offset: location.offset)
+        }
+        return output
     }
 }

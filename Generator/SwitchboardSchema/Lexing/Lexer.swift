@@ -18,6 +18,8 @@ public struct Lexer {
         self.file = file
         bytes = file.utf8
         self.fileIndex = fileIndex
+        // A UTF-8 byte order mark, as some editors save, is not text.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
     /// Tokenises the whole file. The last token is always `.endOfFile`.
@@ -125,7 +127,9 @@ public struct Lexer {
             case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "/"):
                 let start = position
                 let isDoc = peek(2) == UInt8(ascii: "/") && peek(3) != UInt8(ascii: "/")
-                while let next = peek(), next != UInt8(ascii: "\n") { position += 1 }
+                // A comment ends at the line's end: LF, or CR alone (old Mac files), which
+                // would otherwise make the first comment swallow the whole file.
+                while let next = peek(), next != UInt8(ascii: "\n"), next != UInt8(ascii: "\r") { position += 1 }
                 if isDoc {
                     var line = String(decoding: bytes[(start + 3)..<position], as: UTF8.self)
                     if line.hasSuffix("\r") { line.removeLast() }
@@ -204,7 +208,7 @@ public struct Lexer {
         position += 1
         var decoded: [UInt8] = []
         while true {
-            guard let byte = peek(), byte != UInt8(ascii: "\n") else {
+            guard let byte = peek(), byte != UInt8(ascii: "\n"), byte != UInt8(ascii: "\r") else {
                 diagnostics.error(.unterminatedString, "unterminated string literal", at: location(start))
                 return make(.string, String(decoding: decoded, as: UTF8.self), start: start)
             }

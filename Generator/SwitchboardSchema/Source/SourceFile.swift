@@ -15,8 +15,12 @@ public struct SourceFile: Sendable, Hashable {
         self.text = text
         utf8 = Array(text.utf8)
         var starts = [0]
-        for offset in utf8.indices where utf8[offset] == UInt8(ascii: "\n") {
-            starts.append(offset + 1)
+        // A line ends at LF, CR LF, or a lone CR (old Mac files).
+        for offset in utf8.indices {
+            let byte = utf8[offset]
+            if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && (offset + 1 == utf8.count || utf8[offset + 1] != UInt8(ascii: "\n"))) {
+                starts.append(offset + 1)
+            }
         }
         lineStarts = starts
     }
@@ -48,18 +52,56 @@ public struct SourceFile: Sendable, Hashable {
     public func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, utf8.count))
         let low = lineIndex(of: clamped)
-        let prefix = utf8[lineStarts[low]..<clamped]
-        let column = String(decoding: prefix, as: UTF8.self).unicodeScalars.count + 1
-        return (low + 1, column)
+        return (low + 1, Self.scalarCount(utf8, from: lineStarts[low], to: clamped) + 1)
+    }
+
+    /// The Unicode scalars in `bytes[start..<end]`, counted by their lead bytes: no string is
+    /// made, so a diagnostic on a long line costs a byte scan, not a decoding.
+    static func scalarCount(_ bytes: [UInt8], from start: Int, to end: Int) -> Int {
+        var count = 0
+        var index = start
+        while index < end {
+            if bytes[index] & 0xC0 != 0x80 { count += 1 }
+            index += 1
+        }
+        return count
+    }
+
+    /// The byte offset `scalars` Unicode scalars before (negative) or after `offset` on its
+    /// line, stopping at the line's ends.
+    func offset(_ offset: Int, movedBy scalars: Int, within line: Range<Int>) -> Int {
+        var index = offset
+        var left = abs(scalars)
+        if scalars < 0 {
+            while left > 0, index > line.lowerBound {
+                index -= 1
+                while index > line.lowerBound, utf8[index] & 0xC0 == 0x80 { index -= 1 }
+                left -= 1
+            }
+        } else {
+            while left > 0, index < line.upperBound {
+                index += 1
+                while index < line.upperBound, utf8[index] & 0xC0 == 0x80 { index += 1 }
+                left -= 1
+            }
+        }
+        return index
+    }
+
+    /// The byte range of a 1-based line, without its line ending.
+    func lineRange(_ line: Int) -> Range<Int> {
+        guard line >= 1, line <= lineStarts.count else { return 0..<0 }
+        let start = lineStarts[line - 1]
+        // The next line starts after this one's terminator (LF, or a lone CR); a CR before
+        // an LF is the line's ending too.
+        var end = line < lineStarts.count ? lineStarts[line] - 1 : utf8.count
+        if end > start, utf8[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        return start..<max(start, end)
     }
 
     /// The text of a 1-based line, without its newline.
     public func lineText(_ line: Int) -> String {
-        guard line >= 1, line <= lineStarts.count else { return "" }
-        let start = lineStarts[line - 1]
-        var end = line < lineStarts.count ? lineStarts[line] - 1 : utf8.count
-        if end > start, utf8[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        return String(decoding: utf8[start..<max(start, end)], as: UTF8.self)
+        String(decoding: utf8[lineRange(line)], as: UTF8.self)
     }
 }
 
