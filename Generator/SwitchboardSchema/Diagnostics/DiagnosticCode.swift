@@ -7,6 +7,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case unterminatedComment = "unterminated-comment"
     case invalidEscape = "invalid-escape"
     case integerTooLarge = "integer-too-large"
+    case identifierTooLong = "identifier-too-long"
     // Syntax
     case expectedToken = "expected-token"
     case unknownDeclaration = "unknown-declaration"

@@ -13,6 +13,9 @@ public struct Lexer {
     var pendingDocumentation: [String] = []
     var pendingDocumentationLocation: SourceLocation?
 
+    /// The longest name a schema may use, in characters (all ASCII): 128.
+    public static let maximumIdentifierLength = 128
+
     /// Creates a lexer for `file`, the `fileIndex`-th file of the load.
     public init(file: SourceFile, fileIndex: Int) {
         self.file = file
@@ -64,6 +67,13 @@ public struct Lexer {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
                 while let next = peek(), isIdentifierByte(next) { position += 1 }
+                if position - start > Self.maximumIdentifierLength {
+                    // Names become Swift types and file names (at most 255 bytes on most file
+                    // systems), and are repeated in generated code: a 1 MB name would fail late,
+                    // unlocated, after writing hundreds of megabytes.
+                    diagnostics.error(.identifierTooLong, "this name is \(position - start) characters long; names have at most \(Self.maximumIdentifierLength)", at: location(start))
+                    return make(.identifier, String(decoding: bytes[start..<(start + Self.maximumIdentifierLength)], as: UTF8.self), start: start)
+                }
                 return make(.identifier, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return lexInteger(start: start)
