@@ -76,6 +76,27 @@ extension SchemaValidator {
     /// protobuf scopes enum values like siblings of the enum, so two enums in one scope
     /// may not share a value name; rejecting it keeps `export-proto` output valid.
     mutating func checkEnumScopes() {
+        // Protobuf puts an enum's cases beside the enum, in its enclosing scope: they may not
+        // take the name of a type, field or oneof there either (protoc refuses the export).
+        var symbols: [Int?: [String: String]] = [:]
+        for message in messages where message.importedFrom == nil {
+            symbols[message.parent, default: [:]][message.name] = "message '\(message.name)'"
+        }
+        for definition in enums where definition.importedFrom == nil {
+            symbols[definition.parent, default: [:]][definition.name] = "enum '\(definition.name)'"
+        }
+        for (syntax, _) in serviceSyntax { symbols[nil, default: [:]][syntax.name.text] = "service '\(syntax.name.text)'" }
+        for (index, message) in messages.enumerated() where message.importedFrom == nil {
+            for field in message.fields { symbols[index, default: [:]][field.name] = "field '\(field.name)'" }
+            for oneof in message.oneofs { symbols[index, default: [:]][oneof.name] = "oneof '\(oneof.name)'" }
+        }
+        for definition in enums where definition.importedFrom == nil {
+            for item in definition.cases {
+                if let owner = symbols[definition.parent]?[item.name] {
+                    diagnostics.error(.enumCaseScopeCollision, "enum case '\(item.name)' of '\(definition.name)' has the name of \(owner) beside it; protobuf puts enum cases in their enum's enclosing scope", at: item.location)
+                }
+            }
+        }
         var scopes: [Int?: [String: (enumName: String, location: SourceLocation)]] = [:]
         for definition in enums where definition.importedFrom == nil {
             for item in definition.cases {
