@@ -125,20 +125,29 @@ public enum SchemaCompiler {
             paths[package] = (path, files, Set(syntax.flatMap(\.imports).map(\.name)))
         }
         var compiled: [String: ImportableSchema] = [:]
+        // Packages already reported (a cycle, errors): each is reported once, not again from
+        // every package that imports it.
+        var failed: Set<String> = []
         var inProgress: [String] = []
         func compileImport(_ package: String) -> Bool {
             if compiled[package] != nil { return true }
+            if failed.contains(package) { return false }
             guard let entry = paths[package] else { return true } // built-in, or reported by the validator
             if let start = inProgress.firstIndex(of: package) {
                 diagnostics.error(.invalidImport, "packages import each other: \((inProgress[start...] + [package]).joined(separator: " -> "))", at: nil)
+                failed.formUnion(inProgress[start...])
                 return false
             }
             inProgress.append(package)
             defer { inProgress.removeLast() }
-            for dependency in entry.imports.sorted() where !compileImport(dependency) { return false }
+            for dependency in entry.imports.sorted() where !compileImport(dependency) {
+                failed.insert(package)
+                return false
+            }
             let output = compile(files: entry.files, imports: Array(compiled.values))
             guard let schema = output.schema else {
                 diagnostics.error(.invalidImport, "the imported schema in \(entry.path.directory.relativePath) has errors; run 'switchboard lint \(entry.path.directory.relativePath)'", at: nil)
+                failed.insert(package)
                 return false
             }
             compiled[package] = ImportableSchema(schema: schema, swiftModule: entry.path.swiftModule)
@@ -148,7 +157,10 @@ public enum SchemaCompiler {
         var output = compile(directory: directory, imports: Array(compiled.values))
         if diagnostics.hasErrors {
             output.schema = nil
-            output.diagnostics = diagnostics.diagnostics + output.diagnostics
+            // A package whose import path was given but failed is not "unknown": the advice to
+            // pass its --import-path would be wrong; the failure is reported above.
+            let misleading = Set(failed.map { "unknown package '\($0)'; pass its schema directory with --import-path" })
+            output.diagnostics = diagnostics.diagnostics + output.diagnostics.filter { !($0.code == .invalidImport && misleading.contains($0.message)) }
         }
         return output
     }

@@ -166,6 +166,14 @@ import Darwin
         #expect(clean.schema?.messages.map(\.name) == ["A"])
     }
 
+    /// A message quoting schema text keeps to one line: a decoded newline is shown escaped.
+    @Test func aDiagnosticQuotingANewlineStaysOnOneLine() {
+        let output = compile("package hostile\nmessage M {\n  @jsonName(\"x\\ny\")\n  1 a: int32\n}\n")
+        let lines = output.renderedDiagnostics.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.first?.contains("JSON name 'x\\ny' must be printable ASCII") == true, "\(lines)")
+        #expect(lines.count == 4, "head, source line, caret: \(lines)")
+    }
+
     /// Past the cap, warnings are still warnings: a large schema with many of them compiles
     /// (the cap's own entry is a note; before, it counted as an error and nothing was generated).
     @Test func manyWarningsAreNoError() {

@@ -243,6 +243,7 @@ import Testing
             "twin": "package pa\nmessage Twin { 1 x: string }",
             "broken": "package broken\nmessage Broken { 1 x: Nowhere }",
             "app": "package app\nmessage App { 1 x: string }",
+            "user": "package user\nimport pa\nmessage User { 1 a: pa.A }",
         ])
         defer { try? FileManager.default.removeItem(at: root) }
         func compile(_ names: [String]) -> SchemaCompiler.Output {
@@ -252,6 +253,12 @@ import Testing
         let cycle = compile(["a", "b"])
         #expect(cycle.schema == nil)
         #expect(cycle.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("packages import each other: pa -> pb -> pa") })
+        // Reported once (not again from pb), and a schema importing the failed package is not
+        // told to pass an --import-path it passed.
+        let user = SchemaCompiler.compile(directory: root.appendingPathComponent("user"),
+                                          importPaths: ["a", "b"].map { SchemaCompiler.ImportPath(directory: root.appendingPathComponent($0)) })
+        #expect(user.diagnostics.filter { $0.message.contains("import each other") }.count == 1, "\(user.renderedDiagnostics)")
+        #expect(!user.diagnostics.contains { $0.message.contains("--import-path") }, "\(user.renderedDiagnostics)")
         let twins = compile(["a", "twin"])
         #expect(twins.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("both declare package 'pa'") })
         let broken = compile(["broken"])

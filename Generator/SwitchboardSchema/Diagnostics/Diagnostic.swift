@@ -89,7 +89,7 @@ public struct DiagnosticRenderer: Sendable {
 
     /// Renders one diagnostic, ending with a newline.
     public func render(_ diagnostic: Diagnostic) -> String {
-        let head = "\(diagnostic.severity.rawValue): \(diagnostic.message) [\(diagnostic.code.rawValue)]"
+        let head = Self.head(of: diagnostic)
         guard let location = diagnostic.location, files.indices.contains(location.file) else {
             return "switchboard: \(head)\n"
         }
@@ -124,6 +124,23 @@ public struct DiagnosticRenderer: Sendable {
         return "\(file.path):\(line):\(column): \(head)\n\(text)\n\(padding)^\n"
     }
 
+    /// `severity: message [code]` on one line: a message quoting schema text (a decoded
+    /// string with a newline, say) shows control characters escaped, as Swift writes them.
+    static func head(of diagnostic: Diagnostic) -> String {
+        var message = ""
+        for scalar in diagnostic.message.unicodeScalars {
+            switch scalar {
+            case "\n": message += "\\n"
+            case "\r": message += "\\r"
+            case "\t": message += "\\t"
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                message += "\\u{\(String(scalar.value, radix: 16))}"
+            default: message.unicodeScalars.append(scalar)
+            }
+        }
+        return "\(diagnostic.severity.rawValue): \(message) [\(diagnostic.code.rawValue)]"
+    }
+
     /// The most of a source line shown with a diagnostic, in characters (the rest is elided).
     static let shownLineWidth = 160
 
@@ -146,8 +163,7 @@ public struct DiagnosticRenderer: Sendable {
                 column = file.lineAndColumn(of: location.offset).column
             }
             last = (location.file, line, min(location.offset, file.utf8.count), column)
-            let head = "\(diagnostic.severity.rawValue): \(diagnostic.message) [\(diagnostic.code.rawValue)]"
-            output += render(head, in: file, line: line, column: column, offset: location.offset)
+            output += render(Self.head(of: diagnostic), in: file, line: line, column: column, offset: location.offset)
         }
         return output
     }
