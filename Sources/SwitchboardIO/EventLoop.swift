@@ -204,9 +204,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Changes what a registration is watched for; safe from any thread while the
-    /// descriptor is open.
-    package func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) {
-        try? selector.reregister(descriptor, token: token, from: previous, to: interest)
+    /// descriptor is open. False when the kernel refused (ENOMEM, say): the caller must not
+    /// wait for events that will never come.
+    @discardableResult
+    package func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) -> Bool {
+        do throws(IOError) {
+            try selector.reregister(descriptor, token: token, from: previous, to: interest)
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Stops watching; on the loop's thread only, before the descriptor closes.

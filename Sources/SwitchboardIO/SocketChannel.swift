@@ -249,7 +249,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
         let previous = interest
         interest = wanted
-        _ = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: wanted) }
+        let watched = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: wanted) } ?? true
+        // Refused: no event would ever come for it, so the connection would stall until some
+        // timeout. It ends now instead (not here: the lock is held).
+        if !watched { loop.execute { [weak self] in self?.close(reason: "cannot watch the socket") } }
     }
 
     // MARK: TLS handshake
@@ -606,7 +609,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             let previous = interest
             interest = .read
             if previous != .read {
-                _ = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: .read) }
+                let watched = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: .read) } ?? true
+                if !watched { loop.execute { [weak self] in self?.finishLingering() } }
             }
             return true
         }

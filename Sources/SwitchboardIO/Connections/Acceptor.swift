@@ -29,17 +29,33 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
     }
 
     package func start() {
-        loop.execute { [self] in
-            lock.withLock {
-                guard !isStopped else { return }
-                _ = listener.handle.withDescriptor { number in
-                    let flags = fcntl(number, F_GETFL, 0)
-                    _ = fcntl(number, F_SETFL, flags | O_NONBLOCK)
-                    token = (try? loop.register(number, interest: .read, handler: self)) ?? 0
-                }
-            }
-        }
+        loop.execute { [self] in register() }
     }
+
+    /// On the loop: starts watching the listener. A refused registration (ENOMEM, or the
+    /// epoll watch limit) is tried again shortly, rather than leaving a port bound that never
+    /// accepts.
+    private func register() {
+        let registered = lock.withLock { () -> Bool in
+            guard !isStopped else { return true }
+            return listener.handle.withDescriptor { number -> Bool in
+                let flags = fcntl(number, F_GETFL, 0)
+                _ = fcntl(number, F_SETFL, flags | O_NONBLOCK)
+                do throws(IOError) {
+                    token = try loop.register(number, interest: .read, handler: self)
+                    return true
+                } catch {
+                    // A loop that has shut down will never watch it: nothing to retry.
+                    if case .shutDown = error { return true }
+                    return false
+                }
+            } ?? true
+        }
+        if !registered { loop.schedule(after: Self.retryDelay) { [self] in register() } }
+    }
+
+    /// How soon a refused registration is tried again.
+    static let retryDelay: Duration = .milliseconds(100)
 
     package func readable() {
         for _ in 0..<Self.batch {
@@ -81,12 +97,16 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
             guard token != 0, !isStopped else { return }
             _ = listener.handle.withDescriptor { number in loop.reregister(number, token: token, from: .read, to: []) }
         }
-        loop.schedule(after: delay) { [self] in
-            lock.withLock {
-                guard !isStopped, token != 0 else { return }
-                _ = listener.handle.withDescriptor { number in loop.reregister(number, token: token, from: [], to: .read) }
-            }
+        loop.schedule(after: delay) { [self] in resume() }
+    }
+
+    /// On the loop: watches the listener again after a pause, trying again if refused.
+    private func resume() {
+        let resumed = lock.withLock { () -> Bool in
+            guard !isStopped, token != 0 else { return true }
+            return listener.handle.withDescriptor { number in loop.reregister(number, token: token, from: [], to: .read) } ?? true
         }
+        if !resumed { loop.schedule(after: Self.retryDelay) { [self] in resume() } }
     }
 
     /// Stops accepting and closes the listener before returning, so its port can be bound

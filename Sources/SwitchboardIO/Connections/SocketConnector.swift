@@ -22,10 +22,15 @@ package enum SocketConnector {
         }
         var lastError = NetworkError.io("no addresses for \(host)")
         for (index, info) in addresses.enumerated() {
+            if Task.isCancelled { throw .io("connect cancelled") }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout("TCP connect") }
             let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
-            guard descriptor >= 0 else { continue }
+            guard descriptor >= 0 else {
+                // Out of descriptors (EMFILE), say: that is the news, not "no addresses".
+                lastError = .io("cannot open a socket: \(String(cString: strerror(errno)))")
+                continue
+            }
             let flags = fcntl(descriptor, F_GETFL, 0)
             _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
             // Not inherited by processes the app starts, which would keep the socket open.
@@ -54,17 +59,26 @@ package enum SocketConnector {
     package static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) async throws(NetworkError) -> UnsafeMutablePointer<addrinfo> {
         if isAddressLiteral(host) { return try resolveNow(host: host, port: port, passive: false) }
         let resolution = PendingResolution()
-        let outcome: Result<AddressList, NetworkError>? = await withCheckedContinuation { continuation in
-            resolution.start(continuation)
-            DispatchQueue.global().async {
-                resolution.finish(Result { () throws(NetworkError) in AddressList(first: try resolveNow(host: host, port: port, passive: false)) })
+        // Cancelling the task stops the wait as the deadline does; the lookup's thread frees
+        // what it finds.
+        let outcome: Result<AddressList, NetworkError>? = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                resolution.start(continuation)
+                DispatchQueue.global().async {
+                    resolution.finish(Result { () throws(NetworkError) in AddressList(first: try resolveNow(host: host, port: port, passive: false)) })
+                }
+                let remaining = max(.zero, deadline - ContinuousClock.now)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(remaining.saturatingNanoseconds)) {
+                    resolution.giveUp()
+                }
             }
-            let remaining = max(.zero, deadline - ContinuousClock.now)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(remaining.saturatingNanoseconds)) {
-                resolution.giveUp()
-            }
+        } onCancel: {
+            resolution.giveUp()
         }
-        guard let outcome else { throw .timeout("resolving \(host)") }
+        guard let outcome else {
+            if Task.isCancelled { throw .io("resolving \(host) cancelled") }
+            throw .timeout("resolving \(host)")
+        }
         return try outcome.get().first
     }
 
@@ -111,6 +125,7 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
     private let loop: EventLoop
     private let lock = NSLock()
     private var continuation: CheckedContinuation<NetworkError?, Never>?
+    private var cancelled = false
     private var token: UInt64 = 0
     private var timer: LoopTimer?
 
@@ -119,10 +134,29 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
         self.loop = loop
     }
 
-    /// `nil` once connected, else why not.
+    /// `nil` once connected, else why not. Cancelling the task ends the wait at once.
     func wait(until deadline: ContinuousClock.Instant) async -> NetworkError? {
+        await withTaskCancellationHandler {
+            await waitUncancelled(until: deadline)
+        } onCancel: {
+            let waiting = lock.withLock { () -> Bool in
+                cancelled = true
+                return continuation != nil
+            }
+            if waiting { loop.execute { [self] in finish(.io("connect cancelled")) } }
+        }
+    }
+
+    private func waitUncancelled(until deadline: ContinuousClock.Instant) async -> NetworkError? {
         await withCheckedContinuation { continuation in
-            lock.withLock { self.continuation = continuation }
+            let early = lock.withLock { () -> Bool in
+                self.continuation = continuation
+                return cancelled
+            }
+            if early {
+                loop.execute { [self] in finish(.io("connect cancelled")) }
+                return
+            }
             loop.execute { [self] in
                 do throws(IOError) {
                     token = try loop.register(descriptor, interest: .write, handler: self)
@@ -172,7 +206,13 @@ private final class PendingResolution: @unchecked Sendable {
     private var done = false
 
     func start(_ continuation: CheckedContinuation<Result<AddressList, NetworkError>?, Never>) {
-        lock.withLock { self.continuation = continuation }
+        // Given up already (cancelled before the wait began): answer at once.
+        let over = lock.withLock { () -> Bool in
+            if done { return true }
+            self.continuation = continuation
+            return false
+        }
+        if over { continuation.resume(returning: nil) }
     }
 
     func finish(_ outcome: Result<AddressList, NetworkError>) {
