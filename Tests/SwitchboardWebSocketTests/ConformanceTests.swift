@@ -212,7 +212,7 @@ import Testing
             Issue.record("a cancelled connect should fail before upgrading")
             return
         }
-        #expect(reason == "connect cancelled")
+        #expect(reason.hasSuffix("connect cancelled"), "\(reason)")
         // The next connect is the first upgrade the server sees.
         let connection = try await WebSocketClient.connect(to: url)
         #expect(upgrades.value == 1)
