@@ -42,7 +42,9 @@ struct GenerateSDK: CommandPlugin {
             throw PluginError("no target's \(SchemaLocation.configurationName) names an \"output\"; name a target with --target")
         }
         if !failed.isEmpty {
-            throw PluginError(check ? "generated code is stale in \(failed.joined(separator: ", ")): run `swift package generate-sdk`"
+            // The generator exits 1 for schema errors and for stale code alike; its own output
+            // above says which.
+            throw PluginError(check ? "generate-sdk --check failed for \(failed.joined(separator: ", ")): fix the schema errors above, or run `swift package generate-sdk` if the code is stale"
                                     : "could not generate \(failed.joined(separator: ", "))")
         }
     }

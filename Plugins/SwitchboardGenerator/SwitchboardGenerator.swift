@@ -20,6 +20,16 @@ struct SwitchboardGenerator: BuildToolPlugin {
                 + "`swift package generate-sdk` writes it; remove the SwitchboardGenerator plugin from the target, or the output")
         }
         let output = workDirectory.appendingPathComponent("Generated")
+        // `chat/rooms.sb` and `chat_rooms.sb` would both be `chat_rooms.sb.swift` (names
+        // differing only in case are one file on macOS): say so, instead of SwiftPM's report
+        // of two commands producing one file.
+        var seen: [String: String] = [:]
+        for file in location.files {
+            let name = SchemaLocation.outputName(forRelativePath: file.relativePath)
+            if let first = seen.updateValue(file.relativePath, forKey: name.lowercased()) {
+                throw PluginError("\(name): the schema files \(first) and \(file.relativePath) would generate one file; rename one")
+            }
+        }
         let outputs = location.files.map { output.appendingPathComponent(SchemaLocation.outputName(forRelativePath: $0.relativePath)) }
         return .buildCommand(
             displayName: "Generating the \(name) SDK from \(location.files.count) schema files",

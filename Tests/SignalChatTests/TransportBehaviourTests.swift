@@ -72,7 +72,8 @@ import Testing
         let websocket = FakeServerTransport<Unauthenticated>()
         let grpc = InProcessTransport<Unauthenticated>(routes: TestUsernames().routes)
         let routing = RoutingTransport<Unauthenticated>(default: websocket)
-        routing.route(Usernames.lookUpUsernameHash.rpcName, to: grpc)
+        routing.route(Usernames.lookUpUsernameHash, to: grpc)
+        #expect(routing.transport(for: Usernames.lookUpUsernameHash.rpcName) is InProcessTransport<Unauthenticated>)
         let usernames = UsernamesClient(transport: routing)
         #expect(try await usernames.lookUpUsernameHash(hash: TestUsernames.known).uuid.hasPrefix("aci-for-"))
         #expect(websocket.pendingCount == 0)
@@ -95,6 +96,12 @@ import Testing
         #expect(viaDefault.endpoint == Usernames.lookUpUsernameHash)
         websocket.respond(to: viaDefault.id, status: 404)
         _ = await again
+
+        // A whole service at once, and back.
+        routing.route(SealedSenderKeys.descriptor, to: grpc)
+        #expect(SealedSenderKeys.descriptor.endpoints.allSatisfy { routing.transport(for: $0.rpcName) is InProcessTransport<Unauthenticated> })
+        routing.route(SealedSenderKeys.descriptor, to: nil)
+        #expect(SealedSenderKeys.descriptor.endpoints.allSatisfy { routing.transport(for: $0.rpcName) as AnyObject? === websocket })
 
         let nowhere = UsernamesClient(transport: RoutingTransport<Unauthenticated>(default: nil))
         guard case .failure(.unroutable(rpcName: "signal.chat.Usernames/LookUpUsernameHash")) = await nowhere.lookUpUsernameHash(LookUpUsernameHashRequest()) else {

@@ -18,6 +18,20 @@ public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
         overrides.withLock { $0[rpcName] = transport }
     }
 
+    /// Sends `endpoint` (such as `Usernames.lookUpUsernameHash`) through `transport` from now
+    /// on; `nil` returns it to the default. Prefer it to the string form: a misspelt name
+    /// routes nothing and says nothing, a descriptor cannot be misspelt.
+    public func route(_ endpoint: EndpointDescriptor, to transport: (any RPCTransport<Auth>)?) {
+        route(endpoint.rpcName, to: transport)
+    }
+
+    /// Sends every endpoint of `service` through `transport` from now on (`nil`: back to the default).
+    public func route(_ service: ServiceDescriptor, to transport: (any RPCTransport<Auth>)?) {
+        overrides.withLock { overrides in
+            for endpoint in service.endpoints { overrides[endpoint.rpcName] = transport }
+        }
+    }
+
     /// The transport a call to `rpcName` would use.
     public func transport(for rpcName: String) -> (any RPCTransport<Auth>)? {
         overrides.withLock { $0[rpcName] } ?? fallback
