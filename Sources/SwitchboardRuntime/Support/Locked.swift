@@ -2,8 +2,10 @@ import Foundation
 
 /// A value guarded by a lock, for state shared across tasks (mocks, fakes, routing tables).
 ///
-/// `Synchronization.Mutex` needs macOS 15; this works on every supported platform.
-public final class Locked<Value>: @unchecked Sendable {
+/// `Synchronization.Mutex` needs macOS 15; this works on every supported platform. It is
+/// `Sendable` only for a `Sendable` value: the value is copied out (``current``) and
+/// handed to closures, so a reference type without its own locking must not cross tasks in it.
+public final class Locked<Value> {
     private let lock = NSLock()
     private var value: Value
 
@@ -20,3 +22,5 @@ public final class Locked<Value>: @unchecked Sendable {
     /// A copy of the current value.
     public var current: Value { withLock { $0 } }
 }
+
+extension Locked: @unchecked Sendable where Value: Sendable {}
