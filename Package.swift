@@ -169,7 +169,7 @@ let package = Package(
             dependencies: ["SwitchboardCatalogue", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardCatalogueTests"
         ),
-        .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO"], path: "Tests/SwitchboardIOTests"),
+        .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardIOTests"),
         .testTarget(
             name: "SwitchboardGRPCTests",
             dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],

@@ -131,7 +131,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// answering, on which ``close(code:)`` would wait. Pending requests fail and
     /// ``disconnectReason`` says `reason` (unless the connection had already ended otherwise).
     public func abort(reason: ChatConnectionError) {
-        localReason.withLock { $0 = $0 ?? reason }
+        // A close that already came (the server's 4409, say) stays the reason.
+        if closeInfo == nil { localReason.withLock { $0 = $0 ?? reason } }
         socket.abort()
     }
 

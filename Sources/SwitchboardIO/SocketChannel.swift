@@ -587,6 +587,17 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         for handler in handlers { handler() }
     }
 
+    /// A channel let go without `close()` (its descriptor closes with it) still releases its
+    /// owner's slots.
+    deinit {
+        let handlers = lock.withLock { () -> [@Sendable () -> Void] in
+            guard !isReleased else { return [] }
+            isReleased = true
+            return releaseHandlers
+        }
+        for handler in handlers { handler() }
+    }
+
     /// Runs `handler` once the descriptor has been closed, after a graceful close's linger
     /// (at once if it has been already). A server holds a connection's slots until then: a
     /// peer that closes many connections slowly must not hold descriptors nobody counts.

@@ -236,6 +236,23 @@ import Testing
         #expect(schema.importedPackages.map(\.swiftModule) == ["C", "B", "A"])
     }
 
+    /// An rpc's error enum would hide an imported type that generated code names unqualified
+    /// (its package generated into the same module); one in a module of its own is safe.
+    @Test func anRPCErrorTypeMayNotHideAnImportedType() throws {
+        let root = try directories([
+            "common": "package pc\nmessage GetError { 1 x: string }",
+            "app": "package app\nimport pc\nmessage Reply { 1 a: string }\nservice Things {\n  auth none\n  rpc get(pc.GetError) -> Reply { POST \"/v1/get\" }\n}",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let sameModule = SchemaCompiler.compile(directory: root.appendingPathComponent("app"),
+                                                importPaths: [SchemaCompiler.ImportPath(directory: root.appendingPathComponent("common"))])
+        #expect(sameModule.schema == nil)
+        #expect(sameModule.diagnostics.contains { $0.code == .generatedNameCollision && $0.message.contains("would hide message 'GetError'") }, "\(sameModule.renderedDiagnostics)")
+        let ownModule = SchemaCompiler.compile(directory: root.appendingPathComponent("app"),
+                                               importPaths: [SchemaCompiler.ImportPath(directory: root.appendingPathComponent("common"), swiftModule: "Common")])
+        #expect(ownModule.schema != nil, "\(ownModule.renderedDiagnostics)")
+    }
+
     @Test func cyclesDuplicatesAndBrokenImportsAreErrors() throws {
         let root = try directories([
             "a": "package pa\nimport pb\nmessage A { 1 x: string }",

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SwitchboardIO
 @testable import SwitchboardWebSocket
 import Testing
@@ -98,9 +99,3 @@ private func readHeadAndFrame(from socket: TCPSocket) throws -> (head: String, f
     return (String(decoding: received, as: UTF8.self), [])
 }
 
-/// Runs blocking socket work on a thread of its own, off the cooperative pool.
-private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
-}

@@ -160,8 +160,3 @@ private func readFrameStart(from socket: TCPSocket) throws -> [UInt8] {
     return received
 }
 
-private func offThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-    }
-}

@@ -63,6 +63,18 @@ struct ServerLimitTests {
         #expect(await eventually { server.connectionCount == 0 })
     }
 
+    /// Everything `socket` receives until the peer's end (blocking, briefly: servers answer
+    /// from their event loops, not from the pool this runs on).
+    static func readToEnd(_ socket: TCPSocket) throws -> [UInt8] {
+        try socket.setReadDeadline(.now + .seconds(10))
+        var answer: [UInt8] = []
+        while true {
+            let chunk = try socket.read(maximum: 4096)
+            if chunk.isEmpty { return answer }
+            answer += chunk
+        }
+    }
+
     /// A connection's slots are its descriptor's: a socket the server closed but that still
     /// lingers (its peer neither reads nor closes) keeps counting, so a client that makes the
     /// server close connections by the hundred cannot hold descriptors nobody counts (from the
@@ -77,12 +89,21 @@ struct ServerLimitTests {
             try socket.write(Array("\u{16}\u{3}\u{1}".utf8))
             garbage.append(socket)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Each is answered 400 and its sending side shut: from the end of the stream on, the
+        // server's socket lingers (2 s), still counted.
+        for socket in garbage {
+            let answer = try Self.readToEnd(socket)
+            #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 400"))
+        }
         #expect(server.connectionCount == 2, "the lingering sockets still count")
-        do {
+        do throws(WebSocketError) {
             _ = try await WebSocketClient.connect(to: url(server))
             Issue.record("the address's share is held by the lingering sockets")
-        } catch let .upgradeRejected(status, _, _) {
+        } catch {
+            guard case let .upgradeRejected(status, _, _) = error else {
+                Issue.record("expected a 503, got \(error)")
+                return
+            }
             #expect(status == 503)
         }
         // The linger ends (2 s), and with it the slots.

@@ -58,9 +58,27 @@ extension SchemaValidator {
         var generatedTypes: [String: String] = Dictionary(keys.map { ($0.swiftTypeName, "key '\($0.name)'") }, uniquingKeysWith: { first, _ in first })
         // Top-level types by their Swift names (`message Data` is `DataMessage`), which a
         // service's generated types and its rpcs' error types must neither repeat nor hide.
+        // Imported types count when generated code names them unqualified: those of a package
+        // generated into this module (no Swift module given) and the well-known types.
+        func unqualified(_ package: Int?) -> Bool {
+            guard let package else { return true }
+            let module = importedPackages[package].swiftModule
+            return module == nil || module == WellKnownTypes.swiftModule
+        }
+        // Imported packages are linked as their types are first named, so the list grows
+        // while services are built: it is extended (never rescanned) before each use.
         var topLevelSwiftNames: [String: String] = [:]
-        for message in messages where message.parent == nil && message.importedFrom == nil { topLevelSwiftNames[message.swiftName] = "message '\(message.name)'" }
-        for definition in enums where definition.parent == nil && definition.importedFrom == nil { topLevelSwiftNames[definition.swiftName] = "enum '\(definition.name)'" }
+        var named = (messages: 0, enums: 0)
+        func nameNewTypes() {
+            for message in messages[named.messages...] where message.parent == nil && unqualified(message.importedFrom) {
+                topLevelSwiftNames[message.swiftName] = topLevelSwiftNames[message.swiftName] ?? "message '\(message.name)'"
+            }
+            for definition in enums[named.enums...] where definition.parent == nil && unqualified(definition.importedFrom) {
+                topLevelSwiftNames[definition.swiftName] = topLevelSwiftNames[definition.swiftName] ?? "enum '\(definition.name)'"
+            }
+            named = (messages.count, enums.count)
+        }
+        nameNewTypes()
         for (syntax, file) in serviceSyntax {
             if let previous = serviceNames[syntax.name.text] {
                 diagnostics.error(.duplicateTypeName, "service '\(syntax.name.text)' is already declared at \(describe(previous))", at: syntax.name.location)
@@ -78,6 +96,7 @@ extension SchemaValidator {
                 generatedTypes[generated] = generatedTypes[generated] ?? "service '\(syntax.name.text)'"
             }
             guard let service = buildService(syntax, file: file) else { continue }
+            nameNewTypes()
             for endpoint in service.endpoints {
                 // Each rpc's error enum sits in the service's namespace, where it would hide a
                 // type of the same name from the service's own code.

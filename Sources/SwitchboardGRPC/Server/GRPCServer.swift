@@ -48,7 +48,8 @@ public final class GRPCServer: @unchecked Sendable {
         acceptor.start()
     }
 
-    /// Connections open now.
+    /// Connections open now (an ended connection whose socket still lingers is not one, but
+    /// it still counts against ``GRPCServerOptions/maximumConnections`` until released).
     public var connectionCount: Int { lock.withLock { connections.count } }
 
     /// Bytes of request messages the calls in progress hold now, across every connection (as
@@ -126,7 +127,8 @@ public final class GRPCServer: @unchecked Sendable {
     }
 
     /// Stops accepting, sends GOAWAY on every connection and waits (at most `timeout`) for
-    /// their calls to finish; the port is free when it returns.
+    /// their calls to finish, then for their sockets to be released (a second more at most);
+    /// the port is free when it returns.
     public func shutdown(timeout: Duration = .seconds(5)) async {
         let open: [HTTP2ChannelDriver] = lock.withLock {
             isStopped = true
@@ -142,6 +144,12 @@ public final class GRPCServer: @unchecked Sendable {
         }
         for driver in lock.withLock({ Array(connections.values) }) {
             driver.abort(HTTP2ProtocolViolation(.noError, "the server shut down"))
+        }
+        // Sockets still lingering (reading what their peers send after GOAWAY) are released
+        // on their loops: wait for that too, a second past the timeout at most.
+        let released = deadline.advanced(by: .seconds(1))
+        while lock.withLock({ heldDescriptors }) > 0, ContinuousClock.now < released {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 

@@ -21,7 +21,9 @@ public struct GRPCServerOptions: Sendable {
     /// ends with RESOURCE_EXHAUSTED. Without it, 1,024 connections of 100 streams each could
     /// hold 4 MiB requests to 400 GiB. Default 256 MiB (64 requests of the largest size).
     public var maximumRequestBytesInFlight = 256 << 20
-    /// Connections served at once; later ones are closed at once. Default 1,024.
+    /// Connections served at once, counted until each socket is released (a closed
+    /// connection lingers up to a few seconds reading what its peer still sends); later ones
+    /// are closed at once. Default 1,024.
     public var maximumConnections = 1024
     /// Connections one client IP address may hold at once; more are closed at once, so one
     /// host cannot take every slot. Default 128 (raise it for clients behind one NAT).

@@ -158,6 +158,9 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
                 return
             }
             loop.execute { [self] in
+                // Cancelled in between: the waiter has been answered, and its caller may have
+                // closed the descriptor (whose number a new socket may now have).
+                guard lock.withLock({ self.continuation != nil }) else { return }
                 do throws(IOError) {
                     token = try loop.register(descriptor, interest: .write, handler: self)
                 } catch {

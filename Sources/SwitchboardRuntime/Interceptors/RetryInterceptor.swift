@@ -7,8 +7,9 @@ import Foundation
 /// (``TransportError/notConnected``: no connection was up), as gRPC retries transparently:
 /// repeating one that may have reached the server could repeat its effect.
 ///
-/// Every attempt runs within the call's one deadline: a retry that could not start before
-/// it is not made, and the last answer or failure is returned instead.
+/// Every attempt runs within the call's one deadline: a retry that would leave less than a
+/// second (or less than the last attempt took) after its wait is not made, and the last
+/// answer or failure is returned instead.
 public struct RetryInterceptor: ClientInterceptor {
     /// When and how often to retry.
     public struct Policy: Sendable, Hashable {

@@ -73,7 +73,8 @@ public enum EventOutcome: Sendable, Equatable {
     case withhold(reason: String)
     /// The listener failed (it threw): answer 500, which Signal's server, deleting a stored
     /// message only on a 2xx answer, keeps for a later connection, while the pushes after it
-    /// and queue-empty go on; `reason` is reported as the connection's diagnostic.
+    /// and queue-empty go on; a chat connection reports `reason` to its diagnostics hook
+    /// (over gRPC, a push interceptor sees it).
     case handlerFailed(reason: String)
     /// No event of this listener matches: answer 404 and keep the connection.
     case unknown

@@ -50,6 +50,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// The earliest a connect may start after the server asked to wait (Retry-After): also
     /// when the device comes back online before the retry timer would have fired.
     private var retryNotBefore: C.Instant?
+    /// The link whose heartbeat went unanswered, to be ended abruptly when it is dropped.
+    private var abruptEnd: (link: ObjectIdentifier, reason: ChatConnectionError)?
     private var isShutDown = false
 
     private let changeSink: AsyncStream<SessionChange>.Continuation
@@ -326,8 +328,11 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             link = nil
             let key = nextClosingKey
             nextClosingKey += 1
+            // The one end the reconnect and DISPOSE wait for: abrupt after a heartbeat timeout.
+            let abrupt = abruptEnd.flatMap { $0.link == ObjectIdentifier(current) ? $0.reason : nil }
+            abruptEnd = nil
             closingLinks[key] = Task { [weak self] in
-                await current.end()
+                if let abrupt { await current.endAbruptly(reason: abrupt) } else { await current.end() }
                 _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
             }
         }
@@ -463,8 +468,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                     case .timedOut:
                         // Aborted, not closed: a closing handshake would wait on the server
                         // that stopped answering, and requests in flight would hang with it.
-                        Task { await link.endAbruptly(reason: .keepaliveTimedOut) }
-                        self?.linkFailed(link, attempt: mine, reason: .keepaliveTimedOut)
+                        self?.linkFailed(link, attempt: mine, reason: .keepaliveTimedOut, abruptly: true)
                         return
                     }
                 }
@@ -493,9 +497,10 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     }
 
     /// The current link ended (or stopped answering): SOCKET_DROPPED.
-    private func linkFailed(_ failed: any SessionLink, attempt mine: Int, reason: ChatConnectionError) {
+    private func linkFailed(_ failed: any SessionLink, attempt mine: Int, reason: ChatConnectionError, abruptly: Bool = false) {
         let current = lock.withLock { () -> Bool in
             guard link === failed else { return false }
+            if abruptly { abruptEnd = (ObjectIdentifier(failed), reason) }
             if configuration.isPermanent(reason) { pendingPermanentFailure = reason }
             return true
         }

@@ -15,8 +15,10 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// What one server holds at most, and for how long.
     public struct Limits: Sendable {
-        /// The most connections served at once, handshakes included. Past it, a new
-        /// connection is answered `503 Service Unavailable` with `Retry-After`, and closed.
+        /// The most connections served at once, handshakes included, each counted until its
+        /// socket is released (a closed connection lingers up to a few seconds reading what its
+        /// peer still sends). Past it, a new connection is answered `503 Service Unavailable`
+        /// with `Retry-After`, and closed.
         public var maximumConnections: Int
         /// How long a connection may take to send its upgrade request.
         public var handshakeTimeout: Duration
@@ -80,7 +82,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
     private let perAddress: PeerAddressLimit
 
-    /// How many connections the server holds now, handshakes included.
+    /// How many connections the server holds now: handshakes, open connections, and closed
+    /// ones whose sockets are not released yet.
     public var connectionCount: Int { connections.withLock { admitted } }
 
     /// Starts listening on `host:port` (0 picks a free port) and serving in the background,
