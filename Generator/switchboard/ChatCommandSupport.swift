@@ -33,33 +33,9 @@ enum ChatCommandSupport {
         return url
     }
 
-    /// Refuses a URL without a host, or whose port is not a number from 1 to 65535. `URL`
-    /// keeps a port of 70000 (which the resolver would cut to 4464, another server) and drops
-    /// one too long to parse (which would fall back to the scheme's default port).
+    /// Refuses a URL without a host, or whose port is not a number from 1 to 65535.
     static func checkAuthority(of text: String) throws(CommandLineTool.UsageError) {
-        let afterScheme = text.range(of: "//").map(\.upperBound) ?? text.startIndex
-        let authorityEnd = text[afterScheme...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-        var authority = text[afterScheme..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        let host: Substring
-        let port: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw .init("--url has an unclosed [ in its host") }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
-            guard rest.isEmpty || rest.hasPrefix(":") else { throw .init("--url has text after its [host]") }
-            port = rest.isEmpty ? nil : rest.dropFirst()
-        } else if let colon = authority.firstIndex(of: ":") {
-            (host, port) = (authority[..<colon], authority[authority.index(after: colon)...])
-        } else {
-            (host, port) = (authority, nil)
-        }
-        guard !host.isEmpty else { throw .init("--url needs a host, got '\(withoutUserInfo(text))'") }
-        if let port {
-            guard !port.isEmpty, port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) else {
-                throw .init("--url's port must be a number from 1 to 65535, got '\(port)'")
-            }
-        }
+        if let problem = URLAuthority.problem(in: text) { throw .init("--url: \(problem) in '\(withoutUserInfo(text))'") }
     }
 
     /// `text` with any `user:password@` before the host left out, for messages.

@@ -65,6 +65,7 @@ public struct BridgeConfiguration: Sendable {
         guard let text = object["url"] as? String, let url = URL(string: text), schemes.contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
             throw BridgeError(.schemaViolation, "'url' is a \(schemes.sorted().joined(separator: " or ")) URL for the \(transport.rawValue) transport")
         }
+        if let problem = URLAuthority.problem(in: text) { throw BridgeError(.schemaViolation, "'url': \(problem)") }
         self.url = url
         if let credentials = object["credentials"] {
             guard let text = credentials as? String, let colon = text.firstIndex(of: ":"), let dot = text[..<colon].lastIndex(of: "."),

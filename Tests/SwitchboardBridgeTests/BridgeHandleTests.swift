@@ -120,3 +120,20 @@ import Testing
         #expect(answers[3].contains("header lines"), "\(answers[3].prefix(300))")
     }
 }
+
+/// A configuration's URL is refused when its port would be cut or dropped (70000 is port 4464;
+/// a port too long to parse would fall back to the default port) or its host is missing, as
+/// the CLI refuses it.
+@Suite struct BridgeURLTests {
+    @Test(arguments: ["ws://127.0.0.1:70000/v1/websocket/", "ws://127.0.0.1:99999999999999999999/", "ws://127.0.0.1:/x", "ws://[::1/x"])
+    func aURLWithABadAuthorityIsRefused(url: String) {
+        let json = Data("{\"schema\": \"\(SampleSchema.directory.path)\", \"url\": \"\(url)\"}".utf8)
+        do throws(BridgeError) {
+            _ = try BridgeConfiguration(json: json)
+            Issue.record("\(url) must be refused")
+        } catch {
+            #expect(error.code == .schemaViolation)
+            #expect(error.message.hasPrefix("'url'"), "\(error.message)")
+        }
+    }
+}
