@@ -104,7 +104,7 @@ final class CapturingTransport<Auth: AuthMode>: RPCTransport, @unchecked Sendabl
 
     @Test func endpointsWithoutARequestMessage() async throws {
         let transport = CapturingTransport<Authenticated>()
-        _ = try? await AccountUsernamesClient(transport: transport).deleteUsernameHash()
+        _ = await AccountUsernamesClient(transport: transport).deleteUsernameHash()
         try expectSame(try dynamicRequest("AccountUsernames.deleteUsernameHash", ""), transport.captured.current)
         #expect(throws: DynamicCodecError.self) { try dynamicRequest("AccountUsernames.deleteUsernameHash", #"{"x": 1}"#) }
     }

@@ -241,6 +241,19 @@ struct ServiceTranslator {
                     signature: "func \(endpoint.swiftName)(\((["_ request: \(request)"] + keyParameters(endpoint)).joined(separator: ", "))) async -> \(resultType(endpoint))",
                     // `self.`: a parameter or local named like the rpc must not hide it.
                     body: [.line("await self.\(endpoint.swiftName)(\((["request"] + keyArguments + ["options: CallOptions()"]).joined(separator: ", ")))")])))
+            } else {
+                // No request: this is the whole convenience. A throwing form would take the
+                // same arguments as the call itself (`options:`), and Swift would pick the
+                // non-throwing one, so a `try` around it caught nothing; `.get()` throws.
+                members.append(.function(SwiftFunction(
+                    documentation: ["Calls `\(endpoint.swiftName)` with default options; `.get()` on the result throws its endpoint error or a transport failure."],
+                    access: access,
+                    signature: "func \(endpoint.swiftName)(\(keyParameters(endpoint).joined(separator: ", "))) async -> \(resultType(endpoint))",
+                    body: [.line("await self.\(endpoint.swiftName)(\((keyArguments + ["options: CallOptions()"]).joined(separator: ", ")))")])))
+                if let translator = paginationTranslator(endpoint) {
+                    members += translator.serviceMembers(keyParameters: keyParameters(endpoint), keyArguments: keyArguments, errorType: qualifiedErrorType(endpoint))
+                }
+                continue
             }
             // The throwing form: request fields as parameters.
             let fields = endpoint.request.map { schema.messages[$0].fields.filter { $0.oneof == nil } } ?? []

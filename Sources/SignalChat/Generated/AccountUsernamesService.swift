@@ -162,11 +162,9 @@ extension AccountUsernamesService {
         return try await self.reserveUsernameHash(request, options: options).get()
     }
 
-    /// Calls `deleteUsernameHash`, throwing its endpoint error or a transport failure.
-    public func deleteUsernameHash(
-        options: CallOptions = CallOptions()
-    ) async throws(RequestError<AccountUsernames.DeleteUsernameHashError>) -> Void {
-        return try await self.deleteUsernameHash(options: options).get()
+    /// Calls `deleteUsernameHash` with default options; `.get()` on the result throws its endpoint error or a transport failure.
+    public func deleteUsernameHash() async -> RequestResult<Void, AccountUsernames.DeleteUsernameHashError> {
+        await self.deleteUsernameHash(options: CallOptions())
     }
 }
 

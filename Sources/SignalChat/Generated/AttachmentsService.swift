@@ -76,11 +76,9 @@ public protocol AttachmentsService: Sendable {
 }
 
 extension AttachmentsService {
-    /// Calls `getUploadForm`, throwing its endpoint error or a transport failure.
-    public func getUploadForm(
-        options: CallOptions = CallOptions()
-    ) async throws(RequestError<Attachments.GetUploadFormError>) -> AttachmentUploadForm {
-        return try await self.getUploadForm(options: options).get()
+    /// Calls `getUploadForm` with default options; `.get()` on the result throws its endpoint error or a transport failure.
+    public func getUploadForm() async -> RequestResult<AttachmentUploadForm, Attachments.GetUploadFormError> {
+        await self.getUploadForm(options: CallOptions())
     }
 }
 

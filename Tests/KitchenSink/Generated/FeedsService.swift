@@ -86,21 +86,14 @@ public protocol FeedsService: Sendable {
 }
 
 extension FeedsService {
-    /// Calls `latest`, throwing its endpoint error or a transport failure.
-    public func latest(
-        feedToken: FeedToken,
-        options: CallOptions = CallOptions()
-    ) async throws(RequestError<Feeds.LatestError>) -> NumberPage {
-        return try await self.latest(feedToken: feedToken, options: options).get()
+    /// Calls `latest` with default options; `.get()` on the result throws its endpoint error or a transport failure.
+    public func latest(feedToken: FeedToken) async -> RequestResult<NumberPage, Feeds.LatestError> {
+        await self.latest(feedToken: feedToken, options: CallOptions())
     }
 
-    /// Calls `signed`, throwing its endpoint error or a transport failure.
-    public func signed(
-        feedToken: FeedToken,
-        feedSignature: FeedSignature,
-        options: CallOptions = CallOptions()
-    ) async throws(RequestError<Feeds.SignedError>) -> NumberPage {
-        return try await self.signed(feedToken: feedToken, feedSignature: feedSignature, options: options).get()
+    /// Calls `signed` with default options; `.get()` on the result throws its endpoint error or a transport failure.
+    public func signed(feedToken: FeedToken, feedSignature: FeedSignature) async -> RequestResult<NumberPage, Feeds.SignedError> {
+        await self.signed(feedToken: feedToken, feedSignature: feedSignature, options: CallOptions())
     }
 }
 
