@@ -189,3 +189,15 @@ import Testing
         #expect(transport.attempts.withLock { $0 } == 1)
     }
 }
+
+/// A declared rate-limit error answers `Retry-After` in whole seconds rounded up: 1.5 s is 2,
+/// never 1, and half a second is 1, never "retry now".
+@Suite struct RetryAfterHeaderTests {
+    @Test(arguments: [(Duration.milliseconds(1500), "2"), (.milliseconds(500), "1"), (.seconds(7), "7"), (.zero, "0")])
+    func theHeaderRoundsUp(delay: Duration, header: String) {
+        let response = Usernames.LookUpUsernameHashError.rateLimited(retryAfter: delay).response(encoding: .json)
+        #expect(response.status == 429)
+        #expect(response.headers["Retry-After"] == header)
+        #expect(RPCResponse.retryAfterValue(delay) == header)
+    }
+}

@@ -193,7 +193,7 @@ struct ServiceTranslator {
             var headers = "[:]"
             if item.retryAfter {
                 lines.append(.line("var headers = RPCHeaders()"))
-                lines.append(.line("if let retryAfter { headers.add(\"Retry-After\", String(retryAfter.components.seconds)) }"))
+                lines.append(.line("if let retryAfter { headers.add(\"Retry-After\", RPCResponse.retryAfterValue(retryAfter)) }"))
                 headers = "headers"
             }
             if item.body != nil {

@@ -64,7 +64,7 @@ public enum Profiles {
                 return RPCResponse(status: 404, headers: [:])
             case let .rateLimited(retryAfter):
                 var headers = RPCHeaders()
-                if let retryAfter { headers.add("Retry-After", String(retryAfter.components.seconds)) }
+                if let retryAfter { headers.add("Retry-After", RPCResponse.retryAfterValue(retryAfter)) }
                 return RPCResponse(status: 429, headers: headers)
             case let .unrecognized(status, body):
                 return RPCResponse(status: status, body: body)
@@ -119,7 +119,7 @@ public enum Profiles {
                 return .error(status: 422, body: body, encoding: encoding, headers: [:])
             case let .rateLimited(retryAfter):
                 var headers = RPCHeaders()
-                if let retryAfter { headers.add("Retry-After", String(retryAfter.components.seconds)) }
+                if let retryAfter { headers.add("Retry-After", RPCResponse.retryAfterValue(retryAfter)) }
                 return RPCResponse(status: 429, headers: headers)
             case let .unrecognized(status, body):
                 return RPCResponse(status: status, body: body)

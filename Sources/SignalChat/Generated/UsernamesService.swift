@@ -47,7 +47,7 @@ public enum Usernames {
                 return RPCResponse(status: 404, headers: [:])
             case let .rateLimited(retryAfter):
                 var headers = RPCHeaders()
-                if let retryAfter { headers.add("Retry-After", String(retryAfter.components.seconds)) }
+                if let retryAfter { headers.add("Retry-After", RPCResponse.retryAfterValue(retryAfter)) }
                 return RPCResponse(status: 429, headers: headers)
             case let .unrecognized(status, body):
                 return RPCResponse(status: status, body: body)

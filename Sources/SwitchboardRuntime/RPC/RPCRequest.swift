@@ -63,6 +63,13 @@ public struct RPCResponse: Sendable, Hashable {
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
 
+    /// `delay` as a `Retry-After` value: whole seconds, rounded up, so a client told 1.5 s
+    /// does not come back after 1 (or a 0.5 s wait read as "retry now").
+    public static func retryAfterValue(_ delay: Duration) -> String {
+        let (seconds, attoseconds) = max(delay, .zero).components
+        return String(attoseconds > 0 ? seconds + 1 : seconds)
+    }
+
     /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now`.
     public func retryAfter(now: Date = Date()) -> Duration? {
         guard let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
