@@ -44,6 +44,12 @@ struct MessageTranslator {
         return documentation(lines, deprecated: field.isDeprecated)
     }
 
+    /// `hasX` and `clearX` for a field `x` that tracks presence.
+    func presenceAccessorNames(_ field: FieldDefinition) -> (has: String, clear: String) {
+        let name = SwiftNames.uppercaseFirst(SwiftNames.unescaped(field.swiftName))
+        return ("has" + name, "clear" + name)
+    }
+
     func property(for field: FieldDefinition) -> [SwiftDeclaration] {
         let type = mapping.fieldType(field.shape, from: index)
         let storage = storageName(field)
@@ -52,7 +58,7 @@ struct MessageTranslator {
             // A message field reads as its default when unset, yet keeps whether it was set,
             // as protobuf does: set to an empty message, it is written (as an empty message).
             // A field that closes a cycle keeps its message in a box, made on read.
-            return [
+            var declarations: [SwiftDeclaration] = [
                 .property(SwiftProperty(
                     documentation: fieldDocumentation(field), access: access, name: field.swiftName, type: type,
                     getter: [.line(field.isIndirect ? "\(storage)?.value ?? \(valueType)()" : "\(storage) ?? \(valueType)()")],
@@ -61,6 +67,21 @@ struct MessageTranslator {
                     access: "private", name: storage, type: field.isIndirect ? "IndirectBox<\(valueType)>?" : "\(valueType)?",
                     initializer: "nil")),
             ]
+            // Presence, as swift-protobuf offers it: whether the field was set (an empty message
+            // sent is not one never sent), and unsetting it. Left out if a member has the name.
+            let (has, clear) = presenceAccessorNames(field)
+            let taken = Set(message.fields.map(\.swiftName) + message.oneofs.map(\.swiftName))
+            if !taken.contains(has) {
+                declarations.append(.property(SwiftProperty(
+                    documentation: ["Whether `\(SwiftNames.unescaped(field.swiftName))` is set (decoded or assigned), even to an empty message."],
+                    access: access, name: has, type: "Bool", getter: [.line("\(storage) != nil")])))
+            }
+            if !taken.contains(clear) {
+                declarations.append(.function(SwiftFunction(
+                    documentation: ["Unsets `\(SwiftNames.unescaped(field.swiftName))`: it reads as its default and is not written."],
+                    access: access, signature: "mutating func \(clear)()", body: [.line("\(storage) = nil")])))
+            }
+            return declarations
         }
         guard field.isIndirect else {
             return [.property(SwiftProperty(

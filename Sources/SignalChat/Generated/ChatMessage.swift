@@ -21,6 +21,17 @@ public struct ChatMessage: Sendable, Hashable {
     }
 
     private var _createdAt: ProtoTimestamp? = nil
+
+    /// Whether `createdAt` is set (decoded or assigned), even to an empty message.
+    public var hasCreatedAt: Bool {
+        _createdAt != nil
+    }
+
+    /// Unsets `createdAt`: it reads as its default and is not written.
+    public mutating func clearCreatedAt() {
+        _createdAt = nil
+    }
+
     public var attachments: [Attachment] = []
     public var extras: [String: String] = [:]
     public var replyTo: String? = nil

@@ -20,6 +20,17 @@ public struct ChatSummary: Sendable, Hashable {
     }
 
     private var _lastActivity: ProtoTimestamp? = nil
+
+    /// Whether `lastActivity` is set (decoded or assigned), even to an empty message.
+    public var hasLastActivity: Bool {
+        _lastActivity != nil
+    }
+
+    /// Unsets `lastActivity`: it reads as its default and is not written.
+    public mutating func clearLastActivity() {
+        _lastActivity = nil
+    }
+
     public var unreadCount: UInt32 = 0
     public var muted: Bool = false
     public var kind: ChatKind = ChatKind()

@@ -19,6 +19,17 @@ public struct PreKeyBundleDevice: Sendable, Hashable {
     }
 
     private var _signedPreKey: SignedPreKey? = nil
+
+    /// Whether `signedPreKey` is set (decoded or assigned), even to an empty message.
+    public var hasSignedPreKey: Bool {
+        _signedPreKey != nil
+    }
+
+    /// Unsets `signedPreKey`: it reads as its default and is not written.
+    public mutating func clearSignedPreKey() {
+        _signedPreKey = nil
+    }
+
     public var preKey: EcPreKey? = nil
     public var pqPreKey: SignedPreKey? = nil
 

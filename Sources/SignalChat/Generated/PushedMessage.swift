@@ -23,6 +23,16 @@ public struct PushedMessage: Sendable, Hashable {
 
     private var _createdAt: ProtoTimestamp? = nil
 
+    /// Whether `createdAt` is set (decoded or assigned), even to an empty message.
+    public var hasCreatedAt: Bool {
+        _createdAt != nil
+    }
+
+    /// Unsets `createdAt`: it reads as its default and is not written.
+    public mutating func clearCreatedAt() {
+        _createdAt = nil
+    }
+
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
 

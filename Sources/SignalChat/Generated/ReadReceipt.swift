@@ -20,6 +20,16 @@ public struct ReadReceipt: Sendable, Hashable {
 
     private var _readAt: ProtoTimestamp? = nil
 
+    /// Whether `readAt` is set (decoded or assigned), even to an empty message.
+    public var hasReadAt: Bool {
+        _readAt != nil
+    }
+
+    /// Unsets `readAt`: it reads as its default and is not written.
+    public mutating func clearReadAt() {
+        _readAt = nil
+    }
+
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
 

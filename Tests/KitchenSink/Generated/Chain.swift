@@ -19,6 +19,16 @@ public struct Chain: Sendable, Hashable {
 
     private var _next: IndirectBox<Chain>? = nil
 
+    /// Whether `next` is set (decoded or assigned), even to an empty message.
+    public var hasNext: Bool {
+        _next != nil
+    }
+
+    /// Unsets `next`: it reads as its default and is not written.
+    public mutating func clearNext() {
+        _next = nil
+    }
+
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
     public var unknownFields = UnknownFields()
 

@@ -18,6 +18,17 @@ public struct Composite: Sendable, Hashable {
     }
 
     private var _origin: Point? = nil
+
+    /// Whether `origin` is set (decoded or assigned), even to an empty message.
+    public var hasOrigin: Bool {
+        _origin != nil
+    }
+
+    /// Unsets `origin`: it reads as its default and is not written.
+    public mutating func clearOrigin() {
+        _origin = nil
+    }
+
     public var corner: Point? = nil
     public var color: Color = Color()
     public var optionalColor: Color? = nil
@@ -32,6 +43,17 @@ public struct Composite: Sendable, Hashable {
     }
 
     private var _createdAt: ProtoTimestamp? = nil
+
+    /// Whether `createdAt` is set (decoded or assigned), even to an empty message.
+    public var hasCreatedAt: Bool {
+        _createdAt != nil
+    }
+
+    /// Unsets `createdAt`: it reads as its default and is not written.
+    public mutating func clearCreatedAt() {
+        _createdAt = nil
+    }
+
     public var expiresAt: ProtoTimestamp? = nil
     public var sentAtMillis: Date = Date(timeIntervalSince1970: 0)
 

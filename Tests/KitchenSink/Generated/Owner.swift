@@ -16,6 +16,17 @@ public struct Owner: Sendable, Hashable {
     }
 
     private var _pet: IndirectBox<Pet>? = nil
+
+    /// Whether `pet` is set (decoded or assigned), even to an empty message.
+    public var hasPet: Bool {
+        _pet != nil
+    }
+
+    /// Unsets `pet`: it reads as its default and is not written.
+    public mutating func clearPet() {
+        _pet = nil
+    }
+
     public var name: String = ""
 
     /// Fields this version of the schema does not know, kept so re-encoding loses nothing.

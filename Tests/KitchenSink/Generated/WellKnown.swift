@@ -17,6 +17,16 @@ public struct WellKnown: Sendable, Hashable {
 
     private var _when: ProtoTimestamp? = nil
 
+    /// Whether `when` is set (decoded or assigned), even to an empty message.
+    public var hasWhen: Bool {
+        _when != nil
+    }
+
+    /// Unsets `when`: it reads as its default and is not written.
+    public mutating func clearWhen() {
+        _when = nil
+    }
+
     public var duration: ProtoDuration {
         get {
             _duration ?? ProtoDuration()
@@ -27,6 +37,17 @@ public struct WellKnown: Sendable, Hashable {
     }
 
     private var _duration: ProtoDuration? = nil
+
+    /// Whether `duration` is set (decoded or assigned), even to an empty message.
+    public var hasDuration: Bool {
+        _duration != nil
+    }
+
+    /// Unsets `duration`: it reads as its default and is not written.
+    public mutating func clearDuration() {
+        _duration = nil
+    }
+
     public var doubleValue: ProtoDoubleValue? = nil
     public var floatValue: ProtoFloatValue? = nil
     public var int64Value: ProtoInt64Value? = nil
@@ -48,6 +69,17 @@ public struct WellKnown: Sendable, Hashable {
     }
 
     private var _mask: ProtoFieldMask? = nil
+
+    /// Whether `mask` is set (decoded or assigned), even to an empty message.
+    public var hasMask: Bool {
+        _mask != nil
+    }
+
+    /// Unsets `mask`: it reads as its default and is not written.
+    public mutating func clearMask() {
+        _mask = nil
+    }
+
     public var object: ProtoStruct? = nil
     public var value: ProtoValue? = nil
     public var list: ProtoListValue? = nil

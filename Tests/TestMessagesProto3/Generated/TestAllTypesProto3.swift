@@ -34,6 +34,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalNestedMessage: IndirectBox<TestAllTypesProto3.NestedMessage>? = nil
 
+    /// Whether `optionalNestedMessage` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalNestedMessage: Bool {
+        _optionalNestedMessage != nil
+    }
+
+    /// Unsets `optionalNestedMessage`: it reads as its default and is not written.
+    public mutating func clearOptionalNestedMessage() {
+        _optionalNestedMessage = nil
+    }
+
     public var optionalForeignMessage: ForeignMessage {
         get {
             _optionalForeignMessage ?? ForeignMessage()
@@ -44,6 +54,17 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalForeignMessage: ForeignMessage? = nil
+
+    /// Whether `optionalForeignMessage` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalForeignMessage: Bool {
+        _optionalForeignMessage != nil
+    }
+
+    /// Unsets `optionalForeignMessage`: it reads as its default and is not written.
+    public mutating func clearOptionalForeignMessage() {
+        _optionalForeignMessage = nil
+    }
+
     public var optionalNestedEnum: TestAllTypesProto3.NestedEnum = TestAllTypesProto3.NestedEnum()
     public var optionalForeignEnum: ForeignEnum = ForeignEnum()
     public var optionalAliasedEnum: TestAllTypesProto3.AliasedEnum = TestAllTypesProto3.AliasedEnum()
@@ -60,6 +81,17 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _recursiveMessage: IndirectBox<TestAllTypesProto3>? = nil
+
+    /// Whether `recursiveMessage` is set (decoded or assigned), even to an empty message.
+    public var hasRecursiveMessage: Bool {
+        _recursiveMessage != nil
+    }
+
+    /// Unsets `recursiveMessage`: it reads as its default and is not written.
+    public mutating func clearRecursiveMessage() {
+        _recursiveMessage = nil
+    }
+
     public var repeatedInt32: [Int32] = []
     public var repeatedInt64: [Int64] = []
     public var repeatedUint32: [UInt32] = []
@@ -140,6 +172,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalBoolWrapper: ProtoBoolValue? = nil
 
+    /// Whether `optionalBoolWrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalBoolWrapper: Bool {
+        _optionalBoolWrapper != nil
+    }
+
+    /// Unsets `optionalBoolWrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalBoolWrapper() {
+        _optionalBoolWrapper = nil
+    }
+
     public var optionalInt32Wrapper: ProtoInt32Value {
         get {
             _optionalInt32Wrapper ?? ProtoInt32Value()
@@ -150,6 +192,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalInt32Wrapper: ProtoInt32Value? = nil
+
+    /// Whether `optionalInt32Wrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalInt32Wrapper: Bool {
+        _optionalInt32Wrapper != nil
+    }
+
+    /// Unsets `optionalInt32Wrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalInt32Wrapper() {
+        _optionalInt32Wrapper = nil
+    }
 
     public var optionalInt64Wrapper: ProtoInt64Value {
         get {
@@ -162,6 +214,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalInt64Wrapper: ProtoInt64Value? = nil
 
+    /// Whether `optionalInt64Wrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalInt64Wrapper: Bool {
+        _optionalInt64Wrapper != nil
+    }
+
+    /// Unsets `optionalInt64Wrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalInt64Wrapper() {
+        _optionalInt64Wrapper = nil
+    }
+
     public var optionalUint32Wrapper: ProtoUInt32Value {
         get {
             _optionalUint32Wrapper ?? ProtoUInt32Value()
@@ -172,6 +234,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalUint32Wrapper: ProtoUInt32Value? = nil
+
+    /// Whether `optionalUint32Wrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalUint32Wrapper: Bool {
+        _optionalUint32Wrapper != nil
+    }
+
+    /// Unsets `optionalUint32Wrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalUint32Wrapper() {
+        _optionalUint32Wrapper = nil
+    }
 
     public var optionalUint64Wrapper: ProtoUInt64Value {
         get {
@@ -184,6 +256,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalUint64Wrapper: ProtoUInt64Value? = nil
 
+    /// Whether `optionalUint64Wrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalUint64Wrapper: Bool {
+        _optionalUint64Wrapper != nil
+    }
+
+    /// Unsets `optionalUint64Wrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalUint64Wrapper() {
+        _optionalUint64Wrapper = nil
+    }
+
     public var optionalFloatWrapper: ProtoFloatValue {
         get {
             _optionalFloatWrapper ?? ProtoFloatValue()
@@ -194,6 +276,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalFloatWrapper: ProtoFloatValue? = nil
+
+    /// Whether `optionalFloatWrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalFloatWrapper: Bool {
+        _optionalFloatWrapper != nil
+    }
+
+    /// Unsets `optionalFloatWrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalFloatWrapper() {
+        _optionalFloatWrapper = nil
+    }
 
     public var optionalDoubleWrapper: ProtoDoubleValue {
         get {
@@ -206,6 +298,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalDoubleWrapper: ProtoDoubleValue? = nil
 
+    /// Whether `optionalDoubleWrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalDoubleWrapper: Bool {
+        _optionalDoubleWrapper != nil
+    }
+
+    /// Unsets `optionalDoubleWrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalDoubleWrapper() {
+        _optionalDoubleWrapper = nil
+    }
+
     public var optionalStringWrapper: ProtoStringValue {
         get {
             _optionalStringWrapper ?? ProtoStringValue()
@@ -217,6 +319,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalStringWrapper: ProtoStringValue? = nil
 
+    /// Whether `optionalStringWrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalStringWrapper: Bool {
+        _optionalStringWrapper != nil
+    }
+
+    /// Unsets `optionalStringWrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalStringWrapper() {
+        _optionalStringWrapper = nil
+    }
+
     public var optionalBytesWrapper: ProtoBytesValue {
         get {
             _optionalBytesWrapper ?? ProtoBytesValue()
@@ -227,6 +339,17 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalBytesWrapper: ProtoBytesValue? = nil
+
+    /// Whether `optionalBytesWrapper` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalBytesWrapper: Bool {
+        _optionalBytesWrapper != nil
+    }
+
+    /// Unsets `optionalBytesWrapper`: it reads as its default and is not written.
+    public mutating func clearOptionalBytesWrapper() {
+        _optionalBytesWrapper = nil
+    }
+
     public var repeatedBoolWrapper: [ProtoBoolValue] = []
     public var repeatedInt32Wrapper: [ProtoInt32Value] = []
     public var repeatedInt64Wrapper: [ProtoInt64Value] = []
@@ -248,6 +371,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalDuration: ProtoDuration? = nil
 
+    /// Whether `optionalDuration` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalDuration: Bool {
+        _optionalDuration != nil
+    }
+
+    /// Unsets `optionalDuration`: it reads as its default and is not written.
+    public mutating func clearOptionalDuration() {
+        _optionalDuration = nil
+    }
+
     public var optionalTimestamp: ProtoTimestamp {
         get {
             _optionalTimestamp ?? ProtoTimestamp()
@@ -258,6 +391,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalTimestamp: ProtoTimestamp? = nil
+
+    /// Whether `optionalTimestamp` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalTimestamp: Bool {
+        _optionalTimestamp != nil
+    }
+
+    /// Unsets `optionalTimestamp`: it reads as its default and is not written.
+    public mutating func clearOptionalTimestamp() {
+        _optionalTimestamp = nil
+    }
 
     public var optionalFieldMask: ProtoFieldMask {
         get {
@@ -270,6 +413,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalFieldMask: ProtoFieldMask? = nil
 
+    /// Whether `optionalFieldMask` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalFieldMask: Bool {
+        _optionalFieldMask != nil
+    }
+
+    /// Unsets `optionalFieldMask`: it reads as its default and is not written.
+    public mutating func clearOptionalFieldMask() {
+        _optionalFieldMask = nil
+    }
+
     public var optionalStruct: ProtoStruct {
         get {
             _optionalStruct ?? ProtoStruct()
@@ -280,6 +433,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalStruct: ProtoStruct? = nil
+
+    /// Whether `optionalStruct` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalStruct: Bool {
+        _optionalStruct != nil
+    }
+
+    /// Unsets `optionalStruct`: it reads as its default and is not written.
+    public mutating func clearOptionalStruct() {
+        _optionalStruct = nil
+    }
 
     public var optionalAny: ProtoAny {
         get {
@@ -292,6 +455,16 @@ public struct TestAllTypesProto3: Sendable, Hashable {
 
     private var _optionalAny: ProtoAny? = nil
 
+    /// Whether `optionalAny` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalAny: Bool {
+        _optionalAny != nil
+    }
+
+    /// Unsets `optionalAny`: it reads as its default and is not written.
+    public mutating func clearOptionalAny() {
+        _optionalAny = nil
+    }
+
     public var optionalValue: ProtoValue {
         get {
             _optionalValue ?? ProtoValue()
@@ -302,6 +475,17 @@ public struct TestAllTypesProto3: Sendable, Hashable {
     }
 
     private var _optionalValue: ProtoValue? = nil
+
+    /// Whether `optionalValue` is set (decoded or assigned), even to an empty message.
+    public var hasOptionalValue: Bool {
+        _optionalValue != nil
+    }
+
+    /// Unsets `optionalValue`: it reads as its default and is not written.
+    public mutating func clearOptionalValue() {
+        _optionalValue = nil
+    }
+
     public var optionalNullValue: ProtoNullValue = ProtoNullValue()
     public var repeatedDuration: [ProtoDuration] = []
     public var repeatedTimestamp: [ProtoTimestamp] = []
@@ -2855,6 +3039,16 @@ extension TestAllTypesProto3 {
         }
 
         private var _corecursive: IndirectBox<TestAllTypesProto3>? = nil
+
+        /// Whether `corecursive` is set (decoded or assigned), even to an empty message.
+        public var hasCorecursive: Bool {
+            _corecursive != nil
+        }
+
+        /// Unsets `corecursive`: it reads as its default and is not written.
+        public mutating func clearCorecursive() {
+            _corecursive = nil
+        }
 
         /// Fields this version of the schema does not know, kept so re-encoding loses nothing.
         public var unknownFields = UnknownFields()

@@ -1,0 +1,24 @@
+import Foundation
+import SignalChat
+import SwitchboardRuntime
+import Testing
+
+/// A singular message field keeps whether it was set, as protobuf does, and says so:
+/// `hasX` tells an empty message sent from one never sent, `clearX()` unsets it (from the
+/// API review: the presence was kept but could not be read or undone).
+@Suite struct MessagePresenceTests {
+    @Test func presenceIsReadableAndCanBeCleared() throws {
+        var message = ChatMessage(id: "1")
+        #expect(!message.hasCreatedAt)
+        #expect(message.createdAt == ProtoTimestamp())
+        message.createdAt = ProtoTimestamp()
+        #expect(message.hasCreatedAt, "set to an empty message is set")
+        let decoded = try ChatMessage(serializedBytes: message.serializedBytes())
+        #expect(decoded.hasCreatedAt, "an empty message sent arrives as set")
+        #expect(try ChatMessage(jsonString: message.jsonString()).hasCreatedAt)
+        message.clearCreatedAt()
+        #expect(!message.hasCreatedAt)
+        #expect(message.serializedBytes() == ChatMessage(id: "1").serializedBytes(), "a cleared field is not written")
+        #expect(!(try ChatMessage(serializedBytes: message.serializedBytes())).hasCreatedAt)
+    }
+}
