@@ -455,8 +455,10 @@ struct ServiceTranslator {
     }
 
     func handlerRoutes() -> SwiftTypeDeclaration {
-        var routeLines: [CodeLine] = []
+        var routeFunctions: [SwiftDeclaration] = []
+        var routeCalls: [String] = []
         for endpoint in service.endpoints {
+            var routeLines: [CodeLine] = []
             let encoding = encodingLiteral(endpoint.encoding)
             var body: [CodeLine] = []
             var callArguments: [String] = []
@@ -528,12 +530,18 @@ struct ServiceTranslator {
                                         [.line("return error.response(encoding: .protobuf)")]))
             let messageParameter = endpoint.request != nil ? "body" : "_"
             routeLines.append(.enclosed("RPCRoute(endpoint: \(namespace).\(endpoint.swiftName), message: { \(messageParameter), context in", messageBody, "}) { request, context in"))
-            routeLines.append(.enclosed("", body, "},"))
+            routeLines.append(.enclosed("", body, "}"))
+            // One function per route: one getter holding every route's closures type-checks
+            // in time that grows faster than the endpoints (0.5 s at 80, 5.6 s at 240).
+            let function = "_switchboardRoute_\(SwiftNames.unescaped(endpoint.swiftName))"
+            routeFunctions.append(.function(SwiftFunction(
+                access: "private", signature: "func \(function)() -> RPCRoute", body: routeLines)))
+            routeCalls.append("\(function)()")
         }
         let property = SwiftProperty(
             documentation: ["Routes for every endpoint, bound to this handler."], access: access, name: "routes",
-            type: "[RPCRoute]", getter: routeLines.isEmpty ? [.line("[]")] : [.enclosed("[", routeLines, "]")])
-        return SwiftTypeDeclaration(kind: .extension, name: "\(namespace)Handler", members: [.property(property)])
+            type: "[RPCRoute]", getter: [.line("[\(routeCalls.joined(separator: ", "))]")])
+        return SwiftTypeDeclaration(kind: .extension, name: "\(namespace)Handler", members: [.property(property)] + routeFunctions)
     }
 
     /// The same routes reached through the namespace, which stays unambiguous for a type

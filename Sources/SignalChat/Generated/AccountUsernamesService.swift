@@ -217,51 +217,56 @@ public protocol AccountUsernamesHandler: Sendable {
 extension AccountUsernamesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: AccountUsernames.reserveUsernameHash, message: { body, context in
-                let message: ReserveUsernameHashRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: ReserveUsernameHashRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(AccountUsernames.ReserveUsernameHashError) {
-                    return .ok(try await self.reserveUsernameHash(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: ReserveUsernameHashRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> ReserveUsernameHashRequest in
-                        let message = try ServerBinding.body(request, as: ReserveUsernameHashRequest.self, encoding: .json)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(AccountUsernames.ReserveUsernameHashError) {
-                    return .ok(try await self.reserveUsernameHash(message, context: context), encoding: .json)
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-            RPCRoute(endpoint: AccountUsernames.deleteUsernameHash, message: { _, context in
-                do throws(AccountUsernames.DeleteUsernameHashError) {
-                    try await self.deleteUsernameHash(context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                do throws(AccountUsernames.DeleteUsernameHashError) {
-                    try await self.deleteUsernameHash(context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-        ]
+        [_switchboardRoute_reserveUsernameHash(), _switchboardRoute_deleteUsernameHash()]
+    }
+
+    private func _switchboardRoute_reserveUsernameHash() -> RPCRoute {
+        RPCRoute(endpoint: AccountUsernames.reserveUsernameHash, message: { body, context in
+            let message: ReserveUsernameHashRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: ReserveUsernameHashRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(AccountUsernames.ReserveUsernameHashError) {
+                return .ok(try await self.reserveUsernameHash(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: ReserveUsernameHashRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> ReserveUsernameHashRequest in
+                    let message = try ServerBinding.body(request, as: ReserveUsernameHashRequest.self, encoding: .json)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(AccountUsernames.ReserveUsernameHashError) {
+                return .ok(try await self.reserveUsernameHash(message, context: context), encoding: .json)
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
+    }
+
+    private func _switchboardRoute_deleteUsernameHash() -> RPCRoute {
+        RPCRoute(endpoint: AccountUsernames.deleteUsernameHash, message: { _, context in
+            do throws(AccountUsernames.DeleteUsernameHashError) {
+                try await self.deleteUsernameHash(context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            do throws(AccountUsernames.DeleteUsernameHashError) {
+                try await self.deleteUsernameHash(context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
     }
 }
 

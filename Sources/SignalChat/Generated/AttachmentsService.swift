@@ -113,21 +113,23 @@ public protocol AttachmentsHandler: Sendable {
 extension AttachmentsHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Attachments.getUploadForm, message: { _, context in
-                do throws(Attachments.GetUploadFormError) {
-                    return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                do throws(Attachments.GetUploadFormError) {
-                    return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_getUploadForm()]
+    }
+
+    private func _switchboardRoute_getUploadForm() -> RPCRoute {
+        RPCRoute(endpoint: Attachments.getUploadForm, message: { _, context in
+            do throws(Attachments.GetUploadFormError) {
+                return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            do throws(Attachments.GetUploadFormError) {
+                return .ok(try await self.getUploadForm(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

@@ -170,38 +170,40 @@ public protocol ChatLobbyHandler: Sendable {
 extension ChatLobbyHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: ChatLobby.listChats, message: { body, context in
-                let message: ListChatsRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: ListChatsRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatLobby.ListChatsError) {
-                    return .ok(try await self.listChats(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: ListChatsRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> ListChatsRequest in
-                        var message = ListChatsRequest()
-                        if let value = try ServerBinding.query("before_id", in: context, as: String.self) { message.beforeId = value }
-                        if let value = try ServerBinding.query("limit", in: context, as: UInt32.self) { message.limit = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatLobby.ListChatsError) {
-                    return .ok(try await self.listChats(message, context: context), encoding: .json)
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-        ]
+        [_switchboardRoute_listChats()]
+    }
+
+    private func _switchboardRoute_listChats() -> RPCRoute {
+        RPCRoute(endpoint: ChatLobby.listChats, message: { body, context in
+            let message: ListChatsRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: ListChatsRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatLobby.ListChatsError) {
+                return .ok(try await self.listChats(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: ListChatsRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> ListChatsRequest in
+                    var message = ListChatsRequest()
+                    if let value = try ServerBinding.query("before_id", in: context, as: String.self) { message.beforeId = value }
+                    if let value = try ServerBinding.query("limit", in: context, as: UInt32.self) { message.limit = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatLobby.ListChatsError) {
+                return .ok(try await self.listChats(message, context: context), encoding: .json)
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
     }
 }
 

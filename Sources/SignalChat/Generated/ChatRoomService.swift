@@ -386,104 +386,112 @@ public protocol ChatRoomHandler: Sendable {
 extension ChatRoomHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: ChatRoom.getHistory, message: { body, context in
-                let message: ChatHistoryRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: ChatHistoryRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.GetHistoryError) {
-                    return .ok(try await self.getHistory(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: ChatHistoryRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> ChatHistoryRequest in
-                        var message = ChatHistoryRequest()
-                        message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
-                        if let value = try ServerBinding.query("before_id", in: context, as: String.self) { message.beforeId = value }
-                        if let value = try ServerBinding.query("limit", in: context, as: UInt32.self) { message.limit = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.GetHistoryError) {
-                    return .ok(try await self.getHistory(message, context: context), encoding: .json)
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-            RPCRoute(endpoint: ChatRoom.sendChatMessage, message: { body, context in
-                let message: SendChatMessageRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
-                        var message = try ServerBinding.message(body, as: SendChatMessageRequest.self)
-                        if let value = try ServerBinding.header("Idempotency-Key", in: context, as: String.self) { message.clientMessageId = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.SendChatMessageError) {
-                    return .ok(try await self.sendChatMessage(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: SendChatMessageRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
-                        var message = try ServerBinding.body(request, as: SendChatMessageRequest.self, encoding: .json)
-                        message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
-                        if let value = try ServerBinding.header("Idempotency-Key", in: context, as: String.self) { message.clientMessageId = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.SendChatMessageError) {
-                    return .ok(try await self.sendChatMessage(message, context: context), encoding: .json)
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-            RPCRoute(endpoint: ChatRoom.markRead, message: { body, context in
-                let message: ReadReceipt
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: ReadReceipt.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.MarkReadError) {
-                    try await self.markRead(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: ReadReceipt
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> ReadReceipt in
-                        var message = try ServerBinding.body(request, as: ReadReceipt.self, encoding: .json)
-                        message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(ChatRoom.MarkReadError) {
-                    try await self.markRead(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-        ]
+        [_switchboardRoute_getHistory(), _switchboardRoute_sendChatMessage(), _switchboardRoute_markRead()]
+    }
+
+    private func _switchboardRoute_getHistory() -> RPCRoute {
+        RPCRoute(endpoint: ChatRoom.getHistory, message: { body, context in
+            let message: ChatHistoryRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: ChatHistoryRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.GetHistoryError) {
+                return .ok(try await self.getHistory(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: ChatHistoryRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> ChatHistoryRequest in
+                    var message = ChatHistoryRequest()
+                    message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
+                    if let value = try ServerBinding.query("before_id", in: context, as: String.self) { message.beforeId = value }
+                    if let value = try ServerBinding.query("limit", in: context, as: UInt32.self) { message.limit = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.GetHistoryError) {
+                return .ok(try await self.getHistory(message, context: context), encoding: .json)
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
+    }
+
+    private func _switchboardRoute_sendChatMessage() -> RPCRoute {
+        RPCRoute(endpoint: ChatRoom.sendChatMessage, message: { body, context in
+            let message: SendChatMessageRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
+                    var message = try ServerBinding.message(body, as: SendChatMessageRequest.self)
+                    if let value = try ServerBinding.header("Idempotency-Key", in: context, as: String.self) { message.clientMessageId = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.SendChatMessageError) {
+                return .ok(try await self.sendChatMessage(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: SendChatMessageRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SendChatMessageRequest in
+                    var message = try ServerBinding.body(request, as: SendChatMessageRequest.self, encoding: .json)
+                    message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
+                    if let value = try ServerBinding.header("Idempotency-Key", in: context, as: String.self) { message.clientMessageId = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.SendChatMessageError) {
+                return .ok(try await self.sendChatMessage(message, context: context), encoding: .json)
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
+    }
+
+    private func _switchboardRoute_markRead() -> RPCRoute {
+        RPCRoute(endpoint: ChatRoom.markRead, message: { body, context in
+            let message: ReadReceipt
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: ReadReceipt.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.MarkReadError) {
+                try await self.markRead(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: ReadReceipt
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> ReadReceipt in
+                    var message = try ServerBinding.body(request, as: ReadReceipt.self, encoding: .json)
+                    message.chatId = try ServerBinding.path("chatId", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(ChatRoom.MarkReadError) {
+                try await self.markRead(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
     }
 }
 

@@ -324,98 +324,106 @@ public protocol KeysHandler: Sendable {
 extension KeysHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Keys.setKeys, message: { body, context in
-                let message: SetKeysRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: SetKeysRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.SetKeysError) {
-                    try await self.setKeys(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: SetKeysRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SetKeysRequest in
-                        var message = try ServerBinding.body(request, as: SetKeysRequest.self, encoding: .protobuf)
-                        if let value = try ServerBinding.query("identity", in: context, as: IdentityType.self) { message.identity = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.SetKeysError) {
-                    try await self.setKeys(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-            RPCRoute(endpoint: Keys.getPreKeyCount, message: { body, context in
-                let message: PreKeyCountRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: PreKeyCountRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.GetPreKeyCountError) {
-                    return .ok(try await self.getPreKeyCount(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: PreKeyCountRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> PreKeyCountRequest in
-                        var message = PreKeyCountRequest()
-                        if let value = try ServerBinding.query("identity", in: context, as: IdentityType.self) { message.identity = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.GetPreKeyCountError) {
-                    return .ok(try await self.getPreKeyCount(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-            RPCRoute(endpoint: Keys.getPreKeys, message: { body, context in
-                let message: GetPreKeysRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.GetPreKeysError) {
-                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: GetPreKeysRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> GetPreKeysRequest in
-                        var message = GetPreKeysRequest()
-                        message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
-                        message.deviceId = try ServerBinding.path("deviceId", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Keys.GetPreKeysError) {
-                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_setKeys(), _switchboardRoute_getPreKeyCount(), _switchboardRoute_getPreKeys()]
+    }
+
+    private func _switchboardRoute_setKeys() -> RPCRoute {
+        RPCRoute(endpoint: Keys.setKeys, message: { body, context in
+            let message: SetKeysRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: SetKeysRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.SetKeysError) {
+                try await self.setKeys(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: SetKeysRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SetKeysRequest in
+                    var message = try ServerBinding.body(request, as: SetKeysRequest.self, encoding: .protobuf)
+                    if let value = try ServerBinding.query("identity", in: context, as: IdentityType.self) { message.identity = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.SetKeysError) {
+                try await self.setKeys(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
+    }
+
+    private func _switchboardRoute_getPreKeyCount() -> RPCRoute {
+        RPCRoute(endpoint: Keys.getPreKeyCount, message: { body, context in
+            let message: PreKeyCountRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: PreKeyCountRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.GetPreKeyCountError) {
+                return .ok(try await self.getPreKeyCount(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: PreKeyCountRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> PreKeyCountRequest in
+                    var message = PreKeyCountRequest()
+                    if let value = try ServerBinding.query("identity", in: context, as: IdentityType.self) { message.identity = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.GetPreKeyCountError) {
+                return .ok(try await self.getPreKeyCount(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
+    }
+
+    private func _switchboardRoute_getPreKeys() -> RPCRoute {
+        RPCRoute(endpoint: Keys.getPreKeys, message: { body, context in
+            let message: GetPreKeysRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.GetPreKeysError) {
+                return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: GetPreKeysRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> GetPreKeysRequest in
+                    var message = GetPreKeysRequest()
+                    message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
+                    message.deviceId = try ServerBinding.path("deviceId", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Keys.GetPreKeysError) {
+                return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

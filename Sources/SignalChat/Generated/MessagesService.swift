@@ -157,37 +157,39 @@ public protocol MessagesHandler: Sendable {
 extension MessagesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Messages.sendMessage, message: { body, context in
-                let message: SendMessageRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: SendMessageRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Messages.SendMessageError) {
-                    return .ok(try await self.sendMessage(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: SendMessageRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SendMessageRequest in
-                        var message = try ServerBinding.body(request, as: SendMessageRequest.self, encoding: .protobuf)
-                        message.destination = try ServerBinding.path("destination", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Messages.SendMessageError) {
-                    return .ok(try await self.sendMessage(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_sendMessage()]
+    }
+
+    private func _switchboardRoute_sendMessage() -> RPCRoute {
+        RPCRoute(endpoint: Messages.sendMessage, message: { body, context in
+            let message: SendMessageRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: SendMessageRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Messages.SendMessageError) {
+                return .ok(try await self.sendMessage(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: SendMessageRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SendMessageRequest in
+                    var message = try ServerBinding.body(request, as: SendMessageRequest.self, encoding: .protobuf)
+                    message.destination = try ServerBinding.path("destination", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Messages.SendMessageError) {
+                return .ok(try await self.sendMessage(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

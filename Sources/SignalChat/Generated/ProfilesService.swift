@@ -231,68 +231,73 @@ public protocol ProfilesHandler: Sendable {
 extension ProfilesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Profiles.getProfile, message: { body, context in
-                let message: GetProfileRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: GetProfileRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Profiles.GetProfileError) {
-                    return .ok(try await self.getProfile(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: GetProfileRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> GetProfileRequest in
-                        var message = GetProfileRequest()
-                        message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
-                        message.version = try ServerBinding.path("version", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Profiles.GetProfileError) {
-                    return .ok(try await self.getProfile(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-            RPCRoute(endpoint: Profiles.setProfile, message: { body, context in
-                let message: SetProfileRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: SetProfileRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Profiles.SetProfileError) {
-                    try await self.setProfile(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: SetProfileRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SetProfileRequest in
-                        let message = try ServerBinding.body(request, as: SetProfileRequest.self, encoding: .protobuf)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Profiles.SetProfileError) {
-                    try await self.setProfile(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_getProfile(), _switchboardRoute_setProfile()]
+    }
+
+    private func _switchboardRoute_getProfile() -> RPCRoute {
+        RPCRoute(endpoint: Profiles.getProfile, message: { body, context in
+            let message: GetProfileRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: GetProfileRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Profiles.GetProfileError) {
+                return .ok(try await self.getProfile(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: GetProfileRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> GetProfileRequest in
+                    var message = GetProfileRequest()
+                    message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
+                    message.version = try ServerBinding.path("version", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Profiles.GetProfileError) {
+                return .ok(try await self.getProfile(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
+    }
+
+    private func _switchboardRoute_setProfile() -> RPCRoute {
+        RPCRoute(endpoint: Profiles.setProfile, message: { body, context in
+            let message: SetProfileRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: SetProfileRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Profiles.SetProfileError) {
+                try await self.setProfile(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: SetProfileRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SetProfileRequest in
+                    let message = try ServerBinding.body(request, as: SetProfileRequest.self, encoding: .protobuf)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Profiles.SetProfileError) {
+                try await self.setProfile(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

@@ -116,38 +116,40 @@ public protocol SealedSenderKeysHandler: Sendable {
 extension SealedSenderKeysHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: SealedSenderKeys.getPreKeys, message: { body, context in
-                let message: GetPreKeysRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(SealedSenderKeys.GetPreKeysError) {
-                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: GetPreKeysRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> GetPreKeysRequest in
-                        var message = GetPreKeysRequest()
-                        message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
-                        message.deviceId = try ServerBinding.path("deviceId", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(SealedSenderKeys.GetPreKeysError) {
-                    return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_getPreKeys()]
+    }
+
+    private func _switchboardRoute_getPreKeys() -> RPCRoute {
+        RPCRoute(endpoint: SealedSenderKeys.getPreKeys, message: { body, context in
+            let message: GetPreKeysRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: GetPreKeysRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(SealedSenderKeys.GetPreKeysError) {
+                return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: GetPreKeysRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> GetPreKeysRequest in
+                    var message = GetPreKeysRequest()
+                    message.identifier = try ServerBinding.path("identifier", in: context, as: String.self)
+                    message.deviceId = try ServerBinding.path("deviceId", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(SealedSenderKeys.GetPreKeysError) {
+                return .ok(try await self.getPreKeys(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

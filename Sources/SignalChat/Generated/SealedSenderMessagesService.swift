@@ -140,37 +140,39 @@ public protocol SealedSenderMessagesHandler: Sendable {
 extension SealedSenderMessagesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: SealedSenderMessages.sendSealedMessage, message: { body, context in
-                let message: SendMessageRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: SendMessageRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(SealedSenderMessages.SendSealedMessageError) {
-                    return .ok(try await self.sendSealedMessage(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: SendMessageRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> SendMessageRequest in
-                        var message = try ServerBinding.body(request, as: SendMessageRequest.self, encoding: .protobuf)
-                        message.destination = try ServerBinding.path("destination", in: context, as: String.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(SealedSenderMessages.SendSealedMessageError) {
-                    return .ok(try await self.sendSealedMessage(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_sendSealedMessage()]
+    }
+
+    private func _switchboardRoute_sendSealedMessage() -> RPCRoute {
+        RPCRoute(endpoint: SealedSenderMessages.sendSealedMessage, message: { body, context in
+            let message: SendMessageRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: SendMessageRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(SealedSenderMessages.SendSealedMessageError) {
+                return .ok(try await self.sendSealedMessage(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: SendMessageRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> SendMessageRequest in
+                    var message = try ServerBinding.body(request, as: SendMessageRequest.self, encoding: .protobuf)
+                    message.destination = try ServerBinding.path("destination", in: context, as: String.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(SealedSenderMessages.SendSealedMessageError) {
+                return .ok(try await self.sendSealedMessage(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

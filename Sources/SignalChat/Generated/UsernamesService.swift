@@ -117,37 +117,39 @@ public protocol UsernamesHandler: Sendable {
 extension UsernamesHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { body, context in
-                let message: LookUpUsernameHashRequest
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: LookUpUsernameHashRequest.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Usernames.LookUpUsernameHashError) {
-                    return .ok(try await self.lookUpUsernameHash(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: LookUpUsernameHashRequest
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> LookUpUsernameHashRequest in
-                        var message = LookUpUsernameHashRequest()
-                        message.hash = try ServerBinding.path("hash", in: context, as: Data.self)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Usernames.LookUpUsernameHashError) {
-                    return .ok(try await self.lookUpUsernameHash(message, context: context), encoding: .json)
-                } catch {
-                    return error.response(encoding: .json)
-                }
-            },
-        ]
+        [_switchboardRoute_lookUpUsernameHash()]
+    }
+
+    private func _switchboardRoute_lookUpUsernameHash() -> RPCRoute {
+        RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { body, context in
+            let message: LookUpUsernameHashRequest
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: LookUpUsernameHashRequest.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Usernames.LookUpUsernameHashError) {
+                return .ok(try await self.lookUpUsernameHash(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: LookUpUsernameHashRequest
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> LookUpUsernameHashRequest in
+                    var message = LookUpUsernameHashRequest()
+                    message.hash = try ServerBinding.path("hash", in: context, as: Data.self)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Usernames.LookUpUsernameHashError) {
+                return .ok(try await self.lookUpUsernameHash(message, context: context), encoding: .json)
+            } catch {
+                return error.response(encoding: .json)
+            }
+        }
     }
 }
 

@@ -141,34 +141,39 @@ public protocol FeedsHandler: Sendable {
 extension FeedsHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Feeds.latest, message: { _, context in
-                do throws(Feeds.LatestError) {
-                    return .ok(try await self.latest(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                do throws(Feeds.LatestError) {
-                    return .ok(try await self.latest(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-            RPCRoute(endpoint: Feeds.signed, message: { _, context in
-                do throws(Feeds.SignedError) {
-                    return .ok(try await self.signed(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                do throws(Feeds.SignedError) {
-                    return .ok(try await self.signed(context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_latest(), _switchboardRoute_signed()]
+    }
+
+    private func _switchboardRoute_latest() -> RPCRoute {
+        RPCRoute(endpoint: Feeds.latest, message: { _, context in
+            do throws(Feeds.LatestError) {
+                return .ok(try await self.latest(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            do throws(Feeds.LatestError) {
+                return .ok(try await self.latest(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
+    }
+
+    private func _switchboardRoute_signed() -> RPCRoute {
+        RPCRoute(endpoint: Feeds.signed, message: { _, context in
+            do throws(Feeds.SignedError) {
+                return .ok(try await self.signed(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            do throws(Feeds.SignedError) {
+                return .ok(try await self.signed(context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

@@ -255,70 +255,75 @@ public protocol NumbersHandler: Sendable {
 extension NumbersHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Numbers.list, message: { body, context in
-                let message: PageQuery
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: PageQuery.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Numbers.ListError) {
-                    return .ok(try await self.list(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: PageQuery
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> PageQuery in
-                        var message = PageQuery()
-                        if let value = try ServerBinding.query("after", in: context, as: Int64.self) { message.after = value }
-                        if let value = try ServerBinding.query("count", in: context, as: Int32.self) { message.count = value }
-                        if let value = try ServerBinding.query("token", in: context, as: Data.self) { message.token = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Numbers.ListError) {
-                    return .ok(try await self.list(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-            RPCRoute(endpoint: Numbers.listByToken, message: { body, context in
-                let message: PageQuery
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: PageQuery.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Numbers.ListByTokenError) {
-                    return .ok(try await self.listByToken(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: PageQuery
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> PageQuery in
-                        var message = PageQuery()
-                        if let value = try ServerBinding.query("after", in: context, as: Int64.self) { message.after = value }
-                        if let value = try ServerBinding.query("count", in: context, as: Int32.self) { message.count = value }
-                        if let value = try ServerBinding.query("token", in: context, as: Data.self) { message.token = value }
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Numbers.ListByTokenError) {
-                    return .ok(try await self.listByToken(message, context: context), encoding: .protobuf)
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_list(), _switchboardRoute_listByToken()]
+    }
+
+    private func _switchboardRoute_list() -> RPCRoute {
+        RPCRoute(endpoint: Numbers.list, message: { body, context in
+            let message: PageQuery
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: PageQuery.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Numbers.ListError) {
+                return .ok(try await self.list(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: PageQuery
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> PageQuery in
+                    var message = PageQuery()
+                    if let value = try ServerBinding.query("after", in: context, as: Int64.self) { message.after = value }
+                    if let value = try ServerBinding.query("count", in: context, as: Int32.self) { message.count = value }
+                    if let value = try ServerBinding.query("token", in: context, as: Data.self) { message.token = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Numbers.ListError) {
+                return .ok(try await self.list(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
+    }
+
+    private func _switchboardRoute_listByToken() -> RPCRoute {
+        RPCRoute(endpoint: Numbers.listByToken, message: { body, context in
+            let message: PageQuery
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: PageQuery.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Numbers.ListByTokenError) {
+                return .ok(try await self.listByToken(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: PageQuery
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> PageQuery in
+                    var message = PageQuery()
+                    if let value = try ServerBinding.query("after", in: context, as: Int64.self) { message.after = value }
+                    if let value = try ServerBinding.query("count", in: context, as: Int32.self) { message.count = value }
+                    if let value = try ServerBinding.query("token", in: context, as: Data.self) { message.token = value }
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Numbers.ListByTokenError) {
+                return .ok(try await self.listByToken(message, context: context), encoding: .protobuf)
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 

@@ -109,38 +109,40 @@ public protocol PresenceHandler: Sendable {
 extension PresenceHandler {
     /// Routes for every endpoint, bound to this handler.
     public var routes: [RPCRoute] {
-        [
-            RPCRoute(endpoint: Presence.setStatus, message: { body, context in
-                let message: Status
-                do throws(RequestBindingError) {
-                    message = try ServerBinding.message(body, as: Status.self)
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Presence.SetStatusError) {
-                    try await self.setStatus(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            }) { request, context in
-                let message: Status
-                do throws(RequestBindingError) {
-                    message = try { () throws(RequestBindingError) -> Status in
-                        let message = try ServerBinding.body(request, as: Status.self, encoding: .protobuf)
-                        return message
-                    }()
-                } catch {
-                    return ServerBinding.badRequest(error)
-                }
-                do throws(Presence.SetStatusError) {
-                    try await self.setStatus(message, context: context)
-                    return .ok
-                } catch {
-                    return error.response(encoding: .protobuf)
-                }
-            },
-        ]
+        [_switchboardRoute_setStatus()]
+    }
+
+    private func _switchboardRoute_setStatus() -> RPCRoute {
+        RPCRoute(endpoint: Presence.setStatus, message: { body, context in
+            let message: Status
+            do throws(RequestBindingError) {
+                message = try ServerBinding.message(body, as: Status.self)
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Presence.SetStatusError) {
+                try await self.setStatus(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }) { request, context in
+            let message: Status
+            do throws(RequestBindingError) {
+                message = try { () throws(RequestBindingError) -> Status in
+                    let message = try ServerBinding.body(request, as: Status.self, encoding: .protobuf)
+                    return message
+                }()
+            } catch {
+                return ServerBinding.badRequest(error)
+            }
+            do throws(Presence.SetStatusError) {
+                try await self.setStatus(message, context: context)
+                return .ok
+            } catch {
+                return error.response(encoding: .protobuf)
+            }
+        }
     }
 }
 
