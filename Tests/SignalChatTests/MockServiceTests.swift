@@ -73,6 +73,24 @@ import Testing
         #expect(mock.lookUpUsernameHashMock.callCount == 1)
     }
 
+    /// A stub slower than the call's timeout times out, as a real call would against a slow
+    /// server; a fast one is unaffected by a timeout.
+    @Test func aStubSlowerThanTheTimeoutTimesOut() async throws {
+        let mock = MockUsernamesService()
+        mock.lookUpUsernameHashMock.stub { _ in
+            try? await Task.sleep(for: .seconds(60))
+            return .success(LookUpUsernameHashResponse(uuid: "late"))
+        }
+        let started = ContinuousClock.now
+        let slow = await mock.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(100)))
+        #expect(slow.transportError == .timeout)
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(mock.lookUpUsernameHashMock.callCount == 1)
+        mock.lookUpUsernameHashMock.stub(returning: .success(LookUpUsernameHashResponse(uuid: "soon")))
+        let fast = await mock.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(60)))
+        #expect(fast.value?.uuid == "soon")
+    }
+
     @Test func callsRecordTheirKeysAndVoidEndpointsWork() async {
         let mock = MockSealedSenderMessagesService()
         mock.sendSealedMessageMock.stub(returning: .success(SendMessageResponse(needsSync: true)))

@@ -4,8 +4,10 @@
 /// ``TransportError/notStubbed(rpcName:)`` when there is neither. Every call is
 /// recorded with its decoded request and its ``CallOptions``. As with a real client, a call
 /// from a cancelled task fails with ``TransportError/cancelled`` without being recorded, and
-/// cancelling a call whose stub is still working ends it with `cancelled` at once. Safe to
-/// use from any task.
+/// cancelling a call whose stub is still working ends it with `cancelled` at once; a call
+/// with a timeout in its ``CallOptions`` whose stub outlasts it ends with
+/// ``TransportError/timeout``, as a real call does (the endpoint's own timeout is the
+/// generated client's to apply, not a mock's). Safe to use from any task.
 public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointError: Error & Sendable>: Sendable {
     /// The endpoint's RPC name, used in "not stubbed" failures.
     public let rpcName: String
@@ -63,11 +65,20 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
         // cancellation, as a real call does.
         let answer = FirstAnswer<RequestResult<Response, EndpointError>>()
         let running = Task { _ = answer.offer(await stub(request)) }
-        return await withTaskCancellationHandler {
+        // A stub slower than the caller's timeout (a slow server in a test) times out.
+        let timer = options.timeout.map { timeout in
+            Task {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled, answer.offer(.failure(.timeout)) { running.cancel() }
+            }
+        }
+        let result = await withTaskCancellationHandler {
             await answer.value
         } onCancel: {
             _ = answer.offer(.failure(.cancelled))
             running.cancel()
         }
+        timer?.cancel()
+        return result
     }
 }
