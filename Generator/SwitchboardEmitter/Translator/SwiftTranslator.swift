@@ -77,8 +77,12 @@ public struct SwiftTranslator: Sendable {
             let declarations = ServiceTranslator(mapping: mapping, access: options.accessLevel, service: service).declarations()
             files.append(file(named: "\(service.name)Service", from: service.file, declarations: declarations))
         }
-        if !schema.keys.isEmpty {
-            files.append(file(named: "Credentials", from: 0, declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
+        if let first = schema.keys.first {
+            // Named after what keys are for, from the schema file that declares the first one;
+            // beside a type of that name, a name no type can have.
+            let taken = files.contains { $0.path == "Credentials.swift" }
+            files.append(file(named: taken ? "Credentials+Keys" : "Credentials", from: first.location.file,
+                              declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
         }
         return files.sorted { $0.path < $1.path }
     }
