@@ -21,4 +21,12 @@ import Testing
         #expect(message.serializedBytes() == ChatMessage(id: "1").serializedBytes(), "a cleared field is not written")
         #expect(!(try ChatMessage(serializedBytes: message.serializedBytes())).hasCreatedAt)
     }
+
+    /// JSON in `Data`, by swift-protobuf's names.
+    @Test func jsonInDataRoundTrips() throws {
+        let message = ChatMessage(id: "1", senderId: 7)
+        let data = try message.jsonUTF8Data()
+        #expect(data == Data(try message.jsonUTF8Bytes()))
+        #expect(try ChatMessage(jsonUTF8Data: data) == message)
+    }
 }

@@ -42,7 +42,7 @@ public enum SwiftNames {
     /// Members every generated message has; a field with one of these names is renamed.
     static let messageMembers: Set<String> = [
         "unknownFields", "serializedSize", "serialize", "decodeFields", "encodeJSONFields", "decodeJSONFields",
-        "protoMessageName", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "hashValue",
+        "protoMessageName", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "jsonUTF8Data", "hashValue",
         "description", "debugDescription", "customMirror", "recipientID",
     ]
 

@@ -37,4 +37,16 @@ extension ProtoMessage {
     public func jsonString() throws(JSONEncodingError) -> String {
         String(decoding: try jsonUTF8Bytes(), as: UTF8.self)
     }
+
+    /// Decodes a message from canonical protobuf JSON in `Data`, as swift-protobuf's
+    /// `init(jsonUTF8Data:options:)` does.
+    public init(jsonUTF8Data data: Data, options: JSONDecodingOptions = .init()) throws(JSONDecodingError) {
+        try self.init(jsonUTF8Bytes: data, options: options)
+    }
+
+    /// Encodes the message as canonical protobuf JSON in `Data`, as swift-protobuf's
+    /// `jsonUTF8Data()` does.
+    public func jsonUTF8Data() throws(JSONEncodingError) -> Data {
+        Data(try jsonUTF8Bytes())
+    }
 }
