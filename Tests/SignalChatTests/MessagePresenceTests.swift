@@ -30,3 +30,20 @@ import Testing
         #expect(try ChatMessage(jsonUTF8Data: data) == message)
     }
 }
+
+/// A handler reads a schema key from its request: the header decoded into the key's type, or
+/// nil when absent, repeated or malformed (handlers decoded base64 headers by hand).
+@Suite struct RequestKeyTests {
+    @Test func aHandlerReadsItsKeyFromTheContext() {
+        let key = AccessKey(Data([1, 2, 3]))
+        #expect(AccessKey(headerValue: key.headerValue) == key)
+        #expect(ServerContext(auth: .none, headers: [AccessKey.headerName: key.headerValue]).key(AccessKey.self) == key)
+        #expect(ServerContext(auth: .none, headers: ["unidentified-access-key": key.headerValue]).key(AccessKey.self) == key, "header names ignore case")
+        #expect(ServerContext(auth: .none).key(AccessKey.self) == nil)
+        #expect(ServerContext(auth: .none, headers: [AccessKey.headerName: "not base64!"]).key(AccessKey.self) == nil)
+        var twice = RPCHeaders()
+        twice.add(AccessKey.headerName, key.headerValue)
+        twice.add(AccessKey.headerName, key.headerValue)
+        #expect(ServerContext(auth: .none, headers: twice).key(AccessKey.self) == nil, "given twice is no key")
+    }
+}

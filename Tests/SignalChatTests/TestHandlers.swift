@@ -56,7 +56,7 @@ struct TestSealedSenderKeys: SealedSenderKeysHandler {
     static let accessKey = AccessKey(Data(repeating: 7, count: 16))
 
     func getPreKeys(_ request: GetPreKeysRequest, context: ServerContext) async throws(SealedSenderKeys.GetPreKeysError) -> PreKeyBundle {
-        guard context.headers[AccessKey.headerName] == Self.accessKey.headerValue else { throw .unauthorized }
+        guard context.key(AccessKey.self) == Self.accessKey else { throw .unauthorized }
         return PreKeyBundle(identityKey: Data([9]), devices: [])
     }
 }

@@ -160,7 +160,7 @@ import Testing
 
     @Test func credentialsAreRedacted() throws {
         let text = try file("Credentials.swift")
-        #expect(text.contains("public struct ApiKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {"))
+        #expect(text.contains("public struct ApiKey: RequestKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {"))
         #expect(text.contains("\"ApiKey([REDACTED])\""))
         // `dump` and `Mirror` see no children at all.
         #expect(text.contains("Mirror(self, children: [(label: String?, value: Any)](), displayStyle: .struct)"))

@@ -77,7 +77,7 @@ public enum SwiftNames {
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
         "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff",
         "Pagination", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection", "CountryAvailability", "ServiceUnavailability",
-        "URLAuthority",
+        "URLAuthority", "RequestKey",
     ]
 
     /// Whether a generated type may not take `name`: a keyword backticks cannot rescue, or

@@ -7,7 +7,7 @@ import SwitchboardRuntime
 /// The sealed-sender access key of the recipient, for sends without an account.
 ///
 /// Sent as the `Unidentified-Access-Key` header. Its description is always redacted.
-public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct AccessKey: RequestKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Unidentified-Access-Key"
 
@@ -22,6 +22,12 @@ public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebu
     /// The header's value.
     public var headerValue: String {
         value.base64EncodedString()
+    }
+
+    /// The credential a header value carries, or nil when it is not one.
+    public init?(headerValue: String) {
+        guard let value = Data(base64Encoded: headerValue) else { return nil }
+        self.value = value
     }
 
     public var description: String {
@@ -41,7 +47,7 @@ public struct AccessKey: Sendable, Hashable, CustomStringConvertible, CustomDebu
 /// A group send endorsement, the alternative to an access key for group sends.
 ///
 /// Sent as the `Group-Send-Token` header. Its description is always redacted.
-public struct GroupSendToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct GroupSendToken: RequestKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Group-Send-Token"
 
@@ -56,6 +62,12 @@ public struct GroupSendToken: Sendable, Hashable, CustomStringConvertible, Custo
     /// The header's value.
     public var headerValue: String {
         value.base64EncodedString()
+    }
+
+    /// The credential a header value carries, or nil when it is not one.
+    public init?(headerValue: String) {
+        guard let value = Data(base64Encoded: headerValue) else { return nil }
+        self.value = value
     }
 
     public var description: String {

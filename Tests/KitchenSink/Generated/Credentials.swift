@@ -7,7 +7,7 @@ import SwitchboardRuntime
 /// A token proving the caller may read a feed.
 ///
 /// Sent as the `Feed-Token` header. Its description is always redacted.
-public struct FeedToken: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct FeedToken: RequestKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Feed-Token"
 
@@ -22,6 +22,12 @@ public struct FeedToken: Sendable, Hashable, CustomStringConvertible, CustomDebu
     /// The header's value.
     public var headerValue: String {
         value.base64EncodedString()
+    }
+
+    /// The credential a header value carries, or nil when it is not one.
+    public init?(headerValue: String) {
+        guard let value = Data(base64Encoded: headerValue) else { return nil }
+        self.value = value
     }
 
     public var description: String {
@@ -41,7 +47,7 @@ public struct FeedToken: Sendable, Hashable, CustomStringConvertible, CustomDebu
 /// A second credential some feeds want as well.
 ///
 /// Sent as the `Feed-Signature` header. Its description is always redacted.
-public struct FeedSignature: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct FeedSignature: RequestKey, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The header the credential travels in.
     public static let headerName = "Feed-Signature"
 
@@ -56,6 +62,12 @@ public struct FeedSignature: Sendable, Hashable, CustomStringConvertible, Custom
     /// The header's value.
     public var headerValue: String {
         value.base64EncodedString()
+    }
+
+    /// The credential a header value carries, or nil when it is not one.
+    public init?(headerValue: String) {
+        guard let value = Data(base64Encoded: headerValue) else { return nil }
+        self.value = value
     }
 
     public var description: String {
