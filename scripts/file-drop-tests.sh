@@ -54,6 +54,12 @@ echo '{}' >"$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json"
   && [ -e "$work/catalogue/usernames/look_up_username_hash/app/mine.jtd.json" ] \
   && pass "export-catalogue leaves request folders alone" || fail "export-catalogue leaves request folders alone"
 rm -rf "$work/catalogue/usernames/look_up_username_hash"
+# A provider's folder the export did not write keeps its files, whatever their names.
+mkdir -p "$work/catalogue/unrelated"
+echo 'spec: mine' >"$work/catalogue/unrelated/definition.yml"
+echo '{}' >"$work/catalogue/unrelated/thing.jtd.json"
+"$bin" export-catalogue schema --output "$work/catalogue" --check >/dev/null 2>&1 && "$bin" export-catalogue schema --output "$work/catalogue" >/dev/null 2>&1   && [ -e "$work/catalogue/unrelated/definition.yml" ] && [ -e "$work/catalogue/unrelated/thing.jtd.json" ]   && pass "export-catalogue leaves folders it did not write alone" || fail "export-catalogue leaves folders it did not write alone"
+rm -rf "$work/catalogue/unrelated"
 # rpcs whose names snake_case alike would share a file: refused, not overwritten.
 mkdir -p "$work/snake"
 printf 'package p\nmessage M { 1 x: string }\nservice S {\n  auth none\n  rpc getURL(M) -> M { POST "/v1/a" }\n  rpc getUrl(M) -> M { POST "/v1/b" }\n}\n' >"$work/snake/s.sb"
@@ -73,6 +79,24 @@ for service in index["services"]:
         assert endpoint["rpc"].startswith(service["spec"] + "/") and endpoint["folder"], endpoint
 PY
 then pass "PyYAML reads services.yml and every definition.yml as written"; else fail "PyYAML reads the catalogue"; fi
+# Names YAML 1.1 reads as booleans or null (service Yes, rpc on, errors no/null/off) come back
+# as strings; a schema without services lists none (not null).
+mkdir -p "$work/yamlish" "$work/empty-schema"
+printf 'package p\nmessage M { 1 x: string }\nservice Yes {\n  auth none\n  rpc on(M) -> M {\n    POST "/v1/on"\n    error 404 no\n    error 409 null\n    error 410 off\n  }\n}\n' >"$work/yamlish/s.sb"
+printf 'package q\nmessage M { 1 x: string }\n' >"$work/empty-schema/s.sb"
+if "$bin" export-catalogue "$work/yamlish" --output "$work/yamlish-out" >/dev/null 2>&1 && "$bin" export-catalogue "$work/empty-schema" --output "$work/empty-out" >/dev/null 2>&1 \
+   && python3 - "$work/yamlish-out" "$work/empty-out" <<'PY'
+import sys, yaml
+index = yaml.safe_load(open(f"{sys.argv[1]}/services.yml"))
+service = index["services"][0]
+assert service["spec"] == "p.Yes" and service["folder"] == "yes", service
+definition = yaml.safe_load(open(f"{sys.argv[1]}/yes/definition.yml"))
+endpoint = definition["endpoints"][0]
+assert endpoint["spec"] == "on" and endpoint["folder"] == "on", endpoint
+assert [error["name"] for error in endpoint["errors"]] == ["no", "null", "off"], endpoint["errors"]
+assert yaml.safe_load(open(f"{sys.argv[2]}/services.yml"))["services"] == [], "no services is an empty list"
+PY
+then pass "names YAML would read as booleans or null are quoted; no services is []"; else fail "names YAML would read as booleans or null are quoted"; fi
 
 start_provider() {
   "$demo" provider "$work/catalogue" "$work/served.log" >>"$work/provider.log" 2>&1 &

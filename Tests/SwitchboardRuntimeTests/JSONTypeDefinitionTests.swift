@@ -45,6 +45,16 @@ import Testing
                         reactions: [ChatMessage.Reaction(emoji: "👍", userIds: [1, UInt64.max])]),
         ], hasMore: true)
         documents.append((history, Data(try page.jsonUTF8Bytes())))
+        // Well-known types as whole documents (a Struct response, an Empty request) have their
+        // JSON forms, not their message shapes (from the catalogue review).
+        let timestamp = try Self.definitionFile(conformance, "google.protobuf.Timestamp", in: folder)
+        documents.append((timestamp, Data(try ProtoTimestamp(seconds: 1_700_000_000, nanos: 0).jsonUTF8Bytes())))
+        let structure = try Self.definitionFile(conformance, "google.protobuf.Struct", in: folder)
+        documents.append((structure, Data(try ProtoStruct(jsonString: #"{"a": 1, "b": [true, "x"], "c": {"d": null}}"#).jsonUTF8Bytes())))
+        let value = try Self.definitionFile(conformance, "google.protobuf.Value", in: folder)
+        documents.append((value, Data(try ProtoValue(jsonString: "3").jsonUTF8Bytes())))
+        let empty = try Self.definitionFile(conformance, "google.protobuf.Empty", in: folder)
+        documents.append((empty, Data(try ProtoEmpty().jsonUTF8Bytes())))
         // And a document that breaks its definition must be refused: the check can fail.
         documents.append((history, Data(#"{"messages": [{"id": 5}]}"#.utf8)))
 

@@ -14,6 +14,9 @@ public struct JSONTypeDefinition {
     /// The root definition of `message`, with a definition for every message it reaches, as
     /// JSON text with sorted keys (deterministic).
     public func document(for message: Int) -> String {
+        // A well-known type as the whole document (a Struct response, an Empty request) has
+        // its special JSON form, as nested fields of it have; not its protobuf message shape.
+        if let special = specialForm(message) { return render(special, indent: "") }
         var needed: [Int] = []
         var seen: Set<Int> = []
         var queue = [message]
