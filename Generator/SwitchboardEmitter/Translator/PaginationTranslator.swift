@@ -108,9 +108,10 @@ struct PaginationTranslator {
         var body: [CodeLine] = []
         var first = "request"
         if let limit = pagination.limitField {
-            body.append(.line("var first = request"))
-            body.append(.line("if let pageSize { first.\(request.fields[limit].swiftName) = pageSize }"))
-            first = "first"
+            // Not `first`: a key of that name is a parameter of this call.
+            body.append(.line("var firstPageRequest = request"))
+            body.append(.line("if let pageSize { firstPageRequest.\(request.fields[limit].swiftName) = pageSize }"))
+            first = "firstPageRequest"
         }
         let call = (["request"] + keyArguments + ["options: options"]).joined(separator: ", ")
         body.append(.enclosed("return PageSequence(firstRequest: \(first), pagination: \(namespace).\(propertyName)) { request in", [
@@ -121,7 +122,7 @@ struct PaginationTranslator {
             .function(SwiftFunction(
                 documentation: [
                     "Every page of `\(endpoint.swiftName)`, each fetched when the sequence is iterated, from `request`'s cursor on",
-                    "(none for the first page); it ends after the last page and throws the first call's error.",
+                    "(none for the first page); it ends after the last page, and throws the error of the first call that fails.",
                     "How pages follow: \(summary()).",
                 ],
                 access: access, signature: "func \(endpoint.swiftName)Pages", parameters: parameters,

@@ -33,7 +33,11 @@ extension SchemaValidator {
         }
         var limit: Int?
         if let token = lines["limit"], let index = paginationField(token, in: requestMessage, role: "the page size") {
-            if case let .scalar(scalar)? = singleValueType(requestMessage.fields[index]), Self.integerScalars.contains(scalar) {
+            if index == cursor {
+                // The page size would be written over the first cursor: pageSize 50 would
+                // start at offset 50 and skip the first items.
+                diagnostics.error(.invalidPagination, "the page size '\(token.text)' is the cursor too; name two fields", at: token.location)
+            } else if case let .scalar(scalar)? = singleValueType(requestMessage.fields[index]), Self.integerScalars.contains(scalar) {
                 limit = index
             } else {
                 diagnostics.error(.invalidPagination, "the page size '\(token.text)' must be an integer field", at: token.location)

@@ -34,6 +34,8 @@ public enum SwiftNames {
     /// not shadow or repeat.
     public static let callLocals: Set<String> = [
         "request", "options", "path", "headers", "bodyMessage", "body", "rpcRequest", "transport", "interceptors", "context",
+        // And those of the paged calls (`listPages(pageSize:)`).
+        "pageSize", "firstPageRequest",
     ]
 
     /// Names backticks cannot rescue (`x.self` and `x.Type` mean something else), renamed with `_`.

@@ -107,16 +107,16 @@ extension ChatLobbyService {
     }
 
     /// Every page of `listChats`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
     /// How pages follow: the cursor `beforeId`, the items `chats`, the next cursor from `nextBeforeId`.
     public func listChatsPages(
         _ request: ListChatsRequest = ListChatsRequest(),
         pageSize: UInt32? = nil,
         options: CallOptions = CallOptions()
     ) -> PageSequence<ListChatsRequest, ListChatsResponse, ChatSummary, ChatLobby.ListChatsError> {
-        var first = request
-        if let pageSize { first.limit = pageSize }
-        return PageSequence(firstRequest: first, pagination: ChatLobby.listChatsPagination) { request in
+        var firstPageRequest = request
+        if let pageSize { firstPageRequest.limit = pageSize }
+        return PageSequence(firstRequest: firstPageRequest, pagination: ChatLobby.listChatsPagination) { request in
             await self.listChats(request, options: options)
         }
     }

@@ -249,16 +249,16 @@ extension ChatRoomService {
     }
 
     /// Every page of `getHistory`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
     /// How pages follow: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
     public func getHistoryPages(
         _ request: ChatHistoryRequest = ChatHistoryRequest(),
         pageSize: UInt32? = nil,
         options: CallOptions = CallOptions()
     ) -> PageSequence<ChatHistoryRequest, ChatHistoryResponse, ChatMessage, ChatRoom.GetHistoryError> {
-        var first = request
-        if let pageSize { first.limit = pageSize }
-        return PageSequence(firstRequest: first, pagination: ChatRoom.getHistoryPagination) { request in
+        var firstPageRequest = request
+        if let pageSize { firstPageRequest.limit = pageSize }
+        return PageSequence(firstRequest: firstPageRequest, pagination: ChatRoom.getHistoryPagination) { request in
             await self.getHistory(request, options: options)
         }
     }

@@ -132,16 +132,16 @@ extension NumbersService {
     }
 
     /// Every page of `list`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
     /// How pages follow: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false.
     public func listPages(
         _ request: PageQuery = PageQuery(),
         pageSize: Int32? = nil,
         options: CallOptions = CallOptions()
     ) -> PageSequence<PageQuery, NumberPage, Numbered, Numbers.ListError> {
-        var first = request
-        if let pageSize { first.count = pageSize }
-        return PageSequence(firstRequest: first, pagination: Numbers.listPagination) { request in
+        var firstPageRequest = request
+        if let pageSize { firstPageRequest.count = pageSize }
+        return PageSequence(firstRequest: firstPageRequest, pagination: Numbers.listPagination) { request in
             await self.list(request, options: options)
         }
     }
@@ -172,7 +172,7 @@ extension NumbersService {
     }
 
     /// Every page of `listByToken`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page and throws the first call's error.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
     /// How pages follow: the cursor `token`, the items `numbers`, the next cursor from `nextToken`.
     public func listByTokenPages(
         _ request: PageQuery = PageQuery(),
