@@ -100,6 +100,18 @@ package enum CommandLineTool {
         try? handle.write(contentsOf: Data(text.utf8))
     }
 
+    /// A `--check`'s report: each problem on standard output, then the verdict; the exit status
+    /// (0 up to date, 1 stale).
+    package static func reportCheck(_ problems: [String], upToDate: String, stale: String) -> Int32 {
+        if problems.isEmpty {
+            print("switchboard: \(upToDate)")
+            return 0
+        }
+        for problem in problems { print(problem) }
+        printError("switchboard: \(stale)")
+        return 1
+    }
+
     /// At most `limit` bytes from `handle` (a file, a pipe or standard input), or a usage
     /// error naming `what`: a FIFO or `/dev/zero` must not grow memory without end, and a
     /// read error (a directory given as standard input) is reported, not a trap.

@@ -33,13 +33,8 @@ package enum ExportCatalogueCommand {
                 }
             }
             problems += extra.map { "extra: \(output)/\($0)" }
-            if problems.isEmpty {
-                print("switchboard: \(files.count) catalogue files in \(output) are up to date")
-                return 0
-            }
-            for problem in problems { print(problem) }
-            CommandLineTool.printError("switchboard: the catalogue in \(output) is stale; run `switchboard export-catalogue`")
-            return 1
+            return CommandLineTool.reportCheck(problems, upToDate: "\(files.count) catalogue files in \(output) are up to date",
+                                               stale: "the catalogue in \(output) is stale; run `switchboard export-catalogue`")
         }
         if let first = linked.first {
             CommandLineTool.printError("switchboard: error: \(output)/\(first) is a symbolic link; the catalogue is written into real folders only")

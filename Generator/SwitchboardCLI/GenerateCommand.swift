@@ -43,14 +43,8 @@ package enum GenerateCommand {
         }
         let plan = OutputPlan(directory: outputDirectory, files: files)
         if arguments.flags.contains("--check") {
-            let problems = plan.problems()
-            if problems.isEmpty {
-                print("switchboard: \(files.count) generated files in \(outputPath) are up to date")
-                return 0
-            }
-            for problem in problems { print(problem) }
-            CommandLineTool.printError("switchboard: generated code in \(outputPath) is stale; run `switchboard generate`")
-            return 1
+            return CommandLineTool.reportCheck(plan.problems(), upToDate: "\(files.count) generated files in \(outputPath) are up to date",
+                                               stale: "generated code in \(outputPath) is stale; run `switchboard generate`")
         }
         do {
             let outcome = try plan.apply()
