@@ -41,8 +41,9 @@ extension CommandLineTool {
             call --url <ws-url> <Service.endpoint> [<json>|-] [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>]
                  [--key <name>=<value>]... [--header "<Name>: <value>"]... [--timeout <seconds>] [--verbose]
                  [--transport websocket|grpc]
-                Send one request over a chat connection: JSON in, the binary or JSON body the schema
-                says on the wire, the decoded response (or the typed error) out as JSON. --verbose
+                Send one request over a chat connection: JSON in (- reads at most 64 MiB of standard
+                input), the binary or JSON body the schema says on the wire, the decoded response
+                (or the typed error) out as JSON. --verbose
                 prints the request and response heads to standard error, secrets redacted.
                 Credentials may also come from $SWITCHBOARD_CREDENTIALS, out of the process list.
                 --transport grpc calls the endpoint's rpcName over gRPC instead: --url is then

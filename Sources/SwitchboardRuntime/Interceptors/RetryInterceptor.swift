@@ -22,16 +22,22 @@ public struct RetryInterceptor: ClientInterceptor {
         /// The longest `Retry-After` worth waiting for (60 s); a server asking for more is
         /// answered with its response, for the app to decide.
         public var maximumRetryAfter: Duration
+        /// The least time a retry must have before the call's deadline once its wait is over
+        /// (1 s; at least what the last attempt took, too); with less, the answer in hand is
+        /// returned rather than turned into a timeout.
+        public var minimumTimeForRetry: Duration
 
         /// Creates a policy.
         public init(
             maximumAttempts: Int = 3, backoff: RetryBackoff = RetryBackoff(),
-            retryableStatuses: Set<Int> = [429, 502, 503, 504], maximumRetryAfter: Duration = .seconds(60)
+            retryableStatuses: Set<Int> = [429, 502, 503, 504], maximumRetryAfter: Duration = .seconds(60),
+            minimumTimeForRetry: Duration = .seconds(1)
         ) {
             self.maximumAttempts = maximumAttempts
             self.backoff = backoff
             self.retryableStatuses = retryableStatuses
             self.maximumRetryAfter = maximumRetryAfter
+            self.minimumTimeForRetry = minimumTimeForRetry
         }
     }
 
@@ -65,12 +71,12 @@ public struct RetryInterceptor: ClientInterceptor {
                 outcome = .failure(error)
             }
             failures += 1
-            // A retry needs time left after its wait: at least what this attempt took, and a
-            // second. One that would start just before the deadline would only turn the answer
+            // A retry needs time left after its wait: at least what this attempt took, and
+            // the policy's minimum. One that would start just before the deadline would only turn the answer
             // in hand (a 429 with its Retry-After, say) into a timeout.
             let attemptTook = ContinuousClock.now - started
             guard failures < policy.maximumAttempts, idempotent || outcome.neverSent, let delay = retryDelay(after: outcome, failures: failures),
-                  request.deadline.map({ ContinuousClock.now.advanced(by: delay + max(attemptTook, .seconds(1))) < $0 }) ?? true else {
+                  request.deadline.map({ ContinuousClock.now.advanced(by: delay + max(attemptTook, policy.minimumTimeForRetry)) < $0 }) ?? true else {
                 return try outcome.get()
             }
             do {
