@@ -125,7 +125,7 @@ enum CallCommand {
             return 0
         case let .declaredError(name, status, body, retryAfter):
             var text = "switchboard: \(endpoint.service.name).\(endpoint.endpoint.name) failed: \(name) (status \(status))"
-            if let retryAfter { text += ", retry after \(retryAfter.components.seconds) s" }
+            if let retryAfter { text += ", retry after \(RPCResponse.retryAfterValue(retryAfter)) s" }
             if let body { text += "\n" + codec.encode(body) }
             CommandLineTool.printError(text)
             return 1

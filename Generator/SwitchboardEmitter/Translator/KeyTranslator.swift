@@ -18,7 +18,8 @@ struct KeyTranslator {
                 decoding = [.line("value = headerValue")]
             case .bearer:
                 headerValue = "\"Bearer \" + value"
-                decoding = [.line("guard headerValue.hasPrefix(\"Bearer \") else { return nil }"), .line("value = String(headerValue.dropFirst(7))")]
+                // The scheme's name is case-insensitive (RFC 7235): `bearer abc` is a token too.
+                decoding = [.line("guard headerValue.prefix(7).lowercased() == \"bearer \" else { return nil }"), .line("value = String(headerValue.dropFirst(7))")]
             }
             var documentation = key.documentation
             if !documentation.isEmpty { documentation.append("") }

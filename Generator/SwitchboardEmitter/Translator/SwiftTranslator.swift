@@ -80,7 +80,8 @@ public struct SwiftTranslator: Sendable {
         if let first = schema.keys.first {
             // Named after what keys are for, from the schema file that declares the first one;
             // beside a type of that name, a name no type can have.
-            let taken = files.contains { $0.path == "Credentials.swift" }
+            // Compared without case: macOS's default file system holds one of the two.
+            let taken = files.contains { $0.path.lowercased() == "credentials.swift" }
             files.append(file(named: taken ? "Credentials+Keys" : "Credentials", from: first.location.file,
                               declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
         }
