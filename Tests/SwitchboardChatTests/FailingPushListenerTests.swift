@@ -31,17 +31,9 @@ struct FailingPushListenerTests {
     @Test func aFailedListenerAnswers500AndQueueEmptyStillArrives() async throws {
         let server = try ChatServer(routes: [])
         defer { server.stop() }
-        let diagnostics = Locked<[ChatDiagnostic]>([])
-        let records = Locked<[LoggingInterceptor.Record]>([])
-        let logging = LoggingInterceptor(detail: .heads, events: Messages.descriptor.events) { record in records.withLock { $0.append(record) } }
         let listener = Listener(failing: ["g-2"])
-        let connection = try await ChatClient.connectAuthenticated(
-            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
-            options: .init(keepalive: nil, diagnostics: { diagnostic in diagnostics.withLock { $0.append(diagnostic) } },
-                           pushInterceptors: [logging])
-        ) { request in
-            await Messages.dispatch(request, to: listener)
-        }
+        let observed = try await ObservedConnection.open(to: server, logging: .heads) { request in await Messages.dispatch(request, to: listener) }
+        let (connection, diagnostics, records) = (observed.connection, observed.diagnostics, observed.records)
         let client = try #require(await server.client(at: 0))
         let queue = PushQueue([Self.message("g-1"), Self.message("g-2"), Self.message("g-3")])
         // An ack timeout far beyond the time limit: an unanswered push would stall this pass.

@@ -21,16 +21,8 @@ struct UndecodablePushTests {
         let server = try ChatServer(routes: [])
         defer { server.stop() }
         let listener = Listener()
-        let diagnostics = Locked<[ChatDiagnostic]>([])
-        let records = Locked<[LoggingInterceptor.Record]>([])
-        let logging = LoggingInterceptor(detail: .bodies, events: Messages.descriptor.events) { record in records.withLock { $0.append(record) } }
-        let connection = try await ChatClient.connectAuthenticated(
-            to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
-            options: .init(keepalive: nil, diagnostics: { diagnostic in diagnostics.withLock { $0.append(diagnostic) } },
-                           pushInterceptors: [logging])
-        ) { request in
-            await Messages.dispatch(request, to: listener)
-        }
+        let observed = try await ObservedConnection.open(to: server, logging: .bodies) { request in await Messages.dispatch(request, to: listener) }
+        let (connection, diagnostics, records) = (observed.connection, observed.diagnostics, observed.records)
         let client = try #require(await server.client(at: 0))
         // Field 2 (sourceServiceId, a string) holding invalid UTF-8.
         let broken = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data([0x12, 0x02, 0xFF, 0xFE]))
