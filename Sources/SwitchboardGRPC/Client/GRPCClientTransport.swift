@@ -53,20 +53,26 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         // JSON only when asked for, and only from a generated message (the dynamic codec's
         // requests arrive as protobuf bytes).
         let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil
-        let message: [UInt8]
+        let framed: [UInt8]
         if json, let typed = request.message {
+            let message: [UInt8]
             do throws(JSONEncodingError) {
                 message = try typed.jsonUTF8Bytes()
             } catch {
                 throw .invalidRequest("\(request.endpoint.rpcName)'s request cannot be written as JSON: \(error)")
             }
+            try checkSendSize(message.count)
+            framed = GRPCMessageFramer.frame(message)
+        } else if let typed = request.message {
+            // Encoded behind its prefix: the message is not copied into a framed buffer.
+            let size = typed.serializedSize()
+            try checkSendSize(size)
+            framed = GRPCMessageFramer.frame(typed, size: size)
         } else {
-            message = request.message?.serializedBytes() ?? request.messageBytes.map { Array($0) } ?? []
+            let message = request.messageBytes.map { Array($0) } ?? []
+            try checkSendSize(message.count)
+            framed = GRPCMessageFramer.frame(message)
         }
-        guard message.count <= options.maximumSendMessageSize else {
-            throw .invalidRequest("a request message of \(message.count) bytes exceeds the maximum of \(options.maximumSendMessageSize)")
-        }
-        let framed = GRPCMessageFramer.frame(message)
         // A stream the server never processed (GOAWAY, REFUSED_STREAM) is retried once on a
         // new connection, whatever the method: it cannot have had an effect.
         for attempt in 0..<2 {
@@ -86,6 +92,12 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             }
         }
         throw .disconnected(reason: "the server did not process the call")
+    }
+
+    private func checkSendSize(_ size: Int) throws(TransportError) {
+        guard size <= options.maximumSendMessageSize else {
+            throw .invalidRequest("a request message of \(size) bytes exceeds the maximum of \(options.maximumSendMessageSize)")
+        }
     }
 
     /// Closes the connection gracefully; later calls open a new one. A connect under way is

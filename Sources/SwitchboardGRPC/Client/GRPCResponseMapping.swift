@@ -63,12 +63,12 @@ enum GRPCResponseMapping {
         keep(call.headers)
         keep(call.trailers)
         if code == .ok {
-            guard call.messages.count == 1 else {
-                throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messages.count) messages", details: nil)
+            guard call.messageCount == 1, let body = call.message else {
+                throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil)
             }
             let json = contentType.hasPrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
             metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
-            return RPCResponse(status: 200, headers: metadata, body: Data(call.messages[0]), message: "OK")
+            return RPCResponse(status: 200, headers: metadata, body: Data(body), message: "OK")
         }
         let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)
         // The exact declared error, from a Switchboard server.

@@ -6,7 +6,10 @@ import SwitchboardRuntime
 /// What a gRPC call's stream delivered, before it is read as a status.
 struct GRPCCallResponse: Sendable {
     var headers: [HPACKHeader]
-    var messages: [[UInt8]]
+    /// The first message, as a slice of the DATA bytes it came in.
+    var message: ArraySlice<UInt8>?
+    /// How many messages came (a unary answer has one).
+    var messageCount: Int
     var trailers: [HPACKHeader]
 }
 
@@ -28,15 +31,17 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let options: GRPCClientOptions
     private let headers: [HPACKHeader]
 
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Outcome, Never>?
+    /// The connection's lock for its streams' own state: one per connection, not one per call.
+    private var lock: AdaptiveLock { connection.streamStateLock }
+    private var continuation: UnsafeContinuation<Outcome, Never>?
     private var outcome: Outcome?
     private var streamID: UInt32?
     private var openToken: UInt64?
     // Loop-confined.
     private var responseHeaders: [HPACKHeader] = []
     private var trailers: [HPACKHeader] = []
-    private var messages: [[UInt8]] = []
+    private var message: ArraySlice<UInt8>?
+    private var messageCount = 0
     private var deframer: GRPCMessageDeframer
 
     init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead, json: Bool) {
@@ -50,7 +55,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     func run() async -> Outcome {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let ready: Outcome? = lock.withLock {
                     if let outcome { return outcome }
                     self.continuation = continuation
@@ -77,8 +82,9 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             }
         }
         // The request message goes out with the headers, in one write.
-        let token = connection.openStream(headers: headers, endStream: true, body: framedMessage, delegate: self) { [weak self] opened in
-            guard let self else { return }
+        let token = connection.openStream(headers: headers, endStream: true, body: framedMessage, delegate: self) { [self] opened in
+            // Held strongly: the driver drops this closure once it has run (a weak
+            // reference cost a side table for every call).
             switch opened {
             case let .success(id):
                 let stillWanted = lock.withLock { () -> Bool in
@@ -128,7 +134,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Resolves the call once; false if it was already resolved.
     @discardableResult
     private func finish(_ result: Outcome) -> Bool {
-        let (won, waiting): (Bool, CheckedContinuation<Outcome, Never>?) = lock.withLock {
+        let (won, waiting): (Bool, UnsafeContinuation<Outcome, Never>?) = lock.withLock {
             guard outcome == nil else { return (false, nil) }
             outcome = result
             defer { continuation = nil }
@@ -173,10 +179,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     func streamReceived(data: [UInt8], endStream: Bool) {
         // A unary answer is one message: a second ends the call at once (the stream is
         // reset), so a server that keeps sending cannot make the client hold more.
-        guard messages.count <= 1 else { return }
+        guard messageCount <= 1 else { return }
         do throws(GRPCFramingError) {
-            messages += try deframer.append(data)
-            if messages.count > 1 {
+            try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
+                if messageCount == 0 { message = next }
+                messageCount += 1
+            }
+            if messageCount > 1 {
                 fail(framing: .tooManyMessages)
                 return
             }
@@ -211,7 +220,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func complete() {
-        finish(.finished(GRPCCallResponse(headers: responseHeaders, messages: messages, trailers: trailers)))
+        finish(.finished(GRPCCallResponse(headers: responseHeaders, message: message, messageCount: messageCount, trailers: trailers)))
     }
 
     private func fail(framing error: GRPCFramingError) {

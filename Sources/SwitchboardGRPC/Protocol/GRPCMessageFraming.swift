@@ -1,3 +1,6 @@
+import Foundation
+import SwitchboardRuntime
+
 /// gRPC's length-prefixed messages: a compression flag byte, a 4-byte big-endian length, then
 /// the message. Compression is not offered (no `grpc-accept-encoding`), so a compressed
 /// message is a protocol error.
@@ -6,11 +9,51 @@ public enum GRPCMessageFramer {
     public static func frame(_ message: [UInt8]) -> [UInt8] {
         var framed: [UInt8] = []
         framed.reserveCapacity(5 + message.count)
-        framed.append(0)
-        let length = UInt32(truncatingIfNeeded: message.count)
-        framed += [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        appendPrefix(length: message.count, to: &framed)
         framed += message
         return framed
+    }
+
+    /// `message` with its 5-byte prefix, copied once from `Data`.
+    public static func frame(_ message: Data) -> [UInt8] {
+        var framed = [UInt8](repeating: 0, count: 5 + message.count)
+        framed.withUnsafeMutableBytes { buffer in
+            writePrefix(length: message.count, into: buffer)
+            message.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: buffer[5...]))
+        }
+        return framed
+    }
+
+    private static func writePrefix(length: Int, into buffer: UnsafeMutableRawBufferPointer) {
+        let length = UInt32(truncatingIfNeeded: length)
+        buffer[0] = 0
+        buffer[1] = UInt8(length >> 24)
+        buffer[2] = UInt8(truncatingIfNeeded: length >> 16)
+        buffer[3] = UInt8(truncatingIfNeeded: length >> 8)
+        buffer[4] = UInt8(truncatingIfNeeded: length)
+    }
+
+    /// `message` (of `size` bytes, its `serializedSize()`) encoded behind its 5-byte prefix,
+    /// in one buffer: no copy of the encoded message.
+    public static func frame(_ message: some ProtoMessage, size: Int) -> [UInt8] {
+        var framed = [UInt8](repeating: 0, count: 5 + size)
+        framed.withUnsafeMutableBytes { buffer in
+            writePrefix(length: size, into: buffer)
+            var writer = WireWriter(unsafeStart: buffer.baseAddress! + 5)
+            message.serialize(into: &writer)
+            precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
+        }
+        return framed
+    }
+
+    /// Appends the prefix of an uncompressed message of `length` bytes.
+    public static func appendPrefix(length: Int, to output: inout [UInt8]) {
+        let length = UInt32(truncatingIfNeeded: length)
+        output.append(0)
+        output.append(UInt8(length >> 24))
+        output.append(UInt8(truncatingIfNeeded: length >> 16))
+        output.append(UInt8(truncatingIfNeeded: length >> 8))
+        output.append(UInt8(truncatingIfNeeded: length))
     }
 }
 
@@ -54,6 +97,15 @@ public struct GRPCMessageDeframer: Sendable {
 
     /// Adds bytes and returns the messages they complete.
     public mutating func append(_ bytes: [UInt8]) throws(GRPCFramingError) -> [[UInt8]] {
+        var messages: [[UInt8]] = []
+        try append(bytes) { (message: ArraySlice<UInt8>) throws(GRPCFramingError) in messages.append(Array(message)) }
+        return messages
+    }
+
+    /// Adds bytes and hands `body` each message they complete, in order, as a slice of the
+    /// bytes received: a message that arrived in one DATA frame (nearly every unary one) is
+    /// never copied.
+    public mutating func append(_ bytes: [UInt8], each body: (ArraySlice<UInt8>) throws(GRPCFramingError) -> Void) throws(GRPCFramingError) {
         if start == buffer.count {
             // Nothing is left over (the usual case: a message per DATA frame), so the frame's
             // bytes become the buffer without a copy.
@@ -62,20 +114,19 @@ public struct GRPCMessageDeframer: Sendable {
         } else {
             buffer += bytes
         }
-        var messages: [[UInt8]] = []
         while buffer.count - start >= 5 {
             guard buffer[start] == 0 else { throw .unexpectedCompression }
             let length = Int(buffer[start + 1]) << 24 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 8 | Int(buffer[start + 4])
             guard length <= maximumMessageSize else { throw .messageTooLarge(length: length, maximum: maximumMessageSize) }
             guard buffer.count - start - 5 >= length else { break }
-            messages.append(Array(buffer[start + 5..<start + 5 + length]))
+            let message = buffer[start + 5..<start + 5 + length]
             start += 5 + length
+            try body(message)
         }
         if start > 65_536, start * 2 > buffer.count {
             buffer.removeSubrange(0..<start)
             start = 0
         }
-        return messages
     }
 
     /// Checks that the stream ended between messages.

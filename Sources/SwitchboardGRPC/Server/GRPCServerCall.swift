@@ -29,7 +29,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let metadata: RPCHeaders
     private let deadline: ContinuousClock.Instant
     private var deframer: GRPCMessageDeframer
-    private var messages: [[UInt8]] = []
+    /// The request message, as a slice of the DATA bytes it came in, and how many came.
+    private var message: ArraySlice<UInt8>?
+    private var messageCount = 0
     /// The server's bytes of requests in progress, and what this call has taken of them (on
     /// the loop; given back when the stream closes).
     private let budget: ByteBudget
@@ -40,7 +42,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// When the request must have arrived in full by.
     private let receiveDeadline: ContinuousClock.Instant
 
-    private let lock = NSLock()
+    /// The connection's lock for its streams' own state: one per connection, not one per call.
+    private var lock: AdaptiveLock { connection.streamStateLock }
     private var task: Task<Void, Never>?
     private var isAnswered = false
     /// The stream is over (answered and sent, or reset): the timer has nothing left to guard.
@@ -110,6 +113,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     static let protobufContentType = HPACKHeader("content-type", "application/grpc")
     static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
+    static let protobufOKHeaders = [HPACKHeader(":status", "200"), protobufContentType]
+    static let okTrailers = [HPACKHeader("grpc-status", "0")]
 
     /// A content type without parameters, trimmed and lowercased.
     static func normalizedContentType(_ value: String) -> String {
@@ -191,12 +196,15 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending. A
         // request refused on its headers is not read at all (`begin` answers it).
-        guard messages.count <= 1, rpcName != nil, headerProblem == nil else { return }
+        guard messageCount <= 1, rpcName != nil, headerProblem == nil else { return }
         // Counted as it arrives, before the deframer holds it.
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
-            messages += try deframer.append(data)
-            if messages.count > 1 {
+            try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
+                if messageCount == 0 { message = next }
+                messageCount += 1
+            }
+            if messageCount > 1 {
                 answer(status: .internal, message: "a unary call needs exactly one request message, not more")
                 return
             }
@@ -232,8 +240,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     private func requestEnded() {
         guard let rpcName, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
-        guard messages.count == 1 else {
-            answer(status: .internal, message: "a unary call needs exactly one request message, not \(messages.count)")
+        guard messageCount == 1, let message else {
+            answer(status: .internal, message: "a unary call needs exactly one request message, not \(messageCount)")
             return
         }
         if rpcName.hasSuffix(Self.eventsMethod) {
@@ -242,7 +250,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         requestArrived()
         if rpcName.hasSuffix(Self.acknowledgeMethod) {
-            guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: messages[0]) else {
+            guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: Array(message)) else {
                 answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
                 return
             }
@@ -250,13 +258,13 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             respond(with: RPCResponse(status: 200, message: "OK"))
             return
         }
-        var body = Data(messages[0])
+        var body = Data(message)
         if isJSON {
             // The handlers read protobuf: a JSON request is transcoded through its generated type.
             guard let endpoint = router.messageEndpoint(for: rpcName) else { return }
             if let type = endpoint.requestType {
                 do {
-                    body = try type.init(jsonUTF8Bytes: messages[0], options: JSONDecodingOptions()).serializedData()
+                    body = try type.init(jsonUTF8Bytes: Array(message), options: JSONDecodingOptions()).serializedData()
                 } catch {
                     answer(status: .invalidArgument, message: "the request is not \(type.protoMessageName) in JSON: \(error)")
                     return
@@ -268,10 +276,11 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let metadata = metadata
         // At once, on the loop, until the handler first waits: a handler that answers
         // straight away writes its answer in this same turn of the loop.
-        let task = connection.loop.startTaskHere { [weak self] in
+        // The task holds the call until it ends (a weak reference cost a side table per call).
+        let task = connection.loop.startTaskHere { [self] in
             let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
-            self?.respond(with: response)
+            respond(with: response)
         }
         lock.withLock { self.task = task }
     }
@@ -312,21 +321,24 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             responseMetadata.append(HPACKHeader(lowered, GRPCMetadata.sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
         if response.isSuccess {
+            guard isJSON else {
+                // Shared header lists when there is no metadata: nothing to build per call.
+                connection.sendResponse(headers: responseMetadata.isEmpty ? Self.protobufOKHeaders : Self.protobufOKHeaders + responseMetadata,
+                                        data: GRPCMessageFramer.frame(response.body), trailers: Self.okTrailers, streamID: streamID)
+                return
+            }
             var message = Array(response.body)
-            if isJSON {
-                let type = rpcName.flatMap { router.messageEndpoint(for: $0) }?.responseBodyType
-                do {
-                    message = try type.map { try $0.init(serializedBytes: message).jsonUTF8Bytes() } ?? Array("{}".utf8)
-                } catch {
-                    connection.sendHeaders([HPACKHeader(":status", "200"), contentTypeHeader, HPACKHeader("grpc-status", "\(GRPCStatusCode.internal.rawValue)"),
-                                            HPACKHeader("grpc-message", GRPCMetadata.encodeMessage("the response cannot be written as JSON: \(error)"))],
-                                           streamID: streamID, endStream: true)
-                    return
-                }
+            let type = rpcName.flatMap { router.messageEndpoint(for: $0) }?.responseBodyType
+            do {
+                message = try type.map { try $0.init(serializedBytes: message).jsonUTF8Bytes() } ?? Array("{}".utf8)
+            } catch {
+                connection.sendHeaders([HPACKHeader(":status", "200"), contentTypeHeader, HPACKHeader("grpc-status", "\(GRPCStatusCode.internal.rawValue)"),
+                                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage("the response cannot be written as JSON: \(error)"))],
+                                       streamID: streamID, endStream: true)
+                return
             }
             connection.sendResponse(headers: [HPACKHeader(":status", "200"), contentTypeHeader] + responseMetadata,
-                                    data: GRPCMessageFramer.frame(message), trailers: [HPACKHeader("grpc-status", "0")],
-                                    streamID: streamID)
+                                    data: GRPCMessageFramer.frame(message), trailers: Self.okTrailers, streamID: streamID)
             return
         }
         let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }

@@ -103,10 +103,8 @@ extension HTTP2Connection {
     /// Encodes now, so the HPACK table changes in the order blocks go on the wire.
     private mutating func writeHeaderBlock(_ headers: [HPACKHeader], streamID: UInt32, endStream: Bool) {
         sentPayloadSincePing = true
-        var block: [UInt8] = []
-        headerEncoder.encode(headers, into: &block)
-        HTTP2FrameEncoder.writeHeaderBlock(block, streamID: streamID, endStream: endStream,
-                                           maxFrameSize: Int(remoteSettings.maxFrameSize), into: &output)
+        HTTP2FrameEncoder.writeHeaderBlock(streamID: streamID, endStream: endStream, maxFrameSize: Int(remoteSettings.maxFrameSize),
+                                           into: &output) { headerEncoder.encode(headers, into: &$0) }
     }
 
     /// Sends what the windows allow of one stream's pending data, then its END_STREAM

@@ -135,6 +135,29 @@ public struct HTTP2Connection: Sendable {
         return taken
     }
 
+    /// Hands back a buffer from ``takeOutput()`` once its bytes are written, so the next
+    /// output reuses its storage instead of allocating (a buffer still shared, or larger
+    /// than ``recycledBufferLimit``, is left to be freed).
+    public mutating func recycleOutput(_ buffer: inout [UInt8]) {
+        Self.recycle(&buffer, into: &output)
+    }
+
+    /// Hands back a list from ``receive(_:at:)`` or ``takeEvents()`` once it has been read,
+    /// so the next events reuse its storage.
+    public mutating func recycleEvents(_ list: inout [HTTP2Event]) {
+        Self.recycle(&list, into: &events)
+    }
+
+    /// The largest buffer kept for reuse, in elements: a large message's buffer is not held
+    /// for the connection's life.
+    public static let recycledBufferLimit = 64 * 1024
+
+    private static func recycle<Element>(_ buffer: inout [Element], into slot: inout [Element]) {
+        guard slot.isEmpty, slot.capacity < buffer.capacity, buffer.capacity <= recycledBufferLimit else { return }
+        buffer.removeAll(keepingCapacity: true)
+        swap(&buffer, &slot)
+    }
+
     /// Queues an event. `takeEvents()` hands the list over and leaves none behind, so the
     /// first event after it makes room for a call's usual few (headers, data, close) at once.
     mutating func emit(_ event: HTTP2Event) {

@@ -68,6 +68,30 @@ public enum HTTP2FrameEncoder {
         } while offset < block.count
     }
 
+    /// Appends the header block `encode` writes, as ``writeHeaderBlock(_:streamID:endStream:maxFrameSize:into:)``
+    /// does, but encoded straight into `output` behind a frame header that is filled in
+    /// after: a block that fits one frame (almost every one) needs no buffer of its own.
+    public static func writeHeaderBlock(streamID: UInt32, endStream: Bool, maxFrameSize: Int, into output: inout [UInt8],
+                                        encode: (inout [UInt8]) -> Void) {
+        let frameStart = output.count
+        writeHeader(length: 0, type: .headers, flags: 0, streamID: streamID, into: &output)
+        let blockStart = output.count
+        encode(&output)
+        let length = output.count - blockStart
+        guard length <= max(1, maxFrameSize) else {
+            let block = Array(output[blockStart...])
+            output.removeSubrange(frameStart...)
+            writeHeaderBlock(block, streamID: streamID, endStream: endStream, maxFrameSize: maxFrameSize, into: &output)
+            return
+        }
+        output.withUnsafeMutableBufferPointer { frame in
+            frame[frameStart] = UInt8(truncatingIfNeeded: length >> 16)
+            frame[frameStart + 1] = UInt8(truncatingIfNeeded: length >> 8)
+            frame[frameStart + 2] = UInt8(truncatingIfNeeded: length)
+            frame[frameStart + 4] = HTTP2FrameFlags.endHeaders | (endStream ? HTTP2FrameFlags.endStream : 0)
+        }
+    }
+
     /// Appends one DATA frame; the caller keeps `bytes` within the peer's MAX_FRAME_SIZE and windows.
     public static func writeData(_ bytes: ArraySlice<UInt8>, streamID: UInt32, endStream: Bool, into output: inout [UInt8]) {
         output.reserveGrowing(HTTP2FrameLimits.headerLength + bytes.count)

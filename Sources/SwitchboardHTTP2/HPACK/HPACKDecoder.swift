@@ -32,6 +32,8 @@ public struct HPACKDecoder: Sendable {
     /// Set when the allowed size fell below the table's: the next block must start by
     /// shrinking it (RFC 7541 §4.2).
     private var requiresSizeUpdate = false
+    /// Huffman-decoded bytes on their way to a String, kept between blocks.
+    private var scratch: [UInt8] = []
 
     /// Creates a decoder; 4,096 octets of table is HTTP/2's initial setting.
     public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16 * 1024) {
@@ -63,7 +65,7 @@ public struct HPACKDecoder: Sendable {
         result.headers.reserveCapacity(min(bytes.count, 16))
         var index = 0
         var atStart = true
-        var scratch: [UInt8] = []
+        defer { if scratch.capacity > 4096 { scratch = [] } }
         while index < bytes.count {
             let first = bytes[index]
             if first & 0x80 != 0 {
@@ -82,12 +84,12 @@ public struct HPACKDecoder: Sendable {
                 let name: String
                 let nameOctets: Int
                 if nameIndex == 0 {
-                    (name, nameOctets) = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                    (name, nameOctets) = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
                 } else {
                     name = try entry(at: nameIndex).name
                     nameOctets = nameIndex > HPACKStaticTable.count ? table.nameOctets(at: nameIndex - HPACKStaticTable.count) ?? name.utf8.count : name.utf8.count
                 }
-                let (value, valueOctets) = try string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                let (value, valueOctets) = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
                 // Sizes in the peer's octets, so both tables evict alike (RFC 7541 §4.1).
                 if prefixBits == 6 { table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets) }
                 append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets, to: &result)
@@ -120,7 +122,7 @@ public struct HPACKDecoder: Sendable {
     }
 
     /// Reads a string literal (RFC 7541 §5.2).
-    private func string(_ bytes: UnsafeRawBufferPointer, at index: inout Int, scratch: inout [UInt8],
+    private static func string(_ bytes: UnsafeRawBufferPointer, at index: inout Int, scratch: inout [UInt8],
                         invalid: inout Bool) throws(HPACKError) -> (text: String, octets: Int) {
         guard index < bytes.count else { throw .truncated }
         let huffman = bytes[index] & 0x80 != 0

@@ -18,6 +18,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private let acceptor: (any HTTP2StreamAcceptor)?
 
     private let lock = AdaptiveLock()
+    /// A lock the layer above may use for its streams' own state, so a call costs no lock
+    /// of its own: hold it only for a few loads and stores, never while calling the driver
+    /// or taking another lock.
+    package let streamStateLock = AdaptiveLock()
     // Guarded by `lock`.
     private var core: HTTP2Connection
     private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]
@@ -43,6 +47,15 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private var readingPaused = false
     /// What the guarded code wants run once the lock is released, in order.
     private var effects: [Effect] = []
+    /// A list of effects already performed, kept for the next: loop-confined.
+    private var spareEffects: [Effect] = []
+    /// Runs when a queued write drains; made once rather than for every write.
+    private lazy var writeDrained: @Sendable (String?) -> Void = { [weak self] _ in
+        // Queued, never inline: a channel that closes runs this from `close`, which may
+        // be called under the lock.
+        guard let self else { return }
+        loop.execute { self.outputDrained() }
+    }
 
     /// What runs after the lock is released. A stream event is kept as the event itself,
     /// not a closure over it: a closure's context was an allocation for every event.
@@ -239,7 +252,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package func channelRead(_ bytes: UnsafeRawBufferPointer) {
         guarded {
             guard endedReason == nil else { return }
-            dispatch(core.receive(bytes))
+            var events = core.receive(bytes)
+            dispatch(events)
+            core.recycleEvents(&events)
             afterCoreCall()
         }
     }
@@ -264,16 +279,23 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Runs `body` under the lock, then the effects it queued: at once on the loop, else
     /// handed to the loop in one piece, so delegates keep hearing everything there, in order.
     private func guarded<T>(_ body: () -> T) -> T {
+        let onLoop = loop.inEventLoop
         lock.lock()
         let result = body()
-        let queued = effects
-        if !queued.isEmpty { effects.removeAll(keepingCapacity: true) }
+        var queued: [Effect] = []
+        if !effects.isEmpty {
+            swap(&queued, &effects)
+            // On the loop the list comes back once performed, so the next one allocates nothing.
+            if onLoop { swap(&effects, &spareEffects) }
+        }
         lock.unlock()
         if !queued.isEmpty {
-            if loop.inEventLoop {
+            if onLoop {
                 for effect in queued { perform(effect) }
+                queued.removeAll(keepingCapacity: true)
+                if spareEffects.capacity == 0, queued.capacity <= 256 { swap(&spareEffects, &queued) }
             } else {
-                loop.execute { [self] in for effect in queued { perform(effect) } }
+                loop.execute { [self, queued] in for effect in queued { perform(effect) } }
             }
         }
         return result
@@ -392,7 +414,11 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// After anything that may have changed the core: write its output, settle timers,
     /// let waiting streams open, close once a GOAWAY has run its course.
     private func afterCoreCall() {
-        dispatch(core.takeEvents())
+        var events = core.takeEvents()
+        if !events.isEmpty {
+            dispatch(events)
+            core.recycleEvents(&events)
+        }
         flushOutput()
         if settingsTimer != nil, readCore({ $0.pendingLocalSettingsAcks }) == 0 {
             settingsTimer?.cancel()
@@ -416,19 +442,19 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// the channel, in order (the lock keeps writers in the core's order).
     private func flushOutput() {
         guard readCore({ $0.hasOutput }) else { return }
-        let bytes = core.takeOutput()
+        var bytes = core.takeOutput()
         let waiting = channel.queuedByteCount
         if waiting > 0 && waiting + bytes.count > options.outputQueueLimit {
             ended(reason: "the peer is not reading: \(waiting) bytes are waiting to be written")
             return
         }
-        let result = channel.write(bytes) { [weak self] _ in
-            // Queued, never inline: a channel that closes runs this from `close`, which may
-            // be called under the lock.
-            guard let self else { return }
-            loop.execute { self.outputDrained() }
-        }
-        if case let .failed(reason) = result {
+        switch channel.write(bytes, completion: writeDrained) {
+        case .written:
+            // The channel kept nothing: the buffer serves the next output.
+            core.recycleOutput(&bytes)
+        case .queued:
+            break
+        case let .failed(reason):
             ended(reason: reason)
             return
         }
