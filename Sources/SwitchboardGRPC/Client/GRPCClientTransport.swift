@@ -195,7 +195,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// The headers of a call to `rpcName`.
     func requestHeaders(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders) -> [HPACKHeader] {
-        head.headers(rpcName: rpcName, deadline: deadline, metadata: metadata)
+        head.headers(path: "/" + rpcName, deadline: deadline, metadata: metadata)
     }
 
     /// The connection calls use now, if it still takes new streams.

@@ -21,13 +21,13 @@ struct GRPCRequestHead: Sendable {
     static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
 
     /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
-    func headers(rpcName: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
+    func headers(path: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
         var headers: [HPACKHeader] = []
         headers.reserveCapacity(fixed.count + 7 + metadata.fields.count)
         // One append each: an array literal here would be an allocation of its own.
         headers.append(HPACKHeader(":method", "POST"))
         headers.append(scheme)
-        headers.append(HPACKHeader(":path", "/" + rpcName))
+        headers.append(HPACKHeader(":path", path))
         headers.append(authorityHeader)
         headers.append(json ? Self.jsonContentType : Self.protobufContentType)
         headers += fixed

@@ -52,24 +52,31 @@ enum GRPCResponseMapping {
                               message: "grpc-status \(rawCode): " + (trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""), details: nil)
         }
         let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
-        var metadata = RPCHeaders()
-        // Room for every field and the Content-Type set below: one allocation, not one per doubling.
-        metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
-        func keep(_ headers: [HPACKHeader]) {
-            for header in headers where !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-") {
-                metadata.add(header.name, header.value)
-            }
+        let isMetadata = { (header: HPACKHeader) in
+            !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-")
         }
-        keep(call.headers)
-        keep(call.trailers)
         if code == .ok {
             guard call.messageCount == 1, let body = call.message else {
                 throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil)
             }
             let json = contentType.hasPrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
-            metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
+            // Most answers carry no metadata: their headers are shared, not built.
+            var metadata = (json ? BodyEncoding.json : BodyEncoding.protobuf).contentTypeHeaders
+            // (Its own content-type is replaced below, so it does not count.)
+            let carriesMetadata = { (header: HPACKHeader) in isMetadata(header) && header.name != "content-type" }
+            if call.headers.contains(where: carriesMetadata) || call.trailers.contains(where: carriesMetadata) {
+                metadata = RPCHeaders()
+                metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
+                for header in call.headers where isMetadata(header) { metadata.add(header.name, header.value) }
+                for header in call.trailers where isMetadata(header) { metadata.add(header.name, header.value) }
+                metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
+            }
             return RPCResponse(status: 200, headers: metadata, body: Data(body), message: "OK")
         }
+        var metadata = RPCHeaders()
+        metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
+        for header in call.headers where isMetadata(header) { metadata.add(header.name, header.value) }
+        for header in call.trailers where isMetadata(header) { metadata.add(header.name, header.value) }
         let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)
         // The exact declared error, from a Switchboard server.
         if let exact = trailers[statusTrailer].flatMap({ Int($0) }), (300...599).contains(exact) {

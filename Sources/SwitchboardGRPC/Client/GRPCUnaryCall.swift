@@ -50,7 +50,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         self.framedMessage = framedMessage
         self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
-        headers = head.headers(rpcName: request.endpoint.rpcName, deadline: request.deadline, metadata: request.headers, json: json)
+        headers = head.headers(path: request.endpoint.grpcPath, deadline: request.deadline, metadata: request.headers, json: json)
     }
 
     func run() async -> Outcome {

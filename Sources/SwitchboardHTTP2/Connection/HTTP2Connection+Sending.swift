@@ -180,6 +180,8 @@ extension HTTP2Connection {
     /// Events produced by calls made outside `receive(_:at:)` (a stream that completes
     /// because this side sent its end, for instance); collect them after sending.
     public mutating func takeEvents() -> [HTTP2Event] {
+        // An empty list keeps its storage for the next events.
+        if events.isEmpty { return [] }
         var taken: [HTTP2Event] = []
         swap(&taken, &events)
         return taken

@@ -184,9 +184,7 @@ public struct HTTP2Connection: Sendable {
         } catch {
             fail(error)
         }
-        var taken: [HTTP2Event] = []
-        swap(&taken, &events)
-        return taken
+        return takeEvents()
     }
 
     /// Handles bytes from the peer, as the buffer-pointer variant does.

@@ -281,13 +281,11 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func guarded<T>(_ body: () -> T) -> T {
         let onLoop = loop.inEventLoop
         lock.lock()
+        // On the loop a list comes back once performed, so the next one allocates nothing.
+        if onLoop, effects.capacity == 0, spareEffects.capacity > 0 { swap(&effects, &spareEffects) }
         let result = body()
         var queued: [Effect] = []
-        if !effects.isEmpty {
-            swap(&queued, &effects)
-            // On the loop the list comes back once performed, so the next one allocates nothing.
-            if onLoop { swap(&effects, &spareEffects) }
-        }
+        if !effects.isEmpty { swap(&queued, &effects) }
         lock.unlock()
         if !queued.isEmpty {
             if onLoop {

@@ -33,7 +33,7 @@ extension RPCResponse {
     @inlinable
     public static func ok(_ message: some ProtoMessage, encoding: BodyEncoding) -> RPCResponse {
         do throws(TransportError) {
-            return RPCResponse(status: 200, headers: ["Content-Type": encoding.contentType], body: try message.encodedBody(encoding), message: "OK")
+            return RPCResponse(status: 200, headers: encoding.contentTypeHeaders, body: try message.encodedBody(encoding), message: "OK")
         } catch {
             return RPCResponse(status: 500, message: "the response cannot be written: \(error)")
         }

@@ -4,6 +4,8 @@ import Foundation
 public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The stable name a gRPC-style transport uses: `package.Service/Method`.
     public let rpcName: String
+    /// The path of its gRPC calls, `/package.Service/Method` (made once, not per call).
+    public let grpcPath: String
     /// The HTTP-like verb: `GET`, `PUT`, `POST`, `PATCH`, `DELETE`.
     public let verb: String
     /// The path template with `{field}` placeholders, such as `/v1/accounts/username_hash/{hash}`.
@@ -47,6 +49,7 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
         self.encoding = encoding
         self.requestType = requestType
         self.rpcName = rpcName
+        grpcPath = "/" + rpcName
         self.verb = verb
         self.pathTemplate = pathTemplate
         self.auth = auth
@@ -91,6 +94,18 @@ public enum BodyEncoding: String, Sendable, Hashable {
         case .json: return "application/json"
         }
     }
+
+    /// Headers holding only this encoding's `Content-Type`, shared: a response built from
+    /// them allocates no header storage of its own until something is added.
+    public var contentTypeHeaders: RPCHeaders {
+        switch self {
+        case .protobuf: return Self.protobufHeaders
+        case .json: return Self.jsonHeaders
+        }
+    }
+
+    private static let protobufHeaders = RPCHeaders([(name: "Content-Type", value: BodyEncoding.protobuf.contentType)])
+    private static let jsonHeaders = RPCHeaders([(name: "Content-Type", value: BodyEncoding.json.contentType)])
 
     /// The encoding a `Content-Type` names (parameters such as `charset` ignored), or nil
     /// for one this runtime does not decode.

@@ -66,7 +66,7 @@ public final class RPCRouter: Sendable {
         guard route.endpoint.auth == auth else {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
         }
-        let request = ServerRequest(verb: "POST", path: "/" + rpcName, headers: headers, body: body)
+        let request = ServerRequest(verb: "POST", path: route.endpoint.grpcPath, headers: headers, body: body)
         let context = ServerContext(auth: auth, headers: headers, pathParameters: [:], query: [], endpoint: route.endpoint)
         return await route.serve(request, context)
     }
