@@ -74,6 +74,16 @@ struct HPACKDynamicTable {
         newestWithField[key].flatMap(liveIndex)
     }
 
+    /// The insertion number of the newest entry with this name and value, while it is held.
+    func newestInsertion(of key: HPACKFieldKey) -> Int? {
+        newestWithField[key].flatMap { liveIndex(ofInsertion: $0) == nil ? nil : $0 }
+    }
+
+    /// The dynamic index of the entry added as insertion number `insertion`, while it is held.
+    func index(ofInsertion insertion: Int) -> Int? {
+        insertion < insertions ? liveIndex(ofInsertion: insertion) : nil
+    }
+
     /// The dynamic index of the newest entry with this name.
     func index(ofName name: String) -> Int? {
         newestWithName[name].flatMap(liveIndex)

@@ -27,6 +27,13 @@ public struct HPACKEncoder: Sendable {
     /// last block, then the final one (RFC 7541 §4.2).
     private var pendingSmallest: Int?
     private var pendingFinal: Int?
+    /// For the first positions of a header list, the field last found in the dynamic table
+    /// there and its insertion number: a connection sends the same fields in the same places
+    /// call after call (often the same strings), so comparing with the last one found there
+    /// saves hashing the name and value. An entry still held keeps its meaning, so its
+    /// index is right whatever was added since.
+    private var recentFields: [(key: HPACKFieldKey, insertion: Int)] = []
+    private static let recentPositions = 16
 
     /// Names whose values are secrets. (A switch, not a set: it is asked for every field,
     /// and comparing short strings costs less than hashing them.)
@@ -82,18 +89,28 @@ public struct HPACKEncoder: Sendable {
         var bound = 0
         for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
         output.reserveGrowing(bound)
-        for header in headers { encode(header, into: &output) }
+        for (position, header) in headers.enumerated() { encode(header, at: position, into: &output) }
     }
 
-    private mutating func encode(_ header: HPACKHeader, into output: inout [UInt8]) {
-        let key = HPACKFieldKey(name: header.name, value: header.value)
+    private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
         let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
+        if !secret, position < recentFields.count, recentFields[position].key.name == header.name, recentFields[position].key.value == header.value,
+           let index = table.index(ofInsertion: recentFields[position].insertion) {
+            HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
+            return
+        }
+        let key = HPACKFieldKey(name: header.name, value: header.value)
         if !secret {
             // Only pseudo-headers and accept-encoding have values in the static table, so
             // other fields skip hashing their name and value against it.
             let staticIndex = header.name.utf8.first == UInt8(ascii: ":") || header.name == "accept-encoding" ? HPACKStaticTable.indexOfField[key] : nil
-            if let index = staticIndex ?? table.index(of: key).map({ $0 + HPACKStaticTable.count }) {
-                HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
+            if let staticIndex {
+                HPACKInteger.encode(staticIndex, prefixBits: 7, flags: 0x80, into: &output)
+                return
+            }
+            if let insertion = table.newestInsertion(of: key), let index = table.index(ofInsertion: insertion) {
+                remember(key, insertion: insertion, at: position)
+                HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
                 return
             }
         }
@@ -109,6 +126,12 @@ public struct HPACKEncoder: Sendable {
         if nameIndex == 0 { encodeString(header.name, into: &output) }
         encodeString(header.value, into: &output)
         if indexes { table.add(name: header.name, value: header.value) }
+    }
+
+    private mutating func remember(_ key: HPACKFieldKey, insertion: Int, at position: Int) {
+        guard position < Self.recentPositions else { return }
+        while recentFields.count <= position { recentFields.append((HPACKFieldKey(name: "", value: ""), -1)) }
+        recentFields[position] = (key, insertion)
     }
 
     /// A string literal (RFC 7541 §5.2).
