@@ -126,7 +126,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         let pick: ConnectionPick = lock.withLock {
             // Checked again under the lock: a connect that finished since the caller looked
             // is used, not raced by a second one that would orphan it.
-            if let current, current.driver.state.isAvailable { return .ready(current) }
+            if let current, current.driver.isAvailable { return .ready(current) }
             if let connecting { return .attempt(connecting) }
             // Backing off after failed connects: fail at once with the last one's error.
             if let allowed = nextConnectAllowed, ContinuousClock.now < allowed, let lastConnectError { return .failed(lastConnectError) }
@@ -200,10 +200,9 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// The connection calls use now, if it still takes new streams.
     private var usableConnection: GRPCClientConnection? {
-        lock.withLock {
-            guard let current, current.driver.state.isAvailable else { return nil }
-            return current
-        }
+        // Read outside the transport's lock: callers do not queue behind each other for it.
+        guard let current = lock.withLock({ current }), current.driver.isAvailable else { return nil }
+        return current
     }
 
     private func connect() async -> Result<GRPCClientConnection, TransportError> {

@@ -22,6 +22,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// of its own: hold it only for a few loads and stores, never while calling the driver
     /// or taking another lock.
     package let streamStateLock = AdaptiveLock()
+    /// Whether new streams may be asked for, published under a lock of its own: every call
+    /// asks, and asking under the connection's lock made callers queue behind the loop.
+    private let availabilityLock = AdaptiveLock()
+    private var published = true
+    // Guarded by `lock`: what was last published.
+    private var lastPublished = true
     // Guarded by `lock`.
     private var core: HTTP2Connection
     private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]
@@ -102,6 +108,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             Snapshot(isAvailable: endedReason == nil && !readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff }), isClosed: endedReason != nil,
                      activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason)
         }
+    }
+
+    /// Neither ended nor going away, with stream ids left: new streams may be asked for.
+    /// Cheaper than ``state``; once false it stays false.
+    package var isAvailable: Bool {
+        availabilityLock.withLock { published }
     }
 
     /// Takes over the channel: sends this side's preface and SETTINGS and starts reading.
@@ -284,6 +296,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         // On the loop a list comes back once performed, so the next one allocates nothing.
         if onLoop, effects.capacity == 0, spareEffects.capacity > 0 { swap(&effects, &spareEffects) }
         let result = body()
+        if lastPublished, endedReason != nil || readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff }) {
+            lastPublished = false
+            availabilityLock.withLock { published = false }
+        }
         var queued: [Effect] = []
         if !effects.isEmpty { swap(&queued, &effects) }
         lock.unlock()
