@@ -5,7 +5,7 @@ import SwitchboardRuntime
 import Testing
 
 /// Keeps the last response a call got, for its Content-Type and body.
-final class ResponseCapture: ClientInterceptor, @unchecked Sendable {
+final class LastResponseInterceptor: ClientInterceptor, @unchecked Sendable {
     let last = Locked<RPCResponse?>(nil)
     func intercept(_ request: RPCRequest, next: @Sendable (RPCRequest) async throws(TransportError) -> RPCResponse) async throws(TransportError) -> RPCResponse {
         let response = try await next(request)
@@ -31,7 +31,7 @@ final class ResponseCapture: ClientInterceptor, @unchecked Sendable {
     @Test func ourClientAndServerCarryJSONServicesAsJSON() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(SampleHandlers()) + SealedSenderMessages.routes(SampleHandlers())))
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: Self.jsonOptions())
-        let capture = ResponseCapture()
+        let capture = LastResponseInterceptor()
         let usernames = UsernamesClient(transport: transport, interceptors: [capture])
         #expect(try await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2])), options: GRPCJSONTests.patient).get().uuid == "0102")
         // The server answered in JSON, which it could only do for a request it read as JSON.

@@ -34,14 +34,18 @@ public enum RPCCall {
         let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
+        let outcome: Result<RPCResponse, TransportError>
         if transport.enforcesDeadlines {
             do throws(TransportError) {
-                return .success(try await transport.send(request))
+                outcome = .success(try await transport.send(request))
             } catch {
-                return .failure(error)
+                outcome = .failure(error)
             }
+        } else {
+            outcome = await race(request, over: transport, timeout: timeout)
         }
-        return await race(request, over: transport, timeout: timeout)
+        if let capture = options.responseCapture, case let .success(response) = outcome { capture.record(response) }
+        return outcome
     }
 
     /// Runs the send in a task of its own, racing the deadline and cancellation, for a

@@ -46,12 +46,23 @@ public final class RPCRouter: Sendable {
     /// `interceptors` first, outermost first.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
-        handlers = routes.map { InterceptorChain.server(interceptors, around: $0.handler) }
+        // The handler's response headers join its answer inside the interceptors, so they
+        // see the whole response.
+        handlers = routes.map { route in
+            let handler = route.handler
+            return InterceptorChain.server(interceptors) { request, context in
+                var response = await handler(request, context)
+                context.responseHeaders.apply(to: &response)
+                return response
+            }
+        }
         var byName: [String: MessageRoute] = [:]
         for route in routes {
             guard let serve = route.messageHandler, byName[route.endpoint.rpcName] == nil else { continue }
             let inner: @Sendable (ServerRequest, ServerContext) async -> RPCResponse = { request, context in
-                await serve(request.body ?? Data(), context)
+                var response = await serve(request.body ?? Data(), context)
+                context.responseHeaders.apply(to: &response)
+                return response
             }
             byName[route.endpoint.rpcName] = MessageRoute(endpoint: route.endpoint, serve: InterceptorChain.server(interceptors, around: inner))
         }

@@ -44,17 +44,21 @@ public struct ServerContext: Sendable {
     public var query: [(name: String, value: String)]
     /// The endpoint the request matched; `nil` for a context made outside a router.
     public var endpoint: EndpointDescriptor?
+    /// Headers the handler adds to its response (an `ETag`, a request id); a router sends
+    /// them with the answer.
+    public let responseHeaders: ServerResponseHeaders
 
     /// Creates a context.
     public init(
         auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String] = [:],
-        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil
+        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders()
     ) {
         self.auth = auth
         self.headers = headers
         self.pathParameters = pathParameters
         self.query = query
         self.endpoint = endpoint
+        self.responseHeaders = responseHeaders
     }
 
     /// The last value of query parameter `name`.

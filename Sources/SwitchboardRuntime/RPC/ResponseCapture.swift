@@ -1,0 +1,40 @@
+/// Keeps what came back with a call besides its message: the response's status and headers
+/// (over gRPC, its initial and trailing metadata), for a caller that needs an `ETag`, a
+/// request id or rate-limit figures. Pass one in ``CallOptions/responseCapture`` and read it
+/// once the call has returned:
+///
+/// ```swift
+/// let capture = ResponseCapture()
+/// let result = await profiles.getProfile(request, options: CallOptions(responseCapture: capture))
+/// let etag = capture.headers["ETag"]
+/// ```
+///
+/// It holds the last response of the calls it was given to; a call that got no response (a
+/// transport failure) leaves it as it was. Mocks answer without a response, so they leave it empty.
+// Sendable: its state is only reached under its stripe of `StripedLock`.
+public final class ResponseCapture: @unchecked Sendable, Hashable {
+    private var recordedStatus: Int?
+    private var recordedHeaders = RPCHeaders()
+
+    /// An empty capture.
+    public init() {}
+
+    /// The response's HTTP-like status, once one came.
+    public var status: Int? { StripedLock.withLock(for: self) { recordedStatus } }
+
+    /// The response's headers; empty until one came.
+    public var headers: RPCHeaders { StripedLock.withLock(for: self) { recordedHeaders } }
+
+    /// Records `response`; called by ``RPCCall`` (and custom call paths) when one arrives.
+    public func record(_ response: RPCResponse) {
+        StripedLock.withLock(for: self) {
+            recordedStatus = response.status
+            recordedHeaders = response.headers
+        }
+    }
+
+    /// Captures are compared by identity.
+    public static func == (lhs: ResponseCapture, rhs: ResponseCapture) -> Bool { lhs === rhs }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

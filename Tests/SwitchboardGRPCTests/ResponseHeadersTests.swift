@@ -1,0 +1,90 @@
+import Foundation
+import SignalChat
+import SwitchboardChat
+import SwitchboardGRPC
+import SwitchboardRuntime
+import Testing
+
+/// A handler's response headers (`ServerContext.responseHeaders`) reach the caller's
+/// `ResponseCapture` on every transport, with a success and with a declared error: over the
+/// WebSocket as the response's headers, over gRPC as metadata (initial with a success,
+/// trailing with an error).
+@Suite(.timeLimit(.minutes(3)))
+struct ResponseHeadersTests {
+    /// Answers with an ETag and a request id; `getHistory` fails with 404 and a reason header.
+    struct TaggingRoom: ChatRoomHandler {
+        func getHistory(_ request: ChatHistoryRequest, context: ServerContext) async throws(ChatRoom.GetHistoryError) -> ChatHistoryResponse {
+            context.responseHeaders.add("X-Missing-Reason", "no such chat")
+            throw .notFound
+        }
+        func sendChatMessage(_ request: SendChatMessageRequest, context: ServerContext) async throws(ChatRoom.SendChatMessageError) -> ChatMessage {
+            context.responseHeaders.add("ETag", "\"v-\(request.clientMessageId)\"")
+            context.responseHeaders.set("X-Request-Id", "first")
+            context.responseHeaders.set("x-request-id", "r-42")
+            // Belongs to the body: not taken from here.
+            context.responseHeaders.add("Content-Type", "text/html")
+            return ChatMessage(id: request.clientMessageId, text: request.text)
+        }
+        func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
+    }
+
+    static let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 1, password: "pw")
+
+    @Test func handlerHeadersReachTheCallerOnEveryTransport() async throws {
+        let routes = ChatRoom.routes(TaggingRoom())
+        let chatServer = try ChatServer(routes: routes)
+        defer { chatServer.stop() }
+        let webSocket = try await ChatClient.connectAuthenticated(to: chatServer.url, credentials: Self.credentials)
+        var grpcOptions = GRPCClientOptions()
+        grpcOptions.metadata.add("Authorization", Self.credentials.authorization)
+        let grpcServer = try GRPCServer(router: RPCRouter(routes: routes))
+        let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: grpcOptions)
+        let inProcess = InProcessTransport<Authenticated>(router: RPCRouter(routes: routes))
+        let clients: [(String, ChatRoomClient)] = [("websocket", ChatRoomClient(transport: webSocket)), ("grpc", ChatRoomClient(transport: grpc)),
+                                                   ("in-process", ChatRoomClient(transport: inProcess))]
+        for (name, client) in clients {
+            let capture = ResponseCapture()
+            let message = try await client.sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m1", text: "hi"),
+                                                           options: CallOptions(timeout: .seconds(60), responseCapture: capture)).get()
+            #expect(message.id == "m1", "\(name)")
+            #expect(capture.status == 200, "\(name)")
+            #expect(capture.headers["etag"] == "\"v-m1\"", "\(name): \(capture.headers)")
+            #expect((try? capture.headers.onlyValue("X-Request-Id")) == "r-42", "\(name): \(capture.headers)")
+            // The body's own content type (JSON for this service, protobuf over gRPC), not the handler's.
+            #expect(capture.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) != nil, "\(name): \(capture.headers)")
+
+            let failure = ResponseCapture()
+            let history = await client.getHistory(ChatHistoryRequest(chatId: "c1"), options: CallOptions(timeout: .seconds(60), responseCapture: failure))
+            guard case .nonSuccess(.notFound) = history else {
+                Issue.record("\(name): \(history)")
+                continue
+            }
+            #expect(failure.status == 404, "\(name)")
+            #expect(failure.headers["X-Missing-Reason"] == "no such chat", "\(name): \(failure.headers)")
+        }
+        await webSocket.close()
+        grpc.close()
+        await grpcServer.shutdown()
+    }
+
+    @Test func aCaptureKeepsNothingWithoutAResponse() async throws {
+        let capture = ResponseCapture()
+        // Nothing listens here: the call fails in the transport, with no response to keep.
+        let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: 1)
+        let result = await ChatRoomClient(transport: grpc).sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m1", text: "hi"),
+                                                                          options: CallOptions(timeout: .seconds(5), responseCapture: capture))
+        guard case .failure = result else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(capture.status == nil)
+        #expect(capture.headers.fields.isEmpty)
+        grpc.close()
+    }
+
+    @Test func capturesAndOptionsCompareByIdentity() {
+        let capture = ResponseCapture()
+        #expect(CallOptions(responseCapture: capture) == CallOptions(responseCapture: capture))
+        #expect(CallOptions(responseCapture: capture) != CallOptions(responseCapture: ResponseCapture()))
+    }
+}
