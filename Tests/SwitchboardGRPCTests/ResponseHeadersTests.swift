@@ -67,6 +67,33 @@ struct ResponseHeadersTests {
         await grpcServer.shutdown()
     }
 
+    /// Copies the ETag of the response it passes on into a header of its own.
+    struct ETagWitness: ServerInterceptor {
+        func intercept(_ request: ServerRequest, context: ServerContext,
+                       next: @Sendable (ServerRequest, ServerContext) async -> RPCResponse) async -> RPCResponse {
+            var response = await next(request, context)
+            response.headers.add("X-Seen-ETag", response.headers["ETag"] ?? "none")
+            return response
+        }
+    }
+
+    @Test func interceptorsSeeTheHandlersHeadersOnceInTheResponse() async throws {
+        let router = RPCRouter(routes: ChatRoom.routes(TaggingRoom()), interceptors: [ETagWitness()])
+        for (name, transport) in [("path", InProcessTransport<Authenticated>(router: router))] {
+            let capture = ResponseCapture()
+            _ = try await ChatRoomClient(transport: transport).sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m2", text: "hi"),
+                                                                               options: CallOptions(responseCapture: capture)).get()
+            #expect(capture.headers["X-Seen-ETag"] == "\"v-m2\"", "\(name): \(capture.headers)")
+            #expect(capture.headers.fields.filter { $0.name == "ETag" }.count == 1, "\(name): \(capture.headers)")
+        }
+        // The whole-message path (gRPC's) too.
+        let response = await router.handleMessage(rpcName: ChatRoom.sendChatMessage.rpcName,
+                                                  body: SendChatMessageRequest(chatId: "c1", clientMessageId: "m3", text: "hi").serializedData(),
+                                                  headers: ["Authorization": Self.credentials.authorization], auth: .account)
+        #expect(response.headers["X-Seen-ETag"] == "\"v-m3\"", "\(response.headers)")
+        #expect(response.headers.fields.filter { $0.name == "ETag" }.count == 1)
+    }
+
     @Test func aCaptureKeepsNothingWithoutAResponse() async throws {
         let capture = ResponseCapture()
         // Nothing listens here: the call fails in the transport, with no response to keep.

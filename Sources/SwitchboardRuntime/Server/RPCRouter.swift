@@ -36,6 +36,8 @@ public final class RPCRouter: Sendable {
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
     /// Whole-message handlers behind the interceptors, by RPC name.
     let messageHandlers: [String: MessageRoute]
+    /// Whether the handlers apply their response headers themselves (behind interceptors).
+    let addsHeadersInside: Bool
 
     struct MessageRoute: Sendable {
         let endpoint: EndpointDescriptor
@@ -47,8 +49,11 @@ public final class RPCRouter: Sendable {
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
         // The handler's response headers join its answer inside the interceptors, so they
-        // see the whole response.
+        // see the whole response; without interceptors they join it in `handle`, which saves
+        // an async frame on every call.
+        addsHeadersInside = !interceptors.isEmpty
         handlers = routes.map { route in
+            guard !interceptors.isEmpty else { return route.handler }
             let handler = route.handler
             return InterceptorChain.server(interceptors) { request, context in
                 var response = await handler(request, context)
@@ -112,7 +117,9 @@ public final class RPCRouter: Sendable {
                 return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
             }
             let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint)
-            return await handler(request, context)
+            var response = await handler(request, context)
+            if !addsHeadersInside { context.responseHeaders.apply(to: &response) }
+            return response
         }
         if wrongConnection {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
