@@ -94,9 +94,88 @@ struct ResponseHeadersTests {
         #expect(response.headers.fields.filter { $0.name == "ETag" }.count == 1)
     }
 
+    /// Refuses every call with 429 itself, naming a header before and after deciding.
+    struct Refuser: ServerInterceptor {
+        func intercept(_ request: ServerRequest, context: ServerContext,
+                       next: @Sendable (ServerRequest, ServerContext) async -> RPCResponse) async -> RPCResponse {
+            context.responseHeaders.set("Retry-After", "7")
+            context.responseHeaders.add("X-Refused-By", "refuser")
+            return RPCResponse(status: 429, headers: ["Retry-After": "5"], message: "Too Many Requests")
+        }
+    }
+
+    /// Adds a header of its own after the handler has answered.
+    struct LateTagger: ServerInterceptor {
+        func intercept(_ request: ServerRequest, context: ServerContext,
+                       next: @Sendable (ServerRequest, ServerContext) async -> RPCResponse) async -> RPCResponse {
+            let response = await next(request, context)
+            context.responseHeaders.add("X-Late", "after")
+            return response
+        }
+    }
+
+    @Test func interceptorsThatAnswerThemselvesOrAddLateSendTheirHeaders() async throws {
+        let request = SendChatMessageRequest(chatId: "c1", clientMessageId: "m4", text: "hi")
+        let refusing = RPCRouter(routes: ChatRoom.routes(TaggingRoom()), interceptors: [Refuser()])
+        let refused = ResponseCapture()
+        let result = await ChatRoomClient(transport: InProcessTransport<Authenticated>(router: refusing))
+            .sendChatMessage(request, options: CallOptions(responseCapture: refused))
+        guard case .nonSuccess(.rateLimited(retryAfter: .seconds(7))) = result else {
+            Issue.record("\(result): `set` should have replaced the response's own Retry-After")
+            return
+        }
+        #expect(refused.status == 429)
+        #expect(refused.headers.fields.filter { $0.name.lowercased() == "retry-after" }.map(\.value) == ["7"], "\(refused.headers)")
+        #expect(refused.headers["X-Refused-By"] == "refuser")
+
+        let late = RPCRouter(routes: ChatRoom.routes(TaggingRoom()), interceptors: [LateTagger()])
+        for answer in [await late.handleMessage(rpcName: ChatRoom.sendChatMessage.rpcName, body: request.serializedData(),
+                                                headers: ["Authorization": Self.credentials.authorization], auth: .account),
+                       await late.handle(ServerRequest(verb: "POST", path: "/v1/chats/c1/messages",
+                                                       headers: ["Idempotency-Key": "m4", "Content-Type": "application/json"],
+                                                       body: Data(#"{"text":"hi"}"#.utf8)), auth: .account)] {
+            #expect(answer.status == 200, "\(answer)")
+            #expect(answer.headers.fields.filter { $0.name == "X-Late" }.map(\.value) == ["after"], "\(answer.headers)")
+            #expect(answer.headers.fields.filter { $0.name == "ETag" }.count == 1, "\(answer.headers)")
+        }
+    }
+
+    @Test func headersNoTransportCarriesAlikeAreRefused() {
+        let headers = ServerResponseHeaders()
+        #expect(!headers.add("grpc-status", "0"))
+        #expect(!headers.add("Switchboard-Status", "404"))
+        #expect(!headers.set("Content-Type", "text/html"))
+        #expect(!headers.add("content-length", "3"))
+        #expect(!headers.add(":status", "200"))
+        #expect(!headers.add("Bad Name", "x"))
+        #expect(!headers.add("X-Split", "a\r\nInjected: yes"))
+        #expect(!headers.add("", "x"))
+        #expect(headers.add("X-Fine_Name.1", "any text, even ünïcode"))
+        #expect(headers.fields.fields.map(\.name) == ["X-Fine_Name.1"])
+    }
+
+    @Test func mocksFillTheCaptureFromTheirScriptedHeaders() async {
+        let mock = MockChatRoomService()
+        mock.sendChatMessageMock.stub(returning: .success(ChatMessage(id: "m5", text: "hi")))
+        mock.sendChatMessageMock.setResponseHeaders(["ETag": "\"v5\""])
+        let capture = ResponseCapture()
+        let result = await mock.sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m5", text: "hi"),
+                                                options: CallOptions(responseCapture: capture))
+        #expect(result.value?.id == "m5")
+        #expect(capture.status == 200)
+        #expect(capture.headers["ETag"] == "\"v5\"")
+        mock.sendChatMessageMock.stub(returning: .failure(.timeout))
+        _ = await mock.sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m6", text: "hi"),
+                                       options: CallOptions(responseCapture: capture))
+        #expect(capture.status == nil)
+        #expect(capture.headers.fields.isEmpty)
+    }
+
     @Test func aCaptureKeepsNothingWithoutAResponse() async throws {
         let capture = ResponseCapture()
-        // Nothing listens here: the call fails in the transport, with no response to keep.
+        capture.record(RPCResponse(status: 200, headers: ["ETag": "\"from-an-earlier-call\""], message: "OK"))
+        // Nothing listens here: the call fails in the transport, with no response to keep,
+        // and nothing from an earlier call stays.
         let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: 1)
         let result = await ChatRoomClient(transport: grpc).sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m1", text: "hi"),
                                                                           options: CallOptions(timeout: .seconds(5), responseCapture: capture))

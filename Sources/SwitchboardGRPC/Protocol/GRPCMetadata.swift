@@ -13,7 +13,7 @@ public enum GRPCMetadata {
     /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
     /// are HTTP/2's.
     static func isReserved(_ name: String) -> Bool {
-        reservedNames.contains(name) || name.hasPrefix("grpc-")
+        reservedNames.contains(name) || name.hasPrefix("grpc-") || name.hasPrefix("switchboard-")
     }
 
     /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.

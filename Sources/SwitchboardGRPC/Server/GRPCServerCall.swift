@@ -240,10 +240,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     private func requestEnded() {
         guard let rpcName, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
-        guard messageCount == 1, let message else {
+        guard messageCount == 1 else {
             answer(status: .internal, message: "a unary call needs exactly one request message, not \(messageCount)")
             return
         }
+        // Taken already: the handler has it.
+        guard let message else { return }
         if rpcName.hasSuffix(Self.eventsMethod) {
             subscribe(service: String(rpcName.dropLast(Self.eventsMethod.count)))
             return
@@ -276,11 +278,15 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let metadata = metadata
         // At once, on the loop, until the handler first waits: a handler that answers
         // straight away writes its answer in this same turn of the loop.
-        // The task holds the call until it ends (a weak reference cost a side table per call).
-        let task = connection.loop.startTaskHere { [self] in
+        // The request's bytes are in `body` now: the call holds them no longer.
+        self.message = nil
+        deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
+        // Weakly: a handler that ignores cancellation must not keep a closed stream's call,
+        // and through it the connection, alive.
+        let task = connection.loop.startTaskHere { [weak self] in
             let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
-            respond(with: response)
+            self?.respond(with: response)
         }
         lock.withLock { self.task = task }
     }

@@ -136,8 +136,9 @@ public struct HTTP2Connection: Sendable {
     }
 
     /// Hands back a buffer from ``takeOutput()`` once its bytes are written, so the next
-    /// output reuses its storage instead of allocating (a buffer still shared, or larger
-    /// than ``recycledBufferLimit``, is left to be freed).
+    /// output reuses its storage instead of allocating (one larger than
+    /// ``recycledBufferLimit`` is left to be freed). Hand back only a buffer nothing else
+    /// holds: a shared one is copied, which costs what reuse would save.
     public mutating func recycleOutput(_ buffer: inout [UInt8]) {
         Self.recycle(&buffer, into: &output)
     }
@@ -158,8 +159,9 @@ public struct HTTP2Connection: Sendable {
         swap(&buffer, &slot)
     }
 
-    /// Queues an event. `takeEvents()` hands the list over and leaves none behind, so the
-    /// first event after it makes room for a call's usual few (headers, data, close) at once.
+    /// Queues an event. The list handed over by `takeEvents()` comes back through
+    /// `recycleEvents(_:)`; without one, the first event makes room for a call's usual few
+    /// (headers, data, close) at once.
     mutating func emit(_ event: HTTP2Event) {
         if events.capacity == 0 { events.reserveCapacity(4) }
         events.append(event)

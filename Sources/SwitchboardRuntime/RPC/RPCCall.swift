@@ -44,7 +44,10 @@ public enum RPCCall {
         } else {
             outcome = await race(request, over: transport, timeout: timeout)
         }
-        if let capture = options.responseCapture, case let .success(response) = outcome { capture.record(response) }
+        if let capture = options.responseCapture {
+            // A call without a response leaves nothing behind from an earlier one.
+            if case let .success(response) = outcome { capture.record(response) } else { capture.reset() }
+        }
         return outcome
     }
 

@@ -45,6 +45,11 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         fields.append((name, value))
     }
 
+    /// Removes every value of `name`, compared case-insensitively.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.namesMatch($0.name, name) }
+    }
+
     /// Case-insensitive name comparison, as `lowercased()` on both sides would decide it.
     /// Header names are ASCII, so that case compares bytes without allocating; any other
     /// name takes the general path.

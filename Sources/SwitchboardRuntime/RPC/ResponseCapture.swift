@@ -9,8 +9,10 @@
 /// let etag = capture.headers["ETag"]
 /// ```
 ///
-/// It holds the last response of the calls it was given to; a call that got no response (a
-/// transport failure) leaves it as it was. Mocks answer without a response, so they leave it empty.
+/// It holds the response of the last call it was given to; after a call that got no response
+/// (a transport failure) it is empty. Over gRPC the headers are the initial metadata followed
+/// by the trailing metadata. A mock fills it with the headers its endpoint was given
+/// (``MockEndpoint/setResponseHeaders(_:)``).
 // Sendable: its state is only reached under its stripe of `StripedLock`.
 public final class ResponseCapture: @unchecked Sendable, Hashable {
     private var recordedStatus: Int?
@@ -30,6 +32,22 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
         StripedLock.withLock(for: self) {
             recordedStatus = response.status
             recordedHeaders = response.headers
+        }
+    }
+
+    /// Records a status (nil when unknown) and headers.
+    func record(status: Int?, headers: RPCHeaders) {
+        StripedLock.withLock(for: self) {
+            recordedStatus = status
+            recordedHeaders = headers
+        }
+    }
+
+    /// Empties it: no status, no headers.
+    public func reset() {
+        StripedLock.withLock(for: self) {
+            recordedStatus = nil
+            recordedHeaders = RPCHeaders()
         }
     }
 

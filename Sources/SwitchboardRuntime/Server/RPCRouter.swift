@@ -36,8 +36,6 @@ public final class RPCRouter: Sendable {
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
     /// Whole-message handlers behind the interceptors, by RPC name.
     let messageHandlers: [String: MessageRoute]
-    /// Whether the handlers apply their response headers themselves (behind interceptors).
-    let addsHeadersInside: Bool
 
     struct MessageRoute: Sendable {
         let endpoint: EndpointDescriptor
@@ -48,10 +46,10 @@ public final class RPCRouter: Sendable {
     /// `interceptors` first, outermost first.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
-        // The handler's response headers join its answer inside the interceptors, so they
-        // see the whole response; without interceptors they join it in `handle`, which saves
-        // an async frame on every call.
-        addsHeadersInside = !interceptors.isEmpty
+        // A handler's response headers join its answer inside the interceptors, so they see
+        // the whole response, and again once the answer leaves them, with what they added
+        // (or what one that answered by itself added). Without interceptors only the second
+        // is needed, which saves an async frame on every call.
         handlers = routes.map { route in
             guard !interceptors.isEmpty else { return route.handler }
             let handler = route.handler
@@ -84,7 +82,9 @@ public final class RPCRouter: Sendable {
         }
         let request = ServerRequest(verb: "POST", path: route.endpoint.grpcPath, headers: headers, body: body)
         let context = ServerContext(auth: auth, headers: headers, pathParameters: [:], query: [], endpoint: route.endpoint)
-        return await route.serve(request, context)
+        var response = await route.serve(request, context)
+        context.responseHeaders.apply(to: &response)
+        return response
     }
 
     /// The endpoint a whole-message call to `rpcName` reaches, if any route serves it so.
@@ -118,7 +118,7 @@ public final class RPCRouter: Sendable {
             }
             let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint)
             var response = await handler(request, context)
-            if !addsHeadersInside { context.responseHeaders.apply(to: &response) }
+            context.responseHeaders.apply(to: &response)
             return response
         }
         if wrongConnection {

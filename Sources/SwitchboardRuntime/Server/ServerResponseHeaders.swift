@@ -1,36 +1,75 @@
 /// Headers a server handler, or a server interceptor, adds to its response: an `ETag`, a
 /// request id, rate-limit figures. Reach it as ``ServerContext/responseHeaders``; what it
-/// holds when the handler returns goes out with the answer, success or declared error,
-/// after the response's own headers (over gRPC as metadata: initial metadata with a
-/// success, trailers with an error).
+/// holds when the response leaves the router goes out with it, success or error, whoever
+/// answered (the handler, or an interceptor that refused the call): on the WebSocket as the
+/// response's headers, over gRPC as metadata (initial metadata with a success, trailers
+/// with an error).
 ///
-/// `Content-Type` and `Content-Length` belong to the body and are not taken from here.
+/// A name or value no transport could carry the same way is refused (`add` and `set` say
+/// `false`): a name that is not an HTTP token, a value with CR, LF or NUL, and the names
+/// the transports own (`Content-Type` and `Content-Length`, which belong to the body, and
+/// anything starting `grpc-`, `switchboard-` or `:`).
 // Sendable: its headers are only reached under its stripe of `StripedLock`.
 public final class ServerResponseHeaders: @unchecked Sendable {
-    private var headers = RPCHeaders()
+    private var added = RPCHeaders()
+    /// Names given to `set`: they replace a header of that name the response carries itself.
+    private var replacing: [String] = []
 
     /// No headers yet.
     public init() {}
 
-    /// Adds a header, after any of the same name.
-    public func add(_ name: String, _ value: String) {
-        StripedLock.withLock(for: self) { headers.add(name, value) }
+    /// Adds a header, after any of the same name; `false` if it was refused.
+    @discardableResult
+    public func add(_ name: String, _ value: String) -> Bool {
+        guard Self.isSendable(name: name, value: value) else { return false }
+        StripedLock.withLock(for: self) { added.add(name, value) }
+        return true
     }
 
-    /// Sets a header, replacing any of the same name (compared case-insensitively).
-    public func set(_ name: String, _ value: String) {
-        StripedLock.withLock(for: self) { headers.set(name, value) }
+    /// Sets a header, replacing any of the same name (compared case-insensitively), the
+    /// response's own included; `false` if it was refused.
+    @discardableResult
+    public func set(_ name: String, _ value: String) -> Bool {
+        guard Self.isSendable(name: name, value: value) else { return false }
+        StripedLock.withLock(for: self) {
+            added.set(name, value)
+            if !replacing.contains(where: { RPCHeaders.namesMatch($0, name) }) { replacing.append(name) }
+        }
+        return true
     }
 
-    /// The headers added so far.
-    public var fields: RPCHeaders { StripedLock.withLock(for: self) { headers } }
+    /// The headers added so far and not yet sent.
+    public var fields: RPCHeaders { StripedLock.withLock(for: self) { added } }
 
-    /// Adds the headers to `response`, leaving its body's own headers alone.
+    /// Moves what it holds into `response` (and forgets it, so a second application, after
+    /// the interceptors, adds only what they added since).
     func apply(to response: inout RPCResponse) {
-        let added = fields
-        guard !added.fields.isEmpty else { return }
-        for (name, value) in added where !RPCHeaders.namesMatch(name, "Content-Type") && !RPCHeaders.namesMatch(name, "Content-Length") {
-            response.headers.add(name, value)
+        let (fields, replaced): (RPCHeaders, [String]) = StripedLock.withLock(for: self) {
+            defer {
+                added = RPCHeaders()
+                replacing = []
+            }
+            return (added, replacing)
+        }
+        guard !fields.fields.isEmpty else { return }
+        for name in replaced { response.headers.remove(name) }
+        for (name, value) in fields { response.headers.add(name, value) }
+    }
+
+    /// Whether every transport can carry the header as given.
+    static func isSendable(name: String, value: String) -> Bool {
+        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte), value.utf8.allSatisfy({ $0 != 0 && $0 != 10 && $0 != 13 }) else { return false }
+        let lowered = name.lowercased()
+        return lowered != "content-type" && lowered != "content-length" && !lowered.hasPrefix("grpc-") && !lowered.hasPrefix("switchboard-")
+    }
+
+    /// RFC 9110's `tchar`: what a field name is made of.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
+             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
         }
     }
 }

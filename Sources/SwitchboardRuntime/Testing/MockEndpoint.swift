@@ -18,6 +18,7 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
         var queue: [RequestResult<Response, EndpointError>] = []
         var calls: [Request] = []
         var options: [CallOptions] = []
+        var responseHeaders = RPCHeaders()
     }
 
     /// Creates an endpoint mock named `rpcName`.
@@ -31,6 +32,12 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     /// Answers every call that finds the queue empty with `result`.
     public func stub(returning result: RequestResult<Response, EndpointError>) {
         state.withLock { $0.stub = { _ in result } }
+    }
+
+    /// Headers every answered call puts in its caller's ``ResponseCapture`` (with status 200
+    /// for a success), as a server's response headers would.
+    public func setResponseHeaders(_ headers: RPCHeaders) {
+        state.withLock { $0.responseHeaders = headers }
     }
 
     /// Queues results answered in order, before the stub.
@@ -53,6 +60,19 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
 
     /// Records a call and answers it; generated mocks call this.
     public func invoke(_ request: Request, options: CallOptions = CallOptions()) async -> RequestResult<Response, EndpointError> {
+        let result = await answer(request, options: options)
+        if let capture = options.responseCapture {
+            switch result {
+            case .success: capture.record(status: 200, headers: state.withLock { $0.responseHeaders })
+            // A scripted error knows no status of its own here.
+            case .nonSuccess: capture.record(status: nil, headers: state.withLock { $0.responseHeaders })
+            case .failure: capture.reset()
+            }
+        }
+        return result
+    }
+
+    private func answer(_ request: Request, options: CallOptions) async -> RequestResult<Response, EndpointError> {
         if Task.isCancelled { return .failure(.cancelled) }
         let (queued, stub): (RequestResult<Response, EndpointError>?, (@Sendable (Request) async -> RequestResult<Response, EndpointError>)?) = state.withLock { state in
             state.calls.append(request)
