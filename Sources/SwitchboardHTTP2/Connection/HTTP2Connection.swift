@@ -146,15 +146,17 @@ public struct HTTP2Connection: Sendable {
     /// Hands back a list from ``receive(_:at:)`` or ``takeEvents()`` once it has been read,
     /// so the next events reuse its storage.
     public mutating func recycleEvents(_ list: inout [HTTP2Event]) {
-        Self.recycle(&list, into: &events)
+        Self.recycle(&list, into: &events, limit: Self.recycledEventLimit)
     }
 
-    /// The largest buffer kept for reuse, in elements: a large message's buffer is not held
-    /// for the connection's life.
+    /// The largest output buffer kept for reuse, in bytes: a large message's buffer is not
+    /// held for the connection's life.
     public static let recycledBufferLimit = 64 * 1024
+    /// The longest event list kept for reuse.
+    public static let recycledEventLimit = 256
 
-    private static func recycle<Element>(_ buffer: inout [Element], into slot: inout [Element]) {
-        guard slot.isEmpty, slot.capacity < buffer.capacity, buffer.capacity <= recycledBufferLimit else { return }
+    private static func recycle<Element>(_ buffer: inout [Element], into slot: inout [Element], limit: Int = recycledBufferLimit) {
+        guard slot.isEmpty, slot.capacity < buffer.capacity, buffer.capacity <= limit else { return }
         buffer.removeAll(keepingCapacity: true)
         swap(&buffer, &slot)
     }
