@@ -33,6 +33,13 @@ struct GRPCInteropTests {
         let usernames = UsernamesClient(transport: transport)
         let found = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2, 0xfe])))
         #expect(try found.get().uuid == "0102fe")
+        // grpcio's initial and trailing metadata: both among the headers, the trailing alone
+        // as trailers.
+        let capture = ResponseCapture()
+        _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2, 0xfe])), options: CallOptions(responseCapture: capture))
+        #expect(capture.status == 200)
+        #expect(capture.headers["x-server"] == "grpcio" && capture.headers["x-request-size"] == "5", "\(capture.headers)")
+        #expect(capture.trailers["x-request-size"] == "5" && capture.trailers["x-server"] == nil, "\(capture.trailers)")
         // A path-bound field travels inside the message: the server saw the whole request.
         let event = await peer.event { $0.method == "/signal.chat.Usernames/LookUpUsernameHash" && $0.size == 5 }
         #expect(event?.size == 5)

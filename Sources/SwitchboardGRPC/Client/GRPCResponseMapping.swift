@@ -64,35 +64,48 @@ enum GRPCResponseMapping {
             var metadata = (json ? BodyEncoding.json : BodyEncoding.protobuf).contentTypeHeaders
             // (Its own content-type is replaced below, so it does not count.)
             let carriesMetadata = { (header: HPACKHeader) in isMetadata(header) && header.name != "content-type" }
+            var trailing = RPCHeaders()
             if call.headers.contains(where: carriesMetadata) || call.trailers.contains(where: carriesMetadata) {
-                metadata = RPCHeaders()
-                metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
-                for header in call.headers where isMetadata(header) { metadata.add(header.name, header.value) }
-                for header in call.trailers where isMetadata(header) { metadata.add(header.name, header.value) }
+                (metadata, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
                 metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
             }
-            return RPCResponse(status: 200, headers: metadata, body: Data(body), message: "OK")
+            return RPCResponse(status: 200, headers: metadata, body: Data(body), message: "OK", trailers: trailing)
         }
-        var metadata = RPCHeaders()
-        metadata.reserveCapacity(call.headers.count + call.trailers.count + 1)
-        for header in call.headers where isMetadata(header) { metadata.add(header.name, header.value) }
-        for header in call.trailers where isMetadata(header) { metadata.add(header.name, header.value) }
+        var (metadata, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
         let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)
         // The exact declared error, from a Switchboard server.
         if let exact = trailers[statusTrailer].flatMap({ Int($0) }), (300...599).contains(exact) {
             let body = trailers[errorBodyTrailer].flatMap(GRPCMetadata.decodeBinary) ?? Data()
             if let type = trailers["switchboard-content-type"] { metadata.set("Content-Type", type) }
-            return RPCResponse(status: exact, headers: metadata, body: body, message: message)
+            return RPCResponse(status: exact, headers: metadata, body: body, message: message, trailers: trailing)
         }
         // A declared error by its gRPC code.
         if let status = endpoint.errorStatusByGRPCCode[code.rawValue] {
-            return RPCResponse(status: status, headers: metadata, body: Data(), message: message)
+            return RPCResponse(status: status, headers: metadata, body: Data(), message: message, trailers: trailing)
         }
         switch code {
         case .deadlineExceeded: throw .timeout
         // CANCELLED from the server stays its status: `.cancelled` means this caller cancelled.
         default: throw .grpcStatus(code: code.rawValue, message: message, details: details)
         }
+    }
+}
+
+extension GRPCResponseMapping {
+    /// The call's metadata: all of it (initial, then trailing) as the response's headers, and
+    /// the trailing part alone. A trailers-only response's one block counts once, as trailers.
+    static func metadata(of call: GRPCCallResponse, isMetadata: (HPACKHeader) -> Bool) -> (all: RPCHeaders, trailing: RPCHeaders) {
+        var all = RPCHeaders()
+        var trailing = RPCHeaders()
+        all.reserveCapacity(call.headers.count + call.trailers.count + 1)
+        if !call.isTrailersOnly {
+            for header in call.headers where isMetadata(header) { all.add(header.name, header.value) }
+        }
+        for header in call.trailers where isMetadata(header) {
+            all.add(header.name, header.value)
+            trailing.add(header.name, header.value)
+        }
+        return (all, trailing)
     }
 }
 

@@ -11,6 +11,8 @@ struct GRPCCallResponse: Sendable {
     /// How many messages came (a unary answer has one).
     var messageCount: Int
     var trailers: [HPACKHeader]
+    /// The response was one block (trailers-only): `headers` and `trailers` are the same.
+    var isTrailersOnly = false
 }
 
 /// One unary call on one stream: sends the request, collects the response's headers,
@@ -40,6 +42,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     // Loop-confined.
     private var responseHeaders: [HPACKHeader] = []
     private var trailers: [HPACKHeader] = []
+    private var isTrailersOnly = false
     private var message: ArraySlice<UInt8>?
     private var messageCount = 0
     private var deframer: GRPCMessageDeframer
@@ -161,7 +164,10 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     func streamReceived(headers: [HPACKHeader], endStream: Bool) {
         if endStream {
             // Trailers, or a trailers-only response.
-            if responseHeaders.isEmpty { responseHeaders = headers }
+            if responseHeaders.isEmpty {
+                responseHeaders = headers
+                isTrailersOnly = true
+            }
             trailers = headers
             complete()
         } else {
@@ -220,7 +226,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func complete() {
-        finish(.finished(GRPCCallResponse(headers: responseHeaders, message: message, messageCount: messageCount, trailers: trailers)))
+        finish(.finished(GRPCCallResponse(headers: responseHeaders, message: message, messageCount: messageCount, trailers: trailers,
+                                            isTrailersOnly: isTrailersOnly)))
     }
 
     private func fail(framing error: GRPCFramingError) {

@@ -51,13 +51,17 @@ public struct RPCResponse: Sendable, Hashable {
     public var body: Data
     /// The reason phrase ("OK"), which Signal's envelope carries.
     public var message: String?
+    /// Headers that came after the body: over gRPC the trailing metadata (also among
+    /// ``headers``, after the initial metadata); empty on the WebSocket, which has none.
+    public var trailers: RPCHeaders
 
     /// Creates a response.
-    public init(status: Int, headers: RPCHeaders = [:], body: Data = Data(), message: String? = nil) {
+    public init(status: Int, headers: RPCHeaders = [:], body: Data = Data(), message: String? = nil, trailers: RPCHeaders = [:]) {
         self.status = status
         self.headers = headers
         self.body = body
         self.message = message
+        self.trailers = trailers
     }
 
     /// Whether the status is 2xx.

@@ -17,6 +17,7 @@
 public final class ResponseCapture: @unchecked Sendable, Hashable {
     private var recordedStatus: Int?
     private var recordedHeaders = RPCHeaders()
+    private var recordedTrailers = RPCHeaders()
 
     /// An empty capture.
     public init() {}
@@ -27,11 +28,16 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
     /// The response's headers; empty until one came.
     public var headers: RPCHeaders { StripedLock.withLock(for: self) { recordedHeaders } }
 
+    /// What came after the body: over gRPC the trailing metadata (also among ``headers``);
+    /// empty on the WebSocket.
+    public var trailers: RPCHeaders { StripedLock.withLock(for: self) { recordedTrailers } }
+
     /// Records `response`; called by ``RPCCall`` (and custom call paths) when one arrives.
     public func record(_ response: RPCResponse) {
         StripedLock.withLock(for: self) {
             recordedStatus = response.status
             recordedHeaders = response.headers
+            recordedTrailers = response.trailers
         }
     }
 
@@ -40,6 +46,7 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
         StripedLock.withLock(for: self) {
             recordedStatus = status
             recordedHeaders = headers
+            recordedTrailers = RPCHeaders()
         }
     }
 
@@ -48,6 +55,7 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
         StripedLock.withLock(for: self) {
             recordedStatus = nil
             recordedHeaders = RPCHeaders()
+            recordedTrailers = RPCHeaders()
         }
     }
 
