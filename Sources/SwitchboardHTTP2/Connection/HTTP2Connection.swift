@@ -143,7 +143,7 @@ public struct HTTP2Connection: Sendable {
         Self.recycle(&buffer, into: &output)
     }
 
-    /// Hands back a list from ``receive(_:at:)`` or ``takeEvents()`` once it has been read,
+    /// Hands back a list from `receive(_:at:)` or ``takeEvents()`` once it has been read,
     /// so the next events reuse its storage.
     public mutating func recycleEvents(_ list: inout [HTTP2Event]) {
         Self.recycle(&list, into: &events, limit: Self.recycledEventLimit)
