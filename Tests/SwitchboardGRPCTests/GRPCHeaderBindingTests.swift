@@ -22,27 +22,17 @@ struct GRPCHeaderBindingTests {
         func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
     }
 
-    static let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 1, password: "pw")
     static let request = SendChatMessageRequest(chatId: "c1", clientMessageId: "from-the-message", text: "hi")
     static let overriding = CallOptions(timeout: .seconds(60), headers: ["Idempotency-Key": "from-call-options"])
 
     @Test func callOptionsHeadersReachHeaderBoundFieldsOnBothTransports() async throws {
-        let routes = ChatRoom.routes(EchoRoom())
-        let chatServer = try ChatServer(routes: routes)
-        defer { chatServer.stop() }
-        let webSocket = try await ChatClient.connectAuthenticated(to: chatServer.url, credentials: Self.credentials)
-        var grpcOptions = GRPCClientOptions()
-        grpcOptions.metadata.add("Authorization", Self.credentials.authorization)
-        let grpcServer = try GRPCServer(router: RPCRouter(routes: routes))
-        let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: grpcOptions)
-        for (name, client) in [("websocket", ChatRoomClient(transport: webSocket)), ("grpc", ChatRoomClient(transport: grpc))] {
+        let both = try await BothTransports(routes: ChatRoom.routes(EchoRoom()))
+        for (name, client) in [("websocket", ChatRoomClient(transport: both.webSocket)), ("grpc", ChatRoomClient(transport: both.grpc))] {
             let plain = try await client.sendChatMessage(Self.request, options: CallOptions(timeout: .seconds(60))).get()
             #expect(plain.id == "from-the-message", "\(name)")
             let overridden = try await client.sendChatMessage(Self.request, options: Self.overriding).get()
             #expect(overridden.id == "from-call-options", "\(name): the handler saw \(overridden.id)")
         }
-        await webSocket.close()
-        grpc.close()
-        await grpcServer.shutdown()
+        await both.close()
     }
 }

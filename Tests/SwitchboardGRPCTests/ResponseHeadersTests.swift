@@ -28,19 +28,13 @@ struct ResponseHeadersTests {
         func markRead(_ request: ReadReceipt, context: ServerContext) async throws(ChatRoom.MarkReadError) {}
     }
 
-    static let credentials = ChatClient.Credentials(username: "aci-1", deviceID: 1, password: "pw")
+    static let credentials = BothTransports.credentials
 
     @Test func handlerHeadersReachTheCallerOnEveryTransport() async throws {
         let routes = ChatRoom.routes(TaggingRoom())
-        let chatServer = try ChatServer(routes: routes)
-        defer { chatServer.stop() }
-        let webSocket = try await ChatClient.connectAuthenticated(to: chatServer.url, credentials: Self.credentials)
-        var grpcOptions = GRPCClientOptions()
-        grpcOptions.metadata.add("Authorization", Self.credentials.authorization)
-        let grpcServer = try GRPCServer(router: RPCRouter(routes: routes))
-        let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: grpcServer.port, options: grpcOptions)
+        let both = try await BothTransports(routes: routes)
         let inProcess = InProcessTransport<Authenticated>(router: RPCRouter(routes: routes))
-        let clients: [(String, ChatRoomClient)] = [("websocket", ChatRoomClient(transport: webSocket)), ("grpc", ChatRoomClient(transport: grpc)),
+        let clients: [(String, ChatRoomClient)] = [("websocket", ChatRoomClient(transport: both.webSocket)), ("grpc", ChatRoomClient(transport: both.grpc)),
                                                    ("in-process", ChatRoomClient(transport: inProcess))]
         for (name, client) in clients {
             let capture = ResponseCapture()
@@ -65,9 +59,7 @@ struct ResponseHeadersTests {
             #expect(failure.trailers["X-Missing-Reason"] == (name == "grpc" ? "no such chat" : nil), "\(name): \(failure.trailers)")
             #expect(capture.trailers.fields.isEmpty, "\(name): a success's metadata came before its message: \(capture.trailers)")
         }
-        await webSocket.close()
-        grpc.close()
-        await grpcServer.shutdown()
+        await both.close()
     }
 
     /// Copies the ETag of the response it passes on into a header of its own.
