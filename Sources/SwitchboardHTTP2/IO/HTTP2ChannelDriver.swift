@@ -104,10 +104,15 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     package var state: Snapshot {
         lock.withLock {
-            // Out of stream ids (2^31 of them) counts as going away: a new connection is needed.
-            Snapshot(isAvailable: endedReason == nil && !readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff }), isClosed: endedReason != nil,
+            Snapshot(isAvailable: takesNewStreams, isClosed: endedReason != nil,
                      activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason)
         }
+    }
+
+    /// Under the lock. Out of stream ids (2^31 of them) counts as going away: a new
+    /// connection is needed.
+    private var takesNewStreams: Bool {
+        endedReason == nil && !readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff })
     }
 
     /// Neither ended nor going away, with stream ids left: new streams may be asked for.
@@ -296,7 +301,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         // On the loop a list comes back once performed, so the next one allocates nothing.
         if onLoop, effects.capacity == 0, spareEffects.capacity > 0 { swap(&effects, &spareEffects) }
         let result = body()
-        if lastPublished, endedReason != nil || readCore({ $0.isGoingAway || $0.nextLocalStreamID > 0x7fff_ffff }) {
+        if lastPublished, !takesNewStreams {
             lastPublished = false
             availabilityLock.withLock { published = false }
         }
