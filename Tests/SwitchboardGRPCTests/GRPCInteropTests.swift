@@ -63,7 +63,10 @@ struct GRPCInteropTests {
         let messages = MessagesClient(transport: transport)
         let request = SendMessageRequest(destination: "bob")
         for code in 1...16 {
-            let result = await messages.sendMessage(request, options: Self.test("status:\(code):no é 100%"))
+            let capture = ResponseCapture()
+            var options = Self.test("status:\(code):no é 100%")
+            options.responseCapture = capture
+            let result = await messages.sendMessage(request, options: options)
             switch (code, result) {
             // The server's CANCELLED is its status, with its message: `.cancelled` is for a
             // caller that cancelled (and an RST_STREAM CANCEL, too, arrives as status 1).
@@ -80,6 +83,9 @@ struct GRPCInteropTests {
                 #expect(Messages.sendMessage.errorStatusByGRPCCode[code] == nil, "code \(code) is declared")
                 #expect(got == code)
                 #expect(message == "no é 100%")
+                // The metadata that came with the status is the caller's still.
+                #expect(capture.status == nil)
+                #expect(capture.trailers["x-request-size"] != nil, "code \(code): \(capture.trailers)")
             default:
                 Issue.record("code \(code) gave \(result)")
             }

@@ -82,7 +82,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head, json: json).run()
             switch outcome {
             case let .finished(response):
-                return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint, sentJSON: json)
+                return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint, sentJSON: json, capture: request.responseCapture)
             case .notProcessed where attempt == 0:
                 continue
             case let .notProcessed(reason):

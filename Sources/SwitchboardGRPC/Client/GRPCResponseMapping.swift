@@ -23,7 +23,8 @@ enum GRPCResponseMapping {
 
     /// `sentJSON`: the request went as `application/grpc+json`; a response whose content type
     /// names no subtype (what gRPC's C core always sends) is then JSON too.
-    static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor, sentJSON: Bool = false) throws(TransportError) -> RPCResponse {
+    static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor, sentJSON: Bool = false,
+                         capture: ResponseCapture? = nil) throws(TransportError) -> RPCResponse {
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
@@ -83,6 +84,9 @@ enum GRPCResponseMapping {
         if let status = endpoint.errorStatusByGRPCCode[code.rawValue] {
             return RPCResponse(status: status, headers: metadata, body: Data(), message: message, trailers: trailing)
         }
+        // An error the endpoint does not declare still came with metadata (a request id, say):
+        // the caller's capture keeps it.
+        capture?.record(status: nil, headers: metadata, trailers: trailing)
         switch code {
         case .deadlineExceeded: throw .timeout
         // CANCELLED from the server stays its status: `.cancelled` means this caller cancelled.

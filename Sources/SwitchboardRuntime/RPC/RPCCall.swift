@@ -31,6 +31,12 @@ public enum RPCCall {
                 request.headers.add(header.name, header.value)
             }
         }
+        if let capture = options.responseCapture {
+            // Nothing from an earlier call stays; a transport may record metadata that came
+            // with an error.
+            capture.reset()
+            request.responseCapture = capture
+        }
         let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
@@ -44,10 +50,7 @@ public enum RPCCall {
         } else {
             outcome = await race(request, over: transport, timeout: timeout)
         }
-        if let capture = options.responseCapture {
-            // A call without a response leaves nothing behind from an earlier one.
-            if case let .success(response) = outcome { capture.record(response) } else { capture.reset() }
-        }
+        if let capture = options.responseCapture, case let .success(response) = outcome { capture.record(response) }
         return outcome
     }
 

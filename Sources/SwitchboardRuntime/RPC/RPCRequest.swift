@@ -22,6 +22,10 @@ public struct RPCRequest: Sendable {
     /// The whole request message already encoded in protobuf, for callers without a generated
     /// type (messages typed by a schema read at run time); used when `message` is nil.
     public var messageBytes: Data?
+    /// The caller's ``ResponseCapture`` (from ``CallOptions/responseCapture``): a transport
+    /// that ends a call with an error but got metadata with it (a gRPC status the endpoint
+    /// does not declare) records that metadata here.
+    public var responseCapture: ResponseCapture?
 
     /// Creates a request.
     public init(

@@ -9,8 +9,9 @@
 /// let etag = capture.headers["ETag"]
 /// ```
 ///
-/// It holds the response of the last call it was given to; after a call that got no response
-/// (a transport failure) it is empty. Over gRPC the headers are the initial metadata followed
+/// It holds the response of the last call it was given to. After a call that got no response
+/// (a transport failure) it holds no status, and only what metadata came with the failure (a
+/// gRPC status the endpoint does not declare, with its trailers), if any. Over gRPC the headers are the initial metadata followed
 /// by the trailing metadata. A mock fills it with the headers its endpoint was given
 /// (``MockEndpoint/setResponseHeaders(_:)``).
 // Sendable: its state is only reached under its stripe of `StripedLock`.
@@ -41,12 +42,13 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
         }
     }
 
-    /// Records a status (nil when unknown) and headers.
-    func record(status: Int?, headers: RPCHeaders) {
+    /// Records a status (nil when there is none, as with a failure that brought metadata),
+    /// headers and trailers.
+    public func record(status: Int?, headers: RPCHeaders, trailers: RPCHeaders = [:]) {
         StripedLock.withLock(for: self) {
             recordedStatus = status
             recordedHeaders = headers
-            recordedTrailers = RPCHeaders()
+            recordedTrailers = trailers
         }
     }
 
