@@ -34,6 +34,12 @@ from grpc_tools import protoc
 json_messages = "--json" in sys.argv
 if json_messages:
     sys.argv.remove("--json")
+# --max-streams N: the server's SETTINGS_MAX_CONCURRENT_STREAMS, so calls beyond N wait.
+max_streams = None
+if "--max-streams" in sys.argv:
+    at = sys.argv.index("--max-streams")
+    max_streams = int(sys.argv[at + 1])
+    del sys.argv[at:at + 2]
 proto_path, events_path = sys.argv[1], sys.argv[2]
 tls = sys.argv[4:6] if len(sys.argv) > 5 and sys.argv[3] == "--tls" else None
 
@@ -108,8 +114,10 @@ def make_handler(full_method, request_class, response_class):
                                                response_serializer=response_class.SerializeToString)
 
 
-server = grpc.server(futures.ThreadPoolExecutor(max_workers=120),
-                     options=[("grpc.max_receive_message_length", 8 << 20), ("grpc.max_send_message_length", 8 << 20)])
+server_options = [("grpc.max_receive_message_length", 8 << 20), ("grpc.max_send_message_length", 8 << 20)]
+if max_streams is not None:
+    server_options.append(("grpc.max_concurrent_streams", max_streams))
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=120), options=server_options)
 handlers = []
 for service in module.DESCRIPTOR.services_by_name.values():
     methods = {}

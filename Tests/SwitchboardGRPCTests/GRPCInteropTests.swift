@@ -95,6 +95,26 @@ struct GRPCInteropTests {
         await peer.stop()
     }
 
+    @Test func aCallThatWaitedForAStreamSendsTheTimeItHasLeft() async throws {
+        let peer = try await GRPCPeer.oneStream.value
+        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)
+        let usernames = UsernamesClient(transport: transport)
+        // Connected (and the server's SETTINGS heard) first.
+        _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])))
+        // The first call holds the server's only stream for 1.5 s; the second, with 3 s to
+        // live, waits for it and then tells the server what is left, not its 3 s.
+        async let holding = usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:1500", timeout: .seconds(10)))
+        try await Task.sleep(for: .milliseconds(200))
+        let waited = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("queued", timeout: .seconds(3)))
+        _ = await holding
+        #expect((try? waited.get()) != nil, "\(waited)")
+        let seen = await peer.event { $0.metadata["x-test"] == "queued" }
+        let remaining = try #require(seen?.remaining)
+        #expect(remaining < 2.4, "the server was told \(remaining) s of the 3 s after a wait of about 1.3 s")
+        transport.close()
+        await peer.stop()
+    }
+
     @Test func theServerSeesTheDeadlineAndTheCancellation() async throws {
         let peer = try await GRPCPeer.shared(.h2c)
         let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)

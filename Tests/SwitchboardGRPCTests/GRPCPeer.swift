@@ -34,12 +34,15 @@ final class GRPCPeer: @unchecked Sendable {
     /// A peer whose every method reads and writes protobuf JSON (`application/grpc+json` clients).
     static let json = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .h2c, json: true) }
 
+    /// A peer that lets one call run at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1).
+    static let oneStream = Task<GRPCPeer, Error> { try await GRPCPeer(starting: .h2c, maxStreams: 1) }
+
     /// The shared peer for `security`.
     static func shared(_ security: Security) async throws -> GRPCPeer {
         try await (security == .h2c ? h2c : tls).value
     }
 
-    private init(starting security: Security, json: Bool = false) async throws {
+    private init(starting security: Security, json: Bool = false, maxStreams: Int? = nil) async throws {
         directory = try ScratchDirectory.make("grpc-peer")
         let proto = directory.appendingPathComponent("signal_chat.proto")
         try Self.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
@@ -49,6 +52,7 @@ final class GRPCPeer: @unchecked Sendable {
             arguments += ["--tls", await TestCertificates.file("good.pem"), await TestCertificates.file("good.key")]
         }
         if json { arguments.append("--json") }
+        if let maxStreams { arguments += ["--max-streams", "\(maxStreams)"] }
         peer = try PythonPeer(script: "grpc_peer.py", arguments: arguments)
         guard let line = await peer.firstLineAsync(timeout: 60), let port = Int(line) else {
             let output = await peer.stopAsync()

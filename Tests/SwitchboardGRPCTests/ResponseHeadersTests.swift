@@ -183,6 +183,20 @@ struct ResponseHeadersTests {
         grpc.close()
     }
 
+    @Test func eachGRPCAttemptStartsItsCaptureEmpty() async {
+        // What an earlier attempt of a retried call recorded (a status's metadata) does not
+        // outlive the next attempt, which here fails with nothing to record.
+        let capture = ResponseCapture()
+        capture.record(status: nil, headers: ["x-request-id": "attempt-1"], trailers: ["x-request-id": "attempt-1"])
+        let grpc = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: 1)
+        var request = RPCRequest(endpoint: ChatRoom.sendChatMessage, path: "/", deadline: .now + .seconds(5),
+                                 message: SendChatMessageRequest(chatId: "c1", clientMessageId: "m7", text: "hi"))
+        request.responseCapture = capture
+        await #expect(throws: TransportError.self) { _ = try await grpc.send(request) }
+        #expect(capture.headers.fields.isEmpty && capture.trailers.fields.isEmpty, "\(capture.headers)")
+        grpc.close()
+    }
+
     @Test func capturesAndOptionsCompareByIdentity() {
         let capture = ResponseCapture()
         #expect(CallOptions(responseCapture: capture) == CallOptions(responseCapture: capture))

@@ -50,6 +50,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// Sends one unary call and waits for its answer, its deadline or its cancellation.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        // A retried call's earlier attempt left its metadata here: this attempt's replaces it.
+        request.responseCapture?.reset()
         // JSON only when asked for, and only from a generated message (the dynamic codec's
         // requests arrive as protobuf bytes).
         let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil

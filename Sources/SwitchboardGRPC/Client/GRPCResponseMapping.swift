@@ -41,24 +41,33 @@ enum GRPCResponseMapping {
             for header in call.headers where !header.name.hasPrefix(":") && header.name != "content-type" { headers.add(header.name, header.value) }
             return RPCResponse(status: httpStatus, headers: headers, body: Data(), message: "HTTP \(httpStatus) instead of a gRPC response")
         }
-        guard let contentType = head["content-type"], isGRPCContentType(contentType) else {
-            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil)
-        }
-        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText) else {
-            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "the response ended without a valid grpc-status", details: nil)
-        }
-        // A code this side does not know is UNKNOWN, as gRPC's own clients read it.
-        guard let code = GRPCStatusCode(rawValue: rawCode) else {
-            throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue,
-                              message: "grpc-status \(rawCode): " + (trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""), details: nil)
-        }
-        let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
+        // An error from here on still came with metadata (a request id, say): the caller's
+        // capture keeps it, whatever the error.
         let isMetadata = { (header: HPACKHeader) in
             !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-")
         }
+        func failing(_ error: TransportError) -> TransportError {
+            if let capture {
+                let (all, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
+                capture.record(status: nil, headers: all, trailers: trailing)
+            }
+            return error
+        }
+        guard let contentType = head["content-type"], isGRPCContentType(contentType) else {
+            throw failing(.grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil))
+        }
+        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText) else {
+            throw failing(.grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "the response ended without a valid grpc-status", details: nil))
+        }
+        // A code this side does not know is UNKNOWN, as gRPC's own clients read it.
+        guard let code = GRPCStatusCode(rawValue: rawCode) else {
+            throw failing(.grpcStatus(code: GRPCStatusCode.unknown.rawValue,
+                                      message: "grpc-status \(rawCode): " + (trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""), details: nil))
+        }
+        let message = trailers["grpc-message"].map(GRPCMetadata.decodeMessage) ?? ""
         if code == .ok {
             guard call.messageCount == 1, let body = call.message else {
-                throw .grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil)
+                throw failing(.grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil))
             }
             let json = contentType.hasPrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
             // Most answers carry no metadata: their headers are shared, not built.
@@ -84,13 +93,10 @@ enum GRPCResponseMapping {
         if let status = endpoint.errorStatusByGRPCCode[code.rawValue] {
             return RPCResponse(status: status, headers: metadata, body: Data(), message: message, trailers: trailing)
         }
-        // An error the endpoint does not declare still came with metadata (a request id, say):
-        // the caller's capture keeps it.
-        capture?.record(status: nil, headers: metadata, trailers: trailing)
         switch code {
-        case .deadlineExceeded: throw .timeout
+        case .deadlineExceeded: throw failing(.timeout)
         // CANCELLED from the server stays its status: `.cancelled` means this caller cancelled.
-        default: throw .grpcStatus(code: code.rawValue, message: message, details: details)
+        default: throw failing(.grpcStatus(code: code.rawValue, message: message, details: details))
         }
     }
 }

@@ -161,6 +161,15 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     // MARK: HTTP2StreamDelegate (on the loop)
 
+    /// Waited for a stream slot: `grpc-timeout` counts from now, so the server does not see
+    /// more time than the caller has left.
+    func headersForDelayedOpen(_ headers: [HPACKHeader]) -> [HPACKHeader] {
+        guard let deadline = request.deadline, let index = headers.firstIndex(where: { $0.name == "grpc-timeout" }) else { return headers }
+        var updated = headers
+        updated[index].value = GRPCTimeout.encode(deadline - .now)
+        return updated
+    }
+
     func streamReceived(headers: [HPACKHeader], endStream: Bool) {
         if endStream {
             // Trailers, or a trailers-only response.

@@ -342,11 +342,13 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         finish(violation.description)
     }
 
-    /// Opens `pending` now, or queues it behind the concurrency limit (nil).
-    private func open(_ pending: PendingOpen) -> Result<UInt32, HTTP2StreamError>? {
+    /// Opens `pending` now, or queues it behind the concurrency limit (nil). `delayed`: it
+    /// waited in the queue, and its delegate may bring its headers up to date.
+    private func open(_ pending: PendingOpen, delayed: Bool = false) -> Result<UInt32, HTTP2StreamError>? {
         guard endedReason == nil else { return .failure(.connectionClosed) }
         do throws(HTTP2StreamError) {
-            let id = try core.openStream(headers: pending.headers, endStream: pending.body == nil && pending.endStream)
+            let headers = delayed ? pending.delegate.headersForDelayedOpen(pending.headers) : pending.headers
+            let id = try core.openStream(headers: headers, endStream: pending.body == nil && pending.endStream)
             delegates[id] = pending.delegate
             if let body = pending.body {
                 do throws(HTTP2StreamError) {
@@ -368,7 +370,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
             guard let pending = waiting.popFirst() else { break }
-            if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
+            if let result = open(pending, delayed: true) { effects.append(.run { pending.opened(result) }) }
         }
     }
 

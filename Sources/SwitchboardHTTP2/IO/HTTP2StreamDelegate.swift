@@ -7,6 +7,15 @@ package protocol HTTP2StreamDelegate: AnyObject, Sendable {
     func streamReceived(data: [UInt8], endStream: Bool)
     /// The stream is over; nothing follows.
     func streamClosed(_ closure: HTTP2StreamClosure)
+    /// The headers to open with, for a stream that waited for the peer's concurrency limit:
+    /// a deadline counted down in them (gRPC's `grpc-timeout`) is out of date by the wait.
+    /// Called under the connection's lock, on any thread: compute, call nothing.
+    func headersForDelayedOpen(_ headers: [HPACKHeader]) -> [HPACKHeader]
+}
+
+extension HTTP2StreamDelegate {
+    /// The headers as they were given.
+    package func headersForDelayedOpen(_ headers: [HPACKHeader]) -> [HPACKHeader] { headers }
 }
 
 /// Takes the streams a client opens on a server connection: returns who hears each one.

@@ -5,8 +5,9 @@ public struct CallOptions: Sendable, Hashable {
     /// Extra headers, added after the schema-bound ones; a name they share with a
     /// schema-bound header replaces its values (all values given here for it go out).
     public var headers: RPCHeaders
-    /// Where the response's status and headers are kept for the caller to read after the
-    /// call (see ``ResponseCapture``); `nil` keeps nothing.
+    /// Where the response's status, headers and trailers (and the metadata a failure came
+    /// with) are kept for the caller to read after the call (see ``ResponseCapture``); `nil`
+    /// keeps nothing.
     public var responseCapture: ResponseCapture?
 
     /// Creates options.

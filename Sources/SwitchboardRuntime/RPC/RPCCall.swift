@@ -31,12 +31,11 @@ public enum RPCCall {
                 request.headers.add(header.name, header.value)
             }
         }
-        if let capture = options.responseCapture {
-            // Nothing from an earlier call stays; a transport may record metadata that came
-            // with an error.
-            capture.reset()
-            request.responseCapture = capture
-        }
+        // The transport records metadata that came with an error into a capture of the call's
+        // own, copied to the caller's once the call is over: a transport still running after a
+        // timeout or cancellation (one racing in a task of its own) writes where nobody reads.
+        let transportCapture = options.responseCapture.map { _ in ResponseCapture() }
+        request.responseCapture = transportCapture
         let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
         if Task.isCancelled { return .failure(.cancelled) }
@@ -50,7 +49,13 @@ public enum RPCCall {
         } else {
             outcome = await race(request, over: transport, timeout: timeout)
         }
-        if let capture = options.responseCapture, case let .success(response) = outcome { capture.record(response) }
+        if let capture = options.responseCapture {
+            if case let .success(response) = outcome {
+                capture.record(response)
+            } else if let transportCapture {
+                capture.record(status: nil, headers: transportCapture.headers, trailers: transportCapture.trailers)
+            }
+        }
         return outcome
     }
 

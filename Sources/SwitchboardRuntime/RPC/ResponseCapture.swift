@@ -11,9 +11,9 @@
 ///
 /// It holds the response of the last call it was given to. After a call that got no response
 /// (a transport failure) it holds no status, and only what metadata came with the failure (a
-/// gRPC status the endpoint does not declare, with its trailers), if any. Over gRPC the headers are the initial metadata followed
-/// by the trailing metadata. A mock fills it with the headers its endpoint was given
-/// (``MockEndpoint/setResponseHeaders(_:)``).
+/// gRPC status the endpoint does not declare, with its trailers), if any. Over gRPC the
+/// headers are the initial metadata followed by the trailing metadata. A mock fills it with
+/// the headers its endpoint was given (``MockEndpoint/setResponseHeaders(_:)``).
 // Sendable: its state is only reached under its stripe of `StripedLock`.
 public final class ResponseCapture: @unchecked Sendable, Hashable {
     private var recordedStatus: Int?
@@ -43,7 +43,8 @@ public final class ResponseCapture: @unchecked Sendable, Hashable {
     }
 
     /// Records a status (nil when there is none, as with a failure that brought metadata),
-    /// headers and trailers.
+    /// headers and trailers. A transport that records a failure's metadata empties the
+    /// capture as each attempt starts (``reset()``), so a retried call keeps only its last.
     public func record(status: Int?, headers: RPCHeaders, trailers: RPCHeaders = [:]) {
         StripedLock.withLock(for: self) {
             recordedStatus = status

@@ -5,6 +5,10 @@
 /// response's headers, over gRPC as metadata (initial metadata with a success, trailers
 /// with an error).
 ///
+/// They join the response as the handler's answer leaves it, inside any interceptors: an
+/// interceptor that replaces that response with one of its own replaces them too (headers it
+/// adds here itself still go out).
+///
 /// A name or value no transport could carry the same way is refused (`add` and `set` say
 /// `false`): a name that is not an HTTP token, a value with CR, LF or NUL, and the names
 /// the transports own (`Content-Type` and `Content-Length`, which belong to the body, and
