@@ -123,6 +123,32 @@ import Testing
         }
     }
 
+    /// Answers at once, noting which task sent the request.
+    final class TaskNoting: DeadlineEnforcingTransport, @unchecked Sendable {
+        typealias Auth = Unauthenticated
+        let senders = Locked<[Int]>([])
+        func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+            senders.withLock { $0.append(withUnsafeCurrentTask { $0?.hashValue ?? 0 }) }
+            return RPCResponse(status: 404, message: "Not Found")
+        }
+    }
+
+    @Test func aTransportThatEnforcesDeadlinesIsCalledInTheCallersTaskThroughRouting() async {
+        // No task of its own per call: routing does not cost the race RPCCall runs for
+        // transports that leave deadlines to it.
+        let noting = TaskNoting()
+        let routing = RoutingTransport<Unauthenticated>(default: nil)
+        routing.route(SealedSenderKeys.getPreKeys, to: noting)
+        let caller = withUnsafeCurrentTask { $0?.hashValue ?? -1 }
+        let result = await SealedSenderKeysClient(transport: routing).getPreKeys(GetPreKeysRequest(identifier: "x", deviceId: "1"),
+                                                                                accessKey: AccessKey(Data(repeating: 1, count: 16)))
+        guard case .nonSuccess(.notFound) = result else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(noting.senders.current == [caller])
+    }
+
     @Test func aRoutedCallTakesItsTransportsDefaultTimeout() async {
         let routing = RoutingTransport<Unauthenticated>(default: Silent(defaultRequestTimeout: .seconds(30)))
         // An endpoint with no timeout of its own in the schema, so the transport's decides.

@@ -1,7 +1,11 @@
 /// Sends each endpoint through one of several transports, chosen at run time by RPC
 /// name. This is how a gRPC-style transport takes over endpoint by endpoint while the
 /// rest stay on the WebSocket, as libsignal migrates its chat API.
-public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
+///
+/// It enforces deadlines for the transports it routes to: one that enforces its own (the
+/// chat connection, gRPC) is called directly, so routing costs no extra tasks per call; any
+/// other is raced against the deadline here, as ``RPCCall`` would.
+public final class RoutingTransport<Auth: AuthMode>: DeadlineEnforcingTransport, Sendable {
     private let fallback: (any RPCTransport<Auth>)?
     private let overrides: Locked<[String: any RPCTransport<Auth>]>
 
@@ -49,6 +53,8 @@ public final class RoutingTransport<Auth: AuthMode>: RPCTransport, Sendable {
         guard let transport = transport(for: request.endpoint.rpcName) else {
             throw .unroutable(rpcName: request.endpoint.rpcName)
         }
-        return try await transport.send(request)
+        if transport.enforcesDeadlines { return try await transport.send(request) }
+        if Task.isCancelled { throw .cancelled }
+        return try await RPCCall.race(request, over: transport, timeout: request.deadline.map { $0 - .now }).get()
     }
 }
