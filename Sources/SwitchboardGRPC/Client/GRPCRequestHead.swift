@@ -17,8 +17,6 @@ struct GRPCRequestHead: Sendable {
         fixed = [HPACKHeader("te", "trailers"), HPACKHeader("user-agent", options.userAgent)] + GRPCMetadata.requestMetadata(options.metadata)
     }
 
-    static let protobufContentType = HPACKHeader("content-type", "application/grpc")
-    static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
 
     /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
     func headers(path: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
@@ -29,7 +27,7 @@ struct GRPCRequestHead: Sendable {
         headers.append(scheme)
         headers.append(HPACKHeader(":path", path))
         headers.append(authorityHeader)
-        headers.append(json ? Self.jsonContentType : Self.protobufContentType)
+        headers.append(json ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType)
         headers += fixed
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))

@@ -12,6 +12,10 @@ public enum GRPCMetadata {
 
     /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
     /// are HTTP/2's.
+    /// gRPC's content types as header fields, made once for every call to share.
+    static let protobufContentType = HPACKHeader("content-type", "application/grpc")
+    static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
+
     static func isReserved(_ name: String) -> Bool {
         reservedNames.contains(name) || name.hasPrefix("grpc-") || name.hasPrefix("switchboard-")
     }

@@ -100,7 +100,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
         let subtype = contentType.map { $0 == "application/grpc" ? $0 : Self.normalizedContentType($0) }
         isJSON = subtype == "application/grpc+json"
-        contentTypeHeader = isJSON ? Self.jsonContentType : Self.protobufContentType
+        contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
         if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
            let path, path.hasPrefix("/") {
             rpcName = String(path.dropFirst())
@@ -111,9 +111,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
     }
 
-    static let protobufContentType = HPACKHeader("content-type", "application/grpc")
-    static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
-    static let protobufOKHeaders = [HPACKHeader(":status", "200"), protobufContentType]
+    static let protobufOKHeaders = [HPACKHeader(":status", "200"), GRPCMetadata.protobufContentType]
     static let okTrailers = [HPACKHeader("grpc-status", "0")]
 
     /// A content type without parameters, trimmed and lowercased.
@@ -303,7 +301,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let subscriber = GRPCEventSubscriber(service: service, auth: options.authenticate(metadata), headers: metadata,
                                              streamID: streamID, connection: connection, hub: hub)
         self.subscriber = subscriber
-        connection.sendHeaders([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], streamID: streamID, endStream: false)
+        connection.sendHeaders(Self.protobufOKHeaders, streamID: streamID, endStream: false)
         hub.arrived(subscriber)
     }
 
