@@ -197,6 +197,22 @@ struct ResponseHeadersTests {
         grpc.close()
     }
 
+    @Test func aCallFromACancelledTaskLeavesNoEarlierResponseInTheCapture() async {
+        let capture = ResponseCapture()
+        capture.record(RPCResponse(status: 200, headers: ["ETag": "\"earlier\""], message: "OK"))
+        let client = ChatRoomClient(transport: InProcessTransport<Authenticated>(router: RPCRouter(routes: ChatRoom.routes(TaggingRoom()))))
+        let call = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await client.sendChatMessage(SendChatMessageRequest(chatId: "c1", clientMessageId: "m8", text: "hi"),
+                                                options: CallOptions(responseCapture: capture))
+        }
+        guard case .failure(.cancelled) = await call.value else {
+            Issue.record("expected cancelled")
+            return
+        }
+        #expect(capture.status == nil && capture.headers.fields.isEmpty)
+    }
+
     @Test func capturesAndOptionsCompareByIdentity() {
         let capture = ResponseCapture()
         #expect(CallOptions(responseCapture: capture) == CallOptions(responseCapture: capture))

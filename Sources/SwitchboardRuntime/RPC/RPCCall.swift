@@ -38,7 +38,10 @@ public enum RPCCall {
         request.responseCapture = transportCapture
         let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
         request.deadline = ContinuousClock.now.advanced(by: timeout)
-        if Task.isCancelled { return .failure(.cancelled) }
+        if Task.isCancelled {
+            options.responseCapture?.reset()
+            return .failure(.cancelled)
+        }
         let outcome: Result<RPCResponse, TransportError>
         if transport.enforcesDeadlines {
             do throws(TransportError) {
