@@ -19,12 +19,16 @@ package protocol ByteChannel: AnyObject, Sendable {
     func closeAfterFlushing(timeout: Duration)
     /// Closes at once.
     func close(reason: String?)
+    /// From now on a graceful close waits (boundedly) for the peer to close the stream
+    /// first, where the stream can tell; a no-op where it cannot.
+    func letPeerCloseFirst()
     /// The protocol TLS's ALPN settled on, or nil (no TLS, no ALPN, or not known).
     var negotiatedProtocol: String? { get }
 }
 
 extension ByteChannel {
     package var negotiatedProtocol: String? { nil }
+    package func letPeerCloseFirst() {}
 }
 
 extension SocketChannel: ByteChannel {}

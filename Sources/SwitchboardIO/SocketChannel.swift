@@ -54,6 +54,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closed gracefully, the sending side shut: what the peer still sends is read and
     /// dropped until it closes too, or the linger ends (on the loop).
     private var lingering = false
+    /// A graceful close leaves the first FIN to the peer (``letPeerCloseFirst()``).
+    private var peerClosesFirst = false
     /// Run once the descriptor is closed (after any linger): a server frees the connection's
     /// slots only then, so sockets closing slowly still count against its limits.
     private var releaseHandlers: [@Sendable () -> Void] = []
@@ -520,8 +522,13 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     package func close(reason: String? = nil) {
         var unheard: (any ChannelDelegate)?
         var linger = false
+        var waitForPeer = false
+        var wasLingering: Bool?
         let (dropped, early, timer, handshake): ([PendingWrite], [(@Sendable (String?) -> Void)?], LoopTimer?, (@Sendable (String?) -> Void)?) = lock.withLock {
-            guard state != .closed else { return ([], [], nil, nil) }
+            guard state != .closed else {
+                wasLingering = lingering
+                return ([], [], nil, nil)
+            }
             // Closed in the middle of the TLS handshake: whoever waits for it hears why now,
             // not at its own timeout.
             let handshake = state == .handshaking ? handshakeDone : nil
@@ -532,6 +539,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             // A graceful end of an open stream lingers; a failure, an abort or a handshake
             // that never finished closes at once.
             linger = reason == nil && token != 0 && (state == .open || state == .closing)
+            waitForPeer = peerClosesFirst
+            // Set now, not when the loop starts the linger: an abort in between must see it.
+            if linger { lingering = true }
             state = .closed
             defer {
                 pending = []
@@ -543,6 +553,15 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             }
             return (Array(pending[pendingStart...]), beforeHandshake.map(\.completion), closeTimer, handshake)
         }
+        if let wasLingering {
+            // Closed already: a graceful close again changes nothing (the object that owned
+            // the channel going away, say), and an abort cuts a linger short.
+            if wasLingering && reason != nil {
+                handle.shutdownNow()
+                loop.executeHere { [self] in finishLingering() }
+            }
+            return
+        }
         timer?.cancel()
         handshake?(reason ?? "the socket closed during the TLS handshake")
         if let unheard {
@@ -550,7 +569,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             loop.execute { unheard.channelEnded(reason: reason ?? "the socket closed during the TLS handshake") }
         }
         let lingers = linger
-        if lingers { handle.shutdownWrite() } else { handle.shutdownNow() }
+        if !lingers {
+            handle.shutdownNow()
+        } else if !waitForPeer {
+            handle.shutdownWrite()
+        }
         for item in dropped { item.completion?(reason ?? "the socket is closed") }
         for completion in early { completion?(reason ?? "the socket is closed") }
         loop.executeHere { [self] in
@@ -610,12 +633,15 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         if now { handler() }
     }
 
-    /// On the loop, after a graceful close shut the sending side: watches for reads only, to
+    /// On the loop, after a graceful close shut the sending side (or left it to the peer to
+    /// end first): watches for reads only, to
     /// drop them, until the peer's end, the byte limit or the timeout. Whether it started.
     private func startLingering() -> Bool {
         let started: Bool = lock.withLock {
-            guard token != 0 else { return false }
-            lingering = true
+            guard token != 0, lingering else {
+                lingering = false
+                return false
+            }
             delegate = nil
             let previous = interest
             interest = .read
@@ -633,6 +659,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
         if !keep { timer.cancel() }
         return true
+    }
+
+    /// From now on a graceful close does not shut the sending side: the socket stays open,
+    /// reading and dropping, until the peer closes, for at most ``lingerTimeout``. A WebSocket
+    /// client's close, so that the server's end closes first and holds TIME_WAIT
+    /// (RFC 6455 §7.1.1); an abort or a failure still closes at once.
+    package func letPeerCloseFirst() {
+        lock.withLock { peerClosesFirst = true }
     }
 
     /// On the loop: reads and drops what the peer sent; its end, an error or the byte limit

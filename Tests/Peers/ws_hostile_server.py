@@ -106,6 +106,9 @@ CASES = {
     "7.3.6-close-reason-124": dict(send=[close_frame(1000, b"*" * 124)], close=[1002]),
     "7.5.1-close-invalid-utf8-reason": dict(send=[close_frame(1000, b"\xce\xba\xed\xa0\x80")], close=[1002, 1007]),
     "7.7.1-close-1000": dict(send=[close_frame(1000)], close=[1000]),
+    # RFC 6455 7.1.1: after the close handshake the server closes TCP first (so that it
+    # holds TIME_WAIT): the client must wait for it, not close its end right away.
+    "7.1.x-server-closes-tcp-first": dict(send=[close_frame(1000)], close=[1000], server_closes_first=True),
     "7.7.6-close-1011": dict(send=[close_frame(1011)], close=[1011, 1000]),
     "7.7.10-close-3000": dict(send=[close_frame(3000)], close=[3000, 1000]),
     "7.7.13-close-4999": dict(send=[close_frame(4999)], close=[4999, 1000]),
@@ -238,6 +241,13 @@ async def handle(reader, writer):
             break
     frames, rest = unmask(bytes(received))
     verdict = check(name, case, frames, rest, closed_early)
+    if case.get("server_closes_first") and verdict.startswith("PASS"):
+        # Half a second without the client's end of stream: it is waiting for ours.
+        until = asyncio.get_running_loop().time() + 0.5
+        while asyncio.get_running_loop().time() < until:
+            if not await pump(0.1):
+                verdict = "FAIL %s: the client closed TCP before the server did" % name
+                break
     print(verdict, flush=True)
     try:
         if not any(op == CLOSE for op, _, _ in frames) or not verdict.startswith("PASS"):

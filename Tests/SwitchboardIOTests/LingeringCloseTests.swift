@@ -53,6 +53,95 @@ struct LingeringCloseTests {
         client.close()
         loop.shutdownBlocking()
     }
+
+    /// A channel told to let its peer close first sends no FIN on a graceful close: the
+    /// peer reads no end until it closes its own side, and only then is the socket released.
+    @Test func aChannelThatLetsThePeerCloseFirstWaitsForThePeersEnd() async throws {
+        let loop = try EventLoop(name: "peer-first-test")
+        let (client, server, listener, acceptor) = try await acceptedConnection(on: loop)
+        defer { acceptor.stop(); listener.close() }
+        let channel = SocketChannel(descriptor: server, loop: loop)
+        channel.activate(delegate: Ignorer())
+        // The loop runs work in order: past this, the channel is registered and open.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
+        let released = ReleaseFlag()
+        channel.whenReleased { released.set() }
+        channel.letPeerCloseFirst()
+        _ = channel.write([1, 2, 3], completion: nil)
+        channel.closeAfterFlushing(timeout: .seconds(5))
+        // Closing again gracefully (the connection that owned the channel going away) changes
+        // nothing; it used to shut the socket down.
+        channel.close(reason: nil)
+        // The peer gets what was written, then no end of stream while it keeps its side open.
+        let early = await Thread.detachedResult { () -> Result<[UInt8], NetworkError> in
+            do throws(NetworkError) {
+                try client.setReadDeadline(.now + .seconds(5))
+                var bytes: [UInt8] = []
+                while bytes.count < 3 { bytes += try client.read(maximum: 16) }
+                try client.setReadDeadline(.now + .milliseconds(400))
+                return .success(bytes + (try client.read(maximum: 16)))
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        switch early {
+        case let .success(bytes): Issue.record("the peer read \(bytes.count - 3) more bytes or an end: the channel closed first")
+        case let .failure(error):
+            guard case .timeout = error else { Issue.record("unexpected \(error)"); break }
+        }
+        #expect(!released.isSet)
+        client.close()
+        // The peer's end releases the socket well before the 2 s linger would.
+        var waited = 0
+        while !released.isSet && waited < 150 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(released.isSet)
+        #expect(waited < 150)
+        loop.shutdownBlocking()
+    }
+}
+
+extension LingeringCloseTests {
+    /// An abort during that wait ends it at once: the peer reads the end.
+    @Test func anAbortEndsTheWaitForThePeer() async throws {
+        let loop = try EventLoop(name: "peer-first-abort-test")
+        let (client, server, listener, acceptor) = try await acceptedConnection(on: loop)
+        defer { acceptor.stop(); listener.close() }
+        let channel = SocketChannel(descriptor: server, loop: loop)
+        channel.activate(delegate: Ignorer())
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
+        let released = ReleaseFlag()
+        channel.whenReleased { released.set() }
+        channel.letPeerCloseFirst()
+        channel.closeAfterFlushing(timeout: .seconds(5))
+        channel.close(reason: "aborted")
+        let end = await Thread.detachedResult { () -> Result<[UInt8], NetworkError> in
+            do throws(NetworkError) {
+                try client.setReadDeadline(.now + .seconds(1))
+                return .success(try client.read(maximum: 16))
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        #expect((try? end.get()) == [], "the peer did not read the end within a second: \(end)")
+        var waited = 0
+        while !released.isSet && waited < 100 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(released.isSet)
+        client.close()
+        loop.shutdownBlocking()
+    }
+}
+
+private final class ReleaseFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }
 
 private extension Thread {

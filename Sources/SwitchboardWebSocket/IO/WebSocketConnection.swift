@@ -92,6 +92,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let options: Options
     private let lock = NSLock()
     private var core: WebSocketConnectionCore
+    private let role: WebSocketConnectionCore.Role
     private var finalInfo: WebSocketCloseInfo?
     private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
     private var closeObservers: [@Sendable (WebSocketCloseInfo) -> Void] = []
@@ -118,6 +119,7 @@ public final class WebSocketConnection: @unchecked Sendable {
         self.channel = channel
         self.options = options
         self.core = WebSocketConnectionCore(role: role, configuration: options.configuration)
+        self.role = role
         self.handshakeHeaders = handshakeHeaders
         self.path = path
         self.subprotocol = subprotocol
@@ -602,6 +604,10 @@ public final class WebSocketConnection: @unchecked Sendable {
             return
         }
         if flushFirst {
+            // RFC 6455 §7.1.1: after a clean close the server ends TCP first, so that it, not
+            // the client, holds TIME_WAIT; a client waits for that (boundedly), as
+            // hummingbird-websocket's clients do since its issue 44.
+            if info.wasClean && role == .client { channel.letPeerCloseFirst() }
             channel.closeAfterFlushing(timeout: options.closeTimeout)
         } else {
             channel.close(reason: info.reason)
