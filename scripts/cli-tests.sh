@@ -230,6 +230,21 @@ expect_status 2 "an account endpoint over gRPC needs credentials" "$bin" call --
 grep -q "gRPC /signal.chat.Usernames/LookUpUsernameHash -> 200" "$work/mock.out" && pass "the mock server logs gRPC calls by rpcName" || fail "the mock server logs gRPC calls by rpcName"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# HTTP/2 conformance of the gRPC server: h2spec's case list (http2, hpack, generic) and our
+# own hostile cases, each on a connection of its own; every case passes, and the server
+# still answers afterwards.
+"$bin" mock-server --grpc-port 0 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+h2_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's/.*://')
+if timeout 300 python3 Tests/Peers/h2_conformance.py "$h2_port" >"$work/h2.out" 2>&1; then
+  pass "HTTP/2 conformance: $(grep '^TOTAL' "$work/h2.out")"
+else
+  fail "HTTP/2 conformance"; grep -A4 '^FAIL' "$work/h2.out"; tail -3 "$work/h2.out"
+fi
+grep -q "server alive after run: yes" "$work/h2.out" && pass "the gRPC server answers after the conformance cases" || fail "the gRPC server answers after the conformance cases"
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # What a hostile server says reaches the terminal escaped: pushed paths, payload strings,
 # response strings and close reasons carry ESC, BEL, DEL, C1, a bidi override and CR LF.
 no_controls() { # file: no raw control character but line feed and tab, no bidi override
