@@ -38,6 +38,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Offered once everything is over: handlers done, pending failed, `disconnected` sent.
     private let finished = FirstAnswer<ChatConnectionError>()
     private let diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
+    private let diagnosticsGate: Locked<DiagnosticsGate>
     /// Routes what the socket delivers: large messages off the event loop, in order.
     private let offload: LargeMessageOffload
     /// One timer for every pending deadline, rather than a task per request.
@@ -65,6 +66,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     public let events: AsyncStream<ChatConnectionEvent>
 
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
+         diagnosticsLimit: DiagnosticsLimit = .init(),
          pushBudget: PushBudget, defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout,
          pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace, onPush: @escaping PushHandler) {
         self.pushBudget = Locked(pushBudget)
@@ -81,6 +83,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         (activity, activitySink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         eventSink.yield(.connected(ChatUpgradeInfo(headers: socket.handshakeHeaders)))
         self.diagnostics = diagnostics
+        diagnosticsGate = Locked(DiagnosticsGate(limit: diagnosticsLimit))
         let (pushes, pushSink) = AsyncStream.makeStream(of: PushedRequest.self)
         self.pushSink = pushSink
         router.connection = self
@@ -330,6 +333,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             _ = await running.value(within: pushHandlerGrace)
             running.cancel()
         }
+        let unreported = diagnosticsGate.withLock { $0.takeSuppressed() }
+        if unreported > 0 { diagnostics?(.suppressed(count: unreported)) }
         eventSink.yield(.disconnected(reason))
         eventSink.finish()
         activitySink.finish()
@@ -380,7 +385,12 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         }
     }
 
-    private func diagnose(_ diagnostic: ChatDiagnostic) { diagnostics?(diagnostic) }
+    private func diagnose(_ diagnostic: ChatDiagnostic) {
+        guard let diagnostics else { return }
+        let (report, suppressedBefore) = diagnosticsGate.withLock { $0.admit(at: .now) }
+        if suppressedBefore > 0 { diagnostics(.suppressed(count: suppressedBefore)) }
+        if report { diagnostics(diagnostic) }
+    }
 }
 
 /// The connection a router reaches, held weakly: the socket's handler must not keep it alive.

@@ -49,6 +49,9 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// A push whose listener failed (threw); answered 500, so the server keeps it for a
     /// later connection while the pushes after it (and queue-empty) go on.
     case pushHandlerFailed(path: String, reason: String)
+    /// This many diagnostics were not reported: more came in one window than
+    /// `ChatConnectionOptions.diagnosticsLimit` allows.
+    case suppressed(count: Int)
 
     public var description: String {
         switch self {
@@ -58,6 +61,7 @@ public enum ChatDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case let .unknownPush(verb, path): return "unknown push \(verb) \(path) answered 404"
         case let .undecodablePush(path, reason): return "push \(path) answered 400: \(reason)"
         case let .pushHandlerFailed(path, reason): return "push \(path) answered 500, its listener failed: \(reason)"
+        case let .suppressed(count): return "\(count) more diagnostics suppressed (past the diagnostics limit)"
         case let .droppedPush(path): return "push \(path) not handled on this connection (it was ending); left for redelivery"
         }
     }

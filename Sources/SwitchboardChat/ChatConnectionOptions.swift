@@ -31,6 +31,9 @@ public struct ChatConnectionOptions: Sendable {
     /// for the app's logs. Called on the connection's event loop, once for each, as it
     /// happens: a hostile server can make many, so hand them to a logger's queue and return.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
+    /// At most this many diagnostics per window reach ``diagnostics`` (100 every 10 s); the
+    /// rest are counted and reported as one `.suppressed(count:)`.
+    public var diagnosticsLimit: DiagnosticsLimit
     /// How many pushed requests may wait for the push handler. Signal's server keeps at most
     /// 256 unanswered; one that pushes past this is cut off with 1008 (`protocolError`), and
     /// the pushes the handler never saw stay unacknowledged, so the next connection gets them.
@@ -60,7 +63,7 @@ public struct ChatConnectionOptions: Sendable {
         headers: [HTTPHeaderField] = [], connectTimeout: Duration = .seconds(10), keepalive: KeepalivePolicy? = KeepalivePolicy(),
         tls: TLSOptions = .init(), webSocket: WebSocketConnection.Options = .init(),
         preconnectWait: Duration = .seconds(1), preconnectMaxAge: Duration = .seconds(15),
-        diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
+        diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil, diagnosticsLimit: DiagnosticsLimit = .init(),
         maximumQueuedPushes: Int = 1024, maximumQueuedPushBytes: Int = 160 * 1024 * 1024,
         defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout, pushInterceptors: [any PushInterceptor] = [],
         eventLoops: EventLoopGroupProvider = .shared, pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace
@@ -72,6 +75,7 @@ public struct ChatConnectionOptions: Sendable {
         self.maximumQueuedPushes = maximumQueuedPushes
         self.maximumQueuedPushBytes = maximumQueuedPushBytes
         self.diagnostics = diagnostics
+        self.diagnosticsLimit = diagnosticsLimit
         self.headers = headers
         self.connectTimeout = connectTimeout
         self.keepalive = keepalive

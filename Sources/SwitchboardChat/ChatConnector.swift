@@ -60,7 +60,7 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
         let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
                               pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
@@ -70,7 +70,7 @@ public final class ChatConnector: @unchecked Sendable {
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
         let socket = try await open(extraHeaders: [])
-        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics,
+        return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
                               pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }

@@ -1,6 +1,6 @@
 import Foundation
 import SignalChat
-import SwitchboardChat
+@testable import SwitchboardChat
 import SwitchboardRuntime
 import SwitchboardWebSocket
 import Testing
@@ -135,5 +135,42 @@ import Testing
         #expect(diagnostics.dropFirst(2).allSatisfy { if case .undecodableFrame = $0 { true } else { false } })
         #expect(connection.disconnectReason == nil, "odd frames do not end the connection")
         await connection.close()
+    }
+
+    /// A server that sends junk by the thousand reaches the app's log at the limit's rate:
+    /// the rest arrive as one count, with the next window's first diagnostic or at the end.
+    @Test func aFloodOfOddFramesIsReportedAtTheLimitThenCounted() async throws {
+        let sent = 1000
+        let server = try WebSocketServer { socket in
+            for id in 0..<sent {
+                let stray = SignalChat.WebSocketMessage(type: .response, response: WebSocketResponseMessage(id: UInt64(10_000 + id), status: 200))
+                try? await socket.send(binary: stray.serializedData())
+            }
+            // The close comes after every stray response: the client reads them first.
+            await socket.close()
+        }
+        defer { server.stop() }
+        let seen = Locked<[ChatDiagnostic]>([])
+        let options = ChatConnectionOptions(keepalive: nil, diagnostics: { diagnostic in seen.withLock { $0.append(diagnostic) } },
+                                            diagnosticsLimit: DiagnosticsLimit(count: 20, per: .seconds(600)))
+        let connection = try await ChatClient.connectUnauthenticated(to: URL(string: "ws://127.0.0.1:\(server.port)/v1/websocket/")!, options: options)
+        for await _ in connection.events {}
+        let diagnostics = seen.current
+        #expect(diagnostics.count == 21, "\(diagnostics.count) reported")
+        let expected: [ChatDiagnostic] = (0..<20).map { .unknownResponseID(UInt64(10_000 + $0)) }
+        #expect(Array(diagnostics.prefix(20)) == expected)
+        #expect(diagnostics.last == .suppressed(count: sent - 20))
+    }
+
+    @Test func theSuppressedCountComesWithTheNextWindowsFirstDiagnostic() {
+        let start = ContinuousClock.now
+        var gate = DiagnosticsGate(limit: DiagnosticsLimit(count: 2, per: .seconds(10)), now: start)
+        let first = (0..<5).map { _ in gate.admit(at: start + .seconds(1)) }
+        #expect(first.map(\.report) == [true, true, false, false, false])
+        #expect(first.allSatisfy { $0.suppressedBefore == 0 })
+        let next = gate.admit(at: start + .seconds(11))
+        #expect(next.report && next.suppressedBefore == 3)
+        #expect(gate.takeSuppressed() == 0)
+        #expect(DiagnosticsLimit(count: -3).count == 0)
     }
 }
