@@ -1,6 +1,6 @@
 """A TLS WebSocket echo server (Python ssl + websockets) for the TLS tests.
 usage: wss_echo_server.py CERT KEY. Prints its port, then "SNI <name>" for each handshake
-and "ALPN <protocol>" for each connection."""
+and "ALPN <protocol>" and "RESUMED True|False" (a resumed TLS session) for each connection."""
 import asyncio
 import ssl
 import sys
@@ -9,7 +9,9 @@ from websockets.asyncio.server import serve
 
 
 async def echo(connection):
-    print("ALPN", connection.transport.get_extra_info("ssl_object").selected_alpn_protocol(), flush=True)
+    tls = connection.transport.get_extra_info("ssl_object")
+    print("ALPN", tls.selected_alpn_protocol(), flush=True)
+    print("RESUMED", tls.session_reused, flush=True)
     async for message in connection:
         await connection.send(message)
 

@@ -53,6 +53,30 @@ import Testing
         #expect(output.contains("ALPN http/1.1"), "\(output)")
     }
 
+    /// A reconnect resumes the TLS session the connection before left, as the Python server
+    /// sees it; with resumption off, or under another trust, the handshake is a full one.
+    @Test func aReconnectResumesTheTLSSession() async throws {
+        let (peer, port) = try await server("good")
+        let ca = try String(contentsOfFile: await Self.certificateFile("ca.pem"), encoding: .utf8)
+        func roundTrip(_ tls: TLSOptions) async throws {
+            let connection = try await WebSocketClient.connect(to: URL(string: "wss://localhost:\(port)/")!,
+                                                               options: .init(connectTimeout: .seconds(10), tls: tls))
+            var messages = connection.messages.makeAsyncIterator()
+            try await connection.send(text: "hi")
+            #expect(await messages.next() == .text("hi"))
+            #expect(await connection.close().wasClean)
+        }
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca, resumesSessions: false)) // leaves nothing
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca))                          // full, leaves a session
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca + "\n"))                   // another trust: full
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca))                          // resumes
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca))                          // resumes what that one left
+        try await roundTrip(TLSOptions(trustedCertificatesPEM: ca, resumesSessions: false)) // full
+        let output = await peer.stopAsync()
+        let resumed = output.split(separator: "\n").filter { $0.hasPrefix("RESUMED") }
+        #expect(resumed == ["RESUMED False", "RESUMED False", "RESUMED False", "RESUMED True", "RESUMED True", "RESUMED False"], "\(output)")
+    }
+
     @Test func aSelfSignedCertificateIsRejected() async throws {
         let (peer, port) = try await server("self")
         let error = await rejection { () throws(WebSocketError) in try await connect(port) }

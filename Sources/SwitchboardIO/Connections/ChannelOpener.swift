@@ -45,8 +45,13 @@ package enum ChannelOpener {
         #if canImport(CSwitchboardOpenSSL)
         let engine: TLSEngine
         do throws(IOFailure) {
-            engine = try TLSEngine(clientTrusting: tls.trustedCertificatesPEM, serverName: tls.serverName ?? host,
-                                   applicationProtocols: applicationProtocols)
+            let serverName = tls.serverName ?? host
+            let key = tls.resumesSessions
+                ? TLSSessionCache.key(trustedCertificatesPEM: tls.trustedCertificatesPEM, serverName: serverName, host: host, port: port,
+                                      applicationProtocols: applicationProtocols)
+                : nil
+            engine = try TLSEngine(clientTrusting: tls.trustedCertificatesPEM, serverName: serverName,
+                                   applicationProtocols: applicationProtocols, resumptionKey: key)
         } catch {
             _ = SocketDescriptor.systemClose(descriptor)
             throw .io(error.description)

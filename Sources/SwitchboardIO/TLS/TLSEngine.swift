@@ -18,6 +18,9 @@ package final class TLSEngine: @unchecked Sendable {
     let context: OpaquePointer
     /// Whether this is the server's side of the session.
     package let isServer: Bool
+    /// Where a client leaves its session for the next connection to the same server, until
+    /// it has done so; nil once stored, on servers, and when resumption is off.
+    private var resumptionKey: String?
 
     /// What a step of the handshake needs next.
     package enum HandshakeStep: Equatable, Sendable {
@@ -45,8 +48,11 @@ package final class TLSEngine: @unchecked Sendable {
     /// sent as SNI, or an IP address, checked against the certificate's addresses), trusting
     /// `trustedCertificatesPEM` or else the system store, offering `applicationProtocols`
     /// through ALPN in order of preference.
+    ///
+    /// With a `resumptionKey` (see ``TLSSessionCache``), a session stored under it is resumed
+    /// and this session is stored once it can be resumed.
     package init(clientTrusting trustedCertificatesPEM: String?, serverName: String,
-                 applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
+                 applicationProtocols: [String] = ["http/1.1"], resumptionKey: String? = nil) throws(IOFailure) {
         let context = try ClientContexts.shared.context(trusting: trustedCertificatesPEM)
         guard let ssl = SSL_new(context) else {
             SSL_CTX_free(context)
@@ -69,7 +75,26 @@ package final class TLSEngine: @unchecked Sendable {
             wire += name.utf8
         }
         if !wire.isEmpty { _ = sb_offer_alpn(ssl, wire, UInt32(wire.count)) }
+        self.resumptionKey = resumptionKey
+        if let resumptionKey, let session = TLSSessionCache.shared.take(resumptionKey) {
+            // SSL_set_session takes a reference of its own. A server that refuses the session
+            // gets a full handshake, certificate checks and all.
+            _ = SSL_set_session(ssl, session)
+            SSL_SESSION_free(session)
+        }
         SSL_set_connect_state(ssl)
+    }
+
+    /// Whether the handshake resumed an earlier session.
+    package var sessionWasReused: Bool { SSL_session_reused(ssl) == 1 }
+
+    /// Leaves the session for the next connection once it can be resumed: at the end of a
+    /// TLS 1.2 handshake, or when a TLS 1.3 ticket has arrived (after the handshake).
+    private func storeSessionIfResumable() {
+        guard let key = resumptionKey, let session = SSL_get_session(ssl), SSL_SESSION_is_resumable(session) == 1,
+              let owned = SSL_get1_session(ssl) else { return }
+        resumptionKey = nil
+        TLSSessionCache.shared.store(owned, for: key)
     }
 
     /// A server session with `context`'s certificate and key (an `SSL_CTX`, retained here).
@@ -97,7 +122,10 @@ package final class TLSEngine: @unchecked Sendable {
         // SSL_get_error reads it, so each call starts from an empty one.
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
-        if result == 1 { return .done }
+        if result == 1 {
+            storeSessionIfResumable()
+            return .done
+        }
         switch SSL_get_error(ssl, result) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             return .wantInput
@@ -127,6 +155,7 @@ package final class TLSEngine: @unchecked Sendable {
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadResult {
         ERR_clear_error()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if resumptionKey != nil { storeSessionIfResumable() }
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wantInput
@@ -242,7 +271,8 @@ package final class TLSEngine: @unchecked Sendable {
     package enum HandshakeStep: Equatable, Sendable { case done, wantInput, failed(String) }
     package enum ReadResult: Equatable, Sendable { case bytes(Int), wantInput, closed, failed(String) }
     package var isServer: Bool { false }
-    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String, applicationProtocols: [String] = ["http/1.1"]) throws(IOFailure) {
+    package init(clientTrusting trustedCertificatesPEM: String?, serverName: String, applicationProtocols: [String] = ["http/1.1"],
+                 resumptionKey: String? = nil) throws(IOFailure) {
         throw IOFailure("TLS over a socket needs the system OpenSSL")
     }
     package func handshake() -> HandshakeStep { .failed("no TLS") }
@@ -252,6 +282,7 @@ package final class TLSEngine: @unchecked Sendable {
     package func takeOutput() -> [UInt8] { [] }
     package func shutdown() {}
     package var negotiatedProtocol: String? { nil }
+    package var sessionWasReused: Bool { false }
 }
 #endif
 

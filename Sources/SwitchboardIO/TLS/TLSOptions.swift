@@ -4,10 +4,18 @@ public struct TLSOptions: Sendable, Hashable {
     public var trustedCertificatesPEM: String?
     /// The name to send as SNI and to check the certificate against; defaults to the URL's host.
     public var serverName: String?
+    /// Whether a reconnect resumes the last TLS session with the same server (on by default):
+    /// it skips the certificate chain and its checks, which the first connection made under
+    /// the same trust, name and address. Each session is resumed once at most (a resumed
+    /// connection leaves a new one). Off, every connection makes a full handshake and none
+    /// can be linked to another through a ticket. Network.framework (Apple platforms)
+    /// decides for itself.
+    public var resumesSessions: Bool
 
     /// Trusts the system store unless `trustedCertificatesPEM` is given.
-    public init(trustedCertificatesPEM: String? = nil, serverName: String? = nil) {
+    public init(trustedCertificatesPEM: String? = nil, serverName: String? = nil, resumesSessions: Bool = true) {
         self.trustedCertificatesPEM = trustedCertificatesPEM
         self.serverName = serverName
+        self.resumesSessions = resumesSessions
     }
 }
