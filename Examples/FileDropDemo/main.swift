@@ -83,7 +83,7 @@ case "consumer":
             group.addTask {
                 switch await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: hash(number)), options: CallOptions(timeout: .seconds(90))) {
                 case let .success(response): results.append("\(number) ok \(response.uuid)")
-                case let .failure(.disconnected(reason)) where reason.contains("stopped while serving"): results.append("\(number) interrupted")
+                case let .failure(.disconnected(reason)) where reason.detail.contains("stopped while serving"): results.append("\(number) interrupted")
                 case let other: results.append("\(number) failed \(other)")
                 }
             }

@@ -127,7 +127,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             limit.cancel()
         }
         _ = await socket.close(code: code)
-        failAll("closed by the client")
+        failAll(DisconnectReason(.closedLocally, "closed by the client"))
     }
 
     /// Ends the connection at once, without the closing handshake: for a server that stopped
@@ -162,7 +162,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         } catch {
             // Refused while the socket stays open: the server has not read what waits for it,
             // and this request was not sent. Not a dropped connection.
-            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: error.description)))
+            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: DisconnectReason(error.description))))
         }
         deadlines.watch(deadline)
         let result = await withTaskCancellationHandler {
@@ -173,7 +173,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         return try result.get()
     }
 
-    private func failAll(_ reason: String) {
+    private func failAll(_ reason: DisconnectReason) {
         pending.close(with: .failure(.disconnected(reason: reason)))
     }
 
@@ -325,7 +325,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         keepaliveTimer.withLock { $0?.cancel() }
         let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
         // Pending requests fail first: a push handler may be waiting on one of them.
-        failAll(reason.description)
+        failAll(reason.disconnectReason)
         // A handler still running finishes before `disconnected`, so an app that reconnects
         // on it never runs two handlers at once (bounded, in case a handler hangs: one still
         // running after the grace, 5 s by default, is cancelled, and left behind).

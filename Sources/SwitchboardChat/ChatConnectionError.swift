@@ -60,6 +60,17 @@ public enum ChatConnectionError: Error, Sendable, Hashable, CustomStringConverti
         }
     }
 
+    /// How the calls still waiting when the connection ended with this fail: another device
+    /// taking over and revoked credentials are not worth calling again on a new connection.
+    public var disconnectReason: DisconnectReason {
+        switch self {
+        case .connectedElsewhere: DisconnectReason(.connectedElsewhere, description)
+        case .reauthenticationRequired, .credentialsRejected: DisconnectReason(.reauthenticationRequired, description)
+        case .closed(code: WebSocketCloseCode.goingAway.rawValue, _): DisconnectReason(.goingAway, description)
+        default: DisconnectReason(description)
+        }
+    }
+
     /// `Retry-After` read the way RPC responses read it (seconds or an HTTP date).
     static func retryAfter(in headers: [HTTPHeaderField]) -> Duration? {
         RPCResponse(status: 429, headers: RPCHeaders(headers.map { (name: $0.name, value: $0.value) })).retryAfter()

@@ -156,7 +156,10 @@ import Testing
         #expect(refused.attempts.withLock { $0 } == 1, "an answered call to a non-idempotent endpoint is not repeated")
     }
 
-    @Test(arguments: [TransportError.timeout, .invalidRequest("bad"), .unexpectedResponse("garbage"), .undecodableResponse("x")])
+    @Test(arguments: [TransportError.timeout, .invalidRequest("bad"), .unexpectedResponse("garbage"), .undecodableResponse("x"),
+                      .disconnected(reason: DisconnectReason(.connectedElsewhere, "connected elsewhere (4409)")),
+                      .disconnected(reason: DisconnectReason(.reauthenticationRequired, "reauthentication required (4401)")),
+                      .disconnected(reason: DisconnectReason(.closedLocally, "closed by the client"))])
     func failuresAnotherAttemptCannotFixAreNotRetried(_ failure: TransportError) async {
         let transport = Scripted<Unauthenticated>([.failure(failure), .success(Self.found)])
         let sleeps = Sleeps()

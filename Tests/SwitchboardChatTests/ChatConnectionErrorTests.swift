@@ -91,7 +91,18 @@ import Testing
         _ = await connection.waitUntilClosed()
         // The server closes TCP the moment our close reply lands, which used to race our own
         // report of the close and surface as 1006; the code must survive that race.
-        #expect(reason == expected.description)
+        #expect(reason == expected.disconnectReason)
+        // What a caller (or RetryInterceptor) acts on: another device took over, or the
+        // credentials need refreshing, is not worth calling again; a server going away is.
+        let kind: DisconnectReason.Kind = switch code {
+        case .reauthenticationRequired: .reauthenticationRequired
+        case .connectedElsewhere: .connectedElsewhere
+        case .goingAway: .goingAway
+        default: .connectionLost
+        }
+        #expect(reason.kind == kind)
+        #expect(reason.isRetryable == ![.reauthenticationRequired, .connectedElsewhere].contains(code))
+        #expect(reason.description == expected.description)
         #expect(connection.disconnectReason == expected)
         var events: [ChatConnectionEvent] = []
         for await event in connection.events { events.append(event) }

@@ -100,7 +100,8 @@ struct ConnectionAbortTests {
             return
         }
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(reason == ChatConnectionError.keepaliveTimedOut.description)
+        #expect(reason == ChatConnectionError.keepaliveTimedOut.disconnectReason)
+        #expect(reason.kind == .connectionLost && reason.isRetryable)
         #expect(await connection.waitUntilFinished() == .keepaliveTimedOut)
         #expect(connection.disconnectReason == .keepaliveTimedOut)
     }

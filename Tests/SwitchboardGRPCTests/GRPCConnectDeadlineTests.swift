@@ -44,7 +44,7 @@ struct GRPCALPNTests {
             Issue.record("expected a disconnected failure, got \(result)")
             return
         }
-        #expect(reason.contains("no ALPN protocol agreed"), "\(reason)")
+        #expect(reason.detail.contains("no ALPN protocol agreed"), "\(reason)")
         let (_, output) = await peer.finishAsync(timeout: 30)
         #expect(output.contains("NO PREFACE"), "\(output)")
     }

@@ -82,7 +82,7 @@ struct GRPCConnectionLifecycleTests {
             Issue.record("expected the keepalive to drop the connection, got \(result)")
             return
         }
-        #expect(reason.contains("keepalive"))
+        #expect(reason.detail.contains("keepalive"))
         #expect(ContinuousClock.now - started < .seconds(20), "well before the call's own deadline")
     }
 
@@ -149,7 +149,7 @@ struct GRPCConnectionLifecycleTests {
             Issue.record("expected SETTINGS_TIMEOUT to drop the connection, got \(result)")
             return
         }
-        #expect(reason.contains("SETTINGS"))
+        #expect(reason.detail.contains("SETTINGS"))
     }
 
     @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {
@@ -173,7 +173,7 @@ struct GRPCConnectionLifecycleTests {
             Issue.record("expected a connect failure, got \(down)")
             return
         }
-        #expect(reason.contains("127.0.0.1:\(port)"))
+        #expect(reason.detail.contains("127.0.0.1:\(port)"))
         transport.close()
     }
 }

@@ -71,7 +71,7 @@ public enum SwiftNames {
         "AnyTypeRegistry",
         // The RPC layer's public types, which generated services, clients, handlers and mocks name.
         "AuthMode", "AuthRequirement", "Authenticated", "Unauthenticated", "BodyEncoding", "CallOptions",
-        "DeadlineEnforcingTransport", "EndpointDescriptor", "EndpointErrorMapping", "EventContext", "EventDescriptor",
+        "DeadlineEnforcingTransport", "DisconnectReason", "EndpointDescriptor", "EndpointErrorMapping", "EventContext", "EventDescriptor",
         "EventOutcome", "FakeServerTransport", "FirstAnswer", "InProcessTransport", "Locked", "LogRedaction",
         "MockEndpoint", "ParameterValue", "PathEncoding", "PathTemplate", "RPCCall", "RPCHeaders", "RPCRequest",
         "RPCResponse", "RPCRoute", "RPCRouter", "RPCTransport", "RequestBindingError", "RequestError", "RequestResult",

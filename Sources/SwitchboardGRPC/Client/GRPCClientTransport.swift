@@ -88,7 +88,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             case .notProcessed where attempt == 0:
                 continue
             case let .notProcessed(reason):
-                throw .disconnected(reason: reason)
+                throw .disconnected(reason: DisconnectReason(reason))
             case let .failed(error):
                 throw error
             }
@@ -150,7 +150,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
                     self.lastConnectError = nil
                     self.nextConnectAllowed = nil
                     // Closed while connecting: this connection is nobody's.
-                    guard self.generation == started else { return (.failure(.disconnected(reason: "the transport was closed")), connection) }
+                    guard self.generation == started else { return (.failure(.disconnected(reason: DisconnectReason(.closedLocally, "the transport was closed"))), connection) }
                     defer { self.current = connection }
                     return (result, self.current)
                 }

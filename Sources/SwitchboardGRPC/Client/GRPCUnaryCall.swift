@@ -230,7 +230,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         case let .resetHere(violation):
             finish(.failed(.unexpectedResponse("HTTP/2: \(violation)")))
         case let .connectionEnded(reason):
-            finish(.failed(.disconnected(reason: reason)))
+            finish(.failed(.disconnected(reason: DisconnectReason(reason))))
         }
     }
 

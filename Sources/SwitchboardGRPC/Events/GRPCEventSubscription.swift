@@ -110,7 +110,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                             return false
                         }
                         if unwanted { connection.resetStream(id, code: .cancel) }
-                    case let .failure(error): resolveOpen(.failure(.disconnected(reason: "\(error)")))
+                    case let .failure(error): resolveOpen(.failure(.disconnected(reason: DisconnectReason("\(error)"))))
                     }
                 }
                 lock.withLock { openToken = token }
@@ -166,7 +166,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
             return endWaiters
         }
         pushes.finish()
-        resolveOpen(.failure(.disconnected(reason: reason)))
+        resolveOpen(.failure(.disconnected(reason: DisconnectReason(reason))))
         for waiter in waiters { waiter.resume(returning: reason) }
     }
 

@@ -97,7 +97,11 @@ public struct RetryInterceptor: ClientInterceptor {
             retryAfter = response.retryAfter()
         case let .failure(error):
             switch error {
-            case .disconnected, .notConnected: retryAfter = nil
+            // Not after another device took over, or with credentials to refresh.
+            case let .disconnected(reason):
+                guard reason.isRetryable else { return nil }
+                retryAfter = nil
+            case .notConnected: retryAfter = nil
             case let .retryLater(after): retryAfter = after
             // gRPC's UNAVAILABLE is its "try again"; other codes are answers.
             case let .grpcStatus(code, _, _):

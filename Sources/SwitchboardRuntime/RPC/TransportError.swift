@@ -5,8 +5,9 @@ import Foundation
 public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No response before the deadline.
     case timeout
-    /// The connection closed before the response arrived.
-    case disconnected(reason: String)
+    /// The connection closed before the response arrived: its ``DisconnectReason/kind`` says
+    /// whether calling again may work (not after Signal's 4409, say).
+    case disconnected(reason: DisconnectReason)
     /// The server asked to retry later (429 or 503 with `Retry-After`, when the endpoint does not
     /// declare it), or cannot take the request now and it was not sent: the server has not read
     /// what was already written to it, or allows no more streams and enough calls wait for one.

@@ -64,7 +64,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             await withCheckedContinuation { continuation in
                 let reader: CheckedContinuation<IncomingRequest?, Never>? = state.withLock { state in
                     if let reason = state.disconnected {
-                        continuation.resume(returning: .failure(.disconnected(reason: reason)))
+                        continuation.resume(returning: .failure(.disconnected(reason: DisconnectReason(reason))))
                         return nil
                     }
                     // Cancelled before this point, `onCancel` found nothing to answer; checked
@@ -128,7 +128,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         timer?.cancel()
         if let request { return request }
         if Task.isCancelled { throw TransportError.cancelled }
-        if let reason = state.withLock({ $0.disconnected }) { throw TransportError.disconnected(reason: reason) }
+        if let reason = state.withLock({ $0.disconnected }) { throw TransportError.disconnected(reason: DisconnectReason(reason)) }
         throw TransportError.timeout
     }
 
@@ -163,7 +163,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             }
             return (Array(state.pending.values), state.readers.map(\.continuation))
         }
-        for continuation in pending { continuation.resume(returning: .failure(.disconnected(reason: reason))) }
+        for continuation in pending { continuation.resume(returning: .failure(.disconnected(reason: DisconnectReason(reason)))) }
         for reader in readers { reader.resume(returning: nil) }
     }
 
