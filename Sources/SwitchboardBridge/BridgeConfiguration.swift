@@ -43,41 +43,41 @@ public struct BridgeConfiguration: Sendable {
         }
         let known: Set<String> = ["schema", "importPaths", "transport", "url", "credentials", "connectTimeoutMs", "requestTimeoutMs", "maxRequestBytes", "maxQueuedEvents"]
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
-            throw BridgeError(.schemaViolation, "unknown configuration member '\(unknown)'")
+            throw BridgeError(.badConfiguration, "unknown configuration member '\(unknown)'")
         }
-        guard let schema = object["schema"] as? String, !schema.isEmpty else { throw BridgeError(.schemaViolation, "'schema' names the schema's directory") }
+        guard let schema = object["schema"] as? String, !schema.isEmpty else { throw BridgeError(.badConfiguration, "'schema' names the schema's directory") }
         schemaDirectory = URL(fileURLWithPath: schema)
         if let paths = object["importPaths"] {
-            guard let list = paths as? [String] else { throw BridgeError(.schemaViolation, "'importPaths' is a list of strings") }
+            guard let list = paths as? [String] else { throw BridgeError(.badConfiguration, "'importPaths' is a list of strings") }
             for entry in list {
                 let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 guard let directory = parts.first, !directory.isEmpty, parts.count == 1 || !parts[1].isEmpty else {
-                    throw BridgeError(.schemaViolation, "an import path is 'dir' or 'dir=Module'")
+                    throw BridgeError(.badConfiguration, "an import path is 'dir' or 'dir=Module'")
                 }
                 importPaths.append(SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: directory), swiftModule: parts.count > 1 ? parts[1] : nil))
             }
         }
         if let name = object["transport"] {
-            guard let text = name as? String, let parsed = Transport(rawValue: text) else { throw BridgeError(.schemaViolation, "'transport' is \"websocket\" or \"grpc\"") }
+            guard let text = name as? String, let parsed = Transport(rawValue: text) else { throw BridgeError(.badConfiguration, "'transport' is \"websocket\" or \"grpc\"") }
             transport = parsed
         }
         let schemes: Set<String> = transport == .websocket ? ["ws", "wss"] : ["http", "https"]
         guard let text = object["url"] as? String, let url = URL(string: text), schemes.contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-            throw BridgeError(.schemaViolation, "'url' is a \(schemes.sorted().joined(separator: " or ")) URL for the \(transport.rawValue) transport")
+            throw BridgeError(.badConfiguration, "'url' is a \(schemes.sorted().joined(separator: " or ")) URL for the \(transport.rawValue) transport")
         }
-        if let problem = URLAuthority.problem(in: text) { throw BridgeError(.schemaViolation, "'url': \(problem)") }
+        if let problem = URLAuthority.problem(in: text) { throw BridgeError(.badConfiguration, "'url': \(problem)") }
         self.url = url
         if let credentials = object["credentials"] {
             guard let text = credentials as? String, let colon = text.firstIndex(of: ":"), let dot = text[..<colon].lastIndex(of: "."),
                   let device = UInt32(text[text.index(after: dot)..<colon]) else {
-                throw BridgeError(.schemaViolation, "'credentials' has the form 'user.device:password'")
+                throw BridgeError(.badConfiguration, "'credentials' has the form 'user.device:password'")
             }
             self.credentials = ChatClient.Credentials(username: String(text[..<dot]), deviceID: device, password: String(text[text.index(after: colon)...]))
         }
         func milliseconds(_ name: String, range: ClosedRange<Int>) throws(BridgeError) -> Int? {
             guard let value = object[name] else { return nil }
             guard let number = value as? Int, range.contains(number) else {
-                throw BridgeError(.schemaViolation, "'\(name)' is a number from \(range.lowerBound) to \(range.upperBound)")
+                throw BridgeError(.badConfiguration, "'\(name)' is a number from \(range.lowerBound) to \(range.upperBound)")
             }
             return number
         }
@@ -96,7 +96,7 @@ extension StringBridge {
     public static func open(_ configuration: BridgeConfiguration) async throws(BridgeError) -> StringBridge {
         let output = SchemaCompiler.compile(directory: configuration.schemaDirectory, importPaths: configuration.importPaths)
         guard let schema = output.schema else {
-            throw BridgeError(.schemaViolation, "the schema does not compile:\n" + output.renderedDiagnostics)
+            throw BridgeError(.badConfiguration, "the schema does not compile:\n" + output.renderedDiagnostics)
         }
         // The push handler needs the bridge, which needs the connections; a push may come as
         // soon as a connection opens, so it waits for the bridge rather than being dropped.

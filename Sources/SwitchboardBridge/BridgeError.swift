@@ -21,6 +21,9 @@ public struct BridgeError: Error, Sendable, Hashable, CustomStringConvertible {
         case notConnected
         /// The bridge was closed (503).
         case closed
+        /// `switchboard_open`'s configuration is wrong: an unknown or ill-formed member, a
+        /// value out of range, or a schema that does not compile (400).
+        case badConfiguration
     }
 
     /// What went wrong.
@@ -37,7 +40,7 @@ public struct BridgeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The REST status the error document carries.
     public var status: Int {
         switch code {
-        case .badCommand, .ambiguousRoute, .badJSON: return 400
+        case .badCommand, .ambiguousRoute, .badJSON, .badConfiguration: return 400
         case .unknownPath: return 404
         case .methodNotAllowed: return 405
         case .tooLarge: return 413

@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
     char *error = NULL;
     switchboard_bridge *broken = switchboard_open("{\"schema\": \"/nonexistent\", \"url\": \"ws://127.0.0.1:1\"}", &error);
     if (broken != NULL) { fprintf(stderr, "FAIL a bad configuration opened\n"); failures++; }
-    expect(error, "\"type\":\"error\"", "a configuration that cannot open gives an error document");
+    expect(error, "\"status\":400,\"error\":\"badConfiguration\"", "a configuration that cannot open gives a badConfiguration error document");
 
     switchboard_bridge *bridge = switchboard_open(config, &error);
     if (bridge == NULL) {

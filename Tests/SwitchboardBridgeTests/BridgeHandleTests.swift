@@ -132,7 +132,7 @@ import Testing
             _ = try BridgeConfiguration(json: json)
             Issue.record("\(url) must be refused")
         } catch {
-            #expect(error.code == .schemaViolation)
+            #expect(error.code == .badConfiguration)
             #expect(error.message.hasPrefix("'url'"), "\(error.message)")
         }
     }
