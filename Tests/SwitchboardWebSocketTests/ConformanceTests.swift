@@ -42,6 +42,26 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
     }
 
+    /// Our echo server against Autobahn's server categories (Tests/Peers/ws_hostile_client.py:
+    /// framing, pings, reserved bits and opcodes, fragmentation, UTF-8 with fail-fast, close
+    /// codes and reasons, 1 MiB messages), judged as Autobahn's strict verdict judges.
+    @Test func ourServerPassesTheHostileClientCasesStrictly() async throws {
+        let server = try WebSocketServer(options: Self.bigOptions) { connection in
+            for await message in connection.messages {
+                try? await connection.send(message)
+            }
+            await connection.close()
+        }
+        defer { server.stop() }
+        let client = try PythonPeer(script: "ws_hostile_client.py", arguments: ["ws://127.0.0.1:\(server.port)/"])
+        let result = await client.finishAsync(timeout: 240)
+        let failures = result.output.split(separator: "\n").filter { $0.hasPrefix("FAIL") }
+        #expect(result.status == 0, "\(failures.joined(separator: "\n"))\n\(result.output.suffix(300))")
+        let total = result.output.split(separator: "\n").first { $0.hasPrefix("TOTAL") }
+        #expect(total?.contains(", 0 failed") == true, "\(total ?? "no TOTAL line")")
+        #expect(result.output.split(separator: "\n").filter { $0.hasPrefix("PASS") }.count >= 290)
+    }
+
     /// Python `websockets` picks the one it supports from what we offer, and both sides agree.
     @Test func ourClientNegotiatesASubprotocolWithPython() async throws {
         let peer = try PythonPeer(script: "ws_echo_server.py", arguments: ["chat.v2"])
