@@ -67,6 +67,17 @@ let package = Package(
                 "SignalChatPeerMessages",
             ]
         ),
+        // Not a benchmark: N serial calls over our gRPC or WebSocket path with a synchronous
+        // main, so valgrind can count instructions per call (it cannot run an async main).
+        .executableTarget(
+            name: "CallProfile",
+            dependencies: [
+                .product(name: "SwitchboardGRPC", package: "Switchboard"),
+                .product(name: "SwitchboardChat", package: "Switchboard"),
+                .product(name: "SignalChat", package: "Switchboard"),
+                .product(name: "SwitchboardRuntime", package: "Switchboard"),
+            ]
+        ),
         // Not a benchmark: scripts/soak.sh runs it for minutes.
         .executableTarget(
             name: "SoakTest",

@@ -24,7 +24,7 @@ public struct HTTP2Connection: Sendable {
     var frameDecoder: HTTP2FrameDecoder
     var headerDecoder: HPACKDecoder
     var headerEncoder: HPACKEncoder
-    var streams: [UInt32: HTTP2StreamState] = [:]
+    var streams = HTTP2StreamTable()
     var locallyInitiatedCount = 0
     var remotelyInitiatedCount = 0
     var nextLocalStreamID: UInt32

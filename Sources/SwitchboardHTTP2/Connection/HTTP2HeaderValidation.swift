@@ -48,14 +48,8 @@ enum HTTP2HeaderValidation {
             guard !name.isEmpty else { throw malformed("an empty field name") }
             if name.first == UInt8(ascii: ":") {
                 guard !seenRegular else { throw malformed("pseudo-header \(header.name) after a regular field") }
-                let this: PseudoHeaders
-                switch (kind, header.name) {
-                case (.request, ":method"): this = .method
-                case (.request, ":path"): this = .path
-                case (.request, ":scheme"): this = .scheme
-                case (.request, ":authority"): this = .authority
-                case (.response, ":status"): this = .status
-                default: throw malformed("pseudo-header \(header.name) not allowed in a \(kind)")
+                guard let this = pseudoHeader(header.name, in: kind) else {
+                    throw malformed("pseudo-header \(header.name) not allowed in a \(kind)")
                 }
                 guard pseudo.insert(this).inserted else { throw malformed("pseudo-header \(header.name) twice") }
                 // A path or authority with CR, LF or NUL would be forwarded or logged as given.
@@ -64,8 +58,9 @@ enum HTTP2HeaderValidation {
                 continue
             }
             seenRegular = true
-            for byte in name where !isTokenCharacter(byte) {
-                throw malformed(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character")
+            // Decoded names are native strings, so this borrows their bytes.
+            if let problem = name.withContiguousStorageIfAvailable(nameProblem) ?? Array(name).withUnsafeBufferPointer(nameProblem) {
+                throw malformed(problem)
             }
             guard !isConnectionSpecific(header.name) else { throw malformed("connection-specific field \(header.name)") }
             let nameLength = name.count
@@ -95,6 +90,26 @@ enum HTTP2HeaderValidation {
             break
         }
         return summary
+    }
+
+    /// The pseudo-header `name` is in a list of `kind`, or nil if it has no place there.
+    private static func pseudoHeader(_ name: String, in kind: Kind) -> PseudoHeaders? {
+        // By length first: one comparison at most, not one per candidate.
+        switch (kind, name.utf8.count) {
+        case (.request, 7): name == ":method" ? .method : name == ":scheme" ? .scheme : nil
+        case (.request, 5): name == ":path" ? .path : nil
+        case (.request, 10): name == ":authority" ? .authority : nil
+        case (.response, 7): name == ":status" ? .status : nil
+        default: nil
+        }
+    }
+
+    /// Why a regular field name cannot be used, or nil.
+    private static func nameProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        for byte in bytes where !isTokenCharacter(byte) {
+            return byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character"
+        }
+        return nil
     }
 
     /// Lowercase tchar (RFC 9110 §5.6.2): what a field name may hold in HTTP/2.

@@ -136,14 +136,20 @@ public struct HPACKEncoder: Sendable {
 
     /// A string literal (RFC 7541 §5.2).
     private func encodeString(_ string: String, into output: inout [UInt8]) {
-        let utf8 = string.utf8
-        let huffmanLength = huffman == .never ? Int.max : HuffmanCoding.encodedLength(of: utf8)
-        if huffman == .always || huffmanLength < utf8.count {
+        // Native strings lend their bytes; any other is copied once.
+        if string.utf8.withContiguousStorageIfAvailable({ encodeString($0, into: &output) }) == nil {
+            Array(string.utf8).withUnsafeBufferPointer { encodeString($0, into: &output) }
+        }
+    }
+
+    private func encodeString(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+        let huffmanLength = huffman == .never ? Int.max : HuffmanCoding.encodedLength(of: bytes)
+        if huffman == .always || huffmanLength < bytes.count {
             HPACKInteger.encode(huffmanLength, prefixBits: 7, flags: 0x80, into: &output)
-            HuffmanCoding.encode(utf8, into: &output)
+            HuffmanCoding.encode(bytes, encodedLength: huffmanLength, into: &output)
         } else {
-            HPACKInteger.encode(utf8.count, prefixBits: 7, flags: 0x00, into: &output)
-            output.append(contentsOf: utf8)
+            HPACKInteger.encode(bytes.count, prefixBits: 7, flags: 0x00, into: &output)
+            output.append(contentsOf: bytes)
         }
     }
 }

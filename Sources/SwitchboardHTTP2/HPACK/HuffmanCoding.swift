@@ -27,6 +27,38 @@ enum HuffmanCoding {
         }
     }
 
+    /// The encoded length of `bytes` in octets; the table is read through one pointer.
+    static func encodedLength(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in
+            var bits = 0
+            for byte in bytes { bits &+= Int(codes[Int(byte)].length) }
+            return (bits + 7) / 8
+        }
+    }
+
+    /// Appends the code of `bytes`, `encodedLength` octets (from ``encodedLength(of:)``): the
+    /// output grows once, and the table is read through one pointer.
+    static func encode(_ bytes: UnsafeBufferPointer<UInt8>, encodedLength: Int, into output: inout [UInt8]) {
+        output.reserveCapacity(output.count + encodedLength)
+        HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in
+            var pending: UInt64 = 0
+            var pendingBits = 0
+            for byte in bytes {
+                let (code, length) = codes[Int(byte)]
+                pending = (pending << UInt64(length)) | UInt64(code)
+                pendingBits &+= Int(length)
+                while pendingBits >= 8 {
+                    pendingBits &-= 8
+                    output.append(UInt8(truncatingIfNeeded: pending >> UInt64(pendingBits)))
+                }
+            }
+            if pendingBits > 0 {
+                let padding = 8 - pendingBits
+                output.append(UInt8(truncatingIfNeeded: (pending << UInt64(padding)) | ((1 << UInt64(padding)) - 1)))
+            }
+        }
+    }
+
     /// Decodes `bytes` and appends the result; fails on EOS or on padding that is longer
     /// than 7 bits or not all ones.
     static func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(HPACKError) {

@@ -1,0 +1,118 @@
+/// A connection's open streams by id. Open addressing with linear probing on the id's bits
+/// (multiplicative hashing, seeded per connection) instead of a `Dictionary`: its SipHash costs
+/// about 130 instructions a lookup, and a unary call looks its stream up dozens of times on
+/// each side. The peer picks its ids, but no more streams than MAX_CONCURRENT_STREAMS (and this
+/// side's own) are ever held, which bounds any probe; the seed keeps collisions unplanned.
+struct HTTP2StreamTable: Sendable {
+    /// 0 marks an empty slot: no stream has id 0.
+    private var ids: [UInt32]
+    private var states: [HTTP2StreamState?]
+    /// How many streams are held.
+    private(set) var count = 0
+    /// 32 minus log2 of the capacity: the hash keeps the product's top bits.
+    private var shift: UInt32
+    private let seed: UInt32
+
+    private static let initialCapacity = 8
+
+    init() {
+        ids = Array(repeating: 0, count: Self.initialCapacity)
+        states = Array(repeating: nil, count: Self.initialCapacity)
+        shift = UInt32(32 - Self.initialCapacity.trailingZeroBitCount)
+        seed = UInt32.random(in: 0...UInt32.max)
+    }
+
+    /// Whether no stream is held.
+    var isEmpty: Bool { count == 0 }
+
+    /// The ids held, in no particular order (a copy: the table may change while it is walked).
+    var keys: [UInt32] { ids.filter { $0 != 0 } }
+
+    /// The stream with `id`; setting nil removes it.
+    subscript(id: UInt32) -> HTTP2StreamState? {
+        get { slot(of: id).map { states[$0] } ?? nil }
+        set {
+            if let slot = slot(of: id) {
+                if let newValue { states[slot] = newValue } else { remove(at: slot) }
+            } else if let newValue {
+                insert(newValue, for: id)
+            }
+        }
+    }
+
+    /// Removes the stream with `id` and returns it.
+    @discardableResult
+    mutating func removeValue(forKey id: UInt32) -> HTTP2StreamState? {
+        guard let slot = slot(of: id) else { return nil }
+        let removed = states[slot]
+        remove(at: slot)
+        return removed
+    }
+
+    /// Removes every stream.
+    mutating func removeAll() {
+        self = HTTP2StreamTable()
+    }
+
+    private var mask: Int { ids.count - 1 }
+
+    private func home(of id: UInt32) -> Int {
+        Int(((id ^ seed) &* 0x9E37_79B1) >> shift)
+    }
+
+    private func slot(of id: UInt32) -> Int? {
+        guard id != 0 else { return nil }
+        var index = home(of: id)
+        while true {
+            let held = ids[index]
+            if held == id { return index }
+            if held == 0 { return nil }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    private mutating func insert(_ state: HTTP2StreamState, for id: UInt32) {
+        precondition(id != 0, "stream 0 is the connection")
+        // At most half full, so probes stay short.
+        if (count + 1) * 2 > ids.count { grow() }
+        var index = home(of: id)
+        while ids[index] != 0 { index = (index &+ 1) & mask }
+        ids[index] = id
+        states[index] = state
+        count += 1
+    }
+
+    private mutating func grow() {
+        let oldIDs = ids, oldStates = states
+        ids = Array(repeating: 0, count: oldIDs.count * 2)
+        states = Array(repeating: nil, count: oldIDs.count * 2)
+        shift -= 1
+        count = 0
+        for (index, id) in oldIDs.enumerated() where id != 0 {
+            if let state = oldStates[index] { insert(state, for: id) }
+        }
+    }
+
+    /// Empties `slot` and moves later members of its run back, so every lookup's probe stays
+    /// unbroken without tombstones.
+    private mutating func remove(at slot: Int) {
+        var hole = slot
+        ids[hole] = 0
+        states[hole] = nil
+        count -= 1
+        var next = (hole &+ 1) & mask
+        while ids[next] != 0 {
+            let wanted = home(of: ids[next])
+            // The member at `next` may fill the hole unless its home lies cyclically in (hole, next].
+            let staysPut = hole <= next ? (wanted > hole && wanted <= next) : (wanted > hole || wanted <= next)
+            if !staysPut {
+                ids[hole] = ids[next]
+                states[hole] = states[next]
+                ids[next] = 0
+                states[next] = nil
+                hole = next
+            }
+            next = (next &+ 1) & mask
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import PeerSupport
+@testable import SwitchboardHTTP2
+import Testing
+
+/// The stream table against a `Dictionary` doing the same operations: inserts, updates,
+/// removals (which move later members of a probe run back) and growth, over ids crowded into
+/// a small range so that runs are long and wrap around the end of the table.
+@Suite struct HTTP2StreamTableTests {
+    static func state(_ id: UInt32, window: Int) -> HTTP2StreamState {
+        HTTP2StreamState(id: id, isLocallyInitiated: id % 2 == 1, phase: .open, headers: .awaitingInitial, sendWindow: window, receiveWindow: 0)
+    }
+
+    @Test(arguments: [1 as UInt64, 2, 3, 4])
+    func behavesAsADictionary(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var table = HTTP2StreamTable()
+        var model: [UInt32: Int] = [:]
+        for step in 0..<20_000 {
+            // Ids from a range about twice the live count: collisions and reuse all the time.
+            let id = UInt32.random(in: 1...200, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<4:
+                table[id] = Self.state(id, window: step)
+                model[id] = step
+            case 4..<6:
+                #expect(table.removeValue(forKey: id)?.sendWindow == model.removeValue(forKey: id))
+            case 6:
+                table[id] = nil
+                model[id] = nil
+            default:
+                #expect(table[id]?.sendWindow == model[id])
+                #expect(table[id]?.id == model[id].map { _ in id })
+            }
+            #expect(table.count == model.count)
+        }
+        #expect(table.keys.sorted() == model.keys.sorted())
+        for (id, window) in model { #expect(table[id]?.sendWindow == window) }
+        #expect(table[0] == nil)
+        table.removeAll()
+        #expect(table.isEmpty && table.keys.isEmpty)
+    }
+
+    /// Filling far past the first capacity and emptying again in another order.
+    @Test func growsAndEmpties() {
+        var table = HTTP2StreamTable()
+        let ids = (0..<1000).map { UInt32($0 * 2 + 1) }
+        for id in ids { table[id] = Self.state(id, window: Int(id)) }
+        #expect(table.count == 1000)
+        for id in ids.reversed() where id % 3 == 0 { table[id] = nil }
+        for id in ids { #expect(table[id]?.sendWindow == (id % 3 == 0 ? nil : Int(id))) }
+        for id in ids { table.removeValue(forKey: id) }
+        #expect(table.isEmpty)
+    }
+}
