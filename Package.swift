@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
-            dependencies: ["SwitchboardWebSocket", "PeerSupport"],
+            dependencies: ["SwitchboardWebSocket", "SwitchboardIO", "PeerSupport"],
             path: "Tests/SwitchboardWebSocketTests"
         ),
         .testTarget(

@@ -87,10 +87,19 @@ public struct ChatConnectionOptions: Sendable {
 
     var pushBudget: PushBudget { PushBudget(maximumCount: maximumQueuedPushes, maximumBytes: maximumQueuedPushBytes) }
 
-    func webSocketOptions(extraHeaders: [HTTPHeaderField]) -> WebSocketClient.Options {
+    /// The WebSocket options of one connection. `sessionScope` keeps TLS session resumption
+    /// within connections of the same kind (``TLSOptions/sessionScope``); nil turns it off
+    /// (a preconnect, which does not know yet whose connection it will be).
+    func webSocketOptions(extraHeaders: [HTTPHeaderField], sessionScope: String?) -> WebSocketClient.Options {
         var connection = webSocket
         // The chat connection routes each frame on the socket's event loop.
         connection.deliversMessagesDirectly = true
+        var tls = tls
+        if let sessionScope {
+            tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + sessionScope
+        } else {
+            tls.resumesSessions = false
+        }
         return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: tls,
                                        eventLoops: eventLoops)
     }

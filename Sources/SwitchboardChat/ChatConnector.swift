@@ -38,7 +38,7 @@ public final class ChatConnector: @unchecked Sendable {
     /// Starts DNS, TCP and TLS now, unless a preconnect is already under way. Failures are
     /// silent: the connect that follows opens its own socket and reports its own error.
     public func preconnect() {
-        let (url, options, open) = (url, options.webSocketOptions(extraHeaders: []), openTransport)
+        let (url, options, open) = (url, options.webSocketOptions(extraHeaders: [], sessionScope: nil), openTransport)
         lock.withLock {
             guard preconnecting == nil else { return }
             preconnecting = Task { try? await open(url, options) }
@@ -59,7 +59,8 @@ public final class ChatConnector: @unchecked Sendable {
         credentials: ChatClient.Credentials,
         onPush: @escaping ChatConnection<Authenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Authenticated> {
-        let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)])
+        let socket = try await open(extraHeaders: [HTTPHeaderField(name: "Authorization", value: credentials.authorization)],
+                                    sessionScope: "account \(credentials.username).\(credentials.deviceID)")
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
                               pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
@@ -69,16 +70,16 @@ public final class ChatConnector: @unchecked Sendable {
     public func connectUnauthenticated(
         onPush: @escaping ChatConnection<Unauthenticated>.PushHandler = { _ in .unknown }
     ) async throws(ChatConnectionError) -> ChatConnection<Unauthenticated> {
-        let socket = try await open(extraHeaders: [])
+        let socket = try await open(extraHeaders: [], sessionScope: "unauthenticated")
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
                               pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
-    private func open(extraHeaders: [HTTPHeaderField]) async throws(ChatConnectionError) -> WebSocketConnection {
+    private func open(extraHeaders: [HTTPHeaderField], sessionScope: String) async throws(ChatConnectionError) -> WebSocketConnection {
         // One deadline for the whole connect, however it is split between the steps.
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
-        var webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders)
+        var webSocketOptions = options.webSocketOptions(extraHeaders: extraHeaders, sessionScope: sessionScope)
         func remaining() -> Duration { max(.zero, ContinuousClock.now.duration(to: deadline)) }
         if let early = await takePreconnected() {
             if Task.isCancelled {

@@ -107,12 +107,6 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         return lock.withLock { tls.engine.negotiatedProtocol }
     }
 
-    /// Whether TLS resumed an earlier session; nil without TLS.
-    package var tlsSessionWasReused: Bool? {
-        guard let tls else { return nil }
-        return lock.withLock { tls.engine.sessionWasReused }
-    }
-
     // MARK: Starting
 
     /// Registers with the loop and starts reading for `delegate`. With TLS, runs the

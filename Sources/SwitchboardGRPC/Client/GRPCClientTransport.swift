@@ -207,12 +207,20 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         return current
     }
 
+    /// The TLS options, with resumption kept to transports of the same kind and credentials
+    /// (``TLSOptions/sessionScope``): an unauthenticated channel never resumes an account's.
+    private var sessionTLS: TLSOptions? {
+        guard var tls = options.tls else { return nil }
+        tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + "grpc \(Auth.self) " + (options.metadata["authorization"] ?? "")
+        return tls
+    }
+
     private func connect() async -> Result<GRPCClientConnection, TransportError> {
         let place = authority
         let deadline = ContinuousClock.now.advanced(by: options.connectTimeout)
         let opened: ChannelOpener.Opened
         do throws(NetworkError) {
-            opened = try await ChannelOpener.open(host: host, port: port, tls: options.tls, applicationProtocols: ["h2"],
+            opened = try await ChannelOpener.open(host: host, port: port, tls: sessionTLS, applicationProtocols: ["h2"],
                                                   loop: options.eventLoops.next(), deadline: deadline)
         } catch {
             return .failure(.disconnected(reason: "connecting to \(place): \(error)"))

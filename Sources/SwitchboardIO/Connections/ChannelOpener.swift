@@ -48,7 +48,7 @@ package enum ChannelOpener {
             let serverName = tls.serverName ?? host
             let key = tls.resumesSessions
                 ? TLSSessionCache.key(trustedCertificatesPEM: tls.trustedCertificatesPEM, serverName: serverName, host: host, port: port,
-                                      applicationProtocols: applicationProtocols)
+                                      applicationProtocols: applicationProtocols, scope: tls.sessionScope)
                 : nil
             engine = try TLSEngine(clientTrusting: tls.trustedCertificatesPEM, serverName: serverName,
                                    applicationProtocols: applicationProtocols, resumptionKey: key)

@@ -21,6 +21,9 @@ package final class TLSEngine: @unchecked Sendable {
     /// Where a client leaves its session for the next connection to the same server, until
     /// it has done so; nil once stored, on servers, and when resumption is off.
     private var resumptionKey: String?
+    /// The session offered for resumption (identity only): kept again, it would be offered
+    /// again, linking the connections that use it.
+    private var offeredSession: OpaquePointer?
 
     /// What a step of the handshake needs next.
     package enum HandshakeStep: Equatable, Sendable {
@@ -80,19 +83,20 @@ package final class TLSEngine: @unchecked Sendable {
             // SSL_set_session takes a reference of its own. A server that refuses the session
             // gets a full handshake, certificate checks and all.
             _ = SSL_set_session(ssl, session)
+            offeredSession = session
             SSL_SESSION_free(session)
         }
         SSL_set_connect_state(ssl)
     }
 
-    /// Whether the handshake resumed an earlier session.
-    package var sessionWasReused: Bool { SSL_session_reused(ssl) == 1 }
 
     /// Leaves the session for the next connection once it can be resumed: at the end of a
     /// TLS 1.2 handshake, or when a TLS 1.3 ticket has arrived (after the handshake).
     private func storeSessionIfResumable() {
-        guard let key = resumptionKey, let session = SSL_get_session(ssl), SSL_SESSION_is_resumable(session) == 1,
-              let owned = SSL_get1_session(ssl) else { return }
+        // At the end of a resumed handshake the session is still the one offered; TLS 1.3's
+        // new ticket arrives later, as a session of its own.
+        guard let key = resumptionKey, let session = SSL_get_session(ssl), session != offeredSession,
+              SSL_SESSION_is_resumable(session) == 1, let owned = SSL_get1_session(ssl) else { return }
         resumptionKey = nil
         TLSSessionCache.shared.store(owned, for: key)
     }
@@ -282,7 +286,6 @@ package final class TLSEngine: @unchecked Sendable {
     package func takeOutput() -> [UInt8] { [] }
     package func shutdown() {}
     package var negotiatedProtocol: String? { nil }
-    package var sessionWasReused: Bool { false }
 }
 #endif
 

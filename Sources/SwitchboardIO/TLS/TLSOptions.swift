@@ -11,11 +11,25 @@ public struct TLSOptions: Sendable, Hashable {
     /// can be linked to another through a ticket. Network.framework (Apple platforms)
     /// decides for itself.
     public var resumesSessions: Bool
+    /// Whose connections may resume each other's sessions: only those of the same scope, so a
+    /// server cannot link connections of different scopes through a session ticket (Signal's
+    /// unauthenticated connection and an account's, say; chat and gRPC clients set it from
+    /// their credentials). nil is a scope of its own.
+    public var sessionScope: String?
 
     /// Trusts the system store unless `trustedCertificatesPEM` is given.
-    public init(trustedCertificatesPEM: String? = nil, serverName: String? = nil, resumesSessions: Bool = true) {
+    public init(trustedCertificatesPEM: String? = nil, serverName: String? = nil, resumesSessions: Bool = true, sessionScope: String? = nil) {
         self.trustedCertificatesPEM = trustedCertificatesPEM
         self.serverName = serverName
         self.resumesSessions = resumesSessions
+        self.sessionScope = sessionScope
+    }
+
+    /// Forgets every session kept for resumption (at logout, say): the next connection to
+    /// each server makes a full handshake.
+    public static func forgetResumableSessions() {
+        #if canImport(CSwitchboardOpenSSL)
+        TLSSessionCache.shared.removeAll()
+        #endif
     }
 }

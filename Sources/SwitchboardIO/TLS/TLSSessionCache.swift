@@ -9,8 +9,10 @@ import Foundation
 /// skip a check that its own configuration would have made.
 ///
 /// A session is taken out when a connection resumes it, not shared: TLS 1.3 asks clients not
-/// to use a ticket twice (RFC 8446 §C.4), since a reused ticket links the connections. The
-/// resumed connection leaves its own new session behind.
+/// to use a ticket twice (RFC 8446 §C.4), since a reused ticket links the connections. A
+/// resumed TLS 1.3 connection leaves the new ticket it gets behind, never the one it used;
+/// a resumed TLS 1.2 session is not kept again. Sessions are kept per
+/// ``TLSOptions/sessionScope`` too, so connections of different scopes are not linked.
 final class TLSSessionCache: @unchecked Sendable {
     static let shared = TLSSessionCache()
     /// Servers remembered; past it the oldest entry goes.
@@ -34,6 +36,7 @@ final class TLSSessionCache: @unchecked Sendable {
         let released: [OpaquePointer] = lock.withLock {
             var released: [OpaquePointer] = []
             if let old = sessions.updateValue(session, forKey: key) {
+                // The same session again brings a second reference: one of the two goes.
                 released.append(old)
                 order.removeAll { $0 == key }
             }
@@ -49,9 +52,24 @@ final class TLSSessionCache: @unchecked Sendable {
     /// How many sessions are kept now.
     var count: Int { lock.withLock { sessions.count } }
 
-    /// The cache key of a client session (see the type's comment).
-    static func key(trustedCertificatesPEM: String?, serverName: String, host: String, port: Int, applicationProtocols: [String]) -> String {
-        [trustedCertificatesPEM.map { "pem:" + $0 } ?? "system", serverName, "\(host):\(port)", applicationProtocols.joined(separator: ",")]
+    /// The session kept for `key`, left in place (for tests).
+    func peek(_ key: String) -> OpaquePointer? { lock.withLock { sessions[key] } }
+
+    /// Forgets every session.
+    func removeAll() {
+        let released: [OpaquePointer] = lock.withLock {
+            defer { sessions = [:]; order = [] }
+            return Array(sessions.values)
+        }
+        for session in released { SSL_SESSION_free(session) }
+    }
+
+    /// The cache key of a client session (see the type's comment), within `scope`
+    /// (``TLSOptions/sessionScope``).
+    static func key(trustedCertificatesPEM: String?, serverName: String, host: String, port: Int, applicationProtocols: [String],
+                    scope: String?) -> String {
+        [scope.map { "scope:" + $0 } ?? "-", trustedCertificatesPEM.map { "pem:" + $0 } ?? "system", serverName, "\(host):\(port)",
+         applicationProtocols.joined(separator: ",")]
             .joined(separator: "\u{0}")
     }
 }
