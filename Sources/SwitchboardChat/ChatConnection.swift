@@ -20,6 +20,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let keepalive: Locked<KeepaliveMonitor<ContinuousClock.Instant>>?
     /// Set when this side ends the connection for a reason the close code cannot carry.
     private let localReason = Locked<ChatConnectionError?>(nil)
+    /// The app called `close()`: requests still pending, or made since, fail as closed here
+    /// (not worth retrying), whichever path reports the end first.
+    private let closedByApp = Locked(false)
+    private static var closedByAppReason: DisconnectReason { DisconnectReason(.closedLocally, "closed by the client") }
     /// Set once a push flood is cut off: what the server sends after that is not decoded
     /// (a hostile server must not keep buying CPU), and stays unacknowledged for redelivery.
     private let isCutOff = Locked(false)
@@ -117,6 +121,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// called from that handler), so closing right after a handler returns loses no answer;
     /// pushes not yet started are left for redelivery.
     public func close(code: WebSocketCloseCode = .normalClosure) async {
+        closedByApp.withLock { $0 = true }
         let running = pushState.withLock { state -> FirstAnswer<Void>? in
             state.closing = true
             return state.running
@@ -127,7 +132,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             limit.cancel()
         }
         _ = await socket.close(code: code)
-        failAll(DisconnectReason(.closedLocally, "closed by the client"))
+        failAll(Self.closedByAppReason)
     }
 
     /// Ends the connection at once, without the closing handshake: for a server that stopped
@@ -162,7 +167,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         } catch {
             // Refused while the socket stays open: the server has not read what waits for it,
             // and this request was not sent. Not a dropped connection.
-            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: DisconnectReason(error.description))))
+            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: closedByApp.withLock { $0 } ? Self.closedByAppReason : DisconnectReason(error.description))))
         }
         deadlines.watch(deadline)
         let result = await withTaskCancellationHandler {
@@ -325,7 +330,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         keepaliveTimer.withLock { $0?.cancel() }
         let reason = localReason.withLock { $0 } ?? ChatConnectionError(closeInfo: info)
         // Pending requests fail first: a push handler may be waiting on one of them.
-        failAll(reason.disconnectReason)
+        failAll(closedByApp.withLock { $0 } ? Self.closedByAppReason : reason.disconnectReason)
         // A handler still running finishes before `disconnected`, so an app that reconnects
         // on it never runs two handlers at once (bounded, in case a handler hangs: one still
         // running after the grace, 5 s by default, is cancelled, and left behind).

@@ -32,7 +32,8 @@ public struct ChatConnectionOptions: Sendable {
     /// happens: a hostile server can make many, so hand them to a logger's queue and return.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// At most this many diagnostics per window reach ``diagnostics`` (100 every 10 s); the
-    /// rest are counted and reported as one `.suppressed(count:)`.
+    /// rest are counted and reported as one `.suppressed(count:)` (the last such count, as the
+    /// connection ends, comes from the task that ends it rather than the event loop).
     public var diagnosticsLimit: DiagnosticsLimit
     /// How many pushed requests may wait for the push handler. Signal's server keeps at most
     /// 256 unanswered; one that pushes past this is cut off with 1008 (`protocolError`), and

@@ -23,7 +23,9 @@ struct DiagnosticsGate {
     private var suppressed = 0
 
     init(limit: DiagnosticsLimit, now: ContinuousClock.Instant = .now) {
-        self.limit = limit
+        // The fields are public vars: a negative count or an empty window set after `init`
+        // means "none" and "the shortest window", not "no limit".
+        self.limit = DiagnosticsLimit(count: limit.count, per: max(limit.interval, .milliseconds(1)))
         windowStart = now
     }
 

@@ -51,11 +51,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     private var interest: IOInterest = []
     private var wantsRead = true
     private var token: UInt64 = 0
-    /// Closed gracefully, the sending side shut: what the peer still sends is read and
-    /// dropped until it closes too, or the linger ends (on the loop).
+    /// Closed gracefully, the sending side shut (or left open for the peer to end first):
+    /// what the peer still sends is read and dropped until it closes too, or the linger ends.
     private var lingering = false
     /// A graceful close leaves the first FIN to the peer (``letPeerCloseFirst()``).
     private var peerClosesFirst = false
+    /// How long this channel's linger lasts (``lingerTimeout`` unless a test shortens or
+    /// lengthens it).
+    private var lingerLimit = SocketChannel.lingerTimeout
     /// Run once the descriptor is closed (after any linger): a server frees the connection's
     /// slots only then, so sockets closing slowly still count against its limits.
     private var releaseHandlers: [@Sendable () -> Void] = []
@@ -517,8 +520,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         return false
     }
 
-    /// Closes at once: queued writes fail, the socket is shut down now (so the peer sees the
-    /// end at once) and released on the loop, after it stops watching it. Safe from any thread.
+    /// Closes: queued writes fail and the socket is released on the loop, after it stops
+    /// watching it. With a reason (a failure, an abort) the socket is shut down now, so the
+    /// peer sees the end at once; without one (graceful) it lingers first, its sending side
+    /// shut unless the peer is to close first. Safe from any thread.
     package func close(reason: String? = nil) {
         var unheard: (any ChannelDelegate)?
         var linger = false
@@ -652,7 +657,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return true
         }
         guard started else { return false }
-        let timer = loop.schedule(after: Self.lingerTimeout) { [weak self] in self?.finishLingering() }
+        let timer = loop.schedule(after: lock.withLock { lingerLimit }) { [weak self] in self?.finishLingering() }
         let keep = lock.withLock {
             if lingering { lingerTimer = timer }
             return lingering
@@ -667,6 +672,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// (RFC 6455 §7.1.1); an abort or a failure still closes at once.
     package func letPeerCloseFirst() {
         lock.withLock { peerClosesFirst = true }
+    }
+
+    /// Sets how long this channel's linger lasts (tests).
+    package func setLingerTimeout(_ timeout: Duration) {
+        lock.withLock { lingerLimit = timeout }
     }
 
     /// On the loop: reads and drops what the peer sent; its end, an error or the byte limit

@@ -761,7 +761,8 @@ def _(c):
 def _(c):
     maxs = c.server_settings.get(S_MAX_CONCURRENT_STREAMS)
     if maxs is None:
-        return Result(True, "SKIPPED: no SETTINGS_MAX_CONCURRENT_STREAMS", "", None)
+        # Our server always advertises a limit: its absence is a failure here, not a skip.
+        return Result(False, "no SETTINGS_MAX_CONCURRENT_STREAMS advertised", "a limit to test", None)
     # INITIAL_WINDOW_SIZE 0: the server can send response HEADERS but not DATA,
     # so every stream stays half-closed (remote) and counts toward the limit.
     handshake_settings_ack(c, [(S_INITIAL_WINDOW_SIZE, 0)])

@@ -67,6 +67,28 @@ import Testing
         }
     }
 
+    /// The app's own close: a call pending then, or made after, fails as closed here (not to
+    /// be retried), whichever of the close and the socket's end reports first.
+    @Test func callsEndedByTheAppsCloseAreNotRetryable() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        for _ in 0..<5 {
+            let connection = try await ChatClient.connectAuthenticated(
+                to: server.url, credentials: .init(username: "aci", deviceID: 1, password: "fine"))
+            let room = ChatRoomClient(transport: connection)
+            async let hanging = room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "hang"))
+            try await Task.sleep(for: .milliseconds(100))
+            await connection.close()
+            for result in [await hanging, await room.sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "n", text: "late"))] {
+                guard case let .failure(.disconnected(reason)) = result else {
+                    Issue.record("expected disconnected, got \(result)")
+                    continue
+                }
+                #expect(reason.kind == .closedLocally && !reason.isRetryable, "\(reason)")
+            }
+        }
+    }
+
     @Test(arguments: [
         (WebSocketCloseCode.reauthenticationRequired, ChatConnectionError.reauthenticationRequired),
         (WebSocketCloseCode.connectedElsewhere, ChatConnectionError.connectedElsewhere),

@@ -6,7 +6,8 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible, Exp
     public enum Kind: Sendable, Hashable {
         /// The connection broke, or ended for a reason not listed here.
         case connectionLost
-        /// The server is going away (WebSocket 1001, an HTTP/2 GOAWAY).
+        /// The server is going away (WebSocket 1001). A call an HTTP/2 GOAWAY left unprocessed
+        /// is retried on a new connection by the gRPC transport, not reported.
         case goingAway
         /// This side closed it (the app's `close()`, a closed transport).
         case closedLocally
