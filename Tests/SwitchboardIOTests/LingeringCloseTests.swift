@@ -60,13 +60,7 @@ struct LingeringCloseTests {
         let loop = try EventLoop(name: "peer-first-test")
         let (client, server, listener, acceptor) = try await acceptedConnection(on: loop)
         defer { acceptor.stop(); listener.close() }
-        let channel = SocketChannel(descriptor: server, loop: loop)
-        channel.activate(delegate: Ignorer())
-        // The loop runs work in order: past this, the channel is registered and open.
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
-        let released = ReleaseFlag()
-        channel.whenReleased { released.set() }
-        channel.letPeerCloseFirst()
+        let (channel, released) = await peerFirstChannel(server, on: loop)
         // A long linger: only the peer's end can release the socket within this test.
         channel.setLingerTimeout(.seconds(60))
         _ = channel.write([1, 2, 3], completion: nil)
@@ -110,12 +104,7 @@ extension LingeringCloseTests {
         let loop = try EventLoop(name: "peer-first-abort-test")
         let (client, server, listener, acceptor) = try await acceptedConnection(on: loop)
         defer { acceptor.stop(); listener.close() }
-        let channel = SocketChannel(descriptor: server, loop: loop)
-        channel.activate(delegate: Ignorer())
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
-        let released = ReleaseFlag()
-        channel.whenReleased { released.set() }
-        channel.letPeerCloseFirst()
+        let (channel, released) = await peerFirstChannel(server, on: loop)
         channel.closeAfterFlushing(timeout: .seconds(5))
         channel.close(reason: "aborted")
         let end = await Thread.detachedResult { () -> Result<[UInt8], NetworkError> in
@@ -138,7 +127,22 @@ extension LingeringCloseTests {
     }
 }
 
-private final class ReleaseFlag: @unchecked Sendable {
+extension LingeringCloseTests {
+    /// A registered, open channel over `descriptor` that lets its peer close first, and a
+    /// flag set when its socket is released.
+    func peerFirstChannel(_ descriptor: Int32, on loop: EventLoop) async -> (SocketChannel, ReleaseFlag) {
+        let channel = SocketChannel(descriptor: descriptor, loop: loop)
+        channel.activate(delegate: Ignorer())
+        // The loop runs work in order: past this, the channel is registered and open.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
+        let released = ReleaseFlag()
+        channel.whenReleased { released.set() }
+        channel.letPeerCloseFirst()
+        return (channel, released)
+    }
+}
+
+final class ReleaseFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var value = false
     func set() { lock.withLock { value = true } }
