@@ -12,7 +12,7 @@ enum GRPCResponseMapping {
     /// Whether a response's content type is gRPC's: `application/grpc`, alone or with a
     /// `+subtype` or parameters (not `application/grpc-web`, another protocol).
     static func isGRPCContentType(_ contentType: String) -> Bool {
-        contentType == "application/grpc" || contentType.hasPrefix("application/grpc+") || contentType.hasPrefix("application/grpc;")
+        contentType == "application/grpc" || contentType.hasBytePrefix("application/grpc+") || contentType.hasBytePrefix("application/grpc;")
     }
 
     /// Whether response headers begin a gRPC response: status 200 and gRPC's content type.
@@ -38,13 +38,13 @@ enum GRPCResponseMapping {
                 throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
             }
             var headers = RPCHeaders()
-            for header in call.headers where !header.name.hasPrefix(":") && header.name != "content-type" { headers.add(header.name, header.value) }
+            for header in call.headers where !header.name.isPseudoHeaderName && header.name != "content-type" { headers.add(header.name, header.value) }
             return RPCResponse(status: httpStatus, headers: headers, body: Data(), message: "HTTP \(httpStatus) instead of a gRPC response")
         }
         // An error from here on still came with metadata (a request id, say): the caller's
         // capture keeps it, whatever the error.
         let isMetadata = { (header: HPACKHeader) in
-            !header.name.hasPrefix(":") && !header.name.hasPrefix("grpc-") && !header.name.hasPrefix("switchboard-")
+            !header.name.isPseudoHeaderName && !header.name.hasBytePrefix("grpc-") && !header.name.hasBytePrefix("switchboard-")
         }
         func failing(_ error: TransportError) -> TransportError {
             if let capture {
@@ -69,7 +69,7 @@ enum GRPCResponseMapping {
             guard call.messageCount == 1, let body = call.message else {
                 throw failing(.grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil))
             }
-            let json = contentType.hasPrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
+            let json = contentType.hasBytePrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
             // Most answers carry no metadata: their headers are shared, not built.
             var metadata = (json ? BodyEncoding.json : BodyEncoding.protobuf).contentTypeHeaders
             // (Its own content-type is replaced below, so it does not count.)

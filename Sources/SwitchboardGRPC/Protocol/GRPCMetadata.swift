@@ -10,14 +10,14 @@ public enum GRPCMetadata {
                                              "grpc-status", "grpc-message", "grpc-status-details-bin", "user-agent", "accept",
                                              "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host"]
 
-    /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
-    /// are HTTP/2's.
     /// gRPC's content types as header fields, made once for every call to share.
     static let protobufContentType = HPACKHeader("content-type", "application/grpc")
     static let jsonContentType = HPACKHeader("content-type", "application/grpc+json")
 
+    /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
+    /// are HTTP/2's.
     static func isReserved(_ name: String) -> Bool {
-        reservedNames.contains(name) || name.hasPrefix("grpc-") || name.hasPrefix("switchboard-")
+        reservedNames.contains(name) || name.hasBytePrefix("grpc-") || name.hasBytePrefix("switchboard-")
     }
 
     /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.
@@ -93,13 +93,18 @@ public enum GRPCMetadata {
         return Data(base64Encoded: padded)
     }
 
+    /// `name` in lowercase, as HTTP/2 wants it; one already lowercase (most) is not copied.
+    static func lowercasedName(_ name: String) -> String {
+        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+    }
+
     /// A request's headers as call metadata: lowercased, reserved names dropped, values
     /// that HTTP/2 cannot carry dropped, secrets never indexed by HPACK.
     static func requestMetadata(_ headers: RPCHeaders) -> [HPACKHeader] {
         var fields: [HPACKHeader] = []
         for (name, value) in headers {
-            let lowered = name.lowercased()
-            guard !isReserved(lowered), !lowered.hasPrefix(":"), isValidName(lowered), isValidValue(value, name: lowered) else { continue }
+            let lowered = lowercasedName(name)
+            guard !isReserved(lowered), !lowered.isPseudoHeaderName, isValidName(lowered), isValidValue(value, name: lowered) else { continue }
             // A secret kept out of HPACK's tables cannot be guessed through compression.
             fields.append(HPACKHeader(lowered, sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }

@@ -87,7 +87,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 if header.value != "identity" { encoding = String(header.value.prefix(40)) }
             default:
                 // gRPC's own headers are the protocol's, not the call's metadata.
-                if !header.name.hasPrefix(":"), header.name != "te", !header.name.hasPrefix("grpc-") { metadata.add(header.name, header.value) }
+                if !header.name.isPseudoHeaderName, header.name != "te", !header.name.hasBytePrefix("grpc-") { metadata.add(header.name, header.value) }
             }
         }
         headerProblem = problem
@@ -319,7 +319,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         guard claim() else { return }
         var responseMetadata: [HPACKHeader] = []
         for (name, value) in response.headers {
-            let lowered = name.lowercased()
+            let lowered = GRPCMetadata.lowercasedName(name)
             guard lowered != "content-type", !GRPCMetadata.isReserved(lowered), GRPCMetadata.isValidName(lowered),
                   GRPCMetadata.isValidValue(value, name: lowered) else { continue }
             responseMetadata.append(HPACKHeader(lowered, GRPCMetadata.sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))

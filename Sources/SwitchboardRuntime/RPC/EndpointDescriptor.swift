@@ -104,13 +104,24 @@ public enum BodyEncoding: String, Sendable, Hashable {
         }
     }
 
+    private static let protobufContentType = BodyEncoding.protobuf.contentType
+    private static let jsonContentType = BodyEncoding.json.contentType
     private static let protobufHeaders = RPCHeaders([(name: "Content-Type", value: BodyEncoding.protobuf.contentType)])
     private static let jsonHeaders = RPCHeaders([(name: "Content-Type", value: BodyEncoding.json.contentType)])
 
     /// The encoding a `Content-Type` names (parameters such as `charset` ignored), or nil
     /// for one this runtime does not decode.
     public init?(contentType: String) {
-        // Read on every response: bytes, not Foundation's string search.
+        // Read on every response: what Switchboard servers send is compared whole first (a
+        // length check and a memcmp), anything else by bytes, not Foundation's string search.
+        if contentType == Self.protobufContentType {
+            self = .protobuf
+            return
+        }
+        if contentType == Self.jsonContentType {
+            self = .json
+            return
+        }
         var utf8 = contentType.utf8[...]
         if let parameters = utf8.firstIndex(of: UInt8(ascii: ";")) { utf8 = utf8[..<parameters] }
         let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
