@@ -76,14 +76,16 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var metadata = RPCHeaders()
         metadata.reserveCapacity(headers.count)
         for header in headers {
-            switch header.name {
-            case ":path": path = header.value
-            case ":method": method = header.value
-            case "content-type": contentType = header.value
-            case "grpc-timeout":
+            let name = header.name
+            // By length first: one string comparison a header, not one for each case.
+            switch name.utf8.count {
+            case 5 where name == ":path": path = header.value
+            case 7 where name == ":method": method = header.value
+            case 12 where name == "content-type": contentType = header.value
+            case 12 where name == "grpc-timeout":
                 timeout = GRPCTimeout.decode(header.value)
                 if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(header.value.prefix(20))'") }
-            case "grpc-encoding":
+            case 13 where name == "grpc-encoding":
                 if header.value != "identity" { encoding = String(header.value.prefix(40)) }
             default:
                 // gRPC's own headers are the protocol's, not the call's metadata.
@@ -102,7 +104,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         isJSON = subtype == "application/grpc+json"
         contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
         if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
-           let path, path.hasPrefix("/") {
+           let path, path.utf8.first == UInt8(ascii: "/") {
             rpcName = String(path.dropFirst())
             nonGRPCStatus = nil
         } else {

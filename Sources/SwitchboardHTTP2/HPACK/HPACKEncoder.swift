@@ -35,19 +35,25 @@ public struct HPACKEncoder: Sendable {
     private var recentFields: [(key: HPACKFieldKey, insertion: Int)] = []
     private static let recentPositions = 16
 
-    /// Names whose values are secrets. (A switch, not a set: it is asked for every field,
-    /// and comparing short strings costs less than hashing them.)
+    /// Names whose values are secrets. (By length, then one comparison: it is asked for
+    /// every field, and most names have none of these lengths.)
     static func isNeverIndexed(_ name: String) -> Bool {
-        switch name {
-        case "authorization", "proxy-authorization", "cookie", "set-cookie": true
+        switch name.utf8.count {
+        case 13: name == "authorization"
+        case 19: name == "proxy-authorization"
+        case 6: name == "cookie"
+        case 10: name == "set-cookie"
         default: false
         }
     }
 
     /// Names whose values change with every request.
     static func isUnindexed(_ name: String) -> Bool {
-        switch name {
-        case "grpc-timeout", "content-length", "date", "grpc-message", "grpc-status-details-bin": true
+        switch name.utf8.count {
+        case 12: name == "grpc-timeout" || name == "grpc-message"
+        case 14: name == "content-length"
+        case 4: name == "date"
+        case 23: name == "grpc-status-details-bin"
         default: false
         }
     }
