@@ -172,12 +172,13 @@ import Testing
         #expect(next.report && next.suppressedBefore == 3)
         #expect(gate.takeSuppressed() == 0)
         #expect(DiagnosticsLimit(count: -3).count == 0)
-        // Set past `init`'s clamp: a negative count reports none, an empty window still counts.
-        var odd = DiagnosticsLimit(count: 1, per: .seconds(10))
-        odd.count = -5
-        odd.interval = .zero
-        var strict = DiagnosticsGate(limit: odd, now: start)
-        #expect(!strict.admit(at: start).report)
-        #expect(strict.takeSuppressed() == 1)
+        // An empty window set past `init`: still a window (it used to reset at every
+        // diagnostic, which turned the limit off).
+        var empty = DiagnosticsLimit(count: 1, per: .seconds(10))
+        empty.interval = .zero
+        var gate2 = DiagnosticsGate(limit: empty, now: start)
+        #expect(gate2.admit(at: start).report)
+        #expect(!gate2.admit(at: start).report)
+        #expect(gate2.takeSuppressed() == 1)
     }
 }

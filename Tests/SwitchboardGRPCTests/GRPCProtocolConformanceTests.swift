@@ -102,6 +102,19 @@ struct GRPCProtocolConformanceTests {
         #expect(Self.value(":status", in: wrongMethod) == "405")
     }
 
+    /// A combining mark after the leading "/" stays part of the method's name: it does not
+    /// reach the method whose name follows (a character-wise drop swallowed the mark, and a
+    /// proxy's path rules could be passed by).
+    @Test func aPathWithACombiningMarkIsNotAnotherMethod() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        defer { Task { await server.shutdown() } }
+        let blocks = try await Self.exchange(port: server.port, headers: Self.request(path: "/\u{301}signal.chat.Usernames/LookUpUsernameHash"),
+                                             message: Self.lookUp)
+        #expect(Self.value("grpc-status", in: blocks) == "12", "UNIMPLEMENTED, not the method")
+        let plain = try await Self.exchange(port: server.port, headers: Self.request(), message: Self.lookUp)
+        #expect(Self.value("grpc-status", in: plain) == "0")
+    }
+
     @Test func aMalformedTimeoutIsRefused() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
         defer { Task { await server.shutdown() } }

@@ -211,7 +211,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     /// (``TLSOptions/sessionScope``): an unauthenticated channel never resumes an account's.
     private var sessionTLS: TLSOptions? {
         guard var tls = options.tls else { return nil }
-        tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + "grpc \(Auth.self) " + (options.metadata["authorization"] ?? "")
+        // The credential's hash, not the credential: the scope is part of a process-wide key.
+        var credential = Hasher()
+        credential.combine(options.metadata["authorization"] ?? "")
+        tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + "grpc \(Auth.self) \(credential.finalize())"
         return tls
     }
 

@@ -9,11 +9,13 @@ extension String {
     /// time they get here (HTTP/2 validates them), so bytes say what `hasPrefix` would, without
     /// its Unicode-aware comparison on every header of every call.
     func hasBytePrefix(_ prefix: StaticString) -> Bool {
-        let count = prefix.utf8CodeUnitCount
-        guard utf8.count >= count else { return false }
-        return utf8.withContiguousStorageIfAvailable { bytes in
-            memcmp(bytes.baseAddress!, prefix.utf8Start, count) == 0
-        } ?? utf8.starts(with: UnsafeBufferPointer(start: prefix.utf8Start, count: count))
+        prefix.withUTF8Buffer { expected in
+            guard utf8.count >= expected.count else { return false }
+            guard let start = expected.baseAddress, !expected.isEmpty else { return true }
+            return utf8.withContiguousStorageIfAvailable { bytes in
+                memcmp(bytes.baseAddress!, start, expected.count) == 0
+            } ?? utf8.starts(with: expected)
+        }
     }
 
     /// Whether the string begins with a colon: an HTTP/2 pseudo-header.

@@ -105,7 +105,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
         if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
            let path, path.utf8.first == UInt8(ascii: "/") {
-            rpcName = String(path.dropFirst())
+            // By bytes, as the check above: a character would swallow a combining mark after "/".
+            rpcName = String(decoding: path.utf8.dropFirst(), as: UTF8.self)
             nonGRPCStatus = nil
         } else {
             rpcName = nil

@@ -1,8 +1,9 @@
 /// A connection's open streams by id. Open addressing with linear probing on the id's bits
-/// (multiplicative hashing, seeded per connection) instead of a `Dictionary`: its SipHash costs
-/// about 130 instructions a lookup, and a unary call looks its stream up dozens of times on
-/// each side. The peer picks its ids, but no more streams than MAX_CONCURRENT_STREAMS (and this
-/// side's own) are ever held, which bounds any probe; the seed keeps collisions unplanned.
+/// (multiply-shift hashing with a random odd multiplier per connection, a universal family)
+/// instead of a `Dictionary`: its SipHash costs about 130 instructions a lookup, and a unary call
+/// looks its stream up dozens of times on each side. The peer picks its ids, but cannot know the
+/// multiplier, so it cannot pick ids that collide; and no more streams than
+/// MAX_CONCURRENT_STREAMS (and this side's own) are ever held, which bounds any probe.
 struct HTTP2StreamTable: Sendable {
     /// 0 marks an empty slot: no stream has id 0.
     private var ids: [UInt32]
@@ -11,15 +12,21 @@ struct HTTP2StreamTable: Sendable {
     private(set) var count = 0
     /// 32 minus log2 of the capacity: the hash keeps the product's top bits.
     private var shift: UInt32
-    private let seed: UInt32
+    private let multiplier: UInt32
 
     private static let initialCapacity = 8
 
+    /// A table hashing with a random multiplier.
     init() {
+        self.init(multiplier: UInt32.random(in: 0...UInt32.max))
+    }
+
+    /// A table hashing with `multiplier` (made odd): tests choose it, to repeat a run.
+    init(multiplier: UInt32) {
         ids = Array(repeating: 0, count: Self.initialCapacity)
         states = Array(repeating: nil, count: Self.initialCapacity)
         shift = UInt32(32 - Self.initialCapacity.trailingZeroBitCount)
-        seed = UInt32.random(in: 0...UInt32.max)
+        self.multiplier = multiplier | 1
     }
 
     /// Whether no stream is held.
@@ -51,13 +58,13 @@ struct HTTP2StreamTable: Sendable {
 
     /// Removes every stream.
     mutating func removeAll() {
-        self = HTTP2StreamTable()
+        self = HTTP2StreamTable(multiplier: multiplier)
     }
 
     private var mask: Int { ids.count - 1 }
 
     private func home(of id: UInt32) -> Int {
-        Int(((id ^ seed) &* 0x9E37_79B1) >> shift)
+        Int((id &* multiplier) >> shift)
     }
 
     private func slot(of id: UInt32) -> Int? {

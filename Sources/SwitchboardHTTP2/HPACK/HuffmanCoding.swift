@@ -39,7 +39,7 @@ enum HuffmanCoding {
     /// Appends the code of `bytes`, `encodedLength` octets (from ``encodedLength(of:)``): the
     /// output grows once, and the table is read through one pointer.
     static func encode(_ bytes: UnsafeBufferPointer<UInt8>, encodedLength: Int, into output: inout [UInt8]) {
-        output.reserveCapacity(output.count + encodedLength)
+        output.reserveGrowing(encodedLength)
         HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in
             var pending: UInt64 = 0
             var pendingBits = 0

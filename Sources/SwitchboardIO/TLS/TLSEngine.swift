@@ -21,9 +21,13 @@ package final class TLSEngine: @unchecked Sendable {
     /// Where a client leaves its session for the next connection to the same server, until
     /// it has done so; nil once stored, on servers, and when resumption is off.
     private var resumptionKey: String?
-    /// The session offered for resumption (identity only): kept again, it would be offered
-    /// again, linking the connections that use it.
+    /// The session offered for resumption, with a reference of our own until `deinit` (so no
+    /// later session can take its address): kept again, it would be offered again, linking
+    /// the connections that use it.
     private var offeredSession: OpaquePointer?
+    /// The cache's generation when this session started: one `forgetResumableSessions()` has
+    /// emptied since must not be refilled with this connection's ticket.
+    private var cacheGeneration = 0
 
     /// What a step of the handshake needs next.
     package enum HandshakeStep: Equatable, Sendable {
@@ -79,12 +83,12 @@ package final class TLSEngine: @unchecked Sendable {
         }
         if !wire.isEmpty { _ = sb_offer_alpn(ssl, wire, UInt32(wire.count)) }
         self.resumptionKey = resumptionKey
+        cacheGeneration = TLSSessionCache.shared.generation
         if let resumptionKey, let session = TLSSessionCache.shared.take(resumptionKey) {
-            // SSL_set_session takes a reference of its own. A server that refuses the session
-            // gets a full handshake, certificate checks and all.
+            // SSL_set_session takes a reference of its own; ours goes in `deinit`. A server
+            // that refuses the session gets a full handshake, certificate checks and all.
             _ = SSL_set_session(ssl, session)
             offeredSession = session
-            SSL_SESSION_free(session)
         }
         SSL_set_connect_state(ssl)
     }
@@ -98,7 +102,7 @@ package final class TLSEngine: @unchecked Sendable {
         guard let key = resumptionKey, let session = SSL_get_session(ssl), session != offeredSession,
               SSL_SESSION_is_resumable(session) == 1, let owned = SSL_get1_session(ssl) else { return }
         resumptionKey = nil
-        TLSSessionCache.shared.store(owned, for: key)
+        TLSSessionCache.shared.store(owned, for: key, generation: cacheGeneration)
     }
 
     /// A server session with `context`'s certificate and key (an `SSL_CTX`, retained here).
@@ -118,6 +122,7 @@ package final class TLSEngine: @unchecked Sendable {
     deinit {
         SSL_free(ssl)
         SSL_CTX_free(context)
+        if let offeredSession { SSL_SESSION_free(offeredSession) }
     }
 
     /// Advances the handshake with what was fed so far; send ``takeOutput()`` after each step.

@@ -21,6 +21,10 @@ final class TLSSessionCache: @unchecked Sendable {
     private let lock = NSLock()
     private var sessions: [String: OpaquePointer] = [:]
     private var order: [String] = []
+    private var forgotten = 0
+
+    /// Bumped by ``removeAll()``: a session from a connection that started before it is not kept.
+    var generation: Int { lock.withLock { forgotten } }
 
     /// The session stored for `key`, removed from the cache; the caller owns its reference.
     func take(_ key: String) -> OpaquePointer? {
@@ -31,9 +35,11 @@ final class TLSSessionCache: @unchecked Sendable {
         }
     }
 
-    /// Keeps `session` (whose reference the cache now owns) for `key`, replacing any before.
-    func store(_ session: OpaquePointer, for key: String) {
+    /// Keeps `session` (whose reference the cache now owns) for `key`, replacing any before,
+    /// unless the cache was emptied since `generation` (then it is released).
+    func store(_ session: OpaquePointer, for key: String, generation: Int) {
         let released: [OpaquePointer] = lock.withLock {
+            guard generation == forgotten else { return [session] }
             var released: [OpaquePointer] = []
             if let old = sessions.updateValue(session, forKey: key) {
                 // The same session again brings a second reference: one of the two goes.
@@ -58,7 +64,7 @@ final class TLSSessionCache: @unchecked Sendable {
     /// Forgets every session.
     func removeAll() {
         let released: [OpaquePointer] = lock.withLock {
-            defer { sessions = [:]; order = [] }
+            defer { sessions = [:]; order = []; forgotten += 1 }
             return Array(sessions.values)
         }
         for session in released { SSL_SESSION_free(session) }
