@@ -95,13 +95,9 @@ public struct ChatConnectionOptions: Sendable {
         var connection = webSocket
         // The chat connection routes each frame on the socket's event loop.
         connection.deliversMessagesDirectly = true
-        var tls = tls
-        if let sessionScope {
-            tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + sessionScope
-        } else {
-            tls.resumesSessions = false
-        }
-        return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: tls,
+        var sessionTLS = sessionScope.map { tls.scoped($0) } ?? tls
+        if sessionScope == nil { sessionTLS.resumesSessions = false }
+        return WebSocketClient.Options(headers: headers + extraHeaders, connectTimeout: connectTimeout, connection: connection, tls: sessionTLS,
                                        eventLoops: eventLoops)
     }
 }

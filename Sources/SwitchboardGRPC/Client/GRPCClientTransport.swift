@@ -210,12 +210,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     /// The TLS options, with resumption kept to transports of the same kind and credentials
     /// (``TLSOptions/sessionScope``): an unauthenticated channel never resumes an account's.
     private var sessionTLS: TLSOptions? {
-        guard var tls = options.tls else { return nil }
         // The credential's hash, not the credential: the scope is part of a process-wide key.
         var credential = Hasher()
         credential.combine(options.metadata["authorization"] ?? "")
-        tls.sessionScope = (tls.sessionScope.map { $0 + " " } ?? "") + "grpc \(Auth.self) \(credential.finalize())"
-        return tls
+        return options.tls?.scoped("grpc \(Auth.self) \(credential.finalize())")
     }
 
     private func connect() async -> Result<GRPCClientConnection, TransportError> {

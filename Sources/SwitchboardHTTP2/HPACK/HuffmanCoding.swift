@@ -1,32 +1,6 @@
 /// HPACK's Huffman code (RFC 7541 §5.2): encoding, and decoding four bits at a time through a
 /// state table built once from the code, so decoding costs a table step per nibble.
 enum HuffmanCoding {
-    /// The encoded length of `bytes` in octets.
-    static func encodedLength(of bytes: some Sequence<UInt8>) -> Int {
-        var bits = 0
-        for byte in bytes { bits += Int(HuffmanCodeTable.codes[Int(byte)].length) }
-        return (bits + 7) / 8
-    }
-
-    /// Appends the code of `bytes`, padded with ones to a whole octet.
-    static func encode(_ bytes: some Sequence<UInt8>, into output: inout [UInt8]) {
-        var pending: UInt64 = 0
-        var pendingBits = 0
-        for byte in bytes {
-            let (code, length) = HuffmanCodeTable.codes[Int(byte)]
-            pending = (pending << UInt64(length)) | UInt64(code)
-            pendingBits += Int(length)
-            while pendingBits >= 8 {
-                pendingBits -= 8
-                output.append(UInt8(truncatingIfNeeded: pending >> UInt64(pendingBits)))
-            }
-        }
-        if pendingBits > 0 {
-            let padding = 8 - pendingBits
-            output.append(UInt8(truncatingIfNeeded: (pending << UInt64(padding)) | ((1 << UInt64(padding)) - 1)))
-        }
-    }
-
     /// The encoded length of `bytes` in octets; the table is read through one pointer.
     static func encodedLength(of bytes: UnsafeBufferPointer<UInt8>) -> Int {
         HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in

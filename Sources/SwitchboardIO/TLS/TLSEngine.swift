@@ -133,6 +133,9 @@ package final class TLSEngine: @unchecked Sendable {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             storeSessionIfResumable()
+            // A resumed TLS 1.2 session gets no ticket after the handshake: nothing left to
+            // wait for, so reads stop looking.
+            if SSL_session_reused(ssl) == 1 && SSL_version(ssl) != TLS1_3_VERSION { resumptionKey = nil }
             return .done
         }
         switch SSL_get_error(ssl, result) {

@@ -25,6 +25,13 @@ public struct TLSOptions: Sendable, Hashable {
         self.sessionScope = sessionScope
     }
 
+    /// These options with `scope` added to their ``sessionScope`` (a caller's own scope kept).
+    package func scoped(_ scope: String) -> TLSOptions {
+        var scoped = self
+        scoped.sessionScope = (sessionScope.map { $0 + " " } ?? "") + scope
+        return scoped
+    }
+
     /// Forgets every session kept for resumption (at logout, say): the next connection to
     /// each server makes a full handshake.
     public static func forgetResumableSessions() {
