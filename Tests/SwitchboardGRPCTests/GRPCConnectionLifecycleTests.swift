@@ -16,16 +16,24 @@ import Darwin
 @Suite(.timeLimit(.minutes(4)))
 struct GRPCConnectionLifecycleTests {
     /// A server that speaks HTTP/2 just enough (SETTINGS and its acknowledgement, if `settles`)
-    /// and then reads everything and answers nothing.
+    /// and then reads everything and answers nothing; if `goesAway`, it sends GOAWAY processing
+    /// no stream shortly after the client's first bytes, on each of `connections` in turn.
     final class MuteServer: @unchecked Sendable {
         let listener: Int32
         let port: Int
         private let settles: Bool
         private let settings: [HTTP2Setting]
+        private let goesAway: Bool
+        private let connections: Int
+        private let accepted = Locked(0)
+        /// How many connections it has accepted.
+        var acceptedCount: Int { accepted.withLock { $0 } }
 
-        init(settles: Bool, settings: [HTTP2Setting] = []) throws {
+        init(settles: Bool, settings: [HTTP2Setting] = [], goesAway: Bool = false, connections: Int = 1) throws {
             self.settles = settles
             self.settings = settings
+            self.goesAway = goesAway
+            self.connections = connections
             #if canImport(Glibc)
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             #else
@@ -45,11 +53,18 @@ struct GRPCConnectionLifecycleTests {
         }
 
         private func serve() {
-            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, 20_000) > 0 else { return }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            defer { _ = close(client) }
+            for _ in 0..<connections {
+                var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 20_000) > 0 else { return }
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                accepted.withLock { $0 += 1 }
+                serve(client)
+                _ = close(client)
+            }
+        }
+
+        private func serve(_ client: Int32) {
             if settles {
                 var hello: [UInt8] = []
                 HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(settings, ack: false)), into: &hello)
@@ -58,10 +73,19 @@ struct GRPCConnectionLifecycleTests {
             }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let deadline = Date().addingTimeInterval(20)
+            var goAwayAt: Date?
             while Date() < deadline {
+                if let due = goAwayAt, Date() >= due {
+                    goAwayAt = .distantFuture
+                    var bye: [UInt8] = []
+                    HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: 0, code: .noError, debugData: [])), into: &bye)
+                    _ = bye.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
                 var readable = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-                guard poll(&readable, 1, 100) > 0 else { continue }
+                guard poll(&readable, 1, 20) > 0 else { continue }
                 if recv(client, &buffer, buffer.count, 0) <= 0 { return }
+                // Late enough that the call's HEADERS have been sent with the preface.
+                if goesAway, goAwayAt == nil { goAwayAt = Date().addingTimeInterval(0.1) }
             }
         }
 
@@ -175,5 +199,23 @@ struct GRPCConnectionLifecycleTests {
         }
         #expect(reason.detail.contains("127.0.0.1:\(port)"))
         transport.close()
+    }
+
+    /// A call a GOAWAY leaves unprocessed is sent once more on a new connection; left
+    /// unprocessed there too, it fails as `goingAway` (retryable), not as a lost connection.
+    @Test func aCallTwiceLeftUnprocessedByGoAwayIsReportedAsGoingAway() async throws {
+        let server = try MuteServer(settles: true, goesAway: true, connections: 2)
+        defer { server.stop() }
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        defer { transport.close() }
+        let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])),
+                                                                                     options: CallOptions(timeout: .seconds(30)))
+        guard case let .failure(.disconnected(reason)) = result else {
+            Issue.record("expected the GOAWAY to be reported, got \(result)")
+            return
+        }
+        #expect(reason.kind == .goingAway, "\(reason)")
+        #expect(reason.isRetryable)
+        #expect(server.acceptedCount == 2, "sent once more on a new connection")
     }
 }

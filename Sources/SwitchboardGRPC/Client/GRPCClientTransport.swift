@@ -88,7 +88,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             case .notProcessed where attempt == 0:
                 continue
             case let .notProcessed(reason):
-                throw .disconnected(reason: DisconnectReason(reason))
+                throw .disconnected(reason: reason)
             case let .failed(error):
                 throw error
             }

@@ -22,7 +22,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     enum Outcome: Sendable {
         case finished(GRPCCallResponse)
         /// The server certainly did not process it: safe to send again elsewhere.
-        case notProcessed(String)
+        case notProcessed(DisconnectReason)
         case failed(TransportError)
     }
 
@@ -100,8 +100,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 }
             case let .failure(error):
                 switch error {
-                case .goingAway: finish(.notProcessed("the connection is going away"))
-                case .connectionClosed: finish(.notProcessed(connection.state.endReason ?? "the connection closed"))
+                case .goingAway: finish(.notProcessed(DisconnectReason(.goingAway, "the connection is going away")))
+                case .connectionClosed: finish(.notProcessed(DisconnectReason(connection.state.endReason ?? "the connection closed")))
                 // The server takes no more streams now, and enough wait already: come back later.
                 case .tooManyWaiting: finish(.failed(.retryLater(retryAfter: nil)))
                 default: finish(.failed(.invalidRequest("\(error)")))
@@ -217,8 +217,11 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         switch closure {
         case .completed:
             complete()
-        case .notProcessed, .resetByPeer(.refusedStream):
-            finish(.notProcessed("the server did not process the call (\(closure))"))
+        case .notProcessed:
+            // Only a GOAWAY leaves a stream unprocessed without resetting it.
+            finish(.notProcessed(DisconnectReason(.goingAway, "the server did not process the call (\(closure))")))
+        case .resetByPeer(.refusedStream):
+            finish(.notProcessed(DisconnectReason("the server did not process the call (\(closure))")))
         case let .resetByPeer(code):
             let status: GRPCStatusCode = switch code {
             case .cancel: .cancelled

@@ -6,8 +6,9 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible, Exp
     public enum Kind: Sendable, Hashable {
         /// The connection broke, or ended for a reason not listed here.
         case connectionLost
-        /// The server is going away (WebSocket 1001). A call an HTTP/2 GOAWAY left unprocessed
-        /// is retried on a new connection by the gRPC transport, not reported.
+        /// The server is going away (WebSocket 1001, or an HTTP/2 GOAWAY that left the call
+        /// unprocessed: the gRPC transport sends such a call once more, on a new connection,
+        /// and reports this only when that one is left unprocessed too).
         case goingAway
         /// This side closed it (the app's `close()`, a closed transport).
         case closedLocally
