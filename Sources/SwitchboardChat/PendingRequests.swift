@@ -21,9 +21,12 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var nextID: UInt64
-    private var entries: [UInt64: Entry] = [:]
-    private var closedValue: Value?
+    // Stored state below is reached only under its lock or on the loop's thread, which
+    // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
+    // check, about 80 instructions an access and 5% of a call (docs/performance.md).
+    @exclusivity(unchecked) private var nextID: UInt64
+    @exclusivity(unchecked) private var entries: [UInt64: Entry] = [:]
+    @exclusivity(unchecked) private var closedValue: Value?
 
     /// `firstID` is where the id counter starts.
     init(firstID: UInt64) { nextID = firstID }

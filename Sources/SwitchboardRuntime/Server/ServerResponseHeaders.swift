@@ -15,9 +15,12 @@
 /// anything starting `grpc-`, `switchboard-` or `:`).
 // Sendable: its headers are only reached under its stripe of `StripedLock`.
 public final class ServerResponseHeaders: @unchecked Sendable {
-    private var added = RPCHeaders()
+    // Stored state below is reached only under its lock or on the loop's thread, which
+    // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
+    // check, about 80 instructions an access and 5% of a call (docs/performance.md).
+    @exclusivity(unchecked) private var added = RPCHeaders()
     /// Names given to `set`: they replace a header of that name the response carries itself.
-    private var replacing: [String] = []
+    @exclusivity(unchecked) private var replacing: [String] = []
 
     /// No headers yet.
     public init() {}

@@ -91,25 +91,28 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let channel: any ByteChannel
     private let options: Options
     private let lock = NSLock()
-    private var core: WebSocketConnectionCore
+    // Stored state below is reached only under its lock or on the loop's thread, which
+    // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
+    // check, about 80 instructions an access and 5% of a call (docs/performance.md).
+    @exclusivity(unchecked) private var core: WebSocketConnectionCore
     private let role: WebSocketConnectionCore.Role
-    private var finalInfo: WebSocketCloseInfo?
-    private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
-    private var closeObservers: [@Sendable (WebSocketCloseInfo) -> Void] = []
+    @exclusivity(unchecked) private var finalInfo: WebSocketCloseInfo?
+    @exclusivity(unchecked) private var closeWaiters: [CheckedContinuation<WebSocketCloseInfo, Never>] = []
+    @exclusivity(unchecked) private var closeObservers: [@Sendable (WebSocketCloseInfo) -> Void] = []
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
-    private var pongObserver: (@Sendable ([UInt8]) -> Void)?
+    @exclusivity(unchecked) private var pongObserver: (@Sendable ([UInt8]) -> Void)?
     /// When the peer last sent bytes, for the idle timeout.
-    private var lastReceived = ContinuousClock.now
+    @exclusivity(unchecked) private var lastReceived = ContinuousClock.now
     /// The next idleness check, on the loop.
-    private var idleTimer: LoopTimer?
+    @exclusivity(unchecked) private var idleTimer: LoopTimer?
     /// Reading on or off, and for how long it was off.
     private let gate: ReadingGate
     /// When the message now arriving began, less the time reading was off before it, and
     /// how many messages had completed then; `nil` between messages.
-    private var messageStart: (instant: ContinuousClock.Instant, pausedBefore: Duration, completed: Int)?
+    @exclusivity(unchecked) private var messageStart: (instant: ContinuousClock.Instant, pausedBefore: Duration, completed: Int)?
     /// The message timeout's check, on the loop, while one is scheduled.
-    private var messageTimer: LoopTimer?
+    @exclusivity(unchecked) private var messageTimer: LoopTimer?
 
     /// Takes over `channel`, whose upgrade is done: `initialBytes` (read with the upgrade)
     /// go to the engine first, then everything the channel reads.
@@ -464,7 +467,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     private final class Reader: ChannelDelegate, @unchecked Sendable {
         weak var connection: WebSocketConnection?
         /// The engine's actions, reused for every read: reads allocate nothing.
-        var actions: [WebSocketConnectionCore.Action] = []
+        @exclusivity(unchecked) var actions: [WebSocketConnectionCore.Action] = []
 
         init(_ connection: WebSocketConnection) {
             self.connection = connection
@@ -625,11 +628,11 @@ final class DirectMessageSink: @unchecked Sendable {
     /// its own connection (`abort()` detaches the sink) re-enters it on the same thread;
     /// a plain lock hung the event loop there.
     private let lock = NSRecursiveLock()
-    private var buffered: [ReceivedWebSocketMessage] = []
-    private var bufferedBytes = 0
-    private var isPaused = false
-    private var handler: (@Sendable (ReceivedWebSocketMessage) -> Void)?
-    private var isDetached = false
+    @exclusivity(unchecked) private var buffered: [ReceivedWebSocketMessage] = []
+    @exclusivity(unchecked) private var bufferedBytes = 0
+    @exclusivity(unchecked) private var isPaused = false
+    @exclusivity(unchecked) private var handler: (@Sendable (ReceivedWebSocketMessage) -> Void)?
+    @exclusivity(unchecked) private var isDetached = false
     private let limit: Int
     private let pause: @Sendable (Bool) -> Void
 
