@@ -163,7 +163,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // in `pending`, and a task cancelled already runs `onCancel` at once. The write never
         // holds the caller: a peer that stops reading meets the deadline.
         do throws(WebSocketError) {
-            try socket.sendWithoutWaiting(OutgoingEnvelope.request(verb: request.verb, path: request.path, headers: request.headers, body: request.body, id: id))
+            try socket.sendWithoutWaiting(OutgoingEnvelope.request(request, id: id))
         } catch {
             // Refused while the socket stays open: the server has not read what waits for it,
             // and this request was not sent. Not a dropped connection.

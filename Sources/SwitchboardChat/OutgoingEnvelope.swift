@@ -12,15 +12,22 @@ struct OutgoingEnvelope {
         case response(id: UInt64, status: UInt32, message: String)
     }
 
+    /// A body as bytes, or as a message written straight into the frame (its size taken once).
+    private enum Body {
+        case none
+        case bytes(Data)
+        case protobuf(ProtobufBodyBox, size: Int)
+    }
+
     private let kind: Kind
     private let headers: RPCHeaders
-    private let body: Data?
+    private let body: Body
     /// The size of the inner request or response message.
     private let innerSize: Int
     /// The size of the whole envelope.
     let size: Int
 
-    private init(kind: Kind, headers: RPCHeaders, body: Data?) {
+    private init(kind: Kind, headers: RPCHeaders, body: Body) {
         self.kind = kind
         self.headers = headers
         self.body = body
@@ -35,7 +42,11 @@ struct OutgoingEnvelope {
             inner += 1 + WireSize.varint(status)
             inner += 1 + WireSize.lengthDelimited(message.utf8.count)
         }
-        if let body { inner += 1 + WireSize.lengthDelimited(body.count) }
+        switch body {
+        case .none: break
+        case let .bytes(data): inner += 1 + WireSize.lengthDelimited(data.count)
+        case let .protobuf(_, size): inner += 1 + WireSize.lengthDelimited(size)
+        }
         for field in headers.fields {
             inner += 1 + WireSize.lengthDelimited(Self.lineLength(field))
         }
@@ -46,7 +57,17 @@ struct OutgoingEnvelope {
 
     /// A request with our id.
     static func request(verb: String, path: String, headers: RPCHeaders, body: Data?, id: UInt64) -> OutgoingEnvelope {
-        OutgoingEnvelope(kind: .request(verb: verb, path: path, id: id), headers: headers, body: body)
+        OutgoingEnvelope(kind: .request(verb: verb, path: path, id: id), headers: headers, body: body.map { .bytes($0) } ?? .none)
+    }
+
+    /// `request` with our id; a body given as a message is written without making its `Data`.
+    static func request(_ request: RPCRequest, id: UInt64) -> OutgoingEnvelope {
+        let body: Body = if let box = request.protobufBodyBox {
+            .protobuf(box, size: box.serializedSize())
+        } else {
+            request.body.map { .bytes($0) } ?? .none
+        }
+        return OutgoingEnvelope(kind: .request(verb: request.verb, path: request.path, id: id), headers: request.headers, body: body)
     }
 
     /// The answer to request `id`. `message` is always set, because Signal's server closes
@@ -55,7 +76,7 @@ struct OutgoingEnvelope {
         OutgoingEnvelope(
             kind: .response(id: id, status: UInt32(clamping: max(0, response.status)),
                             message: response.message ?? (response.isSuccess ? "OK" : "Error")),
-            headers: response.headers, body: response.body.isEmpty ? nil : response.body)
+            headers: response.headers, body: response.body.isEmpty ? .none : .bytes(response.body))
     }
 
     /// Writes the envelope into `buffer`, which holds exactly ``size`` bytes.
@@ -99,9 +120,19 @@ struct OutgoingEnvelope {
     }
 
     private func writeBody(tag: UInt8, to writer: inout WireWriter) {
-        guard let body else { return }
-        writer.writeByte(tag)
-        writer.writeBytes(body)
+        switch body {
+        case .none:
+            return
+        case let .bytes(data):
+            writer.writeByte(tag)
+            writer.writeBytes(data)
+        case let .protobuf(message, size):
+            writer.writeByte(tag)
+            writer.writeLength(size)
+            let start = writer.bytesWritten
+            message.serialize(into: &writer)
+            precondition(writer.bytesWritten - start == size, "size pass disagreed with write pass")
+        }
     }
 
     private static func lineLength(_ field: (name: String, value: String)) -> Int {

@@ -58,6 +58,31 @@ import Testing
         }
     }
 
+    /// A body given as a message is written straight into the frame, as the bytes the
+    /// generated envelope holds for its encoding (sizes either side of each prefix width).
+    @Test func aMessageBodyIsWrittenAsItsEncoding() {
+        var generator = SystemRandomNumberGenerator()
+        for contentSize in [0, 1, 100, 120, 121, 122, 200, 16_370, 16_380, 70_000] {
+            let body = SendMessageRequest(destination: Self.text(&generator), timestamp: Date(timeIntervalSince1970: 1_700_000_000),
+                                          messages: [OutgoingMessage(type: .ciphertext, destinationDeviceId: 1,
+                                                                     content: Data(count: contentSize))], urgent: true)
+            let request = RPCRequest(endpoint: Messages.sendMessage, path: "/v1/messages/x", headers: Self.headers(&generator),
+                                     protobufBody: body)
+            #expect(request.protobufBody != nil)
+            #expect(request.body == body.serializedData(), "`body` still gives the bytes")
+            let ours = Self.bytes(of: .request(request, id: 7))
+            let generated = WebSocketMessage(type: .request, request: WebSocketRequestMessage(
+                verb: "PUT", path: "/v1/messages/x", body: body.serializedData(), headers: Self.lines(request.headers), id: 7)).serializedBytes()
+            #expect(ours == generated, "content of \(contentSize) bytes")
+            // Setting `body` replaces the message.
+            var replaced = request
+            replaced.body = Data([1, 2, 3])
+            #expect(replaced.protobufBody == nil)
+            #expect(Self.bytes(of: .request(replaced, id: 7)) == WebSocketMessage(type: .request, request: WebSocketRequestMessage(
+                verb: "PUT", path: "/v1/messages/x", body: Data([1, 2, 3]), headers: Self.lines(request.headers), id: 7)).serializedBytes())
+        }
+    }
+
     @Test func responsesAreWrittenAsTheGeneratedMessageWritesThem() {
         var generator = SystemRandomNumberGenerator()
         let statuses = [-5, 0, 200, 204, 404, 500, 4409, Int(UInt32.max) + 10]

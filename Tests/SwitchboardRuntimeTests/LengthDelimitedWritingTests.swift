@@ -47,6 +47,17 @@ import Testing
         #expect(try #require(chain).serializedData() == Data(expected))
     }
 
+    /// `serializedData()` writes messages of up to 14 bytes on the stack into `Data`'s inline
+    /// form, longer ones into memory `Data` takes over: both give the bytes `serializedBytes()` does.
+    @Test(arguments: 0...20)
+    func dataHoldsTheSameBytesEitherSideOfTheInlineLimit(verbLength: Int) throws {
+        let message = WebSocketRequestMessage(verb: String(repeating: "v", count: verbLength))
+        let data = message.serializedData()
+        #expect(data.count == message.serializedSize())
+        #expect(Array(data) == message.serializedBytes())
+        #expect(try WebSocketRequestMessage(serializedData: data) == message)
+    }
+
     /// Repeated and oneof messages go through the same path.
     @Test func repeatedAndOneofMessagesRoundTrip() throws {
         var root = TreeNode(name: "root")

@@ -421,13 +421,22 @@ struct ServiceTranslator {
             let field = schema.messages[endpoint.request!].fields[index]
             bodyExpression = "request.\(field.swiftName)"
         }
+        // A protobuf body stays a message until a transport needs its bytes (the chat
+        // connection writes it straight into its frame; gRPC sends `message` instead).
+        let lazyBody = bodyExpression != "nil" && endpoint.encoding == .protobuf
+        var bodyArgument = "body: nil"
         if bodyExpression != "nil" {
             lines.append(.line("headers.add(\"Content-Type\", BodyEncoding\(encoding).contentType)"))
-            lines.append(.line("let body: Data"))
-            lines.append(.doCatch("do throws(TransportError)", [.line("body = try \(bodyExpression).encodedBody(\(encoding))")], [.line("return .failure(error)")]))
+            if lazyBody {
+                bodyArgument = "protobufBody: \(bodyExpression)"
+            } else {
+                lines.append(.line("let body: Data"))
+                lines.append(.doCatch("do throws(TransportError)", [.line("body = try \(bodyExpression).encodedBody(\(encoding))")], [.line("return .failure(error)")]))
+                bodyArgument = "body: body"
+            }
         }
         let message = endpoint.request != nil ? ", message: request" : ""
-        lines.append(.line("let rpcRequest = RPCRequest(endpoint: \(namespace).\(endpoint.swiftName), path: path, logSafePath: \(hasSensitive ? "logSafePath" : "path"), headers: headers, body: \(bodyExpression == "nil" ? "nil" : "body")\(message))"))
+        lines.append(.line("let rpcRequest = RPCRequest(endpoint: \(namespace).\(endpoint.swiftName), path: path, logSafePath: \(hasSensitive ? "logSafePath" : "path"), headers: headers, \(bodyArgument)\(message))"))
         let decode = endpoint.response != nil
             ? "{ body, encoding in try \(typeName(endpoint.response)!)(decoding: body, encoding: encoding) }"
             : "{ _, _ in () }"

@@ -279,13 +279,7 @@ public struct KeysClient: KeysService {
         var bodyMessage = request
         bodyMessage.identity = IdentityType()
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
-        let body: Data
-        do throws(TransportError) {
-            body = try bodyMessage.encodedBody(.protobuf)
-        } catch {
-            return .failure(error)
-        }
-        let rpcRequest = RPCRequest(endpoint: Keys.setKeys, path: path, logSafePath: path, headers: headers, body: body, message: request)
+        let rpcRequest = RPCRequest(endpoint: Keys.setKeys, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.SetKeysError.self, decode: { _, _ in () })
     }
 

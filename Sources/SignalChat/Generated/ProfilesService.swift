@@ -208,13 +208,7 @@ public struct ProfilesClient: ProfilesService {
         var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         let bodyMessage = request
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
-        let body: Data
-        do throws(TransportError) {
-            body = try bodyMessage.encodedBody(.protobuf)
-        } catch {
-            return .failure(error)
-        }
-        let rpcRequest = RPCRequest(endpoint: Profiles.setProfile, path: path, logSafePath: path, headers: headers, body: body, message: request)
+        let rpcRequest = RPCRequest(endpoint: Profiles.setProfile, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Profiles.SetProfileError.self, decode: { _, _ in () })
     }
 }

@@ -120,13 +120,7 @@ public struct SealedSenderMessagesClient: SealedSenderMessagesService {
         var bodyMessage = request
         bodyMessage.destination = ""
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
-        let body: Data
-        do throws(TransportError) {
-            body = try bodyMessage.encodedBody(.protobuf)
-        } catch {
-            return .failure(error)
-        }
-        let rpcRequest = RPCRequest(endpoint: SealedSenderMessages.sendSealedMessage, path: path, logSafePath: path, headers: headers, body: body, message: request)
+        let rpcRequest = RPCRequest(endpoint: SealedSenderMessages.sendSealedMessage, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderMessages.SendSealedMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }
 }

@@ -59,6 +59,16 @@ extension ProtoMessage {
     public func serializedData() -> Data {
         let size = serializedSize()
         guard size > 0 else { return Data() }
+        // Small enough for `Data`'s inline form (14 bytes on 64-bit platforms): written on the
+        // stack and copied in, no allocation at all (a reply such as `{needsSync: true}`).
+        if size <= 14 {
+            return withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { buffer in
+                var writer = WireWriter(unsafeStart: buffer.baseAddress!)
+                serialize(into: &writer)
+                precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
+                return Data(bytes: buffer.baseAddress!, count: size)
+            }
+        }
         // Written before `Data` owns it: `Data(count:)` zeroes its storage and each
         // `withUnsafeMutableBytes` pays exclusivity checks on its class storage, which
         // together cost more than the encode itself.

@@ -11,8 +11,38 @@ public struct RPCRequest: Sendable {
     public var logSafePath: String
     /// The headers: bound fields, credentials and content types.
     public var headers: RPCHeaders
-    /// The encoded body, or `nil` when the endpoint sends none.
-    public var body: Data?
+    /// The encoded body, or `nil` when the endpoint sends none. A body given as a message
+    /// (``init(endpoint:path:logSafePath:headers:protobufBody:deadline:message:)``) is encoded
+    /// each time this is read; setting it replaces that message.
+    public var body: Data? {
+        get {
+            switch bodyStorage {
+            case let .bytes(data): data
+            case let .protobuf(box): box.serializedData()
+            }
+        }
+        set { bodyStorage = .bytes(newValue) }
+    }
+
+    /// The body as a message not yet encoded, when it was given as one and not replaced
+    /// since: a transport that writes protobuf straight into its frames (the chat
+    /// connection) writes this instead of reading ``body``, so no `Data` is made for it.
+    public var protobufBody: (any ProtoMessage)? { protobufBodyBox?.message }
+
+    /// ``protobufBody`` behind calls specialized for its type, for transports in this package.
+    package var protobufBodyBox: ProtobufBodyBox? {
+        if case let .protobuf(box) = bodyStorage { return box }
+        return nil
+    }
+
+    @usableFromInline enum BodyStorage: Sendable {
+        case bytes(Data?)
+        // A class: a request is copied several times on its way to a transport, and copying
+        // a message held as `any ProtoMessage` (boxed when large) cost more than its `Data`.
+        case protobuf(ProtobufBodyBox)
+    }
+
+    @usableFromInline var bodyStorage: BodyStorage
     /// When the caller stops waiting.
     public var deadline: ContinuousClock.Instant?
     /// The whole request message, bound fields included, for transports that send it as
@@ -36,9 +66,20 @@ public struct RPCRequest: Sendable {
         self.path = path
         self.logSafePath = logSafePath ?? endpoint.pathTemplate
         self.headers = headers
-        self.body = body
+        self.bodyStorage = .bytes(body)
         self.deadline = deadline
         self.message = message
+    }
+
+    /// Creates a request whose body is `protobufBody` in protobuf, encoded only when a
+    /// transport needs its bytes (see ``protobufBody``).
+    @inlinable
+    public init(
+        endpoint: EndpointDescriptor, path: String, logSafePath: String? = nil, headers: RPCHeaders = [:],
+        protobufBody: some ProtoMessage, deadline: ContinuousClock.Instant? = nil, message: (any ProtoMessage)? = nil
+    ) {
+        self.init(endpoint: endpoint, path: path, logSafePath: logSafePath, headers: headers, body: nil, deadline: deadline, message: message)
+        self.bodyStorage = .protobuf(TypedProtobufBodyBox(protobufBody))
     }
 
     /// The verb, from the endpoint.
@@ -89,4 +130,31 @@ public struct RPCResponse: Sendable, Hashable {
         guard let date = formatter.date(from: text) else { return nil }
         return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
     }
+}
+
+/// A request body kept as a message until a transport needs it: its size and encoding are
+/// asked through calls specialized for the message's type.
+@usableFromInline
+package class ProtobufBodyBox: @unchecked Sendable {
+    @usableFromInline init() {}
+
+    /// The message.
+    package var message: any ProtoMessage { fatalError("abstract") }
+    /// The message's encoded size.
+    package func serializedSize() -> Int { fatalError("abstract") }
+    /// Writes the message (``serializedSize()`` bytes) into `writer`.
+    package func serialize(into writer: inout WireWriter) { fatalError("abstract") }
+    /// The message's encoding.
+    package func serializedData() -> Data { fatalError("abstract") }
+}
+
+/// ``ProtobufBodyBox`` for one message type, stored inline.
+@usableFromInline
+final class TypedProtobufBodyBox<Message: ProtoMessage>: ProtobufBodyBox, @unchecked Sendable {
+    private let value: Message
+    @usableFromInline init(_ value: Message) { self.value = value }
+    override var message: any ProtoMessage { value }
+    override func serializedSize() -> Int { value.serializedSize() }
+    override func serialize(into writer: inout WireWriter) { value.serialize(into: &writer) }
+    override func serializedData() -> Data { value.serializedData() }
 }

@@ -62,12 +62,19 @@ public enum FrameWriter {
         frame.first.map { $0 & 0x0F } == WebSocketOpcode.close.rawValue
     }
 
-    /// XORs `bytes` with the key repeated, eight bytes at a time where it can.
+    /// XORs `bytes` with the key repeated, sixteen bytes at a time where it can.
     static func applyMask(_ key: UInt32, to bytes: UnsafeMutableRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         // The key's bytes in memory order, the order the wire applies them in.
         let wide = UInt64(key) | UInt64(key) << 32
         var index = 0
+        // Every frame each side sends or receives passes here: vector registers halve the work.
+        let vector = withUnsafeBytes(of: (wide, wide)) { $0.loadUnaligned(as: SIMD16<UInt8>.self) }
+        while index + 16 <= bytes.count {
+            let chunk = bytes.loadUnaligned(fromByteOffset: index, as: SIMD16<UInt8>.self) ^ vector
+            bytes.storeBytes(of: chunk, toByteOffset: index, as: SIMD16<UInt8>.self)
+            index += 16
+        }
         while index + 8 <= bytes.count {
             let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ wide
             bytes.storeBytes(of: word, toByteOffset: index, as: UInt64.self)

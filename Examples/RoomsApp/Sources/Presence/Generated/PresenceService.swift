@@ -89,13 +89,7 @@ public struct PresenceClient: PresenceService {
         var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         let bodyMessage = request
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
-        let body: Data
-        do throws(TransportError) {
-            body = try bodyMessage.encodedBody(.protobuf)
-        } catch {
-            return .failure(error)
-        }
-        let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, body: body, message: request)
+        let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Presence.SetStatusError.self, decode: { _, _ in () })
     }
 }
