@@ -34,6 +34,27 @@ import Testing
         }
     }
 
+    /// The list the router binds from holds what the dictionary does, in template order, and
+    /// is looked up, edited, compared and printed (names only) as a dictionary would be.
+    @Test func pathParametersAreTheMatchInTemplateOrder() throws {
+        let parameters = try #require(PathTemplate("/v2/keys/{identifier}/{deviceId}").parameters(matching: "/v2/keys/ab%2Fc/7"))
+        #expect(parameters.map(\.name) == ["identifier", "deviceId"])
+        #expect(parameters["identifier"] == "ab%2Fc" && parameters["deviceId"] == "7" && parameters["other"] == nil)
+        #expect(parameters.dictionary == ["identifier": "ab%2Fc", "deviceId": "7"])
+        #expect(parameters == PathParameters(["deviceId": "7", "identifier": "ab%2Fc"]), "equal in any order")
+        #expect(parameters.hashValue == PathParameters(["deviceId": "7", "identifier": "ab%2Fc"]).hashValue)
+        #expect(parameters != ["identifier": "ab%2Fc"])
+        #expect(parameters.description == "PathParameters(identifier, deviceId)", "no values in logs")
+        var edited = parameters
+        edited["deviceId"] = "8"
+        edited["extra"] = "x"
+        edited["identifier"] = nil
+        #expect(edited.keys == ["deviceId", "extra"] && edited["deviceId"] == "8")
+        let literal: PathParameters = ["a": "1", "a": "2"]
+        #expect(literal.count == 1 && literal["a"] == "2", "a repeated name keeps its last value")
+        #expect(PathTemplate("/v1/keepalive").parameters(matching: "/v1/keepalive")?.isEmpty == true)
+    }
+
     @Test func matchesTheObviousCases() {
         #expect(PathTemplate("/v1/messages/{destination}").match("/v1/messages/abc") == ["destination": "abc"])
         #expect(PathTemplate("/v1/messages/{destination}").match("/v1/messages/") == nil)

@@ -73,7 +73,7 @@ public enum SwiftNames {
         "AuthMode", "AuthRequirement", "Authenticated", "Unauthenticated", "BodyEncoding", "CallOptions",
         "DeadlineEnforcingTransport", "DisconnectReason", "EndpointDescriptor", "EndpointErrorMapping", "EventContext", "EventDescriptor",
         "EventOutcome", "FakeServerTransport", "FirstAnswer", "InProcessTransport", "Locked", "LogRedaction",
-        "MockEndpoint", "ParameterValue", "PathEncoding", "PathTemplate", "RPCCall", "RPCHeaders", "RPCRequest",
+        "MockEndpoint", "ParameterValue", "PathEncoding", "PathParameters", "PathTemplate", "RPCCall", "RPCHeaders", "RPCRequest",
         "RPCResponse", "RPCRoute", "RPCRouter", "RPCTransport", "RequestBindingError", "RequestError", "RequestResult",
         "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",

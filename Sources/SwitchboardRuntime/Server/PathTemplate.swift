@@ -28,19 +28,24 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
 
     /// The still-encoded values of the parameters if `path` (without query) matches.
     public func match(_ path: Substring) -> [String: String]? {
+        parameters(matching: path)?.dictionary
+    }
+
+    /// The still-encoded parameters, in template order, if `path` (without query) matches.
+    public func parameters(matching path: Substring) -> PathParameters? {
         if let result = path.utf8.withContiguousStorageIfAvailable({ match(bytes: $0) }) { return result }
         return Array(path.utf8).withUnsafeBufferPointer { match(bytes: $0) }
     }
 
     /// Walks the path's bytes once instead of splitting it: this runs on every request.
-    private func match(bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+    private func match(bytes: UnsafeBufferPointer<UInt8>) -> PathParameters? {
         let slash = UInt8(ascii: "/")
         // The path starts with its `/`: anything before it (`x/v1/profile`) is another path,
         // which an interceptor checking the path's prefix would not recognise as this one.
         guard let first = bytes.first else { return segments.isEmpty ? [:] : nil }
         guard first == slash else { return nil }
         var start = 1
-        var parameters: [String: String] = [:]
+        var parameters = PathParameters()
         for (position, segment) in segments.enumerated() {
             var end = start
             while end < bytes.count, bytes[end] != slash { end += 1 }
@@ -52,7 +57,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 else { return nil }
             case let .parameter(name):
                 guard !part.isEmpty else { return nil }
-                parameters[name] = String(decoding: part, as: UTF8.self)
+                parameters.appendNew(name: name, value: String(decoding: part, as: UTF8.self))
             }
             if end == bytes.count { return position == segments.count - 1 ? parameters : nil }
             start = end + 1

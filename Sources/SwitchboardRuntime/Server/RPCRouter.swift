@@ -94,7 +94,7 @@ public final class RPCRouter: Sendable {
     /// connection: for transports that must check which endpoint a request would reach.
     public func endpoints(verb: String, path: String) -> [EndpointDescriptor] {
         let bare = ServerRequest(verb: verb, path: path).pathWithoutQuery
-        return routes.filter { $0.endpoint.verb == verb && $0.template.match(bare) != nil }.map(\.endpoint)
+        return routes.filter { $0.endpoint.verb == verb && $0.template.parameters(matching: bare) != nil }.map(\.endpoint)
     }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
@@ -105,7 +105,7 @@ public final class RPCRouter: Sendable {
         var pathMatched = false
         var wrongConnection = false
         for (route, handler) in zip(routes, handlers) {
-            guard let parameters = route.template.match(path) else { continue }
+            guard let parameters = route.template.parameters(matching: path) else { continue }
             pathMatched = true
             guard route.endpoint.verb == request.verb else { continue }
             // A route may exist for both connections; serve the one for this connection.

@@ -39,7 +39,7 @@ public struct ServerContext: Sendable {
     /// The request's headers.
     public var headers: RPCHeaders
     /// Path parameters by name, still encoded.
-    public var pathParameters: [String: String]
+    public var pathParameters: PathParameters
     /// Decoded query parameters, in order.
     public var query: [(name: String, value: String)]
     /// The endpoint the request matched; `nil` for a context made outside a router.
@@ -50,7 +50,7 @@ public struct ServerContext: Sendable {
 
     /// Creates a context.
     public init(
-        auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String] = [:],
+        auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: PathParameters = [:],
         query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders()
     ) {
         self.auth = auth
@@ -59,6 +59,15 @@ public struct ServerContext: Sendable {
         self.query = query
         self.endpoint = endpoint
         self.responseHeaders = responseHeaders
+    }
+
+    /// Creates a context whose path parameters come from a dictionary.
+    public init(
+        auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String],
+        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders()
+    ) {
+        self.init(auth: auth, headers: headers, pathParameters: PathParameters(pathParameters), query: query, endpoint: endpoint,
+                  responseHeaders: responseHeaders)
     }
 
     /// The last value of query parameter `name`.
