@@ -155,6 +155,58 @@ extension [HTTP2Event] {
         #expect(pair.clientEvents.contains(.headers(streamID: second, [HPACKHeader("grpc-status", "0"), HPACKHeader("x-more", "m")], endStream: true)))
     }
 
+    /// Bytes a stream cannot send yet wait beside the stream table: random writes over small
+    /// windows (some ending the stream, some with trailers) arrive whole and in order, each
+    /// stream ends once, and nothing is left waiting after streams end or are reset.
+    @Test func randomWritesOverSmallWindowsArriveWholeAndLeaveNothingBehind() throws {
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<30 {
+            var small = HTTP2ConnectionConfiguration()
+            small.initialStreamWindowSize = UInt32.random(in: 1...3000, using: &generator)
+            small.connectionWindowSize = UInt32.random(in: 65_535...100_000, using: &generator)
+            var pair = ConnectionPair(server: small)
+            pair.pump()
+            var expected: [UInt32: [UInt8]] = [:]
+            var reset: UInt32?
+            for n in 0..<4 {
+                let id = try pair.client.openStream(headers: ConnectionPair.request)
+                var sent: [UInt8] = []
+                let writes = Int.random(in: 0...4, using: &generator)
+                for write in 0..<writes {
+                    let chunk = (0..<Int.random(in: 0...5000, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                    sent += chunk
+                    try pair.client.sendData(chunk, streamID: id, endStream: write == writes - 1 && n % 2 == 0)
+                }
+                if writes == 0 || n % 2 == 1 {
+                    // Ended by trailers (queued behind data still waiting) or by an empty DATA.
+                    if Bool.random(using: &generator) {
+                        try pair.client.sendHeaders([HPACKHeader("x-end", "\(n)")], streamID: id, endStream: true)
+                    } else {
+                        try pair.client.sendData([], streamID: id, endStream: true)
+                    }
+                }
+                expected[id] = sent
+                if n == 3, round % 3 == 0, !sent.isEmpty {
+                    pair.client.resetStream(id, code: .cancel)
+                    reset = id
+                }
+            }
+            pair.pump()
+            #expect(pair.serverEvents.failure == nil && pair.clientEvents.failure == nil)
+            for (id, bytes) in expected where id != reset {
+                #expect(pair.serverEvents.data(on: id) == bytes, "round \(round), stream \(id)")
+                let ends = pair.serverEvents.filter { event in
+                    switch event {
+                    case let .data(stream, _, endStream), let .headers(stream, _, endStream): stream == id && endStream
+                    default: false
+                    }
+                }
+                #expect(ends.count == 1, "stream \(id) ends exactly once")
+            }
+            #expect(pair.client.pendingOutput.isEmpty, "no output is kept for streams that ended or were reset")
+        }
+    }
+
     @Test func callsBeyondThePeersStreamLimitWait() throws {
         var two = HTTP2ConnectionConfiguration()
         two.maxConcurrentStreams = 2

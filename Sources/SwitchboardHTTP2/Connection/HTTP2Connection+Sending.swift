@@ -27,7 +27,8 @@ extension HTTP2Connection {
         try checkSize(of: headers)
         if stream.pendingByteCount > 0 {
             guard endStream else { throw .headersAfterData(id) }
-            stream.pendingTrailers = headers
+            pendingOutput[id, default: HTTP2PendingOutput()].trailers = headers
+            stream.hasPendingTrailers = true
             stream.pendingEnd = true
             streams[id] = stream
             return
@@ -42,19 +43,58 @@ extension HTTP2Connection {
         guard !isClosed else { throw .connectionClosed }
         guard var stream = streams[id] else { throw .unknownStream(id) }
         guard stream.canSend else { throw .sendSideClosed(id) }
-        let backlog = stream.pending.count - stream.pendingOffset
+        let backlog = stream.pendingByteCount
         if backlog > 0, backlog + bytes.count > configuration.maxPendingStreamBytes {
             throw .sendBacklogFull(id, queued: backlog, limit: configuration.maxPendingStreamBytes)
         }
-        if stream.pendingOffset == stream.pending.count {
-            stream.pending = bytes
-            stream.pendingOffset = 0
-        } else {
-            stream.pending += bytes
-        }
         stream.pendingEnd = endStream
+        if backlog == 0 {
+            // Nothing waits before these bytes: what the windows allow goes out now, from the
+            // caller's array, and only the rest is kept.
+            let sent = send(bytes[...], of: &stream, endingStream: endStream)
+            if sent < bytes.count {
+                pendingOutput[id, default: HTTP2PendingOutput()].bytes = bytes
+                pendingOutput[id, default: HTTP2PendingOutput()].offset = sent
+                stream.pendingByteCount = bytes.count - sent
+            } else if endStream && !bytes.isEmpty {
+                // Sent with END_STREAM on its last frame (no bytes: an empty DATA ends it, below).
+                stream.pendingEnd = false
+                streams[id] = stream
+                sentEnd(of: id)
+                return
+            }
+            streams[id] = stream
+            if stream.pendingByteCount > 0 {
+                if !blocked.contains(id) { blocked.append(id) }
+            } else if stream.pendingEnd {
+                flush(id)
+            }
+            return
+        }
+        pendingOutput[id, default: HTTP2PendingOutput()].bytes += bytes
+        stream.pendingByteCount += bytes.count
         streams[id] = stream
         flush(id)
+    }
+
+    /// Writes as much of `bytes` as the windows and the frame size allow, each DATA frame
+    /// taking its share of the windows; the last frame carries END_STREAM if `endingStream`
+    /// and it ends `bytes` with no trailers to follow. Returns how many bytes went out.
+    private mutating func send(_ bytes: ArraySlice<UInt8>, of stream: inout HTTP2StreamState, endingStream: Bool) -> Int {
+        let frameLimit = Int(remoteSettings.maxFrameSize)
+        var sent = 0
+        while sent < bytes.count {
+            let allowed = min(stream.sendWindow, connectionSendWindow, frameLimit, bytes.count - sent)
+            guard allowed > 0 else { break }
+            let start = bytes.startIndex + sent
+            let last = sent + allowed == bytes.count && endingStream && !stream.hasPendingTrailers
+            HTTP2FrameEncoder.writeData(bytes[start..<(start + allowed)], streamID: stream.id, endStream: last, into: &output)
+            sentPayloadSincePing = true
+            sent += allowed
+            stream.sendWindow -= allowed
+            connectionSendWindow -= allowed
+        }
+        return sent
     }
 
     /// Ends a stream at once with RST_STREAM (CANCEL when the caller gave up). Nothing more
@@ -111,34 +151,31 @@ extension HTTP2Connection {
     /// (as trailers or an empty DATA) once nothing is left.
     mutating func flush(_ id: UInt32) {
         guard var stream = streams[id] else { return }
-        let frameLimit = Int(remoteSettings.maxFrameSize)
-        while stream.pendingByteCount > 0 {
-            let allowed = min(stream.sendWindow, connectionSendWindow, frameLimit, stream.pendingByteCount)
-            guard allowed > 0 else {
+        if stream.pendingByteCount > 0 {
+            var queued = pendingOutput[id] ?? HTTP2PendingOutput()
+            let sent = send(queued.bytes[queued.offset...], of: &stream, endingStream: stream.pendingEnd)
+            queued.offset += sent
+            stream.pendingByteCount -= sent
+            if stream.pendingByteCount > 0 {
                 if !blocked.contains(id) { blocked.append(id) }
+                pendingOutput[id] = queued
                 streams[id] = stream
                 return
             }
-            let end = stream.pendingOffset + allowed
-            let last = end == stream.pending.count && stream.pendingEnd && stream.pendingTrailers == nil
-            HTTP2FrameEncoder.writeData(stream.pending[stream.pendingOffset..<end], streamID: id, endStream: last, into: &output)
-            sentPayloadSincePing = true
-            stream.pendingOffset = end
-            stream.sendWindow -= allowed
-            connectionSendWindow -= allowed
-            if last { stream.pendingEnd = false }
-            if stream.pendingOffset == stream.pending.count {
-                stream.pending = []
-                stream.pendingOffset = 0
-                if last {
-                    streams[id] = stream
-                    sentEnd(of: id)
-                    return
-                }
+            queued.bytes = []
+            queued.offset = 0
+            pendingOutput[id] = queued.trailers == nil ? nil : queued
+            if stream.pendingEnd && !stream.hasPendingTrailers {
+                // The last DATA frame carried END_STREAM.
+                stream.pendingEnd = false
+                streams[id] = stream
+                sentEnd(of: id)
+                return
             }
         }
-        if let trailers = stream.pendingTrailers {
-            stream.pendingTrailers = nil
+        if stream.hasPendingTrailers {
+            let trailers = pendingOutput.removeValue(forKey: id)?.trailers ?? []
+            stream.hasPendingTrailers = false
             stream.pendingEnd = false
             streams[id] = stream
             writeHeaderBlock(trailers, streamID: id, endStream: true)

@@ -25,6 +25,9 @@ public struct HTTP2Connection: Sendable {
     var headerDecoder: HPACKDecoder
     var headerEncoder: HPACKEncoder
     var streams = HTTP2StreamTable()
+    /// Output of streams whose state says they have some (``HTTP2StreamState/pendingByteCount``,
+    /// ``HTTP2StreamState/hasPendingTrailers``): absent for a stream that sends at once.
+    var pendingOutput: [UInt32: HTTP2PendingOutput] = [:]
     var locallyInitiatedCount = 0
     var remotelyInitiatedCount = 0
     var nextLocalStreamID: UInt32
@@ -594,6 +597,7 @@ public struct HTTP2Connection: Sendable {
     mutating func removeStream(_ id: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.isLocallyInitiated { locallyInitiatedCount -= 1 } else { remotelyInitiatedCount -= 1 }
+        if stream.pendingByteCount > 0 || stream.hasPendingTrailers { pendingOutput[id] = nil }
     }
 
     /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
@@ -630,6 +634,7 @@ public struct HTTP2Connection: Sendable {
     private mutating func closeAllStreams(_ closure: HTTP2StreamClosure) {
         for id in streams.keys.sorted() { emit(.streamClosed(streamID: id, closure)) }
         streams.removeAll()
+        pendingOutput.removeAll()
         locallyInitiatedCount = 0
         remotelyInitiatedCount = 0
         blocked.removeAll()

@@ -28,19 +28,27 @@ struct HTTP2StreamState: Sendable {
     var expectedContentLength: Int?
     var receivedContentLength = 0
 
-    /// Bytes waiting for window, from `pendingOffset` on.
-    var pending: [UInt8] = []
-    var pendingOffset = 0
-    /// END_STREAM goes out once `pending` is sent (with trailers if there are any).
+    /// Bytes waiting for window; they are held in the connection's ``HTTP2PendingOutput``
+    /// table, so this state holds no references and is copied as plain memory (each change
+    /// to a stream copies it; copying buffers meant a retain and release each, every time).
+    var pendingByteCount = 0
+    /// END_STREAM goes out once the pending bytes are sent (with trailers if there are any).
     var pendingEnd = false
-    /// Trailers to encode and send after the data; encoded only when written, so the
-    /// HPACK table changes in wire order.
-    var pendingTrailers: [HPACKHeader]?
+    /// Trailers wait in the connection's pending output, to go after the data.
+    var hasPendingTrailers = false
 
-    var pendingByteCount: Int { pending.count - pendingOffset }
     var hasPendingOutput: Bool { pendingByteCount > 0 || pendingEnd }
     var canSend: Bool { (phase == .open || phase == .halfClosedRemote) && !pendingEnd }
     var canReceive: Bool { phase == .open || phase == .halfClosedLocal }
+}
+
+/// What a stream could not send yet: bytes waiting for window, and trailers to send after
+/// them (encoded only when written, so the HPACK table changes in wire order).
+struct HTTP2PendingOutput: Sendable {
+    var bytes: [UInt8] = []
+    /// Where the unsent bytes start.
+    var offset = 0
+    var trailers: [HPACKHeader]?
 }
 
 /// Stream ids reset here recently, so the peer's frames still in flight for them are
