@@ -42,6 +42,35 @@ import Testing
         }
     }
 
+    /// Literals that are never indexed leave the table empty, so each block must come out
+    /// exactly as a fresh encoder writes it and decode exactly as a fresh decoder reads it,
+    /// whatever the encoder and decoder kept from earlier blocks: values that repeat at a
+    /// position, change there (to one of the same length), or move to another position.
+    @Test func keptLiteralsGiveWhatFreshCodersGive() throws {
+        let values = ["Basic YWxpY2U6c2VjcmV0", "Basic YWxpY2U6c2VjcmVu", "Bearer abc.def", "", "é→", String(repeating: "k", count: 300), "9999m"]
+        for huffman in [HPACKEncoder.HuffmanUse.always, .whenShorter] {
+            var encoder = HPACKEncoder(huffman: huffman)
+            var decoder = HPACKDecoder()
+            var generator = SeededGenerator(seed: 11)
+            for _ in 0..<2000 {
+                let count = Int(generator.next() % 5) + 1
+                let headers = (0..<count).map { _ in
+                    HPACKHeader(Bool.random(using: &generator) ? "authorization" : "x-secret", values[Int(generator.next() % UInt64(values.count))],
+                                indexing: .never)
+                }
+                var block: [UInt8] = []
+                encoder.encode(headers, into: &block)
+                var fresh = HPACKEncoder(huffman: huffman)
+                var expected: [UInt8] = []
+                fresh.encode(headers, into: &expected)
+                #expect(block == expected)
+                #expect(try decoder.decode(block).headers == headers)
+                var freshDecoder = HPACKDecoder()
+                #expect(try freshDecoder.decode(block).headers == headers)
+            }
+        }
+    }
+
     // A table shrunk to nothing and grown again under a remembered list is
     // `HPACKHostileInputTests.theEncoderFollowsThePeersTableSize`.
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Decodes HPACK header blocks (RFC 7541) on one connection: blocks must arrive in order,
 /// every one of them, since each may change the dynamic table the next one refers to.
 ///
@@ -34,6 +40,13 @@ public struct HPACKDecoder: Sendable {
     private var requiresSizeUpdate = false
     /// Huffman-decoded bytes on their way to a String, kept between blocks.
     private var scratch: [UInt8] = []
+    /// For the first fields of a block, the last Huffman-coded value read there, coded and
+    /// decoded: a peer sends the same literal in the same place call after call (a secret it
+    /// never indexes, such as `authorization`), and comparing bytes costs far less than
+    /// decoding them again. Bounded: 16 positions of at most 256 coded bytes each.
+    private var recentValues: [(coded: [UInt8], text: String, octets: Int, invalid: Bool)] = []
+    private static let recentPositions = 16
+    private static let recentValueLimit = 256
 
     /// Creates a decoder; 4,096 octets of table is HTTP/2's initial setting.
     public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16 * 1024) {
@@ -65,8 +78,10 @@ public struct HPACKDecoder: Sendable {
         result.headers.reserveCapacity(min(bytes.count, 16))
         var index = 0
         var atStart = true
+        var position = 0
         defer { if scratch.capacity > 4096 { scratch = [] } }
         while index < bytes.count {
+            defer { position += 1 }
             let first = bytes[index]
             if first & 0x80 != 0 {
                 let field = try entry(at: HPACKInteger.decode(bytes, at: &index, prefixBits: 7))
@@ -89,7 +104,7 @@ public struct HPACKDecoder: Sendable {
                     name = try entry(at: nameIndex).name
                     nameOctets = nameIndex > HPACKStaticTable.count ? table.nameOctets(at: nameIndex - HPACKStaticTable.count) ?? name.utf8.count : name.utf8.count
                 }
-                let (value, valueOctets) = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                let (value, valueOctets) = try value(bytes, at: &index, position: position, invalid: &result.hasInvalidText)
                 // Sizes in the peer's octets, so both tables evict alike (RFC 7541 §4.1).
                 if prefixBits == 6 { table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets) }
                 append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets, to: &result)
@@ -119,6 +134,38 @@ public struct HPACKDecoder: Sendable {
         }
         guard let entry = table[index - HPACKStaticTable.count] else { throw .invalidIndex(index) }
         return entry
+    }
+
+    /// Reads a value's string literal, reusing the last one read at `position` when the peer
+    /// sent the same Huffman-coded bytes.
+    private mutating func value(_ bytes: UnsafeRawBufferPointer, at index: inout Int, position: Int,
+                                invalid: inout Bool) throws(HPACKError) -> (text: String, octets: Int) {
+        guard position < Self.recentPositions, index < bytes.count, bytes[index] & 0x80 != 0 else {
+            return try Self.string(bytes, at: &index, scratch: &scratch, invalid: &invalid)
+        }
+        var end = index
+        let length = try HPACKInteger.decode(bytes, at: &end, prefixBits: 7)
+        guard length <= bytes.count - end else { throw .truncated }
+        let coded = UnsafeRawBufferPointer(rebasing: bytes[end..<end + length])
+        if position < recentValues.count, recentValues[position].coded.count == length,
+           recentValues[position].coded.withUnsafeBytes({ length == 0 || memcmp($0.baseAddress!, coded.baseAddress!, length) == 0 }) {
+            index = end + length
+            if recentValues[position].invalid { invalid = true }
+            return (recentValues[position].text, recentValues[position].octets)
+        }
+        var wasInvalid = false
+        let read = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &wasInvalid)
+        if wasInvalid { invalid = true }
+        if length <= Self.recentValueLimit {
+            while recentValues.count <= position { recentValues.append(([], "", 0, false)) }
+            // In place: the entry's buffer is reused, so a miss allocates nothing once warm.
+            recentValues[position].coded.removeAll(keepingCapacity: true)
+            recentValues[position].coded.append(contentsOf: coded)
+            recentValues[position].text = read.text
+            recentValues[position].octets = read.octets
+            recentValues[position].invalid = wasInvalid
+        }
+        return read
     }
 
     /// Reads a string literal (RFC 7541 §5.2).

@@ -32,8 +32,22 @@ public struct HPACKEncoder: Sendable {
     /// call after call (often the same strings), so comparing with the last one found there
     /// saves hashing the name and value. An entry still held keeps its meaning, so its
     /// index is right whatever was added since.
-    private var recentFields: [(key: HPACKFieldKey, insertion: Int)] = []
+    private var recentFields: [(key: HPACKFieldKey, found: Found)] = []
     private static let recentPositions = 16
+    /// For the same positions, the last Huffman-coded value written there as a literal and
+    /// its encoding: a secret that is never indexed (a call's `authorization`) repeats call
+    /// after call, and copying its encoding costs far less than coding it again.
+    private var recentLiterals: [(value: String, encoded: [UInt8])] = []
+    /// Values longer than this are coded each time rather than kept.
+    private static let recentLiteralLimit = 256
+
+    /// Where a field was last found.
+    private enum Found {
+        /// In the dynamic table, by insertion number: still right while the entry is held.
+        case dynamic(insertion: Int)
+        /// In the static table, which never changes.
+        case staticField(index: Int)
+    }
 
     /// Names whose values are secrets. (By length, then one comparison: it is asked for
     /// every field, and most names have none of these lengths.)
@@ -100,10 +114,17 @@ public struct HPACKEncoder: Sendable {
 
     private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
         let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
-        if !secret, position < recentFields.count, recentFields[position].key.name == header.name, recentFields[position].key.value == header.value,
-           let index = table.index(ofInsertion: recentFields[position].insertion) {
-            HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
-            return
+        if !secret, position < recentFields.count, recentFields[position].key.name == header.name, recentFields[position].key.value == header.value {
+            switch recentFields[position].found {
+            case let .staticField(index):
+                HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
+                return
+            case let .dynamic(insertion):
+                if let index = table.index(ofInsertion: insertion) {
+                    HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
+                    return
+                }
+            }
         }
         let key = HPACKFieldKey(name: header.name, value: header.value)
         if !secret {
@@ -111,11 +132,12 @@ public struct HPACKEncoder: Sendable {
             // other fields skip hashing their name and value against it.
             let staticIndex = header.name.utf8.first == UInt8(ascii: ":") || header.name == "accept-encoding" ? HPACKStaticTable.indexOfField[key] : nil
             if let staticIndex {
+                remember(key, .staticField(index: staticIndex), at: position)
                 HPACKInteger.encode(staticIndex, prefixBits: 7, flags: 0x80, into: &output)
                 return
             }
             if let insertion = table.newestInsertion(of: key), let index = table.index(ofInsertion: insertion) {
-                remember(key, insertion: insertion, at: position)
+                remember(key, .dynamic(insertion: insertion), at: position)
                 HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
                 return
             }
@@ -130,14 +152,32 @@ public struct HPACKEncoder: Sendable {
             HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x00, into: &output)
         }
         if nameIndex == 0 { encodeString(header.name, into: &output) }
-        encodeString(header.value, into: &output)
+        encodeValue(header.value, at: position, into: &output)
         if indexes { table.add(name: header.name, value: header.value) }
     }
 
-    private mutating func remember(_ key: HPACKFieldKey, insertion: Int, at position: Int) {
+    private mutating func remember(_ key: HPACKFieldKey, _ found: Found, at position: Int) {
         guard position < Self.recentPositions else { return }
-        while recentFields.count <= position { recentFields.append((HPACKFieldKey(name: "", value: ""), -1)) }
-        recentFields[position] = (key, insertion)
+        while recentFields.count <= position { recentFields.append((HPACKFieldKey(name: "", value: ""), .dynamic(insertion: -1))) }
+        recentFields[position] = (key, found)
+    }
+
+    /// A literal value, copied from the last one written at `position` when it is the same.
+    private mutating func encodeValue(_ value: String, at position: Int, into output: inout [UInt8]) {
+        guard position < Self.recentPositions else { return encodeString(value, into: &output) }
+        if position < recentLiterals.count, recentLiterals[position].value == value {
+            output.append(contentsOf: recentLiterals[position].encoded)
+            return
+        }
+        let start = output.count
+        encodeString(value, into: &output)
+        // Only Huffman-coded values are kept: a raw one is copied as cheaply from the string.
+        guard output[start] & 0x80 != 0, output.count - start <= Self.recentLiteralLimit else { return }
+        while recentLiterals.count <= position { recentLiterals.append(("", [])) }
+        recentLiterals[position].value = value
+        // In place: the entry's buffer is reused, so keeping a value allocates nothing once warm.
+        recentLiterals[position].encoded.removeAll(keepingCapacity: true)
+        recentLiterals[position].encoded.append(contentsOf: output[start...])
     }
 
     /// A string literal (RFC 7541 §5.2).
