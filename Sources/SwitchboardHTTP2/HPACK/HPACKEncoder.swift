@@ -37,7 +37,7 @@ public struct HPACKEncoder: Sendable {
     /// For the same positions, the last Huffman-coded value written there as a literal and
     /// its encoding: a secret that is never indexed (a call's `authorization`) repeats call
     /// after call, and copying its encoding costs far less than coding it again.
-    private var recentLiterals: [(value: String, encoded: [UInt8])] = []
+    private var recentLiterals: [(value: String?, encoded: [UInt8])] = []
     /// Values longer than this are coded each time rather than kept.
     private static let recentLiteralLimit = 256
 
@@ -173,7 +173,8 @@ public struct HPACKEncoder: Sendable {
         encodeString(value, into: &output)
         // Only Huffman-coded values are kept: a raw one is copied as cheaply from the string.
         guard output[start] & 0x80 != 0, output.count - start <= Self.recentLiteralLimit else { return }
-        while recentLiterals.count <= position { recentLiterals.append(("", [])) }
+        // Padding holds no value: an empty one must not match it (and write nothing).
+        while recentLiterals.count <= position { recentLiterals.append((nil, [])) }
         recentLiterals[position].value = value
         // In place: the entry's buffer is reused, so keeping a value allocates nothing once warm.
         recentLiterals[position].encoded.removeAll(keepingCapacity: true)
