@@ -1,0 +1,42 @@
+@testable import SwitchboardHTTP2
+import Testing
+
+/// The word-at-a-time search for NUL, CR and LF in field values against the byte-at-a-time
+/// definition (RFC 9113 §8.2.1), at every length and alignment.
+@Suite struct HTTP2HeaderValueCheckTests {
+    static func definition(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.contains { $0 == 0 || $0 == 10 || $0 == 13 }
+    }
+
+    @Test func agreesWithTheDefinitionOnRandomValues() {
+        // Bytes next to the three (and the borrow's neighbours) are the ones a word test gets wrong.
+        let pool: [UInt8] = [0, 1, 2, 9, 10, 11, 12, 13, 14, 0x20, 0x61, 0x7F, 0x80, 0x81, 0xFE, 0xFF]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...40, using: &generator)
+            let offset = Int.random(in: 0...7, using: &generator)
+            // Mostly harmless bytes, so that values without any of the three are common too.
+            let bytes = (0..<(offset + length)).map { _ in
+                Int.random(in: 0..<4, using: &generator) == 0 ? pool.randomElement(using: &generator)! : UInt8.random(in: 0x20...0xFF, using: &generator)
+            }
+            let value = bytes[offset...]
+            let found = value.withUnsafeBufferPointer { HTTP2HeaderValidation.hasNULCROrLF($0) }
+            #expect(found == Self.definition(value), "\(Array(value))")
+        }
+    }
+
+    @Test func eachForbiddenByteIsFoundInEveryPosition() {
+        for forbidden: UInt8 in [0, 10, 13] {
+            for length in 1...24 {
+                for position in 0..<length {
+                    var bytes = [UInt8](repeating: 0x61, count: length)
+                    bytes[position] = forbidden
+                    #expect(bytes.withUnsafeBufferPointer { HTTP2HeaderValidation.hasNULCROrLF($0) })
+                }
+                // Their neighbours alone are allowed.
+                let neighbours = (0..<length).map { [1, 9, 11, 12, 14][$0 % 5] as UInt8 }
+                #expect(!neighbours.withUnsafeBufferPointer { HTTP2HeaderValidation.hasNULCROrLF($0) })
+            }
+        }
+    }
+}
