@@ -152,27 +152,32 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         if !accepted { runElsewhere(work) }
     }
 
+    /// Where closures and timers run once the loop has stopped: one after another, as they
+    /// would have on the loop, since they reach state only the loop's thread touched (and
+    /// that state skips the runtime's exclusivity checks).
+    private let afterStop = DispatchQueue(label: "switchboard.event-loop.after-stop")
+
     private func runElsewhere(_ work: Work) {
         switch work {
         case let .closure(body):
-            DispatchQueue.global().async(execute: body)
+            afterStop.async(execute: body)
         case let .job(job):
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
                 globalConcurrentExecutor.enqueue(ExecutorJob(job))
             }
         case let .timer(timer):
-            Self.fireElsewhere(timer)
+            fireElsewhere(timer)
         }
     }
 
-    /// A timer the loop can no longer run still fires, on the global pool, at its deadline.
-    private static func fireElsewhere(_ timer: LoopTimer) {
+    /// A timer the loop can no longer run still fires, after the loop's other leftovers, at its deadline.
+    private func fireElsewhere(_ timer: LoopTimer) {
         guard !timer.isCancelled else { return }
         let delay = max(.zero, timer.deadline - .now).components
         // Saturating: a timer centuries away must not trap on the way to `Int`.
         let (whole, overflow) = delay.seconds.multipliedReportingOverflow(by: 1_000_000_000)
         let nanoseconds = overflow ? Int.max : Int(clamping: whole.addingReportingOverflow(delay.attoseconds / 1_000_000_000).partialValue)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { timer.take()?() }
+        afterStop.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { timer.take()?() }
     }
 
     // MARK: Timers
@@ -241,7 +246,6 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// How many descriptors the loop watches now.
-    package var registrationCount: Int { handlers.count }
 
     // MARK: The loop
 
@@ -304,7 +308,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// After the last turn: what is still queued runs elsewhere, and waiters learn it stopped.
     private func finish() {
         hasFinished = true
-        for timer in timers.removeAll() { Self.fireElsewhere(timer) }
+        for timer in timers.removeAll() { fireElsewhere(timer) }
         let (leftovers, waiters): ([Work], [CheckedContinuation<Void, Never>]) = lock.withLock {
             state = .stopped
             defer {

@@ -74,6 +74,27 @@ import Testing
         }
     }
 
+    /// `String` equates canonically equivalent text; HPACK carries bytes. A value written
+    /// precomposed and then decomposed (or the Kelvin sign after `K`) is two values, whether
+    /// it was indexed, kept as a literal or memorised at its position.
+    @Test func canonicallyEquivalentValuesKeepTheirOwnBytes() throws {
+        let pairs = [("caf\u{E9}", "cafe\u{301}"), ("K", "\u{212A}")]
+        for indexing in [HPACKHeader.Indexing.automatic, .never] {
+            var encoder = HPACKEncoder(huffman: .always)
+            var decoder = HPACKDecoder()
+            for (first, second) in pairs {
+                #expect(first == second, "Swift equates them")
+                for value in [first, second, first, second] {
+                    let headers = [HPACKHeader(":method", "POST"), HPACKHeader("x-name", value, indexing: indexing)]
+                    var block: [UInt8] = []
+                    encoder.encode(headers, into: &block)
+                    let decoded = try decoder.decode(block).headers
+                    #expect(decoded.count == 2 && Array(decoded[1].value.utf8) == Array(value.utf8), "\(Array(value.utf8))")
+                }
+            }
+        }
+    }
+
     // A table shrunk to nothing and grown again under a remembered list is
     // `HPACKHostileInputTests.theEncoderFollowsThePeersTableSize`.
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardHTTP2
 import Testing
 
@@ -159,8 +160,8 @@ extension [HTTP2Event] {
     /// windows (some ending the stream, some with trailers) arrive whole and in order, each
     /// stream ends once, and nothing is left waiting after streams end or are reset.
     @Test func randomWritesOverSmallWindowsArriveWholeAndLeaveNothingBehind() throws {
-        var generator = SystemRandomNumberGenerator()
         for round in 0..<30 {
+            var generator = SeededGenerator(seed: UInt64(round) + 1)
             var small = HTTP2ConnectionConfiguration()
             small.initialStreamWindowSize = UInt32.random(in: 1...3000, using: &generator)
             small.connectionWindowSize = UInt32.random(in: 65_535...100_000, using: &generator)
@@ -204,7 +205,34 @@ extension [HTTP2Event] {
                 #expect(ends.count == 1, "stream \(id) ends exactly once")
             }
             #expect(pair.client.pendingOutput.isEmpty, "no output is kept for streams that ended or were reset")
+            // A stream the peer resets while its data waits for window leaves nothing either.
+            let late = try pair.client.openStream(headers: ConnectionPair.request)
+            try pair.client.sendData([UInt8](repeating: 7, count: 20_000), streamID: late, endStream: false)
+            // The server learns of the stream and resets it before any window comes back.
+            pair.serverEvents += pair.server.receive(pair.client.takeOutput())
+            #expect(!pair.client.pendingOutput.isEmpty, "a stream window of at most 3,000 bytes holds the rest back")
+            pair.server.resetStream(late, code: .cancel)
+            pair.clientEvents += pair.client.receive(pair.server.takeOutput())
+            pair.pump()
+            #expect(pair.clientEvents.closure(of: late) != nil)
+            #expect(pair.client.pendingOutput.isEmpty, "round \(round): a stream the peer reset keeps no output")
         }
+    }
+
+    /// A stream a GOAWAY leaves unprocessed, its data still waiting for window, keeps no output.
+    @Test func aStreamAGoAwayExcludesKeepsNoOutput() throws {
+        var small = HTTP2ConnectionConfiguration()
+        small.initialStreamWindowSize = 100
+        var pair = ConnectionPair(server: small)
+        pair.pump()
+        let id = try pair.client.openStream(headers: ConnectionPair.request)
+        try pair.client.sendData([UInt8](repeating: 1, count: 5000), streamID: id, endStream: true)
+        #expect(!pair.client.pendingOutput.isEmpty)
+        // The server goes away before it reads the stream, so the GOAWAY excludes it.
+        pair.server.goAway()
+        pair.clientEvents += pair.client.receive(pair.server.takeOutput())
+        #expect(pair.clientEvents.closure(of: id) == .notProcessed)
+        #expect(pair.client.pendingOutput.isEmpty)
     }
 
     @Test func callsBeyondThePeersStreamLimitWait() throws {

@@ -38,7 +38,10 @@ import Testing
     /// is looked up, edited, compared and printed (names only) as a dictionary would be.
     @Test func pathParametersAreTheMatchInTemplateOrder() throws {
         let parameters = try #require(PathTemplate("/v2/keys/{identifier}/{deviceId}").parameters(matching: "/v2/keys/ab%2Fc/7"))
-        #expect(parameters.map(\.name) == ["identifier", "deviceId"])
+        #expect(parameters.map(\.key) == ["identifier", "deviceId"] && parameters.values == ["ab%2Fc", "7"])
+        var pairs: [String] = []
+        for (name, value) in parameters { pairs.append(name + "=" + value) }
+        #expect(pairs == ["identifier=ab%2Fc", "deviceId=7"], "iterated as a dictionary is")
         #expect(parameters["identifier"] == "ab%2Fc" && parameters["deviceId"] == "7" && parameters["other"] == nil)
         #expect(parameters.dictionary == ["identifier": "ab%2Fc", "deviceId": "7"])
         #expect(parameters == PathParameters(["deviceId": "7", "identifier": "ab%2Fc"]), "equal in any order")
@@ -53,6 +56,12 @@ import Testing
         let literal: PathParameters = ["a": "1", "a": "2"]
         #expect(literal.count == 1 && literal["a"] == "2", "a repeated name keeps its last value")
         #expect(PathTemplate("/v1/keepalive").parameters(matching: "/v1/keepalive")?.isEmpty == true)
+        // A template that repeats a name keeps the last value, as the dictionary did, and
+        // stays equal (and hashes alike) to that dictionary's parameters.
+        let repeated = try #require(PathTemplate("/a/{id}/b/{id}").parameters(matching: "/a/1/b/2"))
+        #expect(repeated.count == 1 && repeated["id"] == "2")
+        #expect(repeated == ["id": "2"] && repeated.hashValue == PathParameters(["id": "2"]).hashValue)
+        #expect(repeated.dictionary == PathTemplate("/a/{id}/b/{id}").match("/a/1/b/2"))
     }
 
     @Test func matchesTheObviousCases() {

@@ -71,7 +71,15 @@ extension HTTP2Connection {
             }
             return
         }
-        pendingOutput[id, default: HTTP2PendingOutput()].bytes += bytes
+        var queued = pendingOutput.removeValue(forKey: id) ?? HTTP2PendingOutput()
+        // The part already sent goes once it is half the buffer, so a stream that is always a
+        // little short of window does not keep everything it ever sent.
+        if queued.offset > 0, queued.offset * 2 >= queued.bytes.count {
+            queued.bytes.removeFirst(queued.offset)
+            queued.offset = 0
+        }
+        queued.bytes += bytes
+        pendingOutput[id] = queued
         stream.pendingByteCount += bytes.count
         streams[id] = stream
         flush(id)

@@ -23,7 +23,7 @@ struct HPACKDynamicTable {
     /// Whether to keep the lookup maps (the encoder's table), not needed to decode.
     private let keepsLookups: Bool
     private var newestWithField: [HPACKFieldKey: Int] = [:]
-    private var newestWithName: [String: Int] = [:]
+    private var newestWithName: [HPACKNameKey: Int] = [:]
 
     init(maximumSize: Int, keepsLookups: Bool) {
         self.maximumSize = maximumSize
@@ -58,7 +58,7 @@ struct HPACKDynamicTable {
         size += entrySize
         if keepsLookups {
             newestWithField[key] = insertions
-            newestWithName[name] = insertions
+            newestWithName[HPACKNameKey(name)] = insertions
         }
         insertions += 1
     }
@@ -86,7 +86,7 @@ struct HPACKDynamicTable {
 
     /// The dynamic index of the newest entry with this name.
     func index(ofName name: String) -> Int? {
-        newestWithName[name].flatMap(liveIndex)
+        newestWithName[HPACKNameKey(name)].flatMap(liveIndex)
     }
 
     private func liveIndex(ofInsertion insertion: Int) -> Int? {
@@ -106,7 +106,7 @@ struct HPACKDynamicTable {
             if keepsLookups {
                 let insertion = insertions - count
                 if newestWithField[entry] == insertion { newestWithField[entry] = nil }
-                if newestWithName[entry.name] == insertion { newestWithName[entry.name] = nil }
+                if newestWithName[HPACKNameKey(entry.name)] == insertion { newestWithName[HPACKNameKey(entry.name)] = nil }
             }
             oldest = (oldest + 1) % ring.count
             count -= 1

@@ -114,7 +114,8 @@ public struct HPACKEncoder: Sendable {
 
     private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
         let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
-        if !secret, position < recentFields.count, recentFields[position].key.name == header.name, recentFields[position].key.value == header.value {
+        if !secret, position < recentFields.count, HPACKBytes.equal(recentFields[position].key.name, header.name),
+           HPACKBytes.equal(recentFields[position].key.value, header.value) {
             switch recentFields[position].found {
             case let .staticField(index):
                 HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
@@ -142,7 +143,7 @@ public struct HPACKEncoder: Sendable {
                 return
             }
         }
-        let nameIndex = HPACKStaticTable.indexOfName[header.name] ?? table.index(ofName: header.name).map { $0 + HPACKStaticTable.count } ?? 0
+        let nameIndex = HPACKStaticTable.indexOfName[HPACKNameKey(header.name)] ?? table.index(ofName: header.name).map { $0 + HPACKStaticTable.count } ?? 0
         let indexes = !secret && (indexesEverything || (!Self.isUnindexed(header.name) && header.size <= table.maximumSize / 2))
         if secret {
             HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x10, into: &output)
@@ -165,7 +166,7 @@ public struct HPACKEncoder: Sendable {
     /// A literal value, copied from the last one written at `position` when it is the same.
     private mutating func encodeValue(_ value: String, at position: Int, into output: inout [UInt8]) {
         guard position < Self.recentPositions else { return encodeString(value, into: &output) }
-        if position < recentLiterals.count, recentLiterals[position].value == value {
+        if position < recentLiterals.count, let kept = recentLiterals[position].value, HPACKBytes.equal(kept, value) {
             output.append(contentsOf: recentLiterals[position].encoded)
             return
         }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// HPACK's static table (RFC 7541 Appendix A): indices 1 to 61.
 enum HPACKStaticTable {
     static let entries: [(name: String, value: String)] = [
@@ -29,15 +35,57 @@ enum HPACKStaticTable {
     }()
 
     /// The first index with this name, if any.
-    static let indexOfName: [String: Int] = {
-        var map: [String: Int] = [:]
-        for (offset, entry) in entries.enumerated() where map[entry.name] == nil { map[entry.name] = offset + 1 }
+    static let indexOfName: [HPACKNameKey: Int] = {
+        var map: [HPACKNameKey: Int] = [:]
+        for (offset, entry) in entries.enumerated() where map[HPACKNameKey(entry.name)] == nil { map[HPACKNameKey(entry.name)] = offset + 1 }
         return map
     }()
 }
 
-/// A name and value together, as a lookup key.
+/// A name and value together, as a lookup key: compared and hashed by their UTF-8 bytes.
+/// `String` compares by canonical equivalence, so `café` written precomposed and decomposed
+/// would be one key, and a field indexed for one would put the other's bytes on the wire.
 struct HPACKFieldKey: Hashable {
     var name: String
     var value: String
+
+    static func == (lhs: HPACKFieldKey, rhs: HPACKFieldKey) -> Bool {
+        HPACKBytes.equal(lhs.name, rhs.name) && HPACKBytes.equal(lhs.value, rhs.value)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        HPACKBytes.hash(name, into: &hasher)
+        HPACKBytes.hash(value, into: &hasher)
+    }
+}
+
+/// A field name as a lookup key, compared and hashed by its bytes (see ``HPACKFieldKey``).
+struct HPACKNameKey: Hashable {
+    let name: String
+    init(_ name: String) { self.name = name }
+    static func == (lhs: HPACKNameKey, rhs: HPACKNameKey) -> Bool { HPACKBytes.equal(lhs.name, rhs.name) }
+    func hash(into hasher: inout Hasher) { HPACKBytes.hash(name, into: &hasher) }
+}
+
+/// Text as HPACK sees it: its UTF-8 bytes.
+enum HPACKBytes {
+    /// Whether both hold the same bytes (the same storage is one comparison).
+    static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                left.count == right.count
+                    && (left.count == 0 || left.baseAddress == right.baseAddress || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+    }
+
+    /// Feeds the bytes and their count (so that name and value cannot trade bytes).
+    static func hash(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+    }
 }

@@ -6,9 +6,10 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible, Exp
     public enum Kind: Sendable, Hashable {
         /// The connection broke, or ended for a reason not listed here.
         case connectionLost
-        /// The server is going away (WebSocket 1001, or an HTTP/2 GOAWAY that left the call
-        /// unprocessed: the gRPC transport sends such a call once more, on a new connection,
-        /// and reports this only when that one is left unprocessed too).
+        /// The connection is going away (WebSocket 1001, or HTTP/2 no longer taking the call's
+        /// stream: a GOAWAY from the server, this side's own, or stream ids used up). The gRPC
+        /// transport sends such a call once more, on a new connection, and reports this only
+        /// when that one does not take it either.
         case goingAway
         /// This side closed it (the app's `close()`, a closed transport).
         case closedLocally

@@ -57,7 +57,7 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
                 else { return nil }
             case let .parameter(name):
                 guard !part.isEmpty else { return nil }
-                parameters.appendNew(name: name, value: String(decoding: part, as: UTF8.self))
+                parameters.append(name: name, value: String(decoding: part, as: UTF8.self))
             }
             if end == bytes.count { return position == segments.count - 1 ? parameters : nil }
             start = end + 1
