@@ -144,27 +144,28 @@ enum HTTP2HeaderValidation {
     }
 
     /// Whether any byte is NUL, LF or CR: eight bytes at a time (every value of every header
-    /// block passes here), the rest one by one.
+    /// block passes here), the last word overlapping the one before; a value shorter than
+    /// eight bytes one byte at a time.
     static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        guard let base = bytes.baseAddress, count >= 8 else {
+            for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return true }
+            return false
+        }
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
         // A byte of `word` is zero exactly when its high bit survives (the classic test; the
         // borrow can flag a 0x01 above a true zero, but only when some byte is zero anyway).
-        func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+        func zeroBytes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word & highs }
+        func hasOne(_ word: UInt64) -> Bool {
+            zeroBytes(word) | zeroBytes(word ^ (ones &* 10)) | zeroBytes(word ^ (ones &* 13)) != 0
+        }
+        let raw = UnsafeRawPointer(base)
         var index = 0
-        if let base = bytes.baseAddress {
-            let raw = UnsafeRawPointer(base)
-            while index + 8 <= bytes.count {
-                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-                if hasZeroByte(word) || hasZeroByte(word ^ (ones &* 10)) || hasZeroByte(word ^ (ones &* 13)) { return true }
-                index += 8
-            }
+        while index + 8 < count {
+            if hasOne(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+            index += 8
         }
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == 0 || byte == 10 || byte == 13 { return true }
-            index += 1
-        }
-        return false
+        return hasOne(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
     }
 
     private static func malformed(_ reason: String) -> HTTP2ProtocolViolation {

@@ -71,21 +71,28 @@ struct HPACKNameKey: Hashable {
 enum HPACKBytes {
     /// Whether both hold the same bytes (the same storage is one comparison).
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs, rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
-                left.count == right.count
-                    && (left.count == 0 || left.baseAddress == right.baseAddress || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+        // The same value (a connection's fixed headers, call after call): the same bytes.
+        let identical = withUnsafeBytes(of: lhs) { a in
+            withUnsafeBytes(of: rhs) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
+        if identical { return true }
+        let left = lhs.utf8, right = rhs.utf8
+        guard left.count == right.count else { return false }
+        // Native strings lend their bytes (no copy, no retain); any other kind is walked.
+        let same = left.withContiguousStorageIfAvailable { a in
+            right.withContiguousStorageIfAvailable { b in
+                a.isEmpty || a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
             }
         }
+        if let same, let same { return same }
+        return left.elementsEqual(right)
     }
 
     /// Feeds the bytes and their count (so that name and value cannot trade bytes).
     static func hash(_ text: String, into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { bytes in
-            hasher.combine(bytes.count)
-            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-        }
+        let utf8 = text.utf8
+        hasher.combine(utf8.count)
+        let hashed: Void? = utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil { for byte in utf8 { hasher.combine(byte) } }
     }
 }
