@@ -20,16 +20,22 @@ struct GRPCConnectBackoffTests {
         defer { transport.close() }
         let client = UsernamesClient(transport: transport)
         let first = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
+        let failedAt = ContinuousClock.now
         guard case .disconnected? = first.transportError else {
             Issue.record("nothing listens: \(first)")
             return
         }
-        // The server comes up, but the backoff (about a second after one failure) still holds.
+        // The server comes up, but the backoff (1 s ± 20% after one failure) still holds.
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), port: port)
         defer { Task { await server.shutdown(timeout: .seconds(1)) } }
+        let startedDuring = ContinuousClock.now
         let during = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
-        #expect(during.transportError == first.transportError, "the last connect's error, at once: \(during)")
-        #expect(server.connectionCount == 0, "no connect was attempted")
+        // Only while the shortest backoff (0.8 s) cannot have passed: a loaded machine can take
+        // longer than that to start the server, and then a connect is right.
+        if startedDuring - failedAt < .milliseconds(750) {
+            #expect(during.transportError == first.transportError, "the last connect's error, at once: \(during)")
+            #expect(server.connectionCount == 0, "no connect was attempted")
+        }
         // Past the backoff, the next call connects.
         try await Task.sleep(for: .milliseconds(1300))
         let after = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))

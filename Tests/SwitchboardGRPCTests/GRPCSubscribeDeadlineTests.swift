@@ -75,10 +75,21 @@ struct GRPCSubscribeDeadlineTests {
             guard let socket = listener.accept() else { return }
             defer { socket.close() }
             try? socket.write(Self.settingsAndAcknowledgement)
-            // The preface, SETTINGS and the stream's HEADERS come in the first reads.
-            var received = 0
-            while received < 60, let read = try? socket.read(maximum: 65_536), !read.isEmpty { received += read.count }
-            Thread.sleep(forTimeInterval: 0.1)
+            // Read until the stream's HEADERS have come (frame by frame after the preface):
+            // answering earlier would be HEADERS on a stream the client has not opened yet,
+            // which a loaded machine made happen now and then.
+            var received: [UInt8] = []
+            func sawStreamOneHeaders() -> Bool {
+                var offset = 24
+                while offset + 9 <= received.count {
+                    let length = Int(received[offset]) << 16 | Int(received[offset + 1]) << 8 | Int(received[offset + 2])
+                    if received[offset + 3] == 0x01, received[(offset + 5)..<(offset + 9)].elementsEqual([0, 0, 0, 1]) { return true }
+                    offset += 9 + length
+                }
+                return false
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while !sawStreamOneHeaders(), Date() < deadline, let read = try? socket.read(maximum: 65_536), !read.isEmpty { received += read }
             var encoder = HPACKEncoder()
             var block: [UInt8] = []
             encoder.encode(headers, into: &block)

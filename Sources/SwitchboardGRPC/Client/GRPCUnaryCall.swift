@@ -104,7 +104,10 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             case let .failure(error):
                 switch error {
                 case .goingAway: finish(.notProcessed(DisconnectReason(.goingAway, "the connection is going away")))
-                case .connectionClosed: finish(.notProcessed(DisconnectReason(connection.state.endReason ?? "the connection closed")))
+                case .connectionClosed:
+                    // Closed because it went away (a GOAWAY, then nothing left to finish): as going away.
+                    let state = connection.state
+                    finish(.notProcessed(DisconnectReason(state.endedGoingAway ? .goingAway : .connectionLost, state.endReason ?? "the connection closed")))
                 // The server takes no more streams now, and enough wait already: come back later.
                 case .tooManyWaiting: finish(.failed(.retryLater(retryAfter: nil)))
                 default: finish(.failed(.invalidRequest("\(error)")))

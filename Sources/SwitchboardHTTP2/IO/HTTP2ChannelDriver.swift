@@ -37,6 +37,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var waiting = WaitingOpens<PendingOpen>()
     @exclusivity(unchecked) private var nextOpenToken: UInt64 = 0
     @exclusivity(unchecked) private var endedReason: String?
+    @exclusivity(unchecked) private var endedGoingAway = false
     @exclusivity(unchecked) private var closeHandlers: [@Sendable (String) -> Void] = []
     @exclusivity(unchecked) private var goAwayHandlers: [@Sendable () -> Void] = []
     @exclusivity(unchecked) private var settingsTimer: LoopTimer?
@@ -83,6 +84,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         package var activeStreams = 0
         /// Why it ended, once it has.
         package var endReason: String?
+        /// It ended because it went away gracefully (a GOAWAY, then no streams left).
+        package var endedGoingAway = false
     }
 
     private struct PendingOpen: @unchecked Sendable {
@@ -108,7 +111,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package var state: Snapshot {
         lock.withLock {
             Snapshot(isAvailable: takesNewStreams, isClosed: endedReason != nil,
-                     activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason)
+                     activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason,
+                     endedGoingAway: endedGoingAway)
         }
     }
 
@@ -458,6 +462,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
         if readCore({ $0.isGoingAway && $0.isQuiescent }), endedReason == nil {
             flushOutput()
+            endedGoingAway = true
             finish("the connection went away")
         }
     }
