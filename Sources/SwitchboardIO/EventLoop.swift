@@ -152,9 +152,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         if !accepted { runElsewhere(work) }
     }
 
-    /// Where closures and timers run once the loop has stopped: one after another, as they
-    /// would have on the loop, since they reach state only the loop's thread touched (and
-    /// that state skips the runtime's exclusivity checks).
+    /// Where work runs once the loop has stopped (closures, timers and task jobs): one after
+    /// another, as it would have on the loop, since it reaches state only the loop's thread
+    /// touched (and that state skips the runtime's exclusivity checks). As on the loop, work
+    /// here must not block waiting for other work of the same loop.
     private let afterStop = DispatchQueue(label: "switchboard.event-loop.after-stop")
 
     private func runElsewhere(_ work: Work) {
@@ -163,7 +164,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             afterStop.async(execute: body)
         case let .job(job):
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
-                globalConcurrentExecutor.enqueue(ExecutorJob(job))
+                // Still this loop's job: what it enqueues next comes back here.
+                afterStop.async { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
             }
         case let .timer(timer):
             fireElsewhere(timer)
@@ -244,8 +246,6 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         // touched (two such calls would race); it was emptied when the loop finished.
         executeHere { [self] in if inEventLoop { handlers[token] = nil } }
     }
-
-    /// How many descriptors the loop watches now.
 
     // MARK: The loop
 

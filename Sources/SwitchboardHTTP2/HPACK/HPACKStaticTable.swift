@@ -93,6 +93,6 @@ enum HPACKBytes {
         let utf8 = text.utf8
         hasher.combine(utf8.count)
         let hashed: Void? = utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-        if hashed == nil { for byte in utf8 { hasher.combine(byte) } }
+        if hashed == nil { Array(utf8).withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 }
