@@ -121,7 +121,9 @@ public enum GRPCMetadata {
     /// Whether a metadata value can be sent at all: HTTP/2 cannot carry NUL, CR or LF.
     /// (Text beyond ASCII goes as its UTF-8 bytes, which gRPC's C core and Python accept.)
     static func isValidValue(_ value: String, name: String) -> Bool {
-        value.utf8.allSatisfy { $0 != 0 && $0 != 10 && $0 != 13 }
+        // The same check the HTTP/2 layer applies to what it receives.
+        let check = { (bytes: UnsafeBufferPointer<UInt8>) in !HTTP2HeaderValidation.hasNULCROrLF(bytes) }
+        return value.utf8.withContiguousStorageIfAvailable(check) ?? Array(value.utf8).withUnsafeBufferPointer(check)
     }
 
     /// A value as sent: without spaces or tabs at either end, which HTTP/2 field values may

@@ -1,6 +1,6 @@
 /// The checks RFC 9113 §8.2–8.3 puts on a received header list. A list that fails is
 /// "malformed": a stream error of type PROTOCOL_ERROR, never passed on.
-enum HTTP2HeaderValidation {
+package enum HTTP2HeaderValidation {
     /// What the list is expected to be.
     enum Kind {
         case request, response, trailers
@@ -146,7 +146,7 @@ enum HTTP2HeaderValidation {
     /// Whether any byte is NUL, LF or CR: eight bytes at a time (every value of every header
     /// block passes here), the last word overlapping the one before; a value shorter than
     /// eight bytes one byte at a time.
-    static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         guard let base = bytes.baseAddress, count >= 8 else {
             for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return true }
