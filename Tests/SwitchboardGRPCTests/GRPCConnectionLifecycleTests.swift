@@ -218,4 +218,24 @@ struct GRPCConnectionLifecycleTests {
         #expect(reason.isRetryable)
         #expect(server.acceptedCount == 2, "sent once more on a new connection")
     }
+
+    /// The same for a subscription's stream: tried once more, then reported as going away.
+    @Test func aSubscriptionTwiceLeftUnprocessedByGoAwayIsReportedAsGoingAway() async throws {
+        let server = try MuteServer(settles: true, goesAway: true, connections: 2)
+        defer { server.stop() }
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        defer { transport.close() }
+        do {
+            let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in .withhold(reason: "test") }
+            subscription.cancel()
+            Issue.record("expected the GOAWAY to be reported")
+        } catch {
+            guard case let .disconnected(reason) = error else {
+                Issue.record("expected a disconnection, got \(error)")
+                return
+            }
+            #expect(reason.kind == .goingAway, "\(reason)")
+        }
+        #expect(server.acceptedCount == 2, "opened once more on a new connection")
+    }
 }

@@ -18,7 +18,10 @@ import Darwin
 struct GRPCStalledCallTests {
     /// A raw client: sends `bytes` (the preface and SETTINGS first, with `settings`), then
     /// reads the server's frames until `done` holds for them, or `seconds` pass.
-    static func exchange(port: Int, settings: [HTTP2Setting] = [], _ bytes: [UInt8], then later: [UInt8] = [], seconds: Double = 10,
+    /// Sends `bytes`, then `later` once the server has had 0.3 s and `laterWhen` holds for
+    /// the frames read so far, and reads until `done` holds (or `seconds` pass).
+    static func exchange(port: Int, settings: [HTTP2Setting] = [], _ bytes: [UInt8], then later: [UInt8] = [],
+                         laterWhen: @escaping @Sendable ([HTTP2Frame]) -> Bool = { _ in true }, seconds: Double = 10,
                          until done: @escaping @Sendable ([HTTP2Frame]) -> Bool) async -> [HTTP2Frame] {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
@@ -46,7 +49,7 @@ struct GRPCStalledCallTests {
                 var sentLater = later.isEmpty
                 while Date().timeIntervalSince(start) < seconds, !done(frames) {
                     // What comes later goes once the server has had a moment with the first part.
-                    if !sentLater, Date().timeIntervalSince(start) > 0.3 {
+                    if !sentLater, Date().timeIntervalSince(start) > 0.3, laterWhen(frames) {
                         sendAll(later)
                         sentLater = true
                     }
@@ -182,7 +185,15 @@ struct GRPCStalledCallTests {
         // Then, once the second answer waits: a flood of one-byte connection window updates.
         var flood: [UInt8] = []
         for _ in 0..<1000 { flood += GRPCHostilePeerTests.frame(0, .windowUpdate(increment: 1)) }
-        let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], requests, then: flood) { frames in
+        // The connection's first window (65,535 bytes) is spent once that much DATA came: only
+        // then does the second answer wait (on a loaded machine, 0.3 s may not be enough).
+        let windowSpent: @Sendable ([HTTP2Frame]) -> Bool = { frames in
+            frames.reduce(0) { sum, frame in
+                if case let .data(_, _, length) = frame.payload { sum + length } else { sum }
+            } >= 65_535
+        }
+        let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], requests, then: flood,
+                                         laterWhen: windowSpent) { frames in
             frames.contains { if case .goAway = $0.payload { return true } else { return false } }
         }
         let goAway = frames.first { if case .goAway = $0.payload { return true } else { return false } }

@@ -285,6 +285,44 @@ extension [HTTP2Event] {
         #expect(pair.client.isQuiescent && pair.server.isQuiescent)
     }
 
+    /// A stream the client opens while the server's shutdown is on its way is served: the
+    /// first GOAWAY names no stream, and the last one comes a PING's round trip later.
+    @Test func aGracefulShutdownServesAStreamOpenedBeforeThePeerSawIt() throws {
+        var pair = ConnectionPair()
+        pair.pump()
+        let early = try pair.client.openStream(headers: ConnectionPair.request)
+        pair.pump()
+        pair.server.beginGracefulShutdown()
+        let late = try pair.client.openStream(headers: ConnectionPair.request)
+        #expect(!pair.server.isQuiescent)
+        pair.pump()
+        #expect(pair.clientEvents.contains(.goAway(lastStreamID: 0x7fff_ffff, .noError, debugData: [])))
+        #expect(pair.clientEvents.contains(.goAway(lastStreamID: late, .noError, debugData: [])))
+        #expect(pair.clientEvents.closure(of: late) == nil, "not refused")
+        #expect(pair.serverEvents.contains { if case let .headers(id, _, _) = $0 { id == late } else { false } })
+        #expect(!pair.clientEvents.contains { if case .pingAcknowledged = $0 { true } else { false } })
+        #expect(!pair.serverEvents.contains { if case .pingAcknowledged = $0 { true } else { false } }, "the shutdown's PING is the core's own")
+        #expect(throws: HTTP2StreamError.goingAway) { try pair.client.openStream(headers: ConnectionPair.request) }
+        for id in [early, late] {
+            try pair.client.sendData([], streamID: id, endStream: true)
+            try pair.server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: id, endStream: true)
+        }
+        pair.pump()
+        #expect(pair.clientEvents.closure(of: early) == .completed)
+        #expect(pair.clientEvents.closure(of: late) == .completed)
+        #expect(pair.client.isQuiescent && pair.server.isQuiescent)
+    }
+
+    /// A client has no peer-opened streams to wait for: its shutdown is one GOAWAY.
+    @Test func aClientsGracefulShutdownIsOneGoAway() {
+        var pair = ConnectionPair()
+        pair.pump()
+        pair.client.beginGracefulShutdown()
+        #expect(pair.client.isQuiescent)
+        pair.pump()
+        #expect(pair.serverEvents.contains(.goAway(lastStreamID: 0, .noError, debugData: [])))
+    }
+
     @Test func aCancelledStreamsLateFramesAreDroppedQuietly() throws {
         var pair = ConnectionPair()
         pair.pump()

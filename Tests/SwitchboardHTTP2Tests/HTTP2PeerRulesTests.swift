@@ -50,6 +50,52 @@ import Testing
         #expect(lasts == [1], "\(frames)")
     }
 
+    /// Until the shutdown's PING is answered the server keeps the connection and accepts
+    /// streams; the answer brings the GOAWAY naming the last stream, and streams past it are
+    /// ignored from then on. Another PING's answer does not end the wait.
+    @Test func aGracefulShutdownWaitsForItsPingsAnswer() throws {
+        var server = Peer.server()
+        server.beginGracefulShutdown()
+        var frames = try Peer.answer(&server)
+        guard frames.count == 2, case let .goAway(first, .noError, _) = frames[0].payload, case let .ping(opaque, false) = frames[1].payload else {
+            Issue.record("a GOAWAY and a PING, not \(frames)")
+            return
+        }
+        #expect(first == 0x7fff_ffff)
+        #expect(!server.isQuiescent, "streams may still be on their way")
+        let opened = server.receive(Peer.headers(1, endStream: true))
+        #expect(opened.contains { if case .headers(1, _, true) = $0 { true } else { false } }, "\(opened)")
+        let other = server.receive(Peer.frame(0, .ping(opaque &+ 1, ack: true)))
+        #expect(other == [.pingAcknowledged(opaque &+ 1)])
+        #expect(try Peer.answer(&server).isEmpty)
+        #expect(server.receive(Peer.frame(0, .ping(opaque, ack: true))).isEmpty)
+        frames = try Peer.answer(&server)
+        guard frames.count == 1, case let .goAway(last, .noError, _) = frames[0].payload else {
+            Issue.record("the last GOAWAY, not \(frames)")
+            return
+        }
+        #expect(last == 1)
+        #expect(server.receive(Peer.headers(3)).isEmpty, "past the last GOAWAY")
+        try server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: 1, endStream: true)
+        #expect(server.isQuiescent)
+    }
+
+    /// A connection error while a graceful shutdown waits names the last stream really
+    /// opened, not the first GOAWAY's placeholder.
+    @Test func anErrorDuringAGracefulShutdownNamesTheLastStreamOpened() throws {
+        var server = Peer.server()
+        _ = server.receive(Peer.headers(1))
+        server.beginGracefulShutdown()
+        _ = try Peer.answer(&server)
+        _ = server.receive(Peer.headers(3))
+        _ = server.receive(Peer.frame(0, .windowUpdate(increment: 0)))
+        let lasts = try Peer.answer(&server).compactMap { frame -> UInt32? in
+            if case let .goAway(last, _, _) = frame.payload { return last }
+            return nil
+        }
+        #expect(lasts == [3])
+    }
+
     @Test func aClientRefusesAServerThatEnablesPush() throws {
         var client = HTTP2Connection(role: .client)
         _ = client.takeOutput()

@@ -14,12 +14,22 @@ extension GRPCClientTransport {
     ///   - onPush: called for each push in turn; its outcome is the acknowledgement.
     public func subscribe(toEventsOf service: String,
                           onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
-        let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
-        let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection,
-                                                 onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
-        try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]),
-                                     within: options.defaultRequestTimeout)
-        return subscription
+        let onPush = InterceptorChain.push(options.pushInterceptors, around: onPush)
+        // As with a unary call, a stream the server never processed (GOAWAY, REFUSED_STREAM,
+        // or the connection going away before the stream opened) is tried once more on a new
+        // connection.
+        for attempt in 0..<2 {
+            let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
+            let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)
+            do throws(TransportError) {
+                try await subscription.start(headers: requestHeaders(rpcName: service + "/SwitchboardEvents", deadline: nil, metadata: [:]),
+                                             within: options.defaultRequestTimeout)
+                return subscription
+            } catch {
+                guard attempt == 0, subscription.wasNotProcessed else { throw error }
+            }
+        }
+        throw .disconnected(reason: "the server did not process the subscription")
     }
 }
 
@@ -44,6 +54,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private var openToken: UInt64?
     /// Settled once: the stream opened, or why not (kept if it came before anyone waited).
     private var openOutcome: Result<Void, TransportError>?
+    /// The open failed without the server having processed the stream: safe to try again.
+    private var notProcessed = false
     // Loop-confined.
     private var deframer: GRPCMessageDeframer
 
@@ -110,7 +122,18 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                             return false
                         }
                         if unwanted { connection.resetStream(id, code: .cancel) }
-                    case let .failure(error): resolveOpen(.failure(.disconnected(reason: DisconnectReason("\(error)"))))
+                    case let .failure(error):
+                        switch error {
+                        case .goingAway:
+                            resolveOpen(.failure(.disconnected(reason: DisconnectReason(.goingAway, "\(error)"))), notProcessed: true)
+                        case .connectionClosed:
+                            // Closed because it went away (a GOAWAY, then nothing left to finish): as going away.
+                            let state = connection.state
+                            resolveOpen(.failure(.disconnected(reason: DisconnectReason(state.endedGoingAway ? .goingAway : .connectionLost,
+                                                                                        state.endReason ?? "\(error)"))), notProcessed: true)
+                        default:
+                            resolveOpen(.failure(.disconnected(reason: DisconnectReason("\(error)"))))
+                        }
                     }
                 }
                 lock.withLock { openToken = token }
@@ -127,9 +150,15 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         }
     }
 
-    private func resolveOpen(_ result: Result<Void, TransportError>) {
+    /// Whether the stream failed to open without the server having processed it.
+    var wasNotProcessed: Bool { lock.withLock { notProcessed } }
+
+    private func resolveOpen(_ result: Result<Void, TransportError>, notProcessed: Bool = false) {
         let waiting: CheckedContinuation<Result<Void, TransportError>, Never>? = lock.withLock {
-            if openOutcome == nil { openOutcome = result }
+            if openOutcome == nil {
+                openOutcome = result
+                self.notProcessed = notProcessed
+            }
             defer { opened = nil }
             return opened
         }
@@ -225,6 +254,18 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     }
 
     public func streamClosed(_ closure: HTTP2StreamClosure) {
+        // Before it opened, a stream the server never processed is reported as such (and
+        // `subscribe` tries once more); `resolveOpen` keeps only the first outcome.
+        switch closure {
+        case .notProcessed:
+            resolveOpen(.failure(.disconnected(reason: DisconnectReason(.goingAway, "the server did not process the subscription (\(closure))"))),
+                        notProcessed: true)
+        case .resetByPeer(.refusedStream):
+            resolveOpen(.failure(.disconnected(reason: DisconnectReason("the server did not process the subscription (\(closure))"))),
+                        notProcessed: true)
+        default:
+            break
+        }
         end("\(closure)")
     }
 }

@@ -121,12 +121,44 @@ extension HTTP2Connection {
         HTTP2FrameEncoder.writePing(opaque, ack: false, into: &output)
     }
 
-    /// Starts a graceful shutdown: GOAWAY names the last stream the peer opened, which may
-    /// all finish; no new stream is accepted or opened. Close once ``isQuiescent``.
+    /// Goes away at once: GOAWAY names the last stream the peer opened, and those streams
+    /// may all finish; no new stream is accepted or opened. Close once ``isQuiescent``.
+    ///
+    /// A stream the peer opened before this GOAWAY reaches it is refused (the peer may retry
+    /// it elsewhere); ``beginGracefulShutdown()`` serves such streams instead.
     public mutating func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) {
+        guard !isClosed, goAwaySent == nil || drainingPing != nil else { return }
+        drainingPing = nil
+        writeFinalGoAway(code: code, debugData: debugData)
+    }
+
+    /// Shuts down without refusing a stream the peer is opening right now, as RFC 9113 §6.8
+    /// advises a server: a GOAWAY naming the highest possible stream tells the peer to open
+    /// no more, a PING follows, and its answer (a round trip later, so every stream the peer
+    /// opened before it saw the GOAWAY has arrived) sends the GOAWAY naming the last stream
+    /// really opened. The connection is not ``isQuiescent`` in between. A client, whose peer
+    /// opens no streams, goes away at once. The layer above bounds the wait for the answer.
+    public mutating func beginGracefulShutdown() {
         guard !isClosed, goAwaySent == nil else { return }
-        goAwaySent = highestRemoteStreamID
-        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: highestRemoteStreamID, code: code, debugData: debugData)), into: &output)
+        guard role == .server else {
+            goAway()
+            return
+        }
+        goAwaySent = 0x7fff_ffff
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: 0x7fff_ffff, code: .noError, debugData: [])), into: &output)
+        drainingPing = Self.drainingPingOpaque
+        HTTP2FrameEncoder.writePing(Self.drainingPingOpaque, ack: false, into: &output)
+    }
+
+    /// Not a number the layer above counts its keepalive PINGs with.
+    static let drainingPingOpaque: UInt64 = 0x4452_4149_4E49_4E47
+
+    mutating func writeFinalGoAway(code: HTTP2ErrorCode, debugData: [UInt8]) {
+        // Never above an earlier GOAWAY's id (RFC 9113 §6.8); streams ignored past it count
+        // in `highestRemoteStreamID` but were never processed.
+        let last = min(goAwaySent ?? .max, highestRemoteStreamID)
+        goAwaySent = last
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: last, code: code, debugData: debugData)), into: &output)
     }
 
     /// Ends the connection from this side with a GOAWAY carrying `violation`'s code: for

@@ -50,6 +50,8 @@ public struct HTTP2Connection: Sendable {
     var goAwaySent: UInt32?
     /// The last stream id the peer announced in a GOAWAY.
     var goAwayReceived: UInt32?
+    /// The PING whose answer ends a graceful shutdown's first phase (``beginGracefulShutdown()``).
+    var drainingPing: UInt64?
     var failure: HTTP2ProtocolViolation?
     var resets: HTTP2TokenBucket
     var controlFrames: HTTP2TokenBucket
@@ -117,7 +119,7 @@ public struct HTTP2Connection: Sendable {
     /// Whether a GOAWAY went either way: no new stream may open.
     public var isGoingAway: Bool { goAwaySent != nil || goAwayReceived != nil }
     /// Whether it is going away and no stream is left: time to close the socket.
-    public var isQuiescent: Bool { isClosed || (isGoingAway && streams.isEmpty) }
+    public var isQuiescent: Bool { isClosed || (isGoingAway && drainingPing == nil && streams.isEmpty) }
     /// Streams open now that this side opened.
     public var openLocalStreamCount: Int { locallyInitiatedCount }
     /// Streams open now that the peer opened.
@@ -251,7 +253,12 @@ public struct HTTP2Connection: Sendable {
             throw HTTP2ProtocolViolation(.protocolError, "PUSH_PROMISE although ENABLE_PUSH is 0")
         case let .ping(opaque, ack):
             if ack {
-                emit(.pingAcknowledged(opaque))
+                if drainingPing == opaque {
+                    drainingPing = nil
+                    writeFinalGoAway(code: .noError, debugData: [])
+                } else {
+                    emit(.pingAcknowledged(opaque))
+                }
             } else {
                 if sentPayloadSincePing {
                     sentPayloadSincePing = false
@@ -620,7 +627,7 @@ public struct HTTP2Connection: Sendable {
         guard failure == nil else { return }
         // A GOAWAY after a graceful one repeats its last stream: the id may not go up
         // (RFC 9113 §6.8), and streams opened past it were never processed.
-        let last = goAwaySent ?? highestRemoteStreamID
+        let last = min(goAwaySent ?? .max, highestRemoteStreamID)
         HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .goAway(lastStreamID: last, code: violation.code,
                                                                           debugData: Array(violation.reason.utf8.prefix(256)))), into: &output)
         goAwaySent = last

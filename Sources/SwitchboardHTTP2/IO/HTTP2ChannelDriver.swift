@@ -256,7 +256,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package func close() {
         guarded {
             guard endedReason == nil else { return }
-            core.goAway()
+            core.beginGracefulShutdown()
             wentAway()
             afterCoreCall()
             guard endedReason == nil, closeTimer == nil else { return }
