@@ -30,8 +30,10 @@ let package = Package(
         .plugin(name: "GenerateSDK", targets: ["GenerateSDK"]),
     ],
     targets: [
+        // The syntax of HTTP fields (RFC 9110), shared by the runtime and every transport.
+        .target(name: "SwitchboardHTTPSyntax", path: "Sources/SwitchboardHTTPSyntax"),
         // Runtime that generated code calls.
-        .target(name: "SwitchboardRuntime", path: "Sources/SwitchboardRuntime"),
+        .target(name: "SwitchboardRuntime", dependencies: ["SwitchboardHTTPSyntax"], path: "Sources/SwitchboardRuntime"),
         // A hand-written RFC 6455 client and server: sans-IO core plus socket I/O.
         // On Linux, TLS comes from the system OpenSSL (Debian libssl-dev) through a C shim;
         // Apple platforms need nothing extra.
@@ -56,16 +58,16 @@ let package = Package(
         ),
         .target(
             name: "SwitchboardWebSocket",
-            dependencies: ["SwitchboardIO", .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
+            dependencies: ["SwitchboardIO", "SwitchboardHTTPSyntax", .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux]))],
             path: "Sources/SwitchboardWebSocket"
         ),
         // A hand-written HTTP/2 (RFC 9113) with HPACK (RFC 7541): sans-IO core plus I/O on the loops.
-        .target(name: "SwitchboardHTTP2", dependencies: ["SwitchboardIO"], path: "Sources/SwitchboardHTTP2"),
+        .target(name: "SwitchboardHTTP2", dependencies: ["SwitchboardIO", "SwitchboardHTTPSyntax"], path: "Sources/SwitchboardHTTP2"),
         // The generated clients and handlers over gRPC, on the hand-written HTTP/2; TCP and TLS
         // (ALPN h2) come from the shared opener in SwitchboardWebSocket.
         .target(
             name: "SwitchboardGRPC",
-            dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "SwitchboardRuntime"],
+            dependencies: ["SwitchboardHTTP2", "SwitchboardHTTPSyntax", "SwitchboardIO", "SwitchboardRuntime"],
             path: "Sources/SwitchboardGRPC"
         ),
         // The Signal-style RPC transport: requests and pushes in the WebSocketMessage envelope.
@@ -108,7 +110,8 @@ let package = Package(
         // A schema's API as strings: REST-style commands in, JSON documents out, pushes queued.
         .target(
             name: "SwitchboardBridge",
-            dependencies: ["SwitchboardDynamic", "SwitchboardSchema", "SwitchboardRuntime", "SwitchboardChat", "SwitchboardGRPC", "SwitchboardWebSocket"],
+            dependencies: ["SwitchboardDynamic", "SwitchboardSchema", "SwitchboardRuntime", "SwitchboardChat", "SwitchboardGRPC", "SwitchboardWebSocket",
+                           "SwitchboardHTTPSyntax"],
             path: "Sources/SwitchboardBridge",
             exclude: ["include"]
         ),
@@ -175,6 +178,7 @@ let package = Package(
             dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardGRPCTests"
         ),
+        .testTarget(name: "SwitchboardHTTPSyntaxTests", dependencies: ["SwitchboardHTTPSyntax"], path: "Tests/SwitchboardHTTPSyntaxTests"),
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",

@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardDynamic
+import SwitchboardHTTPSyntax
 import SwitchboardRuntime
 import SwitchboardSchema
 
@@ -119,18 +120,6 @@ public final class StringBridge: Sendable {
         }
     }
 
-    /// An HTTP token (RFC 9110): what every transport carries as a header name.
-    static func isHeaderName(_ name: String) -> Bool {
-        !name.isEmpty && name.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0))
-        }
-    }
-
-    /// Visible characters, spaces and tabs: no line breaks or other controls.
-    static func isHeaderValue(_ value: String) -> Bool {
-        value.unicodeScalars.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) }
-    }
-
     /// Routes and binds a command into the request the endpoint's generated client would send.
     func prepare(_ command: BridgeCommand) throws(BridgeError) -> (DynamicEndpoint, RPCRequest) {
         guard closing.withLock({ $0 != nil }) else { throw BridgeError(.closed, "the bridge is closed") }
@@ -147,7 +136,7 @@ public final class StringBridge: Sendable {
             // A name HTTP cannot carry is refused here, not dropped on the way. (Over gRPC,
             // names gRPC reserves, `grpc-*` and the connection's own, or spells otherwise are
             // left out of the metadata, as gRPC clients do; docs/bridge.md says so.)
-            guard Self.isHeaderName(header.name), Self.isHeaderValue(header.value) else {
+            guard HTTPSyntax.isToken(header.name), HTTPSyntax.isFieldValue(header.value) else {
                 throw BridgeError(.badCommand, "'\(header.name.prefix(100))' is not a valid header name, or its value holds control characters")
             }
             if let key = schema.keys.first(where: { $0.header.lowercased() == header.name.lowercased() || $0.name == header.name }) {

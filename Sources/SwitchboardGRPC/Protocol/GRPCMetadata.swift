@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardHTTP2
+import SwitchboardHTTPSyntax
 import SwitchboardRuntime
 
 /// How gRPC carries metadata in HTTP/2 headers: lowercase names, `-bin` values in base64,
@@ -122,8 +123,7 @@ public enum GRPCMetadata {
     /// (Text beyond ASCII goes as its UTF-8 bytes, which gRPC's C core and Python accept.)
     static func isValidValue(_ value: String, name: String) -> Bool {
         // The same check the HTTP/2 layer applies to what it receives.
-        let check = { (bytes: UnsafeBufferPointer<UInt8>) in !HTTP2HeaderValidation.hasNULCROrLF(bytes) }
-        return value.utf8.withContiguousStorageIfAvailable(check) ?? Array(value.utf8).withUnsafeBufferPointer(check)
+        !HTTPSyntax.hasNULCROrLF(value)
     }
 
     /// A value as sent: without spaces or tabs at either end, which HTTP/2 field values may

@@ -1,3 +1,5 @@
+import SwitchboardHTTPSyntax
+
 /// The checks RFC 9113 §8.2–8.3 puts on a received header list. A list that fails is
 /// "malformed": a stream error of type PROTOCOL_ERROR, never passed on.
 package enum HTTP2HeaderValidation {
@@ -106,21 +108,11 @@ package enum HTTP2HeaderValidation {
 
     /// Why a regular field name cannot be used, or nil.
     private static func nameProblem(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        for byte in bytes where !isTokenCharacter(byte) {
+        // Lowercase tchar (RFC 9110 §5.6.2): what a field name may hold in HTTP/2.
+        for byte in bytes where !HTTPSyntax.isTokenByte(byte) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) {
             return byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? "an uppercase field name" : "a field name with an invalid character"
         }
         return nil
-    }
-
-    /// Lowercase tchar (RFC 9110 §5.6.2): what a field name may hold in HTTP/2.
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
-        default: false
-        }
     }
 
     /// No NUL, CR or LF anywhere, and no whitespace at either end (RFC 9113 §8.2.1) in a
@@ -136,36 +128,11 @@ package enum HTTP2HeaderValidation {
     }
 
     static func valueProblem(_ bytes: UnsafeBufferPointer<UInt8>, edgeWhitespaceAllowed: Bool) -> String? {
-        if hasNULCROrLF(bytes) { return "a field value with NUL, CR or LF" }
+        if HTTPSyntax.hasNULCROrLF(bytes) { return "a field value with NUL, CR or LF" }
         guard !edgeWhitespaceAllowed else { return nil }
         if let first = bytes.first, first == 32 || first == 9 { return "a field value with leading whitespace" }
         if let last = bytes.last, last == 32 || last == 9 { return "a field value with trailing whitespace" }
         return nil
-    }
-
-    /// Whether any byte is NUL, LF or CR: eight bytes at a time (every value of every header
-    /// block passes here), the last word overlapping the one before; a value shorter than
-    /// eight bytes one byte at a time.
-    package static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let count = bytes.count
-        guard let base = bytes.baseAddress, count >= 8 else {
-            for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return true }
-            return false
-        }
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        // A byte of `word` is zero exactly when its high bit survives (the classic test; the
-        // borrow can flag a 0x01 above a true zero, but only when some byte is zero anyway).
-        func zeroBytes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word & highs }
-        func hasOne(_ word: UInt64) -> Bool {
-            zeroBytes(word) | zeroBytes(word ^ (ones &* 10)) | zeroBytes(word ^ (ones &* 13)) != 0
-        }
-        let raw = UnsafeRawPointer(base)
-        var index = 0
-        while index + 8 < count {
-            if hasOne(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
-            index += 8
-        }
-        return hasOne(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
     }
 
     private static func malformed(_ reason: String) -> HTTP2ProtocolViolation {

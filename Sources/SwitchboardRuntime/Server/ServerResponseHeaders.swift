@@ -1,3 +1,5 @@
+import SwitchboardHTTPSyntax
+
 /// Headers a server handler, or a server interceptor, adds to its response: an `ETag`, a
 /// request id, rate-limit figures. Reach it as ``ServerContext/responseHeaders``; what it
 /// holds when the response leaves the router goes out with it, success or error, whoever
@@ -65,18 +67,9 @@ public final class ServerResponseHeaders: @unchecked Sendable {
 
     /// Whether every transport can carry the header as given.
     static func isSendable(name: String, value: String) -> Bool {
-        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte), value.utf8.allSatisfy({ $0 != 0 && $0 != 10 && $0 != 13 }) else { return false }
+        guard HTTPSyntax.isToken(name), !HTTPSyntax.hasNULCROrLF(value) else { return false }
         let lowered = name.lowercased()
         return lowered != "content-type" && lowered != "content-length" && !lowered.hasPrefix("grpc-") && !lowered.hasPrefix("switchboard-")
     }
 
-    /// RFC 9110's `tchar`: what a field name is made of.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
-             UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
-        default: false
-        }
-    }
 }

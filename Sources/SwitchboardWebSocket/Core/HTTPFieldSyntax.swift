@@ -1,23 +1,14 @@
+import SwitchboardHTTPSyntax
+
 /// What may go into a handshake's head (RFC 9110 §5): a field name is a token, and a value
 /// or reason phrase holds no line break or NUL. Checked before anything is sent, so a value
 /// from configuration or a server can never end a header early and smuggle in another.
 enum HTTPFieldSyntax {
-    /// `tchar` of RFC 9110 §5.6.2.
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                return true
-            default:
-                return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-        }
-    }
+    /// `tchar`s only (RFC 9110 §5.6.2).
+    static func isToken(_ text: String) -> Bool { HTTPSyntax.isToken(text) }
 
     /// Visible characters, spaces, tabs and non-ASCII bytes; no other control character.
-    static func isFieldValue(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
-    }
+    static func isFieldValue(_ text: String) -> Bool { HTTPSyntax.isFieldValue(text) }
 
     /// A request target: visible ASCII only, so no space or line break can split the request line.
     static func isRequestTarget(_ text: String) -> Bool {

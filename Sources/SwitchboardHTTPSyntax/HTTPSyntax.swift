@@ -1,0 +1,59 @@
+/// The syntax of HTTP fields (RFC 9110 §5), in one place for every layer that writes or reads
+/// them: the WebSocket handshake, HTTP/2 and gRPC metadata, the runtime's response headers and
+/// the string bridge. Checked before anything is sent, so a name or value from configuration,
+/// an app or a peer can never end a field early and smuggle in another.
+package enum HTTPSyntax {
+    /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2), a character a field name is made of.
+    @inlinable
+    package static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// Whether `text` is a token (RFC 9110 §5.6.2): one or more `tchar`s.
+    package static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+    }
+
+    /// Whether `text` may be a field value or reason phrase: visible characters, spaces, tabs
+    /// and bytes beyond ASCII; no other control character (RFC 9110 §5.5).
+    package static func isFieldValue(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// Whether `text` holds NUL, CR or LF, which no HTTP version can carry in a field value.
+    package static func hasNULCROrLF(_ text: String) -> Bool {
+        // Native strings lend their bytes; anything else is copied once.
+        text.utf8.withContiguousStorageIfAvailable(hasNULCROrLF) ?? Array(text.utf8).withUnsafeBufferPointer(hasNULCROrLF)
+    }
+
+    /// Whether any byte is NUL, LF or CR: eight bytes at a time (every value of every HTTP/2
+    /// header block passes here), the last word overlapping the one before; fewer than eight
+    /// bytes one at a time.
+    package static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = bytes.count
+        guard let base = bytes.baseAddress, count >= 8 else {
+            for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return true }
+            return false
+        }
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte of `word` is zero exactly when its high bit survives (the classic test; the
+        // borrow can flag a 0x01 above a true zero, but only when some byte is zero anyway).
+        func zeroBytes(_ word: UInt64) -> UInt64 { (word &- ones) & ~word & highs }
+        func hasOne(_ word: UInt64) -> Bool {
+            zeroBytes(word) | zeroBytes(word ^ (ones &* 10)) | zeroBytes(word ^ (ones &* 13)) != 0
+        }
+        let raw = UnsafeRawPointer(base)
+        var index = 0
+        while index + 8 < count {
+            if hasOne(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+            index += 8
+        }
+        return hasOne(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+    }
+}
