@@ -100,7 +100,7 @@ let package = Package(
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat", exclude: ["switchboard-config.json"]),
 
         // Generator: schema front end, Swift emitter, CLI.
-        .target(name: "SwitchboardSchema", path: "Generator/SwitchboardSchema"),
+        .target(name: "SwitchboardSchema", dependencies: ["SwitchboardHTTPSyntax"], path: "Generator/SwitchboardSchema"),
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
         // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
         .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),

@@ -15,12 +15,28 @@ seconds=${2:-600}
 out="$root/.build-fuzz"
 mkdir -p "$out/corpus-$target" "$out/findings-$target"
 
+# Copies of the given sources into $1 without their imports of our own modules, which are
+# compiled into the same fuzz module.
+copy_without_own_imports() {
+  local into=$1
+  shift
+  rm -rf "$into"
+  mkdir -p "$into"
+  local index=0
+  for file in "$@"; do
+    index=$((index + 1))
+    sed -E '/^(@testable )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$into/$index-$(basename "$file")"
+  done
+}
+
 if [ "$target" = hpack ] || [ "$target" = http2 ]; then
   binary="$out/fuzz-http2"
-  # The sans-IO parts only: HPACK, frames and the connection core.
+  # The sans-IO parts only: HPACK, frames and the connection core, with the field syntax.
+  copy_without_own_imports "$out/http2-sources" "$root"/Sources/SwitchboardHTTP2/HPACK/*.swift "$root"/Sources/SwitchboardHTTP2/Frames/*.swift \
+    "$root"/Sources/SwitchboardHTTP2/Connection/*.swift "$root"/Sources/SwitchboardHTTP2/Support/*.swift \
+    "$root"/Sources/SwitchboardHTTPSyntax/*.swift "$root/Fuzz/FuzzHTTP2.swift"
   swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzHTTP2 -package-name Switchboard \
-    "$root"/Sources/SwitchboardHTTP2/HPACK/*.swift "$root"/Sources/SwitchboardHTTP2/Frames/*.swift \
-    "$root"/Sources/SwitchboardHTTP2/Connection/*.swift "$root"/Sources/SwitchboardHTTP2/Support/*.swift "$root/Fuzz/FuzzHTTP2.swift" -o "$binary"
+    "$out"/http2-sources/*.swift -o "$binary"
 elif [ "$target" = catalogue ]; then
   binary="$out/fuzz-catalogue"
   cp -n "$root"/Tests/Bridge/*.json "$out/corpus-$target/" 2>/dev/null || true
@@ -30,22 +46,19 @@ elif [ "$target" = catalogue ]; then
 elif [ "$target" = websocket ]; then
   binary="$out/fuzz-websocket"
   cp -n "$root"/Fuzz/corpus/* "$out/corpus-$target/" 2>/dev/null || true
-  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzWebSocket \
-    "$root"/Sources/SwitchboardWebSocket/Core/*.swift "$root/Fuzz/FuzzWebSocket.swift" -o "$binary"
+  copy_without_own_imports "$out/websocket-sources" "$root"/Sources/SwitchboardWebSocket/Core/*.swift \
+    "$root"/Sources/SwitchboardHTTPSyntax/*.swift "$root/Fuzz/FuzzWebSocket.swift"
+  swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzWebSocket -package-name Switchboard \
+    "$out"/websocket-sources/*.swift -o "$binary"
 else
   binary="$out/fuzz-codecs"
   # One module of the runtime, the two generated SDKs, the schema front end, the emitters,
   # the dynamic codecs and the envelope reader: their imports of each other are dropped.
   sources="$out/codec-sources"
-  rm -rf "$sources"
-  mkdir -p "$sources"
-  index=0
-  for file in $(find "$root/Sources/SwitchboardRuntime" "$root/Tests/KitchenSink/Generated" "$root/Sources/SignalChat/Generated" \
-      "$root/Generator/SwitchboardSchema" "$root/Generator/SwitchboardEmitter" "$root/Generator/SwitchboardDynamic" -name '*.swift') \
-      "$root/Sources/SwitchboardChat/IncomingEnvelope.swift" "$root/Sources/SwitchboardChat/EnvelopeHeaders.swift" "$root/Fuzz/FuzzCodecs.swift"; do
-    index=$((index + 1))
-    sed -E '/^(@testable )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$sources/$index-$(basename "$file")"
-  done
+  # shellcheck disable=SC2046 # file names hold no spaces
+  copy_without_own_imports "$sources" $(find "$root/Sources/SwitchboardRuntime" "$root/Sources/SwitchboardHTTPSyntax" "$root/Tests/KitchenSink/Generated" \
+      "$root/Sources/SignalChat/Generated" "$root/Generator/SwitchboardSchema" "$root/Generator/SwitchboardEmitter" "$root/Generator/SwitchboardDynamic" -name '*.swift') \
+      "$root/Sources/SwitchboardChat/IncomingEnvelope.swift" "$root/Sources/SwitchboardChat/EnvelopeHeaders.swift" "$root/Fuzz/FuzzCodecs.swift"
   # Rebuilt only when the sources changed (the copies are new each time, so compare contents).
   sum=$(cat "$sources"/*.swift | sha256sum | cut -d' ' -f1)
   if [ ! -x "$binary" ] || [ "$(cat "$binary.sources" 2>/dev/null)" != "$sum" ]; then

@@ -40,6 +40,6 @@ if [ "$which" = both ] || [ "$which" = thread ]; then
   run thread .build-tsan "SwitchboardHTTP2Tests|SwitchboardGRPCTests"
 fi
 if [ "$which" = both ] || [ "$which" = address ]; then
-  run address .build-asan "SwitchboardRuntimeTests|SignalChatTests|SwitchboardSchemaTests|SwitchboardEmitterTests"
+  run address .build-asan "SwitchboardRuntimeTests|SignalChatTests|SwitchboardSchemaTests|SwitchboardEmitterTests|SwitchboardHTTPSyntaxTests"
 fi
 exit $status

@@ -2,40 +2,46 @@
 /// them: the WebSocket handshake, HTTP/2 and gRPC metadata, the runtime's response headers and
 /// the string bridge. Checked before anything is sent, so a name or value from configuration,
 /// an app or a peer can never end a field early and smuggle in another.
-package enum HTTPSyntax {
-    /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2), a character a field name is made of.
-    @inlinable
-    package static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
-        default: false
-        }
+///
+/// Public only so that its checks inline into the other modules' per-byte loops (measured:
+/// as `package` declarations they were called out of line); the target is no product and
+/// this is not API.
+public enum HTTPSyntax {
+    /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2), a character a field name is made of:
+    /// ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
+    @inlinable @inline(__always)
+    public static func isTokenByte(_ byte: UInt8) -> Bool {
+        // The set as two 64-bit masks over ASCII (bit b for byte b): small enough to inline
+        // into every per-byte loop, where a switch was called out of line.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte &- 64)) & 1 == 1
     }
 
     /// Whether `text` is a token (RFC 9110 §5.6.2): one or more `tchar`s.
-    package static func isToken(_ text: String) -> Bool {
+    @inlinable
+    public static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
     /// Whether `text` may be a field value or reason phrase: visible characters, spaces, tabs
     /// and bytes beyond ASCII; no other control character (RFC 9110 §5.5).
-    package static func isFieldValue(_ text: String) -> Bool {
+    @inlinable
+    public static func isFieldValue(_ text: String) -> Bool {
         text.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
     }
 
     /// Whether `text` holds NUL, CR or LF, which no HTTP version can carry in a field value.
-    package static func hasNULCROrLF(_ text: String) -> Bool {
+    @inlinable
+    public static func hasNULCROrLF(_ text: String) -> Bool {
         // Native strings lend their bytes; anything else is copied once.
         text.utf8.withContiguousStorageIfAvailable(hasNULCROrLF) ?? Array(text.utf8).withUnsafeBufferPointer(hasNULCROrLF)
     }
 
     /// Whether any byte is NUL, LF or CR: eight bytes at a time (every value of every HTTP/2
-    /// header block passes here), the last word overlapping the one before; fewer than eight
-    /// bytes one at a time.
-    package static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// header block passes here, so it is inlinable too), the last word overlapping the one
+    /// before; fewer than eight bytes one at a time.
+    @inlinable
+    public static func hasNULCROrLF(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         let count = bytes.count
         guard let base = bytes.baseAddress, count >= 8 else {
             for byte in bytes where byte == 0 || byte == 10 || byte == 13 { return true }

@@ -147,6 +147,44 @@ struct GRPCStalledCallTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    /// Requests that cross the server's idle close on the wire: the first GOAWAY names no last
+    /// stream yet, a unary call is served, and a subscription (which would hold the closing
+    /// connection) is refused as unprocessed, so its client opens it again elsewhere.
+    @Test func requestsCrossingAnIdleCloseAreServedAndSubscriptionsRefusedAsUnprocessed() async throws {
+        var options = GRPCServerOptions()
+        options.http2.idleTimeout = .milliseconds(200)
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        var encoder = HPACKEncoder()
+        let message = LookUpUsernameHashRequest(hash: Data([1])).serializedBytes()
+        var late = Self.headers(1, path: Self.lookUp, encoder: &encoder)
+        late += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message), endStream: true, flowControlledLength: message.count + 5))
+        late += Self.headers(3, path: "/signal.chat.Messages/SwitchboardEvents", extra: [HPACKHeader("authorization", "Basic YTpi")], encoder: &encoder)
+        late += GRPCHostilePeerTests.frame(3, .data(GRPCMessageFramer.frame([]), endStream: true, flowControlledLength: 5))
+        let isReset: @Sendable (HTTP2Frame) -> Bool = { frame in
+            if case .rstStream = frame.payload { frame.streamID == 3 } else { false }
+        }
+        // Sent once the server's first GOAWAY arrived, before its PING is answered (this raw
+        // client never answers it).
+        let frames = await Self.exchange(port: server.port, [], then: late, laterWhen: { frames in
+            frames.contains { if case .goAway = $0.payload { true } else { false } }
+        }) { frames in
+            Self.statuses(frames)[1] != nil && frames.contains(where: isReset)
+        }
+        let lastStreams = frames.compactMap { frame -> UInt32? in
+            if case let .goAway(last, _, _) = frame.payload { last } else { nil }
+        }
+        #expect(lastStreams == [0x7fff_ffff], "\(frames.map(\.payload))")
+        #expect(frames.contains { if case .ping(_, false) = $0.payload { true } else { false } })
+        #expect(Self.statuses(frames)[1] == "0", "the unary call is served")
+        guard case let .rstStream(code)? = frames.first(where: isReset)?.payload else {
+            Issue.record("the subscription must be reset; frames: \(frames.map(\.payload))")
+            await server.shutdown(timeout: .seconds(1))
+            return
+        }
+        #expect(code == .refusedStream)
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func anAnswerTheClientNeverTakesIsResetAtTheDeadline() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
         var encoder = HPACKEncoder()

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardHTTPSyntax
 
 extension SchemaValidator {
     // MARK: Keys
@@ -41,11 +42,7 @@ extension SchemaValidator {
         }
     }
 
-    func isHeaderName(_ text: String) -> Bool {
-        !text.isEmpty && text.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0))
-        }
-    }
+    func isHeaderName(_ text: String) -> Bool { HTTPSyntax.isToken(text) }
 
     // MARK: Services
 

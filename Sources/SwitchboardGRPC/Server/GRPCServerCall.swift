@@ -304,6 +304,14 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             defer { self.timer = nil }
             return self.timer
         }?.cancel()
+        // The connection's close crossed this request on the wire (it is served because the
+        // close waits a round trip for such streams): a subscription would hold the closing
+        // connection until its grace ran out. Refused as unprocessed, it is opened again on a
+        // new connection by the client.
+        guard connection.state.isAvailable else {
+            connection.resetStream(streamID, code: .refusedStream)
+            return
+        }
         let subscriber = GRPCEventSubscriber(service: service, auth: options.authenticate(metadata), headers: metadata,
                                              streamID: streamID, connection: connection, hub: hub)
         self.subscriber = subscriber

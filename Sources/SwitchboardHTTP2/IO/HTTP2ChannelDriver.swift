@@ -261,7 +261,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             afterCoreCall()
             guard endedReason == nil, closeTimer == nil else { return }
             closeTimer = loop.schedule(after: options.gracefulCloseTimeout) { [weak self] in
-                self?.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open"))
+                self?.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open, or the shutdown's PING unanswered"))
             }
         }
     }
