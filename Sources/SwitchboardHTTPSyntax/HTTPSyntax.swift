@@ -11,10 +11,13 @@ public enum HTTPSyntax {
     /// ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
     @inlinable @inline(__always)
     public static func isTokenByte(_ byte: UInt8) -> Bool {
-        // The set as two 64-bit masks over ASCII (bit b for byte b): small enough to inline
-        // into every per-byte loop, where a switch was called out of line.
-        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte &- 64)) & 1 == 1
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+        default: false
+        }
     }
 
     /// Whether `text` is a token (RFC 9110 §5.6.2): one or more `tchar`s.
