@@ -26,7 +26,7 @@ enum EnvelopeHeaders {
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         guard start == end || (bytes[start] < 0x80 && bytes[end - 1] < 0x80) else { return nil }
         let trimmed = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        return wellKnown(trimmed) ?? String(decoding: trimmed, as: UTF8.self)
+        return wellKnown(trimmed) ?? UTF8Validation.string(fromValid: UnsafeRawBufferPointer(trimmed))
     }
 
     /// Header text that nearly every message carries and that is too long to be a small

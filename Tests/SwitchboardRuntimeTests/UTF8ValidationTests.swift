@@ -37,4 +37,19 @@ import Testing
             }
         }
     }
+
+    /// The string built from validated bytes is the standard library's, inline or not, ASCII
+    /// or not, at every length around the inline limit.
+    @Test func stringsFromValidBytesAreTheStandardLibrarys() {
+        let pieces = ["a", "é", "€", "😀", "\u{0}", "z"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            var text = ""
+            while text.utf8.count < Int.random(in: 0...24, using: &generator) { text += pieces.randomElement(using: &generator)! }
+            let bytes = Array(text.utf8)
+            let made = bytes.withUnsafeBytes { UTF8Validation.string(fromValid: $0) }
+            #expect(made == text)
+            #expect(Array(made.utf8) == bytes, "the same bytes, not merely an equivalent string")
+        }
+    }
 }

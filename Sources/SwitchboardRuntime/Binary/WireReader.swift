@@ -134,7 +134,7 @@ public struct WireReader {
         let bytes = try readLengthDelimited()
         if bytes.isEmpty { return "" }
         guard UTF8Validation.isValid(bytes) else { throw .invalidUTF8(field: currentFieldNumber) }
-        return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        return UTF8Validation.string(fromValid: bytes)
     }
 
     /// The field number of the tag read last; recomputed only on error paths.

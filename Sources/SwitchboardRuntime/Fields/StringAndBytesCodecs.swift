@@ -24,7 +24,7 @@ public enum StringCodec: MapKeyCodec {
     public static func jsonKey(_ value: String) -> String { value }
     public static func parseJSONKey(_ key: JSONName) -> String? {
         key.withUnsafeBytes { bytes in
-            UTF8Validation.isValid(bytes) ? String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) : nil
+            UTF8Validation.isValid(bytes) ? UTF8Validation.string(fromValid: bytes) : nil
         }
     }
 }

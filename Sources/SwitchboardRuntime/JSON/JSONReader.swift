@@ -181,7 +181,7 @@ public struct JSONReader {
         let string: String? = name.withUnsafeBytes { bytes in
             if bytes.isEmpty { return "" }
             guard UTF8Validation.isValid(bytes) else { return nil }
-            return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+            return UTF8Validation.string(fromValid: bytes)
         }
         guard let string else { throw .invalidString(offset: stringOffset) }
         return string
