@@ -8,7 +8,7 @@
 /// this is not API.
 public enum HTTPSyntax {
     /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2), a character a field name is made of:
-    /// ALPHA, DIGIT and ``!#$%&'*+-.^_`|~``.
+    /// ALPHA, DIGIT, a backtick and `!#$%&'*+-.^_|~`.
     @inlinable @inline(__always)
     public static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {

@@ -5,21 +5,26 @@
 /// ASCII bytes per step and follows the Unicode table of well-formed sequences
 /// (no overlongs, no surrogates, nothing above U+10FFFF) otherwise.
 public enum UTF8Validation {
-    /// Whether `bytes` is well-formed UTF-8.
     /// The string of `bytes`, which ``isValid(_:)`` accepted.
     ///
-    /// The standard library checks the bytes again whatever it is told; a string that fits
-    /// inline (15 bytes or fewer) is built through the initializer whose check of a small
-    /// string is one test of its bits, about 40 instructions fewer than `String(decoding:as:)`.
+    /// The standard library checks the bytes again whatever it is told. ASCII that fits inline
+    /// (15 bytes or fewer on 64-bit platforms, 10 on 32-bit ones) is built through the
+    /// initializer whose check of such a string is one test of its bits, about 40
+    /// instructions fewer than `String(decoding:as:)`; anything else goes through the latter,
+    /// which that initializer would take for it anyway, after a second copy.
     @inlinable
     public static func string(fromValid bytes: UnsafeRawBufferPointer) -> String {
-        guard bytes.count <= 15 else { return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self) }
+        let inlineCapacity = MemoryLayout<Int>.size == 8 ? 15 : 10
+        guard bytes.count <= inlineCapacity, let base = bytes.baseAddress, isASCII(base, count: bytes.count) else {
+            return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        }
         return String(unsafeUninitializedCapacity: bytes.count) { target in
             UnsafeMutableRawBufferPointer(target).copyMemory(from: bytes)
             return bytes.count
         }
     }
 
+    /// Whether `bytes` is well-formed UTF-8.
     @inlinable
     public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
