@@ -156,6 +156,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// Sends a request and waits for its response, its deadline, the task's cancellation,
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        if !request.headers.fields.isEmpty { try request.headers.checkSendable() }
         // A request sent here directly, without RPCCall, still gets a deadline.
         let deadline = request.deadline ?? ContinuousClock.now.advanced(by: defaultRequestTimeout)
         let id = pending.register(deadline: deadline)

@@ -35,4 +35,42 @@ struct GRPCHeaderBindingTests {
         }
         await both.close()
     }
+
+    /// A header no transport can carry as given is a typed refusal on both, before anything
+    /// is sent, not a header dropped or read back as another (a colon in a name would split
+    /// the WebSocket envelope's `name:value` line elsewhere); gRPC also refuses a name its
+    /// metadata keys cannot spell, and a transport's own metadata is held to the same rules.
+    @Test func headersNoTransportCanCarryAreRefusedOnBothTransports() async throws {
+        let both = try await BothTransports(routes: ChatRoom.routes(EchoRoom()))
+        let clients = [("websocket", ChatRoomClient(transport: both.webSocket)), ("grpc", ChatRoomClient(transport: both.grpc))]
+        for headers: RPCHeaders in [["X-Split:Name": "v"], ["Caf\u{E9}": "v"], ["X-Note": "line\r\nX-Injected: 1"], ["X-Nul": "a\u{0}b"]] {
+            for (name, client) in clients {
+                let result = await client.sendChatMessage(Self.request, options: CallOptions(timeout: .seconds(60), headers: headers))
+                guard case let .invalidRequest(reason)? = result.transportError else {
+                    Issue.record("\(name), \(headers): expected a refusal, got \(result)")
+                    continue
+                }
+                #expect(reason.contains("header"), "\(name): \(reason)")
+            }
+        }
+        // A token gRPC metadata cannot spell: refused over gRPC, carried over the WebSocket.
+        let tokenOnly = CallOptions(timeout: .seconds(60), headers: ["X-Tag!": "v"])
+        #expect(try await clients[0].1.sendChatMessage(Self.request, options: tokenOnly).get().id == "from-the-message")
+        guard case .invalidRequest? = await clients[1].1.sendChatMessage(Self.request, options: tokenOnly).transportError else {
+            Issue.record("gRPC must refuse a metadata key with '!'")
+            return
+        }
+        // Reserved names are the transport's own: still dropped, not refused.
+        let reserved = CallOptions(timeout: .seconds(60), headers: ["Content-Type": "text/plain", "grpc-timeout": "1S"])
+        #expect(try await clients[1].1.sendChatMessage(Self.request, options: reserved).get().id == "from-the-message")
+        var options = GRPCClientOptions()
+        options.metadata.add("Bad Name", "v")
+        let badMetadata = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: both.grpcServer.port, options: options)
+        guard case .invalidRequest? = await UsernamesClient(transport: badMetadata).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).transportError else {
+            Issue.record("a transport's unsendable metadata must fail its calls")
+            return
+        }
+        badMetadata.close()
+        await both.close()
+    }
 }

@@ -29,4 +29,13 @@ import Testing
         #expect(headers.fields.map(\.name) == ["X-Signal-Timestamp", "CONTENT-TYPE"])
         #expect(headers["Content-Type"] == "application/x-protobuf")
     }
+
+    @Test func onlyTokenNamesAndValuesWithoutLineBreaksAreSendable() throws {
+        let fine: RPCHeaders = ["X-Request_ID.2~": "caf\u{E9}\tand tabs", "Accept": "", "a": "b"]
+        try fine.checkSendable()
+        for (name, value) in [("X:Y", "v"), ("two words", "v"), ("", "v"), ("Caf\u{E9}", "v"), ("X", "a\rb"), ("X", "a\nb"), ("X", "a\u{0}b")] {
+            let headers = RPCHeaders([(name, value)])
+            #expect(throws: TransportError.self, "\(name): \(value)") { try headers.checkSendable() }
+        }
+    }
 }

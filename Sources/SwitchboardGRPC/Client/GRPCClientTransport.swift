@@ -36,6 +36,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// How many connections this transport has opened so far.
     package var connectionsOpened: Int { lock.withLock { opened } }
+    /// Why `options.metadata` cannot be sent, found once: every call fails with it.
+    let metadataProblem: TransportError?
 
     /// A transport to `host`:`port`; nothing connects until the first call.
     public init(host: String, port: Int, options: GRPCClientOptions = .init()) {
@@ -43,6 +45,12 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         self.port = port
         self.options = options
         head = GRPCRequestHead(host: host, port: port, options: options)
+        do throws(TransportError) {
+            try GRPCMetadata.checkSendable(options.metadata)
+            metadataProblem = nil
+        } catch {
+            metadataProblem = error
+        }
     }
 
     /// The deadline of calls that set none.
@@ -52,6 +60,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         // A retried call's earlier attempt left its metadata here: this attempt's replaces it.
         request.responseCapture?.reset()
+        if let metadataProblem { throw metadataProblem }
+        if !request.headers.fields.isEmpty { try GRPCMetadata.checkSendable(request.headers) }
         // JSON only when asked for, and only from a generated message (the dynamic codec's
         // requests arrive as protobuf bytes).
         let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil

@@ -14,6 +14,7 @@ extension GRPCClientTransport {
     ///   - onPush: called for each push in turn; its outcome is the acknowledgement.
     public func subscribe(toEventsOf service: String,
                           onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) async throws(TransportError) -> GRPCEventSubscription {
+        if let metadataProblem { throw metadataProblem }
         let onPush = InterceptorChain.push(options.pushInterceptors, around: onPush)
         // As with a unary call, a stream the server never processed (GOAWAY, REFUSED_STREAM,
         // or the connection going away before the stream opened) is tried once more on a new

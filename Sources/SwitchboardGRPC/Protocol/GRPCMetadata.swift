@@ -99,6 +99,21 @@ public enum GRPCMetadata {
         name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
     }
 
+    /// Throws ``TransportError/invalidRequest(_:)`` for a header that cannot be call metadata:
+    /// one no transport can send (``RPCHeaders/checkSendable()``), or a name that is not
+    /// lowercase letters, digits, `-`, `_` and `.` once lowercased (gRPC's metadata keys).
+    /// Reserved names (`content-type`, `te`, `grpc-*`, pseudo-headers) are no problem: the
+    /// transport sets those itself and drops the request's.
+    static func checkSendable(_ headers: RPCHeaders) throws(TransportError) {
+        try headers.checkSendable()
+        for (name, _) in headers {
+            let lowered = lowercasedName(name)
+            guard isReserved(lowered) || isValidName(lowered) else {
+                throw .invalidRequest("header name \(String(reflecting: name)) cannot be gRPC metadata (letters, digits, '-', '_' and '.' only)")
+            }
+        }
+    }
+
     /// A request's headers as call metadata: lowercased, reserved names dropped, values
     /// that HTTP/2 cannot carry dropped, secrets never indexed by HPACK.
     static func requestMetadata(_ headers: RPCHeaders) -> [HPACKHeader] {

@@ -1,3 +1,5 @@
+import SwitchboardHTTPSyntax
+
 /// Request or response headers: ordered, with case-insensitive lookup.
 public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence {
     /// The headers in order, names as given.
@@ -86,6 +88,24 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
         for field in fields {
             hasher.combine(field.name)
             hasher.combine(field.value)
+        }
+    }
+}
+
+extension RPCHeaders {
+    /// Throws ``TransportError/invalidRequest(_:)`` naming the first header no transport can
+    /// send as given: a name that is not an HTTP token (RFC 9110: letters, digits and
+    /// `!#$%&'*+-.^_|~`, or a backtick) or a value holding NUL, CR or LF. Such a header would
+    /// otherwise be dropped (HTTP/2 cannot carry it) or read back as another (a colon in a
+    /// name splits Signal's `name:value` line elsewhere), so transports refuse the request.
+    public func checkSendable() throws(TransportError) {
+        for field in fields {
+            guard HTTPSyntax.isToken(field.name) else {
+                throw .invalidRequest("header name \(String(reflecting: field.name)) is not an HTTP token")
+            }
+            guard !HTTPSyntax.hasNULCROrLF(field.value) else {
+                throw .invalidRequest("the value of header '\(field.name)' holds NUL, CR or LF")
+            }
         }
     }
 }
