@@ -102,15 +102,28 @@ public enum GRPCMetadata {
     /// Throws ``TransportError/invalidRequest(_:)`` for a header that cannot be call metadata:
     /// one no transport can send (``RPCHeaders/checkSendable()``), or a name that is not
     /// lowercase letters, digits, `-`, `_` and `.` once lowercased (gRPC's metadata keys).
-    /// Reserved names (`content-type`, `te`, `grpc-*`, pseudo-headers) are no problem: the
-    /// transport sets those itself and drops the request's.
+    /// Reserved names (`content-type`, `te`, `grpc-*`) are no problem: the transport sets
+    /// those itself and drops the request's.
     static func checkSendable(_ headers: RPCHeaders) throws(TransportError) {
-        try headers.checkSendable()
-        for (name, _) in headers {
-            let lowered = lowercasedName(name)
-            guard isReserved(lowered) || isValidName(lowered) else {
+        // One pass, no lowercased copies: a key's characters, in either case, are all tokens,
+        // so this covers `RPCHeaders.checkSendable()`'s rule for names too.
+        for (name, value) in headers {
+            let isKey = { (bytes: UnsafeBufferPointer<UInt8>) in !bytes.isEmpty && bytes.allSatisfy(isKeyByte) }
+            guard name.utf8.withContiguousStorageIfAvailable(isKey) ?? Array(name.utf8).withUnsafeBufferPointer(isKey) else {
                 throw .invalidRequest("header name \(String(reflecting: name)) cannot be gRPC metadata (letters, digits, '-', '_' and '.' only)")
             }
+            guard !HTTPSyntax.hasNULCROrLF(value) else {
+                throw .invalidRequest("the value of header '\(name)' holds NUL, CR or LF")
+            }
+        }
+    }
+
+    /// A character of a gRPC metadata key, in either case (keys go out lowercased).
+    private static func isKeyByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+        default: false
         }
     }
 
