@@ -134,8 +134,8 @@ public final class StringBridge: Sendable {
         var otherHeaders = RPCHeaders()
         for header in command.headers {
             // A name HTTP cannot carry is refused here, not dropped on the way. (Over gRPC,
-            // names gRPC reserves, `grpc-*` and the connection's own, or spells otherwise are
-            // left out of the metadata, as gRPC clients do; docs/bridge.md says so.)
+            // names gRPC reserves, `grpc-*` and the connection's own, are left out of the
+            // metadata, and one it cannot spell fails the call; docs/bridge.md says so.)
             guard HTTPSyntax.isToken(header.name), HTTPSyntax.isFieldValue(header.value) else {
                 throw BridgeError(.badCommand, "'\(header.name.prefix(100))' is not a valid header name, or its value holds control characters")
             }

@@ -383,7 +383,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 diagnose(.undecodablePush(path: path, reason: reason))
                 answer = response
             }
-            if let answer, let id = pushed.id {
+            if var answer, let id = pushed.id {
+                // A handler's header the server would read as another (a colon in its name)
+                // is left out; the acknowledgement itself still goes.
+                if !answer.headers.fields.isEmpty { answer.headers = answer.headers.sendableOnly }
                 try? socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, answer))
             }
             pushState.withLock { $0.running = nil }

@@ -56,9 +56,8 @@ struct GRPCHeaderBindingTests {
         // A token gRPC metadata cannot spell: refused over gRPC, carried over the WebSocket.
         let tokenOnly = CallOptions(timeout: .seconds(60), headers: ["X-Tag!": "v"])
         #expect(try await clients[0].1.sendChatMessage(Self.request, options: tokenOnly).get().id == "from-the-message")
-        guard case .invalidRequest? = await clients[1].1.sendChatMessage(Self.request, options: tokenOnly).transportError else {
+        if case .invalidRequest? = await clients[1].1.sendChatMessage(Self.request, options: tokenOnly).transportError {} else {
             Issue.record("gRPC must refuse a metadata key with '!'")
-            return
         }
         // Reserved names are the transport's own: still dropped, not refused.
         let reserved = CallOptions(timeout: .seconds(60), headers: ["Content-Type": "text/plain", "grpc-timeout": "1S"])
@@ -66,10 +65,17 @@ struct GRPCHeaderBindingTests {
         var options = GRPCClientOptions()
         options.metadata.add("Bad Name", "v")
         let badMetadata = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: both.grpcServer.port, options: options)
-        guard case .invalidRequest? = await UsernamesClient(transport: badMetadata).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).transportError else {
+        if case .invalidRequest? = await UsernamesClient(transport: badMetadata).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).transportError {} else {
             Issue.record("a transport's unsendable metadata must fail its calls")
-            return
         }
+        do {
+            let subscription = try await badMetadata.subscribe(toEventsOf: "signal.chat.Messages") { _ in .withhold(reason: "test") }
+            subscription.cancel()
+            Issue.record("a transport's unsendable metadata must fail its subscriptions")
+        } catch {
+            if case .invalidRequest = error {} else { Issue.record("expected invalidRequest, got \(error)") }
+        }
+        #expect(badMetadata.connectionsOpened == 0, "nothing was sent")
         badMetadata.close()
         await both.close()
     }

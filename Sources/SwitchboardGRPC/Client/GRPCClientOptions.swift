@@ -22,7 +22,9 @@ public struct GRPCClientOptions: Sendable {
     public var http2 = HTTP2ConnectionOptions()
     /// The `:authority` sent; default `host:port`.
     public var authority: String?
-    /// Metadata sent with every call (credentials, for instance), before the call's own.
+    /// Metadata sent with every call (credentials, for instance), before the call's own. A
+    /// name gRPC cannot spell (letters, digits, `-`, `_` and `.` only) or a value with NUL, CR
+    /// or LF makes every call and subscription fail with `invalidRequest`.
     public var metadata: RPCHeaders = [:]
     /// The `user-agent` sent.
     public var userAgent = "switchboard-grpc-swift/0.1"

@@ -110,7 +110,7 @@ public enum GRPCMetadata {
         for (name, value) in headers {
             let isKey = { (bytes: UnsafeBufferPointer<UInt8>) in !bytes.isEmpty && bytes.allSatisfy(isKeyByte) }
             guard name.utf8.withContiguousStorageIfAvailable(isKey) ?? Array(name.utf8).withUnsafeBufferPointer(isKey) else {
-                throw .invalidRequest("header name \(String(reflecting: name)) cannot be gRPC metadata (letters, digits, '-', '_' and '.' only)")
+                throw .invalidRequest("header name \(String(reflecting: String(name.prefix(100)))) cannot be gRPC metadata (letters, digits, '-', '_' and '.' only)")
             }
             guard !HTTPSyntax.hasNULCROrLF(value) else {
                 throw .invalidRequest("the value of header '\(name)' holds NUL, CR or LF")

@@ -101,11 +101,18 @@ extension RPCHeaders {
     public func checkSendable() throws(TransportError) {
         for field in fields {
             guard HTTPSyntax.isToken(field.name) else {
-                throw .invalidRequest("header name \(String(reflecting: field.name)) is not an HTTP token")
+                throw .invalidRequest("header name \(String(reflecting: String(field.name.prefix(100)))) is not an HTTP token")
             }
             guard !HTTPSyntax.hasNULCROrLF(field.value) else {
                 throw .invalidRequest("the value of header '\(field.name)' holds NUL, CR or LF")
             }
         }
+    }
+
+    /// These headers without the ones ``checkSendable()`` refuses: for an answer that must go
+    /// out whatever a handler put in it (a push's acknowledgement).
+    public var sendableOnly: RPCHeaders {
+        guard (try? checkSendable()) == nil else { return self }
+        return RPCHeaders(fields.filter { HTTPSyntax.isToken($0.name) && !HTTPSyntax.hasNULCROrLF($0.value) })
     }
 }

@@ -12,6 +12,8 @@ public struct InProcessTransport<Auth: AuthMode>: RPCTransport {
     }
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        // Refused as the real transports refuse it (a test must not pass on such a header).
+        if !request.headers.fields.isEmpty { try request.headers.checkSendable() }
         let wire = ServerRequest(verb: request.verb, path: request.path, headers: request.headers, body: request.body)
         return await router.handle(wire, auth: Auth.requirement)
     }

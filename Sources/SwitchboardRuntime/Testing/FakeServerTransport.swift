@@ -53,6 +53,9 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
     public init(as auth: Auth.Type = Auth.self) {}
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
+        // Refused as the real transports refuse it, so a test cannot pass on a header that
+        // production would never send.
+        if !request.headers.fields.isEmpty { try request.headers.checkSendable() }
         let id: UInt64 = state.withLock { state in
             defer { state.nextID &+= 1 }
             return state.nextID
