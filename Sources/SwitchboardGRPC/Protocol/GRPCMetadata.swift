@@ -127,13 +127,14 @@ public enum GRPCMetadata {
         }
     }
 
-    /// A request's headers as call metadata: lowercased, reserved names dropped, values
-    /// that HTTP/2 cannot carry dropped, secrets never indexed by HPACK.
+    /// A request's headers as call metadata: lowercased, reserved names dropped, secrets
+    /// never indexed by HPACK. The headers passed ``checkSendable(_:)`` first (a call's in
+    /// `send`, the transport's when it was made), so names and values are not checked again.
     static func requestMetadata(_ headers: RPCHeaders) -> [HPACKHeader] {
         var fields: [HPACKHeader] = []
         for (name, value) in headers {
             let lowered = lowercasedName(name)
-            guard !isReserved(lowered), !lowered.isPseudoHeaderName, isValidName(lowered), isValidValue(value, name: lowered) else { continue }
+            guard !isReserved(lowered) else { continue }
             // A secret kept out of HPACK's tables cannot be guessed through compression.
             fields.append(HPACKHeader(lowered, sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
