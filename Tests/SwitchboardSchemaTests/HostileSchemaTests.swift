@@ -80,6 +80,34 @@ import Darwin
         #expect(clash.renderedDiagnostics.contains("has the name of a field of the request"), "\(clash.renderedDiagnostics)")
     }
 
+    /// A header that is an HTTP token but no gRPC metadata key compiles with a warning: calls
+    /// that carry it work over the WebSocket and fail over gRPC.
+    @Test func headerNamesGRPCCannotSpellAreWarnedAbout() {
+        func schema(key: String, bound: String) -> String {
+            """
+            package hostile
+            message Request { 1 id: string }
+            message Response { 1 id: string }
+            key apiKey: header "\(key)" string
+            service Things {
+              auth none
+              rpc get(Request) -> Response {
+                POST "/v1/things"
+                keys apiKey
+                header "\(bound)" id
+              }
+            }
+            """
+        }
+        let fine = compile(schema(key: "X-Api_Key.1", bound: "Idempotency-Key"))
+        #expect(fine.schema != nil)
+        #expect(!fine.diagnostics.contains { $0.code == .headerNotGRPCMetadata }, "\(fine.renderedDiagnostics)")
+        let warned = compile(schema(key: "X-Key!", bound: "X~Id"))
+        #expect(warned.schema != nil, "a warning, not an error: \(warned.renderedDiagnostics)")
+        let warnings = warned.diagnostics.filter { $0.code == .headerNotGRPCMetadata && $0.severity == .warning }
+        #expect(warnings.count == 2, "\(warned.renderedDiagnostics)")
+    }
+
     @Test func rpcNamesMustBeDottedIdentifiers() {
         for name in [#"a.S/M\"+evil()+\""#, "a.S/M/N", "a..S/M", "/M", "a.S/", "a.S/M x"] {
             let output = compile(Self.service(route: "/v1/x", rpcName: name))

@@ -75,6 +75,8 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case unknownErrorSet = "unknown-error-set"
     case unknownKey = "unknown-key"
     case invalidKey = "invalid-key"
+    /// A header name HTTP carries but gRPC's metadata keys cannot spell (a warning).
+    case headerNotGRPCMetadata = "header-not-grpc-metadata"
     case invalidTimeout = "invalid-timeout"
     case invalidEvent = "invalid-event"
     case invalidPagination = "invalid-pagination"

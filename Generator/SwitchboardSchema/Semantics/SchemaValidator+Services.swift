@@ -21,6 +21,8 @@ extension SchemaValidator {
             guard let header = key.header else { continue }
             if !isHeaderName(header.text) {
                 diagnostics.error(.invalidKey, "'\(header.text)' is not a valid header name", at: header.location)
+            } else {
+                warnIfNotGRPCMetadata(header)
             }
             var form = KeyDefinition.Form.string
             if let written = key.form {
@@ -43,6 +45,19 @@ extension SchemaValidator {
     }
 
     func isHeaderName(_ text: String) -> Bool { HTTPSyntax.isToken(text) }
+
+    /// A token gRPC cannot send: calls that carry it fail over the gRPC transport.
+    mutating func warnIfNotGRPCMetadata(_ header: Token) {
+        let isKey = header.text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+            default: false
+            }
+        }
+        guard !isKey else { return }
+        diagnostics.warning(.headerNotGRPCMetadata, "'\(header.text)' cannot be gRPC metadata (letters, digits, '-', '_' and '.' only): calls that carry it fail over gRPC", at: header.location)
+    }
 
     // MARK: Services
 
@@ -377,6 +392,8 @@ extension SchemaValidator {
                 let header = setting.values[0], field = setting.values[1]
                 if !isHeaderName(header.text) {
                     diagnostics.error(.invalidPathTemplate, "'\(header.text)' is not a valid header name", at: header.location)
+                } else {
+                    warnIfNotGRPCMetadata(header)
                 }
                 if let binding = bind(field.text, at: field.location, in: endpoint, as: header.text, encoding: nil, allowLists: false) {
                     endpoint.headers.append(binding)
