@@ -20,6 +20,17 @@ public enum HTTPSyntax {
         }
     }
 
+    /// Whether `byte` may be in a gRPC metadata key, in either case (keys go out lowercased):
+    /// letters, digits, `-`, `_` and `.`, a subset of `tchar`.
+    @inlinable @inline(__always)
+    public static func isGRPCKeyByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
+        default: false
+        }
+    }
+
     /// Whether `text` is a token (RFC 9110 §5.6.2): one or more `tchar`s.
     @inlinable
     public static func isToken(_ text: String) -> Bool {

@@ -15,6 +15,15 @@ struct ConnectionPair {
         self.server = HTTP2Connection(role: .server, configuration: server)
     }
 
+    /// A pair whose server grants each stream `window` bytes, settings already exchanged.
+    static func withServerStreamWindow(_ window: Int) -> ConnectionPair {
+        var small = HTTP2ConnectionConfiguration()
+        small.initialStreamWindowSize = UInt32(window)
+        var pair = ConnectionPair(server: small)
+        pair.pump()
+        return pair
+    }
+
     /// Moves bytes both ways until neither side has anything left to say.
     mutating func pump() {
         for _ in 0..<10_000 {
@@ -93,10 +102,7 @@ extension [HTTP2Event] {
     }
 
     @Test func dataWaitsForTheStreamWindowAndArrivesWhole() throws {
-        var small = HTTP2ConnectionConfiguration()
-        small.initialStreamWindowSize = 1000
-        var pair = ConnectionPair(server: small)
-        pair.pump()
+        var pair = ConnectionPair.withServerStreamWindow(1000)
         let id = try pair.client.openStream(headers: ConnectionPair.request)
         let message = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         try pair.client.sendData(message, streamID: id, endStream: true)
@@ -221,10 +227,7 @@ extension [HTTP2Event] {
 
     /// A stream a GOAWAY leaves unprocessed, its data still waiting for window, keeps no output.
     @Test func aStreamAGoAwayExcludesKeepsNoOutput() throws {
-        var small = HTTP2ConnectionConfiguration()
-        small.initialStreamWindowSize = 100
-        var pair = ConnectionPair(server: small)
-        pair.pump()
+        var pair = ConnectionPair.withServerStreamWindow(100)
         let id = try pair.client.openStream(headers: ConnectionPair.request)
         try pair.client.sendData([UInt8](repeating: 1, count: 5000), streamID: id, endStream: true)
         #expect(!pair.client.pendingOutput.isEmpty)

@@ -48,14 +48,7 @@ extension SchemaValidator {
 
     /// A token gRPC cannot send: calls that carry it fail over the gRPC transport.
     mutating func warnIfNotGRPCMetadata(_ header: Token) {
-        let isKey = header.text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-            default: false
-            }
-        }
-        guard !isKey else { return }
+        guard !header.text.utf8.allSatisfy(HTTPSyntax.isGRPCKeyByte) else { return }
         diagnostics.warning(.headerNotGRPCMetadata, "'\(header.text)' cannot be gRPC metadata (letters, digits, '-', '_' and '.' only): calls that carry it fail over gRPC", at: header.location)
     }
 

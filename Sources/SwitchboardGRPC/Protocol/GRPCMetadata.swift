@@ -108,22 +108,13 @@ public enum GRPCMetadata {
         // One pass, no lowercased copies: a key's characters, in either case, are all tokens,
         // so this covers `RPCHeaders.checkSendable()`'s rule for names too.
         for (name, value) in headers {
-            let isKey = { (bytes: UnsafeBufferPointer<UInt8>) in !bytes.isEmpty && bytes.allSatisfy(isKeyByte) }
+            let isKey = { (bytes: UnsafeBufferPointer<UInt8>) in !bytes.isEmpty && bytes.allSatisfy(HTTPSyntax.isGRPCKeyByte) }
             guard name.utf8.withContiguousStorageIfAvailable(isKey) ?? Array(name.utf8).withUnsafeBufferPointer(isKey) else {
                 throw .invalidRequest("header name \(String(reflecting: String(name.prefix(100)))) cannot be gRPC metadata (letters, digits, '-', '_' and '.' only)")
             }
             guard !HTTPSyntax.hasNULCROrLF(value) else {
                 throw .invalidRequest("the value of header '\(name)' holds NUL, CR or LF")
             }
-        }
-    }
-
-    /// A character of a gRPC metadata key, in either case (keys go out lowercased).
-    private static func isKeyByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-        default: false
         }
     }
 
@@ -142,10 +133,8 @@ public enum GRPCMetadata {
     }
 
     static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
-        }
+        // Lowercase only: this is the key as sent.
+        !name.isEmpty && name.utf8.allSatisfy { HTTPSyntax.isGRPCKeyByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }
     }
 
     /// Whether a metadata value can be sent at all: HTTP/2 cannot carry NUL, CR or LF.
