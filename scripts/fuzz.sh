@@ -47,7 +47,7 @@ elif [ "$target" = websocket ]; then
   binary="$out/fuzz-websocket"
   cp -n "$root"/Fuzz/corpus/* "$out/corpus-$target/" 2>/dev/null || true
   copy_without_own_imports "$out/websocket-sources" "$root"/Sources/SwitchboardWebSocket/Core/*.swift \
-    "$root"/Sources/SwitchboardHTTPSyntax/*.swift "$root/Fuzz/FuzzWebSocket.swift"
+    "$root"/Sources/SwitchboardHTTPSyntax/*.swift "$root"/Sources/SwitchboardIO/UnfilledByteArray.swift "$root/Fuzz/FuzzWebSocket.swift"
   swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name FuzzWebSocket -package-name Switchboard \
     "$out"/websocket-sources/*.swift -o "$binary"
 else

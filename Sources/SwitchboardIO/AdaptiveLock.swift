@@ -8,14 +8,20 @@ import Darwin
 /// take for a few microseconds at a time (an HTTP/2 connection's), where putting a waiter to
 /// sleep and waking it costs more than the wait. glibc's adaptive mutex on Linux;
 /// `os_unfair_lock` (adaptive already) on Apple platforms.
-package final class AdaptiveLock: @unchecked Sendable {
+///
+/// Public, as swift-nio's `NIOLock` is, so that ``withLock(_:)`` is specialized in every
+/// module that calls it: called generically from the HTTP/2 and gRPC modules, each call
+/// copied its result through the type's metadata (and a `package` inlinable function is not
+/// inlined across modules).
+public final class AdaptiveLock: @unchecked Sendable {
     #if canImport(Glibc)
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     #else
     private let mutex: UnsafeMutablePointer<os_unfair_lock_s>
     #endif
 
-    package init() {
+    /// A new, unlocked mutex.
+    public init() {
         #if canImport(Glibc)
         mutex = .allocate(capacity: 1)
         var attributes = pthread_mutexattr_t()
@@ -36,7 +42,8 @@ package final class AdaptiveLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    package func lock() {
+    /// Takes the lock, spinning briefly and then sleeping until it is free.
+    public func lock() {
         #if canImport(Glibc)
         pthread_mutex_lock(mutex)
         #else
@@ -44,7 +51,8 @@ package final class AdaptiveLock: @unchecked Sendable {
         #endif
     }
 
-    package func unlock() {
+    /// Releases the lock, which the calling thread holds.
+    public func unlock() {
         #if canImport(Glibc)
         pthread_mutex_unlock(mutex)
         #else
@@ -53,7 +61,8 @@ package final class AdaptiveLock: @unchecked Sendable {
     }
 
     /// Runs `body` holding the lock.
-    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    @inlinable
+    public func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock()
         defer { unlock() }
         return try body()

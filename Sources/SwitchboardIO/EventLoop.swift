@@ -259,8 +259,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
                 return (hasWork, state != .running)
             }
             if stopping && !hasWork { break }
-            let nextTimer = timers.nextDeadline()
-            let timeout: Duration? = hasWork ? .zero : nextTimer.map { $0 - ContinuousClock.now }
+            let timeout: Duration? = hasWork ? .zero : timers.timeToNextDeadline()
             do throws(IOError) {
                 try selector.wait(timeout: timeout) { token, ready in
                     guard let handler = handlers[token] else { return }

@@ -65,6 +65,13 @@ import Testing
         #expect(headers.description == "[Content-Type: application/json, Authorization: [REDACTED]]")
         #expect(HTTPHeaderField(name: "User-Agent", value: "app/1").description == "User-Agent: app/1")
         #expect(LogRedaction.visibleHeaderNames == HeaderRedaction.visibleHeaderNames, "one rule in both modules")
+        // Every visible name in any case; nothing else, whatever its length.
+        for name in LogRedaction.visibleHeaderNames {
+            #expect(LogRedaction.showsValue(ofHeader: name) && LogRedaction.showsValue(ofHeader: name.uppercased()), "\(name)")
+        }
+        for name in ["authorization", "Authorization", "x-signal-key", "dates", "", "content-type-x", "h\u{e9}st", "sec-websoc\u{212A}et-version" /* lowercases to a visible name of another length: hidden */] {
+            #expect(!LogRedaction.showsValue(ofHeader: name), "\(name)")
+        }
     }
 
     @Test func webSocketAndChatConfiguration() throws {

@@ -140,6 +140,10 @@ struct GRPCProtocolConformanceTests {
     @Test func metadataFollowsGRPCsRules() {
         #expect(GRPCMetadata.isReserved("grpc-anything"))
         #expect(!GRPCMetadata.isReserved("x-trace"))
+        for name in GRPCMetadata.reservedNames { #expect(GRPCMetadata.isReserved(name), "\(name)") }
+        for name in ["t", "tee", "hosts", "acceptx", "content-typ", "switchboard", "x-grpc-a", ""] {
+            #expect(!GRPCMetadata.isReserved(name), "\(name)")
+        }
         #expect(GRPCMetadata.isValidValue("abc é", name: "x"))
         #expect(!GRPCMetadata.isValidValue("a\r\nb", name: "x"))
         #expect(GRPCMetadata.sendable(" padded\t") == "padded", "no whitespace at either end")

@@ -31,5 +31,8 @@ import Testing
         #expect(GRPCTimeout.encode(.seconds(30)) == "30000000u")
         #expect(GRPCTimeout.encode(.zero) == "1n")
         #expect(GRPCTimeout.encode(.nanoseconds(100_000_001)) == "100001u")
+        #expect(GRPCTimeout.encode(.nanoseconds(10)) == "10n")
+        #expect(GRPCTimeout.encode(.nanoseconds(99_999_999)) == "99999999n")
+        #expect(GRPCTimeout.encode(.nanoseconds(Int64.max)) == "2562048H")
     }
 }

@@ -104,6 +104,44 @@ struct EventLoopCoreTests {
         #expect(zip(due, live).allSatisfy { $0 === $1 })
     }
 
+    @Test func theTimeToTheNextDeadlineSkipsCancelledTimersAndTiesFireInOrder() throws {
+        var heap = TimerHeap()
+        #expect(heap.timeToNextDeadline() == nil)
+        let start = ContinuousClock.now
+        let early = LoopTimer(deadline: start + .seconds(60)) {}
+        let tied = (0..<3).map { _ in LoopTimer(deadline: start + .seconds(120)) {} }
+        let past = LoopTimer(deadline: start - .seconds(5)) {}
+        for timer in [tied[0], early, tied[1], past, tied[2]] { heap.insert(timer) }
+        // Deadlines are kept as offsets: the time left is measured against the clock now.
+        let toPastLeft = heap.timeToNextDeadline()
+        let toPast = try #require(toPastLeft)
+        #expect(toPast <= .seconds(-5))
+        past.cancel()
+        let toEarlyLeft = heap.timeToNextDeadline()
+        let toEarly = try #require(toEarlyLeft)
+        #expect(toEarly > .seconds(50) && toEarly <= .seconds(60))
+        early.cancel()
+        let toTiedLeft = heap.timeToNextDeadline()
+        let toTied = try #require(toTiedLeft)
+        #expect(toTied > .seconds(110) && toTied <= .seconds(120))
+        #expect(heap.popDue(now: start + .seconds(119)).isEmpty)
+        let due = heap.popDue(now: start + .seconds(120))
+        #expect(due.count == 3 && zip(due, tied).allSatisfy { $0 === $1 }, "one deadline: in the order added")
+        #expect(heap.timeToNextDeadline() == nil)
+    }
+
+    @Test func unfilledByteArraysHaveTheirCountAndHoldWhatIsWritten() {
+        #expect(UnfilledByteArray.make(count: 0).isEmpty)
+        for count in [1, 15, 16, 4096] {
+            var bytes = UnfilledByteArray.make(count: count)
+            #expect(bytes.count == count)
+            bytes.withUnsafeMutableBytes { buffer in
+                for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index &* 7) }
+            }
+            #expect(bytes == (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        }
+    }
+
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func aTaskThatPrefersTheLoopRunsAndResumesOnIt() async throws {
         let loop = try EventLoop(name: "test-executor")

@@ -15,9 +15,28 @@ public enum GRPCTimeout {
         let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
         for (unit, size) in units {
             let count = (total / size) + (total % size == 0 ? 0 : 1)
-            if count <= maximum { return "\(count)" + String(UnicodeScalar(unit)) }
+            if count <= maximum { return text(count, unit: unit) }
         }
-        return "\(maximum)H"
+        return text(Int64(maximum), unit: UInt8(ascii: "H"))
+    }
+
+    /// `count` in decimal, then `unit`: at most nine ASCII bytes, written in place into a
+    /// small string (an interpolation cost a `Range` metadata lookup and two string buffers).
+    private static func text(_ count: Int64, unit: UInt8) -> String {
+        String(unsafeUninitializedCapacity: 9) { buffer in
+            var digits = 1
+            var rest = count / 10
+            while rest > 0 { digits += 1; rest /= 10 }
+            var value = count
+            var index = digits
+            while index > 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+                value /= 10
+            }
+            buffer[digits] = unit
+            return digits + 1
+        }
     }
 
     /// The duration a header value gives, or nil if it is not a valid `grpc-timeout`.

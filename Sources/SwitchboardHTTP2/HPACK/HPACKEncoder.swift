@@ -179,7 +179,11 @@ public struct HPACKEncoder: Sendable {
         recentLiterals[position].value = value
         // In place: the entry's buffer is reused, so keeping a value allocates nothing once warm.
         recentLiterals[position].encoded.removeAll(keepingCapacity: true)
-        recentLiterals[position].encoded.append(contentsOf: output[start...])
+        // From borrowed bytes: appending `output[start...]` asked the runtime for
+        // `Range<Int>`'s metadata on every call (about 330 instructions).
+        output.withUnsafeBufferPointer { written in
+            recentLiterals[position].encoded.append(contentsOf: UnsafeBufferPointer(start: written.baseAddress! + start, count: written.count - start))
+        }
     }
 
     /// A string literal (RFC 7541 §5.2).

@@ -44,7 +44,8 @@ extension ProtoMessage {
     @inlinable
     public func serializedBytes() -> [UInt8] {
         let size = serializedSize()
-        var bytes = ZeroedBytes.array(count: size)
+        // Every byte is written below before the array is returned (the precondition checks it).
+        var bytes = UnfilledBytes.array(count: size)
         bytes.withUnsafeMutableBytes { buffer in
             guard let base = buffer.baseAddress else { return }
             var writer = WireWriter(unsafeStart: base)

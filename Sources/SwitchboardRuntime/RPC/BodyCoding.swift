@@ -81,6 +81,7 @@ public enum ServerBinding {
     /// The value of query parameter `name`, or `nil` when absent. A singular field given
     /// twice is an error: proxies and servers disagree on which copy wins, so either choice
     /// lets one layer check a value another layer does not use.
+    @inlinable
     public static func query<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
         var found: String?
         for item in context.query where item.name == name {
@@ -93,6 +94,7 @@ public enum ServerBinding {
     }
 
     /// Every value of query parameter `name`, for list fields.
+    @inlinable
     public static func queryList<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> [T] {
         var values: [T] = []
         for text in context.queryValues(name) {
@@ -104,6 +106,7 @@ public enum ServerBinding {
 
     /// The value of header `name`, or `nil` when absent; given more than once, an error
     /// (as for a query parameter).
+    @inlinable
     public static func header<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
         guard let text = try context.headers.onlyValue(name) else { return nil }
         guard let value = T(parameterText: text) else { throw RequestBindingError("header '\(name)' is malformed") }
@@ -122,6 +125,7 @@ public enum ServerBinding {
     }
 
     /// The whole request message, as gRPC carries it (binary protobuf).
+    @inlinable
     public static func message<M: ProtoMessage>(_ body: Data, as type: M.Type) throws(RequestBindingError) -> M {
         do {
             return try M(serializedBytes: body)

@@ -6,15 +6,17 @@ import Foundation
 /// `Sendable` only for a `Sendable` value: the value is copied out (``current``) and
 /// handed to closures, so a reference type without its own locking must not cross tasks in it.
 public final class Locked<Value> {
-    private let lock = NSLock()
+    @usableFromInline let lock = NSLock()
     // Only reached under `lock`, which already makes each access exclusive: the runtime's
     // own check (about 80 instructions an access) is dropped.
-    @exclusivity(unchecked) private var value: Value
+    @usableFromInline @exclusivity(unchecked) var value: Value
 
     /// Wraps `value`.
     public init(_ value: Value) { self.value = value }
 
-    /// Runs `body` with exclusive access to the value.
+    /// Runs `body` with exclusive access to the value. Inlinable, so each caller gets a
+    /// specialized copy instead of the generic one's metadata-driven copies.
+    @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }

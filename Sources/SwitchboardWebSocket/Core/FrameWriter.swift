@@ -1,3 +1,5 @@
+import SwitchboardIO
+
 /// Encodes frames. Clients mask every frame with a fresh random key (RFC 6455 §5.3).
 public enum FrameWriter {
     /// The bytes of one frame carrying `payload`, masked with a fresh key when `mask` is set.
@@ -32,7 +34,9 @@ public enum FrameWriter {
         // Sizes first, then one buffer written once: header, payload, mask in place.
         let lengthSize = count < 126 ? 0 : count <= 0xFFFF ? 2 : 8
         let headerSize = 2 + lengthSize + (maskingKey == nil ? 0 : 4)
-        return [UInt8](unsafeUninitializedCapacity: headerSize + count) { buffer, initialized in
+        // Every byte is written below: the header here, the payload by `writePayload`.
+        var frame = UnfilledByteArray.make(count: headerSize + count)
+        frame.withUnsafeMutableBufferPointer { buffer in
             let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
             buffer[0] = (fin ? 0x80 : 0) | opcode.rawValue
             switch lengthSize {
@@ -53,8 +57,8 @@ public enum FrameWriter {
             let body = UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[headerSize...]))
             writePayload(body)
             if let maskingKey { applyMask(maskingKey, to: body) }
-            initialized = headerSize + count
         }
+        return frame
     }
 
     /// Whether `frame`, one whole frame as made here, is a close frame.
