@@ -24,6 +24,29 @@ import Testing
         }
     }
 
+    @Test func perRequestNamesGoUnindexedWithTheirNameCodedOnce() throws {
+        for huffman in [HPACKEncoder.HuffmanUse.whenShorter, .never] {
+            var encoder = HPACKEncoder(huffman: huffman)
+            var decoder = HPACKDecoder()
+            for round in 0..<3 {
+                let headers = [HPACKHeader("grpc-timeout", "\(999 - round)m"), HPACKHeader("date", "Sun, 29 Nov 2026 1\(round):00:00 GMT"),
+                               HPACKHeader("grpc-message", "round \(round)"), HPACKHeader("content-length", "\(round)")]
+                var block: [UInt8] = []
+                encoder.encode(headers, into: &block)
+                #expect(try decoder.decode(block).headers == headers)
+                #expect(encoder.dynamicTableSize.size == 0, "values that change every request stay out of the table")
+                // Literal without indexing; `grpc-timeout`'s name as a literal (Huffman-coded
+                // when shorter: 9 octets instead of 12), `date` by its static index (33).
+                #expect(block[0] == 0x00)
+                let nameLength = huffman == .never ? 12 : 9
+                #expect(block[1] == (huffman == .never ? 0x00 : 0x80) | UInt8(nameLength))
+                if huffman == .never { #expect(Array(block[2..<14]) == Array("grpc-timeout".utf8)) }
+                let date = 2 + nameLength + 1 + Int(block[2 + nameLength] & 0x7F)
+                #expect(Array(block[date..<date + 2]) == [0x0F, 0x12] as [UInt8])
+            }
+        }
+    }
+
     @Test func rememberedEntriesThatWereEvictedOrMovedAreNotUsed() throws {
         // A table of 300 octets holds about four of these fields: lists drawn from twenty of
         // them, in changing places, evict and re-add entries all the time.

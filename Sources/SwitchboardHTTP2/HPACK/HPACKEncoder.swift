@@ -62,15 +62,29 @@ public struct HPACKEncoder: Sendable {
     }
 
     /// Names whose values change with every request.
-    static func isUnindexed(_ name: String) -> Bool {
+    static func isUnindexed(_ name: String) -> Bool { unindexedSlot(name) != nil }
+
+    /// The position of `name` in ``unindexedNames``, if its values change with every request.
+    private static func unindexedSlot(_ name: String) -> Int? {
         switch name.utf8.count {
-        case 12: name == "grpc-timeout" || name == "grpc-message"
-        case 14: name == "content-length"
-        case 4: name == "date"
-        case 23: name == "grpc-status-details-bin"
-        default: false
+        case 12: name == "grpc-timeout" ? 0 : name == "grpc-message" ? 1 : nil
+        case 14: name == "content-length" ? 2 : nil
+        case 4: name == "date" ? 3 : nil
+        case 23: name == "grpc-status-details-bin" ? 4 : nil
+        default: nil
         }
     }
+
+    private static let unindexedNames = ["grpc-timeout", "grpc-message", "content-length", "date", "grpc-status-details-bin"]
+
+    /// How this encoder writes each of ``unindexedNames``: the static table's index of the
+    /// name, or 0 and the name as a literal, coded once.
+    private struct UnindexedName {
+        let staticIndex: Int
+        let literal: [UInt8]
+    }
+
+    private var unindexedNameEncodings: [UnindexedName] = []
 
     /// Creates an encoder; the table starts at HTTP/2's initial 4,096 octets (or the cap).
     public init(tableSizeCap: Int = 4096, huffman: HuffmanUse = .whenShorter, indexesEverything: Bool = false) {
@@ -79,6 +93,12 @@ public struct HPACKEncoder: Sendable {
         self.indexesEverything = indexesEverything
         table = HPACKDynamicTable(maximumSize: min(4096, tableSizeCap), keepsLookups: true)
         if tableSizeCap < 4096 { pendingFinal = tableSizeCap; pendingSmallest = tableSizeCap }
+        unindexedNameEncodings = Self.unindexedNames.map { name in
+            let staticIndex = HPACKStaticTable.indexOfName[HPACKNameKey(name)] ?? 0
+            var literal: [UInt8] = []
+            if staticIndex == 0 { encodeString(name, into: &literal) }
+            return UnindexedName(staticIndex: staticIndex, literal: literal)
+        }
     }
 
     /// The peer's SETTINGS_HEADER_TABLE_SIZE changed: the encoder uses at most that (and its cap).
@@ -126,6 +146,17 @@ public struct HPACKEncoder: Sendable {
                     return
                 }
             }
+        }
+        // A name whose values change with every request (`grpc-timeout`) never enters this
+        // encoder's table unless it indexes everything, so neither the field nor the name is
+        // looked up there (two hashes): the name goes as its static index, or as a literal
+        // coded when the encoder was made.
+        if !secret, !indexesEverything, let slot = Self.unindexedSlot(header.name) {
+            let name = unindexedNameEncodings[slot]
+            HPACKInteger.encode(name.staticIndex, prefixBits: 4, flags: 0x00, into: &output)
+            if name.staticIndex == 0 { output.append(contentsOf: name.literal) }
+            encodeValue(header.value, at: position, into: &output)
+            return
         }
         let key = HPACKFieldKey(name: header.name, value: header.value)
         if !secret {
@@ -177,13 +208,16 @@ public struct HPACKEncoder: Sendable {
         // Padding holds no value: an empty one must not match it (and write nothing).
         while recentLiterals.count <= position { recentLiterals.append((nil, [])) }
         recentLiterals[position].value = value
-        // In place: the entry's buffer is reused, so keeping a value allocates nothing once warm.
-        recentLiterals[position].encoded.removeAll(keepingCapacity: true)
-        // From borrowed bytes: appending `output[start...]` asked the runtime for
-        // `Range<Int>`'s metadata on every call (about 330 instructions).
+        // The entry's buffer is taken out and reused, so keeping a value allocates nothing
+        // once warm. The bytes are appended from a borrowed buffer: appending `output[start...]`
+        // asked the runtime for `Range<Int>`'s metadata on every call (about 330 instructions).
+        var kept: [UInt8] = []
+        swap(&kept, &recentLiterals[position].encoded)
+        kept.removeAll(keepingCapacity: true)
         output.withUnsafeBufferPointer { written in
-            recentLiterals[position].encoded.append(contentsOf: UnsafeBufferPointer(start: written.baseAddress! + start, count: written.count - start))
+            kept.append(contentsOf: UnsafeBufferPointer(start: written.baseAddress! + start, count: written.count - start))
         }
+        swap(&kept, &recentLiterals[position].encoded)
     }
 
     /// A string literal (RFC 7541 §5.2).
