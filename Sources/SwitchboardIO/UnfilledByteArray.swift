@@ -13,7 +13,8 @@ package enum UnfilledByteArray {
     /// A new array of `count` bytes whose contents are unspecified until the caller writes
     /// them; the caller must write every byte before any is read or sent.
     package static func make(count: Int) -> [UInt8] {
-        count > 0 ? Array(Bytes(count: count)) : []
+        precondition(count >= 0, "a negative byte count")
+        return count > 0 ? Array(Bytes(count: count)) : []
     }
 
     /// `count` bytes that `Array(_:)` allocates without filling (`UInt8` needs no

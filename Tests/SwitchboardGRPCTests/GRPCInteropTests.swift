@@ -104,18 +104,21 @@ struct GRPCInteropTests {
         // The first call holds the server's only stream for 1.5 s; the second, with 3 s to
         // live, waits for it and then tells the server what is left, not its 3 s.
         let holding = Task {
+            let started = ContinuousClock.now
             _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:1500", timeout: .seconds(10)))
-            return ContinuousClock.now
+            return started
         }
         try await Task.sleep(for: .milliseconds(200))
         let waitedFrom = ContinuousClock.now
         let waited = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("queued", timeout: .seconds(3)))
-        let heldUntil = await holding.value
+        // The server holds the first call 1.5 s from when it arrived, after `started`.
+        let heldUntil = await holding.value + .milliseconds(1500)
         #expect((try? waited.get()) != nil, "\(waited)")
         let seen = await peer.event { $0.metadata["x-test"] == "queued" }
         let remaining = try #require(seen?.remaining)
-        // About 1.3 s of waiting on a quiet machine; measured rather than assumed, since on a
-        // loaded one the first call can reach the stream late (the bound then grows with it).
+        // At least about 1.3 s of waiting on a quiet machine; bounded from below by when the
+        // first call started rather than assumed, since on a loaded machine that call can reach
+        // the stream late (a shorter wait, a looser bound).
         let wait = Double((heldUntil - waitedFrom).components.seconds) + Double((heldUntil - waitedFrom).components.attoseconds) / 1e18
         #expect(remaining < 3 - wait + 0.4, "the server was told \(remaining) s of the 3 s after a wait of about \(wait) s")
         transport.close()

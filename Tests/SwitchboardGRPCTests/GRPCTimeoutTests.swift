@@ -34,5 +34,11 @@ import Testing
         #expect(GRPCTimeout.encode(.nanoseconds(10)) == "10n")
         #expect(GRPCTimeout.encode(.nanoseconds(99_999_999)) == "99999999n")
         #expect(GRPCTimeout.encode(.nanoseconds(Int64.max)) == "2562048H")
+        #expect(GRPCTimeout.encode(.seconds(90)) == "90000000u")
+        #expect(GRPCTimeout.encode(.seconds(200_000)) == "200000S")
+        #expect(GRPCTimeout.encode(.milliseconds(99_999_999)) == "99999999m")
+        #expect(GRPCTimeout.encode(.seconds(3_000_000_000)) == "50000000M")
+        // Whole nanoseconds just past Int64.max once the fraction is added: saturates.
+        #expect(GRPCTimeout.encode(.seconds(9_223_372_036) + .nanoseconds(999_999_999)) == "2562048H")
     }
 }

@@ -44,6 +44,11 @@ import Testing
                 let date = 2 + nameLength + 1 + Int(block[2 + nameLength] & 0x7F)
                 #expect(Array(block[date..<date + 2]) == [0x0F, 0x12] as [UInt8])
             }
+            // A client's grpc-timeout is never indexed: the same literal, flagged so (0x10).
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader("grpc-timeout", "5S", indexing: .never)], into: &block)
+            #expect(block[0] == 0x10)
+            #expect(try decoder.decode(block).headers.map { [$0.name, $0.value] } == [["grpc-timeout", "5S"]])
         }
     }
 

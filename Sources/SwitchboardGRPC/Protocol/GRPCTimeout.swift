@@ -12,7 +12,8 @@ public enum GRPCTimeout {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return "1n" }
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let total = nanoseconds.overflow ? Int64.max : nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+        let sum = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let total = nanoseconds.overflow || sum.overflow ? Int64.max : sum.partialValue
         for (unit, size) in units {
             let count = (total / size) + (total % size == 0 ? 0 : 1)
             if count <= maximum { return text(count, unit: unit) }
@@ -23,7 +24,8 @@ public enum GRPCTimeout {
     /// `count` in decimal, then `unit`: at most nine ASCII bytes, written in place into a
     /// small string (an interpolation cost a `Range` metadata lookup and two string buffers).
     private static func text(_ count: Int64, unit: UInt8) -> String {
-        String(unsafeUninitializedCapacity: 9) { buffer in
+        precondition((0...Int64(maximum)).contains(count), "a grpc-timeout count of eight digits at most")
+        return String(unsafeUninitializedCapacity: 9) { buffer in
             var digits = 1
             var rest = count / 10
             while rest > 0 { digits += 1; rest /= 10 }

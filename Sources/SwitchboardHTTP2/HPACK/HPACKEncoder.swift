@@ -151,9 +151,11 @@ public struct HPACKEncoder: Sendable {
         // encoder's table unless it indexes everything, so neither the field nor the name is
         // looked up there (two hashes): the name goes as its static index, or as a literal
         // coded when the encoder was made.
-        if !secret, !indexesEverything, let slot = Self.unindexedSlot(header.name) {
+        // (A secret one, such as a client's `grpc-timeout`, goes the same way, flagged never
+        // indexed.)
+        if !indexesEverything, let slot = Self.unindexedSlot(header.name) {
             let name = unindexedNameEncodings[slot]
-            HPACKInteger.encode(name.staticIndex, prefixBits: 4, flags: 0x00, into: &output)
+            HPACKInteger.encode(name.staticIndex, prefixBits: 4, flags: secret ? 0x10 : 0x00, into: &output)
             if name.staticIndex == 0 { output.append(contentsOf: name.literal) }
             encodeValue(header.value, at: position, into: &output)
             return

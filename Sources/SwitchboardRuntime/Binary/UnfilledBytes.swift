@@ -35,6 +35,7 @@ struct UnfilledBytes: Collection {
     /// A new array of `count` bytes for the caller to overwrite entirely.
     @inlinable
     static func array(count: Int) -> [UInt8] {
-        count > 0 ? Array(UnfilledBytes(count: count)) : []
+        precondition(count >= 0, "a negative byte count")
+        return count > 0 ? Array(UnfilledBytes(count: count)) : []
     }
 }

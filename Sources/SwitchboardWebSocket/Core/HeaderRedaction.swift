@@ -14,7 +14,10 @@ enum HeaderRedaction {
     ]
 
     static func value(_ value: String, ofHeader name: String) -> String {
-        visibleHeaderNames.contains(name.lowercased()) ? value : placeholder
+        // As `LogRedaction`: a name whose lowercase form has another length (a Kelvin sign)
+        // is not one of the visible names.
+        let lowered = name.lowercased()
+        return lowered.utf8.count == name.utf8.count && visibleHeaderNames.contains(lowered) ? value : placeholder
     }
 
     /// A path with its query string (where Signal's old API put credentials) hidden.
