@@ -1,5 +1,5 @@
 """A TLS WebSocket echo server (Python ssl + websockets) for the TLS tests.
-usage: wss_echo_server.py CERT KEY. Prints its port, then "SNI <name>" for each handshake
+usage: wss_echo_server.py CERT KEY [tls12]. Prints its port, then "SNI <name>" for each handshake
 and "ALPN <protocol>" and "RESUMED True|False" (a resumed TLS session) for each connection."""
 import asyncio
 import ssl
@@ -23,6 +23,8 @@ def remember_sni(sock, name, context):
 async def main():
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(sys.argv[1], sys.argv[2])
+    if sys.argv[3:] == ["tls12"]:
+        context.maximum_version = ssl.TLSVersion.TLSv1_2
     context.set_alpn_protocols(["http/1.1"])
     context.sni_callback = remember_sni
     async with serve(echo, "127.0.0.1", 0, ssl=context, compression=None) as server:

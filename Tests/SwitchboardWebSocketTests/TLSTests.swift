@@ -13,10 +13,10 @@ import Testing
     }
 
     /// Starts a TLS echo server with `name`.pem/.key; returns it and its port.
-    func server(_ name: String) async throws -> (PythonPeer, Int) {
+    func server(_ name: String, tls12Only: Bool = false) async throws -> (PythonPeer, Int) {
         let peer = try PythonPeer(script: "wss_echo_server.py", arguments: [
             await Self.certificateFile("\(name).pem"), await Self.certificateFile("\(name).key"),
-        ])
+        ] + (tls12Only ? ["tls12"] : []))
         let port = try #require(await peer.firstLineAsync().flatMap(Int.init), "the TLS server did not start")
         return (peer, port)
     }
@@ -90,6 +90,25 @@ import Testing
         let output = await peer.stopAsync()
         let resumed = output.split(separator: "\n").filter { $0.hasPrefix("RESUMED") }.map { $0.hasSuffix("True") }
         #expect(resumed == [false, false, false, false, true, true, false, false], "\(output)")
+    }
+
+    /// A TLS 1.2 session is resumed by every reconnect the server accepts it from, not once:
+    /// it has no new ticket to leave behind.
+    @Test func aTLS12SessionIsResumedAgainAndAgain() async throws {
+        let (peer, port) = try await server("good", tls12Only: true)
+        let ca = try String(contentsOfFile: await Self.certificateFile("ca.pem"), encoding: .utf8)
+        let options = TLSOptions(trustedCertificatesPEM: ca, sessionScope: "tls12-test")
+        for _ in 0..<3 {
+            let connection = try await WebSocketClient.connect(to: URL(string: "wss://localhost:\(port)/")!,
+                                                               options: .init(connectTimeout: .seconds(10), tls: options))
+            var messages = connection.messages.makeAsyncIterator()
+            try await connection.send(text: "hi")
+            #expect(await messages.next() == .text("hi"))
+            #expect(await connection.close().wasClean)
+        }
+        let output = await peer.stopAsync()
+        let resumed = output.split(separator: "\n").filter { $0.hasPrefix("RESUMED") }.map { $0.hasSuffix("True") }
+        #expect(resumed == [false, true, true], "\(output)")
     }
     #endif
 
