@@ -150,6 +150,12 @@ struct ServiceFixture: Sendable {
         #expect(await router.handle(ServerRequest(verb: "DELETE", path: "/v1/chats/x/messages"), auth: .account).status == 405)
         let badQuery = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?limit=abc"), auth: .account)
         #expect(badQuery.status == 400)
+        let malformed = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?limit=%zz"), auth: .account)
+        #expect(malformed.status == 400 && String(decoding: malformed.body, as: UTF8.self) == "malformed query string")
+        // A bare `?` is an empty query; a `?` in the path is where the query starts.
+        #expect(await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?"), auth: .account).status == 200)
+        #expect(await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/x/messages?x?y"), auth: .account).status == 200)
+        #expect(await router.handle(ServerRequest(verb: "GET", path: "/v1/nothing?/v1/chats/x/messages"), auth: .account).status == 404)
     }
 
     @Test func aSingularParameterGivenTwiceIsABadRequest() async {
