@@ -177,7 +177,8 @@ public struct HPACKEncoder: Sendable {
             }
         }
         let nameIndex = HPACKStaticTable.indexOfName[HPACKNameKey(header.name)] ?? table.index(ofName: header.name).map { $0 + HPACKStaticTable.count } ?? 0
-        let indexes = !secret && (indexesEverything || (!Self.isUnindexed(header.name) && header.size <= table.maximumSize / 2))
+        // (Per-request names never get here unless the encoder indexes everything.)
+        let indexes = !secret && (indexesEverything || header.size <= table.maximumSize / 2)
         if secret {
             HPACKInteger.encode(nameIndex, prefixBits: 4, flags: 0x10, into: &output)
         } else if indexes {

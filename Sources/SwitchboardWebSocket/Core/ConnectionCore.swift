@@ -144,8 +144,8 @@ public struct WebSocketConnectionCore: Sendable {
         }
     }
 
-    /// The frame for a binary message of `count` bytes that `writePayload` writes in place;
-    /// nil once closing has begun.
+    /// The frame for a binary message of `count` bytes that `writePayload` writes in place
+    /// (every one of them: the buffer is not cleared first); nil once closing has begun.
     public mutating func binaryFrame(count: Int, writePayload: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8]? {
         guard canSend else { return nil }
         return FrameWriter.frame(opcode: .binary, payloadCount: count, maskingKey: nextMaskingKey(), writePayload: writePayload)

@@ -27,6 +27,8 @@ public enum FrameWriter {
     /// The bytes of one frame whose `payloadCount` payload bytes `writePayload` writes in place,
     /// masked afterwards with `maskingKey` unless it is `nil`. The payload is never copied:
     /// a caller that can write its message into memory (an encoder) skips a buffer.
+    /// `writePayload` must write every one of the bytes it is given: the buffer is not
+    /// cleared first, so a byte it skips goes out as whatever the memory held.
     public static func frame(
         opcode: WebSocketOpcode, payloadCount count: Int, fin: Bool = true, maskingKey: UInt32?,
         writePayload: (UnsafeMutableRawBufferPointer) -> Void

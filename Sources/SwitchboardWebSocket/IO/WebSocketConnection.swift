@@ -227,7 +227,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// Sends a binary message of `count` bytes that `writePayload` writes straight into the
     /// frame, without waiting for the socket, as ``sendWithoutWaiting(binary:)`` does. Saves
     /// the message's own buffer for an encoder that can write in place; `writePayload` runs
-    /// under the connection's lock, so it must only write.
+    /// under the connection's lock, so it must only write, and it must write all `count`
+    /// bytes (the buffer is not cleared first).
     public func sendWithoutWaiting(binaryCount count: Int, writePayload: (UnsafeMutableRawBufferPointer) -> Void) throws(WebSocketError) {
         try submitWithoutWaiting { $0.binaryFrame(count: count, writePayload: writePayload) }
     }
