@@ -1,6 +1,7 @@
 """A TLS WebSocket echo server (Python ssl + websockets) for the TLS tests.
 usage: wss_echo_server.py CERT KEY [tls12]. Prints its port, then "SNI <name>" for each handshake
-and "ALPN <protocol>" and "RESUMED True|False" (a resumed TLS session) for each connection."""
+and "ALPN <protocol>", "VERSION <TLS version>" and "RESUMED True|False" (a resumed TLS session)
+for each connection."""
 import asyncio
 import ssl
 import sys
@@ -11,6 +12,7 @@ from websockets.asyncio.server import serve
 async def echo(connection):
     tls = connection.transport.get_extra_info("ssl_object")
     print("ALPN", tls.selected_alpn_protocol(), flush=True)
+    print("VERSION", tls.version(), flush=True)
     print("RESUMED", tls.session_reused, flush=True)
     async for message in connection:
         await connection.send(message)

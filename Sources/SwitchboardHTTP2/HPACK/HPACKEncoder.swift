@@ -61,9 +61,6 @@ public struct HPACKEncoder: Sendable {
         }
     }
 
-    /// Names whose values change with every request.
-    static func isUnindexed(_ name: String) -> Bool { unindexedSlot(name) != nil }
-
     /// The position of `name` in ``unindexedNames``, if its values change with every request.
     private static func unindexedSlot(_ name: String) -> Int? {
         switch name.utf8.count {

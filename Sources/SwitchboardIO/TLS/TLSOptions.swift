@@ -6,9 +6,8 @@ public struct TLSOptions: Sendable, Hashable {
     public var serverName: String?
     /// Whether a reconnect resumes the last TLS session with the same server (on by default):
     /// it skips the certificate chain and its checks, which the first connection made under
-    /// the same trust, name and address. A TLS 1.3 ticket is resumed once at most (a resumed
-    /// connection leaves the new one it gets); a TLS 1.2 session as often as the server
-    /// accepts it. Off, every connection makes a full handshake and none
+    /// the same trust, name and address. Each session is resumed once at most (a resumed
+    /// connection leaves a new one). Off, every connection makes a full handshake and none
     /// can be linked to another through a ticket. Network.framework (Apple platforms)
     /// decides for itself.
     public var resumesSessions: Bool

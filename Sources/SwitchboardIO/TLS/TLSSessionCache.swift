@@ -8,12 +8,10 @@ import Foundation
 /// the name checked, the address, the ALPN offer), so a session never lets a connection
 /// skip a check that its own configuration would have made.
 ///
-/// A TLS 1.3 ticket is taken out when a connection resumes it, not shared: TLS 1.3 asks
-/// clients not to use a ticket twice (RFC 8446 §C.4), since a reused ticket links the
-/// connections. A resumed TLS 1.3 connection leaves the new ticket it gets behind, never the
-/// one it used. A TLS 1.2 session stays for the next connection too: TLS 1.2 has no new
-/// ticket to leave (a resumed handshake keeps the session), and its session ID links the
-/// connections that share it whether it is used twice or ten times. Sessions are kept per
+/// A session is taken out when a connection resumes it, not shared: TLS 1.3 asks clients not
+/// to use a ticket twice (RFC 8446 §C.4), since a reused ticket links the connections. A
+/// resumed TLS 1.3 connection leaves the new ticket it gets behind, never the one it used;
+/// a resumed TLS 1.2 session is not kept again. Sessions are kept per
 /// ``TLSOptions/sessionScope`` too, so connections of different scopes are not linked.
 final class TLSSessionCache: @unchecked Sendable {
     static let shared = TLSSessionCache()
@@ -28,14 +26,10 @@ final class TLSSessionCache: @unchecked Sendable {
     /// Bumped by ``removeAll()``: a session from a connection that started before it is not kept.
     var generation: Int { lock.withLock { forgotten } }
 
-    /// The session stored for `key`, for the caller to offer; the caller owns the reference
-    /// returned. A TLS 1.3 ticket leaves the cache; a TLS 1.2 session stays (the type's
-    /// comment says why).
+    /// The session stored for `key`, removed from the cache; the caller owns its reference.
     func take(_ key: String) -> OpaquePointer? {
         lock.withLock {
-            guard let session = sessions[key] else { return nil }
-            if SSL_SESSION_get_protocol_version(session) < TLS1_3_VERSION, SSL_SESSION_up_ref(session) == 1 { return session }
-            sessions[key] = nil
+            guard let session = sessions.removeValue(forKey: key) else { return nil }
             order.removeAll { $0 == key }
             return session
         }
