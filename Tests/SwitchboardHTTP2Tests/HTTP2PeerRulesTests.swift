@@ -169,6 +169,44 @@ import Testing
         #expect(events.contains { if case let .headers(_, list, true) = $0 { list.contains(HPACKHeader("grpc-message", "failed: ")) } else { false } })
     }
 
+    /// Fields that refer to a table entry whose characters were checked when it was made are
+    /// not checked again; an entry that failed the checks fails every list that refers to it.
+    @Test func fieldsFromCheckedEntriesSkipTheCharacterChecksButBadEntriesNever() throws {
+        for bad in [HPACKHeader("x-bad", " padded"), HPACKHeader("X-Upper", "v"), HPACKHeader("x-nul", "a\u{0}b")] {
+            var server = Peer.server()
+            // One encoder for both lists, indexing everything: the second list refers to the
+            // entries the first added, the bad one included.
+            var encoder = HPACKEncoder(indexesEverything: true)
+            let list = ConnectionPair.request + [bad]
+            for stream: UInt32 in [1, 3] {
+                var block: [UInt8] = []
+                encoder.encode(list, into: &block)
+                if stream == 3 { #expect(block.allSatisfy { $0 & 0x80 != 0 }, "all indexed the second time") }
+                _ = server.receive(HTTP2FrameTests.encode([HTTP2Frame(streamID: stream, payload: .headers(fragment: block, endStream: true, endHeaders: true))]))
+                #expect(Peer.resetCode(try Peer.answer(&server), stream: stream) == .protocolError, "\(bad.name) on stream \(stream)")
+            }
+        }
+        // The decoder marks what came from checked entries: static ones, and dynamic ones that
+        // passed when added; never a literal, nor an entry that failed.
+        var encoder = HPACKEncoder(indexesEverything: true)
+        var decoder = HPACKDecoder()
+        let list = [HPACKHeader(":method", "POST"), HPACKHeader("x-good", "1"), HPACKHeader("x-bad", "1 ")]
+        for round in 0..<2 {
+            var block: [UInt8] = []
+            encoder.encode(list, into: &block)
+            let decoded = try decoder.decode(block)
+            #expect(decoded.checkedFields == (round == 0 ? 0b001 : 0b011), "round \(round)")
+        }
+        for (name, value) in HPACKStaticTable.entries {
+            #expect(HTTP2HeaderValidation.charactersAreClean(name: name, value: value), "static \(name): \(value)")
+        }
+        #expect(!HTTP2HeaderValidation.charactersAreClean(name: "", value: "v"))
+        #expect(!HTTP2HeaderValidation.charactersAreClean(name: "a b", value: "v"))
+        #expect(!HTTP2HeaderValidation.charactersAreClean(name: "a", value: "v\t"))
+        #expect(!HTTP2HeaderValidation.charactersAreClean(name: ":path", value: "/a\rb"))
+        #expect(HTTP2HeaderValidation.charactersAreClean(name: "x-a", value: "in side"))
+    }
+
     @Test func configurationOutsideTheRFCIsBroughtWithinIt() {
         var configuration = HTTP2ConnectionConfiguration()
         configuration.initialStreamWindowSize = 0

@@ -365,7 +365,7 @@ public struct HTTP2Connection: Sendable {
             return
         }
         do {
-            stream.expectedContentLength = try HTTP2HeaderValidation.validate(decoded.headers, as: .request).contentLength
+            stream.expectedContentLength = try HTTP2HeaderValidation.validate(decoded.headers, as: .request, checked: decoded.checkedFields).contentLength
         } catch {
             resetUnknown(id, error)
             return
@@ -392,7 +392,7 @@ public struct HTTP2Connection: Sendable {
         let kind: HTTP2HeaderValidation.Kind = stream.headers == .awaitingInitial ? .response : .trailers
         let summary: HTTP2HeaderValidation.Summary
         do {
-            summary = try HTTP2HeaderValidation.validate(decoded.headers, as: kind)
+            summary = try HTTP2HeaderValidation.validate(decoded.headers, as: kind, checked: decoded.checkedFields)
         } catch {
             resetStream(id, because: error)
             return

@@ -38,14 +38,27 @@ package enum HTTP2HeaderValidation {
         static let status = PseudoHeaders(rawValue: 16)
     }
 
-    static func validate(_ headers: [HPACKHeader], as kind: Kind) throws(HTTP2ProtocolViolation) -> Summary {
+    /// Whether a field's characters pass every check ``validate(_:as:checked:)`` makes of
+    /// characters, whatever the list's kind: a name that is a pseudo-header's or lowercase
+    /// tchar, a value without NUL, CR, LF or whitespace at either end. The HPACK decoder asks
+    /// once per dynamic-table entry, so fields that refer to it are not checked again.
+    static func charactersAreClean(name: String, value: String) -> Bool {
+        var name = name, value = value
+        let nameIsClean = name.utf8.first == UInt8(ascii: ":") || name.withUTF8 { !$0.isEmpty && nameProblem($0) == nil }
+        return nameIsClean && value.withUTF8 { valueProblem($0, edgeWhitespaceAllowed: false) == nil }
+    }
+
+    /// Checks a received list. `checked` (the decoder's ``HPACKDecoder/Block/checkedFields``)
+    /// marks fields whose characters are known clean: only their meaning is checked.
+    static func validate(_ headers: [HPACKHeader], as kind: Kind, checked: UInt64 = 0) throws(HTTP2ProtocolViolation) -> Summary {
         var summary = Summary()
         var seenRegular = false
         var pseudo: PseudoHeaders = []
         var method: String?
         var path: String?
         var status: String?
-        for header in headers {
+        for (position, header) in headers.enumerated() {
+            let known = position < 64 && checked & (1 << UInt64(position)) != 0
             let name = header.name.utf8
             guard !name.isEmpty else { throw malformed("an empty field name") }
             if name.first == UInt8(ascii: ":") {
@@ -55,19 +68,19 @@ package enum HTTP2HeaderValidation {
                 }
                 guard pseudo.insert(this).inserted else { throw malformed("pseudo-header \(header.name) twice") }
                 // A path or authority with CR, LF or NUL would be forwarded or logged as given.
-                try checkValue(header.value, edgeWhitespaceAllowed: false)
+                if !known { try checkValue(header.value, edgeWhitespaceAllowed: false) }
                 if this == .method { method = header.value } else if this == .path { path = header.value } else if this == .status { status = header.value }
                 continue
             }
             seenRegular = true
             // Decoded names are native strings, so this borrows their bytes.
-            if let problem = name.withContiguousStorageIfAvailable(nameProblem) ?? Array(name).withUnsafeBufferPointer(nameProblem) {
+            if !known, let problem = name.withContiguousStorageIfAvailable(nameProblem) ?? Array(name).withUnsafeBufferPointer(nameProblem) {
                 throw malformed(problem)
             }
             guard !isConnectionSpecific(header.name) else { throw malformed("connection-specific field \(header.name)") }
             let nameLength = name.count
             if nameLength == 2, header.name == "te", header.value != "trailers" { throw malformed("te other than \"trailers\"") }
-            try checkValue(header.value, edgeWhitespaceAllowed: kind != .request)
+            if !known { try checkValue(header.value, edgeWhitespaceAllowed: kind != .request) }
             if nameLength == 14, header.name == "content-length" {
                 guard let length = Int(header.value), length >= 0, header.value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                     throw malformed("an invalid content-length")

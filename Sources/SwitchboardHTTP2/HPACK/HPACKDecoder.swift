@@ -24,6 +24,10 @@ public struct HPACKDecoder: Sendable {
         /// A name or value was not UTF-8 (the fields then carry it repaired): the message is
         /// malformed, but the connection can go on.
         public var hasInvalidText: Bool
+        /// Bit `i` set: field `i` (of the first 64) came from a table entry whose characters
+        /// passed HTTP/2's field checks when it was made (every static entry; a dynamic one
+        /// checked when the peer added it), so the receiver need not check them again.
+        public var checkedFields: UInt64 = 0
     }
 
     /// The largest header list kept, by RFC 7541's measure; what this end advertises as
@@ -84,8 +88,10 @@ public struct HPACKDecoder: Sendable {
             defer { position += 1 }
             let first = bytes[index]
             if first & 0x80 != 0 {
-                let field = try entry(at: HPACKInteger.decode(bytes, at: &index, prefixBits: 7))
-                append(HPACKHeader(field.name, field.value), octets: nil, to: &result)
+                let fieldIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
+                let field = try entry(at: fieldIndex)
+                let checked = fieldIndex <= HPACKStaticTable.count || table.isClean(at: fieldIndex - HPACKStaticTable.count)
+                append(HPACKHeader(field.name, field.value), octets: nil, checked: checked, to: &result)
             } else if first & 0xE0 == 0x20 {
                 guard atStart else { throw .tableSizeUpdateNotAtStart }
                 let size = try HPACKInteger.decode(bytes, at: &index, prefixBits: 5)
@@ -106,25 +112,34 @@ public struct HPACKDecoder: Sendable {
                 }
                 let (value, valueOctets) = try value(bytes, at: &index, position: position, invalid: &result.hasInvalidText)
                 // Sizes in the peer's octets, so both tables evict alike (RFC 7541 §4.1).
-                if prefixBits == 6 { table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets) }
-                append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets, to: &result)
+                // An entry's characters are checked once, when it is added (text that was not
+                // UTF-8 is never clean: the field holds its repair).
+                if prefixBits == 6 {
+                    let clean = !result.hasInvalidText && HTTP2HeaderValidation.charactersAreClean(name: name, value: value)
+                    table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets, clean: clean)
+                }
+                append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets,
+                       checked: false, to: &result)
             }
             if atStart {
                 atStart = false
                 if requiresSizeUpdate { throw .missingTableSizeUpdate }
             }
         }
-        if result.isTooLarge { result.headers = [] }
+        if result.isTooLarge { result.headers = []; result.checkedFields = 0 }
         return result
     }
 
-    /// Appends a field; `octets` is its name and value length on the wire when known.
-    private func append(_ header: HPACKHeader, octets: Int?, to result: inout Block) {
+    /// Appends a field; `octets` is its name and value length on the wire when known,
+    /// `checked` whether it came from a table entry whose characters passed the field checks.
+    private func append(_ header: HPACKHeader, octets: Int?, checked: Bool, to result: inout Block) {
         result.listSize += octets.map { $0 + 32 } ?? header.size
         if result.listSize > maximumHeaderListSize {
             result.isTooLarge = true
         }
-        if !result.isTooLarge { result.headers.append(header) }
+        guard !result.isTooLarge else { return }
+        if checked, result.headers.count < 64 { result.checkedFields |= 1 << UInt64(result.headers.count) }
+        result.headers.append(header)
     }
 
     private func entry(at index: Int) throws(HPACKError) -> HPACKFieldKey {

@@ -14,7 +14,10 @@ struct HPACKDynamicTable {
     /// Each slot's name and value length in octets as they came on the wire, which is what
     /// the peer counts: text that was not UTF-8 is held repaired (longer), and counting the
     /// repair would evict earlier than the peer's encoder and lose the tables' agreement.
-    private var octets: [(name: Int, value: Int)] = []
+    /// With it, whether the entry's characters passed HTTP/2's field checks when it was added
+    /// (``HTTP2HeaderValidation/charactersAreClean(name:value:)``), so a field that refers to
+    /// it need not be checked again.
+    private var octets: [(name: Int, value: Int, clean: Bool)] = []
     /// Where the oldest entry sits in `ring`.
     private var oldest = 0
     private(set) var count = 0
@@ -42,11 +45,18 @@ struct HPACKDynamicTable {
         return octets[slot(ofInsertion: insertions - index)].name
     }
 
+    /// Whether the entry at a dynamic index passed the field checks when it was added.
+    func isClean(at index: Int) -> Bool {
+        guard index >= 1, index <= count else { return false }
+        return octets[slot(ofInsertion: insertions - index)].clean
+    }
+
     /// Adds a field, evicting old ones to make room; a field larger than the whole table
     /// empties it and is not added (RFC 7541 §4.4). `nameOctets` and `valueOctets` are the
-    /// lengths on the wire when they differ from the text's (text that was not UTF-8).
-    mutating func add(name: String, value: String, nameOctets: Int? = nil, valueOctets: Int? = nil) {
-        let sizes = (name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count)
+    /// lengths on the wire when they differ from the text's (text that was not UTF-8);
+    /// `clean`, whether its characters passed the field checks.
+    mutating func add(name: String, value: String, nameOctets: Int? = nil, valueOctets: Int? = nil, clean: Bool = false) {
+        let sizes = (name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count, clean: clean)
         let entrySize = sizes.name + sizes.value + 32
         evict(toFit: maximumSize - entrySize)
         guard entrySize <= maximumSize else { return }
@@ -117,7 +127,7 @@ struct HPACKDynamicTable {
     /// Doubles the ring, oldest entry first.
     private mutating func grow() {
         var larger = [HPACKFieldKey?](repeating: nil, count: max(8, ring.count * 2))
-        var largerOctets = [(name: Int, value: Int)](repeating: (0, 0), count: larger.count)
+        var largerOctets = [(name: Int, value: Int, clean: Bool)](repeating: (0, 0, false), count: larger.count)
         for offset in 0..<count {
             larger[offset] = ring[(oldest + offset) % ring.count]
             largerOctets[offset] = octets[(oldest + offset) % ring.count]
