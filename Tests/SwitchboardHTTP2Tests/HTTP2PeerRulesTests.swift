@@ -197,6 +197,22 @@ import Testing
             let decoded = try decoder.decode(block)
             #expect(decoded.checkedFields == (round == 0 ? 0b001 : 0b011), "round \(round)")
         }
+        // Text that was not UTF-8 is held repaired: every later reference to its entry, whole
+        // or by name, is flagged as the first was, and never counts as checked.
+        var utf8Decoder = HPACKDecoder()
+        let added = try utf8Decoder.decode(Self.indexedLiteral(name: Array("x-name".utf8), value: [0xE9, 0x41]))
+        #expect(added.hasInvalidText)
+        let referenced = try utf8Decoder.decode([0x80 | 62])
+        #expect(referenced.hasInvalidText && referenced.checkedFields == 0)
+        let badName = try utf8Decoder.decode(Self.indexedLiteral(name: [0x78, 0xFF], value: Array("v".utf8)))
+        #expect(badName.hasInvalidText)
+        let byName = try utf8Decoder.decode([0x40 | 62, 1, UInt8(ascii: "w")])
+        #expect(byName.hasInvalidText, "a literal that takes its name from an entry whose name was repaired")
+        let cleanAgain = try utf8Decoder.decode(Self.indexedLiteral(name: Array("x-ok".utf8), value: Array("1".utf8)) + [0x80 | 62])
+        #expect(!cleanAgain.hasInvalidText && cleanAgain.checkedFields == 0b10)
+        // A name that begins with a colon but is no pseudo-header is not clean.
+        #expect(!HTTP2HeaderValidation.charactersAreClean(name: ":x\u{0}", value: "v"))
+        #expect(HTTP2HeaderValidation.charactersAreClean(name: ":authority", value: "example.com"))
         for (name, value) in HPACKStaticTable.entries {
             #expect(HTTP2HeaderValidation.charactersAreClean(name: name, value: value), "static \(name): \(value)")
         }

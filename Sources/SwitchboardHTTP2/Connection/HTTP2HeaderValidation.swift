@@ -39,12 +39,14 @@ package enum HTTP2HeaderValidation {
     }
 
     /// Whether a field's characters pass every check ``validate(_:as:checked:)`` makes of
-    /// characters, whatever the list's kind: a name that is a pseudo-header's or lowercase
-    /// tchar, a value without NUL, CR, LF or whitespace at either end. The HPACK decoder asks
-    /// once per dynamic-table entry, so fields that refer to it are not checked again.
+    /// characters, whatever the list's kind: a name that is one of the five pseudo-headers or
+    /// lowercase tchar, a value without NUL, CR, LF or whitespace at either end. The HPACK
+    /// decoder asks once per dynamic-table entry, so fields that refer to it are not checked
+    /// again.
     static func charactersAreClean(name: String, value: String) -> Bool {
         var name = name, value = value
-        let nameIsClean = name.utf8.first == UInt8(ascii: ":") || name.withUTF8 { !$0.isEmpty && nameProblem($0) == nil }
+        let isPseudo = [":method", ":scheme", ":path", ":authority", ":status"].contains(name)
+        let nameIsClean = isPseudo || name.withUTF8 { !$0.isEmpty && nameProblem($0) == nil }
         return nameIsClean && value.withUTF8 { valueProblem($0, edgeWhitespaceAllowed: false) == nil }
     }
 

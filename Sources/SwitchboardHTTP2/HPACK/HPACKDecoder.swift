@@ -27,7 +27,8 @@ public struct HPACKDecoder: Sendable {
         /// Bit `i` set: field `i` (of the first 64) came from a table entry whose characters
         /// passed HTTP/2's field checks when it was made (every static entry; a dynamic one
         /// checked when the peer added it), so the receiver need not check them again.
-        public var checkedFields: UInt64 = 0
+        /// Meaningful only for ``headers`` as decoded, in their order.
+        public internal(set) var checkedFields: UInt64 = 0
     }
 
     /// The largest header list kept, by RFC 7541's measure; what this end advertises as
@@ -90,7 +91,12 @@ public struct HPACKDecoder: Sendable {
             if first & 0x80 != 0 {
                 let fieldIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
                 let field = try entry(at: fieldIndex)
-                let checked = fieldIndex <= HPACKStaticTable.count || table.isClean(at: fieldIndex - HPACKStaticTable.count)
+                var checked = true
+                if fieldIndex > HPACKStaticTable.count, let facts = table.facts(at: fieldIndex - HPACKStaticTable.count) {
+                    checked = facts.clean
+                    // The entry holds repaired text: every field taken from it is malformed too.
+                    if facts.invalidName || facts.invalidValue { result.hasInvalidText = true }
+                }
                 append(HPACKHeader(field.name, field.value), octets: nil, checked: checked, to: &result)
             } else if first & 0xE0 == 0x20 {
                 guard atStart else { throw .tableSizeUpdateNotAtStart }
@@ -104,19 +110,27 @@ public struct HPACKDecoder: Sendable {
                 let nameIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: prefixBits)
                 let name: String
                 let nameOctets: Int
+                var invalidName = false, invalidValue = false
                 if nameIndex == 0 {
-                    (name, nameOctets) = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &result.hasInvalidText)
+                    (name, nameOctets) = try Self.string(bytes, at: &index, scratch: &scratch, invalid: &invalidName)
                 } else {
                     name = try entry(at: nameIndex).name
-                    nameOctets = nameIndex > HPACKStaticTable.count ? table.nameOctets(at: nameIndex - HPACKStaticTable.count) ?? name.utf8.count : name.utf8.count
+                    if nameIndex > HPACKStaticTable.count, let facts = table.facts(at: nameIndex - HPACKStaticTable.count) {
+                        nameOctets = facts.name
+                        invalidName = facts.invalidName
+                    } else {
+                        nameOctets = name.utf8.count
+                    }
                 }
-                let (value, valueOctets) = try value(bytes, at: &index, position: position, invalid: &result.hasInvalidText)
+                let (value, valueOctets) = try value(bytes, at: &index, position: position, invalid: &invalidValue)
+                if invalidName || invalidValue { result.hasInvalidText = true }
                 // Sizes in the peer's octets, so both tables evict alike (RFC 7541 §4.1).
-                // An entry's characters are checked once, when it is added (text that was not
-                // UTF-8 is never clean: the field holds its repair).
+                // An entry's characters are checked once, when it is added; text that was not
+                // UTF-8 is never clean (the entry holds its repair) and is remembered as such.
                 if prefixBits == 6 {
-                    let clean = !result.hasInvalidText && HTTP2HeaderValidation.charactersAreClean(name: name, value: value)
-                    table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets, clean: clean)
+                    let clean = !invalidName && !invalidValue && HTTP2HeaderValidation.charactersAreClean(name: name, value: value)
+                    table.add(name: name, value: value, nameOctets: nameOctets, valueOctets: valueOctets, clean: clean,
+                              invalidName: invalidName, invalidValue: invalidValue)
                 }
                 append(HPACKHeader(name, value, indexing: first & 0xF0 == 0x10 ? .never : .automatic), octets: nameOctets + valueOctets,
                        checked: false, to: &result)

@@ -16,8 +16,18 @@ struct HPACKDynamicTable {
     /// repair would evict earlier than the peer's encoder and lose the tables' agreement.
     /// With it, whether the entry's characters passed HTTP/2's field checks when it was added
     /// (``HTTP2HeaderValidation/charactersAreClean(name:value:)``), so a field that refers to
-    /// it need not be checked again.
-    private var octets: [(name: Int, value: Int, clean: Bool)] = []
+    /// it need not be checked again, and whether its name or value was not UTF-8 (held
+    /// repaired), which every field that refers to it must report.
+    private var octets: [Facts] = []
+
+    /// What the table keeps about an entry beside its text.
+    struct Facts {
+        var name: Int
+        var value: Int
+        var clean = false
+        var invalidName = false
+        var invalidValue = false
+    }
     /// Where the oldest entry sits in `ring`.
     private var oldest = 0
     private(set) var count = 0
@@ -39,24 +49,26 @@ struct HPACKDynamicTable {
         return ring[slot(ofInsertion: insertions - index)]
     }
 
-    /// The name's length in octets, as the peer sent it, of the entry at a dynamic index.
-    func nameOctets(at index: Int) -> Int? {
-        guard index >= 1, index <= count else { return nil }
-        return octets[slot(ofInsertion: insertions - index)].name
-    }
-
     /// Whether the entry at a dynamic index passed the field checks when it was added.
     func isClean(at index: Int) -> Bool {
-        guard index >= 1, index <= count else { return false }
-        return octets[slot(ofInsertion: insertions - index)].clean
+        facts(at: index)?.clean ?? false
+    }
+
+    /// What was noted about the entry at a dynamic index when it was added.
+    func facts(at index: Int) -> Facts? {
+        guard index >= 1, index <= count else { return nil }
+        return octets[slot(ofInsertion: insertions - index)]
     }
 
     /// Adds a field, evicting old ones to make room; a field larger than the whole table
     /// empties it and is not added (RFC 7541 §4.4). `nameOctets` and `valueOctets` are the
     /// lengths on the wire when they differ from the text's (text that was not UTF-8);
-    /// `clean`, whether its characters passed the field checks.
-    mutating func add(name: String, value: String, nameOctets: Int? = nil, valueOctets: Int? = nil, clean: Bool = false) {
-        let sizes = (name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count, clean: clean)
+    /// `clean`, whether its characters passed the field checks; `invalidName` and
+    /// `invalidValue`, whether that text was not UTF-8.
+    mutating func add(name: String, value: String, nameOctets: Int? = nil, valueOctets: Int? = nil, clean: Bool = false,
+                      invalidName: Bool = false, invalidValue: Bool = false) {
+        let sizes = Facts(name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count, clean: clean,
+                          invalidName: invalidName, invalidValue: invalidValue)
         let entrySize = sizes.name + sizes.value + 32
         evict(toFit: maximumSize - entrySize)
         guard entrySize <= maximumSize else { return }
@@ -127,7 +139,7 @@ struct HPACKDynamicTable {
     /// Doubles the ring, oldest entry first.
     private mutating func grow() {
         var larger = [HPACKFieldKey?](repeating: nil, count: max(8, ring.count * 2))
-        var largerOctets = [(name: Int, value: Int, clean: Bool)](repeating: (0, 0, false), count: larger.count)
+        var largerOctets = [Facts](repeating: Facts(name: 0, value: 0), count: larger.count)
         for offset in 0..<count {
             larger[offset] = ring[(oldest + offset) % ring.count]
             largerOctets[offset] = octets[(oldest + offset) % ring.count]
