@@ -71,3 +71,20 @@ import Testing
         #expect(!HTTPSyntax.hasNULCROrLF("caf\u{E9} \u{2028} \u{85}"), "only the three bytes, not other line separators")
     }
 }
+
+/// The name sets the redaction rules and gRPC's reserved names use, against `Set` and
+/// `lowercased()`.
+@Suite struct HTTPFieldNameSetTests {
+    @Test func agreesWithASetAndLowercasing() {
+        let names = ["te", "host", "accept", "content-type", "x-signal-timestamp", "sec-websocket-version", "date"]
+        let set = HTTPFieldNameSet(names)
+        let probes = names + names.map { $0.uppercased() } + ["", "t", "tee", "hosts", "Content-Typ", "x", "D\u{C9}TE", "caf\u{E9}"]
+        for probe in probes {
+            #expect(set.contains(probe) == Set(names).contains(probe), "\(probe)")
+            #expect(set.containsLowercased(probe) == Set(names).contains(probe.lowercased()), "\(probe)")
+        }
+        // A lowercase form of another length never matches (the Kelvin sign lowercases to "k").
+        #expect(!HTTPFieldNameSet(["sec-websocket-version"]).containsLowercased("sec-websoc\u{212A}et-version"))
+        #expect(!HTTPFieldNameSet([]).contains("") && !HTTPFieldNameSet([]).containsLowercased("a"))
+    }
+}

@@ -18,19 +18,11 @@ public enum GRPCMetadata {
     /// Whether metadata may not use `name`: every `grpc-` name is gRPC's own, and the rest
     /// are HTTP/2's.
     static func isReserved(_ name: String) -> Bool {
-        // Asked for every header of every call: the reserved names of the same length are
-        // compared, without hashing.
-        let count = name.utf8.count
-        if count < reservedNamesByLength.count, reservedNamesByLength[count].contains(name) { return true }
-        return name.hasBytePrefix("grpc-") || name.hasBytePrefix("switchboard-")
+        // Asked for every header of every call: compared without hashing.
+        reservedNameSet.contains(name) || name.hasBytePrefix("grpc-") || name.hasBytePrefix("switchboard-")
     }
 
-    /// ``reservedNames`` by UTF-8 length.
-    private static let reservedNamesByLength: [[String]] = {
-        var buckets = [[String]](repeating: [], count: (reservedNames.map(\.utf8.count).max() ?? 0) + 1)
-        for name in reservedNames { buckets[name.utf8.count].append(name) }
-        return buckets
-    }()
+    private static let reservedNameSet = HTTPFieldNameSet(reservedNames)
 
     /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.
     static func truncated(_ text: String, toBytes limit: Int) -> String {

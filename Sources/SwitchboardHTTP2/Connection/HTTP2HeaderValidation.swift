@@ -45,7 +45,7 @@ package enum HTTP2HeaderValidation {
     /// again.
     static func charactersAreClean(name: String, value: String) -> Bool {
         var name = name, value = value
-        let isPseudo = [":method", ":scheme", ":path", ":authority", ":status"].contains(name)
+        let isPseudo = pseudoHeader(name, in: .request) != nil || pseudoHeader(name, in: .response) != nil
         let nameIsClean = isPseudo || name.withUTF8 { !$0.isEmpty && nameProblem($0) == nil }
         return nameIsClean && value.withUTF8 { valueProblem($0, edgeWhitespaceAllowed: false) == nil }
     }

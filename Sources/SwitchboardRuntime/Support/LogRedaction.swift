@@ -1,3 +1,5 @@
+import SwitchboardHTTPSyntax
+
 /// What descriptions, `dump` and `Mirror` may show of requests, responses and headers.
 ///
 /// Header values are shown only for names known to carry no secret; every other value
@@ -17,21 +19,12 @@ public enum LogRedaction {
 
     /// Whether a header's value may be shown.
     public static func showsValue(ofHeader name: String) -> Bool {
-        // Asked for every header of every gRPC call: the few visible names of the same length
-        // are compared, without hashing, and an already lowercase name is not copied. (A name
-        // whose lowercase form has another length, such as one with a Kelvin sign, is hidden.)
-        let count = name.utf8.count
-        guard count < visibleNamesByLength.count, !visibleNamesByLength[count].isEmpty else { return false }
-        let lowered = name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") || $0 >= 0x80 }) ? name.lowercased() : name
-        return visibleNamesByLength[count].contains(lowered)
+        // Asked for every header of every gRPC call: compared without hashing. (A name whose
+        // lowercase form has another length, such as one with a Kelvin sign, is hidden.)
+        visibleNames.containsLowercased(name)
     }
 
-    /// ``visibleHeaderNames`` by UTF-8 length.
-    private static let visibleNamesByLength: [[String]] = {
-        var buckets = [[String]](repeating: [], count: (visibleHeaderNames.map(\.utf8.count).max() ?? 0) + 1)
-        for name in visibleHeaderNames { buckets[name.utf8.count].append(name) }
-        return buckets
-    }()
+    private static let visibleNames = HTTPFieldNameSet(visibleHeaderNames)
 
     /// `name: value`, the value redacted unless the name is known to be harmless.
     public static func header(_ name: String, _ value: String) -> String {

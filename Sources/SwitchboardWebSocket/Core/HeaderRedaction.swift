@@ -1,3 +1,5 @@
+import SwitchboardHTTPSyntax
+
 /// Which header values descriptions, `dump` and `Mirror` may show: only those of names known
 /// to carry no secret; `Authorization` and anything unknown read `[REDACTED]`. The same rule
 /// as `LogRedaction` in SwitchboardRuntime (a test holds the two lists equal); this module
@@ -14,11 +16,11 @@ enum HeaderRedaction {
     ]
 
     static func value(_ value: String, ofHeader name: String) -> String {
-        // As `LogRedaction`: a name whose lowercase form has another length (a Kelvin sign)
-        // is not one of the visible names.
-        let lowered = name.lowercased()
-        return lowered.utf8.count == name.utf8.count && visibleHeaderNames.contains(lowered) ? value : placeholder
+        // The same comparison as `LogRedaction`'s.
+        visibleNames.containsLowercased(name) ? value : placeholder
     }
+
+    private static let visibleNames = HTTPFieldNameSet(visibleHeaderNames)
 
     /// A path with its query string (where Signal's old API put credentials) hidden.
     static func path(_ path: String) -> String {
