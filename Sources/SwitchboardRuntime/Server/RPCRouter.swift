@@ -101,9 +101,8 @@ public final class RPCRouter: Sendable {
     /// verb, 401 when an account-only endpoint is called without an account, and 403
     /// when an unauthenticated-only endpoint is called on the authenticated connection.
     public func handle(_ request: ServerRequest, auth: AuthRequirement) async -> RPCResponse {
-        // One scan for the `?` serves both halves (each was a scan of its own, per request).
-        let mark = request.path.firstIndex(ofASCII: UInt8(ascii: "?"))
-        let path = mark.map { request.path[..<$0] } ?? request.path[...]
+        // One scan for both halves (each was a scan of its own, per request).
+        let (path, queryText) = request.splitPath
         var pathMatched = false
         var wrongConnection = false
         for (route, handler) in zip(routes, handlers) {
@@ -115,7 +114,6 @@ public final class RPCRouter: Sendable {
                 wrongConnection = true
                 continue
             }
-            let queryText = mark.map { request.path[request.path.utf8.index(after: $0)...] } ?? ""
             guard let query = queryText.isEmpty ? [] : PathEncoding.parseQuery(queryText) else {
                 return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
             }

@@ -20,15 +20,15 @@ public struct ServerRequest: Sendable {
     }
 
     /// The path without its query string.
-    public var pathWithoutQuery: Substring {
-        guard let mark = path.firstIndex(ofASCII: UInt8(ascii: "?")) else { return path[...] }
-        return path[..<mark]
-    }
+    public var pathWithoutQuery: Substring { splitPath.path }
 
     /// The query string, or an empty one.
-    public var query: Substring {
-        guard let mark = path.firstIndex(ofASCII: UInt8(ascii: "?")) else { return "" }
-        return path[path.utf8.index(after: mark)...]
+    public var query: Substring { splitPath.query }
+
+    /// The path and the query string, split at the first `?` in one scan.
+    var splitPath: (path: Substring, query: Substring) {
+        guard let mark = path.firstIndex(ofASCII: UInt8(ascii: "?")) else { return (path[...], "") }
+        return (path[..<mark], path[path.utf8.index(after: mark)...])
     }
 }
 
