@@ -70,6 +70,13 @@ import Testing
                     self.x = x
                     self.label = label
                 }
+
+                public static func == (lhs: Self, rhs: Self) -> Bool {
+                    guard FieldEquality.equal(lhs.x, rhs.x) else { return false }
+                    guard FieldEquality.equal(lhs.label, rhs.label) else { return false }
+                    guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+                    return true
+                }
             }
             """))
     }
@@ -79,17 +86,19 @@ import Testing
         #expect(file.contains("""
                 public func serializedSize() -> Int {
                     var size = WireSizeSum(unknownFields.count)
-                    if !UInt64Codec.isDefault(self.early) { size.add(UInt64Codec.encodedSize(of: self.early), tagSize: 1) }
-                    if !StringCodec.isDefault(self.late) { size.add(StringCodec.encodedSize(of: self.late), tagSize: 2) }
-                    if self.far { size.add(BoolCodec.encodedSize(of: self.far), tagSize: 3) }
+                    UInt64Codec.addSize(of: self.early, tagSize: 1, to: &size)
+                    StringCodec.addSize(of: self.late, tagSize: 2, to: &size)
+                    BoolCodec.addSize(of: self.far, tagSize: 3, to: &size)
                     return size.total
                 }
             """))
         #expect(file.contains("""
-                    if !StringCodec.isDefault(self.late) {
-                        writer.writeTag(162)
-                        StringCodec.write(self.late, to: &writer)
-                    }
+                public func serialize(into writer: inout WireWriter) {
+                    UInt64Codec.writeField(self.early, tag: 0x08, to: &writer)
+                    StringCodec.writeField(self.late, tag: 162, to: &writer)
+                    BoolCodec.writeField(self.far, tag: 24000, to: &writer)
+                    unknownFields.write(to: &writer)
+                }
             """))
         #expect(file.contains("""
                         case 0x08:
@@ -106,8 +115,22 @@ import Testing
 
     @Test func jsonAcceptsBothNames() throws {
         let file = try #require(try generate("message M { 1 before_id: string }\n")["M.swift"])
-        #expect(file.contains(#"writer.writeKeyLiteral("\"beforeId\":")"#))
-        #expect(file.contains(#"if name.matches("beforeId") || name.matches("before_id") {"#))
+        #expect(file.contains(#"try StringCodec.writeJSONMember(self.beforeId, key: "\"beforeId\":", to: &writer)"#))
+        // Both names map to the field's position; the body switches on positions.
+        #expect(file.contains(#"public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "beforeId\tbefore_id")"#))
+        #expect(file.contains("""
+                public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
+                    var fields = JSONFieldCursor(Self.jsonFieldNames)
+                    while let field = try fields.next(in: &reader) {
+                        switch field {
+                        case 0:
+                            try StringCodec.readJSON(from: &reader, into: &self.beforeId)
+                        default:
+                            break
+                        }
+                    }
+                }
+            """))
     }
 
     @Test func openEnum() throws {

@@ -133,8 +133,17 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
 if let index = arguments.firstIndex(of: "--count"), index + 2 < arguments.count, let count = Int(arguments[index + 2]) {
     let envelopeBytes = Workloads.envelope.serializedBytes()
     let envelopeData = try Workloads.envelopePeer.serializedData()
+    let envelopeJSON = try Workloads.envelope.jsonUTF8Bytes()
+    let chatBytes = Workloads.chatMessage.serializedBytes()
+    let chatJSON = try Workloads.chatMessage.jsonUTF8Bytes()
     var total = 0
     switch arguments[index + 1] {
+    case "envelope-json-encode": for _ in 0..<count { total &+= try Workloads.envelope.jsonUTF8Bytes().count }
+    case "envelope-json-decode": for _ in 0..<count { total &+= try WebSocketMessage(jsonUTF8Bytes: envelopeJSON).unknownFields.count }
+    case "chat-encode": for _ in 0..<count { total &+= Workloads.chatMessage.serializedBytes().count }
+    case "chat-decode": for _ in 0..<count { total &+= try ChatMessage(serializedBytes: chatBytes).unknownFields.count }
+    case "chat-json-encode": for _ in 0..<count { total &+= try Workloads.chatMessage.jsonUTF8Bytes().count }
+    case "chat-json-decode": for _ in 0..<count { total &+= try ChatMessage(jsonUTF8Bytes: chatJSON).unknownFields.count }
     // Both codecs with the same container, [UInt8] as the timed comparison above uses ...
     case "envelope-encode": for _ in 0..<count { total &+= Workloads.envelope.serializedBytes().count }
     case "envelope-decode": for _ in 0..<count { total &+= try WebSocketMessage(serializedBytes: envelopeBytes).unknownFields.count }

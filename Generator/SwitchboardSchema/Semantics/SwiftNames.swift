@@ -44,7 +44,7 @@ public enum SwiftNames {
     /// Members every generated message has; a field with one of these names is renamed.
     static let messageMembers: Set<String> = [
         "unknownFields", "serializedSize", "serialize", "decodeFields", "encodeJSONFields", "decodeJSONFields",
-        "protoMessageName", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "jsonUTF8Data", "hashValue",
+        "protoMessageName", "jsonFieldNames", "serializedBytes", "serializedData", "jsonString", "jsonUTF8Bytes", "jsonUTF8Data", "hashValue",
         "description", "debugDescription", "customMirror", "recipientID",
     ]
 
@@ -59,7 +59,7 @@ public enum SwiftNames {
         "AnyObject", "Codable", "CaseIterable", "RawRepresentable", "CustomStringConvertible",
         "CustomDebugStringConvertible", "CustomReflectable", "Mirror", "Duration",
         "SwitchboardRuntime", "ProtoMessage", "ProtoEnum", "WireWriter", "WireReader", "WireTag", "WireType",
-        "WireSize", "WireSizeSum", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName", "JSONFieldsSeen", "JSONIntegerKey",
+        "WireSize", "WireSizeSum", "WireLimits", "WireDecodingError", "WireDecodingOptions", "JSONWriter", "JSONReader", "JSONName", "JSONFieldsSeen", "JSONFieldNames", "JSONFieldCursor", "FieldEquality", "JSONIntegerKey",
         "JSONDecodingError", "JSONEncodingError", "JSONDecodingOptions", "UnknownFields", "IndirectBox",
         "FieldCodec", "MapKeyCodec", "RepeatedField", "MapField", "ZigZag", "Base64", "RFC3339",
         "BoolCodec", "Int32Codec", "Int64Codec", "UInt32Codec", "UInt64Codec", "SInt32Codec", "SInt64Codec",

@@ -49,63 +49,59 @@ public struct Attachment: Sendable, Hashable {
         self.blurHash = blurHash
         self.cdn = cdn
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
+        guard FieldEquality.equal(lhs.contentType, rhs.contentType) else { return false }
+        guard FieldEquality.equal(lhs.size, rhs.size) else { return false }
+        guard FieldEquality.equal(lhs.digest, rhs.digest) else { return false }
+        guard FieldEquality.equal(lhs.fileName, rhs.fileName) else { return false }
+        guard FieldEquality.equal(lhs.width, rhs.width) else { return false }
+        guard FieldEquality.equal(lhs.height, rhs.height) else { return false }
+        guard FieldEquality.equal(lhs.blurHash, rhs.blurHash) else { return false }
+        guard FieldEquality.equal(lhs.cdn, rhs.cdn) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Attachment: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.Attachment"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "id contentType size digest fileName width height blurHash cdn")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
-        if !StringCodec.isDefault(self.contentType) { size.add(StringCodec.encodedSize(of: self.contentType), tagSize: 1) }
-        if !UInt64Codec.isDefault(self.size) { size.add(UInt64Codec.encodedSize(of: self.size), tagSize: 1) }
-        if !BytesCodec.isDefault(self.digest) { size.add(BytesCodec.encodedSize(of: self.digest), tagSize: 1) }
+        StringCodec.addSize(of: self.id, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.contentType, tagSize: 1, to: &size)
+        UInt64Codec.addSize(of: self.size, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.digest, tagSize: 1, to: &size)
         if let length = self.fileName.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UInt32Codec.isDefault(self.width) { size.add(UInt32Codec.encodedSize(of: self.width), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.height) { size.add(UInt32Codec.encodedSize(of: self.height), tagSize: 1) }
+        UInt32Codec.addSize(of: self.width, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.height, tagSize: 1, to: &size)
         if let length = self.blurHash.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UInt32Codec.isDefault(self.cdn) { size.add(UInt32Codec.encodedSize(of: self.cdn), tagSize: 1) }
+        UInt32Codec.addSize(of: self.cdn, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.id, to: &writer)
-        }
-        if !StringCodec.isDefault(self.contentType) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.contentType, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.size) {
-            writer.writeByte(0x18)
-            UInt64Codec.write(self.size, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.digest) {
-            writer.writeByte(0x22)
-            BytesCodec.write(self.digest, to: &writer)
-        }
+        StringCodec.writeField(self.id, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.contentType, tag: 0x12, to: &writer)
+        UInt64Codec.writeField(self.size, tag: 0x18, to: &writer)
+        BytesCodec.writeField(self.digest, tag: 0x22, to: &writer)
         _ = self.fileName.map {
             writer.writeByte(0x2A)
             StringCodec.write($0, to: &writer)
         }
-        if !UInt32Codec.isDefault(self.width) {
-            writer.writeByte(0x30)
-            UInt32Codec.write(self.width, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.height) {
-            writer.writeByte(0x38)
-            UInt32Codec.write(self.height, to: &writer)
-        }
+        UInt32Codec.writeField(self.width, tag: 0x30, to: &writer)
+        UInt32Codec.writeField(self.height, tag: 0x38, to: &writer)
         _ = self.blurHash.map {
             writer.writeByte(0x42)
             StringCodec.write($0, to: &writer)
         }
-        if !UInt32Codec.isDefault(self.cdn) {
-            writer.writeByte(0x48)
-            UInt32Codec.write(self.cdn, to: &writer)
-        }
+        UInt32Codec.writeField(self.cdn, tag: 0x48, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -137,76 +133,41 @@ extension Attachment: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeKeyLiteral("\"id\":")
-            StringCodec.writeJSON(self.id, to: &writer)
-        }
-        if !StringCodec.isDefault(self.contentType) {
-            writer.writeKeyLiteral("\"contentType\":")
-            StringCodec.writeJSON(self.contentType, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.size) {
-            writer.writeKeyLiteral("\"size\":")
-            UInt64Codec.writeJSON(self.size, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.digest) {
-            writer.writeKeyLiteral("\"digest\":")
-            BytesCodec.writeJSON(self.digest, to: &writer)
-        }
-        if let value = self.fileName {
-            writer.writeKeyLiteral("\"fileName\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.width) {
-            writer.writeKeyLiteral("\"width\":")
-            UInt32Codec.writeJSON(self.width, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.height) {
-            writer.writeKeyLiteral("\"height\":")
-            UInt32Codec.writeJSON(self.height, to: &writer)
-        }
-        if let value = self.blurHash {
-            writer.writeKeyLiteral("\"blurHash\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.cdn) {
-            writer.writeKeyLiteral("\"cdn\":")
-            UInt32Codec.writeJSON(self.cdn, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.id, key: "\"id\":", to: &writer)
+        try StringCodec.writeJSONMember(self.contentType, key: "\"contentType\":", to: &writer)
+        try UInt64Codec.writeJSONMember(self.size, key: "\"size\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.digest, key: "\"digest\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.fileName, key: "\"fileName\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.width, key: "\"width\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.height, key: "\"height\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.blurHash, key: "\"blurHash\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.cdn, key: "\"cdn\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("id") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
-            } else if name.matches("contentType") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.contentType = value }
-            } else if name.matches("size") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.size = value }
-            } else if name.matches("digest") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.digest = value }
-            } else if name.matches("fileName") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.fileName = value }
-            } else if name.matches("width") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.width = value }
-            } else if name.matches("height") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.height = value }
-            } else if name.matches("blurHash") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.blurHash = value }
-            } else if name.matches("cdn") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.cdn = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.id)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.contentType)
+            case 2:
+                try UInt64Codec.readJSON(from: &reader, into: &self.size)
+            case 3:
+                try BytesCodec.readJSON(from: &reader, into: &self.digest)
+            case 4:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.fileName)
+            case 5:
+                try UInt32Codec.readJSON(from: &reader, into: &self.width)
+            case 6:
+                try UInt32Codec.readJSON(from: &reader, into: &self.height)
+            case 7:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.blurHash)
+            case 8:
+                try UInt32Codec.readJSON(from: &reader, into: &self.cdn)
+            default:
+                break
             }
         }
     }

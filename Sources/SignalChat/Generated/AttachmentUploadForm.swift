@@ -41,35 +41,38 @@ public struct AttachmentUploadForm: Sendable, Hashable {
         self.headers = headers
         self.signedUploadLocation = signedUploadLocation
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.cdn, rhs.cdn) else { return false }
+        guard FieldEquality.equal(lhs.key, rhs.key) else { return false }
+        guard FieldEquality.equal(lhs.headers, rhs.headers) else { return false }
+        guard FieldEquality.equal(lhs.signedUploadLocation, rhs.signedUploadLocation) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension AttachmentUploadForm: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.AttachmentUploadForm"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "cdn key headers signedUploadLocation")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt32Codec.isDefault(self.cdn) { size.add(UInt32Codec.encodedSize(of: self.cdn), tagSize: 1) }
-        if !StringCodec.isDefault(self.key) { size.add(StringCodec.encodedSize(of: self.key), tagSize: 1) }
+        UInt32Codec.addSize(of: self.cdn, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.key, tagSize: 1, to: &size)
         size.add(MapField<StringCodec, StringCodec>.encodedSize(self.headers, tagSize: 1))
-        if !StringCodec.isDefault(self.signedUploadLocation) { size.add(StringCodec.encodedSize(of: self.signedUploadLocation), tagSize: 1) }
+        StringCodec.addSize(of: self.signedUploadLocation, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt32Codec.isDefault(self.cdn) {
-            writer.writeByte(0x08)
-            UInt32Codec.write(self.cdn, to: &writer)
-        }
-        if !StringCodec.isDefault(self.key) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.key, to: &writer)
-        }
+        UInt32Codec.writeField(self.cdn, tag: 0x08, to: &writer)
+        StringCodec.writeField(self.key, tag: 0x12, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.headers, tag: 0x1A, to: &writer)
-        if !StringCodec.isDefault(self.signedUploadLocation) {
-            writer.writeByte(0x22)
-            StringCodec.write(self.signedUploadLocation, to: &writer)
-        }
+        StringCodec.writeField(self.signedUploadLocation, tag: 0x22, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -91,41 +94,26 @@ extension AttachmentUploadForm: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt32Codec.isDefault(self.cdn) {
-            writer.writeKeyLiteral("\"cdn\":")
-            UInt32Codec.writeJSON(self.cdn, to: &writer)
-        }
-        if !StringCodec.isDefault(self.key) {
-            writer.writeKeyLiteral("\"key\":")
-            StringCodec.writeJSON(self.key, to: &writer)
-        }
-        if !self.headers.isEmpty {
-            writer.writeKeyLiteral("\"headers\":")
-            try MapField<StringCodec, StringCodec>.writeJSON(self.headers, to: &writer)
-        }
-        if !StringCodec.isDefault(self.signedUploadLocation) {
-            writer.writeKeyLiteral("\"signedUploadLocation\":")
-            StringCodec.writeJSON(self.signedUploadLocation, to: &writer)
-        }
+        try UInt32Codec.writeJSONMember(self.cdn, key: "\"cdn\":", to: &writer)
+        try StringCodec.writeJSONMember(self.key, key: "\"key\":", to: &writer)
+        try MapField<StringCodec, StringCodec>.writeJSONMember(self.headers, key: "\"headers\":", to: &writer)
+        try StringCodec.writeJSONMember(self.signedUploadLocation, key: "\"signedUploadLocation\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("cdn") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.cdn = value }
-            } else if name.matches("key") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.key = value }
-            } else if name.matches("headers") {
-                try seen.field(2, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt32Codec.readJSON(from: &reader, into: &self.cdn)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.key)
+            case 2:
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.headers)
-            } else if name.matches("signedUploadLocation") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.signedUploadLocation = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 3:
+                try StringCodec.readJSON(from: &reader, into: &self.signedUploadLocation)
+            default:
+                break
             }
         }
     }

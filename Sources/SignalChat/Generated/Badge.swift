@@ -41,50 +41,50 @@ public struct Badge: Sendable, Hashable {
         self.expiration = expiration
         self.visible = visible
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
+        guard FieldEquality.equal(lhs.category, rhs.category) else { return false }
+        guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
+        guard FieldEquality.equal(lhs.description_, rhs.description_) else { return false }
+        guard FieldEquality.equal(lhs.sprites, rhs.sprites) else { return false }
+        guard FieldEquality.equal(lhs.expiration, rhs.expiration) else { return false }
+        guard FieldEquality.equal(lhs.visible, rhs.visible) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Badge: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.Badge"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "id category name description sprites expiration visible")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
-        if !StringCodec.isDefault(self.category) { size.add(StringCodec.encodedSize(of: self.category), tagSize: 1) }
-        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
-        if !StringCodec.isDefault(self.description_) { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 1) }
+        StringCodec.addSize(of: self.id, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.category, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.name, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.description_, tagSize: 1, to: &size)
         size.add(MapField<StringCodec, StringCodec>.encodedSize(self.sprites, tagSize: 1))
         if let length = self.expiration?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if self.visible { size.add(BoolCodec.encodedSize(of: self.visible), tagSize: 1) }
+        BoolCodec.addSize(of: self.visible, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.id, to: &writer)
-        }
-        if !StringCodec.isDefault(self.category) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.category, to: &writer)
-        }
-        if !StringCodec.isDefault(self.name) {
-            writer.writeByte(0x1A)
-            StringCodec.write(self.name, to: &writer)
-        }
-        if !StringCodec.isDefault(self.description_) {
-            writer.writeByte(0x22)
-            StringCodec.write(self.description_, to: &writer)
-        }
+        StringCodec.writeField(self.id, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.category, tag: 0x12, to: &writer)
+        StringCodec.writeField(self.name, tag: 0x1A, to: &writer)
+        StringCodec.writeField(self.description_, tag: 0x22, to: &writer)
         MapField<StringCodec, StringCodec>.write(self.sprites, tag: 0x2A, to: &writer)
         _ = self.expiration.map {
             writer.writeByte(0x32)
             writer.writeLengthDelimited($0)
         }
-        if self.visible {
-            writer.writeByte(0x38)
-            BoolCodec.write(self.visible, to: &writer)
-        }
+        BoolCodec.writeField(self.visible, tag: 0x38, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -113,62 +113,35 @@ extension Badge: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeKeyLiteral("\"id\":")
-            StringCodec.writeJSON(self.id, to: &writer)
-        }
-        if !StringCodec.isDefault(self.category) {
-            writer.writeKeyLiteral("\"category\":")
-            StringCodec.writeJSON(self.category, to: &writer)
-        }
-        if !StringCodec.isDefault(self.name) {
-            writer.writeKeyLiteral("\"name\":")
-            StringCodec.writeJSON(self.name, to: &writer)
-        }
-        if !StringCodec.isDefault(self.description_) {
-            writer.writeKeyLiteral("\"description\":")
-            StringCodec.writeJSON(self.description_, to: &writer)
-        }
-        if !self.sprites.isEmpty {
-            writer.writeKeyLiteral("\"sprites\":")
-            try MapField<StringCodec, StringCodec>.writeJSON(self.sprites, to: &writer)
-        }
-        if let value = self.expiration {
-            writer.writeKeyLiteral("\"expiration\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if self.visible {
-            writer.writeKeyLiteral("\"visible\":")
-            BoolCodec.writeJSON(self.visible, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.id, key: "\"id\":", to: &writer)
+        try StringCodec.writeJSONMember(self.category, key: "\"category\":", to: &writer)
+        try StringCodec.writeJSONMember(self.name, key: "\"name\":", to: &writer)
+        try StringCodec.writeJSONMember(self.description_, key: "\"description\":", to: &writer)
+        try MapField<StringCodec, StringCodec>.writeJSONMember(self.sprites, key: "\"sprites\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self.expiration, key: "\"expiration\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.visible, key: "\"visible\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("id") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
-            } else if name.matches("category") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.category = value }
-            } else if name.matches("name") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
-            } else if name.matches("description") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.description_ = value }
-            } else if name.matches("sprites") {
-                try seen.field(4, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.id)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.category)
+            case 2:
+                try StringCodec.readJSON(from: &reader, into: &self.name)
+            case 3:
+                try StringCodec.readJSON(from: &reader, into: &self.description_)
+            case 4:
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.sprites)
-            } else if name.matches("expiration") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.expiration = value }
-            } else if name.matches("visible") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.visible = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 5:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self.expiration)
+            case 6:
+                try BoolCodec.readJSON(from: &reader, into: &self.visible)
+            default:
+                break
             }
         }
     }

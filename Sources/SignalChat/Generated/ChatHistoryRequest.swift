@@ -26,33 +26,38 @@ public struct ChatHistoryRequest: Sendable, Hashable {
         self.beforeId = beforeId
         self.limit = limit
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
+        guard FieldEquality.equal(lhs.beforeId, rhs.beforeId) else { return false }
+        guard FieldEquality.equal(lhs.limit, rhs.limit) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ChatHistoryRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ChatHistoryRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chatId beforeId limit")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        StringCodec.addSize(of: self.chatId, tagSize: 1, to: &size)
         if let length = self.beforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UInt32Codec.isDefault(self.limit) { size.add(UInt32Codec.encodedSize(of: self.limit), tagSize: 1) }
+        UInt32Codec.addSize(of: self.limit, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.chatId, to: &writer)
-        }
+        StringCodec.writeField(self.chatId, tag: 0x0A, to: &writer)
         _ = self.beforeId.map {
             writer.writeByte(0x12)
             StringCodec.write($0, to: &writer)
         }
-        if !UInt32Codec.isDefault(self.limit) {
-            writer.writeByte(0x18)
-            UInt32Codec.write(self.limit, to: &writer)
-        }
+        UInt32Codec.writeField(self.limit, tag: 0x18, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -72,34 +77,23 @@ extension ChatHistoryRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeKeyLiteral("\"chatId\":")
-            StringCodec.writeJSON(self.chatId, to: &writer)
-        }
-        if let value = self.beforeId {
-            writer.writeKeyLiteral("\"beforeId\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.limit) {
-            writer.writeKeyLiteral("\"limit\":")
-            UInt32Codec.writeJSON(self.limit, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.chatId, key: "\"chatId\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.beforeId, key: "\"beforeId\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.limit, key: "\"limit\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chatId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
-            } else if name.matches("beforeId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.beforeId = value }
-            } else if name.matches("limit") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.limit = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.chatId)
+            case 1:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.beforeId)
+            case 2:
+                try UInt32Codec.readJSON(from: &reader, into: &self.limit)
+            default:
+                break
             }
         }
     }

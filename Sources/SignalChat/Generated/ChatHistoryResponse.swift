@@ -23,25 +23,32 @@ public struct ChatHistoryResponse: Sendable, Hashable {
         self.messages = messages
         self.hasMore = hasMore
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.messages, rhs.messages) else { return false }
+        guard FieldEquality.equal(lhs.hasMore, rhs.hasMore) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ChatHistoryResponse: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ChatHistoryResponse"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "messages hasMore")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         size.add(RepeatedField<MessageCodec<ChatMessage>>.unpackedSize(self.messages, tagSize: 1))
-        if self.hasMore { size.add(BoolCodec.encodedSize(of: self.hasMore), tagSize: 1) }
+        BoolCodec.addSize(of: self.hasMore, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
         RepeatedField<MessageCodec<ChatMessage>>.writeUnpacked(self.messages, tag: 0x0A, to: &writer)
-        if self.hasMore {
-            writer.writeByte(0x10)
-            BoolCodec.write(self.hasMore, to: &writer)
-        }
+        BoolCodec.writeField(self.hasMore, tag: 0x10, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -59,27 +66,20 @@ extension ChatHistoryResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.messages.isEmpty {
-            writer.writeKeyLiteral("\"messages\":")
-            try RepeatedField<MessageCodec<ChatMessage>>.writeJSON(self.messages, to: &writer)
-        }
-        if self.hasMore {
-            writer.writeKeyLiteral("\"hasMore\":")
-            BoolCodec.writeJSON(self.hasMore, to: &writer)
-        }
+        try RepeatedField<MessageCodec<ChatMessage>>.writeJSONMember(self.messages, key: "\"messages\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.hasMore, key: "\"hasMore\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("messages") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<MessageCodec<ChatMessage>>.readJSON(from: &reader, into: &self.messages)
-            } else if name.matches("hasMore") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.hasMore = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 1:
+                try BoolCodec.readJSON(from: &reader, into: &self.hasMore)
+            default:
+                break
             }
         }
     }

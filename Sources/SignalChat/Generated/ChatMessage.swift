@@ -71,18 +71,36 @@ public struct ChatMessage: Sendable, Hashable {
         self.reactions = reactions
         self.editedAt = editedAt
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
+        guard FieldEquality.equal(lhs.senderId, rhs.senderId) else { return false }
+        guard FieldEquality.equal(lhs.text, rhs.text) else { return false }
+        guard FieldEquality.equal(lhs.status, rhs.status) else { return false }
+        guard FieldEquality.equal(lhs._createdAt, rhs._createdAt) else { return false }
+        guard FieldEquality.equal(lhs.attachments, rhs.attachments) else { return false }
+        guard FieldEquality.equal(lhs.extras, rhs.extras) else { return false }
+        guard FieldEquality.equal(lhs.replyTo, rhs.replyTo) else { return false }
+        guard FieldEquality.equal(lhs.reactions, rhs.reactions) else { return false }
+        guard FieldEquality.equal(lhs.editedAt, rhs.editedAt) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ChatMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ChatMessage"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "id senderId text status createdAt attachments extras replyTo reactions editedAt")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.id) { size.add(StringCodec.encodedSize(of: self.id), tagSize: 1) }
-        if !UInt64Codec.isDefault(self.senderId) { size.add(UInt64Codec.encodedSize(of: self.senderId), tagSize: 1) }
-        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
-        if !EnumCodec<MessageStatus>.isDefault(self.status) { size.add(EnumCodec<MessageStatus>.encodedSize(of: self.status), tagSize: 1) }
+        StringCodec.addSize(of: self.id, tagSize: 1, to: &size)
+        UInt64Codec.addSize(of: self.senderId, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.text, tagSize: 1, to: &size)
+        EnumCodec<MessageStatus>.addSize(of: self.status, tagSize: 1, to: &size)
         if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<Attachment>>.unpackedSize(self.attachments, tagSize: 1))
         size.add(MapField<StringCodec, StringCodec>.encodedSize(self.extras, tagSize: 1))
@@ -93,22 +111,10 @@ extension ChatMessage: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.id, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.senderId) {
-            writer.writeByte(0x10)
-            UInt64Codec.write(self.senderId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeByte(0x1A)
-            StringCodec.write(self.text, to: &writer)
-        }
-        if !EnumCodec<MessageStatus>.isDefault(self.status) {
-            writer.writeByte(0x20)
-            EnumCodec<MessageStatus>.write(self.status, to: &writer)
-        }
+        StringCodec.writeField(self.id, tag: 0x0A, to: &writer)
+        UInt64Codec.writeField(self.senderId, tag: 0x10, to: &writer)
+        StringCodec.writeField(self.text, tag: 0x1A, to: &writer)
+        EnumCodec<MessageStatus>.writeField(self.status, tag: 0x20, to: &writer)
         _ = self._createdAt.map {
             writer.writeByte(0x2A)
             writer.writeLengthDelimited($0)
@@ -159,83 +165,44 @@ extension ChatMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.id) {
-            writer.writeKeyLiteral("\"id\":")
-            StringCodec.writeJSON(self.id, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.senderId) {
-            writer.writeKeyLiteral("\"senderId\":")
-            UInt64Codec.writeJSON(self.senderId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeKeyLiteral("\"text\":")
-            StringCodec.writeJSON(self.text, to: &writer)
-        }
-        if !EnumCodec<MessageStatus>.isDefault(self.status) {
-            writer.writeKeyLiteral("\"status\":")
-            EnumCodec<MessageStatus>.writeJSON(self.status, to: &writer)
-        }
-        if let value = self._createdAt {
-            writer.writeKeyLiteral("\"createdAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if !self.attachments.isEmpty {
-            writer.writeKeyLiteral("\"attachments\":")
-            try RepeatedField<MessageCodec<Attachment>>.writeJSON(self.attachments, to: &writer)
-        }
-        if !self.extras.isEmpty {
-            writer.writeKeyLiteral("\"extras\":")
-            try MapField<StringCodec, StringCodec>.writeJSON(self.extras, to: &writer)
-        }
-        if let value = self.replyTo {
-            writer.writeKeyLiteral("\"replyTo\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !self.reactions.isEmpty {
-            writer.writeKeyLiteral("\"reactions\":")
-            try RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeJSON(self.reactions, to: &writer)
-        }
-        if let value = self.editedAt {
-            writer.writeKeyLiteral("\"editedAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.id, key: "\"id\":", to: &writer)
+        try UInt64Codec.writeJSONMember(self.senderId, key: "\"senderId\":", to: &writer)
+        try StringCodec.writeJSONMember(self.text, key: "\"text\":", to: &writer)
+        try EnumCodec<MessageStatus>.writeJSONMember(self.status, key: "\"status\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._createdAt, key: "\"createdAt\":", to: &writer)
+        try RepeatedField<MessageCodec<Attachment>>.writeJSONMember(self.attachments, key: "\"attachments\":", to: &writer)
+        try MapField<StringCodec, StringCodec>.writeJSONMember(self.extras, key: "\"extras\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.replyTo, key: "\"replyTo\":", to: &writer)
+        try RepeatedField<MessageCodec<ChatMessage.Reaction>>.writeJSONMember(self.reactions, key: "\"reactions\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self.editedAt, key: "\"editedAt\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("id") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.id = value }
-            } else if name.matches("senderId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.senderId = value }
-            } else if name.matches("text") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.text = value }
-            } else if name.matches("status") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<MessageStatus>.readJSON(from: &reader) { self.status = value }
-            } else if name.matches("createdAt") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.createdAt = value }
-            } else if name.matches("attachments") {
-                try seen.field(5, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.id)
+            case 1:
+                try UInt64Codec.readJSON(from: &reader, into: &self.senderId)
+            case 2:
+                try StringCodec.readJSON(from: &reader, into: &self.text)
+            case 3:
+                try EnumCodec<MessageStatus>.readJSON(from: &reader, into: &self.status)
+            case 4:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._createdAt)
+            case 5:
                 try RepeatedField<MessageCodec<Attachment>>.readJSON(from: &reader, into: &self.attachments)
-            } else if name.matches("extras") {
-                try seen.field(6, name, in: Self.protoMessageName)
+            case 6:
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.extras)
-            } else if name.matches("replyTo") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.replyTo = value }
-            } else if name.matches("reactions") {
-                try seen.field(8, name, in: Self.protoMessageName)
+            case 7:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.replyTo)
+            case 8:
                 try RepeatedField<MessageCodec<ChatMessage.Reaction>>.readJSON(from: &reader, into: &self.reactions)
-            } else if name.matches("editedAt") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.editedAt = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 9:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self.editedAt)
+            default:
+                break
             }
         }
     }
@@ -261,6 +228,13 @@ extension ChatMessage {
             self.emoji = emoji
             self.userIds = userIds
         }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            guard FieldEquality.equal(lhs.emoji, rhs.emoji) else { return false }
+            guard FieldEquality.equal(lhs.userIds, rhs.userIds) else { return false }
+            guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+            return true
+        }
     }
 }
 
@@ -268,18 +242,18 @@ extension ChatMessage.Reaction: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ChatMessage.Reaction"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "emoji userIds")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.emoji) { size.add(StringCodec.encodedSize(of: self.emoji), tagSize: 1) }
+        StringCodec.addSize(of: self.emoji, tagSize: 1, to: &size)
         size.add(RepeatedField<UInt64Codec>.packedSize(self.userIds, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.emoji) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.emoji, to: &writer)
-        }
+        StringCodec.writeField(self.emoji, tag: 0x0A, to: &writer)
         RepeatedField<UInt64Codec>.writePacked(self.userIds, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -300,27 +274,20 @@ extension ChatMessage.Reaction: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.emoji) {
-            writer.writeKeyLiteral("\"emoji\":")
-            StringCodec.writeJSON(self.emoji, to: &writer)
-        }
-        if !self.userIds.isEmpty {
-            writer.writeKeyLiteral("\"userIds\":")
-            try RepeatedField<UInt64Codec>.writeJSON(self.userIds, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.emoji, key: "\"emoji\":", to: &writer)
+        try RepeatedField<UInt64Codec>.writeJSONMember(self.userIds, key: "\"userIds\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("emoji") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.emoji = value }
-            } else if name.matches("userIds") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.emoji)
+            case 1:
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.userIds)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -62,34 +62,44 @@ public struct ChatSummary: Sendable, Hashable {
         self.kind = kind
         self.memberCount = memberCount
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
+        guard FieldEquality.equal(lhs.title, rhs.title) else { return false }
+        guard FieldEquality.equal(lhs.lastMessagePreview, rhs.lastMessagePreview) else { return false }
+        guard FieldEquality.equal(lhs._lastActivity, rhs._lastActivity) else { return false }
+        guard FieldEquality.equal(lhs.unreadCount, rhs.unreadCount) else { return false }
+        guard FieldEquality.equal(lhs.muted, rhs.muted) else { return false }
+        guard FieldEquality.equal(lhs.kind, rhs.kind) else { return false }
+        guard FieldEquality.equal(lhs.memberCount, rhs.memberCount) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ChatSummary: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ChatSummary"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chatId title lastMessagePreview lastActivity unreadCount muted kind memberCount")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !StringCodec.isDefault(self.title) { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        StringCodec.addSize(of: self.chatId, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.title, tagSize: 1, to: &size)
         if let length = self.lastMessagePreview.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self._lastActivity?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.unreadCount) { size.add(UInt32Codec.encodedSize(of: self.unreadCount), tagSize: 1) }
-        if self.muted { size.add(BoolCodec.encodedSize(of: self.muted), tagSize: 1) }
-        if !EnumCodec<ChatKind>.isDefault(self.kind) { size.add(EnumCodec<ChatKind>.encodedSize(of: self.kind), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.memberCount) { size.add(UInt32Codec.encodedSize(of: self.memberCount), tagSize: 1) }
+        UInt32Codec.addSize(of: self.unreadCount, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.muted, tagSize: 1, to: &size)
+        EnumCodec<ChatKind>.addSize(of: self.kind, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.memberCount, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.title) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.title, to: &writer)
-        }
+        StringCodec.writeField(self.chatId, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.title, tag: 0x12, to: &writer)
         _ = self.lastMessagePreview.map {
             writer.writeByte(0x1A)
             StringCodec.write($0, to: &writer)
@@ -98,22 +108,10 @@ extension ChatSummary: ProtoMessage {
             writer.writeByte(0x22)
             writer.writeLengthDelimited($0)
         }
-        if !UInt32Codec.isDefault(self.unreadCount) {
-            writer.writeByte(0x28)
-            UInt32Codec.write(self.unreadCount, to: &writer)
-        }
-        if self.muted {
-            writer.writeByte(0x30)
-            BoolCodec.write(self.muted, to: &writer)
-        }
-        if !EnumCodec<ChatKind>.isDefault(self.kind) {
-            writer.writeByte(0x38)
-            EnumCodec<ChatKind>.write(self.kind, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.memberCount) {
-            writer.writeByte(0x40)
-            UInt32Codec.write(self.memberCount, to: &writer)
-        }
+        UInt32Codec.writeField(self.unreadCount, tag: 0x28, to: &writer)
+        BoolCodec.writeField(self.muted, tag: 0x30, to: &writer)
+        EnumCodec<ChatKind>.writeField(self.kind, tag: 0x38, to: &writer)
+        UInt32Codec.writeField(self.memberCount, tag: 0x40, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -144,69 +142,38 @@ extension ChatSummary: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeKeyLiteral("\"chatId\":")
-            StringCodec.writeJSON(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.title) {
-            writer.writeKeyLiteral("\"title\":")
-            StringCodec.writeJSON(self.title, to: &writer)
-        }
-        if let value = self.lastMessagePreview {
-            writer.writeKeyLiteral("\"lastMessagePreview\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self._lastActivity {
-            writer.writeKeyLiteral("\"lastActivity\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.unreadCount) {
-            writer.writeKeyLiteral("\"unreadCount\":")
-            UInt32Codec.writeJSON(self.unreadCount, to: &writer)
-        }
-        if self.muted {
-            writer.writeKeyLiteral("\"muted\":")
-            BoolCodec.writeJSON(self.muted, to: &writer)
-        }
-        if !EnumCodec<ChatKind>.isDefault(self.kind) {
-            writer.writeKeyLiteral("\"kind\":")
-            EnumCodec<ChatKind>.writeJSON(self.kind, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.memberCount) {
-            writer.writeKeyLiteral("\"memberCount\":")
-            UInt32Codec.writeJSON(self.memberCount, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.chatId, key: "\"chatId\":", to: &writer)
+        try StringCodec.writeJSONMember(self.title, key: "\"title\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.lastMessagePreview, key: "\"lastMessagePreview\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._lastActivity, key: "\"lastActivity\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.unreadCount, key: "\"unreadCount\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.muted, key: "\"muted\":", to: &writer)
+        try EnumCodec<ChatKind>.writeJSONMember(self.kind, key: "\"kind\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.memberCount, key: "\"memberCount\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chatId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
-            } else if name.matches("title") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.title = value }
-            } else if name.matches("lastMessagePreview") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.lastMessagePreview = value }
-            } else if name.matches("lastActivity") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.lastActivity = value }
-            } else if name.matches("unreadCount") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.unreadCount = value }
-            } else if name.matches("muted") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.muted = value }
-            } else if name.matches("kind") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<ChatKind>.readJSON(from: &reader) { self.kind = value }
-            } else if name.matches("memberCount") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.memberCount = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.chatId)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.title)
+            case 2:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.lastMessagePreview)
+            case 3:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._lastActivity)
+            case 4:
+                try UInt32Codec.readJSON(from: &reader, into: &self.unreadCount)
+            case 5:
+                try BoolCodec.readJSON(from: &reader, into: &self.muted)
+            case 6:
+                try EnumCodec<ChatKind>.readJSON(from: &reader, into: &self.kind)
+            case 7:
+                try UInt32Codec.readJSON(from: &reader, into: &self.memberCount)
+            default:
+                break
             }
         }
     }

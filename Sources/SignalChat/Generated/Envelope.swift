@@ -50,40 +50,52 @@ public struct Envelope: Sendable, Hashable {
         self.urgent = urgent
         self.story = story
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
+        guard FieldEquality.equal(lhs.sourceServiceId, rhs.sourceServiceId) else { return false }
+        guard FieldEquality.equal(lhs.sourceDevice, rhs.sourceDevice) else { return false }
+        guard FieldEquality.equal(lhs.destinationServiceId, rhs.destinationServiceId) else { return false }
+        guard FieldEquality.equal(lhs.timestamp, rhs.timestamp) else { return false }
+        guard FieldEquality.equal(lhs.content, rhs.content) else { return false }
+        guard FieldEquality.equal(lhs.serverGuid, rhs.serverGuid) else { return false }
+        guard FieldEquality.equal(lhs.serverTimestamp, rhs.serverTimestamp) else { return false }
+        guard FieldEquality.equal(lhs.urgent, rhs.urgent) else { return false }
+        guard FieldEquality.equal(lhs.story, rhs.story) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Envelope: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.Envelope"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "type sourceServiceId sourceDevice destinationServiceId timestamp content serverGuid serverTimestamp urgent story")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size.add(EnumCodec<EnvelopeType>.encodedSize(of: self.type), tagSize: 1) }
+        EnumCodec<EnvelopeType>.addSize(of: self.type, tagSize: 1, to: &size)
         if let length = self.sourceServiceId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.timestamp), tagSize: 1) }
+        UnixMillisTimestampCodec.addSize(of: self.timestamp, tagSize: 1, to: &size)
         if let length = self.sourceDevice.map(UInt32Codec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.content.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.serverGuid.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.serverTimestamp), tagSize: 1) }
+        UnixMillisTimestampCodec.addSize(of: self.serverTimestamp, tagSize: 1, to: &size)
         if let length = self.destinationServiceId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if self.urgent { size.add(BoolCodec.encodedSize(of: self.urgent), tagSize: 1) }
-        if self.story { size.add(BoolCodec.encodedSize(of: self.story), tagSize: 2) }
+        BoolCodec.addSize(of: self.urgent, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.story, tagSize: 2, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
-            writer.writeByte(0x08)
-            EnumCodec<EnvelopeType>.write(self.type, to: &writer)
-        }
+        EnumCodec<EnvelopeType>.writeField(self.type, tag: 0x08, to: &writer)
         _ = self.sourceServiceId.map {
             writer.writeByte(0x12)
             StringCodec.write($0, to: &writer)
         }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeByte(0x28)
-            UnixMillisTimestampCodec.write(self.timestamp, to: &writer)
-        }
+        UnixMillisTimestampCodec.writeField(self.timestamp, tag: 0x28, to: &writer)
         _ = self.sourceDevice.map {
             writer.writeByte(0x38)
             UInt32Codec.write($0, to: &writer)
@@ -96,22 +108,13 @@ extension Envelope: ProtoMessage {
             writer.writeByte(0x4A)
             StringCodec.write($0, to: &writer)
         }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) {
-            writer.writeByte(0x50)
-            UnixMillisTimestampCodec.write(self.serverTimestamp, to: &writer)
-        }
+        UnixMillisTimestampCodec.writeField(self.serverTimestamp, tag: 0x50, to: &writer)
         _ = self.destinationServiceId.map {
             writer.writeByte(0x6A)
             StringCodec.write($0, to: &writer)
         }
-        if self.urgent {
-            writer.writeByte(0x70)
-            BoolCodec.write(self.urgent, to: &writer)
-        }
-        if self.story {
-            writer.writeTag(128)
-            BoolCodec.write(self.story, to: &writer)
-        }
+        BoolCodec.writeField(self.urgent, tag: 0x70, to: &writer)
+        BoolCodec.writeField(self.story, tag: 128, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -145,83 +148,44 @@ extension Envelope: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
-            writer.writeKeyLiteral("\"type\":")
-            EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
-        }
-        if let value = self.sourceServiceId {
-            writer.writeKeyLiteral("\"sourceServiceId\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.sourceDevice {
-            writer.writeKeyLiteral("\"sourceDevice\":")
-            UInt32Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.destinationServiceId {
-            writer.writeKeyLiteral("\"destinationServiceId\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeKeyLiteral("\"timestamp\":")
-            UnixMillisTimestampCodec.writeJSON(self.timestamp, to: &writer)
-        }
-        if let value = self.content {
-            writer.writeKeyLiteral("\"content\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.serverGuid {
-            writer.writeKeyLiteral("\"serverGuid\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UnixMillisTimestampCodec.isDefault(self.serverTimestamp) {
-            writer.writeKeyLiteral("\"serverTimestamp\":")
-            UnixMillisTimestampCodec.writeJSON(self.serverTimestamp, to: &writer)
-        }
-        if self.urgent {
-            writer.writeKeyLiteral("\"urgent\":")
-            BoolCodec.writeJSON(self.urgent, to: &writer)
-        }
-        if self.story {
-            writer.writeKeyLiteral("\"story\":")
-            BoolCodec.writeJSON(self.story, to: &writer)
-        }
+        try EnumCodec<EnvelopeType>.writeJSONMember(self.type, key: "\"type\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.sourceServiceId, key: "\"sourceServiceId\":", to: &writer)
+        try UInt32Codec.writeJSONMember(present: self.sourceDevice, key: "\"sourceDevice\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.destinationServiceId, key: "\"destinationServiceId\":", to: &writer)
+        try UnixMillisTimestampCodec.writeJSONMember(self.timestamp, key: "\"timestamp\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.content, key: "\"content\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.serverGuid, key: "\"serverGuid\":", to: &writer)
+        try UnixMillisTimestampCodec.writeJSONMember(self.serverTimestamp, key: "\"serverTimestamp\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.urgent, key: "\"urgent\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.story, key: "\"story\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("type") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<EnvelopeType>.readJSON(from: &reader) { self.type = value }
-            } else if name.matches("sourceServiceId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.sourceServiceId = value }
-            } else if name.matches("sourceDevice") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.sourceDevice = value }
-            } else if name.matches("destinationServiceId") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.destinationServiceId = value }
-            } else if name.matches("timestamp") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.timestamp = value }
-            } else if name.matches("content") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.content = value }
-            } else if name.matches("serverGuid") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.serverGuid = value }
-            } else if name.matches("serverTimestamp") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.serverTimestamp = value }
-            } else if name.matches("urgent") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.urgent = value }
-            } else if name.matches("story") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.story = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<EnvelopeType>.readJSON(from: &reader, into: &self.type)
+            case 1:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.sourceServiceId)
+            case 2:
+                try UInt32Codec.readJSON(from: &reader, intoOptional: &self.sourceDevice)
+            case 3:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.destinationServiceId)
+            case 4:
+                try UnixMillisTimestampCodec.readJSON(from: &reader, into: &self.timestamp)
+            case 5:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.content)
+            case 6:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.serverGuid)
+            case 7:
+                try UnixMillisTimestampCodec.readJSON(from: &reader, into: &self.serverTimestamp)
+            case 8:
+                try BoolCodec.readJSON(from: &reader, into: &self.urgent)
+            case 9:
+                try BoolCodec.readJSON(from: &reader, into: &self.story)
+            default:
+                break
             }
         }
     }

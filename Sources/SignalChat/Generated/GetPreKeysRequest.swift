@@ -26,28 +26,32 @@ public struct GetPreKeysRequest: Sendable, Hashable {
         self.identifier = identifier
         self.deviceId = deviceId
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.identifier, rhs.identifier) else { return false }
+        guard FieldEquality.equal(lhs.deviceId, rhs.deviceId) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension GetPreKeysRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.GetPreKeysRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "identifier deviceId")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.identifier) { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
-        if !StringCodec.isDefault(self.deviceId) { size.add(StringCodec.encodedSize(of: self.deviceId), tagSize: 1) }
+        StringCodec.addSize(of: self.identifier, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.deviceId, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.identifier) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.identifier, to: &writer)
-        }
-        if !StringCodec.isDefault(self.deviceId) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.deviceId, to: &writer)
-        }
+        StringCodec.writeField(self.identifier, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.deviceId, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -65,27 +69,20 @@ extension GetPreKeysRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.identifier) {
-            writer.writeKeyLiteral("\"identifier\":")
-            StringCodec.writeJSON(self.identifier, to: &writer)
-        }
-        if !StringCodec.isDefault(self.deviceId) {
-            writer.writeKeyLiteral("\"deviceId\":")
-            StringCodec.writeJSON(self.deviceId, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.identifier, key: "\"identifier\":", to: &writer)
+        try StringCodec.writeJSONMember(self.deviceId, key: "\"deviceId\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("identifier") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.identifier = value }
-            } else if name.matches("deviceId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.deviceId = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.identifier)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.deviceId)
+            default:
+                break
             }
         }
     }

@@ -23,28 +23,32 @@ public struct GetProfileRequest: Sendable, Hashable {
         self.identifier = identifier
         self.version = version
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.identifier, rhs.identifier) else { return false }
+        guard FieldEquality.equal(lhs.version, rhs.version) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension GetProfileRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.GetProfileRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "identifier version")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.identifier) { size.add(StringCodec.encodedSize(of: self.identifier), tagSize: 1) }
-        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
+        StringCodec.addSize(of: self.identifier, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.version, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.identifier) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.identifier, to: &writer)
-        }
-        if !StringCodec.isDefault(self.version) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.version, to: &writer)
-        }
+        StringCodec.writeField(self.identifier, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.version, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension GetProfileRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.identifier) {
-            writer.writeKeyLiteral("\"identifier\":")
-            StringCodec.writeJSON(self.identifier, to: &writer)
-        }
-        if !StringCodec.isDefault(self.version) {
-            writer.writeKeyLiteral("\"version\":")
-            StringCodec.writeJSON(self.version, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.identifier, key: "\"identifier\":", to: &writer)
+        try StringCodec.writeJSONMember(self.version, key: "\"version\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("identifier") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.identifier = value }
-            } else if name.matches("version") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.version = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.identifier)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.version)
+            default:
+                break
             }
         }
     }

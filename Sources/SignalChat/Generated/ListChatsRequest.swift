@@ -26,16 +26,26 @@ public struct ListChatsRequest: Sendable, Hashable {
         self.beforeId = beforeId
         self.limit = limit
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.beforeId, rhs.beforeId) else { return false }
+        guard FieldEquality.equal(lhs.limit, rhs.limit) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ListChatsRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ListChatsRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "beforeId limit")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if let length = self.beforeId.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !UInt32Codec.isDefault(self.limit) { size.add(UInt32Codec.encodedSize(of: self.limit), tagSize: 1) }
+        UInt32Codec.addSize(of: self.limit, tagSize: 1, to: &size)
         return size.total
     }
 
@@ -44,10 +54,7 @@ extension ListChatsRequest: ProtoMessage {
             writer.writeByte(0x0A)
             StringCodec.write($0, to: &writer)
         }
-        if !UInt32Codec.isDefault(self.limit) {
-            writer.writeByte(0x10)
-            UInt32Codec.write(self.limit, to: &writer)
-        }
+        UInt32Codec.writeField(self.limit, tag: 0x10, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -65,27 +72,20 @@ extension ListChatsRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self.beforeId {
-            writer.writeKeyLiteral("\"beforeId\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.limit) {
-            writer.writeKeyLiteral("\"limit\":")
-            UInt32Codec.writeJSON(self.limit, to: &writer)
-        }
+        try StringCodec.writeJSONMember(present: self.beforeId, key: "\"beforeId\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.limit, key: "\"limit\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("beforeId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.beforeId = value }
-            } else if name.matches("limit") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.limit = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.beforeId)
+            case 1:
+                try UInt32Codec.readJSON(from: &reader, into: &self.limit)
+            default:
+                break
             }
         }
     }

@@ -25,11 +25,21 @@ public struct ListChatsResponse: Sendable, Hashable {
         self.chats = chats
         self.nextBeforeId = nextBeforeId
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chats, rhs.chats) else { return false }
+        guard FieldEquality.equal(lhs.nextBeforeId, rhs.nextBeforeId) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ListChatsResponse: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ListChatsResponse"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chats nextBeforeId")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -61,27 +71,20 @@ extension ListChatsResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.chats.isEmpty {
-            writer.writeKeyLiteral("\"chats\":")
-            try RepeatedField<MessageCodec<ChatSummary>>.writeJSON(self.chats, to: &writer)
-        }
-        if let value = self.nextBeforeId {
-            writer.writeKeyLiteral("\"nextBeforeId\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
+        try RepeatedField<MessageCodec<ChatSummary>>.writeJSONMember(self.chats, key: "\"chats\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.nextBeforeId, key: "\"nextBeforeId\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chats") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<MessageCodec<ChatSummary>>.readJSON(from: &reader, into: &self.chats)
-            } else if name.matches("nextBeforeId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.nextBeforeId = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 1:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.nextBeforeId)
+            default:
+                break
             }
         }
     }

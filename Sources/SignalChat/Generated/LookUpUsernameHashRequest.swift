@@ -23,23 +23,29 @@ public struct LookUpUsernameHashRequest: Sendable, Hashable {
     ) {
         self.hash = hash
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.hash, rhs.hash) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension LookUpUsernameHashRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.LookUpUsernameHashRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "hash")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !BytesCodec.isDefault(self.hash) { size.add(BytesCodec.encodedSize(of: self.hash), tagSize: 1) }
+        BytesCodec.addSize(of: self.hash, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !BytesCodec.isDefault(self.hash) {
-            writer.writeByte(0x0A)
-            BytesCodec.write(self.hash, to: &writer)
-        }
+        BytesCodec.writeField(self.hash, tag: 0x0A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -55,20 +61,17 @@ extension LookUpUsernameHashRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !BytesCodec.isDefault(self.hash) {
-            writer.writeKeyLiteral("\"hash\":")
-            BytesCodec.writeJSON(self.hash, to: &writer)
-        }
+        try BytesCodec.writeJSONMember(self.hash, key: "\"hash\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("hash") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.hash = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BytesCodec.readJSON(from: &reader, into: &self.hash)
+            default:
+                break
             }
         }
     }

@@ -21,23 +21,29 @@ public struct LookUpUsernameHashResponse: Sendable, Hashable {
     ) {
         self.uuid = uuid
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.uuid, rhs.uuid) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension LookUpUsernameHashResponse: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.LookUpUsernameHashResponse"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "uuid")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.uuid) { size.add(StringCodec.encodedSize(of: self.uuid), tagSize: 1) }
+        StringCodec.addSize(of: self.uuid, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.uuid) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.uuid, to: &writer)
-        }
+        StringCodec.writeField(self.uuid, tag: 0x0A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -53,20 +59,17 @@ extension LookUpUsernameHashResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.uuid) {
-            writer.writeKeyLiteral("\"uuid\":")
-            StringCodec.writeJSON(self.uuid, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.uuid, key: "\"uuid\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("uuid") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.uuid = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.uuid)
+            default:
+                break
             }
         }
     }

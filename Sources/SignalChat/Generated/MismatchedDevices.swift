@@ -23,11 +23,21 @@ public struct MismatchedDevices: Sendable, Hashable {
         self.missingDevices = missingDevices
         self.extraDevices = extraDevices
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.missingDevices, rhs.missingDevices) else { return false }
+        guard FieldEquality.equal(lhs.extraDevices, rhs.extraDevices) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension MismatchedDevices: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.MismatchedDevices"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "missingDevices extraDevices")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -60,27 +70,20 @@ extension MismatchedDevices: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.missingDevices.isEmpty {
-            writer.writeKeyLiteral("\"missingDevices\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.missingDevices, to: &writer)
-        }
-        if !self.extraDevices.isEmpty {
-            writer.writeKeyLiteral("\"extraDevices\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.extraDevices, to: &writer)
-        }
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.missingDevices, key: "\"missingDevices\":", to: &writer)
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.extraDevices, key: "\"extraDevices\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("missingDevices") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.missingDevices)
-            } else if name.matches("extraDevices") {
-                try seen.field(1, name, in: Self.protoMessageName)
+            case 1:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.extraDevices)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

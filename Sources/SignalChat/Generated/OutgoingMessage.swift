@@ -33,38 +33,38 @@ public struct OutgoingMessage: Sendable, Hashable {
         self.destinationRegistrationId = destinationRegistrationId
         self.content = content
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
+        guard FieldEquality.equal(lhs.destinationDeviceId, rhs.destinationDeviceId) else { return false }
+        guard FieldEquality.equal(lhs.destinationRegistrationId, rhs.destinationRegistrationId) else { return false }
+        guard FieldEquality.equal(lhs.content, rhs.content) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension OutgoingMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.OutgoingMessage"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "type destinationDeviceId destinationRegistrationId content")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) { size.add(EnumCodec<EnvelopeType>.encodedSize(of: self.type), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.destinationDeviceId) { size.add(UInt32Codec.encodedSize(of: self.destinationDeviceId), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.destinationRegistrationId) { size.add(UInt32Codec.encodedSize(of: self.destinationRegistrationId), tagSize: 1) }
-        if !BytesCodec.isDefault(self.content) { size.add(BytesCodec.encodedSize(of: self.content), tagSize: 1) }
+        EnumCodec<EnvelopeType>.addSize(of: self.type, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.destinationDeviceId, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.destinationRegistrationId, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.content, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
-            writer.writeByte(0x08)
-            EnumCodec<EnvelopeType>.write(self.type, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.destinationDeviceId) {
-            writer.writeByte(0x10)
-            UInt32Codec.write(self.destinationDeviceId, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.destinationRegistrationId) {
-            writer.writeByte(0x18)
-            UInt32Codec.write(self.destinationRegistrationId, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.content) {
-            writer.writeByte(0x22)
-            BytesCodec.write(self.content, to: &writer)
-        }
+        EnumCodec<EnvelopeType>.writeField(self.type, tag: 0x08, to: &writer)
+        UInt32Codec.writeField(self.destinationDeviceId, tag: 0x10, to: &writer)
+        UInt32Codec.writeField(self.destinationRegistrationId, tag: 0x18, to: &writer)
+        BytesCodec.writeField(self.content, tag: 0x22, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -86,41 +86,26 @@ extension OutgoingMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<EnvelopeType>.isDefault(self.type) {
-            writer.writeKeyLiteral("\"type\":")
-            EnumCodec<EnvelopeType>.writeJSON(self.type, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.destinationDeviceId) {
-            writer.writeKeyLiteral("\"destinationDeviceId\":")
-            UInt32Codec.writeJSON(self.destinationDeviceId, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.destinationRegistrationId) {
-            writer.writeKeyLiteral("\"destinationRegistrationId\":")
-            UInt32Codec.writeJSON(self.destinationRegistrationId, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.content) {
-            writer.writeKeyLiteral("\"content\":")
-            BytesCodec.writeJSON(self.content, to: &writer)
-        }
+        try EnumCodec<EnvelopeType>.writeJSONMember(self.type, key: "\"type\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.destinationDeviceId, key: "\"destinationDeviceId\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.destinationRegistrationId, key: "\"destinationRegistrationId\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.content, key: "\"content\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("type") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<EnvelopeType>.readJSON(from: &reader) { self.type = value }
-            } else if name.matches("destinationDeviceId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.destinationDeviceId = value }
-            } else if name.matches("destinationRegistrationId") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.destinationRegistrationId = value }
-            } else if name.matches("content") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.content = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<EnvelopeType>.readJSON(from: &reader, into: &self.type)
+            case 1:
+                try UInt32Codec.readJSON(from: &reader, into: &self.destinationDeviceId)
+            case 2:
+                try UInt32Codec.readJSON(from: &reader, into: &self.destinationRegistrationId)
+            case 3:
+                try BytesCodec.readJSON(from: &reader, into: &self.content)
+            default:
+                break
             }
         }
     }

@@ -23,24 +23,31 @@ public struct PreKeyBundle: Sendable, Hashable {
         self.identityKey = identityKey
         self.devices = devices
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.identityKey, rhs.identityKey) else { return false }
+        guard FieldEquality.equal(lhs.devices, rhs.devices) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PreKeyBundle: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PreKeyBundle"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "identityKey devices")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !BytesCodec.isDefault(self.identityKey) { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        BytesCodec.addSize(of: self.identityKey, tagSize: 1, to: &size)
         size.add(RepeatedField<MessageCodec<PreKeyBundleDevice>>.unpackedSize(self.devices, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !BytesCodec.isDefault(self.identityKey) {
-            writer.writeByte(0x0A)
-            BytesCodec.write(self.identityKey, to: &writer)
-        }
+        BytesCodec.writeField(self.identityKey, tag: 0x0A, to: &writer)
         RepeatedField<MessageCodec<PreKeyBundleDevice>>.writeUnpacked(self.devices, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -59,27 +66,20 @@ extension PreKeyBundle: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !BytesCodec.isDefault(self.identityKey) {
-            writer.writeKeyLiteral("\"identityKey\":")
-            BytesCodec.writeJSON(self.identityKey, to: &writer)
-        }
-        if !self.devices.isEmpty {
-            writer.writeKeyLiteral("\"devices\":")
-            try RepeatedField<MessageCodec<PreKeyBundleDevice>>.writeJSON(self.devices, to: &writer)
-        }
+        try BytesCodec.writeJSONMember(self.identityKey, key: "\"identityKey\":", to: &writer)
+        try RepeatedField<MessageCodec<PreKeyBundleDevice>>.writeJSONMember(self.devices, key: "\"devices\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("identityKey") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.identityKey = value }
-            } else if name.matches("devices") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BytesCodec.readJSON(from: &reader, into: &self.identityKey)
+            case 1:
                 try RepeatedField<MessageCodec<PreKeyBundleDevice>>.readJSON(from: &reader, into: &self.devices)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

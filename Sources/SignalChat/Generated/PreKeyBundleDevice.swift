@@ -53,16 +53,29 @@ public struct PreKeyBundleDevice: Sendable, Hashable {
         self.preKey = preKey
         self.pqPreKey = pqPreKey
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.deviceId, rhs.deviceId) else { return false }
+        guard FieldEquality.equal(lhs.registrationId, rhs.registrationId) else { return false }
+        guard FieldEquality.equal(lhs._signedPreKey, rhs._signedPreKey) else { return false }
+        guard FieldEquality.equal(lhs.preKey, rhs.preKey) else { return false }
+        guard FieldEquality.equal(lhs.pqPreKey, rhs.pqPreKey) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PreKeyBundleDevice: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PreKeyBundleDevice"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "deviceId registrationId signedPreKey preKey pqPreKey")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt32Codec.isDefault(self.deviceId) { size.add(UInt32Codec.encodedSize(of: self.deviceId), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.registrationId) { size.add(UInt32Codec.encodedSize(of: self.registrationId), tagSize: 1) }
+        UInt32Codec.addSize(of: self.deviceId, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.registrationId, tagSize: 1, to: &size)
         if let length = self._signedPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.preKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.pqPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
@@ -70,14 +83,8 @@ extension PreKeyBundleDevice: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt32Codec.isDefault(self.deviceId) {
-            writer.writeByte(0x08)
-            UInt32Codec.write(self.deviceId, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.registrationId) {
-            writer.writeByte(0x10)
-            UInt32Codec.write(self.registrationId, to: &writer)
-        }
+        UInt32Codec.writeField(self.deviceId, tag: 0x08, to: &writer)
+        UInt32Codec.writeField(self.registrationId, tag: 0x10, to: &writer)
         _ = self._signedPreKey.map {
             writer.writeByte(0x1A)
             writer.writeLengthDelimited($0)
@@ -116,48 +123,29 @@ extension PreKeyBundleDevice: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt32Codec.isDefault(self.deviceId) {
-            writer.writeKeyLiteral("\"deviceId\":")
-            UInt32Codec.writeJSON(self.deviceId, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.registrationId) {
-            writer.writeKeyLiteral("\"registrationId\":")
-            UInt32Codec.writeJSON(self.registrationId, to: &writer)
-        }
-        if let value = self._signedPreKey {
-            writer.writeKeyLiteral("\"signedPreKey\":")
-            try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
-        }
-        if let value = self.preKey {
-            writer.writeKeyLiteral("\"preKey\":")
-            try MessageCodec<EcPreKey>.writeJSON(value, to: &writer)
-        }
-        if let value = self.pqPreKey {
-            writer.writeKeyLiteral("\"pqPreKey\":")
-            try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
-        }
+        try UInt32Codec.writeJSONMember(self.deviceId, key: "\"deviceId\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.registrationId, key: "\"registrationId\":", to: &writer)
+        try MessageCodec<SignedPreKey>.writeJSONMember(present: self._signedPreKey, key: "\"signedPreKey\":", to: &writer)
+        try MessageCodec<EcPreKey>.writeJSONMember(present: self.preKey, key: "\"preKey\":", to: &writer)
+        try MessageCodec<SignedPreKey>.writeJSONMember(present: self.pqPreKey, key: "\"pqPreKey\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("deviceId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.deviceId = value }
-            } else if name.matches("registrationId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.registrationId = value }
-            } else if name.matches("signedPreKey") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.signedPreKey = value }
-            } else if name.matches("preKey") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<EcPreKey>.readJSON(from: &reader) { self.preKey = value }
-            } else if name.matches("pqPreKey") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.pqPreKey = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt32Codec.readJSON(from: &reader, into: &self.deviceId)
+            case 1:
+                try UInt32Codec.readJSON(from: &reader, into: &self.registrationId)
+            case 2:
+                try MessageCodec<SignedPreKey>.readJSON(from: &reader, intoOptional: &self._signedPreKey)
+            case 3:
+                try MessageCodec<EcPreKey>.readJSON(from: &reader, intoOptional: &self.preKey)
+            case 4:
+                try MessageCodec<SignedPreKey>.readJSON(from: &reader, intoOptional: &self.pqPreKey)
+            default:
+                break
             }
         }
     }

@@ -23,28 +23,32 @@ public struct PreKeyCount: Sendable, Hashable {
         self.count = count
         self.pqCount = pqCount
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.count, rhs.count) else { return false }
+        guard FieldEquality.equal(lhs.pqCount, rhs.pqCount) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PreKeyCount: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PreKeyCount"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "count pqCount")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt32Codec.isDefault(self.count) { size.add(UInt32Codec.encodedSize(of: self.count), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.pqCount) { size.add(UInt32Codec.encodedSize(of: self.pqCount), tagSize: 1) }
+        UInt32Codec.addSize(of: self.count, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.pqCount, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt32Codec.isDefault(self.count) {
-            writer.writeByte(0x08)
-            UInt32Codec.write(self.count, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.pqCount) {
-            writer.writeByte(0x10)
-            UInt32Codec.write(self.pqCount, to: &writer)
-        }
+        UInt32Codec.writeField(self.count, tag: 0x08, to: &writer)
+        UInt32Codec.writeField(self.pqCount, tag: 0x10, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension PreKeyCount: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt32Codec.isDefault(self.count) {
-            writer.writeKeyLiteral("\"count\":")
-            UInt32Codec.writeJSON(self.count, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.pqCount) {
-            writer.writeKeyLiteral("\"pqCount\":")
-            UInt32Codec.writeJSON(self.pqCount, to: &writer)
-        }
+        try UInt32Codec.writeJSONMember(self.count, key: "\"count\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.pqCount, key: "\"pqCount\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("count") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.count = value }
-            } else if name.matches("pqCount") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.pqCount = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt32Codec.readJSON(from: &reader, into: &self.count)
+            case 1:
+                try UInt32Codec.readJSON(from: &reader, into: &self.pqCount)
+            default:
+                break
             }
         }
     }

@@ -20,23 +20,29 @@ public struct PreKeyCountRequest: Sendable, Hashable {
     ) {
         self.identity = identity
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.identity, rhs.identity) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PreKeyCountRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PreKeyCountRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "identity")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size.add(EnumCodec<IdentityType>.encodedSize(of: self.identity), tagSize: 1) }
+        EnumCodec<IdentityType>.addSize(of: self.identity, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<IdentityType>.isDefault(self.identity) {
-            writer.writeByte(0x08)
-            EnumCodec<IdentityType>.write(self.identity, to: &writer)
-        }
+        EnumCodec<IdentityType>.writeField(self.identity, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -52,20 +58,17 @@ extension PreKeyCountRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<IdentityType>.isDefault(self.identity) {
-            writer.writeKeyLiteral("\"identity\":")
-            EnumCodec<IdentityType>.writeJSON(self.identity, to: &writer)
-        }
+        try EnumCodec<IdentityType>.writeJSONMember(self.identity, key: "\"identity\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("identity") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<IdentityType>.readJSON(from: &reader) { self.identity = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<IdentityType>.readJSON(from: &reader, into: &self.identity)
+            default:
+                break
             }
         }
     }

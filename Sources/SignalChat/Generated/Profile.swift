@@ -61,37 +61,50 @@ public struct Profile: Sendable, Hashable {
         self.unidentifiedAccess = unidentifiedAccess
         self.unrestrictedUnidentifiedAccess = unrestrictedUnidentifiedAccess
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.version, rhs.version) else { return false }
+        guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
+        guard FieldEquality.equal(lhs.about, rhs.about) else { return false }
+        guard FieldEquality.equal(lhs.aboutEmoji, rhs.aboutEmoji) else { return false }
+        guard FieldEquality.equal(lhs.avatarPath, rhs.avatarPath) else { return false }
+        guard FieldEquality.equal(lhs.paymentAddress, rhs.paymentAddress) else { return false }
+        guard FieldEquality.equal(lhs.badges, rhs.badges) else { return false }
+        guard FieldEquality.equal(lhs.capabilities, rhs.capabilities) else { return false }
+        guard FieldEquality.equal(lhs.identityKey, rhs.identityKey) else { return false }
+        guard FieldEquality.equal(lhs.unidentifiedAccess, rhs.unidentifiedAccess) else { return false }
+        guard FieldEquality.equal(lhs.unrestrictedUnidentifiedAccess, rhs.unrestrictedUnidentifiedAccess) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Profile: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.Profile"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "version name about aboutEmoji avatarPath paymentAddress badges capabilities identityKey unidentifiedAccess unrestrictedUnidentifiedAccess")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
-        if !BytesCodec.isDefault(self.name) { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        StringCodec.addSize(of: self.version, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.name, tagSize: 1, to: &size)
         if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.avatarPath.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.paymentAddress.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         size.add(RepeatedField<MessageCodec<Badge>>.unpackedSize(self.badges, tagSize: 1))
         size.add(MapField<StringCodec, BoolCodec>.encodedSize(self.capabilities, tagSize: 1))
-        if !BytesCodec.isDefault(self.identityKey) { size.add(BytesCodec.encodedSize(of: self.identityKey), tagSize: 1) }
+        BytesCodec.addSize(of: self.identityKey, tagSize: 1, to: &size)
         if let length = self.unidentifiedAccess.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if self.unrestrictedUnidentifiedAccess { size.add(BoolCodec.encodedSize(of: self.unrestrictedUnidentifiedAccess), tagSize: 1) }
+        BoolCodec.addSize(of: self.unrestrictedUnidentifiedAccess, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.version) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.version, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.name) {
-            writer.writeByte(0x12)
-            BytesCodec.write(self.name, to: &writer)
-        }
+        StringCodec.writeField(self.version, tag: 0x0A, to: &writer)
+        BytesCodec.writeField(self.name, tag: 0x12, to: &writer)
         _ = self.about.map {
             writer.writeByte(0x1A)
             BytesCodec.write($0, to: &writer)
@@ -110,18 +123,12 @@ extension Profile: ProtoMessage {
         }
         RepeatedField<MessageCodec<Badge>>.writeUnpacked(self.badges, tag: 0x3A, to: &writer)
         MapField<StringCodec, BoolCodec>.write(self.capabilities, tag: 0x42, to: &writer)
-        if !BytesCodec.isDefault(self.identityKey) {
-            writer.writeByte(0x4A)
-            BytesCodec.write(self.identityKey, to: &writer)
-        }
+        BytesCodec.writeField(self.identityKey, tag: 0x4A, to: &writer)
         _ = self.unidentifiedAccess.map {
             writer.writeByte(0x52)
             BytesCodec.write($0, to: &writer)
         }
-        if self.unrestrictedUnidentifiedAccess {
-            writer.writeByte(0x58)
-            BoolCodec.write(self.unrestrictedUnidentifiedAccess, to: &writer)
-        }
+        BoolCodec.writeField(self.unrestrictedUnidentifiedAccess, tag: 0x58, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -157,90 +164,47 @@ extension Profile: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.version) {
-            writer.writeKeyLiteral("\"version\":")
-            StringCodec.writeJSON(self.version, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.name) {
-            writer.writeKeyLiteral("\"name\":")
-            BytesCodec.writeJSON(self.name, to: &writer)
-        }
-        if let value = self.about {
-            writer.writeKeyLiteral("\"about\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.aboutEmoji {
-            writer.writeKeyLiteral("\"aboutEmoji\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.avatarPath {
-            writer.writeKeyLiteral("\"avatarPath\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.paymentAddress {
-            writer.writeKeyLiteral("\"paymentAddress\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if !self.badges.isEmpty {
-            writer.writeKeyLiteral("\"badges\":")
-            try RepeatedField<MessageCodec<Badge>>.writeJSON(self.badges, to: &writer)
-        }
-        if !self.capabilities.isEmpty {
-            writer.writeKeyLiteral("\"capabilities\":")
-            try MapField<StringCodec, BoolCodec>.writeJSON(self.capabilities, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.identityKey) {
-            writer.writeKeyLiteral("\"identityKey\":")
-            BytesCodec.writeJSON(self.identityKey, to: &writer)
-        }
-        if let value = self.unidentifiedAccess {
-            writer.writeKeyLiteral("\"unidentifiedAccess\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if self.unrestrictedUnidentifiedAccess {
-            writer.writeKeyLiteral("\"unrestrictedUnidentifiedAccess\":")
-            BoolCodec.writeJSON(self.unrestrictedUnidentifiedAccess, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.version, key: "\"version\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.name, key: "\"name\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.about, key: "\"about\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.aboutEmoji, key: "\"aboutEmoji\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.avatarPath, key: "\"avatarPath\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.paymentAddress, key: "\"paymentAddress\":", to: &writer)
+        try RepeatedField<MessageCodec<Badge>>.writeJSONMember(self.badges, key: "\"badges\":", to: &writer)
+        try MapField<StringCodec, BoolCodec>.writeJSONMember(self.capabilities, key: "\"capabilities\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.identityKey, key: "\"identityKey\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.unidentifiedAccess, key: "\"unidentifiedAccess\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.unrestrictedUnidentifiedAccess, key: "\"unrestrictedUnidentifiedAccess\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("version") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.version = value }
-            } else if name.matches("name") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.name = value }
-            } else if name.matches("about") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.about = value }
-            } else if name.matches("aboutEmoji") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.aboutEmoji = value }
-            } else if name.matches("avatarPath") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.avatarPath = value }
-            } else if name.matches("paymentAddress") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.paymentAddress = value }
-            } else if name.matches("badges") {
-                try seen.field(6, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.version)
+            case 1:
+                try BytesCodec.readJSON(from: &reader, into: &self.name)
+            case 2:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.about)
+            case 3:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.aboutEmoji)
+            case 4:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.avatarPath)
+            case 5:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.paymentAddress)
+            case 6:
                 try RepeatedField<MessageCodec<Badge>>.readJSON(from: &reader, into: &self.badges)
-            } else if name.matches("capabilities") {
-                try seen.field(7, name, in: Self.protoMessageName)
+            case 7:
                 try MapField<StringCodec, BoolCodec>.readJSON(from: &reader, into: &self.capabilities)
-            } else if name.matches("identityKey") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.identityKey = value }
-            } else if name.matches("unidentifiedAccess") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.unidentifiedAccess = value }
-            } else if name.matches("unrestrictedUnidentifiedAccess") {
-                try seen.field(10, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.unrestrictedUnidentifiedAccess = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 8:
+                try BytesCodec.readJSON(from: &reader, into: &self.identityKey)
+            case 9:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.unidentifiedAccess)
+            case 10:
+                try BoolCodec.readJSON(from: &reader, into: &self.unrestrictedUnidentifiedAccess)
+            default:
+                break
             }
         }
     }

@@ -28,24 +28,31 @@ public struct PushNotificationPayload: Sendable, Hashable {
         self.userId = userId
         self.messages = messages
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.userId, rhs.userId) else { return false }
+        guard FieldEquality.equal(lhs.messages, rhs.messages) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PushNotificationPayload: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PushNotificationPayload"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "userId messages")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt64Codec.isDefault(self.userId) { size.add(UInt64Codec.encodedSize(of: self.userId), tagSize: 1) }
+        UInt64Codec.addSize(of: self.userId, tagSize: 1, to: &size)
         size.add(RepeatedField<MessageCodec<PushedMessage>>.unpackedSize(self.messages, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt64Codec.isDefault(self.userId) {
-            writer.writeByte(0x08)
-            UInt64Codec.write(self.userId, to: &writer)
-        }
+        UInt64Codec.writeField(self.userId, tag: 0x08, to: &writer)
         RepeatedField<MessageCodec<PushedMessage>>.writeUnpacked(self.messages, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -64,27 +71,20 @@ extension PushNotificationPayload: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt64Codec.isDefault(self.userId) {
-            writer.writeKeyLiteral("\"userId\":")
-            UInt64Codec.writeJSON(self.userId, to: &writer)
-        }
-        if !self.messages.isEmpty {
-            writer.writeKeyLiteral("\"messages\":")
-            try RepeatedField<MessageCodec<PushedMessage>>.writeJSON(self.messages, to: &writer)
-        }
+        try UInt64Codec.writeJSONMember(self.userId, key: "\"userId\":", to: &writer)
+        try RepeatedField<MessageCodec<PushedMessage>>.writeJSONMember(self.messages, key: "\"messages\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("userId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.userId = value }
-            } else if name.matches("messages") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt64Codec.readJSON(from: &reader, into: &self.userId)
+            case 1:
                 try RepeatedField<MessageCodec<PushedMessage>>.readJSON(from: &reader, into: &self.messages)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

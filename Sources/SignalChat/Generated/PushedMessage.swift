@@ -49,29 +49,34 @@ public struct PushedMessage: Sendable, Hashable {
         self.text = text
         self._createdAt = createdAt
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.userName, rhs.userName) else { return false }
+        guard FieldEquality.equal(lhs.text, rhs.text) else { return false }
+        guard FieldEquality.equal(lhs._createdAt, rhs._createdAt) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PushedMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.PushedMessage"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "userName text createdAt")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.userName) { size.add(StringCodec.encodedSize(of: self.userName), tagSize: 1) }
-        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        StringCodec.addSize(of: self.userName, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.text, tagSize: 1, to: &size)
         if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.userName) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.userName, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.text, to: &writer)
-        }
+        StringCodec.writeField(self.userName, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.text, tag: 0x12, to: &writer)
         _ = self._createdAt.map {
             writer.writeByte(0x1A)
             writer.writeLengthDelimited($0)
@@ -96,34 +101,23 @@ extension PushedMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.userName) {
-            writer.writeKeyLiteral("\"userName\":")
-            StringCodec.writeJSON(self.userName, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeKeyLiteral("\"text\":")
-            StringCodec.writeJSON(self.text, to: &writer)
-        }
-        if let value = self._createdAt {
-            writer.writeKeyLiteral("\"createdAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.userName, key: "\"userName\":", to: &writer)
+        try StringCodec.writeJSONMember(self.text, key: "\"text\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._createdAt, key: "\"createdAt\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("userName") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.userName = value }
-            } else if name.matches("text") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.text = value }
-            } else if name.matches("createdAt") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.createdAt = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.userName)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.text)
+            case 2:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._createdAt)
+            default:
+                break
             }
         }
     }

@@ -46,29 +46,34 @@ public struct ReadReceipt: Sendable, Hashable {
         self.upToMessageId = upToMessageId
         self._readAt = readAt
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
+        guard FieldEquality.equal(lhs.upToMessageId, rhs.upToMessageId) else { return false }
+        guard FieldEquality.equal(lhs._readAt, rhs._readAt) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ReadReceipt: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ReadReceipt"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chatId upToMessageId readAt")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !StringCodec.isDefault(self.upToMessageId) { size.add(StringCodec.encodedSize(of: self.upToMessageId), tagSize: 1) }
+        StringCodec.addSize(of: self.chatId, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.upToMessageId, tagSize: 1, to: &size)
         if let length = self._readAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.upToMessageId) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.upToMessageId, to: &writer)
-        }
+        StringCodec.writeField(self.chatId, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.upToMessageId, tag: 0x12, to: &writer)
         _ = self._readAt.map {
             writer.writeByte(0x1A)
             writer.writeLengthDelimited($0)
@@ -93,34 +98,23 @@ extension ReadReceipt: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeKeyLiteral("\"chatId\":")
-            StringCodec.writeJSON(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.upToMessageId) {
-            writer.writeKeyLiteral("\"upToMessageId\":")
-            StringCodec.writeJSON(self.upToMessageId, to: &writer)
-        }
-        if let value = self._readAt {
-            writer.writeKeyLiteral("\"readAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.chatId, key: "\"chatId\":", to: &writer)
+        try StringCodec.writeJSONMember(self.upToMessageId, key: "\"upToMessageId\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._readAt, key: "\"readAt\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chatId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
-            } else if name.matches("upToMessageId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.upToMessageId = value }
-            } else if name.matches("readAt") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.readAt = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.chatId)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.upToMessageId)
+            case 2:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._readAt)
+            default:
+                break
             }
         }
     }

@@ -21,11 +21,20 @@ public struct ReserveUsernameHashRequest: Sendable, Hashable {
     ) {
         self.usernameHashes = usernameHashes
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.usernameHashes, rhs.usernameHashes) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ReserveUsernameHashRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ReserveUsernameHashRequest"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "usernameHashes")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -50,20 +59,17 @@ extension ReserveUsernameHashRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.usernameHashes.isEmpty {
-            writer.writeKeyLiteral("\"usernameHashes\":")
-            try RepeatedField<BytesCodec>.writeJSON(self.usernameHashes, to: &writer)
-        }
+        try RepeatedField<BytesCodec>.writeJSONMember(self.usernameHashes, key: "\"usernameHashes\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("usernameHashes") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<BytesCodec>.readJSON(from: &reader, into: &self.usernameHashes)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

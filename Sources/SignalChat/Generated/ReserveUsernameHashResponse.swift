@@ -20,23 +20,29 @@ public struct ReserveUsernameHashResponse: Sendable, Hashable {
     ) {
         self.usernameHash = usernameHash
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.usernameHash, rhs.usernameHash) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ReserveUsernameHashResponse: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ReserveUsernameHashResponse"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "usernameHash")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !BytesCodec.isDefault(self.usernameHash) { size.add(BytesCodec.encodedSize(of: self.usernameHash), tagSize: 1) }
+        BytesCodec.addSize(of: self.usernameHash, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !BytesCodec.isDefault(self.usernameHash) {
-            writer.writeByte(0x0A)
-            BytesCodec.write(self.usernameHash, to: &writer)
-        }
+        BytesCodec.writeField(self.usernameHash, tag: 0x0A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -52,20 +58,17 @@ extension ReserveUsernameHashResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !BytesCodec.isDefault(self.usernameHash) {
-            writer.writeKeyLiteral("\"usernameHash\":")
-            BytesCodec.writeJSON(self.usernameHash, to: &writer)
-        }
+        try BytesCodec.writeJSONMember(self.usernameHash, key: "\"usernameHash\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("usernameHash") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.usernameHash = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BytesCodec.readJSON(from: &reader, into: &self.usernameHash)
+            default:
+                break
             }
         }
     }

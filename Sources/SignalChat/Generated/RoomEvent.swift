@@ -33,15 +33,25 @@ public struct RoomEvent: Sendable, Hashable {
         self.chatId = chatId
         self.event = event
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
+        guard FieldEquality.equal(lhs.event, rhs.event) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension RoomEvent: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.RoomEvent"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chatId message receipt typing deletedMessageId")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
+        StringCodec.addSize(of: self.chatId, tagSize: 1, to: &size)
         if case let .message(value)? = self.event {
             size.add(MessageCodec<ChatMessage>.encodedSize(of: value), tagSize: 1)
         }
@@ -58,10 +68,7 @@ extension RoomEvent: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.chatId, to: &writer)
-        }
+        StringCodec.writeField(self.chatId, tag: 0x0A, to: &writer)
         if case let .message(value)? = self.event {
             writer.writeByte(0x12)
             MessageCodec<ChatMessage>.write(value, to: &writer)
@@ -119,10 +126,7 @@ extension RoomEvent: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeKeyLiteral("\"chatId\":")
-            StringCodec.writeJSON(self.chatId, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.chatId, key: "\"chatId\":", to: &writer)
         if case let .message(value)? = self.event {
             writer.writeKeyLiteral("\"message\":")
             try MessageCodec<ChatMessage>.writeJSON(value, to: &writer)
@@ -142,37 +146,33 @@ extension RoomEvent: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chatId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
-            } else if name.matches("message") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.chatId)
+            case 1:
                 if let value = try MessageCodec<ChatMessage>.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.event = .message(value)
                 }
-            } else if name.matches("receipt") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 if let value = try MessageCodec<ReadReceipt>.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.event = .receipt(value)
                 }
-            } else if name.matches("typing") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 if let value = try MessageCodec<TypingIndicator>.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.event = .typing(value)
                 }
-            } else if name.matches("deletedMessageId") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 if let value = try StringCodec.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.event = .deletedMessageId(value)
                 }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -35,35 +35,39 @@ public struct SendChatMessageRequest: Sendable, Hashable {
         self.attachmentIds = attachmentIds
         self.replyTo = replyTo
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
+        guard FieldEquality.equal(lhs.clientMessageId, rhs.clientMessageId) else { return false }
+        guard FieldEquality.equal(lhs.text, rhs.text) else { return false }
+        guard FieldEquality.equal(lhs.attachmentIds, rhs.attachmentIds) else { return false }
+        guard FieldEquality.equal(lhs.replyTo, rhs.replyTo) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SendChatMessageRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SendChatMessageRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "chatId clientMessageId text attachmentIds replyTo")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.chatId) { size.add(StringCodec.encodedSize(of: self.chatId), tagSize: 1) }
-        if !StringCodec.isDefault(self.clientMessageId) { size.add(StringCodec.encodedSize(of: self.clientMessageId), tagSize: 1) }
-        if !StringCodec.isDefault(self.text) { size.add(StringCodec.encodedSize(of: self.text), tagSize: 1) }
+        StringCodec.addSize(of: self.chatId, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.clientMessageId, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.text, tagSize: 1, to: &size)
         size.add(RepeatedField<StringCodec>.unpackedSize(self.attachmentIds, tagSize: 1))
         if let length = self.replyTo.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.clientMessageId) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.clientMessageId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeByte(0x1A)
-            StringCodec.write(self.text, to: &writer)
-        }
+        StringCodec.writeField(self.chatId, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.clientMessageId, tag: 0x12, to: &writer)
+        StringCodec.writeField(self.text, tag: 0x1A, to: &writer)
         RepeatedField<StringCodec>.writeUnpacked(self.attachmentIds, tag: 0x22, to: &writer)
         _ = self.replyTo.map {
             writer.writeByte(0x2A)
@@ -92,48 +96,29 @@ extension SendChatMessageRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.chatId) {
-            writer.writeKeyLiteral("\"chatId\":")
-            StringCodec.writeJSON(self.chatId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.clientMessageId) {
-            writer.writeKeyLiteral("\"clientMessageId\":")
-            StringCodec.writeJSON(self.clientMessageId, to: &writer)
-        }
-        if !StringCodec.isDefault(self.text) {
-            writer.writeKeyLiteral("\"text\":")
-            StringCodec.writeJSON(self.text, to: &writer)
-        }
-        if !self.attachmentIds.isEmpty {
-            writer.writeKeyLiteral("\"attachmentIds\":")
-            try RepeatedField<StringCodec>.writeJSON(self.attachmentIds, to: &writer)
-        }
-        if let value = self.replyTo {
-            writer.writeKeyLiteral("\"replyTo\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.chatId, key: "\"chatId\":", to: &writer)
+        try StringCodec.writeJSONMember(self.clientMessageId, key: "\"clientMessageId\":", to: &writer)
+        try StringCodec.writeJSONMember(self.text, key: "\"text\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.attachmentIds, key: "\"attachmentIds\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.replyTo, key: "\"replyTo\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("chatId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.chatId = value }
-            } else if name.matches("clientMessageId") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.clientMessageId = value }
-            } else if name.matches("text") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.text = value }
-            } else if name.matches("attachmentIds") {
-                try seen.field(3, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.chatId)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.clientMessageId)
+            case 2:
+                try StringCodec.readJSON(from: &reader, into: &self.text)
+            case 3:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.attachmentIds)
-            } else if name.matches("replyTo") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.replyTo = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 4:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.replyTo)
+            default:
+                break
             }
         }
     }

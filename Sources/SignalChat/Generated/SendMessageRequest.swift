@@ -39,45 +39,44 @@ public struct SendMessageRequest: Sendable, Hashable {
         self.urgent = urgent
         self.story = story
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.destination, rhs.destination) else { return false }
+        guard FieldEquality.equal(lhs.timestamp, rhs.timestamp) else { return false }
+        guard FieldEquality.equal(lhs.messages, rhs.messages) else { return false }
+        guard FieldEquality.equal(lhs.online, rhs.online) else { return false }
+        guard FieldEquality.equal(lhs.urgent, rhs.urgent) else { return false }
+        guard FieldEquality.equal(lhs.story, rhs.story) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SendMessageRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SendMessageRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "destination timestamp messages online urgent story")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.destination) { size.add(StringCodec.encodedSize(of: self.destination), tagSize: 1) }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.timestamp), tagSize: 1) }
+        StringCodec.addSize(of: self.destination, tagSize: 1, to: &size)
+        UnixMillisTimestampCodec.addSize(of: self.timestamp, tagSize: 1, to: &size)
         size.add(RepeatedField<MessageCodec<OutgoingMessage>>.unpackedSize(self.messages, tagSize: 1))
-        if self.online { size.add(BoolCodec.encodedSize(of: self.online), tagSize: 1) }
-        if self.urgent { size.add(BoolCodec.encodedSize(of: self.urgent), tagSize: 1) }
-        if self.story { size.add(BoolCodec.encodedSize(of: self.story), tagSize: 1) }
+        BoolCodec.addSize(of: self.online, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.urgent, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.story, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.destination) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.destination, to: &writer)
-        }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeByte(0x10)
-            UnixMillisTimestampCodec.write(self.timestamp, to: &writer)
-        }
+        StringCodec.writeField(self.destination, tag: 0x0A, to: &writer)
+        UnixMillisTimestampCodec.writeField(self.timestamp, tag: 0x10, to: &writer)
         RepeatedField<MessageCodec<OutgoingMessage>>.writeUnpacked(self.messages, tag: 0x1A, to: &writer)
-        if self.online {
-            writer.writeByte(0x20)
-            BoolCodec.write(self.online, to: &writer)
-        }
-        if self.urgent {
-            writer.writeByte(0x28)
-            BoolCodec.write(self.urgent, to: &writer)
-        }
-        if self.story {
-            writer.writeByte(0x30)
-            BoolCodec.write(self.story, to: &writer)
-        }
+        BoolCodec.writeField(self.online, tag: 0x20, to: &writer)
+        BoolCodec.writeField(self.urgent, tag: 0x28, to: &writer)
+        BoolCodec.writeField(self.story, tag: 0x30, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -103,55 +102,32 @@ extension SendMessageRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.destination) {
-            writer.writeKeyLiteral("\"destination\":")
-            StringCodec.writeJSON(self.destination, to: &writer)
-        }
-        if !UnixMillisTimestampCodec.isDefault(self.timestamp) {
-            writer.writeKeyLiteral("\"timestamp\":")
-            UnixMillisTimestampCodec.writeJSON(self.timestamp, to: &writer)
-        }
-        if !self.messages.isEmpty {
-            writer.writeKeyLiteral("\"messages\":")
-            try RepeatedField<MessageCodec<OutgoingMessage>>.writeJSON(self.messages, to: &writer)
-        }
-        if self.online {
-            writer.writeKeyLiteral("\"online\":")
-            BoolCodec.writeJSON(self.online, to: &writer)
-        }
-        if self.urgent {
-            writer.writeKeyLiteral("\"urgent\":")
-            BoolCodec.writeJSON(self.urgent, to: &writer)
-        }
-        if self.story {
-            writer.writeKeyLiteral("\"story\":")
-            BoolCodec.writeJSON(self.story, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.destination, key: "\"destination\":", to: &writer)
+        try UnixMillisTimestampCodec.writeJSONMember(self.timestamp, key: "\"timestamp\":", to: &writer)
+        try RepeatedField<MessageCodec<OutgoingMessage>>.writeJSONMember(self.messages, key: "\"messages\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.online, key: "\"online\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.urgent, key: "\"urgent\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.story, key: "\"story\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("destination") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.destination = value }
-            } else if name.matches("timestamp") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.timestamp = value }
-            } else if name.matches("messages") {
-                try seen.field(2, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.destination)
+            case 1:
+                try UnixMillisTimestampCodec.readJSON(from: &reader, into: &self.timestamp)
+            case 2:
                 try RepeatedField<MessageCodec<OutgoingMessage>>.readJSON(from: &reader, into: &self.messages)
-            } else if name.matches("online") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.online = value }
-            } else if name.matches("urgent") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.urgent = value }
-            } else if name.matches("story") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.story = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 3:
+                try BoolCodec.readJSON(from: &reader, into: &self.online)
+            case 4:
+                try BoolCodec.readJSON(from: &reader, into: &self.urgent)
+            case 5:
+                try BoolCodec.readJSON(from: &reader, into: &self.story)
+            default:
+                break
             }
         }
     }

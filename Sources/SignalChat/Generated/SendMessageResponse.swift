@@ -21,23 +21,29 @@ public struct SendMessageResponse: Sendable, Hashable {
     ) {
         self.needsSync = needsSync
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.needsSync, rhs.needsSync) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SendMessageResponse: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SendMessageResponse"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "needsSync")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if self.needsSync { size.add(BoolCodec.encodedSize(of: self.needsSync), tagSize: 1) }
+        BoolCodec.addSize(of: self.needsSync, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.needsSync {
-            writer.writeByte(0x08)
-            BoolCodec.write(self.needsSync, to: &writer)
-        }
+        BoolCodec.writeField(self.needsSync, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -53,20 +59,17 @@ extension SendMessageResponse: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.needsSync {
-            writer.writeKeyLiteral("\"needsSync\":")
-            BoolCodec.writeJSON(self.needsSync, to: &writer)
-        }
+        try BoolCodec.writeJSONMember(self.needsSync, key: "\"needsSync\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("needsSync") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.needsSync = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BoolCodec.readJSON(from: &reader, into: &self.needsSync)
+            default:
+                break
             }
         }
     }

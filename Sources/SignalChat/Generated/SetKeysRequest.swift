@@ -38,15 +38,28 @@ public struct SetKeysRequest: Sendable, Hashable {
         self.pqPreKeys = pqPreKeys
         self.pqLastResortPreKey = pqLastResortPreKey
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.identity, rhs.identity) else { return false }
+        guard FieldEquality.equal(lhs.preKeys, rhs.preKeys) else { return false }
+        guard FieldEquality.equal(lhs.signedPreKey, rhs.signedPreKey) else { return false }
+        guard FieldEquality.equal(lhs.pqPreKeys, rhs.pqPreKeys) else { return false }
+        guard FieldEquality.equal(lhs.pqLastResortPreKey, rhs.pqLastResortPreKey) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SetKeysRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SetKeysRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "identity preKeys signedPreKey pqPreKeys pqLastResortPreKey")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<IdentityType>.isDefault(self.identity) { size.add(EnumCodec<IdentityType>.encodedSize(of: self.identity), tagSize: 1) }
+        EnumCodec<IdentityType>.addSize(of: self.identity, tagSize: 1, to: &size)
         size.add(RepeatedField<MessageCodec<EcPreKey>>.unpackedSize(self.preKeys, tagSize: 1))
         if let length = self.signedPreKey?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<SignedPreKey>>.unpackedSize(self.pqPreKeys, tagSize: 1))
@@ -55,10 +68,7 @@ extension SetKeysRequest: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<IdentityType>.isDefault(self.identity) {
-            writer.writeByte(0x08)
-            EnumCodec<IdentityType>.write(self.identity, to: &writer)
-        }
+        EnumCodec<IdentityType>.writeField(self.identity, tag: 0x08, to: &writer)
         RepeatedField<MessageCodec<EcPreKey>>.writeUnpacked(self.preKeys, tag: 0x12, to: &writer)
         _ = self.signedPreKey.map {
             writer.writeByte(0x1A)
@@ -94,48 +104,29 @@ extension SetKeysRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<IdentityType>.isDefault(self.identity) {
-            writer.writeKeyLiteral("\"identity\":")
-            EnumCodec<IdentityType>.writeJSON(self.identity, to: &writer)
-        }
-        if !self.preKeys.isEmpty {
-            writer.writeKeyLiteral("\"preKeys\":")
-            try RepeatedField<MessageCodec<EcPreKey>>.writeJSON(self.preKeys, to: &writer)
-        }
-        if let value = self.signedPreKey {
-            writer.writeKeyLiteral("\"signedPreKey\":")
-            try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
-        }
-        if !self.pqPreKeys.isEmpty {
-            writer.writeKeyLiteral("\"pqPreKeys\":")
-            try RepeatedField<MessageCodec<SignedPreKey>>.writeJSON(self.pqPreKeys, to: &writer)
-        }
-        if let value = self.pqLastResortPreKey {
-            writer.writeKeyLiteral("\"pqLastResortPreKey\":")
-            try MessageCodec<SignedPreKey>.writeJSON(value, to: &writer)
-        }
+        try EnumCodec<IdentityType>.writeJSONMember(self.identity, key: "\"identity\":", to: &writer)
+        try RepeatedField<MessageCodec<EcPreKey>>.writeJSONMember(self.preKeys, key: "\"preKeys\":", to: &writer)
+        try MessageCodec<SignedPreKey>.writeJSONMember(present: self.signedPreKey, key: "\"signedPreKey\":", to: &writer)
+        try RepeatedField<MessageCodec<SignedPreKey>>.writeJSONMember(self.pqPreKeys, key: "\"pqPreKeys\":", to: &writer)
+        try MessageCodec<SignedPreKey>.writeJSONMember(present: self.pqLastResortPreKey, key: "\"pqLastResortPreKey\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("identity") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<IdentityType>.readJSON(from: &reader) { self.identity = value }
-            } else if name.matches("preKeys") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<IdentityType>.readJSON(from: &reader, into: &self.identity)
+            case 1:
                 try RepeatedField<MessageCodec<EcPreKey>>.readJSON(from: &reader, into: &self.preKeys)
-            } else if name.matches("signedPreKey") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.signedPreKey = value }
-            } else if name.matches("pqPreKeys") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 2:
+                try MessageCodec<SignedPreKey>.readJSON(from: &reader, intoOptional: &self.signedPreKey)
+            case 3:
                 try RepeatedField<MessageCodec<SignedPreKey>>.readJSON(from: &reader, into: &self.pqPreKeys)
-            } else if name.matches("pqLastResortPreKey") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<SignedPreKey>.readJSON(from: &reader) { self.pqLastResortPreKey = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 4:
+                try MessageCodec<SignedPreKey>.readJSON(from: &reader, intoOptional: &self.pqLastResortPreKey)
+            default:
+                break
             }
         }
     }

@@ -35,32 +35,40 @@ public struct SetProfileRequest: Sendable, Hashable {
         self.avatar = avatar
         self.badgeIds = badgeIds
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.version, rhs.version) else { return false }
+        guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
+        guard FieldEquality.equal(lhs.about, rhs.about) else { return false }
+        guard FieldEquality.equal(lhs.aboutEmoji, rhs.aboutEmoji) else { return false }
+        guard FieldEquality.equal(lhs.avatar, rhs.avatar) else { return false }
+        guard FieldEquality.equal(lhs.badgeIds, rhs.badgeIds) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SetProfileRequest: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SetProfileRequest"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "version name about aboutEmoji avatar badgeIds")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.version) { size.add(StringCodec.encodedSize(of: self.version), tagSize: 1) }
-        if !BytesCodec.isDefault(self.name) { size.add(BytesCodec.encodedSize(of: self.name), tagSize: 1) }
+        StringCodec.addSize(of: self.version, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.name, tagSize: 1, to: &size)
         if let length = self.about.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self.aboutEmoji.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
-        if !EnumCodec<AvatarChange>.isDefault(self.avatar) { size.add(EnumCodec<AvatarChange>.encodedSize(of: self.avatar), tagSize: 1) }
+        EnumCodec<AvatarChange>.addSize(of: self.avatar, tagSize: 1, to: &size)
         size.add(RepeatedField<StringCodec>.unpackedSize(self.badgeIds, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.version) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.version, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.name) {
-            writer.writeByte(0x12)
-            BytesCodec.write(self.name, to: &writer)
-        }
+        StringCodec.writeField(self.version, tag: 0x0A, to: &writer)
+        BytesCodec.writeField(self.name, tag: 0x12, to: &writer)
         _ = self.about.map {
             writer.writeByte(0x1A)
             BytesCodec.write($0, to: &writer)
@@ -69,10 +77,7 @@ extension SetProfileRequest: ProtoMessage {
             writer.writeByte(0x22)
             BytesCodec.write($0, to: &writer)
         }
-        if !EnumCodec<AvatarChange>.isDefault(self.avatar) {
-            writer.writeByte(0x28)
-            EnumCodec<AvatarChange>.write(self.avatar, to: &writer)
-        }
+        EnumCodec<AvatarChange>.writeField(self.avatar, tag: 0x28, to: &writer)
         RepeatedField<StringCodec>.writeUnpacked(self.badgeIds, tag: 0x32, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -99,55 +104,32 @@ extension SetProfileRequest: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.version) {
-            writer.writeKeyLiteral("\"version\":")
-            StringCodec.writeJSON(self.version, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.name) {
-            writer.writeKeyLiteral("\"name\":")
-            BytesCodec.writeJSON(self.name, to: &writer)
-        }
-        if let value = self.about {
-            writer.writeKeyLiteral("\"about\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.aboutEmoji {
-            writer.writeKeyLiteral("\"aboutEmoji\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if !EnumCodec<AvatarChange>.isDefault(self.avatar) {
-            writer.writeKeyLiteral("\"avatar\":")
-            EnumCodec<AvatarChange>.writeJSON(self.avatar, to: &writer)
-        }
-        if !self.badgeIds.isEmpty {
-            writer.writeKeyLiteral("\"badgeIds\":")
-            try RepeatedField<StringCodec>.writeJSON(self.badgeIds, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.version, key: "\"version\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.name, key: "\"name\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.about, key: "\"about\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.aboutEmoji, key: "\"aboutEmoji\":", to: &writer)
+        try EnumCodec<AvatarChange>.writeJSONMember(self.avatar, key: "\"avatar\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.badgeIds, key: "\"badgeIds\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("version") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.version = value }
-            } else if name.matches("name") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.name = value }
-            } else if name.matches("about") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.about = value }
-            } else if name.matches("aboutEmoji") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.aboutEmoji = value }
-            } else if name.matches("avatar") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<AvatarChange>.readJSON(from: &reader) { self.avatar = value }
-            } else if name.matches("badgeIds") {
-                try seen.field(5, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.version)
+            case 1:
+                try BytesCodec.readJSON(from: &reader, into: &self.name)
+            case 2:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.about)
+            case 3:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.aboutEmoji)
+            case 4:
+                try EnumCodec<AvatarChange>.readJSON(from: &reader, into: &self.avatar)
+            case 5:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.badgeIds)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -26,33 +26,35 @@ public struct SignedPreKey: Sendable, Hashable {
         self.publicKey = publicKey
         self.signature = signature
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.keyId, rhs.keyId) else { return false }
+        guard FieldEquality.equal(lhs.publicKey, rhs.publicKey) else { return false }
+        guard FieldEquality.equal(lhs.signature, rhs.signature) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension SignedPreKey: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.SignedPreKey"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "keyId publicKey signature")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt32Codec.isDefault(self.keyId) { size.add(UInt32Codec.encodedSize(of: self.keyId), tagSize: 1) }
-        if !BytesCodec.isDefault(self.publicKey) { size.add(BytesCodec.encodedSize(of: self.publicKey), tagSize: 1) }
-        if !BytesCodec.isDefault(self.signature) { size.add(BytesCodec.encodedSize(of: self.signature), tagSize: 1) }
+        UInt32Codec.addSize(of: self.keyId, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.publicKey, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.signature, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt32Codec.isDefault(self.keyId) {
-            writer.writeByte(0x08)
-            UInt32Codec.write(self.keyId, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.publicKey) {
-            writer.writeByte(0x12)
-            BytesCodec.write(self.publicKey, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.signature) {
-            writer.writeByte(0x1A)
-            BytesCodec.write(self.signature, to: &writer)
-        }
+        UInt32Codec.writeField(self.keyId, tag: 0x08, to: &writer)
+        BytesCodec.writeField(self.publicKey, tag: 0x12, to: &writer)
+        BytesCodec.writeField(self.signature, tag: 0x1A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -72,34 +74,23 @@ extension SignedPreKey: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt32Codec.isDefault(self.keyId) {
-            writer.writeKeyLiteral("\"keyId\":")
-            UInt32Codec.writeJSON(self.keyId, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.publicKey) {
-            writer.writeKeyLiteral("\"publicKey\":")
-            BytesCodec.writeJSON(self.publicKey, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.signature) {
-            writer.writeKeyLiteral("\"signature\":")
-            BytesCodec.writeJSON(self.signature, to: &writer)
-        }
+        try UInt32Codec.writeJSONMember(self.keyId, key: "\"keyId\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.publicKey, key: "\"publicKey\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.signature, key: "\"signature\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("keyId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.keyId = value }
-            } else if name.matches("publicKey") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.publicKey = value }
-            } else if name.matches("signature") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.signature = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt32Codec.readJSON(from: &reader, into: &self.keyId)
+            case 1:
+                try BytesCodec.readJSON(from: &reader, into: &self.publicKey)
+            case 2:
+                try BytesCodec.readJSON(from: &reader, into: &self.signature)
+            default:
+                break
             }
         }
     }

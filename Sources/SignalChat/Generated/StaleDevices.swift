@@ -20,11 +20,20 @@ public struct StaleDevices: Sendable, Hashable {
     ) {
         self.staleDevices = staleDevices
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.staleDevices, rhs.staleDevices) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension StaleDevices: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.StaleDevices"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "staleDevices")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -51,20 +60,17 @@ extension StaleDevices: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.staleDevices.isEmpty {
-            writer.writeKeyLiteral("\"staleDevices\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.staleDevices, to: &writer)
-        }
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.staleDevices, key: "\"staleDevices\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("staleDevices") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.staleDevices)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

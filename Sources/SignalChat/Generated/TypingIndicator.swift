@@ -23,28 +23,32 @@ public struct TypingIndicator: Sendable, Hashable {
         self.userId = userId
         self.started = started
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.userId, rhs.userId) else { return false }
+        guard FieldEquality.equal(lhs.started, rhs.started) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension TypingIndicator: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.TypingIndicator"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "userId started")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt64Codec.isDefault(self.userId) { size.add(UInt64Codec.encodedSize(of: self.userId), tagSize: 1) }
-        if self.started { size.add(BoolCodec.encodedSize(of: self.started), tagSize: 1) }
+        UInt64Codec.addSize(of: self.userId, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.started, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt64Codec.isDefault(self.userId) {
-            writer.writeByte(0x08)
-            UInt64Codec.write(self.userId, to: &writer)
-        }
-        if self.started {
-            writer.writeByte(0x10)
-            BoolCodec.write(self.started, to: &writer)
-        }
+        UInt64Codec.writeField(self.userId, tag: 0x08, to: &writer)
+        BoolCodec.writeField(self.started, tag: 0x10, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension TypingIndicator: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt64Codec.isDefault(self.userId) {
-            writer.writeKeyLiteral("\"userId\":")
-            UInt64Codec.writeJSON(self.userId, to: &writer)
-        }
-        if self.started {
-            writer.writeKeyLiteral("\"started\":")
-            BoolCodec.writeJSON(self.started, to: &writer)
-        }
+        try UInt64Codec.writeJSONMember(self.userId, key: "\"userId\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.started, key: "\"started\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("userId") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.userId = value }
-            } else if name.matches("started") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.started = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt64Codec.readJSON(from: &reader, into: &self.userId)
+            case 1:
+                try BoolCodec.readJSON(from: &reader, into: &self.started)
+            default:
+                break
             }
         }
     }

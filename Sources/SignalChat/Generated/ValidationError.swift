@@ -23,28 +23,32 @@ public struct ValidationError: Sendable, Hashable {
         self.field = field
         self.reason = reason
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.field, rhs.field) else { return false }
+        guard FieldEquality.equal(lhs.reason, rhs.reason) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ValidationError: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.ValidationError"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "field reason")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.field) { size.add(StringCodec.encodedSize(of: self.field), tagSize: 1) }
-        if !StringCodec.isDefault(self.reason) { size.add(StringCodec.encodedSize(of: self.reason), tagSize: 1) }
+        StringCodec.addSize(of: self.field, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.reason, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.field) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.field, to: &writer)
-        }
-        if !StringCodec.isDefault(self.reason) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.reason, to: &writer)
-        }
+        StringCodec.writeField(self.field, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.reason, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension ValidationError: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.field) {
-            writer.writeKeyLiteral("\"field\":")
-            StringCodec.writeJSON(self.field, to: &writer)
-        }
-        if !StringCodec.isDefault(self.reason) {
-            writer.writeKeyLiteral("\"reason\":")
-            StringCodec.writeJSON(self.reason, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.field, key: "\"field\":", to: &writer)
+        try StringCodec.writeJSONMember(self.reason, key: "\"reason\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("field") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.field = value }
-            } else if name.matches("reason") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.reason = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.field)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.reason)
+            default:
+                break
             }
         }
     }

@@ -26,11 +26,22 @@ public struct WebSocketMessage: Sendable, Hashable {
         self.request = request
         self.response = response
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
+        guard FieldEquality.equal(lhs.request, rhs.request) else { return false }
+        guard FieldEquality.equal(lhs.response, rhs.response) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension WebSocketMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.WebSocketMessage"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "type request response")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -74,34 +85,23 @@ extension WebSocketMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self.type {
-            writer.writeKeyLiteral("\"type\":")
-            EnumCodec<WebSocketMessage.TypeEnum>.writeJSON(value, to: &writer)
-        }
-        if let value = self.request {
-            writer.writeKeyLiteral("\"request\":")
-            try MessageCodec<WebSocketRequestMessage>.writeJSON(value, to: &writer)
-        }
-        if let value = self.response {
-            writer.writeKeyLiteral("\"response\":")
-            try MessageCodec<WebSocketResponseMessage>.writeJSON(value, to: &writer)
-        }
+        try EnumCodec<WebSocketMessage.TypeEnum>.writeJSONMember(present: self.type, key: "\"type\":", to: &writer)
+        try MessageCodec<WebSocketRequestMessage>.writeJSONMember(present: self.request, key: "\"request\":", to: &writer)
+        try MessageCodec<WebSocketResponseMessage>.writeJSONMember(present: self.response, key: "\"response\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("type") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<WebSocketMessage.TypeEnum>.readJSON(from: &reader) { self.type = value }
-            } else if name.matches("request") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<WebSocketRequestMessage>.readJSON(from: &reader) { self.request = value }
-            } else if name.matches("response") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<WebSocketResponseMessage>.readJSON(from: &reader) { self.response = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<WebSocketMessage.TypeEnum>.readJSON(from: &reader, intoOptional: &self.type)
+            case 1:
+                try MessageCodec<WebSocketRequestMessage>.readJSON(from: &reader, intoOptional: &self.request)
+            case 2:
+                try MessageCodec<WebSocketResponseMessage>.readJSON(from: &reader, intoOptional: &self.response)
+            default:
+                break
             }
         }
     }

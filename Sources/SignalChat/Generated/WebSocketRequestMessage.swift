@@ -45,11 +45,24 @@ public struct WebSocketRequestMessage: Sendable, Hashable {
         self.headers = headers
         self.id = id
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.verb, rhs.verb) else { return false }
+        guard FieldEquality.equal(lhs.path, rhs.path) else { return false }
+        guard FieldEquality.equal(lhs.body, rhs.body) else { return false }
+        guard FieldEquality.equal(lhs.headers, rhs.headers) else { return false }
+        guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension WebSocketRequestMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.WebSocketRequestMessage"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "verb path body headers id")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -102,48 +115,29 @@ extension WebSocketRequestMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self.verb {
-            writer.writeKeyLiteral("\"verb\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.path {
-            writer.writeKeyLiteral("\"path\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.body {
-            writer.writeKeyLiteral("\"body\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if !self.headers.isEmpty {
-            writer.writeKeyLiteral("\"headers\":")
-            try RepeatedField<StringCodec>.writeJSON(self.headers, to: &writer)
-        }
-        if let value = self.id {
-            writer.writeKeyLiteral("\"id\":")
-            UInt64Codec.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(present: self.verb, key: "\"verb\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.path, key: "\"path\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.body, key: "\"body\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.headers, key: "\"headers\":", to: &writer)
+        try UInt64Codec.writeJSONMember(present: self.id, key: "\"id\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("verb") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.verb = value }
-            } else if name.matches("path") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.path = value }
-            } else if name.matches("body") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.body = value }
-            } else if name.matches("headers") {
-                try seen.field(3, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.verb)
+            case 1:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.path)
+            case 2:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.body)
+            case 3:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.headers)
-            } else if name.matches("id") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.id = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 4:
+                try UInt64Codec.readJSON(from: &reader, intoOptional: &self.id)
+            default:
+                break
             }
         }
     }

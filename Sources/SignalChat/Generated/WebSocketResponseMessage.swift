@@ -35,11 +35,24 @@ public struct WebSocketResponseMessage: Sendable, Hashable {
         self.headers = headers
         self.body = body
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
+        guard FieldEquality.equal(lhs.status, rhs.status) else { return false }
+        guard FieldEquality.equal(lhs.message, rhs.message) else { return false }
+        guard FieldEquality.equal(lhs.headers, rhs.headers) else { return false }
+        guard FieldEquality.equal(lhs.body, rhs.body) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension WebSocketResponseMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "signal.chat.WebSocketResponseMessage"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "id status message headers body")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -92,48 +105,29 @@ extension WebSocketResponseMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self.id {
-            writer.writeKeyLiteral("\"id\":")
-            UInt64Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.status {
-            writer.writeKeyLiteral("\"status\":")
-            UInt32Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.message {
-            writer.writeKeyLiteral("\"message\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if !self.headers.isEmpty {
-            writer.writeKeyLiteral("\"headers\":")
-            try RepeatedField<StringCodec>.writeJSON(self.headers, to: &writer)
-        }
-        if let value = self.body {
-            writer.writeKeyLiteral("\"body\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
+        try UInt64Codec.writeJSONMember(present: self.id, key: "\"id\":", to: &writer)
+        try UInt32Codec.writeJSONMember(present: self.status, key: "\"status\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.message, key: "\"message\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.headers, key: "\"headers\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.body, key: "\"body\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("id") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.id = value }
-            } else if name.matches("status") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.status = value }
-            } else if name.matches("message") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.message = value }
-            } else if name.matches("headers") {
-                try seen.field(3, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt64Codec.readJSON(from: &reader, intoOptional: &self.id)
+            case 1:
+                try UInt32Codec.readJSON(from: &reader, intoOptional: &self.status)
+            case 2:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.message)
+            case 3:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.headers)
-            } else if name.matches("body") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.body = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 4:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.body)
+            default:
+                break
             }
         }
     }

@@ -32,6 +32,53 @@ public protocol FieldCodec {
 extension FieldCodec {
     public static var fixedSize: Int? { nil }
     @inlinable public static var jsonNullIsValue: Bool { false }
+
+    /// Adds `value` and its tag to `size`, unless `value` is the default, which a field without
+    /// presence leaves out. One call per field in generated code, where a condition and a
+    /// call written out cost several times as much to compile.
+    @inlinable @inline(__always)
+    public static func addSize(of value: Value, tagSize: Int, to size: inout WireSizeSum) {
+        if isDefault(value) { return }
+        size.add(encodedSize(of: value), tagSize: tagSize)
+    }
+
+    /// Writes `tag` (the field's precomputed key) and `value`, unless `value` is the default.
+    @inlinable @inline(__always)
+    public static func writeField(_ value: Value, tag: UInt32, to writer: inout WireWriter) {
+        if isDefault(value) { return }
+        writer.writeTag(tag)
+        write(value, to: &writer)
+    }
+
+    /// Writes `key` (quotes and colon included) and `value`, unless `value` is the default,
+    /// which a field without presence leaves out. One call per field in generated code.
+    @inlinable @inline(__always)
+    public static func writeJSONMember(_ value: Value, key: StaticString, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        if isDefault(value) { return }
+        writer.writeKeyLiteral(key)
+        try writeJSON(value, to: &writer)
+    }
+
+    /// Writes `key` and the value of a field that tracks presence, when it is set.
+    @inlinable @inline(__always)
+    public static func writeJSONMember(present value: Value?, key: StaticString, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        guard let value else { return }
+        writer.writeKeyLiteral(key)
+        try writeJSON(value, to: &writer)
+    }
+
+    /// Reads one JSON value into a field, which a `null` leaves alone: one call in generated
+    /// code where an optional binding and an assignment cost more to compile.
+    @inlinable @inline(__always)
+    public static func readJSON(from reader: inout JSONReader, into field: inout Value) throws(JSONDecodingError) {
+        if let value = try readJSON(from: &reader) { field = value }
+    }
+
+    /// Reads one JSON value into a field that tracks presence, which a `null` leaves alone.
+    @inlinable @inline(__always)
+    public static func readJSON(from reader: inout JSONReader, intoOptional field: inout Value?) throws(JSONDecodingError) {
+        if let value = try readJSON(from: &reader) { field = value }
+    }
 }
 
 /// A codec whose values may be map keys: integers, booleans and strings.

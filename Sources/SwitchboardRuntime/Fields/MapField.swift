@@ -81,6 +81,14 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
         writer.endObject()
     }
 
+    /// Writes `key` (quotes and colon included) and the map, unless it is empty.
+    @inlinable @inline(__always)
+    public static func writeJSONMember(_ map: [Key.Value: Value.Value], key: StaticString, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        if map.isEmpty { return }
+        writer.writeKeyLiteral(key)
+        try writeJSON(map, to: &writer)
+    }
+
     /// Reads a JSON object (or `null`) and stores its entries.
     @inlinable
     public static func readJSON(from reader: inout JSONReader, into map: inout [Key.Value: Value.Value]) throws(JSONDecodingError) {

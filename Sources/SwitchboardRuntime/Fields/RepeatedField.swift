@@ -104,6 +104,14 @@ public enum RepeatedField<Codec: FieldCodec> {
         writer.endArray()
     }
 
+    /// Writes `key` (quotes and colon included) and the list, unless it is empty.
+    @inlinable @inline(__always)
+    public static func writeJSONMember(_ values: [Codec.Value], key: StaticString, to writer: inout JSONWriter) throws(JSONEncodingError) {
+        if values.isEmpty { return }
+        writer.writeKeyLiteral(key)
+        try writeJSON(values, to: &writer)
+    }
+
     /// Reads a JSON array (or `null`) and appends its elements.
     @inlinable
     public static func readJSON(from reader: inout JSONReader, into values: inout [Codec.Value]) throws(JSONDecodingError) {

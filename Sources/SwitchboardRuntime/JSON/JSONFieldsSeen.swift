@@ -21,7 +21,7 @@ public struct JSONFieldsSeen: Sendable {
         guard insert(position) else { throw .oneofConflict(message: message, name: name.string) }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     mutating func insert(_ position: Int) -> Bool {
         if position < 64 {
             let bit: UInt64 = 1 << UInt64(position)

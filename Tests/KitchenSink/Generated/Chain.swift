@@ -43,24 +43,31 @@ public struct Chain: Sendable, Hashable {
         self.label = label
         self._next = next.map { IndirectBox($0) }
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.label, rhs.label) else { return false }
+        guard FieldEquality.equal(lhs._next, rhs._next) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Chain: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Chain"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "label next")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.label) { size.add(StringCodec.encodedSize(of: self.label), tagSize: 1) }
+        StringCodec.addSize(of: self.label, tagSize: 1, to: &size)
         if let length = (self._next?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.label) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.label, to: &writer)
-        }
+        StringCodec.writeField(self.label, tag: 0x0A, to: &writer)
         _ = (self._next?.value).map {
             writer.writeByte(0x12)
             writer.writeLengthDelimited($0)
@@ -82,27 +89,20 @@ extension Chain: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.label) {
-            writer.writeKeyLiteral("\"label\":")
-            StringCodec.writeJSON(self.label, to: &writer)
-        }
-        if let value = (self._next?.value) {
-            writer.writeKeyLiteral("\"next\":")
-            try MessageCodec<Chain>.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.label, key: "\"label\":", to: &writer)
+        try MessageCodec<Chain>.writeJSONMember(present: (self._next?.value), key: "\"next\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("label") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.label = value }
-            } else if name.matches("next") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.label)
+            case 1:
                 if let value = try MessageCodec<Chain>.readJSON(from: &reader) { self.next = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

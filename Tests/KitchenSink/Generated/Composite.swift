@@ -129,22 +129,47 @@ public struct Composite: Sendable, Hashable {
         self.inner = inner
         self.payload = payload
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.title, rhs.title) else { return false }
+        guard FieldEquality.equal(lhs._origin, rhs._origin) else { return false }
+        guard FieldEquality.equal(lhs.corner, rhs.corner) else { return false }
+        guard FieldEquality.equal(lhs.color, rhs.color) else { return false }
+        guard FieldEquality.equal(lhs.optionalColor, rhs.optionalColor) else { return false }
+        guard FieldEquality.equal(lhs._createdAt, rhs._createdAt) else { return false }
+        guard FieldEquality.equal(lhs.expiresAt, rhs.expiresAt) else { return false }
+        guard FieldEquality.equal(lhs.sentAtMillis, rhs.sentAtMillis) else { return false }
+        guard FieldEquality.equal(lhs.snakeCaseField, rhs.snakeCaseField) else { return false }
+        guard FieldEquality.equal(lhs.`class`, rhs.`class`) else { return false }
+        guard FieldEquality.equal(lhs.`default`, rhs.`default`) else { return false }
+        guard FieldEquality.equal(lhs.self_, rhs.self_) else { return false }
+        guard FieldEquality.equal(lhs.description_, rhs.description_) else { return false }
+        guard FieldEquality.equal(lhs.farField, rhs.farField) else { return false }
+        guard FieldEquality.equal(lhs.maxField, rhs.maxField) else { return false }
+        guard FieldEquality.equal(lhs.inner, rhs.inner) else { return false }
+        guard FieldEquality.equal(lhs.payload, rhs.payload) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Composite: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Composite"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "title origin corner color optionalColor createdAt expiresAt sentAtMillis text point number shade raw snakeCaseField\tsnake_case_field class default self description farField maxField inner")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.title) { size.add(StringCodec.encodedSize(of: self.title), tagSize: 1) }
+        StringCodec.addSize(of: self.title, tagSize: 1, to: &size)
         if let length = self._origin?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.corner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if !EnumCodec<Color>.isDefault(self.color) { size.add(EnumCodec<Color>.encodedSize(of: self.color), tagSize: 1) }
+        EnumCodec<Color>.addSize(of: self.color, tagSize: 1, to: &size)
         if let length = self.optionalColor.map(EnumCodec<Color>.encodedSize) { size.add(length, tagSize: 1) }
         if let length = self._createdAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.expiresAt?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) { size.add(UnixMillisTimestampCodec.encodedSize(of: self.sentAtMillis), tagSize: 1) }
+        UnixMillisTimestampCodec.addSize(of: self.sentAtMillis, tagSize: 1, to: &size)
         if case let .text(value)? = self.payload {
             size.add(StringCodec.encodedSize(of: value), tagSize: 1)
         }
@@ -160,22 +185,19 @@ extension Composite: ProtoMessage {
         if case let .raw(value)? = self.payload {
             size.add(BytesCodec.encodedSize(of: value), tagSize: 1)
         }
-        if !StringCodec.isDefault(self.snakeCaseField) { size.add(StringCodec.encodedSize(of: self.snakeCaseField), tagSize: 1) }
-        if !StringCodec.isDefault(self.`class`) { size.add(StringCodec.encodedSize(of: self.`class`), tagSize: 1) }
-        if !Int32Codec.isDefault(self.`default`) { size.add(Int32Codec.encodedSize(of: self.`default`), tagSize: 2) }
-        if self.self_ { size.add(BoolCodec.encodedSize(of: self.self_), tagSize: 2) }
-        if !StringCodec.isDefault(self.description_) { size.add(StringCodec.encodedSize(of: self.description_), tagSize: 2) }
+        StringCodec.addSize(of: self.snakeCaseField, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.`class`, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.`default`, tagSize: 2, to: &size)
+        BoolCodec.addSize(of: self.self_, tagSize: 2, to: &size)
+        StringCodec.addSize(of: self.description_, tagSize: 2, to: &size)
         if let length = self.inner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
-        if !StringCodec.isDefault(self.farField) { size.add(StringCodec.encodedSize(of: self.farField), tagSize: 3) }
-        if !Fixed32Codec.isDefault(self.maxField) { size.add(Fixed32Codec.encodedSize(of: self.maxField), tagSize: 5) }
+        StringCodec.addSize(of: self.farField, tagSize: 3, to: &size)
+        Fixed32Codec.addSize(of: self.maxField, tagSize: 5, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.title) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.title, to: &writer)
-        }
+        StringCodec.writeField(self.title, tag: 0x0A, to: &writer)
         _ = self._origin.map {
             writer.writeByte(0x12)
             writer.writeLengthDelimited($0)
@@ -184,10 +206,7 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x1A)
             writer.writeLengthDelimited($0)
         }
-        if !EnumCodec<Color>.isDefault(self.color) {
-            writer.writeByte(0x20)
-            EnumCodec<Color>.write(self.color, to: &writer)
-        }
+        EnumCodec<Color>.writeField(self.color, tag: 0x20, to: &writer)
         _ = self.optionalColor.map {
             writer.writeByte(0x28)
             EnumCodec<Color>.write($0, to: &writer)
@@ -200,10 +219,7 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x3A)
             writer.writeLengthDelimited($0)
         }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
-            writer.writeByte(0x40)
-            UnixMillisTimestampCodec.write(self.sentAtMillis, to: &writer)
-        }
+        UnixMillisTimestampCodec.writeField(self.sentAtMillis, tag: 0x40, to: &writer)
         if case let .text(value)? = self.payload {
             writer.writeByte(0x4A)
             StringCodec.write(value, to: &writer)
@@ -224,38 +240,17 @@ extension Composite: ProtoMessage {
             writer.writeByte(0x6A)
             BytesCodec.write(value, to: &writer)
         }
-        if !StringCodec.isDefault(self.snakeCaseField) {
-            writer.writeByte(0x72)
-            StringCodec.write(self.snakeCaseField, to: &writer)
-        }
-        if !StringCodec.isDefault(self.`class`) {
-            writer.writeByte(0x7A)
-            StringCodec.write(self.`class`, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.`default`) {
-            writer.writeTag(128)
-            Int32Codec.write(self.`default`, to: &writer)
-        }
-        if self.self_ {
-            writer.writeTag(136)
-            BoolCodec.write(self.self_, to: &writer)
-        }
-        if !StringCodec.isDefault(self.description_) {
-            writer.writeTag(146)
-            StringCodec.write(self.description_, to: &writer)
-        }
+        StringCodec.writeField(self.snakeCaseField, tag: 0x72, to: &writer)
+        StringCodec.writeField(self.`class`, tag: 0x7A, to: &writer)
+        Int32Codec.writeField(self.`default`, tag: 128, to: &writer)
+        BoolCodec.writeField(self.self_, tag: 136, to: &writer)
+        StringCodec.writeField(self.description_, tag: 146, to: &writer)
         _ = self.inner.map {
             writer.writeTag(154)
             writer.writeLengthDelimited($0)
         }
-        if !StringCodec.isDefault(self.farField) {
-            writer.writeTag(128002)
-            StringCodec.write(self.farField, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.maxField) {
-            writer.writeTag(4294967293)
-            Fixed32Codec.write(self.maxField, to: &writer)
-        }
+        StringCodec.writeField(self.farField, tag: 128002, to: &writer)
+        Fixed32Codec.writeField(self.maxField, tag: 4294967293, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -322,38 +317,14 @@ extension Composite: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.title) {
-            writer.writeKeyLiteral("\"title\":")
-            StringCodec.writeJSON(self.title, to: &writer)
-        }
-        if let value = self._origin {
-            writer.writeKeyLiteral("\"origin\":")
-            try MessageCodec<Point>.writeJSON(value, to: &writer)
-        }
-        if let value = self.corner {
-            writer.writeKeyLiteral("\"corner\":")
-            try MessageCodec<Point>.writeJSON(value, to: &writer)
-        }
-        if !EnumCodec<Color>.isDefault(self.color) {
-            writer.writeKeyLiteral("\"color\":")
-            EnumCodec<Color>.writeJSON(self.color, to: &writer)
-        }
-        if let value = self.optionalColor {
-            writer.writeKeyLiteral("\"optionalColor\":")
-            EnumCodec<Color>.writeJSON(value, to: &writer)
-        }
-        if let value = self._createdAt {
-            writer.writeKeyLiteral("\"createdAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if let value = self.expiresAt {
-            writer.writeKeyLiteral("\"expiresAt\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if !UnixMillisTimestampCodec.isDefault(self.sentAtMillis) {
-            writer.writeKeyLiteral("\"sentAtMillis\":")
-            UnixMillisTimestampCodec.writeJSON(self.sentAtMillis, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.title, key: "\"title\":", to: &writer)
+        try MessageCodec<Point>.writeJSONMember(present: self._origin, key: "\"origin\":", to: &writer)
+        try MessageCodec<Point>.writeJSONMember(present: self.corner, key: "\"corner\":", to: &writer)
+        try EnumCodec<Color>.writeJSONMember(self.color, key: "\"color\":", to: &writer)
+        try EnumCodec<Color>.writeJSONMember(present: self.optionalColor, key: "\"optionalColor\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._createdAt, key: "\"createdAt\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self.expiresAt, key: "\"expiresAt\":", to: &writer)
+        try UnixMillisTimestampCodec.writeJSONMember(self.sentAtMillis, key: "\"sentAtMillis\":", to: &writer)
         if case let .text(value)? = self.payload {
             writer.writeKeyLiteral("\"text\":")
             StringCodec.writeJSON(value, to: &writer)
@@ -374,123 +345,79 @@ extension Composite: ProtoMessage {
             writer.writeKeyLiteral("\"raw\":")
             BytesCodec.writeJSON(value, to: &writer)
         }
-        if !StringCodec.isDefault(self.snakeCaseField) {
-            writer.writeKeyLiteral("\"snakeCaseField\":")
-            StringCodec.writeJSON(self.snakeCaseField, to: &writer)
-        }
-        if !StringCodec.isDefault(self.`class`) {
-            writer.writeKeyLiteral("\"class\":")
-            StringCodec.writeJSON(self.`class`, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.`default`) {
-            writer.writeKeyLiteral("\"default\":")
-            Int32Codec.writeJSON(self.`default`, to: &writer)
-        }
-        if self.self_ {
-            writer.writeKeyLiteral("\"self\":")
-            BoolCodec.writeJSON(self.self_, to: &writer)
-        }
-        if !StringCodec.isDefault(self.description_) {
-            writer.writeKeyLiteral("\"description\":")
-            StringCodec.writeJSON(self.description_, to: &writer)
-        }
-        if !StringCodec.isDefault(self.farField) {
-            writer.writeKeyLiteral("\"farField\":")
-            StringCodec.writeJSON(self.farField, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.maxField) {
-            writer.writeKeyLiteral("\"maxField\":")
-            Fixed32Codec.writeJSON(self.maxField, to: &writer)
-        }
-        if let value = self.inner {
-            writer.writeKeyLiteral("\"inner\":")
-            try MessageCodec<Composite.Inner>.writeJSON(value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.snakeCaseField, key: "\"snakeCaseField\":", to: &writer)
+        try StringCodec.writeJSONMember(self.`class`, key: "\"class\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.`default`, key: "\"default\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.self_, key: "\"self\":", to: &writer)
+        try StringCodec.writeJSONMember(self.description_, key: "\"description\":", to: &writer)
+        try StringCodec.writeJSONMember(self.farField, key: "\"farField\":", to: &writer)
+        try Fixed32Codec.writeJSONMember(self.maxField, key: "\"maxField\":", to: &writer)
+        try MessageCodec<Composite.Inner>.writeJSONMember(present: self.inner, key: "\"inner\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("title") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.title = value }
-            } else if name.matches("origin") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<Point>.readJSON(from: &reader) { self.origin = value }
-            } else if name.matches("corner") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<Point>.readJSON(from: &reader) { self.corner = value }
-            } else if name.matches("color") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.color = value }
-            } else if name.matches("optionalColor") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<Color>.readJSON(from: &reader) { self.optionalColor = value }
-            } else if name.matches("createdAt") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.createdAt = value }
-            } else if name.matches("expiresAt") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.expiresAt = value }
-            } else if name.matches("sentAtMillis") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try UnixMillisTimestampCodec.readJSON(from: &reader) { self.sentAtMillis = value }
-            } else if name.matches("text") {
-                try seen.field(8, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.title)
+            case 1:
+                try MessageCodec<Point>.readJSON(from: &reader, intoOptional: &self._origin)
+            case 2:
+                try MessageCodec<Point>.readJSON(from: &reader, intoOptional: &self.corner)
+            case 3:
+                try EnumCodec<Color>.readJSON(from: &reader, into: &self.color)
+            case 4:
+                try EnumCodec<Color>.readJSON(from: &reader, intoOptional: &self.optionalColor)
+            case 5:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._createdAt)
+            case 6:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self.expiresAt)
+            case 7:
+                try UnixMillisTimestampCodec.readJSON(from: &reader, into: &self.sentAtMillis)
+            case 8:
                 if let value = try StringCodec.readJSON(from: &reader) {
-                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.payload = .text(value)
                 }
-            } else if name.matches("point") {
-                try seen.field(9, name, in: Self.protoMessageName)
+            case 9:
                 if let value = try MessageCodec<Point>.readJSON(from: &reader) {
-                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.payload = .point(value)
                 }
-            } else if name.matches("number") {
-                try seen.field(10, name, in: Self.protoMessageName)
+            case 10:
                 if let value = try Int64Codec.readJSON(from: &reader) {
-                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.payload = .number(value)
                 }
-            } else if name.matches("shade") {
-                try seen.field(11, name, in: Self.protoMessageName)
+            case 11:
                 if let value = try EnumCodec<Color>.readJSON(from: &reader) {
-                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.payload = .shade(value)
                 }
-            } else if name.matches("raw") {
-                try seen.field(12, name, in: Self.protoMessageName)
+            case 12:
                 if let value = try BytesCodec.readJSON(from: &reader) {
-                    try seen.oneof(21, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.payload = .raw(value)
                 }
-            } else if name.matches("snakeCaseField") || name.matches("snake_case_field") {
-                try seen.field(13, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.snakeCaseField = value }
-            } else if name.matches("class") {
-                try seen.field(14, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.`class` = value }
-            } else if name.matches("default") {
-                try seen.field(15, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.`default` = value }
-            } else if name.matches("self") {
-                try seen.field(16, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.self_ = value }
-            } else if name.matches("description") {
-                try seen.field(17, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.description_ = value }
-            } else if name.matches("farField") {
-                try seen.field(18, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.farField = value }
-            } else if name.matches("maxField") {
-                try seen.field(19, name, in: Self.protoMessageName)
-                if let value = try Fixed32Codec.readJSON(from: &reader) { self.maxField = value }
-            } else if name.matches("inner") {
-                try seen.field(20, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<Composite.Inner>.readJSON(from: &reader) { self.inner = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 13:
+                try StringCodec.readJSON(from: &reader, into: &self.snakeCaseField)
+            case 14:
+                try StringCodec.readJSON(from: &reader, into: &self.`class`)
+            case 15:
+                try Int32Codec.readJSON(from: &reader, into: &self.`default`)
+            case 16:
+                try BoolCodec.readJSON(from: &reader, into: &self.self_)
+            case 17:
+                try StringCodec.readJSON(from: &reader, into: &self.description_)
+            case 18:
+                try StringCodec.readJSON(from: &reader, into: &self.farField)
+            case 19:
+                try Fixed32Codec.readJSON(from: &reader, into: &self.maxField)
+            case 20:
+                try MessageCodec<Composite.Inner>.readJSON(from: &reader, intoOptional: &self.inner)
+            default:
+                break
             }
         }
     }
@@ -516,6 +443,13 @@ extension Composite {
             self.level = level
             self.children = children
         }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            guard FieldEquality.equal(lhs.level, rhs.level) else { return false }
+            guard FieldEquality.equal(lhs.children, rhs.children) else { return false }
+            guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+            return true
+        }
     }
 }
 
@@ -523,18 +457,18 @@ extension Composite.Inner: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Composite.Inner"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "level children")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) { size.add(EnumCodec<Composite.Inner.Level>.encodedSize(of: self.level), tagSize: 1) }
+        EnumCodec<Composite.Inner.Level>.addSize(of: self.level, tagSize: 1, to: &size)
         size.add(RepeatedField<MessageCodec<Composite.Inner>>.unpackedSize(self.children, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) {
-            writer.writeByte(0x08)
-            EnumCodec<Composite.Inner.Level>.write(self.level, to: &writer)
-        }
+        EnumCodec<Composite.Inner.Level>.writeField(self.level, tag: 0x08, to: &writer)
         RepeatedField<MessageCodec<Composite.Inner>>.writeUnpacked(self.children, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
@@ -553,27 +487,20 @@ extension Composite.Inner: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<Composite.Inner.Level>.isDefault(self.level) {
-            writer.writeKeyLiteral("\"level\":")
-            EnumCodec<Composite.Inner.Level>.writeJSON(self.level, to: &writer)
-        }
-        if !self.children.isEmpty {
-            writer.writeKeyLiteral("\"children\":")
-            try RepeatedField<MessageCodec<Composite.Inner>>.writeJSON(self.children, to: &writer)
-        }
+        try EnumCodec<Composite.Inner.Level>.writeJSONMember(self.level, key: "\"level\":", to: &writer)
+        try RepeatedField<MessageCodec<Composite.Inner>>.writeJSONMember(self.children, key: "\"children\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("level") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<Composite.Inner.Level>.readJSON(from: &reader) { self.level = value }
-            } else if name.matches("children") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<Composite.Inner.Level>.readJSON(from: &reader, into: &self.level)
+            case 1:
                 try RepeatedField<MessageCodec<Composite.Inner>>.readJSON(from: &reader, into: &self.children)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

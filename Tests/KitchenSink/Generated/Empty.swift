@@ -11,6 +11,11 @@ public struct Empty: Sendable, Hashable {
 
     /// Creates a message with every field at its default.
     public init() {}
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Empty: ProtoMessage {

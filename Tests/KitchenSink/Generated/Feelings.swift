@@ -26,25 +26,33 @@ public struct Feelings: Sendable, Hashable {
         self.moods = moods
         self.byName = byName
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.mood, rhs.mood) else { return false }
+        guard FieldEquality.equal(lhs.moods, rhs.moods) else { return false }
+        guard FieldEquality.equal(lhs.byName, rhs.byName) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Feelings: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Feelings"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "mood moods byName")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<Mood>.isDefault(self.mood) { size.add(EnumCodec<Mood>.encodedSize(of: self.mood), tagSize: 1) }
+        EnumCodec<Mood>.addSize(of: self.mood, tagSize: 1, to: &size)
         size.add(RepeatedField<EnumCodec<Mood>>.packedSize(self.moods, tagSize: 1))
         size.add(MapField<StringCodec, EnumCodec<Mood>>.encodedSize(self.byName, tagSize: 1))
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<Mood>.isDefault(self.mood) {
-            writer.writeByte(0x08)
-            EnumCodec<Mood>.write(self.mood, to: &writer)
-        }
+        EnumCodec<Mood>.writeField(self.mood, tag: 0x08, to: &writer)
         RepeatedField<EnumCodec<Mood>>.writePacked(self.moods, tag: 0x12, to: &writer)
         MapField<StringCodec, EnumCodec<Mood>>.write(self.byName, tag: 0x1A, to: &writer)
         unknownFields.write(to: &writer)
@@ -68,34 +76,23 @@ extension Feelings: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<Mood>.isDefault(self.mood) {
-            writer.writeKeyLiteral("\"mood\":")
-            EnumCodec<Mood>.writeJSON(self.mood, to: &writer)
-        }
-        if !self.moods.isEmpty {
-            writer.writeKeyLiteral("\"moods\":")
-            try RepeatedField<EnumCodec<Mood>>.writeJSON(self.moods, to: &writer)
-        }
-        if !self.byName.isEmpty {
-            writer.writeKeyLiteral("\"byName\":")
-            try MapField<StringCodec, EnumCodec<Mood>>.writeJSON(self.byName, to: &writer)
-        }
+        try EnumCodec<Mood>.writeJSONMember(self.mood, key: "\"mood\":", to: &writer)
+        try RepeatedField<EnumCodec<Mood>>.writeJSONMember(self.moods, key: "\"moods\":", to: &writer)
+        try MapField<StringCodec, EnumCodec<Mood>>.writeJSONMember(self.byName, key: "\"byName\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("mood") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<Mood>.readJSON(from: &reader) { self.mood = value }
-            } else if name.matches("moods") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<Mood>.readJSON(from: &reader, into: &self.mood)
+            case 1:
                 try RepeatedField<EnumCodec<Mood>>.readJSON(from: &reader, into: &self.moods)
-            } else if name.matches("byName") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 try MapField<StringCodec, EnumCodec<Mood>>.readJSON(from: &reader, into: &self.byName)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -74,11 +74,38 @@ public struct Lists: Sendable, Hashable {
         self.times = times
         self.millisTimes = millisTimes
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.bools, rhs.bools) else { return false }
+        guard FieldEquality.equal(lhs.int32s, rhs.int32s) else { return false }
+        guard FieldEquality.equal(lhs.int64s, rhs.int64s) else { return false }
+        guard FieldEquality.equal(lhs.uint32s, rhs.uint32s) else { return false }
+        guard FieldEquality.equal(lhs.uint64s, rhs.uint64s) else { return false }
+        guard FieldEquality.equal(lhs.sint32s, rhs.sint32s) else { return false }
+        guard FieldEquality.equal(lhs.sint64s, rhs.sint64s) else { return false }
+        guard FieldEquality.equal(lhs.fixed32s, rhs.fixed32s) else { return false }
+        guard FieldEquality.equal(lhs.fixed64s, rhs.fixed64s) else { return false }
+        guard FieldEquality.equal(lhs.sfixed32s, rhs.sfixed32s) else { return false }
+        guard FieldEquality.equal(lhs.sfixed64s, rhs.sfixed64s) else { return false }
+        guard FieldEquality.equal(lhs.floats, rhs.floats) else { return false }
+        guard FieldEquality.equal(lhs.doubles, rhs.doubles) else { return false }
+        guard FieldEquality.equal(lhs.strings, rhs.strings) else { return false }
+        guard FieldEquality.equal(lhs.bytesList, rhs.bytesList) else { return false }
+        guard FieldEquality.equal(lhs.colors, rhs.colors) else { return false }
+        guard FieldEquality.equal(lhs.points, rhs.points) else { return false }
+        guard FieldEquality.equal(lhs.times, rhs.times) else { return false }
+        guard FieldEquality.equal(lhs.millisTimes, rhs.millisTimes) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Lists: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Lists"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "bools int32s int64s uint32s uint64s sint32s sint64s fixed32s fixed64s sfixed32s sfixed64s floats doubles strings bytesList colors points times millisTimes")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -205,146 +232,71 @@ extension Lists: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.bools.isEmpty {
-            writer.writeKeyLiteral("\"bools\":")
-            try RepeatedField<BoolCodec>.writeJSON(self.bools, to: &writer)
-        }
-        if !self.int32s.isEmpty {
-            writer.writeKeyLiteral("\"int32s\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.int32s, to: &writer)
-        }
-        if !self.int64s.isEmpty {
-            writer.writeKeyLiteral("\"int64s\":")
-            try RepeatedField<Int64Codec>.writeJSON(self.int64s, to: &writer)
-        }
-        if !self.uint32s.isEmpty {
-            writer.writeKeyLiteral("\"uint32s\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.uint32s, to: &writer)
-        }
-        if !self.uint64s.isEmpty {
-            writer.writeKeyLiteral("\"uint64s\":")
-            try RepeatedField<UInt64Codec>.writeJSON(self.uint64s, to: &writer)
-        }
-        if !self.sint32s.isEmpty {
-            writer.writeKeyLiteral("\"sint32s\":")
-            try RepeatedField<SInt32Codec>.writeJSON(self.sint32s, to: &writer)
-        }
-        if !self.sint64s.isEmpty {
-            writer.writeKeyLiteral("\"sint64s\":")
-            try RepeatedField<SInt64Codec>.writeJSON(self.sint64s, to: &writer)
-        }
-        if !self.fixed32s.isEmpty {
-            writer.writeKeyLiteral("\"fixed32s\":")
-            try RepeatedField<Fixed32Codec>.writeJSON(self.fixed32s, to: &writer)
-        }
-        if !self.fixed64s.isEmpty {
-            writer.writeKeyLiteral("\"fixed64s\":")
-            try RepeatedField<Fixed64Codec>.writeJSON(self.fixed64s, to: &writer)
-        }
-        if !self.sfixed32s.isEmpty {
-            writer.writeKeyLiteral("\"sfixed32s\":")
-            try RepeatedField<SFixed32Codec>.writeJSON(self.sfixed32s, to: &writer)
-        }
-        if !self.sfixed64s.isEmpty {
-            writer.writeKeyLiteral("\"sfixed64s\":")
-            try RepeatedField<SFixed64Codec>.writeJSON(self.sfixed64s, to: &writer)
-        }
-        if !self.floats.isEmpty {
-            writer.writeKeyLiteral("\"floats\":")
-            try RepeatedField<FloatCodec>.writeJSON(self.floats, to: &writer)
-        }
-        if !self.doubles.isEmpty {
-            writer.writeKeyLiteral("\"doubles\":")
-            try RepeatedField<DoubleCodec>.writeJSON(self.doubles, to: &writer)
-        }
-        if !self.strings.isEmpty {
-            writer.writeKeyLiteral("\"strings\":")
-            try RepeatedField<StringCodec>.writeJSON(self.strings, to: &writer)
-        }
-        if !self.bytesList.isEmpty {
-            writer.writeKeyLiteral("\"bytesList\":")
-            try RepeatedField<BytesCodec>.writeJSON(self.bytesList, to: &writer)
-        }
-        if !self.colors.isEmpty {
-            writer.writeKeyLiteral("\"colors\":")
-            try RepeatedField<EnumCodec<Color>>.writeJSON(self.colors, to: &writer)
-        }
-        if !self.points.isEmpty {
-            writer.writeKeyLiteral("\"points\":")
-            try RepeatedField<MessageCodec<Point>>.writeJSON(self.points, to: &writer)
-        }
-        if !self.times.isEmpty {
-            writer.writeKeyLiteral("\"times\":")
-            try RepeatedField<MessageCodec<ProtoTimestamp>>.writeJSON(self.times, to: &writer)
-        }
-        if !self.millisTimes.isEmpty {
-            writer.writeKeyLiteral("\"millisTimes\":")
-            try RepeatedField<UnixMillisTimestampCodec>.writeJSON(self.millisTimes, to: &writer)
-        }
+        try RepeatedField<BoolCodec>.writeJSONMember(self.bools, key: "\"bools\":", to: &writer)
+        try RepeatedField<Int32Codec>.writeJSONMember(self.int32s, key: "\"int32s\":", to: &writer)
+        try RepeatedField<Int64Codec>.writeJSONMember(self.int64s, key: "\"int64s\":", to: &writer)
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.uint32s, key: "\"uint32s\":", to: &writer)
+        try RepeatedField<UInt64Codec>.writeJSONMember(self.uint64s, key: "\"uint64s\":", to: &writer)
+        try RepeatedField<SInt32Codec>.writeJSONMember(self.sint32s, key: "\"sint32s\":", to: &writer)
+        try RepeatedField<SInt64Codec>.writeJSONMember(self.sint64s, key: "\"sint64s\":", to: &writer)
+        try RepeatedField<Fixed32Codec>.writeJSONMember(self.fixed32s, key: "\"fixed32s\":", to: &writer)
+        try RepeatedField<Fixed64Codec>.writeJSONMember(self.fixed64s, key: "\"fixed64s\":", to: &writer)
+        try RepeatedField<SFixed32Codec>.writeJSONMember(self.sfixed32s, key: "\"sfixed32s\":", to: &writer)
+        try RepeatedField<SFixed64Codec>.writeJSONMember(self.sfixed64s, key: "\"sfixed64s\":", to: &writer)
+        try RepeatedField<FloatCodec>.writeJSONMember(self.floats, key: "\"floats\":", to: &writer)
+        try RepeatedField<DoubleCodec>.writeJSONMember(self.doubles, key: "\"doubles\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.strings, key: "\"strings\":", to: &writer)
+        try RepeatedField<BytesCodec>.writeJSONMember(self.bytesList, key: "\"bytesList\":", to: &writer)
+        try RepeatedField<EnumCodec<Color>>.writeJSONMember(self.colors, key: "\"colors\":", to: &writer)
+        try RepeatedField<MessageCodec<Point>>.writeJSONMember(self.points, key: "\"points\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoTimestamp>>.writeJSONMember(self.times, key: "\"times\":", to: &writer)
+        try RepeatedField<UnixMillisTimestampCodec>.writeJSONMember(self.millisTimes, key: "\"millisTimes\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("bools") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.bools)
-            } else if name.matches("int32s") {
-                try seen.field(1, name, in: Self.protoMessageName)
+            case 1:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.int32s)
-            } else if name.matches("int64s") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 try RepeatedField<Int64Codec>.readJSON(from: &reader, into: &self.int64s)
-            } else if name.matches("uint32s") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.uint32s)
-            } else if name.matches("uint64s") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.uint64s)
-            } else if name.matches("sint32s") {
-                try seen.field(5, name, in: Self.protoMessageName)
+            case 5:
                 try RepeatedField<SInt32Codec>.readJSON(from: &reader, into: &self.sint32s)
-            } else if name.matches("sint64s") {
-                try seen.field(6, name, in: Self.protoMessageName)
+            case 6:
                 try RepeatedField<SInt64Codec>.readJSON(from: &reader, into: &self.sint64s)
-            } else if name.matches("fixed32s") {
-                try seen.field(7, name, in: Self.protoMessageName)
+            case 7:
                 try RepeatedField<Fixed32Codec>.readJSON(from: &reader, into: &self.fixed32s)
-            } else if name.matches("fixed64s") {
-                try seen.field(8, name, in: Self.protoMessageName)
+            case 8:
                 try RepeatedField<Fixed64Codec>.readJSON(from: &reader, into: &self.fixed64s)
-            } else if name.matches("sfixed32s") {
-                try seen.field(9, name, in: Self.protoMessageName)
+            case 9:
                 try RepeatedField<SFixed32Codec>.readJSON(from: &reader, into: &self.sfixed32s)
-            } else if name.matches("sfixed64s") {
-                try seen.field(10, name, in: Self.protoMessageName)
+            case 10:
                 try RepeatedField<SFixed64Codec>.readJSON(from: &reader, into: &self.sfixed64s)
-            } else if name.matches("floats") {
-                try seen.field(11, name, in: Self.protoMessageName)
+            case 11:
                 try RepeatedField<FloatCodec>.readJSON(from: &reader, into: &self.floats)
-            } else if name.matches("doubles") {
-                try seen.field(12, name, in: Self.protoMessageName)
+            case 12:
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.doubles)
-            } else if name.matches("strings") {
-                try seen.field(13, name, in: Self.protoMessageName)
+            case 13:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.strings)
-            } else if name.matches("bytesList") {
-                try seen.field(14, name, in: Self.protoMessageName)
+            case 14:
                 try RepeatedField<BytesCodec>.readJSON(from: &reader, into: &self.bytesList)
-            } else if name.matches("colors") {
-                try seen.field(15, name, in: Self.protoMessageName)
+            case 15:
                 try RepeatedField<EnumCodec<Color>>.readJSON(from: &reader, into: &self.colors)
-            } else if name.matches("points") {
-                try seen.field(16, name, in: Self.protoMessageName)
+            case 16:
                 try RepeatedField<MessageCodec<Point>>.readJSON(from: &reader, into: &self.points)
-            } else if name.matches("times") {
-                try seen.field(17, name, in: Self.protoMessageName)
+            case 17:
                 try RepeatedField<MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.times)
-            } else if name.matches("millisTimes") {
-                try seen.field(18, name, in: Self.protoMessageName)
+            case 18:
                 try RepeatedField<UnixMillisTimestampCodec>.readJSON(from: &reader, into: &self.millisTimes)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -38,11 +38,26 @@ public struct Maps: Sendable, Hashable {
         self.fixed32ToPoint = fixed32ToPoint
         self.stringToTime = stringToTime
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.stringToString, rhs.stringToString) else { return false }
+        guard FieldEquality.equal(lhs.int32ToInt64, rhs.int32ToInt64) else { return false }
+        guard FieldEquality.equal(lhs.uint64ToBytes, rhs.uint64ToBytes) else { return false }
+        guard FieldEquality.equal(lhs.boolToDouble, rhs.boolToDouble) else { return false }
+        guard FieldEquality.equal(lhs.sint64ToColor, rhs.sint64ToColor) else { return false }
+        guard FieldEquality.equal(lhs.fixed32ToPoint, rhs.fixed32ToPoint) else { return false }
+        guard FieldEquality.equal(lhs.stringToTime, rhs.stringToTime) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Maps: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Maps"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "stringToString int32ToInt64 uint64ToBytes boolToDouble sint64ToColor fixed32ToPoint stringToTime")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -91,62 +106,35 @@ extension Maps: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.stringToString.isEmpty {
-            writer.writeKeyLiteral("\"stringToString\":")
-            try MapField<StringCodec, StringCodec>.writeJSON(self.stringToString, to: &writer)
-        }
-        if !self.int32ToInt64.isEmpty {
-            writer.writeKeyLiteral("\"int32ToInt64\":")
-            try MapField<Int32Codec, Int64Codec>.writeJSON(self.int32ToInt64, to: &writer)
-        }
-        if !self.uint64ToBytes.isEmpty {
-            writer.writeKeyLiteral("\"uint64ToBytes\":")
-            try MapField<UInt64Codec, BytesCodec>.writeJSON(self.uint64ToBytes, to: &writer)
-        }
-        if !self.boolToDouble.isEmpty {
-            writer.writeKeyLiteral("\"boolToDouble\":")
-            try MapField<BoolCodec, DoubleCodec>.writeJSON(self.boolToDouble, to: &writer)
-        }
-        if !self.sint64ToColor.isEmpty {
-            writer.writeKeyLiteral("\"sint64ToColor\":")
-            try MapField<SInt64Codec, EnumCodec<Color>>.writeJSON(self.sint64ToColor, to: &writer)
-        }
-        if !self.fixed32ToPoint.isEmpty {
-            writer.writeKeyLiteral("\"fixed32ToPoint\":")
-            try MapField<Fixed32Codec, MessageCodec<Point>>.writeJSON(self.fixed32ToPoint, to: &writer)
-        }
-        if !self.stringToTime.isEmpty {
-            writer.writeKeyLiteral("\"stringToTime\":")
-            try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.writeJSON(self.stringToTime, to: &writer)
-        }
+        try MapField<StringCodec, StringCodec>.writeJSONMember(self.stringToString, key: "\"stringToString\":", to: &writer)
+        try MapField<Int32Codec, Int64Codec>.writeJSONMember(self.int32ToInt64, key: "\"int32ToInt64\":", to: &writer)
+        try MapField<UInt64Codec, BytesCodec>.writeJSONMember(self.uint64ToBytes, key: "\"uint64ToBytes\":", to: &writer)
+        try MapField<BoolCodec, DoubleCodec>.writeJSONMember(self.boolToDouble, key: "\"boolToDouble\":", to: &writer)
+        try MapField<SInt64Codec, EnumCodec<Color>>.writeJSONMember(self.sint64ToColor, key: "\"sint64ToColor\":", to: &writer)
+        try MapField<Fixed32Codec, MessageCodec<Point>>.writeJSONMember(self.fixed32ToPoint, key: "\"fixed32ToPoint\":", to: &writer)
+        try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.writeJSONMember(self.stringToTime, key: "\"stringToTime\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("stringToString") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.stringToString)
-            } else if name.matches("int32ToInt64") {
-                try seen.field(1, name, in: Self.protoMessageName)
+            case 1:
                 try MapField<Int32Codec, Int64Codec>.readJSON(from: &reader, into: &self.int32ToInt64)
-            } else if name.matches("uint64ToBytes") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 try MapField<UInt64Codec, BytesCodec>.readJSON(from: &reader, into: &self.uint64ToBytes)
-            } else if name.matches("boolToDouble") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 try MapField<BoolCodec, DoubleCodec>.readJSON(from: &reader, into: &self.boolToDouble)
-            } else if name.matches("sint64ToColor") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 try MapField<SInt64Codec, EnumCodec<Color>>.readJSON(from: &reader, into: &self.sint64ToColor)
-            } else if name.matches("fixed32ToPoint") {
-                try seen.field(5, name, in: Self.protoMessageName)
+            case 5:
                 try MapField<Fixed32Codec, MessageCodec<Point>>.readJSON(from: &reader, into: &self.fixed32ToPoint)
-            } else if name.matches("stringToTime") {
-                try seen.field(6, name, in: Self.protoMessageName)
+            case 6:
                 try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.stringToTime)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

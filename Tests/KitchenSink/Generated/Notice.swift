@@ -23,28 +23,32 @@ public struct Notice: Sendable, Hashable {
         self.account = account
         self.body = body
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.account, rhs.account) else { return false }
+        guard FieldEquality.equal(lhs.body, rhs.body) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Notice: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Notice"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "account body")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.account) { size.add(StringCodec.encodedSize(of: self.account), tagSize: 1) }
-        if !StringCodec.isDefault(self.body) { size.add(StringCodec.encodedSize(of: self.body), tagSize: 1) }
+        StringCodec.addSize(of: self.account, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.body, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.account) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.account, to: &writer)
-        }
-        if !StringCodec.isDefault(self.body) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.body, to: &writer)
-        }
+        StringCodec.writeField(self.account, tag: 0x0A, to: &writer)
+        StringCodec.writeField(self.body, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension Notice: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.account) {
-            writer.writeKeyLiteral("\"account\":")
-            StringCodec.writeJSON(self.account, to: &writer)
-        }
-        if !StringCodec.isDefault(self.body) {
-            writer.writeKeyLiteral("\"body\":")
-            StringCodec.writeJSON(self.body, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.account, key: "\"account\":", to: &writer)
+        try StringCodec.writeJSONMember(self.body, key: "\"body\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("account") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.account = value }
-            } else if name.matches("body") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.body = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.account)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.body)
+            default:
+                break
             }
         }
     }

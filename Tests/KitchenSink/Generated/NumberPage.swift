@@ -26,11 +26,22 @@ public struct NumberPage: Sendable, Hashable {
         self.nextToken = nextToken
         self.more = more
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.numbers, rhs.numbers) else { return false }
+        guard FieldEquality.equal(lhs.nextToken, rhs.nextToken) else { return false }
+        guard FieldEquality.equal(lhs.more, rhs.more) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension NumberPage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.NumberPage"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "numbers nextToken more")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -69,34 +80,23 @@ extension NumberPage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.numbers.isEmpty {
-            writer.writeKeyLiteral("\"numbers\":")
-            try RepeatedField<MessageCodec<Numbered>>.writeJSON(self.numbers, to: &writer)
-        }
-        if let value = self.nextToken {
-            writer.writeKeyLiteral("\"nextToken\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.more {
-            writer.writeKeyLiteral("\"more\":")
-            BoolCodec.writeJSON(value, to: &writer)
-        }
+        try RepeatedField<MessageCodec<Numbered>>.writeJSONMember(self.numbers, key: "\"numbers\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.nextToken, key: "\"nextToken\":", to: &writer)
+        try BoolCodec.writeJSONMember(present: self.more, key: "\"more\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("numbers") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<MessageCodec<Numbered>>.readJSON(from: &reader, into: &self.numbers)
-            } else if name.matches("nextToken") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.nextToken = value }
-            } else if name.matches("more") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.more = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 1:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.nextToken)
+            case 2:
+                try BoolCodec.readJSON(from: &reader, intoOptional: &self.more)
+            default:
+                break
             }
         }
     }

@@ -20,23 +20,29 @@ public struct Numbered: Sendable, Hashable {
     ) {
         self.number = number
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.number, rhs.number) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Numbered: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Numbered"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "number")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int64Codec.isDefault(self.number) { size.add(Int64Codec.encodedSize(of: self.number), tagSize: 1) }
+        Int64Codec.addSize(of: self.number, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int64Codec.isDefault(self.number) {
-            writer.writeByte(0x08)
-            Int64Codec.write(self.number, to: &writer)
-        }
+        Int64Codec.writeField(self.number, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -52,20 +58,17 @@ extension Numbered: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int64Codec.isDefault(self.number) {
-            writer.writeKeyLiteral("\"number\":")
-            Int64Codec.writeJSON(self.number, to: &writer)
-        }
+        try Int64Codec.writeJSONMember(self.number, key: "\"number\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("number") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.number = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int64Codec.readJSON(from: &reader, into: &self.number)
+            default:
+                break
             }
         }
     }

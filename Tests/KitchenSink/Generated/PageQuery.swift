@@ -26,29 +26,34 @@ public struct PageQuery: Sendable, Hashable {
         self.count = count
         self.token = token
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.after, rhs.after) else { return false }
+        guard FieldEquality.equal(lhs.count, rhs.count) else { return false }
+        guard FieldEquality.equal(lhs.token, rhs.token) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension PageQuery: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.PageQuery"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "after count token")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int64Codec.isDefault(self.after) { size.add(Int64Codec.encodedSize(of: self.after), tagSize: 1) }
-        if !Int32Codec.isDefault(self.count) { size.add(Int32Codec.encodedSize(of: self.count), tagSize: 1) }
+        Int64Codec.addSize(of: self.after, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.count, tagSize: 1, to: &size)
         if let length = self.token.map(BytesCodec.encodedSize) { size.add(length, tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int64Codec.isDefault(self.after) {
-            writer.writeByte(0x08)
-            Int64Codec.write(self.after, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.count) {
-            writer.writeByte(0x10)
-            Int32Codec.write(self.count, to: &writer)
-        }
+        Int64Codec.writeField(self.after, tag: 0x08, to: &writer)
+        Int32Codec.writeField(self.count, tag: 0x10, to: &writer)
         _ = self.token.map {
             writer.writeByte(0x1A)
             BytesCodec.write($0, to: &writer)
@@ -72,34 +77,23 @@ extension PageQuery: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int64Codec.isDefault(self.after) {
-            writer.writeKeyLiteral("\"after\":")
-            Int64Codec.writeJSON(self.after, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.count) {
-            writer.writeKeyLiteral("\"count\":")
-            Int32Codec.writeJSON(self.count, to: &writer)
-        }
-        if let value = self.token {
-            writer.writeKeyLiteral("\"token\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
+        try Int64Codec.writeJSONMember(self.after, key: "\"after\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.count, key: "\"count\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.token, key: "\"token\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("after") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.after = value }
-            } else if name.matches("count") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.count = value }
-            } else if name.matches("token") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.token = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int64Codec.readJSON(from: &reader, into: &self.after)
+            case 1:
+                try Int32Codec.readJSON(from: &reader, into: &self.count)
+            case 2:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.token)
+            default:
+                break
             }
         }
     }

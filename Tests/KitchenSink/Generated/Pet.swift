@@ -32,16 +32,26 @@ public struct Pet: Sendable, Hashable {
         self.owner = owner
         self.name = name
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs._owner, rhs._owner) else { return false }
+        guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Pet: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Pet"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "owner name")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
         if let length = self.owner?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
-        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        StringCodec.addSize(of: self.name, tagSize: 1, to: &size)
         return size.total
     }
 
@@ -50,10 +60,7 @@ extension Pet: ProtoMessage {
             writer.writeByte(0x0A)
             writer.writeLengthDelimited($0)
         }
-        if !StringCodec.isDefault(self.name) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.name, to: &writer)
-        }
+        StringCodec.writeField(self.name, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -71,27 +78,20 @@ extension Pet: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self.owner {
-            writer.writeKeyLiteral("\"owner\":")
-            try MessageCodec<Owner>.writeJSON(value, to: &writer)
-        }
-        if !StringCodec.isDefault(self.name) {
-            writer.writeKeyLiteral("\"name\":")
-            StringCodec.writeJSON(self.name, to: &writer)
-        }
+        try MessageCodec<Owner>.writeJSONMember(present: self.owner, key: "\"owner\":", to: &writer)
+        try StringCodec.writeJSONMember(self.name, key: "\"name\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("owner") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 if let value = try MessageCodec<Owner>.readJSON(from: &reader) { self.owner = value }
-            } else if name.matches("name") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.name)
+            default:
+                break
             }
         }
     }

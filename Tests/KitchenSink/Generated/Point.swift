@@ -26,29 +26,34 @@ public struct Point: Sendable, Hashable {
         self.y = y
         self.label = label
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.x, rhs.x) else { return false }
+        guard FieldEquality.equal(lhs.y, rhs.y) else { return false }
+        guard FieldEquality.equal(lhs.label, rhs.label) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Point: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Point"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "x y label")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !SInt32Codec.isDefault(self.x) { size.add(SInt32Codec.encodedSize(of: self.x), tagSize: 1) }
-        if !SInt32Codec.isDefault(self.y) { size.add(SInt32Codec.encodedSize(of: self.y), tagSize: 1) }
+        SInt32Codec.addSize(of: self.x, tagSize: 1, to: &size)
+        SInt32Codec.addSize(of: self.y, tagSize: 1, to: &size)
         if let length = self.label.map(StringCodec.encodedSize) { size.add(length, tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !SInt32Codec.isDefault(self.x) {
-            writer.writeByte(0x08)
-            SInt32Codec.write(self.x, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.y) {
-            writer.writeByte(0x10)
-            SInt32Codec.write(self.y, to: &writer)
-        }
+        SInt32Codec.writeField(self.x, tag: 0x08, to: &writer)
+        SInt32Codec.writeField(self.y, tag: 0x10, to: &writer)
         _ = self.label.map {
             writer.writeByte(0x1A)
             StringCodec.write($0, to: &writer)
@@ -72,34 +77,23 @@ extension Point: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !SInt32Codec.isDefault(self.x) {
-            writer.writeKeyLiteral("\"x\":")
-            SInt32Codec.writeJSON(self.x, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.y) {
-            writer.writeKeyLiteral("\"y\":")
-            SInt32Codec.writeJSON(self.y, to: &writer)
-        }
-        if let value = self.label {
-            writer.writeKeyLiteral("\"label\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
+        try SInt32Codec.writeJSONMember(self.x, key: "\"x\":", to: &writer)
+        try SInt32Codec.writeJSONMember(self.y, key: "\"y\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.label, key: "\"label\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("x") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try SInt32Codec.readJSON(from: &reader) { self.x = value }
-            } else if name.matches("y") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try SInt32Codec.readJSON(from: &reader) { self.y = value }
-            } else if name.matches("label") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.label = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try SInt32Codec.readJSON(from: &reader, into: &self.x)
+            case 1:
+                try SInt32Codec.readJSON(from: &reader, into: &self.y)
+            case 2:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.label)
+            default:
+                break
             }
         }
     }

@@ -26,33 +26,35 @@ public struct Renamed: Sendable, Hashable {
         self.lower = lower
         self.usualName = usualName
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.plain, rhs.plain) else { return false }
+        guard FieldEquality.equal(lhs.lower, rhs.lower) else { return false }
+        guard FieldEquality.equal(lhs.usualName, rhs.usualName) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Renamed: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Renamed"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "custom_key\tplain Upper\tlower usualName\tusual_name")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.plain) { size.add(StringCodec.encodedSize(of: self.plain), tagSize: 1) }
-        if !Int32Codec.isDefault(self.lower) { size.add(Int32Codec.encodedSize(of: self.lower), tagSize: 1) }
-        if !StringCodec.isDefault(self.usualName) { size.add(StringCodec.encodedSize(of: self.usualName), tagSize: 1) }
+        StringCodec.addSize(of: self.plain, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.lower, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.usualName, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.plain) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.plain, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.lower) {
-            writer.writeByte(0x10)
-            Int32Codec.write(self.lower, to: &writer)
-        }
-        if !StringCodec.isDefault(self.usualName) {
-            writer.writeByte(0x1A)
-            StringCodec.write(self.usualName, to: &writer)
-        }
+        StringCodec.writeField(self.plain, tag: 0x0A, to: &writer)
+        Int32Codec.writeField(self.lower, tag: 0x10, to: &writer)
+        StringCodec.writeField(self.usualName, tag: 0x1A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -72,34 +74,23 @@ extension Renamed: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.plain) {
-            writer.writeKeyLiteral("\"custom_key\":")
-            StringCodec.writeJSON(self.plain, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.lower) {
-            writer.writeKeyLiteral("\"Upper\":")
-            Int32Codec.writeJSON(self.lower, to: &writer)
-        }
-        if !StringCodec.isDefault(self.usualName) {
-            writer.writeKeyLiteral("\"usualName\":")
-            StringCodec.writeJSON(self.usualName, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.plain, key: "\"custom_key\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.lower, key: "\"Upper\":", to: &writer)
+        try StringCodec.writeJSONMember(self.usualName, key: "\"usualName\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("custom_key") || name.matches("plain") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.plain = value }
-            } else if name.matches("Upper") || name.matches("lower") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.lower = value }
-            } else if name.matches("usualName") || name.matches("usual_name") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.usualName = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.plain)
+            case 1:
+                try Int32Codec.readJSON(from: &reader, into: &self.lower)
+            case 2:
+                try StringCodec.readJSON(from: &reader, into: &self.usualName)
+            default:
+                break
             }
         }
     }

@@ -92,29 +92,62 @@ public struct Scalars: Sendable, Hashable {
         self.optionalString = optionalString
         self.optionalBytes = optionalBytes
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.boolValue, rhs.boolValue) else { return false }
+        guard FieldEquality.equal(lhs.int32Value, rhs.int32Value) else { return false }
+        guard FieldEquality.equal(lhs.int64Value, rhs.int64Value) else { return false }
+        guard FieldEquality.equal(lhs.uint32Value, rhs.uint32Value) else { return false }
+        guard FieldEquality.equal(lhs.uint64Value, rhs.uint64Value) else { return false }
+        guard FieldEquality.equal(lhs.sint32Value, rhs.sint32Value) else { return false }
+        guard FieldEquality.equal(lhs.sint64Value, rhs.sint64Value) else { return false }
+        guard FieldEquality.equal(lhs.fixed32Value, rhs.fixed32Value) else { return false }
+        guard FieldEquality.equal(lhs.fixed64Value, rhs.fixed64Value) else { return false }
+        guard FieldEquality.equal(lhs.sfixed32Value, rhs.sfixed32Value) else { return false }
+        guard FieldEquality.equal(lhs.sfixed64Value, rhs.sfixed64Value) else { return false }
+        guard FieldEquality.equal(lhs.floatValue, rhs.floatValue) else { return false }
+        guard FieldEquality.equal(lhs.doubleValue, rhs.doubleValue) else { return false }
+        guard FieldEquality.equal(lhs.stringValue, rhs.stringValue) else { return false }
+        guard FieldEquality.equal(lhs.bytesValue, rhs.bytesValue) else { return false }
+        guard FieldEquality.equal(lhs.optionalBool, rhs.optionalBool) else { return false }
+        guard FieldEquality.equal(lhs.optionalInt32, rhs.optionalInt32) else { return false }
+        guard FieldEquality.equal(lhs.optionalInt64, rhs.optionalInt64) else { return false }
+        guard FieldEquality.equal(lhs.optionalUint64, rhs.optionalUint64) else { return false }
+        guard FieldEquality.equal(lhs.optionalSint32, rhs.optionalSint32) else { return false }
+        guard FieldEquality.equal(lhs.optionalFixed64, rhs.optionalFixed64) else { return false }
+        guard FieldEquality.equal(lhs.optionalFloat, rhs.optionalFloat) else { return false }
+        guard FieldEquality.equal(lhs.optionalDouble, rhs.optionalDouble) else { return false }
+        guard FieldEquality.equal(lhs.optionalString, rhs.optionalString) else { return false }
+        guard FieldEquality.equal(lhs.optionalBytes, rhs.optionalBytes) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Scalars: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Scalars"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "boolValue int32Value int64Value uint32Value uint64Value sint32Value sint64Value fixed32Value fixed64Value sfixed32Value sfixed64Value floatValue doubleValue stringValue bytesValue optionalBool optionalInt32 optionalInt64 optionalUint64 optionalSint32 optionalFixed64 optionalFloat optionalDouble optionalString optionalBytes")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if self.boolValue { size.add(BoolCodec.encodedSize(of: self.boolValue), tagSize: 1) }
-        if !Int32Codec.isDefault(self.int32Value) { size.add(Int32Codec.encodedSize(of: self.int32Value), tagSize: 1) }
-        if !Int64Codec.isDefault(self.int64Value) { size.add(Int64Codec.encodedSize(of: self.int64Value), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.uint32Value) { size.add(UInt32Codec.encodedSize(of: self.uint32Value), tagSize: 1) }
-        if !UInt64Codec.isDefault(self.uint64Value) { size.add(UInt64Codec.encodedSize(of: self.uint64Value), tagSize: 1) }
-        if !SInt32Codec.isDefault(self.sint32Value) { size.add(SInt32Codec.encodedSize(of: self.sint32Value), tagSize: 1) }
-        if !SInt64Codec.isDefault(self.sint64Value) { size.add(SInt64Codec.encodedSize(of: self.sint64Value), tagSize: 1) }
-        if !Fixed32Codec.isDefault(self.fixed32Value) { size.add(Fixed32Codec.encodedSize(of: self.fixed32Value), tagSize: 1) }
-        if !Fixed64Codec.isDefault(self.fixed64Value) { size.add(Fixed64Codec.encodedSize(of: self.fixed64Value), tagSize: 1) }
-        if !SFixed32Codec.isDefault(self.sfixed32Value) { size.add(SFixed32Codec.encodedSize(of: self.sfixed32Value), tagSize: 1) }
-        if !SFixed64Codec.isDefault(self.sfixed64Value) { size.add(SFixed64Codec.encodedSize(of: self.sfixed64Value), tagSize: 1) }
-        if !FloatCodec.isDefault(self.floatValue) { size.add(FloatCodec.encodedSize(of: self.floatValue), tagSize: 1) }
-        if !DoubleCodec.isDefault(self.doubleValue) { size.add(DoubleCodec.encodedSize(of: self.doubleValue), tagSize: 1) }
-        if !StringCodec.isDefault(self.stringValue) { size.add(StringCodec.encodedSize(of: self.stringValue), tagSize: 1) }
-        if !BytesCodec.isDefault(self.bytesValue) { size.add(BytesCodec.encodedSize(of: self.bytesValue), tagSize: 1) }
+        BoolCodec.addSize(of: self.boolValue, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.int32Value, tagSize: 1, to: &size)
+        Int64Codec.addSize(of: self.int64Value, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.uint32Value, tagSize: 1, to: &size)
+        UInt64Codec.addSize(of: self.uint64Value, tagSize: 1, to: &size)
+        SInt32Codec.addSize(of: self.sint32Value, tagSize: 1, to: &size)
+        SInt64Codec.addSize(of: self.sint64Value, tagSize: 1, to: &size)
+        Fixed32Codec.addSize(of: self.fixed32Value, tagSize: 1, to: &size)
+        Fixed64Codec.addSize(of: self.fixed64Value, tagSize: 1, to: &size)
+        SFixed32Codec.addSize(of: self.sfixed32Value, tagSize: 1, to: &size)
+        SFixed64Codec.addSize(of: self.sfixed64Value, tagSize: 1, to: &size)
+        FloatCodec.addSize(of: self.floatValue, tagSize: 1, to: &size)
+        DoubleCodec.addSize(of: self.doubleValue, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.stringValue, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.bytesValue, tagSize: 1, to: &size)
         if let length = self.optionalBool.map(BoolCodec.encodedSize) { size.add(length, tagSize: 2) }
         if let length = self.optionalInt32.map(Int32Codec.encodedSize) { size.add(length, tagSize: 2) }
         if let length = self.optionalInt64.map(Int64Codec.encodedSize) { size.add(length, tagSize: 2) }
@@ -129,66 +162,21 @@ extension Scalars: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if self.boolValue {
-            writer.writeByte(0x08)
-            BoolCodec.write(self.boolValue, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.int32Value) {
-            writer.writeByte(0x10)
-            Int32Codec.write(self.int32Value, to: &writer)
-        }
-        if !Int64Codec.isDefault(self.int64Value) {
-            writer.writeByte(0x18)
-            Int64Codec.write(self.int64Value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.uint32Value) {
-            writer.writeByte(0x20)
-            UInt32Codec.write(self.uint32Value, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.uint64Value) {
-            writer.writeByte(0x28)
-            UInt64Codec.write(self.uint64Value, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.sint32Value) {
-            writer.writeByte(0x30)
-            SInt32Codec.write(self.sint32Value, to: &writer)
-        }
-        if !SInt64Codec.isDefault(self.sint64Value) {
-            writer.writeByte(0x38)
-            SInt64Codec.write(self.sint64Value, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.fixed32Value) {
-            writer.writeByte(0x45)
-            Fixed32Codec.write(self.fixed32Value, to: &writer)
-        }
-        if !Fixed64Codec.isDefault(self.fixed64Value) {
-            writer.writeByte(0x49)
-            Fixed64Codec.write(self.fixed64Value, to: &writer)
-        }
-        if !SFixed32Codec.isDefault(self.sfixed32Value) {
-            writer.writeByte(0x55)
-            SFixed32Codec.write(self.sfixed32Value, to: &writer)
-        }
-        if !SFixed64Codec.isDefault(self.sfixed64Value) {
-            writer.writeByte(0x59)
-            SFixed64Codec.write(self.sfixed64Value, to: &writer)
-        }
-        if !FloatCodec.isDefault(self.floatValue) {
-            writer.writeByte(0x65)
-            FloatCodec.write(self.floatValue, to: &writer)
-        }
-        if !DoubleCodec.isDefault(self.doubleValue) {
-            writer.writeByte(0x69)
-            DoubleCodec.write(self.doubleValue, to: &writer)
-        }
-        if !StringCodec.isDefault(self.stringValue) {
-            writer.writeByte(0x72)
-            StringCodec.write(self.stringValue, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.bytesValue) {
-            writer.writeByte(0x7A)
-            BytesCodec.write(self.bytesValue, to: &writer)
-        }
+        BoolCodec.writeField(self.boolValue, tag: 0x08, to: &writer)
+        Int32Codec.writeField(self.int32Value, tag: 0x10, to: &writer)
+        Int64Codec.writeField(self.int64Value, tag: 0x18, to: &writer)
+        UInt32Codec.writeField(self.uint32Value, tag: 0x20, to: &writer)
+        UInt64Codec.writeField(self.uint64Value, tag: 0x28, to: &writer)
+        SInt32Codec.writeField(self.sint32Value, tag: 0x30, to: &writer)
+        SInt64Codec.writeField(self.sint64Value, tag: 0x38, to: &writer)
+        Fixed32Codec.writeField(self.fixed32Value, tag: 0x45, to: &writer)
+        Fixed64Codec.writeField(self.fixed64Value, tag: 0x49, to: &writer)
+        SFixed32Codec.writeField(self.sfixed32Value, tag: 0x55, to: &writer)
+        SFixed64Codec.writeField(self.sfixed64Value, tag: 0x59, to: &writer)
+        FloatCodec.writeField(self.floatValue, tag: 0x65, to: &writer)
+        DoubleCodec.writeField(self.doubleValue, tag: 0x69, to: &writer)
+        StringCodec.writeField(self.stringValue, tag: 0x72, to: &writer)
+        BytesCodec.writeField(self.bytesValue, tag: 0x7A, to: &writer)
         _ = self.optionalBool.map {
             writer.writeTag(168)
             BoolCodec.write($0, to: &writer)
@@ -292,188 +280,89 @@ extension Scalars: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if self.boolValue {
-            writer.writeKeyLiteral("\"boolValue\":")
-            BoolCodec.writeJSON(self.boolValue, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.int32Value) {
-            writer.writeKeyLiteral("\"int32Value\":")
-            Int32Codec.writeJSON(self.int32Value, to: &writer)
-        }
-        if !Int64Codec.isDefault(self.int64Value) {
-            writer.writeKeyLiteral("\"int64Value\":")
-            Int64Codec.writeJSON(self.int64Value, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.uint32Value) {
-            writer.writeKeyLiteral("\"uint32Value\":")
-            UInt32Codec.writeJSON(self.uint32Value, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.uint64Value) {
-            writer.writeKeyLiteral("\"uint64Value\":")
-            UInt64Codec.writeJSON(self.uint64Value, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.sint32Value) {
-            writer.writeKeyLiteral("\"sint32Value\":")
-            SInt32Codec.writeJSON(self.sint32Value, to: &writer)
-        }
-        if !SInt64Codec.isDefault(self.sint64Value) {
-            writer.writeKeyLiteral("\"sint64Value\":")
-            SInt64Codec.writeJSON(self.sint64Value, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.fixed32Value) {
-            writer.writeKeyLiteral("\"fixed32Value\":")
-            Fixed32Codec.writeJSON(self.fixed32Value, to: &writer)
-        }
-        if !Fixed64Codec.isDefault(self.fixed64Value) {
-            writer.writeKeyLiteral("\"fixed64Value\":")
-            Fixed64Codec.writeJSON(self.fixed64Value, to: &writer)
-        }
-        if !SFixed32Codec.isDefault(self.sfixed32Value) {
-            writer.writeKeyLiteral("\"sfixed32Value\":")
-            SFixed32Codec.writeJSON(self.sfixed32Value, to: &writer)
-        }
-        if !SFixed64Codec.isDefault(self.sfixed64Value) {
-            writer.writeKeyLiteral("\"sfixed64Value\":")
-            SFixed64Codec.writeJSON(self.sfixed64Value, to: &writer)
-        }
-        if !FloatCodec.isDefault(self.floatValue) {
-            writer.writeKeyLiteral("\"floatValue\":")
-            FloatCodec.writeJSON(self.floatValue, to: &writer)
-        }
-        if !DoubleCodec.isDefault(self.doubleValue) {
-            writer.writeKeyLiteral("\"doubleValue\":")
-            DoubleCodec.writeJSON(self.doubleValue, to: &writer)
-        }
-        if !StringCodec.isDefault(self.stringValue) {
-            writer.writeKeyLiteral("\"stringValue\":")
-            StringCodec.writeJSON(self.stringValue, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.bytesValue) {
-            writer.writeKeyLiteral("\"bytesValue\":")
-            BytesCodec.writeJSON(self.bytesValue, to: &writer)
-        }
-        if let value = self.optionalBool {
-            writer.writeKeyLiteral("\"optionalBool\":")
-            BoolCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalInt32 {
-            writer.writeKeyLiteral("\"optionalInt32\":")
-            Int32Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalInt64 {
-            writer.writeKeyLiteral("\"optionalInt64\":")
-            Int64Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalUint64 {
-            writer.writeKeyLiteral("\"optionalUint64\":")
-            UInt64Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalSint32 {
-            writer.writeKeyLiteral("\"optionalSint32\":")
-            SInt32Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalFixed64 {
-            writer.writeKeyLiteral("\"optionalFixed64\":")
-            Fixed64Codec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalFloat {
-            writer.writeKeyLiteral("\"optionalFloat\":")
-            FloatCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalDouble {
-            writer.writeKeyLiteral("\"optionalDouble\":")
-            DoubleCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalString {
-            writer.writeKeyLiteral("\"optionalString\":")
-            StringCodec.writeJSON(value, to: &writer)
-        }
-        if let value = self.optionalBytes {
-            writer.writeKeyLiteral("\"optionalBytes\":")
-            BytesCodec.writeJSON(value, to: &writer)
-        }
+        try BoolCodec.writeJSONMember(self.boolValue, key: "\"boolValue\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.int32Value, key: "\"int32Value\":", to: &writer)
+        try Int64Codec.writeJSONMember(self.int64Value, key: "\"int64Value\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.uint32Value, key: "\"uint32Value\":", to: &writer)
+        try UInt64Codec.writeJSONMember(self.uint64Value, key: "\"uint64Value\":", to: &writer)
+        try SInt32Codec.writeJSONMember(self.sint32Value, key: "\"sint32Value\":", to: &writer)
+        try SInt64Codec.writeJSONMember(self.sint64Value, key: "\"sint64Value\":", to: &writer)
+        try Fixed32Codec.writeJSONMember(self.fixed32Value, key: "\"fixed32Value\":", to: &writer)
+        try Fixed64Codec.writeJSONMember(self.fixed64Value, key: "\"fixed64Value\":", to: &writer)
+        try SFixed32Codec.writeJSONMember(self.sfixed32Value, key: "\"sfixed32Value\":", to: &writer)
+        try SFixed64Codec.writeJSONMember(self.sfixed64Value, key: "\"sfixed64Value\":", to: &writer)
+        try FloatCodec.writeJSONMember(self.floatValue, key: "\"floatValue\":", to: &writer)
+        try DoubleCodec.writeJSONMember(self.doubleValue, key: "\"doubleValue\":", to: &writer)
+        try StringCodec.writeJSONMember(self.stringValue, key: "\"stringValue\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.bytesValue, key: "\"bytesValue\":", to: &writer)
+        try BoolCodec.writeJSONMember(present: self.optionalBool, key: "\"optionalBool\":", to: &writer)
+        try Int32Codec.writeJSONMember(present: self.optionalInt32, key: "\"optionalInt32\":", to: &writer)
+        try Int64Codec.writeJSONMember(present: self.optionalInt64, key: "\"optionalInt64\":", to: &writer)
+        try UInt64Codec.writeJSONMember(present: self.optionalUint64, key: "\"optionalUint64\":", to: &writer)
+        try SInt32Codec.writeJSONMember(present: self.optionalSint32, key: "\"optionalSint32\":", to: &writer)
+        try Fixed64Codec.writeJSONMember(present: self.optionalFixed64, key: "\"optionalFixed64\":", to: &writer)
+        try FloatCodec.writeJSONMember(present: self.optionalFloat, key: "\"optionalFloat\":", to: &writer)
+        try DoubleCodec.writeJSONMember(present: self.optionalDouble, key: "\"optionalDouble\":", to: &writer)
+        try StringCodec.writeJSONMember(present: self.optionalString, key: "\"optionalString\":", to: &writer)
+        try BytesCodec.writeJSONMember(present: self.optionalBytes, key: "\"optionalBytes\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("boolValue") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.boolValue = value }
-            } else if name.matches("int32Value") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.int32Value = value }
-            } else if name.matches("int64Value") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.int64Value = value }
-            } else if name.matches("uint32Value") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.uint32Value = value }
-            } else if name.matches("uint64Value") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.uint64Value = value }
-            } else if name.matches("sint32Value") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try SInt32Codec.readJSON(from: &reader) { self.sint32Value = value }
-            } else if name.matches("sint64Value") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try SInt64Codec.readJSON(from: &reader) { self.sint64Value = value }
-            } else if name.matches("fixed32Value") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try Fixed32Codec.readJSON(from: &reader) { self.fixed32Value = value }
-            } else if name.matches("fixed64Value") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try Fixed64Codec.readJSON(from: &reader) { self.fixed64Value = value }
-            } else if name.matches("sfixed32Value") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try SFixed32Codec.readJSON(from: &reader) { self.sfixed32Value = value }
-            } else if name.matches("sfixed64Value") {
-                try seen.field(10, name, in: Self.protoMessageName)
-                if let value = try SFixed64Codec.readJSON(from: &reader) { self.sfixed64Value = value }
-            } else if name.matches("floatValue") {
-                try seen.field(11, name, in: Self.protoMessageName)
-                if let value = try FloatCodec.readJSON(from: &reader) { self.floatValue = value }
-            } else if name.matches("doubleValue") {
-                try seen.field(12, name, in: Self.protoMessageName)
-                if let value = try DoubleCodec.readJSON(from: &reader) { self.doubleValue = value }
-            } else if name.matches("stringValue") {
-                try seen.field(13, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.stringValue = value }
-            } else if name.matches("bytesValue") {
-                try seen.field(14, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.bytesValue = value }
-            } else if name.matches("optionalBool") {
-                try seen.field(15, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.optionalBool = value }
-            } else if name.matches("optionalInt32") {
-                try seen.field(16, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.optionalInt32 = value }
-            } else if name.matches("optionalInt64") {
-                try seen.field(17, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.optionalInt64 = value }
-            } else if name.matches("optionalUint64") {
-                try seen.field(18, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.optionalUint64 = value }
-            } else if name.matches("optionalSint32") {
-                try seen.field(19, name, in: Self.protoMessageName)
-                if let value = try SInt32Codec.readJSON(from: &reader) { self.optionalSint32 = value }
-            } else if name.matches("optionalFixed64") {
-                try seen.field(20, name, in: Self.protoMessageName)
-                if let value = try Fixed64Codec.readJSON(from: &reader) { self.optionalFixed64 = value }
-            } else if name.matches("optionalFloat") {
-                try seen.field(21, name, in: Self.protoMessageName)
-                if let value = try FloatCodec.readJSON(from: &reader) { self.optionalFloat = value }
-            } else if name.matches("optionalDouble") {
-                try seen.field(22, name, in: Self.protoMessageName)
-                if let value = try DoubleCodec.readJSON(from: &reader) { self.optionalDouble = value }
-            } else if name.matches("optionalString") {
-                try seen.field(23, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.optionalString = value }
-            } else if name.matches("optionalBytes") {
-                try seen.field(24, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.optionalBytes = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BoolCodec.readJSON(from: &reader, into: &self.boolValue)
+            case 1:
+                try Int32Codec.readJSON(from: &reader, into: &self.int32Value)
+            case 2:
+                try Int64Codec.readJSON(from: &reader, into: &self.int64Value)
+            case 3:
+                try UInt32Codec.readJSON(from: &reader, into: &self.uint32Value)
+            case 4:
+                try UInt64Codec.readJSON(from: &reader, into: &self.uint64Value)
+            case 5:
+                try SInt32Codec.readJSON(from: &reader, into: &self.sint32Value)
+            case 6:
+                try SInt64Codec.readJSON(from: &reader, into: &self.sint64Value)
+            case 7:
+                try Fixed32Codec.readJSON(from: &reader, into: &self.fixed32Value)
+            case 8:
+                try Fixed64Codec.readJSON(from: &reader, into: &self.fixed64Value)
+            case 9:
+                try SFixed32Codec.readJSON(from: &reader, into: &self.sfixed32Value)
+            case 10:
+                try SFixed64Codec.readJSON(from: &reader, into: &self.sfixed64Value)
+            case 11:
+                try FloatCodec.readJSON(from: &reader, into: &self.floatValue)
+            case 12:
+                try DoubleCodec.readJSON(from: &reader, into: &self.doubleValue)
+            case 13:
+                try StringCodec.readJSON(from: &reader, into: &self.stringValue)
+            case 14:
+                try BytesCodec.readJSON(from: &reader, into: &self.bytesValue)
+            case 15:
+                try BoolCodec.readJSON(from: &reader, intoOptional: &self.optionalBool)
+            case 16:
+                try Int32Codec.readJSON(from: &reader, intoOptional: &self.optionalInt32)
+            case 17:
+                try Int64Codec.readJSON(from: &reader, intoOptional: &self.optionalInt64)
+            case 18:
+                try UInt64Codec.readJSON(from: &reader, intoOptional: &self.optionalUint64)
+            case 19:
+                try SInt32Codec.readJSON(from: &reader, intoOptional: &self.optionalSint32)
+            case 20:
+                try Fixed64Codec.readJSON(from: &reader, intoOptional: &self.optionalFixed64)
+            case 21:
+                try FloatCodec.readJSON(from: &reader, intoOptional: &self.optionalFloat)
+            case 22:
+                try DoubleCodec.readJSON(from: &reader, intoOptional: &self.optionalDouble)
+            case 23:
+                try StringCodec.readJSON(from: &reader, intoOptional: &self.optionalString)
+            case 24:
+                try BytesCodec.readJSON(from: &reader, intoOptional: &self.optionalBytes)
+            default:
+                break
             }
         }
     }

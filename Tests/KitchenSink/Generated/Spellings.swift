@@ -35,48 +35,44 @@ public struct Spellings: Sendable, Hashable {
         self.fieldName5 = fieldName5
         self.urlPath = urlPath
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.leadingCapital, rhs.leadingCapital) else { return false }
+        guard FieldEquality.equal(lhs.doubleUnderscore, rhs.doubleUnderscore) else { return false }
+        guard FieldEquality.equal(lhs.trailing, rhs.trailing) else { return false }
+        guard FieldEquality.equal(lhs.leading, rhs.leading) else { return false }
+        guard FieldEquality.equal(lhs.fieldName5, rhs.fieldName5) else { return false }
+        guard FieldEquality.equal(lhs.urlPath, rhs.urlPath) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Spellings: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.Spellings"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "LeadingCapital\tLeading_Capital doubleUnderscore\tdouble__underscore trailing\ttrailing_ Leading\t_leading FIELDNAME5\tFIELD_NAME5 URLPath")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.leadingCapital) { size.add(StringCodec.encodedSize(of: self.leadingCapital), tagSize: 1) }
-        if !Int32Codec.isDefault(self.doubleUnderscore) { size.add(Int32Codec.encodedSize(of: self.doubleUnderscore), tagSize: 1) }
-        if self.trailing { size.add(BoolCodec.encodedSize(of: self.trailing), tagSize: 1) }
-        if !StringCodec.isDefault(self.leading) { size.add(StringCodec.encodedSize(of: self.leading), tagSize: 1) }
-        if !Int32Codec.isDefault(self.fieldName5) { size.add(Int32Codec.encodedSize(of: self.fieldName5), tagSize: 1) }
-        if !StringCodec.isDefault(self.urlPath) { size.add(StringCodec.encodedSize(of: self.urlPath), tagSize: 1) }
+        StringCodec.addSize(of: self.leadingCapital, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.doubleUnderscore, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.trailing, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.leading, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.fieldName5, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.urlPath, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.leadingCapital) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.leadingCapital, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.doubleUnderscore) {
-            writer.writeByte(0x10)
-            Int32Codec.write(self.doubleUnderscore, to: &writer)
-        }
-        if self.trailing {
-            writer.writeByte(0x18)
-            BoolCodec.write(self.trailing, to: &writer)
-        }
-        if !StringCodec.isDefault(self.leading) {
-            writer.writeByte(0x22)
-            StringCodec.write(self.leading, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName5) {
-            writer.writeByte(0x28)
-            Int32Codec.write(self.fieldName5, to: &writer)
-        }
-        if !StringCodec.isDefault(self.urlPath) {
-            writer.writeByte(0x32)
-            StringCodec.write(self.urlPath, to: &writer)
-        }
+        StringCodec.writeField(self.leadingCapital, tag: 0x0A, to: &writer)
+        Int32Codec.writeField(self.doubleUnderscore, tag: 0x10, to: &writer)
+        BoolCodec.writeField(self.trailing, tag: 0x18, to: &writer)
+        StringCodec.writeField(self.leading, tag: 0x22, to: &writer)
+        Int32Codec.writeField(self.fieldName5, tag: 0x28, to: &writer)
+        StringCodec.writeField(self.urlPath, tag: 0x32, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -102,55 +98,32 @@ extension Spellings: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.leadingCapital) {
-            writer.writeKeyLiteral("\"LeadingCapital\":")
-            StringCodec.writeJSON(self.leadingCapital, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.doubleUnderscore) {
-            writer.writeKeyLiteral("\"doubleUnderscore\":")
-            Int32Codec.writeJSON(self.doubleUnderscore, to: &writer)
-        }
-        if self.trailing {
-            writer.writeKeyLiteral("\"trailing\":")
-            BoolCodec.writeJSON(self.trailing, to: &writer)
-        }
-        if !StringCodec.isDefault(self.leading) {
-            writer.writeKeyLiteral("\"Leading\":")
-            StringCodec.writeJSON(self.leading, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName5) {
-            writer.writeKeyLiteral("\"FIELDNAME5\":")
-            Int32Codec.writeJSON(self.fieldName5, to: &writer)
-        }
-        if !StringCodec.isDefault(self.urlPath) {
-            writer.writeKeyLiteral("\"URLPath\":")
-            StringCodec.writeJSON(self.urlPath, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.leadingCapital, key: "\"LeadingCapital\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.doubleUnderscore, key: "\"doubleUnderscore\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.trailing, key: "\"trailing\":", to: &writer)
+        try StringCodec.writeJSONMember(self.leading, key: "\"Leading\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName5, key: "\"FIELDNAME5\":", to: &writer)
+        try StringCodec.writeJSONMember(self.urlPath, key: "\"URLPath\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("LeadingCapital") || name.matches("Leading_Capital") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.leadingCapital = value }
-            } else if name.matches("doubleUnderscore") || name.matches("double__underscore") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.doubleUnderscore = value }
-            } else if name.matches("trailing") || name.matches("trailing_") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.trailing = value }
-            } else if name.matches("Leading") || name.matches("_leading") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.leading = value }
-            } else if name.matches("FIELDNAME5") || name.matches("FIELD_NAME5") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName5 = value }
-            } else if name.matches("URLPath") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.urlPath = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.leadingCapital)
+            case 1:
+                try Int32Codec.readJSON(from: &reader, into: &self.doubleUnderscore)
+            case 2:
+                try BoolCodec.readJSON(from: &reader, into: &self.trailing)
+            case 3:
+                try StringCodec.readJSON(from: &reader, into: &self.leading)
+            case 4:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName5)
+            case 5:
+                try StringCodec.readJSON(from: &reader, into: &self.urlPath)
+            default:
+                break
             }
         }
     }

@@ -47,15 +47,27 @@ public struct TreeNode: Sendable, Hashable {
         self.children = children
         self.link = link
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
+        guard FieldEquality.equal(lhs._parent, rhs._parent) else { return false }
+        guard FieldEquality.equal(lhs.children, rhs.children) else { return false }
+        guard FieldEquality.equal(lhs.link, rhs.link) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension TreeNode: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.TreeNode"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "name parent children next label")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.name) { size.add(StringCodec.encodedSize(of: self.name), tagSize: 1) }
+        StringCodec.addSize(of: self.name, tagSize: 1, to: &size)
         if let length = self.parent?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         size.add(RepeatedField<MessageCodec<TreeNode>>.unpackedSize(self.children, tagSize: 1))
         if case let .next(value)? = self.link {
@@ -68,10 +80,7 @@ extension TreeNode: ProtoMessage {
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.name) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.name, to: &writer)
-        }
+        StringCodec.writeField(self.name, tag: 0x0A, to: &writer)
         _ = self.parent.map {
             writer.writeByte(0x12)
             writer.writeLengthDelimited($0)
@@ -114,18 +123,9 @@ extension TreeNode: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.name) {
-            writer.writeKeyLiteral("\"name\":")
-            StringCodec.writeJSON(self.name, to: &writer)
-        }
-        if let value = self.parent {
-            writer.writeKeyLiteral("\"parent\":")
-            try MessageCodec<TreeNode>.writeJSON(value, to: &writer)
-        }
-        if !self.children.isEmpty {
-            writer.writeKeyLiteral("\"children\":")
-            try RepeatedField<MessageCodec<TreeNode>>.writeJSON(self.children, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.name, key: "\"name\":", to: &writer)
+        try MessageCodec<TreeNode>.writeJSONMember(present: self.parent, key: "\"parent\":", to: &writer)
+        try RepeatedField<MessageCodec<TreeNode>>.writeJSONMember(self.children, key: "\"children\":", to: &writer)
         if case let .next(value)? = self.link {
             writer.writeKeyLiteral("\"next\":")
             try MessageCodec<TreeNode>.writeJSON(value, to: &writer)
@@ -137,31 +137,27 @@ extension TreeNode: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("name") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.name = value }
-            } else if name.matches("parent") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.name)
+            case 1:
                 if let value = try MessageCodec<TreeNode>.readJSON(from: &reader) { self.parent = value }
-            } else if name.matches("children") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 try RepeatedField<MessageCodec<TreeNode>>.readJSON(from: &reader, into: &self.children)
-            } else if name.matches("next") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 if let value = try MessageCodec<TreeNode>.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.link = .next(value)
                 }
-            } else if name.matches("label") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 if let value = try StringCodec.readJSON(from: &reader) {
-                    try seen.oneof(5, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.link = .label(value)
                 }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

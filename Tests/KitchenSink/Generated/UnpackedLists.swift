@@ -32,11 +32,24 @@ public struct UnpackedLists: Sendable, Hashable {
         self.flags = flags
         self.packedInt32s = packedInt32s
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.int32s, rhs.int32s) else { return false }
+        guard FieldEquality.equal(lhs.doubles, rhs.doubles) else { return false }
+        guard FieldEquality.equal(lhs.colors, rhs.colors) else { return false }
+        guard FieldEquality.equal(lhs.flags, rhs.flags) else { return false }
+        guard FieldEquality.equal(lhs.packedInt32s, rhs.packedInt32s) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension UnpackedLists: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.UnpackedLists"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "int32s doubles colors flags packedInt32s")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -87,48 +100,29 @@ extension UnpackedLists: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.int32s.isEmpty {
-            writer.writeKeyLiteral("\"int32s\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.int32s, to: &writer)
-        }
-        if !self.doubles.isEmpty {
-            writer.writeKeyLiteral("\"doubles\":")
-            try RepeatedField<DoubleCodec>.writeJSON(self.doubles, to: &writer)
-        }
-        if !self.colors.isEmpty {
-            writer.writeKeyLiteral("\"colors\":")
-            try RepeatedField<EnumCodec<Color>>.writeJSON(self.colors, to: &writer)
-        }
-        if !self.flags.isEmpty {
-            writer.writeKeyLiteral("\"flags\":")
-            try RepeatedField<BoolCodec>.writeJSON(self.flags, to: &writer)
-        }
-        if !self.packedInt32s.isEmpty {
-            writer.writeKeyLiteral("\"packedInt32s\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.packedInt32s, to: &writer)
-        }
+        try RepeatedField<Int32Codec>.writeJSONMember(self.int32s, key: "\"int32s\":", to: &writer)
+        try RepeatedField<DoubleCodec>.writeJSONMember(self.doubles, key: "\"doubles\":", to: &writer)
+        try RepeatedField<EnumCodec<Color>>.writeJSONMember(self.colors, key: "\"colors\":", to: &writer)
+        try RepeatedField<BoolCodec>.writeJSONMember(self.flags, key: "\"flags\":", to: &writer)
+        try RepeatedField<Int32Codec>.writeJSONMember(self.packedInt32s, key: "\"packedInt32s\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("int32s") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.int32s)
-            } else if name.matches("doubles") {
-                try seen.field(1, name, in: Self.protoMessageName)
+            case 1:
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.doubles)
-            } else if name.matches("colors") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 try RepeatedField<EnumCodec<Color>>.readJSON(from: &reader, into: &self.colors)
-            } else if name.matches("flags") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.flags)
-            } else if name.matches("packedInt32s") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.packedInt32s)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

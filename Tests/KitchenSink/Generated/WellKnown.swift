@@ -159,11 +159,43 @@ public struct WellKnown: Sendable, Hashable {
         self.anys = anys
         self.choice = choice
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs._when, rhs._when) else { return false }
+        guard FieldEquality.equal(lhs._duration, rhs._duration) else { return false }
+        guard FieldEquality.equal(lhs.doubleValue, rhs.doubleValue) else { return false }
+        guard FieldEquality.equal(lhs.floatValue, rhs.floatValue) else { return false }
+        guard FieldEquality.equal(lhs.int64Value, rhs.int64Value) else { return false }
+        guard FieldEquality.equal(lhs.uint64Value, rhs.uint64Value) else { return false }
+        guard FieldEquality.equal(lhs.int32Value, rhs.int32Value) else { return false }
+        guard FieldEquality.equal(lhs.uint32Value, rhs.uint32Value) else { return false }
+        guard FieldEquality.equal(lhs.boolValue, rhs.boolValue) else { return false }
+        guard FieldEquality.equal(lhs.stringValue, rhs.stringValue) else { return false }
+        guard FieldEquality.equal(lhs.bytesValue, rhs.bytesValue) else { return false }
+        guard FieldEquality.equal(lhs.empty, rhs.empty) else { return false }
+        guard FieldEquality.equal(lhs._mask, rhs._mask) else { return false }
+        guard FieldEquality.equal(lhs.object, rhs.object) else { return false }
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.list, rhs.list) else { return false }
+        guard FieldEquality.equal(lhs.nullValue, rhs.nullValue) else { return false }
+        guard FieldEquality.equal(lhs.anything, rhs.anything) else { return false }
+        guard FieldEquality.equal(lhs.durations, rhs.durations) else { return false }
+        guard FieldEquality.equal(lhs.values, rhs.values) else { return false }
+        guard FieldEquality.equal(lhs.wrappedByName, rhs.wrappedByName) else { return false }
+        guard FieldEquality.equal(lhs.timesByName, rhs.timesByName) else { return false }
+        guard FieldEquality.equal(lhs.anys, rhs.anys) else { return false }
+        guard FieldEquality.equal(lhs.choice, rhs.choice) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension WellKnown: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "switchboard.test.WellKnown"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "when duration doubleValue floatValue int64Value uint64Value int32Value uint32Value boolValue stringValue bytesValue empty mask object value list nullValue anything durations values wrappedByName timesByName anys choiceValue choiceNull choiceDuration")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -183,7 +215,7 @@ extension WellKnown: ProtoMessage {
         if let length = self.object?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.value?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         if let length = self.list?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) { size.add(EnumCodec<ProtoNullValue>.encodedSize(of: self.nullValue), tagSize: 2) }
+        EnumCodec<ProtoNullValue>.addSize(of: self.nullValue, tagSize: 2, to: &size)
         if let length = self.anything?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         size.add(RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.durations, tagSize: 2))
         size.add(RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.values, tagSize: 2))
@@ -267,10 +299,7 @@ extension WellKnown: ProtoMessage {
             writer.writeTag(130)
             writer.writeLengthDelimited($0)
         }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) {
-            writer.writeTag(136)
-            EnumCodec<ProtoNullValue>.write(self.nullValue, to: &writer)
-        }
+        EnumCodec<ProtoNullValue>.writeField(self.nullValue, tag: 136, to: &writer)
         _ = self.anything.map {
             writer.writeTag(146)
             writer.writeLengthDelimited($0)
@@ -386,98 +415,29 @@ extension WellKnown: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if let value = self._when {
-            writer.writeKeyLiteral("\"when\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if let value = self._duration {
-            writer.writeKeyLiteral("\"duration\":")
-            try MessageCodec<ProtoDuration>.writeJSON(value, to: &writer)
-        }
-        if let value = self.doubleValue {
-            writer.writeKeyLiteral("\"doubleValue\":")
-            try MessageCodec<ProtoDoubleValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.floatValue {
-            writer.writeKeyLiteral("\"floatValue\":")
-            try MessageCodec<ProtoFloatValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.int64Value {
-            writer.writeKeyLiteral("\"int64Value\":")
-            try MessageCodec<ProtoInt64Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self.uint64Value {
-            writer.writeKeyLiteral("\"uint64Value\":")
-            try MessageCodec<ProtoUInt64Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self.int32Value {
-            writer.writeKeyLiteral("\"int32Value\":")
-            try MessageCodec<ProtoInt32Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self.uint32Value {
-            writer.writeKeyLiteral("\"uint32Value\":")
-            try MessageCodec<ProtoUInt32Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self.boolValue {
-            writer.writeKeyLiteral("\"boolValue\":")
-            try MessageCodec<ProtoBoolValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.stringValue {
-            writer.writeKeyLiteral("\"stringValue\":")
-            try MessageCodec<ProtoStringValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.bytesValue {
-            writer.writeKeyLiteral("\"bytesValue\":")
-            try MessageCodec<ProtoBytesValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.empty {
-            writer.writeKeyLiteral("\"empty\":")
-            try MessageCodec<ProtoEmpty>.writeJSON(value, to: &writer)
-        }
-        if let value = self._mask {
-            writer.writeKeyLiteral("\"mask\":")
-            try MessageCodec<ProtoFieldMask>.writeJSON(value, to: &writer)
-        }
-        if let value = self.object {
-            writer.writeKeyLiteral("\"object\":")
-            try MessageCodec<ProtoStruct>.writeJSON(value, to: &writer)
-        }
-        if let value = self.value {
-            writer.writeKeyLiteral("\"value\":")
-            try MessageCodec<ProtoValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self.list {
-            writer.writeKeyLiteral("\"list\":")
-            try MessageCodec<ProtoListValue>.writeJSON(value, to: &writer)
-        }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.nullValue) {
-            writer.writeKeyLiteral("\"nullValue\":")
-            EnumCodec<ProtoNullValue>.writeJSON(self.nullValue, to: &writer)
-        }
-        if let value = self.anything {
-            writer.writeKeyLiteral("\"anything\":")
-            try MessageCodec<ProtoAny>.writeJSON(value, to: &writer)
-        }
-        if !self.durations.isEmpty {
-            writer.writeKeyLiteral("\"durations\":")
-            try RepeatedField<MessageCodec<ProtoDuration>>.writeJSON(self.durations, to: &writer)
-        }
-        if !self.values.isEmpty {
-            writer.writeKeyLiteral("\"values\":")
-            try RepeatedField<MessageCodec<ProtoValue>>.writeJSON(self.values, to: &writer)
-        }
-        if !self.wrappedByName.isEmpty {
-            writer.writeKeyLiteral("\"wrappedByName\":")
-            try MapField<StringCodec, MessageCodec<ProtoInt32Value>>.writeJSON(self.wrappedByName, to: &writer)
-        }
-        if !self.timesByName.isEmpty {
-            writer.writeKeyLiteral("\"timesByName\":")
-            try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.writeJSON(self.timesByName, to: &writer)
-        }
-        if !self.anys.isEmpty {
-            writer.writeKeyLiteral("\"anys\":")
-            try RepeatedField<MessageCodec<ProtoAny>>.writeJSON(self.anys, to: &writer)
-        }
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._when, key: "\"when\":", to: &writer)
+        try MessageCodec<ProtoDuration>.writeJSONMember(present: self._duration, key: "\"duration\":", to: &writer)
+        try MessageCodec<ProtoDoubleValue>.writeJSONMember(present: self.doubleValue, key: "\"doubleValue\":", to: &writer)
+        try MessageCodec<ProtoFloatValue>.writeJSONMember(present: self.floatValue, key: "\"floatValue\":", to: &writer)
+        try MessageCodec<ProtoInt64Value>.writeJSONMember(present: self.int64Value, key: "\"int64Value\":", to: &writer)
+        try MessageCodec<ProtoUInt64Value>.writeJSONMember(present: self.uint64Value, key: "\"uint64Value\":", to: &writer)
+        try MessageCodec<ProtoInt32Value>.writeJSONMember(present: self.int32Value, key: "\"int32Value\":", to: &writer)
+        try MessageCodec<ProtoUInt32Value>.writeJSONMember(present: self.uint32Value, key: "\"uint32Value\":", to: &writer)
+        try MessageCodec<ProtoBoolValue>.writeJSONMember(present: self.boolValue, key: "\"boolValue\":", to: &writer)
+        try MessageCodec<ProtoStringValue>.writeJSONMember(present: self.stringValue, key: "\"stringValue\":", to: &writer)
+        try MessageCodec<ProtoBytesValue>.writeJSONMember(present: self.bytesValue, key: "\"bytesValue\":", to: &writer)
+        try MessageCodec<ProtoEmpty>.writeJSONMember(present: self.empty, key: "\"empty\":", to: &writer)
+        try MessageCodec<ProtoFieldMask>.writeJSONMember(present: self._mask, key: "\"mask\":", to: &writer)
+        try MessageCodec<ProtoStruct>.writeJSONMember(present: self.object, key: "\"object\":", to: &writer)
+        try MessageCodec<ProtoValue>.writeJSONMember(present: self.value, key: "\"value\":", to: &writer)
+        try MessageCodec<ProtoListValue>.writeJSONMember(present: self.list, key: "\"list\":", to: &writer)
+        try EnumCodec<ProtoNullValue>.writeJSONMember(self.nullValue, key: "\"nullValue\":", to: &writer)
+        try MessageCodec<ProtoAny>.writeJSONMember(present: self.anything, key: "\"anything\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoDuration>>.writeJSONMember(self.durations, key: "\"durations\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoValue>>.writeJSONMember(self.values, key: "\"values\":", to: &writer)
+        try MapField<StringCodec, MessageCodec<ProtoInt32Value>>.writeJSONMember(self.wrappedByName, key: "\"wrappedByName\":", to: &writer)
+        try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.writeJSONMember(self.timesByName, key: "\"timesByName\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoAny>>.writeJSONMember(self.anys, key: "\"anys\":", to: &writer)
         if case let .choiceValue(value)? = self.choice {
             writer.writeKeyLiteral("\"choiceValue\":")
             try MessageCodec<ProtoValue>.writeJSON(value, to: &writer)
@@ -493,97 +453,72 @@ extension WellKnown: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("when") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.when = value }
-            } else if name.matches("duration") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoDuration>.readJSON(from: &reader) { self.duration = value }
-            } else if name.matches("doubleValue") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoDoubleValue>.readJSON(from: &reader) { self.doubleValue = value }
-            } else if name.matches("floatValue") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoFloatValue>.readJSON(from: &reader) { self.floatValue = value }
-            } else if name.matches("int64Value") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoInt64Value>.readJSON(from: &reader) { self.int64Value = value }
-            } else if name.matches("uint64Value") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoUInt64Value>.readJSON(from: &reader) { self.uint64Value = value }
-            } else if name.matches("int32Value") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoInt32Value>.readJSON(from: &reader) { self.int32Value = value }
-            } else if name.matches("uint32Value") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoUInt32Value>.readJSON(from: &reader) { self.uint32Value = value }
-            } else if name.matches("boolValue") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoBoolValue>.readJSON(from: &reader) { self.boolValue = value }
-            } else if name.matches("stringValue") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoStringValue>.readJSON(from: &reader) { self.stringValue = value }
-            } else if name.matches("bytesValue") {
-                try seen.field(10, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoBytesValue>.readJSON(from: &reader) { self.bytesValue = value }
-            } else if name.matches("empty") {
-                try seen.field(11, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoEmpty>.readJSON(from: &reader) { self.empty = value }
-            } else if name.matches("mask") {
-                try seen.field(12, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoFieldMask>.readJSON(from: &reader) { self.mask = value }
-            } else if name.matches("object") {
-                try seen.field(13, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoStruct>.readJSON(from: &reader) { self.object = value }
-            } else if name.matches("value") {
-                try seen.field(14, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoValue>.readJSON(from: &reader) { self.value = value }
-            } else if name.matches("list") {
-                try seen.field(15, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoListValue>.readJSON(from: &reader) { self.list = value }
-            } else if name.matches("nullValue") {
-                try seen.field(16, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<ProtoNullValue>.readJSON(from: &reader) { self.nullValue = value }
-            } else if name.matches("anything") {
-                try seen.field(17, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoAny>.readJSON(from: &reader) { self.anything = value }
-            } else if name.matches("durations") {
-                try seen.field(18, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._when)
+            case 1:
+                try MessageCodec<ProtoDuration>.readJSON(from: &reader, intoOptional: &self._duration)
+            case 2:
+                try MessageCodec<ProtoDoubleValue>.readJSON(from: &reader, intoOptional: &self.doubleValue)
+            case 3:
+                try MessageCodec<ProtoFloatValue>.readJSON(from: &reader, intoOptional: &self.floatValue)
+            case 4:
+                try MessageCodec<ProtoInt64Value>.readJSON(from: &reader, intoOptional: &self.int64Value)
+            case 5:
+                try MessageCodec<ProtoUInt64Value>.readJSON(from: &reader, intoOptional: &self.uint64Value)
+            case 6:
+                try MessageCodec<ProtoInt32Value>.readJSON(from: &reader, intoOptional: &self.int32Value)
+            case 7:
+                try MessageCodec<ProtoUInt32Value>.readJSON(from: &reader, intoOptional: &self.uint32Value)
+            case 8:
+                try MessageCodec<ProtoBoolValue>.readJSON(from: &reader, intoOptional: &self.boolValue)
+            case 9:
+                try MessageCodec<ProtoStringValue>.readJSON(from: &reader, intoOptional: &self.stringValue)
+            case 10:
+                try MessageCodec<ProtoBytesValue>.readJSON(from: &reader, intoOptional: &self.bytesValue)
+            case 11:
+                try MessageCodec<ProtoEmpty>.readJSON(from: &reader, intoOptional: &self.empty)
+            case 12:
+                try MessageCodec<ProtoFieldMask>.readJSON(from: &reader, intoOptional: &self._mask)
+            case 13:
+                try MessageCodec<ProtoStruct>.readJSON(from: &reader, intoOptional: &self.object)
+            case 14:
+                try MessageCodec<ProtoValue>.readJSON(from: &reader, intoOptional: &self.value)
+            case 15:
+                try MessageCodec<ProtoListValue>.readJSON(from: &reader, intoOptional: &self.list)
+            case 16:
+                try EnumCodec<ProtoNullValue>.readJSON(from: &reader, into: &self.nullValue)
+            case 17:
+                try MessageCodec<ProtoAny>.readJSON(from: &reader, intoOptional: &self.anything)
+            case 18:
                 try RepeatedField<MessageCodec<ProtoDuration>>.readJSON(from: &reader, into: &self.durations)
-            } else if name.matches("values") {
-                try seen.field(19, name, in: Self.protoMessageName)
+            case 19:
                 try RepeatedField<MessageCodec<ProtoValue>>.readJSON(from: &reader, into: &self.values)
-            } else if name.matches("wrappedByName") {
-                try seen.field(20, name, in: Self.protoMessageName)
+            case 20:
                 try MapField<StringCodec, MessageCodec<ProtoInt32Value>>.readJSON(from: &reader, into: &self.wrappedByName)
-            } else if name.matches("timesByName") {
-                try seen.field(21, name, in: Self.protoMessageName)
+            case 21:
                 try MapField<StringCodec, MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.timesByName)
-            } else if name.matches("anys") {
-                try seen.field(22, name, in: Self.protoMessageName)
+            case 22:
                 try RepeatedField<MessageCodec<ProtoAny>>.readJSON(from: &reader, into: &self.anys)
-            } else if name.matches("choiceValue") {
-                try seen.field(23, name, in: Self.protoMessageName)
+            case 23:
                 if let value = try MessageCodec<ProtoValue>.readJSON(from: &reader) {
-                    try seen.oneof(26, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.choice = .choiceValue(value)
                 }
-            } else if name.matches("choiceNull") {
-                try seen.field(24, name, in: Self.protoMessageName)
+            case 24:
                 if let value = try EnumCodec<ProtoNullValue>.readJSON(from: &reader) {
-                    try seen.oneof(26, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.choice = .choiceNull(value)
                 }
-            } else if name.matches("choiceDuration") {
-                try seen.field(25, name, in: Self.protoMessageName)
+            case 25:
                 if let value = try MessageCodec<ProtoDuration>.readJSON(from: &reader) {
-                    try seen.oneof(26, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.choice = .choiceDuration(value)
                 }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -19,23 +19,29 @@ public struct ForeignMessage: Sendable, Hashable {
     ) {
         self.c = c
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.c, rhs.c) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ForeignMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "protobuf_test_messages.proto3.ForeignMessage"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "c")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int32Codec.isDefault(self.c) { size.add(Int32Codec.encodedSize(of: self.c), tagSize: 1) }
+        Int32Codec.addSize(of: self.c, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int32Codec.isDefault(self.c) {
-            writer.writeByte(0x08)
-            Int32Codec.write(self.c, to: &writer)
-        }
+        Int32Codec.writeField(self.c, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -51,20 +57,17 @@ extension ForeignMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int32Codec.isDefault(self.c) {
-            writer.writeKeyLiteral("\"c\":")
-            Int32Codec.writeJSON(self.c, to: &writer)
-        }
+        try Int32Codec.writeJSONMember(self.c, key: "\"c\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("c") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.c = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int32Codec.readJSON(from: &reader, into: &self.c)
+            default:
+                break
             }
         }
     }

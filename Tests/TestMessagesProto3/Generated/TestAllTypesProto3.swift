@@ -824,36 +824,186 @@ public struct TestAllTypesProto3: Sendable, Hashable {
         self.fieldName18 = fieldName18
         self.oneofField = oneofField
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.optionalInt32, rhs.optionalInt32) else { return false }
+        guard FieldEquality.equal(lhs.optionalInt64, rhs.optionalInt64) else { return false }
+        guard FieldEquality.equal(lhs.optionalUint32, rhs.optionalUint32) else { return false }
+        guard FieldEquality.equal(lhs.optionalUint64, rhs.optionalUint64) else { return false }
+        guard FieldEquality.equal(lhs.optionalSint32, rhs.optionalSint32) else { return false }
+        guard FieldEquality.equal(lhs.optionalSint64, rhs.optionalSint64) else { return false }
+        guard FieldEquality.equal(lhs.optionalFixed32, rhs.optionalFixed32) else { return false }
+        guard FieldEquality.equal(lhs.optionalFixed64, rhs.optionalFixed64) else { return false }
+        guard FieldEquality.equal(lhs.optionalSfixed32, rhs.optionalSfixed32) else { return false }
+        guard FieldEquality.equal(lhs.optionalSfixed64, rhs.optionalSfixed64) else { return false }
+        guard FieldEquality.equal(lhs.optionalFloat, rhs.optionalFloat) else { return false }
+        guard FieldEquality.equal(lhs.optionalDouble, rhs.optionalDouble) else { return false }
+        guard FieldEquality.equal(lhs.optionalBool, rhs.optionalBool) else { return false }
+        guard FieldEquality.equal(lhs.optionalString, rhs.optionalString) else { return false }
+        guard FieldEquality.equal(lhs.optionalBytes, rhs.optionalBytes) else { return false }
+        guard FieldEquality.equal(lhs._optionalNestedMessage, rhs._optionalNestedMessage) else { return false }
+        guard FieldEquality.equal(lhs._optionalForeignMessage, rhs._optionalForeignMessage) else { return false }
+        guard FieldEquality.equal(lhs.optionalNestedEnum, rhs.optionalNestedEnum) else { return false }
+        guard FieldEquality.equal(lhs.optionalForeignEnum, rhs.optionalForeignEnum) else { return false }
+        guard FieldEquality.equal(lhs.optionalAliasedEnum, rhs.optionalAliasedEnum) else { return false }
+        guard FieldEquality.equal(lhs.optionalStringPiece, rhs.optionalStringPiece) else { return false }
+        guard FieldEquality.equal(lhs.optionalCord, rhs.optionalCord) else { return false }
+        guard FieldEquality.equal(lhs._recursiveMessage, rhs._recursiveMessage) else { return false }
+        guard FieldEquality.equal(lhs.repeatedInt32, rhs.repeatedInt32) else { return false }
+        guard FieldEquality.equal(lhs.repeatedInt64, rhs.repeatedInt64) else { return false }
+        guard FieldEquality.equal(lhs.repeatedUint32, rhs.repeatedUint32) else { return false }
+        guard FieldEquality.equal(lhs.repeatedUint64, rhs.repeatedUint64) else { return false }
+        guard FieldEquality.equal(lhs.repeatedSint32, rhs.repeatedSint32) else { return false }
+        guard FieldEquality.equal(lhs.repeatedSint64, rhs.repeatedSint64) else { return false }
+        guard FieldEquality.equal(lhs.repeatedFixed32, rhs.repeatedFixed32) else { return false }
+        guard FieldEquality.equal(lhs.repeatedFixed64, rhs.repeatedFixed64) else { return false }
+        guard FieldEquality.equal(lhs.repeatedSfixed32, rhs.repeatedSfixed32) else { return false }
+        guard FieldEquality.equal(lhs.repeatedSfixed64, rhs.repeatedSfixed64) else { return false }
+        guard FieldEquality.equal(lhs.repeatedFloat, rhs.repeatedFloat) else { return false }
+        guard FieldEquality.equal(lhs.repeatedDouble, rhs.repeatedDouble) else { return false }
+        guard FieldEquality.equal(lhs.repeatedBool, rhs.repeatedBool) else { return false }
+        guard FieldEquality.equal(lhs.repeatedString, rhs.repeatedString) else { return false }
+        guard FieldEquality.equal(lhs.repeatedBytes, rhs.repeatedBytes) else { return false }
+        guard FieldEquality.equal(lhs.repeatedNestedMessage, rhs.repeatedNestedMessage) else { return false }
+        guard FieldEquality.equal(lhs.repeatedForeignMessage, rhs.repeatedForeignMessage) else { return false }
+        guard FieldEquality.equal(lhs.repeatedNestedEnum, rhs.repeatedNestedEnum) else { return false }
+        guard FieldEquality.equal(lhs.repeatedForeignEnum, rhs.repeatedForeignEnum) else { return false }
+        guard FieldEquality.equal(lhs.repeatedStringPiece, rhs.repeatedStringPiece) else { return false }
+        guard FieldEquality.equal(lhs.repeatedCord, rhs.repeatedCord) else { return false }
+        guard FieldEquality.equal(lhs.packedInt32, rhs.packedInt32) else { return false }
+        guard FieldEquality.equal(lhs.packedInt64, rhs.packedInt64) else { return false }
+        guard FieldEquality.equal(lhs.packedUint32, rhs.packedUint32) else { return false }
+        guard FieldEquality.equal(lhs.packedUint64, rhs.packedUint64) else { return false }
+        guard FieldEquality.equal(lhs.packedSint32, rhs.packedSint32) else { return false }
+        guard FieldEquality.equal(lhs.packedSint64, rhs.packedSint64) else { return false }
+        guard FieldEquality.equal(lhs.packedFixed32, rhs.packedFixed32) else { return false }
+        guard FieldEquality.equal(lhs.packedFixed64, rhs.packedFixed64) else { return false }
+        guard FieldEquality.equal(lhs.packedSfixed32, rhs.packedSfixed32) else { return false }
+        guard FieldEquality.equal(lhs.packedSfixed64, rhs.packedSfixed64) else { return false }
+        guard FieldEquality.equal(lhs.packedFloat, rhs.packedFloat) else { return false }
+        guard FieldEquality.equal(lhs.packedDouble, rhs.packedDouble) else { return false }
+        guard FieldEquality.equal(lhs.packedBool, rhs.packedBool) else { return false }
+        guard FieldEquality.equal(lhs.packedNestedEnum, rhs.packedNestedEnum) else { return false }
+        guard FieldEquality.equal(lhs.unpackedInt32, rhs.unpackedInt32) else { return false }
+        guard FieldEquality.equal(lhs.unpackedInt64, rhs.unpackedInt64) else { return false }
+        guard FieldEquality.equal(lhs.unpackedUint32, rhs.unpackedUint32) else { return false }
+        guard FieldEquality.equal(lhs.unpackedUint64, rhs.unpackedUint64) else { return false }
+        guard FieldEquality.equal(lhs.unpackedSint32, rhs.unpackedSint32) else { return false }
+        guard FieldEquality.equal(lhs.unpackedSint64, rhs.unpackedSint64) else { return false }
+        guard FieldEquality.equal(lhs.unpackedFixed32, rhs.unpackedFixed32) else { return false }
+        guard FieldEquality.equal(lhs.unpackedFixed64, rhs.unpackedFixed64) else { return false }
+        guard FieldEquality.equal(lhs.unpackedSfixed32, rhs.unpackedSfixed32) else { return false }
+        guard FieldEquality.equal(lhs.unpackedSfixed64, rhs.unpackedSfixed64) else { return false }
+        guard FieldEquality.equal(lhs.unpackedFloat, rhs.unpackedFloat) else { return false }
+        guard FieldEquality.equal(lhs.unpackedDouble, rhs.unpackedDouble) else { return false }
+        guard FieldEquality.equal(lhs.unpackedBool, rhs.unpackedBool) else { return false }
+        guard FieldEquality.equal(lhs.unpackedNestedEnum, rhs.unpackedNestedEnum) else { return false }
+        guard FieldEquality.equal(lhs.mapInt32Int32, rhs.mapInt32Int32) else { return false }
+        guard FieldEquality.equal(lhs.mapInt64Int64, rhs.mapInt64Int64) else { return false }
+        guard FieldEquality.equal(lhs.mapUint32Uint32, rhs.mapUint32Uint32) else { return false }
+        guard FieldEquality.equal(lhs.mapUint64Uint64, rhs.mapUint64Uint64) else { return false }
+        guard FieldEquality.equal(lhs.mapSint32Sint32, rhs.mapSint32Sint32) else { return false }
+        guard FieldEquality.equal(lhs.mapSint64Sint64, rhs.mapSint64Sint64) else { return false }
+        guard FieldEquality.equal(lhs.mapFixed32Fixed32, rhs.mapFixed32Fixed32) else { return false }
+        guard FieldEquality.equal(lhs.mapFixed64Fixed64, rhs.mapFixed64Fixed64) else { return false }
+        guard FieldEquality.equal(lhs.mapSfixed32Sfixed32, rhs.mapSfixed32Sfixed32) else { return false }
+        guard FieldEquality.equal(lhs.mapSfixed64Sfixed64, rhs.mapSfixed64Sfixed64) else { return false }
+        guard FieldEquality.equal(lhs.mapInt32Float, rhs.mapInt32Float) else { return false }
+        guard FieldEquality.equal(lhs.mapInt32Double, rhs.mapInt32Double) else { return false }
+        guard FieldEquality.equal(lhs.mapBoolBool, rhs.mapBoolBool) else { return false }
+        guard FieldEquality.equal(lhs.mapStringString, rhs.mapStringString) else { return false }
+        guard FieldEquality.equal(lhs.mapStringBytes, rhs.mapStringBytes) else { return false }
+        guard FieldEquality.equal(lhs.mapStringNestedMessage, rhs.mapStringNestedMessage) else { return false }
+        guard FieldEquality.equal(lhs.mapStringForeignMessage, rhs.mapStringForeignMessage) else { return false }
+        guard FieldEquality.equal(lhs.mapStringNestedEnum, rhs.mapStringNestedEnum) else { return false }
+        guard FieldEquality.equal(lhs.mapStringForeignEnum, rhs.mapStringForeignEnum) else { return false }
+        guard FieldEquality.equal(lhs._optionalBoolWrapper, rhs._optionalBoolWrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalInt32Wrapper, rhs._optionalInt32Wrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalInt64Wrapper, rhs._optionalInt64Wrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalUint32Wrapper, rhs._optionalUint32Wrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalUint64Wrapper, rhs._optionalUint64Wrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalFloatWrapper, rhs._optionalFloatWrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalDoubleWrapper, rhs._optionalDoubleWrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalStringWrapper, rhs._optionalStringWrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalBytesWrapper, rhs._optionalBytesWrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedBoolWrapper, rhs.repeatedBoolWrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedInt32Wrapper, rhs.repeatedInt32Wrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedInt64Wrapper, rhs.repeatedInt64Wrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedUint32Wrapper, rhs.repeatedUint32Wrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedUint64Wrapper, rhs.repeatedUint64Wrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedFloatWrapper, rhs.repeatedFloatWrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedDoubleWrapper, rhs.repeatedDoubleWrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedStringWrapper, rhs.repeatedStringWrapper) else { return false }
+        guard FieldEquality.equal(lhs.repeatedBytesWrapper, rhs.repeatedBytesWrapper) else { return false }
+        guard FieldEquality.equal(lhs._optionalDuration, rhs._optionalDuration) else { return false }
+        guard FieldEquality.equal(lhs._optionalTimestamp, rhs._optionalTimestamp) else { return false }
+        guard FieldEquality.equal(lhs._optionalFieldMask, rhs._optionalFieldMask) else { return false }
+        guard FieldEquality.equal(lhs._optionalStruct, rhs._optionalStruct) else { return false }
+        guard FieldEquality.equal(lhs._optionalAny, rhs._optionalAny) else { return false }
+        guard FieldEquality.equal(lhs._optionalValue, rhs._optionalValue) else { return false }
+        guard FieldEquality.equal(lhs.optionalNullValue, rhs.optionalNullValue) else { return false }
+        guard FieldEquality.equal(lhs.repeatedDuration, rhs.repeatedDuration) else { return false }
+        guard FieldEquality.equal(lhs.repeatedTimestamp, rhs.repeatedTimestamp) else { return false }
+        guard FieldEquality.equal(lhs.repeatedFieldmask, rhs.repeatedFieldmask) else { return false }
+        guard FieldEquality.equal(lhs.repeatedStruct, rhs.repeatedStruct) else { return false }
+        guard FieldEquality.equal(lhs.repeatedAny, rhs.repeatedAny) else { return false }
+        guard FieldEquality.equal(lhs.repeatedValue, rhs.repeatedValue) else { return false }
+        guard FieldEquality.equal(lhs.repeatedListValue, rhs.repeatedListValue) else { return false }
+        guard FieldEquality.equal(lhs.fieldname1, rhs.fieldname1) else { return false }
+        guard FieldEquality.equal(lhs.fieldName2, rhs.fieldName2) else { return false }
+        guard FieldEquality.equal(lhs.fieldName3, rhs.fieldName3) else { return false }
+        guard FieldEquality.equal(lhs.fieldName4, rhs.fieldName4) else { return false }
+        guard FieldEquality.equal(lhs.field0name5, rhs.field0name5) else { return false }
+        guard FieldEquality.equal(lhs.field0Name6, rhs.field0Name6) else { return false }
+        guard FieldEquality.equal(lhs.fieldName7, rhs.fieldName7) else { return false }
+        guard FieldEquality.equal(lhs.fieldName8, rhs.fieldName8) else { return false }
+        guard FieldEquality.equal(lhs.fieldName9, rhs.fieldName9) else { return false }
+        guard FieldEquality.equal(lhs.fieldName10, rhs.fieldName10) else { return false }
+        guard FieldEquality.equal(lhs.fieldName11, rhs.fieldName11) else { return false }
+        guard FieldEquality.equal(lhs.fieldName12, rhs.fieldName12) else { return false }
+        guard FieldEquality.equal(lhs.fieldName13, rhs.fieldName13) else { return false }
+        guard FieldEquality.equal(lhs.fieldName14, rhs.fieldName14) else { return false }
+        guard FieldEquality.equal(lhs.fieldName15, rhs.fieldName15) else { return false }
+        guard FieldEquality.equal(lhs.fieldName16, rhs.fieldName16) else { return false }
+        guard FieldEquality.equal(lhs.fieldName17, rhs.fieldName17) else { return false }
+        guard FieldEquality.equal(lhs.fieldName18, rhs.fieldName18) else { return false }
+        guard FieldEquality.equal(lhs.oneofField, rhs.oneofField) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension TestAllTypesProto3: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "protobuf_test_messages.proto3.TestAllTypesProto3"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "optionalInt32\toptional_int32 optionalInt64\toptional_int64 optionalUint32\toptional_uint32 optionalUint64\toptional_uint64 optionalSint32\toptional_sint32 optionalSint64\toptional_sint64 optionalFixed32\toptional_fixed32 optionalFixed64\toptional_fixed64 optionalSfixed32\toptional_sfixed32 optionalSfixed64\toptional_sfixed64 optionalFloat\toptional_float optionalDouble\toptional_double optionalBool\toptional_bool optionalString\toptional_string optionalBytes\toptional_bytes optionalNestedMessage\toptional_nested_message optionalForeignMessage\toptional_foreign_message optionalNestedEnum\toptional_nested_enum optionalForeignEnum\toptional_foreign_enum optionalAliasedEnum\toptional_aliased_enum optionalStringPiece\toptional_string_piece optionalCord\toptional_cord recursiveMessage\trecursive_message repeatedInt32\trepeated_int32 repeatedInt64\trepeated_int64 repeatedUint32\trepeated_uint32 repeatedUint64\trepeated_uint64 repeatedSint32\trepeated_sint32 repeatedSint64\trepeated_sint64 repeatedFixed32\trepeated_fixed32 repeatedFixed64\trepeated_fixed64 repeatedSfixed32\trepeated_sfixed32 repeatedSfixed64\trepeated_sfixed64 repeatedFloat\trepeated_float repeatedDouble\trepeated_double repeatedBool\trepeated_bool repeatedString\trepeated_string repeatedBytes\trepeated_bytes repeatedNestedMessage\trepeated_nested_message repeatedForeignMessage\trepeated_foreign_message repeatedNestedEnum\trepeated_nested_enum repeatedForeignEnum\trepeated_foreign_enum repeatedStringPiece\trepeated_string_piece repeatedCord\trepeated_cord packedInt32\tpacked_int32 packedInt64\tpacked_int64 packedUint32\tpacked_uint32 packedUint64\tpacked_uint64 packedSint32\tpacked_sint32 packedSint64\tpacked_sint64 packedFixed32\tpacked_fixed32 packedFixed64\tpacked_fixed64 packedSfixed32\tpacked_sfixed32 packedSfixed64\tpacked_sfixed64 packedFloat\tpacked_float packedDouble\tpacked_double packedBool\tpacked_bool packedNestedEnum\tpacked_nested_enum unpackedInt32\tunpacked_int32 unpackedInt64\tunpacked_int64 unpackedUint32\tunpacked_uint32 unpackedUint64\tunpacked_uint64 unpackedSint32\tunpacked_sint32 unpackedSint64\tunpacked_sint64 unpackedFixed32\tunpacked_fixed32 unpackedFixed64\tunpacked_fixed64 unpackedSfixed32\tunpacked_sfixed32 unpackedSfixed64\tunpacked_sfixed64 unpackedFloat\tunpacked_float unpackedDouble\tunpacked_double unpackedBool\tunpacked_bool unpackedNestedEnum\tunpacked_nested_enum mapInt32Int32\tmap_int32_int32 mapInt64Int64\tmap_int64_int64 mapUint32Uint32\tmap_uint32_uint32 mapUint64Uint64\tmap_uint64_uint64 mapSint32Sint32\tmap_sint32_sint32 mapSint64Sint64\tmap_sint64_sint64 mapFixed32Fixed32\tmap_fixed32_fixed32 mapFixed64Fixed64\tmap_fixed64_fixed64 mapSfixed32Sfixed32\tmap_sfixed32_sfixed32 mapSfixed64Sfixed64\tmap_sfixed64_sfixed64 mapInt32Float\tmap_int32_float mapInt32Double\tmap_int32_double mapBoolBool\tmap_bool_bool mapStringString\tmap_string_string mapStringBytes\tmap_string_bytes mapStringNestedMessage\tmap_string_nested_message mapStringForeignMessage\tmap_string_foreign_message mapStringNestedEnum\tmap_string_nested_enum mapStringForeignEnum\tmap_string_foreign_enum oneofUint32\toneof_uint32 oneofNestedMessage\toneof_nested_message oneofString\toneof_string oneofBytes\toneof_bytes oneofBool\toneof_bool oneofUint64\toneof_uint64 oneofFloat\toneof_float oneofDouble\toneof_double oneofEnum\toneof_enum oneofNullValue\toneof_null_value optionalBoolWrapper\toptional_bool_wrapper optionalInt32Wrapper\toptional_int32_wrapper optionalInt64Wrapper\toptional_int64_wrapper optionalUint32Wrapper\toptional_uint32_wrapper optionalUint64Wrapper\toptional_uint64_wrapper optionalFloatWrapper\toptional_float_wrapper optionalDoubleWrapper\toptional_double_wrapper optionalStringWrapper\toptional_string_wrapper optionalBytesWrapper\toptional_bytes_wrapper repeatedBoolWrapper\trepeated_bool_wrapper repeatedInt32Wrapper\trepeated_int32_wrapper repeatedInt64Wrapper\trepeated_int64_wrapper repeatedUint32Wrapper\trepeated_uint32_wrapper repeatedUint64Wrapper\trepeated_uint64_wrapper repeatedFloatWrapper\trepeated_float_wrapper repeatedDoubleWrapper\trepeated_double_wrapper repeatedStringWrapper\trepeated_string_wrapper repeatedBytesWrapper\trepeated_bytes_wrapper optionalDuration\toptional_duration optionalTimestamp\toptional_timestamp optionalFieldMask\toptional_field_mask optionalStruct\toptional_struct optionalAny\toptional_any optionalValue\toptional_value optionalNullValue\toptional_null_value repeatedDuration\trepeated_duration repeatedTimestamp\trepeated_timestamp repeatedFieldmask\trepeated_fieldmask repeatedStruct\trepeated_struct repeatedAny\trepeated_any repeatedValue\trepeated_value repeatedListValue\trepeated_list_value fieldname1 fieldName2\tfield_name2 FieldName3\t_field_name3 fieldName4\tfield__name4_ field0name5 field0Name6\tfield_0_name6 fieldName7 FieldName8 fieldName9\tfield_Name9 FieldName10\tField_Name10 FIELDNAME11\tFIELD_NAME11 FIELDName12\tFIELD_name12 FieldName13\t__field_name13 FieldName14\t__Field_name14 fieldName15\tfield__name15 fieldName16\tfield__Name16 fieldName17\tfield_name17__ FieldName18\tField_name18__")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int32Codec.isDefault(self.optionalInt32) { size.add(Int32Codec.encodedSize(of: self.optionalInt32), tagSize: 1) }
-        if !Int64Codec.isDefault(self.optionalInt64) { size.add(Int64Codec.encodedSize(of: self.optionalInt64), tagSize: 1) }
-        if !UInt32Codec.isDefault(self.optionalUint32) { size.add(UInt32Codec.encodedSize(of: self.optionalUint32), tagSize: 1) }
-        if !UInt64Codec.isDefault(self.optionalUint64) { size.add(UInt64Codec.encodedSize(of: self.optionalUint64), tagSize: 1) }
-        if !SInt32Codec.isDefault(self.optionalSint32) { size.add(SInt32Codec.encodedSize(of: self.optionalSint32), tagSize: 1) }
-        if !SInt64Codec.isDefault(self.optionalSint64) { size.add(SInt64Codec.encodedSize(of: self.optionalSint64), tagSize: 1) }
-        if !Fixed32Codec.isDefault(self.optionalFixed32) { size.add(Fixed32Codec.encodedSize(of: self.optionalFixed32), tagSize: 1) }
-        if !Fixed64Codec.isDefault(self.optionalFixed64) { size.add(Fixed64Codec.encodedSize(of: self.optionalFixed64), tagSize: 1) }
-        if !SFixed32Codec.isDefault(self.optionalSfixed32) { size.add(SFixed32Codec.encodedSize(of: self.optionalSfixed32), tagSize: 1) }
-        if !SFixed64Codec.isDefault(self.optionalSfixed64) { size.add(SFixed64Codec.encodedSize(of: self.optionalSfixed64), tagSize: 1) }
-        if !FloatCodec.isDefault(self.optionalFloat) { size.add(FloatCodec.encodedSize(of: self.optionalFloat), tagSize: 1) }
-        if !DoubleCodec.isDefault(self.optionalDouble) { size.add(DoubleCodec.encodedSize(of: self.optionalDouble), tagSize: 1) }
-        if self.optionalBool { size.add(BoolCodec.encodedSize(of: self.optionalBool), tagSize: 1) }
-        if !StringCodec.isDefault(self.optionalString) { size.add(StringCodec.encodedSize(of: self.optionalString), tagSize: 1) }
-        if !BytesCodec.isDefault(self.optionalBytes) { size.add(BytesCodec.encodedSize(of: self.optionalBytes), tagSize: 1) }
+        Int32Codec.addSize(of: self.optionalInt32, tagSize: 1, to: &size)
+        Int64Codec.addSize(of: self.optionalInt64, tagSize: 1, to: &size)
+        UInt32Codec.addSize(of: self.optionalUint32, tagSize: 1, to: &size)
+        UInt64Codec.addSize(of: self.optionalUint64, tagSize: 1, to: &size)
+        SInt32Codec.addSize(of: self.optionalSint32, tagSize: 1, to: &size)
+        SInt64Codec.addSize(of: self.optionalSint64, tagSize: 1, to: &size)
+        Fixed32Codec.addSize(of: self.optionalFixed32, tagSize: 1, to: &size)
+        Fixed64Codec.addSize(of: self.optionalFixed64, tagSize: 1, to: &size)
+        SFixed32Codec.addSize(of: self.optionalSfixed32, tagSize: 1, to: &size)
+        SFixed64Codec.addSize(of: self.optionalSfixed64, tagSize: 1, to: &size)
+        FloatCodec.addSize(of: self.optionalFloat, tagSize: 1, to: &size)
+        DoubleCodec.addSize(of: self.optionalDouble, tagSize: 1, to: &size)
+        BoolCodec.addSize(of: self.optionalBool, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.optionalString, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.optionalBytes, tagSize: 1, to: &size)
         if let length = (self._optionalNestedMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         if let length = self._optionalForeignMessage?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
-        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) { size.add(EnumCodec<TestAllTypesProto3.NestedEnum>.encodedSize(of: self.optionalNestedEnum), tagSize: 2) }
-        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) { size.add(EnumCodec<ForeignEnum>.encodedSize(of: self.optionalForeignEnum), tagSize: 2) }
-        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) { size.add(EnumCodec<TestAllTypesProto3.AliasedEnum>.encodedSize(of: self.optionalAliasedEnum), tagSize: 2) }
-        if !StringCodec.isDefault(self.optionalStringPiece) { size.add(StringCodec.encodedSize(of: self.optionalStringPiece), tagSize: 2) }
-        if !StringCodec.isDefault(self.optionalCord) { size.add(StringCodec.encodedSize(of: self.optionalCord), tagSize: 2) }
+        EnumCodec<TestAllTypesProto3.NestedEnum>.addSize(of: self.optionalNestedEnum, tagSize: 2, to: &size)
+        EnumCodec<ForeignEnum>.addSize(of: self.optionalForeignEnum, tagSize: 2, to: &size)
+        EnumCodec<TestAllTypesProto3.AliasedEnum>.addSize(of: self.optionalAliasedEnum, tagSize: 2, to: &size)
+        StringCodec.addSize(of: self.optionalStringPiece, tagSize: 2, to: &size)
+        StringCodec.addSize(of: self.optionalCord, tagSize: 2, to: &size)
         if let length = (self._recursiveMessage?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         size.add(RepeatedField<Int32Codec>.packedSize(self.repeatedInt32, tagSize: 2))
         size.add(RepeatedField<Int64Codec>.packedSize(self.repeatedInt64, tagSize: 2))
@@ -977,7 +1127,7 @@ extension TestAllTypesProto3: ProtoMessage {
         if let length = self._optionalStruct?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         if let length = self._optionalAny?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
         if let length = self._optionalValue?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 2) }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) { size.add(EnumCodec<ProtoNullValue>.encodedSize(of: self.optionalNullValue), tagSize: 2) }
+        EnumCodec<ProtoNullValue>.addSize(of: self.optionalNullValue, tagSize: 2, to: &size)
         size.add(RepeatedField<MessageCodec<ProtoDuration>>.unpackedSize(self.repeatedDuration, tagSize: 2))
         size.add(RepeatedField<MessageCodec<ProtoTimestamp>>.unpackedSize(self.repeatedTimestamp, tagSize: 2))
         size.add(RepeatedField<MessageCodec<ProtoFieldMask>>.unpackedSize(self.repeatedFieldmask, tagSize: 2))
@@ -985,88 +1135,43 @@ extension TestAllTypesProto3: ProtoMessage {
         size.add(RepeatedField<MessageCodec<ProtoValue>>.unpackedSize(self.repeatedValue, tagSize: 2))
         size.add(RepeatedField<MessageCodec<ProtoListValue>>.unpackedSize(self.repeatedListValue, tagSize: 2))
         size.add(RepeatedField<MessageCodec<ProtoStruct>>.unpackedSize(self.repeatedStruct, tagSize: 2))
-        if !Int32Codec.isDefault(self.fieldname1) { size.add(Int32Codec.encodedSize(of: self.fieldname1), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName2) { size.add(Int32Codec.encodedSize(of: self.fieldName2), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName3) { size.add(Int32Codec.encodedSize(of: self.fieldName3), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName4) { size.add(Int32Codec.encodedSize(of: self.fieldName4), tagSize: 2) }
-        if !Int32Codec.isDefault(self.field0name5) { size.add(Int32Codec.encodedSize(of: self.field0name5), tagSize: 2) }
-        if !Int32Codec.isDefault(self.field0Name6) { size.add(Int32Codec.encodedSize(of: self.field0Name6), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName7) { size.add(Int32Codec.encodedSize(of: self.fieldName7), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName8) { size.add(Int32Codec.encodedSize(of: self.fieldName8), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName9) { size.add(Int32Codec.encodedSize(of: self.fieldName9), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName10) { size.add(Int32Codec.encodedSize(of: self.fieldName10), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName11) { size.add(Int32Codec.encodedSize(of: self.fieldName11), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName12) { size.add(Int32Codec.encodedSize(of: self.fieldName12), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName13) { size.add(Int32Codec.encodedSize(of: self.fieldName13), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName14) { size.add(Int32Codec.encodedSize(of: self.fieldName14), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName15) { size.add(Int32Codec.encodedSize(of: self.fieldName15), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName16) { size.add(Int32Codec.encodedSize(of: self.fieldName16), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName17) { size.add(Int32Codec.encodedSize(of: self.fieldName17), tagSize: 2) }
-        if !Int32Codec.isDefault(self.fieldName18) { size.add(Int32Codec.encodedSize(of: self.fieldName18), tagSize: 2) }
+        Int32Codec.addSize(of: self.fieldname1, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName2, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName3, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName4, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.field0name5, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.field0Name6, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName7, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName8, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName9, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName10, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName11, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName12, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName13, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName14, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName15, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName16, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName17, tagSize: 2, to: &size)
+        Int32Codec.addSize(of: self.fieldName18, tagSize: 2, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int32Codec.isDefault(self.optionalInt32) {
-            writer.writeByte(0x08)
-            Int32Codec.write(self.optionalInt32, to: &writer)
-        }
-        if !Int64Codec.isDefault(self.optionalInt64) {
-            writer.writeByte(0x10)
-            Int64Codec.write(self.optionalInt64, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.optionalUint32) {
-            writer.writeByte(0x18)
-            UInt32Codec.write(self.optionalUint32, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.optionalUint64) {
-            writer.writeByte(0x20)
-            UInt64Codec.write(self.optionalUint64, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.optionalSint32) {
-            writer.writeByte(0x28)
-            SInt32Codec.write(self.optionalSint32, to: &writer)
-        }
-        if !SInt64Codec.isDefault(self.optionalSint64) {
-            writer.writeByte(0x30)
-            SInt64Codec.write(self.optionalSint64, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.optionalFixed32) {
-            writer.writeByte(0x3D)
-            Fixed32Codec.write(self.optionalFixed32, to: &writer)
-        }
-        if !Fixed64Codec.isDefault(self.optionalFixed64) {
-            writer.writeByte(0x41)
-            Fixed64Codec.write(self.optionalFixed64, to: &writer)
-        }
-        if !SFixed32Codec.isDefault(self.optionalSfixed32) {
-            writer.writeByte(0x4D)
-            SFixed32Codec.write(self.optionalSfixed32, to: &writer)
-        }
-        if !SFixed64Codec.isDefault(self.optionalSfixed64) {
-            writer.writeByte(0x51)
-            SFixed64Codec.write(self.optionalSfixed64, to: &writer)
-        }
-        if !FloatCodec.isDefault(self.optionalFloat) {
-            writer.writeByte(0x5D)
-            FloatCodec.write(self.optionalFloat, to: &writer)
-        }
-        if !DoubleCodec.isDefault(self.optionalDouble) {
-            writer.writeByte(0x61)
-            DoubleCodec.write(self.optionalDouble, to: &writer)
-        }
-        if self.optionalBool {
-            writer.writeByte(0x68)
-            BoolCodec.write(self.optionalBool, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalString) {
-            writer.writeByte(0x72)
-            StringCodec.write(self.optionalString, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.optionalBytes) {
-            writer.writeByte(0x7A)
-            BytesCodec.write(self.optionalBytes, to: &writer)
-        }
+        Int32Codec.writeField(self.optionalInt32, tag: 0x08, to: &writer)
+        Int64Codec.writeField(self.optionalInt64, tag: 0x10, to: &writer)
+        UInt32Codec.writeField(self.optionalUint32, tag: 0x18, to: &writer)
+        UInt64Codec.writeField(self.optionalUint64, tag: 0x20, to: &writer)
+        SInt32Codec.writeField(self.optionalSint32, tag: 0x28, to: &writer)
+        SInt64Codec.writeField(self.optionalSint64, tag: 0x30, to: &writer)
+        Fixed32Codec.writeField(self.optionalFixed32, tag: 0x3D, to: &writer)
+        Fixed64Codec.writeField(self.optionalFixed64, tag: 0x41, to: &writer)
+        SFixed32Codec.writeField(self.optionalSfixed32, tag: 0x4D, to: &writer)
+        SFixed64Codec.writeField(self.optionalSfixed64, tag: 0x51, to: &writer)
+        FloatCodec.writeField(self.optionalFloat, tag: 0x5D, to: &writer)
+        DoubleCodec.writeField(self.optionalDouble, tag: 0x61, to: &writer)
+        BoolCodec.writeField(self.optionalBool, tag: 0x68, to: &writer)
+        StringCodec.writeField(self.optionalString, tag: 0x72, to: &writer)
+        BytesCodec.writeField(self.optionalBytes, tag: 0x7A, to: &writer)
         _ = (self._optionalNestedMessage?.value).map {
             writer.writeTag(146)
             writer.writeLengthDelimited($0)
@@ -1075,26 +1180,11 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeTag(154)
             writer.writeLengthDelimited($0)
         }
-        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) {
-            writer.writeTag(168)
-            EnumCodec<TestAllTypesProto3.NestedEnum>.write(self.optionalNestedEnum, to: &writer)
-        }
-        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) {
-            writer.writeTag(176)
-            EnumCodec<ForeignEnum>.write(self.optionalForeignEnum, to: &writer)
-        }
-        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) {
-            writer.writeTag(184)
-            EnumCodec<TestAllTypesProto3.AliasedEnum>.write(self.optionalAliasedEnum, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalStringPiece) {
-            writer.writeTag(194)
-            StringCodec.write(self.optionalStringPiece, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalCord) {
-            writer.writeTag(202)
-            StringCodec.write(self.optionalCord, to: &writer)
-        }
+        EnumCodec<TestAllTypesProto3.NestedEnum>.writeField(self.optionalNestedEnum, tag: 168, to: &writer)
+        EnumCodec<ForeignEnum>.writeField(self.optionalForeignEnum, tag: 176, to: &writer)
+        EnumCodec<TestAllTypesProto3.AliasedEnum>.writeField(self.optionalAliasedEnum, tag: 184, to: &writer)
+        StringCodec.writeField(self.optionalStringPiece, tag: 194, to: &writer)
+        StringCodec.writeField(self.optionalCord, tag: 202, to: &writer)
         _ = (self._recursiveMessage?.value).map {
             writer.writeTag(218)
             writer.writeLengthDelimited($0)
@@ -1276,10 +1366,7 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeTag(2450)
             writer.writeLengthDelimited($0)
         }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) {
-            writer.writeTag(2456)
-            EnumCodec<ProtoNullValue>.write(self.optionalNullValue, to: &writer)
-        }
+        EnumCodec<ProtoNullValue>.writeField(self.optionalNullValue, tag: 2456, to: &writer)
         RepeatedField<MessageCodec<ProtoDuration>>.writeUnpacked(self.repeatedDuration, tag: 2490, to: &writer)
         RepeatedField<MessageCodec<ProtoTimestamp>>.writeUnpacked(self.repeatedTimestamp, tag: 2498, to: &writer)
         RepeatedField<MessageCodec<ProtoFieldMask>>.writeUnpacked(self.repeatedFieldmask, tag: 2506, to: &writer)
@@ -1287,78 +1374,24 @@ extension TestAllTypesProto3: ProtoMessage {
         RepeatedField<MessageCodec<ProtoValue>>.writeUnpacked(self.repeatedValue, tag: 2530, to: &writer)
         RepeatedField<MessageCodec<ProtoListValue>>.writeUnpacked(self.repeatedListValue, tag: 2538, to: &writer)
         RepeatedField<MessageCodec<ProtoStruct>>.writeUnpacked(self.repeatedStruct, tag: 2594, to: &writer)
-        if !Int32Codec.isDefault(self.fieldname1) {
-            writer.writeTag(3208)
-            Int32Codec.write(self.fieldname1, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName2) {
-            writer.writeTag(3216)
-            Int32Codec.write(self.fieldName2, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName3) {
-            writer.writeTag(3224)
-            Int32Codec.write(self.fieldName3, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName4) {
-            writer.writeTag(3232)
-            Int32Codec.write(self.fieldName4, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.field0name5) {
-            writer.writeTag(3240)
-            Int32Codec.write(self.field0name5, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.field0Name6) {
-            writer.writeTag(3248)
-            Int32Codec.write(self.field0Name6, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName7) {
-            writer.writeTag(3256)
-            Int32Codec.write(self.fieldName7, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName8) {
-            writer.writeTag(3264)
-            Int32Codec.write(self.fieldName8, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName9) {
-            writer.writeTag(3272)
-            Int32Codec.write(self.fieldName9, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName10) {
-            writer.writeTag(3280)
-            Int32Codec.write(self.fieldName10, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName11) {
-            writer.writeTag(3288)
-            Int32Codec.write(self.fieldName11, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName12) {
-            writer.writeTag(3296)
-            Int32Codec.write(self.fieldName12, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName13) {
-            writer.writeTag(3304)
-            Int32Codec.write(self.fieldName13, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName14) {
-            writer.writeTag(3312)
-            Int32Codec.write(self.fieldName14, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName15) {
-            writer.writeTag(3320)
-            Int32Codec.write(self.fieldName15, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName16) {
-            writer.writeTag(3328)
-            Int32Codec.write(self.fieldName16, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName17) {
-            writer.writeTag(3336)
-            Int32Codec.write(self.fieldName17, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName18) {
-            writer.writeTag(3344)
-            Int32Codec.write(self.fieldName18, to: &writer)
-        }
+        Int32Codec.writeField(self.fieldname1, tag: 3208, to: &writer)
+        Int32Codec.writeField(self.fieldName2, tag: 3216, to: &writer)
+        Int32Codec.writeField(self.fieldName3, tag: 3224, to: &writer)
+        Int32Codec.writeField(self.fieldName4, tag: 3232, to: &writer)
+        Int32Codec.writeField(self.field0name5, tag: 3240, to: &writer)
+        Int32Codec.writeField(self.field0Name6, tag: 3248, to: &writer)
+        Int32Codec.writeField(self.fieldName7, tag: 3256, to: &writer)
+        Int32Codec.writeField(self.fieldName8, tag: 3264, to: &writer)
+        Int32Codec.writeField(self.fieldName9, tag: 3272, to: &writer)
+        Int32Codec.writeField(self.fieldName10, tag: 3280, to: &writer)
+        Int32Codec.writeField(self.fieldName11, tag: 3288, to: &writer)
+        Int32Codec.writeField(self.fieldName12, tag: 3296, to: &writer)
+        Int32Codec.writeField(self.fieldName13, tag: 3304, to: &writer)
+        Int32Codec.writeField(self.fieldName14, tag: 3312, to: &writer)
+        Int32Codec.writeField(self.fieldName15, tag: 3320, to: &writer)
+        Int32Codec.writeField(self.fieldName16, tag: 3328, to: &writer)
+        Int32Codec.writeField(self.fieldName17, tag: 3336, to: &writer)
+        Int32Codec.writeField(self.fieldName18, tag: 3344, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -1782,370 +1815,97 @@ extension TestAllTypesProto3: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int32Codec.isDefault(self.optionalInt32) {
-            writer.writeKeyLiteral("\"optionalInt32\":")
-            Int32Codec.writeJSON(self.optionalInt32, to: &writer)
-        }
-        if !Int64Codec.isDefault(self.optionalInt64) {
-            writer.writeKeyLiteral("\"optionalInt64\":")
-            Int64Codec.writeJSON(self.optionalInt64, to: &writer)
-        }
-        if !UInt32Codec.isDefault(self.optionalUint32) {
-            writer.writeKeyLiteral("\"optionalUint32\":")
-            UInt32Codec.writeJSON(self.optionalUint32, to: &writer)
-        }
-        if !UInt64Codec.isDefault(self.optionalUint64) {
-            writer.writeKeyLiteral("\"optionalUint64\":")
-            UInt64Codec.writeJSON(self.optionalUint64, to: &writer)
-        }
-        if !SInt32Codec.isDefault(self.optionalSint32) {
-            writer.writeKeyLiteral("\"optionalSint32\":")
-            SInt32Codec.writeJSON(self.optionalSint32, to: &writer)
-        }
-        if !SInt64Codec.isDefault(self.optionalSint64) {
-            writer.writeKeyLiteral("\"optionalSint64\":")
-            SInt64Codec.writeJSON(self.optionalSint64, to: &writer)
-        }
-        if !Fixed32Codec.isDefault(self.optionalFixed32) {
-            writer.writeKeyLiteral("\"optionalFixed32\":")
-            Fixed32Codec.writeJSON(self.optionalFixed32, to: &writer)
-        }
-        if !Fixed64Codec.isDefault(self.optionalFixed64) {
-            writer.writeKeyLiteral("\"optionalFixed64\":")
-            Fixed64Codec.writeJSON(self.optionalFixed64, to: &writer)
-        }
-        if !SFixed32Codec.isDefault(self.optionalSfixed32) {
-            writer.writeKeyLiteral("\"optionalSfixed32\":")
-            SFixed32Codec.writeJSON(self.optionalSfixed32, to: &writer)
-        }
-        if !SFixed64Codec.isDefault(self.optionalSfixed64) {
-            writer.writeKeyLiteral("\"optionalSfixed64\":")
-            SFixed64Codec.writeJSON(self.optionalSfixed64, to: &writer)
-        }
-        if !FloatCodec.isDefault(self.optionalFloat) {
-            writer.writeKeyLiteral("\"optionalFloat\":")
-            FloatCodec.writeJSON(self.optionalFloat, to: &writer)
-        }
-        if !DoubleCodec.isDefault(self.optionalDouble) {
-            writer.writeKeyLiteral("\"optionalDouble\":")
-            DoubleCodec.writeJSON(self.optionalDouble, to: &writer)
-        }
-        if self.optionalBool {
-            writer.writeKeyLiteral("\"optionalBool\":")
-            BoolCodec.writeJSON(self.optionalBool, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalString) {
-            writer.writeKeyLiteral("\"optionalString\":")
-            StringCodec.writeJSON(self.optionalString, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.optionalBytes) {
-            writer.writeKeyLiteral("\"optionalBytes\":")
-            BytesCodec.writeJSON(self.optionalBytes, to: &writer)
-        }
-        if let value = (self._optionalNestedMessage?.value) {
-            writer.writeKeyLiteral("\"optionalNestedMessage\":")
-            try MessageCodec<TestAllTypesProto3.NestedMessage>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalForeignMessage {
-            writer.writeKeyLiteral("\"optionalForeignMessage\":")
-            try MessageCodec<ForeignMessage>.writeJSON(value, to: &writer)
-        }
-        if !EnumCodec<TestAllTypesProto3.NestedEnum>.isDefault(self.optionalNestedEnum) {
-            writer.writeKeyLiteral("\"optionalNestedEnum\":")
-            EnumCodec<TestAllTypesProto3.NestedEnum>.writeJSON(self.optionalNestedEnum, to: &writer)
-        }
-        if !EnumCodec<ForeignEnum>.isDefault(self.optionalForeignEnum) {
-            writer.writeKeyLiteral("\"optionalForeignEnum\":")
-            EnumCodec<ForeignEnum>.writeJSON(self.optionalForeignEnum, to: &writer)
-        }
-        if !EnumCodec<TestAllTypesProto3.AliasedEnum>.isDefault(self.optionalAliasedEnum) {
-            writer.writeKeyLiteral("\"optionalAliasedEnum\":")
-            EnumCodec<TestAllTypesProto3.AliasedEnum>.writeJSON(self.optionalAliasedEnum, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalStringPiece) {
-            writer.writeKeyLiteral("\"optionalStringPiece\":")
-            StringCodec.writeJSON(self.optionalStringPiece, to: &writer)
-        }
-        if !StringCodec.isDefault(self.optionalCord) {
-            writer.writeKeyLiteral("\"optionalCord\":")
-            StringCodec.writeJSON(self.optionalCord, to: &writer)
-        }
-        if let value = (self._recursiveMessage?.value) {
-            writer.writeKeyLiteral("\"recursiveMessage\":")
-            try MessageCodec<TestAllTypesProto3>.writeJSON(value, to: &writer)
-        }
-        if !self.repeatedInt32.isEmpty {
-            writer.writeKeyLiteral("\"repeatedInt32\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.repeatedInt32, to: &writer)
-        }
-        if !self.repeatedInt64.isEmpty {
-            writer.writeKeyLiteral("\"repeatedInt64\":")
-            try RepeatedField<Int64Codec>.writeJSON(self.repeatedInt64, to: &writer)
-        }
-        if !self.repeatedUint32.isEmpty {
-            writer.writeKeyLiteral("\"repeatedUint32\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.repeatedUint32, to: &writer)
-        }
-        if !self.repeatedUint64.isEmpty {
-            writer.writeKeyLiteral("\"repeatedUint64\":")
-            try RepeatedField<UInt64Codec>.writeJSON(self.repeatedUint64, to: &writer)
-        }
-        if !self.repeatedSint32.isEmpty {
-            writer.writeKeyLiteral("\"repeatedSint32\":")
-            try RepeatedField<SInt32Codec>.writeJSON(self.repeatedSint32, to: &writer)
-        }
-        if !self.repeatedSint64.isEmpty {
-            writer.writeKeyLiteral("\"repeatedSint64\":")
-            try RepeatedField<SInt64Codec>.writeJSON(self.repeatedSint64, to: &writer)
-        }
-        if !self.repeatedFixed32.isEmpty {
-            writer.writeKeyLiteral("\"repeatedFixed32\":")
-            try RepeatedField<Fixed32Codec>.writeJSON(self.repeatedFixed32, to: &writer)
-        }
-        if !self.repeatedFixed64.isEmpty {
-            writer.writeKeyLiteral("\"repeatedFixed64\":")
-            try RepeatedField<Fixed64Codec>.writeJSON(self.repeatedFixed64, to: &writer)
-        }
-        if !self.repeatedSfixed32.isEmpty {
-            writer.writeKeyLiteral("\"repeatedSfixed32\":")
-            try RepeatedField<SFixed32Codec>.writeJSON(self.repeatedSfixed32, to: &writer)
-        }
-        if !self.repeatedSfixed64.isEmpty {
-            writer.writeKeyLiteral("\"repeatedSfixed64\":")
-            try RepeatedField<SFixed64Codec>.writeJSON(self.repeatedSfixed64, to: &writer)
-        }
-        if !self.repeatedFloat.isEmpty {
-            writer.writeKeyLiteral("\"repeatedFloat\":")
-            try RepeatedField<FloatCodec>.writeJSON(self.repeatedFloat, to: &writer)
-        }
-        if !self.repeatedDouble.isEmpty {
-            writer.writeKeyLiteral("\"repeatedDouble\":")
-            try RepeatedField<DoubleCodec>.writeJSON(self.repeatedDouble, to: &writer)
-        }
-        if !self.repeatedBool.isEmpty {
-            writer.writeKeyLiteral("\"repeatedBool\":")
-            try RepeatedField<BoolCodec>.writeJSON(self.repeatedBool, to: &writer)
-        }
-        if !self.repeatedString.isEmpty {
-            writer.writeKeyLiteral("\"repeatedString\":")
-            try RepeatedField<StringCodec>.writeJSON(self.repeatedString, to: &writer)
-        }
-        if !self.repeatedBytes.isEmpty {
-            writer.writeKeyLiteral("\"repeatedBytes\":")
-            try RepeatedField<BytesCodec>.writeJSON(self.repeatedBytes, to: &writer)
-        }
-        if !self.repeatedNestedMessage.isEmpty {
-            writer.writeKeyLiteral("\"repeatedNestedMessage\":")
-            try RepeatedField<MessageCodec<TestAllTypesProto3.NestedMessage>>.writeJSON(self.repeatedNestedMessage, to: &writer)
-        }
-        if !self.repeatedForeignMessage.isEmpty {
-            writer.writeKeyLiteral("\"repeatedForeignMessage\":")
-            try RepeatedField<MessageCodec<ForeignMessage>>.writeJSON(self.repeatedForeignMessage, to: &writer)
-        }
-        if !self.repeatedNestedEnum.isEmpty {
-            writer.writeKeyLiteral("\"repeatedNestedEnum\":")
-            try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSON(self.repeatedNestedEnum, to: &writer)
-        }
-        if !self.repeatedForeignEnum.isEmpty {
-            writer.writeKeyLiteral("\"repeatedForeignEnum\":")
-            try RepeatedField<EnumCodec<ForeignEnum>>.writeJSON(self.repeatedForeignEnum, to: &writer)
-        }
-        if !self.repeatedStringPiece.isEmpty {
-            writer.writeKeyLiteral("\"repeatedStringPiece\":")
-            try RepeatedField<StringCodec>.writeJSON(self.repeatedStringPiece, to: &writer)
-        }
-        if !self.repeatedCord.isEmpty {
-            writer.writeKeyLiteral("\"repeatedCord\":")
-            try RepeatedField<StringCodec>.writeJSON(self.repeatedCord, to: &writer)
-        }
-        if !self.packedInt32.isEmpty {
-            writer.writeKeyLiteral("\"packedInt32\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.packedInt32, to: &writer)
-        }
-        if !self.packedInt64.isEmpty {
-            writer.writeKeyLiteral("\"packedInt64\":")
-            try RepeatedField<Int64Codec>.writeJSON(self.packedInt64, to: &writer)
-        }
-        if !self.packedUint32.isEmpty {
-            writer.writeKeyLiteral("\"packedUint32\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.packedUint32, to: &writer)
-        }
-        if !self.packedUint64.isEmpty {
-            writer.writeKeyLiteral("\"packedUint64\":")
-            try RepeatedField<UInt64Codec>.writeJSON(self.packedUint64, to: &writer)
-        }
-        if !self.packedSint32.isEmpty {
-            writer.writeKeyLiteral("\"packedSint32\":")
-            try RepeatedField<SInt32Codec>.writeJSON(self.packedSint32, to: &writer)
-        }
-        if !self.packedSint64.isEmpty {
-            writer.writeKeyLiteral("\"packedSint64\":")
-            try RepeatedField<SInt64Codec>.writeJSON(self.packedSint64, to: &writer)
-        }
-        if !self.packedFixed32.isEmpty {
-            writer.writeKeyLiteral("\"packedFixed32\":")
-            try RepeatedField<Fixed32Codec>.writeJSON(self.packedFixed32, to: &writer)
-        }
-        if !self.packedFixed64.isEmpty {
-            writer.writeKeyLiteral("\"packedFixed64\":")
-            try RepeatedField<Fixed64Codec>.writeJSON(self.packedFixed64, to: &writer)
-        }
-        if !self.packedSfixed32.isEmpty {
-            writer.writeKeyLiteral("\"packedSfixed32\":")
-            try RepeatedField<SFixed32Codec>.writeJSON(self.packedSfixed32, to: &writer)
-        }
-        if !self.packedSfixed64.isEmpty {
-            writer.writeKeyLiteral("\"packedSfixed64\":")
-            try RepeatedField<SFixed64Codec>.writeJSON(self.packedSfixed64, to: &writer)
-        }
-        if !self.packedFloat.isEmpty {
-            writer.writeKeyLiteral("\"packedFloat\":")
-            try RepeatedField<FloatCodec>.writeJSON(self.packedFloat, to: &writer)
-        }
-        if !self.packedDouble.isEmpty {
-            writer.writeKeyLiteral("\"packedDouble\":")
-            try RepeatedField<DoubleCodec>.writeJSON(self.packedDouble, to: &writer)
-        }
-        if !self.packedBool.isEmpty {
-            writer.writeKeyLiteral("\"packedBool\":")
-            try RepeatedField<BoolCodec>.writeJSON(self.packedBool, to: &writer)
-        }
-        if !self.packedNestedEnum.isEmpty {
-            writer.writeKeyLiteral("\"packedNestedEnum\":")
-            try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSON(self.packedNestedEnum, to: &writer)
-        }
-        if !self.unpackedInt32.isEmpty {
-            writer.writeKeyLiteral("\"unpackedInt32\":")
-            try RepeatedField<Int32Codec>.writeJSON(self.unpackedInt32, to: &writer)
-        }
-        if !self.unpackedInt64.isEmpty {
-            writer.writeKeyLiteral("\"unpackedInt64\":")
-            try RepeatedField<Int64Codec>.writeJSON(self.unpackedInt64, to: &writer)
-        }
-        if !self.unpackedUint32.isEmpty {
-            writer.writeKeyLiteral("\"unpackedUint32\":")
-            try RepeatedField<UInt32Codec>.writeJSON(self.unpackedUint32, to: &writer)
-        }
-        if !self.unpackedUint64.isEmpty {
-            writer.writeKeyLiteral("\"unpackedUint64\":")
-            try RepeatedField<UInt64Codec>.writeJSON(self.unpackedUint64, to: &writer)
-        }
-        if !self.unpackedSint32.isEmpty {
-            writer.writeKeyLiteral("\"unpackedSint32\":")
-            try RepeatedField<SInt32Codec>.writeJSON(self.unpackedSint32, to: &writer)
-        }
-        if !self.unpackedSint64.isEmpty {
-            writer.writeKeyLiteral("\"unpackedSint64\":")
-            try RepeatedField<SInt64Codec>.writeJSON(self.unpackedSint64, to: &writer)
-        }
-        if !self.unpackedFixed32.isEmpty {
-            writer.writeKeyLiteral("\"unpackedFixed32\":")
-            try RepeatedField<Fixed32Codec>.writeJSON(self.unpackedFixed32, to: &writer)
-        }
-        if !self.unpackedFixed64.isEmpty {
-            writer.writeKeyLiteral("\"unpackedFixed64\":")
-            try RepeatedField<Fixed64Codec>.writeJSON(self.unpackedFixed64, to: &writer)
-        }
-        if !self.unpackedSfixed32.isEmpty {
-            writer.writeKeyLiteral("\"unpackedSfixed32\":")
-            try RepeatedField<SFixed32Codec>.writeJSON(self.unpackedSfixed32, to: &writer)
-        }
-        if !self.unpackedSfixed64.isEmpty {
-            writer.writeKeyLiteral("\"unpackedSfixed64\":")
-            try RepeatedField<SFixed64Codec>.writeJSON(self.unpackedSfixed64, to: &writer)
-        }
-        if !self.unpackedFloat.isEmpty {
-            writer.writeKeyLiteral("\"unpackedFloat\":")
-            try RepeatedField<FloatCodec>.writeJSON(self.unpackedFloat, to: &writer)
-        }
-        if !self.unpackedDouble.isEmpty {
-            writer.writeKeyLiteral("\"unpackedDouble\":")
-            try RepeatedField<DoubleCodec>.writeJSON(self.unpackedDouble, to: &writer)
-        }
-        if !self.unpackedBool.isEmpty {
-            writer.writeKeyLiteral("\"unpackedBool\":")
-            try RepeatedField<BoolCodec>.writeJSON(self.unpackedBool, to: &writer)
-        }
-        if !self.unpackedNestedEnum.isEmpty {
-            writer.writeKeyLiteral("\"unpackedNestedEnum\":")
-            try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSON(self.unpackedNestedEnum, to: &writer)
-        }
-        if !self.mapInt32Int32.isEmpty {
-            writer.writeKeyLiteral("\"mapInt32Int32\":")
-            try MapField<Int32Codec, Int32Codec>.writeJSON(self.mapInt32Int32, to: &writer)
-        }
-        if !self.mapInt64Int64.isEmpty {
-            writer.writeKeyLiteral("\"mapInt64Int64\":")
-            try MapField<Int64Codec, Int64Codec>.writeJSON(self.mapInt64Int64, to: &writer)
-        }
-        if !self.mapUint32Uint32.isEmpty {
-            writer.writeKeyLiteral("\"mapUint32Uint32\":")
-            try MapField<UInt32Codec, UInt32Codec>.writeJSON(self.mapUint32Uint32, to: &writer)
-        }
-        if !self.mapUint64Uint64.isEmpty {
-            writer.writeKeyLiteral("\"mapUint64Uint64\":")
-            try MapField<UInt64Codec, UInt64Codec>.writeJSON(self.mapUint64Uint64, to: &writer)
-        }
-        if !self.mapSint32Sint32.isEmpty {
-            writer.writeKeyLiteral("\"mapSint32Sint32\":")
-            try MapField<SInt32Codec, SInt32Codec>.writeJSON(self.mapSint32Sint32, to: &writer)
-        }
-        if !self.mapSint64Sint64.isEmpty {
-            writer.writeKeyLiteral("\"mapSint64Sint64\":")
-            try MapField<SInt64Codec, SInt64Codec>.writeJSON(self.mapSint64Sint64, to: &writer)
-        }
-        if !self.mapFixed32Fixed32.isEmpty {
-            writer.writeKeyLiteral("\"mapFixed32Fixed32\":")
-            try MapField<Fixed32Codec, Fixed32Codec>.writeJSON(self.mapFixed32Fixed32, to: &writer)
-        }
-        if !self.mapFixed64Fixed64.isEmpty {
-            writer.writeKeyLiteral("\"mapFixed64Fixed64\":")
-            try MapField<Fixed64Codec, Fixed64Codec>.writeJSON(self.mapFixed64Fixed64, to: &writer)
-        }
-        if !self.mapSfixed32Sfixed32.isEmpty {
-            writer.writeKeyLiteral("\"mapSfixed32Sfixed32\":")
-            try MapField<SFixed32Codec, SFixed32Codec>.writeJSON(self.mapSfixed32Sfixed32, to: &writer)
-        }
-        if !self.mapSfixed64Sfixed64.isEmpty {
-            writer.writeKeyLiteral("\"mapSfixed64Sfixed64\":")
-            try MapField<SFixed64Codec, SFixed64Codec>.writeJSON(self.mapSfixed64Sfixed64, to: &writer)
-        }
-        if !self.mapInt32Float.isEmpty {
-            writer.writeKeyLiteral("\"mapInt32Float\":")
-            try MapField<Int32Codec, FloatCodec>.writeJSON(self.mapInt32Float, to: &writer)
-        }
-        if !self.mapInt32Double.isEmpty {
-            writer.writeKeyLiteral("\"mapInt32Double\":")
-            try MapField<Int32Codec, DoubleCodec>.writeJSON(self.mapInt32Double, to: &writer)
-        }
-        if !self.mapBoolBool.isEmpty {
-            writer.writeKeyLiteral("\"mapBoolBool\":")
-            try MapField<BoolCodec, BoolCodec>.writeJSON(self.mapBoolBool, to: &writer)
-        }
-        if !self.mapStringString.isEmpty {
-            writer.writeKeyLiteral("\"mapStringString\":")
-            try MapField<StringCodec, StringCodec>.writeJSON(self.mapStringString, to: &writer)
-        }
-        if !self.mapStringBytes.isEmpty {
-            writer.writeKeyLiteral("\"mapStringBytes\":")
-            try MapField<StringCodec, BytesCodec>.writeJSON(self.mapStringBytes, to: &writer)
-        }
-        if !self.mapStringNestedMessage.isEmpty {
-            writer.writeKeyLiteral("\"mapStringNestedMessage\":")
-            try MapField<StringCodec, MessageCodec<TestAllTypesProto3.NestedMessage>>.writeJSON(self.mapStringNestedMessage, to: &writer)
-        }
-        if !self.mapStringForeignMessage.isEmpty {
-            writer.writeKeyLiteral("\"mapStringForeignMessage\":")
-            try MapField<StringCodec, MessageCodec<ForeignMessage>>.writeJSON(self.mapStringForeignMessage, to: &writer)
-        }
-        if !self.mapStringNestedEnum.isEmpty {
-            writer.writeKeyLiteral("\"mapStringNestedEnum\":")
-            try MapField<StringCodec, EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSON(self.mapStringNestedEnum, to: &writer)
-        }
-        if !self.mapStringForeignEnum.isEmpty {
-            writer.writeKeyLiteral("\"mapStringForeignEnum\":")
-            try MapField<StringCodec, EnumCodec<ForeignEnum>>.writeJSON(self.mapStringForeignEnum, to: &writer)
-        }
+        try Int32Codec.writeJSONMember(self.optionalInt32, key: "\"optionalInt32\":", to: &writer)
+        try Int64Codec.writeJSONMember(self.optionalInt64, key: "\"optionalInt64\":", to: &writer)
+        try UInt32Codec.writeJSONMember(self.optionalUint32, key: "\"optionalUint32\":", to: &writer)
+        try UInt64Codec.writeJSONMember(self.optionalUint64, key: "\"optionalUint64\":", to: &writer)
+        try SInt32Codec.writeJSONMember(self.optionalSint32, key: "\"optionalSint32\":", to: &writer)
+        try SInt64Codec.writeJSONMember(self.optionalSint64, key: "\"optionalSint64\":", to: &writer)
+        try Fixed32Codec.writeJSONMember(self.optionalFixed32, key: "\"optionalFixed32\":", to: &writer)
+        try Fixed64Codec.writeJSONMember(self.optionalFixed64, key: "\"optionalFixed64\":", to: &writer)
+        try SFixed32Codec.writeJSONMember(self.optionalSfixed32, key: "\"optionalSfixed32\":", to: &writer)
+        try SFixed64Codec.writeJSONMember(self.optionalSfixed64, key: "\"optionalSfixed64\":", to: &writer)
+        try FloatCodec.writeJSONMember(self.optionalFloat, key: "\"optionalFloat\":", to: &writer)
+        try DoubleCodec.writeJSONMember(self.optionalDouble, key: "\"optionalDouble\":", to: &writer)
+        try BoolCodec.writeJSONMember(self.optionalBool, key: "\"optionalBool\":", to: &writer)
+        try StringCodec.writeJSONMember(self.optionalString, key: "\"optionalString\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.optionalBytes, key: "\"optionalBytes\":", to: &writer)
+        try MessageCodec<TestAllTypesProto3.NestedMessage>.writeJSONMember(present: (self._optionalNestedMessage?.value), key: "\"optionalNestedMessage\":", to: &writer)
+        try MessageCodec<ForeignMessage>.writeJSONMember(present: self._optionalForeignMessage, key: "\"optionalForeignMessage\":", to: &writer)
+        try EnumCodec<TestAllTypesProto3.NestedEnum>.writeJSONMember(self.optionalNestedEnum, key: "\"optionalNestedEnum\":", to: &writer)
+        try EnumCodec<ForeignEnum>.writeJSONMember(self.optionalForeignEnum, key: "\"optionalForeignEnum\":", to: &writer)
+        try EnumCodec<TestAllTypesProto3.AliasedEnum>.writeJSONMember(self.optionalAliasedEnum, key: "\"optionalAliasedEnum\":", to: &writer)
+        try StringCodec.writeJSONMember(self.optionalStringPiece, key: "\"optionalStringPiece\":", to: &writer)
+        try StringCodec.writeJSONMember(self.optionalCord, key: "\"optionalCord\":", to: &writer)
+        try MessageCodec<TestAllTypesProto3>.writeJSONMember(present: (self._recursiveMessage?.value), key: "\"recursiveMessage\":", to: &writer)
+        try RepeatedField<Int32Codec>.writeJSONMember(self.repeatedInt32, key: "\"repeatedInt32\":", to: &writer)
+        try RepeatedField<Int64Codec>.writeJSONMember(self.repeatedInt64, key: "\"repeatedInt64\":", to: &writer)
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.repeatedUint32, key: "\"repeatedUint32\":", to: &writer)
+        try RepeatedField<UInt64Codec>.writeJSONMember(self.repeatedUint64, key: "\"repeatedUint64\":", to: &writer)
+        try RepeatedField<SInt32Codec>.writeJSONMember(self.repeatedSint32, key: "\"repeatedSint32\":", to: &writer)
+        try RepeatedField<SInt64Codec>.writeJSONMember(self.repeatedSint64, key: "\"repeatedSint64\":", to: &writer)
+        try RepeatedField<Fixed32Codec>.writeJSONMember(self.repeatedFixed32, key: "\"repeatedFixed32\":", to: &writer)
+        try RepeatedField<Fixed64Codec>.writeJSONMember(self.repeatedFixed64, key: "\"repeatedFixed64\":", to: &writer)
+        try RepeatedField<SFixed32Codec>.writeJSONMember(self.repeatedSfixed32, key: "\"repeatedSfixed32\":", to: &writer)
+        try RepeatedField<SFixed64Codec>.writeJSONMember(self.repeatedSfixed64, key: "\"repeatedSfixed64\":", to: &writer)
+        try RepeatedField<FloatCodec>.writeJSONMember(self.repeatedFloat, key: "\"repeatedFloat\":", to: &writer)
+        try RepeatedField<DoubleCodec>.writeJSONMember(self.repeatedDouble, key: "\"repeatedDouble\":", to: &writer)
+        try RepeatedField<BoolCodec>.writeJSONMember(self.repeatedBool, key: "\"repeatedBool\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.repeatedString, key: "\"repeatedString\":", to: &writer)
+        try RepeatedField<BytesCodec>.writeJSONMember(self.repeatedBytes, key: "\"repeatedBytes\":", to: &writer)
+        try RepeatedField<MessageCodec<TestAllTypesProto3.NestedMessage>>.writeJSONMember(self.repeatedNestedMessage, key: "\"repeatedNestedMessage\":", to: &writer)
+        try RepeatedField<MessageCodec<ForeignMessage>>.writeJSONMember(self.repeatedForeignMessage, key: "\"repeatedForeignMessage\":", to: &writer)
+        try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSONMember(self.repeatedNestedEnum, key: "\"repeatedNestedEnum\":", to: &writer)
+        try RepeatedField<EnumCodec<ForeignEnum>>.writeJSONMember(self.repeatedForeignEnum, key: "\"repeatedForeignEnum\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.repeatedStringPiece, key: "\"repeatedStringPiece\":", to: &writer)
+        try RepeatedField<StringCodec>.writeJSONMember(self.repeatedCord, key: "\"repeatedCord\":", to: &writer)
+        try RepeatedField<Int32Codec>.writeJSONMember(self.packedInt32, key: "\"packedInt32\":", to: &writer)
+        try RepeatedField<Int64Codec>.writeJSONMember(self.packedInt64, key: "\"packedInt64\":", to: &writer)
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.packedUint32, key: "\"packedUint32\":", to: &writer)
+        try RepeatedField<UInt64Codec>.writeJSONMember(self.packedUint64, key: "\"packedUint64\":", to: &writer)
+        try RepeatedField<SInt32Codec>.writeJSONMember(self.packedSint32, key: "\"packedSint32\":", to: &writer)
+        try RepeatedField<SInt64Codec>.writeJSONMember(self.packedSint64, key: "\"packedSint64\":", to: &writer)
+        try RepeatedField<Fixed32Codec>.writeJSONMember(self.packedFixed32, key: "\"packedFixed32\":", to: &writer)
+        try RepeatedField<Fixed64Codec>.writeJSONMember(self.packedFixed64, key: "\"packedFixed64\":", to: &writer)
+        try RepeatedField<SFixed32Codec>.writeJSONMember(self.packedSfixed32, key: "\"packedSfixed32\":", to: &writer)
+        try RepeatedField<SFixed64Codec>.writeJSONMember(self.packedSfixed64, key: "\"packedSfixed64\":", to: &writer)
+        try RepeatedField<FloatCodec>.writeJSONMember(self.packedFloat, key: "\"packedFloat\":", to: &writer)
+        try RepeatedField<DoubleCodec>.writeJSONMember(self.packedDouble, key: "\"packedDouble\":", to: &writer)
+        try RepeatedField<BoolCodec>.writeJSONMember(self.packedBool, key: "\"packedBool\":", to: &writer)
+        try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSONMember(self.packedNestedEnum, key: "\"packedNestedEnum\":", to: &writer)
+        try RepeatedField<Int32Codec>.writeJSONMember(self.unpackedInt32, key: "\"unpackedInt32\":", to: &writer)
+        try RepeatedField<Int64Codec>.writeJSONMember(self.unpackedInt64, key: "\"unpackedInt64\":", to: &writer)
+        try RepeatedField<UInt32Codec>.writeJSONMember(self.unpackedUint32, key: "\"unpackedUint32\":", to: &writer)
+        try RepeatedField<UInt64Codec>.writeJSONMember(self.unpackedUint64, key: "\"unpackedUint64\":", to: &writer)
+        try RepeatedField<SInt32Codec>.writeJSONMember(self.unpackedSint32, key: "\"unpackedSint32\":", to: &writer)
+        try RepeatedField<SInt64Codec>.writeJSONMember(self.unpackedSint64, key: "\"unpackedSint64\":", to: &writer)
+        try RepeatedField<Fixed32Codec>.writeJSONMember(self.unpackedFixed32, key: "\"unpackedFixed32\":", to: &writer)
+        try RepeatedField<Fixed64Codec>.writeJSONMember(self.unpackedFixed64, key: "\"unpackedFixed64\":", to: &writer)
+        try RepeatedField<SFixed32Codec>.writeJSONMember(self.unpackedSfixed32, key: "\"unpackedSfixed32\":", to: &writer)
+        try RepeatedField<SFixed64Codec>.writeJSONMember(self.unpackedSfixed64, key: "\"unpackedSfixed64\":", to: &writer)
+        try RepeatedField<FloatCodec>.writeJSONMember(self.unpackedFloat, key: "\"unpackedFloat\":", to: &writer)
+        try RepeatedField<DoubleCodec>.writeJSONMember(self.unpackedDouble, key: "\"unpackedDouble\":", to: &writer)
+        try RepeatedField<BoolCodec>.writeJSONMember(self.unpackedBool, key: "\"unpackedBool\":", to: &writer)
+        try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSONMember(self.unpackedNestedEnum, key: "\"unpackedNestedEnum\":", to: &writer)
+        try MapField<Int32Codec, Int32Codec>.writeJSONMember(self.mapInt32Int32, key: "\"mapInt32Int32\":", to: &writer)
+        try MapField<Int64Codec, Int64Codec>.writeJSONMember(self.mapInt64Int64, key: "\"mapInt64Int64\":", to: &writer)
+        try MapField<UInt32Codec, UInt32Codec>.writeJSONMember(self.mapUint32Uint32, key: "\"mapUint32Uint32\":", to: &writer)
+        try MapField<UInt64Codec, UInt64Codec>.writeJSONMember(self.mapUint64Uint64, key: "\"mapUint64Uint64\":", to: &writer)
+        try MapField<SInt32Codec, SInt32Codec>.writeJSONMember(self.mapSint32Sint32, key: "\"mapSint32Sint32\":", to: &writer)
+        try MapField<SInt64Codec, SInt64Codec>.writeJSONMember(self.mapSint64Sint64, key: "\"mapSint64Sint64\":", to: &writer)
+        try MapField<Fixed32Codec, Fixed32Codec>.writeJSONMember(self.mapFixed32Fixed32, key: "\"mapFixed32Fixed32\":", to: &writer)
+        try MapField<Fixed64Codec, Fixed64Codec>.writeJSONMember(self.mapFixed64Fixed64, key: "\"mapFixed64Fixed64\":", to: &writer)
+        try MapField<SFixed32Codec, SFixed32Codec>.writeJSONMember(self.mapSfixed32Sfixed32, key: "\"mapSfixed32Sfixed32\":", to: &writer)
+        try MapField<SFixed64Codec, SFixed64Codec>.writeJSONMember(self.mapSfixed64Sfixed64, key: "\"mapSfixed64Sfixed64\":", to: &writer)
+        try MapField<Int32Codec, FloatCodec>.writeJSONMember(self.mapInt32Float, key: "\"mapInt32Float\":", to: &writer)
+        try MapField<Int32Codec, DoubleCodec>.writeJSONMember(self.mapInt32Double, key: "\"mapInt32Double\":", to: &writer)
+        try MapField<BoolCodec, BoolCodec>.writeJSONMember(self.mapBoolBool, key: "\"mapBoolBool\":", to: &writer)
+        try MapField<StringCodec, StringCodec>.writeJSONMember(self.mapStringString, key: "\"mapStringString\":", to: &writer)
+        try MapField<StringCodec, BytesCodec>.writeJSONMember(self.mapStringBytes, key: "\"mapStringBytes\":", to: &writer)
+        try MapField<StringCodec, MessageCodec<TestAllTypesProto3.NestedMessage>>.writeJSONMember(self.mapStringNestedMessage, key: "\"mapStringNestedMessage\":", to: &writer)
+        try MapField<StringCodec, MessageCodec<ForeignMessage>>.writeJSONMember(self.mapStringForeignMessage, key: "\"mapStringForeignMessage\":", to: &writer)
+        try MapField<StringCodec, EnumCodec<TestAllTypesProto3.NestedEnum>>.writeJSONMember(self.mapStringNestedEnum, key: "\"mapStringNestedEnum\":", to: &writer)
+        try MapField<StringCodec, EnumCodec<ForeignEnum>>.writeJSONMember(self.mapStringForeignEnum, key: "\"mapStringForeignEnum\":", to: &writer)
         if case let .oneofUint32(value)? = self.oneofField {
             writer.writeKeyLiteral("\"oneofUint32\":")
             UInt32Codec.writeJSON(value, to: &writer)
@@ -2186,696 +1946,396 @@ extension TestAllTypesProto3: ProtoMessage {
             writer.writeKeyLiteral("\"oneofNullValue\":")
             EnumCodec<ProtoNullValue>.writeJSON(value, to: &writer)
         }
-        if let value = self._optionalBoolWrapper {
-            writer.writeKeyLiteral("\"optionalBoolWrapper\":")
-            try MessageCodec<ProtoBoolValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalInt32Wrapper {
-            writer.writeKeyLiteral("\"optionalInt32Wrapper\":")
-            try MessageCodec<ProtoInt32Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalInt64Wrapper {
-            writer.writeKeyLiteral("\"optionalInt64Wrapper\":")
-            try MessageCodec<ProtoInt64Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalUint32Wrapper {
-            writer.writeKeyLiteral("\"optionalUint32Wrapper\":")
-            try MessageCodec<ProtoUInt32Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalUint64Wrapper {
-            writer.writeKeyLiteral("\"optionalUint64Wrapper\":")
-            try MessageCodec<ProtoUInt64Value>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalFloatWrapper {
-            writer.writeKeyLiteral("\"optionalFloatWrapper\":")
-            try MessageCodec<ProtoFloatValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalDoubleWrapper {
-            writer.writeKeyLiteral("\"optionalDoubleWrapper\":")
-            try MessageCodec<ProtoDoubleValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalStringWrapper {
-            writer.writeKeyLiteral("\"optionalStringWrapper\":")
-            try MessageCodec<ProtoStringValue>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalBytesWrapper {
-            writer.writeKeyLiteral("\"optionalBytesWrapper\":")
-            try MessageCodec<ProtoBytesValue>.writeJSON(value, to: &writer)
-        }
-        if !self.repeatedBoolWrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedBoolWrapper\":")
-            try RepeatedField<MessageCodec<ProtoBoolValue>>.writeJSON(self.repeatedBoolWrapper, to: &writer)
-        }
-        if !self.repeatedInt32Wrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedInt32Wrapper\":")
-            try RepeatedField<MessageCodec<ProtoInt32Value>>.writeJSON(self.repeatedInt32Wrapper, to: &writer)
-        }
-        if !self.repeatedInt64Wrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedInt64Wrapper\":")
-            try RepeatedField<MessageCodec<ProtoInt64Value>>.writeJSON(self.repeatedInt64Wrapper, to: &writer)
-        }
-        if !self.repeatedUint32Wrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedUint32Wrapper\":")
-            try RepeatedField<MessageCodec<ProtoUInt32Value>>.writeJSON(self.repeatedUint32Wrapper, to: &writer)
-        }
-        if !self.repeatedUint64Wrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedUint64Wrapper\":")
-            try RepeatedField<MessageCodec<ProtoUInt64Value>>.writeJSON(self.repeatedUint64Wrapper, to: &writer)
-        }
-        if !self.repeatedFloatWrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedFloatWrapper\":")
-            try RepeatedField<MessageCodec<ProtoFloatValue>>.writeJSON(self.repeatedFloatWrapper, to: &writer)
-        }
-        if !self.repeatedDoubleWrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedDoubleWrapper\":")
-            try RepeatedField<MessageCodec<ProtoDoubleValue>>.writeJSON(self.repeatedDoubleWrapper, to: &writer)
-        }
-        if !self.repeatedStringWrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedStringWrapper\":")
-            try RepeatedField<MessageCodec<ProtoStringValue>>.writeJSON(self.repeatedStringWrapper, to: &writer)
-        }
-        if !self.repeatedBytesWrapper.isEmpty {
-            writer.writeKeyLiteral("\"repeatedBytesWrapper\":")
-            try RepeatedField<MessageCodec<ProtoBytesValue>>.writeJSON(self.repeatedBytesWrapper, to: &writer)
-        }
-        if let value = self._optionalDuration {
-            writer.writeKeyLiteral("\"optionalDuration\":")
-            try MessageCodec<ProtoDuration>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalTimestamp {
-            writer.writeKeyLiteral("\"optionalTimestamp\":")
-            try MessageCodec<ProtoTimestamp>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalFieldMask {
-            writer.writeKeyLiteral("\"optionalFieldMask\":")
-            try MessageCodec<ProtoFieldMask>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalStruct {
-            writer.writeKeyLiteral("\"optionalStruct\":")
-            try MessageCodec<ProtoStruct>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalAny {
-            writer.writeKeyLiteral("\"optionalAny\":")
-            try MessageCodec<ProtoAny>.writeJSON(value, to: &writer)
-        }
-        if let value = self._optionalValue {
-            writer.writeKeyLiteral("\"optionalValue\":")
-            try MessageCodec<ProtoValue>.writeJSON(value, to: &writer)
-        }
-        if !EnumCodec<ProtoNullValue>.isDefault(self.optionalNullValue) {
-            writer.writeKeyLiteral("\"optionalNullValue\":")
-            EnumCodec<ProtoNullValue>.writeJSON(self.optionalNullValue, to: &writer)
-        }
-        if !self.repeatedDuration.isEmpty {
-            writer.writeKeyLiteral("\"repeatedDuration\":")
-            try RepeatedField<MessageCodec<ProtoDuration>>.writeJSON(self.repeatedDuration, to: &writer)
-        }
-        if !self.repeatedTimestamp.isEmpty {
-            writer.writeKeyLiteral("\"repeatedTimestamp\":")
-            try RepeatedField<MessageCodec<ProtoTimestamp>>.writeJSON(self.repeatedTimestamp, to: &writer)
-        }
-        if !self.repeatedFieldmask.isEmpty {
-            writer.writeKeyLiteral("\"repeatedFieldmask\":")
-            try RepeatedField<MessageCodec<ProtoFieldMask>>.writeJSON(self.repeatedFieldmask, to: &writer)
-        }
-        if !self.repeatedStruct.isEmpty {
-            writer.writeKeyLiteral("\"repeatedStruct\":")
-            try RepeatedField<MessageCodec<ProtoStruct>>.writeJSON(self.repeatedStruct, to: &writer)
-        }
-        if !self.repeatedAny.isEmpty {
-            writer.writeKeyLiteral("\"repeatedAny\":")
-            try RepeatedField<MessageCodec<ProtoAny>>.writeJSON(self.repeatedAny, to: &writer)
-        }
-        if !self.repeatedValue.isEmpty {
-            writer.writeKeyLiteral("\"repeatedValue\":")
-            try RepeatedField<MessageCodec<ProtoValue>>.writeJSON(self.repeatedValue, to: &writer)
-        }
-        if !self.repeatedListValue.isEmpty {
-            writer.writeKeyLiteral("\"repeatedListValue\":")
-            try RepeatedField<MessageCodec<ProtoListValue>>.writeJSON(self.repeatedListValue, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldname1) {
-            writer.writeKeyLiteral("\"fieldname1\":")
-            Int32Codec.writeJSON(self.fieldname1, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName2) {
-            writer.writeKeyLiteral("\"fieldName2\":")
-            Int32Codec.writeJSON(self.fieldName2, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName3) {
-            writer.writeKeyLiteral("\"FieldName3\":")
-            Int32Codec.writeJSON(self.fieldName3, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName4) {
-            writer.writeKeyLiteral("\"fieldName4\":")
-            Int32Codec.writeJSON(self.fieldName4, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.field0name5) {
-            writer.writeKeyLiteral("\"field0name5\":")
-            Int32Codec.writeJSON(self.field0name5, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.field0Name6) {
-            writer.writeKeyLiteral("\"field0Name6\":")
-            Int32Codec.writeJSON(self.field0Name6, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName7) {
-            writer.writeKeyLiteral("\"fieldName7\":")
-            Int32Codec.writeJSON(self.fieldName7, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName8) {
-            writer.writeKeyLiteral("\"FieldName8\":")
-            Int32Codec.writeJSON(self.fieldName8, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName9) {
-            writer.writeKeyLiteral("\"fieldName9\":")
-            Int32Codec.writeJSON(self.fieldName9, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName10) {
-            writer.writeKeyLiteral("\"FieldName10\":")
-            Int32Codec.writeJSON(self.fieldName10, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName11) {
-            writer.writeKeyLiteral("\"FIELDNAME11\":")
-            Int32Codec.writeJSON(self.fieldName11, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName12) {
-            writer.writeKeyLiteral("\"FIELDName12\":")
-            Int32Codec.writeJSON(self.fieldName12, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName13) {
-            writer.writeKeyLiteral("\"FieldName13\":")
-            Int32Codec.writeJSON(self.fieldName13, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName14) {
-            writer.writeKeyLiteral("\"FieldName14\":")
-            Int32Codec.writeJSON(self.fieldName14, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName15) {
-            writer.writeKeyLiteral("\"fieldName15\":")
-            Int32Codec.writeJSON(self.fieldName15, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName16) {
-            writer.writeKeyLiteral("\"fieldName16\":")
-            Int32Codec.writeJSON(self.fieldName16, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName17) {
-            writer.writeKeyLiteral("\"fieldName17\":")
-            Int32Codec.writeJSON(self.fieldName17, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.fieldName18) {
-            writer.writeKeyLiteral("\"FieldName18\":")
-            Int32Codec.writeJSON(self.fieldName18, to: &writer)
-        }
+        try MessageCodec<ProtoBoolValue>.writeJSONMember(present: self._optionalBoolWrapper, key: "\"optionalBoolWrapper\":", to: &writer)
+        try MessageCodec<ProtoInt32Value>.writeJSONMember(present: self._optionalInt32Wrapper, key: "\"optionalInt32Wrapper\":", to: &writer)
+        try MessageCodec<ProtoInt64Value>.writeJSONMember(present: self._optionalInt64Wrapper, key: "\"optionalInt64Wrapper\":", to: &writer)
+        try MessageCodec<ProtoUInt32Value>.writeJSONMember(present: self._optionalUint32Wrapper, key: "\"optionalUint32Wrapper\":", to: &writer)
+        try MessageCodec<ProtoUInt64Value>.writeJSONMember(present: self._optionalUint64Wrapper, key: "\"optionalUint64Wrapper\":", to: &writer)
+        try MessageCodec<ProtoFloatValue>.writeJSONMember(present: self._optionalFloatWrapper, key: "\"optionalFloatWrapper\":", to: &writer)
+        try MessageCodec<ProtoDoubleValue>.writeJSONMember(present: self._optionalDoubleWrapper, key: "\"optionalDoubleWrapper\":", to: &writer)
+        try MessageCodec<ProtoStringValue>.writeJSONMember(present: self._optionalStringWrapper, key: "\"optionalStringWrapper\":", to: &writer)
+        try MessageCodec<ProtoBytesValue>.writeJSONMember(present: self._optionalBytesWrapper, key: "\"optionalBytesWrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoBoolValue>>.writeJSONMember(self.repeatedBoolWrapper, key: "\"repeatedBoolWrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoInt32Value>>.writeJSONMember(self.repeatedInt32Wrapper, key: "\"repeatedInt32Wrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoInt64Value>>.writeJSONMember(self.repeatedInt64Wrapper, key: "\"repeatedInt64Wrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoUInt32Value>>.writeJSONMember(self.repeatedUint32Wrapper, key: "\"repeatedUint32Wrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoUInt64Value>>.writeJSONMember(self.repeatedUint64Wrapper, key: "\"repeatedUint64Wrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoFloatValue>>.writeJSONMember(self.repeatedFloatWrapper, key: "\"repeatedFloatWrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoDoubleValue>>.writeJSONMember(self.repeatedDoubleWrapper, key: "\"repeatedDoubleWrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoStringValue>>.writeJSONMember(self.repeatedStringWrapper, key: "\"repeatedStringWrapper\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoBytesValue>>.writeJSONMember(self.repeatedBytesWrapper, key: "\"repeatedBytesWrapper\":", to: &writer)
+        try MessageCodec<ProtoDuration>.writeJSONMember(present: self._optionalDuration, key: "\"optionalDuration\":", to: &writer)
+        try MessageCodec<ProtoTimestamp>.writeJSONMember(present: self._optionalTimestamp, key: "\"optionalTimestamp\":", to: &writer)
+        try MessageCodec<ProtoFieldMask>.writeJSONMember(present: self._optionalFieldMask, key: "\"optionalFieldMask\":", to: &writer)
+        try MessageCodec<ProtoStruct>.writeJSONMember(present: self._optionalStruct, key: "\"optionalStruct\":", to: &writer)
+        try MessageCodec<ProtoAny>.writeJSONMember(present: self._optionalAny, key: "\"optionalAny\":", to: &writer)
+        try MessageCodec<ProtoValue>.writeJSONMember(present: self._optionalValue, key: "\"optionalValue\":", to: &writer)
+        try EnumCodec<ProtoNullValue>.writeJSONMember(self.optionalNullValue, key: "\"optionalNullValue\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoDuration>>.writeJSONMember(self.repeatedDuration, key: "\"repeatedDuration\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoTimestamp>>.writeJSONMember(self.repeatedTimestamp, key: "\"repeatedTimestamp\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoFieldMask>>.writeJSONMember(self.repeatedFieldmask, key: "\"repeatedFieldmask\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoStruct>>.writeJSONMember(self.repeatedStruct, key: "\"repeatedStruct\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoAny>>.writeJSONMember(self.repeatedAny, key: "\"repeatedAny\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoValue>>.writeJSONMember(self.repeatedValue, key: "\"repeatedValue\":", to: &writer)
+        try RepeatedField<MessageCodec<ProtoListValue>>.writeJSONMember(self.repeatedListValue, key: "\"repeatedListValue\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldname1, key: "\"fieldname1\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName2, key: "\"fieldName2\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName3, key: "\"FieldName3\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName4, key: "\"fieldName4\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.field0name5, key: "\"field0name5\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.field0Name6, key: "\"field0Name6\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName7, key: "\"fieldName7\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName8, key: "\"FieldName8\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName9, key: "\"fieldName9\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName10, key: "\"FieldName10\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName11, key: "\"FIELDNAME11\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName12, key: "\"FIELDName12\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName13, key: "\"FieldName13\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName14, key: "\"FieldName14\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName15, key: "\"fieldName15\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName16, key: "\"fieldName16\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName17, key: "\"fieldName17\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.fieldName18, key: "\"FieldName18\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("optionalInt32") || name.matches("optional_int32") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.optionalInt32 = value }
-            } else if name.matches("optionalInt64") || name.matches("optional_int64") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.optionalInt64 = value }
-            } else if name.matches("optionalUint32") || name.matches("optional_uint32") {
-                try seen.field(2, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.optionalUint32 = value }
-            } else if name.matches("optionalUint64") || name.matches("optional_uint64") {
-                try seen.field(3, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.optionalUint64 = value }
-            } else if name.matches("optionalSint32") || name.matches("optional_sint32") {
-                try seen.field(4, name, in: Self.protoMessageName)
-                if let value = try SInt32Codec.readJSON(from: &reader) { self.optionalSint32 = value }
-            } else if name.matches("optionalSint64") || name.matches("optional_sint64") {
-                try seen.field(5, name, in: Self.protoMessageName)
-                if let value = try SInt64Codec.readJSON(from: &reader) { self.optionalSint64 = value }
-            } else if name.matches("optionalFixed32") || name.matches("optional_fixed32") {
-                try seen.field(6, name, in: Self.protoMessageName)
-                if let value = try Fixed32Codec.readJSON(from: &reader) { self.optionalFixed32 = value }
-            } else if name.matches("optionalFixed64") || name.matches("optional_fixed64") {
-                try seen.field(7, name, in: Self.protoMessageName)
-                if let value = try Fixed64Codec.readJSON(from: &reader) { self.optionalFixed64 = value }
-            } else if name.matches("optionalSfixed32") || name.matches("optional_sfixed32") {
-                try seen.field(8, name, in: Self.protoMessageName)
-                if let value = try SFixed32Codec.readJSON(from: &reader) { self.optionalSfixed32 = value }
-            } else if name.matches("optionalSfixed64") || name.matches("optional_sfixed64") {
-                try seen.field(9, name, in: Self.protoMessageName)
-                if let value = try SFixed64Codec.readJSON(from: &reader) { self.optionalSfixed64 = value }
-            } else if name.matches("optionalFloat") || name.matches("optional_float") {
-                try seen.field(10, name, in: Self.protoMessageName)
-                if let value = try FloatCodec.readJSON(from: &reader) { self.optionalFloat = value }
-            } else if name.matches("optionalDouble") || name.matches("optional_double") {
-                try seen.field(11, name, in: Self.protoMessageName)
-                if let value = try DoubleCodec.readJSON(from: &reader) { self.optionalDouble = value }
-            } else if name.matches("optionalBool") || name.matches("optional_bool") {
-                try seen.field(12, name, in: Self.protoMessageName)
-                if let value = try BoolCodec.readJSON(from: &reader) { self.optionalBool = value }
-            } else if name.matches("optionalString") || name.matches("optional_string") {
-                try seen.field(13, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.optionalString = value }
-            } else if name.matches("optionalBytes") || name.matches("optional_bytes") {
-                try seen.field(14, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.optionalBytes = value }
-            } else if name.matches("optionalNestedMessage") || name.matches("optional_nested_message") {
-                try seen.field(15, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int32Codec.readJSON(from: &reader, into: &self.optionalInt32)
+            case 1:
+                try Int64Codec.readJSON(from: &reader, into: &self.optionalInt64)
+            case 2:
+                try UInt32Codec.readJSON(from: &reader, into: &self.optionalUint32)
+            case 3:
+                try UInt64Codec.readJSON(from: &reader, into: &self.optionalUint64)
+            case 4:
+                try SInt32Codec.readJSON(from: &reader, into: &self.optionalSint32)
+            case 5:
+                try SInt64Codec.readJSON(from: &reader, into: &self.optionalSint64)
+            case 6:
+                try Fixed32Codec.readJSON(from: &reader, into: &self.optionalFixed32)
+            case 7:
+                try Fixed64Codec.readJSON(from: &reader, into: &self.optionalFixed64)
+            case 8:
+                try SFixed32Codec.readJSON(from: &reader, into: &self.optionalSfixed32)
+            case 9:
+                try SFixed64Codec.readJSON(from: &reader, into: &self.optionalSfixed64)
+            case 10:
+                try FloatCodec.readJSON(from: &reader, into: &self.optionalFloat)
+            case 11:
+                try DoubleCodec.readJSON(from: &reader, into: &self.optionalDouble)
+            case 12:
+                try BoolCodec.readJSON(from: &reader, into: &self.optionalBool)
+            case 13:
+                try StringCodec.readJSON(from: &reader, into: &self.optionalString)
+            case 14:
+                try BytesCodec.readJSON(from: &reader, into: &self.optionalBytes)
+            case 15:
                 if let value = try MessageCodec<TestAllTypesProto3.NestedMessage>.readJSON(from: &reader) { self.optionalNestedMessage = value }
-            } else if name.matches("optionalForeignMessage") || name.matches("optional_foreign_message") {
-                try seen.field(16, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ForeignMessage>.readJSON(from: &reader) { self.optionalForeignMessage = value }
-            } else if name.matches("optionalNestedEnum") || name.matches("optional_nested_enum") {
-                try seen.field(17, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<TestAllTypesProto3.NestedEnum>.readJSON(from: &reader) { self.optionalNestedEnum = value }
-            } else if name.matches("optionalForeignEnum") || name.matches("optional_foreign_enum") {
-                try seen.field(18, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<ForeignEnum>.readJSON(from: &reader) { self.optionalForeignEnum = value }
-            } else if name.matches("optionalAliasedEnum") || name.matches("optional_aliased_enum") {
-                try seen.field(19, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<TestAllTypesProto3.AliasedEnum>.readJSON(from: &reader) { self.optionalAliasedEnum = value }
-            } else if name.matches("optionalStringPiece") || name.matches("optional_string_piece") {
-                try seen.field(20, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.optionalStringPiece = value }
-            } else if name.matches("optionalCord") || name.matches("optional_cord") {
-                try seen.field(21, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.optionalCord = value }
-            } else if name.matches("recursiveMessage") || name.matches("recursive_message") {
-                try seen.field(22, name, in: Self.protoMessageName)
+            case 16:
+                try MessageCodec<ForeignMessage>.readJSON(from: &reader, intoOptional: &self._optionalForeignMessage)
+            case 17:
+                try EnumCodec<TestAllTypesProto3.NestedEnum>.readJSON(from: &reader, into: &self.optionalNestedEnum)
+            case 18:
+                try EnumCodec<ForeignEnum>.readJSON(from: &reader, into: &self.optionalForeignEnum)
+            case 19:
+                try EnumCodec<TestAllTypesProto3.AliasedEnum>.readJSON(from: &reader, into: &self.optionalAliasedEnum)
+            case 20:
+                try StringCodec.readJSON(from: &reader, into: &self.optionalStringPiece)
+            case 21:
+                try StringCodec.readJSON(from: &reader, into: &self.optionalCord)
+            case 22:
                 if let value = try MessageCodec<TestAllTypesProto3>.readJSON(from: &reader) { self.recursiveMessage = value }
-            } else if name.matches("repeatedInt32") || name.matches("repeated_int32") {
-                try seen.field(23, name, in: Self.protoMessageName)
+            case 23:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.repeatedInt32)
-            } else if name.matches("repeatedInt64") || name.matches("repeated_int64") {
-                try seen.field(24, name, in: Self.protoMessageName)
+            case 24:
                 try RepeatedField<Int64Codec>.readJSON(from: &reader, into: &self.repeatedInt64)
-            } else if name.matches("repeatedUint32") || name.matches("repeated_uint32") {
-                try seen.field(25, name, in: Self.protoMessageName)
+            case 25:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.repeatedUint32)
-            } else if name.matches("repeatedUint64") || name.matches("repeated_uint64") {
-                try seen.field(26, name, in: Self.protoMessageName)
+            case 26:
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.repeatedUint64)
-            } else if name.matches("repeatedSint32") || name.matches("repeated_sint32") {
-                try seen.field(27, name, in: Self.protoMessageName)
+            case 27:
                 try RepeatedField<SInt32Codec>.readJSON(from: &reader, into: &self.repeatedSint32)
-            } else if name.matches("repeatedSint64") || name.matches("repeated_sint64") {
-                try seen.field(28, name, in: Self.protoMessageName)
+            case 28:
                 try RepeatedField<SInt64Codec>.readJSON(from: &reader, into: &self.repeatedSint64)
-            } else if name.matches("repeatedFixed32") || name.matches("repeated_fixed32") {
-                try seen.field(29, name, in: Self.protoMessageName)
+            case 29:
                 try RepeatedField<Fixed32Codec>.readJSON(from: &reader, into: &self.repeatedFixed32)
-            } else if name.matches("repeatedFixed64") || name.matches("repeated_fixed64") {
-                try seen.field(30, name, in: Self.protoMessageName)
+            case 30:
                 try RepeatedField<Fixed64Codec>.readJSON(from: &reader, into: &self.repeatedFixed64)
-            } else if name.matches("repeatedSfixed32") || name.matches("repeated_sfixed32") {
-                try seen.field(31, name, in: Self.protoMessageName)
+            case 31:
                 try RepeatedField<SFixed32Codec>.readJSON(from: &reader, into: &self.repeatedSfixed32)
-            } else if name.matches("repeatedSfixed64") || name.matches("repeated_sfixed64") {
-                try seen.field(32, name, in: Self.protoMessageName)
+            case 32:
                 try RepeatedField<SFixed64Codec>.readJSON(from: &reader, into: &self.repeatedSfixed64)
-            } else if name.matches("repeatedFloat") || name.matches("repeated_float") {
-                try seen.field(33, name, in: Self.protoMessageName)
+            case 33:
                 try RepeatedField<FloatCodec>.readJSON(from: &reader, into: &self.repeatedFloat)
-            } else if name.matches("repeatedDouble") || name.matches("repeated_double") {
-                try seen.field(34, name, in: Self.protoMessageName)
+            case 34:
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.repeatedDouble)
-            } else if name.matches("repeatedBool") || name.matches("repeated_bool") {
-                try seen.field(35, name, in: Self.protoMessageName)
+            case 35:
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.repeatedBool)
-            } else if name.matches("repeatedString") || name.matches("repeated_string") {
-                try seen.field(36, name, in: Self.protoMessageName)
+            case 36:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.repeatedString)
-            } else if name.matches("repeatedBytes") || name.matches("repeated_bytes") {
-                try seen.field(37, name, in: Self.protoMessageName)
+            case 37:
                 try RepeatedField<BytesCodec>.readJSON(from: &reader, into: &self.repeatedBytes)
-            } else if name.matches("repeatedNestedMessage") || name.matches("repeated_nested_message") {
-                try seen.field(38, name, in: Self.protoMessageName)
+            case 38:
                 try RepeatedField<MessageCodec<TestAllTypesProto3.NestedMessage>>.readJSON(from: &reader, into: &self.repeatedNestedMessage)
-            } else if name.matches("repeatedForeignMessage") || name.matches("repeated_foreign_message") {
-                try seen.field(39, name, in: Self.protoMessageName)
+            case 39:
                 try RepeatedField<MessageCodec<ForeignMessage>>.readJSON(from: &reader, into: &self.repeatedForeignMessage)
-            } else if name.matches("repeatedNestedEnum") || name.matches("repeated_nested_enum") {
-                try seen.field(40, name, in: Self.protoMessageName)
+            case 40:
                 try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.readJSON(from: &reader, into: &self.repeatedNestedEnum)
-            } else if name.matches("repeatedForeignEnum") || name.matches("repeated_foreign_enum") {
-                try seen.field(41, name, in: Self.protoMessageName)
+            case 41:
                 try RepeatedField<EnumCodec<ForeignEnum>>.readJSON(from: &reader, into: &self.repeatedForeignEnum)
-            } else if name.matches("repeatedStringPiece") || name.matches("repeated_string_piece") {
-                try seen.field(42, name, in: Self.protoMessageName)
+            case 42:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.repeatedStringPiece)
-            } else if name.matches("repeatedCord") || name.matches("repeated_cord") {
-                try seen.field(43, name, in: Self.protoMessageName)
+            case 43:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.repeatedCord)
-            } else if name.matches("packedInt32") || name.matches("packed_int32") {
-                try seen.field(44, name, in: Self.protoMessageName)
+            case 44:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.packedInt32)
-            } else if name.matches("packedInt64") || name.matches("packed_int64") {
-                try seen.field(45, name, in: Self.protoMessageName)
+            case 45:
                 try RepeatedField<Int64Codec>.readJSON(from: &reader, into: &self.packedInt64)
-            } else if name.matches("packedUint32") || name.matches("packed_uint32") {
-                try seen.field(46, name, in: Self.protoMessageName)
+            case 46:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.packedUint32)
-            } else if name.matches("packedUint64") || name.matches("packed_uint64") {
-                try seen.field(47, name, in: Self.protoMessageName)
+            case 47:
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.packedUint64)
-            } else if name.matches("packedSint32") || name.matches("packed_sint32") {
-                try seen.field(48, name, in: Self.protoMessageName)
+            case 48:
                 try RepeatedField<SInt32Codec>.readJSON(from: &reader, into: &self.packedSint32)
-            } else if name.matches("packedSint64") || name.matches("packed_sint64") {
-                try seen.field(49, name, in: Self.protoMessageName)
+            case 49:
                 try RepeatedField<SInt64Codec>.readJSON(from: &reader, into: &self.packedSint64)
-            } else if name.matches("packedFixed32") || name.matches("packed_fixed32") {
-                try seen.field(50, name, in: Self.protoMessageName)
+            case 50:
                 try RepeatedField<Fixed32Codec>.readJSON(from: &reader, into: &self.packedFixed32)
-            } else if name.matches("packedFixed64") || name.matches("packed_fixed64") {
-                try seen.field(51, name, in: Self.protoMessageName)
+            case 51:
                 try RepeatedField<Fixed64Codec>.readJSON(from: &reader, into: &self.packedFixed64)
-            } else if name.matches("packedSfixed32") || name.matches("packed_sfixed32") {
-                try seen.field(52, name, in: Self.protoMessageName)
+            case 52:
                 try RepeatedField<SFixed32Codec>.readJSON(from: &reader, into: &self.packedSfixed32)
-            } else if name.matches("packedSfixed64") || name.matches("packed_sfixed64") {
-                try seen.field(53, name, in: Self.protoMessageName)
+            case 53:
                 try RepeatedField<SFixed64Codec>.readJSON(from: &reader, into: &self.packedSfixed64)
-            } else if name.matches("packedFloat") || name.matches("packed_float") {
-                try seen.field(54, name, in: Self.protoMessageName)
+            case 54:
                 try RepeatedField<FloatCodec>.readJSON(from: &reader, into: &self.packedFloat)
-            } else if name.matches("packedDouble") || name.matches("packed_double") {
-                try seen.field(55, name, in: Self.protoMessageName)
+            case 55:
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.packedDouble)
-            } else if name.matches("packedBool") || name.matches("packed_bool") {
-                try seen.field(56, name, in: Self.protoMessageName)
+            case 56:
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.packedBool)
-            } else if name.matches("packedNestedEnum") || name.matches("packed_nested_enum") {
-                try seen.field(57, name, in: Self.protoMessageName)
+            case 57:
                 try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.readJSON(from: &reader, into: &self.packedNestedEnum)
-            } else if name.matches("unpackedInt32") || name.matches("unpacked_int32") {
-                try seen.field(58, name, in: Self.protoMessageName)
+            case 58:
                 try RepeatedField<Int32Codec>.readJSON(from: &reader, into: &self.unpackedInt32)
-            } else if name.matches("unpackedInt64") || name.matches("unpacked_int64") {
-                try seen.field(59, name, in: Self.protoMessageName)
+            case 59:
                 try RepeatedField<Int64Codec>.readJSON(from: &reader, into: &self.unpackedInt64)
-            } else if name.matches("unpackedUint32") || name.matches("unpacked_uint32") {
-                try seen.field(60, name, in: Self.protoMessageName)
+            case 60:
                 try RepeatedField<UInt32Codec>.readJSON(from: &reader, into: &self.unpackedUint32)
-            } else if name.matches("unpackedUint64") || name.matches("unpacked_uint64") {
-                try seen.field(61, name, in: Self.protoMessageName)
+            case 61:
                 try RepeatedField<UInt64Codec>.readJSON(from: &reader, into: &self.unpackedUint64)
-            } else if name.matches("unpackedSint32") || name.matches("unpacked_sint32") {
-                try seen.field(62, name, in: Self.protoMessageName)
+            case 62:
                 try RepeatedField<SInt32Codec>.readJSON(from: &reader, into: &self.unpackedSint32)
-            } else if name.matches("unpackedSint64") || name.matches("unpacked_sint64") {
-                try seen.field(63, name, in: Self.protoMessageName)
+            case 63:
                 try RepeatedField<SInt64Codec>.readJSON(from: &reader, into: &self.unpackedSint64)
-            } else if name.matches("unpackedFixed32") || name.matches("unpacked_fixed32") {
-                try seen.field(64, name, in: Self.protoMessageName)
+            case 64:
                 try RepeatedField<Fixed32Codec>.readJSON(from: &reader, into: &self.unpackedFixed32)
-            } else if name.matches("unpackedFixed64") || name.matches("unpacked_fixed64") {
-                try seen.field(65, name, in: Self.protoMessageName)
+            case 65:
                 try RepeatedField<Fixed64Codec>.readJSON(from: &reader, into: &self.unpackedFixed64)
-            } else if name.matches("unpackedSfixed32") || name.matches("unpacked_sfixed32") {
-                try seen.field(66, name, in: Self.protoMessageName)
+            case 66:
                 try RepeatedField<SFixed32Codec>.readJSON(from: &reader, into: &self.unpackedSfixed32)
-            } else if name.matches("unpackedSfixed64") || name.matches("unpacked_sfixed64") {
-                try seen.field(67, name, in: Self.protoMessageName)
+            case 67:
                 try RepeatedField<SFixed64Codec>.readJSON(from: &reader, into: &self.unpackedSfixed64)
-            } else if name.matches("unpackedFloat") || name.matches("unpacked_float") {
-                try seen.field(68, name, in: Self.protoMessageName)
+            case 68:
                 try RepeatedField<FloatCodec>.readJSON(from: &reader, into: &self.unpackedFloat)
-            } else if name.matches("unpackedDouble") || name.matches("unpacked_double") {
-                try seen.field(69, name, in: Self.protoMessageName)
+            case 69:
                 try RepeatedField<DoubleCodec>.readJSON(from: &reader, into: &self.unpackedDouble)
-            } else if name.matches("unpackedBool") || name.matches("unpacked_bool") {
-                try seen.field(70, name, in: Self.protoMessageName)
+            case 70:
                 try RepeatedField<BoolCodec>.readJSON(from: &reader, into: &self.unpackedBool)
-            } else if name.matches("unpackedNestedEnum") || name.matches("unpacked_nested_enum") {
-                try seen.field(71, name, in: Self.protoMessageName)
+            case 71:
                 try RepeatedField<EnumCodec<TestAllTypesProto3.NestedEnum>>.readJSON(from: &reader, into: &self.unpackedNestedEnum)
-            } else if name.matches("mapInt32Int32") || name.matches("map_int32_int32") {
-                try seen.field(72, name, in: Self.protoMessageName)
+            case 72:
                 try MapField<Int32Codec, Int32Codec>.readJSON(from: &reader, into: &self.mapInt32Int32)
-            } else if name.matches("mapInt64Int64") || name.matches("map_int64_int64") {
-                try seen.field(73, name, in: Self.protoMessageName)
+            case 73:
                 try MapField<Int64Codec, Int64Codec>.readJSON(from: &reader, into: &self.mapInt64Int64)
-            } else if name.matches("mapUint32Uint32") || name.matches("map_uint32_uint32") {
-                try seen.field(74, name, in: Self.protoMessageName)
+            case 74:
                 try MapField<UInt32Codec, UInt32Codec>.readJSON(from: &reader, into: &self.mapUint32Uint32)
-            } else if name.matches("mapUint64Uint64") || name.matches("map_uint64_uint64") {
-                try seen.field(75, name, in: Self.protoMessageName)
+            case 75:
                 try MapField<UInt64Codec, UInt64Codec>.readJSON(from: &reader, into: &self.mapUint64Uint64)
-            } else if name.matches("mapSint32Sint32") || name.matches("map_sint32_sint32") {
-                try seen.field(76, name, in: Self.protoMessageName)
+            case 76:
                 try MapField<SInt32Codec, SInt32Codec>.readJSON(from: &reader, into: &self.mapSint32Sint32)
-            } else if name.matches("mapSint64Sint64") || name.matches("map_sint64_sint64") {
-                try seen.field(77, name, in: Self.protoMessageName)
+            case 77:
                 try MapField<SInt64Codec, SInt64Codec>.readJSON(from: &reader, into: &self.mapSint64Sint64)
-            } else if name.matches("mapFixed32Fixed32") || name.matches("map_fixed32_fixed32") {
-                try seen.field(78, name, in: Self.protoMessageName)
+            case 78:
                 try MapField<Fixed32Codec, Fixed32Codec>.readJSON(from: &reader, into: &self.mapFixed32Fixed32)
-            } else if name.matches("mapFixed64Fixed64") || name.matches("map_fixed64_fixed64") {
-                try seen.field(79, name, in: Self.protoMessageName)
+            case 79:
                 try MapField<Fixed64Codec, Fixed64Codec>.readJSON(from: &reader, into: &self.mapFixed64Fixed64)
-            } else if name.matches("mapSfixed32Sfixed32") || name.matches("map_sfixed32_sfixed32") {
-                try seen.field(80, name, in: Self.protoMessageName)
+            case 80:
                 try MapField<SFixed32Codec, SFixed32Codec>.readJSON(from: &reader, into: &self.mapSfixed32Sfixed32)
-            } else if name.matches("mapSfixed64Sfixed64") || name.matches("map_sfixed64_sfixed64") {
-                try seen.field(81, name, in: Self.protoMessageName)
+            case 81:
                 try MapField<SFixed64Codec, SFixed64Codec>.readJSON(from: &reader, into: &self.mapSfixed64Sfixed64)
-            } else if name.matches("mapInt32Float") || name.matches("map_int32_float") {
-                try seen.field(82, name, in: Self.protoMessageName)
+            case 82:
                 try MapField<Int32Codec, FloatCodec>.readJSON(from: &reader, into: &self.mapInt32Float)
-            } else if name.matches("mapInt32Double") || name.matches("map_int32_double") {
-                try seen.field(83, name, in: Self.protoMessageName)
+            case 83:
                 try MapField<Int32Codec, DoubleCodec>.readJSON(from: &reader, into: &self.mapInt32Double)
-            } else if name.matches("mapBoolBool") || name.matches("map_bool_bool") {
-                try seen.field(84, name, in: Self.protoMessageName)
+            case 84:
                 try MapField<BoolCodec, BoolCodec>.readJSON(from: &reader, into: &self.mapBoolBool)
-            } else if name.matches("mapStringString") || name.matches("map_string_string") {
-                try seen.field(85, name, in: Self.protoMessageName)
+            case 85:
                 try MapField<StringCodec, StringCodec>.readJSON(from: &reader, into: &self.mapStringString)
-            } else if name.matches("mapStringBytes") || name.matches("map_string_bytes") {
-                try seen.field(86, name, in: Self.protoMessageName)
+            case 86:
                 try MapField<StringCodec, BytesCodec>.readJSON(from: &reader, into: &self.mapStringBytes)
-            } else if name.matches("mapStringNestedMessage") || name.matches("map_string_nested_message") {
-                try seen.field(87, name, in: Self.protoMessageName)
+            case 87:
                 try MapField<StringCodec, MessageCodec<TestAllTypesProto3.NestedMessage>>.readJSON(from: &reader, into: &self.mapStringNestedMessage)
-            } else if name.matches("mapStringForeignMessage") || name.matches("map_string_foreign_message") {
-                try seen.field(88, name, in: Self.protoMessageName)
+            case 88:
                 try MapField<StringCodec, MessageCodec<ForeignMessage>>.readJSON(from: &reader, into: &self.mapStringForeignMessage)
-            } else if name.matches("mapStringNestedEnum") || name.matches("map_string_nested_enum") {
-                try seen.field(89, name, in: Self.protoMessageName)
+            case 89:
                 try MapField<StringCodec, EnumCodec<TestAllTypesProto3.NestedEnum>>.readJSON(from: &reader, into: &self.mapStringNestedEnum)
-            } else if name.matches("mapStringForeignEnum") || name.matches("map_string_foreign_enum") {
-                try seen.field(90, name, in: Self.protoMessageName)
+            case 90:
                 try MapField<StringCodec, EnumCodec<ForeignEnum>>.readJSON(from: &reader, into: &self.mapStringForeignEnum)
-            } else if name.matches("oneofUint32") || name.matches("oneof_uint32") {
-                try seen.field(91, name, in: Self.protoMessageName)
+            case 91:
                 if let value = try UInt32Codec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofUint32(value)
                 }
-            } else if name.matches("oneofNestedMessage") || name.matches("oneof_nested_message") {
-                try seen.field(92, name, in: Self.protoMessageName)
+            case 92:
                 if let value = try MessageCodec<TestAllTypesProto3.NestedMessage>.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofNestedMessage(value)
                 }
-            } else if name.matches("oneofString") || name.matches("oneof_string") {
-                try seen.field(93, name, in: Self.protoMessageName)
+            case 93:
                 if let value = try StringCodec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofString(value)
                 }
-            } else if name.matches("oneofBytes") || name.matches("oneof_bytes") {
-                try seen.field(94, name, in: Self.protoMessageName)
+            case 94:
                 if let value = try BytesCodec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofBytes(value)
                 }
-            } else if name.matches("oneofBool") || name.matches("oneof_bool") {
-                try seen.field(95, name, in: Self.protoMessageName)
+            case 95:
                 if let value = try BoolCodec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofBool(value)
                 }
-            } else if name.matches("oneofUint64") || name.matches("oneof_uint64") {
-                try seen.field(96, name, in: Self.protoMessageName)
+            case 96:
                 if let value = try UInt64Codec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofUint64(value)
                 }
-            } else if name.matches("oneofFloat") || name.matches("oneof_float") {
-                try seen.field(97, name, in: Self.protoMessageName)
+            case 97:
                 if let value = try FloatCodec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofFloat(value)
                 }
-            } else if name.matches("oneofDouble") || name.matches("oneof_double") {
-                try seen.field(98, name, in: Self.protoMessageName)
+            case 98:
                 if let value = try DoubleCodec.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofDouble(value)
                 }
-            } else if name.matches("oneofEnum") || name.matches("oneof_enum") {
-                try seen.field(99, name, in: Self.protoMessageName)
+            case 99:
                 if let value = try EnumCodec<TestAllTypesProto3.NestedEnum>.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofEnum(value)
                 }
-            } else if name.matches("oneofNullValue") || name.matches("oneof_null_value") {
-                try seen.field(100, name, in: Self.protoMessageName)
+            case 100:
                 if let value = try EnumCodec<ProtoNullValue>.readJSON(from: &reader) {
-                    try seen.oneof(151, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.oneofField = .oneofNullValue(value)
                 }
-            } else if name.matches("optionalBoolWrapper") || name.matches("optional_bool_wrapper") {
-                try seen.field(101, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoBoolValue>.readJSON(from: &reader) { self.optionalBoolWrapper = value }
-            } else if name.matches("optionalInt32Wrapper") || name.matches("optional_int32_wrapper") {
-                try seen.field(102, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoInt32Value>.readJSON(from: &reader) { self.optionalInt32Wrapper = value }
-            } else if name.matches("optionalInt64Wrapper") || name.matches("optional_int64_wrapper") {
-                try seen.field(103, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoInt64Value>.readJSON(from: &reader) { self.optionalInt64Wrapper = value }
-            } else if name.matches("optionalUint32Wrapper") || name.matches("optional_uint32_wrapper") {
-                try seen.field(104, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoUInt32Value>.readJSON(from: &reader) { self.optionalUint32Wrapper = value }
-            } else if name.matches("optionalUint64Wrapper") || name.matches("optional_uint64_wrapper") {
-                try seen.field(105, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoUInt64Value>.readJSON(from: &reader) { self.optionalUint64Wrapper = value }
-            } else if name.matches("optionalFloatWrapper") || name.matches("optional_float_wrapper") {
-                try seen.field(106, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoFloatValue>.readJSON(from: &reader) { self.optionalFloatWrapper = value }
-            } else if name.matches("optionalDoubleWrapper") || name.matches("optional_double_wrapper") {
-                try seen.field(107, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoDoubleValue>.readJSON(from: &reader) { self.optionalDoubleWrapper = value }
-            } else if name.matches("optionalStringWrapper") || name.matches("optional_string_wrapper") {
-                try seen.field(108, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoStringValue>.readJSON(from: &reader) { self.optionalStringWrapper = value }
-            } else if name.matches("optionalBytesWrapper") || name.matches("optional_bytes_wrapper") {
-                try seen.field(109, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoBytesValue>.readJSON(from: &reader) { self.optionalBytesWrapper = value }
-            } else if name.matches("repeatedBoolWrapper") || name.matches("repeated_bool_wrapper") {
-                try seen.field(110, name, in: Self.protoMessageName)
+            case 101:
+                try MessageCodec<ProtoBoolValue>.readJSON(from: &reader, intoOptional: &self._optionalBoolWrapper)
+            case 102:
+                try MessageCodec<ProtoInt32Value>.readJSON(from: &reader, intoOptional: &self._optionalInt32Wrapper)
+            case 103:
+                try MessageCodec<ProtoInt64Value>.readJSON(from: &reader, intoOptional: &self._optionalInt64Wrapper)
+            case 104:
+                try MessageCodec<ProtoUInt32Value>.readJSON(from: &reader, intoOptional: &self._optionalUint32Wrapper)
+            case 105:
+                try MessageCodec<ProtoUInt64Value>.readJSON(from: &reader, intoOptional: &self._optionalUint64Wrapper)
+            case 106:
+                try MessageCodec<ProtoFloatValue>.readJSON(from: &reader, intoOptional: &self._optionalFloatWrapper)
+            case 107:
+                try MessageCodec<ProtoDoubleValue>.readJSON(from: &reader, intoOptional: &self._optionalDoubleWrapper)
+            case 108:
+                try MessageCodec<ProtoStringValue>.readJSON(from: &reader, intoOptional: &self._optionalStringWrapper)
+            case 109:
+                try MessageCodec<ProtoBytesValue>.readJSON(from: &reader, intoOptional: &self._optionalBytesWrapper)
+            case 110:
                 try RepeatedField<MessageCodec<ProtoBoolValue>>.readJSON(from: &reader, into: &self.repeatedBoolWrapper)
-            } else if name.matches("repeatedInt32Wrapper") || name.matches("repeated_int32_wrapper") {
-                try seen.field(111, name, in: Self.protoMessageName)
+            case 111:
                 try RepeatedField<MessageCodec<ProtoInt32Value>>.readJSON(from: &reader, into: &self.repeatedInt32Wrapper)
-            } else if name.matches("repeatedInt64Wrapper") || name.matches("repeated_int64_wrapper") {
-                try seen.field(112, name, in: Self.protoMessageName)
+            case 112:
                 try RepeatedField<MessageCodec<ProtoInt64Value>>.readJSON(from: &reader, into: &self.repeatedInt64Wrapper)
-            } else if name.matches("repeatedUint32Wrapper") || name.matches("repeated_uint32_wrapper") {
-                try seen.field(113, name, in: Self.protoMessageName)
+            case 113:
                 try RepeatedField<MessageCodec<ProtoUInt32Value>>.readJSON(from: &reader, into: &self.repeatedUint32Wrapper)
-            } else if name.matches("repeatedUint64Wrapper") || name.matches("repeated_uint64_wrapper") {
-                try seen.field(114, name, in: Self.protoMessageName)
+            case 114:
                 try RepeatedField<MessageCodec<ProtoUInt64Value>>.readJSON(from: &reader, into: &self.repeatedUint64Wrapper)
-            } else if name.matches("repeatedFloatWrapper") || name.matches("repeated_float_wrapper") {
-                try seen.field(115, name, in: Self.protoMessageName)
+            case 115:
                 try RepeatedField<MessageCodec<ProtoFloatValue>>.readJSON(from: &reader, into: &self.repeatedFloatWrapper)
-            } else if name.matches("repeatedDoubleWrapper") || name.matches("repeated_double_wrapper") {
-                try seen.field(116, name, in: Self.protoMessageName)
+            case 116:
                 try RepeatedField<MessageCodec<ProtoDoubleValue>>.readJSON(from: &reader, into: &self.repeatedDoubleWrapper)
-            } else if name.matches("repeatedStringWrapper") || name.matches("repeated_string_wrapper") {
-                try seen.field(117, name, in: Self.protoMessageName)
+            case 117:
                 try RepeatedField<MessageCodec<ProtoStringValue>>.readJSON(from: &reader, into: &self.repeatedStringWrapper)
-            } else if name.matches("repeatedBytesWrapper") || name.matches("repeated_bytes_wrapper") {
-                try seen.field(118, name, in: Self.protoMessageName)
+            case 118:
                 try RepeatedField<MessageCodec<ProtoBytesValue>>.readJSON(from: &reader, into: &self.repeatedBytesWrapper)
-            } else if name.matches("optionalDuration") || name.matches("optional_duration") {
-                try seen.field(119, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoDuration>.readJSON(from: &reader) { self.optionalDuration = value }
-            } else if name.matches("optionalTimestamp") || name.matches("optional_timestamp") {
-                try seen.field(120, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoTimestamp>.readJSON(from: &reader) { self.optionalTimestamp = value }
-            } else if name.matches("optionalFieldMask") || name.matches("optional_field_mask") {
-                try seen.field(121, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoFieldMask>.readJSON(from: &reader) { self.optionalFieldMask = value }
-            } else if name.matches("optionalStruct") || name.matches("optional_struct") {
-                try seen.field(122, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoStruct>.readJSON(from: &reader) { self.optionalStruct = value }
-            } else if name.matches("optionalAny") || name.matches("optional_any") {
-                try seen.field(123, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoAny>.readJSON(from: &reader) { self.optionalAny = value }
-            } else if name.matches("optionalValue") || name.matches("optional_value") {
-                try seen.field(124, name, in: Self.protoMessageName)
-                if let value = try MessageCodec<ProtoValue>.readJSON(from: &reader) { self.optionalValue = value }
-            } else if name.matches("optionalNullValue") || name.matches("optional_null_value") {
-                try seen.field(125, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<ProtoNullValue>.readJSON(from: &reader) { self.optionalNullValue = value }
-            } else if name.matches("repeatedDuration") || name.matches("repeated_duration") {
-                try seen.field(126, name, in: Self.protoMessageName)
+            case 119:
+                try MessageCodec<ProtoDuration>.readJSON(from: &reader, intoOptional: &self._optionalDuration)
+            case 120:
+                try MessageCodec<ProtoTimestamp>.readJSON(from: &reader, intoOptional: &self._optionalTimestamp)
+            case 121:
+                try MessageCodec<ProtoFieldMask>.readJSON(from: &reader, intoOptional: &self._optionalFieldMask)
+            case 122:
+                try MessageCodec<ProtoStruct>.readJSON(from: &reader, intoOptional: &self._optionalStruct)
+            case 123:
+                try MessageCodec<ProtoAny>.readJSON(from: &reader, intoOptional: &self._optionalAny)
+            case 124:
+                try MessageCodec<ProtoValue>.readJSON(from: &reader, intoOptional: &self._optionalValue)
+            case 125:
+                try EnumCodec<ProtoNullValue>.readJSON(from: &reader, into: &self.optionalNullValue)
+            case 126:
                 try RepeatedField<MessageCodec<ProtoDuration>>.readJSON(from: &reader, into: &self.repeatedDuration)
-            } else if name.matches("repeatedTimestamp") || name.matches("repeated_timestamp") {
-                try seen.field(127, name, in: Self.protoMessageName)
+            case 127:
                 try RepeatedField<MessageCodec<ProtoTimestamp>>.readJSON(from: &reader, into: &self.repeatedTimestamp)
-            } else if name.matches("repeatedFieldmask") || name.matches("repeated_fieldmask") {
-                try seen.field(128, name, in: Self.protoMessageName)
+            case 128:
                 try RepeatedField<MessageCodec<ProtoFieldMask>>.readJSON(from: &reader, into: &self.repeatedFieldmask)
-            } else if name.matches("repeatedStruct") || name.matches("repeated_struct") {
-                try seen.field(129, name, in: Self.protoMessageName)
+            case 129:
                 try RepeatedField<MessageCodec<ProtoStruct>>.readJSON(from: &reader, into: &self.repeatedStruct)
-            } else if name.matches("repeatedAny") || name.matches("repeated_any") {
-                try seen.field(130, name, in: Self.protoMessageName)
+            case 130:
                 try RepeatedField<MessageCodec<ProtoAny>>.readJSON(from: &reader, into: &self.repeatedAny)
-            } else if name.matches("repeatedValue") || name.matches("repeated_value") {
-                try seen.field(131, name, in: Self.protoMessageName)
+            case 131:
                 try RepeatedField<MessageCodec<ProtoValue>>.readJSON(from: &reader, into: &self.repeatedValue)
-            } else if name.matches("repeatedListValue") || name.matches("repeated_list_value") {
-                try seen.field(132, name, in: Self.protoMessageName)
+            case 132:
                 try RepeatedField<MessageCodec<ProtoListValue>>.readJSON(from: &reader, into: &self.repeatedListValue)
-            } else if name.matches("fieldname1") {
-                try seen.field(133, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldname1 = value }
-            } else if name.matches("fieldName2") || name.matches("field_name2") {
-                try seen.field(134, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName2 = value }
-            } else if name.matches("FieldName3") || name.matches("_field_name3") {
-                try seen.field(135, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName3 = value }
-            } else if name.matches("fieldName4") || name.matches("field__name4_") {
-                try seen.field(136, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName4 = value }
-            } else if name.matches("field0name5") {
-                try seen.field(137, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.field0name5 = value }
-            } else if name.matches("field0Name6") || name.matches("field_0_name6") {
-                try seen.field(138, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.field0Name6 = value }
-            } else if name.matches("fieldName7") {
-                try seen.field(139, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName7 = value }
-            } else if name.matches("FieldName8") {
-                try seen.field(140, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName8 = value }
-            } else if name.matches("fieldName9") || name.matches("field_Name9") {
-                try seen.field(141, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName9 = value }
-            } else if name.matches("FieldName10") || name.matches("Field_Name10") {
-                try seen.field(142, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName10 = value }
-            } else if name.matches("FIELDNAME11") || name.matches("FIELD_NAME11") {
-                try seen.field(143, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName11 = value }
-            } else if name.matches("FIELDName12") || name.matches("FIELD_name12") {
-                try seen.field(144, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName12 = value }
-            } else if name.matches("FieldName13") || name.matches("__field_name13") {
-                try seen.field(145, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName13 = value }
-            } else if name.matches("FieldName14") || name.matches("__Field_name14") {
-                try seen.field(146, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName14 = value }
-            } else if name.matches("fieldName15") || name.matches("field__name15") {
-                try seen.field(147, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName15 = value }
-            } else if name.matches("fieldName16") || name.matches("field__Name16") {
-                try seen.field(148, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName16 = value }
-            } else if name.matches("fieldName17") || name.matches("field_name17__") {
-                try seen.field(149, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName17 = value }
-            } else if name.matches("FieldName18") || name.matches("Field_name18__") {
-                try seen.field(150, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.fieldName18 = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            case 133:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldname1)
+            case 134:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName2)
+            case 135:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName3)
+            case 136:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName4)
+            case 137:
+                try Int32Codec.readJSON(from: &reader, into: &self.field0name5)
+            case 138:
+                try Int32Codec.readJSON(from: &reader, into: &self.field0Name6)
+            case 139:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName7)
+            case 140:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName8)
+            case 141:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName9)
+            case 142:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName10)
+            case 143:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName11)
+            case 144:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName12)
+            case 145:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName13)
+            case 146:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName14)
+            case 147:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName15)
+            case 148:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName16)
+            case 149:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName17)
+            case 150:
+                try Int32Codec.readJSON(from: &reader, into: &self.fieldName18)
+            default:
+                break
             }
         }
     }
@@ -3064,6 +2524,13 @@ extension TestAllTypesProto3 {
             self.a = a
             self._corecursive = corecursive.map { IndirectBox($0) }
         }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            guard FieldEquality.equal(lhs.a, rhs.a) else { return false }
+            guard FieldEquality.equal(lhs._corecursive, rhs._corecursive) else { return false }
+            guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+            return true
+        }
     }
 }
 
@@ -3071,18 +2538,18 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "protobuf_test_messages.proto3.TestAllTypesProto3.NestedMessage"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "a corecursive")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int32Codec.isDefault(self.a) { size.add(Int32Codec.encodedSize(of: self.a), tagSize: 1) }
+        Int32Codec.addSize(of: self.a, tagSize: 1, to: &size)
         if let length = (self._corecursive?.value)?.serializedSize() { size.add(WireSize.lengthDelimited(length), tagSize: 1) }
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int32Codec.isDefault(self.a) {
-            writer.writeByte(0x08)
-            Int32Codec.write(self.a, to: &writer)
-        }
+        Int32Codec.writeField(self.a, tag: 0x08, to: &writer)
         _ = (self._corecursive?.value).map {
             writer.writeByte(0x12)
             writer.writeLengthDelimited($0)
@@ -3104,27 +2571,20 @@ extension TestAllTypesProto3.NestedMessage: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int32Codec.isDefault(self.a) {
-            writer.writeKeyLiteral("\"a\":")
-            Int32Codec.writeJSON(self.a, to: &writer)
-        }
-        if let value = (self._corecursive?.value) {
-            writer.writeKeyLiteral("\"corecursive\":")
-            try MessageCodec<TestAllTypesProto3>.writeJSON(value, to: &writer)
-        }
+        try Int32Codec.writeJSONMember(self.a, key: "\"a\":", to: &writer)
+        try MessageCodec<TestAllTypesProto3>.writeJSONMember(present: (self._corecursive?.value), key: "\"corecursive\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("a") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.a = value }
-            } else if name.matches("corecursive") {
-                try seen.field(1, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int32Codec.readJSON(from: &reader, into: &self.a)
+            case 1:
                 if let value = try MessageCodec<TestAllTypesProto3>.readJSON(from: &reader) { self.corecursive = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

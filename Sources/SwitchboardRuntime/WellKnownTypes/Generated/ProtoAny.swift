@@ -23,28 +23,32 @@ public struct ProtoAny: Sendable, Hashable {
         self.typeUrl = typeUrl
         self.value = value
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.typeUrl, rhs.typeUrl) else { return false }
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoAny: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.Any"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "typeUrl\ttype_url value")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !StringCodec.isDefault(self.typeUrl) { size.add(StringCodec.encodedSize(of: self.typeUrl), tagSize: 1) }
-        if !BytesCodec.isDefault(self.value) { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        StringCodec.addSize(of: self.typeUrl, tagSize: 1, to: &size)
+        BytesCodec.addSize(of: self.value, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !StringCodec.isDefault(self.typeUrl) {
-            writer.writeByte(0x0A)
-            StringCodec.write(self.typeUrl, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.value) {
-            writer.writeByte(0x12)
-            BytesCodec.write(self.value, to: &writer)
-        }
+        StringCodec.writeField(self.typeUrl, tag: 0x0A, to: &writer)
+        BytesCodec.writeField(self.value, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension ProtoAny: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !StringCodec.isDefault(self.typeUrl) {
-            writer.writeKeyLiteral("\"typeUrl\":")
-            StringCodec.writeJSON(self.typeUrl, to: &writer)
-        }
-        if !BytesCodec.isDefault(self.value) {
-            writer.writeKeyLiteral("\"value\":")
-            BytesCodec.writeJSON(self.value, to: &writer)
-        }
+        try StringCodec.writeJSONMember(self.typeUrl, key: "\"typeUrl\":", to: &writer)
+        try BytesCodec.writeJSONMember(self.value, key: "\"value\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("typeUrl") || name.matches("type_url") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.typeUrl = value }
-            } else if name.matches("value") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.value = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try StringCodec.readJSON(from: &reader, into: &self.typeUrl)
+            case 1:
+                try BytesCodec.readJSON(from: &reader, into: &self.value)
+            default:
+                break
             }
         }
     }

@@ -19,23 +19,29 @@ public struct ProtoBytesValue: Sendable, Hashable {
     ) {
         self.value = value
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoBytesValue: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.BytesValue"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "value")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !BytesCodec.isDefault(self.value) { size.add(BytesCodec.encodedSize(of: self.value), tagSize: 1) }
+        BytesCodec.addSize(of: self.value, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !BytesCodec.isDefault(self.value) {
-            writer.writeByte(0x0A)
-            BytesCodec.write(self.value, to: &writer)
-        }
+        BytesCodec.writeField(self.value, tag: 0x0A, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -51,20 +57,17 @@ extension ProtoBytesValue: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !BytesCodec.isDefault(self.value) {
-            writer.writeKeyLiteral("\"value\":")
-            BytesCodec.writeJSON(self.value, to: &writer)
-        }
+        try BytesCodec.writeJSONMember(self.value, key: "\"value\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("value") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try BytesCodec.readJSON(from: &reader) { self.value = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try BytesCodec.readJSON(from: &reader, into: &self.value)
+            default:
+                break
             }
         }
     }

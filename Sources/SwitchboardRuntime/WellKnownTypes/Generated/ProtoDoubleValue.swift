@@ -19,23 +19,29 @@ public struct ProtoDoubleValue: Sendable, Hashable {
     ) {
         self.value = value
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoDoubleValue: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.DoubleValue"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "value")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !DoubleCodec.isDefault(self.value) { size.add(DoubleCodec.encodedSize(of: self.value), tagSize: 1) }
+        DoubleCodec.addSize(of: self.value, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !DoubleCodec.isDefault(self.value) {
-            writer.writeByte(0x09)
-            DoubleCodec.write(self.value, to: &writer)
-        }
+        DoubleCodec.writeField(self.value, tag: 0x09, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -51,20 +57,17 @@ extension ProtoDoubleValue: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !DoubleCodec.isDefault(self.value) {
-            writer.writeKeyLiteral("\"value\":")
-            DoubleCodec.writeJSON(self.value, to: &writer)
-        }
+        try DoubleCodec.writeJSONMember(self.value, key: "\"value\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("value") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try DoubleCodec.readJSON(from: &reader) { self.value = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try DoubleCodec.readJSON(from: &reader, into: &self.value)
+            default:
+                break
             }
         }
     }

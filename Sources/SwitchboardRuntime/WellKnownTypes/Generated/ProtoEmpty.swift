@@ -10,6 +10,11 @@ public struct ProtoEmpty: Sendable, Hashable {
 
     /// Creates a message with every field at its default.
     public init() {}
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoEmpty: ProtoMessage {

@@ -19,11 +19,20 @@ public struct ProtoFieldMask: Sendable, Hashable {
     ) {
         self.paths = paths
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.paths, rhs.paths) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoFieldMask: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.FieldMask"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "paths")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -48,20 +57,17 @@ extension ProtoFieldMask: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.paths.isEmpty {
-            writer.writeKeyLiteral("\"paths\":")
-            try RepeatedField<StringCodec>.writeJSON(self.paths, to: &writer)
-        }
+        try RepeatedField<StringCodec>.writeJSONMember(self.paths, key: "\"paths\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("paths") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<StringCodec>.readJSON(from: &reader, into: &self.paths)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

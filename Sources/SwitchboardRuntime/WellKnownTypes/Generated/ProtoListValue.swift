@@ -19,11 +19,20 @@ public struct ProtoListValue: Sendable, Hashable {
     ) {
         self.values = values
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.values, rhs.values) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoListValue: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.ListValue"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "values")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -48,20 +57,17 @@ extension ProtoListValue: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.values.isEmpty {
-            writer.writeKeyLiteral("\"values\":")
-            try RepeatedField<MessageCodec<ProtoValue>>.writeJSON(self.values, to: &writer)
-        }
+        try RepeatedField<MessageCodec<ProtoValue>>.writeJSONMember(self.values, key: "\"values\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("values") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try RepeatedField<MessageCodec<ProtoValue>>.readJSON(from: &reader, into: &self.values)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

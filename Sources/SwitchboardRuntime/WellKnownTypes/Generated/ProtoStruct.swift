@@ -19,11 +19,20 @@ public struct ProtoStruct: Sendable, Hashable {
     ) {
         self.fields = fields
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.fields, rhs.fields) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoStruct: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.Struct"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "fields")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -48,20 +57,17 @@ extension ProtoStruct: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !self.fields.isEmpty {
-            writer.writeKeyLiteral("\"fields\":")
-            try MapField<StringCodec, MessageCodec<ProtoValue>>.writeJSON(self.fields, to: &writer)
-        }
+        try MapField<StringCodec, MessageCodec<ProtoValue>>.writeJSONMember(self.fields, key: "\"fields\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("fields") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 try MapField<StringCodec, MessageCodec<ProtoValue>>.readJSON(from: &reader, into: &self.fields)
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

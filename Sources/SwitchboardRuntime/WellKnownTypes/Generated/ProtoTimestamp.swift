@@ -23,28 +23,32 @@ public struct ProtoTimestamp: Sendable, Hashable {
         self.seconds = seconds
         self.nanos = nanos
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.seconds, rhs.seconds) else { return false }
+        guard FieldEquality.equal(lhs.nanos, rhs.nanos) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoTimestamp: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.Timestamp"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "seconds nanos")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !Int64Codec.isDefault(self.seconds) { size.add(Int64Codec.encodedSize(of: self.seconds), tagSize: 1) }
-        if !Int32Codec.isDefault(self.nanos) { size.add(Int32Codec.encodedSize(of: self.nanos), tagSize: 1) }
+        Int64Codec.addSize(of: self.seconds, tagSize: 1, to: &size)
+        Int32Codec.addSize(of: self.nanos, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !Int64Codec.isDefault(self.seconds) {
-            writer.writeByte(0x08)
-            Int64Codec.write(self.seconds, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.nanos) {
-            writer.writeByte(0x10)
-            Int32Codec.write(self.nanos, to: &writer)
-        }
+        Int64Codec.writeField(self.seconds, tag: 0x08, to: &writer)
+        Int32Codec.writeField(self.nanos, tag: 0x10, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension ProtoTimestamp: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !Int64Codec.isDefault(self.seconds) {
-            writer.writeKeyLiteral("\"seconds\":")
-            Int64Codec.writeJSON(self.seconds, to: &writer)
-        }
-        if !Int32Codec.isDefault(self.nanos) {
-            writer.writeKeyLiteral("\"nanos\":")
-            Int32Codec.writeJSON(self.nanos, to: &writer)
-        }
+        try Int64Codec.writeJSONMember(self.seconds, key: "\"seconds\":", to: &writer)
+        try Int32Codec.writeJSONMember(self.nanos, key: "\"nanos\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("seconds") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try Int64Codec.readJSON(from: &reader) { self.seconds = value }
-            } else if name.matches("nanos") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try Int32Codec.readJSON(from: &reader) { self.nanos = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try Int64Codec.readJSON(from: &reader, into: &self.seconds)
+            case 1:
+                try Int32Codec.readJSON(from: &reader, into: &self.nanos)
+            default:
+                break
             }
         }
     }

@@ -19,23 +19,29 @@ public struct ProtoUInt32Value: Sendable, Hashable {
     ) {
         self.value = value
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoUInt32Value: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.UInt32Value"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "value")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt32Codec.isDefault(self.value) { size.add(UInt32Codec.encodedSize(of: self.value), tagSize: 1) }
+        UInt32Codec.addSize(of: self.value, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt32Codec.isDefault(self.value) {
-            writer.writeByte(0x08)
-            UInt32Codec.write(self.value, to: &writer)
-        }
+        UInt32Codec.writeField(self.value, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -51,20 +57,17 @@ extension ProtoUInt32Value: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt32Codec.isDefault(self.value) {
-            writer.writeKeyLiteral("\"value\":")
-            UInt32Codec.writeJSON(self.value, to: &writer)
-        }
+        try UInt32Codec.writeJSONMember(self.value, key: "\"value\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("value") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt32Codec.readJSON(from: &reader) { self.value = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt32Codec.readJSON(from: &reader, into: &self.value)
+            default:
+                break
             }
         }
     }

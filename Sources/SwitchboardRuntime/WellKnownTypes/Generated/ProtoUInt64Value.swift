@@ -19,23 +19,29 @@ public struct ProtoUInt64Value: Sendable, Hashable {
     ) {
         self.value = value
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoUInt64Value: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.UInt64Value"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "value")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !UInt64Codec.isDefault(self.value) { size.add(UInt64Codec.encodedSize(of: self.value), tagSize: 1) }
+        UInt64Codec.addSize(of: self.value, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !UInt64Codec.isDefault(self.value) {
-            writer.writeByte(0x08)
-            UInt64Codec.write(self.value, to: &writer)
-        }
+        UInt64Codec.writeField(self.value, tag: 0x08, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -51,20 +57,17 @@ extension ProtoUInt64Value: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !UInt64Codec.isDefault(self.value) {
-            writer.writeKeyLiteral("\"value\":")
-            UInt64Codec.writeJSON(self.value, to: &writer)
-        }
+        try UInt64Codec.writeJSONMember(self.value, key: "\"value\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("value") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try UInt64Codec.readJSON(from: &reader) { self.value = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try UInt64Codec.readJSON(from: &reader, into: &self.value)
+            default:
+                break
             }
         }
     }

@@ -30,11 +30,20 @@ public struct ProtoValue: Sendable, Hashable {
     ) {
         self.kind = kind
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.kind, rhs.kind) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension ProtoValue: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "google.protobuf.Value"
+
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "nullValue\tnull_value numberValue\tnumber_value stringValue\tstring_value boolValue\tbool_value structValue\tstruct_value listValue\tlist_value")
 
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
@@ -148,46 +157,41 @@ extension ProtoValue: ProtoMessage {
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("nullValue") || name.matches("null_value") {
-                try seen.field(0, name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
                 if let value = try EnumCodec<ProtoNullValue>.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .nullValue(value)
                 }
-            } else if name.matches("numberValue") || name.matches("number_value") {
-                try seen.field(1, name, in: Self.protoMessageName)
+            case 1:
                 if let value = try DoubleCodec.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .numberValue(value)
                 }
-            } else if name.matches("stringValue") || name.matches("string_value") {
-                try seen.field(2, name, in: Self.protoMessageName)
+            case 2:
                 if let value = try StringCodec.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .stringValue(value)
                 }
-            } else if name.matches("boolValue") || name.matches("bool_value") {
-                try seen.field(3, name, in: Self.protoMessageName)
+            case 3:
                 if let value = try BoolCodec.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .boolValue(value)
                 }
-            } else if name.matches("structValue") || name.matches("struct_value") {
-                try seen.field(4, name, in: Self.protoMessageName)
+            case 4:
                 if let value = try MessageCodec<ProtoStruct>.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .structValue(value)
                 }
-            } else if name.matches("listValue") || name.matches("list_value") {
-                try seen.field(5, name, in: Self.protoMessageName)
+            case 5:
                 if let value = try MessageCodec<ProtoListValue>.readJSON(from: &reader) {
-                    try seen.oneof(6, name, in: Self.protoMessageName)
+                    try fields.claimOneof(0)
                     self.kind = .listValue(value)
                 }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+            default:
+                break
             }
         }
     }

@@ -23,28 +23,32 @@ public struct Status: Sendable, Hashable {
         self.availability = availability
         self.note = note
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard FieldEquality.equal(lhs.availability, rhs.availability) else { return false }
+        guard FieldEquality.equal(lhs.note, rhs.note) else { return false }
+        guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
+        return true
+    }
 }
 
 extension Status: ProtoMessage {
     /// The fully qualified schema name.
     public static let protoMessageName = "example.presence.Status"
 
+    /// The member names of this message's JSON object.
+    public static let jsonFieldNames = JSONFieldNames(message: protoMessageName, fields: "availability note")
+
     public func serializedSize() -> Int {
         var size = WireSizeSum(unknownFields.count)
-        if !EnumCodec<Availability>.isDefault(self.availability) { size.add(EnumCodec<Availability>.encodedSize(of: self.availability), tagSize: 1) }
-        if !StringCodec.isDefault(self.note) { size.add(StringCodec.encodedSize(of: self.note), tagSize: 1) }
+        EnumCodec<Availability>.addSize(of: self.availability, tagSize: 1, to: &size)
+        StringCodec.addSize(of: self.note, tagSize: 1, to: &size)
         return size.total
     }
 
     public func serialize(into writer: inout WireWriter) {
-        if !EnumCodec<Availability>.isDefault(self.availability) {
-            writer.writeByte(0x08)
-            EnumCodec<Availability>.write(self.availability, to: &writer)
-        }
-        if !StringCodec.isDefault(self.note) {
-            writer.writeByte(0x12)
-            StringCodec.write(self.note, to: &writer)
-        }
+        EnumCodec<Availability>.writeField(self.availability, tag: 0x08, to: &writer)
+        StringCodec.writeField(self.note, tag: 0x12, to: &writer)
         unknownFields.write(to: &writer)
     }
 
@@ -62,27 +66,20 @@ extension Status: ProtoMessage {
     }
 
     public func encodeJSONFields(into writer: inout JSONWriter) throws(JSONEncodingError) {
-        if !EnumCodec<Availability>.isDefault(self.availability) {
-            writer.writeKeyLiteral("\"availability\":")
-            EnumCodec<Availability>.writeJSON(self.availability, to: &writer)
-        }
-        if !StringCodec.isDefault(self.note) {
-            writer.writeKeyLiteral("\"note\":")
-            StringCodec.writeJSON(self.note, to: &writer)
-        }
+        try EnumCodec<Availability>.writeJSONMember(self.availability, key: "\"availability\":", to: &writer)
+        try StringCodec.writeJSONMember(self.note, key: "\"note\":", to: &writer)
     }
 
     public mutating func decodeJSONFields(from reader: inout JSONReader) throws(JSONDecodingError) {
-        var seen = JSONFieldsSeen()
-        while let name = try reader.nextKey() {
-            if name.matches("availability") {
-                try seen.field(0, name, in: Self.protoMessageName)
-                if let value = try EnumCodec<Availability>.readJSON(from: &reader) { self.availability = value }
-            } else if name.matches("note") {
-                try seen.field(1, name, in: Self.protoMessageName)
-                if let value = try StringCodec.readJSON(from: &reader) { self.note = value }
-            } else {
-                try reader.skipUnknownField(name, in: Self.protoMessageName)
+        var fields = JSONFieldCursor(Self.jsonFieldNames)
+        while let field = try fields.next(in: &reader) {
+            switch field {
+            case 0:
+                try EnumCodec<Availability>.readJSON(from: &reader, into: &self.availability)
+            case 1:
+                try StringCodec.readJSON(from: &reader, into: &self.note)
+            default:
+                break
             }
         }
     }
