@@ -71,6 +71,7 @@ import Testing
                     self.label = label
                 }
 
+                /// Whether every field, and every unknown field kept, is equal.
                 public static func == (lhs: Self, rhs: Self) -> Bool {
                     guard FieldEquality.equal(lhs.x, rhs.x) else { return false }
                     guard FieldEquality.equal(lhs.label, rhs.label) else { return false }

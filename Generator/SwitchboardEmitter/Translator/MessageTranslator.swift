@@ -29,7 +29,13 @@ struct MessageTranslator {
         members.append(.function(SwiftFunction(
             documentation: ["Creates a message with every field at its default."], access: access, signature: "init()", body: [])))
         if !message.fields.isEmpty { members.append(.function(initializer())) }
-        members.append(.function(equality()))
+        // `==` compares exactly the stored properties declared above, so it always agrees with
+        // the derived `hash(into:)`, which hashes them.
+        let stored = members.compactMap { member -> String? in
+            guard case let .property(property) = member, !property.isStatic, property.getter == nil else { return nil }
+            return property.name
+        }
+        members.append(.function(equality(comparing: stored)))
         return SwiftTypeDeclaration(
             kind: .struct, documentation: documentation(message.documentation, deprecated: message.isDeprecated),
             access: access, name: message.swiftName, conformances: ["Sendable", "Hashable"], members: members)
@@ -144,23 +150,14 @@ struct MessageTranslator {
             body: body)
     }
 
-    /// The names of the stored properties, in declaration order.
-    func storedPropertyNames() -> [String] {
-        var names: [String] = []
-        for field in message.fields where field.oneof == nil {
-            names.append(field.tracksPresence || field.isIndirect ? storageName(field) : field.swiftName)
-        }
-        names += message.oneofs.map(\.swiftName)
-        return names + ["unknownFields"]
-    }
-
     /// `==` written out, property by property, through ``FieldEquality``: the `==` Swift
     /// derives took most of the module's type-checking time (about 16 ms a message of ten
     /// fields, against 2 ms). `hash(into:)` stays derived, which is cheap to check.
-    func equality() -> SwiftFunction {
+    func equality(comparing storedProperties: [String]) -> SwiftFunction {
         SwiftFunction(
+            documentation: ["Whether every field, and every unknown field kept, is equal."],
             access: access, signature: "static func == (lhs: Self, rhs: Self) -> Bool",
-            body: storedPropertyNames().map { .line("guard FieldEquality.equal(lhs.\($0), rhs.\($0)) else { return false }") }
+            body: storedProperties.map { .line("guard FieldEquality.equal(lhs.\($0), rhs.\($0)) else { return false }") }
                 + [.line("return true")])
     }
 
@@ -544,15 +541,5 @@ struct MessageTranslator {
             .line("var fields = JSONFieldCursor(Self.jsonFieldNames)"),
             .block("while let field = try fields.next(in: &reader)", [.block("switch field", cases)]),
         ]
-    }
-
-    func indented(_ line: CodeLine) -> CodeLine {
-        switch line {
-        case let .line(text): return .line("    " + text)
-        case let .block(header, body, closing): return .block("    " + header, body.map(indented), closing: "    " + closing)
-        case let .nested(header, body): return .nested("    " + header, body.map(indented))
-        case let .enclosed(opening, body, closing): return .enclosed("    " + opening, body.map(indented), "    " + closing)
-        case let .doCatch(header, body, handler): return .doCatch("    " + header, body.map(indented), handler.map(indented))
-        }
     }
 }

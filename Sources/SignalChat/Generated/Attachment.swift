@@ -50,6 +50,7 @@ public struct Attachment: Sendable, Hashable {
         self.cdn = cdn
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
         guard FieldEquality.equal(lhs.contentType, rhs.contentType) else { return false }

@@ -42,6 +42,7 @@ public struct AttachmentUploadForm: Sendable, Hashable {
         self.signedUploadLocation = signedUploadLocation
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.cdn, rhs.cdn) else { return false }
         guard FieldEquality.equal(lhs.key, rhs.key) else { return false }

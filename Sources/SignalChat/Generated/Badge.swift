@@ -42,6 +42,7 @@ public struct Badge: Sendable, Hashable {
         self.visible = visible
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
         guard FieldEquality.equal(lhs.category, rhs.category) else { return false }

@@ -27,6 +27,7 @@ public struct ChatHistoryRequest: Sendable, Hashable {
         self.limit = limit
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
         guard FieldEquality.equal(lhs.beforeId, rhs.beforeId) else { return false }

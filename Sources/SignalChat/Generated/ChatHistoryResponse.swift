@@ -24,6 +24,7 @@ public struct ChatHistoryResponse: Sendable, Hashable {
         self.hasMore = hasMore
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.messages, rhs.messages) else { return false }
         guard FieldEquality.equal(lhs.hasMore, rhs.hasMore) else { return false }

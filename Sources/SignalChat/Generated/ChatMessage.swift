@@ -72,6 +72,7 @@ public struct ChatMessage: Sendable, Hashable {
         self.editedAt = editedAt
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
         guard FieldEquality.equal(lhs.senderId, rhs.senderId) else { return false }
@@ -229,6 +230,7 @@ extension ChatMessage {
             self.userIds = userIds
         }
 
+        /// Whether every field, and every unknown field kept, is equal.
         public static func == (lhs: Self, rhs: Self) -> Bool {
             guard FieldEquality.equal(lhs.emoji, rhs.emoji) else { return false }
             guard FieldEquality.equal(lhs.userIds, rhs.userIds) else { return false }

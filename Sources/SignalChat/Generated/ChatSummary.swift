@@ -63,6 +63,7 @@ public struct ChatSummary: Sendable, Hashable {
         self.memberCount = memberCount
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
         guard FieldEquality.equal(lhs.title, rhs.title) else { return false }

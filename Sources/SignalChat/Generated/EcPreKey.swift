@@ -24,6 +24,7 @@ public struct EcPreKey: Sendable, Hashable {
         self.publicKey = publicKey
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.keyId, rhs.keyId) else { return false }
         guard FieldEquality.equal(lhs.publicKey, rhs.publicKey) else { return false }

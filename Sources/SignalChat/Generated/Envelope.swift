@@ -51,6 +51,7 @@ public struct Envelope: Sendable, Hashable {
         self.story = story
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
         guard FieldEquality.equal(lhs.sourceServiceId, rhs.sourceServiceId) else { return false }

@@ -27,6 +27,7 @@ public struct GetPreKeysRequest: Sendable, Hashable {
         self.deviceId = deviceId
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.identifier, rhs.identifier) else { return false }
         guard FieldEquality.equal(lhs.deviceId, rhs.deviceId) else { return false }

@@ -24,6 +24,7 @@ public struct GetProfileRequest: Sendable, Hashable {
         self.version = version
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.identifier, rhs.identifier) else { return false }
         guard FieldEquality.equal(lhs.version, rhs.version) else { return false }

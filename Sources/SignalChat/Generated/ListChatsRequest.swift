@@ -27,6 +27,7 @@ public struct ListChatsRequest: Sendable, Hashable {
         self.limit = limit
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.beforeId, rhs.beforeId) else { return false }
         guard FieldEquality.equal(lhs.limit, rhs.limit) else { return false }

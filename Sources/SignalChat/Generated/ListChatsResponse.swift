@@ -26,6 +26,7 @@ public struct ListChatsResponse: Sendable, Hashable {
         self.nextBeforeId = nextBeforeId
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chats, rhs.chats) else { return false }
         guard FieldEquality.equal(lhs.nextBeforeId, rhs.nextBeforeId) else { return false }

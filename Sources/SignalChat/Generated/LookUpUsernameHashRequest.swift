@@ -24,6 +24,7 @@ public struct LookUpUsernameHashRequest: Sendable, Hashable {
         self.hash = hash
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.hash, rhs.hash) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -22,6 +22,7 @@ public struct LookUpUsernameHashResponse: Sendable, Hashable {
         self.uuid = uuid
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.uuid, rhs.uuid) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -24,6 +24,7 @@ public struct MismatchedDevices: Sendable, Hashable {
         self.extraDevices = extraDevices
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.missingDevices, rhs.missingDevices) else { return false }
         guard FieldEquality.equal(lhs.extraDevices, rhs.extraDevices) else { return false }

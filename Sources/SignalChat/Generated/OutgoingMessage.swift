@@ -34,6 +34,7 @@ public struct OutgoingMessage: Sendable, Hashable {
         self.content = content
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
         guard FieldEquality.equal(lhs.destinationDeviceId, rhs.destinationDeviceId) else { return false }

@@ -24,6 +24,7 @@ public struct PreKeyBundle: Sendable, Hashable {
         self.devices = devices
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.identityKey, rhs.identityKey) else { return false }
         guard FieldEquality.equal(lhs.devices, rhs.devices) else { return false }

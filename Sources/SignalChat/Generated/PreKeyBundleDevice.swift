@@ -54,6 +54,7 @@ public struct PreKeyBundleDevice: Sendable, Hashable {
         self.pqPreKey = pqPreKey
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.deviceId, rhs.deviceId) else { return false }
         guard FieldEquality.equal(lhs.registrationId, rhs.registrationId) else { return false }

@@ -24,6 +24,7 @@ public struct PreKeyCount: Sendable, Hashable {
         self.pqCount = pqCount
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.count, rhs.count) else { return false }
         guard FieldEquality.equal(lhs.pqCount, rhs.pqCount) else { return false }

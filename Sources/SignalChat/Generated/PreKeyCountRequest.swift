@@ -21,6 +21,7 @@ public struct PreKeyCountRequest: Sendable, Hashable {
         self.identity = identity
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.identity, rhs.identity) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -62,6 +62,7 @@ public struct Profile: Sendable, Hashable {
         self.unrestrictedUnidentifiedAccess = unrestrictedUnidentifiedAccess
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.version, rhs.version) else { return false }
         guard FieldEquality.equal(lhs.name, rhs.name) else { return false }

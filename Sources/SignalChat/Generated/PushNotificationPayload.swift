@@ -29,6 +29,7 @@ public struct PushNotificationPayload: Sendable, Hashable {
         self.messages = messages
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.userId, rhs.userId) else { return false }
         guard FieldEquality.equal(lhs.messages, rhs.messages) else { return false }

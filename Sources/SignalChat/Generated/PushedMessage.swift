@@ -50,6 +50,7 @@ public struct PushedMessage: Sendable, Hashable {
         self._createdAt = createdAt
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.userName, rhs.userName) else { return false }
         guard FieldEquality.equal(lhs.text, rhs.text) else { return false }

@@ -47,6 +47,7 @@ public struct ReadReceipt: Sendable, Hashable {
         self._readAt = readAt
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
         guard FieldEquality.equal(lhs.upToMessageId, rhs.upToMessageId) else { return false }

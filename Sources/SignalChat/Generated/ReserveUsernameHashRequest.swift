@@ -22,6 +22,7 @@ public struct ReserveUsernameHashRequest: Sendable, Hashable {
         self.usernameHashes = usernameHashes
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.usernameHashes, rhs.usernameHashes) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -21,6 +21,7 @@ public struct ReserveUsernameHashResponse: Sendable, Hashable {
         self.usernameHash = usernameHash
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.usernameHash, rhs.usernameHash) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -34,6 +34,7 @@ public struct RoomEvent: Sendable, Hashable {
         self.event = event
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
         guard FieldEquality.equal(lhs.event, rhs.event) else { return false }

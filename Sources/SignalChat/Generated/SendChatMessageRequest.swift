@@ -36,6 +36,7 @@ public struct SendChatMessageRequest: Sendable, Hashable {
         self.replyTo = replyTo
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.chatId, rhs.chatId) else { return false }
         guard FieldEquality.equal(lhs.clientMessageId, rhs.clientMessageId) else { return false }

@@ -40,6 +40,7 @@ public struct SendMessageRequest: Sendable, Hashable {
         self.story = story
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.destination, rhs.destination) else { return false }
         guard FieldEquality.equal(lhs.timestamp, rhs.timestamp) else { return false }

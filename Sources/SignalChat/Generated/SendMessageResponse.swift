@@ -22,6 +22,7 @@ public struct SendMessageResponse: Sendable, Hashable {
         self.needsSync = needsSync
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.needsSync, rhs.needsSync) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -39,6 +39,7 @@ public struct SetKeysRequest: Sendable, Hashable {
         self.pqLastResortPreKey = pqLastResortPreKey
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.identity, rhs.identity) else { return false }
         guard FieldEquality.equal(lhs.preKeys, rhs.preKeys) else { return false }

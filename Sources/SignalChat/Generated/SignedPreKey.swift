@@ -27,6 +27,7 @@ public struct SignedPreKey: Sendable, Hashable {
         self.signature = signature
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.keyId, rhs.keyId) else { return false }
         guard FieldEquality.equal(lhs.publicKey, rhs.publicKey) else { return false }

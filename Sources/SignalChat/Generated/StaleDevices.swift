@@ -21,6 +21,7 @@ public struct StaleDevices: Sendable, Hashable {
         self.staleDevices = staleDevices
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.staleDevices, rhs.staleDevices) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

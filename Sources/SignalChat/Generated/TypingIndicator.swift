@@ -24,6 +24,7 @@ public struct TypingIndicator: Sendable, Hashable {
         self.started = started
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.userId, rhs.userId) else { return false }
         guard FieldEquality.equal(lhs.started, rhs.started) else { return false }

@@ -24,6 +24,7 @@ public struct ValidationError: Sendable, Hashable {
         self.reason = reason
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.field, rhs.field) else { return false }
         guard FieldEquality.equal(lhs.reason, rhs.reason) else { return false }

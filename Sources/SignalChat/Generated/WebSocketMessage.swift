@@ -27,6 +27,7 @@ public struct WebSocketMessage: Sendable, Hashable {
         self.response = response
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.type, rhs.type) else { return false }
         guard FieldEquality.equal(lhs.request, rhs.request) else { return false }

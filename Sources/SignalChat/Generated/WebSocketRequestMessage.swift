@@ -46,6 +46,7 @@ public struct WebSocketRequestMessage: Sendable, Hashable {
         self.id = id
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.verb, rhs.verb) else { return false }
         guard FieldEquality.equal(lhs.path, rhs.path) else { return false }

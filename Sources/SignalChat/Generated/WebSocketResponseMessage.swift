@@ -36,6 +36,7 @@ public struct WebSocketResponseMessage: Sendable, Hashable {
         self.body = body
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.id, rhs.id) else { return false }
         guard FieldEquality.equal(lhs.status, rhs.status) else { return false }

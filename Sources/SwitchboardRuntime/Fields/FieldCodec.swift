@@ -67,14 +67,16 @@ extension FieldCodec {
         try writeJSON(value, to: &writer)
     }
 
-    /// Reads one JSON value into a field, which a `null` leaves alone: one call in generated
-    /// code where an optional binding and an assignment cost more to compile.
+    /// Reads one JSON value into a field; what ``readJSON(from:)`` returns as `nil` (a `null`
+    /// for most types) leaves it alone. One call in generated code, where an optional binding
+    /// and an assignment cost more to compile.
     @inlinable @inline(__always)
     public static func readJSON(from reader: inout JSONReader, into field: inout Value) throws(JSONDecodingError) {
         if let value = try readJSON(from: &reader) { field = value }
     }
 
-    /// Reads one JSON value into a field that tracks presence, which a `null` leaves alone.
+    /// Reads one JSON value into a field that tracks presence; a `nil` from ``readJSON(from:)``
+    /// leaves it alone.
     @inlinable @inline(__always)
     public static func readJSON(from reader: inout JSONReader, intoOptional field: inout Value?) throws(JSONDecodingError) {
         if let value = try readJSON(from: &reader) { field = value }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The member names a message's JSON object may use, declared once per generated message so
 /// that its decoding is a switch on field positions instead of a chain of name comparisons
 /// (which made the generated code several times larger to compile).
@@ -29,6 +27,8 @@ public final class JSONFieldNames: @unchecked Sendable {
     /// Reads `fields`: each field's JSON name in schema order, separated by one space; a field
     /// whose schema name differs from its JSON name is followed by a tab and that name. (JSON
     /// names in a schema are printable ASCII without blanks, so neither separator is in a name.)
+    /// The generator writes this text; text it would not write (empty names, a name twice)
+    /// gives a table that routes members wrongly.
     public init(message: String, fields: String) {
         messageName = message
         let bytes = Array(fields.utf8)
@@ -124,7 +124,7 @@ public final class JSONFieldNames: @unchecked Sendable {
     /// The field position of entry `index`.
     func position(ofEntry index: Int) -> Int { entries[index].position }
 
-    /// The name of entry `index`, as the input spelled it when it matched.
+    /// The name of entry `index`: the member's name (unescaped) when it matched.
     func name(ofEntry index: Int) -> String {
         guard entries.indices.contains(index) else { return "" }
         let entry = entries[index]

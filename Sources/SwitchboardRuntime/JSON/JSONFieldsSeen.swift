@@ -21,6 +21,7 @@ public struct JSONFieldsSeen: Sendable {
         guard insert(position) else { throw .oneofConflict(message: message, name: name.string) }
     }
 
+    // Always inlined: `JSONFieldCursor` checks every member with it, and a call costs more.
     @inlinable @inline(__always)
     mutating func insert(_ position: Int) -> Bool {
         if position < 64 {

@@ -44,6 +44,7 @@ public struct Chain: Sendable, Hashable {
         self._next = next.map { IndirectBox($0) }
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.label, rhs.label) else { return false }
         guard FieldEquality.equal(lhs._next, rhs._next) else { return false }

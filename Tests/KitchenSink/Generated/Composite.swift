@@ -130,6 +130,7 @@ public struct Composite: Sendable, Hashable {
         self.payload = payload
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.title, rhs.title) else { return false }
         guard FieldEquality.equal(lhs._origin, rhs._origin) else { return false }
@@ -444,6 +445,7 @@ extension Composite {
             self.children = children
         }
 
+        /// Whether every field, and every unknown field kept, is equal.
         public static func == (lhs: Self, rhs: Self) -> Bool {
             guard FieldEquality.equal(lhs.level, rhs.level) else { return false }
             guard FieldEquality.equal(lhs.children, rhs.children) else { return false }

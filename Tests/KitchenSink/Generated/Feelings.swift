@@ -27,6 +27,7 @@ public struct Feelings: Sendable, Hashable {
         self.byName = byName
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.mood, rhs.mood) else { return false }
         guard FieldEquality.equal(lhs.moods, rhs.moods) else { return false }

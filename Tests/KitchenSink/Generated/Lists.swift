@@ -75,6 +75,7 @@ public struct Lists: Sendable, Hashable {
         self.millisTimes = millisTimes
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.bools, rhs.bools) else { return false }
         guard FieldEquality.equal(lhs.int32s, rhs.int32s) else { return false }

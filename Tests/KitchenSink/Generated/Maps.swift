@@ -39,6 +39,7 @@ public struct Maps: Sendable, Hashable {
         self.stringToTime = stringToTime
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.stringToString, rhs.stringToString) else { return false }
         guard FieldEquality.equal(lhs.int32ToInt64, rhs.int32ToInt64) else { return false }

@@ -24,6 +24,7 @@ public struct Notice: Sendable, Hashable {
         self.body = body
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.account, rhs.account) else { return false }
         guard FieldEquality.equal(lhs.body, rhs.body) else { return false }

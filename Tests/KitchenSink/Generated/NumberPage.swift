@@ -27,6 +27,7 @@ public struct NumberPage: Sendable, Hashable {
         self.more = more
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.numbers, rhs.numbers) else { return false }
         guard FieldEquality.equal(lhs.nextToken, rhs.nextToken) else { return false }

@@ -44,6 +44,7 @@ public struct Owner: Sendable, Hashable {
         self.name = name
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs._pet, rhs._pet) else { return false }
         guard FieldEquality.equal(lhs.name, rhs.name) else { return false }

@@ -27,6 +27,7 @@ public struct PageQuery: Sendable, Hashable {
         self.token = token
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.after, rhs.after) else { return false }
         guard FieldEquality.equal(lhs.count, rhs.count) else { return false }

@@ -33,6 +33,7 @@ public struct Pet: Sendable, Hashable {
         self.name = name
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs._owner, rhs._owner) else { return false }
         guard FieldEquality.equal(lhs.name, rhs.name) else { return false }

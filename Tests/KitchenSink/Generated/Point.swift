@@ -27,6 +27,7 @@ public struct Point: Sendable, Hashable {
         self.label = label
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.x, rhs.x) else { return false }
         guard FieldEquality.equal(lhs.y, rhs.y) else { return false }

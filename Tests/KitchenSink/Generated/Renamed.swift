@@ -27,6 +27,7 @@ public struct Renamed: Sendable, Hashable {
         self.usualName = usualName
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.plain, rhs.plain) else { return false }
         guard FieldEquality.equal(lhs.lower, rhs.lower) else { return false }

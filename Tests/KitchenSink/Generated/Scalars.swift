@@ -93,6 +93,7 @@ public struct Scalars: Sendable, Hashable {
         self.optionalBytes = optionalBytes
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.boolValue, rhs.boolValue) else { return false }
         guard FieldEquality.equal(lhs.int32Value, rhs.int32Value) else { return false }

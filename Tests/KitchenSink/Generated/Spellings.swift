@@ -36,6 +36,7 @@ public struct Spellings: Sendable, Hashable {
         self.urlPath = urlPath
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.leadingCapital, rhs.leadingCapital) else { return false }
         guard FieldEquality.equal(lhs.doubleUnderscore, rhs.doubleUnderscore) else { return false }

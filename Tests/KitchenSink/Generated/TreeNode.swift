@@ -48,6 +48,7 @@ public struct TreeNode: Sendable, Hashable {
         self.link = link
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.name, rhs.name) else { return false }
         guard FieldEquality.equal(lhs._parent, rhs._parent) else { return false }

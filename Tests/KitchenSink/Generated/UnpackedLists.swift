@@ -33,6 +33,7 @@ public struct UnpackedLists: Sendable, Hashable {
         self.packedInt32s = packedInt32s
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.int32s, rhs.int32s) else { return false }
         guard FieldEquality.equal(lhs.doubles, rhs.doubles) else { return false }

@@ -160,6 +160,7 @@ public struct WellKnown: Sendable, Hashable {
         self.choice = choice
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs._when, rhs._when) else { return false }
         guard FieldEquality.equal(lhs._duration, rhs._duration) else { return false }

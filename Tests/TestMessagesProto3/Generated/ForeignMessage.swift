@@ -20,6 +20,7 @@ public struct ForeignMessage: Sendable, Hashable {
         self.c = c
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.c, rhs.c) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

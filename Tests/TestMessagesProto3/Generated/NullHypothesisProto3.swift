@@ -11,6 +11,7 @@ public struct NullHypothesisProto3: Sendable, Hashable {
     /// Creates a message with every field at its default.
     public init() {}
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }
         return true

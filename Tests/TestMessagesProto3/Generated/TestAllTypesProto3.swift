@@ -825,6 +825,7 @@ public struct TestAllTypesProto3: Sendable, Hashable {
         self.oneofField = oneofField
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.optionalInt32, rhs.optionalInt32) else { return false }
         guard FieldEquality.equal(lhs.optionalInt64, rhs.optionalInt64) else { return false }
@@ -2525,6 +2526,7 @@ extension TestAllTypesProto3 {
             self._corecursive = corecursive.map { IndirectBox($0) }
         }
 
+        /// Whether every field, and every unknown field kept, is equal.
         public static func == (lhs: Self, rhs: Self) -> Bool {
             guard FieldEquality.equal(lhs.a, rhs.a) else { return false }
             guard FieldEquality.equal(lhs._corecursive, rhs._corecursive) else { return false }

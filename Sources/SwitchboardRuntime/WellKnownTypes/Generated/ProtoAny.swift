@@ -24,6 +24,7 @@ public struct ProtoAny: Sendable, Hashable {
         self.value = value
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.typeUrl, rhs.typeUrl) else { return false }
         guard FieldEquality.equal(lhs.value, rhs.value) else { return false }

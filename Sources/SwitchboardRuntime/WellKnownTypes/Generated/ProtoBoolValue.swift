@@ -20,6 +20,7 @@ public struct ProtoBoolValue: Sendable, Hashable {
         self.value = value
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.value, rhs.value) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -20,6 +20,7 @@ public struct ProtoFieldMask: Sendable, Hashable {
         self.paths = paths
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.paths, rhs.paths) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

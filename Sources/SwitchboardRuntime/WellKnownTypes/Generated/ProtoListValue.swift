@@ -20,6 +20,7 @@ public struct ProtoListValue: Sendable, Hashable {
         self.values = values
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.values, rhs.values) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -20,6 +20,7 @@ public struct ProtoStruct: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.fields, rhs.fields) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

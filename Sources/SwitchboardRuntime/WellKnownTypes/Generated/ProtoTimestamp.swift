@@ -24,6 +24,7 @@ public struct ProtoTimestamp: Sendable, Hashable {
         self.nanos = nanos
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.seconds, rhs.seconds) else { return false }
         guard FieldEquality.equal(lhs.nanos, rhs.nanos) else { return false }

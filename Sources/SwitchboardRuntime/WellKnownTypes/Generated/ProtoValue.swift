@@ -31,6 +31,7 @@ public struct ProtoValue: Sendable, Hashable {
         self.kind = kind
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.kind, rhs.kind) else { return false }
         guard FieldEquality.equal(lhs.unknownFields, rhs.unknownFields) else { return false }

@@ -24,6 +24,7 @@ public struct Status: Sendable, Hashable {
         self.note = note
     }
 
+    /// Whether every field, and every unknown field kept, is equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard FieldEquality.equal(lhs.availability, rhs.availability) else { return false }
         guard FieldEquality.equal(lhs.note, rhs.note) else { return false }
