@@ -509,19 +509,16 @@ struct MessageTranslator {
                 ]))
             } else {
                 switch field.shape {
-                case .singular:
-                    if field.tracksPresence && !field.isIndirect {
-                        body.append(.line("try \(codec).readJSON(from: &reader, intoOptional: &self.\(storageName(field)))"))
-                    } else if field.tracksPresence || field.isIndirect {
+                case .singular, .optional:
+                    if field.isIndirect {
+                        // Boxed storage: through the property, assigned only for a value.
                         body.append(.line("if let value = try \(codec).readJSON(from: &reader) { \(name) = value }"))
+                    } else if field.tracksPresence {
+                        body.append(.line("try \(codec).readJSON(from: &reader, intoOptional: &self.\(storageName(field)))"))
+                    } else if case .optional = field.shape {
+                        body.append(.line("try \(codec).readJSON(from: &reader, intoOptional: &\(name))"))
                     } else {
                         body.append(.line("try \(codec).readJSON(from: &reader, into: &\(name))"))
-                    }
-                case .optional:
-                    if field.isIndirect {
-                        body.append(.line("if let value = try \(codec).readJSON(from: &reader) { \(name) = value }"))
-                    } else {
-                        body.append(.line("try \(codec).readJSON(from: &reader, intoOptional: &\(name))"))
                     }
                 case .list:
                     body.append(.line("try RepeatedField<\(codec)>.readJSON(from: &reader, into: &\(name))"))
