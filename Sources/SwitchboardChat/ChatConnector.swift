@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 import SwitchboardRuntime
 import SwitchboardWebSocket
 
@@ -17,7 +18,7 @@ public final class ChatConnector: @unchecked Sendable {
     /// How each connection is opened and kept alive; preconnects use it too.
     public let options: ChatConnectionOptions
     private let openTransport: TransportOpener
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var preconnecting: Task<WebSocketTransport?, Never>?
 
     /// A connector for `url`.

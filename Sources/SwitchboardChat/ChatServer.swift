@@ -34,7 +34,7 @@ public final class ChatServer: @unchecked Sendable {
     final class Registry: @unchecked Sendable {
         /// How many ended clients `client(at:)` can still return.
         static let endedClientsKept = 64
-        private let lock = NSLock()
+        private let lock = AdaptiveLock()
         private var arrivals = 0
         private var live: [Int: Client] = [:]
         /// Live clients' indexes by their socket.

@@ -13,7 +13,7 @@ extension ChatServer {
         /// Whether the upgrade carried accepted credentials.
         public let auth: AuthRequirement
         private let keepalives = Locked(0)
-        private let lock = NSLock()
+        private let lock = AdaptiveLock()
         /// Signal's server numbers its pushes from 1, apart from the client's ids.
         private var nextID: UInt64 = 1
         private var answers: [UInt64: FirstAnswer<RPCResponse?>] = [:]

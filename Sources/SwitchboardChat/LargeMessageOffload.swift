@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 import SwitchboardRuntime
 import SwitchboardWebSocket
 
@@ -25,7 +26,7 @@ final class LargeMessageOffload: @unchecked Sendable {
     /// The most messages queued before reading pauses, however small they are.
     static let maximumQueuedMessages = 4096
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var queued = 0
     private var queuedBytes = 0
     private var isPaused = false

@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 
 /// The client's requests awaiting their answer, by id, with their deadlines. Once closed,
 /// every waiter and every later request gets the close value at once, so nothing waits
@@ -20,7 +21,7 @@ final class PendingRequests<Value: Sendable>: @unchecked Sendable {
         var deadline: ContinuousClock.Instant?
     }
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).

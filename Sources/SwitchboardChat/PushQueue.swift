@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 import SwitchboardRuntime
 
 /// A mailbox on the mock server that delivers the way Signal's server does: stored pushes
@@ -20,7 +21,7 @@ public final class PushQueue: @unchecked Sendable {
     /// Signal's `PUT /api/v1/queue/empty`.
     public static let queueEmpty = ServerRequest(verb: "PUT", path: "/api/v1/queue/empty")
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     /// Keyed by arrival number, so order survives removals in any order.
     private var stored: [UInt64: ServerRequest] = [:]
     private var nextKey: UInt64 = 0

@@ -11,7 +11,7 @@ package final class DeadlineTimer: @unchecked Sendable {
     /// The least time between two firings: 50 ms.
     package static let batchInterval: Duration = .milliseconds(50)
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private let loop: EventLoop
     private let fire: @Sendable (ContinuousClock.Instant) -> Void
     private let next: @Sendable () -> ContinuousClock.Instant?

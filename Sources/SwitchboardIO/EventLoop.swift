@@ -38,7 +38,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private enum State { case running, stopping, stopped }
 
     // Shared with other threads, under `lock`.
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).

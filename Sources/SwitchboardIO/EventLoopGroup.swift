@@ -8,7 +8,7 @@ import Foundation
 public final class EventLoopGroup: @unchecked Sendable {
     /// The loops, in the order ``next()`` hands them out.
     public let loops: [EventLoop]
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var cursor = 0
 
     /// The process's default group: one loop per active processor, started on first use.

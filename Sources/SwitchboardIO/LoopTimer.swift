@@ -4,7 +4,7 @@ import Foundation
 public final class LoopTimer: @unchecked Sendable {
     /// When it fires.
     public let deadline: ContinuousClock.Instant
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var body: (@Sendable () -> Void)?
 
     init(deadline: ContinuousClock.Instant, body: @escaping @Sendable () -> Void) {

@@ -43,7 +43,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     private let handle: SocketDescriptor
     private let tls: TLSSession?
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).

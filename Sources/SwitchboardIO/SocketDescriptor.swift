@@ -14,7 +14,7 @@ import Darwin
 package final class SocketDescriptor: @unchecked Sendable {
     /// The number; use it only inside ``withDescriptor(ifClosed:_:)``.
     package let number: Int32
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var isClosed = false
     private var callsInProgress = 0
     private var isReleased = false

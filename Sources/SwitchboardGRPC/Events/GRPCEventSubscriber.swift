@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardHTTP2
+import SwitchboardIO
 import SwitchboardRuntime
 
 /// A client listening to one service's events over gRPC: it called the service's
@@ -17,7 +18,7 @@ public final class GRPCEventSubscriber: @unchecked Sendable {
     let streamID: UInt32
     let connection: HTTP2ChannelDriver
     private let hub: GRPCEventHub
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var endReason: String?
 
     init(service: String, auth: AuthRequirement, headers: RPCHeaders, streamID: UInt32, connection: HTTP2ChannelDriver, hub: GRPCEventHub) {
@@ -56,7 +57,7 @@ public final class GRPCEventSubscriber: @unchecked Sendable {
 
 /// Push ids, waiting acknowledgements and arriving subscribers, for one server.
 final class GRPCEventHub: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var lastID: UInt64 = 0
     /// Pushes waiting for their acknowledgement, with the subscriber and the connection it
     /// listens on: only that connection may acknowledge (push ids are easy to guess).

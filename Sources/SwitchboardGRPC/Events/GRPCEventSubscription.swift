@@ -47,7 +47,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private let consumer: Task<Void, Never>
     /// Set by `cancel()`: pushes still queued are dropped, not handed to the handler.
     private let droppingPushes: Locked<Bool>
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var streamID: UInt32?
     private var endReason: String?
     private var endWaiters: [CheckedContinuation<String, Never>] = []

@@ -17,7 +17,7 @@ public final class GRPCServer: @unchecked Sendable {
 
     private let listener: TCPListener
     private var acceptor: Acceptor?
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var connections: [ObjectIdentifier: HTTP2ChannelDriver] = [:]
     private var isStopped = false
     /// Accepted sockets whose descriptor is not closed yet, lingering ones included: what

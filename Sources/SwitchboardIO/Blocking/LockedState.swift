@@ -2,7 +2,7 @@ import Foundation
 
 /// A small value behind a lock, shared between a thread that writes it and others that read it.
 package final class LockedState<Value: Equatable & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var stored: Value
     package init(_ value: Value) { stored = value }
     package var value: Value { lock.withLock { stored } }

@@ -212,7 +212,7 @@ extension TCPSocket {
 /// resolver finishing, or the caller giving up) frees the result.
 private final class PendingResolution: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var result: Result<UnsafeMutablePointer<addrinfo>, NetworkError>?
     private var abandoned = false
 

@@ -16,7 +16,7 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
     private let listener: TCPListener
     private let loop: EventLoop
     private let accepted: @Sendable (Int32) -> Void
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var token: UInt64 = 0
     private var isStopped = false
     /// How many connections one readiness takes at most.

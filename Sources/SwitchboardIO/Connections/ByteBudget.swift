@@ -5,7 +5,7 @@ import Foundation
 /// bounds the whole server (the chat server's requests in handlers, the gRPC server's
 /// request messages).
 package final class ByteBudget: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private let limit: Int
     private var used = 0
 

@@ -3,7 +3,7 @@ import Foundation
 /// The first of several offered outcomes (an error, or nil for success), handed to one
 /// waiter: a write's completion or a handshake's end, whichever side comes first.
 package final class FirstOutcome<Failure: Error & Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var result: Failure??
     private var waiter: CheckedContinuation<Failure?, Never>?
 

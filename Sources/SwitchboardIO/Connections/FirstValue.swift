@@ -4,7 +4,7 @@ import Foundation
 /// deadline and a cancellation racing, say. Later offers are dropped, and an offer made before
 /// anyone waits is kept for the waiter.
 package final class FirstValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var settled: Value?
     private var waiter: CheckedContinuation<Value, Never>?
 

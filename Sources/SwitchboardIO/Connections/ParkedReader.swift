@@ -3,7 +3,7 @@ import Foundation
 /// Holds what a channel reads while nobody owns it yet (a TLS handshake finishing, a
 /// preconnected socket waiting for its upgrade), up to a limit, and notices if it ends.
 package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private let limit: Int
     private let peerClosed: String
     private var buffered: [UInt8] = []

@@ -10,7 +10,7 @@ import Darwin
 package final class PeerAddressLimit: @unchecked Sendable {
     /// The most connections one address may hold at once.
     package let limit: Int
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var counts: [[UInt8]: Int] = [:]
 
     package init(limit: Int) { self.limit = max(1, limit) }

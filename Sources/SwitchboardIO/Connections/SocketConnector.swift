@@ -123,7 +123,7 @@ package enum SocketConnector {
 private final class PendingConnect: IOHandler, @unchecked Sendable {
     private let descriptor: Int32
     private let loop: EventLoop
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var continuation: CheckedContinuation<NetworkError?, Never>?
     private var cancelled = false
     private var token: UInt64 = 0
@@ -204,7 +204,7 @@ private struct AddressList: @unchecked Sendable {
 /// A name resolution its caller may stop waiting for: whoever comes second (the resolver
 /// finishing, or the caller giving up) frees the result.
 private final class PendingResolution: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var continuation: CheckedContinuation<Result<AddressList, NetworkError>?, Never>?
     private var done = false
 

@@ -245,7 +245,7 @@ final class ClientContexts: @unchecked Sendable {
     /// Distinct trust configurations kept; more are built per session, not cached.
     static let maximumCount = 16
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var contexts: [String: OpaquePointer] = [:]
 
     /// How many contexts are kept now.

@@ -18,7 +18,7 @@ final class TLSSessionCache: @unchecked Sendable {
     /// Servers remembered; past it the oldest entry goes.
     static let maximumCount = 256
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var sessions: [String: OpaquePointer] = [:]
     private var order: [String] = []
     private var forgotten = 0

@@ -1,10 +1,11 @@
 import Foundation
+import SwitchboardIO
 
 /// Bytes received but not yet taken by the application, against a limit: over it, reading
 /// pauses; at half of it, reading resumes. The gap keeps a consumer hovering at the limit
 /// from toggling the reader on every message.
 final class InboundBudget: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private let limit: Int
     private var buffered = 0
     private var isPaused = false

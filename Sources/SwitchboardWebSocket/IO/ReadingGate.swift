@@ -14,7 +14,7 @@ final class ReadingGate: @unchecked Sendable {
         case application = 4
     }
 
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private let channel: any ByteChannel
     /// The parties holding reading paused, one bit each.
     private var pausedBy: UInt8 = 0

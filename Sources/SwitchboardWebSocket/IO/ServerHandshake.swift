@@ -12,7 +12,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
     private let channel: any ByteChannel
     private let options: WebSocketConnection.Options
     private let decide: @Sendable (WebSocketHandshake.ServerRequest) -> WebSocketServer.UpgradeDecision
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var received: [UInt8] = []
     private var completion: Completion?
     private var timer: LoopTimer?
@@ -146,7 +146,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 /// and closes; all on the loop.
 final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
     private let channel: any ByteChannel
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var received = 0
     private var head: [UInt8] = []
     private var done: (@Sendable () -> Void)?

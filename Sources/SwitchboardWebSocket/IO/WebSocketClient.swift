@@ -156,7 +156,7 @@ public enum WebSocketClient {
 final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
     private let request: WebSocketHandshake.ClientRequest
     private let channel: any ByteChannel
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var received: [UInt8] = []
     /// After a 101: what came behind the head, for the connection.
     private var remainder: [UInt8] = []
@@ -287,7 +287,7 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
 
 /// The first of several results offered, to one waiter.
 final class FirstResult<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var outcome: Result<Value, WebSocketError>?
     private var waiter: CheckedContinuation<Result<Value, WebSocketError>, Never>?
 

@@ -90,7 +90,7 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     private let channel: any ByteChannel
     private let options: Options
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).

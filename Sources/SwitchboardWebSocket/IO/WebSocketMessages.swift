@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardIO
 /// The messages a connection received, in order, as an `AsyncSequence` that ends when the
 /// connection does.
 ///
@@ -51,7 +52,7 @@ public struct WebSocketMessages: AsyncSequence, Sendable {
 /// Fires once the application has asked for a message past the last one: it is done with
 /// everything delivered, including whatever it sent in answer, so the connection may close.
 final class DrainSignal: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = AdaptiveLock()
     private var hasFired = false
     private var actions: [@Sendable () -> Void] = []
 

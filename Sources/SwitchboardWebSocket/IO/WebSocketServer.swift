@@ -57,7 +57,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let ownsLoops: Bool
     private let listener: TCPListener
     private var acceptor: Acceptor?
-    private let connections = NSLock()
+    private let connections = AdaptiveLock()
     private var open: [WebSocketConnection] = []
     /// Connections accepted and not yet ended, handshakes included.
     private var admitted = 0
