@@ -1,46 +1,45 @@
-#if os(Linux)
-import Synchronization
-#elseif canImport(Darwin)
+#if canImport(Darwin)
 import Darwin
+#else
+import Synchronization
 #endif
 
 /// A mutex for state that threads on different cores take for a few microseconds at a time
 /// (an HTTP/2 connection's, a socket's, a connection's pending calls).
 ///
-/// On Linux, the standard library's futex-based `Mutex`: an uncontended lock and unlock are
-/// one atomic compare-and-exchange each, about 15 instructions together, where `NSLock`
-/// measured about 170 (a class call into Foundation, then `pthread_mutex_lock`) and glibc's
-/// adaptive mutex about 75. On Apple platforms `os_unfair_lock`, since `Mutex` needs
-/// macOS 15 there.
+/// On Linux, the standard library's futex-based `Mutex`, whose uncontended lock and unlock are
+/// one atomic compare-and-exchange each (about 15 instructions together with Swift 6.3, where
+/// glibc's adaptive mutex took about 75 and `NSLock` more). On Apple platforms
+/// `os_unfair_lock`, since `Mutex` needs macOS 15 there.
 ///
 /// Public, as swift-nio's `NIOLock` is, so that ``withLock(_:)`` is specialized in every
 /// module that calls it: called generically from the HTTP/2 and gRPC modules, each call
 /// copied its result through the type's metadata (and a `package` inlinable function is not
 /// inlined across modules).
 public final class AdaptiveLock: @unchecked Sendable {
-    #if os(Linux)
-    @usableFromInline let mutex = Mutex<Void>(())
-    #else
+    #if canImport(Darwin)
     @usableFromInline let mutex: UnsafeMutablePointer<os_unfair_lock_s>
+    #else
+    @usableFromInline let mutex = Mutex<Void>(())
     #endif
 
     /// A new, unlocked mutex.
     public init() {
-        #if !os(Linux)
+        #if canImport(Darwin)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: os_unfair_lock_s())
         #endif
     }
 
-    #if !os(Linux)
+    #if canImport(Darwin)
     deinit {
         mutex.deallocate()
     }
     #endif
 
     /// Takes the lock, sleeping until it is free. Not from async code: the thread that takes
-    /// the lock must release it (the Linux mutex records its owner), and an `await` in between
-    /// may resume on another thread.
+    /// the lock must release it (both `os_unfair_lock` and the standard library's `Mutex`
+    /// require it), and an `await` in between may resume on another thread.
     @available(*, noasync, message: "use withLock(_:) in async code")
     @inlinable
     public func lock() {
@@ -56,21 +55,21 @@ public final class AdaptiveLock: @unchecked Sendable {
 
     @inlinable
     func lockNow() {
-        #if os(Linux)
+        #if canImport(Darwin)
+        os_unfair_lock_lock(mutex)
+        #else
         // `Mutex<Void>`'s lock without a closure, which the standard library offers for
         // exactly this: the state it guards lives outside it.
         mutex._unsafeLock()
-        #else
-        os_unfair_lock_lock(mutex)
         #endif
     }
 
     @inlinable
     func unlockNow() {
-        #if os(Linux)
-        mutex._unsafeUnlock()
-        #else
+        #if canImport(Darwin)
         os_unfair_lock_unlock(mutex)
+        #else
+        mutex._unsafeUnlock()
         #endif
     }
 

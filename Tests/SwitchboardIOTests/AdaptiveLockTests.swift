@@ -44,13 +44,14 @@ import Testing
     @Test func aThrowingBodyReleasesTheLock() throws {
         let lock = AdaptiveLock()
         #expect(throws: Refused.self) { try lock.withLock { throw Refused() } }
-        // Taken again from another thread: a lock left held would hang here (the suite's time limit).
+        // Taken again from another thread: a lock left held makes the wait time out. Required,
+        // since taking it again on this thread would then trap (a recursive lock) or hang.
         let taken = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             lock.withLock {}
             taken.signal()
         }
-        #expect(taken.wait(timeout: .now() + 10) == .success)
+        try #require(taken.wait(timeout: .now() + 10) == .success)
         #expect(lock.withLock { 42 } == 42)
     }
 }

@@ -24,7 +24,7 @@ import Testing
 
     struct Refused: Error {}
 
-    @Test func aThrowingBodyChangesWhatItChangedAndReleases() {
+    @Test func aThrowingBodyChangesWhatItChangedAndReleases() throws {
         let state = Locked(1)
         #expect(throws: Refused.self) {
             try state.withLock { value in
@@ -32,12 +32,14 @@ import Testing
                 throw Refused()
             }
         }
+        // A lock left held makes the wait time out; required, since reading the value on this
+        // thread would then trap (a recursive lock) or hang.
         let taken = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             state.withLock { $0 += 1 }
             taken.signal()
         }
-        #expect(taken.wait(timeout: .now() + 10) == .success)
+        try #require(taken.wait(timeout: .now() + 10) == .success)
         #expect(state.current == 3)
     }
 }

@@ -26,7 +26,9 @@ public final class AnyTypeRegistry: Sendable, Hashable {
 
     /// Makes `type` known under its full name (``ProtoMessage/protoMessageName``).
     public func register(_ type: any ProtoMessage.Type) {
-        types.withLock { $0[type.protoMessageName] = type }
+        // Read before locking: a type's name is its own code, which must not run under the lock.
+        let name = type.protoMessageName
+        types.withLock { $0[name] = type }
     }
 
     /// The type a type URL names: its last `/`-separated component is the full name.
