@@ -145,7 +145,7 @@ io=Sources/SwitchboardIO
 if output=$(swiftc -swift-version 6 -parse-as-library -emit-module -module-name Security -emit-module-path "$stand_ins/Security.swiftmodule" Tests/AppleStandIns/Security.swift 2>&1 &&
             swiftc -swift-version 6 -parse-as-library -emit-module -module-name Network -I "$stand_ins" -emit-module-path "$stand_ins/Network.swiftmodule" Tests/AppleStandIns/Network.swift 2>&1 &&
             swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard -I "$stand_ins" "$io/TLS/NetworkTLSStream.swift" "$io/TLS/PEMCertificates.swift" \
-              "$io/Blocking/LockedState.swift" "$io/Blocking/ByteStream.swift" "$io/TLS/TLSOptions.swift" "$io/Connections/NetworkError.swift" 2>&1); then
+              "$io/Blocking/LockedState.swift" "$io/AdaptiveLock.swift" "$io/Blocking/ByteStream.swift" "$io/TLS/TLSOptions.swift" "$io/Connections/NetworkError.swift" 2>&1); then
   echo "  ok   Network.framework TLS stream type-checks against Apple stand-ins"
 else
   echo "  FAIL Network.framework TLS stream:"; echo "$output" | head -20; failures=$((failures + 1))

@@ -12,9 +12,10 @@ public final class LoopTimer: @unchecked Sendable {
         self.body = body
     }
 
-    /// Stops it from firing if it has not yet; its closure is released at once.
+    /// Stops it from firing if it has not yet; its closure is released at once, after the lock
+    /// (what the closure captured may cancel this timer again from its `deinit`).
     public func cancel() {
-        lock.withLock { body = nil }
+        _ = take()
     }
 
     /// Whether it was cancelled (or has fired).

@@ -84,6 +84,32 @@ struct EventLoopCoreTests {
         await loop.shutdown()
     }
 
+    /// Owns the timer whose closure holds it, and cancels that timer from its `deinit`.
+    final class CancelsItsTimerOnDeinit: @unchecked Sendable {
+        var timer: LoopTimer?
+        let deinits: Box<Int>
+        init(deinits: Box<Int>) { self.deinits = deinits }
+        deinit {
+            timer?.cancel()
+            deinits.update { $0 += 1 }
+        }
+    }
+
+    /// Cancelling releases the timer's closure after the timer's lock: a closure whose captures
+    /// cancel the same timer from their `deinit` (a cycle broken by cancelling) used to take the
+    /// lock again on the thread that held it, which the standard library's `Mutex` stops.
+    @Test func aClosureReleasedByCancelMayCancelItsTimerAgain() {
+        let deinits = Box(0)
+        var owner: CancelsItsTimerOnDeinit? = CancelsItsTimerOnDeinit(deinits: deinits)
+        let timer = LoopTimer(deadline: ContinuousClock.now + .seconds(3600)) { [owner] in _ = owner }
+        owner?.timer = timer
+        owner = nil
+        #expect(deinits.value == 0)
+        timer.cancel()
+        #expect(deinits.value == 1)
+        #expect(timer.isCancelled)
+    }
+
     @Test func theTimerHeapStaysWithinASmallMultipleOfItsLiveTimers() {
         var heap = TimerHeap()
         let start = ContinuousClock.now

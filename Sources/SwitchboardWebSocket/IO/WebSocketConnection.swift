@@ -208,7 +208,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// time out while the cooperative pool is busy, though the pong had arrived in time.
     /// `observer` must return quickly: it holds up reading. A later call replaces it.
     public func observePongs(_ observer: @escaping @Sendable ([UInt8]) -> Void) {
-        lock.withLock { pongObserver = observer }
+        // The observer replaced is released after the lock: what it captured may call back in.
+        var replaced = Optional(observer)
+        lock.withLock { swap(&pongObserver, &replaced) }
     }
 
     /// Sends a ping; the pong arrives on ``pongs``.
@@ -584,6 +586,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// abort, a timeout or a failed write closes it at once, which also frees a write blocked
     /// on a peer that stopped reading. Never blocks the caller.
     private func finish(_ info: WebSocketCloseInfo, flushFirst: Bool) {
+        // Released after the lock, like the observers: what it captured may call back in.
+        var droppedPongObserver: (@Sendable ([UInt8]) -> Void)?
         let ending: (waiters: [CheckedContinuation<WebSocketCloseInfo, Never>], observers: [@Sendable (WebSocketCloseInfo) -> Void])? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
@@ -595,7 +599,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             defer {
                 closeWaiters = []
                 closeObservers = []
-                pongObserver = nil
+                swap(&pongObserver, &droppedPongObserver)
             }
             return (closeWaiters, closeObservers)
         }
