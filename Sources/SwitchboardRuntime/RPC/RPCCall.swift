@@ -150,45 +150,44 @@ public enum RPCCall {
     }
 
     /// Resumes the waiting caller exactly once and cancels the losers.
-    final class Race: @unchecked Sendable {
-        private let lock = NSLock()
-        private var continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>?
-        private var pending: Result<RPCResponse, TransportError>?
-        private var tasks: [Task<Void, Never>] = []
-        private var finished = false
+    final class Race: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>?
+            var pending: Result<RPCResponse, TransportError>?
+            var tasks: [Task<Void, Never>] = []
+            var finished = false
+        }
+
+        private let state = Locked(State())
 
         func start(_ continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>) {
-            lock.lock()
-            if let pending {
-                lock.unlock()
-                continuation.resume(returning: pending)
-                return
+            let pending = state.withLock { state -> Result<RPCResponse, TransportError>? in
+                if let pending = state.pending { return pending }
+                state.continuation = continuation
+                return nil
             }
-            self.continuation = continuation
-            lock.unlock()
+            if let pending { continuation.resume(returning: pending) }
         }
 
         func track(_ task: Task<Void, Never>) {
-            lock.lock()
-            let cancelNow = finished
-            if !cancelNow { tasks.append(task) }
-            lock.unlock()
+            let cancelNow = state.withLock { state -> Bool in
+                if !state.finished { state.tasks.append(task) }
+                return state.finished
+            }
             if cancelNow { task.cancel() }
         }
 
         func finish(_ result: Result<RPCResponse, TransportError>) {
-            lock.lock()
-            guard !finished else {
-                lock.unlock()
-                return
+            let ending = state.withLock { state -> (CheckedContinuation<Result<RPCResponse, TransportError>, Never>?, [Task<Void, Never>])? in
+                guard !state.finished else { return nil }
+                state.finished = true
+                let continuation = state.continuation
+                state.continuation = nil
+                if continuation == nil { state.pending = result }
+                defer { state.tasks = [] }
+                return (continuation, state.tasks)
             }
-            finished = true
-            let continuation = self.continuation
-            self.continuation = nil
-            if continuation == nil { pending = result }
-            let losers = tasks
-            tasks = []
-            lock.unlock()
+            guard let (continuation, losers) = ending else { return }
             continuation?.resume(returning: result)
             for task in losers { task.cancel() }
         }

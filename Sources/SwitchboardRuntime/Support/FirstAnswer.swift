@@ -2,21 +2,20 @@ import Foundation
 
 /// The first of several offered values; later offers are refused, so whoever offered a
 /// socket or a task that lost the race knows to clean it up. Waiters may come before or after.
-public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
+public final class FirstAnswer<Value: Sendable>: Sendable {
     private enum State {
         case waiting([CheckedContinuation<Value, Never>])
         case answered(Value)
     }
 
-    private let lock = NSLock()
-    private var state = State.waiting([])
+    private let state = Locked(State.waiting([]))
 
     /// An answer nobody has offered yet.
     public init() {}
 
     /// `true` if `value` is the answer.
     public func offer(_ value: Value) -> Bool {
-        let waiters = lock.withLock { () -> [CheckedContinuation<Value, Never>]? in
+        let waiters = state.withLock { state -> [CheckedContinuation<Value, Never>]? in
             guard case let .waiting(waiters) = state else { return nil }
             state = .answered(value)
             return waiters
@@ -28,14 +27,14 @@ public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
 
     /// Whether an answer has been offered: a racer that finds it so has lost, and can stop.
     public var isAnswered: Bool {
-        lock.withLock { if case .answered = state { true } else { false } }
+        state.withLock { if case .answered = $0 { true } else { false } }
     }
 
     /// The answer, once one is offered.
     public var value: Value {
         get async {
             await withCheckedContinuation { continuation in
-                let ready = lock.withLock { () -> State in
+                let ready = state.withLock { state -> State in
                     if case var .waiting(waiters) = state {
                         waiters.append(continuation)
                         state = .waiting(waiters)
