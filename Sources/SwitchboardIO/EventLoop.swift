@@ -53,8 +53,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private let finished = DispatchSemaphore(value: 0)
 
     // The loop's thread only.
-    @exclusivity(unchecked) private var handlers: [UInt64: any IOHandler] = [:]
-    @exclusivity(unchecked) private var nextToken: UInt64 = 1
+    @exclusivity(unchecked) private var handlers = HandlerSlots()
     @exclusivity(unchecked) private var timers = TimerHeap()
 
     /// Turns of the loop so far (each a wait for readiness); loop-confined.
@@ -206,10 +205,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     package func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
         // Off the loop only once it has shut down (its work then runs elsewhere).
         guard inEventLoop else { throw .shutDown }
-        let token = nextToken
-        nextToken += 1
-        try selector.register(descriptor, token: token, interest: interest)
-        handlers[token] = handler
+        let token = handlers.insert(handler)
+        do throws(IOError) {
+            try selector.register(descriptor, token: token, interest: interest)
+        } catch {
+            handlers.remove(token)
+            throw error
+        }
         return token
     }
 
@@ -233,7 +235,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             selector.deregister(descriptor, interest: interest)
             return
         }
-        handlers[token] = nil
+        handlers.remove(token)
         selector.deregister(descriptor, interest: interest)
     }
 
@@ -244,7 +246,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         selector.deregister(descriptor, interest: interest)
         // Once the loop has stopped this runs elsewhere, where the table is not to be
         // touched (two such calls would race); it was emptied when the loop finished.
-        executeHere { [self] in if inEventLoop { handlers[token] = nil } }
+        executeHere { [self] in if inEventLoop { handlers.remove(token) } }
     }
 
     // MARK: The loop
@@ -317,7 +319,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             return (queued, stopWaiters)
         }
         for work in leftovers { runElsewhere(work) }
-        handlers = [:]
+        handlers = HandlerSlots()
         finished.signal()
         for waiter in waiters { waiter.resume() }
     }

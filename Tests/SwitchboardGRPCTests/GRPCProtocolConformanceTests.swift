@@ -144,6 +144,12 @@ struct GRPCProtocolConformanceTests {
         for name in ["t", "tee", "hosts", "acceptx", "content-typ", "switchboard", "x-grpc-a", ""] {
             #expect(!GRPCMetadata.isReserved(name), "\(name)")
         }
+        // Names go lowercase; one already lowercase is the same string (not a copy).
+        #expect(GRPCMetadata.lowercasedName("X-Signal-Key_1.a") == "x-signal-key_1.a")
+        #expect(GRPCMetadata.lowercasedName("accept") == "accept")
+        #expect(GRPCMetadata.lowercasedName("") == "")
+        #expect(GRPCMetadata.lowercasedName("ÉTÉ-X") == "été-x", "beyond ASCII, the standard library's case mapping")
+        #expect(GRPCMetadata.lowercasedName(String(repeating: "AbC", count: 50)) == String(repeating: "abc", count: 50))
         #expect(GRPCMetadata.isValidValue("abc é", name: "x"))
         #expect(!GRPCMetadata.isValidValue("a\r\nb", name: "x"))
         #expect(GRPCMetadata.sendable(" padded\t") == "padded", "no whitespace at either end")

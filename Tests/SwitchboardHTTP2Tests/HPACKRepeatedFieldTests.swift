@@ -123,6 +123,48 @@ import Testing
         }
     }
 
+    /// A server's response headers and trailers take turns at the same positions: each
+    /// list, remembered apart, keeps referring to its own entries.
+    @Test func listsTakingTurnsAtThePositionsStayIndexed() throws {
+        var encoder = HPACKEncoder()
+        var decoder = HPACKDecoder()
+        let headers = [HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")]
+        let trailers = [HPACKHeader("grpc-status", "0")]
+        for round in 0..<4 {
+            var block: [UInt8] = []
+            encoder.encode(headers, into: &block)
+            #expect(try decoder.decode(block).headers == headers)
+            // After the first round: `:status 200` static (8), content-type the older entry (63).
+            if round > 0 { #expect(block == [0x88, 0xBF] as [UInt8]) }
+            block = []
+            encoder.encode(trailers, into: &block)
+            #expect(try decoder.decode(block).headers == trailers)
+            if round > 0 { #expect(block == [0xBE] as [UInt8]) }
+        }
+    }
+
+    /// Secret names are written by their static index, never indexed, without a lookup:
+    /// the indices written into the encoder must be the static table's.
+    @Test func secretNamesGoByTheirStaticIndex() throws {
+        for name in ["authorization", "proxy-authorization", "cookie", "set-cookie"] {
+            let index = try #require(HPACKEncoder.neverIndexedNameIndex(name))
+            #expect(HPACKStaticTable.indexOfName[HPACKNameKey(name)] == index, "\(name)")
+            var encoder = HPACKEncoder(huffman: .never)
+            var decoder = HPACKDecoder()
+            for _ in 0..<2 {
+                var block: [UInt8] = []
+                encoder.encode([HPACKHeader(name, "v")], into: &block)
+                // Never indexed (0x10), the index on four bits (15 + the rest), the raw value.
+                #expect(block == [0x1F, UInt8(index - 15), 0x01, UInt8(ascii: "v")])
+                let decoded = try decoder.decode(block).headers
+                #expect(decoded == [HPACKHeader(name, "v", indexing: .never)])
+            }
+            #expect(encoder.dynamicTableSize.size == 0)
+        }
+        #expect(HPACKEncoder.neverIndexedNameIndex("authorizatio") == nil)
+        #expect(HPACKEncoder.neverIndexedNameIndex("x-authorization") == nil)
+    }
+
     // A table shrunk to nothing and grown again under a remembered list is
     // `HPACKHostileInputTests.theEncoderFollowsThePeersTableSize`.
 }

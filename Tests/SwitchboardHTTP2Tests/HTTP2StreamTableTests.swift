@@ -51,4 +51,18 @@ import Testing
         for id in ids { table.removeValue(forKey: id) }
         #expect(table.isEmpty)
     }
+
+    /// The same table holds the driver's delegates: any value, all of them handed back (and
+    /// the table emptied) when the connection ends.
+    @Test func holdsAnyValueAndHandsThemAllBack() {
+        var map = HTTP2StreamMap<String>()
+        for id in stride(from: 1 as UInt32, through: 99, by: 2) { map[id] = "stream \(id)" }
+        map.removeValue(forKey: 3)
+        map[5] = nil
+        #expect(map.count == 48)
+        #expect(map[7] == "stream 7" && map[3] == nil && map[2] == nil)
+        #expect(Set(map.values) == Set(stride(from: 7 as UInt32, through: 99, by: 2).map { "stream \($0)" } + ["stream 1"]))
+        map.removeAll()
+        #expect(map.isEmpty && map.values.isEmpty && map[1] == nil)
+    }
 }

@@ -99,7 +99,24 @@ public enum GRPCMetadata {
 
     /// `name` in lowercase, as HTTP/2 wants it; one already lowercase (most) is not copied.
     static func lowercasedName(_ name: String) -> String {
-        name.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? name.lowercased() : name
+        var name = name
+        // Over the bytes, borrowed (walking the UTF-8 view checked each index on the way).
+        return name.withUTF8 { bytes in
+            var hasUppercase = false, isASCII = true
+            for byte in bytes {
+                if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true } else if byte >= 0x80 { isASCII = false }
+            }
+            guard hasUppercase else { return nil }
+            guard isASCII else { return String(decoding: bytes, as: UTF8.self).lowercased() }
+            // ASCII (every valid name): without the standard library's Unicode case mapping,
+            // which cost about 200 instructions for a short name.
+            return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+                for (index, byte) in bytes.enumerated() {
+                    buffer[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                return bytes.count
+            }
+        } ?? name
     }
 
     /// Throws ``TransportError/invalidRequest(_:)`` for a header that cannot be call metadata:

@@ -56,14 +56,17 @@ package enum HTTP2HeaderValidation {
         var summary = Summary()
         var seenRegular = false
         var pseudo: PseudoHeaders = []
-        var method: String?
-        var path: String?
-        var status: String?
-        for (position, header) in headers.enumerated() {
+        // Positions, not copies of the values: the loop below borrows each field, where
+        // enumerating the list copied (retained and released) both strings of every one.
+        var method: Int?
+        var path: Int?
+        var status: Int?
+        for position in headers.indices {
+            let header = headers[position]
             let known = position < 64 && checked & (1 << UInt64(position)) != 0
             let name = header.name.utf8
             guard !name.isEmpty else { throw malformed("an empty field name") }
-            if name.first == UInt8(ascii: ":") {
+            if name[name.startIndex] == UInt8(ascii: ":") {
                 guard !seenRegular else { throw malformed("pseudo-header \(header.name) after a regular field") }
                 guard let this = pseudoHeader(header.name, in: kind) else {
                     throw malformed("pseudo-header \(header.name) not allowed in a \(kind)")
@@ -71,7 +74,7 @@ package enum HTTP2HeaderValidation {
                 guard pseudo.insert(this).inserted else { throw malformed("pseudo-header \(header.name) twice") }
                 // A path or authority with CR, LF or NUL would be forwarded or logged as given.
                 if !known { try checkValue(header.value, edgeWhitespaceAllowed: false) }
-                if this == .method { method = header.value } else if this == .path { path = header.value } else if this == .status { status = header.value }
+                if this == .method { method = position } else if this == .path { path = position } else if this == .status { status = position }
                 continue
             }
             seenRegular = true
@@ -94,12 +97,12 @@ package enum HTTP2HeaderValidation {
         switch kind {
         case .request:
             guard let method else { throw malformed("a request without :method") }
-            if method != "CONNECT" {
+            if headers[method].value != "CONNECT" {
                 guard pseudo.contains(.scheme) else { throw malformed("a request without :scheme") }
-                guard let path, !path.isEmpty else { throw malformed("a request without :path") }
+                guard let path, !headers[path].value.isEmpty else { throw malformed("a request without :path") }
             }
         case .response:
-            guard let status, status.utf8.count == 3, let code = Int(status), (100...999).contains(code) else {
+            guard let status, headers[status].value.utf8.count == 3, let code = Int(headers[status].value), (100...999).contains(code) else {
                 throw malformed("a response without a valid :status")
             }
             summary.isInformational = code < 200

@@ -1,20 +1,21 @@
-/// A connection's open streams by id. Open addressing with linear probing on the id's bits
+/// A connection's open streams by id (the core's stream states, the driver's delegates).
+/// Open addressing with linear probing on the id's bits
 /// (multiply-shift hashing with a random odd multiplier per connection, a universal family)
 /// instead of a `Dictionary`: its SipHash costs about 130 instructions a lookup, and a unary call
 /// looks its stream up dozens of times on each side. The peer picks its ids, but cannot know the
 /// multiplier, so it cannot pick ids that collide; and no more streams than
 /// MAX_CONCURRENT_STREAMS (and this side's own) are ever held, which bounds any probe.
-struct HTTP2StreamTable: Sendable {
+struct HTTP2StreamMap<Value> {
     /// 0 marks an empty slot: no stream has id 0.
     private var ids: [UInt32]
-    private var states: [HTTP2StreamState?]
+    private var states: [Value?]
     /// How many streams are held.
     private(set) var count = 0
     /// 32 minus log2 of the capacity: the hash keeps the product's top bits.
     private var shift: UInt32
     private let multiplier: UInt32
 
-    private static let initialCapacity = 8
+    private static var initialCapacity: Int { 8 }
 
     /// A table hashing with a random multiplier.
     init() {
@@ -35,8 +36,11 @@ struct HTTP2StreamTable: Sendable {
     /// The ids held, in no particular order (a copy: the table may change while it is walked).
     var keys: [UInt32] { ids.filter { $0 != 0 } }
 
+    /// The values held, in no particular order (a copy).
+    var values: [Value] { states.compactMap { $0 } }
+
     /// The stream with `id`; setting nil removes it.
-    subscript(id: UInt32) -> HTTP2StreamState? {
+    subscript(id: UInt32) -> Value? {
         get { slot(of: id).map { states[$0] } ?? nil }
         set {
             if let slot = slot(of: id) {
@@ -49,7 +53,7 @@ struct HTTP2StreamTable: Sendable {
 
     /// Removes the stream with `id` and returns it.
     @discardableResult
-    mutating func removeValue(forKey id: UInt32) -> HTTP2StreamState? {
+    mutating func removeValue(forKey id: UInt32) -> Value? {
         guard let slot = slot(of: id) else { return nil }
         let removed = states[slot]
         remove(at: slot)
@@ -58,7 +62,7 @@ struct HTTP2StreamTable: Sendable {
 
     /// Removes every stream.
     mutating func removeAll() {
-        self = HTTP2StreamTable(multiplier: multiplier)
+        self = HTTP2StreamMap(multiplier: multiplier)
     }
 
     private var mask: Int { ids.count - 1 }
@@ -78,7 +82,7 @@ struct HTTP2StreamTable: Sendable {
         }
     }
 
-    private mutating func insert(_ state: HTTP2StreamState, for id: UInt32) {
+    private mutating func insert(_ state: Value, for id: UInt32) {
         precondition(id != 0, "stream 0 is the connection")
         // At most half full, so probes stay short.
         if (count + 1) * 2 > ids.count { grow() }
@@ -123,3 +127,8 @@ struct HTTP2StreamTable: Sendable {
         }
     }
 }
+
+extension HTTP2StreamMap: Sendable where Value: Sendable {}
+
+/// The core's streams.
+typealias HTTP2StreamTable = HTTP2StreamMap<HTTP2StreamState>

@@ -27,11 +27,12 @@ public struct HPACKEncoder: Sendable {
     /// last block, then the final one (RFC 7541 §4.2).
     private var pendingSmallest: Int?
     private var pendingFinal: Int?
-    /// For the first positions of a header list, the field last found in the dynamic table
-    /// there and its insertion number: a connection sends the same fields in the same places
-    /// call after call (often the same strings), so comparing with the last one found there
-    /// saves hashing the name and value. An entry still held keeps its meaning, so its
-    /// index is right whatever was added since.
+    /// For the first positions of a header list, the last two fields found in a table there
+    /// and where: a connection sends the same fields in the same places call after call
+    /// (often the same strings), so comparing with the ones found there saves hashing the
+    /// name and value. Two per position, because a server's response headers and trailers
+    /// alternate through the same positions. An entry still held keeps its meaning, so its
+    /// index is right whatever was added since. Entry `2p` is the newer at position `p`.
     private var recentFields: [(key: HPACKFieldKey, found: Found)] = []
     private static let recentPositions = 16
     /// For the same positions, the last Huffman-coded value written there as a literal and
@@ -49,15 +50,16 @@ public struct HPACKEncoder: Sendable {
         case staticField(index: Int)
     }
 
-    /// Names whose values are secrets. (By length, then one comparison: it is asked for
-    /// every field, and most names have none of these lengths.)
-    static func isNeverIndexed(_ name: String) -> Bool {
+    /// Names whose values are secrets, with the static table's index of each. (By length,
+    /// then one comparison: it is asked for every field, and most names have none of these
+    /// lengths. The index spares a table lookup of the name on every call that carries one.)
+    static func neverIndexedNameIndex(_ name: String) -> Int? {
         switch name.utf8.count {
-        case 13: name == "authorization"
-        case 19: name == "proxy-authorization"
-        case 6: name == "cookie"
-        case 10: name == "set-cookie"
-        default: false
+        case 13: name == "authorization" ? 23 : nil
+        case 19: name == "proxy-authorization" ? 49 : nil
+        case 6: name == "cookie" ? 32 : nil
+        case 10: name == "set-cookie" ? 55 : nil
+        default: nil
         }
     }
 
@@ -126,23 +128,18 @@ public struct HPACKEncoder: Sendable {
         var bound = 0
         for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
         output.reserveGrowing(bound)
-        for (position, header) in headers.enumerated() { encode(header, at: position, into: &output) }
+        // By index: the enumerated pairs were copies, a retain and release of two strings each.
+        for position in headers.indices { encode(headers[position], at: position, into: &output) }
     }
 
     private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
-        let secret = header.indexing == .never || (!indexesEverything && Self.isNeverIndexed(header.name))
-        if !secret, position < recentFields.count, HPACKBytes.equal(recentFields[position].key.name, header.name),
-           HPACKBytes.equal(recentFields[position].key.value, header.value) {
-            switch recentFields[position].found {
-            case let .staticField(index):
-                HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
-                return
-            case let .dynamic(insertion):
-                if let index = table.index(ofInsertion: insertion) {
-                    HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
-                    return
-                }
-            }
+        let secretNameIndex = indexesEverything ? nil : Self.neverIndexedNameIndex(header.name)
+        let secret = header.indexing == .never || secretNameIndex != nil
+        if !secret, encodeRecent(header, at: position, into: &output) { return }
+        if let secretNameIndex {
+            HPACKInteger.encode(secretNameIndex, prefixBits: 4, flags: 0x10, into: &output)
+            encodeValue(header.value, at: position, into: &output)
+            return
         }
         // A name whose values change with every request (`grpc-timeout`) never enters this
         // encoder's table unless it indexes everything, so neither the field nor the name is
@@ -188,10 +185,31 @@ public struct HPACKEncoder: Sendable {
         if indexes { table.add(name: header.name, value: header.value) }
     }
 
+    /// Writes `header` as an index when it is one of the fields last found at `position`
+    /// and still in its table.
+    private func encodeRecent(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) -> Bool {
+        guard 2 * position < recentFields.count else { return false }
+        for slot in 2 * position ..< 2 * position + 2
+        where HPACKBytes.equal(recentFields[slot].key.name, header.name) && HPACKBytes.equal(recentFields[slot].key.value, header.value) {
+            switch recentFields[slot].found {
+            case let .staticField(index):
+                HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
+                return true
+            case let .dynamic(insertion):
+                guard let index = table.index(ofInsertion: insertion) else { return false }
+                HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
+                return true
+            }
+        }
+        return false
+    }
+
     private mutating func remember(_ key: HPACKFieldKey, _ found: Found, at position: Int) {
         guard position < Self.recentPositions else { return }
-        while recentFields.count <= position { recentFields.append((HPACKFieldKey(name: "", value: ""), .dynamic(insertion: -1))) }
-        recentFields[position] = (key, found)
+        while recentFields.count <= 2 * position + 1 { recentFields.append((HPACKFieldKey(name: "", value: ""), .dynamic(insertion: -1))) }
+        // The newer one becomes the older; the older one goes.
+        recentFields[2 * position + 1] = recentFields[2 * position]
+        recentFields[2 * position] = (key, found)
     }
 
     /// A literal value, copied from the last one written at `position` when it is the same.

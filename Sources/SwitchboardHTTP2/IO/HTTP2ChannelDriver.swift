@@ -33,7 +33,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var lastPublished = true
     // Guarded by `lock`.
     @exclusivity(unchecked) private var core: HTTP2Connection
-    @exclusivity(unchecked) private var delegates: [UInt32: any HTTP2StreamDelegate] = [:]
+    /// By id in a table like the core's: a unary call looks its stream's delegate up four
+    /// or five times on each side, and a `Dictionary` hashes each time.
+    @exclusivity(unchecked) private var delegates = HTTP2StreamMap<any HTTP2StreamDelegate>()
     @exclusivity(unchecked) private var waiting = WaitingOpens<PendingOpen>()
     @exclusivity(unchecked) private var nextOpenToken: UInt64 = 0
     @exclusivity(unchecked) private var endedReason: String?
@@ -609,10 +611,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         // must hear so), whoever is left hears that the connection ended.
         effects.append(.run { [self] in
             let left = lock.withLock {
-                defer { delegates = [:] }
-                return delegates
+                defer { delegates.removeAll() }
+                return delegates.values
             }
-            for (_, delegate) in left { delegate.streamClosed(.connectionEnded(reason)) }
+            for delegate in left { delegate.streamClosed(.connectionEnded(reason)) }
         })
         wentAway()
         let handlers = closeHandlers
