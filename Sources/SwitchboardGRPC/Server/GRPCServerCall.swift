@@ -78,9 +78,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var encoding: String?
         var metadata = RPCHeaders()
         metadata.reserveCapacity(headers.count)
-        // By index, borrowing each field (iterating the list copied both strings of each).
-        for index in headers.indices {
-            let header = headers[index]
+        for header in headers {
             let name = header.name
             // By length first: one string comparison a header, not one for each case.
             switch name.utf8.count {

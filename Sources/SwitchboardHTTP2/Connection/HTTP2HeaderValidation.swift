@@ -56,8 +56,7 @@ package enum HTTP2HeaderValidation {
         var summary = Summary()
         var seenRegular = false
         var pseudo: PseudoHeaders = []
-        // Positions, not copies of the values: the loop below borrows each field, where
-        // enumerating the list copied (retained and released) both strings of every one.
+        // Positions, not copies of the values (each a retain and a release).
         var method: Int?
         var path: Int?
         var status: Int?

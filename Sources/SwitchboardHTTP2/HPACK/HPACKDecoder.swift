@@ -207,11 +207,17 @@ public struct HPACKDecoder: Sendable {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[index..<index + length])
         index += length
         if huffman {
-            scratch.removeAll(keepingCapacity: true)
-            // No code is shorter than five bits, which bounds the output by the input.
-            scratch.reserveCapacity(length * 8 / 5 + 1)
-            try HuffmanCoding.decode(raw, into: &scratch)
-            return (scratch.withUnsafeBytes { Self.text($0, invalid: &invalid) }, scratch.count)
+            // No code is shorter than five bits, which bounds the output by the input. The
+            // scratch only grows (its bytes are written before they are read), so a warm
+            // decoder decodes in place.
+            let most = HuffmanCoding.maximumDecodedLength(of: length)
+            if scratch.count < most { scratch.append(contentsOf: repeatElement(0, count: most - scratch.count)) }
+            var decoded: Result<Int, HPACKError> = .success(0)
+            scratch.withUnsafeMutableBufferPointer { buffer in
+                decoded = Result { () throws(HPACKError) in try HuffmanCoding.decode(raw, into: UnsafeMutableBufferPointer(rebasing: buffer[..<most])) }
+            }
+            let written = try decoded.get()
+            return (scratch.withUnsafeBytes { Self.text(UnsafeRawBufferPointer(rebasing: $0[..<written]), invalid: &invalid) }, written)
         }
         return (Self.text(raw, invalid: &invalid), length)
     }

@@ -128,7 +128,6 @@ public struct HPACKEncoder: Sendable {
         var bound = 0
         for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
         output.reserveGrowing(bound)
-        // By index: the enumerated pairs were copies, a retain and release of two strings each.
         for position in headers.indices { encode(headers[position], at: position, into: &output) }
     }
 

@@ -6,12 +6,19 @@ enum HPACKInteger {
     static let maximumContinuationBytes = 4
 
     /// Appends `value` with a `prefixBits`-bit prefix, OR-ing `flags` into the first byte.
+    /// Inlined: nearly every integer (an index, a short length) fits its prefix, and a call
+    /// cost more than the byte it writes.
+    @inline(__always)
     static func encode(_ value: Int, prefixBits: Int, flags: UInt8, into bytes: inout [UInt8]) {
         let limit = (1 << prefixBits) - 1
         if value < limit {
             bytes.append(flags | UInt8(value))
-            return
+        } else {
+            encodeLong(value, limit: limit, flags: flags, into: &bytes)
         }
+    }
+
+    private static func encodeLong(_ value: Int, limit: Int, flags: UInt8, into bytes: inout [UInt8]) {
         bytes.append(flags | UInt8(limit))
         var rest = value - limit
         while rest >= 128 {

@@ -11,24 +11,35 @@ enum HuffmanCoding {
     }
 
     /// Appends the code of `bytes`, `encodedLength` octets (from ``encodedLength(of:)``): the
-    /// output grows once, and the table is read through one pointer.
+    /// output grows once and is written in place, and the table is read through one pointer.
     static func encode(_ bytes: UnsafeBufferPointer<UInt8>, encodedLength: Int, into output: inout [UInt8]) {
-        output.reserveGrowing(encodedLength)
-        HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in
-            var pending: UInt64 = 0
-            var pendingBits = 0
-            for byte in bytes {
-                let (code, length) = codes[Int(byte)]
-                pending = (pending << UInt64(length)) | UInt64(code)
-                pendingBits &+= Int(length)
-                while pendingBits >= 8 {
-                    pendingBits &-= 8
-                    output.append(UInt8(truncatingIfNeeded: pending >> UInt64(pendingBits)))
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: encodedLength))
+        output.withUnsafeMutableBufferPointer { buffer in
+            HuffmanCodeTable.codes.withUnsafeBufferPointer { codes in
+                var pending: UInt64 = 0
+                var pendingBits = 0
+                var index = start
+                for byte in bytes {
+                    let (code, length) = codes[Int(byte)]
+                    pending = (pending << UInt64(length)) | UInt64(code)
+                    pendingBits &+= Int(length)
+                    while pendingBits >= 8 {
+                        pendingBits &-= 8
+                        // Unsafe buffers are not bounds-checked in release builds: a wrong
+                        // `encodedLength` must stop here, not write past the array.
+                        precondition(index < buffer.count, "the length encodedLength(of:) gave")
+                        buffer[index] = UInt8(truncatingIfNeeded: pending >> UInt64(pendingBits))
+                        index &+= 1
+                    }
                 }
-            }
-            if pendingBits > 0 {
-                let padding = 8 - pendingBits
-                output.append(UInt8(truncatingIfNeeded: (pending << UInt64(padding)) | ((1 << UInt64(padding)) - 1)))
+                if pendingBits > 0 {
+                    let padding = 8 - pendingBits
+                    precondition(index < buffer.count, "the length encodedLength(of:) gave")
+                    buffer[index] = UInt8(truncatingIfNeeded: (pending << UInt64(padding)) | ((1 << UInt64(padding)) - 1))
+                    index &+= 1
+                }
+                precondition(index == start + encodedLength, "the length encodedLength(of:) gave")
             }
         }
     }
@@ -36,22 +47,48 @@ enum HuffmanCoding {
     /// Decodes `bytes` and appends the result; fails on EOS or on padding that is longer
     /// than 7 bits or not all ones.
     static func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(HPACKError) {
+        let start = output.count
+        let most = maximumDecodedLength(of: bytes.count)
+        output.append(contentsOf: repeatElement(0, count: most))
+        var written = 0
+        var failure: HPACKError?
+        output.withUnsafeMutableBufferPointer { buffer in
+            do throws(HPACKError) {
+                written = try decode(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+            } catch {
+                failure = error
+            }
+        }
+        output.removeLast(most - written)
+        if let failure { throw failure }
+    }
+
+    /// The most bytes `count` coded bytes decode to: no code is shorter than five bits.
+    static func maximumDecodedLength(of count: Int) -> Int { count * 8 / 5 + 1 }
+
+    /// Decodes `bytes` into `output`, which holds at least ``maximumDecodedLength(of:)``
+    /// bytes, and returns how many it wrote: no appends, so no capacity check a symbol.
+    static func decode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) throws(HPACKError) -> Int {
+        precondition(output.count >= maximumDecodedLength(of: bytes.count), "room for the longest result")
         let table = HuffmanDecodingTable.shared
-        var state = 0
-        let steps = table.steps
-        var failed = false
-        func advance(_ nibble: UInt8) {
-            let step = steps[state << 4 | Int(nibble)]
-            failed = failed || step.flags & HuffmanDecodingTable.failed != 0
-            if step.flags & HuffmanDecodingTable.emits != 0 { output.append(step.symbol) }
-            state = Int(step.next)
+        return try table.steps.withUnsafeBufferPointer { steps throws(HPACKError) -> Int in
+            var state = 0
+            var written = 0
+            var flags: UInt8 = 0
+            for byte in bytes {
+                // Two nibbles, each a table step that emits at most one symbol.
+                let high = steps[state << 4 | Int(byte >> 4)]
+                output[written] = high.symbol
+                written &+= Int(high.flags & HuffmanDecodingTable.emits)
+                let low = steps[Int(high.next) << 4 | Int(byte & 0x0F)]
+                output[written] = low.symbol
+                written &+= Int(low.flags & HuffmanDecodingTable.emits)
+                flags |= high.flags | low.flags
+                state = Int(low.next)
+            }
+            guard flags & HuffmanDecodingTable.failed == 0, table.mayEndIn[state] else { throw .invalidHuffmanCode }
+            return written
         }
-        for byte in bytes {
-            advance(byte >> 4)
-            advance(byte & 0x0F)
-            if failed { throw .invalidHuffmanCode }
-        }
-        guard table.mayEndIn[state] else { throw .invalidHuffmanCode }
     }
 }
 

@@ -61,7 +61,11 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
             rhs.withUTF8 { right -> Bool? in
                 guard left.count == right.count else {
                     // Different byte counts differ after lowercasing too, unless non-ASCII.
-                    return left.allSatisfy { $0 < 0x80 } && right.allSatisfy { $0 < 0x80 } ? false : nil
+                    // (A word at a time: this runs for every other name a lookup passes.)
+                    let ascii = { (bytes: UnsafeBufferPointer<UInt8>) in
+                        bytes.isEmpty || UTF8Validation.isASCII(UnsafeRawPointer(bytes.baseAddress!), count: bytes.count)
+                    }
+                    return ascii(left) && ascii(right) ? false : nil
                 }
                 for index in left.indices {
                     let a = left[index], b = right[index]
