@@ -32,7 +32,7 @@ struct GRPCRequestHead: Sendable {
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
         }
-        if !metadata.fields.isEmpty { headers += GRPCMetadata.requestMetadata(metadata) }
+        if !metadata.fields.isEmpty { GRPCMetadata.appendRequestMetadata(metadata, to: &headers) }
         return headers
     }
 }

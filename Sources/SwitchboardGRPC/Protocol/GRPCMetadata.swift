@@ -143,13 +143,19 @@ public enum GRPCMetadata {
     /// `send`, the transport's when it was made), so names and values are not checked again.
     static func requestMetadata(_ headers: RPCHeaders) -> [HPACKHeader] {
         var fields: [HPACKHeader] = []
+        appendRequestMetadata(headers, to: &fields)
+        return fields
+    }
+
+    /// ``requestMetadata(_:)`` appended to `fields`: a call's list is built in one array,
+    /// not through a second one.
+    static func appendRequestMetadata(_ headers: RPCHeaders, to fields: inout [HPACKHeader]) {
         for (name, value) in headers {
             let lowered = lowercasedName(name)
             guard !isReserved(lowered) else { continue }
             // A secret kept out of HPACK's tables cannot be guessed through compression.
             fields.append(HPACKHeader(lowered, sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
         }
-        return fields
     }
 
     static func isValidName(_ name: String) -> Bool {

@@ -131,6 +131,9 @@ public struct HPACKEncoder: Sendable {
         for position in headers.indices { encode(headers[position], at: position, into: &output) }
     }
 
+    // Inlined into its one caller: called out of line, each field was copied for the call
+    // (a retain and release of both strings, about 170 instructions a field).
+    @inline(__always)
     private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
         let secretNameIndex = indexesEverything ? nil : Self.neverIndexedNameIndex(header.name)
         let secret = header.indexing == .never || secretNameIndex != nil

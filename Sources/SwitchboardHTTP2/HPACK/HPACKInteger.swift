@@ -29,13 +29,19 @@ enum HPACKInteger {
     }
 
     /// Reads an integer whose prefix is the low `prefixBits` bits of `bytes[index]`, moving
-    /// `index` past it.
+    /// `index` past it. Inlined for the same reason as ``encode(_:prefixBits:flags:into:)``.
+    @inline(__always)
     static func decode(_ bytes: UnsafeRawBufferPointer, at index: inout Int, prefixBits: Int) throws(HPACKError) -> Int {
         guard index < bytes.count else { throw .truncated }
         let limit = (1 << prefixBits) - 1
-        var value = Int(bytes[index]) & limit
+        let value = Int(bytes[index]) & limit
         index += 1
         guard value == limit else { return value }
+        return try decodeLong(bytes, at: &index, limit: limit)
+    }
+
+    private static func decodeLong(_ bytes: UnsafeRawBufferPointer, at index: inout Int, limit: Int) throws(HPACKError) -> Int {
+        var value = limit
         var shift = 0
         for _ in 0..<maximumContinuationBytes {
             guard index < bytes.count else { throw .truncated }
