@@ -135,9 +135,11 @@ public struct HPACKEncoder: Sendable {
     // (a retain and release of both strings, about 170 instructions a field).
     @inline(__always)
     private mutating func encode(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) {
+        // A field remembered at this position was no secret when it was found (a secret
+        // name is never remembered), so the memory is asked before the secret names.
+        if header.indexing != .never, encodeRecent(header, at: position, into: &output) { return }
         let secretNameIndex = indexesEverything ? nil : Self.neverIndexedNameIndex(header.name)
         let secret = header.indexing == .never || secretNameIndex != nil
-        if !secret, encodeRecent(header, at: position, into: &output) { return }
         if let secretNameIndex {
             HPACKInteger.encode(secretNameIndex, prefixBits: 4, flags: 0x10, into: &output)
             encodeValue(header.value, at: position, into: &output)
