@@ -205,7 +205,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     package func register(_ descriptor: Int32, interest: IOInterest, handler: any IOHandler) throws(IOError) -> UInt64 {
         // Off the loop only once it has shut down (its work then runs elsewhere).
         guard inEventLoop else { throw .shutDown }
-        let token = handlers.insert(handler)
+        // Out of tokens: as many registrations as descriptors a process could hold.
+        guard let token = handlers.insert(handler) else { throw .system("register", EMFILE) }
         do throws(IOError) {
             try selector.register(descriptor, token: token, interest: interest)
         } catch {

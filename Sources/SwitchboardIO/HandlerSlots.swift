@@ -12,35 +12,44 @@ struct HandlerSlots {
     /// Registrations held.
     private(set) var count = 0
 
-    /// Holds `handler`; the token names it until it is removed.
-    mutating func insert(_ handler: any IOHandler) -> UInt64 {
+    /// A token is the generation above the slot, and fits a pointer, since kqueue carries it
+    /// in `udata`: 32 bits of each on 64-bit platforms; on 32-bit ones (arm64_32 watches) 20
+    /// bits of slot (about a million registrations) and 12 of generation.
+    static var slotBits: Int { UInt.bitWidth == 64 ? 32 : 20 }
+    private static var slotMask: UInt64 { (1 << UInt64(slotBits)) - 1 }
+    private static var lastGeneration: UInt32 { UInt.bitWidth == 64 ? .max : (1 << 12) - 1 }
+
+    /// The slot a token names.
+    static func slot(of token: UInt64) -> Int { Int(truncatingIfNeeded: token & slotMask) }
+
+    /// Holds `handler` and returns the token that names it until it is removed; nil when
+    /// every slot a token can name is taken.
+    mutating func insert(_ handler: any IOHandler) -> UInt64? {
         let slot: Int
         if let reused = free.popLast() {
             slot = reused
             handlers[slot] = handler
         } else {
+            // The last slot is never used, so no token is all ones (the selector's wakeup token).
+            guard UInt64(handlers.count) < Self.slotMask else { return nil }
             slot = handlers.count
             handlers.append(handler)
             generations.append(1)
         }
         count += 1
-        // Generations start at 1, so no token is 0 (what channels keep for "not registered");
-        // slots stay far below 2^32 (each is an open descriptor), so none is all ones (the
-        // selector's wakeup token).
-        return UInt64(generations[slot]) << 32 | UInt64(slot)
+        // Generations start at 1, so no token is 0 (what channels keep for "not registered").
+        return UInt64(generations[slot]) << UInt64(Self.slotBits) | UInt64(slot)
     }
 
     /// The handler `token` names, or nil once it was removed.
     subscript(token: UInt64) -> (any IOHandler)? {
-        let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
-        guard slot < handlers.count, generations[slot] == UInt32(truncatingIfNeeded: token >> 32) else { return nil }
+        guard let slot = live(token) else { return nil }
         return handlers[slot]
     }
 
     /// Drops the handler `token` names; a token already removed is ignored.
     mutating func remove(_ token: UInt64) {
-        let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
-        guard slot < handlers.count, generations[slot] == UInt32(truncatingIfNeeded: token >> 32), handlers[slot] != nil else { return }
+        guard let slot = live(token), handlers[slot] != nil else { return }
         release(slot)
         count -= 1
     }
@@ -51,9 +60,16 @@ struct HandlerSlots {
         count = 0
     }
 
+    /// The slot `token` names while its generation is current.
+    private func live(_ token: UInt64) -> Int? {
+        let slot = Self.slot(of: token)
+        guard slot < handlers.count, UInt64(generations[slot]) == token >> UInt64(Self.slotBits) else { return nil }
+        return slot
+    }
+
     private mutating func release(_ slot: Int) {
         handlers[slot] = nil
-        generations[slot] = generations[slot] == .max ? 1 : generations[slot] + 1
+        generations[slot] = generations[slot] == Self.lastGeneration ? 1 : generations[slot] + 1
         free.append(slot)
     }
 }

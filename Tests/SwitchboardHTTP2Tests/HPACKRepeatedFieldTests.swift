@@ -140,7 +140,31 @@ import Testing
             encoder.encode(trailers, into: &block)
             #expect(try decoder.decode(block).headers == trailers)
             if round > 0 { #expect(block == [0xBE] as [UInt8]) }
+            // Fields come from the memory, not a lookup (the bytes alone would be the same
+            // without it): `:status` (static, remembered when first found) from round 1 on,
+            // the two added in round 0 (found in round 1) from round 2 on. With one field per
+            // position, `:status` and `grpc-status` would evict each other and never hit.
+            #expect(encoder.recentFieldHits == (round == 0 ? 0 : 3 * round - 2))
         }
+    }
+
+    /// A field remembered at a position and then sent never-indexed there is written as a
+    /// never-indexed literal, not as the index the memory holds.
+    @Test func aRememberedFieldSentAsASecretStaysALiteral() throws {
+        var encoder = HPACKEncoder(huffman: .never)
+        var decoder = HPACKDecoder()
+        // Added to the table by the first list, found there by the second, remembered for the third.
+        for _ in 0..<3 {
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader("x-key", "v")], into: &block)
+            #expect(try decoder.decode(block).headers == [HPACKHeader("x-key", "v")])
+        }
+        #expect(encoder.recentFieldHits == 1)
+        var block: [UInt8] = []
+        encoder.encode([HPACKHeader("x-key", "v", indexing: .never)], into: &block)
+        #expect(block[0] & 0xF0 == 0x10, "a literal never indexed")
+        #expect(try decoder.decode(block).headers == [HPACKHeader("x-key", "v", indexing: .never)])
+        #expect(encoder.recentFieldHits == 1)
     }
 
     /// Secret names are written by their static index, never indexed, without a lookup:

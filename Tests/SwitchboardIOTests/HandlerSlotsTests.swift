@@ -13,9 +13,15 @@ import Testing
 
     private func name(_ handler: (any IOHandler)?) -> Int? { (handler as? Handler)?.name }
 
-    @Test func aTokenFindsItsHandlerUntilRemoved() {
+    /// A new registration's token, which a test table always has room for.
+    private func insert(_ name: Int, into slots: inout HandlerSlots) throws -> UInt64 {
+        let token = slots.insert(Handler(name))
+        return try #require(token)
+    }
+
+    @Test func aTokenFindsItsHandlerUntilRemoved() throws {
         var slots = HandlerSlots()
-        let first = slots.insert(Handler(1)), second = slots.insert(Handler(2))
+        let first = try insert(1, into: &slots), second = try insert(2, into: &slots)
         #expect(first != second)
         #expect(name(slots[first]) == 1 && name(slots[second]) == 2)
         #expect(slots.count == 2)
@@ -27,37 +33,39 @@ import Testing
         #expect(slots.count == 1, "removing twice is ignored")
     }
 
-    @Test func aStaleTokenFindsNothingInItsReusedSlot() {
+    @Test func aStaleTokenFindsNothingInItsReusedSlot() throws {
         var slots = HandlerSlots()
-        let old = slots.insert(Handler(1))
+        let old = try insert(1, into: &slots)
         slots.remove(old)
-        let new = slots.insert(Handler(2))
-        #expect(old & 0xFFFF_FFFF == new & 0xFFFF_FFFF, "the slot is reused")
+        let new = try insert(2, into: &slots)
+        #expect(HandlerSlots.slot(of: old) == HandlerSlots.slot(of: new), "the slot is reused")
         #expect(slots[old] == nil)
         #expect(name(slots[new]) == 2)
         slots.remove(old)
         #expect(name(slots[new]) == 2, "the stale token does not remove the new registration")
     }
 
-    @Test func tokensAreNeverZeroNorTheWakeupToken() {
+    @Test func tokensAreNeverZeroNorTheWakeupTokenAndFitAPointer() throws {
         var slots = HandlerSlots()
         var tokens: Set<UInt64> = []
         for round in 0..<200 {
-            let token = slots.insert(Handler(round))
+            let token = try insert(round, into: &slots)
             #expect(token != 0 && token != UInt64.max)
+            #expect(UInt(exactly: token) != nil, "kqueue carries it in a pointer")
             #expect(tokens.insert(token).inserted, "no token is handed out twice")
             if round % 3 != 0 { slots.remove(token) }
         }
         #expect(slots[0] == nil && slots[UInt64.max] == nil && slots[1 << 40] == nil)
     }
 
-    @Test func removeAllEndsEveryToken() {
+    @Test func removeAllEndsEveryToken() throws {
         var slots = HandlerSlots()
-        let tokens = (0..<5).map { slots.insert(Handler($0)) }
+        var tokens: [UInt64] = []
+        for index in 0..<5 { tokens.append(try insert(index, into: &slots)) }
         slots.removeAll()
         #expect(slots.count == 0)
         for token in tokens { #expect(slots[token] == nil) }
-        let again = slots.insert(Handler(9))
+        let again = try insert(9, into: &slots)
         #expect(!tokens.contains(again))
         #expect(name(slots[again]) == 9)
     }

@@ -207,9 +207,9 @@ public struct HPACKDecoder: Sendable {
         let raw = UnsafeRawBufferPointer(rebasing: bytes[index..<index + length])
         index += length
         if huffman {
-            // No code is shorter than five bits, which bounds the output by the input. The
-            // scratch only grows (its bytes are written before they are read), so a warm
-            // decoder decodes in place.
+            // No code is shorter than five bits, which bounds the output by the input. Within
+            // a block the scratch only grows (its bytes are written before they are read), so a
+            // warm decoder decodes in place; above 4 KiB it is released after the block.
             let most = HuffmanCoding.maximumDecodedLength(of: length)
             if scratch.count < most { scratch.append(contentsOf: repeatElement(0, count: most - scratch.count)) }
             var decoded: Result<Int, HPACKError> = .success(0)

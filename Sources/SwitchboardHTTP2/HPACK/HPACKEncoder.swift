@@ -35,6 +35,8 @@ public struct HPACKEncoder: Sendable {
     /// index is right whatever was added since. Entry `2p` is the newer at position `p`.
     private var recentFields: [(key: HPACKFieldKey, found: Found)] = []
     private static let recentPositions = 16
+    /// Fields written from that memory so far (tests check it is used).
+    private(set) var recentFieldHits = 0
     /// For the same positions, the last Huffman-coded value written there as a literal and
     /// its encoding: a secret that is never indexed (a call's `authorization`) repeats call
     /// after call, and copying its encoding costs far less than coding it again.
@@ -191,19 +193,19 @@ public struct HPACKEncoder: Sendable {
 
     /// Writes `header` as an index when it is one of the fields last found at `position`
     /// and still in its table.
-    private func encodeRecent(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) -> Bool {
+    private mutating func encodeRecent(_ header: HPACKHeader, at position: Int, into output: inout [UInt8]) -> Bool {
         guard 2 * position < recentFields.count else { return false }
         for slot in 2 * position ..< 2 * position + 2
         where HPACKBytes.equal(recentFields[slot].key.name, header.name) && HPACKBytes.equal(recentFields[slot].key.value, header.value) {
             switch recentFields[slot].found {
             case let .staticField(index):
                 HPACKInteger.encode(index, prefixBits: 7, flags: 0x80, into: &output)
-                return true
             case let .dynamic(insertion):
                 guard let index = table.index(ofInsertion: insertion) else { return false }
                 HPACKInteger.encode(index + HPACKStaticTable.count, prefixBits: 7, flags: 0x80, into: &output)
-                return true
             }
+            recentFieldHits &+= 1
+            return true
         }
         return false
     }
