@@ -81,7 +81,9 @@ public final class RPCRouter: Sendable {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
         }
         let request = ServerRequest(verb: "POST", path: route.endpoint.grpcPath, headers: headers, body: body)
-        let context = ServerContext(auth: auth, headers: headers, pathParameters: [:], query: [], endpoint: route.endpoint)
+        // `PathParameters()`, not `[:]`: the literal picked the dictionary overload, which
+        // sorts (and allocates) on every call.
+        let context = ServerContext(auth: auth, headers: headers, pathParameters: PathParameters(), query: [], endpoint: route.endpoint)
         var response = await route.serve(request, context)
         context.responseHeaders.apply(to: &response)
         return response
