@@ -44,30 +44,12 @@ enum HuffmanCoding {
         }
     }
 
-    /// Decodes `bytes` and appends the result; fails on EOS or on padding that is longer
-    /// than 7 bits or not all ones.
-    static func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [UInt8]) throws(HPACKError) {
-        let start = output.count
-        let most = maximumDecodedLength(of: bytes.count)
-        output.append(contentsOf: repeatElement(0, count: most))
-        var written = 0
-        var failure: HPACKError?
-        output.withUnsafeMutableBufferPointer { buffer in
-            do throws(HPACKError) {
-                written = try decode(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start...]))
-            } catch {
-                failure = error
-            }
-        }
-        output.removeLast(most - written)
-        if let failure { throw failure }
-    }
-
     /// The most bytes `count` coded bytes decode to: no code is shorter than five bits.
     static func maximumDecodedLength(of count: Int) -> Int { count * 8 / 5 + 1 }
 
     /// Decodes `bytes` into `output`, which holds at least ``maximumDecodedLength(of:)``
     /// bytes, and returns how many it wrote: no appends, so no capacity check a symbol.
+    /// Fails on EOS or on padding that is longer than 7 bits or not all ones.
     static func decode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableBufferPointer<UInt8>) throws(HPACKError) -> Int {
         precondition(output.count >= maximumDecodedLength(of: bytes.count), "room for the longest result")
         let table = HuffmanDecodingTable.shared
