@@ -440,7 +440,7 @@ struct ServiceTranslator {
         let decode = endpoint.response != nil
             ? "{ body, encoding in try \(typeName(endpoint.response)!)(decoding: body, encoding: encoding) }"
             : "{ _, _ in () }"
-        lines.append(.line("return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: \(encoding), errors: \(qualifiedErrorType(endpoint)).self, decode: \(decode))"))
+        lines.append(.line("return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: \(encoding), errors: \(qualifiedErrorType(endpoint)).self, decode: \(decode))"))
         return lines
     }
 

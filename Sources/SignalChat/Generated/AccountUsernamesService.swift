@@ -194,14 +194,14 @@ public struct AccountUsernamesClient: AccountUsernamesService {
             return .failure(error)
         }
         let rpcRequest = RPCRequest(endpoint: AccountUsernames.reserveUsernameHash, path: path, logSafePath: path, headers: headers, body: body, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.ReserveUsernameHashError.self, decode: { body, encoding in try ReserveUsernameHashResponse(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.ReserveUsernameHashError.self, decode: { body, encoding in try ReserveUsernameHashResponse(decoding: body, encoding: encoding) })
     }
 
     public func deleteUsernameHash(options: CallOptions) async -> RequestResult<Void, AccountUsernames.DeleteUsernameHashError> {
         let path = "/v1/accounts/username_hash"
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
         let rpcRequest = RPCRequest(endpoint: AccountUsernames.deleteUsernameHash, path: path, logSafePath: path, headers: headers, body: nil)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.DeleteUsernameHashError.self, decode: { _, _ in () })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.DeleteUsernameHashError.self, decode: { _, _ in () })
     }
 }
 

@@ -100,7 +100,7 @@ public struct AttachmentsClient: AttachmentsService {
         let path = "/v4/attachments/form/upload"
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         let rpcRequest = RPCRequest(endpoint: Attachments.getUploadForm, path: path, logSafePath: path, headers: headers, body: nil)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Attachments.GetUploadFormError.self, decode: { body, encoding in try AttachmentUploadForm(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Attachments.GetUploadFormError.self, decode: { body, encoding in try AttachmentUploadForm(decoding: body, encoding: encoding) })
     }
 }
 

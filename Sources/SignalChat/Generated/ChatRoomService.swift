@@ -333,7 +333,7 @@ public struct ChatRoomClient: ChatRoomService {
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
         let rpcRequest = RPCRequest(endpoint: ChatRoom.getHistory, path: path, logSafePath: path, headers: headers, body: nil, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.GetHistoryError.self, decode: { body, encoding in try ChatHistoryResponse(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.GetHistoryError.self, decode: { body, encoding in try ChatHistoryResponse(decoding: body, encoding: encoding) })
     }
 
     public func sendChatMessage(_ request: SendChatMessageRequest, options: CallOptions) async -> RequestResult<ChatMessage, ChatRoom.SendChatMessageError> {
@@ -351,7 +351,7 @@ public struct ChatRoomClient: ChatRoomService {
             return .failure(error)
         }
         let rpcRequest = RPCRequest(endpoint: ChatRoom.sendChatMessage, path: path, logSafePath: path, headers: headers, body: body, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.SendChatMessageError.self, decode: { body, encoding in try ChatMessage(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.SendChatMessageError.self, decode: { body, encoding in try ChatMessage(decoding: body, encoding: encoding) })
     }
 
     public func markRead(_ request: ReadReceipt, options: CallOptions) async -> RequestResult<Void, ChatRoom.MarkReadError> {
@@ -367,7 +367,7 @@ public struct ChatRoomClient: ChatRoomService {
             return .failure(error)
         }
         let rpcRequest = RPCRequest(endpoint: ChatRoom.markRead, path: path, logSafePath: path, headers: headers, body: body, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.MarkReadError.self, decode: { _, _ in () })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.MarkReadError.self, decode: { _, _ in () })
     }
 }
 

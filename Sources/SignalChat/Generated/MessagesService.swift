@@ -138,7 +138,7 @@ public struct MessagesClient: MessagesService {
         bodyMessage.destination = ""
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Messages.sendMessage, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Messages.SendMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Messages.SendMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }
 }
 

@@ -103,7 +103,7 @@ public struct SealedSenderKeysClient: SealedSenderKeysService {
         var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         headers.add(AccessKey.headerName, accessKey.headerValue)
         let rpcRequest = RPCRequest(endpoint: SealedSenderKeys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderKeys.GetPreKeysError.self, decode: { body, encoding in try PreKeyBundle(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderKeys.GetPreKeysError.self, decode: { body, encoding in try PreKeyBundle(decoding: body, encoding: encoding) })
     }
 }
 

@@ -121,7 +121,7 @@ public struct SealedSenderMessagesClient: SealedSenderMessagesService {
         bodyMessage.destination = ""
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: SealedSenderMessages.sendSealedMessage, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderMessages.SendSealedMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: SealedSenderMessages.SendSealedMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }
 }
 

@@ -104,7 +104,7 @@ public struct UsernamesClient: UsernamesService {
         let logSafePath = "/v1/accounts/username_hash/" + "[REDACTED]"
         let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
         let rpcRequest = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: path, logSafePath: logSafePath, headers: headers, body: nil, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .json, errors: Usernames.LookUpUsernameHashError.self, decode: { body, encoding in try LookUpUsernameHashResponse(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: Usernames.LookUpUsernameHashError.self, decode: { body, encoding in try LookUpUsernameHashResponse(decoding: body, encoding: encoding) })
     }
 }
 

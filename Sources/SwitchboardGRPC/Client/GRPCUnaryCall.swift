@@ -28,7 +28,9 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     private let owner: GRPCClientConnection
     private var connection: HTTP2ChannelDriver { owner.driver }
-    private let request: RPCRequest
+    /// The call's deadline; the rest of the request is in `headers` and `framedMessage`, so
+    /// the call does not hold (and copy) the whole request.
+    private let deadline: ContinuousClock.Instant?
     private let framedMessage: [UInt8]
     private let options: GRPCClientOptions
     private let headers: [HPACKHeader]
@@ -39,6 +41,9 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
     @exclusivity(unchecked) private var continuation: UnsafeContinuation<Outcome, Never>?
+    @exclusivity(unchecked) private var finished = false
+    /// The outcome, kept only when the call ended before its caller began to wait for it:
+    /// handed to a waiting caller it is not stored (a copy and a destroy less per call).
     @exclusivity(unchecked) private var outcome: Outcome?
     @exclusivity(unchecked) private var streamID: UInt32?
     @exclusivity(unchecked) private var openToken: UInt64?
@@ -52,7 +57,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead, json: Bool) {
         owner = connection
-        self.request = request
+        deadline = request.deadline
         self.framedMessage = framedMessage
         self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
@@ -63,7 +68,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let ready: Outcome? = lock.withLock {
-                    if let outcome { return outcome }
+                    if finished { return outcome }
                     self.continuation = continuation
                     return nil
                 }
@@ -79,10 +84,10 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func start() {
-        if let deadline = request.deadline {
+        if let deadline {
             owner.watch(self, until: deadline)
             // Ended (cancelled) before the watch began: its end found no entry to forget.
-            if lock.withLock({ outcome != nil }) {
+            if lock.withLock({ finished }) {
                 owner.forget(self)
                 return
             }
@@ -95,7 +100,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             case let .success(id):
                 let stillWanted = lock.withLock { () -> Bool in
                     streamID = id
-                    return outcome == nil
+                    return !finished
                 }
                 guard stillWanted else {
                     connection.resetStream(id, code: .cancel)
@@ -118,7 +123,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         // request is withdrawn here rather than sent once a stream slot frees.
         let ended = lock.withLock { () -> Bool in
             openToken = token
-            return outcome != nil && streamID == nil
+            return finished && streamID == nil
         }
         if ended { connection.cancelOpen(token) }
     }
@@ -144,13 +149,17 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     @discardableResult
     private func finish(_ result: Outcome) -> Bool {
         let (won, waiting): (Bool, UnsafeContinuation<Outcome, Never>?) = lock.withLock {
-            guard outcome == nil else { return (false, nil) }
-            outcome = result
-            defer { continuation = nil }
-            return (true, continuation)
+            guard !finished else { return (false, nil) }
+            finished = true
+            guard let waiting = continuation else {
+                outcome = result
+                return (true, nil)
+            }
+            continuation = nil
+            return (true, waiting)
         }
         guard won else { return false }
-        if request.deadline != nil { owner.forget(self) }
+        if deadline != nil { owner.forget(self) }
         guard let waiting else { return true }
         let loop = connection.loop
         if loop.inEventLoop {
@@ -170,7 +179,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Waited for a stream slot: `grpc-timeout` counts from now, so the server does not see
     /// more time than the caller has left.
     func headersForDelayedOpen(_ headers: [HPACKHeader]) -> [HPACKHeader] {
-        guard let deadline = request.deadline, let index = headers.firstIndex(where: { $0.name == "grpc-timeout" }) else { return headers }
+        guard let deadline, let index = headers.firstIndex(where: { $0.name == "grpc-timeout" }) else { return headers }
         var updated = headers
         updated[index].value = GRPCTimeout.encode(deadline - .now)
         return updated

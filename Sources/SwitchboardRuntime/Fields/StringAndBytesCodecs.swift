@@ -7,8 +7,8 @@ public enum StringCodec: MapKeyCodec {
     @inlinable public static func isSameOnTheWire(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.elementsEqual(rhs.utf8) }
     public static var defaultValue: String { "" }
     @inlinable public static func isDefault(_ value: String) -> Bool { value.isEmpty }
-    @inlinable public static func encodedSize(of value: String) -> Int { WireSize.lengthDelimited(value.utf8.count) }
-    @inlinable public static func write(_ value: String, to writer: inout WireWriter) { writer.writeString(value) }
+    @inlinable @inline(__always) public static func encodedSize(of value: String) -> Int { WireSize.lengthDelimited(value.utf8.count) }
+    @inlinable @inline(__always) public static func write(_ value: String, to writer: inout WireWriter) { writer.writeString(value) }
     @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> String {
         try reader.readString()
     }

@@ -2,40 +2,85 @@ import Foundation
 
 /// Everything a transport needs to know about an endpoint, generated from the schema.
 public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
+    /// The fields, in one shared object: every request carries its endpoint, and copying one
+    /// reference costs far less than copying (and later destroying) four strings, a
+    /// dictionary and the rest, which a request's copies and its server context each did.
+    @usableFromInline
+    final class Storage: Sendable {
+        @usableFromInline let rpcName: String
+        @usableFromInline let grpcPath: String
+        @usableFromInline let verb: String
+        @usableFromInline let pathTemplate: String
+        @usableFromInline let auth: AuthRequirement
+        @usableFromInline let isIdempotent: Bool
+        @usableFromInline let defaultTimeout: Duration?
+        @usableFromInline let isDeprecated: Bool
+        @usableFromInline let requestBodyType: (any ProtoMessage.Type)?
+        @usableFromInline let responseBodyType: (any ProtoMessage.Type)?
+        @usableFromInline let errorStatusByGRPCCode: [Int: Int]
+        @usableFromInline let versions: ClosedRange<Int>?
+        @usableFromInline let encoding: BodyEncoding
+        @usableFromInline let requestType: (any ProtoMessage.Type)?
+
+        init(
+            rpcName: String, verb: String, pathTemplate: String, auth: AuthRequirement, isIdempotent: Bool,
+            defaultTimeout: Duration?, isDeprecated: Bool, requestBodyType: (any ProtoMessage.Type)?,
+            responseBodyType: (any ProtoMessage.Type)?, errorStatusByGRPCCode: [Int: Int], versions: ClosedRange<Int>?,
+            encoding: BodyEncoding, requestType: (any ProtoMessage.Type)?
+        ) {
+            self.rpcName = rpcName
+            grpcPath = "/" + rpcName
+            self.verb = verb
+            self.pathTemplate = pathTemplate
+            self.auth = auth
+            self.isIdempotent = isIdempotent
+            self.defaultTimeout = defaultTimeout
+            self.isDeprecated = isDeprecated
+            self.requestBodyType = requestBodyType
+            self.responseBodyType = responseBodyType
+            self.errorStatusByGRPCCode = errorStatusByGRPCCode
+            self.versions = versions
+            self.encoding = encoding
+            self.requestType = requestType
+        }
+    }
+
+    @usableFromInline let storage: Storage
+
     /// The stable name a gRPC-style transport uses: `package.Service/Method`.
-    public let rpcName: String
+    @inlinable public var rpcName: String { storage.rpcName }
     /// The path of its gRPC calls, `/package.Service/Method` (made once, not per call).
-    public let grpcPath: String
+    @inlinable public var grpcPath: String { storage.grpcPath }
     /// The HTTP-like verb: `GET`, `PUT`, `POST`, `PATCH`, `DELETE`.
-    public let verb: String
+    @inlinable public var verb: String { storage.verb }
     /// The path template with `{field}` placeholders, such as `/v1/accounts/username_hash/{hash}`.
-    public let pathTemplate: String
+    @inlinable public var pathTemplate: String { storage.pathTemplate }
     /// Which connection the service may be called through.
-    public let auth: AuthRequirement
+    @inlinable public var auth: AuthRequirement { storage.auth }
     /// Whether repeating the request has no further effect, so it may be retried.
-    public let isIdempotent: Bool
+    @inlinable public var isIdempotent: Bool { storage.isIdempotent }
     /// The timeout applied when the call does not set one.
-    public let defaultTimeout: Duration?
+    @inlinable public var defaultTimeout: Duration? { storage.defaultTimeout }
     /// Whether the schema marks the endpoint deprecated.
-    public let isDeprecated: Bool
+    @inlinable public var isDeprecated: Bool { storage.isDeprecated }
     /// The message the request body holds (the request less its bound fields, or the field
     /// named by `body`); `nil` when the endpoint sends no body. Lets interceptors decode a
     /// body they only see as bytes, such as a logger printing it with `@sensitive` fields redacted.
-    public let requestBodyType: (any ProtoMessage.Type)?
+    @inlinable public var requestBodyType: (any ProtoMessage.Type)? { storage.requestBodyType }
     /// The message a successful response's body holds; `nil` when the endpoint returns none.
-    public let responseBodyType: (any ProtoMessage.Type)?
+    @inlinable public var responseBodyType: (any ProtoMessage.Type)? { storage.responseBodyType }
     /// For gRPC: the status of the declared error each gRPC status code stands for (from
     /// `grpc CODE` in the schema, or the documented default for the error's status), so a
     /// gRPC failure becomes the endpoint's own error as the same HTTP-like status would.
-    public let errorStatusByGRPCCode: [Int: Int]
+    @inlinable public var errorStatusByGRPCCode: [Int: Int] { storage.errorStatusByGRPCCode }
     /// The service versions that offer the endpoint (`version` in the rpc); `nil`: every
     /// version of its service.
-    public let versions: ClosedRange<Int>?
+    @inlinable public var versions: ClosedRange<Int>? { storage.versions }
     /// How the endpoint's bodies are encoded (`encoding` in the schema).
-    public let encoding: BodyEncoding
+    @inlinable public var encoding: BodyEncoding { storage.encoding }
     /// The whole request message, bound fields included (what gRPC carries); `nil` when the
     /// endpoint takes no request. Lets a gRPC server transcode `application/grpc+json`.
-    public let requestType: (any ProtoMessage.Type)?
+    @inlinable public var requestType: (any ProtoMessage.Type)? { storage.requestType }
 
     /// Creates a descriptor.
     public init(
@@ -45,27 +90,19 @@ public struct EndpointDescriptor: Sendable, Hashable, CustomStringConvertible {
         errorStatusByGRPCCode: [Int: Int] = [:], versions: ClosedRange<Int>? = nil, encoding: BodyEncoding = .protobuf,
         requestType: (any ProtoMessage.Type)? = nil
     ) {
-        self.versions = versions
-        self.encoding = encoding
-        self.requestType = requestType
-        self.rpcName = rpcName
-        grpcPath = "/" + rpcName
-        self.verb = verb
-        self.pathTemplate = pathTemplate
-        self.auth = auth
-        self.isIdempotent = isIdempotent
-        self.defaultTimeout = defaultTimeout
-        self.isDeprecated = isDeprecated
-        self.requestBodyType = requestBodyType
-        self.responseBodyType = responseBodyType
-        self.errorStatusByGRPCCode = errorStatusByGRPCCode
+        storage = Storage(
+            rpcName: rpcName, verb: verb, pathTemplate: pathTemplate, auth: auth, isIdempotent: isIdempotent,
+            defaultTimeout: defaultTimeout, isDeprecated: isDeprecated, requestBodyType: requestBodyType,
+            responseBodyType: responseBodyType, errorStatusByGRPCCode: errorStatusByGRPCCode, versions: versions,
+            encoding: encoding, requestType: requestType)
     }
 
     /// `rpcName (VERB template)`, safe to log: the template holds no values.
     public var description: String { "\(rpcName) (\(verb) \(pathTemplate))" }
 
     public static func == (lhs: EndpointDescriptor, rhs: EndpointDescriptor) -> Bool {
-        lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
+        if lhs.storage === rhs.storage { return true }
+        return lhs.rpcName == rhs.rpcName && lhs.verb == rhs.verb && lhs.pathTemplate == rhs.pathTemplate && lhs.auth == rhs.auth
             && lhs.isIdempotent == rhs.isIdempotent && lhs.defaultTimeout == rhs.defaultTimeout
             && lhs.isDeprecated == rhs.isDeprecated && lhs.errorStatusByGRPCCode == rhs.errorStatusByGRPCCode && lhs.versions == rhs.versions
             && lhs.encoding == rhs.encoding && lhs.requestType.map(ObjectIdentifier.init) == rhs.requestType.map(ObjectIdentifier.init)

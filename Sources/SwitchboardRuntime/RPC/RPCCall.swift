@@ -17,9 +17,10 @@ public enum RPCCall {
     /// deadlines itself (the chat connection) is one async call away from the caller.
     @inlinable
     public static func send<Auth: AuthMode>(
-        _ request: RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
+        _ request: consuming RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
-        var request = request
+        // Consuming: the caller's request (a generated client's, built for this call) is
+        // changed in place rather than copied, a copy and a destroy of every field less.
         // A name the caller gives replaces the schema-bound values of that name (its own
         // `Idempotency-Key`, say): two values would leave the server to pick one.
         var given = RPCHeaders()
@@ -98,14 +99,14 @@ public enum RPCCall {
     /// looking up generic metadata on every call.
     @inlinable
     public static func perform<Auth: AuthMode, Success: Sendable, EndpointError: EndpointErrorMapping>(
-        _ request: RPCRequest,
+        _ request: consuming RPCRequest,
         over transport: any RPCTransport<Auth>,
         options: CallOptions,
         encoding: BodyEncoding,
         errors: EndpointError.Type,
         decode: (Data, BodyEncoding) throws -> Success
     ) async -> RequestResult<Success, EndpointError> {
-        switch await send(request, over: transport, options: options) {
+        switch await send(consume request, over: transport, options: options) {
         case let .failure(error):
             return .failure(error)
         case let .success(response):

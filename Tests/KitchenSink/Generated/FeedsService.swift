@@ -116,7 +116,7 @@ public struct FeedsClient: FeedsService {
         var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         headers.add(FeedToken.headerName, feedToken.headerValue)
         let rpcRequest = RPCRequest(endpoint: Feeds.latest, path: path, logSafePath: path, headers: headers, body: nil)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Feeds.LatestError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Feeds.LatestError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }
 
     public func signed(feedToken: FeedToken, feedSignature: FeedSignature, options: CallOptions) async -> RequestResult<NumberPage, Feeds.SignedError> {
@@ -125,7 +125,7 @@ public struct FeedsClient: FeedsService {
         headers.add(FeedToken.headerName, feedToken.headerValue)
         headers.add(FeedSignature.headerName, feedSignature.headerValue)
         let rpcRequest = RPCRequest(endpoint: Feeds.signed, path: path, logSafePath: path, headers: headers, body: nil)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Feeds.SignedError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Feeds.SignedError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }
 }
 

@@ -221,7 +221,7 @@ public struct NumbersClient: NumbersService {
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         let rpcRequest = RPCRequest(endpoint: Numbers.list, path: path, logSafePath: path, headers: headers, body: nil, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }
 
     public func listByToken(_ request: PageQuery, options: CallOptions) async -> RequestResult<NumberPage, Numbers.ListByTokenError> {
@@ -239,7 +239,7 @@ public struct NumbersClient: NumbersService {
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
         let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
         let rpcRequest = RPCRequest(endpoint: Numbers.listByToken, path: path, logSafePath: path, headers: headers, body: nil, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListByTokenError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListByTokenError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }
 }
 

@@ -90,7 +90,7 @@ public struct PresenceClient: PresenceService {
         let bodyMessage = request
         headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
-        return await RPCCall.perform(rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Presence.SetStatusError.self, decode: { _, _ in () })
+        return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Presence.SetStatusError.self, decode: { _, _ in () })
     }
 }
 

@@ -1,0 +1,44 @@
+import Foundation
+import SignalChat
+@testable import SwitchboardGRPC
+import SwitchboardRuntime
+import Testing
+
+/// One call's ending: the outcome reaches its caller whether the call ends before the caller
+/// waits for it (kept for the caller) or after (handed straight over).
+@Suite(.timeLimit(.minutes(1)))
+struct GRPCUnaryCallTests {
+    static func call(on transport: GRPCClientTransport<Unauthenticated>, port: Int, hash: UInt8) async throws -> GRPCUnaryCall {
+        let options = GRPCClientOptions()
+        let connection = try await transport.openConnection(deadline: nil)
+        let message = LookUpUsernameHashRequest(hash: Data([hash]))
+        let request = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: "", message: message)
+        return GRPCUnaryCall(connection: connection, request: request, framedMessage: GRPCMessageFramer.frame(message.serializedBytes()),
+                             options: options, head: GRPCRequestHead(host: "127.0.0.1", port: port, options: options), json: false)
+    }
+
+    @Test func aCallCancelledBeforeItsCallerWaitsEndsCancelledAndTheNextIsAnswered() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        let cancelled = try await Self.call(on: transport, port: server.port, hash: 0x01)
+        // Cancelled first: the cancellation handler ends the call before `run` waits.
+        let early = await Task { () -> GRPCUnaryCall.Outcome in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await cancelled.run()
+        }.value
+        guard case .failed(.cancelled) = early else {
+            Issue.record("a call cancelled before it ran ended as \(early)")
+            return
+        }
+        // Answered after its caller waits: the outcome is handed over, not kept.
+        let answered = await (try await Self.call(on: transport, port: server.port, hash: 0xab)).run()
+        guard case let .finished(response) = answered else {
+            Issue.record("the next call ended as \(answered)")
+            return
+        }
+        let decoded = try LookUpUsernameHashResponse(serializedBytes: Array(try #require(response.message)))
+        #expect(decoded.uuid == "ab")
+        transport.close()
+        await server.shutdown()
+    }
+}
