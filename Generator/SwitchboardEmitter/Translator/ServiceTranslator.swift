@@ -384,8 +384,13 @@ struct ServiceTranslator {
         }
         // Headers: accepted encoding, bound fields, credentials.
         let encoding = encodingLiteral(endpoint.encoding)
-        let mutatesHeaders = !endpoint.headers.isEmpty || !endpoint.keys.isEmpty || endpoint.body != .none
-        lines.append(.line("\(mutatesHeaders ? "var" : "let") headers: RPCHeaders = [\"Accept\": BodyEncoding\(encoding).contentType]"))
+        // Nothing bound to headers: the runtime's shared list, no allocation per call.
+        let sharedHeaders = endpoint.headers.isEmpty && endpoint.keys.isEmpty
+        if sharedHeaders {
+            lines.append(.line("let headers = BodyEncoding\(encoding).requestHeaders(withBody: \(endpoint.body != .none))"))
+        } else {
+            lines.append(.line("var headers: RPCHeaders = [\"Accept\": BodyEncoding\(encoding).contentType]"))
+        }
         for binding in endpoint.headers {
             let (field, access) = fieldAccess(endpoint, binding)
             switch field.shape {
@@ -426,7 +431,7 @@ struct ServiceTranslator {
         let lazyBody = bodyExpression != "nil" && endpoint.encoding == .protobuf
         var bodyArgument = "body: nil"
         if bodyExpression != "nil" {
-            lines.append(.line("headers.add(\"Content-Type\", BodyEncoding\(encoding).contentType)"))
+            if !sharedHeaders { lines.append(.line("headers.add(\"Content-Type\", BodyEncoding\(encoding).contentType)")) }
             if lazyBody {
                 bodyArgument = "protobufBody: \(bodyExpression)"
             } else {

@@ -184,9 +184,8 @@ public struct AccountUsernamesClient: AccountUsernamesService {
 
     public func reserveUsernameHash(_ request: ReserveUsernameHashRequest, options: CallOptions) async -> RequestResult<ReserveUsernameHashResponse, AccountUsernames.ReserveUsernameHashError> {
         let path = "/v1/accounts/username_hash/reserve"
-        var headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: true)
         let bodyMessage = request
-        headers.add("Content-Type", BodyEncoding.json.contentType)
         let body: Data
         do throws(TransportError) {
             body = try bodyMessage.encodedBody(.json)
@@ -199,7 +198,7 @@ public struct AccountUsernamesClient: AccountUsernamesService {
 
     public func deleteUsernameHash(options: CallOptions) async -> RequestResult<Void, AccountUsernames.DeleteUsernameHashError> {
         let path = "/v1/accounts/username_hash"
-        let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: AccountUsernames.deleteUsernameHash, path: path, logSafePath: path, headers: headers, body: nil)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: AccountUsernames.DeleteUsernameHashError.self, decode: { _, _ in () })
     }

@@ -98,7 +98,7 @@ public struct AttachmentsClient: AttachmentsService {
 
     public func getUploadForm(options: CallOptions) async -> RequestResult<AttachmentUploadForm, Attachments.GetUploadFormError> {
         let path = "/v4/attachments/form/upload"
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Attachments.getUploadForm, path: path, logSafePath: path, headers: headers, body: nil)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Attachments.GetUploadFormError.self, decode: { body, encoding in try AttachmentUploadForm(decoding: body, encoding: encoding) })
     }

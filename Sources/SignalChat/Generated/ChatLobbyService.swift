@@ -155,7 +155,7 @@ public struct ChatLobbyClient: ChatLobbyService {
             query.append("limit=" + PathEncoding.percentEncode(request.limit.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: ChatLobby.listChats, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: ChatLobby.ListChatsError.self, decode: { body, encoding in try ListChatsResponse(decoding: body, encoding: encoding) })
     }

@@ -331,7 +331,7 @@ public struct ChatRoomClient: ChatRoomService {
             query.append("limit=" + PathEncoding.percentEncode(request.limit.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: ChatRoom.getHistory, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: ChatRoom.GetHistoryError.self, decode: { body, encoding in try ChatHistoryResponse(decoding: body, encoding: encoding) })
     }
@@ -356,10 +356,9 @@ public struct ChatRoomClient: ChatRoomService {
 
     public func markRead(_ request: ReadReceipt, options: CallOptions) async -> RequestResult<Void, ChatRoom.MarkReadError> {
         let path = "/v1/chats/" + PathEncoding.percentEncode(request.chatId.parameterText) + "/read"
-        var headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: true)
         var bodyMessage = request
         bodyMessage.chatId = ""
-        headers.add("Content-Type", BodyEncoding.json.contentType)
         let body: Data
         do throws(TransportError) {
             body = try bodyMessage.encodedBody(.json)

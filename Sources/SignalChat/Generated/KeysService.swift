@@ -275,10 +275,9 @@ public struct KeysClient: KeysService {
             query.append("identity=" + PathEncoding.percentEncode(request.identity.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: true)
         var bodyMessage = request
         bodyMessage.identity = IdentityType()
-        headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Keys.setKeys, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.SetKeysError.self, decode: { _, _ in () })
     }
@@ -290,14 +289,14 @@ public struct KeysClient: KeysService {
             query.append("identity=" + PathEncoding.percentEncode(request.identity.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Keys.getPreKeyCount, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.GetPreKeyCountError.self, decode: { body, encoding in try PreKeyCount(decoding: body, encoding: encoding) })
     }
 
     public func getPreKeys(_ request: GetPreKeysRequest, options: CallOptions) async -> RequestResult<PreKeyBundle, Keys.GetPreKeysError> {
         let path = "/v2/keys/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.deviceId.parameterText)
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Keys.getPreKeys, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Keys.GetPreKeysError.self, decode: { body, encoding in try PreKeyBundle(decoding: body, encoding: encoding) })
     }

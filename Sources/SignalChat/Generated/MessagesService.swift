@@ -133,10 +133,9 @@ public struct MessagesClient: MessagesService {
 
     public func sendMessage(_ request: SendMessageRequest, options: CallOptions) async -> RequestResult<SendMessageResponse, Messages.SendMessageError> {
         let path = "/v1/messages/" + PathEncoding.percentEncode(request.destination.parameterText)
-        var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: true)
         var bodyMessage = request
         bodyMessage.destination = ""
-        headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Messages.sendMessage, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Messages.SendMessageError.self, decode: { body, encoding in try SendMessageResponse(decoding: body, encoding: encoding) })
     }

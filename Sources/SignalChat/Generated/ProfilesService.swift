@@ -198,16 +198,15 @@ public struct ProfilesClient: ProfilesService {
 
     public func getProfile(_ request: GetProfileRequest, options: CallOptions) async -> RequestResult<Profile, Profiles.GetProfileError> {
         let path = "/v1/profile/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.version.parameterText)
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Profiles.getProfile, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Profiles.GetProfileError.self, decode: { body, encoding in try Profile(decoding: body, encoding: encoding) })
     }
 
     public func setProfile(_ request: SetProfileRequest, options: CallOptions) async -> RequestResult<Void, Profiles.SetProfileError> {
         let path = "/v1/profile"
-        var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: true)
         let bodyMessage = request
-        headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Profiles.setProfile, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Profiles.SetProfileError.self, decode: { _, _ in () })
     }

@@ -102,7 +102,7 @@ public struct UsernamesClient: UsernamesService {
     public func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, options: CallOptions) async -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
         let path = "/v1/accounts/username_hash/" + PathEncoding.percentEncode(request.hash.parameterText)
         let logSafePath = "/v1/accounts/username_hash/" + "[REDACTED]"
-        let headers: RPCHeaders = ["Accept": BodyEncoding.json.contentType]
+        let headers = BodyEncoding.json.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: path, logSafePath: logSafePath, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .json, errors: Usernames.LookUpUsernameHashError.self, decode: { body, encoding in try LookUpUsernameHashResponse(decoding: body, encoding: encoding) })
     }

@@ -141,6 +141,26 @@ public enum BodyEncoding: String, Sendable, Hashable {
         }
     }
 
+    /// A generated call's headers when nothing is bound to headers: `Accept` this encoding,
+    /// then its `Content-Type` if the request has a body. Shared, so such a call allocates no
+    /// header storage unless something (a call option's header) is added.
+    public func requestHeaders(withBody: Bool) -> RPCHeaders {
+        switch (self, withBody) {
+        case (.protobuf, false): return Self.protobufAccept
+        case (.protobuf, true): return Self.protobufAcceptAndContentType
+        case (.json, false): return Self.jsonAccept
+        case (.json, true): return Self.jsonAcceptAndContentType
+        }
+    }
+
+    private static let protobufAccept = RPCHeaders([(name: "Accept", value: BodyEncoding.protobuf.contentType)])
+    private static let protobufAcceptAndContentType = RPCHeaders([
+        (name: "Accept", value: BodyEncoding.protobuf.contentType), (name: "Content-Type", value: BodyEncoding.protobuf.contentType),
+    ])
+    private static let jsonAccept = RPCHeaders([(name: "Accept", value: BodyEncoding.json.contentType)])
+    private static let jsonAcceptAndContentType = RPCHeaders([
+        (name: "Accept", value: BodyEncoding.json.contentType), (name: "Content-Type", value: BodyEncoding.json.contentType),
+    ])
     private static let protobufContentType = BodyEncoding.protobuf.contentType
     private static let jsonContentType = BodyEncoding.json.contentType
     private static let protobufHeaders = RPCHeaders([(name: "Content-Type", value: BodyEncoding.protobuf.contentType)])

@@ -32,6 +32,8 @@ public struct RPCRoute: Sendable {
 /// in-process transport and the mock chat server both serve through it.
 public final class RPCRouter: Sendable {
     let routes: [RPCRoute]
+    /// Which routes' templates a path matches, without trying each.
+    let pathIndex: PathRouteIndex
     /// Each route's handler behind the interceptors, in the order of `routes`.
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
     /// Whole-message handlers behind the interceptors, by RPC name.
@@ -46,6 +48,7 @@ public final class RPCRouter: Sendable {
     /// `interceptors` first, outermost first.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
+        pathIndex = PathRouteIndex(routes.map(\.template))
         // A handler's response headers join its answer inside the interceptors, so they see
         // the whole response, and again once the answer leaves them, with what they added
         // (or what one that answered by itself added). Without interceptors only the second
@@ -96,7 +99,7 @@ public final class RPCRouter: Sendable {
     /// connection: for transports that must check which endpoint a request would reach.
     public func endpoints(verb: String, path: String) -> [EndpointDescriptor] {
         let bare = ServerRequest(verb: verb, path: path).pathWithoutQuery
-        return routes.filter { $0.endpoint.verb == verb && $0.template.parameters(matching: bare) != nil }.map(\.endpoint)
+        return pathIndex.candidates(for: bare).map { routes[$0].endpoint }.filter { $0.verb == verb }
     }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
@@ -107,7 +110,8 @@ public final class RPCRouter: Sendable {
         let (path, queryText) = request.splitPath
         var pathMatched = false
         var wrongConnection = false
-        for (route, handler) in zip(routes, handlers) {
+        for position in pathIndex.candidates(for: path) {
+            let route = routes[position]
             guard let parameters = route.template.parameters(matching: path) else { continue }
             pathMatched = true
             guard route.endpoint.verb == request.verb else { continue }
@@ -120,7 +124,7 @@ public final class RPCRouter: Sendable {
                 return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
             }
             let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint)
-            var response = await handler(request, context)
+            var response = await handlers[position](request, context)
             context.responseHeaders.apply(to: &response)
             return response
         }

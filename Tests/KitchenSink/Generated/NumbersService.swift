@@ -219,7 +219,7 @@ public struct NumbersClient: NumbersService {
             query.append("token=" + PathEncoding.percentEncode(value.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Numbers.list, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }
@@ -237,7 +237,7 @@ public struct NumbersClient: NumbersService {
             query.append("token=" + PathEncoding.percentEncode(value.parameterText))
         }
         if !query.isEmpty { path += "?" + query.joined(separator: "&") }
-        let headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)
         let rpcRequest = RPCRequest(endpoint: Numbers.listByToken, path: path, logSafePath: path, headers: headers, body: nil, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Numbers.ListByTokenError.self, decode: { body, encoding in try NumberPage(decoding: body, encoding: encoding) })
     }

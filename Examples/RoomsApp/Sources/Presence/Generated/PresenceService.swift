@@ -86,9 +86,8 @@ public struct PresenceClient: PresenceService {
 
     public func setStatus(_ request: Status, options: CallOptions) async -> RequestResult<Void, Presence.SetStatusError> {
         let path = "/v1/presence"
-        var headers: RPCHeaders = ["Accept": BodyEncoding.protobuf.contentType]
+        let headers = BodyEncoding.protobuf.requestHeaders(withBody: true)
         let bodyMessage = request
-        headers.add("Content-Type", BodyEncoding.protobuf.contentType)
         let rpcRequest = RPCRequest(endpoint: Presence.setStatus, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
         return await RPCCall.perform(consume rpcRequest, over: transport, options: options, encoding: .protobuf, errors: Presence.SetStatusError.self, decode: { _, _ in () })
     }

@@ -1,0 +1,64 @@
+import Foundation
+@testable import SwitchboardRuntime
+import Testing
+
+/// The route index finds exactly the templates that match a path, in route order, as
+/// trying every template in turn did.
+@Suite struct PathRouteIndexTests {
+    static let templates = [
+        "/v1/messages/{destination}", "/v1/messages/multi_recipient", "/v1/accounts/username_hash/{hash}",
+        "/v1/accounts/{id}", "/v1/{kind}/{id}", "/v1/accounts/username_hash/", "/", "", "/v2/keys/{identifier}/{deviceId}",
+        "/v1/messages/{destination}/{extra}", "/v1/accounts/whoami",
+    ].map(PathTemplate.init)
+
+    static func expected(_ templates: [PathTemplate], _ path: String) -> [Int] {
+        templates.indices.filter { templates[$0].parameters(matching: path[...]) != nil }
+    }
+
+    @Test(arguments: [
+        "/v1/messages/+15551234", "/v1/messages/multi_recipient", "/v1/accounts/username_hash/abc", "/v1/accounts/username_hash/",
+        "/v1/accounts/whoami", "/v1/accounts/", "/v1/accounts", "/", "", "x/v1/accounts/1", "/v2/keys/a/1", "/v2/keys/a",
+        "/v2/keys/a/1/2", "/v1/messages/a/b", "/v1/messages//b", "//", "/v1//", "/v1/x/y",
+    ])
+    func findsWhatTryingEveryTemplateFinds(path: String) {
+        let index = PathRouteIndex(Self.templates)
+        #expect(Array(index.candidates(for: path[...])) == Self.expected(Self.templates, path))
+    }
+
+    @Test func agreesOnRandomTemplatesAndPaths() {
+        var generator = SystemRandomNumberGenerator()
+        let words = ["a", "b", "", "{p}", "{q}"]
+        for _ in 0..<200 {
+            let templates = (0..<Int.random(in: 1...12, using: &generator)).map { _ in
+                PathTemplate("/" + (0..<Int.random(in: 1...4, using: &generator)).map { _ in words.randomElement(using: &generator)! }.joined(separator: "/"))
+            }
+            let index = PathRouteIndex(templates)
+            for _ in 0..<30 {
+                let path = "/" + (0..<Int.random(in: 0...5, using: &generator)).map { _ in ["a", "b", "", "c"].randomElement(using: &generator)! }
+                    .joined(separator: "/")
+                let found = Array(index.candidates(for: path[...]))
+                #expect(found == Self.expected(templates, path), "\(templates) \(path)")
+            }
+        }
+    }
+
+    @Test func theRouterServesTheFirstRouteInOrderThatMatches() async {
+        let general = EndpointDescriptor(rpcName: "t.T/General", verb: "GET", pathTemplate: "/v1/things/{id}", auth: .none)
+        let special = EndpointDescriptor(rpcName: "t.T/Special", verb: "GET", pathTemplate: "/v1/things/special", auth: .none)
+        let posted = EndpointDescriptor(rpcName: "t.T/Post", verb: "POST", pathTemplate: "/v1/things/special", auth: .none)
+        func route(_ endpoint: EndpointDescriptor) -> RPCRoute {
+            RPCRoute(endpoint: endpoint) { _, _ in RPCResponse(status: 200, body: Data(endpoint.rpcName.utf8)) }
+        }
+        // The general route comes first, so it serves `special` too; in the other order it does not.
+        let generalFirst = RPCRouter(routes: [route(general), route(special), route(posted)])
+        let specialFirst = RPCRouter(routes: [route(special), route(general), route(posted)])
+        let get = ServerRequest(verb: "GET", path: "/v1/things/special")
+        #expect(await generalFirst.handle(get, auth: .none).body == Data("t.T/General".utf8))
+        #expect(await specialFirst.handle(get, auth: .none).body == Data("t.T/Special".utf8))
+        #expect(await generalFirst.handle(ServerRequest(verb: "POST", path: "/v1/things/special"), auth: .none).body == Data("t.T/Post".utf8))
+        #expect(await generalFirst.handle(ServerRequest(verb: "DELETE", path: "/v1/things/special"), auth: .none).status == 405)
+        #expect(await generalFirst.handle(ServerRequest(verb: "GET", path: "/v1/other"), auth: .none).status == 404)
+        #expect(await generalFirst.handle(ServerRequest(verb: "GET", path: "/v1/things/special"), auth: .account).status == 403)
+        #expect(generalFirst.endpoints(verb: "GET", path: "/v1/things/special?x=1").map(\.rpcName) == ["t.T/General", "t.T/Special"])
+    }
+}
