@@ -42,6 +42,18 @@ import Testing
         }
     }
 
+    @Test func findsEachOfManyLiteralsBesideOneAnother() {
+        // Children of one node are searched in sorted order: lengths and bytes both vary.
+        let names = (0..<300).map { "r\($0)" } + ["", "R", "r", "rr", "r\u{e9}", "\u{ff}"]
+        let templates = names.map { PathTemplate("/v1/\($0)/{id}") } + names.map { PathTemplate("/v1/\($0)") }
+        let index = PathRouteIndex(templates)
+        for name in names + ["r300", "q1", "r-1", "s", "r\u{e8}"] {
+            for path in ["/v1/\(name)/x", "/v1/\(name)", "/v1/\(name)/"] {
+                #expect(Array(index.candidates(for: path[...])) == Self.expected(templates, path), "\(path)")
+            }
+        }
+    }
+
     @Test func theRouterServesTheFirstRouteInOrderThatMatches() async {
         let general = EndpointDescriptor(rpcName: "t.T/General", verb: "GET", pathTemplate: "/v1/things/{id}", auth: .none)
         let special = EndpointDescriptor(rpcName: "t.T/Special", verb: "GET", pathTemplate: "/v1/things/special", auth: .none)

@@ -130,6 +130,14 @@ if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.coun
 
 // `--count <case> <N>`: N operations and nothing else, ours or swift-protobuf's (`peer-` cases),
 // for an instruction count (valgrind); run with N and 2N, the difference is N operations.
+/// 100 routes for the route lookup cases.
+enum RouteLookup {
+    static let endpoints = (0..<100).map { EndpointDescriptor(rpcName: "bench.R/Get\($0)", verb: "GET", pathTemplate: "/v1/resource\($0)/{id}", auth: .none) }
+    static let router = RPCRouter(routes: endpoints.map { RPCRoute(endpoint: $0) { _, _ in RPCResponse(status: 200) } })
+    static let templates = endpoints.map { PathTemplate($0.pathTemplate) }
+    static let path = "/v1/resource99/abc"
+}
+
 if let index = arguments.firstIndex(of: "--count"), index + 2 < arguments.count, let count = Int(arguments[index + 2]) {
     let envelopeBytes = Workloads.envelope.serializedBytes()
     let envelopeData = try Workloads.envelopePeer.serializedData()
@@ -154,6 +162,11 @@ if let index = arguments.firstIndex(of: "--count"), index + 2 < arguments.count,
     case "envelope-decode-data": for _ in 0..<count { total &+= try WebSocketMessage(serializedData: envelopeData).unknownFields.count }
     case "peer-envelope-encode-data": for _ in 0..<count { total &+= try Workloads.envelopePeer.serializedData().count }
     case "peer-envelope-decode-data": for _ in 0..<count { total &+= try Signal_Chat_WebSocketMessage(serializedBytes: envelopeData).unknownFields.data.count }
+    // Finding the routes of a path among 100 (`/v1/resource<i>/{id}`, the last one asked): the
+    // router's index against trying every template in turn, as the router did before.
+    case "route-index-100": for _ in 0..<count { total &+= RouteLookup.router.endpoints(verb: "GET", path: RouteLookup.path).count }
+    case "route-scan-100":
+        for _ in 0..<count { total &+= RouteLookup.templates.filter { $0.parameters(matching: RouteLookup.path[...]) != nil }.count }
     default: fatalError("unknown count case")
     }
     print(total)

@@ -54,16 +54,18 @@ struct PathRouteIndex: Sendable {
 
     /// Indexes `templates`; a route's number is its position here.
     init(_ templates: [PathTemplate]) {
+        var literalChildren: [[[UInt8]: Int]] = [[:]]
         for (route, template) in templates.enumerated() {
             var node = 0
             for segment in template.segments {
                 switch segment {
                 case let .literal(text):
-                    if let existing = nodes[node].literals.first(where: { $0.segment == text }) {
-                        node = existing.child
+                    if let existing = literalChildren[node][text] {
+                        node = existing
                     } else {
                         nodes.append(Node())
-                        nodes[node].literals.append((text, nodes.count - 1))
+                        literalChildren.append([:])
+                        literalChildren[node][text] = nodes.count - 1
                         node = nodes.count - 1
                     }
                 case .parameter:
@@ -71,6 +73,7 @@ struct PathRouteIndex: Sendable {
                         node = existing
                     } else {
                         nodes.append(Node())
+                        literalChildren.append([:])
                         nodes[node].parameter = nodes.count - 1
                         node = nodes.count - 1
                     }
@@ -78,6 +81,33 @@ struct PathRouteIndex: Sendable {
             }
             nodes[node].routes.append(route)
         }
+        // Sorted by length, then bytes, for a binary search: a node can have a hundred children.
+        for node in nodes.indices {
+            nodes[node].literals = literalChildren[node].map { (segment: $0.key, child: $0.value) }.sorted { lhs, rhs in
+                lhs.segment.count != rhs.segment.count ? lhs.segment.count < rhs.segment.count : lhs.segment.lexicographicallyPrecedes(rhs.segment)
+            }
+        }
+    }
+
+    /// The child of `node` for the literal segment `part`, by binary search.
+    private func literalChild(of node: Int, _ part: UnsafeBufferPointer<UInt8>) -> Int? {
+        let literals = nodes[node].literals
+        var low = 0
+        var high = literals.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = Self.compare(literals[middle].segment, part)
+            if order == 0 { return literals[middle].child }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// The order of the sort above: negative if `segment` comes before `part`.
+    private static func compare(_ segment: [UInt8], _ part: UnsafeBufferPointer<UInt8>) -> Int {
+        if segment.count != part.count { return segment.count < part.count ? -1 : 1 }
+        if part.isEmpty { return 0 }
+        return Int(segment.withUnsafeBufferPointer { memcmp($0.baseAddress!, part.baseAddress!, part.count) })
     }
 
     /// The routes whose templates match `path` (without its query).
@@ -107,9 +137,7 @@ struct PathRouteIndex: Sendable {
         while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
         let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
         let isLast = end == bytes.count
-        for (segment, child) in nodes[node].literals where segment.count == part.count {
-            let equal = part.isEmpty || segment.withUnsafeBufferPointer { memcmp($0.baseAddress!, part.baseAddress!, part.count) == 0 }
-            guard equal else { continue }
+        if let child = literalChild(of: node, part) {
             if isLast { found.add(nodes[child].routes) } else { collect(from: child, bytes: bytes, start: end + 1, into: &found) }
         }
         if !part.isEmpty, let child = nodes[node].parameter {
