@@ -15,19 +15,31 @@ import Testing
         templates.indices.filter { templates[$0].parameters(matching: path[...]) != nil }
     }
 
+    /// Checks `index` against trying every template: the same routes, and, when exactly one
+    /// matches, the parameters its template gives.
+    static func check(_ index: PathRouteIndex, _ templates: [PathTemplate], _ path: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let (candidates, parameters) = index.match(path[...])
+        let expected = expected(templates, path)
+        #expect(Array(candidates) == expected, "\(path)", sourceLocation: sourceLocation)
+        if expected.count == 1 {
+            #expect(parameters == templates[expected[0]].parameters(matching: path[...]), "\(path)", sourceLocation: sourceLocation)
+        } else {
+            #expect(parameters == nil, "\(path)", sourceLocation: sourceLocation)
+        }
+    }
+
     @Test(arguments: [
         "/v1/messages/+15551234", "/v1/messages/multi_recipient", "/v1/accounts/username_hash/abc", "/v1/accounts/username_hash/",
         "/v1/accounts/whoami", "/v1/accounts/", "/v1/accounts", "/", "", "x/v1/accounts/1", "/v2/keys/a/1", "/v2/keys/a",
         "/v2/keys/a/1/2", "/v1/messages/a/b", "/v1/messages//b", "//", "/v1//", "/v1/x/y",
     ])
     func findsWhatTryingEveryTemplateFinds(path: String) {
-        let index = PathRouteIndex(Self.templates)
-        #expect(Array(index.candidates(for: path[...])) == Self.expected(Self.templates, path))
+        Self.check(PathRouteIndex(Self.templates), Self.templates, path)
     }
 
     @Test func agreesOnRandomTemplatesAndPaths() {
         var generator = SystemRandomNumberGenerator()
-        let words = ["a", "b", "", "{p}", "{q}"]
+        let words = ["a", "b", "", "{p}", "{q}", "{p}"]
         for _ in 0..<200 {
             let templates = (0..<Int.random(in: 1...12, using: &generator)).map { _ in
                 PathTemplate("/" + (0..<Int.random(in: 1...4, using: &generator)).map { _ in words.randomElement(using: &generator)! }.joined(separator: "/"))
@@ -36,8 +48,7 @@ import Testing
             for _ in 0..<30 {
                 let path = "/" + (0..<Int.random(in: 0...5, using: &generator)).map { _ in ["a", "b", "", "c"].randomElement(using: &generator)! }
                     .joined(separator: "/")
-                let found = Array(index.candidates(for: path[...]))
-                #expect(found == Self.expected(templates, path), "\(templates) \(path)")
+                Self.check(index, templates, path)
             }
         }
     }
@@ -49,12 +60,14 @@ import Testing
         let index = PathRouteIndex(templates)
         for name in names + ["r300", "q1", "r-1", "s", "r\u{e8}"] {
             for path in ["/v1/\(name)/x", "/v1/\(name)", "/v1/\(name)/"] {
-                #expect(Array(index.candidates(for: path[...])) == Self.expected(templates, path), "\(path)")
+                Self.check(index, templates, path)
             }
         }
     }
 
-    @Test func theRouterServesTheFirstRouteInOrderThatMatches() async {
+    /// With no other routes the router tries each template; with ten more it walks its index.
+    @Test(arguments: [0, 10])
+    func theRouterServesTheFirstRouteInOrderThatMatches(otherRoutes: Int) async {
         let general = EndpointDescriptor(rpcName: "t.T/General", verb: "GET", pathTemplate: "/v1/things/{id}", auth: .none)
         let special = EndpointDescriptor(rpcName: "t.T/Special", verb: "GET", pathTemplate: "/v1/things/special", auth: .none)
         let posted = EndpointDescriptor(rpcName: "t.T/Post", verb: "POST", pathTemplate: "/v1/things/special", auth: .none)
@@ -62,15 +75,35 @@ import Testing
             RPCRoute(endpoint: endpoint) { _, _ in RPCResponse(status: 200, body: Data(endpoint.rpcName.utf8)) }
         }
         // The general route comes first, so it serves `special` too; in the other order it does not.
-        let generalFirst = RPCRouter(routes: [route(general), route(special), route(posted)])
-        let specialFirst = RPCRouter(routes: [route(special), route(general), route(posted)])
+        let others = (0..<otherRoutes).map {
+            route(EndpointDescriptor(rpcName: "t.T/Other\($0)", verb: "GET", pathTemplate: "/v1/other\($0)/{id}", auth: .none))
+        }
+        let generalFirst = RPCRouter(routes: others + [route(general), route(special), route(posted)])
+        let specialFirst = RPCRouter(routes: [route(special)] + others + [route(general), route(posted)])
+        #expect((generalFirst.pathIndex != nil) == (otherRoutes > 0))
         let get = ServerRequest(verb: "GET", path: "/v1/things/special")
         #expect(await generalFirst.handle(get, auth: .none).body == Data("t.T/General".utf8))
         #expect(await specialFirst.handle(get, auth: .none).body == Data("t.T/Special".utf8))
         #expect(await generalFirst.handle(ServerRequest(verb: "POST", path: "/v1/things/special"), auth: .none).body == Data("t.T/Post".utf8))
         #expect(await generalFirst.handle(ServerRequest(verb: "DELETE", path: "/v1/things/special"), auth: .none).status == 405)
         #expect(await generalFirst.handle(ServerRequest(verb: "GET", path: "/v1/other"), auth: .none).status == 404)
+        #expect(await generalFirst.handle(ServerRequest(verb: "GET", path: "/v1/things/a%20b"), auth: .none).body == Data("t.T/General".utf8))
         #expect(await generalFirst.handle(ServerRequest(verb: "GET", path: "/v1/things/special"), auth: .account).status == 403)
         #expect(generalFirst.endpoints(verb: "GET", path: "/v1/things/special?x=1").map(\.rpcName) == ["t.T/General", "t.T/Special"])
+    }
+
+    @Test(arguments: [0, 10])
+    func handlersGetTheParametersOfTheirPath(otherRoutes: Int) async {
+        let endpoints = (0..<otherRoutes).map {
+            EndpointDescriptor(rpcName: "t.T/Other\($0)", verb: "GET", pathTemplate: "/v1/other\($0)/{id}", auth: .none)
+        } + [EndpointDescriptor(rpcName: "t.T/Pair", verb: "GET", pathTemplate: "/v1/chats/{chat}/messages/{id}", auth: .none)]
+        let router = RPCRouter(routes: endpoints.map { endpoint in
+            RPCRoute(endpoint: endpoint) { _, context in
+                let text = context.pathParameters.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+                return RPCResponse(status: 200, body: Data(text.utf8))
+            }
+        })
+        let response = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/c%2F1/messages/42?x=1"), auth: .none)
+        #expect(String(decoding: response.body, as: UTF8.self) == "chat=c%2F1,id=42")
     }
 }

@@ -135,6 +135,9 @@ enum RouteLookup {
     static let endpoints = (0..<100).map { EndpointDescriptor(rpcName: "bench.R/Get\($0)", verb: "GET", pathTemplate: "/v1/resource\($0)/{id}", auth: .none) }
     static let router = RPCRouter(routes: endpoints.map { RPCRoute(endpoint: $0) { _, _ in RPCResponse(status: 200) } })
     static let templates = endpoints.map { PathTemplate($0.pathTemplate) }
+    static func router(_ count: Int) -> RPCRouter {
+        RPCRouter(routes: endpoints.prefix(count).map { RPCRoute(endpoint: $0) { _, _ in RPCResponse(status: 200) } })
+    }
     static let path = "/v1/resource99/abc"
 }
 
@@ -165,6 +168,13 @@ if let index = arguments.firstIndex(of: "--count"), index + 2 < arguments.count,
     // Finding the routes of a path among 100 (`/v1/resource<i>/{id}`, the last one asked): the
     // router's index against trying every template in turn, as the router did before.
     case "route-index-100": for _ in 0..<count { total &+= RouteLookup.router.endpoints(verb: "GET", path: RouteLookup.path).count }
+    // Around the router's threshold (the last route asked): 3 routes are tried in turn, 4 go
+    // through the index; 1 and 100 for the ends.
+    case let name where name.hasPrefix("route-") && Int(name.dropFirst(6)) != nil:
+        let routes = Int(name.dropFirst(6))!
+        let router = RouteLookup.router(routes)
+        let path = "/v1/resource\(routes - 1)/abc"
+        for _ in 0..<count { total &+= router.endpoints(verb: "GET", path: path).count }
     case "route-scan-100":
         for _ in 0..<count { total &+= RouteLookup.templates.filter { $0.parameters(matching: RouteLookup.path[...]) != nil }.count }
     default: fatalError("unknown count case")

@@ -32,8 +32,13 @@ public struct RPCRoute: Sendable {
 /// in-process transport and the mock chat server both serve through it.
 public final class RPCRouter: Sendable {
     let routes: [RPCRoute]
-    /// Which routes' templates a path matches, without trying each.
-    let pathIndex: PathRouteIndex
+    /// Which routes' templates a path matches, without trying each; `nil` for a router of
+    /// at most ``indexedRouteCount`` routes, where trying each costs less than the walk.
+    let pathIndex: PathRouteIndex?
+    /// Routers with more routes than this find them through an index. Measured in
+    /// instructions (docs/performance.md, "Routing"): the walk costs about what trying three
+    /// templates does, and trying each costs more for every route added.
+    static let indexedRouteCount = 3
     /// Each route's handler behind the interceptors, in the order of `routes`.
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
     /// Whole-message handlers behind the interceptors, by RPC name.
@@ -48,7 +53,7 @@ public final class RPCRouter: Sendable {
     /// `interceptors` first, outermost first.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
-        pathIndex = PathRouteIndex(routes.map(\.template))
+        pathIndex = routes.count > Self.indexedRouteCount ? PathRouteIndex(routes.map(\.template)) : nil
         // A handler's response headers join its answer inside the interceptors, so they see
         // the whole response, and again once the answer leaves them, with what they added
         // (or what one that answered by itself added). Without interceptors only the second
@@ -99,7 +104,9 @@ public final class RPCRouter: Sendable {
     /// connection: for transports that must check which endpoint a request would reach.
     public func endpoints(verb: String, path: String) -> [EndpointDescriptor] {
         let bare = ServerRequest(verb: verb, path: path).pathWithoutQuery
-        return pathIndex.candidates(for: bare).map { routes[$0].endpoint }.filter { $0.verb == verb }
+        let candidates = pathIndex?.candidates(for: bare) ?? .all(count: routes.count)
+        return candidates.filter { routes[$0].endpoint.verb == verb && routes[$0].template.parameters(matching: bare) != nil }
+            .map { routes[$0].endpoint }
     }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
@@ -110,9 +117,10 @@ public final class RPCRouter: Sendable {
         let (path, queryText) = request.splitPath
         var pathMatched = false
         var wrongConnection = false
-        for position in pathIndex.candidates(for: path) {
+        let (candidates, onlyParameters) = pathIndex?.match(path) ?? (.all(count: routes.count), nil)
+        for position in candidates {
             let route = routes[position]
-            guard let parameters = route.template.parameters(matching: path) else { continue }
+            guard let parameters = onlyParameters ?? route.template.parameters(matching: path) else { continue }
             pathMatched = true
             guard route.endpoint.verb == request.verb else { continue }
             // A route may exist for both connections; serve the one for this connection.
