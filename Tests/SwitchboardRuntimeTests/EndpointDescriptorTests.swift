@@ -7,13 +7,15 @@ import Testing
 /// and any field that differs makes them unequal.
 @Suite struct EndpointDescriptorTests {
     static func descriptor(
-        rpcName: String = "pkg.Service/Method", verb: String = "PUT", auth: AuthRequirement = .account,
-        timeout: Duration? = .seconds(5), grpc: [Int: Int] = [5: 404], versions: ClosedRange<Int>? = 1...2,
+        rpcName: String = "pkg.Service/Method", verb: String = "PUT", template: String = "/v1/things/{id}", auth: AuthRequirement = .account,
+        idempotent: Bool = true, timeout: Duration? = .seconds(5), deprecated: Bool = false,
+        bodyType: (any ProtoMessage.Type)? = SendMessageRequest.self, responseType: (any ProtoMessage.Type)? = SendMessageResponse.self,
+        grpc: [Int: Int] = [5: 404], versions: ClosedRange<Int>? = 1...2,
         encoding: BodyEncoding = .protobuf, requestType: (any ProtoMessage.Type)? = SendMessageRequest.self
     ) -> EndpointDescriptor {
         EndpointDescriptor(
-            rpcName: rpcName, verb: verb, pathTemplate: "/v1/things/{id}", auth: auth, isIdempotent: true, defaultTimeout: timeout,
-            requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: grpc,
+            rpcName: rpcName, verb: verb, pathTemplate: template, auth: auth, isIdempotent: idempotent, defaultTimeout: timeout,
+            isDeprecated: deprecated, requestBodyType: bodyType, responseBodyType: responseType, errorStatusByGRPCCode: grpc,
             versions: versions, encoding: encoding, requestType: requestType)
     }
 
@@ -44,7 +46,9 @@ import Testing
         #expect(endpoint == Self.descriptor())
         #expect(endpoint.hashValue == Self.descriptor().hashValue)
         let different = [
-            Self.descriptor(rpcName: "pkg.Service/Other"), Self.descriptor(verb: "POST"), Self.descriptor(auth: .none),
+            Self.descriptor(rpcName: "pkg.Service/Other"), Self.descriptor(verb: "POST"), Self.descriptor(template: "/v1/things"),
+            Self.descriptor(auth: .none), Self.descriptor(idempotent: false), Self.descriptor(deprecated: true),
+            Self.descriptor(bodyType: nil), Self.descriptor(responseType: SendMessageRequest.self),
             Self.descriptor(timeout: nil), Self.descriptor(grpc: [:]), Self.descriptor(versions: nil), Self.descriptor(encoding: .json),
             Self.descriptor(requestType: SendMessageResponse.self),
         ]

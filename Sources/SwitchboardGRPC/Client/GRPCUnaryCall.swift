@@ -64,6 +64,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         headers = head.headers(path: request.endpoint.grpcPath, deadline: request.deadline, metadata: request.headers, json: json)
     }
 
+    /// Sends the call and waits for its end. Once per call (a retry is a new call): an
+    /// outcome handed to the waiting caller is not kept for a second run.
     func run() async -> Outcome {
         await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in

@@ -133,19 +133,23 @@ final class PathRouteIndex: @unchecked Sendable {
     /// The routes whose templates match `path` (without its query), and, when exactly one
     /// does, its parameters: the router then need not match that template again.
     func match(_ path: Substring) -> (candidates: Candidates, parameters: PathParameters?) {
-        if let found = path.utf8.withContiguousStorageIfAvailable({ match(bytes: $0) }) { return found }
-        return Array(path.utf8).withUnsafeBufferPointer { match(bytes: $0) }
+        match(path, withParameters: true)
     }
 
     /// The routes whose templates match `path` (without its query).
-    func candidates(for path: Substring) -> Candidates { match(path).candidates }
+    func candidates(for path: Substring) -> Candidates { match(path, withParameters: false).candidates }
 
-    private func match(bytes: UnsafeBufferPointer<UInt8>) -> (candidates: Candidates, parameters: PathParameters?) {
+    private func match(_ path: Substring, withParameters: Bool) -> (candidates: Candidates, parameters: PathParameters?) {
+        if let found = path.utf8.withContiguousStorageIfAvailable({ match(bytes: $0, withParameters: withParameters) }) { return found }
+        return Array(path.utf8).withUnsafeBufferPointer { match(bytes: $0, withParameters: withParameters) }
+    }
+
+    private func match(bytes: UnsafeBufferPointer<UInt8>, withParameters: Bool) -> (candidates: Candidates, parameters: PathParameters?) {
         guard let first = bytes.first else {
             var found = Candidates.none
             for index in nodes[0].firstRoute..<nodes[0].firstRoute + nodes[0].routeCount { found.add(routes[index]) }
             // A template with no segments (``PathTemplate("")``) has no parameters.
-            if case .one = found { return (found, PathParameters()) }
+            if case .one = found, withParameters { return (found, PathParameters()) }
             return (found, nil)
         }
         guard first == UInt8(ascii: "/") else { return (.none, nil) }
@@ -157,7 +161,7 @@ final class PathRouteIndex: @unchecked Sendable {
             walk.collect(from: 0, start: 1, parameters: 0)
             switch walk.found {
             case let .one(route):
-                return (walk.found, parameters(of: route, bytes: bytes, ranges: walk.firstFound))
+                return (walk.found, withParameters ? parameters(of: route, bytes: bytes, ranges: walk.firstFound) : nil)
             case let .many(all):
                 // The walk takes literal branches before parameter ones, not routes in order.
                 return (.many(all.sorted()), nil)

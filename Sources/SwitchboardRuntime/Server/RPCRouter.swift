@@ -35,10 +35,10 @@ public final class RPCRouter: Sendable {
     /// Which routes' templates a path matches, without trying each; `nil` for a router of
     /// at most ``indexedRouteCount`` routes, where trying each costs less than the walk.
     let pathIndex: PathRouteIndex?
-    /// Routers with more routes than this find them through an index. Measured in
-    /// instructions (docs/performance.md, "Routing"): the walk costs about what trying three
-    /// templates does, and trying each costs more for every route added.
-    static let indexedRouteCount = 3
+    /// Routers with more routes than this find them through an index. Measured in a call's
+    /// profile (docs/performance.md, "Routing"): the walk with the route's parameters about
+    /// 1,900 instructions, trying one template about 1,200, each further one 600 or more.
+    static let indexedRouteCount = 2
     /// Each route's handler behind the interceptors, in the order of `routes`.
     let handlers: [@Sendable (ServerRequest, ServerContext) async -> RPCResponse]
     /// Whole-message handlers behind the interceptors, by RPC name.
@@ -104,9 +104,9 @@ public final class RPCRouter: Sendable {
     /// connection: for transports that must check which endpoint a request would reach.
     public func endpoints(verb: String, path: String) -> [EndpointDescriptor] {
         let bare = ServerRequest(verb: verb, path: path).pathWithoutQuery
-        let candidates = pathIndex?.candidates(for: bare) ?? .all(count: routes.count)
-        return candidates.filter { routes[$0].endpoint.verb == verb && routes[$0].template.parameters(matching: bare) != nil }
-            .map { routes[$0].endpoint }
+        // The index finds exactly the matching templates; without one, each is tried.
+        if let pathIndex { return pathIndex.candidates(for: bare).map { routes[$0].endpoint }.filter { $0.verb == verb } }
+        return routes.filter { $0.endpoint.verb == verb && $0.template.parameters(matching: bare) != nil }.map(\.endpoint)
     }
 
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
