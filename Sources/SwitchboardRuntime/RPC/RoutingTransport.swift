@@ -5,6 +5,11 @@
 /// It enforces deadlines for the transports it routes to: one that enforces its own (the
 /// chat connection, gRPC) is called directly, so routing costs no extra tasks per call; any
 /// other is raced against the deadline here, as ``RPCCall`` would.
+///
+/// A call that sets no timeout gets the default of the transport its RPC name routes to as
+/// the call starts (``defaultRequestTimeout(for:)``); the route is read again to send it, so a
+/// call started just as its route changes goes through the new transport with the old one's
+/// default timeout. Both are the app's own settings, so the table is not locked across the two.
 public final class RoutingTransport<Auth: AuthMode>: DeadlineEnforcingTransport, Sendable {
     private let fallback: (any RPCTransport<Auth>)?
     private let overrides: Locked<[String: any RPCTransport<Auth>]>
