@@ -18,6 +18,25 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(30))
     }
 
+    /// A call with nothing bound to headers sends `Accept` and `Content-Type`; a call option's
+    /// header joins its own call only, not the list such calls share.
+    @Test func generatedCallsSendTheirContentHeadersAndOnlyTheirOwnExtras() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = MessagesClient(transport: fake)
+        let protobuf = BodyEncoding.protobuf.contentType
+        for extra in [nil, "trace-1", nil] {
+            let options = CallOptions(headers: extra.map { ["X-Trace": $0] } ?? [:])
+            let call = Task { await client.sendMessage(SendMessageRequest(destination: "d"), options: options) }
+            let request = try await fake.nextRequest()
+            var expected = [(name: "Accept", value: protobuf), (name: "Content-Type", value: protobuf)]
+            if let extra { expected.append((name: "X-Trace", value: extra)) }
+            #expect(request.headers.fields.map { "\($0.name): \($0.value)" } == expected.map { "\($0.name): \($0.value)" })
+            fake.respond(to: request.id, status: 200, body: SendMessageResponse(needsSync: true))
+            #expect(try await call.value.get().needsSync)
+        }
+        #expect(BodyEncoding.protobuf.requestHeaders(withBody: true).fields.count == 2)
+    }
+
     @Test func cancellationFailsTheCallAndDropsThePendingRequest() async throws {
         let fake = FakeServerTransport<Unauthenticated>()
         let client = UsernamesClient(transport: fake)

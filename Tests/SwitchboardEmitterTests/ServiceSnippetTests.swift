@@ -168,4 +168,33 @@ import Testing
         // `dump` and `Mirror` see no children at all.
         #expect(text.contains("Mirror(self, children: [(label: String?, value: Any)](), displayStyle: .struct)"))
     }
+
+    /// Nothing bound to headers: the call starts from the runtime's shared list and hands the
+    /// request over without a copy.
+    @Test func clientWithoutHeaderBindingsSharesItsHeaders() throws {
+        let schema = """
+            package demo
+            message Note { 1 id: string  2 text: string }
+            message Key { 1 id: string }
+            message Ack { 1 ok: bool }
+            service Notes {
+              auth none
+              rpc putNote(Note) -> Ack { PUT "/v1/notes/{id}" }
+              rpc getAck(Key) -> Ack { GET "/v1/acks/{id}" }
+            }
+            """
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "notes.sb", text: schema)])
+        let compiled = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let files = SwiftEmitter.generate(compiled, options: SwiftEmitterOptions())
+        let service = try #require(files.first { $0.path == "NotesService.swift" }?.contents)
+        #expect(service.contains("""
+                    let headers = BodyEncoding.protobuf.requestHeaders(withBody: true)
+                    var bodyMessage = request
+                    bodyMessage.id = ""
+                    let rpcRequest = RPCRequest(endpoint: Notes.putNote, path: path, logSafePath: path, headers: headers, protobufBody: bodyMessage, message: request)
+                    return await RPCCall.perform(consume rpcRequest, over: transport,
+            """))
+        #expect(service.contains("let headers = BodyEncoding.protobuf.requestHeaders(withBody: false)"))
+        #expect(!service.contains("headers.add(\"Content-Type\""))
+    }
 }
