@@ -87,4 +87,25 @@ import Testing
         #expect(!HTTPFieldNameSet(["sec-websocket-version"]).containsLowercased("sec-websoc\u{212A}et-version"))
         #expect(!HTTPFieldNameSet([]).contains("") && !HTTPFieldNameSet([]).containsLowercased("a"))
     }
+
+    /// Names are folded a word at a time up to 16 bytes and a byte at a time beyond: every
+    /// ASCII byte at the first, a middle and the last place of names of both kinds, against
+    /// `lowercased()`.
+    @Test func foldingAgreesWithLowercasingForEveryASCIIByte() {
+        // With "`" and "{" where a byte next to the letters ("@", "[") would land if folded.
+        let names = ["te", "accept", "content-type", "grpc-status-deta", "sec-websocket-version", "x-signal-timestamp-of-a-long-name",
+                     "`ab{", "`" + String(repeating: "a", count: 20) + "{"]
+        let set = HTTPFieldNameSet(names)
+        for name in names {
+            let bytes = Array(name.utf8)
+            for place in Set([0, bytes.count / 2, bytes.count - 1]) {
+                for byte in UInt8(0)..<0x80 {
+                    var probe = bytes
+                    probe[place] = byte
+                    let text = String(decoding: probe, as: UTF8.self)
+                    #expect(set.containsLowercased(text) == names.contains(text.lowercased()), "\(probe)")
+                }
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@ enum GRPCResponseMapping {
     /// Whether a response's content type is gRPC's: `application/grpc`, alone or with a
     /// `+subtype` or parameters (not `application/grpc-web`, another protocol).
     static func isGRPCContentType(_ contentType: String) -> Bool {
-        contentType == "application/grpc" || contentType.hasBytePrefix("application/grpc+") || contentType.hasBytePrefix("application/grpc;")
+        contentType.hasBytes("application/grpc") || contentType.hasBytePrefix("application/grpc+") || contentType.hasBytePrefix("application/grpc;")
     }
 
     /// Whether response headers begin a gRPC response: status 200 and gRPC's content type.
@@ -69,7 +69,7 @@ enum GRPCResponseMapping {
             guard call.messageCount == 1, let body = call.message else {
                 throw failing(.grpcStatus(code: GRPCStatusCode.internal.rawValue, message: "a unary call answered with \(call.messageCount) messages", details: nil))
             }
-            let json = contentType.hasBytePrefix("application/grpc+json") || (sentJSON && contentType == "application/grpc")
+            let json = contentType.hasBytePrefix("application/grpc+json") || (sentJSON && contentType.hasBytes("application/grpc"))
             // Most answers carry no metadata: their headers are shared, not built.
             var metadata = (json ? BodyEncoding.json : BodyEncoding.protobuf).contentTypeHeaders
             // (Its own content-type is replaced below, so it does not count.)

@@ -18,6 +18,28 @@ extension String {
         }
     }
 
+    /// Whether the string's bytes begin with `prefix`'s (lowercase ASCII), the string's ASCII
+    /// letters compared in either case: for names not lowered yet.
+    func hasBytePrefix(ignoringASCIICase prefix: StaticString) -> Bool {
+        prefix.withUTF8Buffer { expected in
+            guard utf8.count >= expected.count else { return false }
+            return zip(utf8, expected).allSatisfy { byte, lower in (byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte) == lower }
+        }
+    }
+
+    /// Whether the string's bytes are exactly `literal`'s. For values compared on every call
+    /// that are equal without being the same string (a decoded `application/grpc`), where
+    /// `==` takes its Unicode-aware path (about 60 instructions).
+    func hasBytes(_ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { expected in
+            guard utf8.count == expected.count else { return false }
+            guard let start = expected.baseAddress, !expected.isEmpty else { return true }
+            return utf8.withContiguousStorageIfAvailable { bytes in
+                memcmp(bytes.baseAddress!, start, expected.count) == 0
+            } ?? utf8.elementsEqual(expected)
+        }
+    }
+
     /// Whether the string begins with a colon: an HTTP/2 pseudo-header.
     var isPseudoHeaderName: Bool { utf8.first == UInt8(ascii: ":") }
 }

@@ -22,6 +22,14 @@ public enum GRPCMetadata {
         reservedNameSet.contains(name) || name.hasBytePrefix("grpc-") || name.hasBytePrefix("switchboard-")
     }
 
+    /// ``isReserved(_:)`` for a name in any case, without lowering it: ASCII letters are
+    /// folded. A name beyond ASCII may lowercase to a reserved one and not be found here, so
+    /// callers check its lowered form too.
+    static func isReserved(anyCase name: String) -> Bool {
+        reservedNameSet.containsLowercased(name) || name.hasBytePrefix(ignoringASCIICase: "grpc-")
+            || name.hasBytePrefix(ignoringASCIICase: "switchboard-")
+    }
+
     private static let reservedNameSet = HTTPFieldNameSet(reservedNames)
 
     /// `text` cut to at most `limit` UTF-8 bytes, on a character boundary, marked when cut.
@@ -151,6 +159,9 @@ public enum GRPCMetadata {
     /// not through a second one.
     static func appendRequestMetadata(_ headers: RPCHeaders, to fields: inout [HPACKHeader]) {
         for (name, value) in headers {
+            // Before lowering: most calls carry only names the transport drops (`Accept`,
+            // `Content-Type`), and lowering each made a new string.
+            guard !isReserved(anyCase: name) else { continue }
             let lowered = lowercasedName(name)
             guard !isReserved(lowered) else { continue }
             // A secret kept out of HPACK's tables cannot be guessed through compression.

@@ -165,16 +165,20 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     let options: GRPCServerOptions
     let hub: GRPCEventHub
     let budget: ByteBudget
+    /// The connection's paths resolved (used on its loop, where streams are accepted).
+    let methods: GRPCMethodCache
 
     init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
         self.router = router
+        methods = GRPCMethodCache(router: router)
         self.options = options
         self.hub = hub
         self.budget = budget
     }
 
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
-        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, options: options, hub: hub, budget: budget)
+        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, methods: methods,
+                                  options: options, hub: hub, budget: budget)
         // Not from inside the driver's own dispatch: the answer may close the stream.
         connection.loop.execute {
             call.begin()

@@ -16,7 +16,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
     @exclusivity(unchecked) private var subscriber: GRPCEventSubscriber?
-    private let rpcName: String?
+    /// What the request's path names; nil when the request is not gRPC.
+    private let method: GRPCMethod?
     /// The request came as `application/grpc+json`: it is transcoded for the handler, and the
     /// answer goes back as JSON.
     private let isJSON: Bool
@@ -57,12 +58,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var timerIsForReceiving = false
 
-    /// The two methods every service with events has over gRPC (see `GRPCPush`).
-    static let eventsMethod = "/SwitchboardEvents"
-    static let acknowledgeMethod = "/SwitchboardAcknowledge"
 
-    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub,
-         budget: ByteBudget) {
+    /// `methods` is the connection's (this is called on its loop).
+    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, methods: GRPCMethodCache,
+         options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
         self.streamID = streamID
         self.budget = budget
         self.connection = connection
@@ -72,7 +71,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
         var path: String?
         var contentType: String?
-        var method: String?
+        var verb: String?
         var timeout: Duration?
         var problem: (status: GRPCStatusCode, message: String)?
         var encoding: String?
@@ -81,18 +80,22 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         for header in headers {
             let name = header.name
             // By length first: one string comparison a header, not one for each case.
+            // (A name is compared once its length and first byte agree: `==` between unequal
+            // strings takes its Unicode-aware path, about 60 instructions.)
             switch name.utf8.count {
             case 5 where name == ":path": path = header.value
-            case 7 where name == ":method": method = header.value
-            case 12 where name == "content-type": contentType = header.value
-            case 12 where name == "grpc-timeout":
+            case 7 where name == ":method": verb = header.value
+            case 12 where name.utf8.first == UInt8(ascii: "c") && name == "content-type": contentType = header.value
+            case 12 where name.utf8.first == UInt8(ascii: "g") && name == "grpc-timeout":
                 timeout = GRPCTimeout.decode(header.value)
                 if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(header.value.prefix(20))'") }
-            case 13 where name == "grpc-encoding":
-                if header.value != "identity" { encoding = String(header.value.prefix(40)) }
+            case 13 where name.hasBytes("grpc-encoding"):
+                if !header.value.hasBytes("identity") { encoding = String(header.value.prefix(40)) }
+            case 2 where name == "te":
+                break
             default:
                 // gRPC's own headers are the protocol's, not the call's metadata.
-                if !header.name.isPseudoHeaderName, header.name != "te", !header.name.hasBytePrefix("grpc-") { metadata.add(header.name, header.value) }
+                if !name.isPseudoHeaderName, !name.hasBytePrefix("grpc-") { metadata.add(name, header.value) }
             }
         }
         headerProblem = problem
@@ -103,17 +106,16 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         receiveDeadline = now.advanced(by: options.requestReceiveTimeout)
         // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
         // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
-        let subtype = contentType.map { $0 == "application/grpc" ? $0 : Self.normalizedContentType($0) }
-        isJSON = subtype == "application/grpc+json"
+        let subtype = contentType.map { $0.hasBytes("application/grpc") ? $0 : Self.normalizedContentType($0) }
+        isJSON = subtype?.hasBytes("application/grpc+json") ?? false
         contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
-        if method == "POST", let subtype, subtype == "application/grpc" || subtype == "application/grpc+proto" || isJSON,
+        if verb == "POST", let subtype, subtype.hasBytes("application/grpc") || subtype.hasBytes("application/grpc+proto") || isJSON,
            let path, path.utf8.first == UInt8(ascii: "/") {
-            // By bytes, as the check above: a character would swallow a combining mark after "/".
-            rpcName = String(decoding: path.utf8.dropFirst(), as: UTF8.self)
+            method = methods.method(forPath: path)
             nonGRPCStatus = nil
         } else {
-            rpcName = nil
-            nonGRPCStatus = method != "POST" ? 405 : 415
+            method = nil
+            nonGRPCStatus = verb != "POST" ? 405 : 415
         }
     }
 
@@ -128,7 +130,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Starts the deadline; a request that is not gRPC is answered at once.
     func begin() {
         guard charge(Self.minimumCost) else { return }
-        guard let rpcName else {
+        guard let method else {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)",
                    httpStatus: nonGRPCStatus ?? 415)
             return
@@ -139,9 +141,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         // Event streams live until the client leaves, once their request has come;
         // acknowledgements are answered at once.
-        let isEvents = rpcName.hasSuffix(Self.eventsMethod) || rpcName.hasSuffix(Self.acknowledgeMethod)
-        if !isEvents, router.messageEndpoint(for: rpcName) == nil {
-            answer(status: .unimplemented, message: "unknown method \(rpcName)")
+        let isEvents: Bool
+        switch method.kind {
+        case .events, .acknowledge: isEvents = true
+        case .message: isEvents = false
+        case .unknown:
+            answer(status: .unimplemented, message: "unknown method \(method.rpcName)")
             return
         }
         // Answered and closed meanwhile (its request arrived in the same read, and the handler
@@ -200,7 +205,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending. A
         // request refused on its headers is not read at all (`begin` answers it).
-        guard messageCount <= 1, rpcName != nil, headerProblem == nil else { return }
+        guard messageCount <= 1, method != nil, headerProblem == nil else { return }
         // Counted as it arrives, before the deframer holds it.
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
@@ -243,19 +248,19 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func requestEnded() {
-        guard let rpcName, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
+        guard let method, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
         guard messageCount == 1 else {
             answer(status: .internal, message: "a unary call needs exactly one request message, not \(messageCount)")
             return
         }
         // Taken already: the handler has it.
         guard let message else { return }
-        if rpcName.hasSuffix(Self.eventsMethod) {
-            subscribe(service: String(rpcName.dropLast(Self.eventsMethod.count)))
+        if case let .events(service) = method.kind {
+            subscribe(service: service)
             return
         }
         requestArrived()
-        if rpcName.hasSuffix(Self.acknowledgeMethod) {
+        if case .acknowledge = method.kind {
             guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: Array(message)) else {
                 answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
                 return
@@ -264,11 +269,13 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             respond(with: RPCResponse(status: 200, message: "OK"))
             return
         }
+        // An unknown method is answered by `begin` (which may run after this, when the whole
+        // request came in the read that opened the stream).
+        guard case let .message(route) = method.kind else { return }
         var body = Data(message)
         if isJSON {
             // The handlers read protobuf: a JSON request is transcoded through its generated type.
-            guard let endpoint = router.messageEndpoint(for: rpcName) else { return }
-            if let type = endpoint.requestType {
+            if let type = route.endpoint.requestType {
                 do {
                     body = try type.init(jsonUTF8Bytes: Array(message), options: JSONDecodingOptions()).serializedData()
                 } catch {
@@ -288,7 +295,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Weakly: a handler that ignores cancellation must not keep a closed stream's call,
         // and through it the connection, alive.
         let task = connection.loop.startTaskHere { [weak self] in
-            let response = await router.handleMessage(rpcName: rpcName, body: body, headers: metadata, auth: auth)
+            let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
             self?.respond(with: response)
         }
@@ -333,6 +340,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         guard claim() else { return }
         var responseMetadata: [HPACKHeader] = []
         for (name, value) in response.headers {
+            // Before lowering: a response's `Content-Type` is dropped without a lowered copy.
+            guard !GRPCMetadata.isReserved(anyCase: name) else { continue }
             let lowered = GRPCMetadata.lowercasedName(name)
             guard lowered != "content-type", !GRPCMetadata.isReserved(lowered), GRPCMetadata.isValidName(lowered),
                   GRPCMetadata.isValidValue(value, name: lowered) else { continue }
@@ -346,7 +355,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 return
             }
             var message = Array(response.body)
-            let type = rpcName.flatMap { router.messageEndpoint(for: $0) }?.responseBodyType
+            let type = method?.endpoint?.responseBodyType
             do {
                 message = try type.map { try $0.init(serializedBytes: message).jsonUTF8Bytes() } ?? Array("{}".utf8)
             } catch {
@@ -359,7 +368,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                                     data: GRPCMessageFramer.frame(message), trailers: Self.okTrailers, streamID: streamID)
             return
         }
-        let endpoint = rpcName.flatMap { router.messageEndpoint(for: $0) }
+        let endpoint = method?.endpoint
         let code = GRPCStatusCode(errorStatus: response.status, endpoint: endpoint)
         let text = response.status == 400 ? String(decoding: response.body, as: UTF8.self) : (response.message ?? "status \(response.status)")
         // The message is for people and logs: its first kilobyte. The status itself always

@@ -59,8 +59,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var readingPaused = false
     /// What the guarded code wants run once the lock is released, in order.
     @exclusivity(unchecked) private var effects: [Effect] = []
-    /// A list of effects already performed, kept for the next: loop-confined.
+    /// Lists of effects already performed, kept for the next: loop-confined. Two, because
+    /// effects run other guarded calls (a delegate answering at once) while their own list is
+    /// still out: with one spare, those took a new list each, twice a call. (Two variables,
+    /// not an array of lists: taking from and returning to one cost more than it saved.)
     @exclusivity(unchecked) private var spareEffects: [Effect] = []
+    @exclusivity(unchecked) private var secondSpareEffects: [Effect] = []
     /// Runs when a queued write drains; made once rather than for every write.
     private lazy var writeDrained: @Sendable (String?) -> Void = { [weak self] _ in
         // Queued, never inline: a channel that closes runs this from `close`, which may
@@ -308,7 +312,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         let onLoop = loop.inEventLoop
         lock.lock()
         // On the loop a list comes back once performed, so the next one allocates nothing.
-        if onLoop, effects.capacity == 0, spareEffects.capacity > 0 { swap(&effects, &spareEffects) }
+        if onLoop, effects.capacity == 0 {
+            if spareEffects.capacity > 0 { swap(&effects, &spareEffects) } else if secondSpareEffects.capacity > 0 { swap(&effects, &secondSpareEffects) }
+        }
         let result = body()
         if lastPublished, !takesNewStreams {
             lastPublished = false
@@ -321,7 +327,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             if onLoop {
                 for effect in queued { perform(effect) }
                 queued.removeAll(keepingCapacity: true)
-                if spareEffects.capacity == 0, queued.capacity <= 256 { swap(&spareEffects, &queued) }
+                if queued.capacity <= 256 {
+                    if spareEffects.capacity == 0 { swap(&spareEffects, &queued) } else if secondSpareEffects.capacity == 0 { swap(&secondSpareEffects, &queued) }
+                }
             } else {
                 loop.execute { [self, queued] in for effect in queued { perform(effect) } }
             }

@@ -44,8 +44,13 @@ public final class RPCRouter: Sendable {
     /// Whole-message handlers behind the interceptors, by RPC name.
     let messageHandlers: [String: MessageRoute]
 
-    struct MessageRoute: Sendable {
-        let endpoint: EndpointDescriptor
+    /// A route that serves whole request messages by RPC name (a gRPC server's unary
+    /// method), found once with ``messageRoute(for:)`` and served with
+    /// ``handleMessage(_:body:headers:auth:)`` as often as it is called: a server that keeps
+    /// it does not look the name up on every call.
+    public struct MessageRoute: Sendable {
+        /// The endpoint the route serves.
+        public let endpoint: EndpointDescriptor
         let serve: @Sendable (ServerRequest, ServerContext) async -> RPCResponse
     }
 
@@ -85,6 +90,12 @@ public final class RPCRouter: Sendable {
     /// serves this way; 401 or 403 when the call's `auth` is not the endpoint's, as for paths.
     public func handleMessage(rpcName: String, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
         guard let route = messageHandlers[rpcName] else { return RPCResponse(status: 404, message: "Not Found") }
+        return await handleMessage(route, body: body, headers: headers, auth: auth)
+    }
+
+    /// Serves one whole request message through `route` (one of this router's, from
+    /// ``messageRoute(for:)``), as ``handleMessage(rpcName:body:headers:auth:)`` does.
+    public func handleMessage(_ route: MessageRoute, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
         guard route.endpoint.auth == auth else {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
         }
@@ -99,6 +110,10 @@ public final class RPCRouter: Sendable {
 
     /// The endpoint a whole-message call to `rpcName` reaches, if any route serves it so.
     public func messageEndpoint(for rpcName: String) -> EndpointDescriptor? { messageHandlers[rpcName]?.endpoint }
+
+    /// The route a whole-message call to `rpcName` reaches, if any, to serve with
+    /// ``handleMessage(_:body:headers:auth:)``.
+    public func messageRoute(for rpcName: String) -> MessageRoute? { messageHandlers[rpcName] }
 
     /// The endpoints whose routes serve `verb path` (the query ignored), for either kind of
     /// connection: for transports that must check which endpoint a request would reach.

@@ -1,0 +1,54 @@
+import SwitchboardRuntime
+
+/// A connection's methods resolved from their paths, so that a call to a path seen before
+/// costs a comparison, not a new RPC name, two suffix checks and a table lookup (about 1,000
+/// instructions a call). Used on the connection's loop only.
+///
+/// Bounded: ``capacity`` paths of at most ``longestPath`` bytes, for methods that exist (a
+/// peer sending made-up paths fills nothing).
+final class GRPCMethodCache: @unchecked Sendable {
+    static let capacity = 8
+    static let longestPath = 256
+
+    private let router: RPCRouter
+    private var entries: [(path: String, method: GRPCMethod)] = []
+    /// Where the next entry goes once the cache is full: the oldest.
+    private var next = 0
+
+    /// How many paths are kept (for tests).
+    var cachedPathCount: Int { entries.count }
+
+    init(router: RPCRouter) {
+        self.router = router
+    }
+
+    /// The method `path` (beginning with `/`) names.
+    func method(forPath path: String) -> GRPCMethod {
+        for entry in entries where Self.same(entry.path, path) { return entry.method }
+        let method = GRPCMethod(path: path, router: router)
+        if case .unknown = method.kind { return method }
+        guard path.utf8.count <= Self.longestPath else { return method }
+        if entries.count < Self.capacity {
+            entries.append((path, method))
+        } else {
+            entries[next] = (path, method)
+            next = (next + 1) % Self.capacity
+        }
+        return method
+    }
+
+    /// Whether both are the same path. A repeated path usually arrives as the very string
+    /// the HPACK decoder holds in its table: then its representation is the same, one
+    /// comparison of two words.
+    private static func same(_ lhs: String, _ rhs: String) -> Bool {
+        let identical = withUnsafeBytes(of: lhs) { a in
+            withUnsafeBytes(of: rhs) { b in
+                guard a.count == 16 else { return a.elementsEqual(b) }
+                return a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
+                    && a.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        // Lengths first: `==` between unequal strings takes its Unicode-aware path.
+        return identical || (lhs.utf8.count == rhs.utf8.count && lhs == rhs)
+    }
+}
