@@ -35,12 +35,17 @@ import Testing
                 encoder.encode(headers, into: &block)
                 #expect(try decoder.decode(block).headers == headers)
                 #expect(encoder.dynamicTableSize.size == 0, "values that change every request stay out of the table")
-                // Literal without indexing; `grpc-timeout`'s name as a literal (Huffman-coded
-                // when shorter: 9 octets instead of 12), `date` by its static index (33).
+                // Literal without indexing; `grpc-timeout`'s name as a literal, `date` by its
+                // static index (33). The timeout's name and value go uncoded whatever the
+                // encoder's Huffman use: sent with every request, they are cheaper to send as
+                // they are than to code and decode each time.
                 #expect(block[0] == 0x00)
-                let nameLength = huffman == .never ? 12 : 9
-                #expect(block[1] == (huffman == .never ? 0x00 : 0x80) | UInt8(nameLength))
-                if huffman == .never { #expect(Array(block[2..<14]) == Array("grpc-timeout".utf8)) }
+                let nameLength = 12
+                #expect(block[1] == UInt8(nameLength))
+                #expect(Array(block[2..<14]) == Array("grpc-timeout".utf8))
+                let timeout = Array("\(999 - round)m".utf8)
+                #expect(block[2 + nameLength] == UInt8(timeout.count), "no Huffman flag")
+                #expect(Array(block[3 + nameLength..<3 + nameLength + timeout.count]) == timeout)
                 let date = 2 + nameLength + 1 + Int(block[2 + nameLength] & 0x7F)
                 #expect(Array(block[date..<date + 2]) == [0x0F, 0x12] as [UInt8])
             }
@@ -50,6 +55,13 @@ import Testing
             #expect(block[0] == 0x10)
             #expect(try decoder.decode(block).headers.map { [$0.name, $0.value] } == [["grpc-timeout", "5S"]])
         }
+        // Asked to code every string, it codes the timeout too.
+        var always = HPACKEncoder(huffman: .always)
+        var block: [UInt8] = []
+        always.encode([HPACKHeader("grpc-timeout", "999m")], into: &block)
+        #expect(block[1] & 0x80 != 0 && block[2 + Int(block[1] & 0x7F)] & 0x80 != 0, "name and value Huffman-coded")
+        var decoder = HPACKDecoder()
+        #expect(try decoder.decode(block).headers == [HPACKHeader("grpc-timeout", "999m")])
     }
 
     @Test func rememberedEntriesThatWereEvictedOrMovedAreNotUsed() throws {

@@ -24,7 +24,8 @@ final class GRPCMethodCache: @unchecked Sendable {
 
     /// The method `path` (beginning with `/`) names.
     func method(forPath path: String) -> GRPCMethod {
-        for entry in entries where Self.same(entry.path, path) { return entry.method }
+        // By index: iterating copied each entry (its strings and route) for the comparison.
+        for index in entries.indices where Self.same(entries[index].path, path) { return entries[index].method }
         let method = GRPCMethod(path: path, router: router)
         if case .unknown = method.kind { return method }
         guard path.utf8.count <= Self.longestPath else { return method }

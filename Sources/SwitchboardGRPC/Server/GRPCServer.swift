@@ -177,8 +177,7 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     }
 
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
-        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, router: router, methods: methods,
-                                  options: options, hub: hub, budget: budget)
+        let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, server: self)
         // Not from inside the driver's own dispatch: the answer may close the stream.
         connection.loop.execute {
             call.begin()

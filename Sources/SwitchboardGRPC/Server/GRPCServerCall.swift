@@ -9,9 +9,13 @@ import SwitchboardRuntime
 final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let streamID: UInt32
     private let connection: HTTP2ChannelDriver
-    private let router: RPCRouter
-    private let options: GRPCServerOptions
-    private let hub: GRPCEventHub
+    /// The connection's acceptor: the server's router, options, event hub and byte budget,
+    /// shared by its calls (holding each apart cost a call a copy of the options and four
+    /// retains).
+    private let server: GRPCStreamAcceptor
+    private var router: RPCRouter { server.router }
+    private var hub: GRPCEventHub { server.hub }
+    private var budget: ByteBudget { server.budget }
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
@@ -38,7 +42,6 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var messageCount = 0
     /// The server's bytes of requests in progress, and what this call has taken of them (on
     /// the loop; given back when the stream closes).
-    private let budget: ByteBudget
     @exclusivity(unchecked) private var taken = 0
     /// What a call counts for before its first byte: its stream and bookkeeping.
     static let minimumCost = 1024
@@ -59,16 +62,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var timerIsForReceiving = false
 
 
-    /// `methods` is the connection's (this is called on its loop).
-    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, router: RPCRouter, methods: GRPCMethodCache,
-         options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
+    /// Called on the connection's loop (where `server`'s method cache is used).
+    init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, server: GRPCStreamAcceptor) {
         self.streamID = streamID
-        self.budget = budget
         self.connection = connection
-        self.router = router
-        self.options = options
-        self.hub = hub
-        deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
+        self.server = server
+        deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         var path: String?
         var contentType: String?
         var verb: String?
@@ -102,8 +101,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         unsupportedEncoding = encoding
         self.metadata = metadata
         let now = ContinuousClock.now
-        deadline = now.advanced(by: min(timeout ?? options.defaultCallTimeout, options.maximumCallTimeout))
-        receiveDeadline = now.advanced(by: options.requestReceiveTimeout)
+        deadline = now.advanced(by: min(timeout ?? server.options.defaultCallTimeout, server.options.maximumCallTimeout))
+        receiveDeadline = now.advanced(by: server.options.requestReceiveTimeout)
         // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
         // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
         let subtype = contentType.map { $0.hasBytes("application/grpc") ? $0 : Self.normalizedContentType($0) }
@@ -111,7 +110,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
         if verb == "POST", let subtype, subtype.hasBytes("application/grpc") || subtype.hasBytes("application/grpc+proto") || isJSON,
            let path, path.utf8.first == UInt8(ascii: "/") {
-            method = methods.method(forPath: path)
+            method = server.methods.method(forPath: path)
             nonGRPCStatus = nil
         } else {
             method = nil
@@ -284,14 +283,14 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 }
             }
         }
-        let auth = options.authenticate(metadata)
+        let auth = server.options.authenticate(metadata)
         let router = router
         let metadata = metadata
         // At once, on the loop, until the handler first waits: a handler that answers
         // straight away writes its answer in this same turn of the loop.
         // The request's bytes are in `body` now: the call holds them no longer.
         self.message = nil
-        deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
+        deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         // Weakly: a handler that ignores cancellation must not keep a closed stream's call,
         // and through it the connection, alive.
         let task = connection.loop.startTaskHere { [weak self] in
@@ -319,7 +318,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             connection.resetStream(streamID, code: .refusedStream)
             return
         }
-        let subscriber = GRPCEventSubscriber(service: service, auth: options.authenticate(metadata), headers: metadata,
+        let subscriber = GRPCEventSubscriber(service: service, auth: server.options.authenticate(metadata), headers: metadata,
                                              streamID: streamID, connection: connection, hub: hub)
         self.subscriber = subscriber
         connection.sendHeaders(Self.protobufOKHeaders, streamID: streamID, endStream: false)
@@ -375,7 +374,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // goes out; the error body and metadata only if the peer's header limit takes them.
         var trailers = [HPACKHeader(":status", "200"), contentTypeHeader,
                         HPACKHeader("grpc-status", "\(code.rawValue)"),
-                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(GRPCMetadata.truncated(text, toBytes: max(16, options.maximumErrorMessageBytes)))),
+                        HPACKHeader("grpc-message", GRPCMetadata.encodeMessage(GRPCMetadata.truncated(text, toBytes: max(16, server.options.maximumErrorMessageBytes)))),
                         HPACKHeader(GRPCResponseMapping.statusTrailer, "\(response.status)")]
         let essential = trailers.count
         if !response.body.isEmpty {

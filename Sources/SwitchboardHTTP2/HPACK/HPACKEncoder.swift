@@ -78,6 +78,14 @@ public struct HPACKEncoder: Sendable {
 
     private static let unindexedNames = ["grpc-timeout", "grpc-message", "content-length", "date", "grpc-status-details-bin"]
 
+    /// Whether the name in `slot` of ``unindexedNames``, and its values, go uncoded (unless Huffman
+    /// is used ``HuffmanUse/always``): a few digits and a unit, new on every request, save a
+    /// byte or two coded, while coding them here and decoding them at the peer cost more
+    /// than the rest of the field (about 900 instructions a call of a gRPC client).
+    private static func sendsRawValues(slot: Int) -> Bool {
+        slot == 0 || slot == 2
+    }
+
     /// How this encoder writes each of ``unindexedNames``: the static table's index of the
     /// name, or 0 and the name as a literal, coded once.
     private struct UnindexedName {
@@ -94,10 +102,12 @@ public struct HPACKEncoder: Sendable {
         self.indexesEverything = indexesEverything
         table = HPACKDynamicTable(maximumSize: min(4096, tableSizeCap), keepsLookups: true)
         if tableSizeCap < 4096 { pendingFinal = tableSizeCap; pendingSmallest = tableSizeCap }
-        unindexedNameEncodings = Self.unindexedNames.map { name in
+        unindexedNameEncodings = Self.unindexedNames.enumerated().map { slot, name in
             let staticIndex = HPACKStaticTable.indexOfName[HPACKNameKey(name)] ?? 0
             var literal: [UInt8] = []
-            if staticIndex == 0 { encodeString(name, into: &literal) }
+            // A name sent with every request is sent as it is, like its value: decoding it
+            // at the peer on every call cost more than the three octets coding saves.
+            if staticIndex == 0 { encodeString(name, into: &literal, coding: huffman == .always || !Self.sendsRawValues(slot: slot)) }
             return UnindexedName(staticIndex: staticIndex, literal: literal)
         }
     }
@@ -157,7 +167,11 @@ public struct HPACKEncoder: Sendable {
             let name = unindexedNameEncodings[slot]
             HPACKInteger.encode(name.staticIndex, prefixBits: 4, flags: secret ? 0x10 : 0x00, into: &output)
             if name.staticIndex == 0 { output.append(contentsOf: name.literal) }
-            encodeValue(header.value, at: position, into: &output)
+            if huffman != .always, Self.sendsRawValues(slot: slot) {
+                encodeString(header.value, into: &output, coding: false)
+            } else {
+                encodeValue(header.value, at: position, into: &output)
+            }
             return
         }
         let key = HPACKFieldKey(name: header.name, value: header.value)
@@ -244,16 +258,16 @@ public struct HPACKEncoder: Sendable {
         swap(&kept, &recentLiterals[position].encoded)
     }
 
-    /// A string literal (RFC 7541 §5.2).
-    private func encodeString(_ string: String, into output: inout [UInt8]) {
+    /// A string literal (RFC 7541 §5.2); Huffman-coded as ``huffman`` says, unless not `coding`.
+    private func encodeString(_ string: String, into output: inout [UInt8], coding: Bool = true) {
         // Native strings lend their bytes; any other is copied once.
-        if string.utf8.withContiguousStorageIfAvailable({ encodeString($0, into: &output) }) == nil {
-            Array(string.utf8).withUnsafeBufferPointer { encodeString($0, into: &output) }
+        if string.utf8.withContiguousStorageIfAvailable({ encodeString($0, into: &output, coding: coding) }) == nil {
+            Array(string.utf8).withUnsafeBufferPointer { encodeString($0, into: &output, coding: coding) }
         }
     }
 
-    private func encodeString(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
-        let huffmanLength = huffman == .never ? Int.max : HuffmanCoding.encodedLength(of: bytes)
+    private func encodeString(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], coding: Bool) {
+        let huffmanLength = huffman == .never || !coding ? Int.max : HuffmanCoding.encodedLength(of: bytes)
         if huffman == .always || huffmanLength < bytes.count {
             HPACKInteger.encode(huffmanLength, prefixBits: 7, flags: 0x80, into: &output)
             HuffmanCoding.encode(bytes, encodedLength: huffmanLength, into: &output)
