@@ -223,6 +223,38 @@ import Testing
         #expect(HTTP2HeaderValidation.charactersAreClean(name: "x-a", value: "in side"))
     }
 
+    /// What a received list must be (RFC 9113 §8.3), checked the way the fast paths take it:
+    /// the static table's `200` and any other spelling of a status, CONNECT against other
+    /// methods, names of the connection-specific lengths.
+    @Test func receivedListsAreCheckedWhateverStringsHoldThem() throws {
+        func accepts(_ headers: [HPACKHeader], as kind: HTTP2HeaderValidation.Kind) -> Bool {
+            (try? HTTP2HeaderValidation.validate(headers, as: kind)) != nil
+        }
+        // A status built at run time, not the static table's string, reads the same.
+        let built = String(decoding: Array("200".utf8), as: UTF8.self)
+        for (status, valid) in [("200", true), (built, true), ("204", true), ("103", true), ("999", true), ("099", false), ("+20", false),
+                                ("1000", false), ("20", false), ("abc", false), ("", false), ("2 0", false)] {
+            #expect(accepts([HPACKHeader(":status", status)], as: .response) == valid, "\(status)")
+        }
+        #expect(try HTTP2HeaderValidation.validate([HPACKHeader(":status", "103")], as: .response).isInformational)
+        #expect(try !HTTP2HeaderValidation.validate([HPACKHeader(":status", built)], as: .response).isInformational)
+        let get = [HPACKHeader(":method", "GET"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", "/")]
+        #expect(accepts(get, as: .request))
+        #expect(!accepts([HPACKHeader(":method", "GET"), HPACKHeader(":path", "/")], as: .request), "no :scheme")
+        #expect(!accepts([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http")], as: .request), "no :path")
+        #expect(accepts([HPACKHeader(":method", "CONNECT"), HPACKHeader(":authority", "example.com:443")], as: .request))
+        #expect(!accepts([HPACKHeader(":method", "CONNECX"), HPACKHeader(":authority", "example.com:443")], as: .request))
+        for name in ["connection", "keep-alive", "upgrade", "proxy-connection", "transfer-encoding"] {
+            #expect(!accepts(get + [HPACKHeader(name, "x")], as: .request), "\(name)")
+        }
+        for name in ["user-agent", "connectio", "keep-alivf", "cookie-set"] {
+            #expect(accepts(get + [HPACKHeader(name, "x")], as: .request), "\(name)")
+        }
+        #expect(!accepts(get + [HPACKHeader("te", "gzip")], as: .request))
+        #expect(accepts(get + [HPACKHeader("te", "trailers")], as: .request))
+        #expect(!accepts(get + [HPACKHeader("User-Agent", "x")], as: .request), "uppercase")
+    }
+
     @Test func configurationOutsideTheRFCIsBroughtWithinIt() {
         var configuration = HTTP2ConnectionConfiguration()
         configuration.initialStreamWindowSize = 0

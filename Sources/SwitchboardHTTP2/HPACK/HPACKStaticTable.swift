@@ -70,12 +70,15 @@ struct HPACKNameKey: Hashable {
 /// Text as HPACK sees it: its UTF-8 bytes.
 enum HPACKBytes {
     /// Whether both hold the same bytes (the same storage is one comparison).
+    @inline(__always)
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        // The same value (a connection's fixed headers, call after call): the same bytes.
-        let identical = withUnsafeBytes(of: lhs) { a in
-            withUnsafeBytes(of: rhs) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
-        }
-        if identical { return true }
+        // The same value (a connection's fixed headers, call after call): the same bytes,
+        // seen in place; other strings are compared out of line.
+        sameRepresentation(lhs, rhs) || equalBytes(lhs, rhs)
+    }
+
+    /// Whether both hold the same bytes, for strings stored apart.
+    private static func equalBytes(_ lhs: String, _ rhs: String) -> Bool {
         let left = lhs.utf8, right = rhs.utf8
         guard left.count == right.count else { return false }
         // Native strings lend their bytes (no copy, no retain); any other kind is walked.
@@ -86,6 +89,21 @@ enum HPACKBytes {
         }
         if let same, let same { return same }
         return left.elementsEqual(right)
+    }
+
+    /// Whether both strings are stored alike: the same object, or the same small string. Two
+    /// words compared in place on 64-bit platforms (through `memcmp` this was a call and a
+    /// loop, asked about 20 times a call).
+    @inline(__always)
+    static func sameRepresentation(_ lhs: String, _ rhs: String) -> Bool {
+        #if arch(x86_64) || arch(arm64)
+        let left = unsafeBitCast(lhs, to: (UInt64, UInt64).self), right = unsafeBitCast(rhs, to: (UInt64, UInt64).self)
+        return left.0 == right.0 && left.1 == right.1
+        #else
+        return withUnsafeBytes(of: lhs) { a in
+            withUnsafeBytes(of: rhs) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
+        #endif
     }
 
     /// Feeds the bytes and their count (so that name and value cannot trade bytes).
