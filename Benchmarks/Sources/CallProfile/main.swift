@@ -5,7 +5,7 @@ import SwitchboardChat
 import SwitchboardGRPC
 import SwitchboardRuntime
 
-// `CallProfile grpc|websocket N`: N serial `sendMessage` calls over our gRPC path
+// `CallProfile grpc|websocket N [K]`: N `sendMessage` calls (K at a time, default 1) over our gRPC path
 // (GRPCClientTransport to GRPCServer, h2c) or our WebSocket path (ChatConnection to ChatServer),
 // on loopback, both sides in this process. The main thread waits on a semaphore instead of
 // running an async main, which valgrind 3.19 cannot run; so instruction counts per call come
@@ -19,8 +19,9 @@ struct ProfiledMessages: MessagesHandler {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, ["grpc", "websocket"].contains(arguments[1]), let calls = Int(arguments[2]), calls > 0 else {
-    FileHandle.standardError.write(Data("usage: CallProfile grpc|websocket N\n".utf8))
+guard arguments.count == 3 || arguments.count == 4, ["grpc", "websocket"].contains(arguments[1]), let calls = Int(arguments[2]), calls > 0,
+      let inFlight = arguments.count == 4 ? Int(arguments[3]) : 1, inFlight > 0, calls % inFlight == 0 else {
+    FileHandle.standardError.write(Data("usage: CallProfile grpc|websocket N [K] (K dividing N)\n".utf8))
     exit(2)
 }
 let request = SendMessageRequest(
@@ -32,6 +33,19 @@ let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, passwor
 let done = DispatchSemaphore(value: 0)
 let failures = Locked(0)
 
+/// The calls, `inFlight` callers each making its share one after another.
+@Sendable func run(_ client: MessagesClient) async {
+    await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<inFlight {
+            group.addTask {
+                for _ in 0..<(calls / inFlight) {
+                    if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
+                }
+            }
+        }
+    }
+}
+
 Task.detached {
     let routes = ProfiledMessages().routes
     do {
@@ -41,18 +55,14 @@ Task.detached {
             options.metadata = ["Authorization": credentials.authorization]
             let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
             let client = MessagesClient(transport: transport)
-            for _ in 0..<calls {
-                if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
-            }
+            await run(client)
             transport.close()
             await server.shutdown()
         } else {
             let server = try ChatServer(routes: routes)
             let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: credentials, options: .init(keepalive: nil))
             let client = MessagesClient(transport: connection)
-            for _ in 0..<calls {
-                if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
-            }
+            await run(client)
             await connection.close()
             server.stop()
         }

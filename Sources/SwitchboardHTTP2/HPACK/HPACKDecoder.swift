@@ -90,14 +90,18 @@ public struct HPACKDecoder: Sendable {
             let first = bytes[index]
             if first & 0x80 != 0 {
                 let fieldIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
-                let field = try entry(at: fieldIndex)
-                var checked = true
-                if fieldIndex > HPACKStaticTable.count, let facts = table.facts(at: fieldIndex - HPACKStaticTable.count) {
-                    checked = facts.clean
+                if fieldIndex > HPACKStaticTable.count {
+                    // Entry and facts in one lookup; the size in the peer's octets, as for literals.
+                    guard let (field, facts) = table.entryAndFacts(at: fieldIndex - HPACKStaticTable.count) else {
+                        throw .invalidIndex(fieldIndex)
+                    }
                     // The entry holds repaired text: every field taken from it is malformed too.
                     if facts.invalidName || facts.invalidValue { result.hasInvalidText = true }
+                    append(HPACKHeader(field.name, field.value), octets: facts.name + facts.value, checked: facts.clean, to: &result)
+                } else {
+                    let field = try entry(at: fieldIndex)
+                    append(HPACKHeader(field.name, field.value), octets: nil, checked: true, to: &result)
                 }
-                append(HPACKHeader(field.name, field.value), octets: nil, checked: checked, to: &result)
             } else if first & 0xE0 == 0x20 {
                 guard atStart else { throw .tableSizeUpdateNotAtStart }
                 let size = try HPACKInteger.decode(bytes, at: &index, prefixBits: 5)

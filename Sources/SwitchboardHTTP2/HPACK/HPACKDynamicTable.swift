@@ -54,6 +54,14 @@ struct HPACKDynamicTable {
         facts(at: index)?.clean ?? false
     }
 
+    /// The entry at a dynamic index and what was noted about it, found once.
+    func entryAndFacts(at index: Int) -> (field: HPACKFieldKey, facts: Facts)? {
+        guard index >= 1, index <= count else { return nil }
+        let slot = slot(ofInsertion: insertions - index)
+        guard let field = ring[slot] else { return nil }
+        return (field, octets[slot])
+    }
+
     /// What was noted about the entry at a dynamic index when it was added.
     func facts(at index: Int) -> Facts? {
         guard index >= 1, index <= count else { return nil }
