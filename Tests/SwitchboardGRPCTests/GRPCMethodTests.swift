@@ -79,6 +79,17 @@ import Testing
         #expect(await Self.router.handleMessage(route, body: body, headers: [:], auth: .account).status == 403)
     }
 
+    /// The default rule: a call with `authorization` metadata is the account's. HTTP/2 names
+    /// arrive lowercase (uppercase ones are refused by the connection), so it looks for that
+    /// spelling exactly.
+    @Test func theDefaultAuthenticationLooksForAuthorization() {
+        let authenticate = GRPCServerOptions().authenticate
+        #expect(authenticate(["user-agent": "x", "authorization": "Basic YTpi"]) == .account)
+        #expect(authenticate(["authorization": ""]) == .account, "present, whatever its value")
+        #expect(authenticate(["user-agent": "x", "x-authorization": "y", "authorizatio": "z"]) == .none)
+        #expect(authenticate([:]) == .none)
+    }
+
     @Test func namesInAnyCaseAreReservedAsTheirLowercaseIs() {
         var probes = Array(GRPCMetadata.reservedNames) + ["grpc-x", "switchboard-status", "x-trace", "accep", "te", "t", "", "grpc", "switchboar"]
         probes += probes.map { $0.uppercased() } + probes.map { $0.capitalized }
