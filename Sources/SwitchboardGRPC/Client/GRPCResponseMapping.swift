@@ -27,7 +27,8 @@ enum GRPCResponseMapping {
                          capture: ResponseCapture? = nil) throws(TransportError) -> RPCResponse {
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
-        let httpStatus = head[":status"].flatMap { Int($0) } ?? 0
+        // Nearly always the static table's `200`, the very string compared with.
+        let httpStatus = head[":status"].flatMap { $0 == "200" ? 200 : Int($0) } ?? 0
         // Not a gRPC response at all (a proxy's 429, 502 or 503 page): its HTTP status is read
         // as the WebSocket path reads one, so the same outcome is the same typed result on
         // both transports (429 and 503 with Retry-After are `retryLater` with its delay, a
@@ -56,7 +57,7 @@ enum GRPCResponseMapping {
         guard let contentType = head["content-type"], isGRPCContentType(contentType) else {
             throw failing(.grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "content-type \(head["content-type"] ?? "missing"), not application/grpc", details: nil))
         }
-        guard let statusText = trailers["grpc-status"], let rawCode = Int(statusText) else {
+        guard let statusText = trailers["grpc-status"], let rawCode = statusText == "0" ? 0 : Int(statusText) else {
             throw failing(.grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "the response ended without a valid grpc-status", details: nil))
         }
         // A code this side does not know is UNKNOWN, as gRPC's own clients read it.
@@ -123,5 +124,6 @@ extension GRPCResponseMapping {
 private struct FirstValues {
     let headers: [HPACKHeader]
     init(_ headers: [HPACKHeader]) { self.headers = headers }
-    subscript(name: String) -> String? { headers.first { $0.name == name }?.value }
+    // Lengths first: `==` between strings of other lengths takes the Unicode-aware path.
+    subscript(name: String) -> String? { headers.first { $0.name.utf8.count == name.utf8.count && $0.name == name }?.value }
 }
