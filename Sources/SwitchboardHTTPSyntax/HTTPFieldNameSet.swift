@@ -7,7 +7,7 @@ public struct HTTPFieldNameSet: Sendable {
     private let byLength: [[String]]
     /// The same names as bytes, for comparing a name whose letters are folded on the way.
     private let bytesByLength: [[[UInt8]]]
-    /// The names of up to 16 bytes as two words each (``words(of:)``), by length.
+    /// The names of up to 16 bytes as two words each (``words(of:folding:)``), by length.
     private let wordsByLength: [[ShortName]]
 
     /// Up to 16 bytes in two words, zero-padded: compared in two steps, not byte by byte.

@@ -6,7 +6,7 @@ import Testing
 
 /// How a gRPC server resolves a request's path (once per connection and path), and the
 /// byte-wise name checks that spare lowering and comparing strings on every call.
-@Suite struct GRPCMethodTests {
+@Suite(.timeLimit(.minutes(2))) struct GRPCMethodTests {
     static let router = RPCRouter(routes: SampleHandlers().allRoutes)
     static let lookUpPath = "/" + Usernames.lookUpUsernameHash.rpcName
 
@@ -43,7 +43,7 @@ import Testing
 
     @Test func theCacheIsBoundedAndKeepsNoUnknownOrLongPath() {
         let cache = GRPCMethodCache(router: Self.router)
-        // Made-up paths (a hostile peer's) take no room.
+        // Paths nothing serves (a hostile peer's) take no room.
         for index in 0..<50 { _ = cache.method(forPath: "/made.up/Method\(index)") }
         #expect(cache.cachedPathCount == 0)
         let long = "/" + String(repeating: "s", count: GRPCMethodCache.longestPath) + "/SwitchboardEvents"
@@ -52,6 +52,12 @@ import Testing
             return
         }
         #expect(cache.cachedPathCount == 0, "over \(GRPCMethodCache.longestPath) bytes: resolved, not kept")
+        let longest = "/" + String(repeating: "s", count: GRPCMethodCache.longestPath - 1 - GRPCMethod.eventsSuffix.utf8.count) + GRPCMethod.eventsSuffix
+        #expect(longest.utf8.count == GRPCMethodCache.longestPath)
+        _ = cache.method(forPath: longest)
+        #expect(cache.cachedPathCount == 1, "at the limit: kept")
+        _ = cache.method(forPath: longest + "x")
+        #expect(cache.cachedPathCount == 1)
         // More services than room: every answer stays right, the room stays bounded.
         for round in 0..<2 {
             for index in 0..<(GRPCMethodCache.capacity * 3) {
@@ -64,6 +70,20 @@ import Testing
             }
         }
         #expect(cache.cachedPathCount == GRPCMethodCache.capacity)
+    }
+
+    /// A server without the called method: the same typed result over both transports (the
+    /// WebSocket's 404 for a path no route serves), whether or not the gRPC server has seen
+    /// the path before.
+    @Test func aMethodTheServerLacksGivesTheSameResultOnBothTransports() async throws {
+        let both = try await BothTransports(routes: ChatRoom.routes(ResponseHeadersTests.TaggingRoom()))
+        let request = SendMessageRequest(destination: "x", timestamp: Date(timeIntervalSince1970: 1), messages: [], online: false, urgent: true)
+        let overWebSocket = await MessagesClient(transport: both.webSocket).sendMessage(request)
+        var overGRPC: [String] = []
+        for _ in 0..<2 { overGRPC.append("\(await MessagesClient(transport: both.grpc).sendMessage(request))") }
+        await both.close()
+        if case .success = overWebSocket { Issue.record("the WebSocket server has no such route: \(overWebSocket)") }
+        #expect(overGRPC == ["\(overWebSocket)", "\(overWebSocket)"])
     }
 
     @Test func aRouteFoundOnceServesAsItsNameDoes() async throws {
@@ -88,6 +108,8 @@ import Testing
         #expect(authenticate(["authorization": ""]) == .account, "present, whatever its value")
         #expect(authenticate(["user-agent": "x", "x-authorization": "y", "authorizatio": "z"]) == .none)
         #expect(authenticate([:]) == .none)
+        // HTTP/2 never delivers this spelling (the connection refuses uppercase names).
+        #expect(authenticate(["Authorization": "Basic YTpi"]) == .none)
     }
 
     @Test func namesInAnyCaseAreReservedAsTheirLowercaseIs() {
@@ -98,8 +120,10 @@ import Testing
             #expect(GRPCMetadata.isReserved(anyCase: name) == GRPCMetadata.isReserved(name.lowercased()), "\(name)")
         }
         // Beyond ASCII the folded check may miss a name that lowercases to a reserved one
-        // (the Kelvin sign lowers to "k"); the lowered check after it catches it.
-        #expect(GRPCMetadata.isReserved("\u{212A}eep-alive".lowercased()))
+        // (the Kelvin sign lowers to "k"); the check of the lowered name after it catches it.
+        #expect(!GRPCMetadata.isReserved(anyCase: "\u{212A}eep-alive"))
+        #expect(GRPCMetadata.isReserved(GRPCMetadata.lowercasedName("\u{212A}eep-alive")))
+        #expect(GRPCMetadata.lowercasedName("\u{C9}t\u{C9}") == "\u{E9}t\u{E9}", "no ASCII capital, still lowered")
     }
 
     @Test func requestMetadataDropsReservedNamesInAnyCase() {
@@ -121,8 +145,10 @@ import Testing
             let folded = text.utf8.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }
             #expect(text.hasBytePrefix(ignoringASCIICase: "grpc-") == folded.starts(with: "grpc-".utf8), "\(text)")
         }
-        // Canonically equal but not the same bytes: not the same name.
-        #expect(!"caf\u{E9}".hasBytes("cafe\u{301}"))
+        // Canonically equal (combining marks in either order), as long, but not the same bytes.
+        #expect("a\u{301}\u{316}" == "a\u{316}\u{301}" && "a\u{301}\u{316}".utf8.count == "a\u{316}\u{301}".utf8.count)
+        #expect(!"a\u{301}\u{316}".hasBytes("a\u{316}\u{301}"))
+        #expect("a\u{301}\u{316}".hasBytes("a\u{301}\u{316}"))
     }
 }
 

@@ -111,6 +111,11 @@ struct GRPCProtocolConformanceTests {
         let blocks = try await Self.exchange(port: server.port, headers: Self.request(path: "/\u{301}signal.chat.Usernames/LookUpUsernameHash"),
                                              message: Self.lookUp)
         #expect(Self.value("grpc-status", in: blocks) == "12", "UNIMPLEMENTED, not the method")
+        #expect(Self.value(GRPCResponseMapping.statusTrailer, in: blocks) == "404", "a missing route's status, as over the WebSocket")
+        // The same answer when only the headers came (the call begins before any message).
+        let headersOnly = try await Self.exchange(port: server.port, headers: Self.request(path: "/signal.chat.Usernames/Nothing"), message: nil)
+        #expect(Self.value("grpc-status", in: headersOnly) == "12")
+        #expect(Self.value(GRPCResponseMapping.statusTrailer, in: headersOnly) == "404")
         let plain = try await Self.exchange(port: server.port, headers: Self.request(), message: Self.lookUp)
         #expect(Self.value("grpc-status", in: plain) == "0")
     }

@@ -46,6 +46,8 @@ import Testing
                 let timeout = Array("\(999 - round)m".utf8)
                 #expect(block[2 + nameLength] == UInt8(timeout.count), "no Huffman flag")
                 #expect(Array(block[3 + nameLength..<3 + nameLength + timeout.count]) == timeout)
+                // content-length (last) by its static index (28) and its value uncoded too.
+                #expect(Array(block.suffix(4)) == [0x0F, 0x0D, 0x01, UInt8(ascii: "0") + UInt8(round)])
                 let date = 2 + nameLength + 1 + Int(block[2 + nameLength] & 0x7F)
                 #expect(Array(block[date..<date + 2]) == [0x0F, 0x12] as [UInt8])
             }

@@ -114,7 +114,8 @@ public enum GRPCMetadata {
             for byte in bytes {
                 if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true } else if byte >= 0x80 { isASCII = false }
             }
-            guard hasUppercase else { return nil }
+            // Beyond ASCII any letter may have a lowercase form (`É`), so such names are lowered.
+            guard hasUppercase || !isASCII else { return nil }
             guard isASCII else { return String(decoding: bytes, as: UTF8.self).lowercased() }
             // ASCII (every valid name): without the standard library's Unicode case mapping,
             // which cost about 200 instructions for a short name.

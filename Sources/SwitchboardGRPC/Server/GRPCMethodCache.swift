@@ -4,9 +4,10 @@ import SwitchboardRuntime
 /// costs a comparison, not a new RPC name, two suffix checks and a table lookup (about 1,000
 /// instructions a call). Used on the connection's loop only.
 ///
-/// Bounded: ``capacity`` paths of at most ``longestPath`` bytes, for methods that exist (a
-/// peer sending made-up paths fills nothing).
-final class GRPCMethodCache: @unchecked Sendable {
+/// Bounded: ``capacity`` paths of at most ``longestPath`` bytes, and only paths something
+/// serves (a router's method, or any service's event or acknowledgement method): a peer
+/// sending made-up paths can at most replace its own connection's entries.
+final class GRPCMethodCache {
     static let capacity = 8
     static let longestPath = 256
 

@@ -177,6 +177,8 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     }
 
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate {
+        // The method cache is the connection's and unlocked: only its loop may use it.
+        assert(connection.loop.inEventLoop, "streams are accepted on their connection's loop")
         let call = GRPCServerCall(streamID: streamID, headers: headers, connection: connection, server: self)
         // Not from inside the driver's own dispatch: the answer may close the stream.
         connection.loop.execute {

@@ -61,7 +61,6 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var timerIsForReceiving = false
 
-
     /// Called on the connection's loop (where `server`'s method cache is used).
     init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, server: GRPCStreamAcceptor) {
         self.streamID = streamID
@@ -145,7 +144,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         case .events, .acknowledge: isEvents = true
         case .message: isEvents = false
         case .unknown:
-            answer(status: .unimplemented, message: "unknown method \(method.rpcName)")
+            // With the 404 a path no route serves gets over the WebSocket, so a Switchboard
+            // client reads the same typed result on both transports.
+            answer(status: .unimplemented, message: "unknown method \(method.rpcName)",
+                   extra: [HPACKHeader(GRPCResponseMapping.statusTrailer, "404")])
             return
         }
         // Answered and closed meanwhile (its request arrived in the same read, and the handler
@@ -268,8 +270,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             respond(with: RPCResponse(status: 200, message: "OK"))
             return
         }
-        // An unknown method is answered by `begin` (which may run after this, when the whole
-        // request came in the read that opened the stream).
+        // An unknown method is answered by `begin` (which runs after this when the whole
+        // request came in the read that opened the stream), the same way whichever runs first.
         guard case let .message(route) = method.kind else { return }
         var body = Data(message)
         if isJSON {

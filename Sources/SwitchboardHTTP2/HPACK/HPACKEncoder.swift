@@ -3,11 +3,13 @@
 /// Fields already in a table go out as an index; others as literals, added to the dynamic
 /// table when they are likely to repeat and small enough to be worth it. Secrets (fields
 /// marked ``HPACKHeader/Indexing/never``, and `authorization`, `cookie` and the like) are
-/// never indexed. A string is Huffman-coded when that is shorter.
+/// never indexed. A string is Huffman-coded when that is shorter, except `grpc-timeout`'s name
+/// and value and `content-length`'s value (new on every request: coding and decoding them
+/// costs more than the octets saved), unless Huffman coding is ``HuffmanUse/always``.
 public struct HPACKEncoder: Sendable {
     /// When strings are Huffman-coded.
     public enum HuffmanUse: Sendable, Hashable {
-        /// When that is shorter (the default).
+        /// When that is shorter (the default), but for per-request numbers (see the type).
         case whenShorter
         /// Always.
         case always
@@ -268,7 +270,7 @@ public struct HPACKEncoder: Sendable {
 
     private func encodeString(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], coding: Bool) {
         let huffmanLength = huffman == .never || !coding ? Int.max : HuffmanCoding.encodedLength(of: bytes)
-        if huffman == .always || huffmanLength < bytes.count {
+        if coding && (huffman == .always || huffmanLength < bytes.count) {
             HPACKInteger.encode(huffmanLength, prefixBits: 7, flags: 0x80, into: &output)
             HuffmanCoding.encode(bytes, encodedLength: huffmanLength, into: &output)
         } else {

@@ -20,6 +20,6 @@ extension HTTP2StreamDelegate {
 
 /// Takes the streams a client opens on a server connection: returns who hears each one.
 package protocol HTTP2StreamAcceptor: AnyObject, Sendable {
-    /// A request's headers opened `streamID` on `connection`.
+    /// A request's headers opened `streamID` on `connection`; called on the connection's loop.
     func accept(streamID: UInt32, headers: [HPACKHeader], endStream: Bool, on connection: HTTP2ChannelDriver) -> any HTTP2StreamDelegate
 }

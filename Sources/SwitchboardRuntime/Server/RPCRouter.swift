@@ -93,8 +93,9 @@ public final class RPCRouter: Sendable {
         return await handleMessage(route, body: body, headers: headers, auth: auth)
     }
 
-    /// Serves one whole request message through `route` (one of this router's, from
-    /// ``messageRoute(for:)``), as ``handleMessage(rpcName:body:headers:auth:)`` does.
+    /// Serves one whole request message through `route`, as
+    /// ``handleMessage(rpcName:body:headers:auth:)`` does. The route must be this router's
+    /// (from its ``messageRoute(for:)``): it carries its router's interceptors with it.
     public func handleMessage(_ route: MessageRoute, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
         guard route.endpoint.auth == auth else {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
