@@ -78,4 +78,18 @@ public enum HTTPSyntax {
         }
         return hasOne(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
     }
+
+    /// Whether two strings are stored alike: the same object, or the same small string (which
+    /// holds its bytes inline), so certainly equal. A header string handed on call after call
+    /// (an HPACK table's entry) is found this way in two comparisons of a word; `==` and a
+    /// byte comparison are for strings stored apart (`false` here says nothing).
+    @inlinable @inline(__always)
+    public static func sameRepresentation(_ lhs: String, _ rhs: String) -> Bool {
+        #if arch(x86_64) || arch(arm64)
+        let left = unsafeBitCast(lhs, to: (UInt64, UInt64).self), right = unsafeBitCast(rhs, to: (UInt64, UInt64).self)
+        return left.0 == right.0 && left.1 == right.1
+        #else
+        return withUnsafeBytes(of: lhs) { a in withUnsafeBytes(of: rhs) { b in a.elementsEqual(b) } }
+        #endif
+    }
 }

@@ -72,6 +72,21 @@ import Testing
     }
 }
 
+/// Strings stored alike are equal; strings stored apart are left to `==`.
+@Suite struct SameRepresentationTests {
+    @Test func onlyTheSameStorageOrTheSameSmallStringIsTheSameRepresentation() {
+        let long = String(repeating: "x", count: 40)
+        let copy = long
+        #expect(HTTPSyntax.sameRepresentation(long, copy), "one object")
+        #expect(HTTPSyntax.sameRepresentation("te", String(decoding: Array("te".utf8), as: UTF8.self)), "one small string, built twice")
+        let apart = String(repeating: "x", count: 40)
+        #expect(!HTTPSyntax.sameRepresentation(long, apart) && long == apart, "equal, stored apart: for == to decide")
+        for (a, b) in [("te", "tf"), ("", "a"), (long, long + "y"), ("caf\u{E9}", "cafe\u{301}")] {
+            #expect(!HTTPSyntax.sameRepresentation(a, b), "\(a) \(b)")
+        }
+    }
+}
+
 /// The name sets the redaction rules and gRPC's reserved names use, against `Set` and
 /// `lowercased()`.
 @Suite struct HTTPFieldNameSetTests {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SwitchboardHTTPSyntax
 
 /// HPACK's static table (RFC 7541 Appendix A): indices 1 to 61.
 enum HPACKStaticTable {
@@ -74,7 +75,7 @@ enum HPACKBytes {
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
         // The same value (a connection's fixed headers, call after call): the same bytes,
         // seen in place; other strings are compared out of line.
-        sameRepresentation(lhs, rhs) || equalBytes(lhs, rhs)
+        HTTPSyntax.sameRepresentation(lhs, rhs) || equalBytes(lhs, rhs)
     }
 
     /// Whether both hold the same bytes, for strings stored apart.
@@ -89,21 +90,6 @@ enum HPACKBytes {
         }
         if let same, let same { return same }
         return left.elementsEqual(right)
-    }
-
-    /// Whether both strings are stored alike: the same object, or the same small string. Two
-    /// words compared in place on 64-bit platforms (through `memcmp` this was a call and a
-    /// loop, asked about 20 times a call).
-    @inline(__always)
-    static func sameRepresentation(_ lhs: String, _ rhs: String) -> Bool {
-        #if arch(x86_64) || arch(arm64)
-        let left = unsafeBitCast(lhs, to: (UInt64, UInt64).self), right = unsafeBitCast(rhs, to: (UInt64, UInt64).self)
-        return left.0 == right.0 && left.1 == right.1
-        #else
-        return withUnsafeBytes(of: lhs) { a in
-            withUnsafeBytes(of: rhs) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
-        }
-        #endif
     }
 
     /// Feeds the bytes and their count (so that name and value cannot trade bytes).
