@@ -56,6 +56,9 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// Header names are ASCII, so that case compares bytes without allocating; any other
     /// name takes the general path.
     static func namesMatch(_ lhs: String, _ rhs: String) -> Bool {
+        // The same string (a shared header list's `Content-Type` asked for by that literal):
+        // two words compared, no bytes walked.
+        if HTTPSyntax.sameRepresentation(lhs, rhs) { return true }
         var lhs = lhs, rhs = rhs
         let ascii = lhs.withUTF8 { left in
             rhs.withUTF8 { right -> Bool? in
