@@ -92,4 +92,19 @@ public enum HTTPSyntax {
         return withUnsafeBytes(of: lhs) { a in withUnsafeBytes(of: rhs) { b in a.elementsEqual(b) } }
         #endif
     }
+
+    /// Whether both strings hold the same UTF-8 bytes, as HTTP compares names and values
+    /// (not `==`'s canonical equivalence), with the cheap answers first: the same
+    /// representation is equal, strings of other lengths are not (`==` reaches that through
+    /// its Unicode-aware path, about 60 instructions). For header names and values compared
+    /// on every call.
+    @inlinable @inline(__always)
+    public static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        if sameRepresentation(lhs, rhs) { return true }
+        let left = lhs.utf8, right = rhs.utf8
+        guard left.count == right.count else { return false }
+        return left.withContiguousStorageIfAvailable { a in
+            right.withContiguousStorageIfAvailable { b in a.elementsEqual(b) }
+        }.flatMap { $0 } ?? left.elementsEqual(right)
+    }
 }

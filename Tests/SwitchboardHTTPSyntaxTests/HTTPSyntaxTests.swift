@@ -84,6 +84,11 @@ import Testing
         for (a, b) in [("te", "tf"), ("", "a"), (long, long + "y"), ("caf\u{E9}", "cafe\u{301}")] {
             #expect(!HTTPSyntax.sameRepresentation(a, b), "\(a) \(b)")
         }
+        // `sameBytes` compares bytes, whichever shortcut answers (canonically equal text in
+        // other bytes is not the same).
+        let pairs = [("te", "te"), ("te", "tf"), ("", ""), ("", "a"), (long, apart), (long, long + "y"), ("caf\u{E9}", "cafe\u{301}"),
+                     ("a\u{301}\u{316}", "a\u{316}\u{301}"), ("CONNECT", "CONNECX"), ("POST", "CONNECT")]
+        for (a, b) in pairs { #expect(HTTPSyntax.sameBytes(a, b) == Array(a.utf8).elementsEqual(b.utf8), "\(a) \(b)") }
     }
 }
 

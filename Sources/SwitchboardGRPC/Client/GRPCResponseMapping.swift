@@ -1,5 +1,6 @@
 import Foundation
 import SwitchboardHTTP2
+import SwitchboardHTTPSyntax
 import SwitchboardRuntime
 
 /// Reads a finished gRPC call as the response the generated code expects.
@@ -124,6 +125,5 @@ extension GRPCResponseMapping {
 private struct FirstValues {
     let headers: [HPACKHeader]
     init(_ headers: [HPACKHeader]) { self.headers = headers }
-    // Lengths first: `==` between strings of other lengths takes the Unicode-aware path.
-    subscript(name: String) -> String? { headers.first { $0.name.utf8.count == name.utf8.count && $0.name == name }?.value }
+    subscript(name: String) -> String? { headers.first { HTTPSyntax.sameBytes($0.name, name) }?.value }
 }

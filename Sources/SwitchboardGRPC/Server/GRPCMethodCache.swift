@@ -26,8 +26,10 @@ final class GRPCMethodCache {
 
     /// The method `path` (beginning with `/`) names.
     func method(forPath path: String) -> GRPCMethod {
-        // By index: iterating copied each entry (its strings and route) for the comparison.
-        for index in entries.indices where Self.same(entries[index].path, path) { return entries[index].method }
+        // By index: iterating copied each entry (its strings and route) for the comparison. A
+        // repeated path usually arrives as the very string the HPACK decoder holds in its
+        // table, found by its representation.
+        for index in entries.indices where HTTPSyntax.sameBytes(entries[index].path, path) { return entries[index].method }
         let method = GRPCMethod(path: path, router: router)
         if case .unknown = method.kind { return method }
         guard path.utf8.count <= Self.longestPath else { return method }
@@ -38,13 +40,5 @@ final class GRPCMethodCache {
             next = (next + 1) % Self.capacity
         }
         return method
-    }
-
-    /// Whether both are the same path. A repeated path usually arrives as the very string
-    /// the HPACK decoder holds in its table: then its representation is the same, one
-    /// comparison of two words.
-    private static func same(_ lhs: String, _ rhs: String) -> Bool {
-        // Lengths first: `==` between unequal strings takes its Unicode-aware path.
-        HTTPSyntax.sameRepresentation(lhs, rhs) || (lhs.utf8.count == rhs.utf8.count && lhs == rhs)
     }
 }

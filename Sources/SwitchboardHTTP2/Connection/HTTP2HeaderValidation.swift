@@ -108,8 +108,7 @@ package enum HTTP2HeaderValidation {
         switch kind {
         case .request:
             guard let method else { throw malformed("a request without :method") }
-            // (Lengths first: `!=` between strings of other lengths takes the Unicode-aware path.)
-            if headers[method].value.utf8.count != 7 || headers[method].value != "CONNECT" {
+            if !HTTPSyntax.sameBytes(headers[method].value, "CONNECT") {
                 guard pseudo.contains(.scheme) else { throw malformed("a request without :scheme") }
                 guard let path, !headers[path].value.isEmpty else { throw malformed("a request without :path") }
             }
