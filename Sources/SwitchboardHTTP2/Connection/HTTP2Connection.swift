@@ -24,6 +24,8 @@ public struct HTTP2Connection: Sendable {
     var frameDecoder: HTTP2FrameDecoder
     var headerDecoder: HPACKDecoder
     var headerEncoder: HPACKEncoder
+    /// Received lists found valid lately, so a list the decoder recalls is not checked again.
+    var validatedLists = ValidatedHeaderLists()
     var streams = HTTP2StreamTable()
     /// Output of streams whose state says they have some (``HTTP2StreamState/pendingByteCount``,
     /// ``HTTP2StreamState/hasPendingTrailers``): absent for a stream that sends at once.
@@ -365,7 +367,7 @@ public struct HTTP2Connection: Sendable {
             return
         }
         do {
-            stream.expectedContentLength = try HTTP2HeaderValidation.validate(decoded.headers, as: .request, checked: decoded.checkedFields).contentLength
+            stream.expectedContentLength = try validatedLists.validate(decoded.headers, as: .request, checked: decoded.checkedFields).contentLength
         } catch {
             resetUnknown(id, error)
             return
@@ -392,7 +394,7 @@ public struct HTTP2Connection: Sendable {
         let kind: HTTP2HeaderValidation.Kind = stream.headers == .awaitingInitial ? .response : .trailers
         let summary: HTTP2HeaderValidation.Summary
         do {
-            summary = try HTTP2HeaderValidation.validate(decoded.headers, as: kind, checked: decoded.checkedFields)
+            summary = try validatedLists.validate(decoded.headers, as: kind, checked: decoded.checkedFields)
         } catch {
             resetStream(id, because: error)
             return

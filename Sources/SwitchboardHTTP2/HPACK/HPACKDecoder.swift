@@ -78,15 +78,29 @@ public struct HPACKDecoder: Sendable {
 
     /// Decodes one complete header block.
     public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(HPACKError) -> Block {
+        let tableChanges = table.changes
+        // A block that must start by shrinking the table is never one read before.
+        let match = requiresSizeUpdate || !remembersBlocks ? nil : blocks.longestMatch(for: bytes, tableChanges: tableChanges, listLimit: maximumHeaderListSize)
+        if let match, match.isWhole { return blocks.block(of: match) }
         var result = Block(headers: [], listSize: 0, isTooLarge: false, hasInvalidText: false)
         // Each field takes at least a byte, so this bounds the reservation by the input.
         result.headers.reserveCapacity(min(bytes.count, 16))
         var index = 0
         var atStart = true
         var position = 0
+        blocks.beginBlock()
+        if let match {
+            blocks.takeShared(match, into: &result)
+            index = match.sharedBytes
+            position = match.fields
+            atStart = false
+        }
         defer { if scratch.capacity > 4096 { scratch = [] } }
         while index < bytes.count {
-            defer { position += 1 }
+            defer {
+                position += 1
+                blocks.fieldEnded(DecodedBlockMemory.FieldMark(end: index, listSize: result.listSize, invalidSoFar: result.hasInvalidText))
+            }
             let first = bytes[index]
             if first & 0x80 != 0 {
                 let fieldIndex = try HPACKInteger.decode(bytes, at: &index, prefixBits: 7)
@@ -145,8 +159,18 @@ public struct HPACKDecoder: Sendable {
             }
         }
         if result.isTooLarge { result.headers = []; result.checkedFields = 0 }
+        if remembersBlocks, table.changes == tableChanges {
+            blocks.remember(bytes, as: result, matched: match, tableChanges: tableChanges, listLimit: maximumHeaderListSize)
+        }
         return result
     }
+
+    /// Blocks read lately without a change to the table, reused when they come again.
+    private var blocks = DecodedBlockMemory()
+    /// Whether blocks are remembered (tests turn it off to compare).
+    var remembersBlocks = true
+    /// Fields taken from blocks read before (tests check it is used).
+    var fieldsReusedFromEarlierBlocks: Int { blocks.fieldsReused }
 
     /// Appends a field; `octets` is its name and value length on the wire when known,
     /// `checked` whether it came from a table entry whose characters passed the field checks.

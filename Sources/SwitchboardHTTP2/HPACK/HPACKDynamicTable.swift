@@ -33,6 +33,9 @@ struct HPACKDynamicTable {
     private(set) var count = 0
     /// How many entries were ever added: the insertion number of the next.
     private var insertions = 0
+    /// How many times the table was changed (an entry added, or the table emptied or resized):
+    /// a block written or read while this stays the same means the same thing again.
+    private(set) var changes = 0
     /// Whether to keep the lookup maps (the encoder's table), not needed to decode.
     private let keepsLookups: Bool
     private var newestWithField: [HPACKFieldKey: Int] = [:]
@@ -78,6 +81,7 @@ struct HPACKDynamicTable {
         let sizes = Facts(name: nameOctets ?? name.utf8.count, value: valueOctets ?? value.utf8.count, clean: clean,
                           invalidName: invalidName, invalidValue: invalidValue)
         let entrySize = sizes.name + sizes.value + 32
+        changes &+= 1
         evict(toFit: maximumSize - entrySize)
         guard entrySize <= maximumSize else { return }
         let key = HPACKFieldKey(name: name, value: value)
@@ -95,6 +99,7 @@ struct HPACKDynamicTable {
 
     /// Changes the limit, evicting what no longer fits.
     mutating func resize(to newMaximum: Int) {
+        changes &+= 1
         maximumSize = newMaximum
         evict(toFit: newMaximum)
     }

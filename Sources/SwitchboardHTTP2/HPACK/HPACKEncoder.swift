@@ -142,8 +142,31 @@ public struct HPACKEncoder: Sendable {
         var bound = 0
         for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
         output.reserveGrowing(bound)
-        for position in headers.indices { encode(headers[position], at: position, into: &output) }
+        let tableChanges = table.changes
+        let match = remembersBlocks ? blocks.longestMatch(for: headers, tableChanges: tableChanges) : nil
+        let start = output.count
+        if let match {
+            blocks.appendShared(match, to: &output)
+            if match.fields == headers.count { return }
+        }
+        blocks.beginList(count: headers.count, sharing: match)
+        for position in (match?.fields ?? 0)..<headers.count {
+            encode(headers[position], at: position, into: &output)
+            blocks.fieldEnded(at: output.count - start)
+        }
+        guard remembersBlocks, blocks.wouldRemember, table.changes == tableChanges, output.count > start else { return }
+        output.withUnsafeBufferPointer { written in
+            blocks.remember(headers, block: UnsafeBufferPointer(start: written.baseAddress! + start, count: written.count - start),
+                            tableChanges: tableChanges)
+        }
     }
+
+    /// Lists written lately without changing the table, copied when they come again.
+    private var blocks = EncodedBlockMemory()
+    /// Whether lists are remembered (tests turn it off to see the per-field memory alone).
+    var remembersBlocks = true
+    /// Fields copied from lists written before (tests check it is used).
+    var fieldsCopiedFromEarlierBlocks: Int { blocks.fieldsCopied }
 
     // Inlined into its one caller: called out of line, each field was copied for the call
     // (a retain and release of both strings, about 170 instructions a field).

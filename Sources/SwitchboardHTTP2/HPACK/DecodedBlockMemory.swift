@@ -1,0 +1,154 @@
+/// The last header blocks a decoder read without a change to its dynamic table, with what
+/// each of their fields decoded to.
+///
+/// A peer sends the same blocks call after call (a server's answer and trailers; a client's
+/// request, up to its `grpc-timeout`). Decoding is a function of the block's bytes and the
+/// table, so while the table is unchanged the same leading bytes decode to the same leading
+/// fields: those are taken from memory and only the rest is decoded. A block that changed the
+/// table is never remembered (reading it again would change the table again).
+///
+/// Bounded: ``capacity`` blocks of at most ``fieldLimit`` fields and ``byteLimit`` bytes.
+struct DecodedBlockMemory {
+    static let capacity = 4
+    static let fieldLimit = 32
+    static let byteLimit = 512
+
+    /// Where a field ended and what the list amounted to with it.
+    struct FieldMark {
+        /// The field's last byte, plus one, from the block's start.
+        var end: Int
+        /// The list's size with this field.
+        var listSize: Int
+        /// Whether this field or one before it was not UTF-8.
+        var invalidSoFar: Bool
+    }
+
+    private struct Entry {
+        var bytes: [UInt8]
+        var block: HPACKDecoder.Block
+        var marks: [FieldMark]
+        /// The table's ``HPACKDynamicTable/changes`` when it was read.
+        var tableChanges: Int
+        /// The header list limit then in force.
+        var listLimit: Int
+    }
+
+    /// How a block matched what is remembered.
+    struct Match {
+        fileprivate var entry: Int
+        /// How many leading fields it shares.
+        var fields: Int
+        /// Where the shared fields end.
+        var sharedBytes: Int
+        /// Whether it is the whole remembered block, byte for byte.
+        var isWhole: Bool
+    }
+
+    private var entries: [Entry] = []
+    private var nextReplaced = 0
+    /// The marks of the block being read (the first `scratchCount`), kept to spare an
+    /// allocation per block.
+    private var scratchMarks: [FieldMark] = []
+    private var scratchCount = 0
+    /// Whether the block being read is noted, to be remembered.
+    private var isNoting = false
+    /// Fields taken from memory so far (tests check it is used).
+    private(set) var fieldsReused = 0
+
+    /// The remembered block sharing the most leading fields with `bytes`, read while the
+    /// table stood at `tableChanges` under the same list limit.
+    func longestMatch(for bytes: UnsafeRawBufferPointer, tableChanges: Int, listLimit: Int) -> Match? {
+        var best: Match?
+        for entryIndex in entries.indices where entries[entryIndex].tableChanges == tableChanges && entries[entryIndex].listLimit == listLimit {
+            let sameBytes = entries[entryIndex].bytes.withUnsafeBytes { Self.commonPrefixLength($0, bytes) }
+            if sameBytes == bytes.count, sameBytes == entries[entryIndex].bytes.count {
+                return Match(entry: entryIndex, fields: entries[entryIndex].marks.count, sharedBytes: sameBytes, isWhole: true)
+            }
+            var shared = 0
+            while shared < entries[entryIndex].marks.count, entries[entryIndex].marks[shared].end <= sameBytes { shared += 1 }
+            if shared > (best?.fields ?? 0) {
+                best = Match(entry: entryIndex, fields: shared, sharedBytes: entries[entryIndex].marks[shared - 1].end, isWhole: false)
+            }
+        }
+        return best
+    }
+
+    /// The whole remembered block of a match that ``Match/isWhole``.
+    mutating func block(of match: Match) -> HPACKDecoder.Block {
+        fieldsReused &+= match.fields
+        return entries[match.entry].block
+    }
+
+    /// Puts the match's shared fields into `result`; the rest of the block starts at
+    /// ``Match/sharedBytes``.
+    mutating func takeShared(_ match: Match, into result: inout HPACKDecoder.Block) {
+        let mark = entries[match.entry].marks[match.fields - 1]
+        entries[match.entry].block.headers.withUnsafeBufferPointer {
+            result.headers.append(contentsOf: UnsafeBufferPointer(start: $0.baseAddress, count: match.fields))
+        }
+        result.listSize = mark.listSize
+        result.hasInvalidText = mark.invalidSoFar
+        let mask: UInt64 = match.fields >= 64 ? ~0 : (1 << UInt64(match.fields)) - 1
+        result.checkedFields = entries[match.entry].block.checkedFields & mask
+        fieldsReused &+= match.fields
+    }
+
+    /// Starts noting the fields of a block, those after any it shares with one remembered.
+    mutating func beginBlock() {
+        scratchCount = 0
+        isNoting = true
+    }
+
+    /// Notes a field of the block being read.
+    @inline(__always)
+    mutating func fieldEnded(_ mark: FieldMark) {
+        guard isNoting else { return }
+        guard scratchCount < Self.fieldLimit else {
+            isNoting = false
+            return
+        }
+        if scratchCount < scratchMarks.count {
+            scratchMarks[scratchCount] = mark
+        } else {
+            scratchMarks.append(mark)
+        }
+        scratchCount += 1
+    }
+
+    /// Remembers the block just read, if its fields were all noted and it is within the
+    /// bounds, in the place of the oldest entry. A block that shares at least half its fields
+    /// with the one it `matched` is not remembered: that one serves it as well, and a steady
+    /// stream of requests that differ only in their last fields then costs no copying.
+    mutating func remember(_ bytes: UnsafeRawBufferPointer, as block: HPACKDecoder.Block, matched match: Match?, tableChanges: Int, listLimit: Int) {
+        let shared = match?.fields ?? 0
+        guard isNoting, !block.isTooLarge, 2 * shared < block.headers.count, block.headers.count <= Self.fieldLimit,
+              bytes.count <= Self.byteLimit, shared + scratchCount == block.headers.count else { return }
+        isNoting = false
+        var marks: [FieldMark] = []
+        marks.reserveCapacity(block.headers.count)
+        if let match { marks += entries[match.entry].marks[0..<shared] }
+        scratchMarks.withUnsafeBufferPointer { marks += UnsafeBufferPointer(start: $0.baseAddress, count: scratchCount) }
+        let entry = Entry(bytes: Array(bytes), block: block, marks: marks, tableChanges: tableChanges, listLimit: listLimit)
+        if entries.count < Self.capacity {
+            entries.append(entry)
+        } else {
+            entries[nextReplaced] = entry
+            nextReplaced = (nextReplaced + 1) % Self.capacity
+        }
+    }
+
+    /// How many leading bytes both hold alike, compared a word at a time.
+    static func commonPrefixLength(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let count = min(a.count, b.count)
+        var offset = 0
+        while offset + 8 <= count {
+            // Little-endian order puts the first differing byte in the lowest differing bits.
+            let difference = UInt64(littleEndian: a.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                ^ UInt64(littleEndian: b.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            if difference != 0 { return offset + difference.trailingZeroBitCount / 8 }
+            offset += 8
+        }
+        while offset < count, a[offset] == b[offset] { offset += 1 }
+        return offset
+    }
+}
