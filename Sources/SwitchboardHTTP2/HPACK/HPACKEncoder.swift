@@ -137,17 +137,20 @@ public struct HPACKEncoder: Sendable {
             pendingFinal = nil
             pendingSmallest = nil
         }
-        // A literal is at most its name, its value and a few bytes of prefix; appending a
-        // byte at a time from empty reallocated the block about seven times.
-        var bound = 0
-        for header in headers { bound += header.name.utf8.count + header.value.utf8.count + 12 }
-        output.reserveGrowing(bound)
         let tableChanges = table.changes
         let match = remembersBlocks ? blocks.longestMatch(for: headers, tableChanges: tableChanges) : nil
         let start = output.count
         if let match {
             blocks.appendShared(match, to: &output)
             if match.fields == headers.count { return }
+        }
+        // A literal is at most its name, its value and a few bytes of prefix; appending a
+        // byte at a time from empty reallocated the block about seven times. (By position in
+        // the buffer: iterating copied each field.)
+        headers.withUnsafeBufferPointer { fields in
+            var bound = 0
+            for index in (match?.fields ?? 0)..<fields.count { bound += fields[index].name.utf8.count + fields[index].value.utf8.count + 12 }
+            output.reserveGrowing(bound)
         }
         blocks.beginList(count: headers.count, sharing: match)
         for position in (match?.fields ?? 0)..<headers.count {
