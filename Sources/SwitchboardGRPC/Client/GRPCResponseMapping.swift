@@ -16,8 +16,27 @@ enum GRPCResponseMapping {
         contentType.hasBytes("application/grpc") || contentType.hasBytePrefix("application/grpc+") || contentType.hasBytePrefix("application/grpc;")
     }
 
+    /// Whether response headers are exactly `:status 200` and `content-type: application/grpc`,
+    /// what nearly every answer to a protobuf call begins with: read without a scan.
+    static func isPlainProtobufHead(_ headers: [HPACKHeader]) -> Bool {
+        headers.count == 2 && headers.withUnsafeBufferPointer { fields in
+            HTTPSyntax.sameBytes(fields[0].name, ":status") && HTTPSyntax.sameBytes(fields[0].value, "200")
+                // (Short strings, compared by their representation; the content type is longer
+                // and is not the same string as any constant here, so its bytes are compared.)
+                && HTTPSyntax.sameBytes(fields[1].name, "content-type") && fields[1].value.hasBytes("application/grpc")
+        }
+    }
+
+    /// Whether trailers are exactly `grpc-status: 0`: success, with no message or metadata.
+    static func isPlainOKTrailers(_ trailers: [HPACKHeader]) -> Bool {
+        trailers.count == 1 && trailers.withUnsafeBufferPointer { fields in
+            HTTPSyntax.sameBytes(fields[0].name, "grpc-status") && HTTPSyntax.sameBytes(fields[0].value, "0")
+        }
+    }
+
     /// Whether response headers begin a gRPC response: status 200 and gRPC's content type.
     static func beginsGRPCResponse(_ headers: [HPACKHeader]) -> Bool {
+        if isPlainProtobufHead(headers) { return true }
         let head = FirstValues(headers)
         return head[":status"] == "200" && head["content-type"].map(isGRPCContentType) == true
     }
@@ -26,6 +45,12 @@ enum GRPCResponseMapping {
     /// names no subtype (what gRPC's C core always sends) is then JSON too.
     static func response(for call: GRPCCallResponse, endpoint: EndpointDescriptor, sentJSON: Bool = false,
                          capture: ResponseCapture? = nil) throws(TransportError) -> RPCResponse {
+        // The answer nearly every protobuf call gets: one message, no metadata. What the
+        // reading below makes of it, without its scans.
+        if !sentJSON, !call.isTrailersOnly, call.messageCount == 1, let body = call.message,
+           isPlainProtobufHead(call.headers), isPlainOKTrailers(call.trailers) {
+            return RPCResponse(status: 200, headers: BodyEncoding.protobuf.contentTypeHeaders, body: Data(body), message: "OK", trailers: RPCHeaders())
+        }
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         // Nearly always the static table's `200`, the very string compared with.
