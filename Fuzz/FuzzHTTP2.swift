@@ -1,6 +1,8 @@
 // libFuzzer entry points for the HTTP/2 sans-IO core (SWITCHBOARD_FUZZ_TARGET picks one):
 //   hpack  every input is a header block for a fresh decoder, then the same bytes twice on
-//          one decoder; a decoded list must fit the limit it was given.
+//          one decoder; a decoded list must fit the limit it was given. Then a few blocks made
+//          of it go to a decoder that remembers blocks and to one that does not: they must
+//          read alike.
 //   http2  every input is the peer's bytes after a valid preface and SETTINGS, cut as a socket
 //          would cut them, fed to a server and to a client; neither may hold more than one
 //          frame of input or more streams than it allows, and a connection that failed must
@@ -31,6 +33,29 @@ private func fuzzHPACK(_ bytes: [UInt8]) {
     _ = try? shared.decode(bytes)
     _ = try? shared.decode(bytes)
     precondition(shared.dynamicTableSize.size <= shared.dynamicTableSize.maximum, "the table outgrew its maximum")
+    // A decoder that remembers blocks reads exactly what one without memory reads: the same
+    // block again, and one that starts like an earlier one and then goes its own way.
+    var remembering = HPACKDecoder(maximumTableSize: 4096, maximumHeaderListSize: 8192)
+    var plain = HPACKDecoder(maximumTableSize: 4096, maximumHeaderListSize: 8192)
+    plain.remembersBlocks = false
+    for (index, block) in [bytes, bytes, Array(bytes.prefix(bytes.count / 2)) + bytes.reversed(), bytes].enumerated() {
+        // Before the third block, the input's last byte may change the list limit or lower the
+        // table size (which the peer must then announce), on both decoders alike.
+        if index == 2, let last = bytes.last {
+            switch last % 4 {
+            case 0: remembering.maximumHeaderListSize = 64; plain.maximumHeaderListSize = 64
+            case 1: remembering.setMaximumTableSize(0); plain.setMaximumTableSize(0)
+            default: break
+            }
+        }
+        let withMemory = Result { () throws(HPACKError) in try remembering.decode(block) }
+        let without = Result { () throws(HPACKError) in try plain.decode(block) }
+        switch (withMemory, without) {
+        case let (.success(a), .success(b)): precondition(a == b, "the remembering decoder read another list")
+        case let (.failure(a), .failure(b)): precondition("\(a)" == "\(b)", "the decoders failed differently")
+        default: preconditionFailure("one decoder failed and the other did not")
+        }
+    }
 }
 
 private func fuzzConnection(_ bytes: [UInt8]) {

@@ -44,6 +44,7 @@ import Testing
             (Self.plainHead + [HPACKHeader("x-request-id", "7")], Self.plainTrailers, 1, false, false),
             ([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc+json")], Self.plainTrailers, 1, false, false),
             (Self.plainTrailers, Self.plainTrailers, 0, true, false),
+            (Self.plainHead, Self.plainTrailers, 1, true, false),
         ]
         for (index, item) in cases.enumerated() {
             let viaPlainHead = Self.read(item.head, item.trailers, messages: item.messages, trailersOnly: item.trailersOnly, sentJSON: item.sentJSON)

@@ -196,6 +196,19 @@ import Testing
         #expect(try decoder.decode(block).headers == Self.response)
     }
 
+    /// A block read before is not taken from memory when the table must first be shrunk: the
+    /// peer has to announce the new size (RFC 7541 §4.2), whole block or shared start alike.
+    @Test func aRequiredTableSizeUpdateIsNeverSkippedByMemory() throws {
+        var decoder = HPACKDecoder()
+        for _ in 0..<2 { #expect(try decoder.decode([0x82]).headers == [HPACKHeader(":method", "GET")]) }
+        #expect(decoder.fieldsReusedFromEarlierBlocks == 1, "remembered and served whole")
+        decoder.setMaximumTableSize(0)
+        for block: [UInt8] in [[0x82], [0x82, 0x84]] {
+            #expect(throws: HPACKError.missingTableSizeUpdate) { try decoder.decode(block) }
+        }
+        #expect(try decoder.decode([0x20, 0x82]).headers == [HPACKHeader(":method", "GET")])
+    }
+
     /// A list found valid as a response is still checked as trailers (where `:status` is
     /// malformed), and a list that failed is checked again every time.
     @Test func validListsAreRememberedByKind() throws {
@@ -217,6 +230,15 @@ import Testing
         let copy = Self.response.map { HPACKHeader($0.name, $0.value) }
         _ = try lists.validate(copy, as: .response, checked: 0)
         #expect(lists.hits == 2)
+        // What the check found comes back with the list.
+        let sized = [HPACKHeader(":status", "200"), HPACKHeader("content-length", "42")]
+        #expect(try lists.validate(sized, as: .response, checked: 0).contentLength == 42)
+        #expect(try lists.validate(sized, as: .response, checked: 0).contentLength == 42)
+        #expect(lists.hits == 3)
+        // Replaced by later lists (two are kept), `response` and `copy` are checked again.
+        _ = try lists.validate(Self.response, as: .response, checked: 0)
+        _ = try lists.validate(copy, as: .response, checked: 0)
+        #expect(lists.hits == 3)
     }
 
     /// Calls on one connection: the client reads each answer's headers and trailers from

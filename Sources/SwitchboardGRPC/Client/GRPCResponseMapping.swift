@@ -21,8 +21,8 @@ enum GRPCResponseMapping {
     static func isPlainProtobufHead(_ headers: [HPACKHeader]) -> Bool {
         headers.count == 2 && headers.withUnsafeBufferPointer { fields in
             HTTPSyntax.sameBytes(fields[0].name, ":status") && HTTPSyntax.sameBytes(fields[0].value, "200")
-                // (Short strings, compared by their representation; the content type is longer
-                // and is not the same string as any constant here, so its bytes are compared.)
+                // (Short strings, usually equal by representation; the content type is longer
+                // and never the same string as a constant here, so its bytes are compared.)
                 && HTTPSyntax.sameBytes(fields[1].name, "content-type") && fields[1].value.hasBytes("application/grpc")
         }
     }

@@ -7,7 +7,9 @@
 /// fields: those are taken from memory and only the rest is decoded. A block that changed the
 /// table is never remembered (reading it again would change the table again).
 ///
-/// Bounded: ``capacity`` blocks of at most ``fieldLimit`` fields and ``byteLimit`` bytes.
+/// Bounded: ``capacity`` blocks of at most ``fieldLimit`` fields and ``byteLimit`` encoded
+/// bytes; the decoded strings they keep alive are at most a dynamic table's worth per block
+/// (a one-byte index can name an entry as large as the table this end allows).
 struct DecodedBlockMemory {
     static let capacity = 4
     static let fieldLimit = 32

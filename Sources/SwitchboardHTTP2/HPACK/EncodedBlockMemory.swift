@@ -10,9 +10,10 @@ import SwitchboardHTTPSyntax
 /// same bytes, copied instead of encoded field by field. A list that changed the table is
 /// never remembered: replaying its insertions would put the peer's table out of step.
 ///
-/// Bounded: ``capacity`` lists of at most ``fieldLimit`` fields and ``byteLimit`` bytes. A list
-/// mostly shared with one remembered is not remembered again, so a steady stream of requests
-/// that differ only in their last fields costs no copying.
+/// Bounded: ``capacity`` lists of at most ``fieldLimit`` fields and ``byteLimit`` encoded bytes
+/// (the lists themselves are the caller's, kept alive until replaced). A list that shares at
+/// least half its fields with one remembered is not remembered again, so a steady stream of
+/// requests that differ only in their last fields costs no copying.
 struct EncodedBlockMemory {
     static let capacity = 4
     static let fieldLimit = 32
@@ -83,7 +84,7 @@ struct EncodedBlockMemory {
     }
 
     /// Starts a list of `count` fields, of which `match` is shared with one remembered. A list
-    /// mostly shared is not noted: the one remembered serves it as well.
+    /// that shares at least half its fields is not noted: the one remembered serves it as well.
     mutating func beginList(count: Int, sharing match: Match?) {
         scratchCount = 0
         isNoting = count <= Self.fieldLimit && match.map { 2 * $0.fields < count } ?? true
