@@ -1,5 +1,7 @@
 #if canImport(Darwin)
 import Darwin
+#elseif SWITCHBOARD_TSAN
+import Foundation
 #else
 import Synchronization
 #endif
@@ -16,9 +18,15 @@ import Synchronization
 /// module that calls it: called generically from the HTTP/2 and gRPC modules, each call
 /// copied its result through the type's metadata (and a `package` inlinable function is not
 /// inlined across modules).
+///
+/// Builds under ThreadSanitizer (`scripts/sanitize.sh` defines `SWITCHBOARD_TSAN`) take an
+/// `NSLock` instead: `Mutex` waits for a contended lock in the kernel (a priority-inheriting
+/// futex), where TSan cannot see the hand-over, and it would report the guarded state as raced.
 public final class AdaptiveLock: @unchecked Sendable {
     #if canImport(Darwin)
     @usableFromInline let mutex: UnsafeMutablePointer<os_unfair_lock_s>
+    #elseif SWITCHBOARD_TSAN
+    @usableFromInline let mutex = NSLock()
     #else
     @usableFromInline let mutex = Mutex<Void>(())
     #endif
@@ -57,6 +65,8 @@ public final class AdaptiveLock: @unchecked Sendable {
     func lockNow() {
         #if canImport(Darwin)
         os_unfair_lock_lock(mutex)
+        #elseif SWITCHBOARD_TSAN
+        mutex.lock()
         #else
         // `Mutex<Void>`'s lock without a closure, which the standard library offers for
         // exactly this: the state it guards lives outside it.
@@ -68,6 +78,8 @@ public final class AdaptiveLock: @unchecked Sendable {
     func unlockNow() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(mutex)
+        #elseif SWITCHBOARD_TSAN
+        mutex.unlock()
         #else
         mutex._unsafeUnlock()
         #endif

@@ -1,5 +1,5 @@
 import Foundation
-#if !canImport(Darwin)
+#if !canImport(Darwin) && !SWITCHBOARD_TSAN
 import Synchronization
 #endif
 
@@ -8,11 +8,12 @@ import Synchronization
 ///
 /// On Linux the lock is the standard library's futex-based `Mutex` (an uncontended lock and
 /// unlock cost about 15 instructions with Swift 6.3, `NSLock`'s several times that); `Mutex`
-/// needs macOS 15 on Apple platforms, which keep `NSLock`. It is
+/// needs macOS 15 on Apple platforms, which keep `NSLock`, as do builds under ThreadSanitizer
+/// (`SWITCHBOARD_TSAN`, see `AdaptiveLock`). It is
 /// `Sendable` only for a `Sendable` value: the value is copied out (``current``) and
 /// handed to closures, so a reference type without its own locking must not cross tasks in it.
 public final class Locked<Value> {
-    #if canImport(Darwin)
+    #if canImport(Darwin) || SWITCHBOARD_TSAN
     @usableFromInline let lock = NSLock()
     #else
     @usableFromInline let lock = Mutex<Void>(())
@@ -28,7 +29,7 @@ public final class Locked<Value> {
     /// specialized copy instead of the generic one's metadata-driven copies.
     @inlinable
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        #if canImport(Darwin)
+        #if canImport(Darwin) || SWITCHBOARD_TSAN
         lock.lock()
         defer { lock.unlock() }
         #else
