@@ -7,8 +7,7 @@
 struct ValidatedHeaderLists {
     static let capacity = 2
 
-    private var entries: [(headers: [HPACKHeader], kind: HTTP2HeaderValidation.Kind, summary: HTTP2HeaderValidation.Summary)] = []
-    private var nextReplaced = 0
+    private var remembered = OldestReplacedList<(headers: [HPACKHeader], kind: HTTP2HeaderValidation.Kind, summary: HTTP2HeaderValidation.Summary)>(capacity: capacity)
     /// Lists found valid from memory so far (tests check it is used).
     private(set) var hits = 0
 
@@ -16,19 +15,14 @@ struct ValidatedHeaderLists {
     mutating func validate(_ headers: [HPACKHeader], as kind: HTTP2HeaderValidation.Kind, checked: UInt64) throws(HTTP2ProtocolViolation) -> HTTP2HeaderValidation.Summary {
         let storage = Self.storage(of: headers)
         if storage != nil {
-            for index in entries.indices where entries[index].kind == kind && Self.storage(of: entries[index].headers) == storage {
+            for index in remembered.elements.indices where remembered.elements[index].kind == kind && Self.storage(of: remembered.elements[index].headers) == storage {
                 hits &+= 1
-                return entries[index].summary
+                return remembered.elements[index].summary
             }
         }
         let summary = try HTTP2HeaderValidation.validate(headers, as: kind, checked: checked)
         guard storage != nil else { return summary }
-        if entries.count < Self.capacity {
-            entries.append((headers, kind, summary))
-        } else {
-            entries[nextReplaced] = (headers, kind, summary)
-            nextReplaced = (nextReplaced + 1) % Self.capacity
-        }
+        remembered.insert((headers, kind, summary))
         return summary
     }
 

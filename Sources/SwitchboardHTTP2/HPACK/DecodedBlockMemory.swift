@@ -46,8 +46,7 @@ struct DecodedBlockMemory {
         var isWhole: Bool
     }
 
-    private var entries: [Entry] = []
-    private var nextReplaced = 0
+    private var remembered = OldestReplacedList<Entry>(capacity: capacity)
     /// The marks of the block being read (the first `scratchCount`), kept to spare an
     /// allocation per block.
     private var scratchMarks: [FieldMark] = []
@@ -61,15 +60,15 @@ struct DecodedBlockMemory {
     /// table stood at `tableChanges` under the same list limit.
     func longestMatch(for bytes: UnsafeRawBufferPointer, tableChanges: Int, listLimit: Int) -> Match? {
         var best: Match?
-        for entryIndex in entries.indices where entries[entryIndex].tableChanges == tableChanges && entries[entryIndex].listLimit == listLimit {
-            let sameBytes = entries[entryIndex].bytes.withUnsafeBytes { Self.commonPrefixLength($0, bytes) }
-            if sameBytes == bytes.count, sameBytes == entries[entryIndex].bytes.count {
-                return Match(entry: entryIndex, fields: entries[entryIndex].marks.count, sharedBytes: sameBytes, isWhole: true)
+        for entryIndex in remembered.elements.indices where remembered.elements[entryIndex].tableChanges == tableChanges && remembered.elements[entryIndex].listLimit == listLimit {
+            let sameBytes = remembered.elements[entryIndex].bytes.withUnsafeBytes { Self.commonPrefixLength($0, bytes) }
+            if sameBytes == bytes.count, sameBytes == remembered.elements[entryIndex].bytes.count {
+                return Match(entry: entryIndex, fields: remembered.elements[entryIndex].marks.count, sharedBytes: sameBytes, isWhole: true)
             }
             var shared = 0
-            while shared < entries[entryIndex].marks.count, entries[entryIndex].marks[shared].end <= sameBytes { shared += 1 }
+            while shared < remembered.elements[entryIndex].marks.count, remembered.elements[entryIndex].marks[shared].end <= sameBytes { shared += 1 }
             if shared > (best?.fields ?? 0) {
-                best = Match(entry: entryIndex, fields: shared, sharedBytes: entries[entryIndex].marks[shared - 1].end, isWhole: false)
+                best = Match(entry: entryIndex, fields: shared, sharedBytes: remembered.elements[entryIndex].marks[shared - 1].end, isWhole: false)
             }
         }
         return best
@@ -78,22 +77,22 @@ struct DecodedBlockMemory {
     /// The whole remembered block of a match that ``Match/isWhole``.
     mutating func block(of match: Match) -> HPACKDecoder.Block {
         fieldsReused &+= match.fields
-        return entries[match.entry].block
+        return remembered.elements[match.entry].block
     }
 
     /// Puts the match's shared fields into `result`; the rest of the block starts at
     /// ``Match/sharedBytes``.
     mutating func takeShared(_ match: Match, into result: inout HPACKDecoder.Block) {
-        let mark = entries[match.entry].marks[match.fields - 1]
+        let mark = remembered.elements[match.entry].marks[match.fields - 1]
         // One at a time: appending the buffer copied each field through the runtime's generic
         // array copy, three times the cost of these inlined copies.
-        entries[match.entry].block.headers.withUnsafeBufferPointer { fields in
+        remembered.elements[match.entry].block.headers.withUnsafeBufferPointer { fields in
             for index in 0..<match.fields { result.headers.append(fields[index]) }
         }
         result.listSize = mark.listSize
         result.hasInvalidText = mark.invalidSoFar
         let mask: UInt64 = match.fields >= 64 ? ~0 : (1 << UInt64(match.fields)) - 1
-        result.checkedFields = entries[match.entry].block.checkedFields & mask
+        result.checkedFields = remembered.elements[match.entry].block.checkedFields & mask
         fieldsReused &+= match.fields
     }
 
@@ -130,15 +129,10 @@ struct DecodedBlockMemory {
         isNoting = false
         var marks: [FieldMark] = []
         marks.reserveCapacity(block.headers.count)
-        if let match { marks += entries[match.entry].marks[0..<shared] }
+        if let match { marks += remembered.elements[match.entry].marks[0..<shared] }
         scratchMarks.withUnsafeBufferPointer { marks += UnsafeBufferPointer(start: $0.baseAddress, count: scratchCount) }
         let entry = Entry(bytes: Array(bytes), block: block, marks: marks, tableChanges: tableChanges, listLimit: listLimit)
-        if entries.count < Self.capacity {
-            entries.append(entry)
-        } else {
-            entries[nextReplaced] = entry
-            nextReplaced = (nextReplaced + 1) % Self.capacity
-        }
+        remembered.insert(entry)
     }
 
     /// How many leading bytes both hold alike, compared a word at a time.

@@ -36,8 +36,7 @@ struct EncodedBlockMemory {
         var fields: Int
     }
 
-    private var entries: [Entry] = []
-    private var nextReplaced = 0
+    private var remembered = OldestReplacedList<Entry>(capacity: capacity)
     /// Field ends of the list being encoded (the first `scratchCount`), kept to spare an
     /// allocation per list.
     private var scratchEnds: [Int] = []
@@ -51,8 +50,8 @@ struct EncodedBlockMemory {
     /// table stood at `tableChanges`.
     func longestMatch(for headers: [HPACKHeader], tableChanges: Int) -> Match? {
         var best: Match?
-        for entryIndex in entries.indices where entries[entryIndex].tableChanges == tableChanges {
-            let shared = Self.sharedFields(entries[entryIndex].headers, headers)
+        for entryIndex in remembered.elements.indices where remembered.elements[entryIndex].tableChanges == tableChanges {
+            let shared = Self.sharedFields(remembered.elements[entryIndex].headers, headers)
             if shared > (best?.fields ?? 0) { best = Match(entry: entryIndex, fields: shared) }
         }
         return best
@@ -78,8 +77,8 @@ struct EncodedBlockMemory {
 
     /// Appends the bytes `match` shares with a remembered list.
     mutating func appendShared(_ match: Match, to output: inout [UInt8]) {
-        let end = entries[match.entry].fieldEnds[match.fields - 1]
-        entries[match.entry].bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(start: $0.baseAddress, count: end)) }
+        let end = remembered.elements[match.entry].fieldEnds[match.fields - 1]
+        remembered.elements[match.entry].bytes.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(start: $0.baseAddress, count: end)) }
         fieldsCopied &+= match.fields
     }
 
@@ -89,7 +88,7 @@ struct EncodedBlockMemory {
         scratchCount = 0
         isNoting = count <= Self.fieldLimit && match.map { 2 * $0.fields < count } ?? true
         guard isNoting, let match else { return }
-        for field in 0..<match.fields { fieldEnded(at: entries[match.entry].fieldEnds[field]) }
+        for field in 0..<match.fields { fieldEnded(at: remembered.elements[match.entry].fieldEnds[field]) }
     }
 
     /// Notes that the current list's next field ends `end` bytes after the block's start.
@@ -114,11 +113,6 @@ struct EncodedBlockMemory {
         isNoting = false
         let ends = scratchEnds.withUnsafeBufferPointer { Array(UnsafeBufferPointer(start: $0.baseAddress, count: scratchCount)) }
         let entry = Entry(headers: headers, bytes: Array(block), fieldEnds: ends, tableChanges: tableChanges)
-        if entries.count < Self.capacity {
-            entries.append(entry)
-        } else {
-            entries[nextReplaced] = entry
-            nextReplaced = (nextReplaced + 1) % Self.capacity
-        }
+        remembered.insert(entry)
     }
 }
