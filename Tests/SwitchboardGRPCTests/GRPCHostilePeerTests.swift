@@ -76,7 +76,7 @@ struct GRPCHostilePeerTests {
         encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
                         HPACKHeader(":path", "/signal.chat.Usernames/LookUpUsernameHash"), HPACKHeader("content-type", "application/grpc"),
                         HPACKHeader("te", "trailers")], into: &block)
-        return frame(stream, .headers(fragment: block, endStream: endStream, endHeaders: true))
+        return frame(stream, .headers(fragment: block[...], endStream: endStream, endHeaders: true))
     }
 
     @Test func classicAttacksEndInTheRightGoAway() async throws {
@@ -156,8 +156,8 @@ struct GRPCHostilePeerTests {
             let stream = UInt32(n * 2 + 1)
             var block: [UInt8] = []
             encoder.encode(headers, into: &block)
-            calls += Self.frame(stream, .headers(fragment: block, endStream: false, endHeaders: true))
-            calls += Self.frame(stream, .data(message, endStream: true, flowControlledLength: message.count))
+            calls += Self.frame(stream, .headers(fragment: block[...], endStream: false, endHeaders: true))
+            calls += Self.frame(stream, .data(message[...], endStream: true, flowControlledLength: message.count))
         }
         let fd = try #require(Self.connectedSocket(port: server.port, receiveBuffer: 8 << 10))
         defer { _ = close(fd) }

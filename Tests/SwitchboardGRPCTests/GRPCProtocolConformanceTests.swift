@@ -20,7 +20,7 @@ struct GRPCProtocolConformanceTests {
         var bytes = HTTP2ConnectionPreface.bytes
         HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(maxHeaderListSize.map { [HTTP2Setting(.maxHeaderListSize, $0)] } ?? [], ack: false)),
                                 into: &bytes)
-        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: message == nil, endHeaders: true)), into: &bytes)
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: message == nil, endHeaders: true)), into: &bytes)
         if let message { HTTP2FrameEncoder.writeData(message[...], streamID: 1, endStream: true, into: &bytes) }
         let request = bytes
         return try await withCheckedThrowingContinuation { continuation in
@@ -43,7 +43,7 @@ struct GRPCProtocolConformanceTests {
                         // A block may go on in CONTINUATION frames.
                         switch frame.payload {
                         case let .headers(part, endStream, endHeaders):
-                            fragment = part
+                            fragment = Array(part)
                             ending = endStream
                             if !endHeaders { continue }
                         case let .continuation(part, endHeaders):
@@ -186,7 +186,7 @@ struct GRPCProtocolConformanceTests {
             var block: [UInt8] = []
             encoder.encode([HPACKHeader(":status", "\(status)"), HPACKHeader("content-type", "text/html")] + headers, into: &block)
             var bytes = GRPCSubscribeDeadlineTests.settingsAndAcknowledgement
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: false, endHeaders: true)), into: &bytes)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: false, endHeaders: true)), into: &bytes)
             HTTP2FrameEncoder.writeData(Array("<html>\(status)</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
             try? socket.write(bytes)
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}

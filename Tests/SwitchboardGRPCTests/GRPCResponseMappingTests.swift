@@ -13,7 +13,7 @@ import Testing
 
     static func read(_ headers: [HPACKHeader], _ trailers: [HPACKHeader], messages: Int = 1, trailersOnly: Bool = false,
                      sentJSON: Bool = false) -> Result<RPCResponse, TransportError> {
-        let call = GRPCCallResponse(headers: headers, message: messages > 0 ? [1, 2, 3] : nil, messageCount: messages, trailers: trailers,
+        let call = GRPCCallResponse(headers: headers, message: messages > 0 ? Data([1, 2, 3]) : nil, messageCount: messages, trailers: trailers,
                                     isTrailersOnly: trailersOnly)
         return Result { () throws(TransportError) in try GRPCResponseMapping.response(for: call, endpoint: endpoint, sentJSON: sentJSON) }
     }

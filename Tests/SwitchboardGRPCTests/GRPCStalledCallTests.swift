@@ -70,7 +70,7 @@ struct GRPCStalledCallTests {
         encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
                         HPACKHeader(":path", path), HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers")] + extra,
                        into: &block)
-        return GRPCHostilePeerTests.frame(stream, .headers(fragment: block, endStream: endStream, endHeaders: true))
+        return GRPCHostilePeerTests.frame(stream, .headers(fragment: block[...], endStream: endStream, endHeaders: true))
     }
 
     /// The `grpc-status` of each stream's trailers (or trailers-only answer), in order.
@@ -97,7 +97,7 @@ struct GRPCStalledCallTests {
         for stream: UInt32 in [1, 3, 5] {
             bytes += Self.headers(stream, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "60S")], encoder: &encoder)
             let partial = [0, 0, 0, 0x2E, 0xE0] + [UInt8](repeating: 0, count: 7_995)
-            bytes += GRPCHostilePeerTests.frame(stream, .data(partial, endStream: false, flowControlledLength: partial.count))
+            bytes += GRPCHostilePeerTests.frame(stream, .data(partial[...], endStream: false, flowControlledLength: partial.count))
         }
         let inFlight = Locked(0)
         let frames = await Self.exchange(port: server.port, bytes, seconds: 5) { frames in
@@ -157,9 +157,9 @@ struct GRPCStalledCallTests {
         var encoder = HPACKEncoder()
         let message = LookUpUsernameHashRequest(hash: Data([1])).serializedBytes()
         var late = Self.headers(1, path: Self.lookUp, encoder: &encoder)
-        late += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message), endStream: true, flowControlledLength: message.count + 5))
+        late += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message)[...], endStream: true, flowControlledLength: message.count + 5))
         late += Self.headers(3, path: "/signal.chat.Messages/SwitchboardEvents", extra: [HPACKHeader("authorization", "Basic YTpi")], encoder: &encoder)
-        late += GRPCHostilePeerTests.frame(3, .data(GRPCMessageFramer.frame([]), endStream: true, flowControlledLength: 5))
+        late += GRPCHostilePeerTests.frame(3, .data(GRPCMessageFramer.frame([])[...], endStream: true, flowControlledLength: 5))
         let isReset: @Sendable (HTTP2Frame) -> Bool = { frame in
             if case .rstStream = frame.payload { frame.streamID == 3 } else { false }
         }
@@ -191,7 +191,7 @@ struct GRPCStalledCallTests {
         // No window for any stream: the answer's message can never be sent.
         var bytes = Self.headers(1, path: Self.lookUp, extra: [HPACKHeader("grpc-timeout", "1S")], encoder: &encoder)
         let message = LookUpUsernameHashRequest(hash: Data([1, 2])).serializedBytes()
-        bytes += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message), endStream: true, flowControlledLength: message.count + 5))
+        bytes += GRPCHostilePeerTests.frame(1, .data(GRPCMessageFramer.frame(message)[...], endStream: true, flowControlledLength: message.count + 5))
         let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0)], bytes) { frames in
             frames.contains { if case .rstStream = $0.payload { return $0.streamID == 1 } else { return false } }
         }

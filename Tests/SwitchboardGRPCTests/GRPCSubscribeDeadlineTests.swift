@@ -94,7 +94,7 @@ struct GRPCSubscribeDeadlineTests {
             var block: [UInt8] = []
             encoder.encode(headers, into: &block)
             var answer: [UInt8] = []
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: endStream, endHeaders: true)), into: &answer)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: endStream, endHeaders: true)), into: &answer)
             try? socket.write(answer)
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
         }

@@ -31,7 +31,7 @@ struct GRPCUnaryCallTests {
         #expect(endedCancelled, "a call cancelled before it ran ended as \(early)")
         // Answered after its caller waits: the outcome is handed over, not kept.
         let answered = await (try await Self.call(on: transport, port: server.port, hash: 0xab)).run()
-        var message: ArraySlice<UInt8>?
+        var message: Data?
         if case let .finished(response) = answered { message = response.message }
         #expect(message.flatMap { try? LookUpUsernameHashResponse(serializedBytes: Array($0)) }?.uuid == "ab", "the next call ended as \(answered)")
         transport.close()

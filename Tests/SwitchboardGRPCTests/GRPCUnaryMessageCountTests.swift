@@ -24,7 +24,7 @@ struct GRPCUnaryMessageCountTests {
         bytes += GRPCHostilePeerTests.request(1, encoder: &encoder)
         // Two empty messages in one DATA frame, and the stream left open.
         let messages: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-        bytes += GRPCHostilePeerTests.frame(1, .data(messages, endStream: false, flowControlledLength: messages.count))
+        bytes += GRPCHostilePeerTests.frame(1, .data(messages[...], endStream: false, flowControlledLength: messages.count))
         let port = server.port, request = bytes
         let trailers = await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: Self.trailers(port: port, sending: request)) }
@@ -54,9 +54,9 @@ struct GRPCUnaryMessageCountTests {
             var bytes: [UInt8] = []
             HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes)
             HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &bytes)
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block, endStream: false, endHeaders: true)), into: &bytes)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: false, endHeaders: true)), into: &bytes)
             let messages: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .data(messages, endStream: false, flowControlledLength: messages.count)), into: &bytes)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .data(messages[...], endStream: false, flowControlledLength: messages.count)), into: &bytes)
             try? socket.write(bytes)
             // Hold the connection open well past the test's expectations.
             _ = try? socket.read(maximum: 65_536)

@@ -48,7 +48,7 @@ extension [HTTP2Event] {
     /// All DATA bytes for a stream, in order.
     func data(on stream: UInt32) -> [UInt8] {
         flatMap { event -> [UInt8] in
-            if case let .data(id, bytes, _) = event, id == stream { return bytes }
+            if case let .data(id, bytes, _) = event, id == stream { return [UInt8](bytes) }
             return []
         }
     }

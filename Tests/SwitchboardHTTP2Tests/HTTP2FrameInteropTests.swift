@@ -28,7 +28,7 @@ struct HTTP2FrameInteropTests {
 
     @Test func hyperframeAndWeReadEachOthersFrames() async throws {
         let ours: [HTTP2Frame] = [
-            HTTP2Frame(streamID: 1, payload: .data(Array("hello".utf8), endStream: true, flowControlledLength: 5)),
+            HTTP2Frame(streamID: 1, payload: .data(ArraySlice("hello".utf8), endStream: true, flowControlledLength: 5)),
             HTTP2Frame(streamID: 3, payload: .headers(fragment: [0x82, 0x86, 0x84], endStream: true, endHeaders: false)),
             HTTP2Frame(streamID: 3, payload: .continuation(fragment: [0x41, 0x01, 0x61], endHeaders: true)),
             HTTP2Frame(streamID: 5, payload: .rstStream(.refusedStream)),
@@ -72,7 +72,7 @@ struct HTTP2FrameInteropTests {
         ])
         let parsed = try HTTP2FrameTests.frames(in: HPACKVectorTests.bytes(answer.serialized))
         #expect(parsed == [
-            HTTP2Frame(streamID: 1, payload: .data(Array("hi".utf8), endStream: true, flowControlledLength: 6)),
+            HTTP2Frame(streamID: 1, payload: .data(ArraySlice("hi".utf8), endStream: true, flowControlledLength: 6)),
             HTTP2Frame(streamID: 3, payload: .headers(fragment: [0x82, 0x86], endStream: false, endHeaders: true)),
             HTTP2Frame(streamID: 5, payload: .priority),
             HTTP2Frame(streamID: 5, payload: .rstStream(.cancel)),

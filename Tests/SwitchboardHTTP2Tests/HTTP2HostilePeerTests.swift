@@ -21,7 +21,7 @@ import Testing
         var encoder = HPACKEncoder()
         var block: [UInt8] = []
         encoder.encode(list, into: &block)
-        return HTTP2FrameTests.encode([HTTP2Frame(streamID: stream, payload: .headers(fragment: block, endStream: endStream, endHeaders: true))])
+        return HTTP2FrameTests.encode([HTTP2Frame(streamID: stream, payload: .headers(fragment: block[...], endStream: endStream, endHeaders: true))])
     }
 
     static func frame(_ stream: UInt32, _ payload: HTTP2Frame.Payload) -> [UInt8] {
@@ -97,12 +97,12 @@ import Testing
         // Past the stream's window: that stream is reset, the connection lives.
         var server = Self.server { $0.initialStreamWindowSize = 10 }
         _ = server.receive(Self.headers(1))
-        let events = server.receive(Self.frame(1, .data([UInt8](repeating: 0, count: 11), endStream: false, flowControlledLength: 11)))
+        let events = server.receive(Self.frame(1, .data(ArraySlice(repeating: 0, count: 11), endStream: false, flowControlledLength: 11)))
         #expect(events.failure == nil)
         #expect(Self.resetCode(try Self.answer(&server), stream: 1) == .flowControlError)
         // Past the connection's window (65,535 when it is never raised): GOAWAY. One frame,
         // since what is handed up is given back at once.
-        let bytes = Self.headers(1) + Self.frame(1, .data([UInt8](repeating: 0, count: 70_000), endStream: false, flowControlledLength: 70_000))
+        let bytes = Self.headers(1) + Self.frame(1, .data(ArraySlice(repeating: 0, count: 70_000), endStream: false, flowControlledLength: 70_000))
         #expect(try Self.connectionError(bytes) {
             $0.connectionWindowSize = 65_535
             $0.maxFrameSize = 100_000
@@ -133,7 +133,7 @@ import Testing
         #expect(try Self.connectionError(flood) == .enhanceYourCalm)
         // A block that keeps growing.
         var growing = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false))
-        for _ in 0..<10 { growing += Self.frame(1, .continuation(fragment: [UInt8](repeating: 0x40, count: 16_000), endHeaders: false)) }
+        for _ in 0..<10 { growing += Self.frame(1, .continuation(fragment: ArraySlice(repeating: 0x40, count: 16_000), endHeaders: false)) }
         #expect(try Self.connectionError(growing) == .enhanceYourCalm)
         // Anything else inside a header block.
         let interleaved = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false)) + Self.frame(0, .ping(1, ack: false))
@@ -157,7 +157,7 @@ import Testing
         block += [0x40, 0x06] + Array("x-bomb".utf8) + [0x7F, 0xB9, 0x16] + [UInt8](repeating: UInt8(ascii: "b"), count: 3000)
         block += [UInt8](repeating: 0xBE, count: 200)
         var server = Self.server()
-        let events = server.receive(Self.frame(1, .headers(fragment: block, endStream: true, endHeaders: true)))
+        let events = server.receive(Self.frame(1, .headers(fragment: block[...], endStream: true, endHeaders: true)))
         #expect(events.isEmpty, "nothing reaches the layer above")
         #expect(Self.resetCode(try Self.answer(&server), stream: 1) == .protocolError)
         #expect(server.receive(Self.headers(3, endStream: true)).contains(.headers(streamID: 3, ConnectionPair.request, endStream: true)))
@@ -282,7 +282,7 @@ import Testing
             var encoder = HPACKEncoder()
             var fragment: [UInt8] = [0x3F, 0xE1, 0x1F]
             encoder.encode(ConnectionPair.request, into: &fragment)
-            return Self.frame(stream, .headers(fragment: fragment, endStream: true, endHeaders: true))
+            return Self.frame(stream, .headers(fragment: fragment[...], endStream: true, endHeaders: true))
         }
         var configuration = HTTP2ConnectionConfiguration()
         configuration.headerTableSize = 256

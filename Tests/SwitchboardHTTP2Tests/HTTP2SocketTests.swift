@@ -17,7 +17,7 @@ final class CollectingStream: HTTP2StreamDelegate, @unchecked Sendable {
     private let end = FirstValue<HTTP2StreamClosure>()
 
     func streamReceived(headers: [HPACKHeader], endStream: Bool) { lock.withLock { headerBlocks.append(headers) } }
-    func streamReceived(data: [UInt8], endStream: Bool) { lock.withLock { body += data } }
+    func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) { lock.withLock { body += data } }
     func streamClosed(_ closure: HTTP2StreamClosure) { end.offer(closure) }
 
     var ended: HTTP2StreamClosure {
@@ -39,7 +39,7 @@ final class ReversingAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
         }
 
         func streamReceived(headers: [HPACKHeader], endStream: Bool) { if endStream { answer() } }
-        func streamReceived(data: [UInt8], endStream: Bool) {
+        func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
             body += data
             if endStream { answer() }
         }

@@ -49,7 +49,7 @@ enum GRPCResponseMapping {
         // reading below makes of it, without its scans.
         if !sentJSON, !call.isTrailersOnly, call.messageCount == 1, let body = call.message,
            isPlainProtobufHead(call.headers), isPlainOKTrailers(call.trailers) {
-            return RPCResponse(status: 200, headers: BodyEncoding.protobuf.contentTypeHeaders, body: Data(body), message: "OK", trailers: RPCHeaders())
+            return RPCResponse(status: 200, headers: BodyEncoding.protobuf.contentTypeHeaders, body: body, message: "OK", trailers: RPCHeaders())
         }
         // A few fields each: a scan costs less than building dictionaries.
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
@@ -106,7 +106,7 @@ enum GRPCResponseMapping {
                 (metadata, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
                 metadata.set("Content-Type", json ? BodyEncoding.json.contentType : BodyEncoding.protobuf.contentType)
             }
-            return RPCResponse(status: 200, headers: metadata, body: Data(body), message: "OK", trailers: trailing)
+            return RPCResponse(status: 200, headers: metadata, body: body, message: "OK", trailers: trailing)
         }
         var (metadata, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
         let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)

@@ -6,8 +6,9 @@ import SwitchboardRuntime
 /// What a gRPC call's stream delivered, before it is read as a status.
 struct GRPCCallResponse: Sendable {
     var headers: [HPACKHeader]
-    /// The first message, as a slice of the DATA bytes it came in.
-    var message: ArraySlice<UInt8>?
+    /// The first message, copied out of the connection's read buffer as it arrived (the
+    /// copy the response body needs anyway).
+    var message: Data?
     /// How many messages came (a unary answer has one).
     var messageCount: Int
     var trailers: [HPACKHeader]
@@ -51,7 +52,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var responseHeaders: [HPACKHeader] = []
     @exclusivity(unchecked) private var trailers: [HPACKHeader] = []
     @exclusivity(unchecked) private var isTrailersOnly = false
-    @exclusivity(unchecked) private var message: ArraySlice<UInt8>?
+    @exclusivity(unchecked) private var message: Data?
     @exclusivity(unchecked) private var messageCount = 0
     @exclusivity(unchecked) private var deframer: GRPCMessageDeframer
 
@@ -208,13 +209,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
     }
 
-    func streamReceived(data: [UInt8], endStream: Bool) {
+    func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
         // A unary answer is one message: a second ends the call at once (the stream is
         // reset), so a server that keeps sending cannot make the client hold more.
         guard messageCount <= 1 else { return }
         do throws(GRPCFramingError) {
             try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
-                if messageCount == 0 { message = next }
+                if messageCount == 0 { message = Data(next) }
                 messageCount += 1
             }
             if messageCount > 1 {

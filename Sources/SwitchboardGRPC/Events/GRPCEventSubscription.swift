@@ -240,7 +240,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         }
     }
 
-    public func streamReceived(data: [UInt8], endStream: Bool) {
+    public func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
                 guard let push = try? GRPCPush(serializedBytes: message) else { continue }

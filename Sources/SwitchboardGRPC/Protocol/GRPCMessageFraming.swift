@@ -96,50 +96,72 @@ public enum GRPCFramingError: Error, Sendable, Hashable, CustomStringConvertible
 public struct GRPCMessageDeframer: Sendable {
     /// The largest message accepted.
     public let maximumMessageSize: Int
-    private var buffer: [UInt8] = []
-    private var start = 0
+    /// Bytes not yet returned as messages. While `ownsBuffer` is false it is a slice of the
+    /// DATA bytes last given (the connection's read buffer), never kept past `append`.
+    private var buffer: ArraySlice<UInt8> = []
+    private var ownsBuffer = true
 
     /// A deframer for one stream.
     public init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
 
     /// Adds bytes and returns the messages they complete.
-    public mutating func append(_ bytes: [UInt8]) throws(GRPCFramingError) -> [[UInt8]] {
+    public mutating func append(_ bytes: ArraySlice<UInt8>) throws(GRPCFramingError) -> [[UInt8]] {
         var messages: [[UInt8]] = []
         try append(bytes) { (message: ArraySlice<UInt8>) throws(GRPCFramingError) in messages.append(Array(message)) }
         return messages
     }
 
+    /// Adds bytes from an array and returns the messages they complete.
+    public mutating func append(_ bytes: [UInt8]) throws(GRPCFramingError) -> [[UInt8]] {
+        try append(bytes[...])
+    }
+
+    /// Adds bytes from an array, handing `body` each message they complete.
+    public mutating func append(_ bytes: [UInt8], each body: (ArraySlice<UInt8>) throws(GRPCFramingError) -> Void) throws(GRPCFramingError) {
+        try append(bytes[...], each: body)
+    }
+
     /// Adds bytes and hands `body` each message they complete, in order, as a slice of the
     /// bytes received: a message that arrived in one DATA frame (nearly every unary one) is
-    /// never copied.
-    public mutating func append(_ bytes: [UInt8], each body: (ArraySlice<UInt8>) throws(GRPCFramingError) -> Void) throws(GRPCFramingError) {
-        if start == buffer.count {
+    /// never copied here. A slice of `bytes` is valid as long as `bytes` is; the deframer
+    /// itself keeps none of them once it returns.
+    public mutating func append(_ bytes: ArraySlice<UInt8>, each body: (ArraySlice<UInt8>) throws(GRPCFramingError) -> Void) throws(GRPCFramingError) {
+        if buffer.isEmpty {
             // Nothing is left over (the usual case: a message per DATA frame), so the frame's
-            // bytes become the buffer without a copy.
+            // bytes are read where they are.
             buffer = bytes
-            start = 0
+            ownsBuffer = false
         } else {
+            // Copies what is left (and only that) when the storage is shared.
             buffer += bytes
         }
-        while buffer.count - start >= 5 {
+        defer {
+            if buffer.isEmpty {
+                buffer = []
+                ownsBuffer = true
+            } else if !ownsBuffer {
+                // A partial message waits for the next DATA frame in storage of its own.
+                buffer = ArraySlice(Array(buffer))
+                ownsBuffer = true
+            }
+        }
+        while buffer.count >= 5 {
+            let start = buffer.startIndex
             guard buffer[start] == 0 else { throw .unexpectedCompression }
             let length = Int(buffer[start + 1]) << 24 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 8 | Int(buffer[start + 4])
             guard length <= maximumMessageSize else { throw .messageTooLarge(length: length, maximum: maximumMessageSize) }
-            guard buffer.count - start - 5 >= length else { break }
+            guard buffer.count - 5 >= length else { break }
             let message = buffer[start + 5..<start + 5 + length]
-            start += 5 + length
+            buffer = buffer[(start + 5 + length)...]
             try body(message)
-        }
-        if start > 65_536, start * 2 > buffer.count {
-            buffer.removeSubrange(0..<start)
-            start = 0
         }
     }
 
     /// Checks that the stream ended between messages.
     public func finish() throws(GRPCFramingError) {
-        let left = buffer.count - start
+        let left = buffer.count
         guard left == 0 else {
+            let start = buffer.startIndex
             let length = left >= 5 ? Int(buffer[start + 1]) << 24 | Int(buffer[start + 2]) << 16 | Int(buffer[start + 3]) << 8 | Int(buffer[start + 4]) : 0
             throw .truncated(missing: max(1, 5 + length - left))
         }

@@ -202,7 +202,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         if endStream { requestEnded() }
     }
 
-    func streamReceived(data: [UInt8], endStream: Bool) {
+    func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending. A
         // request refused on its headers is not read at all (`begin` answers it).
@@ -211,7 +211,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
             try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
-                if messageCount == 0 { message = next }
+                // `data` is the connection's read buffer: a message that waits for the end of
+                // the stream beyond this read is copied once, so the next read need not copy it all.
+                if messageCount == 0 { message = endStream ? next : ArraySlice(Array(next)) }
                 messageCount += 1
             }
             if messageCount > 1 {

@@ -72,7 +72,9 @@ public struct HTTP2Connection: Sendable {
     struct PartialHeaderBlock: Sendable {
         let streamID: UInt32
         let endStream: Bool
-        var fragment: [UInt8]
+        /// A slice of the frame decoder's buffer while the block is handled in the read that
+        /// brought it; copied to storage of its own before it waits for CONTINUATION frames.
+        var fragment: ArraySlice<UInt8>
         var continuations = 0
     }
 
@@ -304,11 +306,14 @@ public struct HTTP2Connection: Sendable {
         if endHeaders {
             try completeHeaderBlock(block)
         } else {
-            headerBlock = block
+            var waiting = block
+            // Not a slice of the decoder's buffer past this read.
+            waiting.fragment = ArraySlice(Array(block.fragment))
+            headerBlock = waiting
         }
     }
 
-    private mutating func continueHeaderBlock(_ fragment: [UInt8], endHeaders: Bool, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+    private mutating func continueHeaderBlock(_ fragment: ArraySlice<UInt8>, endHeaders: Bool, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
         guard var block = headerBlock else { return }
         block.continuations += 1
         guard block.continuations <= configuration.maxContinuationFrames else {
@@ -431,7 +436,7 @@ public struct HTTP2Connection: Sendable {
 
     // MARK: Data
 
-    private mutating func receiveData(_ bytes: [UInt8], streamID id: UInt32, endStream: Bool, flowControlledLength: Int, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+    private mutating func receiveData(_ bytes: ArraySlice<UInt8>, streamID id: UInt32, endStream: Bool, flowControlledLength: Int, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
         connectionReceiveWindow -= flowControlledLength
         guard connectionReceiveWindow >= 0 else {
             throw HTTP2ProtocolViolation(.flowControlError, "DATA beyond the connection's window")

@@ -3,8 +3,9 @@ public enum HTTP2Event: Sendable, Hashable {
     /// A complete header block: a request (server), a response or trailers (client).
     /// Validated: pseudo-headers are the right ones, names lowercase, no connection headers.
     case headers(streamID: UInt32, [HPACKHeader], endStream: Bool)
-    /// Message bytes on a stream, already counted as consumed for flow control.
-    case data(streamID: UInt32, [UInt8], endStream: Bool)
+    /// Message bytes on a stream, already counted as consumed for flow control: a slice of
+    /// the frame decoder's buffer, to be copied by whoever keeps it past the next read.
+    case data(streamID: UInt32, ArraySlice<UInt8>, endStream: Bool)
     /// A stream is gone: it finished both ways, or was reset by either side, or will never
     /// be processed. Sent once per stream this side knew of.
     case streamClosed(streamID: UInt32, HTTP2StreamClosure)

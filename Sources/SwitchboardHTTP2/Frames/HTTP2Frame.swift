@@ -18,7 +18,7 @@ public struct HTTP2Frame: Sendable, Hashable {
         case data(Data, endStream: Bool, flowControlledLength: Int)
         /// HEADERS: the start of a header block. Priority fields, if sent, are parsed and dropped
         /// (RFC 9113 deprecates the priority scheme).
-        case headers(fragment: [UInt8], endStream: Bool, endHeaders: Bool)
+        case headers(fragment: ArraySlice<UInt8>, endStream: Bool, endHeaders: Bool)
         /// PRIORITY: deprecated; parsed only to check its size.
         case priority
         /// RST_STREAM: the stream ends at once with an error code.
@@ -26,7 +26,7 @@ public struct HTTP2Frame: Sendable, Hashable {
         /// SETTINGS, or its acknowledgement (which carries none).
         case settings([HTTP2Setting], ack: Bool)
         /// PUSH_PROMISE: always refused here, since ENABLE_PUSH is sent as 0.
-        case pushPromise(promisedStreamID: UInt32, fragment: [UInt8], endHeaders: Bool)
+        case pushPromise(promisedStreamID: UInt32, fragment: ArraySlice<UInt8>, endHeaders: Bool)
         /// PING, or its answer, with 8 opaque bytes.
         case ping(UInt64, ack: Bool)
         /// GOAWAY: no stream above `lastStreamID` will be processed.
@@ -34,13 +34,15 @@ public struct HTTP2Frame: Sendable, Hashable {
         /// WINDOW_UPDATE: the window of the stream (or the connection, on stream 0) grows.
         case windowUpdate(increment: UInt32)
         /// CONTINUATION: the rest of a header block.
-        case continuation(fragment: [UInt8], endHeaders: Bool)
+        case continuation(fragment: ArraySlice<UInt8>, endHeaders: Bool)
         /// A frame type this version does not know; ignored as RFC 9113 §4.1 requires.
         case unknown(type: UInt8, length: Int)
     }
 
-    /// DATA bytes, kept as a plain array (the name avoids Foundation's `Data`).
-    public typealias Data = [UInt8]
+    /// DATA bytes (the name avoids Foundation's `Data`). A decoded frame's payload is a slice
+    /// of the decoder's buffer, not a copy: whoever keeps it past the next read should copy
+    /// it, or the decoder's next `append` copies its buffer instead.
+    public typealias Data = ArraySlice<UInt8>
 
     /// The frame's type byte.
     public var type: HTTP2FrameType {

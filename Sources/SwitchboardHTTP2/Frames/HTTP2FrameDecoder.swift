@@ -2,7 +2,9 @@
 /// frames come out of ``nextFrame()``. Every length is checked against the advertised
 /// MAX_FRAME_SIZE before a byte of the payload is held, so a peer cannot make it buffer more
 /// than one frame. Every error is a connection error (RFC 9113 §5.4.1 lets an endpoint treat
-/// any stream error as one), with the code the RFC gives.
+/// any stream error as one), with the code the RFC gives. DATA and header-block payloads are
+/// slices of the decoder's buffer rather than copies (an allocation each otherwise); a
+/// holder that keeps one past the next `append` makes that append copy the buffer instead.
 public struct HTTP2FrameDecoder: Sendable {
     /// The largest payload accepted: the MAX_FRAME_SIZE this side advertised.
     public var maxFrameSize: UInt32
@@ -77,7 +79,7 @@ public struct HTTP2FrameDecoder: Sendable {
         case .data:
             try requireStream()
             let content = try unpadded(range, flags: flags, type: type)
-            return .data(Array(buffer[content]), endStream: flags & HTTP2FrameFlags.endStream != 0, flowControlledLength: length)
+            return .data(buffer[content], endStream: flags & HTTP2FrameFlags.endStream != 0, flowControlledLength: length)
         case .headers:
             try requireStream()
             var content = try unpadded(range, flags: flags, type: type)
@@ -88,7 +90,7 @@ public struct HTTP2FrameDecoder: Sendable {
                 }
                 content = content.lowerBound + 5..<content.upperBound
             }
-            return .headers(fragment: Array(buffer[content]), endStream: flags & HTTP2FrameFlags.endStream != 0,
+            return .headers(fragment: buffer[content], endStream: flags & HTTP2FrameFlags.endStream != 0,
                             endHeaders: flags & HTTP2FrameFlags.endHeaders != 0)
         case .priority:
             try requireStream()
@@ -121,7 +123,7 @@ public struct HTTP2FrameDecoder: Sendable {
             let content = try unpadded(range, flags: flags, type: type)
             guard content.count >= 4 else { throw HTTP2ProtocolViolation(.frameSizeError, "PUSH_PROMISE too short") }
             return .pushPromise(promisedStreamID: readUInt32(at: content.lowerBound) & 0x7fff_ffff,
-                                fragment: Array(buffer[content.lowerBound + 4..<content.upperBound]),
+                                fragment: buffer[content.lowerBound + 4..<content.upperBound],
                                 endHeaders: flags & HTTP2FrameFlags.endHeaders != 0)
         case .ping:
             try requireConnection()
@@ -139,7 +141,7 @@ public struct HTTP2FrameDecoder: Sendable {
             return .windowUpdate(increment: readUInt32(at: range.lowerBound) & 0x7fff_ffff)
         case .continuation:
             try requireStream()
-            return .continuation(fragment: Array(buffer[range]), endHeaders: flags & HTTP2FrameFlags.endHeaders != 0)
+            return .continuation(fragment: buffer[range], endHeaders: flags & HTTP2FrameFlags.endHeaders != 0)
         default:
             return .unknown(type: type.rawValue, length: length)
         }

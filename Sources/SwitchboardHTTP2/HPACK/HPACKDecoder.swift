@@ -76,6 +76,13 @@ public struct HPACKDecoder: Sendable {
         return try outcome.get()
     }
 
+    /// Decodes one complete header block held in a slice (as a decoded frame holds it).
+    public mutating func decode(_ block: ArraySlice<UInt8>) throws(HPACKError) -> Block {
+        var outcome: Result<Block, HPACKError> = .failure(.truncated)
+        block.withUnsafeBytes { bytes in outcome = Result { () throws(HPACKError) in try decode(bytes) } }
+        return try outcome.get()
+    }
+
     /// Decodes one complete header block.
     public mutating func decode(_ bytes: UnsafeRawBufferPointer) throws(HPACKError) -> Block {
         let tableChanges = table.changes

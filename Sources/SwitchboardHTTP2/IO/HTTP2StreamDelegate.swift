@@ -3,8 +3,9 @@
 package protocol HTTP2StreamDelegate: AnyObject, Sendable {
     /// A header block arrived: a request (server), a response or its trailers (client).
     func streamReceived(headers: [HPACKHeader], endStream: Bool)
-    /// Message bytes arrived.
-    func streamReceived(data: [UInt8], endStream: Bool)
+    /// Message bytes arrived, as a slice of the connection's read buffer: copy what is kept
+    /// beyond this call, or the next read copies the whole buffer.
+    func streamReceived(data: ArraySlice<UInt8>, endStream: Bool)
     /// The stream is over; nothing follows.
     func streamClosed(_ closure: HTTP2StreamClosure)
     /// The headers to open with, for a stream that waited for the peer's concurrency limit:
