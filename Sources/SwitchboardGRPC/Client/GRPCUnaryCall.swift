@@ -215,7 +215,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         guard messageCount <= 1 else { return }
         do throws(GRPCFramingError) {
             try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
-                if messageCount == 0 { message = Data(next) }
+                // Through a buffer: `Data`'s generic initialiser costs an existential box here.
+                if messageCount == 0 { message = next.withUnsafeBufferPointer { Data(buffer: $0) } }
                 messageCount += 1
             }
             if messageCount > 1 {

@@ -41,5 +41,13 @@ extension String {
     }
 
     /// Whether the string begins with a colon: an HTTP/2 pseudo-header.
-    var isPseudoHeaderName: Bool { utf8.first == UInt8(ascii: ":") }
+    var isPseudoHeaderName: Bool { leadingByte == UInt8(ascii: ":") }
+
+    /// The first UTF-8 byte, or 0 for an empty string. Through the view's subscript, which
+    /// inlines: `utf8.first` went through the generic `Collection.first`, out of line.
+    @inline(__always)
+    var leadingByte: UInt8 {
+        let bytes = utf8
+        return bytes.isEmpty ? 0 : bytes[bytes.startIndex]
+    }
 }

@@ -75,25 +75,31 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         var encoding: String?
         var metadata = RPCHeaders()
         metadata.reserveCapacity(headers.count)
-        for header in headers {
-            let name = header.name
-            // By length first: one string comparison a header, not one for each case.
-            // (A name is compared once its length and first byte agree: `==` between unequal
-            // strings takes its Unicode-aware path, about 60 instructions.)
-            switch name.utf8.count {
-            case 5 where name == ":path": path = header.value
-            case 7 where name == ":method": verb = header.value
-            case 12 where name.utf8.first == UInt8(ascii: "c") && name == "content-type": contentType = header.value
-            case 12 where name.utf8.first == UInt8(ascii: "g") && name == "grpc-timeout":
-                timeout = GRPCTimeout.decode(header.value)
-                if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(header.value.prefix(20))'") }
-            case 13 where name.hasBytes("grpc-encoding"):
-                if !header.value.hasBytes("identity") { encoding = String(header.value.prefix(40)) }
-            case 2 where name == "te":
-                break
-            default:
-                // gRPC's own headers are the protocol's, not the call's metadata.
-                if !name.isPseudoHeaderName, !name.hasBytePrefix("grpc-") { metadata.add(name, header.value) }
+        // Through the array's buffer, each field read where it is: iterating the array copied
+        // every field (two retains and two releases each).
+        headers.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                // By length first: one string comparison a header, not one for each case.
+                // (A name is compared once its length and first byte agree: `==` between unequal
+                // strings takes its Unicode-aware path, about 60 instructions.)
+                switch fields[index].name.utf8.count {
+                case 5 where fields[index].name == ":path": path = fields[index].value
+                case 7 where fields[index].name == ":method": verb = fields[index].value
+                case 12 where fields[index].name.leadingByte == UInt8(ascii: "c") && fields[index].name == "content-type":
+                    contentType = fields[index].value
+                case 12 where fields[index].name.leadingByte == UInt8(ascii: "g") && fields[index].name == "grpc-timeout":
+                    timeout = GRPCTimeout.decode(fields[index].value)
+                    if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(fields[index].value.prefix(20))'") }
+                case 13 where fields[index].name.hasBytes("grpc-encoding"):
+                    if !fields[index].value.hasBytes("identity") { encoding = String(fields[index].value.prefix(40)) }
+                case 2 where fields[index].name == "te":
+                    break
+                default:
+                    // gRPC's own headers are the protocol's, not the call's metadata.
+                    if !fields[index].name.isPseudoHeaderName, !fields[index].name.hasBytePrefix("grpc-") {
+                        metadata.add(fields[index].name, fields[index].value)
+                    }
+                }
             }
         }
         headerProblem = problem
@@ -108,7 +114,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         isJSON = subtype?.hasBytes("application/grpc+json") ?? false
         contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
         if verb == "POST", let subtype, subtype.hasBytes("application/grpc") || subtype.hasBytes("application/grpc+proto") || isJSON,
-           let path, path.utf8.first == UInt8(ascii: "/") {
+           let path, path.leadingByte == UInt8(ascii: "/") {
             method = server.methods.method(forPath: path)
             nonGRPCStatus = nil
         } else {
@@ -275,7 +281,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // An unknown method is answered by `begin` (which runs after this when the whole
         // request came in the read that opened the stream), the same way whichever runs first.
         guard case let .message(route) = method.kind else { return }
-        var body = Data(message)
+        // Through a buffer: `Data`'s generic initialiser costs an existential box here.
+        var body = message.withUnsafeBufferPointer { Data(buffer: $0) }
         if isJSON {
             // The handlers read protobuf: a JSON request is transcoded through its generated type.
             if let type = route.endpoint.requestType {

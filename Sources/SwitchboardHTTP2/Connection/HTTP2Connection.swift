@@ -215,7 +215,7 @@ public struct HTTP2Connection: Sendable {
         return taken
     }
 
-    private mutating func handle(_ frame: HTTP2Frame, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
+    private mutating func handle(_ frame: consuming HTTP2Frame, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
         if let block = headerBlock {
             guard case let .continuation(fragment, endHeaders) = frame.payload, frame.streamID == block.streamID else {
                 throw HTTP2ProtocolViolation(.protocolError, "\(frame.type) on stream \(frame.streamID) inside a header block of stream \(block.streamID)")
