@@ -20,6 +20,22 @@ import Testing
         }
     }
 
+    /// Storage identity: copies of one list share it; an equal list built apart, a copy that
+    /// was changed, and empty lists do not.
+    @Test func sharedStorageIsTheSameListNotAnEqualOne() {
+        let shared = BodyEncoding.protobuf.requestHeaders(withBody: true)
+        let copy = shared
+        #expect(copy.sharesStorage(with: shared))
+        let equal = RPCHeaders(shared.fields.map { (name: $0.name, value: $0.value) })
+        #expect(equal == shared)
+        #expect(!equal.sharesStorage(with: shared))
+        var changed = shared
+        changed.add("X-Trace", "1")
+        #expect(!changed.sharesStorage(with: shared))
+        #expect(!RPCHeaders().sharesStorage(with: RPCHeaders()))
+        #expect(!BodyEncoding.protobuf.requestHeaders(withBody: false).sharesStorage(with: shared))
+    }
+
     @Test func lookupAndReplacementIgnoreCase() {
         var headers: RPCHeaders = ["Content-Type": "application/json", "X-Signal-Timestamp": "1"]
         #expect(headers["content-type"] == "application/json")

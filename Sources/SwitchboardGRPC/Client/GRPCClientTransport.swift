@@ -61,7 +61,10 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         // A retried call's earlier attempt left its metadata here: this attempt's replaces it.
         request.responseCapture?.reset()
         if let metadataProblem { throw metadataProblem }
-        if !request.headers.fields.isEmpty { try GRPCMetadata.checkSendable(request.headers) }
+        // A list every generated call shares was checked once.
+        if !request.headers.fields.isEmpty, GRPCSharedHeaderLists.requestMetadata(of: request.headers) == nil {
+            try GRPCMetadata.checkSendable(request.headers)
+        }
         // JSON only when asked for, and only from a generated message (the dynamic codec's
         // requests arrive as protobuf bytes).
         let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil

@@ -32,7 +32,11 @@ struct GRPCRequestHead: Sendable {
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
         }
-        if !metadata.fields.isEmpty { GRPCMetadata.appendRequestMetadata(metadata, to: &headers) }
+        if let shared = GRPCSharedHeaderLists.requestMetadata(of: metadata) {
+            headers += shared
+        } else if !metadata.fields.isEmpty {
+            GRPCMetadata.appendRequestMetadata(metadata, to: &headers)
+        }
         return headers
     }
 }

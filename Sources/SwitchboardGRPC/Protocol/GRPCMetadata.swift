@@ -170,6 +170,20 @@ public enum GRPCMetadata {
         }
     }
 
+    /// A response's headers as metadata: lowercased, reserved names, `Content-Type` and
+    /// headers HTTP/2 cannot carry dropped, secrets never indexed by HPACK.
+    static func responseMetadata(_ headers: RPCHeaders) -> [HPACKHeader] {
+        var fields: [HPACKHeader] = []
+        for (name, value) in headers {
+            // Before lowering: a response's `Content-Type` is dropped without a lowered copy.
+            guard !isReserved(anyCase: name) else { continue }
+            let lowered = lowercasedName(name)
+            guard lowered != "content-type", !isReserved(lowered), isValidName(lowered), isValidValue(value, name: lowered) else { continue }
+            fields.append(HPACKHeader(lowered, sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
+        }
+        return fields
+    }
+
     static func isValidName(_ name: String) -> Bool {
         // Lowercase only: this is the key as sent.
         !name.isEmpty && name.utf8.allSatisfy { HTTPSyntax.isGRPCKeyByte($0) && !($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z")) }

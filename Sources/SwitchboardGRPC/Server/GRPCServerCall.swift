@@ -348,15 +348,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     private func respond(with response: RPCResponse) {
         guard claim() else { return }
-        var responseMetadata: [HPACKHeader] = []
-        for (name, value) in response.headers {
-            // Before lowering: a response's `Content-Type` is dropped without a lowered copy.
-            guard !GRPCMetadata.isReserved(anyCase: name) else { continue }
-            let lowered = GRPCMetadata.lowercasedName(name)
-            guard lowered != "content-type", !GRPCMetadata.isReserved(lowered), GRPCMetadata.isValidName(lowered),
-                  GRPCMetadata.isValidValue(value, name: lowered) else { continue }
-            responseMetadata.append(HPACKHeader(lowered, GRPCMetadata.sendable(value), indexing: LogRedaction.showsValue(ofHeader: lowered) ? .automatic : .never))
-        }
+        let responseMetadata = GRPCSharedHeaderLists.responseMetadata(of: response.headers) ?? GRPCMetadata.responseMetadata(response.headers)
         if response.isSuccess {
             guard isJSON else {
                 // Shared header lists when there is no metadata: nothing to build per call.

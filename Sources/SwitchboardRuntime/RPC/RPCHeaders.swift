@@ -38,6 +38,16 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// Appends a header.
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
+    /// Whether both hold the very same field storage: copies of one list (such as the shared
+    /// lists of ``BodyEncoding``), not merely equal ones. A check of two addresses, so work
+    /// that depends only on a list can be done once for a list every call shares. Empty lists
+    /// share nothing.
+    public func sharesStorage(with other: RPCHeaders) -> Bool {
+        guard !fields.isEmpty, fields.count == other.fields.count else { return false }
+        let mine = fields.withUnsafeBufferPointer { $0.baseAddress }
+        return mine == other.fields.withUnsafeBufferPointer { $0.baseAddress }
+    }
+
     /// Makes room for `count` fields, so adding that many allocates once.
     public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
 

@@ -1,0 +1,48 @@
+import Foundation
+@testable import SwitchboardGRPC
+import SwitchboardHTTP2
+import SwitchboardRuntime
+import Testing
+
+/// Header lists every generated call shares get their metadata from a table made once: it
+/// must be exactly what the per-call path makes of them, and only those lists may use it.
+@Suite struct GRPCSharedHeaderListsTests {
+    static let sharedLists = [BodyEncoding.protobuf, .json].flatMap {
+        [$0.requestHeaders(withBody: true), $0.requestHeaders(withBody: false), $0.contentTypeHeaders]
+    }
+
+    @Test func eachSharedListGivesWhatThePerCallPathGives() throws {
+        for headers in Self.sharedLists {
+            try GRPCMetadata.checkSendable(headers)
+            #expect(GRPCSharedHeaderLists.requestMetadata(of: headers) == GRPCMetadata.requestMetadata(headers), "\(headers)")
+            #expect(GRPCSharedHeaderLists.responseMetadata(of: headers) == GRPCMetadata.responseMetadata(headers), "\(headers)")
+        }
+    }
+
+    @Test func otherListsTakeThePerCallPath() {
+        for headers in Self.sharedLists {
+            // Equal content built apart, and a copy with a header added, are not the shared list.
+            #expect(GRPCSharedHeaderLists.requestMetadata(of: RPCHeaders(headers.fields.map { (name: $0.name, value: $0.value) })) == nil)
+            var traced = headers
+            traced.add("X-Trace", "abc")
+            #expect(GRPCSharedHeaderLists.requestMetadata(of: traced) == nil)
+            #expect(GRPCSharedHeaderLists.responseMetadata(of: traced) == nil)
+            // …and their added header is metadata on that path.
+            #expect(GRPCMetadata.requestMetadata(traced).contains { $0.name == "x-trace" && $0.value == "abc" })
+        }
+        #expect(GRPCSharedHeaderLists.requestMetadata(of: RPCHeaders()) == nil)
+    }
+
+    /// Through a real request head: a shared list adds nothing, an added header is sent.
+    @Test func aRequestHeadCarriesAddedMetadataOnly() {
+        let head = GRPCRequestHead(host: "127.0.0.1", port: 1, options: GRPCClientOptions())
+        let shared = BodyEncoding.protobuf.requestHeaders(withBody: true)
+        let plain = head.headers(path: "/a.B/C", deadline: nil, metadata: shared)
+        var traced = shared
+        traced.add("X-Trace", "abc")
+        let withTrace = head.headers(path: "/a.B/C", deadline: nil, metadata: traced)
+        #expect(withTrace.dropLast() == plain[...])
+        #expect(withTrace.last.map { $0.name == "x-trace" && $0.value == "abc" } == true)
+        #expect(!plain.contains { $0.name == "accept" || $0.name == "content-type" && $0.value != "application/grpc" })
+    }
+}
