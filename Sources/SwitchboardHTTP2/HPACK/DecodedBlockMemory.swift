@@ -131,8 +131,25 @@ struct DecodedBlockMemory {
         marks.reserveCapacity(block.headers.count)
         if let match { marks += remembered.elements[match.entry].marks[0..<shared] }
         scratchMarks.withUnsafeBufferPointer { marks += UnsafeBufferPointer(start: $0.baseAddress, count: scratchCount) }
-        let entry = Entry(bytes: Array(bytes), block: block, marks: marks, tableChanges: tableChanges, listLimit: listLimit)
+        var kept = block
+        kept.checkedFields = Self.cleanFields(of: block)
+        let entry = Entry(bytes: Array(bytes), block: kept, marks: marks, tableChanges: tableChanges, listLimit: listLimit)
         remembered.insert(entry)
+    }
+
+    /// The block's checked fields, with its literals' characters checked now: a block is
+    /// remembered once and reused many times, so fields it shares later (a never-indexed
+    /// `authorization`, say) are not checked again on every request. A block holding repaired
+    /// text (not UTF-8) gains nothing, since its repair could pass for clean text.
+    static func cleanFields(of block: HPACKDecoder.Block) -> UInt64 {
+        var checked = block.checkedFields
+        guard !block.hasInvalidText else { return checked }
+        for index in 0..<min(block.headers.count, 64) where checked & (1 << UInt64(index)) == 0 {
+            if HTTP2HeaderValidation.charactersAreClean(name: block.headers[index].name, value: block.headers[index].value) {
+                checked |= 1 << UInt64(index)
+            }
+        }
+        return checked
     }
 
     /// How many leading bytes both hold alike, compared a word at a time.

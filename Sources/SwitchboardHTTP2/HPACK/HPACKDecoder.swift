@@ -24,11 +24,27 @@ public struct HPACKDecoder: Sendable {
         /// A name or value was not UTF-8 (the fields then carry it repaired): the message is
         /// malformed, but the connection can go on.
         public var hasInvalidText: Bool
-        /// Bit `i` set: field `i` (of the first 64) came from a table entry whose characters
-        /// passed HTTP/2's field checks when it was made (every static entry; a dynamic one
-        /// checked when the peer added it), so the receiver need not check them again.
+        /// Bit `i` set: field `i` (of the first 64) is known to pass HTTP/2's character
+        /// checks: it came from a table entry checked when it was made (every static entry; a
+        /// dynamic one when the peer added it), or from a remembered block whose literals were
+        /// checked when it was remembered, so the receiver need not check them again.
         /// Meaningful only for ``headers`` as decoded, in their order.
         public internal(set) var checkedFields: UInt64 = 0
+
+        /// Whether this block (read by a decoder that remembers blocks) says what `plain` (read
+        /// by one that does not) says: the same fields, size and flags, and checked bits that
+        /// include the plain reading's and add only fields whose characters are clean.
+        func readsAlike(_ plain: Block) -> Bool {
+            guard headers == plain.headers, listSize == plain.listSize, isTooLarge == plain.isTooLarge,
+                  hasInvalidText == plain.hasInvalidText, checkedFields & plain.checkedFields == plain.checkedFields else { return false }
+            let added = checkedFields & ~plain.checkedFields
+            // No bit past the fields, and each added one on a clean field.
+            guard headers.count >= 64 || added >> UInt64(headers.count) == 0 else { return false }
+            return (0..<min(headers.count, 64)).allSatisfy { index in
+                added & (1 << UInt64(index)) == 0
+                    || HTTP2HeaderValidation.charactersAreClean(name: headers[index].name, value: headers[index].value)
+            }
+        }
     }
 
     /// The largest header list kept, by RFC 7541's measure; what this end advertises as
