@@ -33,7 +33,6 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// the call does not hold (and copy) the whole request.
     private let deadline: ContinuousClock.Instant?
     private let framedMessage: [UInt8]
-    private let options: GRPCClientOptions
     private let headers: [HPACKHeader]
 
     /// The connection's lock for its streams' own state: one per connection, not one per call.
@@ -60,7 +59,6 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         owner = connection
         deadline = request.deadline
         self.framedMessage = framedMessage
-        self.options = options
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
         headers = head.headers(path: request.endpoint.grpcPath, deadline: request.deadline, metadata: request.headers, json: json)
     }

@@ -12,7 +12,9 @@ import SwitchboardIO
 /// on the loop, at once when the work was the loop's, else queued to it in order.
 package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package let channel: any ByteChannel
-    package var loop: EventLoop { channel.loop }
+    /// The channel's loop, kept: asked for several times a call, through the channel's
+    /// protocol it was a witness call and a retain each time.
+    package let loop: EventLoop
     package let role: HTTP2Connection.Role
     package let options: HTTP2ConnectionOptions
     private let acceptor: (any HTTP2StreamAcceptor)?
@@ -108,6 +110,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                  keepaliveBackoff: HTTP2KeepaliveBackoff = HTTP2KeepaliveBackoff()) {
         self.keepaliveBackoff = keepaliveBackoff
         self.channel = channel
+        loop = channel.loop
         self.role = role
         self.options = options
         self.acceptor = acceptor
