@@ -168,8 +168,16 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                             opened: @escaping @Sendable (Result<UInt32, HTTP2StreamError>) -> Void) -> UInt64 {
         let (token, result) = guarded { () -> (UInt64, Result<UInt32, HTTP2StreamError>?) in
             nextOpenToken += 1
-            let pending = PendingOpen(token: nextOpenToken, headers: headers, endStream: endStream, body: body, delegate: delegate, opened: opened)
-            let result = open(pending)
+            let result: Result<UInt32, HTTP2StreamError>?
+            do throws(HTTP2StreamError) {
+                // The waiting entry is made only for a stream that waits: building it for
+                // every call copied its five references.
+                result = .success(try open(headers: headers, endStream: endStream, body: body, delegate: delegate))
+            } catch .concurrencyLimitReached {
+                result = wait(PendingOpen(token: nextOpenToken, headers: headers, endStream: endStream, body: body, delegate: delegate, opened: opened))
+            } catch {
+                result = .failure(error)
+            }
             if result != nil { afterCoreCall() }
             return (nextOpenToken, result)
         }
@@ -368,24 +376,35 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     /// Opens `pending` now, or queues it behind the concurrency limit (nil). `delayed`: it
     /// waited in the queue, and its delegate may bring its headers up to date.
-    private func open(_ pending: PendingOpen, delayed: Bool = false) -> Result<UInt32, HTTP2StreamError>? {
-        guard endedReason == nil else { return .failure(.connectionClosed) }
-        do throws(HTTP2StreamError) {
-            let headers = delayed ? pending.delegate.headersForDelayedOpen(pending.headers) : pending.headers
-            let id = try core.openStream(headers: headers, endStream: pending.body == nil && pending.endStream)
-            delegates[id] = pending.delegate
-            if let body = pending.body {
-                do throws(HTTP2StreamError) {
-                    try core.sendData(body, streamID: id, endStream: pending.endStream)
-                } catch {
-                    streamSendFailed(id, error)
-                }
+    /// Opens a stream now, under the lock; throws `concurrencyLimitReached` when it must wait.
+    private func open(headers: [HPACKHeader], endStream: Bool, body: [UInt8]?, delegate: any HTTP2StreamDelegate) throws(HTTP2StreamError) -> UInt32 {
+        guard endedReason == nil else { throw .connectionClosed }
+        let id = try core.openStream(headers: headers, endStream: body == nil && endStream)
+        delegates[id] = delegate
+        if let body {
+            do throws(HTTP2StreamError) {
+                try core.sendData(body, streamID: id, endStream: endStream)
+            } catch {
+                streamSendFailed(id, error)
             }
-            return .success(id)
+        }
+        return id
+    }
+
+    /// Queues a stream that must wait for a slot (nil), unless too many wait already.
+    private func wait(_ pending: PendingOpen) -> Result<UInt32, HTTP2StreamError>? {
+        guard waiting.count < options.maximumWaitingStreams else { return .failure(.tooManyWaiting(limit: options.maximumWaitingStreams)) }
+        waiting.append(pending, token: pending.token)
+        return nil
+    }
+
+    /// Opens a stream that waited, its headers brought up to date by its delegate.
+    private func open(_ pending: PendingOpen) -> Result<UInt32, HTTP2StreamError>? {
+        do throws(HTTP2StreamError) {
+            return .success(try open(headers: pending.delegate.headersForDelayedOpen(pending.headers), endStream: pending.endStream,
+                                     body: pending.body, delegate: pending.delegate))
         } catch .concurrencyLimitReached {
-            guard waiting.count < options.maximumWaitingStreams else { return .failure(.tooManyWaiting(limit: options.maximumWaitingStreams)) }
-            waiting.append(pending, token: pending.token)
-            return nil
+            return wait(pending)
         } catch {
             return .failure(error)
         }
@@ -394,7 +413,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
             guard let pending = waiting.popFirst() else { break }
-            if let result = open(pending, delayed: true) { effects.append(.run { pending.opened(result) }) }
+            if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }
     }
 
