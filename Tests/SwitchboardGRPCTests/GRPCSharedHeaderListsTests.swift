@@ -19,6 +19,22 @@ import Testing
         }
     }
 
+    /// A list is served by its own entry: lists of one length with metadata of their own
+    /// (names no transport drops) each find theirs, and a list that is not in the table none.
+    @Test func eachListFindsItsOwnEntry() {
+        let lists = ["X-A", "X-B", "X-C"].map { RPCHeaders([(name: $0, value: "1")]) }
+        let entries = GRPCSharedHeaderLists.entries(for: lists)
+        for (index, list) in lists.enumerated() {
+            let found = GRPCSharedHeaderLists.entry(for: list, in: entries)
+            #expect(found?.requestMetadata?.map(\.name) == [lists[index].fields[0].name.lowercased()])
+            #expect(found?.responseMetadata.map(\.name) == [lists[index].fields[0].name.lowercased()])
+        }
+        #expect(GRPCSharedHeaderLists.entry(for: RPCHeaders([(name: "X-A", value: "1")]), in: entries) == nil)
+        // A list that cannot be metadata is marked so, not dropped from the table.
+        let unsendable = RPCHeaders([(name: "X A", value: "1")])
+        #expect(GRPCSharedHeaderLists.entries(for: [unsendable]).first?.requestMetadata == nil)
+    }
+
     @Test func otherListsTakeThePerCallPath() {
         for headers in Self.sharedLists {
             // Equal content built apart, and a copy with a header added, are not the shared list.

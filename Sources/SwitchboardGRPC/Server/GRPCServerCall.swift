@@ -37,7 +37,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     private let metadata: RPCHeaders
     private let deadline: ContinuousClock.Instant
     @exclusivity(unchecked) private var deframer: GRPCMessageDeframer
-    /// The request message, as a slice of the DATA bytes it came in, and how many came.
+    /// The request message and how many came: a slice of the connection's read buffer only
+    /// from its DATA frame with END_STREAM until `requestEnded` takes it, else a copy.
     @exclusivity(unchecked) private var message: ArraySlice<UInt8>?
     @exclusivity(unchecked) private var messageCount = 0
     /// The server's bytes of requests in progress, and what this call has taken of them (on
@@ -217,8 +218,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
             try deframer.append(data) { (next: ArraySlice<UInt8>) throws(GRPCFramingError) in
-                // `data` is the connection's read buffer: a message that waits for the end of
-                // the stream beyond this read is copied once, so the next read need not copy it all.
+                // `data` is the connection's read buffer: a message that waits for a later
+                // frame's END_STREAM is copied once (the next read then need not copy the whole
+                // buffer); with END_STREAM here, `requestEnded` takes it before this returns.
                 if messageCount == 0 { message = endStream ? next : ArraySlice(Array(next)) }
                 messageCount += 1
             }
@@ -264,6 +266,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         // Taken already: the handler has it.
         guard let message else { return }
+        // Dropped at once, whatever serves it: it may be a slice of the connection's read
+        // buffer, which a subscription (held for as long as it lasts) would otherwise pin.
+        self.message = nil
         if case let .events(service) = method.kind {
             subscribe(service: service)
             return
@@ -299,8 +304,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let metadata = metadata
         // At once, on the loop, until the handler first waits: a handler that answers
         // straight away writes its answer in this same turn of the loop.
-        // The request's bytes are in `body` now: the call holds them no longer.
-        self.message = nil
+        // The request's bytes are in `body` now.
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         // Weakly: a handler that ignores cancellation must not keep a closed stream's call,
         // and through it the connection, alive.

@@ -4,12 +4,12 @@ import SwitchboardHTTPSyntax
 /// "malformed": a stream error of type PROTOCOL_ERROR, never passed on.
 package enum HTTP2HeaderValidation {
     /// What the list is expected to be.
-    enum Kind {
+    enum Kind: CaseIterable {
         case request, response, trailers
     }
 
     /// What a valid list says that the connection itself needs.
-    struct Summary {
+    struct Summary: Equatable {
         /// The `content-length`, if given.
         var contentLength: Int?
         /// A response's `:status` was 1xx: more headers follow.

@@ -33,8 +33,23 @@ public struct HPACKDecoder: Sendable {
 
         /// Whether this block (read by a decoder that remembers blocks) says what `plain` (read
         /// by one that does not) says: the same fields, size and flags, and checked bits that
-        /// include the plain reading's and add only fields whose characters are clean.
+        /// include the plain reading's and add only fields whose characters are clean, so
+        /// that validating with them gives what validating with the plain bits gives, for
+        /// every kind of list.
         func readsAlike(_ plain: Block) -> Bool {
+            guard fieldsAndBitsAgree(with: plain) else { return false }
+            return HTTP2HeaderValidation.Kind.allCases.allSatisfy { kind in
+                let withBits = Result { () throws(HTTP2ProtocolViolation) in try HTTP2HeaderValidation.validate(headers, as: kind, checked: checkedFields) }
+                let without = Result { () throws(HTTP2ProtocolViolation) in try HTTP2HeaderValidation.validate(headers, as: kind, checked: 0) }
+                switch (withBits, without) {
+                case let (.success(a), .success(b)): return a == b
+                case let (.failure(a), .failure(b)): return "\(a)" == "\(b)"
+                default: return false
+                }
+            }
+        }
+
+        private func fieldsAndBitsAgree(with plain: Block) -> Bool {
             guard headers == plain.headers, listSize == plain.listSize, isTooLarge == plain.isTooLarge,
                   hasInvalidText == plain.hasInvalidText, checkedFields & plain.checkedFields == plain.checkedFields else { return false }
             let added = checkedFields & ~plain.checkedFields

@@ -374,9 +374,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         finish(violation.description)
     }
 
-    /// Opens `pending` now, or queues it behind the concurrency limit (nil). `delayed`: it
-    /// waited in the queue, and its delegate may bring its headers up to date.
-    /// Opens a stream now, under the lock; throws `concurrencyLimitReached` when it must wait.
+    /// Opens a stream now, under the lock. Throws `concurrencyLimitReached` when it must wait
+    /// for a slot, `connectionClosed` once the connection ended, and what the core refuses
+    /// (going away, a header list over the peer's limit).
     private func open(headers: [HPACKHeader], endStream: Bool, body: [UInt8]?, delegate: any HTTP2StreamDelegate) throws(HTTP2StreamError) -> UInt32 {
         guard endedReason == nil else { throw .connectionClosed }
         let id = try core.openStream(headers: headers, endStream: body == nil && endStream)
