@@ -102,9 +102,7 @@ public struct HPACKDecoder: Sendable {
 
     /// Decodes one complete header block (the HEADERS fragment and its CONTINUATIONs).
     public mutating func decode(_ block: [UInt8]) throws(HPACKError) -> Block {
-        var outcome: Result<Block, HPACKError> = .failure(.truncated)
-        block.withUnsafeBytes { bytes in outcome = Result { () throws(HPACKError) in try decode(bytes) } }
-        return try outcome.get()
+        try decode(block[...])
     }
 
     /// Decodes one complete header block held in a slice (as a decoded frame holds it).
