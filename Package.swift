@@ -182,7 +182,7 @@ let package = Package(
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
-            dependencies: ["SwitchboardWebSocket", "SwitchboardIO", "PeerSupport"],
+            dependencies: ["SwitchboardWebSocket", "SwitchboardIO", "SwitchboardRuntime", "PeerSupport"],
             path: "Tests/SwitchboardWebSocketTests"
         ),
         .testTarget(
