@@ -14,7 +14,8 @@ struct GRPCUnaryCallTests {
         let message = LookUpUsernameHashRequest(hash: Data([hash]))
         let request = RPCRequest(endpoint: Usernames.lookUpUsernameHash, path: "", message: message)
         return GRPCUnaryCall(connection: connection, request: request, framedMessage: GRPCMessageFramer.frame(message.serializedBytes()),
-                             options: options, head: GRPCRequestHead(host: "127.0.0.1", port: port, options: options), json: false)
+                             options: options, head: GRPCRequestHead(host: "127.0.0.1", port: port, options: options),
+                             sharedMetadata: GRPCSharedHeaderLists.requestMetadata(of: request.headers), json: false)
     }
 
     @Test func aCallCancelledBeforeItsCallerWaitsEndsCancelledAndTheNextIsAnswered() async throws {

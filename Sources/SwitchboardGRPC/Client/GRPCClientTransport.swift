@@ -61,10 +61,9 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         // A retried call's earlier attempt left its metadata here: this attempt's replaces it.
         request.responseCapture?.reset()
         if let metadataProblem { throw metadataProblem }
-        // A list every generated call shares was checked once.
-        if !request.headers.fields.isEmpty, GRPCSharedHeaderLists.requestMetadata(of: request.headers) == nil {
-            try GRPCMetadata.checkSendable(request.headers)
-        }
+        // A list every generated call shares was checked once, its metadata made once.
+        let sharedMetadata = GRPCSharedHeaderLists.requestMetadata(of: request.headers)
+        if sharedMetadata == nil, !request.headers.fields.isEmpty { try GRPCMetadata.checkSendable(request.headers) }
         // JSON only when asked for, and only from a generated message (the dynamic codec's
         // requests arrive as protobuf bytes).
         let json = options.usesJSONForJSONEndpoints && request.endpoint.encoding == .json && request.message != nil
@@ -94,7 +93,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
             let connection = try await openConnection(deadline: request.deadline)
-            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head, json: json).run()
+            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head,
+                                                   sharedMetadata: sharedMetadata, json: json).run()
             switch outcome {
             case let .finished(response):
                 return try GRPCResponseMapping.response(for: response, endpoint: request.endpoint, sentJSON: json, capture: request.responseCapture)

@@ -20,6 +20,13 @@ struct GRPCRequestHead: Sendable {
 
     /// A call's request headers: pseudo-headers, gRPC's own, then metadata.
     func headers(path: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, json: Bool = false) -> [HPACKHeader] {
+        headers(path: path, deadline: deadline, metadata: metadata, sharedMetadata: GRPCSharedHeaderLists.requestMetadata(of: metadata), json: json)
+    }
+
+    /// The same, for a caller that has looked `metadata` up among the shared lists already:
+    /// `sharedMetadata` is what that lookup gave (nil for a list of the call's own).
+    func headers(path: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, sharedMetadata: [HPACKHeader]?,
+                 json: Bool = false) -> [HPACKHeader] {
         var headers: [HPACKHeader] = []
         headers.reserveCapacity(fixed.count + 7 + metadata.fields.count)
         // One append each: an array literal here would be an allocation of its own.
@@ -32,8 +39,8 @@ struct GRPCRequestHead: Sendable {
         if let deadline {
             headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
         }
-        if let shared = GRPCSharedHeaderLists.requestMetadata(of: metadata) {
-            headers += shared
+        if let sharedMetadata {
+            headers += sharedMetadata
         } else if !metadata.fields.isEmpty {
             GRPCMetadata.appendRequestMetadata(metadata, to: &headers)
         }

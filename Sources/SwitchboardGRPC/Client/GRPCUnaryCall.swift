@@ -55,12 +55,14 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var messageCount = 0
     @exclusivity(unchecked) private var deframer: GRPCMessageDeframer
 
-    init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead, json: Bool) {
+    init(connection: GRPCClientConnection, request: RPCRequest, framedMessage: [UInt8], options: GRPCClientOptions, head: GRPCRequestHead,
+         sharedMetadata: [HPACKHeader]?, json: Bool) {
         owner = connection
         deadline = request.deadline
         self.framedMessage = framedMessage
         deframer = GRPCMessageDeframer(maximumMessageSize: options.maximumReceiveMessageSize)
-        headers = head.headers(path: request.endpoint.grpcPath, deadline: request.deadline, metadata: request.headers, json: json)
+        headers = head.headers(path: request.endpoint.grpcPath, deadline: request.deadline, metadata: request.headers,
+                               sharedMetadata: sharedMetadata, json: json)
     }
 
     /// Sends the call and waits for its end. Once per call (a retry is a new call): an
