@@ -61,4 +61,26 @@ import Testing
         #expect(withTrace.last.map { $0.name == "x-trace" && $0.value == "abc" } == true)
         #expect(!plain.contains { $0.name == "accept" || $0.name == "content-type" && $0.value != "application/grpc" })
     }
+
+    /// Calls with the same deadline send the same header block, so the server's HPACK
+    /// decoder reads each from its memory whole: the time left, measured afresh per call,
+    /// is rounded before it is written.
+    @Test func callsWithTheSameDeadlineSendTheSameHeaderBlock() throws {
+        let head = GRPCRequestHead(host: "127.0.0.1", port: 1, options: GRPCClientOptions())
+        let metadata = BodyEncoding.protobuf.requestHeaders(withBody: true)
+        var encoder = HPACKEncoder()
+        var blocks: [[UInt8]] = []
+        for _ in 0..<3 {
+            let headers = head.headers(path: "/a.B/C", deadline: .now + .seconds(60), metadata: metadata)
+            #expect(headers.first { $0.name == "grpc-timeout" }?.value == "1M")
+            var block: [UInt8] = []
+            encoder.encode(headers, into: &block)
+            blocks.append(block)
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(blocks[1] == blocks[2])
+        var decoder = HPACKDecoder()
+        let first = try decoder.decode(blocks[0])
+        #expect(try decoder.decode(blocks[1]).headers == first.headers)
+    }
 }

@@ -1,8 +1,9 @@
 import SwitchboardGRPC
 import Testing
 
-/// `grpc-timeout`: at most eight digits and a unit; written in the finest unit that fits,
-/// rounded up, so a server never sees a shorter deadline than the caller's.
+/// `grpc-timeout`: at most eight digits and a unit; written rounded up to four significant
+/// digits in the coarsest unit that holds them, so a server never sees a shorter deadline
+/// than the caller's, and calls with the same deadline send the same text.
 @Suite struct GRPCTimeoutTests {
     @Test(arguments: [
         ("1n", Duration.nanoseconds(1)), ("250u", .microseconds(250)), ("30000m", .seconds(30)), ("7S", .seconds(7)),
@@ -25,20 +26,48 @@ import Testing
         #expect(decoded >= duration)
     }
 
-    @Test func encodingPicksTheFinestUnitThatFits() {
+    @Test func encodingRoundsUpToFourDigitsInTheCoarsestExactUnit() {
         #expect(GRPCTimeout.encode(.nanoseconds(1500)) == "1500n")
-        #expect(GRPCTimeout.encode(.milliseconds(200)) == "200000u")
-        #expect(GRPCTimeout.encode(.seconds(30)) == "30000000u")
+        #expect(GRPCTimeout.encode(.milliseconds(200)) == "200m")
+        #expect(GRPCTimeout.encode(.seconds(30)) == "30S")
         #expect(GRPCTimeout.encode(.zero) == "1n")
-        #expect(GRPCTimeout.encode(.nanoseconds(100_000_001)) == "100001u")
+        // 100.000001 ms: up to 100.1 ms.
+        #expect(GRPCTimeout.encode(.nanoseconds(100_000_001)) == "100100u")
         #expect(GRPCTimeout.encode(.nanoseconds(10)) == "10n")
-        #expect(GRPCTimeout.encode(.nanoseconds(99_999_999)) == "99999999n")
+        #expect(GRPCTimeout.encode(.nanoseconds(99_999_999)) == "100m")
         #expect(GRPCTimeout.encode(.nanoseconds(Int64.max)) == "2562048H")
-        #expect(GRPCTimeout.encode(.seconds(90)) == "90000000u")
+        #expect(GRPCTimeout.encode(.seconds(90)) == "90S")
+        #expect(GRPCTimeout.encode(.seconds(120)) == "2M")
         #expect(GRPCTimeout.encode(.seconds(200_000)) == "200000S")
-        #expect(GRPCTimeout.encode(.milliseconds(99_999_999)) == "99999999m")
+        #expect(GRPCTimeout.encode(.milliseconds(99_999_999)) == "100000S")
         #expect(GRPCTimeout.encode(.seconds(3_000_000_000)) == "50000000M")
         // Whole nanoseconds just past Int64.max once the fraction is added: saturates.
         #expect(GRPCTimeout.encode(.seconds(9_223_372_036) + .nanoseconds(999_999_999)) == "2562048H")
+    }
+
+    /// What makes a request's header block repeat: the time a call has left, measured a few
+    /// microseconds to milliseconds after its deadline was set, gives the same text.
+    @Test(arguments: [(Duration.seconds(60), "1M"), (.seconds(10), "10S"), (.milliseconds(250), "250m"), (.seconds(5), "5S")])
+    func aSteadyDeadlineGivesTheSameText(deadline: Duration, text: String) {
+        for elapsed in [Duration.zero, .nanoseconds(1), .microseconds(7), .microseconds(20)] {
+            #expect(GRPCTimeout.encode(deadline - elapsed) == text, "\(deadline) less \(elapsed)")
+        }
+    }
+
+    /// Never shorter than the caller's time, at most 0.1% longer, across magnitudes.
+    @Test func roundingStaysWithinATenthOfAPercent() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let magnitude = Int64.random(in: 0...15, using: &generator)
+            var scale: Int64 = 1
+            for _ in 0..<magnitude { scale *= 10 }
+            let nanoseconds = Int64.random(in: 1...(scale * 9), using: &generator)
+            let text = GRPCTimeout.encode(.nanoseconds(nanoseconds))
+            #expect(text.utf8.count <= 9)
+            let decoded = try #require(GRPCTimeout.decode(text))
+            let decodedNanoseconds = decoded.components.seconds * 1_000_000_000 + decoded.components.attoseconds / 1_000_000_000
+            #expect(decodedNanoseconds >= nanoseconds, "\(nanoseconds) ns gave \(text)")
+            #expect(Double(decodedNanoseconds - nanoseconds) <= Double(nanoseconds) / 1000, "\(nanoseconds) ns gave \(text)")
+        }
     }
 }

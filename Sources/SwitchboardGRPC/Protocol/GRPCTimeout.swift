@@ -6,19 +6,48 @@ public enum GRPCTimeout {
         (UInt8(ascii: "M"), 60_000_000_000), (UInt8(ascii: "H"), 3_600_000_000_000),
     ]
 
-    /// The header value for `duration`: the finest unit whose count fits eight digits,
-    /// rounded up so the server never sees a shorter deadline than the caller's.
+    /// The significant digits a value keeps: it is rounded up to them, at most 0.1% later.
+    static let significantDigits = 4
+
+    /// The header value for `duration`: rounded up to four significant digits (so the server
+    /// never sees a shorter deadline than the caller's, and at most 0.1% longer), in the
+    /// coarsest unit that holds the rounded value exactly within eight digits.
+    ///
+    /// Rounded because a call's remaining time is measured afresh each call: to the
+    /// nanosecond, every request would carry a different value, and the request's header
+    /// block would never be the one the peer's HPACK decoder just read (the block memory
+    /// then matches only the fields before it). Rounded, calls with the same deadline send
+    /// the same text ("1M" for a minute from now). The client still ends a call at its own
+    /// deadline, exactly, with RST_STREAM.
     public static func encode(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return "1n" }
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let sum = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let sum = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000 + (attoseconds % 1_000_000_000 == 0 ? 0 : 1))
         let total = nanoseconds.overflow || sum.overflow ? Int64.max : sum.partialValue
+        let rounded = roundedUp(total)
+        // Coarsest first: the shortest text for a value that a unit holds exactly.
+        for (unit, size) in units.reversed() where rounded % size == 0 && rounded / size <= maximum {
+            return text(rounded / size, unit: unit)
+        }
+        // Finer units cannot hold it in eight digits: the finest that can, rounded up.
         for (unit, size) in units {
-            let count = (total / size) + (total % size == 0 ? 0 : 1)
+            let count = (rounded / size) + (rounded % size == 0 ? 0 : 1)
             if count <= maximum { return text(count, unit: unit) }
         }
         return text(Int64(maximum), unit: UInt8(ascii: "H"))
+    }
+
+    /// `nanoseconds` rounded up to ``significantDigits`` significant digits (saturating).
+    static func roundedUp(_ nanoseconds: Int64) -> Int64 {
+        var scale: Int64 = 1
+        var limit: Int64 = 1
+        for _ in 0..<significantDigits { limit *= 10 }
+        while nanoseconds / scale >= limit { scale *= 10 }
+        guard scale > 1 else { return nanoseconds }
+        let steps = nanoseconds / scale + (nanoseconds % scale == 0 ? 0 : 1)
+        let product = steps.multipliedReportingOverflow(by: scale)
+        return product.overflow ? Int64.max : product.partialValue
     }
 
     /// `count` in decimal, then `unit`: at most nine ASCII bytes, written in place into a
