@@ -167,6 +167,8 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
     let budget: ByteBudget
     /// The connection's paths resolved (used on its loop, where streams are accepted).
     let methods: GRPCMethodCache
+    /// The connection's request header lists read (used on its loop, like `methods`).
+    let readings = GRPCRequestReadings()
 
     init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
         self.router = router

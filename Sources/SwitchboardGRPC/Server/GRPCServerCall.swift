@@ -20,21 +20,13 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
     @exclusivity(unchecked) private var subscriber: GRPCEventSubscriber?
-    /// What the request's path names; nil when the request is not gRPC.
-    private let method: GRPCMethod?
-    /// The request came as `application/grpc+json`: it is transcoded for the handler, and the
-    /// answer goes back as JSON.
-    private let isJSON: Bool
-    /// Why the request cannot be served before it is read: a `grpc-timeout` it cannot read.
-    private let headerProblem: (status: GRPCStatusCode, message: String)?
-    /// The `grpc-encoding` the client named, when not identity: a compressed message in it
-    /// is UNIMPLEMENTED (uncompressed ones are still read).
-    private let unsupportedEncoding: String?
-    /// The request is not gRPC at all (a method other than POST, a content type other than
-    /// gRPC's): answered with an HTTP status a plain HTTP client understands too.
-    private let nonGRPCStatus: Int?
-    private let contentTypeHeader: HPACKHeader
-    private let metadata: RPCHeaders
+    /// What the request's headers say (shared by calls that sent the same list).
+    private let request: GRPCRequestReading
+    private var method: GRPCMethod? { request.method }
+    private var isJSON: Bool { request.isJSON }
+    private var headerProblem: (status: GRPCStatusCode, message: String)? { request.headerProblem }
+    private var contentTypeHeader: HPACKHeader { request.contentTypeHeader }
+    private var metadata: RPCHeaders { request.metadata }
     private let deadline: ContinuousClock.Instant
     @exclusivity(unchecked) private var deframer: GRPCMessageDeframer
     /// The request message and how many came: a slice of the connection's read buffer only
@@ -62,82 +54,27 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var timer: LoopTimer?
     @exclusivity(unchecked) private var timerIsForReceiving = false
 
-    /// Called on the connection's loop (where `server`'s method cache is used).
+    /// Called on the connection's loop (where `server`'s method cache and readings are used).
     init(streamID: UInt32, headers: [HPACKHeader], connection: HTTP2ChannelDriver, server: GRPCStreamAcceptor) {
         self.streamID = streamID
         self.connection = connection
         self.server = server
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
-        var path: String?
-        var contentType: String?
-        var verb: String?
-        var timeout: Duration?
-        var problem: (status: GRPCStatusCode, message: String)?
-        var encoding: String?
-        var metadata = RPCHeaders()
-        metadata.reserveCapacity(headers.count)
-        // Through the array's buffer, each field read where it is: iterating the array copied
-        // every field (two retains and two releases each).
-        headers.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                // By length first: one string comparison a header, not one for each case.
-                // (A name is compared once its length and first byte agree: `==` between unequal
-                // strings takes its Unicode-aware path, about 60 instructions.)
-                switch fields[index].name.utf8.count {
-                case 5 where fields[index].name == ":path": path = fields[index].value
-                case 7 where fields[index].name == ":method": verb = fields[index].value
-                case 12 where fields[index].name.leadingByte == UInt8(ascii: "c") && fields[index].name == "content-type":
-                    contentType = fields[index].value
-                case 12 where fields[index].name.leadingByte == UInt8(ascii: "g") && fields[index].name == "grpc-timeout":
-                    timeout = GRPCTimeout.decode(fields[index].value)
-                    if timeout == nil { problem = (.internal, "malformed grpc-timeout '\(fields[index].value.prefix(20))'") }
-                case 13 where fields[index].name.hasBytes("grpc-encoding"):
-                    if !fields[index].value.hasBytes("identity") { encoding = String(fields[index].value.prefix(40)) }
-                case 2 where fields[index].name == "te":
-                    break
-                default:
-                    // gRPC's own headers are the protocol's, not the call's metadata.
-                    if !fields[index].name.isPseudoHeaderName, !fields[index].name.hasBytePrefix("grpc-") {
-                        metadata.add(fields[index].name, fields[index].value)
-                    }
-                }
-            }
-        }
-        headerProblem = problem
-        unsupportedEncoding = encoding
-        self.metadata = metadata
+        request = server.readings.reading(of: headers, methods: server.methods)
         let now = ContinuousClock.now
-        deadline = now.advanced(by: min(timeout ?? server.options.defaultCallTimeout, server.options.maximumCallTimeout))
+        deadline = now.advanced(by: min(request.timeout ?? server.options.defaultCallTimeout, server.options.maximumCallTimeout))
         receiveDeadline = now.advanced(by: server.options.requestReceiveTimeout)
-        // `application/grpc`, `application/grpc+proto` or `application/grpc+json`; parameters ignored.
-        // Nearly every call says exactly `application/grpc`: only other spellings are normalized.
-        let subtype = contentType.map { $0.hasBytes("application/grpc") ? $0 : Self.normalizedContentType($0) }
-        isJSON = subtype?.hasBytes("application/grpc+json") ?? false
-        contentTypeHeader = isJSON ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType
-        if verb == "POST", let subtype, subtype.hasBytes("application/grpc") || subtype.hasBytes("application/grpc+proto") || isJSON,
-           let path, path.leadingByte == UInt8(ascii: "/") {
-            method = server.methods.method(forPath: path)
-            nonGRPCStatus = nil
-        } else {
-            method = nil
-            nonGRPCStatus = verb != "POST" ? 405 : 415
-        }
     }
 
     static let protobufOKHeaders = [HPACKHeader(":status", "200"), GRPCMetadata.protobufContentType]
     static let okTrailers = [HPACKHeader("grpc-status", "0")]
-
-    /// A content type without parameters, trimmed and lowercased.
-    static func normalizedContentType(_ value: String) -> String {
-        (value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-    }
 
     /// Starts the deadline; a request that is not gRPC is answered at once.
     func begin() {
         guard charge(Self.minimumCost) else { return }
         guard let method else {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)",
-                   httpStatus: nonGRPCStatus ?? 415)
+                   httpStatus: request.nonGRPCStatus ?? 415)
             return
         }
         if let headerProblem {
@@ -233,7 +170,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 requestEnded()
             }
         } catch {
-            if error == .unexpectedCompression, let unsupportedEncoding {
+            if error == .unexpectedCompression, let unsupportedEncoding = request.unsupportedEncoding {
                 // Compressed with an algorithm this server does not offer (gRPC's rule).
                 answer(status: .unimplemented, message: "grpc-encoding '\(unsupportedEncoding)' is not supported; this server accepts identity",
                        extra: [HPACKHeader("grpc-accept-encoding", "identity")])

@@ -1,0 +1,41 @@
+import SwitchboardHTTP2
+
+/// A connection's last request header lists with what each was read as, so a list that
+/// arrives again as the same array (the HPACK decoder hands over a remembered block's own
+/// array) is not read again: about 1,000 instructions and a dozen retains a call. Used on
+/// the connection's loop only.
+///
+/// Bounded: ``capacity`` lists, each within the connection's header list limit; a list is
+/// known by its storage, never by its contents, so a list built apart is always read.
+final class GRPCRequestReadings {
+    static let capacity = 4
+
+    private var entries: [(headers: [HPACKHeader], reading: GRPCRequestReading)] = []
+    /// Where the next entry goes once full: the oldest.
+    private var next = 0
+    /// Readings served from memory so far (for tests).
+    private(set) var reused = 0
+
+    /// What `headers` say, read now or remembered from the same array.
+    func reading(of headers: [HPACKHeader], methods: GRPCMethodCache) -> GRPCRequestReading {
+        // An empty list has no storage of its own (every empty array shares one).
+        if !headers.isEmpty {
+            let base = headers.withUnsafeBufferPointer { $0.baseAddress }
+            for index in entries.indices where entries[index].headers.count == headers.count
+                && entries[index].headers.withUnsafeBufferPointer({ $0.baseAddress }) == base {
+                reused &+= 1
+                return entries[index].reading
+            }
+        }
+        let reading = GRPCRequestReading(headers: headers, methods: methods)
+        guard !headers.isEmpty else { return reading }
+        // The entry keeps its array alive, so its address cannot be reused by another list.
+        if entries.count < Self.capacity {
+            entries.append((headers, reading))
+        } else {
+            entries[next] = (headers, reading)
+            next = (next + 1) % Self.capacity
+        }
+        return reading
+    }
+}
