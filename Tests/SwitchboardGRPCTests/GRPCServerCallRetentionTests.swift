@@ -1,4 +1,5 @@
 import Foundation
+import SignalChat
 @testable import SwitchboardGRPC
 import SwitchboardHTTP2
 import SwitchboardIO
@@ -36,5 +37,63 @@ import Testing
         let after = buffer.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
         #expect(before == after, "the call for \(path) still holds the read buffer")
         call.streamClosed(.completed)
+    }
+
+    /// A door a handler waits at until the test opens it.
+    private final class Gate: @unchecked Sendable {
+        private let lock = NSLock()
+        private var waiter: CheckedContinuation<Void, Never>?
+        private var isOpen = false
+        private var hasEntered = false
+        var entered: Bool { lock.withLock { hasEntered } }
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let resumeNow = lock.withLock { () -> Bool in
+                    hasEntered = true
+                    if isOpen { return true }
+                    waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        }
+
+        func open() {
+            lock.withLock { () -> CheckedContinuation<Void, Never>? in
+                isOpen = true
+                defer { waiter = nil }
+                return waiter
+            }?.resume()
+        }
+    }
+
+    /// A handler that ignores cancellation keeps running after its stream closed: it must
+    /// not keep the call (and through it the connection) alive meanwhile, nor may the call's
+    /// cancelled timer.
+    @Test func aHandlerThatIgnoresCancellationDoesNotKeepItsCall() async throws {
+        let gate = Gate()
+        let route = RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { _, _ in
+            await gate.wait()
+            return RPCResponse(status: 200)
+        }, handler: { _, _ in RPCResponse(status: 500) })
+        let acceptor = GRPCStreamAcceptor(router: RPCRouter(routes: [route]), options: GRPCServerOptions(), hub: GRPCEventHub(),
+                                          budget: ByteBudget(limit: 1 << 20))
+        let driver = HTTP2ChannelDriver(channel: SilentChannel(), role: .server, options: HTTP2ConnectionOptions(), acceptor: acceptor)
+        let headers = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", "/" + Usernames.lookUpUsernameHash.rpcName),
+                       HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers")]
+        weak var weakCall: GRPCServerCall?
+        do {
+            let call = GRPCServerCall(streamID: 1, headers: headers, connection: driver, server: acceptor)
+            weakCall = call
+            call.begin()
+            call.streamReceived(data: ArraySlice(GRPCMessageFramer.frame([])), endStream: true)
+            // The handler runs until it waits at the gate.
+            for _ in 0..<500 where !gate.entered { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(gate.entered)
+            call.streamClosed(.resetByPeer(.cancel))
+        }
+        #expect(weakCall == nil, "a closed stream's call is kept by its stuck handler or its timer")
+        gate.open()
     }
 }

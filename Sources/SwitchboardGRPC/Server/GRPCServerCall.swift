@@ -45,6 +45,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// The connection's lock for its streams' own state: one per connection, not one per call.
     private var lock: AdaptiveLock { connection.streamStateLock }
     @exclusivity(unchecked) private var task: Task<Void, Never>?
+    /// What the handler's task answers through; let go when the stream closes.
+    @exclusivity(unchecked) private var responder: GRPCCallResponder?
     @exclusivity(unchecked) private var isAnswered = false
     /// The stream is over (answered and sent, or reset): the timer has nothing left to guard.
     @exclusivity(unchecked) private var isClosed = false
@@ -99,7 +101,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let (closed, answered, started) = lock.withLock { (isClosed, isAnswered, task != nil) }
         if closed || (isEvents && answered) { return }
         let receiving = !answered && !started && (isEvents || receiveDeadline < deadline)
-        let timer = connection.loop.schedule(at: receiving ? receiveDeadline : deadline) { [weak self] in self?.timerFired() }
+        // Held strongly: the timer is cancelled (its closure released) when the stream closes,
+        // and a weak reference would give the call a side table (see `GRPCCallResponder`).
+        let timer = connection.loop.schedule(at: receiving ? receiveDeadline : deadline) { self.timerFired() }
         let closedMeanwhile = lock.withLock {
             if !isClosed {
                 self.timer = timer
@@ -131,7 +135,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
         guard let previous else { return }
         previous.cancel()
-        let timer = connection.loop.schedule(at: deadline) { [weak self] in self?.timerFired() }
+        let timer = connection.loop.schedule(at: deadline) { self.timerFired() }
         let closed = lock.withLock {
             if !isClosed { self.timer = timer }
             return isClosed
@@ -185,14 +189,20 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         taken = 0
         subscriber?.ended("\(closure)")
         // The client went away (RST_STREAM, or the connection ended): stop the work.
-        let (task, timer) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?) in
+        let (task, timer, released) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?, GRPCServerCall?) in
             isAnswered = true
             isClosed = true
-            defer { self.timer = nil }
-            return (self.task, self.timer)
+            defer {
+                self.timer = nil
+                self.responder = nil
+            }
+            return (self.task, self.timer, self.responder?.releaseUnderLock())
         }
+        // Cancelling releases the timer's closure, and with it the call (as `released` does,
+        // once out of the lock).
         timer?.cancel()
         task?.cancel()
+        _ = released
     }
 
     private func requestEnded() {
@@ -243,14 +253,21 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // straight away writes its answer in this same turn of the loop.
         // The request's bytes are in `body` now.
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
-        // Weakly: a handler that ignores cancellation must not keep a closed stream's call,
-        // and through it the connection, alive.
-        let task = connection.loop.startTaskHere { [weak self] in
+        // Through a responder: a handler that ignores cancellation must not keep a closed
+        // stream's call, and through it the connection, alive.
+        let responder = GRPCCallResponder(call: self, lock: lock)
+        let task = connection.loop.startTaskHere {
             let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth)
             guard !Task.isCancelled else { return }
-            self?.respond(with: response)
+            responder.claimCall()?.answerClaimed(with: response)
         }
-        lock.withLock { self.task = task }
+        let closed = lock.withLock {
+            self.task = task
+            self.responder = responder
+            return isClosed
+        }
+        // Closed while the handler ran (it answered straight away, or the stream was reset).
+        if closed { responder.release() }
     }
 
     /// Keeps the stream open for pushes: the response headers go out now, each push as one
@@ -280,15 +297,23 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// Claims the right to answer; false once answered or abandoned. The timer stays until
     /// the stream closes.
     private func claim() -> Bool {
-        lock.withLock {
-            guard !isAnswered else { return false }
-            isAnswered = true
-            return true
-        }
+        lock.withLock { claimUnderLock() }
+    }
+
+    /// ``claim()`` for a caller that holds the connection's stream lock already.
+    func claimUnderLock() -> Bool {
+        guard !isAnswered else { return false }
+        isAnswered = true
+        return true
     }
 
     private func respond(with response: RPCResponse) {
         guard claim() else { return }
+        answerClaimed(with: response)
+    }
+
+    /// Answers with `response` once the right to answer is claimed.
+    func answerClaimed(with response: RPCResponse) {
         let responseMetadata = GRPCSharedHeaderLists.responseMetadata(of: response.headers) ?? GRPCMetadata.responseMetadata(response.headers)
         if response.isSuccess {
             guard isJSON else {
