@@ -1,6 +1,7 @@
 import Foundation
 import SignalChat
 @testable import SwitchboardGRPC
+import SwitchboardHTTP2
 import SwitchboardRuntime
 import Testing
 
@@ -37,5 +38,25 @@ struct GRPCUnaryCallTests {
         #expect(message.flatMap { try? LookUpUsernameHashResponse(serializedBytes: Array($0)) }?.uuid == "ab", "the next call ended as \(answered)")
         transport.close()
         await server.shutdown()
+    }
+
+    /// The driver's timers and write completions hold it strongly (a weak reference would
+    /// make its every retain dearer): once its connection has ended, nothing may keep it.
+    @Test func aClosedConnectionsDriverIsReleased() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        weak var driver: HTTP2ChannelDriver?
+        do {
+            let connection = try await transport.openConnection(deadline: nil)
+            driver = connection.driver
+            let answered = await (try await Self.call(on: transport, port: server.port, hash: 0x01)).run()
+            if case .finished = answered {} else { Issue.record("the call ended as \(answered)") }
+        }
+        #expect(driver != nil, "alive while its connection is open")
+        transport.close()
+        await server.shutdown()
+        // Released on the loop once the socket is: a bounded wait.
+        for _ in 0..<300 where driver != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(driver == nil, "a closed connection's driver is kept")
     }
 }

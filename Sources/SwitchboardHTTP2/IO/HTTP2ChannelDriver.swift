@@ -67,12 +67,18 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// not an array of lists: taking from and returning to one cost more than it saved.)
     @exclusivity(unchecked) private var spareEffects: [Effect] = []
     @exclusivity(unchecked) private var secondSpareEffects: [Effect] = []
-    /// Runs when a queued write drains; made once rather than for every write.
-    private lazy var writeDrained: @Sendable (String?) -> Void = { [weak self] _ in
-        // Queued, never inline: a channel that closes runs this from `close`, which may
-        // be called under the lock.
-        guard let self else { return }
-        loop.execute { self.outputDrained() }
+    /// Runs when a queued write drains; made once rather than for every write, and let go
+    /// when the connection ends (it holds the driver strongly: see `schedule(after:_:)`).
+    @exclusivity(unchecked) private var writeDrainedHandler: (@Sendable (String?) -> Void)?
+    private var writeDrained: @Sendable (String?) -> Void {
+        if let writeDrainedHandler { return writeDrainedHandler }
+        let handler: @Sendable (String?) -> Void = { [self] _ in
+            // Queued, never inline: a channel that closes runs this from `close`, which may
+            // be called under the lock.
+            loop.execute { self.outputDrained() }
+        }
+        if endedReason == nil { writeDrainedHandler = handler }
+        return handler
     }
 
     /// What runs after the lock is released. A stream event is kept as the event itself,
@@ -144,7 +150,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             channel.activate(delegate: self, handshakeDone: nil)
             guarded {
                 flushOutput()
-                settingsTimer = loop.schedule(after: options.settingsTimeout) { [weak self] in self?.settingsTimedOut() }
+                settingsTimer = schedule(after: options.settingsTimeout) { $0.settingsTimedOut() }
                 scheduleKeepalive()
                 scheduleIdleCheck(after: options.idleTimeout)
             }
@@ -277,8 +283,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             wentAway()
             afterCoreCall()
             guard endedReason == nil, closeTimer == nil else { return }
-            closeTimer = loop.schedule(after: options.gracefulCloseTimeout) { [weak self] in
-                self?.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open, or the shutdown's PING unanswered"))
+            closeTimer = schedule(after: options.gracefulCloseTimeout) {
+                $0.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open, or the shutdown's PING unanswered"))
             }
         }
     }
@@ -567,7 +573,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// it saw last time, and whether any stream is open.
     private func scheduleIdleCheck(after delay: Duration?) {
         guard let delay, endedReason == nil else { return }
-        idleTimer = loop.schedule(after: delay) { [weak self] in self?.checkIdle() }
+        idleTimer = schedule(after: delay) { $0.checkIdle() }
     }
 
     private func checkIdle() {
@@ -593,7 +599,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func scheduleKeepalive() {
         guard let interval = options.keepaliveInterval, endedReason == nil else { return }
-        keepaliveTimer = loop.schedule(after: interval * keepaliveBackoff.factor) { [weak self] in self?.sendKeepalive() }
+        keepaliveTimer = schedule(after: interval * keepaliveBackoff.factor) { $0.sendKeepalive() }
     }
 
     private func sendKeepalive() {
@@ -634,15 +640,26 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         core.ping(pingCounter)
         flushOutput()
         let timeout = options.keepaliveTimeout
-        pingTimeoutTimer = loop.schedule(after: timeout) { [weak self] in
-            self?.abort(HTTP2ProtocolViolation(.noError, "\(purpose) unanswered within \(timeout)"))
+        pingTimeoutTimer = schedule(after: timeout) {
+            $0.abort(HTTP2ProtocolViolation(.noError, "\(purpose) unanswered within \(timeout)"))
         }
+    }
+
+    /// One of the connection's timers, holding the driver strongly: every one is cancelled
+    /// (its closure released) when the connection ends, and none is scheduled after, so
+    /// none outlives the connection by more than its own delay. A weak reference would give
+    /// the driver a side table, which makes every retain and release of it, several on
+    /// every call, several times dearer.
+    private func schedule(after delay: Duration, _ body: @escaping @Sendable (HTTP2ChannelDriver) -> Void) -> LoopTimer {
+        loop.schedule(after: delay) { body(self) }
     }
 
     private func finish(_ reason: String) {
         guard endedReason == nil else { return }
         endedReason = reason
         for timer in [settingsTimer, keepaliveTimer, pingTimeoutTimer, closeTimer, idleTimer] { timer?.cancel() }
+        // It holds the driver: a write still queued holds its own reference until it drains.
+        writeDrainedHandler = nil
         for pending in waiting.removeAll() { effects.append(.run { pending.opened(.failure(.connectionClosed)) }) }
         // After the closures the core gave each stream (a stream the peer never processed
         // must hear so), whoever is left hears that the connection ended.
