@@ -39,8 +39,10 @@ package final class DeadlineTimer: @unchecked Sendable {
     /// Called with the lock held.
     private func arm(at deadline: ContinuousClock.Instant) {
         let armed = LoopTimerBox()
-        let timer = loop.schedule(at: deadline) { [weak self] in
-            guard let self else { return }
+        // Held strongly, so the timer outlives its owner by at most its earliest deadline
+        // (a weak reference would give this a side table, making the retain of every `watch`
+        // several times dearer); what it holds then is this and its two closures.
+        let timer = loop.schedule(at: deadline) { [self] in
             let fired = ContinuousClock.now
             self.fire(fired)
             // `next()` is read under the lock: a request registered after it calls `watch`

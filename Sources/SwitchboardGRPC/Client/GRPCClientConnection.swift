@@ -8,44 +8,55 @@ import SwitchboardIO
 /// scheduled from the caller's thread and wake the loop on every call.
 final class GRPCClientConnection: @unchecked Sendable {
     let driver: HTTP2ChannelDriver
-
-    private let lock = AdaptiveLock()
-    // Stored state below is reached only under its lock or on the loop's thread, which
-    // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
-    // check, about 80 instructions an access and 5% of a call (docs/performance.md).
-    @exclusivity(unchecked) private var deadlines: [ObjectIdentifier: (call: GRPCUnaryCall, deadline: ContinuousClock.Instant)] = [:]
-    @exclusivity(unchecked) private var timer: DeadlineTimer?
+    private let deadlines = Deadlines()
+    private let timer: DeadlineTimer
 
     init(driver: HTTP2ChannelDriver) {
         self.driver = driver
-        timer = DeadlineTimer(loop: driver.loop) { [weak self] now in
-            self?.expire(now: now)
-        } next: { [weak self] in
-            self?.earliestDeadline
-        }
+        // The timer's closures hold the deadlines, not the connection: a weak reference to
+        // the connection would give it a side table, making each of its retains (several a
+        // call) several times dearer.
+        let deadlines = deadlines
+        timer = DeadlineTimer(loop: driver.loop) { now in deadlines.expire(now: now) } next: { deadlines.earliest }
     }
 
     /// Tells `call` once `deadline` has passed, unless it is forgotten first.
     func watch(_ call: GRPCUnaryCall, until deadline: ContinuousClock.Instant) {
-        lock.withLock { deadlines[ObjectIdentifier(call)] = (call, deadline) }
-        timer?.watch(deadline)
+        deadlines.add(call, deadline)
+        timer.watch(deadline)
     }
 
     /// Stops watching `call`'s deadline (it has ended).
     func forget(_ call: GRPCUnaryCall) {
-        lock.withLock { _ = deadlines.removeValue(forKey: ObjectIdentifier(call)) }
+        deadlines.remove(call)
     }
 
-    private var earliestDeadline: ContinuousClock.Instant? {
-        lock.withLock { deadlines.values.lazy.map(\.deadline).min() }
-    }
+    /// The deadlines of the connection's calls.
+    private final class Deadlines: @unchecked Sendable {
+        private let lock = AdaptiveLock()
+        // Reached only under its lock, which already makes each access exclusive:
+        // `@exclusivity(unchecked)` drops the runtime's own check (docs/performance.md).
+        @exclusivity(unchecked) private var calls: [ObjectIdentifier: (call: GRPCUnaryCall, deadline: ContinuousClock.Instant)] = [:]
 
-    private func expire(now: ContinuousClock.Instant) {
-        let due: [GRPCUnaryCall] = lock.withLock {
-            let due = deadlines.filter { $0.value.deadline <= now }
-            for key in due.keys { deadlines.removeValue(forKey: key) }
-            return due.values.map(\.call)
+        func add(_ call: GRPCUnaryCall, _ deadline: ContinuousClock.Instant) {
+            lock.withLock { calls[ObjectIdentifier(call)] = (call, deadline) }
         }
-        for call in due { call.deadlinePassed() }
+
+        func remove(_ call: GRPCUnaryCall) {
+            lock.withLock { _ = calls.removeValue(forKey: ObjectIdentifier(call)) }
+        }
+
+        var earliest: ContinuousClock.Instant? {
+            lock.withLock { calls.values.lazy.map(\.deadline).min() }
+        }
+
+        func expire(now: ContinuousClock.Instant) {
+            let due: [GRPCUnaryCall] = lock.withLock {
+                let due = calls.filter { $0.value.deadline <= now }
+                for key in due.keys { calls.removeValue(forKey: key) }
+                return due.values.map(\.call)
+            }
+            for call in due { call.deadlinePassed() }
+        }
     }
 }
