@@ -6,19 +6,21 @@ public enum GRPCTimeout {
         (UInt8(ascii: "M"), 60_000_000_000), (UInt8(ascii: "H"), 3_600_000_000_000),
     ]
 
-    /// The significant digits a value keeps: it is rounded up to them, at most 0.1% later.
-    static let significantDigits = 4
+    /// The significant digits a value keeps: it is rounded up to them, at most 1% later.
+    static let significantDigits = 3
 
-    /// The header value for `duration`: rounded up to four significant digits (so the server
-    /// never sees a shorter deadline than the caller's, and at most 0.1% longer), in the
+    /// The header value for `duration`: rounded up to three significant digits (so the server
+    /// never sees a shorter deadline than the caller's, and at most 1% longer), in the
     /// coarsest unit that holds the rounded value exactly within eight digits.
     ///
     /// Rounded because a call's remaining time is measured afresh each call: to the
     /// nanosecond, every request would carry a different value, and the request's header
     /// block would never be the one the peer's HPACK decoder just read (the block memory
-    /// then matches only the fields before it). Rounded, calls with the same deadline send
-    /// the same text ("1M" for a minute from now). The client still ends a call at its own
-    /// deadline, exactly, with RST_STREAM.
+    /// then matches only the fields before it). Rounded, calls with the same timeout send the
+    /// same text ("30S" for 30 s) as long as they encode it within a unit of its third digit
+    /// after setting their deadline (0.1 s of 30 s; between 0.1% and 1% of any timeout),
+    /// which a busy client's calls queued behind one another stay within. The client still
+    /// ends a call at its own deadline, exactly, with RST_STREAM.
     public static func encode(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return "1n" }
