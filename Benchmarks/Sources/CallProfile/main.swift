@@ -5,7 +5,8 @@ import SwitchboardChat
 import SwitchboardGRPC
 import SwitchboardRuntime
 
-// `CallProfile grpc|websocket N [K]`: N `sendMessage` calls (K at a time, default 1) over our gRPC path
+// `CallProfile grpc|websocket N [K [C]]`: N `sendMessage` calls (K at a time on each of C connections,
+// default 1 and 1) over our gRPC path
 // (GRPCClientTransport to GRPCServer, h2c) or our WebSocket path (ChatConnection to ChatServer),
 // on loopback, both sides in this process. The main thread waits on a semaphore instead of
 // running an async main, which valgrind 3.19 cannot run; so instruction counts per call come
@@ -19,9 +20,10 @@ struct ProfiledMessages: MessagesHandler {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3 || arguments.count == 4, ["grpc", "websocket"].contains(arguments[1]), let calls = Int(arguments[2]), calls > 0,
-      let inFlight = arguments.count == 4 ? Int(arguments[3]) : 1, inFlight > 0, calls % inFlight == 0 else {
-    FileHandle.standardError.write(Data("usage: CallProfile grpc|websocket N [K] (K dividing N)\n".utf8))
+guard (3...5).contains(arguments.count), ["grpc", "websocket"].contains(arguments[1]), let calls = Int(arguments[2]), calls > 0,
+      let inFlight = arguments.count >= 4 ? Int(arguments[3]) : 1, inFlight > 0,
+      let connectionCount = arguments.count == 5 ? Int(arguments[4]) : 1, connectionCount > 0, calls % (inFlight * connectionCount) == 0 else {
+    FileHandle.standardError.write(Data("usage: CallProfile grpc|websocket N [K [C]] (K times C dividing N)\n".utf8))
     exit(2)
 }
 let request = SendMessageRequest(
@@ -33,15 +35,17 @@ let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, passwor
 let done = DispatchSemaphore(value: 0)
 let failures = Locked(0)
 
-/// The calls, `inFlight` callers each making its share one after another.
-@Sendable func run(_ client: MessagesClient) async {
+/// The calls, `inFlight` callers on each client each making its share one after another.
+@Sendable func run(_ clients: [MessagesClient]) async {
     await withTaskGroup(of: Void.self) { group in
-        for _ in 0..<inFlight {
+        for client in clients {
+          for _ in 0..<inFlight {
             group.addTask {
-                for _ in 0..<(calls / inFlight) {
+                for _ in 0..<(calls / inFlight / clients.count) {
                     if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
                 }
             }
+          }
         }
     }
 }
@@ -53,17 +57,18 @@ Task.detached {
             let server = try GRPCServer(router: RPCRouter(routes: routes))
             var options = GRPCClientOptions()
             options.metadata = ["Authorization": credentials.authorization]
-            let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
-            let client = MessagesClient(transport: transport)
-            await run(client)
-            transport.close()
+            let transports = (0..<connectionCount).map { _ in GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options) }
+            await run(transports.map { MessagesClient(transport: $0) })
+            for transport in transports { transport.close() }
             await server.shutdown()
         } else {
             let server = try ChatServer(routes: routes)
-            let connection = try await ChatClient.connectAuthenticated(to: server.url, credentials: credentials, options: .init(keepalive: nil))
-            let client = MessagesClient(transport: connection)
-            await run(client)
-            await connection.close()
+            var connections: [ChatConnection<Authenticated>] = []
+            for _ in 0..<connectionCount {
+                connections.append(try await ChatClient.connectAuthenticated(to: server.url, credentials: credentials, options: .init(keepalive: nil)))
+            }
+            await run(connections.map { MessagesClient(transport: $0) })
+            for connection in connections { await connection.close() }
             server.stop()
         }
     } catch {

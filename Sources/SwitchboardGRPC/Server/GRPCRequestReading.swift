@@ -27,6 +27,8 @@ final class GRPCRequestReading: Sendable {
     let metadata: RPCHeaders
     /// The client's `grpc-timeout`, if it sent a valid one.
     let timeout: Duration?
+    /// Whether a method serves it and its headers hold no problem: its message is read.
+    let isServable: Bool
 
     /// Reads `headers`; a path is resolved through `methods` (the connection's, on its loop).
     init(headers: [HPACKHeader], methods: GRPCMethodCache) {
@@ -82,6 +84,7 @@ final class GRPCRequestReading: Sendable {
             method = nil
             nonGRPCStatus = verb != "POST" ? 405 : 415
         }
+        isServable = method != nil && problem == nil
     }
 
     /// A content type without parameters, trimmed and lowercased.

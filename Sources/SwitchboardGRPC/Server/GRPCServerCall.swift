@@ -206,7 +206,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     private func requestEnded() {
-        guard let method, headerProblem == nil, !lock.withLock({ isAnswered }) else { return }
+        // The reading once, its parts borrowed from it: each use of the computed properties
+        // copied the method (its name and route) or the header problem again.
+        let request = self.request
+        guard request.isServable, !lock.withLock({ isAnswered }) else { return }
         guard messageCount == 1 else {
             answer(status: .internal, message: "a unary call needs exactly one request message, not \(messageCount)")
             return
@@ -216,26 +219,34 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Dropped at once, whatever serves it: it may be a slice of the connection's read
         // buffer, which a subscription (held for as long as it lasts) would otherwise pin.
         self.message = nil
-        if case let .events(service) = method.kind {
+        switch request.method?.kind {
+        case let .events(service)?:
             subscribe(service: service)
-            return
-        }
-        requestArrived()
-        if case .acknowledge = method.kind {
+        case .acknowledge?:
+            requestArrived()
             guard let acknowledgement = try? GRPCPushAcknowledgement(serializedBytes: Array(message)) else {
                 answer(status: .invalidArgument, message: "not a SwitchboardPushAck")
                 return
             }
             hub.acknowledge(acknowledgement, from: connection)
             respond(with: RPCResponse(status: 200, message: "OK"))
-            return
+        case let .message(route)?:
+            requestArrived()
+            serve(message, through: route, request: request)
+        case .unknown?, nil:
+            // An unknown method is answered by `begin` (which runs after this when the whole
+            // request came in the read that opened the stream), the same way whichever runs first.
+            requestArrived()
         }
-        // An unknown method is answered by `begin` (which runs after this when the whole
-        // request came in the read that opened the stream), the same way whichever runs first.
-        guard case let .message(route) = method.kind else { return }
+    }
+
+    /// Runs the route's handler in a task that starts here, on the loop, and runs until the
+    /// handler first waits: a handler that answers straight away writes its answer in this
+    /// same turn of the loop.
+    private func serve(_ message: ArraySlice<UInt8>, through route: RPCRouter.MessageRoute, request: GRPCRequestReading) {
         // Through a buffer: `Data`'s generic initialiser costs an existential box here.
         var body = message.withUnsafeBufferPointer { Data(buffer: $0) }
-        if isJSON {
+        if request.isJSON {
             // The handlers read protobuf: a JSON request is transcoded through its generated type.
             if let type = route.endpoint.requestType {
                 do {
@@ -246,15 +257,15 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
                 }
             }
         }
+        let server = server
+        let metadata = request.metadata
         let auth = server.options.authenticate(metadata)
-        let router = router
-        let metadata = metadata
-        // At once, on the loop, until the handler first waits: a handler that answers
-        // straight away writes its answer in this same turn of the loop.
+        let router = server.router
         // The request's bytes are in `body` now.
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         // Through a responder: a handler that ignores cancellation must not keep a closed
         // stream's call, and through it the connection, alive.
+        let lock = lock
         let responder = GRPCCallResponder(call: self, lock: lock)
         let task = connection.loop.startTaskHere {
             let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth)
