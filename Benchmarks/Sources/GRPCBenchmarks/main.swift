@@ -115,14 +115,15 @@ if let flag = CommandLine.arguments.firstIndex(of: "--sans-io"), flag + 1 < Comm
     exit(0)
 }
 
-// `--profile N [T] [--websocket]`: only N gRPC (or WebSocket) calls from each of T tasks
-// (1 by default) on one connection, for a profiler (perf record) to look at.
+// `--profile N [T [C]] [--websocket]`: only N gRPC (or WebSocket) calls from each of T tasks
+// (1 by default) on each of C connections (1 by default), for a profiler (perf record) to look at.
 if let flag = CommandLine.arguments.firstIndex(of: "--profile"), flag + 1 < CommandLine.arguments.count,
    let calls = Int(CommandLine.arguments[flag + 1]) {
     let tasks = flag + 2 < CommandLine.arguments.count ? Int(CommandLine.arguments[flag + 2]) ?? 1 : 1
+    let connections = flag + 3 < CommandLine.arguments.count ? Int(CommandLine.arguments[flag + 3]) ?? 1 : 1
     let run = CommandLine.arguments.contains("--websocket")
-        ? try await webSocketRun(connections: 1, tasks: tasks, span: .calls(calls))
-        : await grpcRun(connections: 1, tasks: tasks, span: .calls(calls))
+        ? try await webSocketRun(connections: connections, tasks: tasks, span: .calls(calls))
+        : await grpcRun(connections: connections, tasks: tasks, span: .calls(calls))
     print("median \(microseconds(percentile(run.latencies, 0.5)))")
     await grpcServer.shutdown()
     exit(0)
