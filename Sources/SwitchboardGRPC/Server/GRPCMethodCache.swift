@@ -1,3 +1,4 @@
+import SwitchboardHTTP2
 import SwitchboardHTTPSyntax
 import SwitchboardRuntime
 
@@ -13,12 +14,10 @@ final class GRPCMethodCache {
     static let longestPath = 256
 
     private let router: RPCRouter
-    private var entries: [(path: String, method: GRPCMethod)] = []
-    /// Where the next entry goes once the cache is full: the oldest.
-    private var next = 0
+    private var entries = OldestReplacedList<(path: String, method: GRPCMethod)>(capacity: capacity)
 
     /// How many paths are kept (for tests).
-    var cachedPathCount: Int { entries.count }
+    var cachedPathCount: Int { entries.elements.count }
 
     init(router: RPCRouter) {
         self.router = router
@@ -29,16 +28,11 @@ final class GRPCMethodCache {
         // By index: iterating copied each entry (its strings and route) for the comparison. A
         // repeated path usually arrives as the very string the HPACK decoder holds in its
         // table, found by its representation.
-        for index in entries.indices where HTTPSyntax.sameBytes(entries[index].path, path) { return entries[index].method }
+        for index in entries.elements.indices where HTTPSyntax.sameBytes(entries.elements[index].path, path) { return entries.elements[index].method }
         let method = GRPCMethod(path: path, router: router)
         if case .unknown = method.kind { return method }
         guard path.utf8.count <= Self.longestPath else { return method }
-        if entries.count < Self.capacity {
-            entries.append((path, method))
-        } else {
-            entries[next] = (path, method)
-            next = (next + 1) % Self.capacity
-        }
+        entries.insert((path, method))
         return method
     }
 }

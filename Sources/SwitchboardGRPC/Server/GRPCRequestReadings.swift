@@ -10,9 +10,7 @@ import SwitchboardHTTP2
 final class GRPCRequestReadings {
     static let capacity = 4
 
-    private var entries: [(headers: [HPACKHeader], reading: GRPCRequestReading)] = []
-    /// Where the next entry goes once full: the oldest.
-    private var next = 0
+    private var entries = OldestReplacedList<(headers: [HPACKHeader], reading: GRPCRequestReading)>(capacity: capacity)
     /// Readings served from memory so far (for tests).
     private(set) var reused = 0
 
@@ -21,21 +19,17 @@ final class GRPCRequestReadings {
         // An empty list has no storage of its own (every empty array shares one).
         if !headers.isEmpty {
             let base = headers.withUnsafeBufferPointer { $0.baseAddress }
-            for index in entries.indices where entries[index].headers.count == headers.count
-                && entries[index].headers.withUnsafeBufferPointer({ $0.baseAddress }) == base {
+            // By index: iterating copied each entry (two retains) to compare an address.
+            for index in entries.elements.indices where entries.elements[index].headers.count == headers.count
+                && entries.elements[index].headers.withUnsafeBufferPointer({ $0.baseAddress }) == base {
                 reused &+= 1
-                return entries[index].reading
+                return entries.elements[index].reading
             }
         }
         let reading = GRPCRequestReading(headers: headers, methods: methods)
         guard !headers.isEmpty else { return reading }
         // The entry keeps its array alive, so its address cannot be reused by another list.
-        if entries.count < Self.capacity {
-            entries.append((headers, reading))
-        } else {
-            entries[next] = (headers, reading)
-            next = (next + 1) % Self.capacity
-        }
+        entries.insert((headers, reading))
         return reading
     }
 }

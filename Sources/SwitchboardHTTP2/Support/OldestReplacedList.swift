@@ -1,18 +1,19 @@
 /// At most `capacity` elements; once full, a new one takes the place of the oldest. For the
-/// small per-connection memories (header blocks, validated lists) that only save work.
-struct OldestReplacedList<Element> {
-    let capacity: Int
+/// small per-connection memories (header blocks, validated lists, a gRPC server's methods
+/// and request readings) that only save work.
+package struct OldestReplacedList<Element> {
+    package let capacity: Int
     /// The elements, in no particular order.
-    private(set) var elements: [Element] = []
+    package private(set) var elements: [Element] = []
     private var oldest = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0, "a list that keeps nothing")
         self.capacity = capacity
     }
 
     /// Adds `element`, replacing the oldest when full.
-    mutating func insert(_ element: Element) {
+    package mutating func insert(_ element: Element) {
         if elements.count < capacity {
             elements.append(element)
         } else {
