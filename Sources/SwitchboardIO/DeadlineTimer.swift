@@ -25,6 +25,8 @@ package final class DeadlineTimer: @unchecked Sendable {
         self.next = next
     }
 
+    // Only a timer that has fired or been replaced is gone by now (an armed one holds this);
+    // cancelling is then a no-op, kept so the timer never outlives this by accident.
     deinit { timer?.cancel() }
 
     /// Makes sure the timer fires by `deadline`.
@@ -39,9 +41,9 @@ package final class DeadlineTimer: @unchecked Sendable {
     /// Called with the lock held.
     private func arm(at deadline: ContinuousClock.Instant) {
         let armed = LoopTimerBox()
-        // Held strongly, so the timer outlives its owner by at most its earliest deadline
-        // (a weak reference would give this a side table, making the retain of every `watch`
-        // several times dearer); what it holds then is this and its two closures.
+        // Held strongly (a weak reference would give this a side table, making the retain of
+        // every `watch` several times dearer): once its owner is gone, the timer keeps this and
+        // its two closures until the last deadline they still watch has fired.
         let timer = loop.schedule(at: deadline) { [self] in
             let fired = ContinuousClock.now
             self.fire(fired)

@@ -52,6 +52,22 @@ import Testing
         #expect(readings.reused == 1)
     }
 
+    /// Only lists the HPACK decoder could hand back again are kept: a longer or larger one
+    /// would only pin its strings for the connection's life.
+    @Test func listsTheDecoderCannotRepeatAreNotKept() {
+        let readings = GRPCRequestReadings()
+        let methods = GRPCMethodCache(router: Self.router)
+        let long = Self.request(extra: (0..<GRPCRequestReadings.fieldLimit).map { HPACKHeader("x-n\($0)", "v") })
+        let large = Self.request(extra: [HPACKHeader("x-large", String(repeating: "a", count: GRPCRequestReadings.sizeLimit))])
+        for list in [long, large] {
+            _ = readings.reading(of: list, methods: methods)
+            _ = readings.reading(of: list, methods: methods)
+        }
+        #expect(readings.reused == 0)
+    }
+
+    /// Every empty array shares one storage; not kept, so no reading stands for another list
+    /// by that accident (two empty lists would read alike, but the rule stays simple).
     @Test func emptyListsAreNeverTakenForOneAnother() {
         let readings = GRPCRequestReadings()
         let methods = GRPCMethodCache(router: Self.router)

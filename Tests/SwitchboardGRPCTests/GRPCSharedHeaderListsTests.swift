@@ -70,8 +70,10 @@ import Testing
         let metadata = BodyEncoding.protobuf.requestHeaders(withBody: true)
         var encoder = HPACKEncoder()
         var blocks: [[UInt8]] = []
+        // One deadline, its time left measured at each call a millisecond apart.
+        let deadline = ContinuousClock.now + .seconds(60)
         for _ in 0..<3 {
-            let headers = head.headers(path: "/a.B/C", deadline: .now + .seconds(60), metadata: metadata)
+            let headers = head.headers(path: "/a.B/C", deadline: deadline, metadata: metadata)
             #expect(headers.first { $0.name == "grpc-timeout" }?.value == "1M")
             var block: [UInt8] = []
             encoder.encode(headers, into: &block)

@@ -39,13 +39,13 @@ let failures = Locked(0)
 @Sendable func run(_ clients: [MessagesClient]) async {
     await withTaskGroup(of: Void.self) { group in
         for client in clients {
-          for _ in 0..<inFlight {
-            group.addTask {
-                for _ in 0..<(calls / inFlight / clients.count) {
-                    if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
+            for _ in 0..<inFlight {
+                group.addTask {
+                    for _ in 0..<(calls / inFlight / clients.count) {
+                        if case .success = await client.sendMessage(request) {} else { failures.withLock { $0 += 1 } }
+                    }
                 }
             }
-          }
         }
     }
 }

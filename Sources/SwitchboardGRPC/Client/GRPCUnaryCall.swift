@@ -179,8 +179,8 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     // MARK: HTTP2StreamDelegate (on the loop)
 
-    /// Waited for a stream slot: `grpc-timeout` counts from now, so the server does not see
-    /// more time than the caller has left.
+    /// Waited for a stream slot: `grpc-timeout` counts from now, so the server sees the time
+    /// the caller has left (rounded up by at most 1%), not the time it had when it started.
     func headersForDelayedOpen(_ headers: [HPACKHeader]) -> [HPACKHeader] {
         guard let deadline, let index = headers.firstIndex(where: { $0.name == "grpc-timeout" }) else { return headers }
         var updated = headers

@@ -18,9 +18,10 @@ public enum GRPCTimeout {
     /// block would never be the one the peer's HPACK decoder just read (the block memory
     /// then matches only the fields before it). Rounded, calls with the same timeout send the
     /// same text ("30S" for 30 s) as long as they encode it within a unit of its third digit
-    /// after setting their deadline (0.1 s of 30 s; between 0.1% and 1% of any timeout),
-    /// which a busy client's calls queued behind one another stay within. The client still
-    /// ends a call at its own deadline, exactly, with RST_STREAM.
+    /// after setting their deadline (0.1 s of 30 s; between 0.1% and 1% of a timeout of three
+    /// significant digits, as defaults are), which a busy client's calls queued behind one
+    /// another stay within. The client still ends a call at its own deadline, exactly, with
+    /// RST_STREAM.
     public static func encode(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         guard seconds >= 0, duration > .zero else { return "1n" }

@@ -34,9 +34,11 @@ final class GRPCCallResponder: @unchecked Sendable {
         return claimed ? call : nil
     }
 
-    /// Lets the call go: its stream has closed.
+    /// Lets the call go: its stream has closed. The reference is handed out of the lock and
+    /// dropped after it (the last reference to a call may take its connection's lock with it).
     func release() {
-        _ = lock.withLock { releaseUnderLock() }
+        let call = lock.withLock { releaseUnderLock() }
+        withExtendedLifetime(call) {}
     }
 
     /// ``release()`` for a caller holding the lock: the call is handed back, to be released

@@ -1,3 +1,4 @@
+import Foundation
 import SwitchboardHTTP2
 import SwitchboardRuntime
 
@@ -27,7 +28,8 @@ final class GRPCRequestReading: Sendable {
     let metadata: RPCHeaders
     /// The client's `grpc-timeout`, if it sent a valid one.
     let timeout: Duration?
-    /// Whether a method serves it and its headers hold no problem: its message is read.
+    /// Whether it names a method (known or not) and its headers hold no problem: its message
+    /// is read (an unknown method is answered UNIMPLEMENTED by the call's `begin`).
     let isServable: Bool
 
     /// Reads `headers`; a path is resolved through `methods` (the connection's, on its loop).

@@ -5,10 +5,15 @@ import SwitchboardHTTP2
 /// array) is not read again: about 1,000 instructions and a dozen retains a call. Used on
 /// the connection's loop only.
 ///
-/// Bounded: ``capacity`` lists, each within the connection's header list limit; a list is
+/// Bounded: ``capacity`` lists of at most ``fieldLimit`` fields and ``sizeLimit`` bytes
+/// (counted as HPACK counts a list), only lists the decoder could hand back again; a list is
 /// known by its storage, never by its contents, so a list built apart is always read.
 final class GRPCRequestReadings {
     static let capacity = 4
+    /// The most fields the HPACK decoder remembers of a block.
+    static var fieldLimit: Int { HPACKDecoder.rememberedFieldLimit }
+    /// A dynamic table's worth at the default size: what one remembered block can decode to.
+    static let sizeLimit = 4096
 
     private var entries = OldestReplacedList<(headers: [HPACKHeader], reading: GRPCRequestReading)>(capacity: capacity)
     /// Readings served from memory so far (for tests).
@@ -27,9 +32,18 @@ final class GRPCRequestReadings {
             }
         }
         let reading = GRPCRequestReading(headers: headers, methods: methods)
-        guard !headers.isEmpty else { return reading }
+        guard !headers.isEmpty, headers.count <= Self.fieldLimit, Self.size(of: headers) <= Self.sizeLimit else { return reading }
         // The entry keeps its array alive, so its address cannot be reused by another list.
         entries.insert((headers, reading))
         return reading
+    }
+
+    /// The list's size as HPACK counts it (each field's name and value, plus 32).
+    private static func size(of headers: [HPACKHeader]) -> Int {
+        headers.withUnsafeBufferPointer { fields in
+            var size = 0
+            for index in fields.indices { size += fields[index].size }
+            return size
+        }
     }
 }

@@ -154,7 +154,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending. A
         // request refused on its headers is not read at all (`begin` answers it).
-        guard messageCount <= 1, method != nil, headerProblem == nil else { return }
+        guard messageCount <= 1, request.isServable else { return }
         // Counted as it arrives, before the deframer holds it.
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
@@ -198,11 +198,11 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             }
             return (self.task, self.timer, self.responder?.releaseUnderLock())
         }
-        // Cancelling releases the timer's closure, and with it the call (as `released` does,
-        // once out of the lock).
+        // Cancelling releases the timer's closure, and with it the call. `released` (the
+        // responder's reference, handed out of the lock) goes at the end of this scope.
         timer?.cancel()
         task?.cancel()
-        _ = released
+        withExtendedLifetime(released) {}
     }
 
     private func requestEnded() {
@@ -240,9 +240,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         }
     }
 
-    /// Runs the route's handler in a task that starts here, on the loop, and runs until the
-    /// handler first waits: a handler that answers straight away writes its answer in this
-    /// same turn of the loop.
+    /// Runs the route's handler in a task started from the loop: where the platform has
+    /// immediate tasks it runs here until the handler first waits, so a handler that answers
+    /// straight away writes its answer in this same turn of the loop.
     private func serve(_ message: ArraySlice<UInt8>, through route: RPCRouter.MessageRoute, request: GRPCRequestReading) {
         // Through a buffer: `Data`'s generic initialiser costs an existential box here.
         var body = message.withUnsafeBufferPointer { Data(buffer: $0) }

@@ -2,7 +2,7 @@
 /// each of their fields decoded to.
 ///
 /// A peer sends the same blocks call after call (a server's answer and trailers; a client's
-/// request, up to its `grpc-timeout`). Decoding is a function of the block's bytes and the
+/// request, whole while its `grpc-timeout` repeats, up to it otherwise). Decoding is a function of the block's bytes and the
 /// table, so while the table is unchanged the same leading bytes decode to the same leading
 /// fields: those are taken from memory and only the rest is decoded. A block that changed the
 /// table is never remembered (reading it again would change the table again).

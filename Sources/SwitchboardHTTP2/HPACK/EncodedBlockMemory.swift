@@ -4,7 +4,7 @@ import SwitchboardHTTPSyntax
 /// it wrote for each field.
 ///
 /// A connection sends the same lists call after call: a server's answer and trailers, a
-/// client's request but for its `grpc-timeout`. While the table is unchanged, the bytes once
+/// client's request (with a `grpc-timeout` that repeats while calls keep the same timeout). While the table is unchanged, the bytes once
 /// written for a field mean the same field again (an index still names the same entry; a
 /// literal is self-contained), so a list that begins like a remembered one begins with the
 /// same bytes, copied instead of encoded field by field. A list that changed the table is

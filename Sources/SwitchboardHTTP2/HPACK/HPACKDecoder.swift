@@ -84,6 +84,10 @@ public struct HPACKDecoder: Sendable {
     private static let recentPositions = 16
     private static let recentValueLimit = 256
 
+    /// The most fields a block the decoder remembers may hold: a longer list never comes
+    /// back as the same array (for the gRPC server's readings, which key on it).
+    package static var rememberedFieldLimit: Int { DecodedBlockMemory.fieldLimit }
+
     /// Creates a decoder; 4,096 octets of table is HTTP/2's initial setting.
     public init(maximumTableSize: Int = 4096, maximumHeaderListSize: Int = 16 * 1024) {
         self.maximumTableSize = maximumTableSize

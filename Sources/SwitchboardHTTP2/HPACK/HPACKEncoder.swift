@@ -4,8 +4,9 @@
 /// table when they are likely to repeat and small enough to be worth it. Secrets (fields
 /// marked ``HPACKHeader/Indexing/never``, and `authorization`, `cookie` and the like) are
 /// never indexed. A string is Huffman-coded when that is shorter, except `grpc-timeout`'s name
-/// and value and `content-length`'s value (new on every request: coding and decoding them
-/// costs more than the octets saved), unless Huffman coding is ``HuffmanUse/always``.
+/// and value and `content-length`'s value (they may change from one request to the next:
+/// coding and decoding them costs more than the octets saved), unless Huffman coding is
+/// ``HuffmanUse/always``.
 public struct HPACKEncoder: Sendable {
     /// When strings are Huffman-coded.
     public enum HuffmanUse: Sendable, Hashable {
@@ -185,7 +186,7 @@ public struct HPACKEncoder: Sendable {
             encodeValue(header.value, at: position, into: &output)
             return
         }
-        // A name whose values change with every request (`grpc-timeout`) never enters this
+        // A name whose values may change from one request to the next (`grpc-timeout`) never enters this
         // encoder's table unless it indexes everything, so neither the field nor the name is
         // looked up there (two hashes): the name goes as its static index, or as a literal
         // coded when the encoder was made.

@@ -646,12 +646,13 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     /// One of the connection's timers, holding the driver strongly: every one is cancelled
-    /// (its closure released) when the connection ends, and none is scheduled after, so
-    /// none outlives the connection by more than its own delay. A weak reference would give
-    /// the driver a side table, which makes every retain and release of it, several on
-    /// every call, several times dearer.
-    private func schedule(after delay: Duration, _ body: @escaping @Sendable (HTTP2ChannelDriver) -> Void) -> LoopTimer {
-        loop.schedule(after: delay) { body(self) }
+    /// (its closure released) when the connection ends, and none is scheduled after (nil
+    /// then: the write just before may have ended it), so none outlives the connection. A
+    /// weak reference would give the driver a side table, which makes every retain and
+    /// release of it, several on every call, several times dearer. Under the lock.
+    private func schedule(after delay: Duration, _ body: @escaping @Sendable (HTTP2ChannelDriver) -> Void) -> LoopTimer? {
+        guard endedReason == nil else { return nil }
+        return loop.schedule(after: delay) { body(self) }
     }
 
     private func finish(_ reason: String) {
