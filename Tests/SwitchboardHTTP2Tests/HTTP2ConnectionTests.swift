@@ -66,6 +66,24 @@ extension [HTTP2Event] {
 
 /// The connection core against itself: exchanges that must work, every window honoured.
 @Suite struct HTTP2ConnectionTests {
+    /// The peer's header list limit holds for a list sent again (whose size the connection
+    /// remembers by its storage) as for a new one; the size is the list's, not a neighbour's.
+    @Test func aRepeatedListIsHeldToThePeersLimitEachTime() throws {
+        var small = HTTP2ConnectionConfiguration()
+        small.maxHeaderListSize = 400
+        var pair = ConnectionPair(server: small)
+        pair.pump()
+        let large = ConnectionPair.request + [HPACKHeader("x-large", String(repeating: "a", count: 200))]
+        for _ in 0..<3 {
+            #expect(throws: HTTP2StreamError.self) { _ = try pair.client.openStream(headers: large, endStream: true) }
+        }
+        // Same count, smaller fields: its own size, not the large list's remembered one.
+        var fitting = ConnectionPair.request
+        fitting.append(HPACKHeader("x-small", "a"))
+        for _ in 0..<2 { _ = try pair.client.openStream(headers: fitting, endStream: true) }
+        #expect(throws: HTTP2StreamError.self) { _ = try pair.client.openStream(headers: large, endStream: true) }
+    }
+
     @Test func settingsAreExchangedAndAcknowledged() throws {
         var fresh = HTTP2Connection(role: .client)
         #expect(Array(fresh.takeOutput().prefix(24)) == HTTP2ConnectionPreface.bytes)

@@ -9,6 +9,8 @@ struct GRPCRequestHead: Sendable {
     private let scheme: HPACKHeader
     private let authorityHeader: HPACKHeader
     private let fixed: [HPACKHeader]
+    /// The last lists built, sent again as the same arrays.
+    private let recent = GRPCRecentRequestLists()
 
     init(host: String, port: Int, options: GRPCClientOptions) {
         authority = options.authority ?? (host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)")
@@ -27,6 +29,16 @@ struct GRPCRequestHead: Sendable {
     /// `sharedMetadata` is what that lookup gave (nil for a list of the call's own).
     func headers(path: String, deadline: ContinuousClock.Instant?, metadata: RPCHeaders, sharedMetadata: [HPACKHeader]?,
                  json: Bool = false) -> [HPACKHeader] {
+        let timeout = deadline.map { GRPCTimeout.encode($0 - .now) }
+        // Only lists every call of a kind shares are kept: a call's own metadata is its own.
+        guard let sharedMetadata else { return build(path: path, timeout: timeout, metadata: metadata, sharedMetadata: nil, json: json) }
+        if let list = recent.list(path: path, timeout: timeout, metadata: sharedMetadata, json: json) { return list }
+        let list = build(path: path, timeout: timeout, metadata: metadata, sharedMetadata: sharedMetadata, json: json)
+        recent.keep(list, path: path, timeout: timeout, metadata: sharedMetadata, json: json)
+        return list
+    }
+
+    private func build(path: String, timeout: String?, metadata: RPCHeaders, sharedMetadata: [HPACKHeader]?, json: Bool) -> [HPACKHeader] {
         var headers: [HPACKHeader] = []
         headers.reserveCapacity(fixed.count + 7 + metadata.fields.count)
         // One append each: an array literal here would be an allocation of its own.
@@ -36,8 +48,8 @@ struct GRPCRequestHead: Sendable {
         headers.append(authorityHeader)
         headers.append(json ? GRPCMetadata.jsonContentType : GRPCMetadata.protobufContentType)
         headers += fixed
-        if let deadline {
-            headers.append(HPACKHeader("grpc-timeout", GRPCTimeout.encode(deadline - .now), indexing: .never))
+        if let timeout {
+            headers.append(HPACKHeader("grpc-timeout", timeout, indexing: .never))
         }
         if let sharedMetadata {
             headers += sharedMetadata

@@ -43,6 +43,9 @@ public struct HTTP2Connection: Sendable {
     /// Streams with data that waits for window, in the order they blocked.
     var blocked: [UInt32] = []
     var output: [UInt8] = []
+    /// The last header lists sent and their sizes (see `measuredSize(of:)`): three, a
+    /// client's request or a server's answer and trailers.
+    var measuredLists = OldestReplacedList<(list: [HPACKHeader], size: Int)>(capacity: 3)
     var events: [HTTP2Event] = []
     var headerBlock: PartialHeaderBlock?
     var hasReceivedSettings = false
