@@ -21,7 +21,8 @@ import Testing
 
     @Test func callsOfOneKindSendTheSameArray() {
         let head = GRPCRequestHead(host: "127.0.0.1", port: 1, options: GRPCClientOptions())
-        let deadline = ContinuousClock.now + .seconds(30)
+        // Far off: its text ("1000S") stays the same for a second of this test's time.
+        let deadline = ContinuousClock.now + .seconds(1000)
         let first = Self.list(deadline: deadline, head: head)
         let second = Self.list(deadline: deadline, head: head)
         #expect(first == second)
@@ -35,7 +36,7 @@ import Testing
         traced.add("X-Trace", "1")
         let others = [
             Self.list("/a.B/D", head: head),
-            Self.list(deadline: .now + .seconds(5), head: head),
+            Self.list(deadline: .now + .seconds(1000), head: head),
             Self.list(json: true, head: head),
             Self.list(metadata: traced, head: head),
         ]
@@ -43,7 +44,7 @@ import Testing
             #expect(other != base)
             #expect(!Self.sameArray(other, base))
         }
-        #expect(others[1].contains { $0.name == "grpc-timeout" && $0.value == "5S" })
+        #expect(others[1].contains { $0.name == "grpc-timeout" && $0.value == "1000S" })
         #expect(others[3].contains { $0.name == "x-trace" && $0.value == "1" })
     }
 
@@ -65,5 +66,20 @@ import Testing
         // The newest `capacity` come back as kept; the first was replaced by the last.
         for (path, list) in zip(paths, lists).dropFirst() { #expect(Self.sameArray(Self.list(path, head: head), list)) }
         #expect(!Self.sameArray(Self.list(paths[0], head: head), lists[0]))
+    }
+
+    /// The shared metadata is part of the key by its storage: two lists of the same count
+    /// kept apart are told apart. And callers that all missed together keep one list.
+    @Test func sharedMetadataIsKeyedByStorageAndConcurrentMissesKeepOne() {
+        let lists = GRPCRecentRequestLists()
+        let first = [HPACKHeader("x-a", "1")], second = [HPACKHeader("x-a", "1")]
+        let sentFirst = lists.keep([HPACKHeader("x-list", "first")], path: "/a.B/C", timeout: nil, metadata: first, json: false)
+        #expect(lists.list(path: "/a.B/C", timeout: nil, metadata: first, json: false) == sentFirst)
+        #expect(lists.list(path: "/a.B/C", timeout: nil, metadata: second, json: false) == nil)
+        // A second caller's list for the same parts: the kept one is sent instead.
+        let again = lists.keep([HPACKHeader("x-list", "again")], path: "/a.B/C", timeout: nil, metadata: first, json: false)
+        #expect(again == sentFirst)
+        #expect(lists.list(path: "/a.B/C", timeout: "1S", metadata: first, json: false) == nil)
+        #expect(lists.list(path: "/a.B/C", timeout: nil, metadata: first, json: true) == nil)
     }
 }

@@ -67,21 +67,33 @@ extension [HTTP2Event] {
 /// The connection core against itself: exchanges that must work, every window honoured.
 @Suite struct HTTP2ConnectionTests {
     /// The peer's header list limit holds for a list sent again (whose size the connection
-    /// remembers by its storage) as for a new one; the size is the list's, not a neighbour's.
+    /// remembers by its storage) as for a new one, also once the peer lowers it; the size is
+    /// the list's own, not a remembered neighbour's.
     @Test func aRepeatedListIsHeldToThePeersLimitEachTime() throws {
         var small = HTTP2ConnectionConfiguration()
         small.maxHeaderListSize = 400
         var pair = ConnectionPair(server: small)
         pair.pump()
         let large = ConnectionPair.request + [HPACKHeader("x-large", String(repeating: "a", count: 200))]
+        let largeSize = large.reduce(0) { $0 + $1.size }
         for _ in 0..<3 {
-            #expect(throws: HTTP2StreamError.self) { _ = try pair.client.openStream(headers: large, endStream: true) }
+            #expect(throws: HTTP2StreamError.headerListTooLarge(size: largeSize, limit: 400)) {
+                _ = try pair.client.openStream(headers: large, endStream: true)
+            }
         }
-        // Same count, smaller fields: its own size, not the large list's remembered one.
+        // Same count, smaller fields: its own size, not the large list's.
         var fitting = ConnectionPair.request
         fitting.append(HPACKHeader("x-small", "a"))
+        let fittingSize = fitting.reduce(0) { $0 + $1.size }
         for _ in 0..<2 { _ = try pair.client.openStream(headers: fitting, endStream: true) }
-        #expect(throws: HTTP2StreamError.self) { _ = try pair.client.openStream(headers: large, endStream: true) }
+        #expect(pair.client.measuredLists.hits == 1)
+        // The peer lowers its limit: the remembered list is held to the new one.
+        var settings: [UInt8] = []
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.maxHeaderListSize, 300)], ack: false)), into: &settings)
+        _ = pair.client.receive(settings)
+        #expect(throws: HTTP2StreamError.headerListTooLarge(size: fittingSize, limit: 300)) {
+            _ = try pair.client.openStream(headers: fitting, endStream: true)
+        }
     }
 
     @Test func settingsAreExchangedAndAcknowledged() throws {

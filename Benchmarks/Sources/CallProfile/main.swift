@@ -32,9 +32,10 @@ let request = SendMessageRequest(
                                content: Data((0..<160).map { UInt8($0 % 251) }))],
     online: false, urgent: true)
 let credentials = ChatClient.Credentials(username: "bench", deviceID: 1, password: "pw")
-// A timeout whose `grpc-timeout` text (three significant digits: 10 s steps) stays the same
-// under valgrind, where calls queue 50 times as long as they do natively; the endpoint's own
-// 30 s would round to a different 0.1 s step for many calls there, unlike a native run.
+// A timeout whose `grpc-timeout` text (three significant digits: 1 s steps just under
+// 1000 s) stays the same under valgrind, where calls queue 50 times as long as they do
+// natively; the endpoint's own 30 s would round to a different 0.1 s step for many calls
+// there, unlike a native run.
 let callOptions = CallOptions(timeout: .seconds(1000))
 let done = DispatchSemaphore(value: 0)
 let failures = Locked(0)

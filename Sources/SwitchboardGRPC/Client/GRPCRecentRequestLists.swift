@@ -28,22 +28,34 @@ final class GRPCRecentRequestLists: @unchecked Sendable {
     func list(path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) -> [HPACKHeader]? {
         let base = metadata.withUnsafeBufferPointer { $0.baseAddress }
         return lock.withLock {
-            for index in entries.elements.indices {
-                let matches = entries.elements[index].json == json
-                    && HTTPSyntax.sameRepresentation(entries.elements[index].path, path)
-                    && Self.same(entries.elements[index].timeout, timeout)
-                    && entries.elements[index].metadata.count == metadata.count
-                    && entries.elements[index].metadata.withUnsafeBufferPointer({ $0.baseAddress }) == base
-                if matches { return entries.elements[index].list }
-            }
-            return nil
+            index(path: path, timeout: timeout, metadataBase: base, metadataCount: metadata.count, json: json).map { entries.elements[$0].list }
         }
     }
 
-    /// Keeps `list` for these parts, in the place of the oldest once full.
-    func keep(_ list: [HPACKHeader], path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) {
+    /// Keeps `list` for these parts, in the place of the oldest once full, and returns what
+    /// to send: a list kept meanwhile for the same parts (callers that start together all
+    /// miss and build one each), else `list`.
+    func keep(_ list: [HPACKHeader], path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) -> [HPACKHeader] {
+        let base = metadata.withUnsafeBufferPointer { $0.baseAddress }
         let entry = Entry(path: path, timeout: timeout, metadata: metadata, json: json, list: list)
-        lock.withLock { entries.insert(entry) }
+        return lock.withLock {
+            if let index = index(path: path, timeout: timeout, metadataBase: base, metadataCount: metadata.count, json: json) {
+                return entries.elements[index].list
+            }
+            entries.insert(entry)
+            return list
+        }
+    }
+
+    /// The entry for these parts; under the lock.
+    private func index(path: String, timeout: String?, metadataBase: UnsafePointer<HPACKHeader>?, metadataCount: Int, json: Bool) -> Int? {
+        entries.elements.indices.first { index in
+            entries.elements[index].json == json
+                && HTTPSyntax.sameRepresentation(entries.elements[index].path, path)
+                && Self.same(entries.elements[index].timeout, timeout)
+                && entries.elements[index].metadata.count == metadataCount
+                && entries.elements[index].metadata.withUnsafeBufferPointer({ $0.baseAddress }) == metadataBase
+        }
     }
 
     private static func same(_ lhs: String?, _ rhs: String?) -> Bool {

@@ -34,8 +34,7 @@ struct GRPCRequestHead: Sendable {
         guard let sharedMetadata else { return build(path: path, timeout: timeout, metadata: metadata, sharedMetadata: nil, json: json) }
         if let list = recent.list(path: path, timeout: timeout, metadata: sharedMetadata, json: json) { return list }
         let list = build(path: path, timeout: timeout, metadata: metadata, sharedMetadata: sharedMetadata, json: json)
-        recent.keep(list, path: path, timeout: timeout, metadata: sharedMetadata, json: json)
-        return list
+        return recent.keep(list, path: path, timeout: timeout, metadata: sharedMetadata, json: json)
     }
 
     private func build(path: String, timeout: String?, metadata: RPCHeaders, sharedMetadata: [HPACKHeader]?, json: Bool) -> [HPACKHeader] {

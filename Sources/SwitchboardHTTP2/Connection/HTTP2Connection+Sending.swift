@@ -174,33 +174,11 @@ extension HTTP2Connection {
     // MARK: Writing
 
     private mutating func checkSize(of headers: [HPACKHeader]) throws(HTTP2StreamError) {
-        let size = measuredSize(of: headers)
+        let size = measuredLists.size(of: headers)
         guard size <= Int(remoteSettings.maxHeaderListSize) else {
             throw .headerListTooLarge(size: size, limit: remoteSettings.maxHeaderListSize)
         }
-    }
-
-    /// A list's size as HPACK counts it. The lists a connection sends are mostly the same
-    /// arrays call after call (a server's shared answer and trailers, a client's cached
-    /// request), so the last few are remembered by storage and not measured again.
-    private mutating func measuredSize(of headers: [HPACKHeader]) -> Int {
-        let base = headers.withUnsafeBufferPointer { $0.baseAddress }
-        if !headers.isEmpty {
-            for index in measuredLists.elements.indices where measuredLists.elements[index].list.count == headers.count
-                && measuredLists.elements[index].list.withUnsafeBufferPointer({ $0.baseAddress }) == base {
-                return measuredLists.elements[index].size
-            }
-        }
-        // By position in the array's buffer: `reduce` copied each field (two retains and
-        // releases) to measure it.
-        let size = headers.withUnsafeBufferPointer { fields in
-            var size = 0
-            for index in fields.indices { size += fields[index].size }
-            return size
-        }
-        // Kept alive by the entry, so its address cannot stand for another list meanwhile.
-        if !headers.isEmpty { measuredLists.insert((headers, size)) }
-        return size
+        measuredLists.keep(headers, size: size)
     }
 
     /// Encodes now, so the HPACK table changes in the order blocks go on the wire.

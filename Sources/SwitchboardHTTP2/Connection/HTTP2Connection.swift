@@ -43,9 +43,8 @@ public struct HTTP2Connection: Sendable {
     /// Streams with data that waits for window, in the order they blocked.
     var blocked: [UInt32] = []
     var output: [UInt8] = []
-    /// The last header lists sent and their sizes (see `measuredSize(of:)`): three, a
-    /// client's request or a server's answer and trailers.
-    var measuredLists = OldestReplacedList<(list: [HPACKHeader], size: Int)>(capacity: 3)
+    /// The sizes of the last header lists sent, measured once per array.
+    var measuredLists = MeasuredHeaderLists()
     var events: [HTTP2Event] = []
     var headerBlock: PartialHeaderBlock?
     var hasReceivedSettings = false

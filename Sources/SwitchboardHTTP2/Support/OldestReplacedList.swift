@@ -1,6 +1,6 @@
 /// At most `capacity` elements; once full, a new one takes the place of the oldest. For the
-/// small per-connection memories (header blocks, validated lists, a gRPC server's methods
-/// and request readings) that only save work.
+/// small memories that only save work: a connection's header blocks, validated and measured
+/// lists, a gRPC server's methods and request readings, a gRPC client's request lists.
 package struct OldestReplacedList<Element> {
     package let capacity: Int
     /// The elements, in no particular order.
