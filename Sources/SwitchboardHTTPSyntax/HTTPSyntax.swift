@@ -85,6 +85,17 @@ public enum HTTPSyntax {
         return hasOne(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
     }
 
+    /// Whether two non-empty arrays are copies of one array: the same storage, so certainly
+    /// equal. The small memories that recognise a list handed on call after call (header
+    /// lists shared by generated calls, an HPACK block remembered whole) key on this; `false`
+    /// says nothing about equality, and empty arrays, which all share one storage, never match.
+    @inlinable @inline(__always)
+    public static func sameStorage<Element>(_ lhs: [Element], _ rhs: [Element]) -> Bool {
+        guard !lhs.isEmpty, lhs.count == rhs.count else { return false }
+        let left = lhs.withUnsafeBufferPointer { $0.baseAddress }
+        return left == rhs.withUnsafeBufferPointer { $0.baseAddress }
+    }
+
     /// Whether two strings are stored alike: the same object, or the same small string (which
     /// holds its bytes inline), so certainly equal. A header string handed on call after call
     /// (an HPACK table's entry) is found this way in two comparisons of a word; `==` and a

@@ -74,6 +74,17 @@ import Testing
 
 /// Strings stored alike are equal; strings stored apart are left to `==`.
 @Suite struct SameRepresentationTests {
+    @Test func onlyCopiesOfOneNonEmptyArrayShareStorage() {
+        let list = [1, 2, 3]
+        let copy = list
+        #expect(HTTPSyntax.sameStorage(list, copy))
+        #expect(!HTTPSyntax.sameStorage(list, [1, 2, 3]), "equal, stored apart")
+        var changed = list
+        changed[0] = 9
+        #expect(!HTTPSyntax.sameStorage(list, changed), "a changed copy has storage of its own")
+        #expect(!HTTPSyntax.sameStorage([Int](), []), "empty arrays share one storage but never match")
+    }
+
     @Test func onlyTheSameStorageOrTheSameSmallStringIsTheSameRepresentation() {
         let long = String(repeating: "x", count: 40)
         let copy = long

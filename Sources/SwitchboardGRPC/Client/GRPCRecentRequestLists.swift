@@ -26,9 +26,8 @@ final class GRPCRecentRequestLists: @unchecked Sendable {
     /// The list kept for these parts, if any. Strings are compared by representation (the
     /// same storage or the same small-string bits), the shared metadata by storage.
     func list(path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) -> [HPACKHeader]? {
-        let base = metadata.withUnsafeBufferPointer { $0.baseAddress }
-        return lock.withLock {
-            index(path: path, timeout: timeout, metadataBase: base, metadataCount: metadata.count, json: json).map { entries.elements[$0].list }
+        lock.withLock {
+            index(path: path, timeout: timeout, metadata: metadata, json: json).map { entries.elements[$0].list }
         }
     }
 
@@ -36,10 +35,9 @@ final class GRPCRecentRequestLists: @unchecked Sendable {
     /// to send: a list kept meanwhile for the same parts (callers that start together all
     /// miss and build one each), else `list`.
     func keep(_ list: [HPACKHeader], path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) -> [HPACKHeader] {
-        let base = metadata.withUnsafeBufferPointer { $0.baseAddress }
         let entry = Entry(path: path, timeout: timeout, metadata: metadata, json: json, list: list)
         return lock.withLock {
-            if let index = index(path: path, timeout: timeout, metadataBase: base, metadataCount: metadata.count, json: json) {
+            if let index = index(path: path, timeout: timeout, metadata: metadata, json: json) {
                 return entries.elements[index].list
             }
             entries.insert(entry)
@@ -48,13 +46,13 @@ final class GRPCRecentRequestLists: @unchecked Sendable {
     }
 
     /// The entry for these parts; under the lock.
-    private func index(path: String, timeout: String?, metadataBase: UnsafePointer<HPACKHeader>?, metadataCount: Int, json: Bool) -> Int? {
+    /// (Most shared lists have no gRPC metadata at all: two empty lists are the same.)
+    private func index(path: String, timeout: String?, metadata: [HPACKHeader], json: Bool) -> Int? {
         entries.elements.indices.first { index in
             entries.elements[index].json == json
                 && HTTPSyntax.sameRepresentation(entries.elements[index].path, path)
                 && Self.same(entries.elements[index].timeout, timeout)
-                && entries.elements[index].metadata.count == metadataCount
-                && entries.elements[index].metadata.withUnsafeBufferPointer({ $0.baseAddress }) == metadataBase
+                && (metadata.isEmpty ? entries.elements[index].metadata.isEmpty : HTTPSyntax.sameStorage(entries.elements[index].metadata, metadata))
         }
     }
 

@@ -1,4 +1,5 @@
 import SwitchboardHTTP2
+import SwitchboardHTTPSyntax
 
 /// A connection's last request header lists with what each was read as, so a list that
 /// arrives again as the same array (the HPACK decoder hands over a remembered block's own
@@ -21,29 +22,16 @@ final class GRPCRequestReadings {
 
     /// What `headers` say, read now or remembered from the same array.
     func reading(of headers: [HPACKHeader], methods: GRPCMethodCache) -> GRPCRequestReading {
-        // An empty list has no storage of its own (every empty array shares one).
-        if !headers.isEmpty {
-            let base = headers.withUnsafeBufferPointer { $0.baseAddress }
-            // By index: iterating copied each entry (two retains) to compare an address.
-            for index in entries.elements.indices where entries.elements[index].headers.count == headers.count
-                && entries.elements[index].headers.withUnsafeBufferPointer({ $0.baseAddress }) == base {
-                reused &+= 1
-                return entries.elements[index].reading
-            }
+        // By index: iterating copied each entry (two retains) to compare an address. An
+        // empty list never matches (every empty array shares one storage).
+        for index in entries.elements.indices where HTTPSyntax.sameStorage(entries.elements[index].headers, headers) {
+            reused &+= 1
+            return entries.elements[index].reading
         }
         let reading = GRPCRequestReading(headers: headers, methods: methods)
-        guard !headers.isEmpty, headers.count <= Self.fieldLimit, Self.size(of: headers) <= Self.sizeLimit else { return reading }
+        guard !headers.isEmpty, headers.count <= Self.fieldLimit, HPACKHeader.listSize(headers) <= Self.sizeLimit else { return reading }
         // The entry keeps its array alive, so its address cannot be reused by another list.
         entries.insert((headers, reading))
         return reading
-    }
-
-    /// The list's size as HPACK counts it (each field's name and value, plus 32).
-    private static func size(of headers: [HPACKHeader]) -> Int {
-        headers.withUnsafeBufferPointer { fields in
-            var size = 0
-            for index in fields.indices { size += fields[index].size }
-            return size
-        }
     }
 }

@@ -28,6 +28,17 @@ public struct HPACKHeader: Sendable, Hashable, CustomStringConvertible {
     /// its name and value in octets, plus 32 (RFC 7541 §4.1).
     public var size: Int { name.utf8.count + value.utf8.count + 32 }
 
+    /// A list's size by the same measure: what counts against a header list limit.
+    package static func listSize(_ headers: [HPACKHeader]) -> Int {
+        // By position in the array's buffer: `reduce` copied each field (two retains and
+        // releases) to measure it.
+        headers.withUnsafeBufferPointer { fields in
+            var size = 0
+            for index in fields.indices { size += fields[index].size }
+            return size
+        }
+    }
+
     /// The name, and the value unless the field is never indexed (a secret).
     public var description: String { indexing == .never ? "\(name): <redacted>" : "\(name): \(value)" }
 }

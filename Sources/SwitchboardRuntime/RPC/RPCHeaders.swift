@@ -43,9 +43,7 @@ public struct RPCHeaders: Sendable, Hashable, ExpressibleByDictionaryLiteral, Se
     /// that depends only on a list can be done once for a list every call shares. Empty lists
     /// share nothing.
     public func sharesStorage(with other: RPCHeaders) -> Bool {
-        guard !fields.isEmpty, fields.count == other.fields.count else { return false }
-        let mine = fields.withUnsafeBufferPointer { $0.baseAddress }
-        return mine == other.fields.withUnsafeBufferPointer { $0.baseAddress }
+        HTTPSyntax.sameStorage(fields, other.fields)
     }
 
     /// Makes room for `count` fields, so adding that many allocates once.
