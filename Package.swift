@@ -164,7 +164,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardBridgeTests",
-            dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC", "SwitchboardChat"],
+            dependencies: ["SwitchboardBridge", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardGRPC", "SwitchboardChat", "PeerSupport"],
             path: "Tests/SwitchboardBridgeTests"
         ),
         .testTarget(
@@ -178,7 +178,7 @@ let package = Package(
             dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardGRPCTests"
         ),
-        .testTarget(name: "SwitchboardHTTPSyntaxTests", dependencies: ["SwitchboardHTTPSyntax"], path: "Tests/SwitchboardHTTPSyntaxTests"),
+        .testTarget(name: "SwitchboardHTTPSyntaxTests", dependencies: ["SwitchboardHTTPSyntax", "PeerSupport"], path: "Tests/SwitchboardHTTPSyntaxTests"),
         .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardChat
 import SwitchboardRuntime
 import Testing
@@ -7,7 +8,7 @@ import Testing
 @Suite struct EnvelopeHeadersTests {
     @Test func trimmingAgreesWithFoundation() {
         let pieces = ["", " ", "\t", "\u{00A0}", "\u{3000}", "\u{2009}", "\n", "\r", "a", "é", "x y", "😀", ":", "\u{200B}", "\u{1680}", "\u{202F}", "\u{205F}", "\u{200C}", "\u{180E}", "\u{FEFF}", "\u{0B}"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED0008)
         for _ in 0..<2000 {
             let text = (0..<Int.random(in: 0...6, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             #expect(EnvelopeHeaders.trimmed(text[...]) == text.trimmingCharacters(in: .whitespaces), "\(Array(text.unicodeScalars))")
@@ -24,7 +25,7 @@ import Testing
 
     @Test func decodingAgreesWithFoundationSplitAndTrim() {
         let pieces = ["", " ", "\t", "\u{00A0}", "\u{3000}", "a", "é", "x y", "😀", ":", "\u{200B}", "K", "-"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED0009)
         for _ in 0..<2000 {
             let line = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             let decoded = EnvelopeHeaders.decode([line]).fields

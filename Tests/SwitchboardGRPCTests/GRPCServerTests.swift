@@ -89,11 +89,21 @@ struct GRPCServerTests {
         let expected = await Self.outcomes(usernames: UsernamesClient(transport: InProcessTransport(routes: handlers.allRoutes)),
                                            sealed: SealedSenderMessagesClient(transport: InProcessTransport(routes: handlers.allRoutes)))
         let names = [Usernames.lookUpUsernameHash.rpcName, SealedSenderMessages.sendSealedMessage.rpcName]
+        // Rounds of calls finished, and whether the flipping is done: each routing lasts until
+        // five rounds finish under it (with four callers, at least one begun under it),
+        // however slowly this machine runs them.
+        let rounds = Locked(0)
+        let flipped = Locked(false)
         let mismatches = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<4 {
                 group.addTask {
                     var wrong = 0
-                    for _ in 0..<15 where await Self.outcomes(usernames: usernames, sealed: sealed) != expected { wrong += 1 }
+                    var made = 0
+                    while made < 15 || !flipped.current {
+                        if await Self.outcomes(usernames: usernames, sealed: sealed) != expected { wrong += 1 }
+                        made += 1
+                        rounds.withLock { $0 += 1 }
+                    }
                     return wrong
                 }
             }
@@ -102,8 +112,10 @@ struct GRPCServerTests {
                 for step in 0..<12 {
                     let name = names[step % 2]
                     routing.route(name, to: (step / 2) % 2 == 0 ? grpc : nil)
-                    try? await Task.sleep(for: .milliseconds(20))
+                    let before = rounds.current
+                    for _ in 0..<500 where rounds.current < before + 5 { try? await Task.sleep(for: .milliseconds(10)) }
                 }
+                flipped.withLock { $0 = true }
                 return 0
             }
             return await group.reduce(0, +)

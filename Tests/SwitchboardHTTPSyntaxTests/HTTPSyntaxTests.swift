@@ -1,3 +1,4 @@
+import PeerSupport
 import SwitchboardHTTPSyntax
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
     @Test func agreesWithTheDefinitionOnRandomValues() {
         // Bytes next to the three (and the borrow's neighbours) are the ones a word test gets wrong.
         let pool: [UInt8] = [0, 1, 2, 9, 10, 11, 12, 13, 14, 0x20, 0x61, 0x7F, 0x80, 0x81, 0xFE, 0xFF]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED000E)
         for _ in 0..<20_000 {
             let length = Int.random(in: 0...40, using: &generator)
             let offset = Int.random(in: 0...7, using: &generator)

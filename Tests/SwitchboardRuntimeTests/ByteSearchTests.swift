@@ -1,3 +1,4 @@
+import PeerSupport
 import SwitchboardRuntime
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 @Suite struct ByteSearchTests {
     @Test func findsTheSameIndexInStringsAndSubstrings() {
         let pieces = ["a", "?", "/", "é", "😀", "%", "&", "=", "", "abc"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED000F)
         for _ in 0..<3000 {
             let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
             for byte in [UInt8(ascii: "?"), UInt8(ascii: "/"), UInt8(ascii: "%")] {

@@ -1,5 +1,6 @@
 import Foundation
 import KitchenSink
+import PeerSupport
 import SignalChat
 import SwitchboardDynamic
 import SwitchboardRuntime

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardRuntime
 import Testing
 

@@ -1,3 +1,4 @@
+import PeerSupport
 import SwitchboardRuntime
 import Testing
 
@@ -24,7 +25,7 @@ import Testing
     @Test func agreesWithTheDefinitionOnRandomPaths() {
         let templates = ["/v1/messages/{destination}", "/v1/accounts/username_hash/{hash}", "/", "/v1/{a}/{b}", "/v1/keepalive", "/v2/keys/{identifier}/{deviceId}"]
         let pieces = ["v1", "v2", "messages", "keepalive", "accounts", "username_hash", "keys", "abc", "%2F", "é", "", "x"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED0010)
         for _ in 0..<5000 {
             let template = templates.randomElement(using: &generator)!
             let count = Int.random(in: 0...5, using: &generator)

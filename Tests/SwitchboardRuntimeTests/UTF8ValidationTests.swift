@@ -1,3 +1,4 @@
+import PeerSupport
 import SwitchboardRuntime
 import Testing
 
@@ -42,7 +43,7 @@ import Testing
     /// or not, at every length around the inline limit.
     @Test func stringsFromValidBytesAreTheStandardLibrarys() {
         let pieces = ["a", "é", "€", "😀", "\u{0}", "z"]
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x5EED0012)
         for _ in 0..<2_000 {
             var text = ""
             while text.utf8.count < Int.random(in: 0...24, using: &generator) { text += pieces.randomElement(using: &generator)! }

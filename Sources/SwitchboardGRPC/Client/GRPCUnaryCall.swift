@@ -236,11 +236,10 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         switch closure {
         case .completed:
             complete()
-        case .notProcessed:
-            // Only a GOAWAY leaves a stream unprocessed without resetting it.
+        case .notProcessed, .resetByPeer(.refusedStream):
+            // A GOAWAY past the stream, or REFUSED_STREAM: either way the server took none of
+            // it (RFC 9113 section 8.7), so it is reported as going away, safe to send again.
             finish(.notProcessed(DisconnectReason(.goingAway, "the server did not process the call (\(closure))")))
-        case .resetByPeer(.refusedStream):
-            finish(.notProcessed(DisconnectReason("the server did not process the call (\(closure))")))
         case let .resetByPeer(code):
             let status: GRPCStatusCode = switch code {
             case .cancel: .cancelled

@@ -258,11 +258,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         // Before it opened, a stream the server never processed is reported as such (and
         // `subscribe` tries once more); `resolveOpen` keeps only the first outcome.
         switch closure {
-        case .notProcessed:
+        case .notProcessed, .resetByPeer(.refusedStream):
             resolveOpen(.failure(.disconnected(reason: DisconnectReason(.goingAway, "the server did not process the subscription (\(closure))"))),
-                        notProcessed: true)
-        case .resetByPeer(.refusedStream):
-            resolveOpen(.failure(.disconnected(reason: DisconnectReason("the server did not process the subscription (\(closure))"))),
                         notProcessed: true)
         default:
             break

@@ -7,9 +7,9 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible, Exp
         /// The connection broke, or ended for a reason not listed here.
         case connectionLost
         /// The connection is going away (WebSocket 1001, or HTTP/2 no longer taking the call's
-        /// stream: a GOAWAY from the server, this side's own, or stream ids used up). The gRPC
-        /// transport sends such a call once more, on a new connection, and reports this only
-        /// when that one does not take it either.
+        /// stream: a GOAWAY from the server, this side's own, stream ids used up, or the stream
+        /// refused unprocessed with REFUSED_STREAM). The gRPC transport sends such a call once
+        /// more, on a new connection, and reports this only when that one does not take it either.
         case goingAway
         /// This side closed it (the app's `close()`, a closed transport).
         case closedLocally
