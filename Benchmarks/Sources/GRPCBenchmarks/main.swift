@@ -10,7 +10,8 @@ import SwitchboardRuntime
 // ChatServer and gRPC (h2c) to our GRPCServer, both serving one generated handler, and over
 // grpc-swift 2 (its client and server on SwiftNIO, h2c) with swift-protobuf's messages.
 // One connection with 1 and with 64 calls in flight, and 100 connections at once. Five rounds,
-// the contenders alternating; each one's median round is reported. Prints Markdown.
+// the contenders alternating, each round in another order and after the last one's connections
+// are gone; each one's median round is reported. Prints Markdown.
 
 let rounds = 5
 /// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured (a closed loop).
@@ -73,6 +74,16 @@ func grpcRun(connections: Int, tasks: Int, span: Span) async -> Run {
     let run = await measure(transports.map { MessagesClient(transport: $0) }, tasksPerClient: tasks, span: span)
     for transport in transports { transport.close() }
     return run
+}
+
+/// Waits (2 s at most) until our servers hold no connection of the last run, then a moment
+/// more, so that one contender's teardown (100 connections closing) is not measured as part of
+/// the next one's calls.
+func settle() async {
+    for _ in 0..<200 where !chatServer.connectedClients.isEmpty || grpcServer.connectionCount > 0 {
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    try? await Task.sleep(for: .milliseconds(50))
 }
 
 /// The same calls through grpc-swift 2.
@@ -138,10 +149,17 @@ print("| Load | Transport | Requests/s | Median latency | p99 latency | Median l
 print("|---|---|---:|---:|---:|---:|---:|")
 for scenario in scenarios {
     var webSocketRuns: [Run] = [], grpcRuns: [Run] = [], peerRuns: [Run] = []
-    for _ in 0..<rounds {
-        webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
-        grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
-        peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+    for round in 0..<rounds {
+        // Each contender goes first, second and third in turn, so none always runs right
+        // after the same other one.
+        for turn in 0..<3 {
+            switch (round + turn) % 3 {
+            case 0: webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+            case 1: grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+            default: peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
+            }
+            await settle()
+        }
     }
     let (webSocket, grpc, peer) = (medianRound(webSocketRuns), medianRound(grpcRuns), medianRound(peerRuns))
     let peerMedian = percentile(peer.latencies, 0.5), webSocketMedian = percentile(webSocket.latencies, 0.5)
