@@ -17,17 +17,16 @@ run() { # sanitizer scratch filter
   local started=$SECONDS
   # Under TSan the locks are ones it can follow (see AdaptiveLock): the standard library's
   # Mutex hands a contended lock over in the kernel, which TSan reports as a race.
-  local flags=()
+  local flags=() width=()
   # Two tests at a time under TSan: its slowdown with the default width on two cores starved
   # calls past their 30 s deadlines (2026-11-30), which is load, not a finding.
-  local width=6
-  if [ "$sanitizer" = thread ]; then flags=(-Xswiftc -DSWITCHBOARD_TSAN); width=2; fi
+  if [ "$sanitizer" = thread ]; then flags=(-Xswiftc -DSWITCHBOARD_TSAN); width=(SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=2); fi
   echo "== $sanitizer: building in $scratch" >&2
   swift build --scratch-path "$scratch" --sanitize="$sanitizer" ${flags[@]+"${flags[@]}"} --build-tests >/dev/null
   echo "== $sanitizer: testing $filter" >&2
   # halt_on_error keeps the first report as the failure; a report anywhere fails the run.
   set +e
-  SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$width \
+  env ${width[@]+"${width[@]}"} \
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ASAN_OPTIONS="detect_leaks=0 halt_on_error=1" \
     swift test --scratch-path "$scratch" --sanitize="$sanitizer" ${flags[@]+"${flags[@]}"} --skip-build --filter "$filter" >"$log" 2>&1
   local result=$?

@@ -7,8 +7,9 @@ import SwitchboardRuntime
 import Testing
 
 /// A stream refused with REFUSED_STREAM was not processed (RFC 9113 section 8.7): the call is
-/// sent once more, and if that is refused too it fails as going away, as after a GOAWAY, so
-/// the app retries it as it would any call the server never took.
+/// sent once more (on the same connection, which stays up), and if that is refused too it
+/// fails as going away, as after a GOAWAY, so the app retries it as it would any call the
+/// server never took.
 @Suite(.timeLimit(.minutes(1)))
 struct GRPCRefusedStreamTests {
     /// Speaks HTTP/2 and refuses every stream it is offered, on every connection; counts them.
@@ -56,6 +57,7 @@ struct GRPCRefusedStreamTests {
         }
         #expect(reason.kind == .goingAway, "\(reason)")
         #expect(server.refused.current == 2, "refused once, sent once more")
+        #expect(transport.connectionsOpened == 1, "a refusal leaves the connection up, so it is used again")
     }
 
     @Test func aSubscriptionRefusedTwiceFailsAsGoingAway() async throws {

@@ -90,8 +90,8 @@ struct GRPCServerTests {
                                            sealed: SealedSenderMessagesClient(transport: InProcessTransport(routes: handlers.allRoutes)))
         let names = [Usernames.lookUpUsernameHash.rpcName, SealedSenderMessages.sendSealedMessage.rpcName]
         // Rounds of calls finished, and whether the flipping is done: each routing lasts until
-        // five rounds finish under it (with four callers, at least one begun under it),
-        // however slowly this machine runs them.
+        // five rounds finish under it (with four callers, at least one begun under it), for
+        // 5 s at most, which would be recorded as a failure.
         let rounds = Locked(0)
         let flipped = Locked(false)
         let mismatches = await withTaskGroup(of: Int.self) { group in
@@ -114,6 +114,7 @@ struct GRPCServerTests {
                     routing.route(name, to: (step / 2) % 2 == 0 ? grpc : nil)
                     let before = rounds.current
                     for _ in 0..<500 where rounds.current < before + 5 { try? await Task.sleep(for: .milliseconds(10)) }
+                    if rounds.current < before + 5 { Issue.record("calls stalled under routing step \(step)") }
                 }
                 flipped.withLock { $0 = true }
                 return 0

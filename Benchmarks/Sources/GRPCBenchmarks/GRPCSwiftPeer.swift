@@ -61,8 +61,10 @@ final class PeerClient: Sendable {
         }
     }
 
-    func close() {
+    /// Shuts the client down and waits until its connections have closed.
+    func close() async {
         client.beginGracefulShutdown()
+        await runner.value
     }
 }
 

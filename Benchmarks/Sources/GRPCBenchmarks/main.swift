@@ -9,11 +9,14 @@ import SwitchboardRuntime
 // The same `sendMessage` in one run over our two transports, the WebSocket chat connection to
 // ChatServer and gRPC (h2c) to our GRPCServer, both serving one generated handler, and over
 // grpc-swift 2 (its client and server on SwiftNIO, h2c) with swift-protobuf's messages.
-// One connection with 1 and with 64 calls in flight, and 100 connections at once. Five rounds,
-// the contenders alternating, each round in another order and after the last one's connections
-// are gone; each one's median round is reported. Prints Markdown.
+// One connection with 1 and with 64 calls in flight, and 100 connections at once. Six rounds,
+// one in each order of the three contenders, each contender starting once the last one's
+// connections are gone; each one's median round is reported. Prints Markdown.
 
-let rounds = 5
+/// The orders of the three contenders (0: our WebSocket path, 1: our gRPC path, 2: grpc-swift).
+let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]]
+/// One round in each order.
+let rounds = orders.count
 /// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured (a closed loop).
 let window = Span.window(warmUp: 0.1, measured: 0.5)
 let inFlight = 64
@@ -78,7 +81,7 @@ func grpcRun(connections: Int, tasks: Int, span: Span) async -> Run {
 
 /// Waits (2 s at most) until our servers hold no connection of the last run, then a moment
 /// more, so that one contender's teardown (100 connections closing) is not measured as part of
-/// the next one's calls.
+/// the next one's calls. (grpc-swift's clients are awaited until closed in `peerRun`.)
 func settle() async {
     for _ in 0..<200 where !chatServer.connectedClients.isEmpty || grpcServer.connectionCount > 0 {
         try? await Task.sleep(for: .milliseconds(10))
@@ -90,7 +93,7 @@ func settle() async {
 func peerRun(connections: Int, tasks: Int, span: Span) async throws -> Run {
     let clients = try (0..<connections).map { _ in try PeerClient(port: peerServer!.port) }
     let run = await measure(clients, tasksPerClient: tasks, span: span) { await $0.send(peerRequest) }
-    for client in clients { client.close() }
+    for client in clients { await client.close() }
     return run
 }
 
@@ -150,10 +153,10 @@ print("|---|---|---:|---:|---:|---:|---:|")
 for scenario in scenarios {
     var webSocketRuns: [Run] = [], grpcRuns: [Run] = [], peerRuns: [Run] = []
     for round in 0..<rounds {
-        // Each contender goes first, second and third in turn, so none always runs right
-        // after the same other one.
-        for turn in 0..<3 {
-            switch (round + turn) % 3 {
+        // Each round one of the six orders of the three: every contender runs in every place,
+        // and right after each other one, equally often.
+        for contender in orders[round % orders.count] {
+            switch contender {
             case 0: webSocketRuns.append(try await webSocketRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
             case 1: grpcRuns.append(await grpcRun(connections: scenario.connections, tasks: scenario.tasks, span: window))
             default: peerRuns.append(try await peerRun(connections: scenario.connections, tasks: scenario.tasks, span: window))

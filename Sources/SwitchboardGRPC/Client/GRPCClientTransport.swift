@@ -87,8 +87,9 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             try checkSendSize(message.count)
             framed = GRPCMessageFramer.frame(message)
         }
-        // A stream the server never processed (GOAWAY, REFUSED_STREAM) is retried once on a
-        // new connection, whatever the method: it cannot have had an effect.
+        // A stream the server never processed (GOAWAY, REFUSED_STREAM) is retried once, on a
+        // new connection if this one is going away, whatever the method: it cannot have had
+        // an effect.
         for attempt in 0..<2 {
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }

@@ -17,8 +17,8 @@ extension GRPCClientTransport {
         if let metadataProblem { throw metadataProblem }
         let onPush = InterceptorChain.push(options.pushInterceptors, around: onPush)
         // As with a unary call, a stream the server never processed (GOAWAY, REFUSED_STREAM,
-        // or the connection going away before the stream opened) is tried once more on a new
-        // connection.
+        // or the connection going away before the stream opened) is tried once more, on a new
+        // connection if this one is going away.
         for attempt in 0..<2 {
             let connection = try await openConnection(deadline: .now.advanced(by: options.connectTimeout)).driver
             let subscription = GRPCEventSubscription(transport: self, service: service, connection: connection, onPush: onPush)

@@ -6,10 +6,12 @@ public struct DisconnectReason: Sendable, Hashable, CustomStringConvertible, Exp
     public enum Kind: Sendable, Hashable {
         /// The connection broke, or ended for a reason not listed here.
         case connectionLost
-        /// The connection is going away (WebSocket 1001, or HTTP/2 no longer taking the call's
-        /// stream: a GOAWAY from the server, this side's own, stream ids used up, or the stream
-        /// refused unprocessed with REFUSED_STREAM). The gRPC transport sends such a call once
-        /// more, on a new connection, and reports this only when that one does not take it either.
+        /// The connection is going away, or no longer takes the call: WebSocket 1001, or HTTP/2
+        /// leaving the call's stream unprocessed (a GOAWAY from the server, this side's own,
+        /// stream ids used up, or the server refusing the stream with REFUSED_STREAM while the
+        /// connection stays up). The gRPC transport sends such a call once more (on a new
+        /// connection if this one is going away) and reports this only when that attempt is
+        /// not taken either.
         case goingAway
         /// This side closed it (the app's `close()`, a closed transport).
         case closedLocally
