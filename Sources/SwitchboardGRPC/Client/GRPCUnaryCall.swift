@@ -233,13 +233,17 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamClosed(_ closure: HTTP2StreamClosure) {
+        // A GOAWAY past the stream, or REFUSED_STREAM: either way the server took none of it
+        // (RFC 9113 section 8.7), so it is reported as going away, safe to send again.
+        if closure.isSafeToRetry {
+            finish(.notProcessed(DisconnectReason(.goingAway, "the server did not process the call (\(closure))")))
+            return
+        }
         switch closure {
         case .completed:
             complete()
-        case .notProcessed, .resetByPeer(.refusedStream):
-            // A GOAWAY past the stream, or REFUSED_STREAM: either way the server took none of
-            // it (RFC 9113 section 8.7), so it is reported as going away, safe to send again.
-            finish(.notProcessed(DisconnectReason(.goingAway, "the server did not process the call (\(closure))")))
+        case .notProcessed:
+            break // Taken above.
         case let .resetByPeer(code):
             let status: GRPCStatusCode = switch code {
             case .cancel: .cancelled

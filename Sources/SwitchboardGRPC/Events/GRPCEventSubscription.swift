@@ -257,12 +257,9 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     public func streamClosed(_ closure: HTTP2StreamClosure) {
         // Before it opened, a stream the server never processed is reported as such (and
         // `subscribe` tries once more); `resolveOpen` keeps only the first outcome.
-        switch closure {
-        case .notProcessed, .resetByPeer(.refusedStream):
+        if closure.isSafeToRetry {
             resolveOpen(.failure(.disconnected(reason: DisconnectReason(.goingAway, "the server did not process the subscription (\(closure))"))),
                         notProcessed: true)
-        default:
-            break
         }
         end("\(closure)")
     }
