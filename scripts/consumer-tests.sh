@@ -12,6 +12,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 app="$root/Examples/RoomsApp"
 cd "$app"
+source "$root/scripts/common.sh"
 work=$(mktemp -d)
 schema_file=Sources/RoomsAPI/rooms.sb
 cp "$schema_file" "$work/rooms.sb"
@@ -24,7 +25,7 @@ flags=(-Xswiftc -warnings-as-errors)
 
 echo "consumer package (Examples/RoomsApp):"
 start=$(date +%s)
-if swift build "${flags[@]}" --build-tests >"$work/build.log" 2>&1; then
+if run_logged "$work/build.log" swift build "${flags[@]}" --build-tests; then
   pass "builds with the build plugin in $(( $(date +%s) - start )) s"
 else
   fail "build"; tail -n 40 "$work/build.log"; exit 1
@@ -42,30 +43,30 @@ fi
 
 # Bare, generate-sdk takes only targets whose configuration names an output: here Presence,
 # never RoomsAPI (its *.sb files are the build plugin's), and in this repository SignalChat.
-if swift package --allow-writing-to-package-directory generate-sdk --check >"$work/bare.log" 2>&1 \
+if run_logged "$work/bare.log" swift package --allow-writing-to-package-directory generate-sdk --check \
    && grep -q "Sources/Presence/Generated are up to date" "$work/bare.log" && ! grep -q "RoomsAPI\|Accounts" "$work/bare.log" \
    && [ ! -e Sources/RoomsAPI/Generated ]; then
   pass "generate-sdk --check, bare, checks the committed SDK only"
 else fail "generate-sdk --check, bare"; tail -n 5 "$work/bare.log"; fi
-if (cd "$root" && swift package --allow-writing-to-package-directory generate-sdk --check >"$work/repo.log" 2>&1) \
+if (cd "$root" && run_logged "$work/repo.log" swift package --allow-writing-to-package-directory generate-sdk --check) \
    && grep -q "Sources/SignalChat/Generated are up to date" "$work/repo.log"; then
   pass "generate-sdk --check, bare, in this repository checks the SignalChat sample"
 else fail "generate-sdk --check in this repository"; tail -n 5 "$work/repo.log"; fi
 plugin=(swift package --allow-writing-to-package-directory generate-sdk --target Presence)
-if "${plugin[@]}" --check >"$work/check.log" 2>&1; then pass "generate-sdk --check: the committed SDK is up to date"
+if run_logged "$work/check.log" "${plugin[@]}" --check; then pass "generate-sdk --check: the committed SDK is up to date"
 else fail "generate-sdk --check on the committed SDK"; tail -n 5 "$work/check.log"; fi
 rm Sources/Presence/Generated/Status.swift
-if "${plugin[@]}" --check >"$work/check.log" 2>&1; then fail "generate-sdk --check notices a missing file"
+if run_logged "$work/check.log" "${plugin[@]}" --check; then fail "generate-sdk --check notices a missing file"
 elif grep -q "missing: .*Sources/Presence/Generated/Status.swift" "$work/check.log"; then pass "generate-sdk --check fails on a missing file and names it"
 else fail "generate-sdk --check names the missing file"; tail -n 5 "$work/check.log"; fi
-if "${plugin[@]}" >"$work/generate.log" 2>&1 && git diff --quiet -- Sources/Presence/Generated && [ -f Sources/Presence/Generated/Status.swift ]; then
+if run_logged "$work/generate.log" "${plugin[@]}" && git diff --quiet -- Sources/Presence/Generated && [ -f Sources/Presence/Generated/Status.swift ]; then
   pass "generate-sdk writes it back byte for byte"
 else fail "generate-sdk writes it back"; tail -n 5 "$work/generate.log"; fi
 
 # A schema error fails the build with the generator's file:line:column diagnostic.
 printf '\nmessage Broken {\n  1 x: Missing\n}\n' >> "$schema_file"
 line=$(( $(wc -l < "$work/rooms.sb") + 3 ))
-if swift build "${flags[@]}" --target RoomsAPI >"$work/broken.log" 2>&1; then
+if run_logged "$work/broken.log" swift build "${flags[@]}" --target RoomsAPI; then
   fail "a broken schema fails the build"
 elif grep -q "rooms.sb:$line:8: error: unknown type 'Missing'" "$work/broken.log"; then
   pass "a broken schema fails the build with its diagnostic (rooms.sb:$line:8)"
