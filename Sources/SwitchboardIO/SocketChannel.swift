@@ -10,6 +10,8 @@ package protocol ChannelDelegate: AnyObject, Sendable {
     /// Bytes arrived (plaintext, past TLS); valid only during the call.
     func channelRead(_ bytes: UnsafeRawBufferPointer)
     /// Nothing more will be read: the peer closed (`reason` nil) or the stream failed. Once.
+    /// With TLS, a peer that closes TCP without close_notify, while the channel is open, is a
+    /// failure (``SocketChannel/uncleanShutdown``).
     func channelEnded(reason: String?)
     /// A write nobody awaited failed after it was queued; the channel is closing.
     func channelWriteFailed(_ reason: String)
@@ -37,6 +39,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     }
 
     private enum State { case idle, handshaking, open, closing, closed }
+
+    /// Why a TLS channel ended when the peer closed TCP without TLS's close_notify.
+    package static let uncleanShutdown = "the peer closed the connection without TLS close_notify: what it sent may have been cut short"
 
     /// The loop that reads this socket and runs its delegate.
     package let loop: EventLoop
@@ -181,7 +186,13 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return
         }
         if count == 0 {
-            if !endHandshake("the peer closed the connection during the TLS handshake") { end(reason: nil, delegate: delegate) }
+            if !endHandshake("the peer closed the connection during the TLS handshake") {
+                // Anyone on the path can end TCP; only close_notify says the TLS stream is
+                // whole (RFC 8446 section 6.1), so its absence is a failure, as swift-nio-ssl's
+                // unclean shutdown is. Not when we closed first: a peer need not answer ours.
+                let truncated = tls != nil && lock.withLock { state == .open }
+                end(reason: truncated ? Self.uncleanShutdown : nil, delegate: delegate)
+            }
             return
         }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])

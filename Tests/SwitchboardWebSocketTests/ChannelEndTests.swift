@@ -195,6 +195,57 @@ struct ChannelEndTests {
         }
     }
 
+    /// A TLS server channel on its own end of `pair`, and a client engine that has finished
+    /// its handshake with it by hand over `pair[1]` (a blocking socket; reads time out).
+    func handshakenByHand(_ pair: [Int32], recorder: Recorder) async throws -> (server: SocketChannel, client: TLSEngine) {
+        let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
+                                           privateKeyPath: await TestCertificates.file("good.key"))
+        let serverSession = try #require(context.makeSession())
+        let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
+        let client = try TLSEngine(clientTrusting: trust, serverName: "localhost")
+        let server = SocketChannel(descriptor: pair[0], loop: EventLoopGroup.shared.next(), tls: serverSession)
+        server.activate(delegate: recorder)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        for _ in 0..<20 {
+            let step = client.handshake()
+            if step == .done { return (server, client) }
+            try #require(step == .wantInput, "client handshake: \(step)")
+            let output = client.takeOutput()
+            if !output.isEmpty { try #require(send(pair[1], output, output.count, 0) == output.count) }
+            let count = recv(pair[1], &buffer, buffer.count, 0)
+            try #require(count > 0, "the server answers the handshake")
+            buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        server.close()
+        throw IOFailure("the handshake did not finish in 20 steps")
+    }
+
+    /// Only close_notify says a TLS stream is whole: a peer that ends TCP without it may have
+    /// been cut short by anyone on the path (RFC 8446 section 6.1), so the channel ends with
+    /// a reason, as swift-nio-ssl's unclean shutdown; with it, the end is a plain one. What
+    /// came before arrives either way.
+    @Test(arguments: [true, false])
+    func aTLSPeerThatClosesWithoutCloseNotifyEndsTheChannelWithAReason(sendsCloseNotify: Bool) async throws {
+        let pair = try socketPair()
+        let recorder = Recorder()
+        let (server, client) = try await handshakenByHand(pair, recorder: recorder)
+        defer { server.close() }
+        let message = Array("the last words".utf8)
+        try #require(message.withUnsafeBytes { client.write($0) })
+        if sendsCloseNotify { client.shutdown() }
+        let flight = client.takeOutput()
+        try #require(send(pair[1], flight, flight.count, 0) == flight.count)
+        _ = close(pair[1])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while recorder.ended == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(recorder.received == message)
+        #expect(recorder.ended == .some(sendsCloseNotify ? nil : SocketChannel.uncleanShutdown))
+    }
+
     /// Hands the channel to `next` on its first read (as a server's upgrade hands it to the
     /// WebSocket connection).
     final class HandOver: ChannelDelegate, @unchecked Sendable {
