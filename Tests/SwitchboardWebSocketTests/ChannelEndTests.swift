@@ -237,7 +237,10 @@ struct ChannelEndTests {
         if sendsCloseNotify { client.shutdown() }
         let flight = client.takeOutput()
         try #require(send(pair[1], flight, flight.count, 0) == flight.count)
-        _ = close(pair[1])
+        // A FIN, not `close`: closing with the server's session tickets unread would send a
+        // reset instead.
+        _ = shutdown(pair[1], Int32(SHUT_WR))
+        defer { _ = close(pair[1]) }
         let deadline = ContinuousClock.now + .seconds(30)
         while recorder.ended == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
