@@ -29,6 +29,60 @@ import Testing
         #expect(pages == 1)
     }
 
+    /// A page that says more follow (`more`) but gives nothing to take the next cursor from
+    /// is handed out whole; then paging fails with a typed error rather than end as if every
+    /// page had come.
+    @Test(arguments: [NumberPage(numbers: [], more: true), NumberPage(numbers: [Numbered(number: 3), Numbered(number: 0)], more: true)])
+    func morePagesWithoutACursorFailAfterThePage(_ broken: NumberPage) async throws {
+        let why = broken.numbers.isEmpty ? "the page has no items to take the next cursor from" : "the page's last item gives no `number`"
+        let expected = "`more` says more pages follow, but \(why)"
+        let mock = MockNumbersService()
+        mock.listMock.enqueue(.success(NumberPage(numbers: [Numbered(number: 1), Numbered(number: 2)], more: true)), .success(broken))
+        var items = mock.listItems(pageSize: 2).makeAsyncIterator()
+        var numbers: [Int64] = []
+        do {
+            while let item = try await items.next() { numbers.append(item.number) }
+            Issue.record("paging must fail when more pages are promised without a cursor")
+        } catch {
+            guard case let .transport(.unexpectedResponse(reason)) = error else {
+                Issue.record("expected an unexpected response, got \(error)")
+                return
+            }
+            #expect(reason == expected)
+        }
+        #expect(numbers == [1, 2] + broken.numbers.map(\.number), "every item fetched is handed out first")
+        #expect(mock.listMock.callCount == 2)
+        // Over: nothing more is fetched.
+        #expect(try await items.next() == nil)
+        #expect(mock.listMock.callCount == 2)
+
+        // Pages: the broken page itself is handed out, and the failure comes after it.
+        mock.listMock.enqueue(.success(broken))
+        var pages = mock.listPages().makeAsyncIterator()
+        #expect(try await pages.next() == broken)
+        do {
+            _ = try await pages.next()
+            Issue.record("the page after a broken one must fail")
+        } catch {
+            guard case let .transport(.unexpectedResponse(reason)) = error else {
+                Issue.record("expected an unexpected response, got \(error)")
+                return
+            }
+            #expect(reason == expected)
+        }
+        #expect(try await pages.next() == nil)
+        #expect(mock.listMock.callCount == 3)
+    }
+
+    /// Without a `more` flag a missing cursor is simply the end.
+    @Test func withoutAMoreFlagAMissingCursorIsTheEnd() async throws {
+        let mock = MockNumbersService()
+        mock.listByTokenMock.enqueue(.success(NumberPage(numbers: [Numbered(number: 1)], more: true)))
+        var count = 0
+        for try await _ in mock.listByTokenPages() { count += 1 }
+        #expect(count == 1)
+    }
+
     @Test func aBytesTokenIsFollowedUntilItIsAbsentOrEmpty() async throws {
         let mock = MockNumbersService()
         mock.listByTokenMock.enqueue(

@@ -39,12 +39,21 @@ struct PaginationTranslator {
             ? "cursor: { request in request.\(cursor).flatMap { \(codec).isDefault($0) ? nil : $0.parameterText } },"
             : "cursor: { request in \(codec).isDefault(request.\(cursor)) ? nil : request.\(cursor).parameterText },"
         var next: [CodeLine] = []
+        var moreName: String?
         if let more = pagination.moreField {
             let field = response.fields[more]
-            next.append(.line("guard response.\(field.swiftName)\(isOptional(field) ? " == true" : "") else { return nil }"))
+            moreName = field.swiftName
+            next.append(.line("guard response.\(field.swiftName)\(isOptional(field) ? " == true" : "") else { return .last }"))
+        }
+        /// A missing cursor ends the pages, unless a `more` flag has just said more follow:
+        /// then the response contradicts itself.
+        func noCursor(_ why: String) -> String {
+            guard let moreName else { return "return .last" }
+            return "return .inconsistent(\"`\(moreName)` says more pages follow, but \(why)\")"
         }
         let source: FieldDefinition
         let owner: String
+        var end = ""
         switch pagination.next {
         case let .responseField(index):
             source = response.fields[index]
@@ -52,22 +61,23 @@ struct PaginationTranslator {
         case let .firstItemField(index), let .lastItemField(index):
             guard case let .message(item) = itemsField.shape.valueType else { preconditionFailure("validated: items are messages") }
             source = schema.messages[item].fields[index]
-            let end = if case .firstItemField = pagination.next { "first" } else { "last" }
-            next.append(.line("guard let item = response.\(itemsField.swiftName).\(end) else { return nil }"))
+            end = if case .firstItemField = pagination.next { "first" } else { "last" }
+            next.append(.line("guard let item = response.\(itemsField.swiftName).\(end) else { \(noCursor("the page has no items to take the next cursor from")) }"))
             owner = "item"
         }
+        let emptyCursor = owner == "item" ? "the page's \(end) item gives no `\(source.swiftName)`" : "the response gives no `\(source.swiftName)`"
         if isOptional(source) {
-            next.append(.line("guard let cursor = \(owner).\(source.swiftName), !\(codec).isDefault(cursor) else { return nil }"))
+            next.append(.line("guard let cursor = \(owner).\(source.swiftName), !\(codec).isDefault(cursor) else { \(noCursor(emptyCursor)) }"))
         } else {
             next.append(.line("let cursor = \(owner).\(source.swiftName)"))
-            next.append(.line("guard !\(codec).isDefault(cursor) else { return nil }"))
+            next.append(.line("guard !\(codec).isDefault(cursor) else { \(noCursor(emptyCursor)) }"))
         }
-        next += [.line("var next = request"), .line("next.\(cursor) = cursor"), .line("return next")]
+        next += [.line("var next = request"), .line("next.\(cursor) = cursor"), .line("return .next(next)")]
         let body: [CodeLine] = [
             .enclosed("Pagination(", [
                 .line("items: { response in response.\(itemsField.swiftName) },"),
                 .line(cursorText),
-                .enclosed("nextRequest: { request, response in", next, "}"),
+                .enclosed("continuation: { request, response in", next, "}"),
             ], ")"),
         ]
         return .property(SwiftProperty(

@@ -78,7 +78,7 @@ public enum SwiftNames {
         "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
         "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff", "ResponseCapture", "ServerResponseHeaders",
-        "Pagination", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection", "CountryAvailability", "ServiceUnavailability",
+        "Pagination", "PageContinuation", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection", "CountryAvailability", "ServiceUnavailability",
         "URLAuthority", "RequestKey",
     ]
 

@@ -16,11 +16,11 @@ public enum ChatLobby {
         Pagination(
             items: { response in response.chats },
             cursor: { request in request.beforeId.flatMap { StringCodec.isDefault($0) ? nil : $0.parameterText } },
-            nextRequest: { request, response in
-                guard let cursor = response.nextBeforeId, !StringCodec.isDefault(cursor) else { return nil }
+            continuation: { request, response in
+                guard let cursor = response.nextBeforeId, !StringCodec.isDefault(cursor) else { return .last }
                 var next = request
                 next.beforeId = cursor
-                return next
+                return .next(next)
             }
         )
     }

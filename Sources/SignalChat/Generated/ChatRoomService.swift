@@ -22,14 +22,14 @@ public enum ChatRoom {
         Pagination(
             items: { response in response.messages },
             cursor: { request in request.beforeId.flatMap { StringCodec.isDefault($0) ? nil : $0.parameterText } },
-            nextRequest: { request, response in
-                guard response.hasMore else { return nil }
-                guard let item = response.messages.first else { return nil }
+            continuation: { request, response in
+                guard response.hasMore else { return .last }
+                guard let item = response.messages.first else { return .inconsistent("`hasMore` says more pages follow, but the page has no items to take the next cursor from") }
                 let cursor = item.id
-                guard !StringCodec.isDefault(cursor) else { return nil }
+                guard !StringCodec.isDefault(cursor) else { return .inconsistent("`hasMore` says more pages follow, but the page's first item gives no `id`") }
                 var next = request
                 next.beforeId = cursor
-                return next
+                return .next(next)
             }
         )
     }

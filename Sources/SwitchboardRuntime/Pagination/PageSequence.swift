@@ -3,7 +3,10 @@
 ///
 /// The sequence ends after the page the schema's `paginate` rule calls the last. A call that
 /// fails throws its ``RequestError`` (the endpoint's own error or a transport failure) and
-/// ends the sequence; a new iterator starts again from the first request. A server whose
+/// ends the sequence; a new iterator starts again from the first request. A response that
+/// says more pages follow but gives no cursor (``PageContinuation/inconsistent(_:)``) is
+/// handed out, and the next `next()` throws ``TransportError/unexpectedResponse(_:)``: the
+/// pages cannot all be fetched, and ending quietly would pass for having them. A server whose
 /// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` instead of
 /// paging for ever: before repeating any cursor it still remembers (by default the last
 /// 1,024, at most 1 MiB of them; see ``rememberingCursors(_:bytes:)``), and a longer cycle
@@ -68,6 +71,8 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var recentOrder: [String] = []
         var recentStart = 0
         var recentBytes = 0
+        /// Why no page can follow the one handed out last, though it said more would.
+        var inconsistency: String?
 
         init(pending: Request, sequence: PageSequence) {
             self.pending = pending
@@ -76,6 +81,10 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
 
         /// The next page, `nil` after the last one; throws the call's error and then ends.
         public mutating func next() async throws(RequestError<EndpointError>) -> Response? {
+            if let inconsistency {
+                self.inconsistency = nil
+                throw .transport(.unexpectedResponse(inconsistency))
+            }
             guard let request = pending else { return nil }
             pending = nil
             if let cursor = sequence.pagination.cursor(request) {
@@ -93,7 +102,11 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
             }
             switch await sequence.fetch(request) {
             case let .success(response):
-                pending = sequence.pagination.nextRequest(request, response)
+                switch sequence.pagination.continuation(request, response) {
+                case let .next(next): pending = next
+                case .last: break
+                case let .inconsistent(reason): inconsistency = reason
+                }
                 return response
             case let .nonSuccess(error):
                 throw .endpoint(error)

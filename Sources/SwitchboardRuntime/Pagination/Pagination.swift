@@ -7,17 +7,38 @@ public struct Pagination<Request: Sendable, Response: Sendable, Item: Sendable>:
     /// The request's cursor as text (`nil` for the first page), which lets a sequence notice
     /// a server that hands out a cursor twice and would otherwise page for ever.
     public let cursor: @Sendable (Request) -> String?
-    /// The request for the page after `response`, or `nil` when `response` is the last page.
-    public let nextRequest: @Sendable (_ request: Request, _ response: Response) -> Request?
+    /// What follows `response`, the answer to `request`: the next page's request, the end,
+    /// or a response that says more pages follow without a cursor to fetch them.
+    public let continuation: @Sendable (_ request: Request, _ response: Response) -> PageContinuation<Request>
 
-    /// Describes how an endpoint pages.
+    /// The request for the page after `response`, or `nil` when no page can follow it (the
+    /// last page, or an inconsistent response: see ``continuation``).
+    public func nextRequest(_ request: Request, _ response: Response) -> Request? {
+        if case let .next(next) = continuation(request, response) { return next }
+        return nil
+    }
+
+    /// Describes how an endpoint pages, telling the last page from one that cannot be
+    /// followed (what generated code uses).
+    public init(
+        items: @escaping @Sendable (Response) -> [Item],
+        cursor: @escaping @Sendable (Request) -> String?,
+        continuation: @escaping @Sendable (_ request: Request, _ response: Response) -> PageContinuation<Request>
+    ) {
+        self.items = items
+        self.cursor = cursor
+        self.continuation = continuation
+    }
+
+    /// Describes how an endpoint pages: `nextRequest` gives the request for the page after
+    /// `response`, or `nil` when `response` is the last page.
     public init(
         items: @escaping @Sendable (Response) -> [Item],
         cursor: @escaping @Sendable (Request) -> String?,
         nextRequest: @escaping @Sendable (_ request: Request, _ response: Response) -> Request?
     ) {
-        self.items = items
-        self.cursor = cursor
-        self.nextRequest = nextRequest
+        self.init(items: items, cursor: cursor) { request, response in
+            nextRequest(request, response).map { .next($0) } ?? .last
+        }
     }
 }

@@ -19,14 +19,14 @@ public enum Numbers {
         Pagination(
             items: { response in response.numbers },
             cursor: { request in Int64Codec.isDefault(request.after) ? nil : request.after.parameterText },
-            nextRequest: { request, response in
-                guard response.more == true else { return nil }
-                guard let item = response.numbers.last else { return nil }
+            continuation: { request, response in
+                guard response.more == true else { return .last }
+                guard let item = response.numbers.last else { return .inconsistent("`more` says more pages follow, but the page has no items to take the next cursor from") }
                 let cursor = item.number
-                guard !Int64Codec.isDefault(cursor) else { return nil }
+                guard !Int64Codec.isDefault(cursor) else { return .inconsistent("`more` says more pages follow, but the page's last item gives no `number`") }
                 var next = request
                 next.after = cursor
-                return next
+                return .next(next)
             }
         )
     }
@@ -36,11 +36,11 @@ public enum Numbers {
         Pagination(
             items: { response in response.numbers },
             cursor: { request in request.token.flatMap { BytesCodec.isDefault($0) ? nil : $0.parameterText } },
-            nextRequest: { request, response in
-                guard let cursor = response.nextToken, !BytesCodec.isDefault(cursor) else { return nil }
+            continuation: { request, response in
+                guard let cursor = response.nextToken, !BytesCodec.isDefault(cursor) else { return .last }
                 var next = request
                 next.token = cursor
-                return next
+                return .next(next)
             }
         )
     }

@@ -1,0 +1,57 @@
+import Foundation
+import SwitchboardEmitter
+import SwitchboardSchema
+import Testing
+
+/// A paged rpc in, exact Swift out: what follows a page, with and without a `more` flag.
+@Suite struct PaginationSnippetTests {
+    static let schema = """
+        package demo
+        message Item { 1 id: string }
+        message ListRequest { 1 after: string?  2 limit: uint32 }
+        message ListResponse { 1 items: [Item]  2 next: string?  3 more: bool }
+        service Items {
+          auth none
+          rpc list(ListRequest) -> ListResponse {
+            GET "/v1/items?after={after}&limit={limit}"
+            paginate { cursor after  limit limit  items items  next next }
+          }
+          rpc listNewest(ListRequest) -> ListResponse {
+            GET "/v1/items/newest?after={after}&limit={limit}"
+            paginate { cursor after  limit limit  items items  next last.id  more more }
+          }
+        }
+        """
+
+    func itemsFile() throws -> String {
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "snippet.sb", text: Self.schema)])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions())
+        return try #require(files.first { $0.path == "ItemsService.swift" }?.contents)
+    }
+
+    @Test func withoutAMoreFlagAMissingCursorIsTheLastPage() throws {
+        #expect(try itemsFile().contains("""
+                        continuation: { request, response in
+                            guard let cursor = response.next, !StringCodec.isDefault(cursor) else { return .last }
+                            var next = request
+                            next.after = cursor
+                            return .next(next)
+                        }
+            """))
+    }
+
+    @Test func afterAMoreFlagAMissingCursorIsInconsistent() throws {
+        #expect(try itemsFile().contains("""
+                        continuation: { request, response in
+                            guard response.more else { return .last }
+                            guard let item = response.items.last else { return .inconsistent("`more` says more pages follow, but the page has no items to take the next cursor from") }
+                            let cursor = item.id
+                            guard !StringCodec.isDefault(cursor) else { return .inconsistent("`more` says more pages follow, but the page's last item gives no `id`") }
+                            var next = request
+                            next.after = cursor
+                            return .next(next)
+                        }
+            """))
+    }
+}
