@@ -11,13 +11,15 @@ switchboard_bin() {
 # (swift-package, swift-build; not our code, which runs in child processes whose failures
 # come back as exit 1) now and then dies by a signal on Linux (seen once in CI: a
 # segmentation fault in `swift package generate-sdk`, swiftlang/swift#87033's kind). Such a
-# death is retried once, and said so on stderr with the crashed thread's frames; any other
+# crash is retried once, and said so on stderr with the crashed thread's frames; any other
 # exit status, success or failure, is returned as it is.
 run_logged() {
   local log=$1 status=0
   shift
   "$@" >"$log" 2>&1 || status=$?
-  if [ "$status" -gt 128 ]; then
+  # Crash signals only (SIGILL 4, SIGTRAP 5, SIGABRT 6, SIGBUS 7, SIGSEGV 11): an interrupt,
+  # a kill or an exit status of its own is reported as it is.
+  if [[ "$status" =~ ^(132|133|134|135|139)$ ]]; then
     echo "  note: '$*' died by signal $((status - 128)) inside SwiftPM; running it once more. Its crash:" >&2
     { grep -A 12 "crashed" "$log" || tail -n 12 "$log"; } | sed 's/^/    /' >&2
     status=0

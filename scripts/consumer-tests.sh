@@ -21,7 +21,7 @@ trap 'cp "$work/rooms.sb" "$schema_file"; git -C "$app" checkout -q -- Sources/P
 failures=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
-flags=(-Xswiftc -warnings-as-errors)
+flags=("${SWIFT_BUILD_FLAGS[@]}")
 
 echo "consumer package (Examples/RoomsApp):"
 start=$(date +%s)

@@ -10,8 +10,8 @@ package protocol ChannelDelegate: AnyObject, Sendable {
     /// Bytes arrived (plaintext, past TLS); valid only during the call.
     func channelRead(_ bytes: UnsafeRawBufferPointer)
     /// Nothing more will be read: the peer closed (`reason` nil) or the stream failed. Once.
-    /// With TLS, a peer that closes TCP without close_notify, while the channel is open, is a
-    /// failure (``SocketChannel/uncleanShutdown``).
+    /// A ``SocketChannel`` with TLS reports a peer that ends TCP without close_notify, while
+    /// the channel is open, as a failure (``SocketChannel/uncleanShutdown``).
     func channelEnded(reason: String?)
     /// A write nobody awaited failed after it was queued; the channel is closing.
     func channelWriteFailed(_ reason: String)
@@ -87,6 +87,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// `closeAfterFlushing` came during the TLS handshake: what was written before it is
     /// still sent once the handshake completes, and the close follows.
     @exclusivity(unchecked) private var closeAfterHandshake = false
+    /// The delegate has heard that reading is over; nothing more is read or reported.
+    @exclusivity(unchecked) private var readEnded = false
+    /// An end that came while reading was paused (close_notify or a TLS failure among the
+    /// records of one read): the delegate hears it when it resumes reading.
+    @exclusivity(unchecked) private var deferredEnd: String??
 
     /// Wraps a connected socket (the channel owns it from now on, and makes it non-blocking),
     /// with `tls` to encrypt and decrypt, served by `loop`. Nothing is read until ``activate``.
@@ -237,10 +242,18 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
     }
 
-    /// The stream is over for reading: stop watching it for reads and tell the delegate once.
+    /// The stream is over for reading: stop watching it for reads and tell the delegate once,
+    /// now, or when it resumes reading if it has paused.
     private func end(reason: String?, delegate: any ChannelDelegate) {
         let first: Bool = lock.withLock {
-            guard wantsRead || interest.contains(.read) else { return false }
+            guard !readEnded else { return false }
+            guard wantsRead || interest.contains(.read) else {
+                // Paused in the middle of one read's records: dropped, this end would leave the
+                // delegate waiting, or let the peer's later FIN pass for a truncation.
+                if deferredEnd == nil { deferredEnd = .some(reason) }
+                return false
+            }
+            readEnded = true
             wantsRead = false
             updateInterest()
             return true
@@ -248,13 +261,21 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         if first { delegate.channelEnded(reason: reason) }
     }
 
-    /// Stops or resumes reading (backpressure); safe from any thread.
+    /// Stops or resumes reading (backpressure); safe from any thread. Resuming after an end
+    /// that came while paused reports that end, on the loop.
     package func setReading(_ on: Bool) {
-        lock.withLock {
-            guard state != .closed, wantsRead != on else { return }
+        let deferred: (reason: String?, delegate: any ChannelDelegate)? = lock.withLock {
+            if on, !readEnded, let reason = deferredEnd, let delegate {
+                deferredEnd = nil
+                readEnded = true
+                return (reason, delegate)
+            }
+            guard state != .closed, !readEnded, wantsRead != on else { return nil }
             wantsRead = on
             updateInterest()
+            return nil
         }
+        if let deferred { loop.execute { deferred.delegate.channelEnded(reason: deferred.reason) } }
     }
 
     /// Called with the lock held: watches for what is wanted now.

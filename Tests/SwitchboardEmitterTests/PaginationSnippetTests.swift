@@ -16,6 +16,10 @@ import Testing
             GET "/v1/items?after={after}&limit={limit}"
             paginate { cursor after  limit limit  items items  next next }
           }
+          rpc listPromised(ListRequest) -> ListResponse {
+            GET "/v1/items/promised?after={after}&limit={limit}"
+            paginate { cursor after  limit limit  items items  next next  more more }
+          }
           rpc listNewest(ListRequest) -> ListResponse {
             GET "/v1/items/newest?after={after}&limit={limit}"
             paginate { cursor after  limit limit  items items  next last.id  more more }
@@ -41,7 +45,19 @@ import Testing
             """))
     }
 
-    @Test func afterAMoreFlagAMissingCursorIsInconsistent() throws {
+    @Test func afterAMoreFlagAMissingResponseCursorIsInconsistent() throws {
+        #expect(try itemsFile().contains("""
+                        continuation: { request, response in
+                            guard response.more else { return .last }
+                            guard let cursor = response.next, !StringCodec.isDefault(cursor) else { return .inconsistent("`more` says more pages follow, but the response gives no `next`") }
+                            var next = request
+                            next.after = cursor
+                            return .next(next)
+                        }
+            """))
+    }
+
+    @Test func afterAMoreFlagAMissingItemCursorIsInconsistent() throws {
         #expect(try itemsFile().contains("""
                         continuation: { request, response in
                             guard response.more else { return .last }

@@ -81,6 +81,7 @@ import Testing
         var count = 0
         for try await _ in mock.listByTokenPages() { count += 1 }
         #expect(count == 1)
+        #expect(mock.listByTokenMock.callCount == 1)
     }
 
     @Test func aBytesTokenIsFollowedUntilItIsAbsentOrEmpty() async throws {

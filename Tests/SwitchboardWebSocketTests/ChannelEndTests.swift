@@ -195,31 +195,44 @@ struct ChannelEndTests {
         }
     }
 
-    /// A TLS server channel on its own end of `pair`, and a client engine that has finished
-    /// its handshake with it by hand over `pair[1]` (a blocking socket; reads time out).
-    func handshakenByHand(_ pair: [Int32], recorder: Recorder) async throws -> (server: SocketChannel, client: TLSEngine) {
+    /// A TLS server channel on its own end of `pair`, read by `delegate`, and a client
+    /// engine that has finished its handshake with it by hand over `pair[1]` (a blocking
+    /// socket; reads time out). The server channel is closed if the handshake fails.
+    func handshakenByHand(_ pair: [Int32], delegate: any ChannelDelegate) async throws -> (server: SocketChannel, client: TLSEngine) {
         let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
                                            privateKeyPath: await TestCertificates.file("good.key"))
         let serverSession = try #require(context.makeSession())
         let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
         let client = try TLSEngine(clientTrusting: trust, serverName: "localhost")
         let server = SocketChannel(descriptor: pair[0], loop: EventLoopGroup.shared.next(), tls: serverSession)
-        server.activate(delegate: recorder)
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        for _ in 0..<20 {
-            let step = client.handshake()
-            if step == .done { return (server, client) }
-            try #require(step == .wantInput, "client handshake: \(step)")
-            let output = client.takeOutput()
-            if !output.isEmpty { try #require(send(pair[1], output, output.count, 0) == output.count) }
-            let count = recv(pair[1], &buffer, buffer.count, 0)
-            try #require(count > 0, "the server answers the handshake")
-            buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        server.activate(delegate: delegate)
+        do {
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            for _ in 0..<20 {
+                let step = client.handshake()
+                if step == .done { return (server, client) }
+                try #require(step == .wantInput, "client handshake: \(step)")
+                let output = client.takeOutput()
+                if !output.isEmpty { try #require(send(pair[1], output, output.count, 0) == output.count) }
+                let count = recv(pair[1], &buffer, buffer.count, 0)
+                try #require(count > 0, "the server answers the handshake")
+                buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            }
+            throw IOFailure("the handshake did not finish in 20 steps")
+        } catch {
+            server.close()
+            throw error
         }
-        server.close()
-        throw IOFailure("the handshake did not finish in 20 steps")
+    }
+
+    /// Sends what `client` has sealed, then a FIN (not `close`: with the server's session
+    /// tickets unread that would send a reset instead).
+    func sendAndFinish(_ client: TLSEngine, on socket: Int32) throws {
+        let flight = client.takeOutput()
+        try #require(send(socket, flight, flight.count, 0) == flight.count)
+        _ = shutdown(socket, Int32(SHUT_WR))
     }
 
     /// Only close_notify says a TLS stream is whole: a peer that ends TCP without it may have
@@ -229,24 +242,62 @@ struct ChannelEndTests {
     @Test(arguments: [true, false])
     func aTLSPeerThatClosesWithoutCloseNotifyEndsTheChannelWithAReason(sendsCloseNotify: Bool) async throws {
         let pair = try socketPair()
+        defer { _ = close(pair[1]) }
         let recorder = Recorder()
-        let (server, client) = try await handshakenByHand(pair, recorder: recorder)
+        let (server, client) = try await handshakenByHand(pair, delegate: recorder)
         defer { server.close() }
         let message = Array("the last words".utf8)
         try #require(message.withUnsafeBytes { client.write($0) })
         if sendsCloseNotify { client.shutdown() }
-        let flight = client.takeOutput()
-        try #require(send(pair[1], flight, flight.count, 0) == flight.count)
-        // A FIN, not `close`: closing with the server's session tickets unread would send a
-        // reset instead.
-        _ = shutdown(pair[1], Int32(SHUT_WR))
-        defer { _ = close(pair[1]) }
+        try sendAndFinish(client, on: pair[1])
         let deadline = ContinuousClock.now + .seconds(30)
         while recorder.ended == nil && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(recorder.received == message)
         #expect(recorder.ended == .some(sendsCloseNotify ? nil : SocketChannel.uncleanShutdown))
+    }
+
+    /// Pauses its channel's reading on the first bytes, as a delegate under backpressure does.
+    final class PausingRecorder: ChannelDelegate, @unchecked Sendable {
+        let recorder = Recorder()
+        private let lock = NSLock()
+        private var channel: SocketChannel?
+        func pause(_ channel: SocketChannel) { lock.withLock { self.channel = channel } }
+        func channelRead(_ chunk: UnsafeRawBufferPointer) {
+            recorder.channelRead(chunk)
+            lock.withLock { channel }?.setReading(false)
+        }
+        func channelEnded(reason: String?) { recorder.channelEnded(reason: reason) }
+        func channelWriteFailed(_ reason: String) {}
+    }
+
+    /// A close_notify among the records of the read that paused the delegate is not lost: the
+    /// delegate hears the plain end when it resumes (before, it was dropped, and the FIN
+    /// behind it then read as a truncation).
+    @Test func aCloseNotifyThatArrivesWhilePausedEndsTheChannelOnResume() async throws {
+        let pair = try socketPair()
+        defer { _ = close(pair[1]) }
+        let pausing = PausingRecorder()
+        let (server, client) = try await handshakenByHand(pair, delegate: pausing)
+        defer { server.close() }
+        pausing.pause(server)
+        let message = Array("then goodbye".utf8)
+        try #require(message.withUnsafeBytes { client.write($0) })
+        client.shutdown()
+        try sendAndFinish(client, on: pair[1])
+        let deadline = ContinuousClock.now + .seconds(30)
+        while pausing.recorder.received.isEmpty && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(pausing.recorder.received == message)
+        #expect(pausing.recorder.ended == nil, "paused: the end waits")
+        server.setReading(true)
+        while pausing.recorder.ended == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(pausing.recorder.ended == .some(nil), "close_notify arrived: a plain end")
     }
 
     /// Hands the channel to `next` on its first read (as a server's upgrade hands it to the

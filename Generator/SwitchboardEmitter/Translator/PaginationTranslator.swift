@@ -42,7 +42,8 @@ struct PaginationTranslator {
         var moreName: String?
         if let more = pagination.moreField {
             let field = response.fields[more]
-            moreName = field.swiftName
+            // The schema's names, which the server's documentation uses, not the Swift ones.
+            moreName = field.name
             next.append(.line("guard response.\(field.swiftName)\(isOptional(field) ? " == true" : "") else { return .last }"))
         }
         /// A missing cursor ends the pages, unless a `more` flag has just said more follow:
@@ -65,7 +66,7 @@ struct PaginationTranslator {
             next.append(.line("guard let item = response.\(itemsField.swiftName).\(end) else { \(noCursor("the page has no items to take the next cursor from")) }"))
             owner = "item"
         }
-        let emptyCursor = owner == "item" ? "the page's \(end) item gives no `\(source.swiftName)`" : "the response gives no `\(source.swiftName)`"
+        let emptyCursor = owner == "item" ? "the page's \(end) item gives no `\(source.name)`" : "the response gives no `\(source.name)`"
         if isOptional(source) {
             next.append(.line("guard let cursor = \(owner).\(source.swiftName), !\(codec).isDefault(cursor) else { \(noCursor(emptyCursor)) }"))
         } else {
@@ -99,7 +100,9 @@ struct PaginationTranslator {
             }
             parts.append("the next cursor from the \(end) item's `\(schema.messages[item].fields[index].swiftName)`")
         }
-        if let more = pagination.moreField { parts.append("no further page when `\(response.fields[more].swiftName)` is false") }
+        if let more = pagination.moreField {
+            parts.append("no further page when `\(response.fields[more].swiftName)` is false, and a failure when it is true without a next cursor")
+        }
         return parts.joined(separator: ", ")
     }
 
@@ -132,7 +135,12 @@ struct PaginationTranslator {
             .function(SwiftFunction(
                 documentation: [
                     "Every page of `\(endpoint.swiftName)`, each fetched when the sequence is iterated, from `request`'s cursor on",
+                ] + (pagination.moreField == nil ? [
                     "(none for the first page); it ends after the last page, and throws the error of the first call that fails.",
+                ] : [
+                    "(none for the first page); it ends after the last page, and throws the error of the first call that fails",
+                    "(or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).",
+                ]) + [
                     "How pages follow: \(summary()).",
                 ],
                 access: access, signature: "func \(endpoint.swiftName)Pages", parameters: parameters,

@@ -17,7 +17,7 @@ public enum ChatRoom {
     /// `PUT /v1/chats/{chatId}/read`
     public static let markRead = EndpointDescriptor(rpcName: "signal.chat.ChatRoom/MarkRead", verb: "PUT", pathTemplate: "/v1/chats/{chatId}/read", auth: .account, isIdempotent: true, requestBodyType: ReadReceipt.self, errorStatusByGRPCCode: [7: 403, 8: 429, 16: 401], versions: 2...2, encoding: .json, requestType: ReadReceipt.self)
 
-    /// How `getHistory` pages: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
+    /// How `getHistory` pages: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false, and a failure when it is true without a next cursor.
     public static var getHistoryPagination: Pagination<ChatHistoryRequest, ChatHistoryResponse, ChatMessage> {
         Pagination(
             items: { response in response.messages },
@@ -249,8 +249,9 @@ extension ChatRoomService {
     }
 
     /// Every page of `getHistory`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
-    /// How pages follow: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails
+    /// (or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).
+    /// How pages follow: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false, and a failure when it is true without a next cursor.
     public func getHistoryPages(
         _ request: ChatHistoryRequest = ChatHistoryRequest(),
         pageSize: UInt32? = nil,

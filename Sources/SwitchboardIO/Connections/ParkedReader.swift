@@ -10,7 +10,8 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
     private var ended: String?
 
     /// Keeps at most `limit` bytes (a peer that says more before it is heard ends the
-    /// channel: ``endReason`` says so); `peerClosed` is the end reason when the peer closes.
+    /// channel: ``endReason`` says so); `peerClosed` is the end reason when the peer closes,
+    /// with or without TLS's close_notify.
     package init(limit: Int, peerClosed: String = "the peer closed the connection") {
         self.limit = limit
         self.peerClosed = peerClosed
@@ -31,7 +32,10 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
     }
 
     package func channelEnded(reason: String?) {
-        lock.withLock { ended = reason ?? peerClosed }
+        // A close without TLS's close_notify is still the peer closing: said in this reader's
+        // words, which name the moment, with the missing close_notify after.
+        let why = reason == SocketChannel.uncleanShutdown ? "\(peerClosed) (without TLS close_notify)" : reason ?? peerClosed
+        lock.withLock { ended = why }
     }
 
     package func channelWriteFailed(_ reason: String) {

@@ -79,7 +79,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
             self.sequence = sequence
         }
 
-        /// The next page, `nil` after the last one; throws the call's error and then ends.
+        /// The next page, `nil` after the last one; throws the call's error, or after a page
+        /// that promised more without a cursor ``TransportError/unexpectedResponse(_:)``, and
+        /// then ends.
         public mutating func next() async throws(RequestError<EndpointError>) -> Response? {
             if let inconsistency {
                 self.inconsistency = nil

@@ -11,13 +11,6 @@ public struct Pagination<Request: Sendable, Response: Sendable, Item: Sendable>:
     /// or a response that says more pages follow without a cursor to fetch them.
     public let continuation: @Sendable (_ request: Request, _ response: Response) -> PageContinuation<Request>
 
-    /// The request for the page after `response`, or `nil` when no page can follow it (the
-    /// last page, or an inconsistent response: see ``continuation``).
-    public func nextRequest(_ request: Request, _ response: Response) -> Request? {
-        if case let .next(next) = continuation(request, response) { return next }
-        return nil
-    }
-
     /// Describes how an endpoint pages, telling the last page from one that cannot be
     /// followed (what generated code uses).
     public init(

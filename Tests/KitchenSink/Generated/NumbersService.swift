@@ -14,7 +14,7 @@ public enum Numbers {
     /// `GET /numbers/by-token?after={after}&count={count}&token={token}`
     public static let listByToken = EndpointDescriptor(rpcName: "switchboard.test.Numbers/ListByToken", verb: "GET", pathTemplate: "/numbers/by-token?after={after}&count={count}&token={token}", auth: .none, responseBodyType: NumberPage.self, requestType: PageQuery.self)
 
-    /// How `list` pages: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false.
+    /// How `list` pages: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false, and a failure when it is true without a next cursor.
     public static var listPagination: Pagination<PageQuery, NumberPage, Numbered> {
         Pagination(
             items: { response in response.numbers },
@@ -132,8 +132,9 @@ extension NumbersService {
     }
 
     /// Every page of `list`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
-    /// How pages follow: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails
+    /// (or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).
+    /// How pages follow: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false, and a failure when it is true without a next cursor.
     public func listPages(
         _ request: PageQuery = PageQuery(),
         pageSize: Int32? = nil,
