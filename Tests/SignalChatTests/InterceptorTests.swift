@@ -69,6 +69,24 @@ import Testing
         #expect(calls.withLock { $0 } == 0)
     }
 
+    /// Refuses every call before it is sent, as one holding credentials does before it has any.
+    struct NoCredentialsYet: ClientInterceptor {
+        func intercept(
+            _ request: RPCRequest, next: @Sendable (RPCRequest) async throws(TransportError) -> RPCResponse
+        ) async throws(TransportError) -> RPCResponse {
+            throw .invalidRequest("no credentials yet for \(request.endpoint.rpcName)")
+        }
+    }
+
+    @Test func aClientInterceptorRefusesACallWithATransportErrorAndNothingIsSent() async {
+        let calls = Locked(0)
+        let server = InProcessTransport<Unauthenticated>(routes: TestUsernames().routes, interceptors: [CountingServer(calls: calls)])
+        let client = UsernamesClient(transport: server, interceptors: [NoCredentialsYet()])
+        let result = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: TestUsernames.known))
+        #expect(result.transportError == .invalidRequest("no credentials yet for signal.chat.Usernames/LookUpUsernameHash"))
+        #expect(calls.withLock { $0 } == 0)
+    }
+
     struct CountingServer: ServerInterceptor {
         let calls: Locked<Int>
         func intercept(

@@ -5,6 +5,10 @@
 /// Over gRPC the request travels as its message (``RPCRequest/message``) with the headers as
 /// metadata: header changes reach the server (header-bound fields included), changes to
 /// `path` or `body` do not.
+/// To refuse a call without sending it, answer for the transport (a status the endpoint
+/// declares, such as a 401, reaches the caller as its typed error) or throw a
+/// ``TransportError`` (``TransportError/invalidRequest(_:)`` for a call that must not go out,
+/// say without credentials yet), which reaches the caller as the result's failure.
 /// It runs inside the call's deadline: ``RPCCall`` stops waiting at the deadline however
 /// long an interceptor takes, so one that waits (a retry) should check
 /// ``RPCRequest/deadline`` first rather than sleep past it.
