@@ -202,7 +202,7 @@ let package = Package(
         .target(name: "PeerSupport", path: "Tests/PeerSupport"),
         .testTarget(
             name: "SignalChatTests",
-            dependencies: ["SignalChat", "SwitchboardRuntime", "SwitchboardChat"],
+            dependencies: ["SignalChat", "SwitchboardRuntime", "SwitchboardChat", "PeerSupport"],
             path: "Tests/SignalChatTests"
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 import SwitchboardRuntime
 import Testing
@@ -178,17 +179,21 @@ import Testing
 
     @Test func cancellationDuringTheWaitEndsTheCall() async {
         let transport = Scripted<Unauthenticated>([.failure(.notConnected), .success(Self.found)])
-        // The real sleep: cancelling the task must end the wait, and the call, at once.
-        let client = UsernamesClient(transport: transport, interceptors: [RetryInterceptor(policy: .init(backoff: RetryBackoff()), jitter: { 1.2 })])
-        let task = Task { await client.lookUpUsernameHash(lookUp) }
-        // Cancel once the first attempt failed, while the retry waits (at most 5 s of polling).
-        for _ in 0..<500 where transport.attempts.withLock({ $0 }) == 0 { try? await Task.sleep(for: .milliseconds(10)) }
+        // The real sleep, 4 s (the first backoff stretched), long enough that no scheduling
+        // delay lets the retry start before the cancellation: cancelling the task must end the
+        // wait, and the call, at once.
+        let client = UsernamesClient(transport: transport, interceptors: [RetryInterceptor(policy: .init(backoff: RetryBackoff()), jitter: { 4 })])
+        let task = Task { await client.lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(60))) }
+        // Cancel once the first attempt failed, while the retry waits.
+        _ = await eventually(within: .seconds(60)) { transport.attempts.withLock { $0 } > 0 }
         try? await Task.sleep(for: .milliseconds(50))
+        let cancelled = ContinuousClock.now
         task.cancel()
         let result = await task.value
         #expect(result.transportError == .cancelled)
-        // Past the 1.2 s wait: a retry that slept through the cancellation would have tried again.
-        try? await Task.sleep(for: .milliseconds(1500))
+        #expect(ContinuousClock.now - cancelled < .seconds(3), "the wait ended with the cancellation, not after it")
+        // Past the 4 s wait: a retry that slept through the cancellation would have tried again.
+        try? await Task.sleep(until: cancelled + .milliseconds(4500))
         #expect(transport.attempts.withLock { $0 } == 1)
     }
 }

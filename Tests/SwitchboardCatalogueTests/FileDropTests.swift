@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardCatalogue
 import SwitchboardRuntime
@@ -91,9 +92,9 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let transport = setup.transport(Unauthenticated.self, consumer: nil)
         let call = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([7])), options: Self.patient) }
         var submitted: FileDropTransport<Unauthenticated>.Record?
-        for _ in 0..<200 where submitted == nil {
+        _ = await eventually(within: .seconds(60)) {
             submitted = transport.records().first
-            if submitted == nil { try await Task.sleep(for: .milliseconds(10)) }
+            return submitted != nil
         }
         let record = try #require(submitted)
         #expect(record.state == .submitted)
@@ -114,7 +115,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         // The consumer may resubmit it as a new request, which is then served once.
         try setup.provider.start()
         let again = try transport.resubmit(try #require(transport.records().first))
-        for _ in 0..<500 where transport.records().first(where: { $0.id == again })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { transport.records().first(where: { $0.id == again })?.state == .answered }
         await setup.provider.stop()
         #expect(transport.records().first { $0.id == again }?.state == .answered)
         #expect(setup.handlers.served.current == [Data([7])])
@@ -136,9 +137,9 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         try Data("not json".utf8).write(to: folder.appendingPathComponent("20260101T000000000Z_bad_00000001.request.json"))
         let misplaced = #"{"id": "20260101T000000001Z_x_00000002", "spec": "x", "rpc": "signal.chat.ChatRoom/MarkRead", "verb": "PUT", "path": "/v1/chats/c/read", "headers": []}"#
         try Data(misplaced.utf8).write(to: folder.appendingPathComponent("20260101T000000001Z_x_00000002.request.json"))
-        for _ in 0..<500 where FileManager.default.fileExists(atPath: folder.appendingPathComponent("20260101T000000001Z_x_00000002.response.json").path) == false
-            || FileManager.default.fileExists(atPath: folder.appendingPathComponent(record.id + ".request.json").path) {
-            try await Task.sleep(for: .milliseconds(10))
+        _ = await eventually(within: .seconds(60)) {
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent("20260101T000000001Z_x_00000002.response.json").path)
+                && !FileManager.default.fileExists(atPath: folder.appendingPathComponent(record.id + ".request.json").path)
         }
         await setup.provider.stop()
         // The duplicate was taken (and refused), the misplaced one answered.
@@ -181,11 +182,11 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let read = try #require(transport.records().first)
         // Answered, never read: a copy dropped by hand, which nobody archives.
         let unread = try transport.resubmit(read)
-        for _ in 0..<1000 where transport.records().first(where: { $0.id == unread })?.state != .answered { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { transport.records().first(where: { $0.id == unread })?.state == .answered }
         // The same document dropped again under the unread one's id: refused as a duplicate,
         // and its claim does not stay behind (before, it did, for ever).
         try FileManager.default.copyItem(at: folder.appendingPathComponent(unread + ".served.json"), to: folder.appendingPathComponent(unread + ".request.json"))
-        for _ in 0..<1000 where FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path) { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { !FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path) }
         await setup.provider.stop()
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".request.json").path), "the duplicate was taken")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".claimed.json").path))
@@ -227,7 +228,7 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let ahead = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router,
                                      options: setup.options, clock: { Date().addingTimeInterval(8 * Self.day) })
         try ahead.start()
-        for _ in 0..<1000 where transport.records().contains(where: { $0.id == withdrawn.id }) { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { !transport.records().contains(where: { $0.id == withdrawn.id }) }
         await ahead.stop()
         #expect(!transport.records().contains { $0.id == withdrawn.id })
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardCatalogue
 import SwitchboardRuntime
@@ -75,7 +76,7 @@ import Testing
         let transport = setup.transport(Unauthenticated.self)
         let slow = Task { await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0xEE])), options: Self.patient) }
         // The slow request is in hand (claimed) before the next one arrives.
-        for _ in 0..<500 where !transport.records().contains(where: { $0.state == .claimed }) { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { transport.records().contains(where: { $0.state == .claimed }) }
         #expect(transport.records().contains { $0.state == .claimed }, "the slow request is in hand")
         let quick = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: CallOptions(timeout: .seconds(20)))
         #expect(quick.value?.uuid == "aci-2", "\(quick)")

@@ -121,10 +121,12 @@ struct GRPCConnectionLifecycleTests {
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
         defer { transport.close() }
         let client = UsernamesClient(transport: transport)
-        // The connection first, so every call below meets the server's limit.
-        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(500)))
+        // The connection first, so every call below meets the server's limit (long enough
+        // for its SETTINGS to have arrived on any machine).
+        _ = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(3)))
+        // Deadlines that every one of the calls reaches only after all have started.
         let calls = (0..<20).map { _ in
-            Task { await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(2))) }
+            Task { await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(8))) }
         }
         var timedOut = 0, refused = 0
         for call in calls {
@@ -150,7 +152,8 @@ struct GRPCConnectionLifecycleTests {
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
         defer { transport.close() }
         let client = UsernamesClient(transport: transport)
-        let first = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .milliseconds(300)))
+        // Long enough for the connection to open on any machine: the server never answers.
+        let first = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: CallOptions(timeout: .seconds(2)))
         #expect(first.transportError == .timeout)
         #expect(transport.connectionsOpened == 1)
         // The PING goes unanswered: the connection ends, and a later call connects anew.

@@ -112,7 +112,7 @@ struct GRPCEventTests {
         // Server-side end: the client hears it.
         subscriber.finish()
         #expect(await subscription.ended == "the server ended the subscription")
-        for _ in 0..<100 where subscriber.isOpen { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(within: .seconds(60)) { !subscriber.isOpen }
         #expect(!subscriber.isOpen)
         transport.close()
         await server.shutdown()
@@ -203,7 +203,7 @@ struct GRPCEventTests {
         subscription.cancel()
         let reason = await subscription.ended
         #expect(reason == "cancelled", "\(reason)")
-        for _ in 0..<100 where subscriber.isOpen { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(within: .seconds(60)) { !subscriber.isOpen }
         #expect(!subscriber.isOpen)
         #expect(await subscriber.push(try Self.push("late")) == nil)
         transport.close()

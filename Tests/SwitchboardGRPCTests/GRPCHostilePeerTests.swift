@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 @testable import SwitchboardHTTP2
@@ -117,7 +118,7 @@ struct GRPCHostilePeerTests {
             #expect(outcome.closed, "\(name): the server closes the connection")
         }
         // Every hostile connection is gone, and the server still answers a real client.
-        for _ in 0..<250 where server.connectionCount > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(within: .seconds(60)) { server.connectionCount == 0 }
         #expect(server.connectionCount == 0)
         let client = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
         #expect(try await UsernamesClient(transport: client).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([9])), options: CallOptions(timeout: .seconds(300))).get().uuid == "09")

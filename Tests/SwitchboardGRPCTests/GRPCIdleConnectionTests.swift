@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 import SwitchboardRuntime
@@ -20,7 +21,7 @@ struct GRPCIdleConnectionTests {
         let subscription = try await Self.retryingWhileGoingAway {
             try await busy.subscribe(toEventsOf: "signal.chat.Messages") { _ in .withhold(reason: "test") }
         }
-        for _ in 0..<300 where server.connectionCount > 1 { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(within: .seconds(60)) { server.connectionCount <= 1 }
         #expect(server.connectionCount == 1, "the idle connection was closed")
         try await Task.sleep(for: .seconds(1.5))
         #expect(server.connectionCount == 1, "the one with a stream open stays")

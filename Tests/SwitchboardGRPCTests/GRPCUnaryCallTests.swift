@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 import SwitchboardHTTP2
@@ -56,7 +57,7 @@ struct GRPCUnaryCallTests {
         transport.close()
         await server.shutdown()
         // Released on the loop once the socket is: a bounded wait.
-        for _ in 0..<300 where driver != nil { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { driver == nil }
         #expect(driver == nil, "a closed connection's driver is kept")
     }
 }

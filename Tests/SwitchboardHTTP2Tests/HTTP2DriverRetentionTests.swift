@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardHTTP2
 import SwitchboardIO
 import Testing
@@ -27,7 +28,7 @@ import Testing
             released = driver
             driver.start()
         }
-        for _ in 0..<200 where released != nil { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { released == nil }
         #expect(released == nil, "an ended connection's driver is held by a timer")
     }
 }

@@ -30,7 +30,7 @@ struct ConnectCancellationTests {
         let cancelled = ContinuousClock.now
         attempt.cancel()
         let outcome = await attempt.value
-        #expect(ContinuousClock.now - cancelled < .seconds(5), "the connect ran on after its task was cancelled")
+        #expect(ContinuousClock.now - cancelled < .seconds(20), "the connect ran on after its task was cancelled")  // its deadline is 30 s
         guard case let .failure(.io(reason)) = outcome else {
             Issue.record("a cancelled connect fails, got \(outcome)")
             if case let .success(descriptor) = outcome { _ = close(descriptor) }

@@ -60,17 +60,20 @@ struct EventLoopCoreTests {
         let loop = try EventLoop(name: "test-timers")
         let fired = Box<[Int]>([])
         let start = ContinuousClock.now
-        // Scheduled out of order, some from the loop itself, one cancelled.
-        loop.schedule(at: start + .milliseconds(60)) { fired.update { $0.append(3) } }
-        loop.schedule(at: start + .milliseconds(20)) { fired.update { $0.append(1) } }
-        let cancelled = loop.schedule(at: start + .milliseconds(30)) { fired.update { $0.append(99) } }
-        loop.execute { loop.schedule(at: start + .milliseconds(40)) { fired.update { $0.append(2) } } }
+        // Scheduled out of order, some from the loop itself, one cancelled. The gaps are wide
+        // enough that a loaded machine's scheduling delays cannot reorder the scheduling
+        // itself (the loop's own timer must exist before the later one fires, the cancel
+        // must come before its deadline).
+        loop.schedule(at: start + .milliseconds(700)) { fired.update { $0.append(3) } }
+        loop.schedule(at: start + .milliseconds(100)) { fired.update { $0.append(1) } }
+        let cancelled = loop.schedule(at: start + .milliseconds(1000)) { fired.update { $0.append(99) } }
+        loop.execute { loop.schedule(at: start + .milliseconds(400)) { fired.update { $0.append(2) } } }
         cancelled.cancel()
         #expect(await Self.eventually { fired.value.count == 3 })
         #expect(fired.value == [1, 2, 3])
         // Never early.
-        #expect(ContinuousClock.now - start >= .milliseconds(60))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(ContinuousClock.now - start >= .milliseconds(700))
+        try await Task.sleep(until: start + .milliseconds(1200))
         #expect(fired.value == [1, 2, 3])
         await loop.shutdown()
     }

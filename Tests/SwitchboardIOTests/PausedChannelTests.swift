@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardIO
 import Testing
 #if canImport(Glibc)
@@ -38,7 +39,7 @@ struct PausedChannelTests {
         #expect(recorder.reads.value == 0, "read while paused")
         // Resumed: the bytes, then the end, once.
         channel.setReading(true)
-        for _ in 0..<200 where recorder.ends.value == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        _ = await eventually(within: .seconds(60)) { recorder.ends.value != 0 }
         #expect(recorder.reads.value == 10)
         #expect(recorder.ends.value == 1)
         channel.close()

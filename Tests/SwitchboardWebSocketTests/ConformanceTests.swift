@@ -200,7 +200,7 @@ import Testing
             }
         }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(5), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(20), "\(elapsed)")  // a SYN left unanswered retries for minutes
     }
 
     @Test func connectingToAClosedPortFailsQuickly() async {

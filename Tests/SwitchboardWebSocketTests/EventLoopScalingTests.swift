@@ -41,8 +41,9 @@ struct EventLoopScalingTests {
             #expect(echoed == 300)
         }
         let during = try #require(Self.threadCount())
-        // 600 sockets, 2 loops: a thread per connection would have added 600.
-        #expect(during - before < 16, "threads grew from \(before) to \(during)")
+        // 600 sockets, 2 loops: a thread per connection would have added 600. The bound
+        // leaves room for threads the tests running beside this one start meanwhile.
+        #expect(during - before < 100, "threads grew from \(before) to \(during)")
         for client in clients { await client.close() }
         await first.close()
         await server.shutdown(timeout: .seconds(5))
