@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardChat
 import SwitchboardRuntime
@@ -47,8 +48,11 @@ import Testing
             to: server.url, credentials: .init(username: "aci-1", deviceID: 1, password: "pw"),
             options: .init(keepalive: nil, diagnostics: { d in diagnostics.withLock { $0.append(d) } }, maximumQueuedPushes: 8)
         ) { push in
-            // A slow handler: the queue behind it fills.
-            try? await Task.sleep(for: .milliseconds(100))
+            // A slow handler: busy until the queue behind it has overflowed, however long the
+            // server's burst takes to arrive.
+            _ = await eventually(within: .seconds(30)) {
+                diagnostics.withLock { $0.contains { if case .droppedPush = $0 { true } else { false } } }
+            }
             handled.withLock { $0.append(push.path) }
             return .ok
         }

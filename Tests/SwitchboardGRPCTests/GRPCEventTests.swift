@@ -141,8 +141,10 @@ struct GRPCEventTests {
         options.maximumQueuedPushBytes = 50_000
         let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
         let release = Locked(false)
+        let entered = Locked(false)
         let handled = Locked(0)
         let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in
+            entered.withLock { $0 = true }
             while !release.current { try? await Task.sleep(for: .milliseconds(10)) }
             handled.withLock { $0 += 1 }
             return .ok
@@ -151,12 +153,13 @@ struct GRPCEventTests {
         let subscriber = try #require(await iterator.next())
         let big = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data(repeating: 1, count: 20_000))
         // The first is in the handler; two more fit in 50,000 bytes; the other seven do not.
-        let first = Task { await subscriber.push(big, timeout: .seconds(20)) }
-        for _ in 0..<200 { try await Task.sleep(for: .milliseconds(10)) }
+        let first = Task { await subscriber.push(big, timeout: .seconds(60)) }
+        #expect(await eventually(within: .seconds(60)) { entered.current }, "the first push reached the handler")
         // Long enough that the two queued ones are answered after the release even on a
         // loaded machine (3 s once timed them out under the full parallel run).
-        let rest = (0..<9).map { _ in Task { await subscriber.push(big, timeout: .seconds(8)) } }
-        try await Task.sleep(for: .milliseconds(1000))
+        let rest = (0..<9).map { _ in Task { await subscriber.push(big, timeout: .seconds(12)) } }
+        // All nine reach the client (queued or dropped) before the handler is released.
+        try await Task.sleep(for: .seconds(3))
         release.withLock { $0 = true }
         var statuses = [await first.value]
         for push in rest { statuses.append(await push.value) }

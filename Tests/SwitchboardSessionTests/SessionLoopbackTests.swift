@@ -105,7 +105,8 @@ final class RecordingInbox: MessagesEventListener, @unchecked Sendable {
         for _ in 0..<5 where !mailbox.pending.isEmpty {
             #expect(await reach(.connected, session, clock: clock))
             guard let client = server.connectedClients.last else { break }
-            _ = await mailbox.deliver(to: client, ackTimeout: .seconds(2))
+            // Patient here: what is left must be acknowledged, however slow the machine.
+            _ = await mailbox.deliver(to: client, ackTimeout: .seconds(10))
         }
         server.stop()
 
