@@ -81,6 +81,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let handler: @Sendable (WebSocketConnection) async -> Void
     private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
     private let perAddress: PeerAddressLimit
+    /// How long a closed connection's socket lingers, when a test has lengthened it.
+    private let lingerOverride = LockedState<Duration?>(nil)
 
     /// How many connections the server holds now: handshakes, open connections, and closed
     /// ones whose sockets are not released yet.
@@ -193,6 +195,7 @@ public final class WebSocketServer: @unchecked Sendable {
             #else
             channel = SocketChannel(descriptor: descriptor, loop: loop)
             #endif
+            if let linger = lingerOverride.value { channel.setLingerTimeout(linger) }
             // The slots are the descriptor's: freed when it is closed, not when the connection
             // ends (a closing socket lingers for seconds, reading what its peer still sends),
             // so a peer closing connections by the hundred cannot hold descriptors nobody counts.
@@ -281,6 +284,13 @@ public final class WebSocketServer: @unchecked Sendable {
             let offered = subprotocol.map { HTTPFieldSyntax.isToken($0) && request.subprotocols.contains($0) } ?? true
             return offered && (try? HTTPFieldSyntax.check(headers)) != nil
         }
+    }
+
+    /// Sets how long the sockets of connections accepted from now on linger after a graceful
+    /// close (tests that must see a socket still counted; the default is
+    /// `SocketChannel.lingerTimeout`).
+    package func setLingerTimeout(_ timeout: Duration) {
+        lingerOverride.set(timeout)
     }
 
     /// Stops accepting and drops every open connection, and every upgrade in flight, at once.
