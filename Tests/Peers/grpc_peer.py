@@ -12,6 +12,7 @@ What a call does is chosen by its `x-test` metadata:
                   field of the response; otherwise that field says "ok <request bytes>"
   status:N:TEXT   fails with gRPC status N and message TEXT
   sleep:MS        sleeps MS milliseconds (or until the call ends), then answers
+  hold:MS         the same, logging an event with started=true when it begins
   wait            waits (10 s at most) until the client cancels
   big:N           answers with N bytes in the response's first bytes field
 Initial metadata `x-server: grpcio` and trailing metadata `x-request-size: <n>` go with
@@ -81,7 +82,9 @@ def make_handler(full_method, request_class, response_class):
                 status = next(s for s in grpc.StatusCode if s.value[0] == int(code))
                 log(event)
                 context.abort(status, text)
-            if test.startswith("sleep:"):
+            if test.startswith("sleep:") or test.startswith("hold:"):
+                if test.startswith("hold:"):
+                    log(dict(event, started=True))  # so the client knows the call holds its stream
                 end = time.monotonic() + int(test.split(":")[1]) / 1000
                 while time.monotonic() < end and context.is_active():
                     time.sleep(0.01)

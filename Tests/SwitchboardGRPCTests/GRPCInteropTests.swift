@@ -101,16 +101,17 @@ struct GRPCInteropTests {
         let usernames = UsernamesClient(transport: transport)
         // Connected (and the server's SETTINGS heard) first.
         _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])))
-        // The first call holds the server's only stream for 1.5 s; the second, with 3 s to
-        // live, waits for it and then tells the server what is left, not its 3 s.
+        // The first call holds the server's only stream for 1.5 s; the second, with 10 s to
+        // live, waits for it and then tells the server what is left, not its 10 s.
         let holding = Task {
             let started = ContinuousClock.now
-            _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:1500", timeout: .seconds(10)))
+            _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("hold:1500", timeout: .seconds(30)))
             return started
         }
-        try await Task.sleep(for: .milliseconds(200))
+        // Queued only once the first call has the stream (a fixed sleep could lose that race).
+        _ = await peer.event { $0.metadata["x-test"] == "hold:1500" && $0.started == true }
         let waitedFrom = ContinuousClock.now
-        let waited = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("queued", timeout: .seconds(3)))
+        let waited = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("queued", timeout: .seconds(10)))
         // The server holds the first call 1.5 s from when it arrived, after `started`.
         let heldUntil = await holding.value + .milliseconds(1500)
         #expect((try? waited.get()) != nil, "\(waited)")
@@ -120,7 +121,7 @@ struct GRPCInteropTests {
         // first call started rather than assumed, since on a loaded machine that call can reach
         // the stream late (a shorter wait, a looser bound).
         let wait = Double((heldUntil - waitedFrom).components.seconds) + Double((heldUntil - waitedFrom).components.attoseconds) / 1e18
-        #expect(remaining < 3 - wait + 0.4, "the server was told \(remaining) s of the 3 s after a wait of about \(wait) s")
+        #expect(remaining < 10 - wait + 0.4, "the server was told \(remaining) s of the 10 s after a wait of about \(wait) s")
         transport.close()
         await peer.stop()
     }
@@ -133,12 +134,12 @@ struct GRPCInteropTests {
         _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])))
         // Deadline: the server is told (grpc-timeout) and gives up with the client.
         let started = ContinuousClock.now
-        let late = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:5000", timeout: .seconds(1)))
+        let late = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.test("sleep:30000", timeout: .seconds(3)))
         #expect(late == .failure(.timeout))
-        #expect(ContinuousClock.now - started < .seconds(4), "well before the server's 5 s")
-        let slept = await peer.event { $0.metadata["x-test"] == "sleep:5000" }
+        #expect(ContinuousClock.now - started < .seconds(20), "well before the server's 30 s")
+        let slept = await peer.event { $0.metadata["x-test"] == "sleep:30000" }
         #expect(slept?.cancelled == true)
-        #expect((slept?.remaining ?? 99) <= 1.05 && (slept?.remaining ?? 0) > 0)
+        #expect((slept?.remaining ?? 99) <= 3.05 && (slept?.remaining ?? 0) > 0)
         // Cancellation: RST_STREAM(CANCEL) reaches the server.
         let call = Task { await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: Self.test("wait")) }
         // Cancelled once the server has it (a fixed sleep lost the race on a loaded machine).

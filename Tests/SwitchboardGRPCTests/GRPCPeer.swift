@@ -75,19 +75,21 @@ final class GRPCPeer: @unchecked Sendable {
         var started: Bool?
     }
 
-    /// What the server logged so far: one event per finished call, and one as a `wait` call starts.
+    /// What the server logged so far: one event per finished call, and one as a `wait` or `hold:` call starts.
     func loggedEvents() -> [Event] {
         guard let text = try? String(contentsOf: events, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)) }
     }
 
-    /// Waits (5 s at most) for an event that matches.
+    /// Waits (30 s at most) for an event that matches.
     func event(where matches: (Event) -> Bool) async -> Event? {
-        for _ in 0..<250 {
+        // 30 s on the wall clock: a loaded machine can keep the Python process waiting long.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
             if let found = loggedEvents().first(where: matches) { return found }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
+        return loggedEvents().first(where: matches)
     }
 
     /// Shared peers outlive every test: they end with the test process, whose exit closes their input.
