@@ -20,6 +20,15 @@ final class RecordingInbox: MessagesEventListener, @unchecked Sendable {
     func queueEmpty(context: EventContext) async throws {}
 }
 
+/// The real connector, to wherever the server listens now: each restart takes a fresh port,
+/// since the old one may be taken meanwhile by another test's socket.
+struct FollowingConnector: SessionConnector {
+    let url: Locked<URL>
+    func connect(credentials: ChatClient.Credentials, onPush: @escaping ChatConnection<Authenticated>.PushHandler) async throws(ChatConnectionError) -> any SessionLink {
+        try await ChatSessionConnector(url: url.current).connect(credentials: credentials, onPush: onPush)
+    }
+}
+
 /// The real session against the real mock server on loopback, with the server stopped and
 /// restarted 20 times during traffic. Retry timers run on a virtual clock that the test
 /// advances, so the run is quick and its timing deterministic.
@@ -42,10 +51,10 @@ final class RecordingInbox: MessagesEventListener, @unchecked Sendable {
 
     @Test func survivesTwentyServerRestartsDuringTraffic() async throws {
         var server = try ChatServer(routes: LoopbackMessages().routes)
-        let port = server.port
+        let serverURL = Locked(server.url)
         let clock = ManualClock()
         let invalidations = Locked(0)
-        let session = Session(connector: ChatSessionConnector(url: server.url), clock: clock, jitter: { 1.0 },
+        let session = Session(connector: FollowingConnector(url: serverURL), clock: clock, jitter: { 1.0 },
                               invalidateCaches: { invalidations.withLock { $0 += 1 } })
         let log = ChangeLog(session)
         let inbox = RecordingInbox()
@@ -99,7 +108,8 @@ final class RecordingInbox: MessagesEventListener, @unchecked Sendable {
             #expect(results.count == 10, "round \(round): no request hangs")
             for result in results { outcomes[result, default: 0] += 1 }
             _ = await delivery.value
-            server = try ChatServer(routes: LoopbackMessages().routes, port: port)
+            server = try ChatServer(routes: LoopbackMessages().routes)
+            serverURL.withLock { $0 = server.url }
         }
         // Drain what the restarts left unacknowledged.
         for _ in 0..<5 where !mailbox.pending.isEmpty {
