@@ -136,39 +136,13 @@ struct ChannelEndTests {
     /// more than one read.
     @Test func aRequestSentWithTheLastHandshakeFlightArrivesWhenTheTicketsCannotBeSent() async throws {
         let pair = try socketPair()
-        let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
-                                           privateKeyPath: await TestCertificates.file("good.key"))
-        let serverSession = try #require(context.makeSession())
-        let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
-        let client = try TLSEngine(clientTrusting: trust, serverName: "localhost")
         // The server's own loop, so the test can hold it while the client's last flight lands.
         let loop = try EventLoop(name: "ticket-test")
         defer { loop.shutdownBlocking() }
-        let server = SocketChannel(descriptor: pair[0], loop: loop, tls: serverSession)
-        defer { server.close() }
         let recorder = Recorder()
         let handshake = Collector()
-        server.activate(delegate: recorder) { handshake.channelEnded(reason: $0) }
-
-        // The client's side, by hand over a blocking socket (reads time out after 10 s).
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        var finished = false
-        for _ in 0..<20 where !finished {
-            let step = client.handshake()
-            if step == .done {
-                finished = true
-                break
-            }
-            try #require(step == .wantInput, "client handshake: \(step)")
-            let output = client.takeOutput()
-            if !output.isEmpty { try #require(send(pair[1], output, output.count, 0) == output.count) }
-            let count = recv(pair[1], &buffer, buffer.count, 0)
-            try #require(count > 0, "the server answers the handshake")
-            buffer.withUnsafeBytes { client.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-        }
-        try #require(finished)
+        let (server, client) = try await handshakenByHand(pair, delegate: recorder, loop: loop) { handshake.channelEnded(reason: $0) }
+        defer { server.close() }
         let request = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try #require(request.withUnsafeBytes { client.write($0) })
         let flight = client.takeOutput()   // Finished, then the request
@@ -195,17 +169,19 @@ struct ChannelEndTests {
         }
     }
 
-    /// A TLS server channel on its own end of `pair`, read by `delegate`, and a client
-    /// engine that has finished its handshake with it by hand over `pair[1]` (a blocking
-    /// socket; reads time out). The server channel is closed if the handshake fails.
-    func handshakenByHand(_ pair: [Int32], delegate: any ChannelDelegate) async throws -> (server: SocketChannel, client: TLSEngine) {
+    /// A TLS server channel on its own end of `pair`, read by `delegate` on `loop` (telling
+    /// `handshakeDone`), and a client engine that has finished its handshake with it by hand
+    /// over `pair[1]` (a blocking socket; reads time out). The server channel is closed if the
+    /// handshake fails.
+    func handshakenByHand(_ pair: [Int32], delegate: any ChannelDelegate, loop: EventLoop = EventLoopGroup.shared.next(),
+                          handshakeDone: (@Sendable (String?) -> Void)? = nil) async throws -> (server: SocketChannel, client: TLSEngine) {
         let context = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
                                            privateKeyPath: await TestCertificates.file("good.key"))
         let serverSession = try #require(context.makeSession())
         let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
         let client = try TLSEngine(clientTrusting: trust, serverName: "localhost")
-        let server = SocketChannel(descriptor: pair[0], loop: EventLoopGroup.shared.next(), tls: serverSession)
-        server.activate(delegate: delegate)
+        let server = SocketChannel(descriptor: pair[0], loop: loop, tls: serverSession)
+        server.activate(delegate: delegate, handshakeDone: handshakeDone)
         do {
             var timeout = timeval(tv_sec: 10, tv_usec: 0)
             _ = setsockopt(pair[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
