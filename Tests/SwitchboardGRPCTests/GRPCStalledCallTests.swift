@@ -312,6 +312,9 @@ struct GRPCStalledCallTests {
     @Test func aConnectionClosingAfterAnErrorKeepsItsSlotUntilReleased() async throws {
         var options = GRPCServerOptions()
         options.maximumConnectionsPerAddress = 2
+        // Long enough that no scheduling delay ends the lingers before the third connection is
+        // refused; the peer's own close ends them below.
+        options.http2.lingerAfterError = .seconds(60)
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
         var broken: [Int32] = []
         defer { for fd in broken { _ = close(fd) } }
@@ -331,7 +334,9 @@ struct GRPCStalledCallTests {
         var byte: UInt8 = 0
         #expect(recv(third, &byte, 1, 0) <= 0, "refused while the address's lingering sockets hold its share")
         _ = close(third)
-        // The lingers end (at most a few seconds): a newcomer is served again.
+        // The peer closes: the lingers end at once (not after 60 s), and a newcomer is served.
+        for fd in broken { _ = close(fd) }
+        broken = []
         var served = false
         deadline = ContinuousClock.now + .seconds(15)
         while !served && ContinuousClock.now < deadline {

@@ -307,7 +307,17 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     }
 
     package func channelEnded(reason: String?) {
-        guarded { ended(reason: reason) }
+        guarded {
+            // Over already, and reading on only so that the peer's late bytes meet no reset
+            // before it has read our GOAWAY (``HTTP2ConnectionOptions/lingerAfterError``): the
+            // peer has closed, so there is nothing left to protect, and its descriptor and
+            // connection slot are freed now rather than when the linger runs out.
+            if endedReason != nil {
+                channel.closeAfterFlushing(timeout: .seconds(1))
+                return
+            }
+            ended(reason: reason)
+        }
     }
 
     package func channelWriteFailed(_ reason: String) {
