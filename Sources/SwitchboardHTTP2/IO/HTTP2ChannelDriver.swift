@@ -49,6 +49,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var pingTimeoutTimer: LoopTimer?
     @exclusivity(unchecked) private var closeTimer: LoopTimer?
     @exclusivity(unchecked) private var idleTimer: LoopTimer?
+    /// Ends the reading on after an error or our GOAWAY (``HTTP2ConnectionOptions/lingerAfterError``).
+    @exclusivity(unchecked) private var lingerTimer: LoopTimer?
     /// Stream ids in use when the idle check last looked, and since when nothing changed.
     @exclusivity(unchecked) private var idleMarker: UInt64 = 0
     @exclusivity(unchecked) private var idleSince = ContinuousClock.now
@@ -308,15 +310,14 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     package func channelEnded(reason: String?) {
         guarded {
-            // Over already, and reading on only so that the peer's late bytes meet no reset
-            // before it has read our GOAWAY (``HTTP2ConnectionOptions/lingerAfterError``): the
-            // peer has closed, so there is nothing left to protect, and its descriptor and
-            // connection slot are freed now rather than when the linger runs out.
-            if endedReason != nil {
-                channel.closeAfterFlushing(timeout: .seconds(1))
-                return
-            }
             ended(reason: reason)
+            // The peer has closed (or writing failed): reading on after an error or our GOAWAY
+            // (``HTTP2ConnectionOptions/lingerAfterError``), so that the peer's late bytes meet
+            // no reset, has nothing left to protect. What is queued is still sent; the
+            // descriptor and connection slot go then, not when the linger runs out.
+            lingerTimer?.cancel()
+            lingerTimer = nil
+            channel.closeAfterFlushing(timeout: .seconds(1))
         }
     }
 
@@ -697,7 +698,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                 readingPaused = false
                 channel.setReading(true)
             }
-            _ = loop.schedule(after: options.lingerAfterError) { [channel] in channel.closeAfterFlushing(timeout: .seconds(1)) }
+            lingerTimer = loop.schedule(after: options.lingerAfterError) { [channel] in channel.closeAfterFlushing(timeout: .seconds(1)) }
         } else {
             channel.closeAfterFlushing(timeout: .seconds(1))
         }

@@ -39,9 +39,9 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     public var idleTimeout: Duration?
     /// How long a graceful close waits for open streams before closing anyway. Default 5 s.
     public var gracefulCloseTimeout: Duration = .seconds(5)
-    /// How long a connection that failed with a protocol error keeps reading (and dropping)
-    /// the peer's bytes before it closes, so its GOAWAY is not lost to a TCP reset; a peer
-    /// that closes first ends it at once. Default 500 ms.
+    /// How long a connection that ended after a protocol error or its own GOAWAY keeps
+    /// reading (and dropping) the peer's bytes before it closes, so its GOAWAY is not lost to
+    /// a TCP reset; a peer that closes first ends it at once. Default 500 ms.
     public var lingerAfterError: Duration = .milliseconds(500)
 
     /// The defaults.
