@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 @testable import SwitchboardHTTP2
@@ -177,6 +178,27 @@ struct GRPCConnectionLifecycleTests {
             return
         }
         #expect(reason.detail.contains("SETTINGS"))
+    }
+
+    /// After the server's GOAWAY the connection reads on for `lingerAfterError`, so the
+    /// client's late bytes meet no reset; once the client closes there is nothing left to
+    /// protect, and the server lets the connection go at once (it held it, and with it its
+    /// shutdown, until the linger ran out).
+    @Test func aClientThatClosesAfterTheGoAwayIsReleasedAtOnce() async throws {
+        var options = GRPCServerOptions()
+        options.http2.lingerAfterError = .seconds(60)
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        let patient = CallOptions(timeout: .seconds(120))
+        #expect(try await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: patient).get().uuid == "01")
+        #expect(server.connectionCount == 1)
+        let started = ContinuousClock.now
+        // GOAWAY; the client, with no call open, closes its connection on it.
+        let shutdown = Task { await server.shutdown(timeout: .seconds(120)) }
+        #expect(await eventually(within: .seconds(30)) { server.connectionCount == 0 }, "\(server.connectionCount) still held")
+        await shutdown.value
+        #expect(ContinuousClock.now - started < .seconds(30), "the shutdown waited for the 60 s linger")
+        transport.close()
     }
 
     @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {
