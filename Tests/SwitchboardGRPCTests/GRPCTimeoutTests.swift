@@ -80,4 +80,53 @@ import Testing
             #expect(Double(decodedNanoseconds - nanoseconds) <= Double(nanoseconds) / 100, "\(nanoseconds) ns gave \(text)")
         }
     }
+
+    /// The encoder against its definition written out plainly (three significant digits by
+    /// decimal arithmetic, units tried coarsest first by division), over every power of ten
+    /// and its neighbours, each unit's multiples, and a fixed pseudo-random spread.
+    @Test func encodingMatchesItsDefinition() {
+        func definition(_ nanoseconds: Int64) -> String {
+            let units: [(String, Int64)] = [("H", 3_600_000_000_000), ("M", 60_000_000_000), ("S", 1_000_000_000), ("m", 1_000_000), ("u", 1_000), ("n", 1)]
+            // Rounded up to three significant digits, in decimal text.
+            let digits = String(nanoseconds)
+            var rounded = nanoseconds
+            if digits.count > 3 {
+                let scale = (0..<(digits.count - 3)).reduce(Int64(1)) { product, _ in product * 10 }
+                let (steps, remainder) = nanoseconds.quotientAndRemainder(dividingBy: scale)
+                let up = (steps + (remainder == 0 ? 0 : 1)).multipliedReportingOverflow(by: scale)
+                rounded = up.overflow ? Int64.max : up.partialValue
+            }
+            for (unit, size) in units where rounded % size == 0 && rounded / size <= 99_999_999 {
+                return "\(rounded / size)\(unit)"
+            }
+            for (unit, size) in units.reversed() {
+                let count = rounded / size + (rounded % size == 0 ? 0 : 1)
+                if count <= 99_999_999 { return "\(count)\(unit)" }
+            }
+            return "99999999H"
+        }
+        var values: [Int64] = [1, 59, 60, 61, 3_599, 3_600, 3_601, Int64.max, Int64.max - 1]
+        var power: Int64 = 1
+        for _ in 0...18 {
+            values += [power - 1, power, power + 1, power * 3 + power / 7].filter { $0 > 0 && $0 < Int64.max / 4 }
+            power = power.multipliedReportingOverflow(by: 10).overflow ? power : power * 10
+        }
+        for size: Int64 in [1_000, 1_000_000, 1_000_000_000, 60_000_000_000, 3_600_000_000_000] {
+            values += ([1, 7, 99, 100, 101, 999, 1_000, 1_001, 99_999, 100_000_000] as [Int64]).compactMap { count in
+                let product = count.multipliedReportingOverflow(by: size)
+                return product.overflow ? nil : product.partialValue
+            }
+        }
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        for _ in 0..<5_000 {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            // Spread over magnitudes: a random mantissa at a random power of ten.
+            let magnitude = Int64(state % 16)
+            let scale = (0..<magnitude).reduce(Int64(1)) { product, _ in product * 10 }
+            values.append(max(1, Int64((state >> 8) % 1_000) * scale / 100 + Int64(state >> 40) % max(1, scale / 1_000)))
+        }
+        for nanoseconds in values {
+            #expect(GRPCTimeout.encode(.nanoseconds(nanoseconds)) == definition(nanoseconds), "\(nanoseconds) ns")
+        }
+    }
 }

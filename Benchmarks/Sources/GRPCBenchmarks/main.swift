@@ -9,14 +9,16 @@ import SwitchboardRuntime
 // The same `sendMessage` in one run over our two transports, the WebSocket chat connection to
 // ChatServer and gRPC (h2c) to our GRPCServer, both serving one generated handler, and over
 // grpc-swift 2 (its client and server on SwiftNIO, h2c) with swift-protobuf's messages.
-// One connection with 1 and with 64 calls in flight, and 100 connections at once. Six rounds,
-// one in each order of the three contenders, each contender starting once the last one's
-// connections are gone; each one's median round is reported. Prints Markdown.
+// One connection with 1 and with 64 calls in flight, and 100 connections at once. Twelve
+// rounds, each order of the three contenders twice, each contender starting once the last one's
+// connections are gone; each one's median round is reported, and the gRPC/WebSocket ratio
+// paired round by round (the two run within seconds of each other in every round, so drift in
+// the shared machine's load between rounds cancels). Prints Markdown.
 
 /// The orders of the three contenders (0: our WebSocket path, 1: our gRPC path, 2: grpc-swift).
 let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]]
-/// One round in each order.
-let rounds = orders.count
+/// Each order twice.
+let rounds = 2 * orders.count
 /// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured (a closed loop).
 let window = Span.window(warmUp: 0.1, measured: 0.5)
 let inFlight = 64
@@ -150,6 +152,8 @@ let scenarios: [(name: String, connections: Int, tasks: Int)] = [
 ]
 print("| Load | Transport | Requests/s | Median latency | p99 latency | Median latency vs grpc-swift 2 | vs our WebSocket path |")
 print("|---|---|---:|---:|---:|---:|---:|")
+/// Per load: our gRPC path's median latency over our WebSocket path's, round by round.
+var pairedRatios: [(load: String, ratios: [Double])] = []
 for scenario in scenarios {
     var webSocketRuns: [Run] = [], grpcRuns: [Run] = [], peerRuns: [Run] = []
     for round in 0..<rounds {
@@ -164,6 +168,7 @@ for scenario in scenarios {
             await settle()
         }
     }
+    pairedRatios.append((scenario.name, zip(grpcRuns, webSocketRuns).map { percentile($0.latencies, 0.5) / percentile($1.latencies, 0.5) }))
     let (webSocket, grpc, peer) = (medianRound(webSocketRuns), medianRound(grpcRuns), medianRound(peerRuns))
     let peerMedian = percentile(peer.latencies, 0.5), webSocketMedian = percentile(webSocket.latencies, 0.5)
     for (name, run) in [("grpc-swift 2 (GRPCClient → GRPCServer, NIO, h2c)", peer),
@@ -174,6 +179,13 @@ for scenario in scenarios {
         print("| \(scenario.name) | \(name)\(failures) | \(Int(run.rate)) | \(microseconds(median)) | \(microseconds(percentile(run.latencies, 0.99))) | "
               + String(format: "%.2f×", median / peerMedian) + " | " + String(format: "%.2f×", median / webSocketMedian) + " |")
     }
+}
+print("")
+print("| Load | Our gRPC path vs our WebSocket path, median latency, paired by round: median | lowest | highest |")
+print("|---|---:|---:|---:|")
+for (load, ratios) in pairedRatios {
+    let sorted = ratios.sorted()
+    print("| \(load) | " + String(format: "%.2f× | %.2f× | %.2f×", percentile(sorted, 0.5), sorted[0], sorted[sorted.count - 1]) + " |")
 }
 chatServer.stop()
 await grpcServer.shutdown()

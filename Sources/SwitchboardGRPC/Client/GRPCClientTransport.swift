@@ -93,7 +93,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         for attempt in 0..<2 {
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
-            let connection = try await openConnection(deadline: request.deadline)
+            // The usual case, the open connection, without an async call's frame.
+            let connection = if let ready = usableConnection { ready } else { try await connection(deadline: request.deadline) }
             let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head,
                                                    sharedMetadata: sharedMetadata, json: json).run()
             switch outcome {

@@ -29,10 +29,15 @@ public enum GRPCTimeout {
         let sum = nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000 + (attoseconds % 1_000_000_000 == 0 ? 0 : 1))
         let total = nanoseconds.overflow || sum.overflow ? Int64.max : sum.partialValue
         let rounded = roundedUp(total)
-        // Coarsest first: the shortest text for a value that a unit holds exactly.
-        for (unit, size) in units.reversed() where rounded % size == 0 && rounded / size <= maximum {
-            return text(rounded / size, unit: unit)
-        }
+        // Coarsest first: the shortest text for a value that a unit holds exactly. Unrolled
+        // with constant divisors (a multiply each), not a loop over a table: this runs for
+        // every call that has a deadline.
+        if let count = whole(rounded, in: 3_600_000_000_000) { return text(count, unit: UInt8(ascii: "H")) }
+        if let count = whole(rounded, in: 60_000_000_000) { return text(count, unit: UInt8(ascii: "M")) }
+        if let count = whole(rounded, in: 1_000_000_000) { return text(count, unit: UInt8(ascii: "S")) }
+        if let count = whole(rounded, in: 1_000_000) { return text(count, unit: UInt8(ascii: "m")) }
+        if let count = whole(rounded, in: 1_000) { return text(count, unit: UInt8(ascii: "u")) }
+        if let count = whole(rounded, in: 1) { return text(count, unit: UInt8(ascii: "n")) }
         // Finer units cannot hold it in eight digits: the finest that can, rounded up.
         for (unit, size) in units {
             let count = (rounded / size) + (rounded % size == 0 ? 0 : 1)
@@ -41,15 +46,30 @@ public enum GRPCTimeout {
         return text(Int64(maximum), unit: UInt8(ascii: "H"))
     }
 
+    /// `value` in units of `size`, if it is a whole number of them within eight digits.
+    @inline(__always)
+    private static func whole(_ value: Int64, in size: Int64) -> Int64? {
+        let (count, remainder) = value.quotientAndRemainder(dividingBy: size)
+        return remainder == 0 && count <= maximum ? count : nil
+    }
+
     /// `nanoseconds` rounded up to ``significantDigits`` significant digits (saturating).
     static func roundedUp(_ nanoseconds: Int64) -> Int64 {
-        var scale: Int64 = 1
+        // The scale is the power of ten that leaves the significant digits; found by
+        // multiplying the limit up, not by dividing the value (a division per digit).
         var limit: Int64 = 1
         for _ in 0..<significantDigits { limit *= 10 }
-        while nanoseconds / scale >= limit { scale *= 10 }
+        var scale: Int64 = 1
+        while nanoseconds >= limit {
+            scale *= 10
+            let (next, overflow) = limit.multipliedReportingOverflow(by: 10)
+            // Past Int64: every value is below the next limit.
+            if overflow { break }
+            limit = next
+        }
         guard scale > 1 else { return nanoseconds }
-        let steps = nanoseconds / scale + (nanoseconds % scale == 0 ? 0 : 1)
-        let product = steps.multipliedReportingOverflow(by: scale)
+        let (whole, remainder) = nanoseconds.quotientAndRemainder(dividingBy: scale)
+        let product = (whole + (remainder == 0 ? 0 : 1)).multipliedReportingOverflow(by: scale)
         return product.overflow ? Int64.max : product.partialValue
     }
 
