@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 import SwitchboardIO
@@ -10,10 +11,9 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct GRPCConnectBackoffTests {
     @Test func callsDuringTheBackoffFailAtOnceAndTheNextConnectSucceeds() async throws {
-        // A free port with nothing listening on it.
-        let probe = try TCPListener()
-        let port = probe.port
-        probe.close()
+        // A free port with nothing listening on it, outside the range other tests' sockets
+        // draw from, so none of them takes it before the server below binds it.
+        let port = FixedPorts.free()
         var options = GRPCClientOptions()
         options.connectBackoff = RetryBackoff(maximum: .seconds(2))
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: port, options: options)

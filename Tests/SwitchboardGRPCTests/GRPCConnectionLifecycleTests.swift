@@ -202,8 +202,10 @@ struct GRPCConnectionLifecycleTests {
     }
 
     @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {
-        let first = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
-        let port = first.port
+        // Outside the range other tests' sockets draw from: no one takes the port between
+        // the two servers, or listens on it after the second.
+        let port = FixedPorts.free()
+        let first = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), port: port)
         let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: port)
         let usernames = UsernamesClient(transport: transport)
         // Generous deadlines: on a loaded machine the endpoint's own 10 s can pass before the

@@ -13,7 +13,9 @@ struct GracefulShutdownTests {
 
     @Test func anUpgradeThatCompletesDuringShutdownIsClosedGoingAway() async throws {
         let served = ServedCount()
-        let server = try WebSocketServer(eventLoops: .dedicated(loopCount: 1)) { connection in
+        // Outside the range other tests' sockets draw from: once the listener closes, no one
+        // else listens on the port the probe below expects refused.
+        let server = try WebSocketServer(port: FixedPorts.free(), eventLoops: .dedicated(loopCount: 1)) { connection in
             served.add()
             for await _ in connection.messages {}
         }
