@@ -179,7 +179,7 @@ let package = Package(
             path: "Tests/SwitchboardGRPCTests"
         ),
         .testTarget(name: "SwitchboardHTTPSyntaxTests", dependencies: ["SwitchboardHTTPSyntax", "PeerSupport"], path: "Tests/SwitchboardHTTPSyntaxTests"),
-        .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardHTTP2Tests"),
+        .testTarget(name: "SwitchboardHTTP2Tests", dependencies: ["SwitchboardHTTP2", "SwitchboardIO", "PeerSupport", "AllocationCounter"], path: "Tests/SwitchboardHTTP2Tests"),
         .testTarget(
             name: "SwitchboardWebSocketTests",
             dependencies: ["SwitchboardWebSocket", "SwitchboardIO", "SwitchboardRuntime", "PeerSupport"],

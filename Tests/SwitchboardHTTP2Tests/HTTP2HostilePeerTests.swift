@@ -1,3 +1,4 @@
+import AllocationCounter
 import Foundation
 import PeerSupport
 @testable import SwitchboardHTTP2
@@ -142,6 +143,38 @@ import Testing
         let otherStream = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false)) + Self.frame(3, .continuation(fragment: [], endHeaders: true))
         #expect(try Self.connectionError(otherStream) == .protocolError)
         #expect(try Self.connectionError(Self.frame(1, .continuation(fragment: [], endHeaders: true))) == .protocolError)
+    }
+
+    /// Empty CONTINUATION frames cost the peer its control-frame budget, as other frames
+    /// that carry nothing do, and not only the per-block count.
+    @Test func emptyContinuationFramesSpendTheControlBudget() throws {
+        var flood = Self.frame(1, .headers(fragment: [0x82], endStream: false, endHeaders: false))
+        for _ in 0..<20 { flood += Self.frame(1, .continuation(fragment: [], endHeaders: false)) }
+        var server = Self.server { $0.controlFrameLimit = HTTP2RateLimit(burst: 10, perSecond: 1) }
+        let events = server.receive(flood)
+        #expect(Self.goAwayCode(try Self.answer(&server)) == .enhanceYourCalm)
+        #expect(events.failure?.reason.contains("empty CONTINUATION") == true, "\(String(describing: events.failure))")
+        // Within the budget, the same block is only limited by its count of frames (32).
+        #expect(try Self.connectionError(flood) == nil)
+    }
+
+    /// A header block spread over many CONTINUATION frames grows in place: the work of each
+    /// frame follows its own size, not the size of the block so far (counted in bytes the
+    /// core allocates, which does not depend on the machine's speed).
+    @Test func aGrowingHeaderBlockIsNotCopiedPerFrame() throws {
+        guard sb_allocation_counting_available() != 0 else { return }
+        let frameSize = 2_000, frames = 31
+        var bytes = Self.frame(1, .headers(fragment: ArraySlice(repeating: 0x82, count: frameSize), endStream: false, endHeaders: false))
+        for _ in 0..<frames { bytes += Self.frame(1, .continuation(fragment: ArraySlice(repeating: 0x82, count: frameSize), endHeaders: false)) }
+        var server = Self.server()
+        sb_allocation_counting_begin()
+        let events = server.receive(bytes)
+        let allocated = sb_allocation_counting_end()
+        #expect(events.failure == nil)
+        let total = frameSize * (frames + 1)
+        // Copying the block at every frame allocates about frames / 2 times the block (about
+        // 1 MB here); growing it, a few times the block.
+        #expect(allocated < 6 * total, "\(allocated) bytes allocated for a block of \(total)")
     }
 
     @Test func hpackBombs() throws {

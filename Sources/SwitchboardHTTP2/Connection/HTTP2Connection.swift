@@ -218,9 +218,10 @@ public struct HTTP2Connection: Sendable {
     }
 
     private mutating func handle(_ frame: consuming HTTP2Frame, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
-        if let block = headerBlock {
-            guard case let .continuation(fragment, endHeaders) = frame.payload, frame.streamID == block.streamID else {
-                throw HTTP2ProtocolViolation(.protocolError, "\(frame.type) on stream \(frame.streamID) inside a header block of stream \(block.streamID)")
+        // Only the id: a copy of the block held here would make the append below copy it all.
+        if let blockStreamID = headerBlock?.streamID {
+            guard case let .continuation(fragment, endHeaders) = frame.payload, frame.streamID == blockStreamID else {
+                throw HTTP2ProtocolViolation(.protocolError, "\(frame.type) on stream \(frame.streamID) inside a header block of stream \(blockStreamID)")
             }
             try continueHeaderBlock(fragment, endHeaders: endHeaders, at: now)
             return
@@ -317,6 +318,9 @@ public struct HTTP2Connection: Sendable {
 
     private mutating func continueHeaderBlock(_ fragment: ArraySlice<UInt8>, endHeaders: Bool, at now: ContinuousClock.Instant) throws(HTTP2ProtocolViolation) {
         guard var block = headerBlock else { return }
+        // Taken out while it grows, so the append extends it in place: with a second copy
+        // left in `headerBlock`, every CONTINUATION copied the whole block so far (quadratic).
+        headerBlock = nil
         block.continuations += 1
         guard block.continuations <= configuration.maxContinuationFrames else {
             throw HTTP2ProtocolViolation(.enhanceYourCalm, "a header block in more than \(configuration.maxContinuationFrames) CONTINUATION frames")
@@ -324,9 +328,10 @@ public struct HTTP2Connection: Sendable {
         guard block.fragment.count + fragment.count <= configuration.maxHeaderBlockSize else {
             throw HTTP2ProtocolViolation(.enhanceYourCalm, "a header block larger than \(configuration.maxHeaderBlockSize) bytes")
         }
+        // One that carries nothing and ends nothing costs work for no headers.
+        if fragment.isEmpty, !endHeaders { try spendControlBudget(at: now, on: "empty CONTINUATION") }
         block.fragment += fragment
         if endHeaders {
-            headerBlock = nil
             try completeHeaderBlock(block)
         } else {
             headerBlock = block

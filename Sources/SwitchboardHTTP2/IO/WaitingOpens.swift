@@ -15,9 +15,24 @@ struct WaitingOpens<Pending> {
         order.append(token)
     }
 
+    /// Tokens still held in the arrival order, given-up ones included (for tests).
+    var heldTokenCount: Int { order.count - head }
+
     /// Drops the stream `token` names; `false` if it is not waiting.
     mutating func remove(_ token: UInt64) -> Bool {
-        byToken.removeValue(forKey: token) != nil
+        guard byToken.removeValue(forKey: token) != nil else { return false }
+        // Given-up tokens otherwise leave only from the front, when a stream opens: a peer
+        // that never lets one open would make every deadline that passes leave one behind.
+        if byToken.isEmpty {
+            order.removeAll(keepingCapacity: true)
+            head = 0
+        } else if order.count - head > 2 * byToken.count + 1024 {
+            // Mostly given up: the waiting ones kept, in order. At least half the held
+            // tokens were dropped since the last rebuild, so the work is amortised.
+            order = order[head...].filter { byToken[$0] != nil }
+            head = 0
+        }
+        return true
     }
 
     /// The longest-waiting stream, taken out.
