@@ -79,6 +79,48 @@ import Testing
         }
     }
 
+    /// The head limits are options: a server behind a proxy that adds headers raises them,
+    /// and a client with the same options sends and reads such heads; a server that lowers
+    /// them answers 431 to what the defaults take.
+    @Test func handshakeHeadLimitsAreOptions() async throws {
+        let many = (0..<150).map { HTTPHeaderField(name: "X-Hop-\($0)", value: "v") }
+        let raised = HTTPHeadLimits(maximumSize: 32 * 1024, maximumHeaderCount: 200)
+        let roomy = try WebSocketServer(limits: .init(handshakeHeadLimits: raised)) { connection in
+            for await _ in connection.messages {}
+        }
+        defer { roomy.stop() }
+        let strict = try WebSocketServer(limits: .init(handshakeHeadLimits: HTTPHeadLimits(maximumSize: 300, maximumHeaderCount: 4))) { _ in }
+        defer { strict.stop() }
+        guard let roomyURL = URL(string: "ws://127.0.0.1:\(roomy.port)/"), let strictURL = URL(string: "ws://127.0.0.1:\(strict.port)/") else { return }
+        // The defaults refuse 150 fields before sending them.
+        await #expect(throws: WebSocketError.self) { _ = try await WebSocketClient.connect(to: roomyURL, options: .init(headers: many)) }
+        let connection = try await WebSocketClient.connect(to: roomyURL, options: .init(headers: many, connection: .init(handshakeHeadLimits: raised)))
+        #expect(connection.handshakeHeaders.count >= 3)
+        await connection.close()
+        // Over the raised server's own limits: 431, and a plain request's head is over 300 bytes.
+        let tooMany = Self.upgrade(extra: (0..<200).map { "X-\($0): v" })
+        #expect(try await Self.exchange(port: roomy.port, tooMany).hasPrefix("HTTP/1.1 431 "))
+        let plain = Self.upgrade(extra: ["User-Agent: " + String(repeating: "a", count: 300)])
+        #expect(try await Self.exchange(port: strict.port, plain).hasPrefix("HTTP/1.1 431 "))
+        // A plain client upgrade has five fields: one too many there.
+        await #expect(throws: WebSocketError.self) { _ = try await WebSocketClient.connect(to: strictURL) }
+        // The client's own limit on the 101 it reads: a server's answer is over 100 bytes.
+        let tight = WebSocketConnection.Options(handshakeHeadLimits: HTTPHeadLimits(maximumSize: 100, maximumHeaderCount: 100))
+        await #expect(throws: WebSocketError.self) { _ = try await WebSocketClient.connect(to: roomyURL, options: .init(connection: tight)) }
+    }
+
+    @Test func headsParseWithinTheGivenLimits() throws {
+        let fields = (0..<150).map { "X-\($0): v\r\n" }.joined()
+        let head = Array("GET / HTTP/1.1\r\n\(fields)\r\n".utf8)
+        #expect(throws: WebSocketError.self) { _ = try HTTPHead.parse(head) }
+        #expect(try HTTPHead.parse(head, limits: HTTPHeadLimits(maximumHeaderCount: 150))?.head.headers.count == 150)
+        let large = Array("GET / HTTP/1.1\r\nX: \(String(repeating: "a", count: 20_000))\r\n\r\n".utf8)
+        #expect(throws: WebSocketError.self) { _ = try HTTPHead.parse(large) }
+        #expect(try HTTPHead.parse(large, limits: HTTPHeadLimits(maximumSize: 32 * 1024))?.consumed == large.count)
+        // Without its end yet, a head already past the size is refused, not buffered on.
+        #expect(throws: WebSocketError.self) { _ = try HTTPHead.parse(Array(large.prefix(2_000)), limits: HTTPHeadLimits(maximumSize: 1_000)) }
+    }
+
     static func exchange(port: Int, _ request: [UInt8]) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {

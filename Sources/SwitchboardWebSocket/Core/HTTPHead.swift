@@ -5,10 +5,9 @@ public struct HTTPHead: Sendable, Hashable {
     /// The header fields in order, names as sent.
     public var headers: [HTTPHeaderField]
 
-    /// The largest head accepted; a peer that sends more is rejected, not buffered.
+    /// The default largest head (``HTTPHeadLimits/maximumSize``): 16 KiB.
     public static let maximumSize = 16 * 1024
-    /// The most header fields accepted: 100. A head of thousands of tiny fields would be kept
-    /// (as the connection's handshake headers) for the connection's life.
+    /// The default most header fields (``HTTPHeadLimits/maximumHeaderCount``): 100.
     public static let maximumHeaderCount = 100
 
     /// The first value of `name`, case-insensitively.
@@ -24,8 +23,10 @@ public struct HTTPHead: Sendable, Hashable {
     /// Parses a head from the start of `bytes`; `nil` until `\r\n\r\n` has arrived.
     /// Returns the head and the number of bytes it used; later bytes belong to the body or frames.
     /// `searchingFrom` skips what an earlier call looked at already (its `bytes.count - 3`),
-    /// so a head that arrives a byte at a time costs linear time, not quadratic.
-    public static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
+    /// so a head that arrives a byte at a time costs linear time, not quadratic. A head past
+    /// `limits` throws.
+    public static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0, limits: HTTPHeadLimits = .init()) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
+        let maximumSize = limits.maximumSize, maximumHeaderCount = limits.maximumHeaderCount
         let limit = min(bytes.count, maximumSize + 4)
         var end: Int?
         if limit >= 4 {

@@ -60,8 +60,9 @@ public enum WebSocketHandshake {
 
         /// Throws `invalidHTTP` if a header, a subprotocol or the path could not be sent
         /// as they are: a line break in a value would end the header and start another; and
-        /// if a header repeats one the handshake writes itself.
-        public func checkSendable() throws(WebSocketError) {
+        /// if a header repeats one the handshake writes itself; and if the request has more
+        /// header fields than `limits` allow (a server with the same limits would refuse it).
+        public func checkSendable(limits: HTTPHeadLimits = .init()) throws(WebSocketError) {
             guard HTTPFieldSyntax.isRequestTarget(path) else { throw .invalidHTTP("the path holds a space or control character") }
             guard HTTPFieldSyntax.isFieldValue(host) else { throw .invalidHTTP("the host holds a control character") }
             for subprotocol in subprotocols where !HTTPFieldSyntax.isToken(subprotocol) {
@@ -76,8 +77,8 @@ public enum WebSocketHandshake {
             }
             // Host, Upgrade, Connection, the key and the version, then the subprotocols' line.
             let fields = 5 + (subprotocols.isEmpty ? 0 : 1) + headers.count
-            guard fields <= HTTPHead.maximumHeaderCount else {
-                throw .invalidHTTP("\(fields) header fields; a server reading as this one does takes at most \(HTTPHead.maximumHeaderCount)")
+            guard fields <= limits.maximumHeaderCount else {
+                throw .invalidHTTP("\(fields) header fields; a server reading as this one does takes at most \(limits.maximumHeaderCount)")
             }
         }
 

@@ -54,7 +54,7 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
         }
         let parsed: (head: HTTPHead, consumed: Int)?
         do throws(WebSocketError) {
-            parsed = try HTTPHead.parse(received, searchingFrom: searched)
+            parsed = try HTTPHead.parse(received, searchingFrom: searched, limits: options.handshakeHeadLimits)
         } catch {
             // Answered, not dropped: a browser or a proxy in front then knows what went wrong
             // (RFC 6455 §4.2.1); a head past the limits is 431.
@@ -151,8 +151,11 @@ final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
     private var head: [UInt8] = []
     private var done: (@Sendable () -> Void)?
 
-    init(channel: any ByteChannel, done: @escaping @Sendable () -> Void) {
+    private let headLimits: HTTPHeadLimits
+
+    init(channel: any ByteChannel, headLimits: HTTPHeadLimits, done: @escaping @Sendable () -> Void) {
         self.channel = channel
+        self.headLimits = headLimits
         self.done = done
     }
 
@@ -162,9 +165,12 @@ final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
     }
 
     func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        head.append(contentsOf: bytes.prefix(max(0, HTTPHead.maximumSize + 4 - head.count)))
+        head.append(contentsOf: bytes.prefix(max(0, headLimits.maximumSize + 4 - head.count)))
         received += bytes.count
-        if (try? HTTPHead.parse(head)) != nil || received >= HTTPHead.maximumSize { answer() }
+        // Answered once the head is whole, or cannot be (malformed, or past the limits).
+        let read: Bool
+        do { read = try HTTPHead.parse(head, limits: headLimits) != nil } catch { read = true }
+        if read || received >= headLimits.maximumSize { answer() }
     }
 
     func channelEnded(reason: String?) { answer() }

@@ -72,7 +72,7 @@ public enum WebSocketClient {
         let loop: EventLoop
         if case let .group(group) = options.eventLoops { loop = group.next() } else { loop = EventLoopGroup.shared.next() }
         let channel = try await openChannel(endpoint, options: options, loop: loop, deadline: deadline)
-        let parked = ParkedReader(limit: HTTPHead.maximumSize, peerClosed: "the server closed the connection before the upgrade")
+        let parked = ParkedReader(limit: options.connection.handshakeHeadLimits.maximumSize, peerClosed: "the server closed the connection before the upgrade")
         channel.activate(delegate: parked, handshakeDone: nil)
         return WebSocketTransport(endpoint: endpoint, channel: channel, parked: parked)
     }
@@ -108,7 +108,7 @@ public enum WebSocketClient {
     private static func upgradeRequest(for endpoint: WebSocketEndpoint, options: Options) throws(WebSocketError) -> WebSocketHandshake.ClientRequest {
         let request = WebSocketHandshake.ClientRequest(host: endpoint.host, port: endpoint.port, path: endpoint.requestPath, isSecure: endpoint.isSecure,
                                                        headers: options.headers, subprotocols: options.subprotocols)
-        try request.checkSendable()
+        try request.checkSendable(limits: options.connection.handshakeHeadLimits)
         return request
     }
 
@@ -137,7 +137,7 @@ public enum WebSocketClient {
     /// Sends the upgrade request and reads the answer on the channel's loop, before `deadline`.
     static func handshake(_ channel: any ByteChannel, parked: ParkedReader?, request: WebSocketHandshake.ClientRequest, deadline: ContinuousClock.Instant,
                           options: Options, path: String) async throws(WebSocketError) -> WebSocketConnection {
-        let reader = ClientHandshake(request: request, channel: channel)
+        let reader = ClientHandshake(request: request, channel: channel, headLimits: options.connection.handshakeHeadLimits)
         let outcome = await reader.run(until: deadline, after: parked)
         switch outcome {
         case let .failure(error):
@@ -167,10 +167,12 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
     private var interimResponses = 0
     private var bodyLength = 0
     private let result = FirstResult<(HTTPHead, String?)>()
+    private let headLimits: HTTPHeadLimits
 
-    init(request: WebSocketHandshake.ClientRequest, channel: any ByteChannel) {
+    init(request: WebSocketHandshake.ClientRequest, channel: any ByteChannel, headLimits: HTTPHeadLimits) {
         self.request = request
         self.channel = channel
+        self.headLimits = headLimits
     }
 
     /// Sends the request and waits for the answer, at most until `deadline`.
@@ -218,7 +220,7 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
         while head == nil {
             let parsed: (head: HTTPHead, consumed: Int)?
             do throws(WebSocketError) {
-                parsed = try HTTPHead.parse(received, searchingFrom: searched)
+                parsed = try HTTPHead.parse(received, searchingFrom: searched, limits: headLimits)
             } catch {
                 channel.setReading(false)
                 result.offer(.failure(error))

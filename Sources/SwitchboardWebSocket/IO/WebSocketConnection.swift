@@ -48,12 +48,19 @@ public final class WebSocketConnection: @unchecked Sendable {
         /// side spends not reading (backpressure) does not count. ``WebSocketServer`` sets it
         /// from its ``WebSocketServer/Limits``.
         public var messageReceiveTimeout: Duration?
+        /// The largest opening-handshake head read from the peer (the 101 response on a
+        /// client, the upgrade request on a server), in bytes and in header fields; past
+        /// either the handshake fails. ``WebSocketServer`` sets it from its
+        /// ``WebSocketServer/Limits`` (and answers 431).
+        public var handshakeHeadLimits: HTTPHeadLimits
 
         /// Creates options. Defaults: a 5 s close timeout, 64 KiB reads, 8 MiB queued to send,
-        /// 4 MiB of received messages buffered, no idle timeout and no message timeout.
+        /// 4 MiB of received messages buffered, no idle timeout and no message timeout, and a
+        /// handshake head of 16 KiB and 100 fields at most.
         public init(configuration: WebSocketConnectionCore.Configuration = .init(), closeTimeout: Duration = .seconds(5), readChunkSize: Int = 64 * 1024,
                     deliversMessagesDirectly: Bool = false, maximumQueuedBytes: Int = 8 * 1024 * 1024, maximumBufferedBytes: Int = 4 * 1024 * 1024,
-                    idleTimeout: Duration? = nil, messageReceiveTimeout: Duration? = nil) {
+                    idleTimeout: Duration? = nil, messageReceiveTimeout: Duration? = nil, handshakeHeadLimits: HTTPHeadLimits = .init()) {
+            self.handshakeHeadLimits = handshakeHeadLimits
             self.idleTimeout = idleTimeout
             self.messageReceiveTimeout = messageReceiveTimeout
             self.configuration = configuration

@@ -37,11 +37,16 @@ public final class WebSocketServer: @unchecked Sendable {
         /// past it, its new connections are answered 503 like those past `maximumConnections`,
         /// so one host cannot take every slot. Raise it for clients behind one NAT.
         public var maximumConnectionsPerAddress: Int
+        /// The largest upgrade request read, in bytes and header fields; past either it is
+        /// answered 431. Raise it behind a proxy or CDN that adds headers.
+        public var handshakeHeadLimits: HTTPHeadLimits
 
         /// Defaults: 1,024 connections, 128 per address, 10 s to upgrade, 120 s of silence,
-        /// 30 s for one message.
+        /// 30 s for one message, an upgrade request of 16 KiB and 100 header fields.
         public init(maximumConnections: Int = 1024, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration? = .seconds(120),
-                    maximumConnectionsPerAddress: Int = 128, messageReceiveTimeout: Duration? = .seconds(30)) {
+                    maximumConnectionsPerAddress: Int = 128, messageReceiveTimeout: Duration? = .seconds(30),
+                    handshakeHeadLimits: HTTPHeadLimits = .init()) {
+            self.handshakeHeadLimits = handshakeHeadLimits
             self.messageReceiveTimeout = messageReceiveTimeout
             self.maximumConnections = maximumConnections
             self.handshakeTimeout = handshakeTimeout
@@ -111,6 +116,7 @@ public final class WebSocketServer: @unchecked Sendable {
         var options = options
         options.idleTimeout = limits.idleTimeout
         options.messageReceiveTimeout = limits.messageReceiveTimeout
+        options.handshakeHeadLimits = limits.handshakeHeadLimits
         self.options = options
         self.limits = limits
         perAddress = PeerAddressLimit(limit: limits.maximumConnectionsPerAddress)
@@ -176,7 +182,7 @@ public final class WebSocketServer: @unchecked Sendable {
             channel.whenReleased { [weak self] in
                 self?.connections.withLock { self?.refusing -= 1 }
             }
-            ServerRefusal(channel: channel) {}.start(timeout: min(limits.handshakeTimeout, .seconds(2)))
+            ServerRefusal(channel: channel, headLimits: limits.handshakeHeadLimits) {}.start(timeout: min(limits.handshakeTimeout, .seconds(2)))
         case .serve:
             let loop = eventLoopGroup.next()
             let channel: SocketChannel
