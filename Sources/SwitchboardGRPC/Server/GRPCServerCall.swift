@@ -250,7 +250,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             // The handlers read protobuf: a JSON request is transcoded through its generated type.
             if let type = route.endpoint.requestType {
                 do {
-                    body = try type.init(jsonUTF8Bytes: Array(message), options: JSONDecodingOptions()).serializedData()
+                    body = try type.init(jsonUTF8Bytes: Array(message), options: server.options.jsonDecoding).serializedData()
                 } catch {
                     answer(status: .invalidArgument, message: "the request is not \(type.protoMessageName) in JSON: \(error)")
                     return

@@ -52,6 +52,11 @@ public struct GRPCServerOptions: Sendable {
     }
     /// The loops connections run on. Default: the process's shared group.
     public var eventLoops: EventLoopGroup = .shared
+    /// How an `application/grpc+json` request is read into its generated type (which the
+    /// handlers take). Default: unknown fields ignored, as a JSON body over the WebSocket
+    /// path is read (so a client on a newer schema is still served), nesting at most 100
+    /// deep, `Any` resolved through the shared registry.
+    public var jsonDecoding = JSONDecodingOptions(ignoreUnknownFields: true)
 
     /// The defaults: h2c, 4 MiB messages, 1,024 connections.
     public init() {}
