@@ -50,32 +50,35 @@ final class LargeMessageOffload: @unchecked Sendable {
     /// Handles `message` now, or after those queued before it.
     func receive(_ message: ReceivedWebSocketMessage) {
         let size = message.payload.count + Self.perMessageCost
-        let (offload, pausing): (Bool, Bool) = lock.withLock {
-            guard queued > 0 || message.payload.count > Self.inlineLimit else { return (false, false) }
+        let offload: Bool = lock.withLock {
+            guard queued > 0 || message.payload.count > Self.inlineLimit else { return false }
             queued += 1
             queuedBytes += size
-            guard !isPaused, queuedBytes > maximumQueuedBytes || queued > Self.maximumQueuedMessages else { return (true, false) }
+            guard !isPaused, queuedBytes > maximumQueuedBytes || queued > Self.maximumQueuedMessages else { return true }
             isPaused = true
-            return (true, true)
+            // Applied under the lock, as the resume below is: applied after it, a resume
+            // from the queue in between would leave reading paused for good with
+            // `isPaused` false. (`pause` never calls back into this offload: the gate and
+            // the channel only change what the loop watches.)
+            pause(true)
+            return true
         }
         guard offload else {
             handle(message)
             return
         }
-        if pausing { pause(true) }
         // Its own storage, unless it is the large one (which has a buffer of its own anyway).
         let kept = message.payload.count > Self.inlineLimit ? message : ReceivedWebSocketMessage(isText: message.isText, payload: ArraySlice(Array(message.payload)))
         let queue = lock.withLock { self.queue }
         queue.async { [self] in
             handle(kept)
-            let resuming: Bool = lock.withLock {
+            lock.withLock {
                 queued -= 1
                 queuedBytes -= size
-                guard isPaused, queuedBytes <= maximumQueuedBytes / 2, queued <= Self.maximumQueuedMessages / 2 else { return false }
+                guard isPaused, queuedBytes <= maximumQueuedBytes / 2, queued <= Self.maximumQueuedMessages / 2 else { return }
                 isPaused = false
-                return true
+                pause(false)
             }
-            if resuming { pause(false) }
         }
     }
 

@@ -27,6 +27,33 @@ import Testing
         #expect(pauses.current == [true, false], "resumed once drained")
     }
 
+    /// A resume from the decode queue that lands between the pause being decided and being
+    /// applied must not leave reading paused for good (found by review). Here the pause
+    /// itself lets the stuck decode finish and waits (up to a second) for its resume, which
+    /// is the window made wide: applied outside the lock, the pause landed after the resume.
+    @Test func aResumeCrossingAPauseLeavesReadingOn() async throws {
+        let pauses = Locked<[Bool]>([])
+        let release = DispatchSemaphore(value: 0)
+        let resumed = DispatchSemaphore(value: 0)
+        let offload = LargeMessageOffload(maximumQueuedBytes: 200_000, pause: { paused in
+            if paused {
+                release.signal()
+                _ = resumed.wait(timeout: .now() + 1)
+            } else {
+                resumed.signal()
+            }
+            pauses.withLock { $0.append(paused) }
+        }) { message in
+            if message.payload.first == 1 { _ = release.wait(timeout: .now() + 30) }
+        }
+        // 150 KB held by a stuck decode: under the limit. Then 60 KB more: over it, so reading
+        // pauses; once the first is decoded 60 KB is under half, so reading resumes.
+        offload.receive(ReceivedWebSocketMessage(isText: false, payload: ArraySlice([UInt8](repeating: 1, count: 150_000))))
+        offload.receive(ReceivedWebSocketMessage(isText: false, payload: ArraySlice([UInt8](repeating: 2, count: 60_000))))
+        await offload.waitUntilIdle()
+        #expect(pauses.current == [true, false], "reading must end up on")
+    }
+
     /// Empty frames behind a costly message: each counts for its bookkeeping, their number is
     /// capped, and none keeps the read buffer it was sliced from alive.
     @Test func emptyMessagesBehindACostlyOneAreCountedAndCopied() async throws {

@@ -275,6 +275,24 @@ import Testing
         await session.shutDown()
     }
 
+    /// A hostile `Retry-After` is held no longer than the backoff holds a server's word (an
+    /// hour): the reconnect after it is not parked for 31 years (found by review).
+    @Test func anAbsurdRetryAfterHoldsTheReconnectForAnHourAtMost() async throws {
+        let clock = ManualClock()
+        let connector = FakeConnector([.fail(.retryLater(retryAfter: .seconds(999_999_999)))])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(3_599))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(connector.attempts.current == 1, "the hour is held")
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .connected })
+        #expect(connector.attempts.current == 2)
+        await session.shutDown()
+    }
+
     /// A push that arrives before the app set its handler is answered as failed (500), which
     /// the server keeps for a later connection; 404 would have acknowledged it as handled.
     @Test func aPushBeforeTheHandlerIsSetIsNotAcknowledged() async throws {

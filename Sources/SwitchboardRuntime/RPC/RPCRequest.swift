@@ -119,16 +119,24 @@ public struct RPCResponse: Sendable, Hashable {
         return String(attoseconds > 0 ? seconds + 1 : seconds)
     }
 
-    /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now`.
+    /// The longest `Retry-After` taken as said: about 68 years (`Int32.max` seconds). A longer
+    /// one reads as this, so that a deadline computed from it stays within what clocks and
+    /// `Task.sleep` accept (a value near `Int.max` seconds traps there).
+    public static let maximumRetryAfter = Duration.seconds(Int(Int32.max))
+
+    /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now`; at
+    /// most ``maximumRetryAfter``.
     public func retryAfter(now: Date = Date()) -> Duration? {
         guard let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(text), seconds >= 0 { return .seconds(seconds) }
+        if let seconds = Int(text), seconds >= 0 { return min(.seconds(seconds), Self.maximumRetryAfter) }
+        // More digits than an Int holds: as long as can be said.
+        if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { return Self.maximumRetryAfter }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: text) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+        return min(.milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000))), Self.maximumRetryAfter)
     }
 }
 

@@ -192,7 +192,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 return
             }
             onAccept?(self)
-            if let retryAfter { retryNotBefore = clock.now.advanced(by: retryAfter) }
+            // Held no longer than the backoff itself holds a server's word (an hour by
+            // default): a hostile `Retry-After: 999999999` must not park a reconnect for years.
+            if let retryAfter { retryNotBefore = clock.now.advanced(by: min(retryAfter, configuration.backoff.maximumServerDelay)) }
             var previous = step.from
             for (index, state) in step.entered.enumerated() {
                 // A state entered on the way (DISCONNECTED before OFFLINE) is published too.
