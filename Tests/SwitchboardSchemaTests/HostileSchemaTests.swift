@@ -228,6 +228,66 @@ import Darwin
         #expect(refused.renderedDiagnostics.contains("more than 1000 reserved entries"), "\(refused.renderedDiagnostics.prefix(500))")
     }
 
+    /// A package (or type) name of thousands of dotted parts is refused with one diagnostic:
+    /// every declaration carries its package's full name (found by review).
+    @Test func dottedNamesHaveABoundedNumberOfParts() {
+        let longest = (0..<Parser.maximumNameComponents).map { _ in "a" }.joined(separator: ".")
+        #expect(compile("package \(longest)\nmessage A { 1 x: string }\n").schema != nil)
+        let endless = (0..<50_000).map { _ in "a" }.joined(separator: ".")
+        let output = compile("package \(endless)\n" + String(repeating: "message A { 1 x: string }\n", count: 100))
+        #expect(output.schema == nil)
+        #expect(codes(output).filter { $0 == "identifier-too-long" }.count == 1, "\(codes(output).prefix(3))")
+        #expect(output.renderedDiagnostics.contains("50000 dotted parts"))
+        let typeName = compile("package hostile\nmessage A { 1 x: \(endless).B }\n")
+        #expect(codes(typeName).contains("identifier-too-long"))
+    }
+
+    /// Duplicate declarations on one line of megabytes: each "already declared at" names a
+    /// line and column, counted from checkpoints rather than from the line's start (found by
+    /// review: 600,000 duplicates after 8 MB of blanks scanned 8 MB each).
+    @Test func positionsOnAHugeLineAreCountedFromCheckpoints() {
+        let padding = String(repeating: " ", count: 2_000_000)
+        let text = "package hostile" + padding + String(repeating: "message A{} ", count: 3_000)
+        let output = compile(text)
+        #expect(output.schema == nil)
+        #expect(codes(output).contains("duplicate-type-name"))
+        #expect(output.diagnostics.contains { $0.message.contains("already declared at hostile.sb:1:\(15 + padding.count + 8 + 1)") },
+                "\(output.diagnostics.first?.message ?? "")")
+    }
+
+    /// Line and column against a plain count, over text with multi-byte characters, long
+    /// and short lines and every line ending, at offsets around the checkpoints.
+    @Test func lineAndColumnAgreeWithAPlainCount() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "é", "日本", "🙂", " ", "\n", "\r\n", "\r", String(repeating: "x", count: 5_000), String(repeating: "ü", count: 3_000)]
+        for _ in 0..<4 {
+            var text = ""
+            for _ in 0..<60 { text += pieces.randomElement(using: &generator)! }
+            let file = SourceFile(path: "t.sb", text: text)
+            let bytes = Array(text.utf8)
+            var offsets = Array(stride(from: 0, through: bytes.count, by: 997))
+            for checkpoint in stride(from: 0, through: bytes.count, by: 4096) {
+                offsets += [checkpoint - 1, checkpoint, checkpoint + 1].filter { (0...bytes.count).contains($0) }
+            }
+            for offset in offsets + [bytes.count] {
+                // The plain count: lines and scalars from the start of the text.
+                var line = 1, column = 1, index = 0
+                while index < offset {
+                    let byte = bytes[index]
+                    if byte == 0x0A || (byte == 0x0D && (index + 1 == bytes.count || bytes[index + 1] != 0x0A)) {
+                        line += 1
+                        column = 1
+                    } else if byte & 0xC0 != 0x80 {
+                        column += 1
+                    }
+                    index += 1
+                }
+                let found = file.lineAndColumn(of: offset)
+                #expect(found.line == line && found.column == column, "offset \(offset) of \(bytes.count)")
+            }
+        }
+    }
+
     @Test func renamedTypesAndGeneratedMembersDoNotCollide() {
         // `Data` becomes `DataMessage`, which the schema also declares.
         let clash = compile("package hostile\nmessage Data { 1 a: string }\nmessage DataMessage { 1 b: string }\n")

@@ -8,6 +8,11 @@ public struct SourceFile: Sendable, Hashable {
     let utf8: [UInt8]
     /// Byte offsets at which each line starts.
     let lineStarts: [Int]
+    /// The Unicode scalars before every ``scalarCheckpointStride``-th byte: a column is
+    /// counted from the checkpoints, not from its line's start, so a diagnostic on a line of
+    /// megabytes (a hostile one-line file) costs a bounded scan, not the line's length.
+    let scalarCheckpoints: [Int]
+    static let scalarCheckpointStride = 4096
 
     /// Creates a source file from its display path and text.
     public init(path: String, text: String) {
@@ -15,14 +20,28 @@ public struct SourceFile: Sendable, Hashable {
         self.text = text
         utf8 = Array(text.utf8)
         var starts = [0]
+        var checkpoints: [Int] = []
+        checkpoints.reserveCapacity(utf8.count / Self.scalarCheckpointStride + 1)
+        var scalars = 0
         // A line ends at LF, CR LF, or a lone CR (old Mac files).
         for offset in utf8.indices {
+            if offset % Self.scalarCheckpointStride == 0 { checkpoints.append(scalars) }
             let byte = utf8[offset]
+            if byte & 0xC0 != 0x80 { scalars += 1 }
             if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && (offset + 1 == utf8.count || utf8[offset + 1] != UInt8(ascii: "\n"))) {
                 starts.append(offset + 1)
             }
         }
+        // A checkpoint for the end too, when it falls on a stride (an empty file's 0).
+        if utf8.count % Self.scalarCheckpointStride == 0 { checkpoints.append(scalars) }
         lineStarts = starts
+        scalarCheckpoints = checkpoints
+    }
+
+    /// The Unicode scalars before byte `offset` (at most `utf8.count`).
+    func scalarsBefore(_ offset: Int) -> Int {
+        let checkpoint = offset / Self.scalarCheckpointStride
+        return scalarCheckpoints[checkpoint] + Self.scalarCount(utf8, from: checkpoint * Self.scalarCheckpointStride, to: offset)
     }
 
     /// The 0-based index of the line holding byte `offset` (a binary search).
@@ -52,7 +71,7 @@ public struct SourceFile: Sendable, Hashable {
     public func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, utf8.count))
         let low = lineIndex(of: clamped)
-        return (low + 1, Self.scalarCount(utf8, from: lineStarts[low], to: clamped) + 1)
+        return (low + 1, scalarsBefore(clamped) - scalarsBefore(lineStarts[low]) + 1)
     }
 
     /// The Unicode scalars in `bytes[start..<end]`, counted by their lead bytes: no string is

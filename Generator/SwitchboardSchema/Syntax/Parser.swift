@@ -6,6 +6,9 @@
 public struct Parser {
     /// Deepest nesting of messages, and of type constructors, accepted.
     public static let maximumNesting = 32
+    /// The most dotted parts a package or type name may have: every declaration carries its
+    /// package's full name, so a name of thousands of parts would cost that much per type.
+    public static let maximumNameComponents = 32
 
     let tokens: [Token]
     /// The file the tokens come from, for the indentation of braces; `nil` in token-only tests.
@@ -186,10 +189,18 @@ public struct Parser {
     mutating func parseDottedName(_ what: String) -> [NameSyntax]? {
         guard let first = expectName(what) else { return nil }
         var components = [first]
+        var partCount = 1
+        // Read to its end whatever its length (one diagnostic, not one per part), kept only
+        // up to the limit.
         while current.kind == .dot {
             advance()
             guard let next = expectName("an identifier after '.'") else { return nil }
-            components.append(next)
+            partCount += 1
+            if partCount <= Self.maximumNameComponents { components.append(next) }
+        }
+        guard partCount <= Self.maximumNameComponents else {
+            diagnostics.error(.identifierTooLong, "\(what) of \(partCount) dotted parts; at most \(Self.maximumNameComponents) are allowed", at: first.location)
+            return nil
         }
         return components
     }
