@@ -41,7 +41,8 @@ public struct BridgeConfiguration: Sendable {
         guard let object = (try? JSONSerialization.jsonObject(with: json)) as? [String: Any] else {
             throw BridgeError(.badJSON, "the configuration is not a JSON object")
         }
-        let known: Set<String> = ["schema", "importPaths", "transport", "url", "credentials", "connectTimeoutMs", "requestTimeoutMs", "maxRequestBytes", "maxQueuedEvents"]
+        let known: Set<String> = ["schema", "importPaths", "transport", "url", "credentials", "connectTimeoutMs", "requestTimeoutMs", "maxRequestBytes", "maxRequestHeadBytes",
+                                  "maxHeaderLines", "maxQueuedEvents"]
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw BridgeError(.badConfiguration, "unknown configuration member '\(unknown)'")
         }
@@ -74,6 +75,7 @@ public struct BridgeConfiguration: Sendable {
             }
             self.credentials = ChatClient.Credentials(username: String(text[..<dot]), deviceID: device, password: String(text[text.index(after: colon)...]))
         }
+        // A whole number within `range` (milliseconds, bytes or a count).
         func milliseconds(_ name: String, range: ClosedRange<Int>) throws(BridgeError) -> Int? {
             guard let value = object[name] else { return nil }
             guard let number = value as? Int, range.contains(number) else {
@@ -84,6 +86,8 @@ public struct BridgeConfiguration: Sendable {
         if let value = try milliseconds("connectTimeoutMs", range: 1...600_000) { connectTimeout = .milliseconds(value) }
         if let value = try milliseconds("requestTimeoutMs", range: 1...3_600_000) { options.requestTimeout = .milliseconds(value) }
         if let value = try milliseconds("maxRequestBytes", range: 1...(64 << 20)) { options.maxRequestBytes = value }
+        if let value = try milliseconds("maxRequestHeadBytes", range: 1_024...(16 << 20)) { options.maxRequestHeadBytes = value }
+        if let value = try milliseconds("maxHeaderLines", range: 1...10_000) { options.maxHeaderLines = value }
         if let value = try milliseconds("maxQueuedEvents", range: 1...1_000_000) { options.maxQueuedEvents = value }
     }
 }

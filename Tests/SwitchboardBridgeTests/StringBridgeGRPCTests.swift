@@ -59,11 +59,27 @@ import Testing
         #"{"schema": "x", "transport": "carrier-pigeon", "url": "ws://127.0.0.1:1"}"#,
         #"{"schema": "x", "url": "ws://127.0.0.1:1", "credentials": "no-device"}"#,
         #"{"schema": "x", "url": "ws://127.0.0.1:1", "maxQueuedEvents": 0}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "maxRequestHeadBytes": 100}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "maxHeaderLines": 0}"#,
+        #"{"schema": "x", "url": "ws://127.0.0.1:1", "maxHeaderLines": "many"}"#,
         #"{"schema": "x", "url": "ws://127.0.0.1:1", "colour": "blue"}"#,
         #"[1, 2]"#,
         "",
     ]) func badConfigurationsAreTypedErrors(json: String) {
         #expect(throws: BridgeError.self) { try BridgeConfiguration(json: Data(json.utf8)) }
+    }
+
+    /// Every limit of the bridge is set from the C ABI's configuration too, not only from Swift.
+    @Test func theConfigurationSetsEveryLimit() throws {
+        let configuration = try BridgeConfiguration(json: Data(#"""
+            {"schema": "x", "url": "ws://127.0.0.1:1", "maxRequestBytes": 4096, "maxRequestHeadBytes": 2048,
+             "maxHeaderLines": 3, "maxQueuedEvents": 7, "requestTimeoutMs": 1500}
+            """#.utf8))
+        #expect(configuration.options.maxRequestBytes == 4096)
+        #expect(configuration.options.maxRequestHeadBytes == 2048)
+        #expect(configuration.options.maxHeaderLines == 3)
+        #expect(configuration.options.maxQueuedEvents == 7)
+        #expect(configuration.options.requestTimeout == .milliseconds(1500))
     }
 
     @Test func aSchemaThatDoesNotCompileOrAServerThatIsNotThereFailsToOpen() async throws {

@@ -8,8 +8,8 @@
  *
  * Every char * the library returns is a NUL-terminated UTF-8 string the caller owns and
  * must release with switchboard_free_string. Strings passed in must be UTF-8; the library
- * reads no further than a request's limits (the body's maxRequestBytes plus 64 KiB for the
- * rest), so a longer string is refused with a "tooLarge" error, not copied. Every function may be called from any
+ * reads no further than a request's limits (the body's maxRequestBytes plus maxRequestHeadBytes,
+ * 64 KiB by default, for the rest), so a longer string is refused with a "tooLarge" error, not copied. Every function may be called from any
  * thread, and from several threads at once; each call blocks its thread until it has an
  * answer. Call them from threads the host owns, not from inside Swift concurrency (from a
  * Swift task they answer an error document instead of blocking; close finishes in the
@@ -47,7 +47,8 @@ typedef struct switchboard_bridge switchboard_bridge;
  *    "url": "ws://127.0.0.1:8080",               ws(s):// for websocket, http(s):// for grpc
  *    "credentials": "user.1:password",           optional: opens the authenticated connection too
  *    "connectTimeoutMs": 10000, "requestTimeoutMs": 30000,
- *    "maxRequestBytes": 1048576, "maxQueuedEvents": 1000}
+ *    "maxRequestBytes": 1048576, "maxRequestHeadBytes": 65536,
+ *    "maxHeaderLines": 100, "maxQueuedEvents": 1000}
  * Returns NULL on failure and, if error is not NULL, sets *error to a JSON error document
  * the caller frees with switchboard_free_string.
  */
