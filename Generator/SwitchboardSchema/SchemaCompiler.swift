@@ -9,7 +9,7 @@ import Darwin
 public enum SchemaCompiler {
     /// The extension of schema files.
     public static let fileExtension = "sb"
-    /// The largest schema file read: 16 MiB. A larger one is an error, not read.
+    /// The default largest schema file read: 16 MiB (``SchemaLimits/maximumFileSize``). A larger one is an error, not read.
     public static let maximumFileSize = 16 << 20
 
     /// The result of compiling a schema.
@@ -67,7 +67,7 @@ public enum SchemaCompiler {
 
     /// Compiles in-memory files. Files are sorted by path first, so the result does not
     /// depend on the order they are given in.
-    public static func compile(files unsorted: [SourceFile], imports: [ImportableSchema] = []) -> Output {
+    public static func compile(files unsorted: [SourceFile], imports: [ImportableSchema] = [], limits: SchemaLimits = SchemaLimits()) -> Output {
         let files = unsorted.sorted { $0.path < $1.path }
         var diagnostics = DiagnosticCollector()
         guard !files.isEmpty else {
@@ -76,11 +76,11 @@ public enum SchemaCompiler {
         }
         var syntax: [FileSyntax] = []
         for (index, file) in files.enumerated() {
-            let (parsed, parseDiagnostics) = Parser.parse(file, fileIndex: index)
+            let (parsed, parseDiagnostics) = Parser.parse(file, fileIndex: index, limits: limits)
             syntax.append(parsed)
             diagnostics.append(contentsOf: parseDiagnostics)
         }
-        var validator = SchemaValidator(files: files, syntax: syntax, imports: imports)
+        var validator = SchemaValidator(files: files, syntax: syntax, imports: imports, limits: limits)
         let schema = validator.validate()
         diagnostics.append(contentsOf: validator.diagnostics.diagnostics)
         return Output(schema: diagnostics.hasErrors ? nil : schema, diagnostics: diagnostics.sorted, files: files)
@@ -103,13 +103,13 @@ public enum SchemaCompiler {
     ///
     /// Each import path is compiled once, after the paths it imports in turn; a cycle, two paths
     /// with one package, or an import path with errors is an error of this compile.
-    public static func compile(directory: URL, importPaths: [ImportPath]) -> Output {
+    public static func compile(directory: URL, importPaths: [ImportPath], limits: SchemaLimits = SchemaLimits()) -> Output {
         var diagnostics = DiagnosticCollector()
         // First the package each path declares and the packages it imports, from syntax alone.
         var paths: [String: (path: ImportPath, files: [SourceFile], imports: Set<String>)] = [:]
         for path in importPaths {
-            let (files, _) = readFiles(in: path.directory)
-            let syntax = files.enumerated().map { Parser.parse($1, fileIndex: $0).0 }
+            let (files, _) = readFiles(in: path.directory, limits: limits)
+            let syntax = files.enumerated().map { Parser.parse($1, fileIndex: $0, limits: limits).0 }
             guard let package = syntax.lazy.compactMap(\.packages.first).first?.name else {
                 diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) holds no schema with a 'package'", at: nil)
                 continue
@@ -144,7 +144,7 @@ public enum SchemaCompiler {
                 failed.insert(package)
                 return false
             }
-            let output = compile(files: entry.files, imports: Array(compiled.values))
+            let output = compile(files: entry.files, imports: Array(compiled.values), limits: limits)
             guard let schema = output.schema else {
                 diagnostics.error(.invalidImport, "the imported schema in \(entry.path.directory.relativePath) has errors; run 'switchboard lint \(entry.path.directory.relativePath)'", at: nil)
                 failed.insert(package)
@@ -154,7 +154,7 @@ public enum SchemaCompiler {
             return true
         }
         for package in paths.keys.sorted() { _ = compileImport(package) }
-        var output = compile(directory: directory, imports: Array(compiled.values))
+        var output = compile(directory: directory, imports: Array(compiled.values), limits: limits)
         if diagnostics.hasErrors {
             output.schema = nil
             // A package whose import path was given but failed is not "unknown": the advice to
@@ -167,13 +167,13 @@ public enum SchemaCompiler {
 
     /// Reads every `*.sb` file under `directory` (recursively) and compiles them.
     /// Paths in diagnostics and headers are `directory`'s last component plus the relative path.
-    public static func compile(directory: URL) -> Output {
-        compile(directory: directory, imports: [])
+    public static func compile(directory: URL, limits: SchemaLimits = SchemaLimits()) -> Output {
+        compile(directory: directory, imports: [], limits: limits)
     }
 
-    static func compile(directory: URL, imports: [ImportableSchema]) -> Output {
-        let (files, diagnostics) = readFiles(in: directory)
-        var output = compile(files: files, imports: imports)
+    static func compile(directory: URL, imports: [ImportableSchema], limits: SchemaLimits) -> Output {
+        let (files, diagnostics) = readFiles(in: directory, limits: limits)
+        var output = compile(files: files, imports: imports, limits: limits)
         if diagnostics.hasErrors {
             output.schema = nil
             output.diagnostics = diagnostics.diagnostics + output.diagnostics
@@ -182,7 +182,7 @@ public enum SchemaCompiler {
     }
 
     /// The `*.sb` files under `directory`, named by its last component plus their relative path.
-    static func readFiles(in directory: URL) -> ([SourceFile], DiagnosticCollector) {
+    static func readFiles(in directory: URL, limits: SchemaLimits = SchemaLimits()) -> ([SourceFile], DiagnosticCollector) {
         var files: [SourceFile] = []
         var diagnostics = DiagnosticCollector()
         let root = directory.standardizedFileURL
@@ -192,7 +192,7 @@ public enum SchemaCompiler {
             guard url.pathExtension == fileExtension else { continue }
             let relative = url.standardizedFileURL.path.dropFirst(root.path.count).drop { $0 == "/" }
             let displayPath = prefix + "/" + relative
-            switch readSchemaFile(url) {
+            switch readSchemaFile(url, maximumSize: limits.maximumFileSize) {
             case let .success(data):
                 files.append(SourceFile(path: displayPath, text: String(decoding: data, as: UTF8.self)))
             case let .failure(reason):
@@ -208,8 +208,8 @@ public enum SchemaCompiler {
 
     /// A schema file's bytes: a regular file itself (a link could point at any file, whose
     /// lines diagnostics would print; a FIFO or device would block or never end), checked on
-    /// the open file, of at most ``maximumFileSize`` bytes.
-    static func readSchemaFile(_ url: URL) -> Result<Data, ReadFailure> {
+    /// the open file, of at most `maximumSize` bytes (by default ``maximumFileSize``).
+    static func readSchemaFile(_ url: URL, maximumSize: Int = maximumFileSize) -> Result<Data, ReadFailure> {
         let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else {
             return .failure(ReadFailure(text: errno == ELOOP ? "it is a symbolic link; schema files must be regular files" : String(cString: strerror(errno))))
@@ -218,8 +218,8 @@ public enum SchemaCompiler {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
         guard status.st_mode & S_IFMT == S_IFREG else { return .failure(ReadFailure(text: "it is not a regular file")) }
-        guard Int(status.st_size) <= maximumFileSize else {
-            return .failure(ReadFailure(text: "it is \(status.st_size) bytes, more than the \(maximumFileSize) a schema file may have"))
+        guard Int(status.st_size) <= maximumSize else {
+            return .failure(ReadFailure(text: "it is \(status.st_size) bytes, more than the \(maximumSize) a schema file may have"))
         }
         var data = Data(count: Int(status.st_size))
         var total = 0

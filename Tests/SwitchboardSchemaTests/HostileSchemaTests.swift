@@ -255,6 +255,34 @@ import Darwin
                 "\(output.diagnostics.first?.message ?? "")")
     }
 
+    /// Each limit is an option: lowered, it refuses what the defaults take, with the same
+    /// diagnostic; the defaults are unchanged.
+    @Test func schemaLimitsAreOptions() throws {
+        let text = """
+            package a.b.c
+            message Outer { message Inner { 1 x: [string] } 1 y: string reserved 5, 6, 7 }
+            message LongName\(String(repeating: "x", count: 30)) { 1 z: int32 }
+            """
+        func errors(_ limits: SchemaLimits) -> [String] {
+            codes(SchemaCompiler.compile(files: [SourceFile(path: "l.sb", text: text)], limits: limits))
+        }
+        #expect(errors(SchemaLimits()).isEmpty)
+        #expect(errors(SchemaLimits(maximumNameComponents: 2)).contains("identifier-too-long"))
+        #expect(errors(SchemaLimits(maximumIdentifierLength: 20)).contains("identifier-too-long"))
+        #expect(errors(SchemaLimits(maximumNesting: 1)).contains("nesting-too-deep"))
+        #expect(errors(SchemaLimits(maximumReservedEntries: 2)).contains("invalid-reserved-range"))
+        #expect(SchemaLimits(maximumNesting: 100_000).maximumNesting == 256, "capped: the parser recurses per level")
+        // The file size, read from a directory.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("limits-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(text.utf8).write(to: directory.appendingPathComponent("l.sb"))
+        #expect(SchemaCompiler.compile(directory: directory).schema != nil)
+        let small = SchemaCompiler.compile(directory: directory, limits: SchemaLimits(maximumFileSize: 64))
+        #expect(small.schema == nil)
+        #expect(small.renderedDiagnostics.contains("more than the 64 a schema file may have"), "\(small.renderedDiagnostics)")
+    }
+
     /// Line and column against a plain count, over text with multi-byte characters, long
     /// and short lines and every line ending, at offsets around the checkpoints.
     @Test func lineAndColumnAgreeWithAPlainCount() {

@@ -13,12 +13,16 @@ public struct Lexer {
     var pendingDocumentation: [String] = []
     var pendingDocumentationLocation: SourceLocation?
 
-    /// The longest name a schema may use, in characters (all ASCII): 128.
+    /// The default longest name, in characters (all ASCII): 128 (``SchemaLimits/maximumIdentifierLength``).
     public static let maximumIdentifierLength = 128
 
+    /// The longest name this lexer accepts (``SchemaLimits/maximumIdentifierLength``).
+    let identifierLimit: Int
+
     /// Creates a lexer for `file`, the `fileIndex`-th file of the load.
-    public init(file: SourceFile, fileIndex: Int) {
+    public init(file: SourceFile, fileIndex: Int, limits: SchemaLimits = SchemaLimits()) {
         self.file = file
+        identifierLimit = limits.maximumIdentifierLength
         bytes = file.utf8
         self.fileIndex = fileIndex
         // A UTF-8 byte order mark, as some editors save, is not text.
@@ -26,8 +30,8 @@ public struct Lexer {
     }
 
     /// Tokenises the whole file. The last token is always `.endOfFile`.
-    public static func tokenize(_ file: SourceFile, fileIndex: Int) -> (tokens: [Token], diagnostics: [Diagnostic]) {
-        var lexer = Lexer(file: file, fileIndex: fileIndex)
+    public static func tokenize(_ file: SourceFile, fileIndex: Int, limits: SchemaLimits = SchemaLimits()) -> (tokens: [Token], diagnostics: [Diagnostic]) {
+        var lexer = Lexer(file: file, fileIndex: fileIndex, limits: limits)
         var tokens: [Token] = []
         while true {
             let token = lexer.next()
@@ -67,12 +71,12 @@ public struct Lexer {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
                 while let next = peek(), isIdentifierByte(next) { position += 1 }
-                if position - start > Self.maximumIdentifierLength {
+                if position - start > identifierLimit {
                     // Names become Swift types and file names (at most 255 bytes on most file
                     // systems), and are repeated in generated code: a 1 MB name would fail late,
                     // unlocated, after writing hundreds of megabytes.
-                    diagnostics.error(.identifierTooLong, "this name is \(position - start) characters long; names have at most \(Self.maximumIdentifierLength)", at: location(start))
-                    return make(.identifier, String(decoding: bytes[start..<(start + Self.maximumIdentifierLength)], as: UTF8.self), start: start)
+                    diagnostics.error(.identifierTooLong, "this name is \(position - start) characters long; names have at most \(identifierLimit)", at: location(start))
+                    return make(.identifier, String(decoding: bytes[start..<(start + identifierLimit)], as: UTF8.self), start: start)
                 }
                 return make(.identifier, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
             case UInt8(ascii: "0")...UInt8(ascii: "9"):

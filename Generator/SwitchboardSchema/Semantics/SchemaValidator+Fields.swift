@@ -122,9 +122,6 @@ extension SchemaValidator {
         messages[messageIndex].oneofs = oneofs
     }
 
-    /// The most reserved keys, ranges and names one message or enum may list: 1,000.
-    static let maximumReservedEntries = 1000
-
     mutating func collectReserved(
         _ reserved: ReservedSyntax,
         ranges: inout [(ClosedRange<Int>, SourceLocation)],
@@ -135,8 +132,8 @@ extension SchemaValidator {
         let minimum = what == "field key" ? 1 : Int(Int32.min)
         for item in reserved.items {
             // Each entry is checked against the others and each key against every entry.
-            guard ranges.count + names.count < Self.maximumReservedEntries else {
-                diagnostics.error(.invalidReservedRange, "more than \(Self.maximumReservedEntries) reserved entries in one declaration; reserve ranges ('20 to 29') instead", at: reserved.location)
+            guard ranges.count + names.count < limits.maximumReservedEntries else {
+                diagnostics.error(.invalidReservedRange, "more than \(limits.maximumReservedEntries) reserved entries in one declaration; reserve ranges ('20 to 29') instead", at: reserved.location)
                 return
             }
             var range: ClosedRange<Int>?

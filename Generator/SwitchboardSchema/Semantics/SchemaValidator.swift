@@ -44,8 +44,12 @@ struct SchemaValidator {
         case enumeration(Int)
     }
 
-    init(files: [SourceFile], syntax: [FileSyntax], imports: [ImportableSchema] = []) {
+    /// The limits the schema is held to (reserved entries, here).
+    let limits: SchemaLimits
+
+    init(files: [SourceFile], syntax: [FileSyntax], imports: [ImportableSchema] = [], limits: SchemaLimits = SchemaLimits()) {
         self.files = files
+        self.limits = limits
         self.syntax = syntax
         // The built-in packages are only looked at when named: the well-known types are
         // themselves compiled by a validator, while their static is being initialized.

@@ -4,10 +4,11 @@
 /// member at the same brace depth, so one run reports many independent errors.
 /// Nesting is capped, and every loop consumes a token, so no input can hang it.
 public struct Parser {
-    /// Deepest nesting of messages, and of type constructors, accepted.
+    /// The default deepest nesting of messages, and of type constructors (``SchemaLimits/maximumNesting``).
     public static let maximumNesting = 32
-    /// The most dotted parts a package or type name may have: every declaration carries its
-    /// package's full name, so a name of thousands of parts would cost that much per type.
+    /// The default most dotted parts of a package or type name (``SchemaLimits/maximumNameComponents``):
+    /// every declaration carries its package's full name, so a name of thousands of parts
+    /// would cost that much per type.
     public static let maximumNameComponents = 32
 
     let tokens: [Token]
@@ -24,15 +25,19 @@ public struct Parser {
     /// open for the same reason, so reporting them too would only repeat it.
     var reportedUnclosed = false
 
-    init(tokens: [Token], file: SourceFile? = nil) {
+    /// The nesting and name limits this parser holds the file to.
+    let limits: SchemaLimits
+
+    init(tokens: [Token], file: SourceFile? = nil, limits: SchemaLimits = SchemaLimits()) {
         self.tokens = tokens
         self.file = file
+        self.limits = limits
     }
 
     /// Lexes and parses one file.
-    public static func parse(_ file: SourceFile, fileIndex: Int) -> (syntax: FileSyntax, diagnostics: [Diagnostic]) {
-        let (tokens, lexDiagnostics) = Lexer.tokenize(file, fileIndex: fileIndex)
-        var parser = Parser(tokens: tokens, file: file)
+    public static func parse(_ file: SourceFile, fileIndex: Int, limits: SchemaLimits = SchemaLimits()) -> (syntax: FileSyntax, diagnostics: [Diagnostic]) {
+        let (tokens, lexDiagnostics) = Lexer.tokenize(file, fileIndex: fileIndex, limits: limits)
+        var parser = Parser(tokens: tokens, file: file, limits: limits)
         let syntax = parser.parseFile()
         return (syntax, lexDiagnostics + parser.diagnostics.diagnostics)
     }
@@ -196,10 +201,10 @@ public struct Parser {
             advance()
             guard let next = expectName("an identifier after '.'") else { return nil }
             partCount += 1
-            if partCount <= Self.maximumNameComponents { components.append(next) }
+            if partCount <= limits.maximumNameComponents { components.append(next) }
         }
-        guard partCount <= Self.maximumNameComponents else {
-            diagnostics.error(.identifierTooLong, "\(what) of \(partCount) dotted parts; at most \(Self.maximumNameComponents) are allowed", at: first.location)
+        guard partCount <= limits.maximumNameComponents else {
+            diagnostics.error(.identifierTooLong, "\(what) of \(partCount) dotted parts; at most \(limits.maximumNameComponents) are allowed", at: first.location)
             return nil
         }
         return components
@@ -270,8 +275,8 @@ public struct Parser {
             if current.kind == .leftBrace { skipBlock() }
             return nil
         }
-        if messageDepth >= Self.maximumNesting {
-            diagnostics.error(.nestingTooDeep, "messages are nested more than \(Self.maximumNesting) deep", at: name.location)
+        if messageDepth >= limits.maximumNesting {
+            diagnostics.error(.nestingTooDeep, "messages are nested more than \(limits.maximumNesting) deep", at: name.location)
             skipRestOfBlock()
             return nil
         }
@@ -372,8 +377,8 @@ public struct Parser {
 
     mutating func parseType(depth: Int) -> TypeSyntax? {
         let location = current.location
-        guard depth < Self.maximumNesting else {
-            diagnostics.error(.nestingTooDeep, "type is nested more than \(Self.maximumNesting) deep", at: location)
+        guard depth < limits.maximumNesting else {
+            diagnostics.error(.nestingTooDeep, "type is nested more than \(limits.maximumNesting) deep", at: location)
             return nil
         }
         var base: TypeSyntax
