@@ -80,4 +80,33 @@ import Testing
         #expect(text.contains("import \"acme/common.proto\";"), "\(text)")
         #expect(text.contains("rpc Verify(.acme.common.Address) returns (.google.protobuf.Empty);"), "\(text)")
     }
+
+    /// A type of the importing schema named like the module an imported package is
+    /// generated into would hide that module from every qualified reference (found by
+    /// review): refused, for a message, an enum, a service and a service's generated types.
+    @Test(arguments: [
+        "message AcmeCommon { 1 a: acme.common.Address }",
+        "enum AcmeCommon { NONE = 0 }",
+        "message Uses { 1 a: acme.common.Address }\nservice AcmeCommon { auth none  rpc get(Uses) -> Uses { GET \"/v1/g\" } }",
+        "message Uses { 1 a: acme.common.Address }\nservice Acme { auth none  rpc get(Uses) -> Uses { GET \"/v1/g\" } }",
+    ]) func aTypeNamedLikeAnImportedModuleIsRefused(declaration: String) throws {
+        let common = try #require(Self.common.schema)
+        let module = declaration.contains("service Acme {") ? "AcmeClient" : "AcmeCommon"
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "app/app.sb", text: """
+            package acme.app
+            import acme.common
+            message Holder { 1 a: acme.common.Address }
+            \(declaration)
+            """)], imports: [ImportableSchema(schema: common, swiftModule: module)])
+        #expect(output.schema == nil)
+        #expect(output.renderedDiagnostics.contains("has the name of the Swift module '\(module)'"), "\(output.renderedDiagnostics)")
+        // Generated into this module instead, the same names are fine.
+        let same = SchemaCompiler.compile(files: [SourceFile(path: "app/app.sb", text: """
+            package acme.app
+            import acme.common
+            message Holder { 1 a: acme.common.Address }
+            \(declaration)
+            """)], imports: [ImportableSchema(schema: common, swiftModule: nil)])
+        #expect(!same.renderedDiagnostics.contains("has the name of the Swift module"), "\(same.renderedDiagnostics)")
+    }
 }

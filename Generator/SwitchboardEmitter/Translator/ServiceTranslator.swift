@@ -259,7 +259,9 @@ struct ServiceTranslator {
             let fields = endpoint.request.map { schema.messages[$0].fields.filter { $0.oneof == nil } } ?? []
             let oneofs = endpoint.request.map { schema.messages[$0].oneofs } ?? []
             let names = Set(fields.map(\.swiftName) + oneofs.map(\.swiftName))
-            let optionsLabel = names.contains("options") ? "callOptions" : "options"
+            // The call options' label: one no request field, oneof or key takes.
+            let taken = names.union(endpoint.keys.map { SwiftNames.jsonName(schema.keys[$0].name) })
+            let optionsLabel = ["options", "callOptions", "switchboardCallOptions"].first { !taken.contains($0) } ?? "switchboardCallOptions"
             var parameters = fields.map { "\($0.swiftName): \(mapping.parameterType($0, from: nil)) = \(mapping.parameterDefault($0, from: nil))" }
             parameters += oneofs.map { "\($0.swiftName): \(typeName(endpoint.request)!).\($0.swiftTypeName)? = nil" }
             parameters += keyParameters(endpoint)

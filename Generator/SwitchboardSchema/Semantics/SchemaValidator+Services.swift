@@ -134,6 +134,34 @@ extension SchemaValidator {
             }
             services.append(service)
         }
+        checkModuleNamesStayVisible(serviceNames: serviceNames)
+    }
+
+    /// Generated code names an imported package's types through the Swift module it is
+    /// generated into (`Contacts.Person`); a top-level type of this schema with that module's
+    /// name would be found first, and every such reference would fail to compile.
+    mutating func checkModuleNamesStayVisible(serviceNames: [String: SourceLocation]) {
+        var modules: [String: String] = [:]
+        for package in importedPackages {
+            guard let module = package.swiftModule, module != WellKnownTypes.swiftModule else { continue }
+            modules[module] = modules[module] ?? package.name
+        }
+        guard !modules.isEmpty else { return }
+        func report(_ what: String, _ name: String, at location: SourceLocation) {
+            guard let package = modules[name] else { return }
+            diagnostics.error(.generatedNameCollision, "\(what) has the name of the Swift module '\(name)' that imported package '\(package)' is generated into: generated code names that package's types '\(name).<Type>', which would find this type instead; rename it", at: location)
+        }
+        for message in messages where message.parent == nil && message.importedFrom == nil {
+            report("message '\(message.name)'", message.swiftName, at: message.location)
+        }
+        for definition in enums where definition.parent == nil && definition.importedFrom == nil {
+            report("enum '\(definition.name)'", definition.swiftName, at: definition.location)
+        }
+        for (service, location) in serviceNames.sorted(by: { $0.value < $1.value }) {
+            for generated in generatedTypeNames(forService: service) {
+                report(generated == service ? "service '\(service)'" : "the type '\(generated)' that service '\(service)' generates", generated, at: location)
+            }
+        }
     }
 
     func generatedTypeNames(forService name: String) -> [String] {
@@ -221,10 +249,11 @@ extension SchemaValidator {
                 endpoints.append(endpoint)
             }
         }
-        // A paged rpc adds `<name>Pages` and `<name>Items` to the service protocol.
+        // A paged rpc adds `<name>Pages` and `<name>Items` to the service protocol, and
+        // `<name>Pagination` to the service's namespace beside the rpcs' descriptors.
         let endpointsBySwiftName = Dictionary(endpoints.map { ($0.swiftName, $0) }, uniquingKeysWith: { first, _ in first })
         for endpoint in endpoints where endpoint.pagination != nil {
-            for suffix in ["Pages", "Items"] {
+            for suffix in ["Pages", "Items", "Pagination"] {
                 if let other = endpointsBySwiftName[endpoint.swiftName + suffix] {
                     diagnostics.error(.generatedMemberCollision, "rpc '\(other.name)' would collide with '\(endpoint.swiftName + suffix)', which paged rpc '\(endpoint.name)' generates; choose another name", at: other.location)
                 }
@@ -376,7 +405,8 @@ extension SchemaValidator {
                     }
                     endpoint.keys.append(index)
                     let parameter = SwiftNames.jsonName(keys[index].name)
-                    if let request, messages.indices.contains(request), messages[request].fields.contains(where: { $0.swiftName == parameter }) {
+                    if let request, messages.indices.contains(request),
+                       messages[request].fields.contains(where: { $0.swiftName == parameter }) || messages[request].oneofs.contains(where: { $0.swiftName == parameter }) {
                         diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
                     }
                 }
