@@ -1,18 +1,19 @@
 /// How much schema text the compiler reads and how deep it may go. Past a limit the input is
 /// refused with a diagnostic (a file too large is not read at all); the defaults are far
-/// beyond any real API and keep a hostile schema's cost bounded.
+/// beyond any real API and keep a hostile schema's cost bounded. Each is held to its range
+/// when the limits are made.
 public struct SchemaLimits: Sendable, Hashable {
     /// The largest schema file read, in bytes. Default 16 MiB (``SchemaCompiler/maximumFileSize``).
-    public var maximumFileSize: Int
+    public private(set) var maximumFileSize: Int
     /// The longest name, in characters. Default 128 (``Lexer/maximumIdentifierLength``).
-    public var maximumIdentifierLength: Int
+    public private(set) var maximumIdentifierLength: Int
     /// The deepest nesting of messages, and of type constructors. Default 32
     /// (``Parser/maximumNesting``); at most 256, since the parser recurses per level.
-    public var maximumNesting: Int
+    public private(set) var maximumNesting: Int
     /// The most dotted parts of a package or type name. Default 32 (``Parser/maximumNameComponents``).
-    public var maximumNameComponents: Int
+    public private(set) var maximumNameComponents: Int
     /// The most reserved keys, ranges and names one declaration may list. Default 1,000.
-    public var maximumReservedEntries: Int
+    public private(set) var maximumReservedEntries: Int
 
     /// Limits with the given values (each at least 1; nesting at most 256).
     public init(maximumFileSize: Int = SchemaCompiler.maximumFileSize, maximumIdentifierLength: Int = Lexer.maximumIdentifierLength,

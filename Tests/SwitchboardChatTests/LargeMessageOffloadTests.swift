@@ -31,6 +31,8 @@ import Testing
     /// applied must not leave reading paused for good (found by review). Here the pause
     /// itself lets the stuck decode finish and waits (up to a second) for its resume, which
     /// is the window made wide: applied outside the lock, the pause landed after the resume.
+    /// (With the fix the resume waits on the lock the pause holds, so the pause's wait runs
+    /// out: this test takes about a second.)
     @Test func aResumeCrossingAPauseLeavesReadingOn() async throws {
         let pauses = Locked<[Bool]>([])
         let release = DispatchSemaphore(value: 0)

@@ -65,6 +65,6 @@ import Testing
             }
             """)
         #expect(output.schema == nil)
-        #expect(output.renderedDiagnostics.contains("key 'feedToken' has the name of a field of the request Req"), "\(output.renderedDiagnostics)")
+        #expect(output.renderedDiagnostics.contains("key 'feedToken' has the name of a field or oneof of the request Req"), "\(output.renderedDiagnostics)")
     }
 }

@@ -89,6 +89,7 @@ import Testing
         "enum AcmeCommon { NONE = 0 }",
         "message Uses { 1 a: acme.common.Address }\nservice AcmeCommon { auth none  rpc get(Uses) -> Uses { GET \"/v1/g\" } }",
         "message Uses { 1 a: acme.common.Address }\nservice Acme { auth none  rpc get(Uses) -> Uses { GET \"/v1/g\" } }",
+        "key acmeCommon: header \"X-Acme\" string",
     ]) func aTypeNamedLikeAnImportedModuleIsRefused(declaration: String) throws {
         let common = try #require(Self.common.schema)
         let module = declaration.contains("service Acme {") ? "AcmeClient" : "AcmeCommon"

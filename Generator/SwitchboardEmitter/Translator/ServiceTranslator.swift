@@ -261,7 +261,8 @@ struct ServiceTranslator {
             let names = Set(fields.map(\.swiftName) + oneofs.map(\.swiftName))
             // The call options' label: one no request field, oneof or key takes.
             let taken = names.union(endpoint.keys.map { SwiftNames.jsonName(schema.keys[$0].name) })
-            let optionsLabel = ["options", "callOptions", "switchboardCallOptions"].first { !taken.contains($0) } ?? "switchboardCallOptions"
+            var optionsLabel = ["options", "callOptions", "switchboardCallOptions"].first { !taken.contains($0) } ?? "switchboardCallOptions"
+            while taken.contains(optionsLabel) { optionsLabel = "_" + optionsLabel }
             var parameters = fields.map { "\($0.swiftName): \(mapping.parameterType($0, from: nil)) = \(mapping.parameterDefault($0, from: nil))" }
             parameters += oneofs.map { "\($0.swiftName): \(typeName(endpoint.request)!).\($0.swiftTypeName)? = nil" }
             parameters += keyParameters(endpoint)

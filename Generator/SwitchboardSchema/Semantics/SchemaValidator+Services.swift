@@ -157,6 +157,9 @@ extension SchemaValidator {
         for definition in enums where definition.parent == nil && definition.importedFrom == nil {
             report("enum '\(definition.name)'", definition.swiftName, at: definition.location)
         }
+        for key in keys {
+            report("key '\(key.name)' (its type '\(key.swiftTypeName)')", key.swiftTypeName, at: key.location)
+        }
         for (service, location) in serviceNames.sorted(by: { $0.value < $1.value }) {
             for generated in generatedTypeNames(forService: service) {
                 report(generated == service ? "service '\(service)'" : "the type '\(generated)' that service '\(service)' generates", generated, at: location)
@@ -407,7 +410,7 @@ extension SchemaValidator {
                     let parameter = SwiftNames.jsonName(keys[index].name)
                     if let request, messages.indices.contains(request),
                        messages[request].fields.contains(where: { $0.swiftName == parameter }) || messages[request].oneofs.contains(where: { $0.swiftName == parameter }) {
-                        diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
+                        diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field or oneof of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
                     }
                 }
             case "header":

@@ -94,8 +94,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             if Task.isCancelled { throw .cancelled }
             if let deadline = request.deadline, deadline <= .now { throw .timeout }
             // The usual case, the open connection, without an async call's frame.
-            let connection = if let ready = usableConnection { ready } else { try await connection(deadline: request.deadline) }
-            let outcome = await GRPCUnaryCall(connection: connection, request: request, framedMessage: framed, options: options, head: head,
+            let picked = if let ready = usableConnection { ready } else { try await connection(deadline: request.deadline) }
+            let outcome = await GRPCUnaryCall(connection: picked, request: request, framedMessage: framed, options: options, head: head,
                                                    sharedMetadata: sharedMetadata, json: json).run()
             switch outcome {
             case let .finished(response):
