@@ -90,6 +90,14 @@ expect_status 0 "generate repairs the output" "$bin" generate schema --output "$
 grep -q "removed 1 stale" "$work/out" && pass "generate counts the removed file apart from the written ones" || { fail "generate counts the removed file apart from the written ones"; cat "$work/out"; }
 expect_status 0 "--check passes after generate" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
 [ -f "$work/sdk/HandWritten.swift" ] && [ ! -f "$work/sdk/Zombie.swift" ] && pass "generate removes only stale generated files" || fail "generate removes only stale generated files"
+# Entries named *.swift that are not regular files are not ours: left alone, not read (a
+# directory made the read trap, a FIFO made it wait for ever).
+mkdir "$work/sdk/Folder.swift"
+mkfifo "$work/sdk/Pipe.swift"
+expect_status 0 "--check passes beside a directory and a FIFO named *.swift" timeout 60 "$bin" generate schema --output "$work/sdk" --module SignalChat --check
+expect_status 0 "generate leaves them alone" timeout 60 "$bin" generate schema --output "$work/sdk" --module SignalChat
+[ -d "$work/sdk/Folder.swift" ] && [ -p "$work/sdk/Pipe.swift" ] && pass "and they are still there" || fail "and they are still there"
+rm -r "$work/sdk/Folder.swift" "$work/sdk/Pipe.swift"
 diff -r "$work/sdk" Sources/SignalChat/Generated -x HandWritten.swift >/dev/null && pass "regenerated output is byte-identical" || fail "regenerated output is byte-identical"
 
 # A symlink in the output folder, dangling or not, is replaced as an entry: no file is written

@@ -80,12 +80,16 @@ struct OutputPlan {
                Self.isSameFile(directory.appendingPathComponent(name).path, directory.appendingPathComponent(twin).path) {
                 return false
             }
+            let path = directory.appendingPathComponent(name).path
+            // Only a regular file can be one this tool wrote: a directory named `*.swift`
+            // made the read trap, and a FIFO made it wait for ever.
             guard name.hasSuffix(".swift"), !expected.contains(name),
-                  let handle = FileHandle(forReadingAtPath: directory.appendingPathComponent(name).path) else {
+                  (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular,
+                  let handle = FileHandle(forReadingAtPath: path) else {
                 return false
             }
             defer { try? handle.close() }
-            let head = handle.readData(ofLength: SwiftEmitter.headerMarker.utf8.count)
+            let head = (try? handle.read(upToCount: SwiftEmitter.headerMarker.utf8.count)) ?? nil
             return head == Data(SwiftEmitter.headerMarker.utf8)
         }.sorted()
     }
