@@ -445,6 +445,30 @@ asyncio.run(main())
 PY
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# --max-message-bytes bounds a message on both transports: 6,000 bytes of hash pass the
+# default 512 KiB and are refused at 4,096 (1009 on the WebSocket; over gRPC
+# RESOURCE_EXHAUSTED, which the endpoint's declared 429 receives); a small one still passes.
+expect_status 2 "--max-message-bytes below a control frame's size is a usage error" "$bin" mock-server --max-message-bytes 100
+big_hash=$(python3 -c 'import base64; print(base64.b64encode(bytes(6000)).decode())')
+"$bin" mock-server --grpc-port 0 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+expect_status 0 "a 6,000-byte request passes the default message size" "$bin" call --url "$url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+"$bin" mock-server --grpc-port 0 --max-message-bytes 4096 >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+expect_status 1 "--max-message-bytes 4096 refuses it on the WebSocket" "$bin" call --url "$url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
+grep -q "(1009): frame of [0-9]* bytes exceeds the limit of 4096" "$work/err" && pass "with 1009 at 4,096 bytes" || { fail "with 1009 at 4,096 bytes"; cat "$work/err"; }
+expect_status 1 "and over gRPC" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
+grep -q "rateLimited (status 429)" "$work/err" && pass "as RESOURCE_EXHAUSTED" || { fail "as RESOURCE_EXHAUSTED"; cat "$work/err"; }
+expect_status 0 "a small request still passes --max-message-bytes 4096" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+expect_status 0 "and over gRPC" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # A client trickling one message a byte at a time is closed with 1008 at --message-timeout,
 # though every byte keeps it from being idle.
 expect_status 2 "--message-timeout must not be negative" "$bin" mock-server --message-timeout -1

@@ -61,12 +61,14 @@ extension CommandLineTool {
         ("mock-server", """
             mock-server [--schema <dir>] [--port <n>] [--grpc-port <n>] [--responses <file.json>] [--pushes <file.json>]
                  [--max-connections <n>] [--idle-timeout <seconds>] [--message-timeout <seconds>]
+                 [--max-message-bytes <n>]
                  [--require-credentials (--credentials <user.device:password> | --credentials-file <file>)]
                 Serve every endpoint of the schema on a loopback port with canned or scripted
                 responses, and deliver scripted pushes to each client that connects. At most
                 1,024 clients at once (--max-connections; past it: 503), each closed after 120 s of
                 silence (--idle-timeout, 0: never) and given 30 s to send one message
-                (--message-timeout), for --grpc-port too; messages up to 512 KiB (4 MiB over gRPC).
+                (--message-timeout), for --grpc-port too; messages up to 512 KiB (4 MiB over gRPC;
+                --max-message-bytes sets both, 125 bytes to 256 MiB).
                 Any credentials open the authenticated connection unless --require-credentials
                 is given: then only these do, others are refused with 401, and a client without
                 credentials still gets the unauthenticated connection. --grpc-port serves the

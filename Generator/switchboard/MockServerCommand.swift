@@ -19,7 +19,7 @@ import SwitchboardSchema
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
-                                              "--credentials", "--credentials-file"], flags: ["--require-credentials"])
+                                              "--max-message-bytes", "--credentials", "--credentials-file"], flags: ["--require-credentials"])
         let requires = arguments.flags.contains("--require-credentials")
         // The variable is for `call` and `listen` too: exported in a shell, it must not stop a
         // plain mock server. Only given options without the flag are a mistake.
@@ -51,6 +51,15 @@ enum MockServerCommand {
             guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--message-timeout must be 0 (never) to 86400 seconds") }
             limits.messageReceiveTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
         }
+        var connectionOptions = WebSocketConnection.Options()
+        var grpcMessageSize = GRPCServerOptions().maximumReceiveMessageSize
+        if let text = arguments.options["--max-message-bytes"] {
+            guard let bytes = Int(text), (maximumMessageBytesRange).contains(bytes) else {
+                throw .init("--max-message-bytes must be \(maximumMessageBytesRange.lowerBound)...\(maximumMessageBytesRange.upperBound)")
+            }
+            connectionOptions.maximumMessageSize = bytes
+            grpcMessageSize = bytes
+        }
         guard let schema = try ChatCommandSupport.schema(arguments) else { return 1 }
         let scripts = try arguments.options["--responses"].map { path throws(CommandLineTool.UsageError) in try loadResponses(path, schema: schema) } ?? [:]
         let pushes = try arguments.options["--pushes"].map { path throws(CommandLineTool.UsageError) in try loadPushes(path, schema: schema) } ?? []
@@ -75,7 +84,7 @@ enum MockServerCommand {
         }
         let server: ChatServer
         do {
-            server = try ChatServer(routes: routes, port: port, limits: limits, authenticate: { authorization in
+            server = try ChatServer(routes: routes, port: port, limits: limits, connectionOptions: connectionOptions, authenticate: { authorization in
                 guard let authorization else { return .anonymous }
                 guard let required else { return .account }
                 // Signal's server refuses credentials it does not know with 401.
@@ -94,6 +103,7 @@ enum MockServerCommand {
             options.maximumConnectionsPerAddress = limits.maximumConnections
             options.http2.idleTimeout = limits.idleTimeout
             options.requestReceiveTimeout = limits.messageReceiveTimeout ?? options.maximumCallTimeout
+            options.maximumReceiveMessageSize = grpcMessageSize
             options.authenticate = { headers in
                 guard let authorization = headers["authorization"] else { return .none }
                 guard let required else { return .account }
@@ -144,6 +154,9 @@ enum MockServerCommand {
         return RPCResponse(status: 200, headers: ["Content-Type": endpoint.encoding.contentType],
                            body: endpoint.encode(DynamicMessage(type: type)), message: "OK")
     }
+
+    /// What `--max-message-bytes` may be: from a control frame's 125 bytes to 256 MiB.
+    static let maximumMessageBytesRange = 125...(256 << 20)
 
     /// The most a responses or pushes file may hold: 64 MiB.
     static let maximumScriptBytes = 64 << 20

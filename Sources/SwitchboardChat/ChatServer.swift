@@ -155,8 +155,13 @@ public final class ChatServer: @unchecked Sendable {
     /// `maximumRequestsInFlight` requests in handlers at once, and all clients together at most
     /// `maximumRequestBytesInFlight` bytes of them (each request counting its envelope's size,
     /// and at least 1 KiB); past either, a request is answered 503 with `Retry-After: 1`.
+    /// `connectionOptions` sets each connection's message size, send queue and close timeout
+    /// (by default 512 KiB messages, as ``WebSocketConnectionCore/Configuration``); the server
+    /// always takes messages on the connection's loop, and its timeouts and handshake limits
+    /// come from `limits`.
     public init(
         routes: [RPCRoute], port: Int = 0, limits: WebSocketServer.Limits = .init(),
+        connectionOptions: WebSocketConnection.Options = .init(),
         upgradeHeaders: @escaping @Sendable () -> [HTTPHeaderField] = { [] },
         authenticate: @escaping @Sendable (_ authorization: String?) -> AuthDecision = { $0 == nil ? .anonymous : .account },
         interceptors: [any ServerInterceptor] = [],
@@ -167,8 +172,10 @@ public final class ChatServer: @unchecked Sendable {
         let budget = ByteBudget(limit: maximumRequestBytesInFlight)
         requestBytes = budget
         let registry = self.registry
+        var options = connectionOptions
+        options.deliversMessagesDirectly = true
         server = try WebSocketServer(
-            port: port, options: .init(deliversMessagesDirectly: true), limits: limits,
+            port: port, options: options, limits: limits,
             upgrade: { request in
                 let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement
