@@ -353,6 +353,19 @@ expect_status 1 "export-catalogue refuses a linked service folder" "$bin" export
 expect_status 1 "export-catalogue --check reports the linked folder" "$bin" export-catalogue schema --output "$work/catalogue-linked" --check
 grep -q "not a folder (a symbolic link): .*usernames" "$work/out" && pass "--check names it" || { fail "--check names it"; cat "$work/out"; }
 
+# Anyone who may make folders in a catalogue can leave a FIFO where an export looks for its
+# own files, or a link to a device where it compares them: neither may stall the export.
+mkdir -p "$work/catalogue-fifo/planted"
+mkfifo "$work/catalogue-fifo/planted/definition.yml"
+expect_status 0 "export-catalogue passes a FIFO named definition.yml" timeout 20 "$bin" export-catalogue schema --output "$work/catalogue-fifo"
+expect_status 0 "and --check too" timeout 20 "$bin" export-catalogue schema --output "$work/catalogue-fifo" --check
+rm "$work/catalogue-fifo/services.yml"
+ln -s /dev/zero "$work/catalogue-fifo/services.yml"
+expect_status 1 "export-catalogue --check with services.yml linked to /dev/zero ends" timeout 20 "$bin" export-catalogue schema --output "$work/catalogue-fifo" --check
+grep -q "missing: .*services.yml" "$work/out" && pass "and reports it" || { fail "and reports it"; cat "$work/out"; }
+expect_status 0 "export-catalogue replaces the link" timeout 20 "$bin" export-catalogue schema --output "$work/catalogue-fifo"
+[ -f "$work/catalogue-fifo/services.yml" ] && [ ! -L "$work/catalogue-fifo/services.yml" ] && pass "with the index itself" || fail "with the index itself"
+
 # A burst of connections that exhausts the server's file descriptors must not stop it
 # accepting: with a small descriptor limit, hold 80 idle sockets, drop them, then call.
 prlimit --nofile=48:48 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &

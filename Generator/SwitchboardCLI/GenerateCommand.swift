@@ -83,14 +83,8 @@ struct OutputPlan {
             let path = directory.appendingPathComponent(name).path
             // Only a regular file can be one this tool wrote: a directory named `*.swift`
             // made the read trap, and a FIFO made it wait for ever.
-            guard name.hasSuffix(".swift"), !expected.contains(name),
-                  (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular,
-                  let handle = FileHandle(forReadingAtPath: path) else {
-                return false
-            }
-            defer { try? handle.close() }
-            let head = (try? handle.read(upToCount: SwiftEmitter.headerMarker.utf8.count)) ?? nil
-            return head == Data(SwiftEmitter.headerMarker.utf8)
+            guard name.hasSuffix(".swift"), !expected.contains(name) else { return false }
+            return RegularFile.prefix(of: path, upTo: SwiftEmitter.headerMarker.utf8.count) == Data(SwiftEmitter.headerMarker.utf8)
         }.sorted()
     }
 
@@ -116,11 +110,11 @@ struct OutputPlan {
         let existing = existingNames()
         for file in files {
             let url = directory.appendingPathComponent(file.path)
-            guard existing.contains(file.path), let data = FileManager.default.contents(atPath: url.path) else {
+            guard existing.contains(file.path), let same = RegularFile.holds(Data(file.contents.utf8), at: url.path) else {
                 problems.append("missing: \(url.relativePath)")
                 continue
             }
-            if data != Data(file.contents.utf8) { problems.append("stale: \(url.relativePath)") }
+            if !same { problems.append("stale: \(url.relativePath)") }
         }
         for name in extraGeneratedFiles(among: existing) {
             problems.append("extra: \(directory.appendingPathComponent(name).relativePath)")
@@ -142,9 +136,9 @@ struct OutputPlan {
             let path = directory.path + "/" + files[index].path
             let data = Data(files[index].contents.utf8)
             let outcome: Result<Bool, any Error>
-            switch existing.contains(files[index].path) ? FileManager.default.contents(atPath: path) : nil {
-            case data?: outcome = .success(false)
-            case .some: outcome = Result { try GeneratedFileWriter.write(data, to: path, atomically: true); return true }
+            switch existing.contains(files[index].path) ? RegularFile.holds(data, at: path) : nil {
+            case true?: outcome = .success(false)
+            case false?: outcome = Result { try GeneratedFileWriter.write(data, to: path, atomically: true); return true }
             case nil: outcome = Result { try GeneratedFileWriter.write(data, to: path, atomically: false); return true }
             }
             outcomes.set(index, outcome)
