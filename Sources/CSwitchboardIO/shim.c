@@ -3,10 +3,15 @@
 #if defined(__linux__)
 #include <stddef.h>
 #include <sys/socket.h>
+#include <pthread.h>
 #endif
 
 int sb_io_available(void) { return 1; }
 
 #if defined(__linux__)
 int sb_accept_cloexec(int listener) { return accept4(listener, NULL, NULL, SOCK_CLOEXEC); }
+#endif
+
+#if defined(__linux__)
+int sb_name_thread(const char *name) { return pthread_setname_np(pthread_self(), name); }
 #endif

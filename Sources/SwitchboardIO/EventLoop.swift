@@ -1,4 +1,7 @@
 import Foundation
+#if os(Linux)
+internal import CSwitchboardIO
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -103,6 +106,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         // The thread holds the loop until it stops: a group shuts its loops down.
         let thread = Thread { [self] in
             pthread_setspecific(Self.currentLoop, Unmanaged.passUnretained(self).toOpaque())
+            Self.nameThread(name)
             started.signal()
             self.run()
         }
@@ -114,6 +118,18 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     deinit {
         readBuffer.deallocate()
+    }
+
+    /// Names the calling thread for the system (`top -H`, debuggers, `/proc/<pid>/task`), which
+    /// `Thread.name` does not do on Linux: the first 15 bytes, the most Linux keeps.
+    private static func nameThread(_ name: String) {
+        var bytes = Array(name.utf8.prefix(15))
+        while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        #if os(Linux)
+        _ = sb_name_thread(String(decoding: bytes, as: UTF8.self))
+        #elseif canImport(Darwin)
+        _ = pthread_setname_np(String(decoding: bytes, as: UTF8.self))
+        #endif
     }
 
     public var description: String { "EventLoop(\(name))" }

@@ -12,19 +12,36 @@ public final class EventLoopGroup: @unchecked Sendable {
     private var cursor = 0
 
     /// The process's default group: one loop per active processor, started on first use.
+    /// Each loop needs two descriptors: a process out of them on first use (a server at its
+    /// descriptor limit, say) gets a single loop, or waits up to 5 s for descriptors to free,
+    /// before it gives up.
     public static let shared: EventLoopGroup = {
-        do {
-            return try EventLoopGroup(loopCount: ProcessInfo.processInfo.activeProcessorCount, name: "switchboard.shared")
-        } catch {
-            fatalError("cannot start the shared event loops: \(error)")
+        var lastError: (any Error)?
+        for attempt in 0..<50 {
+            if attempt > 0 { usleep(100_000) }
+            for count in Set([ProcessInfo.processInfo.activeProcessorCount, 1]).sorted(by: >) {
+                do {
+                    return try EventLoopGroup(loopCount: count, name: "switchboard.shared")
+                } catch {
+                    lastError = error
+                }
+            }
         }
+        fatalError("cannot start the shared event loops: \(lastError.map { "\($0)" } ?? "")")
     }()
 
-    /// Starts `loopCount` loops (at least one), named `name-0`, `name-1`...
+    /// Starts `loopCount` loops (at least one), named `name-0`, `name-1`... If one cannot
+    /// start (no descriptors left), those already started are stopped again before the error
+    /// is thrown: nothing is left running that no one could stop.
     public init(loopCount: Int = ProcessInfo.processInfo.activeProcessorCount, name: String = "switchboard") throws(IOError) {
         var loops: [EventLoop] = []
-        for index in 0..<max(1, loopCount) {
-            loops.append(try EventLoop(name: "\(name)-\(index)"))
+        do {
+            for index in 0..<max(1, loopCount) {
+                loops.append(try EventLoop(name: "\(name)-\(index)"))
+            }
+        } catch {
+            for loop in loops { loop.shutdownBlocking() }
+            throw error
         }
         self.loops = loops
     }

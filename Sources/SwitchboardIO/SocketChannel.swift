@@ -233,10 +233,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return
             case let .failed(reason):
                 // The session is dead: send the alert OpenSSL queued for the peer, and close
-                // rather than let later writes go to a failed session.
-                flushSessionOutput()
-                end(reason: reason, delegate: delegate)
-                close(reason: reason)
+                // rather than let later writes go to a failed session. The session's failure
+                // is the reason given, whether or not the alert could be sent.
+                _ = sendSessionOutput()
+                fail(reason: reason)
                 return
             }
         }
@@ -259,6 +259,22 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             return true
         }
         if first { delegate.channelEnded(reason: reason) }
+    }
+
+    /// Closes for a failure the channel found itself (a dead TLS session, output it could not
+    /// send, a socket it could not watch). The delegate hears it at once, paused or not: the
+    /// channel is released now, so a resume would never come to deliver a deferred end, and
+    /// the delegate would hold its connection open for ever.
+    private func fail(reason: String) {
+        let told: (any ChannelDelegate)? = lock.withLock {
+            guard !readEnded, state != .closed, let current = delegate else { return nil }
+            readEnded = true
+            deferredEnd = nil
+            return current
+        }
+        close(reason: reason)
+        // Never from inside the caller: it may hold its own lock around the failing write.
+        if let told { loop.execute { told.channelEnded(reason: reason) } }
     }
 
     /// Stops or resumes reading (backpressure); safe from any thread. Resuming after an end
@@ -292,7 +308,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         let watched = handle.withDescriptor { number in loop.reregister(number, token: token, from: previous, to: wanted) } ?? true
         // Refused: no event would ever come for it, so the connection would stall until some
         // timeout. It ends now instead (not here: the lock is held).
-        if !watched { loop.execute { [weak self] in self?.close(reason: "cannot watch the socket") } }
+        if !watched { loop.execute { [weak self] in self?.fail(reason: "cannot watch the socket") } }
     }
 
     // MARK: TLS handshake
@@ -412,7 +428,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
 
     /// Sends what the TLS session has queued itself, and closes if that fails.
     private func flushSessionOutput() {
-        if let failure = sendSessionOutput() { close(reason: failure) }
+        if let failure = sendSessionOutput() { fail(reason: failure) }
     }
 
     // MARK: Writing
@@ -575,7 +591,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             // Nobody waits for the handshake (a server's, whose delegate starts with it), or
             // the socket could not be watched at all: the delegate hears that the stream is
             // over, or it would hold the connection until a timeout of its own.
-            if (state == .handshaking && handshakeDone == nil) || (token == 0 && state != .idle) { unheard = delegate }
+            if (state == .handshaking && handshakeDone == nil) || (token == 0 && state != .idle), !readEnded {
+                unheard = delegate
+                readEnded = true
+            }
             // A graceful end of an open stream lingers; a failure, an abort or a handshake
             // that never finished closes at once.
             linger = reason == nil && token != 0 && (state == .open || state == .closing)

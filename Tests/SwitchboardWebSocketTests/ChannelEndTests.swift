@@ -276,6 +276,35 @@ struct ChannelEndTests {
         #expect(pausing.recorder.ended == .some(nil), "close_notify arrived: a plain end")
     }
 
+    /// A damaged record among those of the read that paused the delegate kills the session,
+    /// and the channel closes: the delegate hears it then, with the reason, not on a resume
+    /// that a closed channel never gets (before, it heard nothing, and its connection stayed
+    /// open with its descriptor gone). Found by review.
+    @Test func aDamagedRecordWhilePausedEndsTheChannelWithAReason() async throws {
+        let pair = try socketPair()
+        defer { _ = close(pair[1]) }
+        let pausing = PausingRecorder()
+        let (server, client) = try await handshakenByHand(pair, delegate: pausing)
+        defer { server.close() }
+        pausing.pause(server)
+        let first = Array("first".utf8)
+        try #require(first.withUnsafeBytes { client.write($0) })
+        let intact = client.takeOutput()
+        try #require(Array("second".utf8).withUnsafeBytes { client.write($0) })
+        var damaged = client.takeOutput()
+        damaged[damaged.count - 1] ^= 0xFF
+        let flight = intact + damaged
+        try #require(send(pair[1], flight, flight.count, 0) == flight.count)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while pausing.recorder.ended == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(pausing.recorder.received == first)
+        let ending = try #require(pausing.recorder.ended, "the delegate heard the end without resuming")
+        #expect(ending != nil, "a failure, with its reason")
+        #expect(server.isClosed)
+    }
+
     /// Hands the channel to `next` on its first read (as a server's upgrade hands it to the
     /// WebSocket connection).
     final class HandOver: ChannelDelegate, @unchecked Sendable {

@@ -1,5 +1,5 @@
 // The system calls of Switchboard's event loops that Glibc's module does not export:
-// epoll, eventfd and accept4 on Linux. Apple platforms use kqueue from Darwin and need nothing here.
+// epoll, eventfd, accept4 and pthread_setname_np on Linux. Apple platforms use kqueue from Darwin and need nothing here.
 #ifndef CSWITCHBOARD_IO_H
 #define CSWITCHBOARD_IO_H
 
@@ -15,6 +15,8 @@ int sb_io_available(void);
 /// accept4 with SOCK_CLOEXEC: the connection is never inheritable, not even for the moment
 /// between accept and fcntl (Glibc's module hides accept4 behind _GNU_SOURCE).
 int sb_accept_cloexec(int listener);
+/// Names the calling thread (at most 15 bytes and the NUL), as `top -H` and debuggers show it.
+int sb_name_thread(const char *name);
 #endif
 
 #endif
