@@ -42,7 +42,7 @@ public struct BridgeConfiguration: Sendable {
             throw BridgeError(.badJSON, "the configuration is not a JSON object")
         }
         let known: Set<String> = ["schema", "importPaths", "transport", "url", "credentials", "connectTimeoutMs", "requestTimeoutMs", "maxRequestBytes", "maxRequestHeadBytes",
-                                  "maxHeaderLines", "maxQueuedEvents"]
+                                  "maxHeaderLines", "maxQueuedEvents", "maxQueuedEventBytes"]
         if let unknown = object.keys.filter({ !known.contains($0) }).sorted().first {
             throw BridgeError(.badConfiguration, "unknown configuration member '\(unknown)'")
         }
@@ -89,6 +89,7 @@ public struct BridgeConfiguration: Sendable {
         if let value = try milliseconds("maxRequestHeadBytes", range: 1_024...(16 << 20)) { options.maxRequestHeadBytes = value }
         if let value = try milliseconds("maxHeaderLines", range: 1...10_000) { options.maxHeaderLines = value }
         if let value = try milliseconds("maxQueuedEvents", range: 1...1_000_000) { options.maxQueuedEvents = value }
+        if let value = try milliseconds("maxQueuedEventBytes", range: 65_536...(16 << 30)) { options.maxQueuedEventBytes = value }
     }
 }
 
@@ -126,6 +127,9 @@ extension StringBridge {
                     do throws(ChatConnectionError) {
                         account = try await ChatClient.connectAuthenticated(to: configuration.url, credentials: credentials, options: options, onPush: onPush)
                     } catch {
+                        // Resolved first: a push handler already waiting for the bridge would
+                        // otherwise hold the close for its whole grace.
+                        target.resolve(nil)
                         await anonymous.close()
                         throw error
                     }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The bridge's ordered, bounded queue of pushes for the host to take.
+/// The bridge's ordered, bounded queue of pushes for the host to take, bounded in events and
+/// in bytes (a push re-encoded as JSON can be several times its size on the wire).
 ///
 /// Producers (the connections' push handlers) wait for room, so a host that stops taking
 /// events holds the server back instead of growing the queue; a push acknowledged after
@@ -21,6 +22,9 @@ final class BridgeEventQueue: @unchecked Sendable {
     }
 
     let capacity: Int
+    /// The most bytes of documents queued at once; one document larger than this still
+    /// passes when the queue is empty, or it could never be handed over.
+    let byteCapacity: Int
     // Every field below is guarded by `condition`.
     private let condition = NSCondition()
     private var entries: [Entry] = []
@@ -28,18 +32,29 @@ final class BridgeEventQueue: @unchecked Sendable {
     private var head = 0
     private var roomWaiters: [CheckedContinuation<Bool, Never>] = []
     private var isClosed = false
+    /// Bytes of the documents queued now.
+    private var bytes = 0
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
+    init(capacity: Int, byteCapacity: Int = .max) {
+        self.capacity = max(1, capacity)
+        self.byteCapacity = max(1, byteCapacity)
+    }
 
     private var count: Int { entries.count - head }
+
+    /// Whether a document of `size` bytes fits now; called with the lock held.
+    private func hasRoom(for size: Int) -> Bool {
+        count == 0 || (count < capacity && size <= byteCapacity - bytes)
+    }
 
     /// Queues `document` once there is room. With `waitUntilTaken`, returns when the host
     /// has taken it. `false` if the queue closed first (the event was not handed over).
     func put(_ document: String, waitUntilTaken: Bool) async -> Bool {
+        let size = document.utf8.count
         while true {
-            let hasRoom = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let roomMade = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 condition.lock()
-                if isClosed || count < capacity {
+                if isClosed || hasRoom(for: size) {
                     let open = !isClosed
                     condition.unlock()
                     continuation.resume(returning: open)
@@ -48,7 +63,7 @@ final class BridgeEventQueue: @unchecked Sendable {
                     condition.unlock()
                 }
             }
-            guard hasRoom else { return false }
+            guard roomMade else { return false }
             if waitUntilTaken {
                 // nil: another producer took the room first; wait for room again.
                 let outcome: Bool? = await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
@@ -56,29 +71,31 @@ final class BridgeEventQueue: @unchecked Sendable {
                     if isClosed {
                         condition.unlock()
                         continuation.resume(returning: false)
-                    } else if count >= capacity {
+                    } else if !hasRoom(for: size) {
                         condition.unlock()
                         continuation.resume(returning: nil)
                     } else {
                         entries.append(Entry(document: document, taken: continuation))
+                        bytes += size
                         condition.signal()
                         condition.unlock()
                     }
                 }
                 if let outcome { return outcome }
-            } else if let added = append(document) {
+            } else if let added = append(document, size: size) {
                 return added
             }
         }
     }
 
     /// Appends an event acknowledged on receipt: `nil` when another producer took the room first.
-    private func append(_ document: String) -> Bool? {
+    private func append(_ document: String, size: Int) -> Bool? {
         condition.lock()
         defer { condition.unlock() }
         if isClosed { return false }
-        guard count < capacity else { return nil }
+        guard hasRoom(for: size) else { return nil }
         entries.append(Entry(document: document, taken: nil))
+        bytes += size
         condition.signal()
         return true
     }
@@ -125,13 +142,17 @@ final class BridgeEventQueue: @unchecked Sendable {
         }
         let entry = entries[head]
         head += 1
+        bytes -= entry.document.utf8.count
         if head > 1024 && head * 2 > entries.count {
             entries.removeFirst(head)
             head = 0
         }
-        let waiter = roomWaiters.isEmpty ? nil : roomWaiters.removeFirst()
+        // Every producer waiting looks again: room in bytes may fit several small events,
+        // and one that still does not fit waits again.
+        let waiters = roomWaiters
+        roomWaiters = []
         condition.unlock()
-        waiter?.resume(returning: true)
+        for waiter in waiters { waiter.resume(returning: true) }
         entry.taken?.resume(returning: true)
         return .event(entry.document)
     }
@@ -150,6 +171,7 @@ final class BridgeEventQueue: @unchecked Sendable {
         roomWaiters = []
         entries = []
         head = 0
+        bytes = 0
         condition.broadcast()
         condition.unlock()
         for waiter in waiters { waiter.resume(returning: false) }

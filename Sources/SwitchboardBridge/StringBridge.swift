@@ -32,6 +32,13 @@ public final class StringBridge: Sendable {
         /// How many pushes wait for the host at most: 1,000. Past it, the connections wait
         /// (and the server with them) instead of the queue growing.
         public var maxQueuedEvents = 1_000
+        /// How many bytes of event documents wait for the host at most: 64 MiB. Past it, the
+        /// connections wait too. A push acknowledged on receipt is freed from the connection's
+        /// own budget once queued here, and its JSON document can be several times its size on
+        /// the wire (bytes in base64, control characters escaped), so the count alone let a
+        /// host that stopped taking events hold gigabytes. One document larger than this still
+        /// passes when nothing else waits.
+        public var maxQueuedEventBytes = 64 << 20
         /// The deadline of a call whose endpoint sets none; `nil` leaves it to the transport (30 s).
         public var requestTimeout: Duration?
 
@@ -70,7 +77,7 @@ public final class StringBridge: Sendable {
         self.options = options
         self.transports = transports
         router = BridgeRouter(schema: schema)
-        events = BridgeEventQueue(capacity: options.maxQueuedEvents)
+        events = BridgeEventQueue(capacity: options.maxQueuedEvents, byteCapacity: options.maxQueuedEventBytes)
         closing = Locked(onClose)
     }
 

@@ -35,6 +35,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     static var keptKeepaliveIDs: Int { 16 }
     private let pushSink: AsyncStream<PushedRequest>.Continuation
     private let pushTask = Locked<Task<Void, Never>?>(nil)
+    /// When the grace `close` gave a running push handler ends; the connection's end waits
+    /// for the handler until then, not for a grace of its own on top.
+    private let handlerGraceEnds = Locked<ContinuousClock.Instant?>(nil)
     /// Set once the connection has ended: pushes still queued are left for redelivery.
     private let hasEnded = Locked(false)
     /// The push being handled (offered once its answer is sent), and whether `close` began.
@@ -127,7 +130,14 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             return state.running
         }
         if let running, !PushHandling.isActive {
-            let limit = Task { [pushHandlerGrace] in try? await Task.sleep(for: pushHandlerGrace); _ = running.offer(()) }
+            // One grace for the whole close: the end below waits no longer than this one.
+            let deadline = ContinuousClock.now.advanced(by: pushHandlerGrace)
+            handlerGraceEnds.withLock { $0 = min($0 ?? deadline, deadline) }
+            let limit = Task { [pushTask] in
+                try? await Task.sleep(until: deadline)
+                // Still running at the grace's end: cancelled now, not after a second grace.
+                if running.offer(()) { pushTask.withLock { $0 }?.cancel() }
+            }
             await running.value
             limit.cancel()
         }
@@ -336,7 +346,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // on it never runs two handlers at once (bounded, in case a handler hangs: one still
         // running after the grace, 5 s by default, is cancelled, and left behind).
         if let running = pushTask.withLock({ $0 }) {
-            _ = await running.value(within: pushHandlerGrace)
+            let now = ContinuousClock.now
+            let deadline = handlerGraceEnds.withLock { $0 } ?? now.advanced(by: pushHandlerGrace)
+            _ = await running.value(within: max(.zero, deadline - now))
             running.cancel()
         }
         let unreported = diagnosticsGate.withLock { $0.takeSuppressed() }

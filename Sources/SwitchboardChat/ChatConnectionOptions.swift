@@ -28,8 +28,10 @@ public struct ChatConnectionOptions: Sendable {
     /// answers keepalives but never a request cannot hold its caller for ever.
     public var defaultRequestTimeout: Duration
     /// Receives what the connection dropped or ignored (unknown response ids, bad frames),
-    /// for the app's logs. Called on the connection's event loop, once for each, as it
-    /// happens: a hostile server can make many, so hand them to a logger's queue and return.
+    /// for the app's logs, once for each, as it happens: on the connection's event loop, or
+    /// on the task that handles pushes, or the queue that decodes large messages, so possibly
+    /// from two threads at once. A hostile server can make many: hand them to a logger's
+    /// queue and return.
     public var diagnostics: (@Sendable (ChatDiagnostic) -> Void)?
     /// At most this many diagnostics per window reach ``diagnostics`` (100 every 10 s); the
     /// rest are counted and reported as one `.suppressed(count:)` (the last such count, as the

@@ -82,6 +82,30 @@ import Testing
         #expect(configuration.options.requestTimeout == .milliseconds(1500))
     }
 
+    /// A push on the unauthenticated connection waits for the bridge; when the authenticated
+    /// connection is then refused, the open fails at once rather than after the push handler's
+    /// grace (5 s): the waiting handler is let go before the connection closes. Found by review.
+    @Test func aRefusedAccountWithAPushWaitingFailsToOpenAtOnce() async throws {
+        let server = try ChatServer(routes: [], authenticate: { $0 == nil ? .anonymous : .reject(status: 401, reason: "Unauthorized") })
+        defer { server.stop() }
+        let pusher = Task {
+            guard let client = await server.client(at: 0, timeout: .seconds(30)) else { return }
+            _ = await client.push(ServerRequest(verb: "PUT", path: "/api/v1/queue/empty"), timeout: .seconds(30))
+        }
+        defer { pusher.cancel() }
+        let configuration = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "url": "\(server.url.absoluteString)", "credentials": "aci-1.2:pw"}
+            """.utf8))
+        let began = ContinuousClock.now
+        do {
+            _ = try await StringBridge.open(configuration)
+            Issue.record("refused credentials must not open")
+        } catch {
+            #expect(error.code == .notConnected)
+        }
+        #expect(ContinuousClock.now - began < .seconds(4), "\(ContinuousClock.now - began)")
+    }
+
     @Test func aSchemaThatDoesNotCompileOrAServerThatIsNotThereFailsToOpen() async throws {
         let broken = try BridgeConfiguration(json: Data(#"{"schema": "/nonexistent/schema", "url": "ws://127.0.0.1:1"}"#.utf8))
         await #expect(throws: BridgeError.self) { try await StringBridge.open(broken) }

@@ -60,4 +60,21 @@ struct HungPushHandlerTests {
         #expect(hung.cancelled.current)
         _ = await hung.push.value
     }
+
+    /// The app's own `close()` gives a hung handler one grace, not two: it is cancelled when
+    /// that grace ends and the connection is finished soon after (before, `close` waited the
+    /// grace without cancelling, and the end then waited a second grace). Found by review.
+    @Test func closingGivesAHungHandlerOneGrace() async throws {
+        let hung = try await Self.hung(options: .init(keepalive: nil, pushHandlerGrace: .seconds(3)))
+        let began = ContinuousClock.now
+        await hung.connection.close()
+        _ = await hung.connection.waitUntilFinished()
+        let waited = ContinuousClock.now - began
+        // One grace is 3 s; two would be 6 s.
+        #expect(waited >= .seconds(2.9) && waited < .seconds(4.5), "\(waited)")
+        _ = await eventually(within: .seconds(10)) { hung.cancelled.current }
+        #expect(hung.cancelled.current, "the hung handler was cancelled")
+        hung.server.stop()
+        _ = await hung.push.value
+    }
 }

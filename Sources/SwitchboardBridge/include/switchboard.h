@@ -48,7 +48,8 @@ typedef struct switchboard_bridge switchboard_bridge;
  *    "credentials": "user.1:password",           optional: opens the authenticated connection too
  *    "connectTimeoutMs": 10000, "requestTimeoutMs": 30000,
  *    "maxRequestBytes": 1048576, "maxRequestHeadBytes": 65536,
- *    "maxHeaderLines": 100, "maxQueuedEvents": 1000}
+ *    "maxHeaderLines": 100, "maxQueuedEvents": 1000,
+ *    "maxQueuedEventBytes": 67108864}
  * Returns NULL on failure and, if error is not NULL, sets *error to a JSON error document
  * the caller frees with switchboard_free_string.
  */

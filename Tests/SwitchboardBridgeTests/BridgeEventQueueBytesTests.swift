@@ -1,0 +1,44 @@
+import Foundation
+@testable import SwitchboardBridge
+import Testing
+
+/// The queue of events for the host is bounded in bytes as well as in events: a host that
+/// stops taking events holds at most the byte limit, whatever the events' count. Found by
+/// review (with the count alone, 1,000 large pushes re-encoded as JSON held gigabytes).
+@Suite(.timeLimit(.minutes(1)))
+struct BridgeEventQueueBytesTests {
+    @Test func producersWaitOnceTheBytesAreTaken() async throws {
+        let queue = BridgeEventQueue(capacity: 1_000, byteCapacity: 1_000)
+        let document = String(repeating: "x", count: 400)
+        #expect(await queue.put(document, waitUntilTaken: false))
+        #expect(await queue.put(document, waitUntilTaken: false))
+        let third = Task { await queue.put(document, waitUntilTaken: false) }
+        // 800 bytes queued: a third 400 would pass 1,000, so it waits for the host.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(queue.take(until: .now) == .event(document))
+        #expect(await third.value)
+        #expect(queue.take(until: .now) == .event(document))
+        #expect(queue.take(until: .now) == .event(document))
+        #expect(queue.take(until: .now) == .timedOut)
+    }
+
+    @Test func aDocumentLargerThanTheLimitPassesAlone() async throws {
+        let queue = BridgeEventQueue(capacity: 10, byteCapacity: 100)
+        let large = String(repeating: "y", count: 500)
+        #expect(await queue.put(large, waitUntilTaken: false))
+        let small = Task { await queue.put("z", waitUntilTaken: false) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(queue.take(until: .now) == .event(large))
+        #expect(await small.value)
+        #expect(queue.take(until: .now) == .event("z"))
+    }
+
+    @Test func theLimitIsAConfigurationOption() throws {
+        let configuration = try BridgeConfiguration(json: Data(#"{"schema": "s", "url": "ws://127.0.0.1:1", "maxQueuedEventBytes": 131072}"#.utf8))
+        #expect(configuration.options.maxQueuedEventBytes == 131_072)
+        #expect(throws: BridgeError.self) {
+            try BridgeConfiguration(json: Data(#"{"schema": "s", "url": "ws://127.0.0.1:1", "maxQueuedEventBytes": 10}"#.utf8))
+        }
+        #expect(StringBridge.Options().maxQueuedEventBytes == 64 << 20)
+    }
+}
