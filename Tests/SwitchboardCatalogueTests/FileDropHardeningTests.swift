@@ -203,15 +203,143 @@ import Testing
         let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         // Its temporary answer's name was the whole name and more: past 255 bytes, never written.
-        let id = "20260101T000000000Z_" + String(repeating: "x", count: 210)
+        // The longest id: its withdrawal's name (`.withdrawn.json`, 15 bytes) is 255 bytes.
+        let id = "20260101T000000000Z_" + String(repeating: "x", count: 220)
+        #expect(id.utf8.count == FileDropDocument.maximumIDBytes)
+        #expect(FileDropDocument.maximumIDBytes == 240)
         try Self.requestDocument(id: id).write(to: folder.appendingPathComponent(id + ".request.json"))
         #expect(await setup.provider.servePending() == 1)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(id + ".response.json").path))
-        // One whose answer's name cannot exist is left alone, not claimed and stuck.
-        let tooLong = "20260101T000000001Z_" + String(repeating: "y", count: 222)
+        // One whose withdrawal's name cannot exist is left alone, not claimed: its consumer
+        // could not withdraw it, so it would be served after the consumer gave up.
+        let tooLong = "20260101T000000001Z_" + String(repeating: "y", count: 221)
         try Self.requestDocument(id: tooLong).write(to: folder.appendingPathComponent(tooLong + ".request.json"))
         #expect(await setup.provider.servePending() == 0)
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(tooLong + ".request.json").path))
+    }
+
+    /// A method name longer than an id has room for: the id is cut to fit, the document keeps
+    /// the name whole, and the call is withdrawn when no provider takes it, served when one does.
+    @Test func aLongMethodNameGetsAnIdThatFits() async throws {
+        let method = String(repeating: "m", count: 230)
+        let rpcName = "p.Long/" + method
+        let descriptor = EndpointDescriptor(rpcName: rpcName, verb: "GET", pathTemplate: "/v1/long", auth: .none)
+        let catalogue = ServiceCatalogue(services: [ServiceCatalogue.Service(
+            spec: "p.Long", versions: nil, folder: "long", status: .enabled, countries: nil,
+            endpoints: [ServiceCatalogue.Endpoint(spec: method, rpcName: rpcName, versions: nil, folder: "m")])])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("long-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var options = FileDropOptions()
+        options.durable = false
+        let router = RPCRouter(routes: [RPCRoute(endpoint: descriptor, handler: { _, _ in RPCResponse(status: 200, body: Data("done".utf8)) })])
+        let transport = FileDropTransport<Unauthenticated>(directory: directory, catalogue: catalogue, options: options)
+
+        // No provider: the call gives up and withdraws its request (before, its name was
+        // past 255 bytes and the request could not even be written).
+        await #expect(throws: TransportError.timeout) {
+            _ = try await transport.send(RPCRequest(endpoint: descriptor, path: "/v1/long", deadline: ContinuousClock.now + .milliseconds(200)))
+        }
+        let withdrawn = try #require(transport.records().first)
+        #expect(withdrawn.state == .withdrawn)
+        #expect(withdrawn.id.utf8.count <= FileDropDocument.maximumIDBytes)
+
+        let provider = FileDropProvider(directory: directory, catalogue: catalogue, router: router, options: options)
+        try provider.start()
+        let response = try await transport.send(RPCRequest(endpoint: descriptor, path: "/v1/long", deadline: ContinuousClock.now + .seconds(300)))
+        await provider.stop()
+        #expect(response.status == 200)
+        #expect(String(decoding: response.body, as: UTF8.self) == "done")
+        let answered = try #require(transport.records().first { $0.state == .answered })
+        #expect(answered.id.utf8.count <= FileDropDocument.maximumIDBytes)
+        let document = try #require(FileDropDocument.decodeRequest(try Data(contentsOf: answered.requestFile)))
+        #expect(document.spec == method)
+        #expect(document.rpcName == rpcName)
+        #expect(document.id == answered.id)
+    }
+
+    /// A claim that fails for any reason but another process taking the request first is said,
+    /// once: it was taken silently for a race lost, and the request stayed for ever.
+    @Test func aClaimRefusedForAnotherReasonThanARaceIsReported() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let reports = Locked<[FileDropDiagnostic]>([])
+        var options = setup.options
+        options.diagnostics = { report in reports.withLock { $0.append(report) } }
+        let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: options)
+        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000005"
+        // Its claimed name is taken already.
+        try Data("{}".utf8).write(to: folder.appendingPathComponent(id + ".claimed.json"))
+        try Self.requestDocument(id: id).write(to: folder.appendingPathComponent(id + ".request.json"))
+        #expect(await provider.servePending() == 0)
+        #expect(await provider.servePending() == 0)
+        let problems = reports.current.filter { $0.path.hasSuffix(id + ".request.json") }
+        #expect(problems.count == 1, "\(reports.current)")
+        #expect(problems.first?.problem.contains(id + ".claimed.json") == true, "\(problems)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(id + ".request.json").path))
+        #expect(setup.handlers.served.current.isEmpty)
+    }
+
+    /// Renames that lose the race, find the name taken or are refused say which.
+    @Test func aMoveSaysWhyItDidNotMove() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moves-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let a = folder.appendingPathComponent("a"), b = folder.appendingPathComponent("b"), c = folder.appendingPathComponent("c")
+        try Data("a".utf8).write(to: a)
+        try Data("b".utf8).write(to: b)
+        #expect(FileDropFiles.tryMove(a, to: b, durable: false) == .targetTaken)
+        #expect(FileDropFiles.tryMove(a, to: c, durable: false) == .moved)
+        #expect(FileDropFiles.tryMove(a, to: folder.appendingPathComponent("d"), durable: false) == .sourceGone)
+        // A missing folder on the way to the new name is no race lost.
+        #expect(FileDropFiles.tryMove(c, to: folder.appendingPathComponent("none/c"), durable: false) == .failed(ENOENT))
+        // A folder is neither linked nor renamed.
+        let sub = folder.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        guard case .failed = FileDropFiles.tryMove(sub, to: folder.appendingPathComponent("moved"), durable: false) else {
+            Issue.record("a folder must not move")
+            return
+        }
+        #expect(FileDropFiles.isFolder(sub))
+        #expect(FileDropFiles.move(c, to: a, durable: false))
+    }
+
+    @Test func foldersTakeTurnsWhateverTheirBacklogs() {
+        #expect(FileDropProvider.inTurn([["a1", "a2", "a3"], [], ["b1"], ["c1", "c2"]]) == ["a1", "b1", "c1", "a2", "c2", "a3"])
+        #expect(FileDropProvider.inTurn([[String]]()).isEmpty)
+        // One long backlog beside many folders of one request each: every request, in turn.
+        let long: [String] = (0..<10_000).map { "x\($0)" }
+        let single: [[String]] = (0..<10_000).map { ["y\($0)"] }
+        let order = FileDropProvider.inTurn([long] + single)
+        #expect(order.count == 20_000)
+        #expect(Array(order.prefix(3)) == ["x0", "y0", "y1"])
+        #expect(Array(order.suffix(2)) == ["x9998", "x9999"])
+    }
+
+    @Test func aFolderRemovedLeavesNoListingBehind() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let base = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
+        let gone = base.appendingPathComponent("gone")
+        try FileManager.default.createDirectory(at: gone, withIntermediateDirectories: true)
+        #expect(await setup.provider.servePending() == 0)
+        #expect(setup.provider.listings.current.keys.contains(gone.path))
+        try FileManager.default.removeItem(at: gone)
+        #expect(await setup.provider.servePending() == 0)
+        #expect(!setup.provider.listings.current.keys.contains(gone.path))
+        #expect(setup.provider.listings.current.keys.contains(base.path))
+    }
+
+    /// A zero interval would make a waiting consumer spin a core.
+    @Test func aPollIntervalIsWaitedAsAtLeastAMillisecond() {
+        var options = FileDropOptions()
+        #expect(options.effectivePollInterval == .milliseconds(20))
+        options.pollInterval = .zero
+        #expect(options.effectivePollInterval == .milliseconds(1))
+        options.pollInterval = .milliseconds(-5)
+        #expect(options.effectivePollInterval == .milliseconds(1))
     }
 
     @Test func anAnswerThatCannotBeWrittenIsReported() async throws {

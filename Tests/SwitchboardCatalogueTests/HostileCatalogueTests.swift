@@ -106,9 +106,17 @@ import Testing
     @Test func aConsumerNameMustBeOnePlainFolder() async throws {
         let setup = try Self.setup()
         defer { setup.exported.remove() }
-        for name in ["../../escaped", "a/b", ".hidden", ""] {
+        // A name ending in `.json` is taken for a document, never scanned as a folder: its
+        // calls would wait out their deadlines (`x.request.json` would even be claimed).
+        let long = String(repeating: "a", count: 256), wide = String(repeating: "é", count: 128)
+        for name in ["../../escaped", "a/b", ".hidden", "", ".archive", "app.json", "x.request.json", long, wide] {
             let transport = setup.transport(Unauthenticated.self, consumer: name)
             #expect(transport.folder(for: Usernames.lookUpUsernameHash.rpcName) == nil)
+            // A name taken would make the call below wait out its (long) deadline.
+            guard !FileDropTransport<Unauthenticated>.isValidConsumerName(name) else {
+                Issue.record("'\(name)' must be refused")
+                continue
+            }
             let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: Self.patient)
             guard case .invalidRequest? = result.transportError else {
                 Issue.record("'\(name)': expected an invalid request, got \(result)")
@@ -117,6 +125,8 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: setup.exported.directory.deletingLastPathComponent().appendingPathComponent("escaped").path))
         #expect(FileDropTransport<Unauthenticated>.isValidConsumerName("chat.example.app"))
+        #expect(FileDropTransport<Unauthenticated>.isValidConsumerName("app.json.d"))
+        #expect(FileDropTransport<Unauthenticated>.isValidConsumerName(String(repeating: "a", count: 255)))
     }
 
     @Test func catalogueFilesMustBeRegularFilesWithinTheLimits() throws {

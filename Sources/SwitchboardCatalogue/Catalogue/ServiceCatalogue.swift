@@ -68,45 +68,51 @@ public struct ServiceCatalogue: Sendable, Hashable {
     public init(directory: URL, limits: CatalogueYAML.Limits = CatalogueYAML.Limits()) throws(CatalogueError) {
         var budget = limits.maximumTotalBytes
         let index = try Self.read("services.yml", in: directory, limits: limits, budget: &budget)
-        guard index["spec"]?.text == "Services" else { throw CatalogueError(file: "services.yml", "'spec' must be 'Services'") }
-        formatVersion = Int(index["versions"]?.text ?? "1") ?? 0
+        guard try index.text(at: "spec", file: "services.yml") == "Services" else { throw CatalogueError(file: "services.yml", "'spec' must be 'Services'") }
+        formatVersion = Int(try index.text(at: "versions", file: "services.yml") ?? "1") ?? 0
         guard formatVersion == 1 else { throw CatalogueError(file: "services.yml", "catalogue format version \(formatVersion) is not supported (1 is)") }
         var services: [Service] = []
         var specs = Set<String>(), folders = Set<String>()
-        for entry in index["services"]?.items ?? [] {
-            guard let spec = entry["spec"]?.text, let folder = entry["folder"]?.text else {
+        for entry in try index.items(at: "services", file: "services.yml") ?? [] {
+            guard let spec = try entry.text(at: "spec", file: "services.yml"), let folder = try entry.text(at: "folder", file: "services.yml", of: spec) else {
                 throw CatalogueError(file: "services.yml", "each service needs 'spec' and 'folder'")
             }
             guard Self.isSafeFolder(folder) else { throw CatalogueError(file: "services.yml", "folder '\(folder)' of \(spec) must be a plain relative name") }
             guard specs.insert(spec).inserted else { throw CatalogueError(file: "services.yml", "\(spec) is listed twice") }
             guard folders.insert(folder).inserted else { throw CatalogueError(file: "services.yml", "folder '\(folder)' is given to two services") }
             var service = Service(spec: spec, versions: nil, folder: folder, status: .enabled, countries: nil, endpoints: [])
-            service.versions = try Self.versions(entry["versions"], file: "services.yml")
-            if let status = entry["status"]?.text {
+            service.versions = try Self.versions(entry["versions"], file: "services.yml", of: spec)
+            if let status = try entry.text(at: "status", file: "services.yml", of: spec) {
                 guard let parsed = ServiceDescriptor.Status(rawValue: status) else {
                     throw CatalogueError(file: "services.yml", "status '\(status)' of \(spec) is not enabled, experimental or disabled")
                 }
                 service.status = parsed
             }
             if let codes = entry["countries"] {
-                guard let list = codes.items?.compactMap(\.text), let parsed = CountryAvailability(codes: list) else {
+                // Every item a code: one dropped could be the only exclusion.
+                let items = codes.items ?? []
+                let list = items.compactMap(\.text)
+                guard codes.items != nil, list.count == items.count, let parsed = CountryAvailability(codes: list) else {
                     throw CatalogueError(file: "services.yml", "countries of \(spec) must list either allowed ([USA]) or excluded ([!CHN]) countries")
                 }
                 service.countries = parsed
             }
             let definitionFile = folder + "/definition.yml"
             let definition = try Self.read(definitionFile, in: directory, limits: limits, budget: &budget)
-            if let declared = definition["spec"]?.text, declared != spec {
+            guard case .mapping = definition else { throw CatalogueError(file: definitionFile, "must be a mapping of keys, not \(definition.kind)") }
+            if let declared = try definition.text(at: "spec", file: definitionFile), declared != spec {
                 throw CatalogueError(file: definitionFile, "'spec' is \(declared), but services.yml lists \(spec) here")
             }
             var endpointFolders = Set<String>()
-            for item in definition["endpoints"]?.items ?? [] {
-                guard let name = item["spec"]?.text, let rpcName = item["rpc"]?.text, let endpointFolder = item["folder"]?.text else {
+            for item in try definition.items(at: "endpoints", file: definitionFile) ?? [] {
+                guard let name = try item.text(at: "spec", file: definitionFile), let rpcName = try item.text(at: "rpc", file: definitionFile),
+                      let endpointFolder = try item.text(at: "folder", file: definitionFile, of: rpcName) else {
                     throw CatalogueError(file: definitionFile, "each endpoint needs 'spec', 'rpc' and 'folder'")
                 }
                 guard Self.isSafeFolder(endpointFolder) else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' must be a plain relative name") }
                 guard endpointFolders.insert(endpointFolder).inserted else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' is given to two endpoints") }
-                service.endpoints.append(Endpoint(spec: name, rpcName: rpcName, versions: try Self.versions(item["versions"], file: definitionFile), folder: endpointFolder))
+                service.endpoints.append(Endpoint(spec: name, rpcName: rpcName, versions: try Self.versions(item["versions"], file: definitionFile, of: rpcName),
+                                                  folder: endpointFolder))
             }
             services.append(service)
         }
@@ -168,9 +174,11 @@ public struct ServiceCatalogue: Sendable, Hashable {
         return try CatalogueYAML.parse(text, file: file, limits: limits)
     }
 
-    /// `2` or `1-3`.
-    static func versions(_ value: CatalogueValue?, file: String) throws(CatalogueError) -> ClosedRange<Int>? {
-        guard let text = value?.text else { return nil }
+    /// `2` or `1-3`; `nil` when absent. `owner` (a service or rpc) is named in the error.
+    static func versions(_ value: CatalogueValue?, file: String, of owner: String? = nil) throws(CatalogueError) -> ClosedRange<Int>? {
+        guard let value else { return nil }
+        // `[2]` is not read as absent, which would offer every version.
+        guard let text = value.text else { throw CatalogueValue.wrongKind("versions", of: owner, file: file, expected: "a number or a range such as 1-3", found: value) }
         // Empty parts kept, so "-3" and "1-" are refused rather than read as 3 and 1; digits
         // only, so no sign slips through.
         let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { part -> Int? in

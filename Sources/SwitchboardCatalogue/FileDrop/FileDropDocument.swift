@@ -15,6 +15,13 @@ enum FileDropDocument {
     static let responseSuffix = ".response.json"
     /// A request its consumer gave up on before any provider took it: never served.
     static let withdrawnSuffix = ".withdrawn.json"
+    /// Every state suffix a request's document names take.
+    static let stateSuffixes = [requestSuffix, claimedSuffix, servedSuffix, responseSuffix, withdrawnSuffix]
+    /// The longest request id, in UTF-8 bytes: 240, so that every name of the request's
+    /// documents, the longest (`.withdrawn.json`) included, fits in a file name (255 bytes on
+    /// common file systems). A consumer's new ids stay within it; a provider leaves a longer
+    /// one unclaimed, since its consumer could not withdraw it.
+    static let maximumIDBytes = 255 - stateSuffixes.reduce(0) { max($0, $1.utf8.count) }
     /// Where a consumer moves the documents of a request it has read the answer of, so the
     /// folders a provider polls hold only what is still in progress.
     static let archiveFolder = ".archive"

@@ -65,17 +65,69 @@ enum FileDropFiles {
         if durable { syncFolder(folder) }
     }
 
-    /// Renames `from` to `to` unless `to` exists; `false` when `from` is gone (another process
-    /// took it) or `to` is taken. The link-then-unlink keeps it a claim only one process wins.
+    /// Renames `from` to `to` unless `to` exists; `false` when it did not move, for whatever
+    /// reason (``tryMove(_:to:durable:)`` says which).
     static func move(_ from: URL, to: URL, durable: Bool) -> Bool {
-        guard hardLink(from, to: to) else { return false }
+        tryMove(from, to: to, durable: durable) == .moved
+    }
+
+    /// How a move went.
+    enum MoveOutcome: Sendable, Equatable {
+        case moved
+        /// `from` is gone: another process moved or removed it first (a race lost).
+        case sourceGone
+        /// `to` exists already.
+        case targetTaken
+        /// The system refused for another reason: the `errno`.
+        case failed(Int32)
+    }
+
+    /// Renames `from` to `to` unless `to` exists, and says why not. The link-then-unlink keeps
+    /// it a claim only one process wins. Only ``MoveOutcome/sourceGone`` is a race lost; the
+    /// others leave `from` where it is for good, so a caller should say so.
+    static func tryMove(_ from: URL, to: URL, durable: Bool) -> MoveOutcome {
+        guard hardLink(from, to: to) else {
+            let reason = errno
+            if reason == EEXIST { return .targetTaken }
+            // Also the answer when `to`'s folder is missing: only a missing `from` is a race lost.
+            if reason == ENOENT { return entryExists(from) ? .failed(reason) : .sourceGone }
+            // A link refused where a rename is not: another user's file under Linux's
+            // `fs.protected_hardlinks`, a file system without hard links.
+            if [EPERM, EXDEV, EMLINK, ENOTSUP, EOPNOTSUPP].contains(reason) {
+                return renameUnlessTaken(from, to: to, durable: durable, linkFailure: reason)
+            }
+            return .failed(reason)
+        }
         guard unlink(from.path) == 0 else {
+            let reason = errno
             // Another process removed `from` first: it claimed it, so this one did not.
             unlink(to.path)
-            return false
+            return reason == ENOENT ? .sourceGone : .failed(reason)
         }
         if durable { syncFolder(to.deletingLastPathComponent()) }
-        return true
+        return .moved
+    }
+
+    /// Moves `from` with `rename` where a hard link was refused (`linkFailure`), once `to` is
+    /// seen free: `rename` replaces what `to` names, so a `to` made between the check and the
+    /// rename (microseconds) would be lost; only a writer of that very name could do that.
+    /// The rename still has one winner, as `from` moves once. A folder is never moved: it
+    /// would take its contents along, and could replace an empty folder.
+    static func renameUnlessTaken(_ from: URL, to: URL, durable: Bool, linkFailure: Int32) -> MoveOutcome {
+        var status = stat()
+        guard lstat(from.path, &status) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
+        guard status.st_mode & S_IFMT != S_IFDIR else { return .failed(linkFailure) }
+        if lstat(to.path, &status) == 0 { return .targetTaken }
+        guard errno == ENOENT else { return .failed(errno) }
+        guard rename(from.path, to.path) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
+        if durable { syncFolder(to.deletingLastPathComponent()) }
+        return .moved
+    }
+
+    /// Whether `url` names an entry of any type, a dangling link included.
+    static func entryExists(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0
     }
 
     /// A second name for `from` (the entry itself: a symbolic link is linked as the link,

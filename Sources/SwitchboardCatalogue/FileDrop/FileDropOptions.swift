@@ -4,6 +4,8 @@ public struct FileDropOptions: Sendable {
     /// every platform and file system, shared app-group containers included. A look costs
     /// one `stat` per folder whose listing is still fresh (see ``fullScanInterval``).
     public var pollInterval: Duration = .milliseconds(20)
+    /// ``pollInterval`` as waited: at least 1 ms, since a zero wait would spin a core.
+    var effectivePollInterval: Duration { max(pollInterval, .milliseconds(1)) }
     /// How long a folder's listing is trusted while the folder's modification time stays
     /// the same, and how long a provider works through the backlog one scan found before
     /// scanning again: 1 s. A backlog of n requests is then listed about once a second, not
@@ -35,7 +37,10 @@ public struct FileDropOptions: Sendable {
     /// Receives the problems a provider survived, for the app's logs: an answer it could not
     /// write (tried three times; the request stays claimed and the next start answers it as
     /// interrupted), an interrupted answer it could not write on start, a folder it could not
-    /// list. Called from the provider's file queue: hand it to a logger and return.
+    /// list, a request it could not claim for a reason other than another process taking it
+    /// first (its claimed name taken already, a rename the system refused; it is not tried
+    /// again while its file stays). Called from the provider's file queue: hand it to a
+    /// logger and return.
     public var diagnostics: (@Sendable (FileDropDiagnostic) -> Void)?
     /// The shortest retention honoured: one hour.
     public static let minimumRetention: Duration = .seconds(3600)

@@ -32,8 +32,9 @@ public final class FileDropProvider: Sendable {
     private let sweeper = Locked<Task<Void, Never>?>(nil)
     /// Requests one scan found, oldest first, worked through before the next scan.
     private let backlog = Locked(Backlog())
-    /// Each folder's last listing, by path, reused while the folder is unchanged.
-    private let listings = Locked<[String: Listing]>([:])
+    /// Each folder's last listing, by path, reused while the folder is unchanged; only the
+    /// folders the last scan found are kept.
+    let listings = Locked<[String: Listing]>([:])
     /// The wall clock the sweep compares documents' ages with (a test moves it ahead).
     let clock: @Sendable () -> Date
 
@@ -76,7 +77,7 @@ public final class FileDropProvider: Sendable {
             // Requests start as slots free, whatever the others take: one slow handler holds
             // its own slot, not the intake.
             while !Task.isCancelled {
-                if await startPending() == 0 { await waitForSlot(atMost: options.pollInterval) }
+                if await startPending() == 0 { await waitForSlot(atMost: options.effectivePollInterval) }
             }
             // Stopping takes no new request; those in hand are answered.
             for running in inFlight.withLock({ Array($0.values) }) { _ = await running.value }
@@ -171,9 +172,10 @@ public final class FileDropProvider: Sendable {
         for name in names where !name.hasPrefix(".") {
             if name.hasSuffix(FileDropDocument.requestSuffix) {
                 let id = name.dropLast(FileDropDocument.requestSuffix.count)
-                // Its answer's name would be too long for any file system (255 bytes): not
-                // claimed, so its consumer's deadline withdraws it.
-                guard id.utf8.count + FileDropDocument.responseSuffix.utf8.count <= 255 else { continue }
+                // Some name of its documents would be too long for a file system (255 bytes),
+                // its withdrawal's or its answer's: not claimed, so it cannot be served without
+                // an answer or after its consumer gave up.
+                guard id.utf8.count <= FileDropDocument.maximumIDBytes else { continue }
                 requests.append(String(id))
             } else if !name.hasSuffix(".json"), FileDropFiles.isFolder(folder.appendingPathComponent(name)) {
                 subfolders.append(name)
@@ -244,7 +246,7 @@ public final class FileDropProvider: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             slotFreed.withLock { $0 = continuation }
             Task {
-                try? await Task.sleep(for: max(interval, .milliseconds(1)))
+                try? await Task.sleep(for: interval)
                 wakeLoop()
             }
         }
@@ -270,19 +272,16 @@ public final class FileDropProvider: Sendable {
         let reuse = backlog.withLock { $0.next < $0.entries.count && $0.scannedAt.map { now - $0 < options.fullScanInterval } == true }
         if !reuse {
             let perFolder: [(Folder, [String])] = await FileDropFiles.offPool(on: files) { [self] in
-                folders().map { folder in (folder, listing(of: folder.url).requests.sorted()) }
+                let scanned = folders()
+                // A folder gone (a consumer's removed) takes its listing with it.
+                let paths = Set(scanned.map(\.url.path))
+                listings.withLock { cached in cached = cached.filter { paths.contains($0.key) } }
+                return scanned.map { folder in (folder, listing(of: folder.url).requests.sorted()) }
             }
             // Oldest first within a folder (ids start with their submission time), and the
             // folders in turn: ids are the consumers' to choose, so one that names its requests
             // "0000…" must not go ahead of every other consumer's.
-            let total = perFolder.reduce(0) { $0 + $1.1.count }
-            var found: [(Folder, String)] = []
-            found.reserveCapacity(total)
-            var round = 0
-            while found.count < total {
-                for (folder, ids) in perFolder where round < ids.count { found.append((folder, ids[round])) }
-                round += 1
-            }
+            let found: [(Folder, String)] = Self.inTurn(perFolder.map { entry in entry.1.map { (entry.0, $0) } })
             let present = Set(found.map { $0.0.url.path + "/" + $0.1 })
             unclaimable.withLock { $0.formIntersection(present) }
             backlog.withLock { $0 = Backlog(entries: found, next: 0, scannedAt: now) }
@@ -313,6 +312,22 @@ public final class FileDropProvider: Sendable {
         return started
     }
 
+    /// The items of `queues` in turns: the first of each queue, then the second of each, and so
+    /// on. Queues run out are dropped as they do, so the cost is that of the items and queues,
+    /// not of the longest queue times their number.
+    static func inTurn<Item>(_ queues: [[Item]]) -> [Item] {
+        var result: [Item] = []
+        result.reserveCapacity(queues.reduce(0) { $0 + $1.count })
+        var remaining = queues.filter { !$0.isEmpty }
+        var round = 0
+        while !remaining.isEmpty {
+            for queue in remaining { result.append(queue[round]) }
+            round += 1
+            remaining.removeAll { $0.count <= round }
+        }
+        return result
+    }
+
     /// Claims, serves and answers one request; the file work runs off the cooperative pool.
     /// Returns whether this provider claimed it.
     @discardableResult
@@ -324,9 +339,19 @@ public final class FileDropProvider: Sendable {
         let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
         let durable = options.durable, limit = options.maximumDocumentBytes
         enum Claim: Sendable { case lost, duplicate, document(FileDropFiles.FileRead) }
-        let claim: Claim = await FileDropFiles.offPool(on: files) {
+        let claim: Claim = await FileDropFiles.offPool(on: files) { [self] in
             // The rename is the claim: if another provider won it, the file is gone.
-            guard FileDropFiles.move(submitted, to: claimed, durable: durable) else { return .lost }
+            switch FileDropFiles.tryMove(submitted, to: claimed, durable: durable) {
+            case .moved: break
+            case .sourceGone: return .lost
+            case .targetTaken:
+                // No race lost: it stays unclaimable while the file stays, so it is said once.
+                report(submitted, "cannot be claimed: \(claimed.lastPathComponent) exists already")
+                return .lost
+            case let .failed(reason):
+                report(submitted, "cannot be claimed as \(claimed.lastPathComponent): \(String(cString: strerror(reason)))")
+                return .lost
+            }
             // A request submitted again under an id already answered is not served twice.
             if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
                 Self.retire(claimed, as: served, durable: durable)

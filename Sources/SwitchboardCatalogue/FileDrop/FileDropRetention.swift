@@ -60,8 +60,7 @@ enum FileDropRetention {
 
     /// A document name's request id and state suffix.
     static func split(_ name: String) -> (String, String)? {
-        for suffix in [FileDropDocument.requestSuffix, FileDropDocument.claimedSuffix, FileDropDocument.servedSuffix,
-                       FileDropDocument.responseSuffix, FileDropDocument.withdrawnSuffix] where name.hasSuffix(suffix) {
+        for suffix in FileDropDocument.stateSuffixes where name.hasSuffix(suffix) {
             return (String(name.dropLast(suffix.count)), suffix)
         }
         return nil

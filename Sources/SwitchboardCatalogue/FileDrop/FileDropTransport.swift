@@ -30,10 +30,14 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         self.options = options
     }
 
-    /// Whether `consumer` names one plain subfolder (no separator, not hidden, not `..`),
-    /// which the provider scans and which stays inside the catalogue.
+    /// Whether `consumer` names one plain subfolder (no separator, not hidden, not `..`, not
+    /// ending in `.json`, at most 255 bytes in UTF-8), which the provider scans and which
+    /// stays inside the catalogue. The provider takes a `.json` name for a document, never a
+    /// subfolder to scan (`x.request.json` for a request), so calls through it would wait out
+    /// their deadlines.
     public static func isValidConsumerName(_ consumer: String) -> Bool {
-        !consumer.isEmpty && !consumer.hasPrefix(".") && !consumer.contains("/") && !consumer.contains("\0")
+        !consumer.isEmpty && !consumer.hasPrefix(".") && consumer != FileDropDocument.archiveFolder && !consumer.contains("/")
+            && !consumer.contains("\0") && !consumer.hasSuffix(".json") && consumer.utf8.count <= 255
     }
 
     /// The folder of `rpcName`'s documents; `nil` if the catalogue does not offer it, or the
@@ -42,14 +46,20 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         if let consumer, !Self.isValidConsumerName(consumer) { return nil }
         let service = String(rpcName.split(separator: "/", maxSplits: 1).first ?? "")
         guard let offered = catalogue.service(service), let endpoint = offered.endpoint(rpcName: rpcName) else { return nil }
-        var folder = directory.appendingPathComponent(offered.folder).appendingPathComponent(endpoint.folder)
+        return folder(of: offered, endpoint)
+    }
+
+    /// The folder of `endpoint`'s documents in `service`, this consumer's subfolder if it has
+    /// one (its name checked by the caller).
+    func folder(of service: ServiceCatalogue.Service, _ endpoint: ServiceCatalogue.Endpoint) -> URL {
+        var folder = directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder)
         if let consumer { folder.appendPathComponent(consumer) }
         return folder
     }
 
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         if let consumer, !Self.isValidConsumerName(consumer) {
-            throw .invalidRequest("the consumer name '\(consumer.prefix(100))' must be one plain folder name (no '/', not starting with '.')")
+            throw .invalidRequest("the consumer name '\(consumer.prefix(100))' must be one plain folder name (no '/', not starting with '.', not ending in '.json', at most 255 bytes)")
         }
         guard let folder = folder(for: request.endpoint.rpcName) else {
             throw .unavailable(.endpointNotOffered(rpcName: request.endpoint.rpcName, version: nil))
@@ -101,7 +111,7 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             else if let deadline, ContinuousClock.now >= deadline { failure = .timeout }
             else {
                 do {
-                    try await Task.sleep(for: options.pollInterval)
+                    try await Task.sleep(for: options.effectivePollInterval)
                 } catch {
                     failure = .cancelled
                 }
@@ -128,7 +138,9 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         }
     }
 
-    /// `20261126T140512345Z_lookUpUsernameHash_1a2b3c4d`: names sort by submission time.
+    /// `20261126T140512345Z_lookUpUsernameHash_1a2b3c4d`: names sort by submission time. A
+    /// long `spec` is cut short (between characters) so that the id stays within
+    /// ``FileDropDocument/maximumIDBytes``; the document keeps it whole.
     static func newID(spec: String) -> String {
         let now = Date()
         var calendar = Calendar(identifier: .gregorian)
@@ -141,7 +153,13 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         let stamp = pad(parts.year, 4) + pad(parts.month, 2) + pad(parts.day, 2) + "T" + pad(parts.hour, 2) + pad(parts.minute, 2)
             + pad(parts.second, 2) + pad((parts.nanosecond ?? 0) / 1_000_000, 3) + "Z"
         let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        return stamp + "_" + spec + "_" + String(repeating: "0", count: 8 - random.count) + random
+        let room = FileDropDocument.maximumIDBytes - stamp.utf8.count - "__".utf8.count - 8
+        var bytes = 0
+        let name = spec.prefix { character in
+            bytes += character.utf8.count
+            return bytes <= room
+        }
+        return stamp + "_" + String(name) + "_" + String(repeating: "0", count: 8 - random.count) + random
     }
 
     // MARK: Inspecting
@@ -174,10 +192,12 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
 
     /// Every request this consumer's folders hold (archived ones included), oldest first.
     public func records() -> [Record] {
+        if let consumer, !Self.isValidConsumerName(consumer) { return [] }
         var records: [Record] = []
         for service in catalogue.services {
             for endpoint in service.endpoints {
-                guard let base = folder(for: endpoint.rpcName) else { continue }
+                // Each endpoint's own folder, not looked up again by its rpc name.
+                let base = folder(of: service, endpoint)
                 for folder in [base, base.appendingPathComponent(FileDropDocument.archiveFolder)] {
                     let names = FileDropFiles.names(in: folder)
                     let present = Set(names)
