@@ -109,7 +109,8 @@ extension DynamicEndpoint {
                 return .double(number)
             }
         case let .enumeration(index):
-            if let match = schema.enums[index].cases.first(where: { $0.name == text }) { return .enumeration(match.value) }
+            // Byte for byte, as generated code matches enum names.
+            if let match = schema.enums[index].cases.first(where: { $0.name.utf8.elementsEqual(text.utf8) }) { return .enumeration(match.value) }
             guard let number = Int32(text, radix: 10) else { throw bad }
             return .enumeration(number)
         case .timestamp(.millis):

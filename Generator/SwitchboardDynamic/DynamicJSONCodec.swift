@@ -68,14 +68,16 @@ public struct DynamicJSONCodec: Sendable {
             do throws(JSONDecodingError) {
                 guard let name = try reader.nextKey() else { break }
                 key = name.string
-                if skippingTypeMember && key == "@type" {
+                if skippingTypeMember && name.matches("@type") {
                     _ = try reader.readString()
                     continue
                 }
             } catch {
                 throw DynamicCodecError("not valid JSON: \(error.description)")
             }
-            guard let field = definition.fields.first(where: { $0.jsonName == key || $0.name == key }) else {
+            // Byte for byte, as the generated codec and protobuf match names: Swift's `==` would
+            // take "\u{212A}" (the Kelvin sign) for "K".
+            guard let field = definition.fields.first(where: { $0.jsonName.utf8.elementsEqual(key.utf8) || $0.name.utf8.elementsEqual(key.utf8) }) else {
                 if ignoresUnknownFields {
                     do throws(JSONDecodingError) {
                         try reader.skipValue()
@@ -92,22 +94,34 @@ public struct DynamicJSONCodec: Sendable {
             guard seenFields.insert(field.number).inserted else {
                 throw DynamicCodecError("\(definition.name): field '\(LogRedaction.excerpt(key))' appears twice")
             }
-            if !isJSONNullAValue(field.shape.valueType) && reader.readNull() { continue }
-            if let oneof = field.oneof {
-                if let other = seenOneofs[oneof] {
-                    throw DynamicCodecError("\(definition.name): '\(other)' and '\(key)' are members of the same oneof")
-                }
-                seenOneofs[oneof] = key
+            // `null` leaves a field unset; a list or map given `null` is empty whatever its
+            // element type, as in the generated codec: only a singular Value or NullValue
+            // takes `null` as a value.
+            let nullIsAValue: Bool
+            switch field.shape {
+            case let .singular(valueType), let .optional(valueType): nullIsAValue = isJSONNullAValue(valueType)
+            case .list, .map: nullIsAValue = false
             }
+            if !nullIsAValue && reader.readNull() { continue }
             let context = "\(definition.name).\(key)"
             do {
                 switch field.shape {
                 case let .singular(valueType), let .optional(valueType):
+                    let value: DynamicValue
                     do {
-                        message.fields[field.number] = .single(try readValue(&reader, type: valueType, context: context, depth: depth))
+                        value = try readValue(&reader, type: valueType, context: context, depth: depth)
                     } catch is SkippedEnumName {
                         continue
                     }
+                    // Only a value claims its oneof, as in the generated codec: a skipped
+                    // enum name leaves the oneof to another member.
+                    if let oneof = field.oneof {
+                        if let other = seenOneofs[oneof] {
+                            throw DynamicCodecError("\(definition.name): '\(other)' and '\(key)' are members of the same oneof")
+                        }
+                        seenOneofs[oneof] = key
+                    }
+                    message.fields[field.number] = .single(value)
                 case let .list(valueType):
                     try reader.beginArray()
                     var items: [DynamicValue] = []
@@ -205,7 +219,8 @@ public struct DynamicJSONCodec: Sendable {
             if isJSONNullAValue(type) && reader.readNull() { return .enumeration(0) }
             if reader.peekIsString {
                 let name = try reader.readString()
-                guard let match = definition.cases.first(where: { $0.name == name }) else {
+                // Byte for byte, as the generated codec compares names.
+                guard let match = definition.cases.first(where: { $0.name.utf8.elementsEqual(name.utf8) }) else {
                     // A number in quotes, as the generated codec takes it.
                     if let number = Int32(name), String(number) == name { return .enumeration(number) }
                     if ignoresUnknownFields { throw SkippedEnumName() }

@@ -16,8 +16,9 @@ public indirect enum DynamicValue: Sendable, Hashable {
     case timestamp(seconds: Int64, nanos: Int32)
 }
 
-/// A map entry. Maps are kept in key order (numeric keys by value), so the same map reads
-/// the same from JSON and from the wire, and prints the same every time.
+/// A map entry. Maps are kept in key order (numeric keys by value, string keys by their UTF-8
+/// bytes), so the same map reads the same from JSON and from the wire, and prints the same
+/// every time.
 public struct DynamicMapEntry: Sendable, Hashable {
     public var key: DynamicValue
     public var value: DynamicValue
@@ -43,7 +44,9 @@ public struct DynamicMapEntry: Sendable, Hashable {
             switch (lhs.key, rhs.key) {
             case let (.int(a), .int(b)): return a < b
             case let (.uint(a), .uint(b)): return a < b
-            case let (.string(a), .string(b)): return a < b
+            // Byte order, as the generated codec and protobuf's deterministic encoding sort
+            // string keys: Swift's `<` orders "\u{212A}" (the Kelvin sign) as "K".
+            case let (.string(a), .string(b)): return a.utf8.lexicographicallyPrecedes(b.utf8)
             case let (.bool(a), .bool(b)): return !a && b
             default: return false
             }

@@ -39,7 +39,13 @@ extension DynamicJSONCodec {
             } catch {
                 throw DynamicCodecError("\(schema.messages[type].fullName): \(error.description)")
             }
-            return try binary.decode(bytes, as: type)
+            // Bounded on the wire, where each level of a Struct or ListValue is two messages
+            // (it and its Value) and JSON has one object or array: two levels for each this
+            // codec has left, and one for the innermost Value, so a Struct as deep as the
+            // generated codec reads is not refused at half that depth.
+            var wire = binary
+            wire.maximumDepth = 2 * (maximumDepth - depth) + 1
+            return try wire.decode(bytes, as: type)
         case .any:
             return try readAny(&reader, type: type, depth: depth)
         }
@@ -80,8 +86,8 @@ extension DynamicJSONCodec {
             reader = scan
             return DynamicMessage(type: type)
         }
-        let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
-        guard let packed = schema.messages.firstIndex(where: { $0.fullName == name }) else {
+        let name = Self.typeName(inURL: url)
+        guard let packed = messageIndex(ofTypeName: name) else {
             throw DynamicCodecError("google.protobuf.Any: type \(String(reflecting: url)) is not in the schema")
         }
         var inner: DynamicMessage?
@@ -120,7 +126,7 @@ extension DynamicJSONCodec {
             // A value the runtime refuses (a timestamp out of range) prints as null, or fails
             // strict encoding.
             do {
-                return try Self.json(of: runtimeType, bytes: binary.encode(message), maximumDepth: 2 * maximumDepth)
+                return try Self.json(of: runtimeType, bytes: binary.encode(message), maximumDepth: 3 * maximumDepth)
             } catch {
                 unrepresentable?.note("\(schema.messages[message.type].fullName): \(error)")
                 return "null"
@@ -137,18 +143,19 @@ extension DynamicJSONCodec {
                 }
                 return "{}"
             }
-            let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
             var output = ""
-            // Each level of packed messages is decoded here, as it is written: nesting past the
-            // depth limit (an Any in an Any, 25 bytes a level) stays as raw bytes, so hostile
-            // input cannot recurse without bound.
-            guard indent < 2 * maximumDepth, let packed = schema.messages.firstIndex(where: { $0.fullName == name }),
-                  let inner = try? binary.decode(bytes, as: packed) else {
-                // Not a type of this schema (or nested too deep): the URL and the raw bytes, so nothing is hidden.
+            let unpackedAny: (type: Int, message: DynamicMessage)
+            do throws(DynamicCodecError) {
+                unpackedAny = try unpacked(url: url, bytes: bytes, indent: indent)
+            } catch {
+                // The URL and the raw bytes, so nothing is hidden; strict encoding fails, as
+                // the generated codec's encoder does.
+                unrepresentable?.note("google.protobuf.Any \(String(reflecting: url)): \(error.message)")
                 writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { $0 += Self.quoted(bytes.base64EncodedString()) })],
                             indent: indent, to: &output)
                 return output
             }
+            let packed = unpackedAny.type, inner = unpackedAny.message
             if WellKnownJSON(schema.messages[packed]) != nil {
                 writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { self.write(inner, indent: indent + 1, to: &$0) })],
                             indent: indent, to: &output)
@@ -157,6 +164,32 @@ extension DynamicJSONCodec {
             }
             return output
         }
+    }
+
+    /// The message an Any packs: the schema type its URL names, and its bytes decoded as that
+    /// type. Fails if the type is not in the schema, the bytes do not decode, or Anys nest
+    /// too deep.
+    private func unpacked(url: String, bytes: Data, indent: Int) throws(DynamicCodecError) -> (type: Int, message: DynamicMessage) {
+        // Each level of packed messages is decoded here, as it is written: nesting past the
+        // depth limit (an Any in an Any, 25 bytes a level) stays as raw bytes, so hostile
+        // input cannot recurse without bound.
+        guard indent < 2 * maximumDepth else { throw DynamicCodecError("nested deeper than \(maximumDepth)") }
+        guard let packed = messageIndex(ofTypeName: Self.typeName(inURL: url)) else {
+            throw DynamicCodecError("the type is not in the schema")
+        }
+        let message = try binary.decode(bytes, as: packed)
+        return (packed, message)
+    }
+
+    /// The full type name in a type URL: what follows its last `/`.
+    private static func typeName(inURL url: String) -> String {
+        url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
+    }
+
+    /// The schema type named `name`, compared byte for byte as the generated codec and
+    /// protobuf compare it (Swift's `==` takes "\u{212A}", the Kelvin sign, for "K").
+    private func messageIndex(ofTypeName name: String) -> Int? {
+        schema.messages.firstIndex { $0.fullName.utf8.elementsEqual(name.utf8) }
     }
 
     /// The runtime's JSON for `bytes`. Its decoder counts three levels for each Struct inside

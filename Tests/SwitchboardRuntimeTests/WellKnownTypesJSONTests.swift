@@ -1,6 +1,7 @@
 import Foundation
 import KitchenSink
 import SwitchboardRuntime
+import TestMessagesProto3
 import Testing
 
 /// The well-known types' own JSON forms, case by case from protobuf's JSON mapping.
@@ -72,6 +73,21 @@ import Testing
         }
     }
 
+    /// A comma inside a path, or one empty path, would read back as other paths (from the
+    /// review): refused like the other paths that cannot come back.
+    @Test func fieldMaskPathsThatReadBackDifferentlyAreRefused() throws {
+        for (paths, refused) in [(["a,b"], "a,b"), (["ok", "x,y"], "x,y"), ([""], "")] {
+            #expect(throws: JSONEncodingError.invalidFieldMaskPath(refused), "\(paths)") {
+                var writer = JSONWriter()
+                try ProtoFieldMask(paths: paths).encodeJSON(into: &writer)
+            }
+        }
+        // Empty paths among others do come back.
+        for paths in [["", ""], ["a", ""]] {
+            #expect(try read(json(WellKnown(mask: ProtoFieldMask(paths: paths)))).mask.paths == paths)
+        }
+    }
+
     @Test func anyCarriesTypeAnywhereAndNestsWellKnownTypesUnderValue() throws {
         AnyTypeRegistry.shared.register(Point.self)
         let point = Point(x: 3, y: -4)
@@ -118,6 +134,75 @@ import Testing
         var writer = JSONWriter()
         writer.maximumAnyDepth = 10
         #expect(throws: JSONEncodingError.self) { try WellKnown(anything: Self.nestedAnys(11)).encodeJSON(into: &writer) }
+    }
+
+    /// `levels` Anys inside one another, each packing a TestAllTypesProto3 whose
+    /// `recursive_message` nests `depth` deep around the next Any; built from the inside out
+    /// in linear time, as binary.
+    static func recursionInAnys(levels: Int, depth: Int) throws -> ProtoAny {
+        func varint(_ value: Int) -> [UInt8] {
+            var value = UInt64(value), bytes: [UInt8] = []
+            while value >= 0x80 { bytes.append(UInt8(value & 0x7F) | 0x80); value >>= 7 }
+            return bytes + [UInt8(value)]
+        }
+        let url = Array(("type.googleapis.com/" + TestAllTypesProto3.protoMessageName).utf8)
+        // recursive_message is field 27 and optional_any field 305, both length-delimited.
+        let recursiveTag: [UInt8] = varint(27 << 3 | 2).reversed(), anyTag: [UInt8] = varint(305 << 3 | 2).reversed()
+        var reversed: [UInt8] = []
+        // Puts `tag` and the length of what is built so far in front of it.
+        func wrap(in tag: [UInt8]) {
+            let length = reversed.count
+            reversed += varint(length).reversed() + tag
+        }
+        for level in 0..<levels {
+            if level > 0 { wrap(in: anyTag) }
+            for _ in 0..<depth { wrap(in: recursiveTag) }
+            let length = reversed.count
+            reversed += varint(length).reversed() + [0x12] + url.reversed() + varint(url.count).reversed() + [0x0A]
+        }
+        return try ProtoAny(serializedBytes: Array(reversed.reversed()))
+    }
+
+    /// Each Any's bytes were decoded with a fresh 100 levels, so 100 Anys of 98-deep messages
+    /// recursed about 9,800 deep (from the review). The levels are now counted across Anys:
+    /// past 100 objects and arrays writing fails, and what fits still writes.
+    @Test func nestingIsBoundedAcrossAnys() throws {
+        let registry = AnyTypeRegistry()
+        registry.register(TestAllTypesProto3.self)
+        func write(_ any: ProtoAny) throws(JSONEncodingError) -> [UInt8] {
+            var writer = JSONWriter()
+            writer.anyTypes = registry
+            try any.encodeJSON(into: &writer)
+            return writer.bytes
+        }
+        let tooDeep = try Self.recursionInAnys(levels: 100, depth: 98)
+        do throws(JSONEncodingError) {
+            _ = try write(tooDeep)
+            Issue.record("100 Anys of 98 levels each must not write")
+        } catch {
+            guard case let .invalidAny(_, reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(reason.contains("deeper than 100"), "\(reason)")
+        }
+        // 99 levels in one Any, and two Anys of 40, fit within 100.
+        let deepest = try write(Self.recursionInAnys(levels: 1, depth: 98))
+        #expect(String(decoding: deepest, as: UTF8.self).components(separatedBy: "recursiveMessage").count - 1 == 98)
+        let two = try write(Self.recursionInAnys(levels: 2, depth: 40))
+        #expect(String(decoding: two, as: UTF8.self).components(separatedBy: "optionalAny").count - 1 == 1)
+    }
+
+    /// Type URLs name types byte for byte, as in protobuf: the registry's String keys also
+    /// matched "\u{212A}" (the Kelvin sign) for "K".
+    @Test func anyTypeNamesAreComparedByteForByte() throws {
+        let registry = AnyTypeRegistry()
+        registry.register(WellKnown.self)
+        #expect(registry.type(forURL: "type.googleapis.com/switchboard.test.WellKnown").map { ObjectIdentifier($0) } == ObjectIdentifier(WellKnown.self))
+        let kelvin = "type.googleapis.com/switchboard.test.Well\u{212A}nown"
+        #expect(registry.type(forURL: kelvin) == nil)
+        #expect(!ProtoAny(typeUrl: kelvin, value: Data()).holds(WellKnown.self))
+        #expect(ProtoAny(packing: WellKnown()).holds(WellKnown.self))
     }
 
     @Test func timestampsKeepEveryNanosecondAndMergeLikeMessages() throws {

@@ -13,10 +13,18 @@ public struct JSONWriter {
     public var anyTypes: AnyTypeRegistry = .shared
     /// The most `google.protobuf.Any`s written inside one another (100 by default); deeper
     /// ones fail with ``JSONEncodingError/invalidAny(typeURL:reason:)``. An `Any`'s value is
-    /// opaque bytes that binary decoding does not open, so its nesting is bounded only here.
+    /// opaque bytes that binary decoding does not open, so its nesting is bounded here
+    /// and by ``maximumDepth``.
     public var maximumAnyDepth = 100
     /// How many `Any`s enclose what is being written now.
     var anyDepth = 0
+    /// The deepest nesting of objects and arrays an `Any`'s packed message is written within
+    /// (100 by default, as JSON reading allows). Its bytes are decoded with only the levels
+    /// left below the `Any`, so nesting stays bounded across `Any`s, not 100 levels again
+    /// inside each; past it, writing fails with ``JSONEncodingError/invalidAny(typeURL:reason:)``.
+    public var maximumDepth = 100
+    /// How many objects and arrays enclose what is being written now.
+    @usableFromInline var depth = 0
 
     /// Creates a writer, reserving `capacity` bytes.
     @inlinable
@@ -32,6 +40,7 @@ public struct JSONWriter {
     public mutating func beginObject() {
         output.append(UInt8(ascii: "{"))
         needsComma = false
+        depth += 1
     }
 
     /// Closes an object; a comma is then due before the next member or element.
@@ -39,6 +48,7 @@ public struct JSONWriter {
     public mutating func endObject() {
         output.append(UInt8(ascii: "}"))
         needsComma = true
+        depth -= 1
     }
 
     /// Opens an array; each element starts with ``beginElement()``.
@@ -46,6 +56,7 @@ public struct JSONWriter {
     public mutating func beginArray() {
         output.append(UInt8(ascii: "["))
         needsComma = false
+        depth += 1
     }
 
     /// Closes an array; a comma is then due before the next member or element.
@@ -53,6 +64,7 @@ public struct JSONWriter {
     public mutating func endArray() {
         output.append(UInt8(ascii: "]"))
         needsComma = true
+        depth -= 1
     }
 
     /// Starts an array element, writing the separating comma when one is due.

@@ -31,10 +31,14 @@ public final class AnyTypeRegistry: Sendable, Hashable {
         types.withLock { $0[name] = type }
     }
 
-    /// The type a type URL names: its last `/`-separated component is the full name.
+    /// The type a type URL names: its last `/`-separated component is the full name,
+    /// compared byte for byte as protobuf compares it.
     public func type(forURL url: String) -> (any ProtoMessage.Type)? {
         let name = url.lastIndex(of: "/").map { String(url[url.index(after: $0)...]) } ?? url
-        return types.withLock { $0[name] }
+        guard let type = types.withLock({ $0[name] }) else { return nil }
+        // A String key matches canonically equivalent names too ("\u{212A}", the Kelvin sign,
+        // for "K"); checked after the lock, since the name is the type's own code.
+        return type.protoMessageName.utf8.elementsEqual(name.utf8) ? type : nil
     }
 
     public static func == (lhs: AnyTypeRegistry, rhs: AnyTypeRegistry) -> Bool { lhs === rhs }

@@ -9,9 +9,13 @@ extension ProtoAny {
         self.init(typeUrl: typeURLPrefix + "/" + type(of: message).protoMessageName, value: message.serializedData())
     }
 
-    /// Whether the packed message is of `type`.
+    /// Whether the packed message is of `type`: the URL's last `/`-separated component is its
+    /// full name, byte for byte.
     public func holds<Message: ProtoMessage>(_ type: Message.Type) -> Bool {
-        typeUrl.hasSuffix("/" + Message.protoMessageName) || typeUrl == Message.protoMessageName
+        // Bytes, not `hasSuffix` or `==`, which take "\u{212A}" (the Kelvin sign) for "K".
+        let url = typeUrl.utf8, name = Message.protoMessageName.utf8
+        if url.elementsEqual(name) { return true }
+        return url.count > name.count && url.suffix(name.count + 1).elementsEqual([UInt8(ascii: "/")] + name)
     }
 
     /// The packed message as `type`, or `nil` if it holds another type.
@@ -38,12 +42,22 @@ extension ProtoAny {
         guard writer.anyDepth < writer.maximumAnyDepth else {
             throw .invalidAny(typeURL: typeURL, reason: "Any values nested deeper than \(writer.maximumAnyDepth)")
         }
+        // The Any's object takes one level; its packed message may nest only within the levels
+        // left below it, so each Any cannot start a fresh `maximumDepth` of recursion.
+        let outerDepth = writer.depth
+        let remaining = writer.maximumDepth - outerDepth - 1
+        guard remaining >= 0 else {
+            throw .invalidAny(typeURL: typeURL, reason: "nested deeper than \(writer.maximumDepth) objects and arrays")
+        }
         writer.anyDepth += 1
         defer { writer.anyDepth -= 1 }
         let message: Message
-        do {
-            message = try Message(serializedData: bytes)
+        do throws(WireDecodingError) {
+            message = try Message(serializedData: bytes, options: WireDecodingOptions(maximumDepth: remaining))
         } catch {
+            if case .nestingTooDeep = error {
+                throw .invalidAny(typeURL: typeURL, reason: "its message would nest deeper than \(writer.maximumDepth) objects and arrays")
+            }
             throw .invalidAny(typeURL: typeURL, reason: "its bytes do not decode: \(error)")
         }
         writer.beginObject()
@@ -59,6 +73,9 @@ extension ProtoAny {
             fields.anyTypes = writer.anyTypes
             fields.maximumAnyDepth = writer.maximumAnyDepth
             fields.anyDepth = writer.anyDepth
+            fields.maximumDepth = writer.maximumDepth
+            // Its own object stands for the Any's, which is open here.
+            fields.depth = outerDepth
             try message.encodeJSON(into: &fields)
             let members = fields.bytes.dropFirst().dropLast()
             if !members.isEmpty {

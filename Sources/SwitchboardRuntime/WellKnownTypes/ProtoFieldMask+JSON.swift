@@ -10,14 +10,18 @@ extension ProtoFieldMask {
     public static var jsonIsFieldObject: Bool { false }
 
     /// The paths in lowerCamelCase joined by commas: `"user.displayName,photo"`. A path that
-    /// would not come back the same (an uppercase letter, or `_` not before a lowercase
-    /// letter) cannot be written.
+    /// would not come back the same (an uppercase letter, `_` not before a lowercase letter,
+    /// a comma, or a lone empty path, which reads back as no path) cannot be written.
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
+        // `""` reads back as the empty mask; `["", ""]` is `","`, which comes back.
+        if paths.count == 1 && paths[0].isEmpty { throw .invalidFieldMaskPath("") }
         var text = ""
         for (index, path) in paths.enumerated() {
             if index > 0 { text += "," }
             var underscore = false
             for scalar in path.unicodeScalars {
+                // A comma would split the path in two when read back.
+                guard scalar != "," else { throw .invalidFieldMaskPath(path) }
                 if underscore {
                     guard ("a"..."z").contains(scalar) else { throw .invalidFieldMaskPath(path) }
                     text.unicodeScalars.append(contentsOf: String(scalar).uppercased().unicodeScalars)

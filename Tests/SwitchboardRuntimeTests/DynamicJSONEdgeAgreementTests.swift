@@ -1,0 +1,135 @@
+import Foundation
+import KitchenSink
+import SignalChat
+import SwitchboardDynamic
+import SwitchboardRuntime
+import SwitchboardSchema
+import Testing
+
+/// Edge cases where the schema-at-run-time JSON codec (`call`, `listen`, `mock-server`)
+/// disagreed with the generated codec (from the review): each input now gets one answer.
+@Suite struct DynamicJSONEdgeAgreementTests {
+    static let schema = DynamicCodecAgreementTests.kitchenSink
+
+    /// Names match byte for byte, as in the generated codec and protobuf: "\u{212A}" (the
+    /// Kelvin sign) is one Swift String with "K" but names no field, enum value or type.
+    @Test func namesWithAKelvinSignAreNotTheirKLookalikes() throws {
+        let signal = DynamicCodecAgreementTests.signal
+        let preKey = try #require(signal.messageIndex(named: "EcPreKey"))
+        let signalCodec = DynamicJSONCodec(schema: signal)
+        // Raw UTF-8 and a JSON escape.
+        for member in ["public\u{212A}ey", #"public\u212Aey"#] {
+            let text = #"{""# + member + #"":"AQI="}"#
+            #expect(throws: JSONDecodingError.self, "\(text)") { try EcPreKey(jsonString: text) }
+            #expect(throws: DynamicCodecError.self, "\(text)") { try signalCodec.decode(Data(text.utf8), as: preKey) }
+        }
+        #expect(try signalCodec.decode(Data(#"{"publicKey":"AQI="}"#.utf8), as: preKey).fields[2] == .single(.bytes(Data([1, 2]))))
+
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        let composite = try #require(Self.schema.messageIndex(named: "Composite"))
+        let level = "{\"inner\":{\"level\":\"LEVEL_UN\u{212A}NOWN\"}}"
+        #expect(throws: JSONDecodingError.self) { try Composite(jsonString: level) }
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(level.utf8), as: composite) }
+
+        let wellKnown = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        var options = JSONDecodingOptions()
+        options.anyTypes = AnyTypeRegistry()
+        options.anyTypes.register(WellKnown.self)
+        let packed = #"{"anything":{"@type":"type.googleapis.com/switchboard.test.WellKnown"}}"#
+        #expect(try WellKnown(jsonString: packed, options: options).anything?.typeUrl.isEmpty == false)
+        #expect(try codec.decode(Data(packed.utf8), as: wellKnown).fields[18] != nil)
+        let kelvin = "{\"anything\":{\"@type\":\"type.googleapis.com/switchboard.test.Well\u{212A}nown\"}}"
+        #expect(throws: JSONDecodingError.self) { try WellKnown(jsonString: kelvin, options: options) }
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(kelvin.utf8), as: wellKnown) }
+    }
+
+    /// A Struct 60 and 99 objects deep reads in both codecs and prints back as itself; 100
+    /// is refused by both. The dynamic codec re-checked the Struct on the wire, where each
+    /// level is two messages, and so refused past 50.
+    @Test func deepStructsReadToTheSameDepthInBothCodecs() throws {
+        let type = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        let binary = DynamicBinaryCodec(schema: Self.schema)
+        let nested = { (depth: Int) -> String in #"{"object":"# + String(repeating: #"{"a":"#, count: depth) + "1" + String(repeating: "}", count: depth) + "}" }
+        for depth in [60, 99] {
+            let text = nested(depth)
+            let generated = try WellKnown(jsonString: text)
+            let dynamic = try codec.decode(Data(text.utf8), as: type)
+            // Compared as bytes: read back, the wire form (two messages a level) is deeper than
+            // the binary reader's default limit.
+            #expect(binary.encode(dynamic) == generated.serializedData(), "\(depth)")
+            #expect(try codec.encodeStrictly(dynamic) == text, "\(depth)")
+        }
+        #expect(throws: JSONDecodingError.self) { try WellKnown(jsonString: nested(100)) }
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(nested(100).utf8), as: type) }
+    }
+
+    /// An enum name skipped as unknown gives its oneof no value, so another member may: the
+    /// dynamic codec claimed the oneof before reading the name.
+    @Test func aSkippedEnumNameLeavesItsOneofFree() throws {
+        let type = try #require(Self.schema.messageIndex(named: "Composite"))
+        var codec = DynamicJSONCodec(schema: Self.schema)
+        codec.ignoresUnknownFields = true
+        let options = JSONDecodingOptions(ignoreUnknownFields: true)
+        for text in [#"{"shade":"ULTRAVIOLET","text":"t"}"#, #"{"text":"t","shade":"ULTRAVIOLET"}"#] {
+            #expect(try Composite(jsonString: text, options: options).payload == .text("t"), "\(text)")
+            let dynamic = try codec.decode(Data(text.utf8), as: type)
+            #expect(dynamic.fields[9] == .single(.string("t")) && dynamic.fields[12] == nil, "\(text)")
+        }
+        // A known name still claims it.
+        let both = #"{"shade":"BLUE","text":"t"}"#
+        #expect(throws: JSONDecodingError.self) { try Composite(jsonString: both, options: options) }
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(both.utf8), as: type) }
+    }
+
+    /// An Any whose bytes do not decode cannot be written as JSON: strict encoding fails, as
+    /// the generated encoder does, where it wrote the raw bytes silently.
+    @Test func strictEncodingRefusesAnAnyThatDoesNotDecode() throws {
+        let type = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        let broken = WellKnown(anything: ProtoAny(typeUrl: "type.googleapis.com/google.protobuf.StringValue", value: Data([0x0A, 0x05])))
+        #expect(throws: JSONEncodingError.self) { try broken.jsonString() }
+        let message = try DynamicBinaryCodec(schema: Self.schema).decode(broken.serializedData(), as: type)
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        #expect(throws: DynamicCodecError.self) { try codec.encodeStrictly(message) }
+        // The tools' lenient form still shows the URL and the bytes.
+        #expect(codec.encode(message, prettyPrinted: false).contains(#""value":"CgU=""#))
+        // So does a type the schema does not hold, named with a Kelvin sign.
+        let kelvin = WellKnown(anything: ProtoAny(typeUrl: "type.googleapis.com/switchboard.test.Well\u{212A}nown", value: Data()))
+        let strange = try DynamicBinaryCodec(schema: Self.schema).decode(kelvin.serializedData(), as: type)
+        #expect(throws: DynamicCodecError.self) { try codec.encodeStrictly(strange) }
+    }
+
+    /// `null` for a list or map is empty whatever the element type; for a list of Values
+    /// the dynamic codec took `null` as an element and then wanted an array.
+    @Test func nullForAListOfValuesIsEmptyInBothCodecs() throws {
+        let type = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        for text in [#"{"values":null}"#, #"{"values":null,"value":null}"#] {
+            let generated = try WellKnown(jsonString: text)
+            #expect(generated.values.isEmpty)
+            let dynamic = try codec.decode(Data(text.utf8), as: type)
+            #expect(dynamic.fields[20] == nil, "\(text)")
+            #expect(try WellKnown(serializedData: DynamicBinaryCodec(schema: Self.schema).encode(dynamic)) == generated, "\(text)")
+        }
+    }
+
+    /// String map keys are ordered by their UTF-8 bytes in both codecs, as protobuf's
+    /// deterministic encoding orders them; Swift's `<` put "\u{212A}" (E2 84 AA) before "L".
+    @Test func stringMapKeysAreInByteOrderInBothCodecs() throws {
+        let type = try #require(Self.schema.messageIndex(named: "Maps"))
+        var maps = Maps()
+        maps.stringToString = ["\u{212A}": "kelvin", "L": "l"]
+        let binary = DynamicBinaryCodec(schema: Self.schema)
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        let fromWire = try binary.decode(maps.serializedData(), as: type)
+        guard case let .map(entries)? = fromWire.fields[1] else {
+            Issue.record("stringToString must decode as a map")
+            return
+        }
+        #expect(entries.map(\.key) == [.string("L"), .string("\u{212A}")])
+        #expect(binary.encode(fromWire) == maps.serializedData())
+        #expect(try codec.encode(fromWire, prettyPrinted: false) == maps.jsonString())
+        let fromJSON = try codec.decode(Data(try maps.jsonString().utf8), as: type)
+        #expect(binary.encode(fromJSON) == maps.serializedData())
+    }
+}
