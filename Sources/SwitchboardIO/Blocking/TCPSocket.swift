@@ -128,6 +128,8 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
                 }
                 if sent < 0 {
                     if errno == EINTR { continue }
+                    // The write deadline passed with the peer not reading.
+                    if errno == EAGAIN || errno == EWOULDBLOCK { throw .timeout("write") }
                     throw .io("write failed: \(String(cString: strerror(errno)))")
                 }
                 offset += sent
@@ -182,18 +184,29 @@ extension TCPSocket {
         try setReceiveTimeout(until: deadline)
     }
 
+    /// Bounds the next blocking writes by `deadline` (a write then throws `timeout`, some of
+    /// its bytes perhaps sent); `nil`, the default, removes the bound. Without one, a peer
+    /// that stops reading holds a blocking `write` for as long as it likes.
+    public func setWriteDeadline(_ deadline: ContinuousClock.Instant?) throws(NetworkError) {
+        try setTimeout(SO_SNDTIMEO, until: deadline, for: "write")
+    }
+
     /// Bounds the next blocking reads by `deadline`; `nil` removes the bound.
     func setReceiveTimeout(until deadline: ContinuousClock.Instant?) throws(NetworkError) {
+        try setTimeout(SO_RCVTIMEO, until: deadline, for: "handshake")
+    }
+
+    private func setTimeout(_ option: Int32, until deadline: ContinuousClock.Instant?, for what: String) throws(NetworkError) {
         var value = timeval()
         if let deadline {
             let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw .timeout("handshake") }
+            guard remaining > .zero else { throw .timeout(what) }
             let (seconds, attoseconds) = remaining.components
             value.tv_sec = .init(clamping: seconds)
             value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
         }
         _ = handle.withDescriptor { descriptor in
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+            _ = setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
         }
     }
 }
