@@ -258,17 +258,23 @@ import Testing
         #expect(document.id == answered.id)
     }
 
-    /// A claim that fails for any reason but another process taking the request first is said,
-    /// once: it was taken silently for a race lost, and the request stayed for ever.
-    @Test func aClaimRefusedForAnotherReasonThanARaceIsReported() async throws {
-        let setup = try Setup()
-        defer { setup.exported.remove() }
+    /// A provider whose diagnostics are collected, and the lookup endpoint's folder, made.
+    static func reportingProvider(_ setup: Setup) throws -> (FileDropProvider, Locked<[FileDropDiagnostic]>, URL) {
         let reports = Locked<[FileDropDiagnostic]>([])
         var options = setup.options
         options.diagnostics = { report in reports.withLock { $0.append(report) } }
         let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: options)
         let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return (provider, reports, folder)
+    }
+
+    /// A claim that fails for any reason but another process taking the request first is said,
+    /// once: it was taken silently for a race lost, and the request stayed for ever.
+    @Test func aClaimRefusedForAnotherReasonThanARaceIsReported() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let (provider, reports, folder) = try Self.reportingProvider(setup)
         let id = "20260101T000000000Z_LookUpUsernameHash_00000005"
         // Its claimed name is taken already.
         try Data("{}".utf8).write(to: folder.appendingPathComponent(id + ".claimed.json"))
@@ -345,12 +351,7 @@ import Testing
     @Test func anAnswerThatCannotBeWrittenIsReported() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }
-        let reports = Locked<[FileDropDiagnostic]>([])
-        var options = setup.options
-        options.diagnostics = { report in reports.withLock { $0.append(report) } }
-        let provider = FileDropProvider(directory: setup.exported.directory, catalogue: setup.catalogue, router: setup.provider.router, options: options)
-        let folder = try #require(setup.transport(Unauthenticated.self, consumer: nil).folder(for: Self.lookUp))
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (provider, reports, folder) = try Self.reportingProvider(setup)
         let id = "20260101T000000000Z_LookUpUsernameHash_00000009"
         setup.handlers.held.withLock { _ = $0.insert(Data([9])) }
         try Self.requestDocument(id: id, hash: Self.base64URL(Data([9]))).write(to: folder.appendingPathComponent(id + ".request.json"))
