@@ -3,6 +3,7 @@ import PeerSupport
 import SignalChat
 @testable import SwitchboardGRPC
 @testable import SwitchboardHTTP2
+import SwitchboardIO
 import SwitchboardRuntime
 import Testing
 #if canImport(Glibc)
@@ -199,6 +200,30 @@ struct GRPCConnectionLifecycleTests {
         await shutdown.value
         #expect(ContinuousClock.now - started < .seconds(30), "the shutdown waited for the 60 s linger")
         transport.close()
+    }
+
+    /// A server that accepts TCP and closes at once (overloaded, or not HTTP/2) is a failed
+    /// connect, backed off as one: it was counted a success, which reset the backoff, so every
+    /// call dialled it again (once or twice each). Found by review.
+    @Test func aServerThatClosesBeforeItsSettingsIsBackedOffFrom() async throws {
+        let listener = try TCPListener()
+        let accepted = Locked(0)
+        Thread.detachNewThread {
+            while let socket = listener.accept() {
+                accepted.withLock { $0 += 1 }
+                socket.close()
+            }
+        }
+        defer { listener.close() }
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: listener.port)
+        defer { transport.close() }
+        let usernames = UsernamesClient(transport: transport)
+        for index in 0..<10 {
+            let result = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([UInt8(index)])), options: CallOptions(timeout: .seconds(30)))
+            #expect(result.transportError != nil, "\(result)")
+        }
+        // The first connect and a retry of the first call, then backoff (1 s, then 3 s) holds.
+        #expect(transport.connectionsOpened <= 4, "\(transport.connectionsOpened) connections for 10 calls")
     }
 
     @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {

@@ -196,6 +196,47 @@ struct GRPCEventTests {
         await server.shutdown()
     }
 
+    /// A subscription that arrives before the application listens is handed to its first
+    /// listener (it was kept by no one: the client waited for pushes that could never come).
+    /// Found by review.
+    @Test func aSubscriptionBeforeAnyListenerGoesToTheFirstListener() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        let handled = Locked<[String]>([])
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { push in
+            handled.withLock { $0.append(push.path) }
+            return .ok
+        }
+        var iterator = server.arrivingSubscribers().makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        #expect(subscriber.isOpen)
+        #expect(await subscriber.push(try Self.push("early")) == 200)
+        #expect(handled.current == ["/api/v1/message"])
+        subscription.cancel()
+        transport.close()
+        await server.shutdown()
+    }
+
+    /// Finishing a subscription twice (the application, then the server's shutdown), or
+    /// pushing after finishing, leaves the first OK standing: the client sees the server end
+    /// it, not a reset (a second status reset the stream with INTERNAL_ERROR). Found by review.
+    @Test func finishingTwiceEndsTheSubscriptionOnceWithOK() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: []))
+        let arrivals = server.arrivingSubscribers()
+        let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port)
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { _ in .ok }
+        var iterator = arrivals.makeAsyncIterator()
+        let subscriber = try #require(await iterator.next())
+        subscriber.finish()
+        #expect(!subscriber.isOpen)
+        #expect(await subscriber.push(try Self.push("late")) == nil)
+        subscriber.finish()
+        await server.shutdown()
+        let reason = await subscription.ended
+        #expect(reason == "the server ended the subscription", "\(reason)")
+        transport.close()
+    }
+
     @Test func cancellingTheSubscriptionEndsItOnTheServer() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: []))
         let arrivals = server.arrivingSubscribers()

@@ -171,6 +171,18 @@ struct GRPCProtocolConformanceTests {
     /// What a call gets when a proxy in front of the server answers `status` with `headers`
     /// and an HTML page, never reaching a gRPC server.
     static func proxied(status: Int, headers: [HPACKHeader] = []) async throws -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
+        try await answered { bytes in
+            var encoder = HPACKEncoder()
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader(":status", "\(status)"), HPACKHeader("content-type", "text/html")] + headers, into: &block)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: false, endHeaders: true)), into: &bytes)
+            HTTP2FrameEncoder.writeData(Array("<html>\(status)</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
+        }
+    }
+
+    /// What a call gets from a peer that reads the request and answers with the frames
+    /// `respond` writes for stream 1 (after its SETTINGS and their acknowledgement).
+    static func answered(_ respond: @escaping @Sendable (inout [UInt8]) -> Void) async throws -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
         let listener = try TCPListener()
         defer { listener.close() }
         Thread.detachNewThread {
@@ -182,12 +194,8 @@ struct GRPCProtocolConformanceTests {
                 decoder.append(read)
                 while let frame = try? decoder.nextFrame() { if frame.streamID == 1 { sawRequest = true } }
             }
-            var encoder = HPACKEncoder()
-            var block: [UInt8] = []
-            encoder.encode([HPACKHeader(":status", "\(status)"), HPACKHeader("content-type", "text/html")] + headers, into: &block)
             var bytes = GRPCSubscribeDeadlineTests.settingsAndAcknowledgement
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: false, endHeaders: true)), into: &bytes)
-            HTTP2FrameEncoder.writeData(Array("<html>\(status)</html>".utf8)[...], streamID: 1, endStream: true, into: &bytes)
+            respond(&bytes)
             try? socket.write(bytes)
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {}
         }
@@ -196,12 +204,44 @@ struct GRPCProtocolConformanceTests {
         return await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
     }
 
-    /// A proxy's page is read as the WebSocket path reads the same status: the same typed
-    /// result on both transports, and never INTERNAL from reading HTML as gRPC messages.
-    @Test func aProxysErrorPageIsReadAsItsHTTPStatus() async throws {
-        #expect(try await Self.proxied(status: 502).transportError == .serverError(status: 502))
-        #expect(try await Self.proxied(status: 429, headers: [HPACKHeader("retry-after", "7")]).endpointError
-                == .rateLimited(retryAfter: .seconds(7)), "the endpoint declares 429, with its Retry-After")
+    /// A message cut short before the trailers is an error, whatever the trailers say (only
+    /// an END_STREAM on DATA was checked: the stray bytes were dropped and the call succeeded).
+    /// Found by review.
+    @Test func aMessageCutShortBeforeTheTrailersIsInternal() async throws {
+        let result = try await Self.answered { bytes in
+            var encoder = HPACKEncoder()
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], into: &block)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: block[...], endStream: false, endHeaders: true)), into: &bytes)
+            // One whole (empty) message, then the start of a second that never ends.
+            HTTP2FrameEncoder.writeData([0, 0, 0, 0, 0, 0, 0, 0, 0, 100, 0xAA][...], streamID: 1, endStream: false, into: &bytes)
+            var trailers: [UInt8] = []
+            encoder.encode([HPACKHeader("grpc-status", "0")], into: &trailers)
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 1, payload: .headers(fragment: trailers[...], endStream: true, endHeaders: true)), into: &bytes)
+        }
+        guard case let .grpcStatus(code, _, _)? = result.transportError else {
+            Issue.record("expected INTERNAL, got \(result)")
+            return
+        }
+        #expect(code == GRPCStatusCode.internal.rawValue)
+    }
+
+    /// A proxy's page is a transport failure with gRPC's code for its HTTP status, never the
+    /// endpoint's declared error for that status (a load balancer's 404 read as the endpoint's
+    /// `notFound` said the username did not exist), and never INTERNAL from reading HTML as
+    /// gRPC messages; 429 and 503 with Retry-After are `retryLater`, as on the WebSocket path.
+    @Test func aProxysErrorPageIsATransportFailureWithGRPCsCode() async throws {
+        func code(_ result: RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError>) -> Int? {
+            if case let .grpcStatus(code, _, _)? = result.transportError { return code }
+            return nil
+        }
+        #expect(code(try await Self.proxied(status: 404)) == GRPCStatusCode.unimplemented.rawValue, "not the endpoint's notFound")
+        #expect(code(try await Self.proxied(status: 502)) == GRPCStatusCode.unavailable.rawValue)
+        #expect(code(try await Self.proxied(status: 401)) == GRPCStatusCode.unauthenticated.rawValue)
+        #expect(code(try await Self.proxied(status: 429)) == GRPCStatusCode.unavailable.rawValue)
+        #expect(code(try await Self.proxied(status: 500)) == GRPCStatusCode.unknown.rawValue)
+        #expect(try await Self.proxied(status: 429, headers: [HPACKHeader("retry-after", "7")]).transportError
+                == .retryLater(retryAfter: .seconds(7)))
         #expect(try await Self.proxied(status: 503, headers: [HPACKHeader("retry-after", "3")]).transportError
                 == .retryLater(retryAfter: .seconds(3)))
     }

@@ -6,12 +6,14 @@ import SwitchboardRuntime
 public struct GRPCClientOptions: Sendable {
     /// TLS, with ALPN `h2`; nil speaks HTTP/2 in the clear with prior knowledge (h2c).
     public var tls: TLSOptions?
-    /// How long DNS, TCP, TLS and the HTTP/2 preface may take together. Default 10 s.
+    /// How long DNS, TCP and TLS may take together (the server's HTTP/2 SETTINGS then have
+    /// ``HTTP2ConnectionOptions/settingsTimeout``). Default 10 s.
     public var connectTimeout: Duration = .seconds(10)
     /// How long after a failed connect the next one may start: (2^n − 1) s for the n-th
     /// failure in a row, jittered, at most 2 minutes (as gRPC's connection backoff caps it).
     /// Calls in between fail at once with the last connect's error, so a server that
-    /// refuses every connection is not dialled once per call. A connect that succeeds resets it.
+    /// refuses every connection is not dialled once per call. A connection ended before the
+    /// server's SETTINGS arrived counts as a failed connect; one whose SETTINGS arrived resets it.
     public var connectBackoff = RetryBackoff(maximum: .seconds(120))
     /// The largest response message accepted; larger ones fail with RESOURCE_EXHAUSTED.
     /// Default 4 MiB, as gRPC's.

@@ -161,9 +161,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
                         }
                         return (result, nil)
                     }
-                    self.connectFailures = 0
-                    self.lastConnectError = nil
-                    self.nextConnectAllowed = nil
+                    // Not reset yet: a server that accepts TCP and closes at once (overloaded,
+                    // or not speaking HTTP/2) is no success. Its end decides (see below).
                     // Closed while connecting: this connection is nobody's.
                     guard self.generation == started else { return (.failure(.disconnected(reason: DisconnectReason(.closedLocally, "the transport was closed"))), connection) }
                     defer { self.current = connection }
@@ -250,7 +249,29 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         }
         lock.withLock { self.opened += 1 }
         let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2, keepaliveBackoff: keepaliveBackoff)
+        driver.whenClosed { [weak self, weak driver] reason in
+            guard let self, let driver else { return }
+            self.connectionEnded(establishedHTTP2: driver.state.isEstablished, reason: "\(place) closed the connection before speaking HTTP/2: \(reason)")
+        }
         driver.start(takingEarlyBytes: opened.takeEarlyBytes)
         return .success(GRPCClientConnection(driver: driver))
+    }
+
+    /// A connection ended: one whose server never sent its SETTINGS counts as a failed
+    /// connect (backing off, as gRPC's clients do until the server's preface), one that did
+    /// clears the failures before it.
+    private func connectionEnded(establishedHTTP2: Bool, reason: String) {
+        lock.withLock {
+            if establishedHTTP2 {
+                connectFailures = 0
+                lastConnectError = nil
+                nextConnectAllowed = nil
+            } else {
+                connectFailures += 1
+                lastConnectError = .disconnected(reason: DisconnectReason(reason))
+                let delay = options.connectBackoff.delay(failureCount: connectFailures, jitter: Double.random(in: RetryBackoff.jitterRange))
+                nextConnectAllowed = ContinuousClock.now.advanced(by: delay)
+            }
+        }
     }
 }

@@ -55,18 +55,19 @@ enum GRPCResponseMapping {
         let head = FirstValues(call.headers), trailers = FirstValues(call.trailers)
         // Nearly always the static table's `200`, the very string compared with.
         let httpStatus = head[":status"].flatMap { $0 == "200" ? 200 : Int($0) } ?? 0
-        // Not a gRPC response at all (a proxy's 429, 502 or 503 page): its HTTP status is read
-        // as the WebSocket path reads one, so the same outcome is the same typed result on
-        // both transports (429 and 503 with Retry-After are `retryLater` with its delay, a
-        // declared status its endpoint error, 5xx `serverError`). Its body is the proxy's, not
-        // the endpoint's, and is not kept.
+        // Not a gRPC response at all (a proxy's or load balancer's page): a transport failure
+        // with gRPC's code for the HTTP status (http-grpc-status-mapping.md), never the
+        // endpoint's declared error for that status (a proxy's 404 is not "no such username").
+        // A 429 or 503 with Retry-After is `retryLater` with its delay, as on the WebSocket
+        // path. Its body is the proxy's, not the endpoint's, and is not read.
         guard httpStatus == 200 else {
-            guard (100...599).contains(httpStatus) else {
-                throw .grpcStatus(code: GRPCStatusCode.unknown.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
+            if httpStatus == 429 || httpStatus == 503 {
+                var headers = RPCHeaders()
+                for header in call.headers where header.name == "retry-after" { headers.add("Retry-After", header.value) }
+                if let delay = RPCResponse(status: httpStatus, headers: headers, body: Data(), message: "").retryAfter() { throw .retryLater(retryAfter: delay) }
             }
-            var headers = RPCHeaders()
-            for header in call.headers where !header.name.isPseudoHeaderName && header.name != "content-type" { headers.add(header.name, header.value) }
-            return RPCResponse(status: httpStatus, headers: headers, body: Data(), message: "HTTP \(httpStatus) instead of a gRPC response")
+            let code = (100...599).contains(httpStatus) ? GRPCStatusCode(httpStatus: httpStatus) : .unknown
+            throw .grpcStatus(code: code.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
         }
         // An error from here on still came with metadata (a request id, say): the caller's
         // capture keeps it, whatever the error.

@@ -196,6 +196,14 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 isTrailersOnly = true
             }
             trailers = headers
+            // Bytes of a message that never finished are an error, whatever the trailers say
+            // (only an END_STREAM on DATA checked this before).
+            do throws(GRPCFramingError) {
+                try deframer.finish()
+            } catch {
+                fail(framing: error)
+                return
+            }
             complete()
         } else {
             responseHeaders = headers

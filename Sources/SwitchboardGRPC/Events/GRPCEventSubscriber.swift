@@ -44,8 +44,16 @@ public final class GRPCEventSubscriber: @unchecked Sendable {
         }
     }
 
-    /// Ends the subscription from the server's side with OK.
+    /// Ends the subscription from the server's side with OK; pushes after it get nil, and
+    /// finishing again does nothing (a second status would reset the stream, losing pushes
+    /// still queued for a slow client, and the OK itself).
     public func finish() {
+        let first = lock.withLock { () -> Bool in
+            guard endReason == nil else { return false }
+            endReason = "the server finished the subscription"
+            return true
+        }
+        guard first else { return }
         connection.sendHeaders([HPACKHeader("grpc-status", "0")], streamID: streamID, endStream: true)
     }
 
@@ -71,6 +79,10 @@ final class GRPCEventHub: @unchecked Sendable {
     /// pile up; one past it is ended at once.
     static let maximumWaitingArrivals = 1024
     private var subscribers: [ObjectIdentifier: GRPCEventSubscriber] = [:]
+    /// Subscribers that came while no one listened (before the application's first call to
+    /// ``arrivingSubscribers()``), oldest first, at most ``maximumWaitingArrivals``: the next
+    /// listener gets them, so a subscription is never left unseen.
+    private var unheard: [GRPCEventSubscriber] = []
     /// The server shut down: subscriptions arriving from now on end at once.
     private var isFinished = false
 
@@ -124,6 +136,10 @@ final class GRPCEventHub: @unchecked Sendable {
         let id = lock.withLock { () -> UInt64 in
             nextArrivalsID += 1
             arrivals[nextArrivalsID] = continuation
+            // Under the lock, so they come before any later arrival; the stream buffers them
+            // (its buffer holds as many as may wait) and calls nothing back.
+            for subscriber in unheard where subscriber.isOpen { continuation.yield(subscriber) }
+            unheard = []
             return nextArrivalsID
         }
         // A listener that stops listening is forgotten: it must not count against later
@@ -136,24 +152,35 @@ final class GRPCEventHub: @unchecked Sendable {
     }
 
     func arrived(_ subscriber: GRPCEventSubscriber) {
-        lock.withLock { subscribers[ObjectIdentifier(subscriber)] = subscriber }
-        var dropped = false, taken = false
+        let kept = lock.withLock { () -> Bool in
+            subscribers[ObjectIdentifier(subscriber)] = subscriber
+            // No one listens yet: kept for the first listener, up to the bound.
+            guard arrivals.isEmpty, !isFinished else { return false }
+            if unheard.count >= Self.maximumWaitingArrivals { unheard.removeAll { !$0.isOpen } }
+            guard unheard.count < Self.maximumWaitingArrivals else { return false }
+            unheard.append(subscriber)
+            return true
+        }
+        if kept { return }
+        var taken = false
         for continuation in lock.withLock({ Array(arrivals.values) }) {
             switch continuation.yield(subscriber) {
-            case .dropped: dropped = true
+            case .dropped: break // a listener whose buffer is full
             case .terminated: break // a listener that stopped; it forgets itself
             default: taken = true
             }
         }
         // No listener took it because the application is not taking arrivals (its buffer is
-        // full), or the server is shutting down: this subscription ends at once, with OK.
-        if (dropped && !taken) || lock.withLock({ isFinished }) { subscriber.finish() }
+        // full, or as many wait for a first listener as may), or the server is shutting
+        // down: this subscription ends at once, with OK.
+        if !taken || lock.withLock({ isFinished }) { subscriber.finish() }
     }
 
     /// On shutdown: no more arrivals, and every open subscription ends with OK.
     func finishAll() {
         let (waitingArrivals, open) = lock.withLock { () -> ([AsyncStream<GRPCEventSubscriber>.Continuation], [GRPCEventSubscriber]) in
             isFinished = true
+            unheard = []
             return (Array(arrivals.values), Array(subscribers.values))
         }
         for continuation in waitingArrivals { continuation.finish() }

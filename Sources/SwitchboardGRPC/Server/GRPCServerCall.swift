@@ -146,8 +146,16 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     // MARK: HTTP2StreamDelegate (on the loop)
 
     func streamReceived(headers: [HPACKHeader], endStream: Bool) {
-        // Request trailers: nothing in them matters for a unary call.
-        if endStream { requestEnded() }
+        // Request trailers: nothing in them matters for a unary call, but a message cut short
+        // before them does.
+        guard endStream else { return }
+        do throws(GRPCFramingError) {
+            try deframer.finish()
+        } catch {
+            answer(status: error.code, message: error.description)
+            return
+        }
+        requestEnded()
     }
 
     func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {

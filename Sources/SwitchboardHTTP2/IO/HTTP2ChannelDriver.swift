@@ -102,6 +102,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         package var endReason: String?
         /// It ended because it went away gracefully (a GOAWAY, then no streams left).
         package var endedGoingAway = false
+        /// The peer's SETTINGS arrived: it speaks HTTP/2.
+        package var isEstablished = false
     }
 
     private struct PendingOpen: @unchecked Sendable {
@@ -129,7 +131,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         lock.withLock {
             Snapshot(isAvailable: takesNewStreams, isClosed: endedReason != nil,
                      activeStreams: readCore({ $0.openLocalStreamCount }) + waiting.count, endReason: endedReason,
-                     endedGoingAway: endedGoingAway)
+                     endedGoingAway: endedGoingAway, isEstablished: readCore({ $0.isEstablished }))
         }
     }
 
