@@ -283,6 +283,20 @@ import Testing
         #expect(core.transportClosed() == nil)
     }
 
+    /// A peer that drops TCP after our close, without its own, ends with 1006 whatever code we
+    /// sent (RFC 6455 §7.1.5, §7.4.1): it reported our 1001 as if the peer had agreed to it.
+    @Test func aDroppedTransportAfterOurCloseIsAbnormal() {
+        var core = WebSocketConnectionCore(role: .server)
+        _ = core.close(code: .goingAway, reason: "idle timeout")
+        let info = core.transportClosed()
+        #expect(info?.code == .abnormalClosure)
+        #expect(info?.wasClean == false)
+        #expect(info?.reason.contains("1001") == true && info?.reason.contains("idle timeout") == true, "\(String(describing: info))")
+        var normal = WebSocketConnectionCore(role: .client)
+        _ = normal.close()
+        #expect(normal.transportClosed()?.code == .abnormalClosure)
+    }
+
     @Test func theServerRequiresMaskedFrames() {
         var server = WebSocketConnectionCore(role: .server)
         #expect(closeCode(server.receive(frame(.text, [0x61]))) == .protocolError)

@@ -184,4 +184,54 @@ import Testing
         let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
         connection.abort()
     }
+
+    /// A response may fold a header (obs-fold) and carry a reason phrase that is not UTF-8:
+    /// a user agent joins the one with a space and ignores the other (RFC 9112 §5.2, §4). Both
+    /// failed the upgrade; a request with either is still refused.
+    @Test func aResponseMayFoldHeadersAndCarryAnyReasonPhrase() throws {
+        let folded = Array("HTTP/1.1 101 Switching Protocols\r\nX-Long: a\r\n  b\r\n\tc\r\nUpgrade: websocket\r\n\r\n".utf8)
+        let head = try #require(try HTTPHead.parse(folded, isResponse: true)?.head)
+        #expect(head.headers == [HTTPHeaderField(name: "X-Long", value: "a b c"), HTTPHeaderField(name: "Upgrade", value: "websocket")])
+        var latin1: [UInt8] = Array("HTTP/1.1 101 Sw".utf8)
+        latin1.append(0xE9)
+        latin1 += Array("tching\r\nUpgrade: websocket\r\n\r\n".utf8)
+        let latin1Head = try #require(try HTTPHead.parse(latin1, isResponse: true)?.head)
+        #expect(Array(latin1Head.startLine.prefix(2)) == ["HTTP/1.1", "101"])
+        // Still refused: in a request; a fold before any field; a header value that is not UTF-8.
+        #expect(throws: WebSocketError.self) { try HTTPHead.parse(folded) }
+        #expect(throws: WebSocketError.self) { try HTTPHead.parse(latin1) }
+        #expect(throws: WebSocketError.self) { try HTTPHead.parse(Array("HTTP/1.1 101 OK\r\n x\r\n\r\n".utf8), isResponse: true) }
+        var latin1Value: [UInt8] = Array("HTTP/1.1 101 OK\r\nX: ".utf8)
+        latin1Value.append(0xE9)
+        latin1Value += Array("\r\n\r\n".utf8)
+        #expect(throws: WebSocketError.self) { try HTTPHead.parse(latin1Value, isResponse: true) }
+    }
+
+    /// The client takes a 101 with a folded header and a Latin-1 reason phrase.
+    @Test func theClientTakesA101WithAFoldAndALatin1Reason() async throws {
+        let listener = try TCPListener()
+        defer { listener.close() }
+        Thread.detachNewThread {
+            guard let socket = listener.accept() else { return }
+            defer { socket.close() }
+            var received: [UInt8] = []
+            while let read = try? socket.read(maximum: 4096), !read.isEmpty {
+                received += read
+                guard let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) else { continue }
+                // The accept response with its start line replaced, and a folded field first.
+                let accept = WebSocketHandshake.acceptResponse(for: request)
+                guard let lineEnd = accept.firstIndex(of: 13) else { return }
+                var answer: [UInt8] = Array("HTTP/1.1 101 Sw".utf8)
+                answer.append(0xE9)
+                answer += Array("tching\r\nX-Folded: a\r\n b".utf8)
+                answer += accept[lineEnd...]
+                try? socket.write(answer)
+                break
+            }
+            while let read = try? socket.read(maximum: 4096), !read.isEmpty {}
+        }
+        let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
+        #expect(connection.handshakeHeaders.value(named: "X-Folded") == "a b")
+        connection.abort()
+    }
 }

@@ -177,5 +177,28 @@ import Testing
         #expect(await messages.next() == .text("round trip"))
         #expect(await connection.close().wasClean)
     }
+
+    /// Past its limit a TLS server answers 503 over TLS, as a plain one does in plaintext: it
+    /// answered in plaintext, which the client read as a broken TLS record ~2 s later.
+    @Test func aTLSServerPastItsLimitAnswers503OverTLS() async throws {
+        let context = try TLSServerContext(
+            certificateChainPath: await Self.certificateFile("good.pem"), privateKeyPath: await Self.certificateFile("good.key"))
+        let server = try WebSocketServer(limits: .init(maximumConnections: 1), tls: context) { connection in
+            for await message in connection.messages { try? await connection.send(message) }
+            await connection.close()
+        }
+        defer { server.stop() }
+        let held = try await connect(server.port)
+        do {
+            let refused = try await connect(server.port)
+            refused.abort()
+            Issue.record("a second connection must be refused")
+        } catch let .upgradeRejected(status, headers, _) {
+            #expect(status == 503)
+            #expect(headers.value(named: "Retry-After") == "1")
+        }
+        #expect(held.isOpen, "the refusal leaves the held connection alone")
+        await held.close()
+    }
     #endif
 }

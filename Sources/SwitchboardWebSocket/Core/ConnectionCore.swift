@@ -183,12 +183,18 @@ public struct WebSocketConnectionCore: Sendable {
         return [.send(FrameWriter.frame(opcode: .close, payload: FrameWriter.closePayload(code: sent, reason: reason), maskingKey: nextMaskingKey()))]
     }
 
-    /// The transport ended. Returns the final close info if the engine had not closed yet.
+    /// The transport ended. Returns the final close info if the engine had not closed yet:
+    /// 1006 if no close frame was received, ours sent or not (RFC 6455 §7.1.5).
     public mutating func transportClosed() -> WebSocketCloseInfo? {
         defer { state = .closed }
         switch state {
         case .open: return WebSocketCloseInfo(code: .abnormalClosure, reason: "connection lost", wasClean: false)
-        case let .closeSent(info): return WebSocketCloseInfo(code: info.code == .normalClosure ? .abnormalClosure : info.code, reason: info.reason, wasClean: false)
+        case let .closeSent(info):
+            // The code we sent is not the close code: the peer never agreed to it. It stays
+            // in the reason, for whoever reads why the connection ended.
+            let detail = info.reason.isEmpty ? "" : " (\(info.reason))"
+            let reason = info.code == .normalClosure ? info.reason : "sent \(info.code.rawValue)\(detail), no close received"
+            return WebSocketCloseInfo(code: .abnormalClosure, reason: reason, wasClean: false)
         case let .closeReceived(info): return WebSocketCloseInfo(code: info.code, reason: info.reason, wasClean: false)
         case let .failing(info): return info
         case .closed: return nil

@@ -25,7 +25,13 @@ public struct HTTPHead: Sendable, Hashable {
     /// `searchingFrom` skips what an earlier call looked at already (its `bytes.count - 3`),
     /// so a head that arrives a byte at a time costs linear time, not quadratic. A head past
     /// `limits` throws.
-    public static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0, limits: HTTPHeadLimits = .init()) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
+    ///
+    /// With `isResponse` (a client reading its server's answer) the head is read as RFC 9112
+    /// asks of a user agent: a folded continuation line (obs-fold, §5.2) joins the field before
+    /// it with a space, and a reason phrase that is not UTF-8 is decoded leniently (a client
+    /// ignores it, §4). A request (a server's reading) refuses both.
+    public static func parse(_ bytes: [UInt8], searchingFrom start: Int = 0, limits: HTTPHeadLimits = .init(),
+                             isResponse: Bool = false) throws(WebSocketError) -> (head: HTTPHead, consumed: Int)? {
         let maximumSize = limits.maximumSize, maximumHeaderCount = limits.maximumHeaderCount
         let limit = min(bytes.count, maximumSize + 4)
         var end: Int?
@@ -39,8 +45,11 @@ public struct HTTPHead: Sendable, Hashable {
             if bytes.count > maximumSize { throw .invalidHTTP("head larger than \(maximumSize) bytes") }
             return nil
         }
+        // A response's start line is decoded with replacement characters below: only its
+        // reason phrase may hold more than ASCII, and nothing reads it.
+        let checkedFrom = isResponse ? (bytes[0..<end].firstIndex(of: 13) ?? end) : 0
         var validator = UTF8StreamValidator()
-        guard validator.feed(bytes[0..<end]), validator.isComplete else { throw .invalidHTTP("head is not UTF-8") }
+        guard validator.feed(bytes[checkedFrom..<end]), validator.isComplete else { throw .invalidHTTP("head is not UTF-8") }
         // Control characters other than tab end the line for some parsers and not for others
         // (a bare CR or LF inside a value smuggles a header past a proxy): refused outright
         // (RFC 9112 §2.2, §5.5), whatever line they are on.
@@ -62,6 +71,15 @@ public struct HTTPHead: Sendable, Hashable {
         guard lines.count <= maximumHeaderCount else { throw .invalidHTTP("more than \(maximumHeaderCount) header fields") }
         var headers: [HTTPHeaderField] = []
         for line in lines {
+            if isResponse, line.first == " " || line.first == "\t", !headers.isEmpty {
+                // obs-fold: a user agent replaces it with a space (RFC 9112 §5.2).
+                let continued = line.trimmingCharacters(in: .whitespaces)
+                let last = headers.count - 1
+                if !continued.isEmpty {
+                    headers[last].value = headers[last].value.isEmpty ? continued : headers[last].value + " " + continued
+                }
+                continue
+            }
             guard let colon = line.firstIndex(of: ":") else { throw .invalidHTTP("malformed header line") }
             let name = String(line[..<colon])
             // A token: no whitespace before the colon (RFC 9112 §5.1), which also refuses a

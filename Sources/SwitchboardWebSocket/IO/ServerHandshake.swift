@@ -147,15 +147,12 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
     private let channel: any ByteChannel
     private let lock = AdaptiveLock()
-    private var received = 0
-    private var head: [UInt8] = []
+    private var head: RefusedRequestHead
     private var done: (@Sendable () -> Void)?
-
-    private let headLimits: HTTPHeadLimits
 
     init(channel: any ByteChannel, headLimits: HTTPHeadLimits, done: @escaping @Sendable () -> Void) {
         self.channel = channel
-        self.headLimits = headLimits
+        head = RefusedRequestHead(limits: headLimits)
         self.done = done
     }
 
@@ -165,12 +162,8 @@ final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
     }
 
     func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        head.append(contentsOf: bytes.prefix(max(0, headLimits.maximumSize + 4 - head.count)))
-        received += bytes.count
         // Answered once the head is whole, or cannot be (malformed, or past the limits).
-        let read: Bool
-        do { read = try HTTPHead.parse(head, limits: headLimits) != nil } catch { read = true }
-        if read || received >= headLimits.maximumSize { answer() }
+        if head.take(bytes) { answer() }
     }
 
     func channelEnded(reason: String?) { answer() }
@@ -185,5 +178,34 @@ final class ServerRefusal: ChannelDelegate, @unchecked Sendable {
                                                             headers: [HTTPHeaderField(name: "Retry-After", value: "1")]), completion: nil)
         channel.closeAfterFlushing(timeout: .seconds(2))
         done()
+    }
+}
+
+/// A refused client's request as it arrives, kept only to tell when it has all come (or never
+/// can): the 503 goes out then, so closing after it sends no reset that could destroy it.
+struct RefusedRequestHead {
+    let limits: HTTPHeadLimits
+    /// The head so far, cut at the largest `limits` allows and the blank line after it.
+    private(set) var bytes: [UInt8] = []
+    /// Every byte read, kept or not.
+    private(set) var received = 0
+    /// Where the last search for the blank line began: past what the search before looked at
+    /// (but for the 3 bytes a `\r\n\r\n` split across reads may start in), so a head trickled
+    /// a byte at a time costs linear time on the loop, not quadratic.
+    private(set) var searchedFrom = 0
+
+    init(limits: HTTPHeadLimits) {
+        self.limits = limits
+    }
+
+    /// Takes the next bytes read; whether the head is whole, or cannot be (malformed, or past
+    /// the limits).
+    mutating func take(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        searchedFrom = max(0, bytes.count - 3)
+        bytes.append(contentsOf: chunk.prefix(max(0, limits.maximumSize + 4 - bytes.count)))
+        received += chunk.count
+        let ended: Bool
+        do { ended = try HTTPHead.parse(bytes, searchingFrom: searchedFrom, limits: limits) != nil } catch { ended = true }
+        return ended || received >= limits.maximumSize
     }
 }

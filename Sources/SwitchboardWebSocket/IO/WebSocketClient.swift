@@ -220,7 +220,7 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
         while head == nil {
             let parsed: (head: HTTPHead, consumed: Int)?
             do throws(WebSocketError) {
-                parsed = try HTTPHead.parse(received, searchingFrom: searched, limits: headLimits)
+                parsed = try HTTPHead.parse(received, searchingFrom: searched, limits: headLimits, isResponse: true)
             } catch {
                 channel.setReading(false)
                 result.offer(.failure(error))

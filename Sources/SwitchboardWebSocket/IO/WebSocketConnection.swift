@@ -357,7 +357,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     /// Starts the close handshake with `code` and `reason` and waits for it to finish, or for
     /// the close timeout. Returns how the connection ended, which is not always what was
     /// asked: if the peer closed first, this answers its close with the peer's code (as
-    /// RFC 6455 §5.5.1 has it), and the result carries the peer's code and reason.
+    /// RFC 6455 §5.5.1 has it), and the result carries the peer's code and reason; if it
+    /// ends the connection without a close, or does not answer in time, the code is 1006.
     @discardableResult
     public func close(code: WebSocketCloseCode = .normalClosure, reason: String = "") async -> WebSocketCloseInfo {
         startClosing(code: code, reason: reason)

@@ -18,7 +18,7 @@ public final class WebSocketServer: @unchecked Sendable {
         /// The most connections served at once, handshakes included, each counted until its
         /// socket is released (a closed connection lingers up to a few seconds reading what its
         /// peer still sends). Past it, a new connection is answered `503 Service Unavailable`
-        /// with `Retry-After`, and closed.
+        /// with `Retry-After` (over TLS on a `tls` server, after the TLS handshake), and closed.
         public var maximumConnections: Int
         /// How long a connection may take to send its upgrade request.
         public var handshakeTimeout: Duration
@@ -177,7 +177,20 @@ public final class WebSocketServer: @unchecked Sendable {
         case .drop:
             _ = SocketDescriptor.systemClose(descriptor)
         case .refuse:
-            let channel = SocketChannel(descriptor: descriptor, loop: eventLoopGroup.next())
+            let loop = eventLoopGroup.next()
+            let channel: SocketChannel
+            // A TLS client is told in TLS: plaintext would reach it as a record error, and
+            // only once the handshake it waits for timed out.
+            if let tls {
+                guard let session = tls.makeSession() else {
+                    _ = SocketDescriptor.systemClose(descriptor)
+                    connections.withLock { refusing -= 1 }
+                    return
+                }
+                channel = SocketChannel(descriptor: descriptor, loop: loop, tls: session)
+            } else {
+                channel = SocketChannel(descriptor: descriptor, loop: loop)
+            }
             // Counted until its descriptor goes, linger included, as served ones are.
             channel.whenReleased { [weak self] in
                 self?.connections.withLock { self?.refusing -= 1 }
