@@ -226,9 +226,9 @@ public struct DynamicBinaryCodec: Sendable {
                         // A key or value with the wrong wire type is skipped, as the generated codec does.
                         switch (entryTag.fieldNumber, entryTag.wireType) {
                         case (1, Self.wireType(of: .scalar(keyType))):
-                            key = try readValue(&entryReader, type: .scalar(keyType), depth: depth)
+                            key = try readEntryValue(&entryReader, type: .scalar(keyType), mapField: field.number, depth: depth)
                         case (2, Self.wireType(of: mapValueType)):
-                            value = try readValue(&entryReader, type: mapValueType, depth: depth)
+                            value = try readEntryValue(&entryReader, type: mapValueType, mapField: field.number, depth: depth)
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }
                     }
@@ -285,6 +285,18 @@ public struct DynamicBinaryCodec: Sendable {
                 break
             }
             message.fields[number] = field
+        }
+    }
+
+    /// A map entry's key or value: a string of invalid UTF-8 names the map field, as the
+    /// generated codec does, not its place in the entry (1 or 2).
+    private func readEntryValue(_ reader: inout WireReader, type: ValueType, mapField: Int, depth: Int) throws(DynamicCodecError) -> DynamicValue {
+        guard case .scalar(.string) = type else { return try readValue(&reader, type: type, depth: depth) }
+        do throws(WireDecodingError) {
+            return .string(try reader.readString())
+        } catch {
+            if case .invalidUTF8 = error { throw DynamicCodecError("\(WireDecodingError.invalidUTF8(field: mapField))") }
+            throw DynamicCodecError("\(error)")
         }
     }
 

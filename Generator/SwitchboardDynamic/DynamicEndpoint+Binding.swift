@@ -42,6 +42,10 @@ extension DynamicEndpoint {
         for binding in endpoint.headers {
             let text: String?
             do throws(RequestBindingError) { text = try headers.onlyValue(binding.name) } catch { throw DynamicCodecError(error.description) }
+            // Refused as generated handlers refuse it (`ServerBinding.header`).
+            if let text, text.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }) {
+                throw DynamicCodecError("header '\(binding.name)' holds NUL, CR or LF")
+            }
             if let text { try bind(text, encoding: binding.encoding, to: fields[binding.field], in: &message) }
         }
         guard let pairs = PathEncoding.parseQuery(query) else { throw DynamicCodecError("the query is not valid percent-encoding") }
@@ -115,7 +119,8 @@ extension DynamicEndpoint {
             return .enumeration(number)
         case .timestamp(.millis):
             guard let millis = Int64(text, radix: 10) else { throw bad }
-            return .timestamp(millis: millis)
+            // Held to the range a `Date` keeps exactly, as generated handlers hold it.
+            return .timestamp(millis: UnixMillisTimestampCodec.clamped(millis))
         case .message:
             throw DynamicCodecError("'\(field.jsonName)' cannot be bound to a path or query")
         }

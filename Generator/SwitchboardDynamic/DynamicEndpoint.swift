@@ -95,6 +95,11 @@ public struct DynamicEndpoint: Sendable {
             let field = try requestField(binding.field)
             bound.insert(field.number)
             let text = try parameterText(message, field: field, encoding: binding.encoding, required: true) ?? ""
+            // A dot-segment, which URL normalisation turns into another resource: generated
+            // clients fail such a call with `invalidRequest` before sending (`RPCCall.send`).
+            if text == "." || text == ".." {
+                throw DynamicCodecError("'\(field.jsonName)' cannot be '\(text)' in the path: it would reach another resource")
+            }
             path += text
             logSafe += field.isSensitive ? LogRedaction.placeholder : text
             rest = rest[rest.index(after: close)...]

@@ -209,6 +209,24 @@ import Testing
         #expect(failures.withLock { $0.last?.details.hasSuffix("disconnected: gone") } == true)
     }
 
+    /// A received path is logged as its size only: a push that matches no event may carry
+    /// anything in its path, while a matched one is named by its event's path.
+    @Test func pushesAreNamedByTheirEventsPathNeverTheirOwn() async {
+        let records = Locked<[LoggingInterceptor.Record]>([])
+        let logging = LoggingInterceptor(events: SignalChat.Messages.descriptor.events) { record in records.withLock { $0.append(record) } }
+        let unmatched = ServerRequest(verb: "PUT", path: "/v1/secret/abc?token=xyz")
+        let unknown: @Sendable (ServerRequest) async -> EventOutcome = { _ in .unknown }
+        _ = await logging.intercept(unmatched, next: unknown)
+        let matched = ServerRequest(verb: "PUT", path: "/api/v1/message", body: Data([1, 2]))
+        let acknowledged: @Sendable (ServerRequest) async -> EventOutcome = { _ in .acknowledge(RPCResponse(status: 200, message: "OK")) }
+        _ = await logging.intercept(matched, next: acknowledged)
+        let logged = records.withLock { $0 }
+        #expect(logged.count == 2)
+        #expect(logged.first?.subject == "PUT (\(unmatched.path.utf8.count) bytes)")
+        #expect(logged.first.map { !$0.description.contains("abc") && !$0.description.contains("secret") } == true, "\(logged)")
+        #expect(logged.last?.subject == "PUT /api/v1/message")
+    }
+
     struct FailingTransport: RPCTransport {
         typealias Auth = Authenticated
         func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse { throw .disconnected(reason: "gone") }

@@ -176,6 +176,24 @@ struct ServiceFixture: Sendable {
         #expect(String(decoding: twoKeys.body, as: UTF8.self).contains("'Idempotency-Key' is given more than once"))
     }
 
+    /// A header-bound value holding NUL, CR or LF, which no client sends, is a bad request,
+    /// never a field value that could split into more headers further on.
+    @Test func aBoundHeaderHoldingNULCROrLFIsABadRequest() async {
+        let router = RPCRouter(routes: TestChatRoom().routes)
+        let body = Data(#"{"text": "hi"}"#.utf8)
+        for value in ["client-1\r\nX-Injected: 1", "client\n1", "client\r1", "client\u{0}1"] {
+            let response = await router.handle(
+                ServerRequest(verb: "POST", path: "/v1/chats/x/messages", headers: ["Idempotency-Key": value, "Content-Type": "application/json"], body: body),
+                auth: .account)
+            #expect(response.status == 400, "\(value.debugDescription)")
+            #expect(String(decoding: response.body, as: UTF8.self).contains("'Idempotency-Key' holds NUL, CR or LF"))
+        }
+        let plain = await router.handle(
+            ServerRequest(verb: "POST", path: "/v1/chats/x/messages", headers: ["Idempotency-Key": "client-1", "Content-Type": "application/json"], body: body),
+            auth: .account)
+        #expect(plain.status == 200)
+    }
+
     @Test func theConnectionsAuthDecidesWhatTheServerServes() async throws {
         let fixture = try await ServiceFixture.make(.loopbackWebSocket)
         defer { Task { await fixture.close() } }

@@ -62,6 +62,27 @@ import Testing
         #expect(try Composite(jsonString: #"{"sentAtMillis": "-9007199254740993"}"#).sentAtMillis == Date(timeIntervalSince1970: -Double(UnixMillisTimestampCodec.maximumMilliseconds) / 1000))
     }
 
+    /// Text bound from a path, query or header is held at the same bound as the codecs hold
+    /// a decoded count, and so is a push's `X-Signal-Timestamp`.
+    @Test func millisecondDatesFromParameterTextAreHeldAtTheBound() {
+        let bound = Date(timeIntervalSince1970: Double(UnixMillisTimestampCodec.maximumMilliseconds) / 1000)
+        #expect(Date(parameterText: "9007199254740993") == bound)
+        #expect(Date(parameterText: "-9007199254740993") == Date(timeIntervalSince1970: -Double(UnixMillisTimestampCodec.maximumMilliseconds) / 1000))
+        #expect(Date(parameterText: "1700000000123") == Date(timeIntervalSince1970: 1_700_000_000.123))
+        #expect(EventContext(headers: ["X-Signal-Timestamp": "9007199254740993"]).serverTimestamp == bound)
+    }
+
+    /// A map key or value of invalid UTF-8 names the map field, not its place in the entry.
+    @Test func invalidUTF8InAMapKeyOrValueNamesTheMapField() {
+        // ChatMessage.extras is field 7, {string: string}: key (entry field 1), then value (2).
+        #expect(decodeError(ChatMessage.self, [0x3A, 0x05, 0x0A, 0x03, 0xC3, 0x28, 0x61]) == .invalidUTF8(field: 7))
+        #expect(decodeError(ChatMessage.self, [0x3A, 0x05, 0x12, 0x03, 0xC3, 0x28, 0x61]) == .invalidUTF8(field: 7))
+        // A string inside a message value names that message's field: Maps.fixed32ToPoint
+        // (field 6) holding a Point whose label (field 3) is invalid.
+        let entry: [UInt8] = [0x0D, 1, 0, 0, 0, 0x12, 0x04, 0x1A, 0x02, 0xC3, 0x28]
+        #expect(decodeError(Maps.self, [0x32, UInt8(entry.count)] + entry) == .invalidUTF8(field: 3))
+    }
+
     @Test func lengthPastTheEnd() {
         #expect(decodeError(Point.self, [0x1A, 0x05, 0x61]) == .lengthExceedsInput(length: 5, remaining: 1))
         // A huge length must be rejected before anything is allocated.

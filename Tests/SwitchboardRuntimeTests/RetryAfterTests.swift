@@ -19,6 +19,34 @@ import Testing
         #expect(Self.response("-5").retryAfter() == nil)
     }
 
+    /// RFC 9110 (section 5.6.7) has a recipient accept the obsolete RFC 850 and asctime
+    /// forms as well as IMF-fixdate.
+    @Test func obsoleteDateFormsAreRead() {
+        let now = Date(timeIntervalSince1970: 784_111_717)  // Sun, 06 Nov 1994 08:48:37 GMT
+        #expect(Self.response("Sun, 06 Nov 1994 08:49:37 GMT").retryAfter(now: now) == .seconds(60))
+        #expect(Self.response("Sunday, 06-Nov-94 08:49:37 GMT").retryAfter(now: now) == .seconds(60))
+        #expect(Self.response("Sun Nov  6 08:49:37 1994").retryAfter(now: now) == .seconds(60))
+        #expect(Self.response("Sun Nov 16 08:49:37 1994").retryAfter(now: now) == .seconds(60 + 10 * 86400))
+        // Malformed variants of each form are not dates.
+        for value in ["Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 PST", "Sunday, 06-Nov-1994 08:49:37 GMT",
+                      "Sun Nov 6 08:49:37 1994", "Sun Nov  6 08:49:37 1994 GMT", "Sun, 31 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT"] {
+            #expect(Self.response(value).retryAfter(now: now) == nil, "\(value)")
+        }
+    }
+
+    /// An RFC 850 date's two-digit year is the one at most 50 years after now (RFC 9110):
+    /// a date that would be further on is the century before.
+    @Test func anRFC850YearMoreThanFiftyYearsOnIsTheCenturyBefore() {
+        let now = Date(timeIntervalSince1970: 1_445_412_400)  // Wed, 21 Oct 2015 07:26:40 GMT
+        #expect(Self.response("Wednesday, 21-Oct-15 07:28:00 GMT").retryAfter(now: now) == .seconds(80))
+        // 2065-10-21 is exactly 50 years on (13 leap days between): still ahead.
+        #expect(Self.response("Wednesday, 21-Oct-65 07:26:40 GMT").retryAfter(now: now) == .seconds((50 * 365 + 13) * 86400))
+        // 2066 would be more than 50 years on: 1966, in the past.
+        #expect(Self.response("Thursday, 21-Oct-66 07:26:40 GMT").retryAfter(now: now) == .zero)
+        // One second past the 50 years is the century before too.
+        #expect(Self.response("Wednesday, 21-Oct-65 07:26:41 GMT").retryAfter(now: now) == .zero)
+    }
+
     /// A hostile or broken server's huge value is held to the maximum, which a clock can
     /// still add to now and sleep until.
     @Test func hugeValuesAreHeldToTheMaximum() async throws {

@@ -139,9 +139,14 @@ public struct WireReader {
 
     /// The field number of the tag read last; recomputed only on error paths.
     @usableFromInline
-    var currentFieldNumber: Int {
+    var currentFieldNumber: Int { fieldNumber(at: fieldStart) }
+
+    /// The field number of the tag at `start` (a ``fieldStart`` kept from earlier), for
+    /// errors that name an enclosing field: a map's, not its entry's key (1) or value (2).
+    @usableFromInline
+    func fieldNumber(at start: UnsafeRawPointer) -> Int {
         var probe = self
-        probe.cursor = fieldStart
+        probe.cursor = start
         guard let tag = try? probe.nextTag() else { return 0 }
         return tag.fieldNumber
     }

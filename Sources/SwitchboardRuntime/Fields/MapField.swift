@@ -43,17 +43,30 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
     public static func readEntry(from reader: inout WireReader, into map: inout [Key.Value: Value.Value]) throws(WireDecodingError) {
         let keyTag = UInt32(1 << 3 | UInt32(Key.wireType.rawValue))
         let valueTag = UInt32(2 << 3 | UInt32(Value.wireType.rawValue))
+        // The map field's own tag, which an error in a key or value names.
+        let mapFieldStart = reader.fieldStart
         let entry = try reader.withLengthDelimited { (inner: inout WireReader) throws(WireDecodingError) -> (Key.Value, Value.Value) in
             var key = Key.defaultValue
             var value = Value.defaultValue
             var ignored = UnknownFields()
             while let tag = try inner.nextTag() {
-                switch tag.rawValue {
-                case keyTag: key = try Key.read(from: &inner)
-                case valueTag: value = try Value.read(from: &inner)
-                default:
-                    // A key or value with the wrong wire type is skipped, as protoc's code does.
-                    try inner.skipField(tag, into: &ignored)
+                let entryFieldStart = inner.fieldStart
+                do throws(WireDecodingError) {
+                    switch tag.rawValue {
+                    case keyTag: key = try Key.read(from: &inner)
+                    case valueTag: value = try Value.read(from: &inner)
+                    default:
+                        // A key or value with the wrong wire type is skipped, as protoc's code does.
+                        try inner.skipField(tag, into: &ignored)
+                    }
+                } catch {
+                    // A string key or value of invalid UTF-8 names the map field, not its place
+                    // in the entry (1 or 2); one inside a message value (a tag read since)
+                    // keeps naming that message's field.
+                    if case .invalidUTF8 = error, inner.fieldStart == entryFieldStart {
+                        throw .invalidUTF8(field: inner.fieldNumber(at: mapFieldStart))
+                    }
+                    throw error
                 }
             }
             return (key, value)

@@ -49,7 +49,8 @@ public struct LoggingInterceptor: ClientInterceptor, ServerInterceptor, PushInte
         public var level: Level
         /// What happened.
         public var event: Event
-        /// The endpoint's RPC name, or the push's verb and path.
+        /// The endpoint's RPC name, or the push's verb and the matched event's path (the push's
+        /// path's size when no event in ``LoggingInterceptor/init(detail:events:sink:)`` matches).
         public var subject: String
         /// The rest of the line, already redacted.
         public var details: String
@@ -71,7 +72,8 @@ public struct LoggingInterceptor: ClientInterceptor, ServerInterceptor, PushInte
     let sink: @Sendable (Record) -> Void
 
     /// Logs to `sink` with `detail`; `events` (a service's ``ServiceDescriptor/events``)
-    /// let ``Detail/bodies`` decode push payloads too.
+    /// name pushes by their event's path (any other push is logged with its path's size
+    /// only) and let ``Detail/bodies`` decode push payloads too.
     public init(detail: Detail = .heads, events: [EventDescriptor] = [], sink: @escaping @Sendable (Record) -> Void) {
         self.detail = detail
         self.events = events
@@ -128,9 +130,10 @@ public struct LoggingInterceptor: ClientInterceptor, ServerInterceptor, PushInte
 
     public func intercept(_ push: ServerRequest, next: @Sendable (ServerRequest) async -> EventOutcome) async -> EventOutcome {
         let outcome = await next(push)
-        // The path without its query, which may carry values.
-        let subject = "\(push.verb) \(push.pathWithoutQuery)"
         let event = events.first { $0.matches(push) }
+        // The matched event's path, never the push's: a path no event matches may hold any
+        // value the server put there, so only its size is logged (as a server's request is).
+        let subject = "\(push.verb) \(event?.path ?? "(\(push.path.utf8.count) bytes)")"
         let encoding = Self.encoding(push.headers["Content-Type"])
         let pushed = "headers: \(push.headers) body: \(body(push.body, as: event?.payloadType, encoding: encoding))"
         switch outcome {

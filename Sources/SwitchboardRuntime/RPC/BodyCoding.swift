@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardHTTPSyntax
 
 extension ProtoMessage {
     /// Decodes a body in `encoding`.
@@ -104,11 +105,13 @@ public enum ServerBinding {
         return values
     }
 
-    /// The value of header `name`, or `nil` when absent; given more than once, an error
-    /// (as for a query parameter).
+    /// The value of header `name`, or `nil` when absent; given more than once, or holding
+    /// NUL, CR or LF (which no client sends: ``RPCHeaders/checkSendable()``), an error.
     @inlinable
     public static func header<T: ParameterValue>(_ name: String, in context: ServerContext, as type: T.Type) throws(RequestBindingError) -> T? {
         guard let text = try context.headers.onlyValue(name) else { return nil }
+        // Such a value, once stored or passed on, can split into more than one header.
+        guard !holdsNULCROrLF(text) else { throw RequestBindingError("header '\(name)' holds NUL, CR or LF") }
         guard let value = T(parameterText: text) else { throw RequestBindingError("header '\(name)' is malformed") }
         return value
     }
@@ -133,6 +136,11 @@ public enum ServerBinding {
             throw RequestBindingError("the request is not a valid \(M.protoMessageName)")
         }
     }
+
+    /// Whether `text` holds NUL, CR or LF; outside the inlinable code, which then needs no
+    /// import of `SwitchboardHTTPSyntax` where it is inlined.
+    @usableFromInline
+    static func holdsNULCROrLF(_ text: String) -> Bool { HTTPSyntax.hasNULCROrLF(text) }
 
     /// The 400 response for a request that could not be bound.
     public static func badRequest(_ error: RequestBindingError) -> RPCResponse {

@@ -56,9 +56,10 @@ public struct EventContext: Sendable {
     /// Creates a context.
     public init(headers: RPCHeaders = [:]) { self.headers = headers }
 
-    /// The server's timestamp header (`X-Signal-Timestamp`, milliseconds) as a date.
+    /// The server's timestamp header (`X-Signal-Timestamp`, milliseconds) as a date, held
+    /// to ``UnixMillisTimestampCodec/maximumMilliseconds`` either side of 1970 as the codec holds one.
     public var serverTimestamp: Date? {
-        headers["X-Signal-Timestamp"].flatMap(Int64.init).map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        headers["X-Signal-Timestamp"].flatMap(Int64.init).map { Date(timeIntervalSince1970: Double(UnixMillisTimestampCodec.clamped($0)) / 1000) }
     }
 }
 

@@ -67,7 +67,8 @@ extension Date: ParameterValue {
     public var parameterText: String { String(UnixMillisTimestampCodec.millis(self)) }
     public init?(parameterText: String) {
         guard let millis = Int64(parameterText, radix: 10) else { return nil }
-        self.init(timeIntervalSince1970: Double(millis) / 1000)
+        // Held to the range a `Date` keeps exactly, as the codec holds a decoded one.
+        self.init(timeIntervalSince1970: Double(UnixMillisTimestampCodec.clamped(millis)) / 1000)
     }
 }
 

@@ -124,18 +124,16 @@ public struct RPCResponse: Sendable, Hashable {
     /// `Task.sleep` accept (a value near `Int.max` seconds traps there).
     public static let maximumRetryAfter = Duration.seconds(Int(Int32.max))
 
-    /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now`; at
-    /// most ``maximumRetryAfter``.
+    /// The `Retry-After` header as a delay: seconds, or an HTTP date relative to `now` (an
+    /// IMF-fixdate, or the obsolete RFC 850 and asctime forms, as RFC 9110 requires); at most
+    /// ``maximumRetryAfter``.
     public func retryAfter(now: Date = Date()) -> Duration? {
         guard let text = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Int(text), seconds >= 0 { return min(.seconds(seconds), Self.maximumRetryAfter) }
         // More digits than an Int holds: as long as can be said.
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) { return Self.maximumRetryAfter }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
+        // Any of the three forms RFC 9110 (section 5.6.7) has a recipient accept.
+        guard let date = HTTPDate.parse(text, now: now) else { return nil }
         return min(.milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000))), Self.maximumRetryAfter)
     }
 }

@@ -33,6 +33,55 @@ public enum PathEncoding {
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
+    /// The first segment of `path` (its query ignored) that is a dot-segment: `.` or `..`,
+    /// each dot written plain or as `%2E`. RFC 3986 normalisation (section 5.2.4) removes such
+    /// a segment, `..` with the one before it, and WHATWG URL parsers read `%2E` as a dot
+    /// too, so a path parameter of `..` (`/v1/chats/../read`) would reach another resource.
+    /// `nil` when there is none. ``percentEncode(_:)`` leaves a value of `.` or `..` as it is,
+    /// so ``RPCCall/send(_:over:options:)`` refuses a request whose path has one.
+    public static func dotSegment(in path: String) -> String? {
+        // Outer optional: whether the string had contiguous storage; inner: the answer.
+        if let answer = path.utf8.withContiguousStorageIfAvailable({ firstDotSegment($0) }) { return answer }
+        return Array(path.utf8).withUnsafeBufferPointer { firstDotSegment($0) }
+    }
+
+    /// ``dotSegment(in:)`` over the path's bytes, walked once without splitting: it runs on
+    /// every call.
+    static func firstDotSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var start = 0
+        var index = 0
+        while true {
+            let atEnd = index == bytes.count || bytes[index] == UInt8(ascii: "?")
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                let segment = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                if isDotSegment(segment) { return String(decoding: segment, as: UTF8.self) }
+                if atEnd { return nil }
+                start = index + 1
+            }
+            index += 1
+        }
+    }
+
+    /// Whether `segment` is one or two dots, each plain or `%2E` (`%2e`).
+    static func isDotSegment(_ segment: UnsafeBufferPointer<UInt8>) -> Bool {
+        // At most two dots of three bytes each.
+        guard !segment.isEmpty, segment.count <= 6 else { return false }
+        var dots = 0
+        var index = 0
+        while index < segment.count {
+            if segment[index] == UInt8(ascii: ".") {
+                index += 1
+            } else if segment[index] == UInt8(ascii: "%"), index + 2 < segment.count,
+                      segment[index + 1] == UInt8(ascii: "2"), segment[index + 2] | 0x20 == UInt8(ascii: "e") {
+                index += 3
+            } else {
+                return false
+            }
+            dots += 1
+        }
+        return dots <= 2
+    }
+
     /// Decodes `%XX` escapes; `nil` for a bad escape or invalid UTF-8.
     public static func percentDecode(_ value: Substring) -> String? {
         // Without escapes there is nothing to decode, and a Swift string is valid UTF-8.
