@@ -121,9 +121,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Names the calling thread for the system (`top -H`, debuggers, `/proc/<pid>/task`), which
-    /// `Thread.name` does not do on Linux: the first 15 bytes, the most Linux keeps.
+    /// `Thread.name` does not do on Linux: at most 15 bytes, the most Linux keeps, so a long
+    /// `switchboard.` prefix is shortened to `sb.` to keep the loop's number
+    /// (`sb.shared-0`).
     private static func nameThread(_ name: String) {
-        var bytes = Array(name.utf8.prefix(15))
+        let short = name.utf8.count > 15 && name.hasPrefix("switchboard.") ? "sb." + name.dropFirst("switchboard.".count) : name
+        var bytes = Array(short.utf8.prefix(15))
         while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
         #if os(Linux)
         _ = sb_name_thread(String(decoding: bytes, as: UTF8.self))

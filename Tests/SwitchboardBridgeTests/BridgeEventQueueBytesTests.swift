@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardRuntime
 @testable import SwitchboardBridge
 import Testing
 
@@ -12,9 +13,14 @@ struct BridgeEventQueueBytesTests {
         let document = String(repeating: "x", count: 400)
         #expect(await queue.put(document, waitUntilTaken: false))
         #expect(await queue.put(document, waitUntilTaken: false))
-        let third = Task { await queue.put(document, waitUntilTaken: false) }
+        let returned = Locked(false)
+        let third = Task {
+            defer { returned.withLock { $0 = true } }
+            return await queue.put(document, waitUntilTaken: false)
+        }
         // 800 bytes queued: a third 400 would pass 1,000, so it waits for the host.
         try await Task.sleep(for: .milliseconds(200))
+        #expect(!returned.current, "the third waits while 800 of 1,000 bytes are queued")
         #expect(queue.take(until: .now) == .event(document))
         #expect(await third.value)
         #expect(queue.take(until: .now) == .event(document))
@@ -26,8 +32,13 @@ struct BridgeEventQueueBytesTests {
         let queue = BridgeEventQueue(capacity: 10, byteCapacity: 100)
         let large = String(repeating: "y", count: 500)
         #expect(await queue.put(large, waitUntilTaken: false))
-        let small = Task { await queue.put("z", waitUntilTaken: false) }
+        let returned = Locked(false)
+        let small = Task {
+            defer { returned.withLock { $0 = true } }
+            return await queue.put("z", waitUntilTaken: false)
+        }
         try await Task.sleep(for: .milliseconds(200))
+        #expect(!returned.current, "nothing joins a document past the limit")
         #expect(queue.take(until: .now) == .event(large))
         #expect(await small.value)
         #expect(queue.take(until: .now) == .event("z"))

@@ -35,7 +35,7 @@ import Glibc
             let count = EventLoopGroup.shared.loops.count
             for descriptor in held { close(descriptor) }
             // Its thread is named for the system (which also shows the count above is sound).
-            exit(count == 1 && EventLoopGroupStartTests.threads(named: "switchboard.sha") == 1 ? 0 : 3)
+            exit(count == 1 && EventLoopGroupStartTests.threads(named: "sb.shared-0") == 1 ? 0 : 3)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SwitchboardHTTP2
 import SwitchboardIO
+import SwitchboardRuntime
 
 /// One HTTP/2 connection of a ``GRPCClientTransport`` and the deadlines of the calls on it.
 ///
@@ -10,6 +11,9 @@ final class GRPCClientConnection: @unchecked Sendable {
     let driver: HTTP2ChannelDriver
     private let deadlines = Deadlines()
     private let timer: DeadlineTimer
+    /// This side closed it (the transport's `close()`, or a newer connection replacing it):
+    /// its end says nothing about the server.
+    private let closedHere = Locked(false)
 
     init(driver: HTTP2ChannelDriver) {
         self.driver = driver
@@ -18,6 +22,15 @@ final class GRPCClientConnection: @unchecked Sendable {
         // call) several times dearer.
         let deadlines = deadlines
         timer = DeadlineTimer(loop: driver.loop) { now in deadlines.expire(now: now) } next: { deadlines.earliest }
+    }
+
+    /// Whether this side closed it.
+    var wasClosedHere: Bool { closedHere.withLock { $0 } }
+
+    /// Closes it gracefully, as this side's decision.
+    func close() {
+        closedHere.withLock { $0 = true }
+        driver.close()
     }
 
     /// Tells `call` once `deadline` has passed, unless it is forgotten first.

@@ -27,10 +27,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     private var opened = 0
     /// Bumped by `close()`: a connect that started before it must not become `current`.
     private var generation = 0
-    /// Connects that failed in a row, the last one's error, and when the next may start.
-    private var connectFailures = 0
-    private var lastConnectError: TransportError?
-    private var nextConnectAllowed: ContinuousClock.Instant?
+    /// Connects that failed in a row, and when the next may start.
+    private let backoff: GRPCConnectBackoff
     /// Shared by this transport's connections: a server's `too_many_pings` slows them all.
     private let keepaliveBackoff = HTTP2KeepaliveBackoff()
 
@@ -44,6 +42,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         self.host = host
         self.port = port
         self.options = options
+        backoff = GRPCConnectBackoff(policy: options.connectBackoff)
         head = GRPCRequestHead(host: host, port: port, options: options)
         do throws(TransportError) {
             try GRPCMetadata.checkSendable(options.metadata)
@@ -120,12 +119,12 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
     /// Closes the connection gracefully; later calls open a new one. A connect under way is
     /// closed as it completes, so nothing opened before this call outlives it.
     public func close() {
-        let driver = lock.withLock {
+        let connection = lock.withLock {
             generation += 1
             defer { current = nil }
-            return current?.driver
+            return current
         }
-        driver?.close()
+        connection?.close()
     }
 
     private var authority: String { head.authority }
@@ -146,23 +145,17 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
             if let current, current.driver.isAvailable { return .ready(current) }
             if let connecting { return .attempt(connecting) }
             // Backing off after failed connects: fail at once with the last one's error.
-            if let allowed = nextConnectAllowed, ContinuousClock.now < allowed, let lastConnectError { return .failed(lastConnectError) }
+            if let refusal = backoff.refusal() { return .failed(refusal) }
             let started = generation
             let attempt = Task { () -> Result<GRPCClientConnection, TransportError> in
                 let result = await self.connect()
                 let (kept, retired): (Result<GRPCClientConnection, TransportError>, GRPCClientConnection?) = self.lock.withLock {
                     self.connecting = nil
                     guard case let .success(connection) = result else {
-                        if case let .failure(error) = result {
-                            self.connectFailures += 1
-                            self.lastConnectError = error
-                            let delay = self.options.connectBackoff.delay(failureCount: self.connectFailures, jitter: Double.random(in: RetryBackoff.jitterRange))
-                            self.nextConnectAllowed = ContinuousClock.now.advanced(by: delay)
-                        }
+                        if case let .failure(error) = result { self.backoff.failed(error) }
                         return (result, nil)
                     }
-                    // Not reset yet: a server that accepts TCP and closes at once (overloaded,
-                    // or not speaking HTTP/2) is no success. Its end decides (see below).
+                    // Not a success yet: the server's SETTINGS make it one (`GRPCConnectBackoff`).
                     // Closed while connecting: this connection is nobody's.
                     guard self.generation == started else { return (.failure(.disconnected(reason: DisconnectReason(.closedLocally, "the transport was closed"))), connection) }
                     defer { self.current = connection }
@@ -170,7 +163,7 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
                 }
                 // The connection this one replaces (going away, or dead) closes gracefully:
                 // calls still on it finish, and its socket does not stay open for ever.
-                retired?.driver.close()
+                retired?.close()
                 return kept
             }
             connecting = attempt
@@ -249,29 +242,9 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         }
         lock.withLock { self.opened += 1 }
         let driver = HTTP2ChannelDriver(channel: opened.channel, role: .client, options: options.http2, keepaliveBackoff: keepaliveBackoff)
-        driver.whenClosed { [weak self, weak driver] reason in
-            guard let self, let driver else { return }
-            self.connectionEnded(establishedHTTP2: driver.state.isEstablished, reason: "\(place) closed the connection before speaking HTTP/2: \(reason)")
-        }
+        let connection = GRPCClientConnection(driver: driver)
+        backoff.watch(connection, place: place)
         driver.start(takingEarlyBytes: opened.takeEarlyBytes)
-        return .success(GRPCClientConnection(driver: driver))
-    }
-
-    /// A connection ended: one whose server never sent its SETTINGS counts as a failed
-    /// connect (backing off, as gRPC's clients do until the server's preface), one that did
-    /// clears the failures before it.
-    private func connectionEnded(establishedHTTP2: Bool, reason: String) {
-        lock.withLock {
-            if establishedHTTP2 {
-                connectFailures = 0
-                lastConnectError = nil
-                nextConnectAllowed = nil
-            } else {
-                connectFailures += 1
-                lastConnectError = .disconnected(reason: DisconnectReason(reason))
-                let delay = options.connectBackoff.delay(failureCount: connectFailures, jitter: Double.random(in: RetryBackoff.jitterRange))
-                nextConnectAllowed = ContinuousClock.now.advanced(by: delay)
-            }
-        }
+        return .success(connection)
     }
 }

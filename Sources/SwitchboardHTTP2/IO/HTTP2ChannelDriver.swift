@@ -44,6 +44,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var endedGoingAway = false
     @exclusivity(unchecked) private var closeHandlers: [@Sendable (String) -> Void] = []
     @exclusivity(unchecked) private var goAwayHandlers: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var establishedHandlers: [@Sendable () -> Void] = []
     @exclusivity(unchecked) private var settingsTimer: LoopTimer?
     @exclusivity(unchecked) private var keepaliveTimer: LoopTimer?
     @exclusivity(unchecked) private var pingTimeoutTimer: LoopTimer?
@@ -268,6 +269,15 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     package func whenClosed(_ handler: @escaping @Sendable (String) -> Void) {
         guarded {
             if let endedReason { effects.append(.run { handler(endedReason) }) } else { closeHandlers.append(handler) }
+        }
+    }
+
+    /// Runs `handler` once the peer's SETTINGS have arrived (at once if they have); never if
+    /// the connection ends first.
+    package func whenEstablished(_ handler: @escaping @Sendable () -> Void) {
+        guarded {
+            guard endedReason == nil else { return }
+            if readCore({ $0.isEstablished }) { effects.append(.run(handler)) } else { establishedHandlers.append(handler) }
         }
     }
 
@@ -510,6 +520,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             settingsTimer?.cancel()
             settingsTimer = nil
         }
+        if !establishedHandlers.isEmpty, readCore({ $0.isEstablished }) {
+            for handler in establishedHandlers { effects.append(.run(handler)) }
+            establishedHandlers = []
+        }
         if !waiting.isEmpty {
             openWaiting()
             flushOutput()
@@ -685,6 +699,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             for delegate in left { delegate.streamClosed(.connectionEnded(reason)) }
         })
         wentAway()
+        establishedHandlers = []
         let handlers = closeHandlers
         closeHandlers = []
         for handler in handlers { effects.append(.run { handler(reason) }) }

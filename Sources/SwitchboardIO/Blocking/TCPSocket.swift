@@ -10,6 +10,8 @@ import Darwin
 public final class TCPSocket: ByteStream, @unchecked Sendable {
     let handle: SocketDescriptor
     private var scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 16)
+    /// When blocking writes must have ended (``setWriteDeadline(_:)``).
+    private let writeDeadline = LockedState<ContinuousClock.Instant?>(nil)
 
     /// The descriptor's number, for socket options in tests; it is released when the socket closes.
     var descriptor: Int32 { handle.number }
@@ -120,9 +122,13 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     }
 
     public func write(_ bytes: [UInt8]) throws(NetworkError) {
+        let deadline = writeDeadline.value
         let done: Void? = try handle.withDescriptor { descriptor throws(NetworkError) in
             var offset = 0
             while offset < bytes.count {
+                // The time left, before each send: a peer that reads a little now and then
+                // must not restart a whole timeout with every partial send.
+                if let deadline { try Self.limitSend(descriptor, until: deadline) }
                 let sent = bytes.withUnsafeBytes { buffer in
                     send(descriptor, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
                 }
@@ -188,7 +194,20 @@ extension TCPSocket {
     /// its bytes perhaps sent); `nil`, the default, removes the bound. Without one, a peer
     /// that stops reading holds a blocking `write` for as long as it likes.
     public func setWriteDeadline(_ deadline: ContinuousClock.Instant?) throws(NetworkError) {
-        try setTimeout(SO_SNDTIMEO, until: deadline, for: "write")
+        if let deadline, deadline <= .now { throw .timeout("write") }
+        writeDeadline.set(deadline)
+        if deadline == nil { try setTimeout(SO_SNDTIMEO, until: nil, for: "write") }
+    }
+
+    /// Bounds the next `send` on `descriptor` by the time left until `deadline`.
+    static func limitSend(_ descriptor: Int32, until deadline: ContinuousClock.Instant) throws(NetworkError) {
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .zero else { throw .timeout("write") }
+        let (seconds, attoseconds) = remaining.components
+        var value = timeval()
+        value.tv_sec = .init(clamping: seconds)
+        value.tv_usec = .init(max(1, attoseconds / 1_000_000_000_000))
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Bounds the next blocking reads by `deadline`; `nil` removes the bound.

@@ -193,7 +193,7 @@ public struct WebSocketConnectionCore: Sendable {
             // The code we sent is not the close code: the peer never agreed to it. It stays
             // in the reason, for whoever reads why the connection ended.
             let detail = info.reason.isEmpty ? "" : " (\(info.reason))"
-            let reason = info.code == .normalClosure ? info.reason : "sent \(info.code.rawValue)\(detail), no close received"
+            let reason = "sent \(info.code.rawValue)\(detail), no close received"
             return WebSocketCloseInfo(code: .abnormalClosure, reason: reason, wasClean: false)
         case let .closeReceived(info): return WebSocketCloseInfo(code: info.code, reason: info.reason, wasClean: false)
         case let .failing(info): return info
