@@ -226,6 +226,24 @@ import Testing
         #expect(!server.isClosed)
     }
 
+    /// Streams the peer resets while they wait for window leave the list of blocked streams
+    /// (they stayed, and every flush and stream end walked all of them). Found by review.
+    @Test func resetBlockedStreamsLeaveNothingBehind() throws {
+        var server = Self.server()
+        _ = server.receive(Self.headers(1, endStream: true))
+        try server.sendHeaders(ConnectionPair.response, streamID: 1, endStream: false)
+        // The connection's window (65,535, never raised) is used up.
+        try server.sendData(Array(repeating: 0, count: 65_535), streamID: 1, endStream: false)
+        for id in stride(from: UInt32(3), through: 401, by: 2) {
+            _ = server.receive(Self.headers(id, endStream: true))
+            try server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+            try server.sendData([1], streamID: id, endStream: true)
+            _ = server.receive(Self.frame(id, .rstStream(.cancel)))
+            _ = server.takeOutput()
+        }
+        #expect(server.blocked.count <= server.streams.count, "\(server.blocked.count) blocked, \(server.streams.count) streams")
+    }
+
     @Test func floodsOfControlFramesAreCalmedDown() throws {
         var settings: [UInt8] = []
         for _ in 0..<200 { settings += Self.frame(0, .settings([], ack: false)) }
@@ -239,6 +257,11 @@ import Testing
         var empty = Self.headers(1)
         for _ in 0..<200 { empty += Self.frame(1, .data([], endStream: false, flowControlledLength: 0)) }
         #expect(try Self.connectionError(empty) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
+        // DATA of padding alone is as empty (it passed free: only its padded length was looked
+        // at). Found by review. Padded flag, pad length 0, nothing else.
+        var padded = Self.headers(1)
+        for _ in 0..<200 { padded += [0, 0, 1, 0, 0x8, 0, 0, 0, 1, 0] }
+        #expect(try Self.connectionError(padded) { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) } == .enhanceYourCalm)
         // The same frames spread over time are fine.
         var server = Self.server { $0.controlFrameLimit = HTTP2RateLimit(burst: 100, perSecond: 10) }
         let start = ContinuousClock.now

@@ -262,6 +262,40 @@ import Testing
         let connection = HTTP2Connection(role: .server, configuration: configuration)
         #expect(connection.configuration.initialStreamWindowSize == 1)
         #expect(connection.configuration.maxFrameSize == HTTP2FrameLimits.minimumMaxFrameSize)
+        // A table cap past what SETTINGS can carry trapped when the peer's SETTINGS came.
+        // Found by review.
+        for (cap, kept) in [(Int.max, Int(UInt32.max)), (-1, 0)] {
+            var wide = HTTP2ConnectionConfiguration()
+            wide.encoderTableSizeCap = cap
+            var server = HTTP2Connection(role: .server, configuration: wide)
+            #expect(server.configuration.encoderTableSizeCap == kept)
+            var hello = HTTP2ConnectionPreface.bytes
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.headerTableSize, 8192)], ack: false)), into: &hello)
+            #expect(server.receive(hello).failure == nil)
+        }
+    }
+
+    /// A SETTINGS frame that lowers the header table and raises it again has the encoder
+    /// signal the lowest size first (RFC 7541 §4.2): only the last value was applied, so the
+    /// peer, which had evicted down to 0, read the next block against a table it no longer
+    /// had. Found by review.
+    @Test func aTableSizeLoweredAndRaisedInOneSettingsIsSignalledAtItsLowest() throws {
+        var client = HTTP2Connection(role: .client)
+        _ = client.takeOutput()
+        var settings: [UInt8] = []
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.headerTableSize, 0),
+                                                                              HTTP2Setting(.headerTableSize, 4096)], ack: false)),
+                                into: &settings)
+        #expect(client.receive(settings).failure == nil)
+        _ = client.takeOutput()
+        _ = try client.openStream(headers: ConnectionPair.request)
+        let frames = try HTTP2FrameTests.frames(in: client.takeOutput(), maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize)
+        guard case let .headers(fragment, _, _)? = frames.first(where: { $0.streamID == 1 })?.payload else {
+            Issue.record("no HEADERS in \(frames)")
+            return
+        }
+        // 0x20: a size update to 0; then one to 4,096 (0x3f 0xe1 0x1f).
+        #expect(Array(fragment.prefix(4)) == [0x20, 0x3F, 0xE1, 0x1F])
     }
 }
 

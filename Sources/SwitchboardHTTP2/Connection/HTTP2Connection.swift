@@ -89,6 +89,9 @@ public struct HTTP2Connection: Sendable {
         // nothing through, a frame size under 16,384 would refuse frames every peer may send.
         configuration.initialStreamWindowSize = min(max(configuration.initialStreamWindowSize, 1), HTTP2FlowControl.maximumWindow)
         configuration.maxFrameSize = min(max(configuration.maxFrameSize, HTTP2FrameLimits.minimumMaxFrameSize), HTTP2FrameLimits.maximumMaxFrameSize)
+        // A table size is a SETTINGS value, 32 bits: `Int.max` ("whatever the peer allows")
+        // would trap where it meets the peer's.
+        configuration.encoderTableSizeCap = min(max(configuration.encoderTableSizeCap, 0), Int(UInt32.max))
         self.configuration = configuration
         frameDecoder = HTTP2FrameDecoder(maxFrameSize: configuration.maxFrameSize, expectsPreface: role == .server)
         // The peer may use the RFC's 4,096 until it has acknowledged our SETTINGS.
@@ -450,7 +453,8 @@ public struct HTTP2Connection: Sendable {
         }
         // Whatever happens to the stream, the connection's window is given back.
         refundConnection(flowControlledLength)
-        if flowControlledLength == 0, !endStream { try spendControlBudget(at: now, on: "empty DATA") }
+        // Padding is no payload: a frame of padding alone is as empty as one of nothing.
+        if bytes.isEmpty, !endStream { try spendControlBudget(at: now, on: "empty DATA") }
         guard var stream = streams[id] else {
             if recentlyReset.contains(id) || isIgnoredAfterGoAway(id) { return }
             if id <= highestKnownID(of: id) {
@@ -530,6 +534,11 @@ public struct HTTP2Connection: Sendable {
                 throw HTTP2ProtocolViolation(.protocolError, "a server sent ENABLE_PUSH = 1")
             }
             try remoteSettings.apply(setting)
+            // In order, each one: a lower size then a higher one in the same frame must still
+            // be signalled at its smallest (RFC 7541 §4.2, RFC 9113 §6.5.3).
+            if setting.id == .headerTableSize {
+                headerEncoder.setPeerMaximumTableSize(Int(min(remoteSettings.headerTableSize, UInt32(configuration.encoderTableSizeCap))))
+            }
         }
         hasReceivedSettings = true
         headerEncoder.setPeerMaximumTableSize(Int(min(remoteSettings.headerTableSize, UInt32(configuration.encoderTableSizeCap))))
@@ -618,7 +627,11 @@ public struct HTTP2Connection: Sendable {
     mutating func removeStream(_ id: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.isLocallyInitiated { locallyInitiatedCount -= 1 } else { remotelyInitiatedCount -= 1 }
-        if stream.pendingByteCount > 0 || stream.hasPendingTrailers { pendingOutput[id] = nil }
+        if stream.pendingByteCount > 0 || stream.hasPendingTrailers {
+            pendingOutput[id] = nil
+            // Or a peer resetting blocked streams grows the list every flush walks.
+            blocked.removeAll { $0 == id }
+        }
     }
 
     /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
