@@ -32,6 +32,18 @@ import Testing
         #expect(value["list"] == .list([.scalar("a"), .scalar("b")]))
     }
 
+    /// An escaped quote inside a double-quoted scalar does not end it, for the comment
+    /// scanner and the flow-list scanner alike (both took it for the end: a `#` after it began
+    /// a comment, and the line was refused as unterminated). Found by review.
+    @Test func anEscapedQuoteStaysInsideItsString() throws {
+        let value = try CatalogueYAML.parse(#"""
+            note: "a\" # b" # a comment
+            names: ["a\",b", c]
+            """#, file: "escapes.yml")
+        #expect(value["note"]?.text == #"a" # b"#)
+        #expect(value["names"] == .list([.scalar(#"a",b"#), .scalar("c")]))
+    }
+
     @Test func readsWindowsLineEndsAndApostrophesInPlainText() throws {
         let value = try CatalogueYAML.parse("spec: Services\r\nname: Bob's app # a comment\r\nlist:\r\n  - a\r\n", file: "crlf.yml")
         #expect(value["spec"]?.text == "Services")

@@ -57,10 +57,12 @@ public enum CatalogueYAML {
     static func stripComment(_ line: Substring, file: String, line number: Int) throws(CatalogueError) -> Substring {
         var quote: Character?
         var previous: Character = " "
+        var escaped = false
         for index in line.indices {
             let character = line[index]
             if let open = quote {
-                if character == open { quote = nil }
+                // In double quotes a backslash escapes what follows (`"a\" # b"` is one string).
+                if escaped { escaped = false } else if open == "\"", character == "\\" { escaped = true } else if character == open { quote = nil }
             } else if (character == "\"" || character == "'") && " [,:-".contains(previous) {
                 // A quote opens a scalar only where one starts: `Bob's # note` has a comment.
                 quote = character
@@ -187,10 +189,11 @@ public enum CatalogueYAML {
                 if item.isEmpty { return }
                 items.append(.scalar(try scalarText(item, reader: reader, line: line)))
             }
+            var escaped = false
             while index < inner.endIndex {
                 let character = inner[index]
                 if let open = quote {
-                    if character == open { quote = nil }
+                    if escaped { escaped = false } else if open == "\"", character == "\\" { escaped = true } else if character == open { quote = nil }
                 } else if character == "\"" || character == "'", !itemHasContent {
                     // Only at an item's start: in `[Bob's, Alice]` the apostrophe is a letter.
                     quote = character
