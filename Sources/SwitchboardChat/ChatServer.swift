@@ -156,7 +156,7 @@ public final class ChatServer: @unchecked Sendable {
     /// `maximumRequestBytesInFlight` bytes of them (each request counting its envelope's size,
     /// and at least 1 KiB); past either, a request is answered 503 with `Retry-After: 1`.
     /// `connectionOptions` sets each connection's message size, send queue and close timeout
-    /// (by default 512 KiB messages, as ``WebSocketConnectionCore/Configuration``); the server
+    /// (by default 512 KiB messages, as `WebSocketConnectionCore.Configuration`); the server
     /// always takes messages on the connection's loop, and its timeouts and handshake limits
     /// come from `limits`.
     public init(

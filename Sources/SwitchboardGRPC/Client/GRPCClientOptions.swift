@@ -7,7 +7,7 @@ public struct GRPCClientOptions: Sendable {
     /// TLS, with ALPN `h2`; nil speaks HTTP/2 in the clear with prior knowledge (h2c).
     public var tls: TLSOptions?
     /// How long DNS, TCP and TLS may take together (the server's HTTP/2 SETTINGS then have
-    /// ``HTTP2ConnectionOptions/settingsTimeout``). Default 10 s.
+    /// `HTTP2ConnectionOptions.settingsTimeout`). Default 10 s.
     public var connectTimeout: Duration = .seconds(10)
     /// How long after a failed connect the next one may start: (2^n − 1) s for the n-th
     /// failure in a row, jittered, at most 2 minutes (as gRPC's connection backoff caps it).
