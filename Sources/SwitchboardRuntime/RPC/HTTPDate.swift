@@ -71,35 +71,21 @@ enum HTTPDate {
     }
 
     /// Seconds since 1970 for a date and time in GMT; `nil` for a day its month does not have.
+    /// The calendar arithmetic is RFC 3339's (timestamps), shared.
     static func seconds(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Int? {
-        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lengths = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...lengths[month - 1]).contains(day) else { return nil }
+        guard (1...Int(RFC3339.daysInMonth(year: Int64(year), month: Int64(month)))).contains(day) else { return nil }
         return days(year: year, month: month, day: day) * 86400 + time.hour * 3600 + time.minute * 60 + time.second
     }
 
-    /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's
-    /// `days_from_civil`).
+    /// Days since 1970-01-01 in the proleptic Gregorian calendar.
     static func days(year: Int, month: Int, day: Int) -> Int {
-        let shifted = month <= 2 ? year - 1 : year
-        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
-        let yearOfEra = shifted - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Int(RFC3339.daysFromCivil(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
-    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    /// The date `days` after 1970-01-01.
     static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        let date = RFC3339.civil(fromDays: Int64(days))
+        return (Int(date.year), Int(date.month), Int(date.day))
     }
 
     /// Reads an HTTP date's parts from the front of its bytes.
