@@ -244,6 +244,25 @@ import Testing
         #expect(server.blocked.count <= server.streams.count, "\(server.blocked.count) blocked, \(server.streams.count) streams")
     }
 
+    /// A stream blocked on its own window, let out by a WINDOW_UPDATE for it and then reset,
+    /// leaves the list too (it stayed listed with nothing pending). Found by review.
+    @Test func aStreamLetOutByItsOwnWindowThenResetLeavesNothingBehind() throws {
+        var server = HTTP2Connection(role: .server)
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 1)], ack: false)), into: &hello)
+        _ = server.receive(hello)
+        _ = server.takeOutput()
+        for id in stride(from: UInt32(1), through: 199, by: 2) {
+            _ = server.receive(Self.headers(id, endStream: true))
+            try server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+            try server.sendData([1, 2, 3], streamID: id, endStream: false)
+            _ = server.receive(Self.frame(id, .windowUpdate(increment: 10)))
+            _ = server.receive(Self.frame(id, .rstStream(.cancel)))
+            _ = server.takeOutput()
+        }
+        #expect(server.blocked.count <= server.streams.count, "\(server.blocked.count) blocked, \(server.streams.count) streams")
+    }
+
     @Test func floodsOfControlFramesAreCalmedDown() throws {
         var settings: [UInt8] = []
         for _ in 0..<200 { settings += Self.frame(0, .settings([], ack: false)) }

@@ -294,7 +294,9 @@ import Testing
         #expect(info?.reason.contains("1001") == true && info?.reason.contains("idle timeout") == true, "\(String(describing: info))")
         var normal = WebSocketConnectionCore(role: .client)
         _ = normal.close()
-        #expect(normal.transportClosed()?.code == .abnormalClosure)
+        let normalInfo = normal.transportClosed()
+        #expect(normalInfo?.code == .abnormalClosure)
+        #expect(normalInfo?.reason.contains("sent 1000") == true, "\(String(describing: normalInfo))")
     }
 
     @Test func theServerRequiresMaskedFrames() {

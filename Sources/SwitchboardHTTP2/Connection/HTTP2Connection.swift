@@ -627,11 +627,10 @@ public struct HTTP2Connection: Sendable {
     mutating func removeStream(_ id: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.isLocallyInitiated { locallyInitiatedCount -= 1 } else { remotelyInitiatedCount -= 1 }
-        if stream.pendingByteCount > 0 || stream.hasPendingTrailers {
-            pendingOutput[id] = nil
-            // Or a peer resetting blocked streams grows the list every flush walks.
-            blocked.removeAll { $0 == id }
-        }
+        if stream.pendingByteCount > 0 || stream.hasPendingTrailers { pendingOutput[id] = nil }
+        // Or a peer resetting blocked streams grows the list every flush walks (a stream can
+        // stay listed with nothing pending, once its own window let everything out).
+        if !blocked.isEmpty { blocked.removeAll { $0 == id } }
     }
 
     /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
