@@ -23,6 +23,33 @@ import Testing
         return directory
     }
 
+    /// Folders that differ only in case are one folder where case is ignored (Apple
+    /// platforms' default file systems): two services, or two endpoints, given them are refused
+    /// as given the same folder. Found by review.
+    @Test func foldersDifferingOnlyInCaseAreOneFolder() throws {
+        let services = Self.indexText + "  - spec: p.T\n    folder: S\n"
+        let twoServices = try Self.write(index: services, definition: Self.definitionText)
+        defer { try? FileManager.default.removeItem(at: twoServices) }
+        // Its own definition, in its own folder where case counts (as here on Linux).
+        try FileManager.default.createDirectory(at: twoServices.appendingPathComponent("S"), withIntermediateDirectories: true)
+        try Data("spec: p.T\nendpoints:\n  - spec: G\n    rpc: p.T/G\n    folder: g\n".utf8)
+            .write(to: twoServices.appendingPathComponent("S/definition.yml"))
+        do {
+            _ = try ServiceCatalogue(directory: twoServices)
+            Issue.record("folders s and S were taken for two")
+        } catch {
+            #expect("\(error)".contains("given to two services"), "\(error)")
+        }
+        let endpoints = Self.definitionText + "  - spec: F\n    rpc: p.S/F\n    folder: E\n"
+        let twoEndpoints = try Self.write(index: Self.indexText, definition: endpoints)
+        defer { try? FileManager.default.removeItem(at: twoEndpoints) }
+        #expect(throws: CatalogueError.self) { try ServiceCatalogue(directory: twoEndpoints) }
+        let distinct = Self.definitionText + "  - spec: F\n    rpc: p.S/F\n    folder: f\n"
+        let fine = try Self.write(index: Self.indexText, definition: distinct)
+        defer { try? FileManager.default.removeItem(at: fine) }
+        #expect(try ServiceCatalogue(directory: fine).service("p.S")?.endpoints.count == 2)
+    }
+
     @Test func theCatalogueAsWrittenReads() throws {
         let directory = try Self.write(index: Self.indexText, definition: Self.definitionText)
         defer { try? FileManager.default.removeItem(at: directory) }

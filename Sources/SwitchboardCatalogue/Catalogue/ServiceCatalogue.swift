@@ -79,7 +79,9 @@ public struct ServiceCatalogue: Sendable, Hashable {
             }
             guard Self.isSafeFolder(folder) else { throw CatalogueError(file: "services.yml", "folder '\(folder)' of \(spec) must be a plain relative name") }
             guard specs.insert(spec).inserted else { throw CatalogueError(file: "services.yml", "\(spec) is listed twice") }
-            guard folders.insert(folder).inserted else { throw CatalogueError(file: "services.yml", "folder '\(folder)' is given to two services") }
+            // Compared without case: on a case-insensitive file system (Apple platforms' default)
+            // `Usernames` and `usernames` are one folder.
+            guard folders.insert(folder.lowercased()).inserted else { throw CatalogueError(file: "services.yml", "folder '\(folder)' is given to two services") }
             var service = Service(spec: spec, versions: nil, folder: folder, status: .enabled, countries: nil, endpoints: [])
             service.versions = try Self.versions(entry["versions"], file: "services.yml", of: spec)
             if let status = try entry.text(at: "status", file: "services.yml", of: spec) {
@@ -110,7 +112,7 @@ public struct ServiceCatalogue: Sendable, Hashable {
                     throw CatalogueError(file: definitionFile, "each endpoint needs 'spec', 'rpc' and 'folder'")
                 }
                 guard Self.isSafeFolder(endpointFolder) else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' must be a plain relative name") }
-                guard endpointFolders.insert(endpointFolder).inserted else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' is given to two endpoints") }
+                guard endpointFolders.insert(endpointFolder.lowercased()).inserted else { throw CatalogueError(file: definitionFile, "folder '\(endpointFolder)' is given to two endpoints") }
                 service.endpoints.append(Endpoint(spec: name, rpcName: rpcName, versions: try Self.versions(item["versions"], file: definitionFile, of: rpcName),
                                                   folder: endpointFolder))
             }
@@ -127,7 +129,8 @@ public struct ServiceCatalogue: Sendable, Hashable {
         var endpointFolders: [String: String] = [:]
         for service in services {
             for endpoint in service.endpoints {
-                let path = service.folder + "/" + endpoint.folder
+                // Without case, as the folders' own names are compared.
+                let path = (service.folder + "/" + endpoint.folder).lowercased()
                 if let other = endpointFolders.updateValue(endpoint.rpcName, forKey: path) {
                     throw CatalogueError(file: "services.yml", "\(endpoint.rpcName) and \(other) have the same folder")
                 }
@@ -135,7 +138,7 @@ public struct ServiceCatalogue: Sendable, Hashable {
         }
         // A service's own folder may not be an endpoint's either; an endpoint's is checked
         // only above itself.
-        let paths = services.map { ($0.folder, $0.spec, false) } + endpointFolders.map { ($0.key, $0.value, true) }
+        let paths = services.map { ($0.folder.lowercased(), $0.spec, false) } + endpointFolders.map { ($0.key, $0.value, true) }
         for (path, owner, isEndpoint) in paths {
             var ancestor = ""
             let components = path.split(separator: "/")
