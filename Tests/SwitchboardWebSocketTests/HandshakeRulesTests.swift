@@ -166,8 +166,18 @@ import Testing
 
     /// A CDN's 103 Early Hints before the 101 is skipped, not taken for a refusal.
     @Test func interimResponsesBeforeThe101AreSkipped() async throws {
-        let listener = try TCPListener()
+        let listener = try Self.upgradeServer { accept in
+            Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8) + accept
+        }
         defer { listener.close() }
+        let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
+        connection.abort()
+    }
+
+    /// A server that reads one upgrade request and writes what `answer` makes of the 101 that
+    /// accepts it, then reads until the client leaves.
+    static func upgradeServer(answer: @escaping @Sendable ([UInt8]) -> [UInt8]) throws -> TCPListener {
+        let listener = try TCPListener()
         Thread.detachNewThread {
             guard let socket = listener.accept() else { return }
             defer { socket.close() }
@@ -175,14 +185,12 @@ import Testing
             while let read = try? socket.read(maximum: 4096), !read.isEmpty {
                 received += read
                 guard let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) else { continue }
-                let early = Array("HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n".utf8)
-                try? socket.write(early + WebSocketHandshake.acceptResponse(for: request))
+                try? socket.write(answer(WebSocketHandshake.acceptResponse(for: request)))
                 break
             }
             while let read = try? socket.read(maximum: 4096), !read.isEmpty {}
         }
-        let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
-        connection.abort()
+        return listener
     }
 
     /// A response may fold a header (obs-fold) and carry a reason phrase that is not UTF-8:
@@ -209,27 +217,15 @@ import Testing
 
     /// The client takes a 101 with a folded header and a Latin-1 reason phrase.
     @Test func theClientTakesA101WithAFoldAndALatin1Reason() async throws {
-        let listener = try TCPListener()
-        defer { listener.close() }
-        Thread.detachNewThread {
-            guard let socket = listener.accept() else { return }
-            defer { socket.close() }
-            var received: [UInt8] = []
-            while let read = try? socket.read(maximum: 4096), !read.isEmpty {
-                received += read
-                guard let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) else { continue }
-                // The accept response with its start line replaced, and a folded field first.
-                let accept = WebSocketHandshake.acceptResponse(for: request)
-                guard let lineEnd = accept.firstIndex(of: 13) else { return }
-                var answer: [UInt8] = Array("HTTP/1.1 101 Sw".utf8)
-                answer.append(0xE9)
-                answer += Array("tching\r\nX-Folded: a\r\n b".utf8)
-                answer += accept[lineEnd...]
-                try? socket.write(answer)
-                break
-            }
-            while let read = try? socket.read(maximum: 4096), !read.isEmpty {}
+        // The accept response with its start line replaced, and a folded field first.
+        let listener = try Self.upgradeServer { accept in
+            guard let lineEnd = accept.firstIndex(of: 13) else { return [] }
+            var answer: [UInt8] = Array("HTTP/1.1 101 Sw".utf8)
+            answer.append(0xE9)
+            answer += Array("tching\r\nX-Folded: a\r\n b".utf8)
+            return answer + accept[lineEnd...]
         }
+        defer { listener.close() }
         let connection = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(listener.port)/")!)
         #expect(connection.handshakeHeaders.value(named: "X-Folded") == "a b")
         connection.abort()
