@@ -339,6 +339,73 @@ import Testing
         await session.shutDown()
     }
 
+    /// A connect that times out while its socket's push handler runs: the reconnect waits
+    /// for that socket to end (and its handler to return), and the socket takes no more pushes.
+    @Test func aReconnectAfterAConnectTimeoutWaitsForTheTimedOutSocket() async throws {
+        let clock = ManualClock()
+        let quiet = FakeLink(answersProbes: false)
+        quiet.slowEnd.withLock { $0 = true }
+        let connector = FakeConnector([.link(quiet)])
+        let session = makeSession(connector, clock: clock)
+        let handlerGate = AsyncStream<Void>.makeStream()
+        let running = Locked(0)
+        let calls = Locked(0)
+        session.setPushHandler { _ in
+            // Only the first call waits, so a test failing here fails fast.
+            guard calls.withLock({ $0 += 1; return $0 }) == 1 else { return .ok }
+            running.withLock { $0 += 1 }
+            for await _ in handlerGate.stream {}
+            running.withLock { $0 -= 1 }
+            return .ok
+        }
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.links.current.count == 1 })
+        let push = try #require(connector.pushHandlers.current.first)
+        let first = Task { await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) }
+        #expect(await eventually { running.current == 1 })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected })
+        if case .withhold = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) {} else {
+            Issue.record("a socket whose connect timed out takes no more pushes")
+        }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .reconnecting })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(connector.attempts.current == 1, "no second socket while the timed-out one is ending")
+        quiet.finishEnding()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(connector.attempts.current == 1, "nor while its push handler still runs")
+        #expect(calls.current == 1)
+        handlerGate.continuation.finish()
+        _ = await first.value
+        #expect(await eventually { connector.attempts.current == 2 })
+        await session.shutDown()
+    }
+
+    /// A logout while the socket is up but has not spoken yet: the socket is closed, and
+    /// DISPOSE waits for it as for a connected one.
+    @Test func disposeWaitsForASocketThatWasStillConnecting() async throws {
+        let clock = ManualClock()
+        let quiet = FakeLink(answersProbes: false)
+        quiet.slowEnd.withLock { $0 = true }
+        let connector = FakeConnector([.link(quiet)])
+        let disposed = Locked(0)
+        let session = makeSession(connector, clock: clock, disposed: disposed)
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.links.current.count == 1 })
+        #expect(session.state == .connecting)
+        session.logOut()
+        #expect(await eventually { session.state == .dispose })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(disposed.current == 0, "the client is not disposed while its socket is still closing")
+        quiet.finishEnding()
+        #expect(await eventually { session.state == .ready })
+        #expect(quiet.hasEnded && disposed.current == 1)
+        await session.shutDown()
+    }
+
     @Test func eventsAStateDoesNotTakeAreReported() async throws {
         let session = makeSession(FakeConnector(), clock: ManualClock())
         let log = ChangeLog(session)

@@ -52,6 +52,13 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private var retryNotBefore: C.Instant?
     /// The link whose heartbeat went unanswered, to be ended abruptly when it is dropped.
     private var abruptEnd: (link: ObjectIdentifier, reason: ChatConnectionError)?
+    /// The connect attempt whose race ended without a link (timed out, failed, cancelled):
+    /// a push its socket delivers from then on stays with the server.
+    private var refusedPushesAttempt: Int?
+    /// Push handler calls running now, on any link; a connect and DISPOSE wait for none
+    /// to run, so that two handlers never overlap, whichever way their link ended.
+    private var runningPushes = 0
+    private var pushDrainWaiters: [CheckedContinuation<Void, Never>] = []
     private var isShutDown = false
 
     private let changeSink: AsyncStream<SessionChange>.Continuation
@@ -242,6 +249,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             let closing = Array(closingLinks.values)
             startWork { [self] in
                 for task in closing { await task.value }
+                await pushHandlersFinished()
                 await connect(attempt: mine)
             }
         case .invalidateCaches:
@@ -286,6 +294,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             startWork { [self] in
                 // The old socket closes (its push handler returns) before the client goes.
                 for task in closing { await task.value }
+                await pushHandlersFinished()
                 await dispose()
                 handle(.ready, from: mine)
             }
@@ -321,11 +330,15 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         workTasks = [task]
     }
 
-    /// Called with the lock held: forgets the current link and closes it.
+    /// Called with the lock held: forgets the current link and closes it, or the link still
+    /// connecting (its attempt is over once the state has left CONNECTING).
     private func dropLink() {
         for task in linkTasks { task.cancel() }
         linkTasks = []
-        connectingLink = nil
+        if let connecting = connectingLink {
+            connectingLink = nil
+            retire(connecting)
+        }
         if let current = link {
             link = nil
             let key = nextClosingKey
@@ -337,6 +350,30 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 if let abrupt { await current.endAbruptly(reason: abrupt) } else { await current.end() }
                 _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
             }
+        }
+    }
+
+    /// Called with the lock held: closes a link that never became current; the next connect
+    /// and DISPOSE wait for it as for a dropped one.
+    private func retire(_ retired: any SessionLink) {
+        let key = nextClosingKey
+        nextClosingKey += 1
+        closingLinks[key] = Task { [weak self] in
+            await retired.end()
+            _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
+        }
+    }
+
+    /// Returns once no push handler call is running. Each one is bounded: its link is being
+    /// ended, and a connection gives a handler one grace before cancelling it.
+    private func pushHandlersFinished() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = lock.withLock { () -> Bool in
+                if runningPushes == 0 { return true }
+                pushDrainWaiters.append(continuation)
+                return false
+            }
+            if idle { continuation.resume() }
         }
     }
 
@@ -364,8 +401,21 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         let forwarding: ChatConnection<Authenticated>.PushHandler = { [weak self] request in
             // A link the session has moved past (logout, a newer attempt) handles nothing:
             // the push stays with the server for the current connection.
-            guard let self, let handler = self.lock.withLock({ self.attempt == mine ? self.pushHandler : nil }) else {
+            guard let self, let handler = self.lock.withLock({ () -> ChatConnection<Authenticated>.PushHandler? in
+                guard self.attempt == mine, self.refusedPushesAttempt != mine else { return nil }
+                self.runningPushes += 1
+                return self.pushHandler
+            }) else {
                 return .withhold(reason: "the session moved past this connection")
+            }
+            defer {
+                let waiters = self.lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                    self.runningPushes -= 1
+                    guard self.runningPushes == 0 else { return [] }
+                    defer { self.pushDrainWaiters = [] }
+                    return self.pushDrainWaiters
+                }
+                for waiter in waiters { waiter.resume() }
             }
             return await handler(request)
         }
@@ -410,8 +460,15 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         timer.cancel()
         lock.withLock {
             if connectAttempt == attemptTask { connectAttempt = nil }
-            // A link that did not become current is no longer one to send requests on.
-            if case .connected = outcome {} else if attempt == mine { connectingLink = nil }
+            // A link that did not become current is no longer one to send requests on, nor
+            // to take pushes from; the next connect waits for its end.
+            if case .connected = outcome {} else {
+                refusedPushesAttempt = mine
+                if attempt == mine, let connecting = connectingLink {
+                    connectingLink = nil
+                    retire(connecting)
+                }
+            }
         }
         switch outcome {
         case let .connected(link):
