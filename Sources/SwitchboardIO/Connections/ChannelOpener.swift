@@ -24,6 +24,8 @@ package enum ChannelOpener {
     }
 
     /// Opens the channel before `deadline`; the socket is closed if any step fails.
+    /// Cancelling the calling task ends the TCP connect or the TLS handshake at once with
+    /// `io("connect cancelled")` (not through Network.framework, which is not interrupted).
     package static func open(host: String, port: Int, tls: TLSOptions?, applicationProtocols: [String], loop: EventLoop,
                              deadline: ContinuousClock.Instant) async throws(NetworkError) -> Opened {
         #if canImport(Network) && !canImport(CSwitchboardOpenSSL)
@@ -64,7 +66,13 @@ package enum ChannelOpener {
             timer.cancel()
             once.offer(reason.map { .io($0) })
         }
-        if let failure = await once.value {
+        // Cancelling the task ends the handshake as the deadline does, as it ends the TCP connect.
+        let failure = await withTaskCancellationHandler {
+            await once.value
+        } onCancel: {
+            once.offer(.io("connect cancelled"))
+        }
+        if let failure {
             timer.cancel()
             channel.close(reason: nil)
             throw failure

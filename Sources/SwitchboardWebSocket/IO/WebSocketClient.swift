@@ -39,7 +39,8 @@ public enum WebSocketClient {
     /// Connects to a `ws://` or `wss://` URL within `connectTimeout` (DNS, TCP, TLS and the upgrade).
     ///
     /// Cancelling the calling task before the socket is open stops the connect before it
-    /// sends the upgrade request.
+    /// sends the upgrade request; cancelling it later, during TLS or the upgrade, ends the
+    /// connect at once with `io` "connect cancelled", and the socket is closed.
     public static func connect(to url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
         let endpoint = try WebSocketEndpoint(url)
         let request = try upgradeRequest(for: endpoint, options: options)
@@ -79,7 +80,7 @@ public enum WebSocketClient {
 
     /// Runs the opening handshake for `url` over an open transport, within `connectTimeout`.
     /// The transport must have been opened for the same scheme, host and port; on failure
-    /// it is closed.
+    /// (cancelling the task included, which ends the wait at once) it is closed.
     public static func upgrade(_ transport: WebSocketTransport, url: URL, options: Options = .init()) async throws(WebSocketError) -> WebSocketConnection {
         let endpoint: WebSocketEndpoint
         do throws(WebSocketError) {
@@ -175,7 +176,8 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
         self.headLimits = headLimits
     }
 
-    /// Sends the request and waits for the answer, at most until `deadline`.
+    /// Sends the request and waits for the answer, at most until `deadline`, or until the
+    /// task is cancelled.
     func run(until deadline: ContinuousClock.Instant, after parked: ParkedReader?) async -> Result<(HTTPHead, String?), WebSocketError> {
         let loop = channel.loop
         let timer = loop.schedule(at: deadline) { [self] in
@@ -195,7 +197,12 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
                 result.offer(.failure(.io(reason)))
             }
         }
-        let outcome = await result.value
+        // Cancelling the task ends the wait as the deadline does; the caller closes the channel.
+        let outcome = await withTaskCancellationHandler {
+            await result.value
+        } onCancel: { [result] in
+            result.offer(.failure(.io("connect cancelled")))
+        }
         timer.cancel()
         return outcome
     }

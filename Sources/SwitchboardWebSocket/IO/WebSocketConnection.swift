@@ -206,8 +206,12 @@ public final class WebSocketConnection: @unchecked Sendable {
 
     /// Sends a message; fails with `closed` once closing has begun. Returns when the kernel
     /// has the bytes, which is what backpressures a fast sender.
+    ///
+    /// Cancelling the calling task ends the wait at once with `io("send cancelled")`, but
+    /// not the send: the frame stays queued (it may be partly written already, and frames
+    /// behind it keep their order), so the peer may still receive the whole message.
     public func send(_ message: WebSocketMessage) async throws(WebSocketError) {
-        try await submitAndWait { $0.frame(for: message) }
+        try await submitAndWait(cancelled: "send cancelled") { $0.frame(for: message) }
     }
 
     /// Calls `observer` on the event loop with each pong's payload as it arrives (``pongs``
@@ -220,9 +224,12 @@ public final class WebSocketConnection: @unchecked Sendable {
         lock.withLock { swap(&pongObserver, &replaced) }
     }
 
-    /// Sends a ping; the pong arrives on ``pongs``.
+    /// Sends a ping; the pong arrives on ``pongs``. Returns when the kernel has the bytes.
+    ///
+    /// Cancelling the calling task ends the wait at once with `io("ping cancelled")`; the
+    /// ping stays queued, as a cancelled ``send(_:)``'s frame does.
     public func ping(_ payload: [UInt8] = []) async throws(WebSocketError) {
-        try await submitAndWait { $0.pingFrame(payload) }
+        try await submitAndWait(cancelled: "ping cancelled") { $0.pingFrame(payload) }
     }
 
     /// Sends a binary message without waiting for the socket: what the socket does not take
@@ -260,14 +267,24 @@ public final class WebSocketConnection: @unchecked Sendable {
         }
     }
 
-    private func submitAndWait(_ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
+    /// Submits the frame and waits until the socket has taken all of it. Cancelling the task
+    /// ends the wait with `io(cancellation)`; the frame stays queued, since part of it may be
+    /// on the wire already and what is queued behind it must keep its order.
+    private func submitAndWait(cancelled cancellation: String,
+                               _ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
         let done = FirstOutcome<WebSocketError>()
         guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, origin: .awaited) else { throw closedError }
         switch outcome {
         case .written: return
         case let .failed(error): throw error
         case .queued:
-            if let error = await done.value { throw error }
+            // A peer that stops reading would otherwise hold the caller until the connection ends.
+            let failure = await withTaskCancellationHandler {
+                await done.value
+            } onCancel: {
+                done.offer(.io(cancellation))
+            }
+            if let failure { throw failure }
         }
     }
 

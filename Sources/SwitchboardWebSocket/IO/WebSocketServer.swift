@@ -75,8 +75,9 @@ public final class WebSocketServer: @unchecked Sendable {
     private var phase = Phase.running
     /// Upgrades in flight, so shutdown can wait for them and end those that outlast it.
     private var handshakes: [ObjectIdentifier: ServerHandshake] = [:]
-    /// Graceful shutdowns waiting for the last admitted connection to end, by call.
-    private var drainWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    /// Graceful shutdowns waiting for the last admitted connection to end, by call: resumed
+    /// with `true` when it has, `false` at their timeout.
+    private var drainWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
     private var nextDrainWaiter = 0
     private let options: WebSocketConnection.Options
     private let limits: Limits
@@ -84,6 +85,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let decide: @Sendable (WebSocketHandshake.ServerRequest) -> UpgradeDecision
     private let connected: (@Sendable (WebSocketConnection) -> Void)?
     private let handler: @Sendable (WebSocketConnection) async -> Void
+    /// Handlers still running, by connection, until they return (their connection may have
+    /// ended before), so stopping can cancel them.
     private var handlerTasks: [ObjectIdentifier: Task<Void, Never>] = [:]
     private let perAddress: PeerAddressLimit
     /// How long a closed connection's socket lingers, when a test has lengthened it.
@@ -97,7 +100,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// on `eventLoops` (by default the process's shared loops). Each upgraded connection goes
     /// to `connected` at once, in the order upgrades complete (on the connection's loop; it
     /// must return quickly), then to `handler` in a task of its own; when the handler returns,
-    /// the connection closes.
+    /// the connection closes. A handler may run on after its connection has ended; ``stop()``
+    /// cancels every handler still running, and ``shutdown(timeout:)`` those still running
+    /// when its timeout forces the end.
     public init(
         host: String = "127.0.0.1", port: Int = 0, options: WebSocketConnection.Options = .init(),
         limits: Limits = .init(),
@@ -256,41 +261,58 @@ public final class WebSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Hands an upgraded connection to the handler, and forgets it once it has ended.
+    /// Hands an upgraded connection to the handler, and forgets it once it has ended. The
+    /// handler's task is kept until the handler returns, so stopping can cancel it.
     private func serve(_ connection: WebSocketConnection) {
         connected?(connection)
         let handler = self.handler
+        // The task holds the connection until it ends, so the key is not reused before then.
         let key = ObjectIdentifier(connection)
-        let task = Task {
-            await handler(connection)
-            // A handler that returns is done with the connection: answer a peer's close now
-            // rather than after the grace period, or start our own.
-            _ = await connection.close()
+        let late = connections.withLock { () -> Task<Void, Never>? in
+            // Made under the lock: the task cannot remove its entry before it is stored.
+            let task = Task { [weak self] in
+                await handler(connection)
+                // A handler that returns is done with the connection: answer a peer's close now
+                // rather than after the grace period, or start our own.
+                _ = await connection.close()
+                self?.connections.withLock { _ = self?.handlerTasks.removeValue(forKey: key) }
+            }
+            // Stopped since the upgrade ended (which aborted the connection): cancelled at once.
+            guard phase != .stopped else { return task }
+            handlerTasks[key] = task
+            return nil
         }
-        connections.withLock { handlerTasks[key] = task }
+        late?.cancel()
         forgetWhenClosed(connection)
     }
 
     private func forgetWhenClosed(_ connection: WebSocketConnection) {
-        let key = ObjectIdentifier(connection)
         Task {
             _ = await connection.waitUntilClosed()
             self.connections.withLock {
                 self.open.removeAll { $0 === connection }
-                self.handlerTasks[key] = nil
             }
         }
     }
 
+    /// Cancels every handler still running and forgets them (each removes itself too when it returns).
+    private func cancelHandlers() {
+        let running = connections.withLock { () -> [Task<Void, Never>] in
+            defer { handlerTasks = [:] }
+            return Array(handlerTasks.values)
+        }
+        for task in running { task.cancel() }
+    }
+
     /// One admitted connection's socket is released; the last one ends a graceful shutdown's wait.
     private func release() {
-        let waiters = connections.withLock { () -> [CheckedContinuation<Void, Never>] in
+        let waiters = connections.withLock { () -> [CheckedContinuation<Bool, Never>] in
             admitted -= 1
             guard admitted == 0 else { return [] }
             defer { drainWaiters = [:] }
             return Array(drainWaiters.values)
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// Whether a decision's status, reason and headers can be written as they are, and its
@@ -312,11 +334,13 @@ public final class WebSocketServer: @unchecked Sendable {
         lingerOverride.set(timeout)
     }
 
-    /// Stops accepting and drops every open connection, and every upgrade in flight, at once.
+    /// Stops accepting and drops every open connection, and every upgrade in flight, at once;
+    /// cancels every handler still running, whether or not its connection had ended.
     public func stop() {
         let (all, upgrading) = stopAccepting(then: .stopped)
         for connection in all { connection.abort() }
         for handshake in upgrading { handshake.cancel() }
+        cancelHandlers()
         if ownsLoops {
             let group = eventLoopGroup
             Task { await group.shutdown() }
@@ -325,30 +349,33 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Stops gracefully: closes the listener, asks every open connection to close (1001,
     /// going away) and waits for them. An upgrade in flight may finish; its client is then
-    /// told 1001 as well. After `timeout`, whatever is still open or upgrading is aborted.
-    /// Then the server's own event loops shut down (never the shared ones, nor a group the
-    /// caller gave).
+    /// told 1001 as well. After `timeout`, whatever is still open or upgrading is aborted,
+    /// and every handler still running is cancelled (when everything ended in time, handlers
+    /// still finishing are left to return). Then the server's own event loops shut down
+    /// (never the shared ones, nor a group the caller gave).
     public func shutdown(timeout: Duration = .seconds(10)) async {
         let (all, _) = stopAccepting(then: .draining)
         for connection in all {
             Task { _ = await connection.close(code: .goingAway, reason: "server shutting down") }
         }
-        await drained(within: timeout)
+        let inTime = await drained(within: timeout)
         let (left, upgrading) = connections.withLock {
             phase = .stopped
             return (open, Array(handshakes.values))
         }
         for connection in left { connection.abort() }
         for handshake in upgrading { handshake.cancel() }
+        if !inTime { cancelHandlers() }
         // Aborted sockets are released on their loops at once: wait for that (bounded), so
         // the server holds no descriptor when this returns.
         await drained(within: .seconds(2))
         if ownsLoops { await eventLoopGroup.shutdown() }
     }
 
-    /// Returns once no admitted connection is left, or after `timeout`.
-    private func drained(within timeout: Duration) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Returns once no admitted connection is left (`true`), or after `timeout` (`false`).
+    @discardableResult
+    private func drained(within timeout: Duration) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let key = connections.withLock { () -> Int? in
                 if admitted == 0 { return nil }
                 nextDrainWaiter += 1
@@ -356,11 +383,11 @@ public final class WebSocketServer: @unchecked Sendable {
                 return nextDrainWaiter
             }
             guard let key else {
-                continuation.resume()
+                continuation.resume(returning: true)
                 return
             }
             eventLoopGroup.next().schedule(after: timeout) { [weak self] in
-                self?.connections.withLock { self?.drainWaiters.removeValue(forKey: key) }?.resume()
+                self?.connections.withLock { self?.drainWaiters.removeValue(forKey: key) }?.resume(returning: false)
             }
         }
     }
