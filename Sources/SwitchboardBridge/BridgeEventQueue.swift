@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Producers (the connections' push handlers) wait for room, so a host that stops taking
 /// events holds the server back instead of growing the queue; a push acknowledged after
-/// handling waits until the host has taken it. The host takes events with a blocking call,
+/// handling waits until the host has taken it. A producer whose task is cancelled stops
+/// waiting and hands nothing over. The host takes events with a blocking call,
 /// as a foreign core's receive loop on its own thread does.
 final class BridgeEventQueue: @unchecked Sendable {
     /// What a take found.
@@ -17,8 +18,18 @@ final class BridgeEventQueue: @unchecked Sendable {
 
     private struct Entry {
         let document: String
-        /// Resumed with `true` once taken, `false` if the queue closes first.
+        /// The `put` waiting for the host to take this entry (acknowledged after handling).
+        let producer: Producer?
+        /// Resumed with `true` once taken, `false` if the queue closes or the producer is
+        /// cancelled first.
         let taken: CheckedContinuation<Bool?, Never>?
+    }
+
+    /// One `put` in progress, so its task's cancellation finds what it waits on; its
+    /// `isCancelled` is guarded by the queue's lock.
+    private final class Producer: @unchecked Sendable {
+        var isCancelled = false
+        init() {}
     }
 
     let capacity: Int
@@ -30,7 +41,7 @@ final class BridgeEventQueue: @unchecked Sendable {
     private var entries: [Entry] = []
     /// Index of the oldest entry: taking is O(1), the array is compacted now and then.
     private var head = 0
-    private var roomWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var roomWaiters: [(producer: Producer, continuation: CheckedContinuation<Bool, Never>)] = []
     private var isClosed = false
     /// Bytes of the documents queued now.
     private var bytes = 0
@@ -48,18 +59,30 @@ final class BridgeEventQueue: @unchecked Sendable {
     }
 
     /// Queues `document` once there is room. With `waitUntilTaken`, returns when the host
-    /// has taken it. `false` if the queue closed first (the event was not handed over).
+    /// has taken it. `false` if the event was not handed over: the queue closed first, or the
+    /// calling task was cancelled first (the push handler of a connection that ended). A
+    /// cancelled put queues nothing, and one waiting for its event to be taken withdraws the
+    /// event, so the host never sees it; an event the host has already taken stays `true`.
     func put(_ document: String, waitUntilTaken: Bool) async -> Bool {
+        let producer = Producer()
+        return await withTaskCancellationHandler {
+            await put(document, waitUntilTaken: waitUntilTaken, producer: producer)
+        } onCancel: {
+            withdraw(producer)
+        }
+    }
+
+    private func put(_ document: String, waitUntilTaken: Bool, producer: Producer) async -> Bool {
         let size = document.utf8.count
         while true {
             let roomMade = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 condition.lock()
-                if isClosed || hasRoom(for: size) {
-                    let open = !isClosed
+                if isClosed || producer.isCancelled || hasRoom(for: size) {
+                    let open = !isClosed && !producer.isCancelled
                     condition.unlock()
                     continuation.resume(returning: open)
                 } else {
-                    roomWaiters.append(continuation)
+                    roomWaiters.append((producer: producer, continuation: continuation))
                     condition.unlock()
                 }
             }
@@ -68,36 +91,62 @@ final class BridgeEventQueue: @unchecked Sendable {
                 // nil: another producer took the room first; wait for room again.
                 let outcome: Bool? = await withCheckedContinuation { (continuation: CheckedContinuation<Bool?, Never>) in
                     condition.lock()
-                    if isClosed {
+                    if isClosed || producer.isCancelled {
                         condition.unlock()
                         continuation.resume(returning: false)
                     } else if !hasRoom(for: size) {
                         condition.unlock()
                         continuation.resume(returning: nil)
                     } else {
-                        entries.append(Entry(document: document, taken: continuation))
+                        entries.append(Entry(document: document, producer: producer, taken: continuation))
                         bytes += size
                         condition.signal()
                         condition.unlock()
                     }
                 }
                 if let outcome { return outcome }
-            } else if let added = append(document, size: size) {
+            } else if let added = append(document, size: size, producer: producer) {
                 return added
             }
         }
     }
 
     /// Appends an event acknowledged on receipt: `nil` when another producer took the room first.
-    private func append(_ document: String, size: Int) -> Bool? {
+    private func append(_ document: String, size: Int, producer: Producer) -> Bool? {
         condition.lock()
         defer { condition.unlock() }
-        if isClosed { return false }
+        if isClosed || producer.isCancelled { return false }
         guard hasRoom(for: size) else { return nil }
-        entries.append(Entry(document: document, taken: nil))
+        entries.append(Entry(document: document, producer: nil, taken: nil))
         bytes += size
         condition.signal()
         return true
+    }
+
+    /// A cancelled `put`: stops waiting for room, or withdraws its event if the host has not
+    /// taken it yet (its bytes and place freed for the producers waiting); `put` answers
+    /// `false`. An event already taken is left alone, and a `put` not waiting yet sees
+    /// `isCancelled` when it would.
+    private func withdraw(_ producer: Producer) {
+        condition.lock()
+        producer.isCancelled = true
+        var waiting: CheckedContinuation<Bool, Never>?
+        var untaken: CheckedContinuation<Bool?, Never>?
+        var waiters: [(producer: Producer, continuation: CheckedContinuation<Bool, Never>)] = []
+        if let index = roomWaiters.firstIndex(where: { $0.producer === producer }) {
+            waiting = roomWaiters.remove(at: index).continuation
+        } else if let index = entries[head...].firstIndex(where: { $0.producer === producer }) {
+            let entry = entries.remove(at: index)
+            bytes -= entry.document.utf8.count
+            untaken = entry.taken
+            // Room was made: every producer waiting looks again, as after a take.
+            waiters = roomWaiters
+            roomWaiters = []
+        }
+        condition.unlock()
+        waiting?.resume(returning: false)
+        untaken?.resume(returning: false)
+        for waiter in waiters { waiter.continuation.resume(returning: true) }
     }
 
     /// Lets a waiting ``take(until:cancellation:)`` give up; guarded by the queue's lock.
@@ -152,7 +201,7 @@ final class BridgeEventQueue: @unchecked Sendable {
         let waiters = roomWaiters
         roomWaiters = []
         condition.unlock()
-        for waiter in waiters { waiter.resume(returning: true) }
+        for waiter in waiters { waiter.continuation.resume(returning: true) }
         entry.taken?.resume(returning: true)
         return .event(entry.document)
     }
@@ -174,7 +223,7 @@ final class BridgeEventQueue: @unchecked Sendable {
         bytes = 0
         condition.broadcast()
         condition.unlock()
-        for waiter in waiters { waiter.resume(returning: false) }
+        for waiter in waiters { waiter.continuation.resume(returning: false) }
         for entry in untaken { entry.resume(returning: false) }
     }
 }

@@ -199,8 +199,11 @@ public final class StringBridge: Sendable {
 
     /// The push handler to give the connections: it queues each push of the schema's events
     /// as an event document, in order, and acknowledges it as the schema says: `ack onReceipt`
-    /// once queued, `ack afterHandling` once the host has taken it (a push the host never
-    /// takes, because the bridge closed, is withheld so the server delivers it again).
+    /// once queued, `ack afterHandling` once the host has taken it. A push the host never
+    /// takes is withheld so the server delivers it again: because the bridge closed, or
+    /// because the handler's task was cancelled first (the connection ended or was cut off
+    /// while the push waited for room or for the host; it is withdrawn from the queue, so the
+    /// host never sees an event whose acknowledgement could not be sent).
     public func deliver(_ push: ServerRequest) async -> EventOutcome {
         for service in schema.services {
             for event in service.events where event.verb == push.verb && event.path[...] == push.pathWithoutQuery {
@@ -220,7 +223,9 @@ public final class StringBridge: Sendable {
                 }
                 let document = BridgeDocument.event(service: service.name, event: event.name, payload: payload, headers: push.headers)
                 let handedOver = await events.put(document, waitUntilTaken: event.acknowledgement == .afterHandling)
-                return handedOver ? .ok : .withhold(reason: "the bridge closed before the host took the event")
+                if handedOver { return .ok }
+                let reason = Task.isCancelled ? "the push handler was cancelled before the host took the event" : "the bridge closed before the host took the event"
+                return .withhold(reason: reason)
             }
         }
         return .unknown

@@ -133,6 +133,80 @@ import Testing
         #expect(await bridge.deliver(Self.queueEmpty) != .ok)
     }
 
+    /// The outcome `delivering` stored in `finished`, waiting at most `limit` for it.
+    static func outcome(_ finished: Locked<EventOutcome?>, within limit: Duration) async throws -> EventOutcome? {
+        let started = ContinuousClock.now
+        while finished.current == nil, ContinuousClock.now - started < limit { try await Task.sleep(for: .milliseconds(5)) }
+        return finished.current
+    }
+
+    /// Found by review: a push handler cancelled by its connection (ended, or cut off once its
+    /// grace ran out) kept waiting in the queue, and its event still reached the host later,
+    /// though its acknowledgement could never be sent (a duplicate once redelivered).
+    @Test func aCancelledHandlerWithdrawsAnEventNotYetTaken() async throws {
+        let bridge = StringBridge.inProcess()
+        let finished = Locked<EventOutcome?>(nil)
+        let delivering = Task {
+            let outcome = await bridge.deliver(Self.incoming)
+            finished.withLock { $0 = outcome }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(finished.current == nil, "an afterHandling event waits for the host")
+        delivering.cancel()
+        guard let outcome = try await Self.outcome(finished, within: .seconds(2)) else {
+            Issue.record("a cancelled handler must stop waiting")
+            await bridge.close()
+            return
+        }
+        guard case .withhold = outcome else {
+            Issue.record("an event the host never took must be withheld, got \(outcome)")
+            return
+        }
+        // Withdrawn: the host never sees it, and the queue is empty again.
+        #expect(await bridge.receive(timeout: .milliseconds(100)) == nil)
+        #expect(await bridge.deliver(Self.queueEmpty) == .ok)
+        #expect(object(await bridge.receive(timeout: .seconds(30)))["event"] as? String == "queueEmpty")
+    }
+
+    @Test func aCancelledHandlerWaitingForRoomQueuesNothing() async throws {
+        var options = StringBridge.Options()
+        options.maxQueuedEvents = 1
+        let bridge = StringBridge.inProcess(options: options)
+        #expect(await bridge.deliver(Self.queueEmpty) == .ok)
+        let finished = Locked<EventOutcome?>(nil)
+        let delivering = Task {
+            let outcome = await bridge.deliver(Self.incoming)
+            finished.withLock { $0 = outcome }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(finished.current == nil, "the push waits for room")
+        delivering.cancel()
+        guard let outcome = try await Self.outcome(finished, within: .seconds(2)) else {
+            Issue.record("a cancelled handler must stop waiting for room")
+            await bridge.close()
+            return
+        }
+        guard case .withhold = outcome else {
+            Issue.record("a push never queued must be withheld, got \(outcome)")
+            return
+        }
+        #expect(object(await bridge.receive(timeout: .seconds(30)))["event"] as? String == "queueEmpty")
+        #expect(await bridge.receive(timeout: .milliseconds(100)) == nil)
+        // The one place is free again.
+        #expect(await bridge.deliver(Self.queueEmpty) == .ok)
+        #expect(object(await bridge.receive(timeout: .seconds(30)))["event"] as? String == "queueEmpty")
+    }
+
+    @Test func aCancelledHandlerWhoseEventWasTakenIsAcknowledged() async throws {
+        let bridge = StringBridge.inProcess()
+        let delivering = Task { await bridge.deliver(Self.incoming) }
+        let event = object(await bridge.receive(timeout: .seconds(30)))
+        #expect(event["event"] as? String == "incomingMessage")
+        // Cancelled once the host has taken the event: the take decides, it is acknowledged.
+        delivering.cancel()
+        #expect(await delivering.value == .ok)
+    }
+
     @Test func receiveTimesOutWithNil() {
         let bridge = StringBridge.inProcess()
         let start = ContinuousClock.now
