@@ -296,8 +296,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 return
             }
             let push = PushedRequest(request: ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body),
-                                     id: request.id, size: PushedRequest.storedSize(envelopeBytes: message.payload.count,
-                                                                                     headerCount: request.headers.fields.count))
+                                     id: request.id, size: DecodedRequestSize.bytes(envelopeBytes: message.payload.count,
+                                                                                    headerCount: request.headers.fields.count))
             guard pushBudget.withLock({ $0.admit(size: push.size) }) else {
                 diagnose(.droppedPush(path: path))
                 cutOffFlood()
@@ -473,22 +473,8 @@ struct PushedRequest: Sendable {
     var request: ServerRequest
     var id: UInt64?
     /// The memory the push holds while it waits, which it counts for against
-    /// ``PushBudget``'s byte limit (see ``storedSize(envelopeBytes:headerCount:)``).
+    /// ``PushBudget``'s byte limit (see ``DecodedRequestSize``).
     var size: Int
-
-    /// What a decoded push holds, at most: its envelope's bytes (every string and the body
-    /// are copies of them), plus each header line's entry (a name and a value, and a heap
-    /// object for each once it is too long to be stored inline), plus the push's own
-    /// bookkeeping. A header line costs 3 bytes on the wire and about 100 once decoded, so
-    /// counting envelope bytes alone would let a server make the client hold 30 times the budget.
-    static func storedSize(envelopeBytes: Int, headerCount: Int) -> Int {
-        envelopeBytes + headerCount * perHeader + perPush
-    }
-
-    /// A header entry (two strings inline) and the object headers of two out-of-line strings.
-    static let perHeader = MemoryLayout<(name: String, value: String)>.stride + 2 * 32
-    /// The request, the queue's node and the push handler's task context.
-    static let perPush = 1024
 }
 
 /// Marks the task running a push handler, so a handler that closes its own connection does

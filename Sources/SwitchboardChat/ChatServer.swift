@@ -25,7 +25,7 @@ public final class ChatServer: @unchecked Sendable {
 
     private let server: WebSocketServer
     private let registry = Registry()
-    /// Bytes of requests in handlers across all clients.
+    /// Bytes that requests in handlers hold once decoded, across all clients.
     private let requestBytes: ByteBudget
 
     /// Clients by arrival, and tasks waiting for one to connect. A client leaves when its
@@ -153,8 +153,11 @@ public final class ChatServer: @unchecked Sendable {
     /// closed after 120 s without a frame from its client). Every request a route serves
     /// passes through `interceptors` first, outermost first. A client may have
     /// `maximumRequestsInFlight` requests in handlers at once, and all clients together at most
-    /// `maximumRequestBytesInFlight` bytes of them (each request counting its envelope's size,
-    /// and at least 1 KiB); past either, a request is answered 503 with `Retry-After: 1`.
+    /// `maximumRequestBytesInFlight` bytes of them, each request counting what it holds once
+    /// decoded: its envelope's size, plus about 100 bytes for each header line and query
+    /// parameter, plus 1 KiB for its task and bookkeeping (so a flood of tiny header lines
+    /// cannot hold many times the budget); past either, a request is answered 503 with
+    /// `Retry-After: 1`.
     /// `connectionOptions` sets each connection's message size, send queue and close timeout
     /// (by default 512 KiB messages, as `WebSocketConnectionCore.Configuration`); the server
     /// always takes messages on the connection's loop, and its timeouts and handshake limits
@@ -257,8 +260,11 @@ public final class ChatServer: @unchecked Sendable {
             }
             // A client that pipelines requests to slow handlers gets 503 past its share,
             // instead of a task and its memory per request without end.
-            // A request's task and bookkeeping are not free: an empty one counts 1 KiB.
-            let cost = max(1024, message.payload.count)
+            // A request counts what it holds while its handler runs, not its envelope's size:
+            // each header line and query parameter decodes to an entry of two strings (3 bytes
+            // on the wire can hold about 100), and its task and bookkeeping are not free.
+            let cost = DecodedRequestSize.bytes(envelopeBytes: message.payload.count, headerCount: request.headers.fields.count,
+                                                queryParameterCount: DecodedRequestSize.queryParameterCount(inPath: path))
             guard client.beginRequest(cost: cost) else {
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
                     status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
@@ -294,11 +300,12 @@ public final class ChatServer: @unchecked Sendable {
     public static let defaultMaximumRequestsInFlight = 256
 
     /// Bytes of requests all clients together may have in handlers at once by default: 64 MiB,
-    /// 128 requests of the largest message size, or 65,536 small ones.
+    /// 127 requests of the largest message size, or some 50,000 small ones (each request
+    /// counting what it holds once decoded, as `maximumRequestBytesInFlight` says).
     public static let defaultMaximumRequestBytesInFlight = 64 * 1024 * 1024
 
-    /// Bytes of requests in handlers now, across all clients (as counted against
-    /// `maximumRequestBytesInFlight`).
+    /// Bytes of requests in handlers now, across all clients, as counted against
+    /// `maximumRequestBytesInFlight`: what the decoded requests hold, not their envelopes' size.
     public var requestBytesInFlight: Int { requestBytes.inUse }
 
     /// The keepalive path the server answers on its own.

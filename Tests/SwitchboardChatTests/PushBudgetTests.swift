@@ -54,14 +54,14 @@ import Testing
 @Suite struct PushStoredSizeTests {
     @Test func aHeaderLineCountsItsDecodedEntry() {
         // "a:b" is 5 bytes on the wire and a (String, String) entry once decoded.
-        let oneHeader = PushedRequest.storedSize(envelopeBytes: 5, headerCount: 1)
+        let oneHeader = DecodedRequestSize.bytes(envelopeBytes: 5, headerCount: 1)
         #expect(oneHeader >= 5 + MemoryLayout<(String, String)>.stride)
-        #expect(PushedRequest.storedSize(envelopeBytes: 500_000, headerCount: 100_000) > 10 * 500_000)
+        #expect(DecodedRequestSize.bytes(envelopeBytes: 500_000, headerCount: 100_000) > 10 * 500_000)
     }
 
     @Test func theDefaultBudgetHoldsSignalsUnacknowledgedPushes() {
         let options = ChatConnectionOptions()
-        let largest = PushedRequest.storedSize(envelopeBytes: options.webSocket.configuration.maximumMessageSize, headerCount: 16)
+        let largest = DecodedRequestSize.bytes(envelopeBytes: options.webSocket.configuration.maximumMessageSize, headerCount: 16)
         #expect(options.maximumQueuedPushBytes >= 256 * largest)
         #expect(options.maximumQueuedPushBytes == 160 * 1024 * 1024)
     }
