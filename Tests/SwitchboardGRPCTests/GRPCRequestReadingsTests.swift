@@ -18,8 +18,10 @@ import Testing
     }
 
     @Test func aListIsReadForItsMethodTimeoutAndMetadata() throws {
-        let reading = GRPCRequestReading(headers: Self.request(extra: [HPACKHeader("grpc-encoding", "gzip")]),
-                                         methods: GRPCMethodCache(router: Self.router))
+        let headers = Self.request(extra: [HPACKHeader("grpc-encoding", "gzip")])
+        let reading = GRPCRequestReading(headers: headers, methods: GRPCMethodCache(router: Self.router))
+        // What the call charges for its headers: the whole list, as HPACK counts it.
+        #expect(reading.headerListSize == HPACKHeader.listSize(headers))
         #expect(reading.method?.endpoint == Usernames.lookUpUsernameHash)
         #expect(reading.timeout == .seconds(60))
         #expect(reading.metadata.fields.map { [$0.name, $0.value] } == [["authorization", "Basic YTpi"]])

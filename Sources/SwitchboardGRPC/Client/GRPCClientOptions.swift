@@ -37,10 +37,13 @@ public struct GRPCClientOptions: Sendable {
     /// unacknowledged, so the server delivers them again, and a server that pushes faster
     /// than the handler runs cannot grow the queue without end. Default 256.
     public var maximumQueuedPushes = 256
-    /// Bytes of pushes an event subscription holds for its handler, counted as they came
-    /// (each may be as large as `maximumReceiveMessageSize`): past it, pushes are dropped
-    /// unacknowledged as past `maximumQueuedPushes`. Without it, 256 pushes of 4 MiB would
-    /// hold a gigabyte. Default 16 MiB.
+    /// Bytes of pushes an event subscription holds for its handler, each push counting what
+    /// it holds once decoded: its message's size (which may be as large as
+    /// `maximumReceiveMessageSize`), plus about 100 bytes for each of its headers, plus 1 KiB
+    /// for its bookkeeping (so a server cannot fill a message with 2-byte empty headers that
+    /// decode to 50 times as much). Past it, pushes are dropped unacknowledged as past
+    /// `maximumQueuedPushes`. Without it, 256 pushes of 4 MiB would hold a gigabyte.
+    /// Default 16 MiB (three pushes of the largest size).
     public var maximumQueuedPushBytes = 16 << 20
     /// What every push of an event subscription passes through before its handler, in
     /// order, as `ChatConnectionOptions.pushInterceptors` on the WebSocket: logging or

@@ -34,9 +34,10 @@ public final class GRPCEventSubscriber: @unchecked Sendable {
     public var isOpen: Bool { lock.withLock { endReason == nil } }
 
     /// Pushes `request` and waits (at most `timeout`) for its acknowledgement: its status,
-    /// or nil when the client withheld it, left, or took too long.
+    /// or nil when the client withheld it, left, or took too long, or when the calling task
+    /// is cancelled (as `ChatServer.Client.push` answers; a push not yet sent is not sent).
     public func push(_ request: ServerRequest, timeout: Duration = .seconds(30)) async -> Int? {
-        guard isOpen else { return nil }
+        guard isOpen, !Task.isCancelled else { return nil }
         let id = hub.nextID()
         let push = GRPCPush(id: id, request: request)
         return await hub.awaitAcknowledgement(of: id, timeout: timeout, subscriber: self) {
@@ -89,20 +90,40 @@ final class GRPCEventHub: @unchecked Sendable {
     func nextID() -> UInt64 { lock.withLock { lastID += 1; return lastID } }
 
     func awaitAcknowledgement(of id: UInt64, timeout: Duration, subscriber: GRPCEventSubscriber, send: @escaping @Sendable () -> Void) async -> Int? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
-            lock.withLock {
-                waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation)
-                waitingBySubscriber[ObjectIdentifier(subscriber), default: []].insert(id)
+        // The push's timer, cancelled once the wait is over: a long timeout must not keep it
+        // (and what it holds) on the loop after the answer. `done` stops one set after that.
+        let timer = Locked<(timer: LoopTimer?, done: Bool)>((nil, false))
+        let status = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int?, Never>) in
+                lock.withLock {
+                    waiting[id] = (ObjectIdentifier(subscriber), ObjectIdentifier(subscriber.connection), continuation)
+                    waitingBySubscriber[ObjectIdentifier(subscriber), default: []].insert(id)
+                }
+                // Ended between the caller's check and this registration: its end found nothing
+                // to release, so the wait is released here instead of at the timeout. Cancelled
+                // before the registration: the cancellation handler found nothing either.
+                guard subscriber.isOpen, !Task.isCancelled else {
+                    resolve(id, with: nil)
+                    return
+                }
+                send()
+                let scheduled = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
+                let late = timer.withLock { state -> Bool in
+                    guard !state.done else { return true }
+                    state.timer = scheduled
+                    return false
+                }
+                if late { scheduled.cancel() }
             }
-            // Ended between the caller's check and this registration: its end found nothing
-            // to release, so the wait is released here instead of at the timeout.
-            guard subscriber.isOpen else {
-                resolve(id, with: nil)
-                return
-            }
-            send()
-            _ = subscriber.connection.loop.schedule(after: timeout) { [weak self] in self?.resolve(id, with: nil) }
+        } onCancel: {
+            self.resolve(id, with: nil)
         }
+        timer.withLock { state -> LoopTimer? in
+            state.done = true
+            defer { state.timer = nil }
+            return state.timer
+        }?.cancel()
+        return status
     }
 
     /// An acknowledgement that arrived on `connection`; one for a push sent on another
@@ -133,7 +154,10 @@ final class GRPCEventHub: @unchecked Sendable {
 
     func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> {
         let (stream, continuation) = AsyncStream<GRPCEventSubscriber>.makeStream(bufferingPolicy: .bufferingOldest(Self.maximumWaitingArrivals))
-        let id = lock.withLock { () -> UInt64 in
+        let id = lock.withLock { () -> UInt64? in
+            // The server shut down: no subscriber will arrive, so the stream ends at once
+            // (`finishAll` ended only the streams taken before it).
+            guard !isFinished else { return nil }
             nextArrivalsID += 1
             arrivals[nextArrivalsID] = continuation
             // Under the lock, so they come before any later arrival; the stream buffers them
@@ -141,6 +165,10 @@ final class GRPCEventHub: @unchecked Sendable {
             for subscriber in unheard where subscriber.isOpen { continuation.yield(subscriber) }
             unheard = []
             return nextArrivalsID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
         }
         // A listener that stops listening is forgotten: it must not count against later
         // arrivals (which a stopped stream would refuse).

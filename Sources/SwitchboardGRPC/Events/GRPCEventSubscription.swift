@@ -42,7 +42,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private let transport: any GRPCAcknowledging
     private let connection: HTTP2ChannelDriver
     private let pushes: AsyncStream<(push: GRPCPush, size: Int)>.Continuation
-    /// Bytes of pushes waiting for the handler, against `maximumQueuedPushBytes`.
+    /// Bytes that pushes waiting for the handler hold once decoded (see
+    /// ``GRPCDecodedPushSize``), against `maximumQueuedPushBytes`.
     private let queuedBytes: ByteBudget
     private let consumer: Task<Void, Never>
     /// Set by `cancel()`: pushes still queued are dropped, not handed to the handler.
@@ -80,7 +81,12 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                 // Cancelled by the caller: what was queued is dropped, unacknowledged, so the
                 // server delivers it again to whoever subscribes next.
                 if dropping.withLock({ $0 }) { continue }
-                switch await onPush(push.request) {
+                let outcome = await onPush(push.request)
+                // Cancelled while the handler ran: no acknowledgement goes out, so the server
+                // keeps the push as unacknowledged and delivers it again (and a send now would
+                // open a new connection on a transport closed since).
+                if dropping.withLock({ $0 }) || Task.isCancelled { continue }
+                switch outcome {
                 case let .acknowledge(response), let .reject(response, _):
                     await acknowledger.acknowledge(GRPCPushAcknowledgement(id: push.id, status: response.status), service: service)
                 case .unknown:
@@ -151,6 +157,10 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         }
     }
 
+    /// Bytes the pushes waiting for the handler are counted as holding now, against
+    /// `maximumQueuedPushBytes` (for tests).
+    var queuedPushBytes: Int { queuedBytes.inUse }
+
     /// Whether the stream failed to open without the server having processed it.
     var wasNotProcessed: Bool { lock.withLock { notProcessed } }
 
@@ -166,9 +176,12 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         waiting?.resume(returning: result)
     }
 
-    /// Stops listening: the stream is reset with CANCEL; pushes not yet handled are dropped.
+    /// Stops listening: the stream is reset with CANCEL; pushes not yet handled are dropped,
+    /// and the handler running now (its task is cancelled) is not acknowledged: the server
+    /// keeps those pushes unacknowledged, to deliver again.
     public func cancel() {
         droppingPushes.withLock { $0 = true }
+        consumer.cancel()
         // Ended first, so the reason is the caller's whatever the reset reports back.
         end("cancelled")
         if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
@@ -244,9 +257,12 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
                 guard let push = try? GRPCPush(serializedBytes: message) else { continue }
+                // Counted as what it holds decoded, not its message's size: each header is an
+                // entry of two strings (an empty one is 2 bytes on the wire and about 100 here).
+                let size = GRPCDecodedPushSize.bytes(messageBytes: message.count, headerCount: push.headers.count)
                 // Past either limit a push is dropped unacknowledged: the server sends it again.
-                guard queuedBytes.take(message.count) else { continue }
-                if case .dropped = pushes.yield((push, message.count)) { queuedBytes.give(message.count) }
+                guard queuedBytes.take(size) else { continue }
+                if case .dropped = pushes.yield((push, size)) { queuedBytes.give(size) }
             }
         } catch {
             if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }

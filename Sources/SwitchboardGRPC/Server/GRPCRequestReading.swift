@@ -26,6 +26,10 @@ final class GRPCRequestReading: Sendable {
     let contentTypeHeader: HPACKHeader
     /// The call's metadata: every field but pseudo-headers, `te` and gRPC's own.
     let metadata: RPCHeaders
+    /// The list's size as HPACK counts it (each field's name and value, plus 32): what a
+    /// call charges against `maximumRequestBytesInFlight` for its headers, since it holds
+    /// their metadata (a subscription for as long as it lasts).
+    let headerListSize: Int
     /// The client's `grpc-timeout`, if it sent a valid one.
     let timeout: Duration?
     /// Whether it names a method (known or not) and its headers hold no problem: its message
@@ -42,10 +46,12 @@ final class GRPCRequestReading: Sendable {
         var encoding: String?
         var metadata = RPCHeaders()
         metadata.reserveCapacity(headers.count)
+        var listSize = 0
         // Through the array's buffer, each field read where it is: iterating the array copied
         // every field (two retains and two releases each).
         headers.withUnsafeBufferPointer { fields in
             for index in fields.indices {
+                listSize += fields[index].size
                 // By length first: one string comparison a header, not one for each case.
                 // (A name is compared once its length and first byte agree: `==` between unequal
                 // strings takes its Unicode-aware path, about 60 instructions.)
@@ -70,6 +76,7 @@ final class GRPCRequestReading: Sendable {
             }
         }
         self.timeout = timeout
+        headerListSize = listSize
         headerProblem = problem
         unsupportedEncoding = encoding
         self.metadata = metadata

@@ -29,7 +29,7 @@ final class GRPCRequestReadings {
             return entries.elements[index].reading
         }
         let reading = GRPCRequestReading(headers: headers, methods: methods)
-        guard !headers.isEmpty, headers.count <= Self.fieldLimit, HPACKHeader.listSize(headers) <= Self.sizeLimit else { return reading }
+        guard !headers.isEmpty, headers.count <= Self.fieldLimit, reading.headerListSize <= Self.sizeLimit else { return reading }
         // The entry keeps its array alive, so its address cannot be reused by another list.
         entries.insert((headers, reading))
         return reading

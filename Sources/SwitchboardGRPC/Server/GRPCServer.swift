@@ -24,8 +24,10 @@ public final class GRPCServer: @unchecked Sendable {
     /// ``GRPCServerOptions/maximumConnections`` bounds.
     private var heldDescriptors = 0
     private let events = GRPCEventHub()
+    /// Counted by ``shutdownPauses``.
+    private let pauses = Locked(0)
     private let perAddress: PeerAddressLimit
-    /// Bytes of request messages held across every connection.
+    /// Bytes of requests (header lists and messages) held across every connection.
     private let requestBytes: ByteBudget
 
     /// Listens on `host`:`port` (0 picks a free port) and serves `router`'s routes.
@@ -52,8 +54,9 @@ public final class GRPCServer: @unchecked Sendable {
     /// it still counts against ``GRPCServerOptions/maximumConnections`` until released).
     public var connectionCount: Int { lock.withLock { connections.count } }
 
-    /// Bytes of request messages the calls in progress hold now, across every connection (as
-    /// counted against ``GRPCServerOptions/maximumRequestBytesInFlight``).
+    /// Bytes of requests the calls in progress hold now, across every connection, as counted
+    /// against ``GRPCServerOptions/maximumRequestBytesInFlight``: their header lists and
+    /// message bytes, and 1 KiB each.
     public var requestBytesInFlight: Int { requestBytes.inUse }
 
     /// Answer bytes written but still waiting for their peers to read them, over every connection.
@@ -128,7 +131,7 @@ public final class GRPCServer: @unchecked Sendable {
 
     /// Stops accepting, sends GOAWAY on every connection and waits (at most `timeout`) for
     /// their calls to finish, then for their sockets to be released (a second more at most);
-    /// the port is free when it returns.
+    /// the port is free when it returns. A caller whose task is cancelled waits the same.
     public func shutdown(timeout: Duration = .seconds(5)) async {
         let open: [HTTP2ChannelDriver] = lock.withLock {
             isStopped = true
@@ -140,7 +143,7 @@ public final class GRPCServer: @unchecked Sendable {
         for driver in open { driver.close() }
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while connectionCount > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+            await pause()
         }
         for driver in lock.withLock({ Array(connections.values) }) {
             driver.abort(HTTP2ProtocolViolation(.noError, "the server shut down"))
@@ -149,7 +152,21 @@ public final class GRPCServer: @unchecked Sendable {
         // on their loops: wait for that too, a second past the timeout at most.
         let released = deadline.advanced(by: .seconds(1))
         while lock.withLock({ heldDescriptors }) > 0, ContinuousClock.now < released {
-            try? await Task.sleep(for: .milliseconds(10))
+            await pause()
+        }
+    }
+
+    /// How many times ``shutdown(timeout:)`` has paused between its checks: a test's
+    /// measure that a cancelled caller waits rather than spins.
+    package var shutdownPauses: Int { pauses.current }
+
+    /// Waits 10 ms between shutdown's checks, cancelled or not: `Task.sleep` throws at once
+    /// in a cancelled task, and the loops around it would spin a core until the timeout. A
+    /// cancelled caller still waits as long (the timeout is what bounds a shutdown).
+    private func pause() async {
+        pauses.withLock { $0 += 1 }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { continuation.resume() }
         }
     }
 

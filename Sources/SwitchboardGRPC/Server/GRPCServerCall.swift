@@ -36,8 +36,13 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// The server's bytes of requests in progress, and what this call has taken of them (on
     /// the loop; given back when the stream closes).
     @exclusivity(unchecked) private var taken = 0
-    /// What a call counts for before its first byte: its stream and bookkeeping.
+    /// What a call counts for before its first byte, besides its header list: its stream and
+    /// bookkeeping.
     static let minimumCost = 1024
+    /// Whether the call's opening cost (``minimumCost`` and its header list) fit in the budget
+    /// when its stream opened. One that did not is answered RESOURCE_EXHAUSTED by `begin`,
+    /// its request never read (on the loop).
+    @exclusivity(unchecked) private var isAdmitted = false
 
     /// When the request must have arrived in full by.
     private let receiveDeadline: ContinuousClock.Instant
@@ -63,6 +68,17 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         self.server = server
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         request = server.readings.reading(of: headers, methods: server.methods)
+        // Charged as the stream opens, before any of its DATA is read (`begin` runs later, and
+        // a request that came in the same read would otherwise be served, a subscription
+        // opened, before the charge could refuse it). The header list counts as well as the
+        // message: the call holds its metadata until its stream closes (a subscription for as
+        // long as it lasts), up to the connection's MAX_HEADER_LIST_SIZE (16 KiB) a call. The
+        // stream's close gives it back (the driver closes every stream it accepted).
+        let openingCost = GRPCServerCall.minimumCost + request.headerListSize
+        if server.budget.take(openingCost) {
+            taken = openingCost
+            isAdmitted = true
+        }
         let now = ContinuousClock.now
         deadline = now.advanced(by: min(request.timeout ?? server.options.defaultCallTimeout, server.options.maximumCallTimeout))
         receiveDeadline = now.advanced(by: server.options.requestReceiveTimeout)
@@ -73,7 +89,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     /// Starts the deadline; a request that is not gRPC is answered at once.
     func begin() {
-        guard charge(Self.minimumCost) else { return }
+        guard isAdmitted else {
+            answer(status: .resourceExhausted, message: Self.overBudgetMessage)
+            return
+        }
         guard let method else {
             answer(status: .unimplemented, message: "not a gRPC request (POST with content-type application/grpc, +proto or +json)",
                    httpStatus: request.nonGRPCStatus ?? 415)
@@ -147,8 +166,8 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
     func streamReceived(headers: [HPACKHeader], endStream: Bool) {
         // Request trailers: nothing in them matters for a unary call, but a message cut short
-        // before them does.
-        guard endStream else { return }
+        // before them does. A call refused at its opening is answered by `begin` alone.
+        guard endStream, isAdmitted else { return }
         do throws(GRPCFramingError) {
             try deframer.finish()
         } catch {
@@ -161,8 +180,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
         // Answered for a second message already: what else the client sends is dropped, so a
         // unary call holds one message at most, however long the client keeps sending. A
-        // request refused on its headers is not read at all (`begin` answers it).
-        guard messageCount <= 1, request.isServable else { return }
+        // request refused on its headers, or past the budget as it opened, is not read at all
+        // (`begin` answers it).
+        guard isAdmitted, messageCount <= 1, request.isServable else { return }
         // Counted as it arrives, before the deframer holds it.
         guard charge(data.count) else { return }
         do throws(GRPCFramingError) {
@@ -381,9 +401,11 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             taken += bytes
             return true
         }
-        answer(status: .resourceExhausted, message: "the server holds too many request bytes; retry later")
+        answer(status: .resourceExhausted, message: Self.overBudgetMessage)
         return false
     }
+
+    static let overBudgetMessage = "the server holds too many request bytes; retry later"
 
     /// A trailers-only answer with `status`; the request's remaining bytes are refused.
     /// `httpStatus` other than 200 tells a client that is not gRPC at all (415, 405).

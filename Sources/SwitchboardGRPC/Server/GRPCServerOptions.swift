@@ -16,10 +16,13 @@ public struct GRPCServerOptions: Sendable {
     }()
     /// The largest request message accepted; larger ones fail with RESOURCE_EXHAUSTED. Default 4 MiB.
     public var maximumReceiveMessageSize = 4 << 20
-    /// Bytes of request messages all calls together may hold at once, from their first byte
-    /// until their stream closes, each call counting at least 1 KiB; a call that would pass it
-    /// ends with RESOURCE_EXHAUSTED. Without it, 1,024 connections of 100 streams each could
-    /// hold 4 MiB requests to 400 GiB. Default 256 MiB (64 requests of the largest size).
+    /// Bytes of requests all calls together may hold at once, from their headers until their
+    /// stream closes (an event subscription's for as long as it lasts): each call counts 1 KiB,
+    /// plus its header list's size as HPACK counts it (names and values, plus 32 a field; the
+    /// call holds its metadata), plus its message's bytes as they arrive. A call that would
+    /// pass it ends with RESOURCE_EXHAUSTED. Without it, 1,024 connections of 100 streams each
+    /// could hold 4 MiB requests to 400 GiB, or 16 KiB header lists to 1.6 GiB. Default 256 MiB
+    /// (some 60 requests of the largest size).
     public var maximumRequestBytesInFlight = 256 << 20
     /// Connections served at once, counted until each socket is released (a closed
     /// connection lingers up to a few seconds reading what its peer still sends); later ones
