@@ -228,7 +228,18 @@ public struct DynamicBinaryCodec: Sendable {
                         case (1, Self.wireType(of: .scalar(keyType))):
                             key = try readEntryValue(&entryReader, type: .scalar(keyType), mapField: field.number, depth: depth)
                         case (2, Self.wireType(of: mapValueType)):
-                            value = try readEntryValue(&entryReader, type: mapValueType, mapField: field.number, depth: depth)
+                            if case let .message(type) = mapValueType {
+                                // A message value twice in one entry merges, as in the generated
+                                // codec and protobuf's parsers; taken out while it merges, so
+                                // the merge is in place.
+                                var nested = DynamicMessage(type: type)
+                                if case let .message(existing) = value { nested = existing }
+                                value = .bool(false)
+                                try decodeFields(try entryReader.readLengthDelimited(), into: &nested, depth: depth + 1)
+                                value = .message(nested)
+                            } else {
+                                value = try readEntryValue(&entryReader, type: mapValueType, mapField: field.number, depth: depth)
+                            }
                         default: try entryReader.skipField(entryTag, into: &entryUnknown)
                         }
                     }

@@ -30,7 +30,9 @@ public struct DynamicJSONCodec: Sendable {
     /// of the wrong type are errors that name the field: a typo should not be sent silently.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
         // The reader counts objects and arrays, two to a message in a list: its bound sits
-        // above this codec's, so the codec's own (which names the field) is met first.
+        // above this codec's, so the codec's own (which names the field) is met first. A
+        // well-known type read by the runtime's code is held to this codec's bound instead
+        // (see `readWellKnown`), as the generated codec's reader would hold it.
         let options = JSONDecodingOptions(maximumDepth: 2 * maximumDepth + 2)
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)

@@ -35,7 +35,12 @@ extension DynamicJSONCodec {
         case let .runtime(runtimeType):
             let bytes: Data
             do throws(JSONDecodingError) {
-                bytes = try Self.bytes(of: runtimeType, from: &reader)
+                // Held to the depth the generated codec's reader has left here: this codec's
+                // reader has a looser bound (see `decode`), under which a Struct or ListValue
+                // nested twice as deep before the wire form refused it.
+                bytes = try reader.withMaximumDepth(maximumDepth) { (inner: inout JSONReader) throws(JSONDecodingError) -> Data in
+                    try Self.bytes(of: runtimeType, from: &inner)
+                }
             } catch {
                 throw DynamicCodecError("\(schema.messages[type].fullName): \(error.description)")
             }
@@ -72,6 +77,9 @@ extension DynamicJSONCodec {
                 if name.matches("@type") {
                     guard url == nil else { throw DynamicCodecError("google.protobuf.Any: \"@type\" appears twice") }
                     url = try scan.readString()
+                } else if name.matches(ProtoAny.unreadableBytesJSONKey) {
+                    // What a lenient write keeps of an Any it could not read: not a value.
+                    throw DynamicCodecError("google.protobuf.Any: it holds bytes that could not be read when it was written")
                 } else {
                     try scan.skipValue()
                 }
@@ -149,9 +157,12 @@ extension DynamicJSONCodec {
                 unpackedAny = try unpacked(url: url, bytes: bytes, indent: indent)
             } catch {
                 // The URL and the raw bytes, so nothing is hidden; strict encoding fails, as
-                // the generated codec's encoder does.
+                // the generated codec's encoder does. Not under "value", where they would
+                // read back as a packed StringValue or BytesValue: under a member that both
+                // codecs' decoders refuse.
                 unrepresentable?.note("google.protobuf.Any \(String(reflecting: url)): \(error.message)")
-                writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { $0 += Self.quoted(bytes.base64EncodedString()) })],
+                writeObject([("@type", { $0 += Self.quoted(url) }),
+                             (ProtoAny.unreadableBytesJSONKey.description, { $0 += Self.quoted(bytes.base64EncodedString()) })],
                             indent: indent, to: &output)
                 return output
             }
@@ -167,18 +178,34 @@ extension DynamicJSONCodec {
     }
 
     /// The message an Any packs: the schema type its URL names, and its bytes decoded as that
-    /// type. Fails if the type is not in the schema, the bytes do not decode, or Anys nest
-    /// too deep.
+    /// type. Fails if the type is not in the schema, the bytes do not decode, or the packed
+    /// message would nest deeper than `maximumDepth` objects and arrays.
+    ///
+    /// `indent` is the number of objects and arrays around the Any, as the runtime's writer
+    /// counts them. Each level of packed messages is decoded here, as it is written, within
+    /// the levels left below the Any, as the runtime's writer decodes it: an Any does not start
+    /// a fresh `maximumDepth` of recursion, and nesting past the limit (an Any in an Any, 25
+    /// bytes a level) stays as raw bytes, so hostile input cannot recurse without bound.
     private func unpacked(url: String, bytes: Data, indent: Int) throws(DynamicCodecError) -> (type: Int, message: DynamicMessage) {
-        // Each level of packed messages is decoded here, as it is written: nesting past the
-        // depth limit (an Any in an Any, 25 bytes a level) stays as raw bytes, so hostile
-        // input cannot recurse without bound.
-        guard indent < 2 * maximumDepth else { throw DynamicCodecError("nested deeper than \(maximumDepth)") }
+        // The Any's object takes one level.
+        let remaining = maximumDepth - indent - 1
+        guard remaining >= 0 else { throw DynamicCodecError("nested deeper than \(maximumDepth) objects and arrays") }
         guard let packed = messageIndex(ofTypeName: Self.typeName(inURL: url)) else {
             throw DynamicCodecError("the type is not in the schema")
         }
-        let message = try binary.decode(bytes, as: packed)
-        return (packed, message)
+        // This codec counts the packed message itself as a level; the runtime's decoder, given
+        // `remaining`, counts only the messages inside it.
+        var wire = binary
+        wire.maximumDepth = remaining + 1
+        do throws(DynamicCodecError) {
+            return (packed, try wire.decode(bytes, as: packed))
+        } catch {
+            // Said as the runtime's writer says it when the bytes fail only for their depth.
+            if (try? binary.decode(bytes, as: packed)) != nil {
+                throw DynamicCodecError("its message would nest deeper than \(maximumDepth) objects and arrays")
+            }
+            throw error
+        }
     }
 
     /// The full type name in a type URL: what follows its last `/`.

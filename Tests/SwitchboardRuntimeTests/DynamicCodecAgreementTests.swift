@@ -97,6 +97,29 @@ import Testing
         #expect(try Maps(serializedData: strayKey).stringToString == ["": ""])
     }
 
+    /// A message value that appears twice in one map entry merges, as protobuf's parsers
+    /// (C++, upb, swift-protobuf) merge it; a scalar value is replaced. Both codecs kept only
+    /// the last message.
+    @Test func aMessageValueTwiceInOneMapEntryMerges() throws {
+        let maps = try #require(Self.kitchenSink.messageIndex(named: "Maps"))
+        let binary = DynamicBinaryCodec(schema: Self.kitchenSink)
+        // fixed32ToPoint (field 6): key 7, then value {x: 1}, then value {y: 2}.
+        let entry: [UInt8] = [0x0D, 7, 0, 0, 0, 0x12, 0x02, 0x08, 0x02, 0x12, 0x02, 0x10, 0x04]
+        let points = Data([0x32, UInt8(entry.count)] + entry)
+        #expect(try Maps(serializedData: points).fixed32ToPoint == [7: Point(x: 1, y: 2)])
+        #expect(try Maps(serializedData: binary.encode(binary.decode(points, as: maps))).fixed32ToPoint == [7: Point(x: 1, y: 2)])
+        // A later value overrides what it sets and keeps the rest: {x: 1, label: "a"} then {x: 3}.
+        let relabelled: [UInt8] = [0x0D, 7, 0, 0, 0, 0x12, 0x05, 0x08, 0x02, 0x1A, 0x01, 0x61, 0x12, 0x02, 0x08, 0x06]
+        let again = Data([0x32, UInt8(relabelled.count)] + relabelled)
+        let merged = [UInt32(7): Point(x: 3, label: "a")]
+        #expect(try Maps(serializedData: again).fixed32ToPoint == merged)
+        #expect(try Maps(serializedData: binary.encode(binary.decode(again, as: maps))).fixed32ToPoint == merged)
+        // stringToString (field 1): key "k", then "a", then "b": the last wins.
+        let strings = Data([0x0A, 0x09, 0x0A, 0x01, 0x6B, 0x12, 0x01, 0x61, 0x12, 0x01, 0x62])
+        #expect(try Maps(serializedData: strings).stringToString == ["k": "b"])
+        #expect(try Maps(serializedData: binary.encode(binary.decode(strings, as: maps))).stringToString == ["k": "b"])
+    }
+
     /// `@unpacked` lists are written one tagged element at a time by both codecs, as protoc
     /// writes `[packed = false]`, and both read either form.
     @Test func unpackedListsAreWrittenUnpackedByBothCodecs() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import KitchenSink
 import SwitchboardDynamic
 import SwitchboardRuntime
 import SwitchboardSchema
@@ -38,10 +39,79 @@ import Testing
         let message = try DynamicBinaryCodec(schema: Self.schema).decode(Self.nestedAny(levels: 3000), as: any)
         let codec = DynamicJSONCodec(schema: Self.schema)
         let json = codec.encode(message, prettyPrinted: false)
+        // One object a level, as the runtime's writer counts them: 100 Anys unpacked, and the
+        // 101st written as its URL and bytes.
         let unpacked = json.components(separatedBy: "\"@type\"").count - 1
-        #expect(unpacked > 10 && unpacked <= 2 * codec.maximumDepth + 1, "\(unpacked) levels unpacked")
-        // The rest is there, as the packed bytes.
-        #expect(json.contains("\"value\":\""))
+        #expect(unpacked == codec.maximumDepth + 1, "\(unpacked) levels unpacked")
+        // The rest is there, as the packed bytes, under a member no decoder takes.
+        #expect(json.contains("\"@unreadableBytes\":\""))
+        #expect(!json.contains("\"value\":\""))
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(json.utf8), as: any) }
+    }
+
+    /// Anys share one depth budget with what encloses them, as in the runtime's writer: each
+    /// Any no longer started a fresh `maximumDepth` of messages, letting writing recurse about
+    /// three times the documented depth. 100 Anys, one inside another, are written by both
+    /// codecs alike; 101 are refused by both strict encoders.
+    @Test func nestedAnysAreWrittenWithinOneDepthBudget() throws {
+        let any = try #require(Self.schema.messageIndex(named: "google.protobuf.Any"))
+        let binary = DynamicBinaryCodec(schema: Self.schema)
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        let fits = Self.nestedAny(levels: codec.maximumDepth)
+        let text = try codec.encodeStrictly(binary.decode(fits, as: any))
+        #expect(try ProtoAny(serializedData: fits).jsonString() == text)
+        let deeper = Self.nestedAny(levels: codec.maximumDepth + 1)
+        #expect(throws: JSONEncodingError.self) { try ProtoAny(serializedData: deeper).jsonString() }
+        #expect(throws: DynamicCodecError.self) { try codec.encodeStrictly(binary.decode(deeper, as: any)) }
+
+        // Messages inside the packed one take from the same budget: WellKnown's `anything`
+        // (field 18) holding `levels` Anys around one packing a Composite whose `point` (field
+        // 10) is set. With 97 the point's object is the 100th level; with 98, the 101st.
+        let wellKnown = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        for (levels, writes) in [(97, true), (98, false)] {
+            let composite: [UInt8] = [0x52, 0x02, 0x08, 0x02]
+            let compositeURL = Array("type.googleapis.com/switchboard.test.Composite".utf8)
+            var bytes: [UInt8] = [0x0A]
+            bytes += Self.varint(compositeURL.count) + compositeURL
+            bytes += [0x12] + Self.varint(composite.count) + composite
+            let anyURL = Array("type.googleapis.com/google.protobuf.Any".utf8)
+            for _ in 0..<levels {
+                var outer: [UInt8] = [0x0A]
+                outer += Self.varint(anyURL.count) + anyURL
+                outer += [0x12] + Self.varint(bytes.count) + bytes
+                bytes = outer
+            }
+            let top = Data([0x92, 0x01] + Self.varint(bytes.count) + bytes)
+            let message = try binary.decode(top, as: wellKnown)
+            if writes {
+                #expect((try? codec.encodeStrictly(message)) != nil, "\(levels)")
+            } else {
+                #expect(throws: DynamicCodecError.self, "\(levels)") { try codec.encodeStrictly(message) }
+            }
+        }
+    }
+
+    /// An Any whose bytes do not decode is written, leniently, as its URL and its bytes under
+    /// `"@unreadableBytes"`; neither codec reads that back, even ignoring unknown fields. Under
+    /// `"value"` it read back as a StringValue of the base64 text.
+    @Test func anUnreadableAnyDoesNotReadBackAsAValue() throws {
+        let wellKnown = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        var codec = DynamicJSONCodec(schema: Self.schema)
+        for url in ["type.googleapis.com/google.protobuf.StringValue", "type.googleapis.com/switchboard.test.Point"] {
+            let broken = WellKnown(anything: ProtoAny(typeUrl: url, value: Data([0x0A, 0x05])))
+            let message = try DynamicBinaryCodec(schema: Self.schema).decode(broken.serializedData(), as: wellKnown)
+            let json = codec.encode(message, prettyPrinted: false)
+            #expect(json.contains(#""anything":{"@type":""# + url + #"","@unreadableBytes":"CgU="}"#), "\(json)")
+            for ignoring in [false, true] {
+                codec.ignoresUnknownFields = ignoring
+                #expect(throws: DynamicCodecError.self, "\(url) \(ignoring)") { try codec.decode(Data(json.utf8), as: wellKnown) }
+                var options = JSONDecodingOptions(ignoreUnknownFields: ignoring)
+                options.anyTypes = AnyTypeRegistry()
+                options.anyTypes.register(Point.self)
+                #expect(throws: JSONDecodingError.self, "\(url) \(ignoring)") { try WellKnown(jsonString: json, options: options) }
+            }
+            codec.ignoresUnknownFields = false
+        }
     }
 
     @Test func aMessageMergedManyTimesKeepsEveryUnknownFieldOnce() throws {

@@ -64,6 +64,37 @@ import Testing
         #expect(throws: DynamicCodecError.self) { try codec.decode(Data(nested(100).utf8), as: type) }
     }
 
+    /// A Struct or ListValue nested past the limit is refused by the JSON reader at the depth
+    /// the generated codec refuses it, with its error. The dynamic codec's reader has a looser
+    /// bound of its own, under which the runtime's Struct decoder read twice as deep, leaving
+    /// the refusal to the wire form's depth check.
+    @Test func aStructTooDeepIsRefusedWhereTheGeneratedCodecRefusesIt() throws {
+        let type = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        let texts = [
+            #"{"object":"# + String(repeating: #"{"a":"#, count: 200) + "1" + String(repeating: "}", count: 201),
+            #"{"list":"# + String(repeating: "[", count: 200) + String(repeating: "]", count: 200) + "}",
+            #"{"value":"# + String(repeating: #"{"a":"#, count: 100) + "1" + String(repeating: "}", count: 101),
+        ]
+        for text in texts {
+            #expect(throws: JSONDecodingError.nestingTooDeep(limit: 100)) { try WellKnown(jsonString: text) }
+            let refusal = JSONDecodingError.nestingTooDeep(limit: 100).description
+            do throws(DynamicCodecError) {
+                _ = try codec.decode(Data(text.utf8), as: type)
+                Issue.record("\(text.prefix(20)) must be refused")
+            } catch {
+                #expect(error.message.contains(refusal), "\(error.message)")
+            }
+        }
+        // Inside a list the array counts too, as in the generated codec.
+        let listed = #"{"values":["# + String(repeating: #"{"a":"#, count: 99) + "1" + String(repeating: "}", count: 99) + "]}"
+        #expect(throws: JSONDecodingError.nestingTooDeep(limit: 100)) { try WellKnown(jsonString: listed) }
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(listed.utf8), as: type) }
+        let fits = #"{"values":["# + String(repeating: #"{"a":"#, count: 98) + "1" + String(repeating: "}", count: 98) + "]}"
+        let generated = try WellKnown(jsonString: fits)
+        #expect(try DynamicBinaryCodec(schema: Self.schema).encode(codec.decode(Data(fits.utf8), as: type)) == generated.serializedData())
+    }
+
     /// An enum name skipped as unknown gives its oneof no value, so another member may: the
     /// dynamic codec claimed the oneof before reading the name.
     @Test func aSkippedEnumNameLeavesItsOneofFree() throws {
@@ -91,8 +122,13 @@ import Testing
         let message = try DynamicBinaryCodec(schema: Self.schema).decode(broken.serializedData(), as: type)
         let codec = DynamicJSONCodec(schema: Self.schema)
         #expect(throws: DynamicCodecError.self) { try codec.encodeStrictly(message) }
-        // The tools' lenient form still shows the URL and the bytes.
-        #expect(codec.encode(message, prettyPrinted: false).contains(#""value":"CgU=""#))
+        // The tools' lenient form still shows the URL and the bytes, but not under "value",
+        // where they read back as a StringValue of the base64 text: neither codec reads it.
+        let lenient = codec.encode(message, prettyPrinted: false)
+        #expect(lenient.contains(#""@unreadableBytes":"CgU=""#))
+        #expect(!lenient.contains(#""value""#))
+        #expect(throws: DynamicCodecError.self) { try codec.decode(Data(lenient.utf8), as: type) }
+        #expect(throws: JSONDecodingError.self) { try WellKnown(jsonString: lenient) }
         // So does a type the schema does not hold, named with a Kelvin sign.
         let kelvin = WellKnown(anything: ProtoAny(typeUrl: "type.googleapis.com/switchboard.test.Well\u{212A}nown", value: Data()))
         let strange = try DynamicBinaryCodec(schema: Self.schema).decode(kelvin.serializedData(), as: type)

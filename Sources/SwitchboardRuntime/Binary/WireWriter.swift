@@ -119,9 +119,26 @@ public struct WireWriter {
     /// its final layout ends, so a buffer sized by the size pass still suffices.
     @inlinable
     public mutating func writeLengthDelimited<Message: ProtoMessage>(_ message: Message) {
+        let prefixStart = beginLengthPrefix()
+        message.serialize(into: &self)
+        endLengthPrefix(startingAt: prefixStart)
+    }
+
+    /// Sets one byte aside for the length prefix of what is written next, and returns where
+    /// it starts, for ``endLengthPrefix(startingAt:)`` once that is written. The pair writes a
+    /// length-delimited payload (a message, a map entry) without a size pass of its own.
+    @inlinable @inline(__always)
+    mutating func beginLengthPrefix() -> UnsafeMutableRawPointer {
         let prefixStart = cursor
         cursor += 1
-        message.serialize(into: &self)
+        return prefixStart
+    }
+
+    /// Fixes the prefix set aside at `prefixStart` to the length of what was written since:
+    /// a payload of 128 bytes or more moves up by the prefix's extra bytes (`memmove`), which
+    /// never writes beyond where its final layout ends.
+    @inlinable @inline(__always)
+    mutating func endLengthPrefix(startingAt prefixStart: UnsafeMutableRawPointer) {
         let length = cursor - prefixStart - 1
         if length < 0x80 {
             prefixStart.storeBytes(of: UInt8(truncatingIfNeeded: length), as: UInt8.self)

@@ -19,6 +19,10 @@ public protocol FieldCodec {
     static func write(_ value: Value, to writer: inout WireWriter)
     /// Reads one value whose tag was just read.
     static func read(from reader: inout WireReader) throws(WireDecodingError) -> Value
+    /// Reads one value whose tag was just read into `value`, which it has held so far: a
+    /// message merges into it, any other value replaces it (protobuf's rule for a field
+    /// that appears twice, which a map entry's value follows too).
+    static func read(from reader: inout WireReader, mergingInto value: inout Value) throws(WireDecodingError)
     /// Writes one value as JSON.
     static func writeJSON(_ value: Value, to writer: inout JSONWriter) throws(JSONEncodingError)
     /// Reads one JSON value; `nil` means "leave the field alone" (a `null`, or an
@@ -32,6 +36,11 @@ public protocol FieldCodec {
 extension FieldCodec {
     public static var fixedSize: Int? { nil }
     @inlinable public static var jsonNullIsValue: Bool { false }
+
+    @inlinable
+    public static func read(from reader: inout WireReader, mergingInto value: inout Value) throws(WireDecodingError) {
+        value = try read(from: &reader)
+    }
 
     /// Adds `value` and its tag to `size`, unless `value` is the default, which a field without
     /// presence leaves out. One call per field in generated code, where a condition and a

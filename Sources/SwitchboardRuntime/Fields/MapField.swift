@@ -17,6 +17,10 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
     }
 
     /// Writes every entry under `tag`, in key order.
+    ///
+    /// An entry's length prefix is fixed once the entry is written, as
+    /// ``WireWriter/writeLengthDelimited(_:)`` does for a message: asking a message value for
+    /// its size here would walk it again, at every level of nested maps.
     @inlinable
     public static func write(_ map: [Key.Value: Value.Value], tag: UInt32, to writer: inout WireWriter) {
         if map.isEmpty { return }
@@ -25,11 +29,12 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
         for key in sortedKeys(map) {
             let value = map[key]!
             writer.writeTag(tag)
-            writer.writeVarint(UInt64(entryPayloadSize(key, value)))
+            let prefixStart = writer.beginLengthPrefix()
             writer.writeByte(keyTag)
             Key.write(key, to: &writer)
             writer.writeByte(valueTag)
             Value.write(value, to: &writer)
+            writer.endLengthPrefix(startingAt: prefixStart)
         }
     }
 
@@ -54,7 +59,9 @@ public enum MapField<Key: MapKeyCodec, Value: FieldCodec> where Key.Value: Hasha
                 do throws(WireDecodingError) {
                     switch tag.rawValue {
                     case keyTag: key = try Key.read(from: &inner)
-                    case valueTag: value = try Value.read(from: &inner)
+                    // A value twice in one entry merges if it is a message, as in protobuf's
+                    // parsers; any other value is replaced.
+                    case valueTag: try Value.read(from: &inner, mergingInto: &value)
                     default:
                         // A key or value with the wrong wire type is skipped, as protoc's code does.
                         try inner.skipField(tag, into: &ignored)

@@ -15,6 +15,9 @@ public enum MessageCodec<Message: ProtoMessage>: FieldCodec {
         try reader.mergeMessage(into: &message)
         return message
     }
+    @inlinable public static func read(from reader: inout WireReader, mergingInto value: inout Message) throws(WireDecodingError) {
+        try reader.mergeMessage(into: &value)
+    }
     @inlinable public static var jsonNullIsValue: Bool { Message.jsonNullIsValue }
     @inlinable public static func writeJSON(_ value: Message, to writer: inout JSONWriter) throws(JSONEncodingError) {
         try value.encodeJSON(into: &writer)

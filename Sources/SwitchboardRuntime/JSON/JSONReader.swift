@@ -95,6 +95,33 @@ public struct JSONReader {
         return name
     }
 
+    /// Runs `body` under the bound a reader made with `maximumDepth` would have here (never a
+    /// looser one than this reader's): the objects and arrays open now count against it, and
+    /// nesting past it fails with ``JSONDecodingError/nestingTooDeep(limit:)`` naming it. For a
+    /// decoder whose reader has a looser bound (the dynamic codec's) handing a value to the
+    /// runtime's decoders, which then stop where the generated codec's would.
+    package mutating func withMaximumDepth<T>(
+        _ maximumDepth: Int, _ body: (inout JSONReader) throws(JSONDecodingError) -> T
+    ) throws(JSONDecodingError) -> T {
+        let open = options.maximumDepth - remainingDepth
+        let withheld = max(0, remainingDepth - max(0, maximumDepth - open))
+        // Levels are counted down from here: an enclosing Any's level moves with them.
+        remainingDepth -= withheld
+        let typeMemberLevel = typeMemberDepth
+        if typeMemberLevel != Int.min { typeMemberDepth = typeMemberLevel - withheld }
+        defer {
+            remainingDepth += withheld
+            typeMemberDepth = typeMemberLevel
+        }
+        do throws(JSONDecodingError) {
+            return try body(&self)
+        } catch {
+            // The only bound `body` reads under is `maximumDepth` or a tighter one.
+            if case .nestingTooDeep = error, withheld > 0 { throw .nestingTooDeep(limit: maximumDepth) }
+            throw error
+        }
+    }
+
     /// Whether this object's `"@type"` member is skipped (see ``typeMemberDepth``). Set
     /// just after the object's `{`.
     var skipsTypeMember: Bool {

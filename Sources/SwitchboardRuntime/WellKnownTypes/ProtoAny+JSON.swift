@@ -4,6 +4,12 @@ extension ProtoAny {
     /// The prefix protobuf's libraries give type URLs.
     public static let defaultTypeURLPrefix = "type.googleapis.com"
 
+    /// The member under which a lenient writer (the dynamic codec's non-strict JSON) keeps the
+    /// bytes of an Any it could not read, next to `"@type"`. No decoder takes it, whatever its
+    /// options, so such JSON never reads back as some other value (as `"value"` would, the
+    /// member of a packed StringValue or BytesValue).
+    package static let unreadableBytesJSONKey: StaticString = "@unreadableBytes"
+
     /// Packs `message`: its type's URL and its binary encoding.
     public init(packing message: some ProtoMessage, typeURLPrefix: String = ProtoAny.defaultTypeURLPrefix) {
         self.init(typeUrl: typeURLPrefix + "/" + type(of: message).protoMessageName, value: message.serializedData())
@@ -100,6 +106,8 @@ extension ProtoAny {
             if name.matches("@type") {
                 guard url == nil else { throw .invalidAny(offset: offset, reason: "\"@type\" appears twice") }
                 url = try scan.readString()
+            } else if name.matches(Self.unreadableBytesJSONKey) {
+                throw .invalidAny(offset: offset, reason: "it holds bytes that could not be read when it was written")
             } else {
                 try scan.skipValue()
             }
