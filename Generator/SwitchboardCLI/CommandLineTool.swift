@@ -143,10 +143,19 @@ package enum CommandLineTool {
     /// `warnings`: tools that merely read the schema should not repeat the generator's advice).
     package static func compileSchema(at path: String, importPaths: [SchemaCompiler.ImportPath] = [], warnings: Bool = false) throws(UsageError) -> Schema? {
         try checkSchemaDirectory(path)
-        for importPath in importPaths { try checkSchemaDirectory(importPath.directory.relativePath) }
+        for importPath in importPaths { try checkImportPath(importPath) }
         let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: path), importPaths: importPaths)
         if !output.diagnostics.isEmpty && (warnings || output.schema == nil) { printError(output.renderedDiagnostics(directoryAsGiven: path)) }
         return output.schema
+    }
+
+    /// An `--import-path` must name a schema directory and, after `=`, a Swift module name:
+    /// generated code writes `import <module>`, which must compile.
+    package static func checkImportPath(_ importPath: SchemaCompiler.ImportPath) throws(UsageError) {
+        try checkSchemaDirectory(importPath.directory.relativePath)
+        if let module = importPath.swiftModule, !SwiftNames.isModuleName(module) {
+            throw UsageError("--import-path \(importPath.directory.relativePath)=\(module): '\(module)' is not a Swift module name (an ASCII identifier of letters, digits and '_', not starting with a digit, that is not a keyword)")
+        }
     }
 
     /// Throws a usage error that says what is expected when `path` is not a directory:
@@ -168,7 +177,7 @@ package enum CommandLineTool {
             throw UsageError("expected exactly one schema directory, got \(arguments.positional.count)")
         }
         try checkSchemaDirectory(arguments.positional[0])
-        for importPath in arguments.importPaths { try checkSchemaDirectory(importPath.directory.relativePath) }
+        for importPath in arguments.importPaths { try checkImportPath(importPath) }
         let output = SchemaCompiler.compile(directory: URL(fileURLWithPath: arguments.positional[0]), importPaths: arguments.importPaths)
         if !output.diagnostics.isEmpty { printError(output.renderedDiagnostics(directoryAsGiven: arguments.positional[0])) }
         return output.schema

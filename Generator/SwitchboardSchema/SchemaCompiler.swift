@@ -87,7 +87,8 @@ public enum SchemaCompiler {
     }
 
     /// A schema directory another schema may import, and the Swift module its types are
-    /// generated into (`nil`: the same module as the importing schema's).
+    /// generated into (`nil`: the same module as the importing schema's). A module name must
+    /// be a Swift identifier that is not a keyword (``SwiftNames/isModuleName(_:)``).
     public struct ImportPath: Sendable, Hashable {
         public var directory: URL
         public var swiftModule: String?
@@ -102,16 +103,31 @@ public enum SchemaCompiler {
     /// Compiles `directory`, whose files may `import` the packages of `importPaths`.
     ///
     /// Each import path is compiled once, after the paths it imports in turn; a cycle, two paths
-    /// with one package, or an import path with errors is an error of this compile.
+    /// with one package, an import path with errors or with a file it cannot read, or a module
+    /// name that is not a Swift identifier is an error of this compile.
     public static func compile(directory: URL, importPaths: [ImportPath], limits: SchemaLimits = SchemaLimits()) -> Output {
         var diagnostics = DiagnosticCollector()
+        // Packages already reported (a cycle, errors): each is reported once, not again from
+        // every package that imports it.
+        var failed: Set<String> = []
         // First the package each path declares and the packages it imports, from syntax alone.
         var paths: [String: (path: ImportPath, files: [SourceFile], imports: Set<String>)] = [:]
         for path in importPaths {
-            let (files, _) = readFiles(in: path.directory, limits: limits)
+            // A file left unread fails its path, as it fails the main directory: the package
+            // would be linked without the types that file declares.
+            let (files, unreadable) = readFiles(in: path.directory, limits: limits)
+            diagnostics.append(contentsOf: unreadable.diagnostics)
+            var usable = !unreadable.hasErrors
+            // Generated code writes `import <module>` and `<module>.<Type>`.
+            if let module = path.swiftModule, !SwiftNames.isModuleName(module) {
+                diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) names the Swift module '\(module)'; a module name is an ASCII identifier (letters, digits, '_', not starting with a digit) that is not a Swift keyword", at: nil)
+                usable = false
+            }
             let syntax = files.enumerated().map { Parser.parse($1, fileIndex: $0, limits: limits).0 }
             guard let package = syntax.lazy.compactMap(\.packages.first).first?.name else {
-                diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) holds no schema with a 'package'", at: nil)
+                if !unreadable.hasErrors {
+                    diagnostics.error(.invalidImport, "import path \(path.directory.relativePath) holds no schema with a 'package'", at: nil)
+                }
                 continue
             }
             if package == WellKnownTypes.packageName {
@@ -122,12 +138,13 @@ public enum SchemaCompiler {
                 diagnostics.error(.invalidImport, "import paths \(other.path.directory.relativePath) and \(path.directory.relativePath) both declare package '\(package)'", at: nil)
                 continue
             }
+            guard usable else {
+                failed.insert(package)
+                continue
+            }
             paths[package] = (path, files, Set(syntax.flatMap(\.imports).map(\.name)))
         }
         var compiled: [String: ImportableSchema] = [:]
-        // Packages already reported (a cycle, errors): each is reported once, not again from
-        // every package that imports it.
-        var failed: Set<String> = []
         var inProgress: [String] = []
         func compileImport(_ package: String) -> Bool {
             if compiled[package] != nil { return true }

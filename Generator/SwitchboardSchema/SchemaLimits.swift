@@ -14,15 +14,19 @@ public struct SchemaLimits: Sendable, Hashable {
     public private(set) var maximumNameComponents: Int
     /// The most reserved keys, ranges and names one declaration may list. Default 1,000.
     public private(set) var maximumReservedEntries: Int
+    /// The longest string literal (a route, a header name), in UTF-8 bytes of its text.
+    /// Default 64 KiB (``Lexer/maximumStringLength``).
+    public private(set) var maximumStringLength: Int
 
     /// Limits with the given values (each at least 1; nesting at most 256).
     public init(maximumFileSize: Int = SchemaCompiler.maximumFileSize, maximumIdentifierLength: Int = Lexer.maximumIdentifierLength,
                 maximumNesting: Int = Parser.maximumNesting, maximumNameComponents: Int = Parser.maximumNameComponents,
-                maximumReservedEntries: Int = 1000) {
+                maximumReservedEntries: Int = 1000, maximumStringLength: Int = Lexer.maximumStringLength) {
         self.maximumFileSize = max(1, maximumFileSize)
         self.maximumIdentifierLength = max(1, maximumIdentifierLength)
         self.maximumNesting = min(max(1, maximumNesting), 256)
         self.maximumNameComponents = max(1, maximumNameComponents)
         self.maximumReservedEntries = max(1, maximumReservedEntries)
+        self.maximumStringLength = max(1, maximumStringLength)
     }
 }

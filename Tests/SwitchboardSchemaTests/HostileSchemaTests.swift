@@ -337,4 +337,141 @@ import Darwin
         #expect(fields.count == 3)
         #expect(!fields.contains("customMirror") && !fields.contains("recipientID"), "\(fields)")
     }
+
+    /// Thousands of fields of one name, and thousands of enum cases that all become one Swift
+    /// case: a repeated name is reported and gets no Swift name, and each renaming goes on
+    /// from the last one of its name (found by review: each walked the underscores of every
+    /// earlier one, cubic work, minutes).
+    @Test func collidingSwiftNamesCostLinearWork() throws {
+        let fields = "package hostile\nmessage M {\n" + (1...6000).map { "  \($0) a: bool\n" }.joined() + "}\n"
+        var start = ContinuousClock.now
+        let duplicates = compile(fields)
+        #expect(ContinuousClock.now - start < .seconds(10), "6,000 fields named 'a'")
+        #expect(duplicates.schema == nil)
+        #expect(Set(codes(duplicates)) == ["duplicate-field-name"])
+        // 8,001 case names of at most 128 characters, `A_B` to `A_…_B_…_`: all `aB` in Swift.
+        var names: [String] = []
+        for gap in 1...126 {
+            for tail in 0...(126 - gap) {
+                names.append("A" + String(repeating: "_", count: gap) + "B" + String(repeating: "_", count: tail))
+            }
+        }
+        let text = "package hostile\n@allowAlias\nenum E {\n" + names.map { "  \($0) = 0\n" }.joined() + "}\n"
+        start = ContinuousClock.now
+        let aliases = compile(text)
+        #expect(ContinuousClock.now - start < .seconds(10), "\(names.count) cases named 'aB' in Swift")
+        let schema = try #require(aliases.schema, "\(aliases.renderedDiagnostics.prefix(500))")
+        let cases = try #require(schema.enums.first { $0.name == "E" }).cases.map(\.swiftName)
+        // The names the walk from the start gave: `aB`, `aB_`, `aB__`, … in declaration order.
+        #expect(cases.count == names.count)
+        let wrong = cases.indices.first { cases[$0] != "aB" + String(repeating: "_", count: $0) }
+        #expect(wrong == nil, "case \(wrong ?? 0) has another name")
+    }
+
+    /// Routes of thousands of placeholders, in many rpcs: each binds through a table of the
+    /// request's fields (found by review: each scanned every field and every earlier
+    /// placeholder), and unknown ones get "did you mean" hints for the first ones only.
+    @Test func longRoutesBindInLinearTime() {
+        let count = 8000
+        var text = "package hostile\nmessage Request {\n" + (0..<count).map { "  \($0 + 1) f\($0): string\n" }.joined() + "}\n"
+        text += "message Response { 1 id: string }\nservice Things {\n  auth none\n"
+        let path = (0..<count).map { "{f\($0)}" }.joined(separator: "/")
+        for rpc in 0..<24 { text += "  rpc get\(rpc)(Request) -> Response { GET \"/r\(rpc)/\(path)\" }\n" }
+        text += "}\n"
+        let start = ContinuousClock.now
+        let output = compile(text)
+        #expect(ContinuousClock.now - start < .seconds(10), "24 routes of \(count) placeholders")
+        #expect(output.schema != nil, "\(output.renderedDiagnostics.prefix(500))")
+        #expect(output.schema?.services.first?.endpoints.allSatisfy { $0.pathParameters.map(\.field) == Array(0..<count) } == true)
+
+        let typos = "package hostile\nmessage Request {\n" + (0..<300).map { "  \($0 + 1) f\($0): string\n" }.joined() + "}\n"
+            + "service Things {\n  auth none\n  rpc get(Request) { GET \"/v1/" + (0..<300).map { "{g\($0)}" }.joined(separator: "/") + "\" }\n}\n"
+        let hinted = compile(typos)
+        #expect(hinted.schema == nil)
+        #expect(hinted.diagnostics.filter { $0.code == .unknownPathParameter }.count == 300)
+        #expect(hinted.diagnostics.filter { $0.message.contains("did you mean") }.count <= 100)
+    }
+
+    /// A string literal is at most 64 KiB by default (an option, ``SchemaLimits``): a route of
+    /// megabytes is refused with one error, and its text is not kept whole.
+    @Test func stringLiteralsHaveABoundedLength() {
+        let longest = "/" + String(repeating: "a", count: Lexer.maximumStringLength - 1)
+        #expect(compile(Self.service(route: longest)).schema != nil)
+        let output = compile(Self.service(route: longest + "a"))
+        #expect(codes(output) == ["string-too-long"], "\(output.renderedDiagnostics.prefix(500))")
+        #expect(output.diagnostics.first?.message == "this string is \(Lexer.maximumStringLength + 1) bytes long; strings have at most \(Lexer.maximumStringLength)")
+        let huge = compile(Self.service(route: "/" + String(repeating: "a", count: 4 << 20)))
+        #expect(codes(huge) == ["string-too-long"])
+        // Escapes count as the text they stand for: 64 KiB of `\\` is 32 KiB of text.
+        let escaped = compile(Self.service(route: "/v1/" + String(repeating: "\\\\", count: Lexer.maximumStringLength / 2)))
+        #expect(!escaped.diagnostics.contains { $0.code == .stringTooLong }, "\(escaped.renderedDiagnostics.prefix(500))")
+        let lowered = SchemaCompiler.compile(files: [SourceFile(path: "l.sb", text: Self.service(route: "/v1/things"))], limits: SchemaLimits(maximumStringLength: 8))
+        #expect(codes(lowered) == ["string-too-long"], "\(lowered.renderedDiagnostics)")
+        #expect(SchemaLimits().maximumStringLength == 64 << 10)
+    }
+
+    /// An error set of thousands of cases listed thousands of times by one rpc: the set's own
+    /// repeats are reported once, where it is declared, and each listing after the first once
+    /// (found by review: every listing added every case again, each against every case so far).
+    @Test func anErrorSetIsExpandedOncePerRPC() {
+        let count = 6000
+        let text = "package hostile\nerrors E {\n" + String(repeating: "  404 notFound\n", count: count) + "}\n"
+            + "service Things {\n  auth none\n  rpc get() {\n    GET \"/v1/get\"\n    errors "
+            + Array(repeating: "E", count: count).joined(separator: ", ") + "\n  }\n}\n"
+        let start = ContinuousClock.now
+        let output = compile(text)
+        #expect(ContinuousClock.now - start < .seconds(10), "\(count) cases listed \(count) times")
+        #expect(output.schema == nil)
+        #expect(Set(codes(output)) == ["duplicate-error-status"])
+
+        // Where each is reported, for a small set that two rpcs list, one of them twice.
+        let small = compile("""
+            package hostile
+            errors E { 404 notFound 404 missing 410 notFound }
+            service Things {
+              auth none
+              rpc a() {
+                GET "/v1/a"
+                errors E, E
+              }
+              rpc b() {
+                GET "/v1/b"
+                errors E
+              }
+            }
+            """)
+        let messages = small.diagnostics.map(\.message)
+        #expect(messages.count == 3, "\(small.renderedDiagnostics)")
+        #expect(messages.contains("status 404 is already declared in error set 'E' as 'notFound' at hostile.sb:2:12"), "\(messages)")
+        #expect(messages.contains("error case 'notFound' is already declared in error set 'E' (status 404)"), "\(messages)")
+        #expect(small.renderedDiagnostics.contains("hostile.sb:7:15: error: error set 'E' is already listed for rpc 'a' [duplicate-error-status]"), "\(small.renderedDiagnostics)")
+    }
+
+    /// An rpc's keys are parameters of its generated call: one listed twice, or two keys that
+    /// are one parameter (`my_key` and `myKey`), would be declared twice (found by review).
+    @Test func anRPCListsEachKeyParameterOnce() {
+        func schema(_ keys: String) -> String {
+            """
+            package hostile
+            key token: header "X-Token" string
+            key my_key: header "X-My-Key" string
+            key myKey: header "X-Other-Key" string
+            service Things {
+              auth none
+              rpc get() {
+                GET "/v1/things"
+                keys \(keys)
+              }
+            }
+            """
+        }
+        let valid = compile(schema("token, myKey"))
+        #expect(valid.schema?.services.first?.endpoints.first?.keys.count == 2, "\(valid.renderedDiagnostics)")
+        let twice = compile(schema("token, token"))
+        #expect(codes(twice) == ["invalid-key"])
+        #expect(twice.renderedDiagnostics.contains("hostile.sb:9:17: error: key 'token' is already listed for rpc 'get' [invalid-key]"), "\(twice.renderedDiagnostics)")
+        let alike = compile(schema("my_key, myKey"))
+        #expect(codes(alike) == ["invalid-key"])
+        #expect(alike.diagnostics.first?.message == "keys 'my_key' and 'myKey' are both the parameter 'myKey' of rpc 'get'; list one of them", "\(alike.renderedDiagnostics)")
+    }
 }

@@ -282,4 +282,50 @@ import Testing
         #expect(broken.schema == nil)
         #expect(broken.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("has errors") })
     }
+
+    /// The module an import path names is written into `import` lines and type names: one that
+    /// is not a Swift identifier, or is a keyword, is an error of the compile (found by review:
+    /// it was generated as given, code that could not compile).
+    @Test func anImportPathsModuleMustBeASwiftIdentifier() throws {
+        let root = try directories([
+            "common": "package pc\nmessage Shared { 1 x: string }",
+            "app": "package app\nimport pc\nmessage App { 1 s: pc.Shared }",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        func compile(module: String) -> SchemaCompiler.Output {
+            SchemaCompiler.compile(directory: root.appendingPathComponent("app"),
+                                   importPaths: [SchemaCompiler.ImportPath(directory: root.appendingPathComponent("common"), swiftModule: module)])
+        }
+        let valid = compile(module: "Common_2")
+        #expect(valid.schema != nil, "\(valid.renderedDiagnostics)")
+        for module in ["Bad-Name", "class", "self", "_", "2Common", "Modül", "", "A B", "Common;"] {
+            let output = compile(module: module)
+            #expect(output.schema == nil, "\(module)")
+            #expect(output.diagnostics.contains { $0.code == .invalidImport && $0.message.contains("names the Swift module '\(module)'") },
+                    "\(output.renderedDiagnostics)")
+            // The path was given: the schema importing its package is not told to pass it.
+            #expect(!output.diagnostics.contains { $0.message.contains("--import-path") }, "\(output.renderedDiagnostics)")
+        }
+        #expect(SwiftNames.isModuleName("RoomsAPI") && SwiftNames.isModuleName("_Private"))
+        #expect(!SwiftNames.isModuleName("import") && !SwiftNames.isModuleName("Any"))
+    }
+
+    /// A file of an import path that cannot be read fails that path, as it fails the main
+    /// directory (found by review: the package was linked without the file's types).
+    @Test func anUnreadableFileFailsItsImportPath() throws {
+        let root = try directories([
+            "common": "package pc\nmessage Shared { 1 x: string }",
+            "app": "package app\nimport pc\nmessage App { 1 s: pc.Shared }",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let elsewhere = root.appendingPathComponent("extra.txt")
+        try Data("package pc\nmessage Extra { 1 y: string }\n".utf8).write(to: elsewhere)
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("common/extra.sb").path, withDestinationPath: elsewhere.path)
+        let output = SchemaCompiler.compile(directory: root.appendingPathComponent("app"),
+                                            importPaths: [SchemaCompiler.ImportPath(directory: root.appendingPathComponent("common"), swiftModule: "Common")])
+        #expect(output.schema == nil)
+        #expect(output.diagnostics.contains { $0.code == .unreadableFile && $0.message.hasPrefix("cannot read common/extra.sb: it is a symbolic link") },
+                "\(output.renderedDiagnostics)")
+        #expect(!output.diagnostics.contains { $0.message.contains("--import-path") }, "\(output.renderedDiagnostics)")
+    }
 }

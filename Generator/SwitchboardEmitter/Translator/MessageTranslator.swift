@@ -12,8 +12,10 @@ struct MessageTranslator {
     /// The struct declaration, with oneof enums as members.
     func structDeclaration() -> SwiftTypeDeclaration {
         var members: [SwiftDeclaration] = []
+        // Member names a presence accessor must not take, gathered once for the message.
+        let taken = Set(message.fields.map(\.swiftName) + message.oneofs.map(\.swiftName))
         for field in message.fields where field.oneof == nil {
-            members.append(contentsOf: property(for: field))
+            members.append(contentsOf: property(for: field, taken: taken))
         }
         for oneof in message.oneofs {
             members.append(.property(SwiftProperty(
@@ -57,7 +59,8 @@ struct MessageTranslator {
         return ("has" + name, "clear" + name)
     }
 
-    func property(for field: FieldDefinition) -> [SwiftDeclaration] {
+    /// The property of `field`; `taken` holds the message's field and oneof names.
+    func property(for field: FieldDefinition, taken: Set<String>) -> [SwiftDeclaration] {
         let type = mapping.fieldType(field.shape, from: index)
         let storage = storageName(field)
         let valueType = mapping.valueType(field.shape.valueType, from: index)
@@ -77,7 +80,6 @@ struct MessageTranslator {
             // Presence, as swift-protobuf offers it: whether the field was set (an empty message
             // sent is not one never sent), and unsetting it. Left out if a member has the name.
             let (has, clear) = presenceAccessorNames(field)
-            let taken = Set(message.fields.map(\.swiftName) + message.oneofs.map(\.swiftName))
             if !taken.contains(has) {
                 declarations.append(.property(SwiftProperty(
                     documentation: ["Whether `\(SwiftNames.unescaped(field.swiftName))` is set (decoded or assigned), even to an empty message."],

@@ -3,6 +3,18 @@ import SwitchboardSchema
 /// Maps schema types to Swift types, runtime codecs, defaults and wire tags.
 struct SwiftTypeMapping {
     let schema: Schema
+    /// For each message, the Swift names of its nested messages, enums and oneof enums: the
+    /// names that shadow a top-level type inside it. Made once, since every type reference
+    /// looks them up for each enclosing message.
+    let nestedTypeNames: [Set<String>]
+
+    init(schema: Schema) {
+        self.schema = schema
+        nestedTypeNames = schema.messages.map { message in
+            Set(message.nestedMessages.map { schema.messages[$0].swiftName } + message.nestedEnums.map { schema.enums[$0].swiftName }
+                + message.oneofs.map(\.swiftTypeName))
+        }
+    }
 
     static func swiftType(_ scalar: ScalarType) -> String {
         switch scalar {
@@ -95,12 +107,8 @@ struct SwiftTypeMapping {
         let head = String(path.prefix { $0 != "." })
         var current = scope
         while let index = current {
-            let message = schema.messages[index]
-            let shadows = message.nestedMessages.contains { schema.messages[$0].swiftName == head }
-                || message.nestedEnums.contains { schema.enums[$0].swiftName == head }
-                || message.oneofs.contains { $0.swiftTypeName == head }
-            if shadows { return Self.topLevelAlias(head) + path.dropFirst(head.count) }
-            current = message.parent
+            if nestedTypeNames[index].contains(head) { return Self.topLevelAlias(head) + path.dropFirst(head.count) }
+            current = schema.messages[index].parent
         }
         return path
     }

@@ -42,6 +42,10 @@ public struct DiagnosticCollector: Sendable {
     /// Whether any error (not warning) was reported.
     public var hasErrors: Bool { errorCount > 0 }
 
+    /// Whether further diagnostics are counted but not kept: a message costly to make (one
+    /// that names another place) need not be made.
+    public var isFull: Bool { diagnostics.count >= Self.maximumCount - 1 }
+
     /// Reports an error.
     public mutating func error(_ code: DiagnosticCode, _ message: String, at location: SourceLocation?) {
         add(Diagnostic(.error, code, message, at: location))

@@ -8,6 +8,7 @@ public enum DiagnosticCode: String, Sendable, CaseIterable {
     case invalidEscape = "invalid-escape"
     case integerTooLarge = "integer-too-large"
     case identifierTooLong = "identifier-too-long"
+    case stringTooLong = "string-too-long"
     // Syntax
     case expectedToken = "expected-token"
     case unknownDeclaration = "unknown-declaration"

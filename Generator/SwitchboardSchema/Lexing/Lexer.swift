@@ -19,10 +19,18 @@ public struct Lexer {
     /// The longest name this lexer accepts (``SchemaLimits/maximumIdentifierLength``).
     let identifierLimit: Int
 
+    /// The default longest string literal, in UTF-8 bytes of its text once escapes are read:
+    /// 64 KiB (``SchemaLimits/maximumStringLength``).
+    public static let maximumStringLength = 64 << 10
+
+    /// The longest string literal this lexer accepts (``SchemaLimits/maximumStringLength``).
+    let stringLimit: Int
+
     /// Creates a lexer for `file`, the `fileIndex`-th file of the load.
     public init(file: SourceFile, fileIndex: Int, limits: SchemaLimits = SchemaLimits()) {
         self.file = file
         identifierLimit = limits.maximumIdentifierLength
+        stringLimit = limits.maximumStringLength
         bytes = file.utf8
         self.fileIndex = fileIndex
         // A UTF-8 byte order mark, as some editors save, is not text.
@@ -221,6 +229,14 @@ public struct Lexer {
     mutating func lexString(start: Int) -> Token {
         position += 1
         var decoded: [UInt8] = []
+        // Bytes of text past the limit are counted, not kept: paths, headers and names are
+        // short, and a megabyte path would cost every check (and generated file) that reads it.
+        var length = 0
+        let limit = stringLimit
+        func append(_ byte: UInt8) {
+            length += 1
+            if length <= limit { decoded.append(byte) }
+        }
         while true {
             guard let byte = peek(), byte != UInt8(ascii: "\n"), byte != UInt8(ascii: "\r") else {
                 diagnostics.error(.unterminatedString, "unterminated string literal", at: location(start))
@@ -229,19 +245,22 @@ public struct Lexer {
             position += 1
             if byte == UInt8(ascii: "\"") { break }
             guard byte == UInt8(ascii: "\\") else {
-                decoded.append(byte)
+                append(byte)
                 continue
             }
             let escapeStart = position - 1
             guard let escape = peek(), escape != UInt8(ascii: "\n") else { continue }
             position += 1
             switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): decoded.append(escape)
-            case UInt8(ascii: "n"): decoded.append(0x0A)
-            case UInt8(ascii: "t"): decoded.append(0x09)
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): append(escape)
+            case UInt8(ascii: "n"): append(0x0A)
+            case UInt8(ascii: "t"): append(0x09)
             default:
                 diagnostics.error(.invalidEscape, "invalid escape sequence '\\\(Character(Unicode.Scalar(escape)))' in string literal", at: location(escapeStart))
             }
+        }
+        if length > stringLimit {
+            diagnostics.error(.stringTooLong, "this string is \(length) bytes long; strings have at most \(stringLimit)", at: location(start))
         }
         return make(.string, String(decoding: decoded, as: UTF8.self), start: start)
     }

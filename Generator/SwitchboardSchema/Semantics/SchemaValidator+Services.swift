@@ -38,6 +38,7 @@ extension SchemaValidator {
             } else if SwiftNames.isReservedTypeName(typeName) {
                 diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which Swift or generated code already uses; choose another name", at: key.name.location)
             }
+            keyIndexByName[key.name.text] = keys.count
             keys.append(KeyDefinition(
                 name: key.name.text, swiftTypeName: typeName, header: header.text, form: form,
                 documentation: key.documentation, location: key.name.location))
@@ -365,6 +366,10 @@ extension SchemaValidator {
             isDeprecated: hasAttribute("deprecated", syntax.attributes), encoding: serviceEncoding,
             documentation: syntax.documentation, location: syntax.name.location)
         let errorsBeforeRoute = diagnostics.diagnostics.count
+        // The rpc's error cases so far, and its keys by parameter name (key → first listed).
+        var errorLookup = ErrorCaseLookup()
+        var keyParameters: [String: String] = [:]
+        var requestMemberNames: Set<String>?
         bindRoute(&endpoint, path: route.path, syntax: syntax)
         let routeIsValid = diagnostics.diagnostics.count == errorsBeforeRoute
 
@@ -400,17 +405,29 @@ extension SchemaValidator {
                 endpoint.rpcName = value.text
             case "keys":
                 for value in setting.values {
-                    guard let index = keys.firstIndex(where: { $0.name == value.text }) else {
+                    guard let index = keyIndexByName[value.text] else {
                         var message = "unknown key '\(value.text)'"
-                        if let suggestion = Parser.suggest(value.text, among: keys.map(\.name)) { message += "; did you mean '\(suggestion)'?" }
+                        if takeSuggestion(), let suggestion = Parser.suggest(value.text, among: keys.map(\.name)) { message += "; did you mean '\(suggestion)'?" }
                         diagnostics.error(.unknownKey, message, at: value.location)
                         continue
                     }
-                    endpoint.keys.append(index)
                     let parameter = SwiftNames.jsonName(keys[index].name)
-                    if let request, messages.indices.contains(request),
-                       messages[request].fields.contains(where: { $0.swiftName == parameter }) || messages[request].oneofs.contains(where: { $0.swiftName == parameter }) {
-                        diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field or oneof of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
+                    // Each key is a parameter of the generated call, which cannot take one twice.
+                    if let first = keyParameters[parameter] {
+                        let text = first == keys[index].name
+                            ? "key '\(value.text)' is already listed for rpc '\(endpoint.name)'"
+                            : "keys '\(first)' and '\(value.text)' are both the parameter '\(parameter)' of rpc '\(endpoint.name)'; list one of them"
+                        diagnostics.error(.invalidKey, text, at: value.location)
+                        continue
+                    }
+                    keyParameters[parameter] = keys[index].name
+                    endpoint.keys.append(index)
+                    if let request, messages.indices.contains(request) {
+                        let memberNames = requestMemberNames ?? Set(messages[request].fields.map(\.swiftName) + messages[request].oneofs.map(\.swiftName))
+                        requestMemberNames = memberNames
+                        if memberNames.contains(parameter) {
+                            diagnostics.error(.invalidIdentifier, "key '\(value.text)' has the name of a field or oneof of the request \(messages[request].name): the generated call would take both as '\(parameter)'", at: value.location)
+                        }
                     }
                 }
             case "header":
@@ -434,31 +451,75 @@ extension SchemaValidator {
                         diagnostics.error(.unknownErrorSet, message, at: value.location)
                         continue
                     }
-                    for item in set.cases { addErrorCase(item, to: &endpoint) }
+                    // Listed again, a set would only repeat each of its cases.
+                    guard errorLookup.listedSets.insert(value.text).inserted else {
+                        diagnostics.error(.duplicateErrorStatus, "error set '\(value.text)' is already listed for rpc '\(endpoint.name)'", at: value.location)
+                        continue
+                    }
+                    for item in set.cases { addErrorCase(item, to: &endpoint, lookup: &errorLookup) }
                 }
             default:
                 break
             }
         }
-        for item in syntax.errors { addErrorCase(item, to: &endpoint) }
+        for item in syntax.errors { addErrorCase(item, to: &endpoint, lookup: &errorLookup) }
         endpoint.errors.sort { $0.status < $1.status }
         // A broken route already explains why fields are not bound; do not pile on.
         if routeIsValid { bindBody(&endpoint, explicit: explicitBody) }
         return endpoint
     }
 
-    mutating func addErrorCase(_ item: ErrorCaseSyntax, to endpoint: inout EndpointDefinition) {
+    /// An rpc's error cases so far (positions in its `errors`) by status, name and gRPC code,
+    /// and the error sets it listed: each case is checked against them, not against every
+    /// earlier case.
+    struct ErrorCaseLookup {
+        var byStatus: [Int: Int] = [:]
+        var byName: [String: Int] = [:]
+        var byGRPCCode: [Int: Int] = [:]
+        var listedSets: Set<String> = []
+    }
+
+    /// An error set's cases without those that repeat an earlier case's status or name: the
+    /// repeats are reported here, once, not again by every rpc that lists the set.
+    mutating func uniqueErrorCases(of errorSet: ErrorSetSyntax) -> [ErrorCaseSyntax] {
+        var byStatus: [Int: ErrorCaseSyntax] = [:]
+        var statusByName: [String: Int] = [:]
+        var unique: [ErrorCaseSyntax] = []
+        for item in errorSet.cases {
+            // A status out of range is reported by each rpc that lists the set, as for its own cases.
+            let status = item.status.value.map { Int(clamping: $0) }
+            if let status, (300...599).contains(status) {
+                if let previous = byStatus[status] {
+                    // Past the cap the message is dropped: do not work out where the first one is.
+                    let place = diagnostics.isFull ? "" : " at \(describe(previous.status.location))"
+                    diagnostics.error(.duplicateErrorStatus, "status \(status) is already declared in error set '\(errorSet.name.text)' as '\(previous.name.text)'\(place)", at: item.status.location)
+                    continue
+                }
+                if let previous = statusByName[item.name.text] {
+                    diagnostics.error(.duplicateErrorStatus, "error case '\(item.name.text)' is already declared in error set '\(errorSet.name.text)' (status \(previous))", at: item.name.location)
+                    continue
+                }
+                byStatus[status] = item
+                statusByName[item.name.text] = status
+            }
+            unique.append(item)
+        }
+        return unique
+    }
+
+    mutating func addErrorCase(_ item: ErrorCaseSyntax, to endpoint: inout EndpointDefinition, lookup: inout ErrorCaseLookup) {
         guard let rawStatus = item.status.value else { return }
         let status = Int(clamping: rawStatus)
         guard (300...599).contains(status) else {
             diagnostics.error(.invalidErrorStatus, "error status \(status) is not a 3xx, 4xx or 5xx status", at: item.status.location)
             return
         }
-        if let previous = endpoint.errors.first(where: { $0.status == status }) {
-            diagnostics.error(.duplicateErrorStatus, "status \(status) is already declared for rpc '\(endpoint.name)' as '\(previous.name)' at \(describe(previous.location))", at: item.status.location)
+        if let previous = lookup.byStatus[status].map({ endpoint.errors[$0] }) {
+            let place = diagnostics.isFull ? "" : " at \(describe(previous.location))"
+            diagnostics.error(.duplicateErrorStatus, "status \(status) is already declared for rpc '\(endpoint.name)' as '\(previous.name)'\(place)", at: item.status.location)
             return
         }
-        if let previous = endpoint.errors.first(where: { $0.name == item.name.text }) {
+        if let previous = lookup.byName[item.name.text].map({ endpoint.errors[$0] }) {
             diagnostics.error(.duplicateErrorStatus, "error case '\(item.name.text)' is already declared for rpc '\(endpoint.name)' (status \(previous.status))", at: item.name.location)
             return
         }
@@ -486,7 +547,7 @@ extension SchemaValidator {
         var grpcCode: Int?
         if let name = item.grpcCode {
             if let code = GRPCStatusCodes.code(named: name.text), code != 0 {
-                if let previous = endpoint.errors.first(where: { $0.grpcCode == code }) {
+                if let previous = lookup.byGRPCCode[code].map({ endpoint.errors[$0] }) {
                     diagnostics.error(.invalidGRPCCode, "gRPC code \(name.text) already stands for error '\(previous.name)' of rpc '\(endpoint.name)'", at: name.location)
                 } else {
                     grpcCode = code
@@ -498,6 +559,10 @@ extension SchemaValidator {
                 diagnostics.error(.invalidGRPCCode, "unknown gRPC status code '\(name.text)'\(hint)", at: name.location)
             }
         }
+        let position = endpoint.errors.count
+        lookup.byStatus[status] = position
+        lookup.byName[item.name.text] = position
+        if let grpcCode { lookup.byGRPCCode[grpcCode] = position }
         endpoint.errors.append(ErrorCaseDefinition(
             status: status, name: item.name.text, swiftName: item.name.text, body: body, retryAfter: retryAfter,
             grpcCode: grpcCode, documentation: item.documentation, location: item.status.location))
@@ -549,6 +614,7 @@ extension SchemaValidator {
         }
         let parts = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var runtimeSegments: [String] = []
+        var pathFields: Set<Int> = []
         for segment in parts[0].split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
             if segment.contains("{") || segment.contains("}") {
                 guard segment.hasPrefix("{"), segment.hasSuffix("}"), segment.count > 2 else {
@@ -558,7 +624,7 @@ extension SchemaValidator {
                 let (name, encoding) = splitPlaceholder(segment.dropFirst().dropLast())
                 runtimeSegments.append("{\(name)}")
                 if let binding = bind(name, at: location, in: endpoint, as: name, encoding: encoding, allowLists: false) {
-                    if endpoint.pathParameters.contains(where: { $0.field == binding.field }) {
+                    if !pathFields.insert(binding.field).inserted {
                         diagnostics.error(.invalidPathTemplate, "field '\(name)' appears twice in the path", at: location)
                     }
                     endpoint.pathParameters.append(binding)
@@ -612,9 +678,9 @@ extension SchemaValidator {
             return nil
         }
         let message = messages[request]
-        guard let index = message.fields.firstIndex(where: { $0.name == fieldName || $0.jsonName == fieldName }) else {
+        guard let index = fieldIndex(named: fieldName, in: request) else {
             var text = "'\(fieldName)' is not a field of \(message.name)"
-            if let suggestion = Parser.suggest(fieldName, among: message.fields.map(\.name)) { text += "; did you mean '\(suggestion)'?" }
+            if takeSuggestion(), let suggestion = Parser.suggest(fieldName, among: message.fields.map(\.name)) { text += "; did you mean '\(suggestion)'?" }
             diagnostics.error(.unknownPathParameter, text, at: location)
             return nil
         }
@@ -658,6 +724,20 @@ extension SchemaValidator {
             encoding = parsed
         }
         return ParameterBinding(name: name, field: index, encoding: encoding)
+    }
+
+    /// The first field of message `message` named `name` or with the JSON name `name`.
+    /// The table is made once per message: a route of thousands of placeholders scanned
+    /// every field for each.
+    mutating func fieldIndex(named name: String, in message: Int) -> Int? {
+        if let table = fieldIndexByName[message] { return table[name] }
+        var table: [String: Int] = [:]
+        for (index, field) in messages[message].fields.enumerated() {
+            if table[field.name] == nil { table[field.name] = index }
+            if table[field.jsonName] == nil { table[field.jsonName] = index }
+        }
+        fieldIndexByName[message] = table
+        return table[name]
     }
 
     mutating func bindBody(_ endpoint: inout EndpointDefinition, explicit: Token?) {

@@ -58,6 +58,12 @@ extension SchemaValidator {
 
     mutating func assignMemberNames(messageIndex: Int) {
         var taken = Set<String>()
+        // Names declared twice are reported as duplicates already; the later ones get no Swift
+        // name (thousands of `a` fields each walked the underscores of every earlier one).
+        var declared = Set<String>()
+        // For each name that collided, the name its last collision was given: the next one
+        // goes on from there rather than trying every underscore again from the start.
+        var lastRenamed: [String: String] = [:]
         var pending: [(isOneof: Bool, index: Int)] = messages[messageIndex].fields.indices.map { (false, $0) }
             + messages[messageIndex].oneofs.indices.map { (true, $0) }
         pending.sort { lhs, rhs in
@@ -67,6 +73,7 @@ extension SchemaValidator {
         }
         for (isOneof, index) in pending {
             let original = isOneof ? messages[messageIndex].oneofs[index].name : messages[messageIndex].fields[index].name
+            guard declared.insert(original).inserted else { continue }
             // Diagnostics about a name point at the name, not at the field's key.
             let location = isOneof ? messages[messageIndex].oneofs[index].location
                 : messages[messageIndex].fields[index].nameLocation ?? messages[messageIndex].fields[index].location
@@ -81,7 +88,13 @@ extension SchemaValidator {
                 diagnostics.warning(.generatedMemberCollision, "'\(original)' collides with a member every message has; it is generated as '\(swiftName)_'", at: location)
                 swiftName += "_"
             }
-            while taken.contains(swiftName) { swiftName = SwiftNames.appendingUnderscore(swiftName) }
+            if taken.contains(swiftName) {
+                // Every name from `base` up to its last renaming is taken still: start there.
+                let base = swiftName
+                swiftName = lastRenamed[base] ?? base
+                while taken.contains(swiftName) { swiftName = SwiftNames.appendingUnderscore(swiftName) }
+                lastRenamed[base] = swiftName
+            }
             taken.insert(swiftName)
             if isOneof {
                 messages[messageIndex].oneofs[index].swiftName = swiftName
@@ -100,6 +113,8 @@ extension SchemaValidator {
 
     mutating func assignCaseNames(enumIndex: Int) {
         var taken: [String: String] = [:]
+        // As for fields: a collision goes on from the name the last one of its name was given.
+        var lastRenamed: [String: String] = [:]
         for index in enums[enumIndex].cases.indices {
             let item = enums[enumIndex].cases[index]
             var swiftName = SwiftNames.enumCaseName(item.name, enumName: enums[enumIndex].name)
@@ -117,7 +132,9 @@ extension SchemaValidator {
                 // Protobuf names are case-sensitive (`MOO` and `moo` may both exist); Swift
                 // names must differ, so the later one takes an underscore.
                 let original = swiftName
+                swiftName = lastRenamed[original] ?? original
                 while taken[swiftName] != nil { swiftName = SwiftNames.appendingUnderscore(swiftName) }
+                lastRenamed[original] = swiftName
                 diagnostics.warning(.duplicateEnumCase, "enum cases '\(other)' and '\(item.name)' both become the Swift case '\(original)'; '\(item.name)' is generated as '\(swiftName)'", at: item.location)
             }
             taken[swiftName] = item.name

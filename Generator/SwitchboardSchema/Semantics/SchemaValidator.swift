@@ -15,10 +15,17 @@ struct SchemaValidator {
     var messageSyntax: [MessageSyntax] = []
     var enumSyntax: [EnumSyntax] = []
     var serviceSyntax: [(syntax: ServiceSyntax, file: Int)] = []
+    /// Error sets by name, each without the cases that repeat an earlier one's status or name
+    /// (reported once, where the set is declared).
     var errorSetSyntax: [String: ErrorSetSyntax] = [:]
     var keySyntax: [KeySyntax] = []
     var services: [ServiceDefinition] = []
     var keys: [KeyDefinition] = []
+    /// Key name → index in `keys`.
+    var keyIndexByName: [String: Int] = [:]
+    /// Message index → its fields by name and by JSON name (the first field with either),
+    /// made when a route first binds to the message.
+    var fieldIndexByName: [Int: [String: Int]] = [:]
     /// Type path (`Outer.Inner`) → type.
     var typesByPath: [String: TypeReference] = [:]
     /// Packages the caller supplies for this schema to import (the built-in ones come on top).
@@ -163,7 +170,9 @@ struct SchemaValidator {
             if let previous = errorSetSyntax[errorSet.name.text] {
                 diagnostics.error(.duplicateTypeName, "error set '\(errorSet.name.text)' is already declared at \(describe(previous.name.location))", at: errorSet.name.location)
             } else {
-                errorSetSyntax[errorSet.name.text] = errorSet
+                var checked = errorSet
+                checked.cases = uniqueErrorCases(of: errorSet)
+                errorSetSyntax[errorSet.name.text] = checked
             }
         case let .key(key):
             keySyntax.append(key)

@@ -165,6 +165,13 @@ public enum SwiftNames {
         name.prefix(1).lowercased() + name.dropFirst()
     }
 
+    /// Whether `name` can be the Swift module an imported package is generated into: generated
+    /// code writes `import <name>` and `<name>.<Type>`, so a plain ASCII identifier that is
+    /// not a keyword (`_`, `self` and `class` are refused).
+    public static func isModuleName(_ name: String) -> Bool {
+        isIdentifier(name) && !isKeyword(name)
+    }
+
     /// Whether `name` is a plain ASCII identifier.
     static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else {
