@@ -68,6 +68,14 @@ final class FakeLink: SessionLink, @unchecked Sendable {
         drop(.closed(code: 1000, reason: "closed by the session"))
     }
 
+    /// How often the session ended this link abruptly (without a closing handshake).
+    let abruptEnds = Locked(0)
+
+    func endAbruptly(reason: ChatConnectionError) async {
+        abruptEnds.withLock { $0 += 1 }
+        await end()
+    }
+
     /// Lets a slow `end()` finish.
     func finishEnding() {
         endReleased.withLock { $0 = true }

@@ -381,6 +381,47 @@ import Testing
         handlerGate.continuation.finish()
         _ = await first.value
         #expect(await eventually { connector.attempts.current == 2 })
+        #expect(quiet.abruptEnds.current == 1, "a socket that never spoke is not asked for a closing handshake")
+        await session.shutDown()
+    }
+
+    /// A push handler that ignores its cancellation holds the reconnect for
+    /// `pushHandlerGrace` at most (its connection has cancelled it by then).
+    @Test func aHungPushHandlerHoldsTheReconnectForTheGraceAtMost() async throws {
+        let clock = ManualClock()
+        let quiet = FakeLink(answersProbes: false)
+        let connector = FakeConnector([.link(quiet)])
+        let session = Session(connector: connector, configuration: SessionConfiguration(pushHandlerGrace: .seconds(5)), clock: clock,
+                              jitter: { 0.8 }, login: { .account(credentials) })
+        let release = AsyncStream<Void>.makeStream()
+        let running = Locked(false)
+        session.setPushHandler { _ in
+            running.withLock { $0 = true }
+            // Deaf to cancellation: returns only when the test lets it.
+            await withTaskCancellationHandler {
+                for await _ in release.stream {}
+            } onCancel: {}
+            return .ok
+        }
+        session.logIn(cached: credentials)
+        #expect(await eventually { connector.links.current.count == 1 })
+        let push = try #require(connector.pushHandlers.current.first)
+        let hung = Task { await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) }
+        #expect(await eventually { running.current })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .reconnecting })
+        // The reconnect now waits on the grace's timer.
+        #expect(await clock.waitForSleepers(1))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(connector.attempts.current == 1, "the handler still runs: no second socket yet")
+        clock.advance(by: .seconds(5))
+        #expect(await eventually { connector.attempts.current == 2 }, "past the grace the reconnect goes ahead")
+        release.continuation.finish()
+        _ = await hung.value
         await session.shutDown()
     }
 

@@ -58,7 +58,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// Push handler calls running now, on any link; a connect and DISPOSE wait for none
     /// to run, so that two handlers never overlap, whichever way their link ended.
     private var runningPushes = 0
-    private var pushDrainWaiters: [CheckedContinuation<Void, Never>] = []
+    private var pushDrainWaiters: [FirstAnswer<Bool>] = []
     private var isShutDown = false
 
     private let changeSink: AsyncStream<SessionChange>.Continuation
@@ -245,7 +245,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             attempt += 1
             let mine = attempt
             // The dropped link's push handler returns (its end is bounded by the connection's
-            // grace) before a new link can deliver: two handlers never run at once.
+            // grace) before a new link can deliver: two handlers never run at once, unless
+            // one ignores its cancellation past `pushHandlerGrace`.
             let closing = Array(closingLinks.values)
             startWork { [self] in
                 for task in closing { await task.value }
@@ -337,7 +338,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         linkTasks = []
         if let connecting = connectingLink {
             connectingLink = nil
-            retire(connecting)
+            retire(connecting, reason: .transport(.io("the session moved on before the connection spoke")))
         }
         if let current = link {
             link = nil
@@ -353,28 +354,35 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         }
     }
 
-    /// Called with the lock held: closes a link that never became current; the next connect
-    /// and DISPOSE wait for it as for a dropped one.
-    private func retire(_ retired: any SessionLink) {
+    /// Called with the lock held: ends a link that never became current; the next connect
+    /// and DISPOSE wait for it as for a dropped one. Abruptly: it has not spoken (or did not
+    /// in time), so a closing handshake would wait on a server that may not answer.
+    private func retire(_ retired: any SessionLink, reason: ChatConnectionError) {
         let key = nextClosingKey
         nextClosingKey += 1
         closingLinks[key] = Task { [weak self] in
-            await retired.end()
+            await retired.endAbruptly(reason: reason)
             _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
         }
     }
 
-    /// Returns once no push handler call is running. Each one is bounded: its link is being
-    /// ended, and a connection gives a handler one grace before cancelling it.
+    /// Returns once no push handler call is running, or after `pushHandlerGrace`, or when
+    /// the waiting task is cancelled. Their links are being ended, and a connection cancels
+    /// a handler after its own grace; one that ignores that is not waited for for ever.
     private func pushHandlersFinished() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock { () -> Bool in
-                if runningPushes == 0 { return true }
-                pushDrainWaiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
+        let drained = FirstAnswer<Bool>()
+        guard lock.withLock({ () -> Bool in
+            guard runningPushes > 0 else { return false }
+            pushDrainWaiters.append(drained)
+            return true
+        }) else { return }
+        let timer = Task { [clock, grace = configuration.pushHandlerGrace] in
+            try? await clock.sleep(for: grace)
+            _ = drained.offer(false)
         }
+        _ = await withTaskCancellationHandler { await drained.value } onCancel: { _ = drained.offer(false) }
+        timer.cancel()
+        lock.withLock { pushDrainWaiters.removeAll { $0 === drained } }
     }
 
     /// Opens a link and waits for its first message, within the connect timeout.
@@ -409,13 +417,13 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 return .withhold(reason: "the session moved past this connection")
             }
             defer {
-                let waiters = self.lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+                let waiters = self.lock.withLock { () -> [FirstAnswer<Bool>] in
                     self.runningPushes -= 1
                     guard self.runningPushes == 0 else { return [] }
                     defer { self.pushDrainWaiters = [] }
                     return self.pushDrainWaiters
                 }
-                for waiter in waiters { waiter.resume() }
+                for waiter in waiters { _ = waiter.offer(true) }
             }
             return await handler(request)
         }
@@ -466,7 +474,12 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                 refusedPushesAttempt = mine
                 if attempt == mine, let connecting = connectingLink {
                     connectingLink = nil
-                    retire(connecting)
+                    let reason: ChatConnectionError = if case .timedOut = outcome {
+                        .transport(.timeout("no message within \(configuration.connectTimeout) of connecting"))
+                    } else {
+                        .transport(.io("the session moved on before the connection spoke"))
+                    }
+                    retire(connecting, reason: reason)
                 }
             }
         }

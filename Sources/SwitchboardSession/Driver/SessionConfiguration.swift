@@ -28,6 +28,11 @@ public struct SessionConfiguration: Sendable {
     /// the oldest are dropped (256): an app that never reads ``Session/ignoredEvents`` must
     /// not collect every reachability report of its lifetime.
     public var bufferedChanges: Int
+    /// How long a reconnect (or DISPOSE) waits for the push handlers of links it left behind
+    /// to return (5 s, as `ChatConnectionOptions.pushHandlerGrace`): their connections cancel
+    /// them after their own grace, and one that ignores its cancellation is not waited for
+    /// past this, so a hung handler cannot hold a reconnect or a logout for ever.
+    public var pushHandlerGrace: Duration
 
     /// Creates a configuration; the defaults are those given on each property.
     public init(
@@ -35,7 +40,7 @@ public struct SessionConfiguration: Sendable {
         connectTimeout: Duration = .seconds(10), loginTimeout: Duration = .seconds(60), backoff: RetryBackoff = RetryBackoff(),
         stableConnectionInterval: Duration = .seconds(30),
         isPermanent: @escaping @Sendable (ChatConnectionError) -> Bool = SessionConfiguration.signalPermanentFailures,
-        bufferedChanges: Int = 256
+        bufferedChanges: Int = 256, pushHandlerGrace: Duration = .seconds(5)
     ) {
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatTimeout = heartbeatTimeout
@@ -45,6 +50,7 @@ public struct SessionConfiguration: Sendable {
         self.stableConnectionInterval = stableConnectionInterval
         self.isPermanent = isPermanent
         self.bufferedChanges = max(1, bufferedChanges)
+        self.pushHandlerGrace = max(.zero, pushHandlerGrace)
     }
 
     /// Signal's session-ending errors: credentials rejected (401 or 403, 4401), app expired (499),
