@@ -144,7 +144,7 @@ struct GRPCHostilePeerTests {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes + [big]), options: options)
         var calls: [UInt8] = HTTP2ConnectionPreface.bytes
         // Windows wide open, so HTTP/2 flow control never holds the answers back: only the
-        // socket does (flow control bounds them otherwise, to the windows this client grants).
+        // socket does (flow control holds them otherwise, up to `maxPendingConnectionBytes`).
         calls += Self.frame(0, .settings([HTTP2Setting(.initialWindowSize, 0x7fff_ffff)], ack: false))
         calls += Self.frame(0, .windowUpdate(increment: 0x7fff_0000))
         // Acknowledged blind: this client never reads the server's SETTINGS.

@@ -252,6 +252,53 @@ struct GRPCStalledCallTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    @Test func answersAClientWithholdsItsWindowFromAreCappedPerConnection() async throws {
+        // Each answer is 40,005 bytes framed: two fit in 100,000, a third does not.
+        let answer = RPCResponse(status: 200, body: Data(repeating: 7, count: 40_000))
+        let endpoint = EndpointDescriptor(rpcName: "test.Big/Get", verb: "POST", pathTemplate: "/big", auth: .none)
+        let big = RPCRoute(endpoint: endpoint, message: { _, _ in answer }, handler: { _, _ in answer })
+        var options = GRPCServerOptions()
+        options.http2.protocolConfiguration.maxPendingConnectionBytes = 100_000
+        let server = try GRPCServer(router: RPCRouter(routes: [big]), options: options)
+        var encoder = HPACKEncoder()
+        let extra = [HPACKHeader("grpc-timeout", "60S")]
+        // Streams 1 and 3 first; 5, 7 and 9 once both their answers wait (their response
+        // headers have come), so which answers fit does not depend on the handlers' order.
+        var first: [UInt8] = []
+        for stream: UInt32 in [1, 3] {
+            first += Self.headers(stream, path: "/test.Big/Get", extra: extra, encoder: &encoder)
+            first += GRPCHostilePeerTests.frame(stream, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        }
+        var later: [UInt8] = []
+        for stream: UInt32 in [5, 7, 9] {
+            later += Self.headers(stream, path: "/test.Big/Get", extra: extra, encoder: &encoder)
+            later += GRPCHostilePeerTests.frame(stream, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        }
+        let answered: @Sendable ([HTTP2Frame]) -> Bool = { frames in
+            let streams = frames.compactMap { frame -> UInt32? in
+                if case .headers = frame.payload { return frame.streamID }
+                return nil
+            }
+            return Set(streams).isSuperset(of: [1, 3])
+        }
+        // INITIAL_WINDOW_SIZE 0: no answer can leave; every one waits for window.
+        let frames = await Self.exchange(port: server.port, settings: [HTTP2Setting(.initialWindowSize, 0)], first, then: later,
+                                         laterWhen: answered) { frames in
+            let reset = frames.compactMap { frame -> UInt32? in
+                if case .rstStream = frame.payload { return frame.streamID }
+                return nil
+            }
+            return Set(reset).isSuperset(of: [5, 7, 9])
+        }
+        var resets: [UInt32: HTTP2ErrorCode] = [:]
+        for frame in frames { if case let .rstStream(code) = frame.payload { resets[frame.streamID] = code } }
+        let expected: [UInt32: HTTP2ErrorCode] = [5: .enhanceYourCalm, 7: .enhanceYourCalm, 9: .enhanceYourCalm]
+        #expect(resets == expected, "none on 1 and 3; frames: \(frames.map(\.payload))")
+        #expect(!frames.contains { if case .goAway = $0.payload { return true } else { return false } })
+        #expect(!frames.contains { if case .data = $0.payload { return true } else { return false } }, "no window, no message")
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     @Test func subscriptionsTheApplicationNeverTakesAreEndedPastTheLimit() async throws {
         var options = GRPCServerOptions()
         options.http2.protocolConfiguration.maxConcurrentStreams = 2000

@@ -241,6 +241,7 @@ extension [HTTP2Event] {
                 #expect(ends.count == 1, "stream \(id) ends exactly once")
             }
             #expect(pair.client.pendingOutput.isEmpty, "no output is kept for streams that ended or were reset")
+            #expect(pair.client.pendingSendBytes == 0, "round \(round): every byte counted as waiting went out or was dropped")
             // A stream the peer resets while its data waits for window leaves nothing either.
             let late = try pair.client.openStream(headers: ConnectionPair.request)
             try pair.client.sendData([UInt8](repeating: 7, count: 20_000), streamID: late, endStream: false)
@@ -252,6 +253,7 @@ extension [HTTP2Event] {
             pair.pump()
             #expect(pair.clientEvents.closure(of: late) != nil)
             #expect(pair.client.pendingOutput.isEmpty, "round \(round): a stream the peer reset keeps no output")
+            #expect(pair.client.pendingSendBytes == 0 && pair.server.pendingSendBytes == 0, "round \(round): nothing is counted as waiting")
         }
     }
 

@@ -161,8 +161,8 @@ import Testing
     /// A header block spread over many CONTINUATION frames grows in place: the work of each
     /// frame follows its own size, not the size of the block so far (counted in bytes the
     /// core allocates, which does not depend on the machine's speed).
-    @Test func aGrowingHeaderBlockIsNotCopiedPerFrame() throws {
-        guard sb_allocation_counting_available() != 0 else { return }
+    @Test(.enabled(if: sb_allocation_counting_available() != 0, "allocations are counted with glibc, without sanitizers"))
+    func aGrowingHeaderBlockIsNotCopiedPerFrame() throws {
         let frameSize = 2_000, frames = 31
         var bytes = Self.frame(1, .headers(fragment: ArraySlice(repeating: 0x82, count: frameSize), endStream: false, endHeaders: false))
         for _ in 0..<frames { bytes += Self.frame(1, .continuation(fragment: ArraySlice(repeating: 0x82, count: frameSize), endHeaders: false)) }
@@ -350,6 +350,68 @@ import Testing
         // One write on its own is always taken, however large: its size is the application's.
         try server.sendHeaders(ConnectionPair.response, streamID: 3, endStream: false)
         try server.sendData([UInt8](repeating: 4, count: 5000), streamID: 3, endStream: false)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aPeerThatWithholdsItsWindowCannotGrowTheConnectionsBacklog() throws {
+        func withheld() -> HTTP2Connection {
+            var configuration = HTTP2ConnectionConfiguration()
+            configuration.maxPendingConnectionBytes = 1000
+            var server = HTTP2Connection(role: .server, configuration: configuration)
+            var hello = HTTP2ConnectionPreface.bytes
+            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 0)], ack: false)), into: &hello)
+            _ = server.receive(hello + HTTP2HostilePeerTests.headers(1, endStream: true) + HTTP2HostilePeerTests.headers(3, endStream: true)
+                + HTTP2HostilePeerTests.headers(5, endStream: true))
+            _ = server.takeOutput()
+            return server
+        }
+        #expect(HTTP2ConnectionConfiguration().maxPendingConnectionBytes == 16 << 20, "the documented default")
+        var server = withheld()
+        for id: UInt32 in [1, 3, 5] { try server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false) }
+        // Nothing can leave (every stream's window is 0): first writes on separate streams
+        // queue, up to the connection's limit.
+        try server.sendData([UInt8](repeating: 1, count: 600), streamID: 1, endStream: false)
+        try server.sendData([UInt8](repeating: 2, count: 300), streamID: 3, endStream: false)
+        #expect(server.pendingSendBytes == 900)
+        #expect(throws: HTTP2StreamError.connectionSendBacklogFull(5, queued: 900, limit: 1000)) {
+            try server.sendData([UInt8](repeating: 3, count: 200), streamID: 5, endStream: false)
+        }
+        #expect(server.pendingSendBytes == 900, "a refused write queues nothing")
+        // The peer resets stream 1: its 600 bytes are given back, and the write fits.
+        let events = server.receive(Self.frame(1, .rstStream(.cancel)))
+        #expect(events.contains(.streamClosed(streamID: 1, .resetByPeer(.cancel))), "\(events)")
+        #expect(server.pendingSendBytes == 300)
+        try server.sendData([UInt8](repeating: 3, count: 200), streamID: 5, endStream: false)
+        #expect(server.pendingSendBytes == 500)
+        // Window for stream 3 lets its bytes out, and they leave the count.
+        _ = server.receive(Self.frame(3, .windowUpdate(increment: 1000)))
+        #expect(server.pendingSendBytes == 200)
+        #expect(!server.isClosed)
+        // One write is always taken when nothing else waits on the connection, however large.
+        var fresh = withheld()
+        try fresh.sendHeaders(ConnectionPair.response, streamID: 1, endStream: false)
+        try fresh.sendData([UInt8](repeating: 4, count: 5000), streamID: 1, endStream: false)
+        #expect(fresh.pendingSendBytes == 5000)
+        // Ended, the connection holds nothing.
+        _ = fresh.connectionEnded(reason: "test")
+        #expect(fresh.pendingSendBytes == 0)
+    }
+
+    /// Streams reset because the peer withholds its window count against its reset budget,
+    /// as resets for its stream errors do: past it the connection ends with ENHANCE_YOUR_CALM.
+    @Test(.timeLimit(.minutes(1))) func resetsForAWithheldWindowAreChargedToThePeer() throws {
+        var server = Self.server { $0.resetLimit = HTTP2RateLimit(burst: 2, perSecond: 1) }
+        _ = server.receive(Self.headers(1, endStream: true) + Self.headers(3, endStream: true) + Self.headers(5, endStream: true))
+        _ = server.takeOutput()
+        let now = ContinuousClock.now
+        server.resetStreamChargingPeer(1, code: .enhanceYourCalm, at: now)
+        server.resetStreamChargingPeer(3, code: .enhanceYourCalm, at: now)
+        #expect(!server.isClosed)
+        server.resetStreamChargingPeer(5, code: .enhanceYourCalm, at: now)
+        #expect(server.isClosed)
+        let frames = try Self.answer(&server)
+        let resets = frames.filter { if case let .rstStream(code) = $0.payload { code == .enhanceYourCalm } else { false } }
+        #expect(resets.map(\.streamID) == [1, 3, 5])
+        #expect(Self.goAwayCode(frames) == .enhanceYourCalm)
     }
 
     @Test func aSmallerTableBindsThePeerOnlyOnceItAcknowledgedIt() throws {

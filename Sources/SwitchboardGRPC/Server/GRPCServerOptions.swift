@@ -6,9 +6,12 @@ import SwitchboardRuntime
 public struct GRPCServerOptions: Sendable {
     /// The certificate and key for TLS (ALPN `h2`); nil serves h2c.
     public var tls: TLSServerContext?
-    /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default), keepalive and
-    /// timeouts; a connection without streams for 5 minutes is closed (`idleTimeout`), so
-    /// idle clients cannot hold the `maximumConnections` slots.
+    /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default; answers a
+    /// client's flow-control windows hold back, at most 16 MiB per connection,
+    /// `protocolConfiguration.maxPendingConnectionBytes`, past which a call is reset with
+    /// ENHANCE_YOUR_CALM, RESOURCE_EXHAUSTED to the client), keepalive and timeouts; a
+    /// connection without streams for 5 minutes is closed (`idleTimeout`), so idle clients
+    /// cannot hold the `maximumConnections` slots.
     public var http2: HTTP2ConnectionOptions = {
         var options = HTTP2ConnectionOptions()
         options.idleTimeout = .seconds(300)

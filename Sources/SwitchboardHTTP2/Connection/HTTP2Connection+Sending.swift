@@ -38,7 +38,11 @@ extension HTTP2Connection {
     }
 
     /// Queues message bytes on an open stream and sends as much as the windows allow now;
-    /// the rest goes out as the peer opens its windows.
+    /// the rest goes out as the peer opens its windows. Throws
+    /// ``HTTP2StreamError/sendBacklogFull(_:queued:limit:)`` or
+    /// ``HTTP2StreamError/connectionSendBacklogFull(_:queued:limit:)``, writing nothing, when
+    /// what would wait passes ``HTTP2ConnectionConfiguration/maxPendingStreamBytes`` or
+    /// ``HTTP2ConnectionConfiguration/maxPendingConnectionBytes``.
     public mutating func sendData(_ bytes: [UInt8], streamID id: UInt32, endStream: Bool) throws(HTTP2StreamError) {
         guard !isClosed else { throw .connectionClosed }
         guard var stream = streams[id] else { throw .unknownStream(id) }
@@ -46,6 +50,13 @@ extension HTTP2Connection {
         let backlog = stream.pendingByteCount
         if backlog > 0, backlog + bytes.count > configuration.maxPendingStreamBytes {
             throw .sendBacklogFull(id, queued: backlog, limit: configuration.maxPendingStreamBytes)
+        }
+        // What this write would add to the bytes waiting for window: the windows let the
+        // stream's backlog out first, then as much of these bytes as they still allow.
+        let sendable = max(0, min(stream.sendWindow, connectionSendWindow))
+        let held = max(0, backlog + bytes.count - sendable) - backlog
+        if held > 0, pendingSendBytes > 0, pendingSendBytes + held > configuration.maxPendingConnectionBytes {
+            throw .connectionSendBacklogFull(id, queued: pendingSendBytes, limit: configuration.maxPendingConnectionBytes)
         }
         stream.pendingEnd = endStream
         if backlog == 0 {
@@ -56,6 +67,7 @@ extension HTTP2Connection {
                 pendingOutput[id, default: HTTP2PendingOutput()].bytes = bytes
                 pendingOutput[id, default: HTTP2PendingOutput()].offset = sent
                 stream.pendingByteCount = bytes.count - sent
+                pendingSendBytes += bytes.count - sent
             } else if endStream && !bytes.isEmpty {
                 // Sent with END_STREAM on its last frame (no bytes: an empty DATA ends it, below).
                 stream.pendingEnd = false
@@ -81,6 +93,7 @@ extension HTTP2Connection {
         queued.bytes += bytes
         pendingOutput[id] = queued
         stream.pendingByteCount += bytes.count
+        pendingSendBytes += bytes.count
         streams[id] = stream
         flush(id)
     }
@@ -113,6 +126,19 @@ extension HTTP2Connection {
         recentlyReset.insert(id)
         removeStream(id)
         blocked.removeAll { $0 == id }
+    }
+
+    /// Resets a stream this side cannot go on with because of how the peer behaves (it
+    /// withholds the window that answers wait for): RST_STREAM with `code`, as
+    /// ``resetStream(_:code:)`` does, and a stream the peer opened is charged to its reset
+    /// budget (``HTTP2ConnectionConfiguration/resetLimit``) as a reset for its stream errors
+    /// is, so opening streams that end so costs the peer as much as resetting them. Past the
+    /// budget the connection ends with ENHANCE_YOUR_CALM; its events come from ``takeEvents()``.
+    package mutating func resetStreamChargingPeer(_ id: UInt32, code: HTTP2ErrorCode, at now: ContinuousClock.Instant = .now) {
+        guard !isClosed, streams[id] != nil else { return }
+        let overBudget = !isLocallyInitiated(id) && !resets.take(at: now)
+        resetStream(id, code: code)
+        if overBudget { fail(HTTP2ProtocolViolation(.enhanceYourCalm, "too many of the peer's streams reset for its errors")) }
     }
 
     /// Sends a PING; its answer arrives as ``HTTP2Event/pingAcknowledged(_:)``.
@@ -197,6 +223,7 @@ extension HTTP2Connection {
             let sent = send(queued.bytes[queued.offset...], of: &stream, endingStream: stream.pendingEnd)
             queued.offset += sent
             stream.pendingByteCount -= sent
+            pendingSendBytes -= sent
             if stream.pendingByteCount > 0 {
                 if !blocked.contains(id) { blocked.append(id) }
                 pendingOutput[id] = queued

@@ -30,6 +30,10 @@ public struct HTTP2Connection: Sendable {
     /// Output of streams whose state says they have some (``HTTP2StreamState/pendingByteCount``,
     /// ``HTTP2StreamState/hasPendingTrailers``): absent for a stream that sends at once.
     var pendingOutput: [UInt32: HTTP2PendingOutput] = [:]
+    /// Bytes every stream holds waiting for window together: the sum of their
+    /// ``HTTP2StreamState/pendingByteCount``s, capped by
+    /// ``HTTP2ConnectionConfiguration/maxPendingConnectionBytes``.
+    package internal(set) var pendingSendBytes = 0
     var locallyInitiatedCount = 0
     var remotelyInitiatedCount = 0
     var nextLocalStreamID: UInt32
@@ -628,6 +632,7 @@ public struct HTTP2Connection: Sendable {
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.isLocallyInitiated { locallyInitiatedCount -= 1 } else { remotelyInitiatedCount -= 1 }
         if stream.pendingByteCount > 0 || stream.hasPendingTrailers { pendingOutput[id] = nil }
+        pendingSendBytes -= stream.pendingByteCount
         // Or a peer resetting blocked streams grows the list every flush walks (a stream can
         // stay listed with nothing pending, once its own window let everything out).
         if !blocked.isEmpty { blocked.removeAll { $0 == id } }
@@ -668,6 +673,7 @@ public struct HTTP2Connection: Sendable {
         for id in streams.keys.sorted() { emit(.streamClosed(streamID: id, closure)) }
         streams.removeAll()
         pendingOutput.removeAll()
+        pendingSendBytes = 0
         locallyInitiatedCount = 0
         remotelyInitiatedCount = 0
         blocked.removeAll()

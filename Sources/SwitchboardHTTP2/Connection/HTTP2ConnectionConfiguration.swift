@@ -41,10 +41,19 @@ public struct HTTP2ConnectionConfiguration: Sendable, Hashable {
     public var recentlyResetStreamMemory: Int = 1024
     /// Bytes one stream may hold queued for the peer's flow-control window. A write that
     /// would take a stream that already has a backlog past it fails the stream (the driver
-    /// resets it), so a peer that withholds its window (a push subscriber, say) cannot make
-    /// this side queue without end. One write on its own is always queued: its size is the
-    /// application's to bound (gRPC's maximum message size). Default 8 MiB.
+    /// resets it with ENHANCE_YOUR_CALM), so a peer that withholds its window (a push
+    /// subscriber, say) cannot make this side queue without end. A stream's first write is
+    /// always queued, however large: nothing here bounds its size (a gRPC server sends
+    /// answers of any size), so what all streams hold is capped by
+    /// ``maxPendingConnectionBytes``. Default 8 MiB.
     public var maxPendingStreamBytes: Int = 8 << 20
+    /// Bytes all streams of the connection together may hold queued for the peer's
+    /// flow-control windows (a peer that advertises INITIAL_WINDOW_SIZE 0, or withholds its
+    /// connection WINDOW_UPDATEs, and opens many streams). A write that would leave bytes
+    /// waiting and take the connection's total past it fails its stream (the driver resets
+    /// it with ENHANCE_YOUR_CALM, which gRPC clients report as RESOURCE_EXHAUSTED); one write
+    /// is always accepted when nothing else on the connection waits. Default 16 MiB.
+    public var maxPendingConnectionBytes: Int = 16 << 20
 
     /// The defaults.
     public init() {}

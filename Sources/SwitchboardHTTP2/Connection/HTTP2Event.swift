@@ -63,6 +63,10 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
     /// The stream already holds `queued` bytes the peer's window has not let out, and this
     /// write would take it past `limit` (``HTTP2ConnectionConfiguration/maxPendingStreamBytes``).
     case sendBacklogFull(UInt32, queued: Int, limit: Int)
+    /// The connection's streams already hold `queued` bytes the peer's windows have not let
+    /// out, and what this write on the stream would leave waiting takes them past `limit`
+    /// (``HTTP2ConnectionConfiguration/maxPendingConnectionBytes``).
+    case connectionSendBacklogFull(UInt32, queued: Int, limit: Int)
     /// The peer's MAX_CONCURRENT_STREAMS is reached and `limit` streams already wait for it
     /// (``HTTP2ConnectionOptions/maximumWaitingStreams``).
     case tooManyWaiting(limit: Int)
@@ -77,6 +81,8 @@ public enum HTTP2StreamError: Error, Sendable, Hashable, CustomStringConvertible
         case let .headerListTooLarge(size, limit): "a header list of \(size) bytes exceeds the peer's limit of \(limit)"
         case let .headersAfterData(id): "headers after data on stream \(id) must end the stream"
         case let .sendBacklogFull(id, queued, limit): "stream \(id) already holds \(queued) bytes the peer has not taken, and the limit is \(limit)"
+        case let .connectionSendBacklogFull(id, queued, limit):
+            "the connection's streams already hold \(queued) bytes the peer has not taken, and a write on stream \(id) would pass the limit of \(limit)"
         case let .tooManyWaiting(limit): "the peer's MAX_CONCURRENT_STREAMS is reached and \(limit) streams already wait for it"
         }
     }

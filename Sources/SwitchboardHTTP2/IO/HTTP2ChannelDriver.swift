@@ -577,8 +577,19 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func streamSendFailed(_ id: UInt32, _ error: HTTP2StreamError) {
         guard let delegate = delegates.removeValue(forKey: id) else { return }
-        core.resetStream(id, code: .internalError)
-        effects.append(.run { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(.internalError, error.description))) })
+        let code: HTTP2ErrorCode
+        switch error {
+        case .sendBacklogFull, .connectionSendBacklogFull:
+            // The peer withholds the window these bytes wait for: ENHANCE_YOUR_CALM (gRPC
+            // clients report RESOURCE_EXHAUSTED), charged to its reset budget like any reset it
+            // made this side send, so opening streams to be reset so is not free.
+            code = .enhanceYourCalm
+            core.resetStreamChargingPeer(id, code: code)
+        default:
+            code = .internalError
+            core.resetStream(id, code: code)
+        }
+        effects.append(.run { delegate.streamClosed(.resetHere(HTTP2ProtocolViolation(code, error.description))) })
     }
 
     private func wentAway() {

@@ -20,8 +20,9 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     /// (so a peer that sends but never reads cannot make it queue answers forever).
     /// Default 4 MiB; reading resumes under half of it. What a connection holds for such a
     /// peer is at most this plus the answers to the streams one read had already opened (at
-    /// most MAX_CONCURRENT_STREAMS of them), and answers held back by the peer's flow-control
-    /// windows, which that peer grants.
+    /// most MAX_CONCURRENT_STREAMS of them). It counts only bytes handed to the socket:
+    /// answers held back by the peer's flow-control windows are capped apart, by
+    /// ``HTTP2ConnectionConfiguration/maxPendingConnectionBytes`` (16 MiB).
     public var maxQueuedOutputBytes = 4 << 20
     /// Written bytes that may wait for the peer before the connection is closed: what a
     /// peer that stops reading is sent without asking (pushes on an event stream) does not
