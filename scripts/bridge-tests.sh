@@ -6,7 +6,9 @@
 #      program leaking one answer on purpose must fail that check;
 #   2. a Python ctypes script.
 # Both make calls, check the typed answer documents and errors, take the scripted pushes in
-# order (each acknowledged when taken), and call from several threads at once.
+# order (each acknowledged when taken), and call from several threads at once: 200 calls,
+# which Tests/Bridge/responses.json answers with 200 distinct scripted profiles (n0 to n199),
+# each to reach exactly one call, in each thread's order.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -3,7 +3,9 @@
 # "compiles warning-free under Swift 6".
 SWIFT_BUILD_FLAGS=(-Xswiftc -warnings-as-errors)
 switchboard_bin() {
-  swift build "${SWIFT_BUILD_FLAGS[@]}" --product switchboard >/dev/null
+  # `|| return`: inside `$(...)` bash ignores `set -e`, so a failed build would otherwise
+  # still print the path of whatever stale binary is there.
+  swift build "${SWIFT_BUILD_FLAGS[@]}" --product switchboard >/dev/null || return 1
   echo "$(swift build "${SWIFT_BUILD_FLAGS[@]}" --show-bin-path)/switchboard"
 }
 

@@ -9,6 +9,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/common.sh
 swift build "${SWIFT_BUILD_FLAGS[@]}" --target SwitchboardChat >/dev/null
+# The snippets below run the generator with --skip-build: build it here.
+swift build "${SWIFT_BUILD_FLAGS[@]}" --product switchboard >/dev/null
 modules="$(swift build "${SWIFT_BUILD_FLAGS[@]}" --show-bin-path)/Modules"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

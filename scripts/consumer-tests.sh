@@ -3,7 +3,8 @@
 # by path, has its own schema, and
 #   1. builds with the SwitchboardGenerator build plugin (SDK generated at build time) and
 #      warnings as errors, printing the build time (clean on a fresh clone);
-#   2. runs its tests: typed calls and a push over a loopback ChatServer, and the generated mock;
+#   2. runs its tests (at least as many as Tests declares with @Test): typed calls and a push
+#      over a loopback ChatServer, and the generated mock;
 #   3. checks its committed SDK with `swift package generate-sdk --check` (bare, as this
 #      repository's too, and by --target), sees the check fail
 #      when a generated file is missing, and sees generate-sdk write it back byte for byte;
@@ -35,8 +36,16 @@ if grep -E "(^|: )warning:" "$work/build.log" | grep -v "^warning: unable to fin
 else
   pass "the build prints no warnings"
 fi
+# Passing is not enough: at least as many tests ran as Tests declares (a run of none, or
+# no summary at all, fails).
+declared=$({ grep -rhoE '@Test\b' --include='*.swift' Tests || true; } | wc -l | tr -d ' ')
 if swift test "${flags[@]}" --skip-build >"$work/test.log" 2>&1; then
-  pass "its tests pass ($(grep -oE 'Test run with [0-9]+ tests' "$work/test.log" | head -1))"
+  ran=$(grep -oE 'Test run with [0-9]+ tests?' "$work/test.log" | head -1 | grep -oE '[0-9]+' || true)
+  if [ "$declared" -gt 0 ] && [ -n "$ran" ] && [ "$ran" -ge "$declared" ]; then
+    pass "its tests pass ($ran tests run, $declared declared)"
+  else
+    fail "its tests ran in full: ${ran:-no summary, so unknown} run, $declared declared with @Test in Tests"; tail -n 20 "$work/test.log"
+  fi
 else
   fail "its tests"; grep -E "✘|error" "$work/test.log" | head -20
 fi

@@ -6,7 +6,9 @@
 #   2. a consumer process sends 1,000 lookups while the provider process is killed (SIGKILL)
 #      and restarted five times: every request gets exactly one response, none is served
 #      twice, and only requests in hand at a kill are answered "interrupted";
-#   3. a consumer killed mid-stream leaves only whole documents, all answered.
+#   3. a consumer killed mid-stream (in a catalogue folder of its own, so none of step 2's
+#      documents count) leaves only whole documents, and each of its requests is answered
+#      but for at most the provider's concurrency (8) in hand when the provider is stopped.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -98,13 +100,15 @@ assert yaml.safe_load(open(f"{sys.argv[2]}/services.yml"))["services"] == [], "n
 PY
 then pass "names YAML would read as booleans or null are quoted; no services is []"; else fail "names YAML would read as booleans or null are quoted"; fi
 
+# The catalogue folder the provider serves and the consumer writes into.
+catalogue="$work/catalogue"
 start_provider() {
-  "$demo" provider "$work/catalogue" "$work/served.log" >>"$work/provider.log" 2>&1 &
+  "$demo" provider "$catalogue" "$work/served.log" >>"$work/provider.log" 2>&1 &
   provider_pid=$!
 }
 
 start_provider
-"$demo" consumer "$work/catalogue" 1000 "$work/results.txt" >"$work/consumer.log" 2>&1 &
+"$demo" consumer "$catalogue" 1000 "$work/results.txt" >"$work/consumer.log" 2>&1 &
 consumer_pid=$!
 kills=0
 for delay in 0.25 0.15 0.2 0.3 0.15 0.2 0.25 0.15; do
@@ -156,9 +160,12 @@ PY
 then :; else fail "exactly one response per request, none served twice"; fi
 
 # A consumer killed mid-stream: every document it left is whole, and the provider answers all.
+# A fresh catalogue folder: step 2's 1,000 answered requests must not count for this one.
+catalogue="$work/catalogue2"
+"$bin" export-catalogue schema --output "$catalogue" >/dev/null 2>&1
 rm -f "$work/served.log"
 start_provider
-"$demo" consumer "$work/catalogue" 5000 "$work/results2.txt" 5000 >/dev/null 2>&1 &
+"$demo" consumer "$catalogue" 5000 "$work/results2.txt" 5000 >/dev/null 2>&1 &
 consumer_pid=$!
 # Killed once some answers are in, while many requests are still on their way.
 for _ in $(seq 1 200); do [ -f "$work/results2.txt" ] && [ "$(wc -l <"$work/results2.txt")" -ge 50 ] && break; sleep 0.02; done
@@ -170,23 +177,35 @@ answered=$(wc -l <"$work/results2.txt" 2>/dev/null || echo 0)
 if [ "$answered" -ge 1 ] && [ "$answered" -lt 5000 ]; then pass "a consumer killed mid-stream ($answered of 5000 answered)"
 else fail "a consumer killed mid-stream: $answered of 5000 answered (none means it never ran, all that it was not killed)"; fi
 # The provider answers what the consumer left behind.
-folder="$work/catalogue/usernames/look_up_username_hash/consumer.demo"
+folder="$catalogue/usernames/look_up_username_hash/consumer.demo"
 # (fsync on a disk a build has just filled can take seconds)
 # (`ls` of a glob would fail when a file it names is claimed in between: find does not)
 for _ in $(seq 1 1500); do [ -z "$(find "$folder" -maxdepth 1 -name '*.request.json' -print -quit)" ] && break; sleep 0.02; done
 kill -9 "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
 provider_pid=""
-if python3 - "$work" <<'PY'
-import glob, json, sys
-folder = f"{sys.argv[1]}/catalogue/usernames/look_up_username_hash/consumer.demo"
+if python3 - "$catalogue" "$answered" <<'PY'
+import glob, json, os, sys
+folder, answered_lines = f"{sys.argv[1]}/usernames/look_up_username_hash/consumer.demo", int(sys.argv[2])
 requests = glob.glob(f"{folder}/*.request.json") + glob.glob(f"{folder}/*.served.json") + glob.glob(f"{folder}/*.claimed.json")
 for path in requests + glob.glob(f"{folder}/*.response.json") + glob.glob(f"{folder}/.archive/*"):
     json.load(open(path))
 pending = glob.glob(f"{folder}/*.request.json")
 assert not pending, f"{len(pending)} requests left unanswered"
-answered = glob.glob(f"{folder}/*.response.json") + glob.glob(f"{folder}/.archive/*.response.json")
-assert answered, "no request documents at all: the consumer wrote nothing"
-print(f"  ok   a killed consumer left only whole documents, each request answered")
+def ids(*patterns):
+    return {os.path.basename(p).split(".")[0] for pattern in patterns for p in glob.glob(f"{folder}/{pattern}")}
+# Every request this consumer submitted (this folder holds only this step's), where it stands.
+submitted = ids("*.request.json", "*.claimed.json", "*.served.json", ".archive/*.served.json", "*.withdrawn.json")
+responded = ids("*.response.json", ".archive/*.response.json")
+assert submitted, "no request documents at all: the consumer wrote nothing"
+assert responded <= submitted, f"{len(responded - submitted)} responses to no request: {sorted(responded - submitted)[:3]}"
+# Unanswered only if claimed and in hand when the provider was stopped: at most its concurrency (8).
+unanswered = submitted - responded
+in_hand = ids("*.claimed.json")
+assert unanswered <= in_hand, f"{len(unanswered - in_hand)} requests neither answered nor in hand: {sorted(unanswered - in_hand)[:3]}"
+assert len(unanswered) <= 8, f"{len(unanswered)} claimed requests unanswered; the provider serves at most 8 at once"
+# Each answer the consumer logged came from a response document of this folder.
+assert len(responded) >= answered_lines, f"{answered_lines} answers logged, {len(responded)} response documents"
+print(f"  ok   a killed consumer left only whole documents: {len(submitted)} requests, {len(responded)} answered, {len(unanswered)} in hand at the stop")
 PY
 then :; else fail "a killed consumer leaves whole documents, all answered"; fi
 

@@ -28,18 +28,41 @@ static void expect(char *document, const char *fragment, const char *what) {
 
 #define THREADS 8
 #define CALLS_PER_THREAD 25
+#define CALLS (THREADS * CALLS_PER_THREAD)
+
+/* What each call was answered with: Tests/Bridge/responses.json scripts CALLS profiles,
+ * versions "n0" to "n<CALLS-1>", served one to each request in turn (the last repeating).
+ * -1 for an answer without one. */
+static int served[CALLS];
 
 struct worker { switchboard_bridge *bridge; int index; int failures; };
+
+/* The N of a success answer's `"version":"nN"`, or -1. */
+static int served_number(const char *answer) {
+    static const char key[] = "\"version\":\"n";
+    const char *at = answer ? strstr(answer, key) : NULL;
+    if (answer == NULL || strstr(answer, "\"type\":\"success\"") == NULL || at == NULL) return -1;
+    char *end = NULL;
+    long number = strtol(at + strlen(key), &end, 10);
+    if (end == at + strlen(key) || *end != '"' || number < 0 || number >= CALLS) return -1;
+    return (int)number;
+}
 
 static void *work(void *argument) {
     struct worker *worker = argument;
     for (int call = 0; call < CALLS_PER_THREAD; call++) {
         char path[64];
-        /* Each thread asks for its own profile version; the mock answers each alike. */
         snprintf(path, sizeof path, "/v1/profile/user%d/v%d", worker->index, call);
         char *answer = switchboard_send_request(worker->bridge, "GET", path, NULL, NULL);
-        if (answer == NULL || strstr(answer, "\"type\":\"success\"") == NULL || strstr(answer, "\"name\":\"QWRh\"") == NULL) {
+        int number = served_number(answer);
+        served[worker->index * CALLS_PER_THREAD + call] = number;
+        if (number < 0 || strstr(answer, "\"name\":\"QWRh\"") == NULL) {
             fprintf(stderr, "FAIL thread %d call %d: %s\n", worker->index, call, answer ? answer : "(null)");
+            worker->failures++;
+        } else if (call > 0 && number <= served[worker->index * CALLS_PER_THREAD + call - 1]) {
+            /* A thread's calls follow one another, so the server serves them in order. */
+            fprintf(stderr, "FAIL thread %d call %d: answer n%d after n%d\n", worker->index, call, number,
+                    served[worker->index * CALLS_PER_THREAD + call - 1]);
             worker->failures++;
         }
         switchboard_free_string(answer);
@@ -118,7 +141,19 @@ int main(int argc, char **argv) {
         threadFailures += workers[i].failures;
     }
     if (threadFailures) failures += threadFailures;
-    else printf("  ok   %d threads made %d calls each, each with its own answer\n", THREADS, CALLS_PER_THREAD);
+    else printf("  ok   %d threads made %d calls each, each answered in its thread's order\n", THREADS, CALLS_PER_THREAD);
+    /* Every scripted answer reached exactly one call: none lost, none duplicated. */
+    int times[CALLS] = {0};
+    for (int i = 0; i < CALLS; i++) if (served[i] >= 0) times[served[i]]++;
+    int wrong = 0;
+    for (int n = 0; n < CALLS; n++) {
+        if (times[n] != 1) {
+            if (wrong < 10) fprintf(stderr, "FAIL answer n%d reached %d calls, not 1\n", n, times[n]);
+            wrong++;
+        }
+    }
+    if (wrong) failures++;
+    else printf("  ok   the %d concurrent calls received answers n0 to n%d, each exactly once\n", CALLS, CALLS - 1);
 
     if (getenv("BRIDGE_LEAK_ONE")) {
         char *leaked = switchboard_send_request(bridge, "GET", "/v9/leak", NULL, NULL);

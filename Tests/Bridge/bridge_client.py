@@ -72,21 +72,43 @@ check([event["payload"]["sourceServiceId"] for event in events[:3]] == ["first",
 check(events[3]["event"] == "queueEmpty", "queue empty follows them", events[3])
 check(take(lib.switchboard_receive_message(bridge, 100)) is None, "receive times out with None")
 
+# Tests/Bridge/responses.json scripts one profile per concurrent call, versions "n0" to
+# "n199", served one to each request in turn (the last repeating).
+THREADS, CALLS_PER_THREAD = 8, 25
+CALLS = THREADS * CALLS_PER_THREAD
 results = {}
 
 
+def served_number(answer):
+    """The N of a success answer's version "nN", or None."""
+    if not answer or answer.get("type") != "success":
+        return None
+    version = answer.get("result", {}).get("version", "")
+    return int(version[1:]) if version[:1] == "n" and version[1:].isdigit() else None
+
+
 def worker(index):
-    results[index] = [request("GET", f"/v1/profile/user{index}/v{call}") for call in range(20)]
+    results[index] = [request("GET", f"/v1/profile/user{index}/v{call}") for call in range(CALLS_PER_THREAD)]
 
 
-threads = [threading.Thread(target=worker, args=(index,)) for index in range(8)]
+threads = [threading.Thread(target=worker, args=(index,)) for index in range(THREADS)]
 for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-answers = [answer for index in range(8) for answer in results[index]]
-check(len(answers) == 160 and all(a["type"] == "success" and a["result"]["name"] == "QWRh" for a in answers),
-      "8 threads made 20 calls each, each with its own answer", answers[:2])
+answers = [answer for index in range(THREADS) for answer in results.get(index, [])]
+check(len(answers) == CALLS and all(a and a["type"] == "success" and a["result"]["name"] == "QWRh" for a in answers),
+      f"{THREADS} threads made {CALLS_PER_THREAD} calls each, each a success", answers[:2])
+# A thread's calls follow one another, so the server serves them in order.
+numbers = {index: [served_number(answer) for answer in results.get(index, [])] for index in range(THREADS)}
+in_order = all(None not in numbers[index] and numbers[index] == sorted(set(numbers[index])) for index in range(THREADS))
+check(in_order, "each thread's answers come in the order the server served them",
+      {index: numbers[index] for index in range(THREADS) if None in numbers[index] or numbers[index] != sorted(set(numbers[index]))})
+# Every scripted answer reached exactly one call: none lost, none duplicated.
+received = sorted(number for index in range(THREADS) for number in numbers[index] if number is not None)
+check(received == list(range(CALLS)), f"the {CALLS} concurrent calls received answers n0 to n{CALLS - 1}, each exactly once",
+      {"missing": sorted(set(range(CALLS)) - set(received)),
+       "duplicated": sorted({n for n in received if received.count(n) > 1}), "received": len(received)})
 
 lib.switchboard_close(bridge)
 print("  ok   closed")

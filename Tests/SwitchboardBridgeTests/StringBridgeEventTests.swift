@@ -153,7 +153,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         #expect(finished.current == nil, "an afterHandling event waits for the host")
         delivering.cancel()
-        guard let outcome = try await Self.outcome(finished, within: .seconds(2)) else {
+        guard let outcome = try await Self.outcome(finished, within: .seconds(10)) else {
             Issue.record("a cancelled handler must stop waiting")
             await bridge.close()
             return
@@ -181,7 +181,7 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         #expect(finished.current == nil, "the push waits for room")
         delivering.cancel()
-        guard let outcome = try await Self.outcome(finished, within: .seconds(2)) else {
+        guard let outcome = try await Self.outcome(finished, within: .seconds(10)) else {
             Issue.record("a cancelled handler must stop waiting for room")
             await bridge.close()
             return

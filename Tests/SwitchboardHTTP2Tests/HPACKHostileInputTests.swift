@@ -75,12 +75,30 @@ import Testing
     /// Random bytes never crash or hang the decoder (seeded, so a failure repeats).
     @Test func randomBlocksNeverCrash() {
         var generator = SeededGenerator(seed: 0x4a7c_2026)
-        for _ in 0..<3000 {
+        var valid = 0, decoded = 0, refused = 0
+        for round in 0..<3000 {
             let length = Int.random(in: 0..<64, using: &generator)
-            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            // Every third block is indexed static entries only, which must decode; the rest
+            // are random bytes, most of which must be refused (and none may crash or hang).
+            let onlyIndexed = round % 3 == 0
+            let bytes = (0..<length).map { _ in onlyIndexed ? UInt8.random(in: 0x81...0xBD, using: &generator) : UInt8.random(in: 0...255, using: &generator) }
             var decoder = HPACKDecoder()
-            _ = decode(bytes, decoder: &decoder)
+            let result = decode(bytes, decoder: &decoder)
+            if onlyIndexed {
+                valid += 1
+                if case let .success(block) = result {
+                    #expect(block.headers.count == length)
+                } else {
+                    Issue.record("a block of \(length) indexed static entries was refused: \(result)")
+                }
+            }
+            switch result {
+            case .success: decoded += 1
+            case .failure: refused += 1
+            }
         }
+        // A decoder that refused (or accepted) everything would not pass.
+        #expect(decoded >= valid && refused > 1000, "decoded \(decoded), refused \(refused)")
     }
 
     @Test func theEncoderFollowsThePeersTableSize() throws {

@@ -151,7 +151,7 @@ struct HandlerCancellationTests {
         defer { client.abort() }
         #expect(try await Self.wait(for: started, within: .seconds(5)), "the handler never started")
         server.stop()
-        #expect(try await Self.wait(for: cancelled, within: .seconds(2)), "stop() left the handler running")
+        #expect(try await Self.wait(for: cancelled, within: .seconds(10)), "stop() left the handler running")
     }
 
     /// A handler outlives its connection; stopping the server still cancels it.
@@ -166,7 +166,7 @@ struct HandlerCancellationTests {
         try await Task.sleep(for: .milliseconds(100))
         #expect(!cancelled.isSet, "a connection ending does not cancel its handler")
         server.stop()
-        #expect(try await Self.wait(for: cancelled, within: .seconds(2)), "stop() left the handler running")
+        #expect(try await Self.wait(for: cancelled, within: .seconds(10)), "stop() left the handler running")
     }
 
     /// A client that never answers the server's close holds a graceful shutdown to its
@@ -180,7 +180,7 @@ struct HandlerCancellationTests {
         try socket.write(Self.upgradeRequest)
         #expect(try await Self.wait(for: started, within: .seconds(5)), "the handler never started")
         await server.shutdown(timeout: .milliseconds(500))
-        #expect(try await Self.wait(for: cancelled, within: .seconds(2)), "the forced shutdown left the handler running")
+        #expect(try await Self.wait(for: cancelled, within: .seconds(10)), "the forced shutdown left the handler running")
     }
 
     static func wait(for flag: ManagedFlag, within limit: Duration) async throws -> Bool {
