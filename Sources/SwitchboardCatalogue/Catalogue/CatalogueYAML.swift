@@ -36,12 +36,14 @@ public enum CatalogueYAML {
             var content = raw.hasSuffix("\r") ? raw.dropLast() : raw
             content = try stripComment(content, file: file, line: offset + 1)
             let indent = content.prefix { $0 == " " }.count
-            if content.dropFirst(indent).first == "\t" { throw CatalogueError(file: file, line: offset + 1, "indentation must be spaces") }
             let body = content.dropFirst(indent)
-            if body.allSatisfy({ $0 == " " }) { continue }
-            if body == "---" || body == "..." { continue }
+            // A line of blanks is empty, tabs and all.
+            if body.allSatisfy(isBlank) { continue }
+            if body.first == "\t" { throw CatalogueError(file: file, line: offset + 1, "indentation must be spaces") }
             var trimmed = body
-            while trimmed.last == " " { trimmed = trimmed.dropLast() }
+            // A trailing tab is a blank like a space: `rpc: p.S/M<tab>` names `p.S/M`.
+            while let last = trimmed.last, isBlank(last) { trimmed = trimmed.dropLast() }
+            if trimmed == "---" || trimmed == "..." { continue }
             lines.append(Line(number: offset + 1, indent: indent, text: trimmed))
         }
         guard !lines.isEmpty else { return .mapping([]) }
@@ -53,6 +55,32 @@ public enum CatalogueYAML {
         return value
     }
 
+    /// A space or a tab: what separates a comment, a value, a flow item, and what trails a line.
+    static func isBlank(_ character: Character) -> Bool { character == " " || character == "\t" }
+
+    /// Whether the character at `index` of `text` closes the quoted scalar `open` opened;
+    /// `escaped` carries over from one character to the next. In double quotes a backslash
+    /// escapes what follows (`"a\" # b"` is one string); in single quotes `''` is one quote
+    /// (`'Bob''s # 1'` is one string), so its first quote does not close it.
+    static func closesQuote(_ open: Character, at index: Substring.Index, in text: Substring, escaped: inout Bool) -> Bool {
+        let character = text[index]
+        if escaped {
+            escaped = false
+            return false
+        }
+        if open == "\"", character == "\\" {
+            escaped = true
+            return false
+        }
+        guard character == open else { return false }
+        let next = text.index(after: index)
+        if open == "'", next < text.endIndex, text[next] == "'" {
+            escaped = true
+            return false
+        }
+        return true
+    }
+
     /// The line without its `#` comment (a `#` inside quotes, or not after a blank, is text).
     static func stripComment(_ line: Substring, file: String, line number: Int) throws(CatalogueError) -> Substring {
         var quote: Character?
@@ -61,12 +89,11 @@ public enum CatalogueYAML {
         for index in line.indices {
             let character = line[index]
             if let open = quote {
-                // In double quotes a backslash escapes what follows (`"a\" # b"` is one string).
-                if escaped { escaped = false } else if open == "\"", character == "\\" { escaped = true } else if character == open { quote = nil }
-            } else if (character == "\"" || character == "'") && " [,:-".contains(previous) {
+                if closesQuote(open, at: index, in: line, escaped: &escaped) { quote = nil }
+            } else if (character == "\"" || character == "'") && (isBlank(previous) || "[,:-".contains(previous)) {
                 // A quote opens a scalar only where one starts: `Bob's # note` has a comment.
                 quote = character
-            } else if character == "#", previous == " " {
+            } else if character == "#", isBlank(previous) {
                 return line[..<index]
             }
             previous = character
@@ -152,19 +179,21 @@ public enum CatalogueYAML {
     /// apostrophe is a letter.
     static func keyAndValue(_ text: Substring) -> (Substring, Substring)? {
         var quote: Character?
+        var escaped = false
         var index = text.startIndex
         while index < text.endIndex {
             let character = text[index]
             if let open = quote {
-                if character == open { quote = nil }
+                if closesQuote(open, at: index, in: text, escaped: &escaped) { quote = nil }
             } else if index == text.startIndex, character == "\"" || character == "'" {
                 quote = character
             } else if character == ":" {
                 let after = text.index(after: index)
-                if after == text.endIndex || text[after] == " " {
-                    let key = text[..<index]
+                if after == text.endIndex || isBlank(text[after]) {
+                    var key = text[..<index]
+                    while let last = key.last, isBlank(last) { key = key.dropLast() }
                     guard !key.isEmpty, !key.hasPrefix("[") else { return nil }
-                    return (key, text[after...].drop { $0 == " " })
+                    return (key, text[after...].drop(while: isBlank))
                 }
             }
             index = text.index(after: index)
@@ -184,7 +213,7 @@ public enum CatalogueYAML {
             // at each quote (a line of quotes after spaces was quadratic).
             var itemHasContent = false
             func add(_ piece: Substring) throws(CatalogueError) {
-                let trimmed = piece.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()
+                let trimmed = piece.drop(while: isBlank).reversed().drop(while: isBlank).reversed()
                 let item = Substring(String(trimmed))
                 if item.isEmpty { return }
                 items.append(.scalar(try scalarText(item, reader: reader, line: line)))
@@ -193,7 +222,7 @@ public enum CatalogueYAML {
             while index < inner.endIndex {
                 let character = inner[index]
                 if let open = quote {
-                    if escaped { escaped = false } else if open == "\"", character == "\\" { escaped = true } else if character == open { quote = nil }
+                    if closesQuote(open, at: index, in: inner, escaped: &escaped) { quote = nil }
                 } else if character == "\"" || character == "'", !itemHasContent {
                     // Only at an item's start: in `[Bob's, Alice]` the apostrophe is a letter.
                     quote = character
@@ -204,7 +233,7 @@ public enum CatalogueYAML {
                     try add(inner[start..<index])
                     start = inner.index(after: index)
                     itemHasContent = false
-                } else if character != " " {
+                } else if !isBlank(character) {
                     itemHasContent = true
                 }
                 index = inner.index(after: index)

@@ -33,15 +33,19 @@ enum FileDropFiles {
     /// existing file stays (a request id answered twice keeps its first answer). With
     /// `durable`, the data and the new name survive a power cut too (fsync of file and folder).
     static func writeAtomically(_ data: Data, to url: URL, durable: Bool) throws {
-        let folder = url.deletingLastPathComponent()
+        try writeAtomically(data, to: Location(url), durable: durable)
+    }
+
+    /// ``writeAtomically(_:to:durable:)`` to a location, which may be a name in an open folder.
+    static func writeAtomically(_ data: Data, to target: Location, durable: Bool) throws {
         // The name's last 100 bytes at most (its state suffix stays in it, for recovery), so a
         // long document name cannot make its temporary name too long for the file system.
-        var tail = Substring(url.lastPathComponent)
+        var tail = Substring(target.lastComponent)
         while tail.utf8.count > 100 { tail = tail.dropFirst() }
-        let temporary = folder.appendingPathComponent("." + tail + "." + String(UInt32.random(in: .min ... .max), radix: 16) + ".tmp")
-        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        let temporary = target.sibling("." + tail + "." + String(UInt32.random(in: .min ... .max), radix: 16) + ".tmp")
+        let descriptor = openat(temporary.folder, temporary.name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        defer { unlink(temporary.path) }
+        defer { unlinkat(temporary.folder, temporary.name, 0) }
         var written = 0
         let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
             while written < buffer.count {
@@ -61,13 +65,18 @@ enum FileDropFiles {
         close(descriptor)
         if let failure { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
         // A hard link publishes the whole file under its name, and fails if the name is taken.
-        guard hardLink(temporary, to: url) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        if durable { syncFolder(folder) }
+        guard hardLink(temporary, to: target) else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        if durable { target.syncFolder() }
     }
 
     /// Renames `from` to `to` unless `to` exists; `false` when it did not move, for whatever
     /// reason (``tryMove(_:to:durable:)`` says which).
     static func move(_ from: URL, to: URL, durable: Bool) -> Bool {
+        tryMove(Location(from), to: Location(to), durable: durable) == .moved
+    }
+
+    /// ``move(_:to:durable:)`` between locations.
+    static func move(_ from: Location, to: Location, durable: Bool) -> Bool {
         tryMove(from, to: to, durable: durable) == .moved
     }
 
@@ -86,6 +95,11 @@ enum FileDropFiles {
     /// it a claim only one process wins. Only ``MoveOutcome/sourceGone`` is a race lost; the
     /// others leave `from` where it is for good, so a caller should say so.
     static func tryMove(_ from: URL, to: URL, durable: Bool) -> MoveOutcome {
+        tryMove(Location(from), to: Location(to), durable: durable)
+    }
+
+    /// ``tryMove(_:to:durable:)`` between locations, which may be names in open folders.
+    static func tryMove(_ from: Location, to: Location, durable: Bool) -> MoveOutcome {
         guard hardLink(from, to: to) else {
             let reason = errno
             if reason == EEXIST { return .targetTaken }
@@ -98,13 +112,13 @@ enum FileDropFiles {
             }
             return .failed(reason)
         }
-        guard unlink(from.path) == 0 else {
+        guard remove(from) else {
             let reason = errno
             // Another process removed `from` first: it claimed it, so this one did not.
-            unlink(to.path)
+            _ = remove(to)
             return reason == ENOENT ? .sourceGone : .failed(reason)
         }
-        if durable { syncFolder(to.deletingLastPathComponent()) }
+        if durable { to.syncFolder() }
         return .moved
     }
 
@@ -113,28 +127,34 @@ enum FileDropFiles {
     /// rename (microseconds) would be lost; only a writer of that very name could do that.
     /// The rename still has one winner, as `from` moves once. A folder is never moved: it
     /// would take its contents along, and could replace an empty folder.
-    static func renameUnlessTaken(_ from: URL, to: URL, durable: Bool, linkFailure: Int32) -> MoveOutcome {
+    static func renameUnlessTaken(_ from: Location, to: Location, durable: Bool, linkFailure: Int32) -> MoveOutcome {
         var status = stat()
-        guard lstat(from.path, &status) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
+        guard fstatat(from.folder, from.name, &status, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
         guard status.st_mode & S_IFMT != S_IFDIR else { return .failed(linkFailure) }
-        if lstat(to.path, &status) == 0 { return .targetTaken }
+        if fstatat(to.folder, to.name, &status, AT_SYMLINK_NOFOLLOW) == 0 { return .targetTaken }
         guard errno == ENOENT else { return .failed(errno) }
-        guard rename(from.path, to.path) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
-        if durable { syncFolder(to.deletingLastPathComponent()) }
+        guard renameat(from.folder, from.name, to.folder, to.name) == 0 else { return errno == ENOENT ? .sourceGone : .failed(errno) }
+        if durable { to.syncFolder() }
         return .moved
     }
 
-    /// Whether `url` names an entry of any type, a dangling link included.
-    static func entryExists(_ url: URL) -> Bool {
+    /// Whether `location` names an entry of any type, a dangling link included.
+    static func entryExists(_ location: Location) -> Bool {
         var status = stat()
-        return lstat(url.path, &status) == 0
+        return fstatat(location.folder, location.name, &status, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    /// Removes the entry `location` names (not a folder); whether it did (`errno` says why not).
+    @discardableResult
+    static func remove(_ location: Location) -> Bool {
+        unlinkat(location.folder, location.name, 0) == 0
     }
 
     /// A second name for `from` (the entry itself: a symbolic link is linked as the link,
     /// never followed, where plain `link` follows it on Darwin and a swapped-in link would
     /// turn a claim into a hard link to any file of the provider's).
-    static func hardLink(_ from: URL, to: URL) -> Bool {
-        linkat(AT_FDCWD, from.path, AT_FDCWD, to.path, 0) == 0
+    static func hardLink(_ from: Location, to: Location) -> Bool {
+        linkat(from.folder, from.name, to.folder, to.name, 0) == 0
     }
 
     static func syncFolder(_ folder: URL) {
@@ -161,7 +181,12 @@ enum FileDropFiles {
     /// Reads a regular file of at most `limit` bytes, checked on the open file before reading
     /// (so a file swapped for a device or a FIFO after a check cannot slip through).
     static func readRegularFile(_ url: URL, limit: Int, followingLinks: Bool) -> FileRead {
-        let descriptor = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
+        readRegularFile(Location(url), limit: limit, followingLinks: followingLinks)
+    }
+
+    /// ``readRegularFile(_:limit:followingLinks:)`` at a location, which may be a name in an open folder.
+    static func readRegularFile(_ location: Location, limit: Int, followingLinks: Bool) -> FileRead {
+        let descriptor = openat(location.folder, location.name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else { return errno == ELOOP ? .notRegular : .unreadable(String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var status = stat()
@@ -183,6 +208,9 @@ enum FileDropFiles {
     }
 
     static func exists(_ url: URL) -> Bool { access(url.path, F_OK) == 0 }
+
+    /// Whether `location` names a file (a link counts if what it points to exists, as for a path).
+    static func exists(_ location: Location) -> Bool { faccessat(location.folder, location.name, F_OK, 0) == 0 }
 
     /// Names of the entries of `folder` (of any type), sorted; none if it cannot be listed.
     static func names(in folder: URL) -> [String] {
@@ -230,5 +258,160 @@ enum FileDropFiles {
     static func isRegularFile(_ url: URL) -> Bool {
         var status = stat()
         return lstat(url.path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Where a file is: a name in a folder opened by descriptor (``OpenFolder``), or a whole
+    /// path. Names in an open folder stay in that folder whatever happens to the path that
+    /// led to it: a folder swapped for a symbolic link after it was opened is not followed.
+    struct Location {
+        /// The open folder the name is in; `nil` when ``name`` is a path.
+        let owner: OpenFolder?
+        /// The name in ``owner``, or a path.
+        let name: String
+        /// The name's last component.
+        let lastComponent: String
+        /// For a path: the folder holding it.
+        private let parent: URL?
+
+        /// The file at `url`, by its path.
+        init(_ url: URL) {
+            owner = nil
+            name = url.path
+            lastComponent = url.lastPathComponent
+            parent = url.deletingLastPathComponent()
+        }
+
+        /// The file `name` (one component) in `folder`.
+        init(_ name: String, in folder: OpenFolder) {
+            owner = folder
+            self.name = name
+            lastComponent = name
+            parent = nil
+        }
+
+        /// The descriptor the name is relative to (`AT_FDCWD` for a path). Valid while this
+        /// location is: it holds its folder open.
+        var folder: Int32 { owner?.descriptor ?? AT_FDCWD }
+
+        /// The file `name` in the same folder.
+        func sibling(_ name: String) -> Location {
+            if let owner { return Location(name, in: owner) }
+            return Location((parent ?? URL(fileURLWithPath: ".")).appendingPathComponent(name))
+        }
+
+        /// Flushes the folder holding it (so its new names survive a power cut).
+        func syncFolder() {
+            if let owner { fsync(owner.descriptor) } else if let parent { FileDropFiles.syncFolder(parent) }
+        }
+    }
+
+    /// A folder opened once and then worked in by its descriptor (`openat`, `fstatat`,
+    /// `unlinkat`, `linkat`), never by its path again: a folder swapped for a symbolic link
+    /// (by a consumer that owns it) between a check and a use cannot lead the provider into
+    /// another folder. Closed when the last reference goes.
+    final class OpenFolder: Sendable {
+        let descriptor: Int32
+        /// Its path when opened, for reports only.
+        let url: URL
+
+        private init(descriptor: Int32, url: URL) {
+            self.descriptor = descriptor
+            self.url = url
+        }
+
+        deinit { close(descriptor) }
+
+        /// `root` (the app's choice, which may be a link), then each of `components` in turn
+        /// down from it, each a folder itself and not a link.
+        init(root: URL, _ components: [String]) throws(POSIXError) {
+            var descriptor = open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            var url = root
+            for component in components {
+                let next = Self.openSubfolder(component, of: descriptor)
+                let reason = errno
+                close(descriptor)
+                guard next >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: reason) ?? .EIO) }
+                descriptor = next
+                url.appendPathComponent(component)
+            }
+            self.descriptor = descriptor
+            self.url = url
+        }
+
+        /// The folder at `url`, which must be a folder itself, not a link (the folders on the
+        /// way to it are followed).
+        init(_ url: URL) throws(POSIXError) {
+            let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            self.descriptor = descriptor
+            self.url = url
+        }
+
+        /// Opens the subfolder `name` (one component) of the folder `parent` is open on, if it is
+        /// a folder itself and not a link; -1 and `errno` if not.
+        private static func openSubfolder(_ name: String, of parent: Int32) -> Int32 {
+            guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
+                errno = EINVAL
+                return -1
+            }
+            return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        }
+
+        /// Its subfolder `name`, which must be a folder itself, not a link.
+        func subfolder(_ name: String) throws(POSIXError) -> OpenFolder {
+            let opened = Self.openSubfolder(name, of: descriptor)
+            guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            return OpenFolder(descriptor: opened, url: url.appendingPathComponent(name))
+        }
+
+        /// The file `name` in it.
+        func entry(_ name: String) -> Location { Location(name, in: self) }
+
+        /// The names of its entries (of any type), sorted; names that are not UTF-8 are left out.
+        func names() throws(POSIXError) -> [String] {
+            // A listing of its own: the copy is the stream's, which closes it.
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            guard copy >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            guard let stream = fdopendir(copy) else {
+                let reason = errno
+                close(copy)
+                throw POSIXError(POSIXErrorCode(rawValue: reason) ?? .EIO)
+            }
+            defer { closedir(stream) }
+            // The copy shares its offset with the descriptor: start from the first entry.
+            rewinddir(stream)
+            var names: [String] = []
+            while true {
+                errno = 0
+                guard let entry = readdir(stream) else {
+                    if errno != 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                    break
+                }
+                let name = withUnsafePointer(to: entry.pointee.d_name) { tuple -> String? in
+                    tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { String(validatingCString: $0) }
+                }
+                if let name, name != ".", name != ".." { names.append(name) }
+            }
+            return names.sorted()
+        }
+
+        /// The status of its entry `name` itself (a link is not followed); `nil` if there is none.
+        func status(of name: String) -> stat? {
+            var status = stat()
+            return fstatat(descriptor, name, &status, AT_SYMLINK_NOFOLLOW) == 0 ? status : nil
+        }
+
+        /// Whether its entry `name` is a folder itself, not a link to one.
+        func isFolder(_ name: String) -> Bool {
+            status(of: name).map { $0.st_mode & S_IFMT == S_IFDIR } ?? false
+        }
+
+        /// Whether it has a file `name` (a link counts if what it points to exists).
+        func exists(_ name: String) -> Bool { FileDropFiles.exists(entry(name)) }
+
+        /// Removes its entry `name` (not a folder); whether it did.
+        @discardableResult
+        func remove(_ name: String) -> Bool { FileDropFiles.remove(entry(name)) }
     }
 }

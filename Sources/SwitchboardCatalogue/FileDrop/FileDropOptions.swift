@@ -20,6 +20,12 @@ public struct FileDropOptions: Sendable {
     public var maximumDocumentBytes = 4 << 20
     /// How many requests a provider serves at once: 8.
     public var maximumConcurrentRequests = 8
+    /// How many consumer subfolders of one endpoint's folder a provider serves: 256 (a
+    /// negative value counts as 0, which serves the endpoint's own folder only). Each costs a
+    /// `stat` at every poll and a listing whenever it changes, and whoever can write into the
+    /// folder can make them; past the limit, the first by name are served, the others are
+    /// not, and ``diagnostics`` hears of it once.
+    public var maximumConsumerFolders = 256
     /// Whether documents and renames are flushed to disk (fsync of file and folder), so they
     /// survive a power cut and not only a killed process: on by default.
     public var durable = true
@@ -37,10 +43,12 @@ public struct FileDropOptions: Sendable {
     /// Receives the problems a provider survived, for the app's logs: an answer it could not
     /// write (tried three times; the request stays claimed and the next start answers it as
     /// interrupted), an interrupted answer it could not write on start, a folder it could not
-    /// list, a request it could not claim for a reason other than another process taking it
-    /// first (its claimed name taken already, a rename the system refused; it is not tried
-    /// again while its file stays). Called from the provider's file queue: hand it to a
-    /// logger and return.
+    /// list or open, an endpoint's folder with more consumer folders than
+    /// ``maximumConsumerFolders``, a request it could not claim for a reason other than
+    /// another process taking it first (its claimed name taken already, a rename the system
+    /// refused; it is not tried again while its file stays). A problem with a folder is said
+    /// once, not at every poll: again only if it changes, or once it cleared and came back.
+    /// Called from the provider's file queues: hand it to a logger and return.
     public var diagnostics: (@Sendable (FileDropDiagnostic) -> Void)?
     /// The shortest retention honoured: one hour.
     public static let minimumRetention: Duration = .seconds(3600)

@@ -1,5 +1,10 @@
 import Foundation
 import SwitchboardRuntime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Serves request documents dropped into a catalogue's folders with a router of generated
 /// handlers, and writes each response document next to its request.
@@ -35,6 +40,10 @@ public final class FileDropProvider: Sendable {
     /// Each folder's last listing, by path, reused while the folder is unchanged; only the
     /// folders the last scan found are kept.
     let listings = Locked<[String: Listing]>([:])
+    /// Problems said already, by path: one that persists (a folder that cannot be listed, more
+    /// consumer folders than the limit) is said once, not at every look; again if it changes,
+    /// or once it cleared and came back. Only the folders the last scan found are kept.
+    private let reported = Locked<[String: String]>([:])
     /// The wall clock the sweep compares documents' ages with (a test moves it ahead).
     let clock: @Sendable () -> Date
 
@@ -51,18 +60,16 @@ public final class FileDropProvider: Sendable {
         self.clock = clock
     }
 
-    /// Takes the catalogue folder (one provider serves a folder at a time), recovers what a
-    /// previous run left, then serves until ``stop()``. Throws if another provider holds the folder.
+    /// Takes the catalogue folder (one provider serves a folder at a time), then, in the
+    /// background, recovers what a previous run left and serves until ``stop()``. Throws if
+    /// another provider holds the folder, or its lock file is not this user's regular file.
     public func start() throws(CatalogueError) {
-        let lockPath = directory.appendingPathComponent(".provider.lock").path
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CatalogueError(file: ".provider.lock", "cannot be opened: \(String(cString: strerror(errno)))") }
+        let descriptor = try Self.openLock(directory.appendingPathComponent(".provider.lock"))
         // Held for the process's life in the folder; the kernel releases it when the process dies.
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             throw CatalogueError(file: ".provider.lock", "another provider is serving \(directory.path)")
         }
-        recover()
         if options.retention != nil {
             // On its own queue: a week of documents to look through must not hold up serving.
             let sweeping = Task.detached { [self] in
@@ -74,6 +81,9 @@ public final class FileDropProvider: Sendable {
             sweeper.withLock { $0 = sweeping }
         }
         let started = Task { [self] in
+            // What a previous run left is answered before any request is taken, off the
+            // caller's thread: any number of claims (planted ones too) must not hold up start().
+            await FileDropFiles.offPool(on: files) { [self] in recover() }
             // Requests start as slots free, whatever the others take: one slow handler holds
             // its own slot, not the intake.
             while !Task.isCancelled {
@@ -84,6 +94,32 @@ public final class FileDropProvider: Sendable {
             close(descriptor)
         }
         task.withLock { $0 = started }
+    }
+
+    /// Opens (creating it if need be) the lock file `url`: never through a symbolic link (a
+    /// planted `.provider.lock -> /any/path` would make the provider create and lock that
+    /// path), never as a terminal or FIFO, and only a regular file of this user's with one
+    /// name, readable and writable by this user alone (anyone who can open it can hold its
+    /// lock and keep every provider out; a lock an earlier version left readable is made private).
+    static func openLock(_ url: URL) throws(CatalogueError) -> Int32 {
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0o600)
+        guard descriptor >= 0 else {
+            let reason = errno
+            throw CatalogueError(file: ".provider.lock", reason == ELOOP
+                ? "is a symbolic link; remove it"
+                : "cannot be opened: \(String(cString: strerror(reason)))")
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(), status.st_nlink == 1 else {
+            close(descriptor)
+            throw CatalogueError(file: ".provider.lock", "is not a regular file of this user's (uid \(geteuid())) with a single name; remove it")
+        }
+        if status.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) != 0 {
+            let reason = errno
+            close(descriptor)
+            throw CatalogueError(file: ".provider.lock", "cannot be made private to this user: \(String(cString: strerror(reason)))")
+        }
+        return descriptor
     }
 
     /// Stops taking requests, answers those in hand (waiting at most
@@ -126,9 +162,22 @@ public final class FileDropProvider: Sendable {
         let url: URL
         let service: ServiceCatalogue.Service
         let endpoint: ServiceCatalogue.Endpoint
+        /// The catalogue's folder, and the folders from it down to this one.
+        let root: URL
+        let components: [String]
+        /// The consumer's subfolder this is, or `nil` for the endpoint's own folder.
+        let consumer: String?
+
+        /// The folder as it is now, opened by descriptor from the catalogue's folder down, each
+        /// folder on the way a folder itself and not a link: one swapped for a link since a
+        /// scan found it is refused, and what is done in it stays in it.
+        func opened() throws(POSIXError) -> FileDropFiles.OpenFolder {
+            try FileDropFiles.OpenFolder(root: root, components)
+        }
     }
 
-    /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders.
+    /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders (at
+    /// most ``FileDropOptions/maximumConsumerFolders`` of them an endpoint, the first by name).
     /// A folder on the way that is a link (or not a folder) is skipped: it could lead the
     /// provider into another endpoint's folder, or anywhere.
     func folders() -> [Folder] {
@@ -137,38 +186,51 @@ public final class FileDropProvider: Sendable {
             for endpoint in service.endpoints {
                 let components = (service.folder + "/" + endpoint.folder).split(separator: "/").map(String.init)
                 guard FileDropFiles.isFolderChain(from: directory, components) else { continue }
-                let base = directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder)
-                folders.append(Folder(url: base, service: service, endpoint: endpoint))
+                let base = Folder(url: directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder),
+                                  service: service, endpoint: endpoint, root: directory, components: components, consumer: nil)
+                folders.append(base)
                 for name in listing(of: base).subfolders {
-                    folders.append(Folder(url: base.appendingPathComponent(name), service: service, endpoint: endpoint))
+                    folders.append(Folder(url: base.url.appendingPathComponent(name), service: service, endpoint: endpoint,
+                                          root: directory, components: components + [name], consumer: name))
                 }
             }
         }
         return folders
     }
 
-    /// `folder`'s requests and subfolders: listed again only when its modification time
-    /// changed or the listing is older than ``FileDropOptions/fullScanInterval`` (which also
-    /// covers file systems that keep times to the second).
-    func listing(of folder: URL) -> Listing {
+    /// `folder`'s requests and, for an endpoint's own folder, its consumers' subfolders: listed
+    /// again only when its modification time changed or the listing is older than
+    /// ``FileDropOptions/fullScanInterval`` (which also covers file systems that keep times to
+    /// the second).
+    func listing(of folder: Folder) -> Listing {
         let now = ContinuousClock.now
-        let time = FileDropFiles.modificationTime(folder)
+        let time = FileDropFiles.modificationTime(folder.url)
         let modified = (seconds: Int(time?.tv_sec ?? -1), nanoseconds: Int(time?.tv_nsec ?? -1))
         // A listing taken within a second of the folder's last change is not trusted: file
         // systems stamp folders from a coarse clock (a tick of milliseconds, or a whole
         // second), so a change right after the listing can leave the time as it was.
-        if let known = listings.withLock({ $0[folder.path] }), known.modified == modified, now - known.listedAt < options.fullScanInterval,
+        if let known = listings.withLock({ $0[folder.url.path] }), known.modified == modified, now - known.listedAt < options.fullScanInterval,
            known.listedAtWall.timeIntervalSince1970 - (Double(modified.seconds) + Double(modified.nanoseconds) / 1e9) > 1 {
             return known
         }
+        // Consumers' subfolders are looked for only in an endpoint's own folder, and only up to
+        // the limit: each costs a `stat` at every poll.
+        let limit = folder.consumer == nil ? max(0, options.maximumConsumerFolders) : 0
         var requests: [String] = [], subfolders: [String] = []
         var names: [String] = []
-        do {
-            names = try FileDropFiles.listing(of: folder)
+        var opened: FileDropFiles.OpenFolder?
+        do throws(POSIXError) {
+            let current = try folder.opened()
+            names = try current.names()
+            opened = current
         } catch {
-            // A folder not made yet is normal (consumers create theirs on first use).
-            if FileDropFiles.exists(folder) { report(folder, "cannot be listed: \(error.localizedDescription)") }
+            // A folder not made yet, or gone, is normal (consumers create theirs on first use,
+            // and may remove them); one that became a link is skipped as at the scan.
+            if ![ENOENT, ENOTDIR, ELOOP].contains(error.code.rawValue) {
+                reportOnce(folder.url, "cannot be listed: \(String(cString: strerror(error.code.rawValue)))")
+            }
         }
+        var more = false
         for name in names where !name.hasPrefix(".") {
             if name.hasSuffix(FileDropDocument.requestSuffix) {
                 let id = name.dropLast(FileDropDocument.requestSuffix.count)
@@ -177,47 +239,68 @@ public final class FileDropProvider: Sendable {
                 // an answer or after its consumer gave up.
                 guard id.utf8.count <= FileDropDocument.maximumIDBytes else { continue }
                 requests.append(String(id))
-            } else if !name.hasSuffix(".json"), FileDropFiles.isFolder(folder.appendingPathComponent(name)) {
-                subfolders.append(name)
+            } else if limit > 0, !more, !name.hasSuffix(".json"), let opened, opened.isFolder(name) {
+                // Past the limit, one more folder is enough to know there are more.
+                if subfolders.count < limit { subfolders.append(name) } else { more = true }
+            }
+        }
+        if opened != nil {
+            if more {
+                reportOnce(folder.url, "has more than \(limit) consumer folders: only the first \(limit) by name are served (FileDropOptions.maximumConsumerFolders)")
+            } else {
+                reported.withLock { _ = $0.removeValue(forKey: folder.url.path) }
             }
         }
         let listing = Listing(modified: modified, listedAt: now, listedAtWall: Date(), requests: requests, subfolders: subfolders)
-        listings.withLock { $0[folder.path] = listing }
+        listings.withLock { $0[folder.url.path] = listing }
         return listing
     }
 
     /// Answers requests a previous run claimed but did not answer, and finishes the marking
     /// of those it answered. Runs only while this provider holds the folder's lock, so no
-    /// other provider is serving them.
+    /// other provider is serving them. Works in each folder by descriptor, so a folder swapped
+    /// for a link cannot lead it to remove or write files anywhere else.
     func recover() {
         for folder in folders() {
-            for name in FileDropFiles.names(in: folder.url) {
+            guard let opened = try? folder.opened() else { continue }
+            for name in (try? opened.names()) ?? [] {
                 if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(FileDropDocument.responseSuffix) {
                     // A response this provider was writing when it stopped; it is written again below.
-                    unlink(folder.url.appendingPathComponent(name).path)
+                    opened.remove(name)
                     continue
                 }
                 guard name.hasSuffix(FileDropDocument.claimedSuffix) else { continue }
                 let id = String(name.dropLast(FileDropDocument.claimedSuffix.count))
-                let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
-                let archive = folder.url.appendingPathComponent(FileDropDocument.archiveFolder)
+                let response = id + FileDropDocument.responseSuffix
                 // Not answered (neither here nor taken away by the consumer): answered as
                 // interrupted. Either way only the marking is left.
-                if !FileDropFiles.exists(responseURL), !FileDropFiles.exists(archive.appendingPathComponent(id + FileDropDocument.responseSuffix)) {
+                if !opened.exists(response), !Self.isArchived(response, in: opened) {
                     // The header too, for consumers of the previous document format; this
                     // version's consumers read only the document member, which no handler sets.
                     let interrupted = RPCResponse(status: 503, headers: [FileDropDocument.legacyInterruptedHeader: "true"], message: "Service Unavailable")
                     do {
                         try FileDropFiles.writeAtomically(try FileDropDocument.encode(interrupted, id: id, interrupted: true),
-                                                          to: responseURL, durable: options.durable)
+                                                          to: opened.entry(response), durable: options.durable)
                     } catch {
-                        report(responseURL, "the interrupted answer could not be written (tried again at the next start): \(error)")
+                        report(folder.url.appendingPathComponent(response), "the interrupted answer could not be written (tried again at the next start): \(error)")
                         continue
                     }
                 }
-                Self.markServed(id, in: folder.url, durable: options.durable)
+                Self.markServed(id, in: opened, durable: options.durable)
             }
         }
+    }
+
+    /// Whether `name` is in `folder`'s archive, which must be a folder itself, not a link.
+    static func isArchived(_ name: String, in folder: FileDropFiles.OpenFolder) -> Bool {
+        (try? folder.subfolder(FileDropDocument.archiveFolder))?.exists(name) ?? false
+    }
+
+    /// Removes what in `folder` (as it is now, by descriptor) and its archive was finished
+    /// before `cutoff`; returns how many files it removed.
+    func prune(_ folder: Folder, before cutoff: Date) -> Int {
+        guard let opened = try? folder.opened() else { return 0 }
+        return FileDropRetention.prune(opened, before: cutoff)
     }
 
     /// Removes the documents of requests finished longer than ``FileDropOptions/retention``
@@ -229,7 +312,7 @@ public final class FileDropProvider: Sendable {
         let parts = retention.components
         let cutoff = now.addingTimeInterval(-(TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18))
         return await FileDropFiles.offPool(on: sweepFiles) { [self] in
-            folders().reduce(0) { $0 + FileDropRetention.prune($1.url, before: cutoff) }
+            folders().reduce(0) { $0 + prune($1, before: cutoff) }
         }
     }
 
@@ -273,10 +356,11 @@ public final class FileDropProvider: Sendable {
         if !reuse {
             let perFolder: [(Folder, [String])] = await FileDropFiles.offPool(on: files) { [self] in
                 let scanned = folders()
-                // A folder gone (a consumer's removed) takes its listing with it.
+                // A folder gone (a consumer's removed) takes its listing and what was said of it along.
                 let paths = Set(scanned.map(\.url.path))
                 listings.withLock { cached in cached = cached.filter { paths.contains($0.key) } }
-                return scanned.map { folder in (folder, listing(of: folder.url).requests.sorted()) }
+                reported.withLock { said in said = said.filter { paths.contains($0.key) } }
+                return scanned.map { folder in (folder, listing(of: folder).requests.sorted()) }
             }
             // Oldest first within a folder (ids start with their submission time), and the
             // folders in turn: ids are the consumers' to choose, so one that names its requests
@@ -329,59 +413,70 @@ public final class FileDropProvider: Sendable {
     }
 
     /// Claims, serves and answers one request; the file work runs off the cooperative pool.
-    /// Returns whether this provider claimed it.
+    /// Returns whether this provider claimed it. The folder is opened by descriptor as it is
+    /// at the claim, and the claim, the answer and the marking are all made in it: a folder
+    /// swapped for a link since the scan is not served, and one moved meanwhile keeps its answer.
     @discardableResult
     func serve(_ id: String, in folder: Folder) async -> Bool {
-        let submitted = folder.url.appendingPathComponent(id + FileDropDocument.requestSuffix)
-        let claimed = folder.url.appendingPathComponent(id + FileDropDocument.claimedSuffix)
-        let served = folder.url.appendingPathComponent(id + FileDropDocument.servedSuffix)
-        let responseURL = folder.url.appendingPathComponent(id + FileDropDocument.responseSuffix)
-        let archived = folder.url.appendingPathComponent(FileDropDocument.archiveFolder).appendingPathComponent(id + FileDropDocument.responseSuffix)
+        let submitted = id + FileDropDocument.requestSuffix
+        let claimed = id + FileDropDocument.claimedSuffix
+        let served = id + FileDropDocument.servedSuffix
+        let response = id + FileDropDocument.responseSuffix
         let durable = options.durable, limit = options.maximumDocumentBytes
-        enum Claim: Sendable { case lost, duplicate, document(FileDropFiles.FileRead) }
+        enum Claim: Sendable { case lost, duplicate, document(FileDropFiles.OpenFolder, FileDropFiles.FileRead) }
         let claim: Claim = await FileDropFiles.offPool(on: files) { [self] in
+            let opened: FileDropFiles.OpenFolder
+            do throws(POSIXError) {
+                opened = try folder.opened()
+            } catch {
+                // Gone, or no longer a folder itself: nothing to claim.
+                if ![ENOENT, ENOTDIR, ELOOP].contains(error.code.rawValue) {
+                    reportOnce(folder.url, "cannot be opened: \(String(cString: strerror(error.code.rawValue)))")
+                }
+                return .lost
+            }
             // The rename is the claim: if another provider won it, the file is gone.
-            switch FileDropFiles.tryMove(submitted, to: claimed, durable: durable) {
+            switch FileDropFiles.tryMove(opened.entry(submitted), to: opened.entry(claimed), durable: durable) {
             case .moved: break
             case .sourceGone: return .lost
             case .targetTaken:
                 // No race lost: it stays unclaimable while the file stays, so it is said once.
-                report(submitted, "cannot be claimed: \(claimed.lastPathComponent) exists already")
+                report(folder.url.appendingPathComponent(submitted), "cannot be claimed: \(claimed) exists already")
                 return .lost
             case let .failed(reason):
-                report(submitted, "cannot be claimed as \(claimed.lastPathComponent): \(String(cString: strerror(reason)))")
+                report(folder.url.appendingPathComponent(submitted), "cannot be claimed as \(claimed): \(String(cString: strerror(reason)))")
                 return .lost
             }
             // A request submitted again under an id already answered is not served twice.
-            if FileDropFiles.exists(responseURL) || FileDropFiles.exists(archived) {
-                Self.retire(claimed, as: served, durable: durable)
+            if opened.exists(response) || Self.isArchived(response, in: opened) {
+                Self.retire(opened.entry(claimed), as: opened.entry(served), durable: durable)
                 return .duplicate
             }
-            return .document(FileDropFiles.readRegularFile(claimed, limit: limit, followingLinks: false))
+            return .document(opened, FileDropFiles.readRegularFile(opened.entry(claimed), limit: limit, followingLinks: false))
         }
         if case .lost = claim { return false }
-        guard case let .document(read) = claim else { return true }
-        let response = await answer(read, folder: folder)
+        guard case let .document(opened, read) = claim else { return true }
+        let reply = await answer(read, folder: folder)
         for attempt in 1...3 {
             let written: Bool = await FileDropFiles.offPool(on: files) { [self] in
             do {
-                var encoded = try FileDropDocument.encode(response, id: id)
+                var encoded = try FileDropDocument.encode(reply, id: id)
                 // An answer its consumer would refuse to read is replaced by one it can: the
                 // effect has happened, and the caller must learn it did not get the answer.
                 if encoded.count > limit {
                     encoded = try FileDropDocument.encode(
                         Self.refusal(500, "the answer's document would be \(encoded.count) bytes; the limit is \(limit)"), id: id)
                 }
-                try FileDropFiles.writeAtomically(encoded, to: responseURL, durable: durable)
+                try FileDropFiles.writeAtomically(encoded, to: opened.entry(response), durable: durable)
             } catch {
                 // Answered already (the write never replaces), or tried again; after the last
                 // try it stays claimed for the next start to answer as interrupted.
-                if !FileDropFiles.exists(responseURL) && !FileDropFiles.exists(archived) {
-                    report(responseURL, "the answer could not be written (attempt \(attempt) of 3): \(error)")
+                if !opened.exists(response) && !Self.isArchived(response, in: opened) {
+                    report(folder.url.appendingPathComponent(response), "the answer could not be written (attempt \(attempt) of 3): \(error)")
                     return false
                 }
             }
-            Self.markServed(id, in: folder.url, durable: durable)
+            Self.markServed(id, in: opened, durable: durable)
             return true
             }
             if written { break }
@@ -394,31 +489,37 @@ public final class FileDropProvider: Sendable {
     /// next to the response, or in the archive if the consumer has archived the response
     /// already (possibly between the provider's write and this move, when it found no marker
     /// to take along): no marker is left behind in the folder the provider polls.
-    static func markServed(_ id: String, in folder: URL, durable: Bool) {
-        let claimed = folder.appendingPathComponent(id + FileDropDocument.claimedSuffix)
-        let served = folder.appendingPathComponent(id + FileDropDocument.servedSuffix)
-        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
-        let archivedResponse = archive.appendingPathComponent(id + FileDropDocument.responseSuffix)
-        let archivedServed = archive.appendingPathComponent(id + FileDropDocument.servedSuffix)
+    static func markServed(_ id: String, in folder: FileDropFiles.OpenFolder, durable: Bool) {
+        let claimed = folder.entry(id + FileDropDocument.claimedSuffix)
+        let served = folder.entry(id + FileDropDocument.servedSuffix)
+        let response = id + FileDropDocument.responseSuffix
         // Markers go only into an archive that is a folder itself, not a link to elsewhere.
-        guard FileDropFiles.isFolder(archive) else {
+        guard let archive = try? folder.subfolder(FileDropDocument.archiveFolder) else {
             retire(claimed, as: served, durable: durable)
             return
         }
-        if FileDropFiles.exists(archivedResponse) {
+        let archivedServed = archive.entry(id + FileDropDocument.servedSuffix)
+        if archive.exists(response) {
             retire(claimed, as: archivedServed, durable: durable)
             return
         }
         retire(claimed, as: served, durable: durable)
-        if FileDropFiles.exists(archivedResponse) { _ = FileDropFiles.move(served, to: archivedServed, durable: durable) }
+        if archive.exists(response) { _ = FileDropFiles.move(served, to: archivedServed, durable: durable) }
+    }
+
+    /// ``markServed(_:in:durable:)`` in the folder at `folder` (which must be a folder itself,
+    /// not a link).
+    static func markServed(_ id: String, in folder: URL, durable: Bool) {
+        guard let opened = try? FileDropFiles.OpenFolder(folder) else { return }
+        markServed(id, in: opened, durable: durable)
     }
 
     /// Renames a claimed document to its served marker; if the id has that marker already
     /// (a request dropped again under an answered id), the claim is removed instead, so no
     /// claim stays behind for ever (it would count as in progress and never expire).
-    static func retire(_ claimed: URL, as served: URL, durable: Bool) {
+    static func retire(_ claimed: FileDropFiles.Location, as served: FileDropFiles.Location, durable: Bool) {
         if !FileDropFiles.move(claimed, to: served, durable: durable), FileDropFiles.exists(served) {
-            unlink(claimed.path)
+            FileDropFiles.remove(claimed)
         }
     }
 
@@ -454,6 +555,17 @@ public final class FileDropProvider: Sendable {
     /// Tells the app's diagnostics about a problem survived.
     func report(_ url: URL, _ problem: String) {
         options.diagnostics?(FileDropDiagnostic(path: url.path, problem: problem))
+    }
+
+    /// Tells the app's diagnostics about a problem with `url` that may persist (it would be
+    /// met at every look): said once, and again only if it changes, or after it cleared.
+    func reportOnce(_ url: URL, _ problem: String) {
+        let new = reported.withLock { said in
+            guard said[url.path] != problem else { return false }
+            said[url.path] = problem
+            return true
+        }
+        if new { report(url, problem) }
     }
 
     static func refusal(_ status: Int, _ reason: String) -> RPCResponse {

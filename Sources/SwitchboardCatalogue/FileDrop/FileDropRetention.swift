@@ -16,10 +16,12 @@ import Darwin
 /// so a document moved moments ago counts as new, whenever it was written.
 enum FileDropRetention {
     /// Removes what in `folder` (an endpoint's or consumer's folder) and its archive was
-    /// finished before `cutoff`; returns how many files it removed.
-    static func prune(_ folder: URL, before cutoff: Date) -> Int {
+    /// finished before `cutoff`; returns how many files it removed. Works by descriptor: the
+    /// names are listed, checked and removed in the folder that was opened, so a folder (or
+    /// an archive) swapped for a symbolic link meanwhile cannot make it remove files elsewhere.
+    static func prune(_ folder: FileDropFiles.OpenFolder, before cutoff: Date) -> Int {
         struct Request {
-            var files: [URL] = []
+            var files: [FileDropFiles.Location] = []
             var lastChange = Date.distantPast
             var finished = false
             var inProgress = false
@@ -27,19 +29,18 @@ enum FileDropRetention {
         var removed = 0
         var requests: [String: Request] = [:]
         // An archive that is a link (to another folder, or anywhere) is not swept.
-        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
-        for place in [folder] + (FileDropFiles.isFolder(archive) ? [archive] : []) {
-            for name in FileDropFiles.names(in: place) {
-                let url = place.appendingPathComponent(name)
-                guard let changed = lastChange(url) else { continue }
+        let archive = try? folder.subfolder(FileDropDocument.archiveFolder)
+        for place in [folder] + (archive.map { [$0] } ?? []) {
+            for name in (try? place.names()) ?? [] {
+                guard let changed = place.status(of: name).flatMap(lastChange) else { continue }
                 if name.hasPrefix(".") {
                     // A document a writer died writing (a provider's own are cleaned on start).
-                    if name.hasSuffix(".tmp"), changed < cutoff, unlink(url.path) == 0 { removed += 1 }
+                    if name.hasSuffix(".tmp"), changed < cutoff, place.remove(name) { removed += 1 }
                     continue
                 }
                 guard let (id, suffix) = split(name) else { continue }
                 var request = requests[id] ?? Request()
-                request.files.append(url)
+                request.files.append(place.entry(name))
                 request.lastChange = max(request.lastChange, changed)
                 switch suffix {
                 case FileDropDocument.requestSuffix, FileDropDocument.claimedSuffix: request.inProgress = true
@@ -50,8 +51,8 @@ enum FileDropRetention {
         }
         for request in requests.values where request.finished && !request.inProgress && request.lastChange < cutoff {
             // Responses go last: while one stays, the id counts as answered.
-            let isResponse = { (url: URL) in url.lastPathComponent.hasSuffix(FileDropDocument.responseSuffix) }
-            for url in request.files.filter({ !isResponse($0) }) + request.files.filter(isResponse) where unlink(url.path) == 0 {
+            let isResponse = { (file: FileDropFiles.Location) in file.lastComponent.hasSuffix(FileDropDocument.responseSuffix) }
+            for file in request.files.filter({ !isResponse($0) }) + request.files.filter(isResponse) where FileDropFiles.remove(file) {
                 removed += 1
             }
         }
@@ -66,10 +67,10 @@ enum FileDropRetention {
         return nil
     }
 
-    /// When a regular file (not a link or folder) was last written, linked or renamed.
-    static func lastChange(_ url: URL) -> Date? {
-        var status = stat()
-        guard lstat(url.path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+    /// When a regular file (not a link or folder) was last written, linked or renamed, by
+    /// its status (taken without following a link).
+    static func lastChange(_ status: stat) -> Date? {
+        guard status.st_mode & S_IFMT == S_IFREG else { return nil }
         #if canImport(Darwin)
         let modified = status.st_mtimespec, changed = status.st_ctimespec
         #else
