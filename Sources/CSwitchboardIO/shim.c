@@ -10,6 +10,7 @@ int sb_io_available(void) { return 1; }
 
 #if defined(__linux__)
 int sb_accept_cloexec(int listener) { return accept4(listener, NULL, NULL, SOCK_CLOEXEC); }
+int sb_socket_cloexec(int domain, int type, int protocol) { return socket(domain, type | SOCK_CLOEXEC, protocol); }
 #endif
 
 #if defined(__linux__)

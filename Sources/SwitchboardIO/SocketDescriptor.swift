@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+internal import CSwitchboardIO
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -86,6 +87,31 @@ package final class SocketDescriptor: @unchecked Sendable {
         if release { isReleased = true }
         lock.unlock()
         if release { _ = Self.systemClose(number) }
+    }
+
+    /// A new socket that processes the app starts never inherit: close-on-exec from its
+    /// creation on Linux (between `socket` and `fcntl` a fork would copy it), just after it
+    /// on Apple platforms, which have no such flag.
+    package static func openSocket(family: Int32, type: Int32, protocol: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return sb_socket_cloexec(family, type, `protocol`)
+        #else
+        let descriptor = Darwin.socket(family, type, `protocol`)
+        if descriptor >= 0 { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        return descriptor
+        #endif
+    }
+
+    /// A connection accepted from `listener` (or -1, with `errno` set), close-on-exec as
+    /// ``openSocket(family:type:protocol:)`` makes it.
+    package static func acceptConnection(on listener: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return sb_accept_cloexec(listener)
+        #else
+        let client = Darwin.accept(listener, nil, nil)
+        if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
+        return client
+        #endif
     }
 
     package static func systemClose(_ descriptor: Int32) -> Int32 {

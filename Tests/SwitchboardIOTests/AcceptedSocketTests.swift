@@ -22,6 +22,20 @@ struct AcceptedSocketTests {
         #expect(fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0)
     }
 
+    /// The blocking helpers' sockets (a connect, a listener and what it accepts) are
+    /// close-on-exec too, so a process the app starts does not keep them open.
+    @Test func blockingSocketsAreCloseOnExec() throws {
+        let listener = try TCPListener(host: "127.0.0.1", port: 0)
+        defer { listener.close() }
+        #expect(fcntl(listener.handle.number, F_GETFD) & FD_CLOEXEC != 0, "the listener")
+        let client = try TCPSocket.connect(host: "127.0.0.1", port: listener.port, deadline: .now + .seconds(10))
+        defer { client.close() }
+        #expect(fcntl(client.descriptor, F_GETFD) & FD_CLOEXEC != 0, "the connecting socket")
+        let accepted = try #require(listener.accept())
+        defer { accepted.close() }
+        #expect(fcntl(accepted.descriptor, F_GETFD) & FD_CLOEXEC != 0, "the accepted socket")
+    }
+
     @Test func aFarTimerOnAShutDownLoopDoesNotTrap() throws {
         let loop = try EventLoop(name: "far-timer-test")
         loop.shutdownBlocking()

@@ -15,6 +15,8 @@ int sb_io_available(void);
 /// accept4 with SOCK_CLOEXEC: the connection is never inheritable, not even for the moment
 /// between accept and fcntl (Glibc's module hides accept4 behind _GNU_SOURCE).
 int sb_accept_cloexec(int listener);
+/// socket with SOCK_CLOEXEC, for the same reason.
+int sb_socket_cloexec(int domain, int type, int protocol);
 /// Names the calling thread (at most 15 bytes and the NUL), as `top -H` and debuggers show it.
 int sb_name_thread(const char *name);
 #endif

@@ -51,7 +51,7 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         for (index, info) in addresses.enumerated() {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout("TCP connect to \(host)") }
-            let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            let descriptor = SocketDescriptor.openSocket(family: info.pointee.ai_family, type: info.pointee.ai_socktype, protocol: info.pointee.ai_protocol)
             guard descriptor >= 0 else { continue }
             do throws(NetworkError) {
                 try connectWithTimeout(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: remaining / (addresses.count - index))
@@ -87,8 +87,13 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
         if result != 0 {
             guard errno == EINPROGRESS else { throw .io("connect failed: \(String(cString: strerror(errno)))") }
             var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let ready = poll(&descriptorSet, 1, timeout.pollMilliseconds)
-            guard ready > 0 else { throw ready == 0 ? .timeout("TCP connect") : .io("poll failed") }
+            // A signal interrupting the wait is no failure: wait again for the time left.
+            let deadline = ContinuousClock.now.advanced(by: timeout)
+            var ready: Int32
+            repeat {
+                ready = poll(&descriptorSet, 1, max(.zero, ContinuousClock.now.duration(to: deadline)).pollMilliseconds)
+            } while ready < 0 && errno == EINTR
+            guard ready > 0 else { throw ready == 0 ? .timeout("TCP connect") : .io("poll failed: \(String(cString: strerror(errno)))") }
             var socketError: Int32 = 0
             var size = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &socketError, &size)

@@ -60,19 +60,12 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
     package func readable() {
         for _ in 0..<Self.batch {
             let (client, failure) = listener.handle.withDescriptor { number -> (Int32, Int32) in
-                #if canImport(Glibc)
                 // Close-on-exec from the start: a process the app forks meanwhile must not
                 // inherit (and keep open) the connection.
-                let client = sb_accept_cloexec(number)
-                #else
-                let client = Darwin.accept(number, nil, nil)
-                #endif
+                let client = SocketDescriptor.acceptConnection(on: number)
                 return (client, errno)
             } ?? (-1, EBADF)
             if client >= 0 {
-                #if !canImport(Glibc)
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                #endif
                 accepted(client)
                 continue
             }

@@ -25,7 +25,8 @@ package enum SocketConnector {
             if Task.isCancelled { throw .io("connect cancelled") }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { throw .timeout("TCP connect") }
-            let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            // Not inherited by processes the app starts, which would keep the socket open.
+            let descriptor = SocketDescriptor.openSocket(family: info.pointee.ai_family, type: info.pointee.ai_socktype, protocol: info.pointee.ai_protocol)
             guard descriptor >= 0 else {
                 // Out of descriptors (EMFILE), say: that is the news, not "no addresses".
                 lastError = .io("cannot open a socket: \(String(cString: strerror(errno)))")
@@ -33,8 +34,6 @@ package enum SocketConnector {
             }
             let flags = fcntl(descriptor, F_GETFL, 0)
             _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
-            // Not inherited by processes the app starts, which would keep the socket open.
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             let started = systemConnect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen)
             if started == 0 { return descriptor }
             guard errno == EINPROGRESS else {

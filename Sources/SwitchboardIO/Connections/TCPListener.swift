@@ -15,9 +15,8 @@ public final class TCPListener: @unchecked Sendable {
     public init(host: String = "127.0.0.1", port: Int = 0) throws(NetworkError) {
         let info = try SocketConnector.resolveNow(host: host, port: port, passive: true)
         defer { freeaddrinfo(info) }
-        let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+        let descriptor = SocketDescriptor.openSocket(family: info.pointee.ai_family, type: info.pointee.ai_socktype, protocol: info.pointee.ai_protocol)
         guard descriptor >= 0 else { throw .io("socket failed") }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, SOMAXCONN) == 0 else {
@@ -44,11 +43,7 @@ public final class TCPListener: @unchecked Sendable {
     public func accept() -> TCPSocket? {
         while true {
             let (client, failure) = handle.withDescriptor { descriptor -> (Int32, Int32) in
-                #if canImport(Glibc)
-                let client = Glibc.accept(descriptor, nil, nil)
-                #else
-                let client = Darwin.accept(descriptor, nil, nil)
-                #endif
+                let client = SocketDescriptor.acceptConnection(on: descriptor)
                 return (client, errno)
             } ?? (-1, EBADF)
             if client >= 0 { return TCPSocket(descriptor: client) }

@@ -44,6 +44,8 @@ final class NetworkTLSStream: ByteStream, @unchecked Sendable {
         let tls = NWProtocolTLS.Options()
         let security = tls.securityProtocolOptions
         sec_protocol_options_set_tls_server_name(security, serverName)
+        // TLS 1.2 at least, as the OpenSSL path requires: the system's own floor differs by release.
+        sec_protocol_options_set_min_tls_protocol_version(security, .TLSv12)
         for name in applicationProtocols { sec_protocol_options_add_tls_application_protocol(security, name) }
         let queue = DispatchQueue(label: "Switchboard.NetworkTLSStream")
         let rejection = LockedState<String?>(nil)
