@@ -80,7 +80,7 @@ import Testing
             Issue.record("pending requests must fail with disconnected")
             return
         }
-        guard case .failure(.disconnected) = await client.getProfile(GetProfileRequest()) else {
+        guard case .failure(.disconnected) = await client.getProfile(GetProfileRequest(identifier: "c", version: "1")) else {
             Issue.record("later requests fail at once")
             return
         }
