@@ -523,6 +523,70 @@ assert time.monotonic() - started < 8, "the close came only after the whole fram
 PY
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# A reader that keeps standard output open but stops reading must not stall the server:
+# handlers only queue their log lines for a writer thread of its own (written in the
+# handlers, they blocked once the pipe was full, and every call timed out). The reader takes
+# the URL line from a FIFO shrunk to one page and reads nothing more while 200 calls are
+# made; then it drains the pipe, and every call's line is there, after the URL line.
+mkfifo "$work/stalled.fifo"
+python3 - "$work/stalled.fifo" "$work/stalled" <<'PY' &
+import fcntl, os, select, sys, time
+fifo, prefix = sys.argv[1], sys.argv[2]
+fd = os.open(fifo, os.O_RDONLY)
+try:
+    fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 4096)
+except OSError:
+    pass
+first = b""
+while not first.endswith(b"\n"):
+    chunk = os.read(fd, 1)
+    if not chunk:
+        break
+    first += chunk
+with open(prefix + ".url.tmp", "wb") as out:
+    out.write(first)
+os.rename(prefix + ".url.tmp", prefix + ".url")
+# Stalled until told to drain (or for at most five minutes).
+deadline = time.monotonic() + 300
+while not os.path.exists(prefix + ".drain") and time.monotonic() < deadline:
+    time.sleep(0.1)
+rest = b""
+deadline = time.monotonic() + 20
+while rest.count(b" -> 200 ") < 200 and time.monotonic() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.5)
+    if ready:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        rest += chunk
+with open(prefix + ".out.tmp", "wb") as out:
+    out.write(first + rest)
+os.rename(prefix + ".out.tmp", prefix + ".out")
+PY
+escape_pid=$!
+"$bin" mock-server >"$work/stalled.fifo" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/stalled.url" ] && break; sleep 0.1; done
+url=$(grep -o 'ws://[^ ]*' "$work/stalled.url" 2>/dev/null | head -1 || true)
+[ -n "$url" ] && pass "mock-server writes its URL line to a FIFO" || { fail "mock-server writes its URL line to a FIFO"; cat "$work/mock.err"; }
+answered=0
+if [ -n "$url" ]; then
+  for _ in $(seq 1 200); do
+    timeout 10 "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}' >/dev/null 2>"$work/err" || break
+    answered=$((answered + 1))
+  done
+fi
+[ "$answered" -eq 200 ] && pass "200 calls pass while nobody reads the mock server's output" \
+  || { fail "200 calls pass while nobody reads the mock server's output ($answered passed)"; cat "$work/err"; }
+touch "$work/stalled.drain"
+for _ in $(seq 1 300); do [ -e "$work/stalled.out" ] && break; sleep 0.1; done
+logged=$(grep -c "^GET /v1/accounts/username_hash/{hash} -> 200 " "$work/stalled.out" 2>/dev/null || true)
+head -1 "$work/stalled.out" 2>/dev/null | grep -q "listening on ws://" && [ "$logged" = "$answered" ] \
+  && pass "and once read, the log has the URL line first and a line per call" \
+  || fail "and once read, the log has the URL line first and a line per call ($logged lines for $answered calls)"
+kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true; escape_pid=""
+
 # The session example runs its whole lifecycle against the mock server.
 swift build "${SWIFT_BUILD_FLAGS[@]}" --product session-demo >/dev/null
 demo="$(dirname "$bin")/session-demo"

@@ -4,7 +4,8 @@ import SwitchboardSchema
 
 /// One endpoint of a schema read at run time: builds requests from JSON the way the
 /// generated client builds them from its types (same path, query, header and body
-/// bindings), and reads responses the way its typed result does.
+/// bindings), and reads responses the way its typed result does (leniently: JSON members
+/// and enum names the schema does not know are skipped, as generated clients skip them).
 public struct DynamicEndpoint: Sendable {
     public let schema: Schema
     public let service: ServiceDefinition
@@ -106,6 +107,11 @@ public struct DynamicEndpoint: Sendable {
         }
         path += rest
         logSafe += rest
+        // An empty path parameter inside the path (`/v1/chats//read`): refused as generated
+        // clients refuse it (`RPCCall.send`).
+        if let problem = PathEncoding.unsendableSegment(in: path) {
+            throw DynamicCodecError("the request's path cannot be sent: \(problem)")
+        }
         var query: [String] = []
         var logSafeQuery: [String] = []
         for binding in endpoint.queryParameters {
@@ -158,7 +164,9 @@ public struct DynamicEndpoint: Sendable {
         return request
     }
 
-    /// Reads a response as the endpoint's typed result would.
+    /// Reads a response as the endpoint's typed result would: a JSON body may hold members
+    /// and enum names the schema does not know (a server on a newer schema), which are
+    /// skipped, as generated clients skip them (`ignoreUnknownFields`).
     public func outcome(of response: RPCResponse) throws(DynamicCodecError) -> Outcome {
         // As generated code does: the body's own Content-Type wins (gRPC answers in protobuf).
         let encoding = response.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) ?? encoding
@@ -182,15 +190,17 @@ public struct DynamicEndpoint: Sendable {
         }
     }
 
-    /// Decodes a body in the endpoint's body encoding.
+    /// Decodes a received body in the endpoint's body encoding, leniently (see ``decode(_:as:encoding:)``).
     public func decode(_ body: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
         try decode(body, as: type, encoding: encoding)
     }
 
-    /// Decodes a body in `encoding`.
+    /// Decodes a received body in `encoding` as generated code does: JSON members and enum
+    /// names the schema does not know are skipped (``DynamicJSONCodec/lenient(schema:)``).
+    /// Requests built from a person's JSON stay strict (``request(fromJSON:keys:)``).
     public func decode(_ body: Data, as type: Int, encoding: BodyEncoding) throws(DynamicCodecError) -> DynamicMessage {
         switch encoding {
-        case .json: return try DynamicJSONCodec(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
+        case .json: return try DynamicJSONCodec.lenient(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
         case .protobuf: return try DynamicBinaryCodec(schema: schema).decode(body, as: type)
         }
     }

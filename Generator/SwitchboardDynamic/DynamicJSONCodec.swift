@@ -23,17 +23,29 @@ public struct DynamicJSONCodec: Sendable {
         binary = DynamicBinaryCodec(schema: schema)
     }
 
+    /// A codec for what a peer sent (responses, error bodies, pushes), read as generated code
+    /// reads it (`ProtoMessage.init(decoding:encoding:)`): members the schema does not define,
+    /// and enum names it does not know, are skipped, so a peer on a newer schema is still
+    /// understood. What a person types stays with the strict ``init(schema:)``.
+    public static func lenient(schema: Schema) -> DynamicJSONCodec {
+        var codec = DynamicJSONCodec(schema: schema)
+        codec.ignoresUnknownFields = true
+        return codec
+    }
+
     // MARK: Reading
 
     /// Reads a JSON object as message type `type`, with the generated codecs' reader, so
-    /// numbers parse exactly and the same spellings are accepted. Unknown fields and values
-    /// of the wrong type are errors that name the field: a typo should not be sent silently.
+    /// numbers parse exactly and the same spellings are accepted. Unknown fields (unless
+    /// ``ignoresUnknownFields``) and values of the wrong type are errors that name the field:
+    /// a typo should not be sent silently.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
         // The reader counts objects and arrays, two to a message in a list: its bound sits
         // above this codec's, so the codec's own (which names the field) is met first. A
         // well-known type read by the runtime's code is held to this codec's bound instead
         // (see `readWellKnown`), as the generated codec's reader would hold it.
-        let options = JSONDecodingOptions(maximumDepth: 2 * maximumDepth + 2)
+        // The runtime's own readers (well-known types) skip what this codec skips.
+        let options = JSONDecodingOptions(ignoreUnknownFields: ignoresUnknownFields, maximumDepth: 2 * maximumDepth + 2)
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)
             do throws(DynamicCodecError) {

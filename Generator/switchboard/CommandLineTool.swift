@@ -73,6 +73,9 @@ extension CommandLineTool {
                 is given: then only these do, others are refused with 401, and a client without
                 credentials still gets the unauthenticated connection. --grpc-port serves the
                 same endpoints and scripts over gRPC (h2c) as well, each as its rpcName.
+                The address lines come first on standard output; the log of calls follows from
+                a writer of its own, so a reader that stops reading never stalls the server:
+                past 10,000 waiting lines (or 1 MiB) lines are dropped, then counted in a line.
             """),
     ]
 

@@ -88,7 +88,9 @@ final class EventPrinter: @unchecked Sendable {
             do throws(DynamicCodecError) {
                 let payload: DynamicMessage
                 if match.service.encoding == .json {
-                    payload = try DynamicJSONCodec(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
+                    // Leniently, as a generated event handler reads it: a server on a newer
+                    // schema may add members or enum names.
+                    payload = try DynamicJSONCodec.lenient(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
                 } else {
                     payload = try DynamicBinaryCodec(schema: schema).decode(body, as: type)
                 }

@@ -16,6 +16,11 @@ import SwitchboardSchema
 /// delivered in order to every client that connects, then "queue empty" when the schema has it.
 /// `--grpc-port` serves the same endpoints and scripts over gRPC too (h2c), each endpoint as
 /// the method its `rpcName` names.
+///
+/// The address lines are written first, directly; the log after them (a line per call and
+/// per round of pushes) goes through a ``BackgroundLineWriter``, so a reader that stops
+/// reading standard output never holds up a handler: lines past its bound are dropped and
+/// counted instead.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
@@ -64,6 +69,8 @@ enum MockServerCommand {
         let scripts = try arguments.options["--responses"].map { path throws(CommandLineTool.UsageError) in try loadResponses(path, schema: schema) } ?? [:]
         let pushes = try arguments.options["--pushes"].map { path throws(CommandLineTool.UsageError) in try loadPushes(path, schema: schema) } ?? []
 
+        // Handlers only queue their lines: a full pipe must not block them (see `BackgroundLineWriter`).
+        let logWriter = BackgroundLineWriter()
         var routes: [RPCRoute] = []
         for service in schema.services {
             for definition in service.endpoints {
@@ -72,12 +79,12 @@ enum MockServerCommand {
                 let script = ResponseScript(scripts[name] ?? [defaultResponse(for: endpoint)])
                 routes.append(RPCRoute(endpoint: endpoint.descriptor, message: { _, _ in
                     let response = protobufBody(script.next(), endpoint: endpoint)
-                    ChatCommandSupport.printLine("gRPC /\(endpoint.descriptor.rpcName) -> \(response.status) (\(name))")
+                    logWriter.printLine("gRPC /\(endpoint.descriptor.rpcName) -> \(response.status) (\(name))")
                     return response
                 }) { request, _ in
                     let response = script.next()
                     // The template, not the path: path values may be @sensitive.
-                    ChatCommandSupport.printLine("\(request.verb) \(endpoint.descriptor.pathTemplate) -> \(response.status) (\(name))")
+                    logWriter.printLine("\(request.verb) \(endpoint.descriptor.pathTemplate) -> \(response.status) (\(name))")
                     return response
                 })
             }
@@ -122,6 +129,9 @@ enum MockServerCommand {
         if let grpcServer {
             ChatCommandSupport.printLine("switchboard: gRPC (h2c) on http://127.0.0.1:\(grpcServer.port)")
         }
+        // The address lines above were written directly, so they come first; from here on
+        // only the writer's thread writes standard output.
+        logWriter.start()
         let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
             .map { ServerRequest(verb: $0.verb, path: $0.path) }
         // Serve until killed; each client gets the scripted pushes.
@@ -130,10 +140,11 @@ enum MockServerCommand {
             guard client.auth == .account, !pushes.isEmpty || queueEmpty != nil else { continue }
             Task {
                 let pass = await PushQueue(pushes).deliver(to: client, queueEmpty: queueEmpty)
-                ChatCommandSupport.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
+                logWriter.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
             }
         }
         withExtendedLifetime(grpcServer) {}
+        logWriter.flush(within: 1)
         return 0
     }
 

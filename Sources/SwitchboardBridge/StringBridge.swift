@@ -170,7 +170,8 @@ public final class StringBridge: Sendable {
 
     /// The document for a response, mapped as a generated client maps it: 2xx is success, a
     /// declared status the endpoint's error, 429 and 5xx transport failures, other statuses
-    /// `unrecognized`.
+    /// `unrecognized`. Bodies are read as generated clients read them: JSON members and enum
+    /// names the schema does not know are skipped (``DynamicEndpoint/outcome(of:)``).
     static func document(for response: RPCResponse, endpoint: DynamicEndpoint) -> String {
         let codec = DynamicJSONCodec(schema: endpoint.schema)
         let outcome: DynamicEndpoint.Outcome
@@ -213,8 +214,10 @@ public final class StringBridge: Sendable {
                     let encoding = push.headers["Content-Type"].flatMap(BodyEncoding.init(contentType:)) ?? declared
                     let body = push.body ?? Data()
                     do throws(DynamicCodecError) {
+                        // Leniently, as a generated event handler reads it: a server on a newer
+                        // schema may add members or enum names.
                         let message = encoding == .json
-                            ? try DynamicJSONCodec(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
+                            ? try DynamicJSONCodec.lenient(schema: schema).decode(body.isEmpty ? Data("{}".utf8) : body, as: type)
                             : try DynamicBinaryCodec(schema: schema).decode(body, as: type)
                         payload = DynamicJSONCodec(schema: schema).encode(message, prettyPrinted: false)
                     } catch {

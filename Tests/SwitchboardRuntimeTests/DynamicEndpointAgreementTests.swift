@@ -136,4 +136,48 @@ final class CapturingTransport<Auth: AuthMode>: RPCTransport, @unchecked Sendabl
         #expect(try endpoint.outcome(of: limited) == .declaredError(name: "rateLimited", status: 429, body: nil, retryAfter: .seconds(30)))
         #expect(try endpoint.outcome(of: RPCResponse(status: 418, body: Data("tea".utf8))) == .undeclaredStatus(418, body: Data("tea".utf8)))
     }
+
+    /// A server on a newer schema may add members and enum names to what it answers:
+    /// generated clients skip them (`ignoreUnknownFields`), and so must `call` and the
+    /// bridge, which refused such a 200 as "does not decode". Requests stay strict.
+    @Test func responsesWithMembersAndEnumNamesTheSchemaDoesNotKnowReadAsTheTypedResultDoes() async throws {
+        let endpoint = try DynamicEndpoint(schema: Self.schema, name: "ChatRoom.sendChatMessage")
+        let headers: RPCHeaders = ["Content-Type": BodyEncoding.json.contentType]
+        let json = #"{"id":"m1","futureMember":{"deep":[1,"two",null,{"x":true}]},"text":"hi","status":"delivered","#
+            + #""reactions":[{"emoji":"+1","userIds":["7"],"addedBy":"n"}],"extras":{"k":"v"}}"#
+        let ok = RPCResponse(status: 200, headers: headers, body: Data(json.utf8), message: "OK")
+        let request = SendChatMessageRequest(chatId: "c1", clientMessageId: "m1", text: "hi")
+        let typed = await ChatRoomClient(transport: CapturingTransport<Authenticated>(response: ok)).sendChatMessage(request)
+        let generated = try #require(typed.value, "the generated client reads it")
+        #expect(generated.status == .sending, "an unknown enum name leaves the field unset")
+        #expect(generated.reactions.first?.userIds == [7])
+        guard case let .success(message?) = try endpoint.outcome(of: ok) else {
+            Issue.record("a 2xx with unknown members is success, as for the generated client")
+            return
+        }
+        #expect(try ChatMessage(jsonString: DynamicJSONCodec(schema: Self.schema).encode(message)) == generated)
+        #expect(message.fields[4] == nil, "the unknown enum name is skipped, not kept")
+
+        // A declared error's body likewise.
+        let errorJSON = #"{"field":"text","hint":"shorter","reason":"empty"}"#
+        let invalid = RPCResponse(status: 422, headers: headers, body: Data(errorJSON.utf8))
+        let typedError = await ChatRoomClient(transport: CapturingTransport<Authenticated>(response: invalid)).sendChatMessage(request)
+        guard case let .nonSuccess(.invalid(generatedBody)) = typedError else {
+            Issue.record("the generated client reads the 422 body, got \(typedError)")
+            return
+        }
+        guard case let .declaredError("invalid", 422, body?, nil) = try endpoint.outcome(of: invalid) else {
+            Issue.record("422 with an unknown member is the declared invalid error with its body")
+            return
+        }
+        #expect(try ValidationError(jsonString: DynamicJSONCodec(schema: Self.schema).encode(body)) == generatedBody)
+
+        // What a person types is still held to the schema.
+        #expect(throws: DynamicCodecError.self) {
+            try dynamicRequest("ChatRoom.sendChatMessage", #"{"chatId": "c1", "txt": "hi"}"#)
+        }
+        #expect(throws: DynamicCodecError.self) {
+            try dynamicRequest("ChatRoom.getHistory", #"{"chatId": "c1", "extra": 1}"#)
+        }
+    }
 }
