@@ -107,11 +107,6 @@ public struct DynamicEndpoint: Sendable {
         }
         path += rest
         logSafe += rest
-        // An empty path parameter inside the path (`/v1/chats//read`): refused as generated
-        // clients refuse it (`RPCCall.send`).
-        if let problem = PathEncoding.unsendableSegment(in: path) {
-            throw DynamicCodecError("the request's path cannot be sent: \(problem)")
-        }
         var query: [String] = []
         var logSafeQuery: [String] = []
         for binding in endpoint.queryParameters {

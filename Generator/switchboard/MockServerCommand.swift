@@ -132,6 +132,19 @@ enum MockServerCommand {
         // The address lines above were written directly, so they come first; from here on
         // only the writer's thread writes standard output.
         logWriter.start()
+        // Stopped by SIGTERM or SIGINT (how harnesses stop it): the lines still queued are
+        // written first (at most a second), so the log holds every call that was answered.
+        let stopSignals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                logWriter.flush(within: 1)
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+        defer { for source in stopSignals { source.cancel() } }
         let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
             .map { ServerRequest(verb: $0.verb, path: $0.path) }
         // Serve until killed; each client gets the scripted pushes.

@@ -400,26 +400,96 @@ import Testing
 
     /// Every consumer folder cost a `stat` at every poll, however many a peer made: past the
     /// limit they are left out, and that is said once. Found by review.
-    @Test func consumerFoldersPastTheLimitAreLeftOutAndSaidOnce() throws {
+    @Test func consumerFoldersPastTheLimitAreTakenInTurnAndSaidOnce() throws {
         var setup = try Setup()
         defer { setup.exported.remove() }
         setup.options.maximumConsumerFolders = 100
+        // Each scan lists the endpoint's folder again, so the window moves at each.
+        setup.options.fullScanInterval = .zero
         let (provider, reports, base) = try Self.reportingProvider(setup)
         for index in 0..<1_000 {
             try FileManager.default.createDirectory(at: base.appendingPathComponent(String(format: "consumer-%04d", index)), withIntermediateDirectories: false)
         }
         let endpoints = setup.catalogue.services.reduce(0) { $0 + $1.endpoints.count }
-        for _ in 0..<3 {
+        var seen: [Set<String>] = []
+        for _ in 0..<10 {
             let folders = provider.folders()
             #expect(folders.count <= 100 + endpoints)
-            #expect(folders.filter { $0.consumer != nil }.count == 100)
+            seen.append(Set(folders.compactMap(\.consumer)))
         }
-        // The first by name.
-        let consumers = Set(provider.folders().compactMap(\.consumer))
-        #expect(consumers.contains("consumer-0099") && !consumers.contains("consumer-0100"))
+        // The next 100 by name at each scan: every folder once in ten scans, then from the start.
+        for (scan, consumers) in seen.enumerated() {
+            #expect(consumers == Set((scan * 100..<(scan + 1) * 100).map { String(format: "consumer-%04d", $0) }), "scan \(scan): \(consumers.sorted().prefix(3))")
+        }
+        #expect(Set(provider.folders().compactMap(\.consumer)).contains("consumer-0000"))
+        // Recovery and the sweep go through them all.
+        #expect(provider.folders(every: true).filter { $0.consumer != nil }.count == 1_000)
         #expect(reports.current.count == 1, "\(reports.current)")
         #expect(reports.current.first?.path == base.path)
         #expect(reports.current.first?.problem.contains("more than 100 consumer folders") == true, "\(reports.current)")
+    }
+
+    /// The limit kept the first consumer folders by name: whoever could write into an
+    /// endpoint's folder made 256 named "000…", and every consumer sorting after them was
+    /// never served. The window now moves on at each scan. Found by review.
+    @Test func aRequestInTheConsumerFolderSortingLastIsServedPastTheLimit() async throws {
+        var setup = try Setup()
+        defer { setup.exported.remove() }
+        setup.options.maximumConsumerFolders = 100
+        setup.options.fullScanInterval = .zero
+        let (provider, _, base) = try Self.reportingProvider(setup)
+        for index in 0..<300 {
+            try FileManager.default.createDirectory(at: base.appendingPathComponent(String(format: "%03d", index)), withIntermediateDirectories: false)
+        }
+        let last = base.appendingPathComponent("299")
+        let id = "20260101T000000000Z_LookUpUsernameHash_00000001"
+        try Self.requestDocument(id: id).write(to: last.appendingPathComponent(id + ".request.json"))
+        var scans = 0
+        while scans < 6, setup.handlers.served.current.isEmpty {
+            _ = await provider.servePending()
+            scans += 1
+        }
+        #expect(scans <= 3, "served after \(scans) scans")
+        #expect(setup.handlers.served.current.count == 1)
+        #expect(FileManager.default.fileExists(atPath: last.appendingPathComponent(id + ".response.json").path))
+    }
+
+    /// A folder that could not be opened for a claim (no descriptor free, a folder removed and
+    /// made again) made its request unclaimable for the provider's life: never served while
+    /// its file stayed. It is now tried again at the next poll. Found by review.
+    @Test func aRequestWhoseFolderCouldNotBeOpenedIsServedOnceItCan() async throws {
+        var setup = try Setup()
+        defer { setup.exported.remove() }
+        // One at a time, and the backlog kept: the second request is claimed from the scan
+        // that found it, after its folder went away.
+        setup.options.maximumConcurrentRequests = 1
+        setup.options.fullScanInterval = .seconds(60)
+        setup.options.pollInterval = .milliseconds(1)
+        let (provider, reports, base) = try Self.reportingProvider(setup)
+        let consumer = base.appendingPathComponent("consumer")
+        let away = base.appendingPathComponent("consumer-away")
+        try FileManager.default.createDirectory(at: consumer, withIntermediateDirectories: false)
+        let first = "20260101T000000000Z_LookUpUsernameHash_00000001"
+        let second = "20260101T000000000Z_LookUpUsernameHash_00000002"
+        try Self.requestDocument(id: first).write(to: base.appendingPathComponent(first + ".request.json"))
+        try Self.requestDocument(id: second).write(to: consumer.appendingPathComponent(second + ".request.json"))
+        #expect(await provider.servePending() == 1)
+        try #require(FileManager.default.fileExists(atPath: consumer.appendingPathComponent(second + ".request.json").path),
+                     "the second request waits in the backlog")
+        // Its folder cannot be opened at the claim (ENOENT), then is back.
+        try FileManager.default.moveItem(at: consumer, to: away)
+        #expect(await provider.servePending() == 0)
+        try FileManager.default.moveItem(at: away, to: consumer)
+        try await Task.sleep(for: .milliseconds(20))
+        var claimed = 0
+        for _ in 0..<5 where claimed == 0 {
+            claimed = await provider.servePending()
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(claimed == 1)
+        #expect(setup.handlers.served.current.count == 2)
+        #expect(FileManager.default.fileExists(atPath: consumer.appendingPathComponent(second + ".response.json").path))
+        #expect(reports.current.isEmpty, "a folder gone for a moment is not a problem: \(reports.current)")
     }
 
     /// A folder that cannot be listed was said at every listing (every second): once now, and

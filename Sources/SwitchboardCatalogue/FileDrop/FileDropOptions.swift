@@ -20,11 +20,15 @@ public struct FileDropOptions: Sendable {
     public var maximumDocumentBytes = 4 << 20
     /// How many requests a provider serves at once: 8.
     public var maximumConcurrentRequests = 8
-    /// How many consumer subfolders of one endpoint's folder a provider serves: 256 (a
+    /// How many consumer subfolders of one endpoint's folder a provider looks at a scan: 256 (a
     /// negative value counts as 0, which serves the endpoint's own folder only). Each costs a
     /// `stat` at every poll and a listing whenever it changes, and whoever can write into the
-    /// folder can make them; past the limit, the first by name are served, the others are
-    /// not, and ``diagnostics`` hears of it once.
+    /// folder can make them. Past the limit they are taken in turn: each new listing of the
+    /// endpoint's folder (at least every ``fullScanInterval``) takes the next ones by name after
+    /// those the last one took, starting over past the last name, so every folder is reached
+    /// within (folders ÷ limit) listings; folders whose last listing found requests are kept
+    /// besides (at most as many again), and ``diagnostics`` hears of it once. Recovery on start
+    /// and the retention sweep go through every consumer folder.
     public var maximumConsumerFolders = 256
     /// Whether documents and renames are flushed to disk (fsync of file and folder), so they
     /// survive a power cut and not only a killed process: on by default.
@@ -43,10 +47,11 @@ public struct FileDropOptions: Sendable {
     /// Receives the problems a provider survived, for the app's logs: an answer it could not
     /// write (tried three times; the request stays claimed and the next start answers it as
     /// interrupted), an interrupted answer it could not write on start, a folder it could not
-    /// list or open, an endpoint's folder with more consumer folders than
-    /// ``maximumConsumerFolders``, a request it could not claim for a reason other than
-    /// another process taking it first (its claimed name taken already, a rename the system
-    /// refused; it is not tried again while its file stays). A problem with a folder is said
+    /// list or open (a request whose folder could not be opened is tried again at the next
+    /// poll), an endpoint's folder with more consumer folders than ``maximumConsumerFolders``,
+    /// a request it could not claim for a reason other than another process taking it first
+    /// (its claimed name taken already, a rename the system refused; it is not tried again
+    /// while its file stays). A problem with a folder is said
     /// once, not at every poll: again only if it changes, or once it cleared and came back.
     /// Called from the provider's file queues: hand it to a logger and return.
     public var diagnostics: (@Sendable (FileDropDiagnostic) -> Void)?

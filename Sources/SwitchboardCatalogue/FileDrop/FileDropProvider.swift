@@ -29,6 +29,13 @@ public final class FileDropProvider: Sendable {
     /// Requests whose claim failed (a name this process may not move): skipped while their
     /// file stays, so they cannot keep the loop from sleeping.
     private let unclaimable = Locked<Set<String>>([])
+    /// Requests whose folder could not be opened for the claim (a passing failure: no
+    /// descriptor free, no memory, a folder replaced meanwhile), by key: tried again from the
+    /// instant given (the next poll), not before, so they cannot keep the loop from sleeping.
+    private let retryAt = Locked<[String: ContinuousClock.Instant]>([:])
+    /// Where each endpoint folder's next window of consumer folders starts, by the endpoint
+    /// folder's path: the last name the previous window took, when it did not take them all.
+    private let rotation = Locked<[String: String]>([:])
     /// Wakes the loop early when a slot frees.
     private let slotFreed = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let files = FileDropFiles.queue("provider")
@@ -176,11 +183,15 @@ public final class FileDropProvider: Sendable {
         }
     }
 
-    /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders (at
-    /// most ``FileDropOptions/maximumConsumerFolders`` of them an endpoint, the first by name).
-    /// A folder on the way that is a link (or not a folder) is skipped: it could lead the
-    /// provider into another endpoint's folder, or anywhere.
-    func folders() -> [Folder] {
+    /// Every folder requests may arrive in: each endpoint's, and its consumers' subfolders. A
+    /// scan (`every` false) takes at most ``FileDropOptions/maximumConsumerFolders`` of them an
+    /// endpoint, in turn: each new listing of the endpoint's folder takes the next ones by name
+    /// after those the previous took (starting over past the last), and those whose last
+    /// listing found requests besides (at most as many again). With `every`, all of them
+    /// (recovery and the retention sweep, which run seldom). A folder on the way that is a link
+    /// (or not a folder) is skipped: it could lead the provider into another endpoint's folder,
+    /// or anywhere.
+    func folders(every: Bool = false) -> [Folder] {
         var folders: [Folder] = []
         for service in catalogue.services {
             for endpoint in service.endpoints {
@@ -189,13 +200,75 @@ public final class FileDropProvider: Sendable {
                 let base = Folder(url: directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder),
                                   service: service, endpoint: endpoint, root: directory, components: components, consumer: nil)
                 folders.append(base)
-                for name in listing(of: base).subfolders {
+                let consumers = every ? allConsumerFolders(of: base) : listing(of: base).subfolders
+                for name in consumers {
                     folders.append(Folder(url: base.url.appendingPathComponent(name), service: service, endpoint: endpoint,
                                           root: directory, components: components + [name], consumer: name))
                 }
             }
         }
         return folders
+    }
+
+    /// The names of all of `base`'s consumer folders (each a folder itself, not a link), or none
+    /// if ``FileDropOptions/maximumConsumerFolders`` is 0 or less; a folder that cannot be
+    /// listed has none (the scans say so).
+    func allConsumerFolders(of base: Folder) -> [String] {
+        guard options.maximumConsumerFolders > 0, let opened = try? base.opened(), let names = try? opened.names() else { return [] }
+        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".json") && opened.isFolder($0) }
+    }
+
+    /// Whether `sorted` (in ascending order) holds `name`.
+    static func contains(_ name: String, sorted: [String]) -> Bool {
+        let index = firstIndex(after: name, sorted: sorted, orEqual: true)
+        return index < sorted.count && sorted[index] == name
+    }
+
+    /// The index of the first of `sorted` (in ascending order) past `name` (or, `orEqual`, not
+    /// before it); `sorted.count` if none is.
+    static func firstIndex(after name: String, sorted: [String], orEqual: Bool = false) -> Int {
+        var low = 0, high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            let before = orEqual ? sorted[middle] < name : sorted[middle] <= name
+            if before { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The consumer folders of endpoint folder `folder` (open as `opened`) a scan takes, from
+    /// the names `candidates` (sorted) that may be ones: the next `limit` after those its
+    /// previous listing took, wrapping past the last, and those outside the window whose last
+    /// listing found requests (at most `limit` more); and whether the window left some out.
+    func window(of folder: Folder, _ candidates: [String], in opened: FileDropFiles.OpenFolder, limit: Int) -> (names: [String], more: Bool) {
+        let path = folder.url.path
+        let start = rotation.withLock { $0[path] }.map { Self.firstIndex(after: $0, sorted: candidates) } ?? 0
+        var taken: [String] = [], more = false
+        for step in 0..<candidates.count {
+            let name = candidates[(start + step) % candidates.count]
+            guard opened.isFolder(name) else { continue }
+            // Past the limit, one more folder is enough to know there are more.
+            if taken.count == limit {
+                more = true
+                break
+            }
+            taken.append(name)
+        }
+        rotation.withLock { $0[path] = more ? taken.last : nil }
+        guard more else { return (taken.sorted(), false) }
+        // Folders left out of this window whose last listing (from the previous scan) found
+        // requests: kept, so a request found is not left until the window comes round again.
+        let prefix = path + "/"
+        let inWindow = Set(taken)
+        let pending: [String] = listings.withLock { cached in
+            cached.compactMap { key, listing -> String? in
+                guard !listing.requests.isEmpty, key.hasPrefix(prefix) else { return nil }
+                let name = String(key.dropFirst(prefix.count))
+                return name.contains("/") || inWindow.contains(name) ? nil : name
+            }
+        }
+        let kept = pending.sorted().filter { Self.contains($0, sorted: candidates) && opened.isFolder($0) }.prefix(limit)
+        return ((taken + kept).sorted(), true)
     }
 
     /// `folder`'s requests and, for an endpoint's own folder, its consumers' subfolders: listed
@@ -214,9 +287,9 @@ public final class FileDropProvider: Sendable {
             return known
         }
         // Consumers' subfolders are looked for only in an endpoint's own folder, and only up to
-        // the limit: each costs a `stat` at every poll.
+        // the limit a scan: each costs a `stat` at every poll.
         let limit = folder.consumer == nil ? max(0, options.maximumConsumerFolders) : 0
-        var requests: [String] = [], subfolders: [String] = []
+        var requests: [String] = [], subfolders: [String] = [], candidates: [String] = []
         var names: [String] = []
         var opened: FileDropFiles.OpenFolder?
         do throws(POSIXError) {
@@ -239,14 +312,28 @@ public final class FileDropProvider: Sendable {
                 // an answer or after its consumer gave up.
                 guard id.utf8.count <= FileDropDocument.maximumIDBytes else { continue }
                 requests.append(String(id))
-            } else if limit > 0, !more, !name.hasSuffix(".json"), let opened, opened.isFolder(name) {
-                // Past the limit, one more folder is enough to know there are more.
-                if subfolders.count < limit { subfolders.append(name) } else { more = true }
+            } else if limit > 0, !name.hasSuffix(".json") {
+                candidates.append(name)
+            }
+        }
+        if let opened, limit > 0 {
+            let chosen = window(of: folder, candidates, in: opened, limit: limit)
+            subfolders = chosen.names
+            more = chosen.more
+            // What was said of a consumer folder is kept while the window is elsewhere (so it is
+            // not said again each time round), and dropped once the folder is gone.
+            let prefix = folder.url.path + "/"
+            reported.withLock { said in
+                said = said.filter { key, _ in
+                    guard key.hasPrefix(prefix) else { return true }
+                    let name = String(key.dropFirst(prefix.count))
+                    return name.contains("/") || Self.contains(name, sorted: candidates)
+                }
             }
         }
         if opened != nil {
             if more {
-                reportOnce(folder.url, "has more than \(limit) consumer folders: only the first \(limit) by name are served (FileDropOptions.maximumConsumerFolders)")
+                reportOnce(folder.url, "has more than \(limit) consumer folders: they are served \(limit) at a time, in turn by name (FileDropOptions.maximumConsumerFolders)")
             } else {
                 reported.withLock { _ = $0.removeValue(forKey: folder.url.path) }
             }
@@ -261,7 +348,7 @@ public final class FileDropProvider: Sendable {
     /// other provider is serving them. Works in each folder by descriptor, so a folder swapped
     /// for a link cannot lead it to remove or write files anywhere else.
     func recover() {
-        for folder in folders() {
+        for folder in folders(every: true) {
             guard let opened = try? folder.opened() else { continue }
             for name in (try? opened.names()) ?? [] {
                 if name.hasPrefix("."), name.hasSuffix(".tmp"), name.contains(FileDropDocument.responseSuffix) {
@@ -312,7 +399,7 @@ public final class FileDropProvider: Sendable {
         let parts = retention.components
         let cutoff = now.addingTimeInterval(-(TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18))
         return await FileDropFiles.offPool(on: sweepFiles) { [self] in
-            folders().reduce(0) { $0 + prune($1, before: cutoff) }
+            folders(every: true).reduce(0) { $0 + prune($1, before: cutoff) }
         }
     }
 
@@ -359,7 +446,14 @@ public final class FileDropProvider: Sendable {
                 // A folder gone (a consumer's removed) takes its listing and what was said of it along.
                 let paths = Set(scanned.map(\.url.path))
                 listings.withLock { cached in cached = cached.filter { paths.contains($0.key) } }
-                reported.withLock { said in said = said.filter { paths.contains($0.key) } }
+                // A consumer folder outside this scan's window keeps what was said of it while its
+                // endpoint's folder is scanned (its listing drops it once the folder is gone).
+                let endpoints = Set(scanned.filter { $0.consumer == nil }.map(\.url.path))
+                reported.withLock { said in
+                    said = said.filter { key, _ in
+                        paths.contains(key) || key.lastIndex(of: "/").map { slash in endpoints.contains(String(key[..<slash])) } == true
+                    }
+                }
                 return scanned.map { folder in (folder, listing(of: folder).requests.sorted()) }
             }
             // Oldest first within a folder (ids start with their submission time), and the
@@ -368,6 +462,7 @@ public final class FileDropProvider: Sendable {
             let found: [(Folder, String)] = Self.inTurn(perFolder.map { entry in entry.1.map { (entry.0, $0) } })
             let present = Set(found.map { $0.0.url.path + "/" + $0.1 })
             unclaimable.withLock { $0.formIntersection(present) }
+            retryAt.withLock { waiting in waiting = waiting.filter { present.contains($0.key) } }
             backlog.withLock { $0 = Backlog(entries: found, next: 0, scannedAt: now) }
         }
         enum Start { case skip, full, started(Task<Bool, Never>) }
@@ -375,16 +470,23 @@ public final class FileDropProvider: Sendable {
         while !Task.isCancelled { // stopping takes no new request
             guard let (folder, id) = backlog.withLock({ $0.next < $0.entries.count ? $0.entries[$0.next] : nil }) else { break }
             let key = folder.url.path + "/" + id
-            let start: Start = unclaimable.withLock({ $0.contains(key) }) ? .skip : inFlight.withLock { running in
+            let waiting = retryAt.withLock { $0[key] }.map { instant in ContinuousClock.now < instant } == true
+            let start: Start = waiting || unclaimable.withLock({ $0.contains(key) }) ? .skip : inFlight.withLock { running in
                 if running[key] != nil { return .skip }
                 guard running.count < max(1, options.maximumConcurrentRequests) else { return .full }
                 // Served in a task of its own, so stopping does not cancel a handler midway.
                 let task = Task.detached { [self] in
-                    let claimed = await serve(id, in: folder)
-                    if !claimed { unclaimable.withLock { _ = $0.insert(key) } }
+                    let outcome = await attempt(id, in: folder)
+                    switch outcome {
+                    case .claimed, .lost: retryAt.withLock { _ = $0.removeValue(forKey: key) }
+                    case .unclaimable: unclaimable.withLock { _ = $0.insert(key) }
+                    case .retryLater:
+                        let next = ContinuousClock.now + options.effectivePollInterval
+                        retryAt.withLock { $0[key] = next }
+                    }
                     inFlight.withLock { $0[key] = nil }
                     wakeLoop()
-                    return claimed
+                    return outcome == .claimed
                 }
                 running[key] = task
                 return .started(task)
@@ -412,40 +514,62 @@ public final class FileDropProvider: Sendable {
         return result
     }
 
+    /// What came of an attempt to serve a request.
+    enum Attempt: Sendable, Equatable {
+        /// This provider claimed it (and answered it, or left it claimed for the next start).
+        case claimed
+        /// Gone before the claim: another process took it, or its consumer withdrew it.
+        case lost
+        /// Its folder could not be opened (no descriptor or memory free, a folder replaced
+        /// meanwhile, a passing refusal): tried again at the next poll it is still found at.
+        case retryLater
+        /// Its claim was refused (its claimed name taken, a rename the system refused): not
+        /// tried again while its file stays.
+        case unclaimable
+    }
+
     /// Claims, serves and answers one request; the file work runs off the cooperative pool.
-    /// Returns whether this provider claimed it. The folder is opened by descriptor as it is
-    /// at the claim, and the claim, the answer and the marking are all made in it: a folder
-    /// swapped for a link since the scan is not served, and one moved meanwhile keeps its answer.
+    /// Returns whether this provider claimed it.
     @discardableResult
     func serve(_ id: String, in folder: Folder) async -> Bool {
+        await attempt(id, in: folder) == .claimed
+    }
+
+    /// Claims, serves and answers one request, as ``serve(_:in:)``, and says what came of it.
+    /// The folder is opened by descriptor as it is at the claim, and the claim, the answer and
+    /// the marking are all made in it: a folder swapped for a link since the scan is not served,
+    /// and one moved meanwhile keeps its answer.
+    func attempt(_ id: String, in folder: Folder) async -> Attempt {
         let submitted = id + FileDropDocument.requestSuffix
         let claimed = id + FileDropDocument.claimedSuffix
         let served = id + FileDropDocument.servedSuffix
         let response = id + FileDropDocument.responseSuffix
         let durable = options.durable, limit = options.maximumDocumentBytes
-        enum Claim: Sendable { case lost, duplicate, document(FileDropFiles.OpenFolder, FileDropFiles.FileRead) }
+        enum Claim: Sendable { case notClaimed(Attempt), duplicate, document(FileDropFiles.OpenFolder, FileDropFiles.FileRead) }
         let claim: Claim = await FileDropFiles.offPool(on: files) { [self] in
             let opened: FileDropFiles.OpenFolder
             do throws(POSIXError) {
                 opened = try folder.opened()
             } catch {
-                // Gone, or no longer a folder itself: nothing to claim.
+                // Gone, or no longer a folder itself, maybe for a moment (removed and made
+                // again); or a passing failure (no descriptor or memory free): the request is not
+                // given up, it is tried again at the next poll that finds it. Said once.
                 if ![ENOENT, ENOTDIR, ELOOP].contains(error.code.rawValue) {
                     reportOnce(folder.url, "cannot be opened: \(String(cString: strerror(error.code.rawValue)))")
                 }
-                return .lost
+                return .notClaimed(.retryLater)
             }
             // The rename is the claim: if another provider won it, the file is gone.
             switch FileDropFiles.tryMove(opened.entry(submitted), to: opened.entry(claimed), durable: durable) {
             case .moved: break
-            case .sourceGone: return .lost
+            case .sourceGone: return .notClaimed(.lost)
             case .targetTaken:
                 // No race lost: it stays unclaimable while the file stays, so it is said once.
                 report(folder.url.appendingPathComponent(submitted), "cannot be claimed: \(claimed) exists already")
-                return .lost
+                return .notClaimed(.unclaimable)
             case let .failed(reason):
                 report(folder.url.appendingPathComponent(submitted), "cannot be claimed as \(claimed): \(String(cString: strerror(reason)))")
-                return .lost
+                return .notClaimed(.unclaimable)
             }
             // A request submitted again under an id already answered is not served twice.
             if opened.exists(response) || Self.isArchived(response, in: opened) {
@@ -454,8 +578,8 @@ public final class FileDropProvider: Sendable {
             }
             return .document(opened, FileDropFiles.readRegularFile(opened.entry(claimed), limit: limit, followingLinks: false))
         }
-        if case .lost = claim { return false }
-        guard case let .document(opened, read) = claim else { return true }
+        if case let .notClaimed(outcome) = claim { return outcome }
+        guard case let .document(opened, read) = claim else { return .claimed }
         let reply = await answer(read, folder: folder)
         for attempt in 1...3 {
             let written: Bool = await FileDropFiles.offPool(on: files) { [self] in
@@ -482,7 +606,7 @@ public final class FileDropProvider: Sendable {
             if written { break }
             if attempt < 3 { try? await Task.sleep(for: .milliseconds(attempt == 1 ? 200 : 1000)) }
         }
-        return true
+        return .claimed
     }
 
     /// Marks answered request `id` served: its claimed document becomes the served marker,

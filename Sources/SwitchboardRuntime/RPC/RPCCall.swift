@@ -14,19 +14,19 @@ public enum RPCCall {
     /// Sends `request` and waits at most for the call's timeout: the call's own
     /// (``CallOptions/timeout``), else the endpoint's, else the transport's default
     /// (``RPCTransport/defaultRequestTimeout``); a deadline the request already carries is
-    /// kept when it is earlier. A path with a dot-segment or an empty segment (a path
-    /// parameter of `.`, `..` or nothing, see ``PathEncoding/unsendableSegment(in:)``) fails
-    /// with ``TransportError/invalidRequest(_:)`` without being sent. Inlinable, so a transport that enforces
+    /// kept when it is earlier. A path with a dot-segment (a path parameter of `.` or
+    /// `..`, see ``PathEncoding/dotSegment(in:)``) fails with
+    /// ``TransportError/invalidRequest(_:)`` without being sent. Inlinable, so a transport that enforces
     /// deadlines itself (the chat connection) is one async call away from the caller.
     @inlinable
     public static func send<Auth: AuthMode>(
         _ request: consuming RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
-        // A path parameter of `.`, `..` or nothing makes a segment that URL normalisation or
-        // slash merging (a proxy's, a server's) turns into another resource: refused before it goes out.
-        if let problem = PathEncoding.unsendableSegment(in: request.path) {
+        // A path parameter of `.` or `..` makes a dot-segment, which URL normalisation (a
+        // proxy's, a server's) turns into another resource: refused before it goes out.
+        if let segment = PathEncoding.dotSegment(in: request.path) {
             options.responseCapture?.reset()
-            return .failure(.invalidRequest(problem))
+            return .failure(.invalidRequest("the path holds the dot-segment '\(segment)', which would reach another resource"))
         }
         // Consuming: the caller's request (a generated client's, built for this call) is
         // changed in place rather than copied, a copy and a destroy of every field less.

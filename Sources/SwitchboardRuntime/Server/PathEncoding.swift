@@ -45,38 +45,8 @@ public enum PathEncoding {
         return Array(path.utf8).withUnsafeBufferPointer { firstDotSegment($0) }
     }
 
-    /// Why `path` (its query ignored) must not be sent, or `nil`: a dot-segment (see
-    /// ``dotSegment(in:)``), or an empty segment inside it (`/v1/chats//read`, an empty path
-    /// parameter), which proxies that merge slashes (nginx does by default) send to another
-    /// resource and a router matches to none. A trailing slash is not refused: a template may
-    /// end with one. Walked once without splitting: it runs on every call.
-    public static func unsendableSegment(in path: String) -> String? {
-        if let answer = path.utf8.withContiguousStorageIfAvailable({ firstUnsendableSegment($0) }) { return answer }
-        return Array(path.utf8).withUnsafeBufferPointer { firstUnsendableSegment($0) }
-    }
-
-    static func firstUnsendableSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        var start = 0
-        var index = 0
-        while true {
-            let atEnd = index == bytes.count || bytes[index] == UInt8(ascii: "?")
-            if atEnd || bytes[index] == UInt8(ascii: "/") {
-                let segment = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                if isDotSegment(segment) {
-                    return "the path holds the dot-segment '\(String(decoding: segment, as: UTF8.self))', which would reach another resource"
-                }
-                // The empty segment before a leading `/`, and after a trailing one, are the path's own.
-                if segment.isEmpty, start > 0, !atEnd {
-                    return "the path holds an empty segment ('//', an empty path parameter?), which a proxy merging slashes would send to another resource"
-                }
-                if atEnd { return nil }
-                start = index + 1
-            }
-            index += 1
-        }
-    }
-
-    /// ``dotSegment(in:)`` over the path's bytes, walked once without splitting.
+    /// ``dotSegment(in:)`` over the path's bytes, walked once without splitting: it runs on
+    /// every call.
     static func firstDotSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var start = 0
         var index = 0
