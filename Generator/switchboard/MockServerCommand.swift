@@ -134,12 +134,22 @@ enum MockServerCommand {
         logWriter.start()
         // Stopped by SIGTERM or SIGINT (how harnesses stop it): the lines still queued are
         // written first (at most a second), so the log holds every call that was answered.
+        // One serial queue: a SIGTERM and a SIGINT together are handled one after the other.
+        // After the flush the signal is raised again with its default action, so the process
+        // ends by it (a parent sees a signal, and a shell running it in the foreground stops).
+        let stopQueue = DispatchQueue(label: "switchboard.mock-server.stop")
         let stopSignals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: stopQueue)
             source.setEventHandler {
                 logWriter.flush(within: 1)
-                exit(128 + number)
+                signal(number, SIG_DFL)
+                var unblocked = sigset_t()
+                sigemptyset(&unblocked)
+                sigaddset(&unblocked, number)
+                pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+                raise(number)
+                _exit(128 + number)
             }
             source.resume()
             return source

@@ -192,22 +192,29 @@ public final class FileDropProvider: Sendable {
     /// (or not a folder) is skipped: it could lead the provider into another endpoint's folder,
     /// or anywhere.
     func folders(every: Bool = false) -> [Folder] {
-        var folders: [Folder] = []
+        endpointFolders(every: every).flatMap { [$0.base] + $0.consumers }
+    }
+
+    /// Each endpoint's folder, its listing (none with `every`) and the consumer folders taken
+    /// from it. A scan lists each endpoint folder once, here: listing it again in the same scan
+    /// would move the consumer window a second time, and the window between would never be served.
+    func endpointFolders(every: Bool = false) -> [(base: Folder, listing: Listing?, consumers: [Folder])] {
+        var found: [(base: Folder, listing: Listing?, consumers: [Folder])] = []
         for service in catalogue.services {
             for endpoint in service.endpoints {
                 let components = (service.folder + "/" + endpoint.folder).split(separator: "/").map(String.init)
                 guard FileDropFiles.isFolderChain(from: directory, components) else { continue }
                 let base = Folder(url: directory.appendingPathComponent(service.folder).appendingPathComponent(endpoint.folder),
                                   service: service, endpoint: endpoint, root: directory, components: components, consumer: nil)
-                folders.append(base)
-                let consumers = every ? allConsumerFolders(of: base) : listing(of: base).subfolders
-                for name in consumers {
-                    folders.append(Folder(url: base.url.appendingPathComponent(name), service: service, endpoint: endpoint,
-                                          root: directory, components: components + [name], consumer: name))
+                let listed = every ? nil : listing(of: base)
+                let consumers = (listed?.subfolders ?? allConsumerFolders(of: base)).map { name in
+                    Folder(url: base.url.appendingPathComponent(name), service: service, endpoint: endpoint,
+                           root: directory, components: components + [name], consumer: name)
                 }
+                found.append((base, listed, consumers))
             }
         }
-        return folders
+        return found
     }
 
     /// The names of all of `base`'s consumer folders (each a folder itself, not a link), or none
@@ -442,19 +449,23 @@ public final class FileDropProvider: Sendable {
         let reuse = backlog.withLock { $0.next < $0.entries.count && $0.scannedAt.map { now - $0 < options.fullScanInterval } == true }
         if !reuse {
             let perFolder: [(Folder, [String])] = await FileDropFiles.offPool(on: files) { [self] in
-                let scanned = folders()
+                let endpoints = endpointFolders()
+                let scanned = endpoints.flatMap { [$0.base] + $0.consumers }
                 // A folder gone (a consumer's removed) takes its listing and what was said of it along.
                 let paths = Set(scanned.map(\.url.path))
                 listings.withLock { cached in cached = cached.filter { paths.contains($0.key) } }
                 // A consumer folder outside this scan's window keeps what was said of it while its
                 // endpoint's folder is scanned (its listing drops it once the folder is gone).
-                let endpoints = Set(scanned.filter { $0.consumer == nil }.map(\.url.path))
+                let endpointPaths = Set(endpoints.map(\.base.url.path))
                 reported.withLock { said in
                     said = said.filter { key, _ in
-                        paths.contains(key) || key.lastIndex(of: "/").map { slash in endpoints.contains(String(key[..<slash])) } == true
+                        paths.contains(key) || key.lastIndex(of: "/").map { slash in endpointPaths.contains(String(key[..<slash])) } == true
                     }
                 }
-                return scanned.map { folder in (folder, listing(of: folder).requests.sorted()) }
+                // The endpoint folder's listing is the one its consumers were taken from.
+                return endpoints.flatMap { entry in
+                    [(entry.base, (entry.listing?.requests ?? []).sorted())] + entry.consumers.map { ($0, listing(of: $0).requests.sorted()) }
+                }
             }
             // Oldest first within a folder (ids start with their submission time), and the
             // folders in turn: ids are the consumers' to choose, so one that names its requests
