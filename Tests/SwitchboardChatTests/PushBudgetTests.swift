@@ -1,4 +1,5 @@
 @testable import SwitchboardChat
+import SwitchboardRuntime
 import Testing
 
 @Suite struct PushBudgetTests {

@@ -28,12 +28,12 @@ struct GRPCDecodedSizeBudgetTests {
         // About 40 KB in its message (ids below 128 are one byte, so every push here is the
         // same size), about 2 MB decoded.
         let messageBytes = GRPCPush(id: 1, request: flood).serializedBytes().count
-        let cost = GRPCDecodedPushSize.bytes(messageBytes: messageBytes, headerCount: headers)
+        let cost = DecodedRequestSize.bytes(envelopeBytes: messageBytes, headerCount: headers)
         #expect(cost > 40 * messageBytes, "\(cost) for \(messageBytes) bytes")
         var options = GRPCClientOptions()
         // Room for two pushes by what they hold; by their messages' bytes, for all of them.
         options.maximumQueuedPushBytes = 2 * cost + cost / 2
-        #expect(options.maximumQueuedPushBytes > 10 * (messageBytes + GRPCDecodedPushSize.perPush))
+        #expect(options.maximumQueuedPushBytes > 10 * (messageBytes + DecodedRequestSize.perRequest))
         let transport = GRPCClientTransport<Authenticated>(host: "127.0.0.1", port: server.port, options: options)
         defer { transport.close() }
         let release = Locked(false)

@@ -339,6 +339,19 @@ import Testing
         await session.shutDown()
     }
 
+    /// Lets the connect time out (10 s), then `meanwhile` runs in DISCONNECTED, then the
+    /// retry timer fires (1 s): the session is RECONNECTING.
+    static func timeOutTheConnectAndRetry(_ session: Session<ManualClock>, clock: ManualClock,
+                                          meanwhile: () async -> Void = {}) async {
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected })
+        await meanwhile()
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { session.state == .reconnecting })
+    }
+
     /// A connect that times out while its socket's push handler runs: the reconnect waits
     /// for that socket to end (and its handler to return), and the socket takes no more pushes.
     @Test func aReconnectAfterAConnectTimeoutWaitsForTheTimedOutSocket() async throws {
@@ -363,15 +376,11 @@ import Testing
         let push = try #require(connector.pushHandlers.current.first)
         let first = Task { await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) }
         #expect(await eventually { running.current == 1 })
-        #expect(await clock.waitForSleepers(1))
-        clock.advance(by: .seconds(10))
-        #expect(await eventually { session.state == .disconnected })
-        if case .withhold = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) {} else {
-            Issue.record("a socket whose connect timed out takes no more pushes")
+        await Self.timeOutTheConnectAndRetry(session, clock: clock) {
+            if case .withhold = await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) {} else {
+                Issue.record("a socket whose connect timed out takes no more pushes")
+            }
         }
-        #expect(await clock.waitForSleepers(1))
-        clock.advance(by: .seconds(1))
-        #expect(await eventually { session.state == .reconnecting })
         try await Task.sleep(for: .milliseconds(100))
         #expect(connector.attempts.current == 1, "no second socket while the timed-out one is ending")
         quiet.finishEnding()
@@ -408,12 +417,7 @@ import Testing
         let push = try #require(connector.pushHandlers.current.first)
         let hung = Task { await push(ServerRequest(verb: "PUT", path: "/api/v1/message")) }
         #expect(await eventually { running.current })
-        #expect(await clock.waitForSleepers(1))
-        clock.advance(by: .seconds(10))
-        #expect(await eventually { session.state == .disconnected })
-        #expect(await clock.waitForSleepers(1))
-        clock.advance(by: .seconds(1))
-        #expect(await eventually { session.state == .reconnecting })
+        await Self.timeOutTheConnectAndRetry(session, clock: clock)
         // The reconnect now waits on the grace's timer.
         #expect(await clock.waitForSleepers(1))
         try await Task.sleep(for: .milliseconds(100))

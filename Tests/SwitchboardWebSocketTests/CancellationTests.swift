@@ -143,25 +143,27 @@ struct HandlerCancellationTests {
         }
     }
 
-    @Test func stoppingTheServerCancelsItsHandlers() async throws {
+    /// A server whose handler runs until cancelled, one client connected to it, and the
+    /// handler started.
+    static func servedClient() async throws -> (server: WebSocketServer, client: WebSocketConnection, cancelled: ManagedFlag) {
         let started = ManagedFlag(), cancelled = ManagedFlag()
         let server = try Self.server(started: started, cancelled: cancelled)
-        defer { server.stop() }
         let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
-        defer { client.abort() }
         #expect(try await Self.wait(for: started, within: .seconds(5)), "the handler never started")
+        return (server, client, cancelled)
+    }
+
+    @Test func stoppingTheServerCancelsItsHandlers() async throws {
+        let (server, client, cancelled) = try await Self.servedClient()
+        defer { server.stop(); client.abort() }
         server.stop()
         #expect(try await Self.wait(for: cancelled, within: .seconds(10)), "stop() left the handler running")
     }
 
     /// A handler outlives its connection; stopping the server still cancels it.
     @Test func stoppingTheServerCancelsAHandlerWhoseConnectionEnded() async throws {
-        let started = ManagedFlag(), cancelled = ManagedFlag()
-        let server = try Self.server(started: started, cancelled: cancelled)
-        defer { server.stop() }
-        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
-        defer { client.abort() }
-        #expect(try await Self.wait(for: started, within: .seconds(5)), "the handler never started")
+        let (server, client, cancelled) = try await Self.servedClient()
+        defer { server.stop(); client.abort() }
         _ = await client.close()
         try await Task.sleep(for: .milliseconds(100))
         #expect(!cancelled.isSet, "a connection ending does not cancel its handler")

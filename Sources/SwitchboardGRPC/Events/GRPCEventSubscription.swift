@@ -43,7 +43,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private let connection: HTTP2ChannelDriver
     private let pushes: AsyncStream<(push: GRPCPush, size: Int)>.Continuation
     /// Bytes that pushes waiting for the handler hold once decoded (see
-    /// ``GRPCDecodedPushSize``), against `maximumQueuedPushBytes`.
+    /// `DecodedRequestSize`), against `maximumQueuedPushBytes`.
     private let queuedBytes: ByteBudget
     private let consumer: Task<Void, Never>
     /// Set by `cancel()`: pushes still queued are dropped, not handed to the handler.
@@ -259,7 +259,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
                 guard let push = try? GRPCPush(serializedBytes: message) else { continue }
                 // Counted as what it holds decoded, not its message's size: each header is an
                 // entry of two strings (an empty one is 2 bytes on the wire and about 100 here).
-                let size = GRPCDecodedPushSize.bytes(messageBytes: message.count, headerCount: push.headers.count)
+                let size = DecodedRequestSize.bytes(envelopeBytes: message.count, headerCount: push.headers.count)
                 // Past either limit a push is dropped unacknowledged: the server sends it again.
                 guard queuedBytes.take(size) else { continue }
                 if case .dropped = pushes.yield((push, size)) { queuedBytes.give(size) }

@@ -162,27 +162,3 @@ enum ProtobufBytes {
         out += bytes
     }
 }
-
-/// What a decoded push holds while it waits for the subscription's handler, as
-/// `GRPCClientOptions.maximumQueuedPushBytes` counts it: its message's bytes (the verb, path,
-/// header strings and body are copies of them), plus an entry for each header (a name and a
-/// value, and a heap object for each once it is too long to be stored inline), plus the
-/// push's own bookkeeping. An empty header costs 2 bytes on the wire and about 100 once
-/// decoded, so counting message bytes alone would let a server make the client hold 50 times
-/// the budget.
-///
-/// The same measure as the WebSocket transport's `DecodedRequestSize`
-/// (Sources/SwitchboardChat/DecodedRequestSize.swift), which this module cannot import:
-/// keep the two in step.
-enum GRPCDecodedPushSize {
-    /// The bytes a push decoded from a message of `messageBytes`, with `headerCount`
-    /// headers, is counted as holding.
-    static func bytes(messageBytes: Int, headerCount: Int) -> Int {
-        messageBytes + headerCount * perHeader + perPush
-    }
-
-    /// A header entry (two strings inline) and the object headers of two out-of-line strings.
-    static let perHeader = MemoryLayout<(name: String, value: String)>.stride + 2 * 32
-    /// The push, the queue's node and the handler's task context.
-    static let perPush = 1024
-}
