@@ -101,6 +101,8 @@ public struct DynamicEndpoint: Sendable {
             if text == "." || text == ".." {
                 throw DynamicCodecError("'\(field.jsonName)' cannot be '\(text)' in the path: it would reach another resource")
             }
+            // An empty segment, which routers refuse or read as another path (`RPCCall.send` too).
+            if text.isEmpty { throw DynamicCodecError("'\(field.jsonName)' cannot be empty in the path") }
             path += text
             logSafe += field.isSensitive ? LogRedaction.placeholder : text
             rest = rest[rest.index(after: close)...]

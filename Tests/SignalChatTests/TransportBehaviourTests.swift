@@ -123,7 +123,7 @@ import Testing
         #expect(SealedSenderKeys.descriptor.endpoints.allSatisfy { routing.transport(for: $0.rpcName) as AnyObject? === websocket })
 
         let nowhere = UsernamesClient(transport: RoutingTransport<Unauthenticated>(default: nil))
-        guard case .failure(.unroutable(rpcName: "signal.chat.Usernames/LookUpUsernameHash")) = await nowhere.lookUpUsernameHash(LookUpUsernameHashRequest()) else {
+        guard case .failure(.unroutable(rpcName: "signal.chat.Usernames/LookUpUsernameHash")) = await nowhere.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([4]))) else {
             Issue.record("no route is unroutable")
             return
         }

@@ -95,10 +95,17 @@ final class CapturingTransport<Auth: AuthMode>: RPCTransport, @unchecked Sendabl
         #expect(throws: DynamicCodecError.self) { try dynamicRequest("Keys.getPreKeys", #"{"identifier": "a"}"#, keys: ["accessKey": "x"]) }
     }
 
-    @Test func pathSlotsTakeDefaultValuesAsGiven() async throws {
+    /// An empty path slot would leave an empty segment: both clients refuse it, and a
+    /// missing one, before anything is sent.
+    @Test func emptyPathSlotsAreRefusedAlike() async throws {
         let transport = CapturingTransport<Authenticated>()
-        _ = await ProfilesClient(transport: transport).getProfile(GetProfileRequest(identifier: "alice", version: ""))
-        try expectSame(try dynamicRequest("Profiles.getProfile", #"{"identifier": "alice", "version": ""}"#), transport.captured.current)
+        let result = await ProfilesClient(transport: transport).getProfile(GetProfileRequest(identifier: "alice", version: ""))
+        guard case .invalidRequest? = result.transportError else {
+            Issue.record("expected invalidRequest, got \(result)")
+            return
+        }
+        #expect(transport.captured.current == nil)
+        #expect(throws: DynamicCodecError.self) { try dynamicRequest("Profiles.getProfile", #"{"identifier": "alice", "version": ""}"#) }
         #expect(throws: DynamicCodecError.self) { try dynamicRequest("Profiles.getProfile", #"{"identifier": "alice"}"#) }
     }
 

@@ -114,4 +114,17 @@ import Testing
         let response = await router.handle(ServerRequest(verb: "GET", path: "/v1/chats/c%2F1/messages/42?x=1"), auth: .none)
         #expect(String(decoding: response.body, as: UTF8.self) == "chat=c%2F1,id=42")
     }
+
+    /// Two routes for one endpoint (a service registered twice): the first serves, by path
+    /// and by RPC name alike, so both transports reach the same handler.
+    @Test func theFirstOfTwoRoutesForOneEndpointServesBothWays() async {
+        let endpoint = EndpointDescriptor(rpcName: "t.T/Same", verb: "POST", pathTemplate: "/v1/same", auth: .none)
+        func route(_ name: String) -> RPCRoute {
+            RPCRoute(endpoint: endpoint, message: { _, _ in RPCResponse(status: 200, body: Data(name.utf8)) },
+                     handler: { _, _ in RPCResponse(status: 200, body: Data(name.utf8)) })
+        }
+        let router = RPCRouter(routes: [route("first"), route("second")])
+        #expect(await router.handle(ServerRequest(verb: "POST", path: "/v1/same"), auth: .none).body == Data("first".utf8))
+        #expect(await router.handleMessage(rpcName: "t.T/Same", body: Data(), headers: RPCHeaders(), auth: .none).body == Data("first".utf8))
+    }
 }

@@ -15,7 +15,8 @@ public enum RPCCall {
     /// (``CallOptions/timeout``), else the endpoint's, else the transport's default
     /// (``RPCTransport/defaultRequestTimeout``); a deadline the request already carries is
     /// kept when it is earlier. A path with a dot-segment (a path parameter of `.` or
-    /// `..`, see ``PathEncoding/dotSegment(in:)``) fails with
+    /// `..`, see ``PathEncoding/dotSegment(in:)``) or an empty path parameter (see
+    /// ``PathEncoding/emptyParameter(in:template:)``) fails with
     /// ``TransportError/invalidRequest(_:)`` without being sent. Inlinable, so a transport that enforces
     /// deadlines itself (the chat connection) is one async call away from the caller.
     @inlinable
@@ -27,6 +28,13 @@ public enum RPCCall {
         if let segment = PathEncoding.dotSegment(in: request.path) {
             options.responseCapture?.reset()
             return .failure(.invalidRequest("the path holds the dot-segment '\(segment)', which would reach another resource"))
+        }
+        // An empty path parameter makes an empty segment (`/v1/profile//2`) or a trailing
+        // slash, which routers refuse or read as another resource. Refused on every
+        // transport, so a call fails alike whichever one carries it.
+        if let name = PathEncoding.emptyParameter(in: request.path, template: request.endpoint.pathTemplate) {
+            options.responseCapture?.reset()
+            return .failure(.invalidRequest("the path parameter '\(name)' is empty"))
         }
         // Consuming: the caller's request (a generated client's, built for this call) is
         // changed in place rather than copied, a copy and a destroy of every field less.

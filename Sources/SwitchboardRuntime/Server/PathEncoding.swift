@@ -82,6 +82,55 @@ public enum PathEncoding {
         return dots <= 2
     }
 
+    /// The name of the first path parameter of `template` (a whole segment, `{name}` or
+    /// `{name:encoding}`) that `path` leaves empty, as in `/v1/profile//2` or a trailing
+    /// `/v1/accounts/username_hash/`. A server's router refuses such a path or, where it
+    /// ignores an empty segment or a trailing slash, serves another resource with it, so
+    /// ``RPCCall/send(_:over:options:)`` refuses the call. `nil` when every parameter has a
+    /// value, and also when `path` does not follow `template` (a path an interceptor or a
+    /// hand-built request chose): that is not this check's to judge. Query parts are ignored.
+    public static func emptyParameter(in path: String, template: String) -> Substring? {
+        // Most endpoints have no parameter in their path: nothing to walk.
+        guard template.utf8.contains(UInt8(ascii: "{")) else { return nil }
+        var template = template
+        var path = path
+        return template.withUTF8 { templateBytes in
+            path.withUTF8 { pathBytes in
+                guard let range = firstEmptyParameter(pathBytes, template: templateBytes) else { return nil }
+                return Substring(String(decoding: UnsafeBufferPointer(rebasing: templateBytes[range]), as: UTF8.self))
+            }
+        }
+    }
+
+    /// ``emptyParameter(in:template:)`` over bytes: both walked once, segment by segment;
+    /// the range of the empty parameter's name in `template`.
+    static func firstEmptyParameter(_ path: UnsafeBufferPointer<UInt8>, template: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        let slash = UInt8(ascii: "/"), question = UInt8(ascii: "?")
+        func segmentEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+            var end = start
+            while end < bytes.count, bytes[end] != slash, bytes[end] != question { end += 1 }
+            return end
+        }
+        var t = 0, p = 0
+        while t < template.count, p < path.count, template[t] == slash, path[p] == slash {
+            let templateEnd = segmentEnd(template, from: t + 1)
+            let pathEnd = segmentEnd(path, from: p + 1)
+            let segment = UnsafeBufferPointer(rebasing: template[(t + 1)..<templateEnd])
+            if segment.count >= 2, segment.first == UInt8(ascii: "{"), segment.last == UInt8(ascii: "}") {
+                if pathEnd == p + 1 {
+                    var nameEnd = t + 2
+                    while nameEnd < templateEnd - 1, template[nameEnd] != UInt8(ascii: ":") { nameEnd += 1 }
+                    return (t + 2)..<nameEnd
+                }
+            } else if !segment.elementsEqual(UnsafeBufferPointer(rebasing: path[(p + 1)..<pathEnd])) {
+                return nil
+            }
+            t = templateEnd
+            p = pathEnd
+        }
+        return nil
+    }
+
     /// Decodes `%XX` escapes; `nil` for a bad escape or invalid UTF-8.
     public static func percentDecode(_ value: Substring) -> String? {
         // Without escapes there is nothing to decode, and a Swift string is valid UTF-8.

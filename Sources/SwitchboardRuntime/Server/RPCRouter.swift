@@ -55,7 +55,8 @@ public final class RPCRouter: Sendable {
     }
 
     /// Creates a router over `routes`; every request a route serves passes through
-    /// `interceptors` first, outermost first.
+    /// `interceptors` first, outermost first. Routes are tried in order: where two serve
+    /// the same verb and path, or the same RPC name, the first serves both ways.
     public init(routes: [RPCRoute], interceptors: [any ServerInterceptor] = []) {
         self.routes = routes
         pathIndex = routes.count > Self.indexedRouteCount ? PathRouteIndex(routes.map(\.template)) : nil
