@@ -1,6 +1,9 @@
 import Foundation
 @testable import SwitchboardWebSocket
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Connections on event loops: threads stay fixed however many connections, a dedicated
 /// client loop ends with its connection, and a server shuts down gracefully.
@@ -13,42 +16,63 @@ struct EventLoopScalingTests {
             .flatMap { Int($0.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
-    @Test func threeHundredConnectionsAddNoThreads() async throws {
-        let group = try EventLoopGroup(loopCount: 2, name: "scaling")
-        // All from one address: the default share of 128 per address would refuse most.
-        let server = try WebSocketServer(limits: .init(maximumConnectionsPerAddress: 1024), eventLoops: .group(group)) { connection in
-            for await message in connection.messages { try? await connection.send(message) }
-        }
-        // Warm up: the loops, the cooperative pool and the resolver exist before counting.
-        let first = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!, options: .init(eventLoops: .group(group)))
-        let before = try #require(Self.threadCount(), "needs /proc (Linux)")
-        var clients: [WebSocketConnection] = []
-        for _ in 0..<300 {
-            clients.append(try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!,
-                                                             options: .init(eventLoops: .group(group))))
-        }
-        // Every connection works, both ends of it on the same two loops.
-        await withTaskGroup(of: Bool.self) { tasks in
-            for (index, client) in clients.enumerated() {
-                tasks.addTask {
-                    var messages = client.messages.makeAsyncIterator()
-                    guard (try? await client.send(text: "hello \(index)")) != nil else { return false }
-                    return await messages.next() == .text("hello \(index)")
-                }
+    #if os(Linux)
+    /// Counted in a process of its own: the tests running beside this one in the test process
+    /// start threads too, which the count would take for the connections'.
+    @Test func threeHundredConnectionsAddNoThreads() async {
+        let result = await #expect(processExitsWith: .exitCode(0), observing: [\.standardErrorContent]) {
+            // Bounded even if a connection hangs: the parent waits for this process.
+            Thread.detachNewThread {
+                sleep(150)
+                EventLoopScalingTests.fail(9, "timed out")
             }
-            var echoed = 0
-            for await ok in tasks where ok { echoed += 1 }
-            #expect(echoed == 300)
+            guard let start = EventLoopScalingTests.threadCount() else { EventLoopScalingTests.fail(1, "needs /proc (Linux)") }
+            let loopCount = 2
+            let group = try EventLoopGroup(loopCount: loopCount, name: "scaling")
+            // All from one address: the default share of 128 per address would refuse most.
+            let server = try WebSocketServer(limits: .init(maximumConnectionsPerAddress: 1024), eventLoops: .group(group)) { connection in
+                for await message in connection.messages { try? await connection.send(message) }
+            }
+            let url = URL(string: "ws://127.0.0.1:\(server.port)/")!
+            var clients: [WebSocketConnection] = []
+            for _ in 0..<300 {
+                clients.append(try await WebSocketClient.connect(to: url, options: .init(eventLoops: .group(group))))
+            }
+            // Every connection works, both ends of it on the same two loops.
+            let echoed = await withTaskGroup(of: Bool.self, returning: Int.self) { tasks in
+                for (index, client) in clients.enumerated() {
+                    tasks.addTask {
+                        var messages = client.messages.makeAsyncIterator()
+                        guard (try? await client.send(text: "hello \(index)")) != nil else { return false }
+                        return await messages.next() == .text("hello \(index)")
+                    }
+                }
+                var echoed = 0
+                for await ok in tasks where ok { echoed += 1 }
+                return echoed
+            }
+            guard let during = EventLoopScalingTests.threadCount() else { EventLoopScalingTests.fail(1, "needs /proc (Linux)") }
+            server.stop()
+            guard echoed == 300 else { EventLoopScalingTests.fail(2, "\(echoed) of 300 connections echoed") }
+            // 600 sockets: a thread per connection would add 600. Allowed: the loops, Swift's
+            // concurrency pool (at most one thread per processor) and a few of the runtime's own.
+            let allowed = loopCount + ProcessInfo.processInfo.activeProcessorCount + 8
+            guard during - start <= allowed else {
+                EventLoopScalingTests.fail(3, "threads grew from \(start) to \(during), more than \(allowed)")
+            }
+            exit(0)
         }
-        let during = try #require(Self.threadCount())
-        // 600 sockets, 2 loops: a thread per connection would have added 600. The bound
-        // leaves room for threads the tests running beside this one start meanwhile.
-        #expect(during - before < 100, "threads grew from \(before) to \(during)")
-        for client in clients { await client.close() }
-        await first.close()
-        await server.shutdown(timeout: .seconds(5))
-        await group.shutdown()
+        if let result, result.exitStatus != .exitCode(0) {
+            Issue.record("the child process said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
+        }
     }
+
+    /// Ends an exit test's process with `code`, saying why on its standard error.
+    static func fail(_ code: Int32, _ reason: String) -> Never {
+        FileHandle.standardError.write(Data("\(reason)\n".utf8))
+        exit(code)
+    }
+    #endif
 
     @Test func aDedicatedClientLoopEndsWithItsConnection() async throws {
         let server = try WebSocketServer { connection in
@@ -96,6 +120,32 @@ struct EventLoopScalingTests {
         // beside CPU burners); the rude peer holds the shutdown until it runs out.
         await server.shutdown(timeout: .seconds(8))
         #expect(ContinuousClock.now - started < .seconds(14))
+        // Every socket released by the time shutdown returns, the rude one's included.
+        #expect(server.connectionCount == 0)
+        // The rude peer was told 1001 too, then cut off: its socket reaches its end (or a
+        // reset) instead of waiting on.
+        try rude.setReadDeadline(ContinuousClock.now + .seconds(5))
+        var rudeReceived: [UInt8] = []
+        var rudeEnded = false
+        readUntilEnd: for _ in 0..<100 {
+            do throws(NetworkError) {
+                let bytes = try rude.read(maximum: 4096)
+                if bytes.isEmpty {
+                    rudeEnded = true
+                    break readUntilEnd
+                }
+                rudeReceived += bytes
+            } catch {
+                // A reset ends it too; only the read deadline means it is still open.
+                if case .io = error { rudeEnded = true }
+                break readUntilEnd
+            }
+        }
+        #expect(rudeEnded, "the rude peer's socket is still open after the shutdown")
+        let goingAway = rudeReceived.indices.contains { index in
+            index + 3 < rudeReceived.count && rudeReceived[index] == 0x88 && rudeReceived[index + 2] == 0x03 && rudeReceived[index + 3] == 0xE9
+        }
+        #expect(goingAway, "the rude peer was not sent a 1001 close frame: \(rudeReceived)")
         let politeClose = await polite.waitUntilClosed()
         #expect(politeClose.code == .goingAway, "the polite client saw \(politeClose)")
         // The listener is gone and so are the server's own loops.
