@@ -5,12 +5,16 @@
 Compiles PROTO (from `switchboard export-proto`) with grpcio-tools, serves every service it
 declares on 127.0.0.1 (h2c, or TLS with CERT/KEY), prints its port, and stops when stdin
 closes. Each call appends one JSON line to EVENTS when it ends: the method, the metadata it
-got, the time its deadline left, whether it was cancelled.
+got, the time its deadline left, whether it was cancelled, the request's size and (for
+requests up to 64 KiB) the request as grpcio re-serializes it, hex-encoded, so a test can
+check that every field it set (path-, query- and header-bound ones too) reached the server.
 
 What a call does is chosen by its `x-test` metadata:
   (none)          answers: a `hash` request field comes back hex-encoded in the first string
                   field of the response; otherwise that field says "ok <request bytes>"
   status:N:TEXT   fails with gRPC status N and message TEXT
+  details:N:HEX:TEXT  the same, with the bytes HEX as `grpc-status-details-bin` in the
+                  trailers (what grpcio-status's `abort_with_status` sends)
   sleep:MS        sleeps MS milliseconds (or until the call ends), then answers
   hold:MS         the same, logging an event with started=true when it begins
   wait            waits (10 s at most) until the client cancels
@@ -73,10 +77,20 @@ def make_handler(full_method, request_class, response_class):
         size = request.ByteSize()
         test = metadata.get("x-test", "")
         event = {"method": full_method, "metadata": metadata, "remaining": remaining, "size": size, "cancelled": False}
+        if size <= 64 << 10:
+            event["request"] = request.SerializeToString().hex()
         context.send_initial_metadata((("x-server", "grpcio"),))
         context.set_trailing_metadata((("x-request-size", str(size)),))
         response = response_class()
         try:
+            if test.startswith("details:"):
+                _, code, details, text = test.split(":", 3)
+                status = next(s for s in grpc.StatusCode if s.value[0] == int(code))
+                # Replaces the trailers set above, so both go: grpcio sends trailing metadata
+                # set before `abort` with the status, as `rpc_status.to_status` relies on.
+                context.set_trailing_metadata((("x-request-size", str(size)), ("grpc-status-details-bin", bytes.fromhex(details))))
+                log(event)
+                context.abort(status, text)
             if test.startswith("status:"):
                 _, code, text = test.split(":", 2)
                 status = next(s for s in grpc.StatusCode if s.value[0] == int(code))

@@ -219,25 +219,64 @@ struct GRPCHostilePeerTests {
         return fd
     }
 
+    /// A call whose own metadata passes the server's MAX_HEADER_LIST_SIZE fails alone, before
+    /// it is sent, with a typed error; the connection is not touched, and the next call on the
+    /// same transport goes out on the same connection.
     @Test func aHeaderListOverTheLimitFailsOnlyItsCall() async throws {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
-        var options = GRPCClientOptions()
-        // 20 KiB of metadata: past the server's 16 KiB MAX_HEADER_LIST_SIZE.
-        options.metadata = ["x-big": String(repeating: "b", count: 20_000)]
-        let big = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port, options: options)
-        let refused = await UsernamesClient(transport: big).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])))
-        guard case let .failure(error) = refused else {
-            Issue.record("expected a failure, got \(refused)")
-            big.close()
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        let client = UsernamesClient(transport: transport)
+        let patient = CallOptions(timeout: .seconds(120))
+        // A normal call first: the server's SETTINGS, and its limit, are known from then on.
+        #expect(try await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])), options: patient).get().uuid == "01")
+        // 20 KiB of metadata on this call alone: past the server's 16 KiB MAX_HEADER_LIST_SIZE.
+        let limit = GRPCServerOptions().http2.protocolConfiguration.maxHeaderListSize
+        let big = CallOptions(timeout: .seconds(120), headers: ["x-big": String(repeating: "b", count: 20_000)])
+        let refused = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: big)
+        guard case let .invalidRequest(detail)? = refused.transportError else {
+            Issue.record("expected invalidRequest for the header list, got \(refused)")
+            transport.close()
             await server.shutdown()
             return
         }
-        // Refused for its headers, promptly: not a deadline that ran out.
-        #expect(error != .timeout, "\(error)")
-        let normal = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
-        #expect(try await UsernamesClient(transport: normal).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1]))).get().uuid == "01")
-        big.close()
-        normal.close()
+        // "a header list of N bytes exceeds the peer's limit of 16384", N counting every field's
+        // name and value and 32 octets each (HPACK's size).
+        let prefix = "a header list of ", suffix = " bytes exceeds the peer's limit of \(limit)"
+        #expect(detail.hasPrefix(prefix) && detail.hasSuffix(suffix), "\(detail)")
+        let size = Int(detail.dropFirst(prefix.count).prefix(while: \.isNumber)) ?? 0
+        #expect(size > 20_000 + "x-big".count + 32, "\(detail)")
+        // The same transport, the same connection: the refused call cost it nothing.
+        #expect(try await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: patient).get().uuid == "03")
+        #expect(transport.connectionsOpened == 1)
+        #expect(server.connectionCount == 1)
+        transport.close()
+        await server.shutdown()
+    }
+
+    /// The same call as a fresh connection's first, sent before the server's SETTINGS (and
+    /// its limit) have arrived: the server resets its stream, and only its stream, so the
+    /// call fails as INTERNAL (or, if the SETTINGS won the race, before it is sent, as above),
+    /// and the next call on the same connection is served.
+    @Test func aHeaderListOverTheLimitBeforeTheServersSettingsFailsOnlyItsStream() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+        let client = UsernamesClient(transport: transport)
+        let big = CallOptions(timeout: .seconds(120), headers: ["x-big": String(repeating: "b", count: 20_000)])
+        let refused = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([2])), options: big)
+        switch refused.transportError {
+        case let .grpcStatus(code, message, details)?:
+            #expect(code == GRPCStatusCode.internal.rawValue, "\(refused)")
+            #expect(message == "the server reset the stream with PROTOCOL_ERROR", "\(refused)")
+            #expect(details == nil)
+        case let .invalidRequest(detail)?:
+            #expect(detail.hasPrefix("a header list of "), "\(detail)")
+        default:
+            Issue.record("expected the stream reset (or the limit known in time), got \(refused)")
+        }
+        #expect(try await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([3])), options: CallOptions(timeout: .seconds(120))).get().uuid == "03")
+        #expect(transport.connectionsOpened == 1)
+        #expect(server.connectionCount == 1)
+        transport.close()
         await server.shutdown()
     }
 }

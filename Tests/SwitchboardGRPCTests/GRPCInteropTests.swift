@@ -57,9 +57,10 @@ struct GRPCInteropTests {
         await peer.stop()
     }
 
-    @Test func everyStatusCodeBecomesTheSameResultAsItsHTTPStatusWould() async throws {
-        let peer = try await GRPCPeer.shared(.h2c)
-        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func everyStatusCodeBecomesTheSameResultAsItsHTTPStatusWould(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer.shared(security)
+        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, security)
         let messages = MessagesClient(transport: transport)
         let request = SendMessageRequest(destination: "bob")
         for code in 1...16 {
@@ -95,6 +96,59 @@ struct GRPCInteropTests {
         await peer.stop()
     }
 
+    /// `grpc-status-details-bin` as grpcio sends it (the trailer grpcio-status's
+    /// `abort_with_status` fills): an undeclared code keeps it in `TransportError.grpcStatus`'s
+    /// details, and a declared one, which becomes the endpoint's typed error, in the caller's
+    /// `ResponseCapture`.
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func statusDetailsReachTheCallerWhetherTheCodeIsDeclaredOrNot(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer.shared(security)
+        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, security)
+        let profiles = ProfilesClient(transport: transport)
+        let request = GetProfileRequest(identifier: "aci-details", version: "v1")
+        // A google.rpc.Status: code 5, message "gone", and one Any whose value holds bytes no
+        // text encoding would carry.
+        var status: [UInt8] = [0x08, 0x05, 0x12, 0x04]
+        status += Array("gone".utf8)
+        status += [0x1a, 0x05, 0x12, 0x03, 0x00, 0xff, 0xfe]
+        let details = Data(status)
+        let hex = details.map { String(format: "%02x", $0) }.joined()
+        #expect(Profiles.getProfile.errorStatusByGRPCCode[GRPCStatusCode.unimplemented.rawValue] == nil, "UNIMPLEMENTED is undeclared")
+        #expect(Profiles.getProfile.errorStatusByGRPCCode[GRPCStatusCode.notFound.rawValue] == 404, "NOT_FOUND is the declared 404")
+
+        // Undeclared: a transport failure carrying the details, which the capture keeps too.
+        let undeclaredCapture = ResponseCapture()
+        let undeclared = await profiles.getProfile(request, options: CallOptions(headers: ["x-test": "details:12:\(hex):not here"],
+                                                                                 responseCapture: undeclaredCapture))
+        if case let .failure(.grpcStatus(code, message, got)) = undeclared {
+            #expect(code == GRPCStatusCode.unimplemented.rawValue)
+            #expect(message == "not here")
+            #expect(got == details, "\(String(describing: got))")
+        } else {
+            Issue.record("expected UNIMPLEMENTED as .grpcStatus, got \(undeclared)")
+        }
+        #expect(undeclaredCapture.status == nil)
+        #expect(undeclaredCapture.grpcStatusDetails == details, "\(undeclaredCapture.trailers)")
+        #expect(undeclaredCapture.trailers["x-request-size"] != nil, "\(undeclaredCapture.trailers)")
+
+        // Declared: the endpoint's typed error, and the details in the capture.
+        let capture = ResponseCapture()
+        let declared = await profiles.getProfile(request, options: CallOptions(headers: ["x-test": "details:5:\(hex):gone"], responseCapture: capture))
+        #expect(declared == .nonSuccess(.notFound), "\(declared)")
+        #expect(capture.status == 404)
+        #expect(capture.grpcStatusDetails == details, "\(capture.trailers)")
+        #expect(capture.trailers["x-request-size"] != nil, "\(capture.trailers)")
+        // gRPC's other fields stay the transport's.
+        #expect(capture.headers["grpc-status"] == nil && capture.headers["grpc-message"] == nil, "\(capture.headers)")
+
+        // The same status without details: none, and none left over from the call before.
+        let plain = await profiles.getProfile(request, options: CallOptions(headers: ["x-test": "status:5:gone"], responseCapture: capture))
+        #expect(plain == .nonSuccess(.notFound), "\(plain)")
+        #expect(capture.status == 404 && capture.grpcStatusDetails == nil, "\(capture.trailers)")
+        transport.close()
+        await peer.stop()
+    }
+
     @Test func aCallThatWaitedForAStreamSendsTheTimeItHasLeft() async throws {
         let peer = try await GRPCPeer.oneStream.value
         let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)
@@ -126,9 +180,10 @@ struct GRPCInteropTests {
         await peer.stop()
     }
 
-    @Test func theServerSeesTheDeadlineAndTheCancellation() async throws {
-        let peer = try await GRPCPeer.shared(.h2c)
-        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, .h2c)
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func theServerSeesTheDeadlineAndTheCancellation(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer.shared(security)
+        let transport: GRPCClientTransport<Unauthenticated> = try await Self.transport(peer, security)
         let usernames = UsernamesClient(transport: transport)
         // Connected first, so the deadline below measures the call alone.
         _ = await usernames.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([0])))
@@ -153,9 +208,10 @@ struct GRPCInteropTests {
         await peer.stop()
     }
 
-    @Test func fourMebibyteMessagesBothWaysAndTheLimitBeyond() async throws {
-        let peer = try await GRPCPeer.shared(.h2c)
-        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, .h2c)
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func fourMebibyteMessagesBothWaysAndTheLimitBeyond(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer.shared(security)
+        let transport: GRPCClientTransport<Authenticated> = try await Self.transport(peer, security)
         let content = Data((0..<(4 << 20) - 1024).map { UInt8(truncatingIfNeeded: $0) })
         var request = SendMessageRequest(destination: "bob")
         request.messages = [OutgoingMessage(content: content)]

@@ -73,6 +73,23 @@ final class GRPCPeer: @unchecked Sendable {
         var cancelled: Bool
         /// Logged as a `wait` call starts, before its finishing event.
         var started: Bool?
+        /// The request as grpcio re-serialized it, hex-encoded; only for requests up to 64 KiB.
+        var request: String?
+
+        /// ``request`` as bytes; nil when the event has none (or its hex is malformed).
+        var requestBytes: [UInt8]? {
+            guard let request, request.utf8.count % 2 == 0 else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(request.utf8.count / 2)
+            var index = request.startIndex
+            while index < request.endIndex {
+                let next = request.index(index, offsetBy: 2)
+                guard let byte = UInt8(request[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return bytes
+        }
     }
 
     /// What the server logged so far: one event per finished call, and one as a `wait` or `hold:` call starts.

@@ -9,6 +9,11 @@ enum GRPCResponseMapping {
     /// error: the HTTP-like status, and the error's body (base64, as `-bin` metadata).
     static let statusTrailer = "switchboard-status"
     static let errorBodyTrailer = "switchboard-error-body-bin"
+    /// gRPC's rich error status (a serialized `google.rpc.Status`, base64 on the wire): the one
+    /// `grpc-` name kept among the metadata a caller gets, as gRPC's Java and Python clients
+    /// keep it among the trailing metadata, so it survives an error the endpoint declares
+    /// (`ResponseCapture.grpcStatusDetails`) as it does an undeclared status's `details`.
+    static let statusDetailsTrailer = "grpc-status-details-bin"
 
     /// Whether a response's content type is gRPC's: `application/grpc`, alone or with a
     /// `+subtype` or parameters (not `application/grpc-web`, another protocol).
@@ -70,9 +75,12 @@ enum GRPCResponseMapping {
             throw .grpcStatus(code: code.rawValue, message: "HTTP status \(httpStatus) instead of a gRPC response", details: nil)
         }
         // An error from here on still came with metadata (a request id, say): the caller's
-        // capture keeps it, whatever the error.
+        // capture keeps it, whatever the error. gRPC's own fields are not metadata, except the
+        // status details, which the caller's capture keeps even when the status becomes a
+        // declared error (whose typed value has no room for them).
         let isMetadata = { (header: HPACKHeader) in
-            !header.name.isPseudoHeaderName && !header.name.hasBytePrefix("grpc-") && !header.name.hasBytePrefix("switchboard-")
+            !header.name.isPseudoHeaderName && !header.name.hasBytePrefix("switchboard-")
+                && (!header.name.hasBytePrefix("grpc-") || HTTPSyntax.sameBytes(header.name, Self.statusDetailsTrailer))
         }
         func failing(_ error: TransportError) -> TransportError {
             if let capture {
@@ -110,7 +118,8 @@ enum GRPCResponseMapping {
             return RPCResponse(status: 200, headers: metadata, body: body, message: "OK", trailers: trailing)
         }
         var (metadata, trailing) = Self.metadata(of: call, isMetadata: isMetadata)
-        let details = trailers["grpc-status-details-bin"].flatMap(GRPCMetadata.decodeBinary)
+        // Also among the trailers handed on (`metadata(of:isMetadata:)`), for a declared error.
+        let details = trailers[statusDetailsTrailer].flatMap(GRPCMetadata.decodeBinary)
         // The exact declared error, from a Switchboard server.
         if let exact = trailers[statusTrailer].flatMap({ Int($0) }), (300...599).contains(exact) {
             let body = trailers[errorBodyTrailer].flatMap(GRPCMetadata.decodeBinary) ?? Data()
