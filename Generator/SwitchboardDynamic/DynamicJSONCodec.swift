@@ -139,7 +139,14 @@ public struct DynamicJSONCodec: Sendable {
                 case let .list(valueType):
                     try reader.beginArray()
                     var items: [DynamicValue] = []
+                    // `null` is no element, as in the generated codec and protobuf, unless it
+                    // is a value of the element type (Value, NullValue): a wrapper's reader
+                    // would take it for the wrapper's default.
+                    let elementTakesNull = isJSONNullAValue(valueType)
                     while try reader.nextElement() {
+                        if !elementTakesNull && reader.readNull() {
+                            throw DynamicCodecError("\(context): null is not a list element")
+                        }
                         do {
                             items.append(try readValue(&reader, type: valueType, context: context, depth: depth))
                         } catch is SkippedEnumName {}
@@ -151,6 +158,8 @@ public struct DynamicJSONCodec: Sendable {
                     // A key written twice is refused, as the generated codec does; keys equal
                     // only as Swift strings go on to canonicalOrder's own error.
                     var keysHere: Set<DynamicValue> = []
+                    // `null` is no map value either, unless it is one of the value type.
+                    let valueTakesNull = isJSONNullAValue(valueType)
                     while let name = try reader.nextKey() {
                         // Checked, not repaired: a key of invalid UTF-8 must not become U+FFFD.
                         guard name.withUnsafeBytes({ UTF8Validation.isValid($0) }) else {
@@ -161,6 +170,9 @@ public struct DynamicJSONCodec: Sendable {
                         let (inserted, earlier) = keysHere.insert(mapKey)
                         if !inserted, !Self.differInBytes(earlier, mapKey) {
                             throw DynamicCodecError("\(context): a map key (\(text.utf8.count) bytes) appears twice")
+                        }
+                        if !valueTakesNull && reader.readNull() {
+                            throw DynamicCodecError("\(context): null is not a map value (key of \(text.utf8.count) bytes)")
                         }
                         do {
                             entries.append(DynamicMapEntry(key: mapKey, value: try readValue(&reader, type: valueType, context: "\(context)[\(text)]", depth: depth)))

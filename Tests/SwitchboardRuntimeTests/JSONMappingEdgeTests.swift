@@ -3,6 +3,7 @@ import KitchenSink
 import SwitchboardDynamic
 import SwitchboardRuntime
 import SwitchboardSchema
+import TestMessagesProto3
 import Testing
 
 /// The protobuf JSON mapping's number and key grammar, from its spec: what the generated
@@ -10,13 +11,17 @@ import Testing
 /// agreeing with it on every case.
 @Suite struct JSONMappingEdgeTests {
     static let schema = DynamicCodecAgreementTests.kitchenSink
+    /// Protobuf's conformance message's schema.
+    static let conformance = SchemaCompiler.compile(
+        directory: DynamicCodecAgreementTests.schemas.appendingPathComponent("Schemas/test_messages_proto3")).schema!
 
     /// Decodes `json` with both codecs: both must fail, or both give the same message.
-    func bothDecode<M: ProtoMessage & Equatable>(_ json: String, as type: M.Type, name: String) throws -> M? {
+    func bothDecode<M: ProtoMessage & Equatable>(_ json: String, as type: M.Type, name: String,
+                                                 in schema: Schema = JSONMappingEdgeTests.schema) throws -> M? {
         let generated = try? M(jsonString: json)
-        let index = try #require(Self.schema.messageIndex(named: name))
-        let dynamic = try? DynamicJSONCodec(schema: Self.schema).decode(Data(json.utf8), as: index)
-        let viaDynamic = try dynamic.map { try M(serializedData: DynamicBinaryCodec(schema: Self.schema).encode($0)) }
+        let index = try #require(schema.messageIndex(named: name))
+        let dynamic = try? DynamicJSONCodec(schema: schema).decode(Data(json.utf8), as: index)
+        let viaDynamic = try dynamic.map { try M(serializedData: DynamicBinaryCodec(schema: schema).encode($0)) }
         // Compared as bytes: NaN is not equal to itself.
         #expect(generated?.serializedData() == viaDynamic?.serializedData(), "the codecs disagree on \(json): \(String(describing: generated)) vs \(String(describing: viaDynamic))")
         return generated
@@ -114,5 +119,47 @@ import Testing
         #expect(try bothDecode(#"{"text":null,"number":"5"}"#, as: Composite.self, name: "Composite")?.payload == .number(5))
         #expect(try bothDecode(#"{"points":[null]}"#, as: Lists.self, name: "Lists") == nil)
         #expect(try bothDecode(#"{"stringToString":{"a":null}}"#, as: Maps.self, name: "Maps") == nil)
+    }
+
+    /// `null` is no list element or map value of a wrapper type, in both codecs, as in
+    /// protobuf (Python refuses each of these). The dynamic codec read it through the
+    /// wrapper's reader, as the wrapper's default: `[true,null]` was `[true,false]`.
+    @Test func nullIsNoWrapperInAListOrMap() throws {
+        let allTypes = "protobuf_test_messages.proto3.TestAllTypesProto3"
+        for text in [#"{"repeatedInt32Wrapper":[1,null]}"#, #"{"repeatedBoolWrapper":[true,null]}"#,
+                     #"{"repeatedStringWrapper":[null]}"#, #"{"repeatedBytesWrapper":[null,"AQI="]}"#,
+                     #"{"repeatedDoubleWrapper":[ null ]}"#] {
+            #expect(try bothDecode(text, as: TestAllTypesProto3.self, name: allTypes, in: Self.conformance) == nil, "\(text)")
+        }
+        #expect(try bothDecode(#"{"repeatedInt32Wrapper":[1,2]}"#, as: TestAllTypesProto3.self, name: allTypes, in: Self.conformance)?
+            .repeatedInt32Wrapper == [ProtoInt32Value(1), ProtoInt32Value(2)])
+        #expect(try bothDecode(#"{"wrappedByName":{"a":null}}"#, as: WellKnown.self, name: "WellKnown") == nil)
+        #expect(try bothDecode(#"{"wrappedByName":{"a":1,"b":null}}"#, as: WellKnown.self, name: "WellKnown") == nil)
+        #expect(try bothDecode(#"{"wrappedByName":{"a":1}}"#, as: WellKnown.self, name: "WellKnown")?.wrappedByName == ["a": ProtoInt32Value(1)])
+        // A Value's `null` is a value, in a list as alone; a list or map given `null` is empty.
+        #expect(try bothDecode(#"{"values":[null]}"#, as: WellKnown.self, name: "WellKnown")?.values == [ProtoValue.null])
+        #expect(try bothDecode(#"{"repeatedValue":[1,null]}"#, as: TestAllTypesProto3.self, name: allTypes, in: Self.conformance)?
+            .repeatedValue == [ProtoValue(kind: .numberValue(1)), .null])
+        #expect(try bothDecode(#"{"wrappedByName":null}"#, as: WellKnown.self, name: "WellKnown")?.wrappedByName == [:])
+        #expect(try bothDecode(#"{"repeatedBoolWrapper":null}"#, as: TestAllTypesProto3.self, name: allTypes, in: Self.conformance)?
+            .repeatedBoolWrapper == [])
+    }
+
+    /// A packed wrapper's `"value"` is not `null`, nor is a whole document of a wrapper, as
+    /// Python refuses both: the codecs read it as the wrapper's default (false, 0, ""). A
+    /// packed Value's `null` is its value.
+    @Test func aWrapperIsNeverNull() throws {
+        for wrapper in ["BoolValue", "Int32Value", "StringValue", "BytesValue", "DoubleValue"] {
+            let text = #"{"anything":{"@type":"type.googleapis.com/google.protobuf.\#(wrapper)","value":null}}"#
+            #expect(try bothDecode(text, as: WellKnown.self, name: "WellKnown") == nil, "\(text)")
+        }
+        let packedFalse = #"{"anything":{"@type":"type.googleapis.com/google.protobuf.BoolValue","value":false}}"#
+        #expect(try bothDecode(packedFalse, as: WellKnown.self, name: "WellKnown")?.anything?.unpack(ProtoBoolValue.self) == ProtoBoolValue(false))
+        let packedNull = #"{"anything":{"@type":"type.googleapis.com/google.protobuf.Value","value":null}}"#
+        #expect(try bothDecode(packedNull, as: WellKnown.self, name: "WellKnown")?.anything?.unpack(ProtoValue.self) == .null)
+        #expect(try bothDecode("null", as: ProtoBoolValue.self, name: "google.protobuf.BoolValue") == nil)
+        #expect(try bothDecode(" null", as: ProtoInt32Value.self, name: "google.protobuf.Int32Value") == nil)
+        #expect(try bothDecode("true", as: ProtoBoolValue.self, name: "google.protobuf.BoolValue") == ProtoBoolValue(true))
+        #expect(try bothDecode("null", as: ProtoValue.self, name: "google.protobuf.Value") == .null)
     }
 }

@@ -24,8 +24,13 @@ extension ProtoWrapper {
         try WrappedCodec.writeJSON(value, to: &writer)
     }
 
-    /// Reads the bare value (a `null` field never reaches here: it leaves the field unset).
+    /// Reads the bare value. A `null` field never reaches here (it leaves the field unset, and
+    /// lists and maps refuse it); `null` here is a packed Any's `"value"` or a whole document,
+    /// and is refused, as protobuf refuses it: it is no value of the wrapper.
     public mutating func decodeJSON(from reader: inout JSONReader) throws(JSONDecodingError) {
+        reader.skipWhitespace()
+        let offset = reader.offset
+        if reader.readNull() { throw .unexpectedCharacter(offset: offset, expected: "a \(Self.protoMessageName) value, not null") }
         if let decoded = try WrappedCodec.readJSON(from: &reader) { value = decoded }
     }
 }
