@@ -132,6 +132,43 @@ else
   echo "  FAIL exports of importing schemas:"; echo "$output" | head -20; failures=$((failures + 1))
 fi
 
+# Names protoc takes (lowercase and underscored types, capitalised oneofs, `_UNKNOWN` cases,
+# fields named `_` and `__`) and JSON names with quotes, backslashes, a newline and non-ASCII:
+# the SDK compiles, protoc takes the export, and reads each JSON name as the schema wrote it.
+protoc_names="$work/protoc-names"
+mkdir -p "$protoc_names/proto"
+cat > "$protoc_names/check.py" <<'PY'
+import sys
+from google.protobuf import descriptor_pb2
+files = descriptor_pb2.FileDescriptorSet()
+with open(sys.argv[1], "rb") as handle:
+    files.ParseFromString(handle.read())
+found = {}
+def walk(messages, prefix):
+    for message in messages:
+        for field in message.field:
+            found[prefix + message.name + "." + field.name] = field.json_name
+        walk(message.nested_type, prefix + message.name + ".")
+walk(files.file[0].message_type, "")
+expected = {
+    "chat_message.Text": "Text", "chat_message._": "underscore", "chat_message.__2": "2",
+    "chat_message.trailing_": "trailing", "chat_message.quoted": 'q"uo\\te', "chat_message.naive": "na\u00efve",
+    "chat_message.control": "line\nbreak", "Holder.__": "inner",
+}
+wrong = {name: (found.get(name), json) for name, json in expected.items() if found.get(name) != json}
+if wrong:
+    sys.exit("json_name (protoc's, the schema's) differs: %r" % wrong)
+PY
+if output=$(switchboard generate Tests/Schemas/protoc_names --output "$protoc_names/swift" 2>&1) &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name ProtocNames -I "$modules" "${clang_modules[@]}" "$protoc_names"/swift/*.swift 2>&1) &&
+   output=$(switchboard export-proto Tests/Schemas/protoc_names --output "$protoc_names/proto/protoc_names.proto" 2>&1) &&
+   output=$(protoc -I "$protoc_names/proto" --descriptor_set_out="$protoc_names/protoc_names.pb" protoc_names.proto 2>&1) &&
+   output=$(python3 "$protoc_names/check.py" "$protoc_names/protoc_names.pb" 2>&1); then
+  echo "  ok   a schema with the names protoc takes compiles, and protoc reads its export's names and JSON names as written"
+else
+  echo "  FAIL a schema with the names protoc takes:"; echo "$output" | head -20; failures=$((failures + 1))
+fi
+
 if output=$(swift run --skip-build "${SWIFT_BUILD_FLAGS[@]}" switchboard generate schema --output "$work/layout" --layout per-schema-file 2>&1) &&
    output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -module-name SignalChat -I "$modules" "${clang_modules[@]}" "$work"/layout/*.swift 2>&1); then
   echo "  ok   the sample schema in the build plugin's layout (one file per schema file) compiles"

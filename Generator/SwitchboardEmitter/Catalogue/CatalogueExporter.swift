@@ -123,7 +123,9 @@ public enum CatalogueExporter {
         return text
     }
 
-    /// A JSON string literal, which is also a YAML double-quoted scalar.
+    /// A JSON string literal, which is also a YAML double-quoted scalar: what neither may hold
+    /// as it is (controls, and what YAML does not count as printable) as `\uXXXX`. A field's
+    /// JSON name may hold any of it.
     static func jsonString(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -132,7 +134,15 @@ public enum CatalogueExporter {
             case "\\": result += "\\\\"
             case "\n": result += "\\n"
             case "\t": result += "\\t"
-            default: result.unicodeScalars.append(scalar)
+            case "\r": result += "\\r"
+            default:
+                let value = scalar.value
+                if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0xFFFE || value == 0xFFFF {
+                    let hex = String(value, radix: 16, uppercase: true)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
             }
         }
         return result + "\""

@@ -193,7 +193,7 @@ public enum ProtoExporter {
         var options: [String] = []
         if field.isDeprecated { options.append("deprecated = true") }
         if field.isUnpacked { options.append("packed = false") }
-        if field.jsonName != SwiftNames.jsonName(field.name) { options.append("json_name = \"\(field.jsonName)\"") }
+        if field.jsonName != SwiftNames.jsonName(field.name) { options.append("json_name = \"\(LiteralText.proto(field.jsonName))\"") }
         let optionText = options.isEmpty ? "" : " [" + options.joined(separator: ", ") + "]"
         return "\(declared) \(field.name) = \(field.number)\(optionText);"
     }

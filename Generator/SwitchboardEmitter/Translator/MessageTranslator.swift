@@ -448,9 +448,10 @@ struct MessageTranslator {
 
     // MARK: JSON
 
-    /// The member name as the literal `writeKeyLiteral` takes: quotes and colon included.
+    /// The member name as the literal `writeKeyLiteral` takes: quotes and colon included, the
+    /// name escaped as JSON (its bytes are written as they are), then as Swift.
     func jsonKeyLiteral(_ field: FieldDefinition) -> String {
-        "\"\\\"\(field.jsonName)\\\":\""
+        "\"" + LiteralText.swift("\"" + LiteralText.json(field.jsonName) + "\":") + "\""
     }
 
     /// One call per field (``FieldCodec/writeJSONMember(_:key:to:)`` and its kin), which
@@ -490,9 +491,13 @@ struct MessageTranslator {
     }
 
     /// ``JSONFieldNames``' text for this message: JSON names in field order, each followed by
-    /// a tab and the schema name where that differs.
+    /// a tab and the schema name where that differs; escaped for a Swift literal (the names
+    /// hold no space or tab, which the validator refuses).
     func jsonFieldNamesLiteral() -> String {
-        message.fields.map { $0.name == $0.jsonName ? $0.jsonName : $0.jsonName + "\\t" + $0.name }.joined(separator: " ")
+        message.fields.map { field -> String in
+            let json = LiteralText.swift(field.jsonName)
+            return field.name == field.jsonName ? json : json + "\\t" + LiteralText.swift(field.name)
+        }.joined(separator: " ")
     }
 
     /// The runtime finds each member's field (``JSONFieldCursor``, which also refuses repeated

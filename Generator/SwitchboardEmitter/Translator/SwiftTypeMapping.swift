@@ -98,7 +98,7 @@ struct SwiftTypeMapping {
     }
 
     /// The alias the file of top-level type `name` declares for it, when it is shadowed.
-    static func topLevelAlias(_ name: String) -> String { "_SwitchboardTopLevel_\(name)" }
+    static func topLevelAlias(_ name: String) -> String { SwiftNames.topLevelAliasPrefix + name }
 
     /// A reference to a generated type that resolves correctly from code inside the
     /// message at `scope`: through the top-level alias when a nested type of the same name

@@ -25,8 +25,10 @@ extension SchemaValidator {
         enums[enumIndex].allowsAlias = allowsAlias
         for item in syntax.cases {
             checkAttributes(item.attributes, allowed: ["deprecated"], on: "an enum case")
-            if !SwiftNames.isIdentifier(item.name.text) || item.name.text.hasPrefix("_") {
-                diagnostics.error(.invalidIdentifier, "enum case name '\(item.name.text)' must start with a letter", at: item.name.location)
+            // Any protobuf identifier, `_UNKNOWN` too: its Swift case drops the underscores
+            // (`unknown`), and one of underscores or digits alone keeps one (`__`, `_1`).
+            if !SwiftNames.isIdentifier(item.name.text) {
+                diagnostics.error(.invalidIdentifier, "enum case name '\(item.name.text)' must be letters, digits and '_', not starting with a digit", at: item.name.location)
             }
             if let previous = byName[item.name.text] {
                 diagnostics.error(.duplicateEnumCase, "enum case '\(item.name.text)' is already declared at \(describe(previous))", at: item.name.location)

@@ -22,7 +22,11 @@ extension SchemaValidator {
             case let .oneof(oneof):
                 let oneofIndex = oneofs.count
                 var memberIndices: [Int] = []
-                checkMemberName(oneof.name, kind: "oneof")
+                // Any protobuf identifier, as a field's name (`Choice`, `kind_`, `_`): its Swift
+                // property is made as a field's, its enum is the name with a capital first.
+                if !SwiftNames.isIdentifier(oneof.name.text) {
+                    diagnostics.error(.invalidIdentifier, "oneof name '\(oneof.name.text)' must be letters, digits and '_', not starting with a digit", at: oneof.name.location)
+                }
                 if oneof.fields.isEmpty {
                     diagnostics.error(.emptyOneof, "oneof '\(oneof.name.text)' has no fields", at: oneof.name.location)
                 }
@@ -42,7 +46,7 @@ extension SchemaValidator {
                     fields.append(definition)
                 }
                 oneofs.append(OneofDefinition(
-                    name: oneof.name.text, swiftName: oneof.name.text, swiftTypeName: SwiftNames.uppercaseFirst(oneof.name.text),
+                    name: oneof.name.text, swiftName: oneof.name.text, swiftTypeName: SwiftNames.typeName(oneof.name.text),
                     fields: memberIndices, documentation: oneof.documentation, location: oneof.name.location))
             case .reserved, .declaration:
                 break
@@ -179,14 +183,11 @@ extension SchemaValidator {
     }
 
     /// A field's name: any protobuf identifier (`[A-Za-z_][A-Za-z0-9_]*`), so a real `.proto`
-    /// world's names (`Leading_Capital`, `double__underscore`, `trailing_`) carry over; the
-    /// Swift name is made idiomatic and collision-free, the JSON name is protobuf's.
+    /// world's names (`Leading_Capital`, `double__underscore`, `trailing_`, `__2`, `_`) carry
+    /// over; the Swift name is made idiomatic and collision-free, the JSON name is protobuf's.
     mutating func checkFieldName(_ name: NameSyntax) {
-        let text = name.text
-        guard let first = text.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_",
-              text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }),
-              text.contains(where: { $0.isLetter }) else {
-            diagnostics.error(.invalidIdentifier, "field name '\(text)' must be letters, digits and '_', start with a letter or '_', and hold a letter", at: name.location)
+        guard SwiftNames.isIdentifier(name.text) else {
+            diagnostics.error(.invalidIdentifier, "field name '\(name.text)' must be letters, digits and '_', not starting with a digit", at: name.location)
             return
         }
     }
@@ -209,13 +210,16 @@ extension SchemaValidator {
         if let attribute = field.attributes.first(where: { $0.name.text == "jsonName" }), attribute.arguments.count == 1,
            attribute.arguments[0].kind == .string {
             let custom = attribute.arguments[0].text
-            // Printable ASCII without quotes or backslashes: it is a JSON key, and a literal in
-            // the generated code, as is.
-            if custom.isEmpty || !custom.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" }) {
-                diagnostics.error(.invalidIdentifier, "JSON name '\(custom)' must be printable ASCII without blanks, quotes or backslashes", at: attribute.arguments[0].location)
+            // Any text protoc takes as a `json_name` (quotes, backslashes, non-ASCII), escaped
+            // where it is written, but for what generated code's table of member names cannot hold.
+            if let problem = SwiftNames.jsonNameProblem(custom) {
+                diagnostics.error(.invalidIdentifier, "JSON name '\(custom)' \(problem): generated code lists a message's JSON names in one string, separated by spaces and tabs", at: attribute.arguments[0].location)
             } else {
                 jsonName = custom
             }
+        } else if jsonName.isEmpty {
+            // `_` (any name of underscores alone): protobuf's JSON name for it is empty.
+            diagnostics.error(.invalidIdentifier, "field '\(field.name.text)' has an empty JSON name (protobuf drops underscores), which generated code cannot look up in its table of member names; give it one with @jsonName(\"...\")", at: field.name.location)
         }
         guard let key = field.key.value else { return nil }
         // An unresolved type is already reported; keep the field so its key and name are still checked.

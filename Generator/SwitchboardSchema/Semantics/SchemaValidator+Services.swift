@@ -6,6 +6,10 @@ extension SchemaValidator {
 
     mutating func buildKeys() {
         var seen: [String: SourceLocation] = [:]
+        // Top-level types by their Swift names (`message session` is `Session`, `Data` is `DataMessage`).
+        var topLevelSwiftNames = Set<String>()
+        for index in messageSyntax.indices where messages[index].parent == nil { topLevelSwiftNames.insert(messages[index].swiftName) }
+        for index in enumSyntax.indices where enums[index].parent == nil { topLevelSwiftNames.insert(enums[index].swiftName) }
         for key in keySyntax {
             checkMemberName(key.name, kind: "key")
             // A key is a parameter of every generated call that takes it.
@@ -33,7 +37,7 @@ extension SchemaValidator {
                 form = parsed
             }
             let typeName = SwiftNames.uppercaseFirst(key.name.text)
-            if typesByPath[typeName] != nil {
+            if typesByPath[typeName] != nil || topLevelSwiftNames.contains(typeName) {
                 diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which a message or enum already uses", at: key.name.location)
             } else if SwiftNames.isReservedTypeName(typeName) {
                 diagnostics.error(.generatedNameCollision, "key '\(key.name.text)' generates the type '\(typeName)', which Swift or generated code already uses; choose another name", at: key.name.location)

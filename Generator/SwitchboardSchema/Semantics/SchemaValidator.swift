@@ -72,7 +72,6 @@ struct SchemaValidator {
                 declare(declaration, parent: nil, path: [], file: fileIndex)
             }
         }
-        checkTypeNameCaseCollisions()
         checkImports()
         // Only this schema's own definitions; linking appends imported ones, already checked.
         for index in messageSyntax.indices { buildFields(of: index) }
@@ -82,6 +81,7 @@ struct SchemaValidator {
         checkRecursion()
         if !diagnostics.hasErrors { boxLargeEmbeddedMessages() }
         assignSwiftNames()
+        checkTypeNameCaseCollisions()
         buildKeys()
         buildServices()
         guard !diagnostics.hasErrors else { return nil }
@@ -132,6 +132,7 @@ struct SchemaValidator {
         case let .message(message):
             let fullPath = path + [message.name.text]
             checkTypeName(message.name, kind: "message")
+            warnIfBuiltInName(message.name, kind: "message", path: fullPath)
             let index = messages.count
             let isNew = register(message.name, path: fullPath, as: .message(index))
             messages.append(MessageDefinition(
@@ -151,6 +152,7 @@ struct SchemaValidator {
         case let .enumeration(enumeration):
             let fullPath = path + [enumeration.name.text]
             checkTypeName(enumeration.name, kind: "enum")
+            warnIfBuiltInName(enumeration.name, kind: "enum", path: fullPath)
             let index = enums.count
             let isNew = register(enumeration.name, path: fullPath, as: .enumeration(index))
             enums.append(EnumDefinition(
@@ -200,8 +202,24 @@ struct SchemaValidator {
         }
     }
 
+    /// A message's or enum's name is any protobuf identifier, as protoc takes it (`chat_message`,
+    /// `Foo__Bar_`, `_Internal`): its Swift type starts uppercase and is renamed where it would
+    /// collide (``SwiftNames/typeName(_:)``, `assignSwiftNames`). Services and error sets name
+    /// Swift types of their own as written, so they start uppercase and end in no `_`.
     mutating func checkTypeName(_ name: NameSyntax, kind: String) {
         let text = name.text
+        if kind == "message" || kind == "enum" {
+            guard SwiftNames.isIdentifier(text) else {
+                diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must be letters, digits and '_', not starting with a digit", at: name.location)
+                return
+            }
+            // Generated code declares aliases so named for top-level types that nested ones hide
+            // (compared as the Swift type: `_switchboardTopLevel_X` is `_SwitchboardTopLevel_X`).
+            if SwiftNames.typeName(text).hasPrefix(SwiftNames.topLevelAliasPrefix) {
+                diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' starts with '\(SwiftNames.topLevelAliasPrefix)', which generated code uses for names of its own", at: name.location)
+            }
+            return
+        }
         guard let first = text.unicodeScalars.first, ("A"..."Z").contains(first) else {
             diagnostics.error(.invalidIdentifier, "\(kind) name '\(text)' must start with an uppercase letter", at: name.location)
             return
@@ -211,19 +229,35 @@ struct SchemaValidator {
         }
     }
 
-    /// Generated files are named after top-level types; names equal up to case would clash on
-    /// case-insensitive file systems (macOS, Windows).
+    /// `message timestamp` and `message string` are protobuf names, but a field's type spelled
+    /// `timestamp` or `string` alone means the built-in type (as in protoc, for the scalars).
+    mutating func warnIfBuiltInName(_ name: NameSyntax, kind: String, path: [String]) {
+        guard ScalarType(rawValue: name.text) != nil || name.text == "timestamp" else { return }
+        diagnostics.warning(.duplicateTypeName, "\(kind) '\(name.text)' has the name of a built-in type, which a field's type '\(name.text)' always means; name this \(kind) '\(qualified(path))'", at: name.location)
+    }
+
+    /// Generated files are named after top-level types' Swift names; names equal up to case
+    /// would clash on case-insensitive file systems (macOS, Windows). Runs once Swift names are
+    /// chosen: a name made uppercase (`foo`) is already renamed around the others.
     mutating func checkTypeNameCaseCollisions() {
-        var seen: [String: SourceLocation] = [:]
-        let topLevel = messages.filter { $0.parent == nil }.map { ($0.name, $0.location) }
-            + enums.filter { $0.parent == nil }.map { ($0.name, $0.location) }
-        for (name, location) in topLevel.sorted(by: { $0.1 < $1.1 }) {
-            let key = name.lowercased()
+        var seen: [String: (name: String, swiftName: String, location: SourceLocation)] = [:]
+        var topLevel: [(name: String, swiftName: String, location: SourceLocation)] = []
+        for index in messageSyntax.indices where messages[index].parent == nil {
+            topLevel.append((name: messages[index].name, swiftName: messages[index].swiftName, location: messages[index].location))
+        }
+        for index in enumSyntax.indices where enums[index].parent == nil {
+            topLevel.append((name: enums[index].name, swiftName: enums[index].swiftName, location: enums[index].location))
+        }
+        for (name, swiftName, location) in topLevel.sorted(by: { $0.location < $1.location }) {
+            let key = swiftName.lowercased()
             if let previous = seen[key] {
-                if files[previous.file].utf8[previous.offset...].starts(with: Array(name.utf8)) { continue }
-                diagnostics.error(.typeNameCaseCollision, "type '\(name)' differs only in case from the type at \(describe(previous)); their generated files would collide on case-insensitive file systems", at: location)
+                // The same name twice is reported as a duplicate, and the same Swift name (`Data`
+                // is `DataMessage`, as is `DataMessage`) where Swift paths are compared.
+                if previous.name == name || previous.swiftName == swiftName { continue }
+                let shown = swiftName == name ? "'\(name)'" : "'\(name)' (Swift '\(swiftName)')"
+                diagnostics.error(.typeNameCaseCollision, "type \(shown) differs only in case from the type at \(describe(previous.location)); their generated files would collide on case-insensitive file systems", at: location)
             } else {
-                seen[key] = location
+                seen[key] = (name, swiftName, location)
             }
         }
     }

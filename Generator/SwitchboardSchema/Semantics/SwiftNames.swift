@@ -105,9 +105,11 @@ public enum SwiftNames {
         return result
     }
 
-    /// The Swift property for a field: protobuf's JSON name, starting lowercase (`Leading_Capital`
-    /// → `leadingCapital`, `_leading` → `leading`); an all-capitals name is read as words
-    /// (`FIELD_NAME5` → `fieldName5`).
+    /// The Swift property for a field or oneof: protobuf's JSON name, starting lowercase
+    /// (`Leading_Capital` → `leadingCapital`, `_leading` → `leading`, `Choice` → `choice`); an
+    /// all-capitals name is read as words (`FIELD_NAME5` → `fieldName5`). A name of underscores
+    /// alone, which has no JSON name to start from, keeps its spelling (`__`; `_` itself is a
+    /// keyword, renamed where names are assigned).
     public static func propertyName(_ name: String) -> String {
         let isUpperSnake = name.contains(where: \.isLetter) && name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }
         var result: String
@@ -125,7 +127,33 @@ public enum SwiftNames {
             }
         }
         if let first = result.first, first.isNumber { result = "_" + result }
+        if result.isEmpty { result = name }
         return result
+    }
+
+    /// The Swift type for a message, enum or oneof: its name as written, the first letter after
+    /// any leading underscores made uppercase (`chat_message` → `Chat_message`, `_internal` →
+    /// `_Internal`, `Foo__Bar_` and `_1` as they are), so no type starts as a property does.
+    public static func typeName(_ name: String) -> String {
+        let underscores = name.prefix { $0 == "_" }
+        let rest = String(name.dropFirst(underscores.count))
+        guard let first = rest.unicodeScalars.first, ("a"..."z").contains(first) else { return name }
+        return String(underscores) + uppercaseFirst(rest)
+    }
+
+    /// What an alias for a top-level type that a nested one shadows starts with
+    /// (`_SwitchboardTopLevel_Tag`); no schema type may take a name starting so.
+    public static let topLevelAliasPrefix = "_SwitchboardTopLevel_"
+
+    /// Why generated code cannot use `name` as a field's JSON name, or `nil` when it can.
+    /// Generated messages list their member names in one string (the runtime's
+    /// `JSONFieldNames`), separated by spaces and tabs, which an empty name or one holding
+    /// either would break; any other text (quotes, backslashes, controls, non-ASCII) is
+    /// escaped where it is written.
+    public static func jsonNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "is empty" }
+        if name.unicodeScalars.contains(where: { $0 == " " || $0 == "\t" }) { return "holds a space or a tab" }
+        return nil
     }
 
     /// `MessageStatus` → `MESSAGE_STATUS`, the prefix protobuf style puts on enum values.
@@ -146,7 +174,10 @@ public enum SwiftNames {
         let isUpperSnake = name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }
         guard isUpperSnake else { return lowercaseFirst(name) }
         var base = name
-        let prefix = upperSnake(enumName) + "_"
+        // `enum Status_` puts `STATUS_` before its values, as `Status` does.
+        var stem = upperSnake(enumName)
+        while stem.hasSuffix("_") { stem.removeLast() }
+        let prefix = stem + "_"
         if base.hasPrefix(prefix) {
             let rest = String(base.dropFirst(prefix.count))
             if let first = rest.first, first.isLetter { base = rest }
