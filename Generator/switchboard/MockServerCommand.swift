@@ -21,6 +21,9 @@ import SwitchboardSchema
 /// per round of pushes) goes through a ``BackgroundLineWriter``, so a reader that stops
 /// reading standard output never holds up a handler: lines past its bound are dropped and
 /// counted instead.
+///
+/// SIGTERM or SIGINT shuts the servers down gracefully (at most ``stopGrace``), writes the
+/// queued log lines (at most a second), then ends the process by that signal.
 enum MockServerCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--schema", "--port", "--grpc-port", "--responses", "--pushes", "--max-connections", "--idle-timeout", "--message-timeout",
@@ -132,16 +135,34 @@ enum MockServerCommand {
         // The address lines above were written directly, so they come first; from here on
         // only the writer's thread writes standard output.
         logWriter.start()
-        // Stopped by SIGTERM or SIGINT (how harnesses stop it): the lines still queued are
-        // written first (at most a second), so the log holds every call that was answered.
+        // Stopped by SIGTERM or SIGINT (how harnesses stop it): the servers shut down
+        // gracefully first (`stopGrace` at most: requests in handlers answer, WebSocket
+        // clients are told 1001, gRPC ones GOAWAY, what is left then is aborted), then the
+        // lines still queued are written (at most a second), so the log holds every call that
+        // was answered.
         // One serial queue: a SIGTERM and a SIGINT together are handled one after the other.
         // After the flush the signal is raised again with its default action, so the process
         // ends by it (a parent sees a signal, and a shell running it in the foreground stops).
         let stopQueue = DispatchQueue(label: "switchboard.mock-server.stop")
+        // Set before the shutdown ends the arrivals below, so the loop knows not to return.
+        let stopping = Locked(false)
+        let grpc = grpcServer
         let stopSignals = [SIGTERM, SIGINT].map { number -> DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: stopQueue)
             source.setEventHandler {
+                stopping.withLock { $0 = true }
+                let stopped = DispatchSemaphore(value: 0)
+                Task {
+                    await withTaskGroup(of: Void.self) { group in
+                        group.addTask { await server.shutdown(timeout: MockServerCommand.stopGrace) }
+                        if let grpc { group.addTask { await grpc.shutdown(timeout: MockServerCommand.stopGrace) } }
+                    }
+                    stopped.signal()
+                }
+                // Bounded whatever the shutdown does (a second past its grace, for sockets
+                // being released): the process always ends by the signal.
+                _ = stopped.wait(timeout: .now() + .seconds(MockServerCommand.stopGraceSeconds + 1))
                 logWriter.flush(within: 1)
                 signal(number, SIG_DFL)
                 var unblocked = sigset_t()
@@ -166,10 +187,20 @@ enum MockServerCommand {
                 logWriter.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
             }
         }
+        // The arrivals end when a stop signal's shutdown begins: the signal's handler ends the
+        // process (by the signal, once the log is written), so this never returns an exit
+        // status of its own that would race it.
+        if stopping.current {
+            while true { try? await Task.sleep(for: .seconds(3600)) }
+        }
         withExtendedLifetime(grpcServer) {}
         logWriter.flush(within: 1)
         return 0
     }
+
+    /// How long a stop signal's graceful shutdown may take before what is left is aborted.
+    static let stopGraceSeconds = 2
+    static var stopGrace: Duration { .seconds(stopGraceSeconds) }
 
     /// A scripted response as gRPC sends it: a success body in protobuf whatever the
     /// service's encoding (error bodies keep theirs, with their Content-Type).

@@ -11,6 +11,9 @@ import SwitchboardWebSocket
 /// and its answer wake no other thread. A handler may await anything, including a push on
 /// the same connection, but must not block the thread (a semaphore, synchronous I/O, long
 /// computation): while it does, that connection reads nothing.
+///
+/// ``shutdown(timeout:)`` stops it gracefully (requests in handlers answer, clients are told
+/// 1001, going away); ``stop()`` drops everything at once.
 public final class ChatServer: @unchecked Sendable {
     /// What the authenticator decides for an upgrade's `Authorization` header.
     public enum AuthDecision: Sendable {
@@ -25,6 +28,8 @@ public final class ChatServer: @unchecked Sendable {
 
     private let server: WebSocketServer
     private let registry = Registry()
+    /// Requests in handlers, so a graceful shutdown can wait for them.
+    private let drain = RequestDrain()
     /// Bytes that requests in handlers hold once decoded, across all clients.
     private let requestBytes: ByteBudget
 
@@ -175,11 +180,17 @@ public final class ChatServer: @unchecked Sendable {
         let budget = ByteBudget(limit: maximumRequestBytesInFlight)
         requestBytes = budget
         let registry = self.registry
+        let drain = self.drain
         var options = connectionOptions
         options.deliversMessagesDirectly = true
         server = try WebSocketServer(
             port: port, options: options, limits: limits,
             upgrade: { request in
+                // Shutting down: no new client, while the listener stays open for the
+                // requests still being answered.
+                if drain.isClosed {
+                    return .reject(status: 503, reason: "Service Unavailable", headers: [HTTPHeaderField(name: "Retry-After", value: "1")])
+                }
                 let authorization = request.headers.value(named: "Authorization")
                 let auth: AuthRequirement
                 switch authenticate(authorization) {
@@ -197,10 +208,13 @@ public final class ChatServer: @unchecked Sendable {
                                     maximumRequestsInFlight: maximumRequestsInFlight, sharedBudget: budget)
                 let index = registry.register(client)
                 socket.whenClosed { _ in registry.unregister(index) }
+                // Upgraded just as a shutdown began (which refuses pushes to the clients it
+                // found): registered before this check, so one of the two refuses them.
+                if drain.isClosed { client.refusePushes(.serverShuttingDown) }
             },
             handler: { socket in
                 guard let client = registry.client(for: socket) else { return }
-                await ChatServer.serve(client, router: router)
+                await ChatServer.serve(client, router: router, drain: drain)
             })
     }
 
@@ -219,9 +233,9 @@ public final class ChatServer: @unchecked Sendable {
         await registry.client(at: index, timeout: timeout)
     }
 
-    static func serve(_ client: Client, router: RPCRouter) async {
+    static func serve(_ client: Client, router: RPCRouter, drain: RequestDrain) async {
         // Frames are routed on the socket's reader thread; only handlers run as tasks.
-        let offload = LargeMessageOffload(socket: client.socket) { message in route(message, from: client, router: router) }
+        let offload = LargeMessageOffload(socket: client.socket) { message in route(message, from: client, router: router, drain: drain) }
         client.socket.deliverReceivedMessages { message in offload.receive(message) }
         for await _ in client.socket.messages {}
         await offload.waitUntilIdle()
@@ -236,7 +250,7 @@ public final class ChatServer: @unchecked Sendable {
         Task { _ = await client.socket.close(code: .invalidPayload, reason: "Badly formatted") }
     }
 
-    private static func route(_ message: ReceivedWebSocketMessage, from client: Client, router: RPCRouter) {
+    private static func route(_ message: ReceivedWebSocketMessage, from client: Client, router: RPCRouter, drain: RequestDrain) {
         // Text frames are ignored, as Signal's server logs and ignores them.
         guard !message.isText else { return }
         guard let frame = try? IncomingEnvelope(serializedBytes: message.payload) else {
@@ -265,7 +279,14 @@ public final class ChatServer: @unchecked Sendable {
             // on the wire can hold about 100), and its task and bookkeeping are not free.
             let cost = DecodedRequestSize.bytes(envelopeBytes: message.payload.count, headerCount: request.headers.fields.count,
                                                 queryParameterCount: DecodedRequestSize.queryParameterCount(inPath: path))
+            // A server shutting down takes no new request either, answered the same way.
+            guard let token = drain.enter() else {
+                try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
+                    status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
+                return
+            }
             guard client.beginRequest(cost: cost) else {
+                drain.leave(token)
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, RPCResponse(
                     status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
                 return
@@ -274,11 +295,14 @@ public final class ChatServer: @unchecked Sendable {
             // Requests are served concurrently; responses go back by id in any order. Handlers
             // start right here, on the reader thread, and resume there after any suspension,
             // so a request and its answer wake no other thread.
-            client.socket.eventLoop.startTaskHere {
+            let task = client.socket.eventLoop.startTaskHere {
                 let response = await router.handle(wire, auth: client.auth)
                 client.endRequest(cost: cost)
                 try? client.socket.sendWithoutWaiting(OutgoingEnvelope.response(to: id, response))
+                // After the answer is queued: a shutdown's close frame goes out behind it.
+                drain.leave(token)
             }
+            drain.track(token, task)
         case .response?:
             // A response needs its id, status and message.
             guard let response = frame.response, let id = response.id, response.status != nil, response.message != nil else {
@@ -286,9 +310,14 @@ public final class ChatServer: @unchecked Sendable {
                 return
             }
             // No status, or no HTTP one, is no answer: the push stays unacknowledged.
-            client.answer(id, response.status.flatMap(IncomingEnvelope.httpStatus).map {
+            let answered: RPCResponse? = response.status.flatMap(IncomingEnvelope.httpStatus).map {
                 RPCResponse(status: $0, headers: response.headers, body: response.body ?? Data(), message: response.message)
-            })
+            }
+            if let answered {
+                client.answer(id, .success(answered))
+            } else {
+                client.answer(id, .failure(.invalidResponse))
+            }
         default:
             // No type, or one this server does not know.
             refuseBadlyFormatted(client)
@@ -311,10 +340,42 @@ public final class ChatServer: @unchecked Sendable {
     /// The keepalive path the server answers on its own.
     public static let keepalivePath = "/v1/keepalive"
 
-    /// Stops the server and drops every connection.
+    /// Stops the server and drops every connection at once, without a close handshake;
+    /// pushes still waiting fail with ``PushError/serverShuttingDown``.
+    /// ``shutdown(timeout:)`` stops gracefully.
     public func stop() {
+        drain.close()
         server.stop()
         registry.stop()
-        for client in connectedClients { client.failAll() }
+        for client in connectedClients { client.failAll(.serverShuttingDown) }
+    }
+
+    /// Stops gracefully and returns once the server is done, about `timeout` after the call
+    /// at most (plus the moment aborted sockets take to be released):
+    ///
+    /// 1. It takes nothing new: ``arrivingClients()`` streams finish, an upgrade is refused
+    ///    with 503 and `Retry-After: 1` (a chat client sees `retryLater`), a request is
+    ///    answered 503 with `Retry-After: 1`, and a push fails at once with
+    ///    ``PushError/serverShuttingDown``.
+    /// 2. Requests already in handlers answer, for as long as `timeout` allows.
+    /// 3. Then every push still waiting for its acknowledgement fails with
+    ///    ``PushError/serverShuttingDown`` (a ``PushQueue`` keeps it for redelivery), and
+    ///    the server closes its listener and every connection with 1001 (going away),
+    ///    waiting for each client's close for what is left of `timeout`.
+    /// 4. At the timeout, whatever is still open (a peer that never answers the close, a
+    ///    connection still upgrading) is aborted and handlers still running are cancelled.
+    ///
+    /// Handlers that take the whole timeout leave the close handshake no time: their
+    /// connections are aborted. The server's event loops are the shared ones, which stay.
+    public func shutdown(timeout: Duration = .seconds(10)) async {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        drain.close()
+        registry.stop()
+        for client in connectedClients { client.refusePushes(.serverShuttingDown) }
+        _ = await drain.waitUntilIdle(until: deadline)
+        for client in connectedClients { client.failAll(.serverShuttingDown) }
+        await server.shutdown(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)))
+        // Handlers that outlasted the timeout: their connections are gone, so is their answer.
+        drain.cancelAll()
     }
 }

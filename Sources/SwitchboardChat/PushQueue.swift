@@ -12,7 +12,8 @@ public final class PushQueue: @unchecked Sendable {
     public struct Pass: Sendable, Hashable {
         /// Pushes the client acknowledged with 2xx, now gone from the queue.
         public var acknowledged: Int
-        /// Pushes sent but not acknowledged: refused, timed out, or cut off by the socket.
+        /// Pushes sent but not acknowledged: refused, timed out, cut off by the socket, or
+        /// failed by the server shutting down.
         public var unacknowledged: Int
         /// Whether "queue empty" was sent and acknowledged at the end of the pass.
         public var queueEmptyAcknowledged: Bool
@@ -67,8 +68,9 @@ public final class PushQueue: @unchecked Sendable {
                 let started = client.start(item.value)
                 inFlight += 1
                 group.addTask {
-                    let response = await client.answer(to: started, timeout: ackTimeout)
-                    return (item.key, response?.isSuccess == true)
+                    let result = await client.answer(to: started, timeout: ackTimeout)
+                    guard case let .success(response) = result else { return (item.key, false) }
+                    return (item.key, response.isSuccess)
                 }
             }
             while let result = await group.next() { collect(result) }
