@@ -6,6 +6,11 @@
 #   Python protobuf        hand-written input (Fixtures/input/*.hex) -> what it serializes
 #                          back (Fixtures/reserialized/*.binpb)
 # The .proto files come from `switchboard export-proto`, so they also check it.
+# Fixtures/imports holds the same for a schema that imports another schema's package
+# (Tests/Schemas/imports: acme.app uses acme.common's types): both exports, protoc bytes of
+# acme.app messages from Fixtures/imports/textproto, Python's JSON of them. No test target
+# compiles acme's generated code, so these are read by the dynamic codec and kept out of
+# Fixtures/binary, whose every message must have a generated codec.
 #
 #   scripts/make-fixtures.sh           rewrite the committed fixtures
 #   scripts/make-fixtures.sh --check   regenerate into a temp dir and fail if they differ
@@ -19,7 +24,8 @@ python3 -c "import google.protobuf" 2>/dev/null || { echo "Python protobuf is mi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/protos" "$work/binary" "$work/json" "$work/reserialized"
+mkdir -p "$work/protos" "$work/binary" "$work/json" "$work/reserialized" \
+  "$work/imports/protos/acme" "$work/imports/binary" "$work/imports/json"
 
 cd "$root"
 source "$root/scripts/common.sh"
@@ -49,9 +55,29 @@ done
 python3 "$root/scripts/protobuf_json.py" "$work/descriptors.pb" "$work/binary" "$work/json"
 python3 "$root/scripts/protobuf_reserialize.py" "$work/descriptors.pb" "$fixtures/input" "$work/reserialized"
 
+# A package importing another: each export where the other's `import` expects it
+# (`acme.common` is acme/common.proto).
+imports="$work/imports"
+"$bin" export-proto Tests/Schemas/imports/common --output "$imports/protos/acme/common.proto" 2>/dev/null
+"$bin" export-proto Tests/Schemas/imports/app --import-path Tests/Schemas/imports/common \
+  --output "$imports/protos/acme/app.proto" 2>/dev/null
+protoc -I "$imports/protos" -I "$include" --include_imports \
+  --descriptor_set_out="$work/imports.pb" acme/app.proto
+for text in "$fixtures"/imports/textproto/*.txtpb; do
+  base=$(basename "$text" .txtpb)
+  message=${base#*.}
+  case "$message" in
+    acme.app.*) proto=acme/app.proto ;;
+    *) echo "no .proto for $message" >&2; exit 1 ;;
+  esac
+  protoc --deterministic_output -I "$imports/protos" -I "$include" --encode="$message" "$proto" \
+    < "$text" > "$imports/binary/$base.binpb"
+done
+python3 "$root/scripts/protobuf_json.py" "$work/imports.pb" "$imports/binary" "$imports/json"
+
 if [ "$mode" = "--check" ]; then
   status=0
-  for kind in protos binary json reserialized; do
+  for kind in protos binary json reserialized imports/protos imports/binary imports/json; do
     diff -r "$work/$kind" "$fixtures/$kind" || status=1
   done
   if [ $status -ne 0 ]; then
@@ -60,7 +86,7 @@ if [ "$mode" = "--check" ]; then
   fi
   echo "fixtures match protoc and Python protobuf"
 else
-  for kind in protos binary json reserialized; do
+  for kind in protos binary json reserialized imports/protos imports/binary imports/json; do
     rm -rf "${fixtures:?}/$kind"
     cp -r "$work/$kind" "$fixtures/$kind"
   done

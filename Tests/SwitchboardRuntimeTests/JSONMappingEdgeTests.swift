@@ -14,6 +14,15 @@ import Testing
     /// Protobuf's conformance message's schema.
     static let conformance = SchemaCompiler.compile(
         directory: DynamicCodecAgreementTests.schemas.appendingPathComponent("Schemas/test_messages_proto3")).schema!
+    /// NullValue in a list and in a map, which no fixture schema has.
+    static let nullValues = SchemaCompiler.compile(files: [SourceFile(path: "nulls.sb", text: """
+        package demo
+        import google.protobuf
+        message Nulls {
+          1 nulls: [google.protobuf.NullValue]
+          2 byName: {string: google.protobuf.NullValue}
+        }
+        """)]).schema!
 
     /// Decodes `json` with both codecs: both must fail, or both give the same message.
     func bothDecode<M: ProtoMessage & Equatable>(_ json: String, as type: M.Type, name: String,
@@ -161,5 +170,95 @@ import Testing
         #expect(try bothDecode(" null", as: ProtoInt32Value.self, name: "google.protobuf.Int32Value") == nil)
         #expect(try bothDecode("true", as: ProtoBoolValue.self, name: "google.protobuf.BoolValue") == ProtoBoolValue(true))
         #expect(try bothDecode("null", as: ProtoValue.self, name: "google.protobuf.Value") == .null)
+    }
+
+    /// An Any packing a well-known type with no `"value"` member holds that type's default:
+    /// the URL, and no bytes. Protobuf's C++ library writes such an Any so (3.21's `RenderAny`
+    /// writes `"@type"` alone when the bytes are empty), and C++ (3.21 and the current
+    /// parser), Java and upb read it so; Python (a `KeyError`) and Go refuse it. The
+    /// conformance suite has no case of it. Empty has no JSON form of its own: the `"@type"`
+    /// alone is the packed Empty, and a `"value"` member is an unknown field, as in Python,
+    /// Java and C++.
+    @Test func aPackedWellKnownTypeWithoutItsValueIsItsDefault() throws {
+        for wellKnown in ["BoolValue", "Int32Value", "StringValue", "BytesValue", "DoubleValue", "Duration", "Timestamp",
+                          "FieldMask", "Struct", "Value", "ListValue", "Any", "Empty"] {
+            let url = "type.googleapis.com/google.protobuf.\(wellKnown)"
+            let text = #"{"anything":{"@type":"\#(url)"}}"#
+            let anything = try #require(try bothDecode(text, as: WellKnown.self, name: "WellKnown")?.anything, "\(text)")
+            #expect(anything.typeUrl == url && anything.value.isEmpty, "\(text)")
+        }
+        // Written back with its "value", as the generated codec writes every packed wrapper.
+        let packedDefault = try #require(try bothDecode(#"{"anything":{"@type":"type.googleapis.com/google.protobuf.BoolValue"}}"#,
+                                                        as: WellKnown.self, name: "WellKnown"))
+        #expect(try packedDefault.jsonString().contains(#"{"@type":"type.googleapis.com/google.protobuf.BoolValue","value":false}"#))
+        #expect(try bothDecode(#"{"anything":{"@type":"type.googleapis.com/google.protobuf.Empty","value":{}}}"#,
+                               as: WellKnown.self, name: "WellKnown") == nil)
+    }
+
+    /// `json` read as a list of NullValue by the reader generated code calls for such a field.
+    func generatedNullList(_ json: String) -> [ProtoNullValue]? {
+        let bytes = Array(json.utf8)
+        return bytes.withUnsafeBytes { buffer -> [ProtoNullValue]? in
+            var reader = JSONReader(buffer: buffer)
+            var values: [ProtoNullValue] = []
+            do {
+                try RepeatedField<EnumCodec<ProtoNullValue>>.readJSON(from: &reader, into: &values)
+                try reader.expectEnd()
+            } catch {
+                return nil
+            }
+            return values
+        }
+    }
+
+    /// `json` read as a map of NullValue by the reader generated code calls for such a field.
+    func generatedNullMap(_ json: String) -> [String: ProtoNullValue]? {
+        let bytes = Array(json.utf8)
+        return bytes.withUnsafeBytes { buffer -> [String: ProtoNullValue]? in
+            var reader = JSONReader(buffer: buffer)
+            var map: [String: ProtoNullValue] = [:]
+            do {
+                try MapField<StringCodec, EnumCodec<ProtoNullValue>>.readJSON(from: &reader, into: &map)
+                try reader.expectEnd()
+            } catch {
+                return nil
+            }
+            return map
+        }
+    }
+
+    /// `json` read as `demo.Nulls` by the dynamic codec, or `nil` if it refuses it.
+    func dynamicNulls(_ json: String) throws -> DynamicMessage? {
+        let index = try #require(Self.nullValues.messageIndex(named: "demo.Nulls"))
+        return try? DynamicJSONCodec(schema: Self.nullValues).decode(Data(json.utf8), as: index)
+    }
+
+    /// NullValue is the one enum whose value JSON writes as `null`, so `null` is a list
+    /// element and a map value of it, in both codecs, as both codecs write them. C++ 3.21
+    /// (which keeps `null` for a NullValue field, element or map value) and upb read both;
+    /// the current C++ parser reads the element; Python refuses both, though it writes both
+    /// so. The conformance suite has no case of either. Any other type's list or map still
+    /// refuses `null` (``nullIsNoWrapperInAListOrMap()``).
+    @Test func nullIsANullValueInAListOrMap() throws {
+        #expect(generatedNullList(#"[null,"NULL_VALUE",0]"#) == [ProtoNullValue.nullValue, .nullValue, .nullValue])
+        #expect(generatedNullMap(#"{"a":null,"b":"NULL_VALUE"}"#) == ["a": ProtoNullValue.nullValue, "b": .nullValue])
+        // A list or map given `null` is empty.
+        #expect(generatedNullList("null") == [])
+        #expect(generatedNullMap("null") == [:])
+        var writer = JSONWriter()
+        try RepeatedField<EnumCodec<ProtoNullValue>>.writeJSON([.nullValue, .nullValue], to: &writer)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[null,null]")
+        writer = JSONWriter()
+        try MapField<StringCodec, EnumCodec<ProtoNullValue>>.writeJSON(["a": .nullValue], to: &writer)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"{"a":null}"#)
+
+        let read = try #require(try dynamicNulls(#"{"nulls":[null,"NULL_VALUE",0],"byName":{"a":null,"b":"NULL_VALUE"}}"#))
+        #expect(read.fields[1] == DynamicField.list([.enumeration(0), .enumeration(0), .enumeration(0)]))
+        #expect(read.fields[2] == DynamicField.map([DynamicMapEntry(key: .string("a"), value: .enumeration(0)),
+                                        DynamicMapEntry(key: .string("b"), value: .enumeration(0))]))
+        let written = DynamicJSONCodec(schema: Self.nullValues).encode(read, prettyPrinted: false)
+        #expect(written == #"{"nulls":[null,null,null],"byName":{"a":null,"b":null}}"#)
+        #expect(try dynamicNulls(written) == read)
+        #expect(try dynamicNulls(#"{"nulls":null,"byName":null}"#)?.fields.isEmpty == true)
     }
 }
