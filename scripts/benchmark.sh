@@ -70,6 +70,9 @@ cli_seconds=$(for i in 1 2 3 4 5; do
   start=$(date +%s.%N); "$(swift build -c release --show-bin-path)/switchboard" generate "$work/rich" --output "$work/rich-out-$i" >/dev/null 2>&1; end=$(date +%s.%N)
   python3 -c "print(f'{$end - $start:.3f}')"
 done | sort -n | sed -n 3p)
+# Issue 20's goal is a limit, not a figure to admire: the script fails (after writing the
+# report) when the median reaches it.
+generation_over_goal=$(python3 -c "print(1 if $cli_seconds >= 0.5 else 0)")
 
 # Time only the generated module: build its runtime dependency first.
 # Prints "<wall seconds> <CPU seconds>" (CPU: user + system of every compiler process).
@@ -303,3 +306,7 @@ scripts/soak.sh 1000 10     # the soak: 1,000 connections for 10 minutes
 MD
 } > docs/performance.md
 cat docs/performance.md
+if [ "$generation_over_goal" = 1 ]; then
+  echo "generation of 1,000 rich messages took ${cli_seconds} s, over the 0.5 s goal" >&2
+  exit 1
+fi

@@ -70,8 +70,9 @@ struct HungPushHandlerTests {
         await hung.connection.close()
         _ = await hung.connection.waitUntilFinished()
         let waited = ContinuousClock.now - began
-        // One grace is 3 s; two would be 6 s.
-        #expect(waited >= .seconds(2.9) && waited < .seconds(4.5), "\(waited)")
+        // One grace is 3 s; two would be 6 s. The slack is for a loaded machine (5.2 s seen
+        // beside a fuzzer and the whole suite).
+        #expect(waited >= .seconds(2.9) && waited < .seconds(5.9), "\(waited)")
         _ = await eventually(within: .seconds(10)) { hung.cancelled.current }
         #expect(hung.cancelled.current, "the hung handler was cancelled")
         hung.server.stop()
