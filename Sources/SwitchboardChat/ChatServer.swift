@@ -341,13 +341,16 @@ public final class ChatServer: @unchecked Sendable {
     public static let keepalivePath = "/v1/keepalive"
 
     /// Stops the server and drops every connection at once, without a close handshake;
-    /// pushes still waiting fail with ``PushError/serverShuttingDown``.
+    /// pushes still waiting fail with ``PushError/serverShuttingDown``, handlers still running
+    /// are cancelled, and a ``shutdown(timeout:)`` under way stops waiting for them.
     /// ``shutdown(timeout:)`` stops gracefully.
     public func stop() {
         drain.close()
         server.stop()
         registry.stop()
         for client in connectedClients { client.failAll(.serverShuttingDown) }
+        drain.cancelAll()
+        drain.abortWaiters()
     }
 
     /// Stops gracefully and returns once the server is done, about `timeout` after the call

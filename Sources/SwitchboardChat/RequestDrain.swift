@@ -84,6 +84,16 @@ extension ChatServer {
             }
         }
 
+        /// Ends every shutdown's wait at once, as if its deadline had come: ``ChatServer/stop()``
+        /// drops everything and must not leave a graceful shutdown waiting beside it.
+        func abortWaiters() {
+            let waiters = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
+                defer { idleWaiters = [:] }
+                return Array(idleWaiters.values)
+            }
+            for waiter in waiters { waiter.resume(returning: false) }
+        }
+
         /// Cancels the handler of every request still in one.
         func cancelAll() {
             let running = lock.withLock { Array(tasks.values) }

@@ -338,6 +338,26 @@ import Darwin
         #expect(!fields.contains("customMirror") && !fields.contains("recipientID"), "\(fields)")
     }
 
+    /// Thousands of top-level types one name up to case (`aaaa…`, `aAaa…`, …): each is renamed
+    /// going on from the last renaming of that name, not by walking every earlier one's
+    /// underscores again (found by review: cubic work, the compile did not end).
+    @Test func typesOneNameUpToCaseCostLinearWork() throws {
+        let stem = 12
+        var names: [String] = []
+        for bits in 0..<(1 << stem) {
+            names.append("a" + String((0..<stem).map { bits & (1 << $0) != 0 ? "A" : "a" }))
+        }
+        let text = "package hostile\n" + names.map { "message \($0) { 1 x: int32 }\n" }.joined()
+        let start = ContinuousClock.now
+        let result = compile(text)
+        #expect(ContinuousClock.now - start < .seconds(20), "\(names.count) types one name up to case")
+        let schema = try #require(result.schema, "\(result.renderedDiagnostics.prefix(500))")
+        let swiftNames = schema.messages.map(\.swiftName)
+        #expect(swiftNames.count == names.count)
+        // Distinct even up to case: their files sit side by side on case-insensitive disks.
+        #expect(Set(swiftNames.map { $0.lowercased() }).count == names.count)
+    }
+
     /// Thousands of fields of one name, and thousands of enum cases that all become one Swift
     /// case: a repeated name is reported and gets no Swift name, and each renaming goes on
     /// from the last one of its name (found by review: each walked the underscores of every

@@ -185,4 +185,17 @@ import Testing
         }
         #expect(fullNames == ["google.protobuf.Timestamp", "demo.timestamp"])
     }
+
+    /// JSON names are compared as protoc and the codecs compare them, by their UTF-8 bytes:
+    /// `é` (U+00E9) and `e` + U+0301 are one Swift `String` but two JSON names (found by review).
+    @Test func jsonNamesEqualOnlyAsStringsAreDistinct() throws {
+        let output = compile("package demo\nmessage M {\n  @jsonName(\"\u{E9}\") 1 a: int32\n  @jsonName(\"e\u{301}\") 2 b: int32\n}\n")
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics)")
+        #expect(output.diagnostics.isEmpty, "\(output.renderedDiagnostics)")
+        let names = try message(schema, "M").fields.map { Array($0.jsonName.utf8) }
+        #expect(names == [[0xC3, 0xA9], [0x65, 0xCC, 0x81]])
+        // The same bytes twice is still a collision.
+        let twice = compile("package demo\nmessage M {\n  @jsonName(\"\u{E9}\") 1 a: int32\n  @jsonName(\"\u{E9}\") 2 b: int32\n}\n")
+        #expect(twice.diagnostics.contains { $0.code == .jsonNameCollision }, "\(twice.renderedDiagnostics)")
+    }
 }

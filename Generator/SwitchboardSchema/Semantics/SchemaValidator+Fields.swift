@@ -77,7 +77,9 @@ extension SchemaValidator {
 
         // Names: duplicates (fields and oneofs share the property namespace), JSON names, reserved names.
         var names: [String: SourceLocation] = [:]
-        var jsonNames: [String: String] = [:]
+        // By UTF-8 bytes, as protoc and every codec compare names: `é` and `e` + U+0301 are
+        // one Swift `String` but two JSON names.
+        var jsonNames: [[UInt8]: String] = [:]
         // protoc's proto3 rule, stricter than JSON names: field names must differ once
         // lowercased without underscores (`default` and `Default`, `foo_bar` and `fooBar`).
         var foldedNames: [String: String] = [:]
@@ -96,18 +98,18 @@ extension SchemaValidator {
             guard isField else { continue }
             let json = jsonNameOf[name] ?? SwiftNames.jsonName(name)
             let folded = String(name.lowercased().filter { $0 != "_" })
-            if let other = foldedNames[folded], other != name, jsonNames[json] == nil {
+            if let other = foldedNames[folded], other != name, jsonNames[Array(json.utf8)] == nil {
                 diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' are one name to protobuf once lowercased without underscores ('\(folded)'), which protoc refuses in proto3", at: location)
                 continue
             }
             foldedNames[folded] = foldedNames[folded] ?? name
-            if let other = jsonNames[json], other != name {
+            if let other = jsonNames[Array(json.utf8)], other != name {
                 diagnostics.error(.jsonNameCollision, "'\(name)' and '\(other)' have the same JSON name '\(json)'", at: location)
             } else if json != name, fieldNames.contains(json) {
                 // JSON input may use either name: one spelling must not name two fields.
                 diagnostics.error(.jsonNameCollision, "the JSON name '\(json)' of '\(name)' is the name of another field", at: location)
             } else {
-                jsonNames[json] = name
+                jsonNames[Array(json.utf8)] = name
             }
         }
 

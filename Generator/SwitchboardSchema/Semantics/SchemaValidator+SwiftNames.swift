@@ -115,6 +115,10 @@ extension SchemaValidator {
         for (service, _) in serviceSyntax {
             for generated in generatedTypeNames(forService: service.name.text) { taken[nil, default: []].insert(generated.lowercased()) }
         }
+        // For each renamed name (as `taken` keys it, in its scope), the underscores its last
+        // renaming took: the next one goes on from there, as `assignMemberNames` does (thousands
+        // of types one name up to case each walked every earlier one's underscores, cubic work).
+        var underscoresTaken: [String: Int] = [:]
         for (kind, index, location) in movable.sorted(by: { $0.location < $1.location }) {
             let target: (scope: Int?, wanted: String, label: String, suffix: String)
             switch kind {
@@ -133,7 +137,16 @@ extension SchemaValidator {
             var chosen = target.wanted
             if !isFree(chosen) {
                 if !chosen.hasSuffix(target.suffix) { chosen += target.suffix }
-                while !isFree(chosen) { chosen = SwiftNames.appendingUnderscore(chosen) }
+                // Names before the last renaming's were taken then, and `taken` only grows.
+                let resumeKey = (scope.map { "\($0)" } ?? "-") + "/" + takenKey(chosen, scope)
+                var underscores = underscoresTaken[resumeKey] ?? 0
+                let base = chosen
+                chosen = base + String(repeating: "_", count: underscores)
+                while !isFree(chosen) {
+                    underscores += 1
+                    chosen = base + String(repeating: "_", count: underscores)
+                }
+                underscoresTaken[resumeKey] = underscores
                 if members.contains(target.wanted) {
                     diagnostics.warning(.generatedMemberCollision, "\(target.label) would be generated as the type '\(target.wanted)', the name of a property generated code declares; it is generated as '\(chosen)'", at: location)
                 } else {

@@ -26,7 +26,8 @@ public final class JSONFieldNames: @unchecked Sendable {
 
     /// Reads `fields`: each field's JSON name in schema order, separated by one space; a field
     /// whose schema name differs from its JSON name is followed by a tab and that name. (JSON
-    /// names in a schema are printable ASCII without blanks, so neither separator is in a name.)
+    /// names in a schema may hold any character but a space or a tab, and are never empty, so
+    /// neither separator is in a name.)
     /// The generator writes this text; text it would not write (empty names, a name twice)
     /// gives a table that routes members wrongly.
     public init(message: String, fields: String) {
