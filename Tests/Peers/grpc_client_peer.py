@@ -1,9 +1,13 @@
 """A gRPC client in Python's grpcio, calling a Switchboard GRPCServer that serves the sample
 schema's Usernames and SealedSenderMessages handlers (GRPCServerTests).
 
-  grpc_client_peer.py PROTO PORT [--tls CA]
+  grpc_client_peer.py PROTO PORT [--tls CA] [--explicit-code]
 
-Prints a JSON list of {"name", "code", "details", "response", "trailers"} per call."""
+Prints a JSON list of {"name", "code", "details", "response", "trailers"} per call.
+With --explicit-code it makes only the calls of GRPCExplicitCodeTests, whose server also serves
+Messages: Messages/SendMessage (with an `authorization` header) to "mismatch" ("explicit", the
+409 the schema gives `grpc FAILED_PRECONDITION`) and to "sync" ("explicit-ok"), and
+SealedSenderMessages/SendSealedMessage to "mismatch" ("default", 409 with no `grpc` code)."""
 import importlib
 import importlib.resources
 import json
@@ -16,6 +20,9 @@ import grpc
 from google.protobuf import json_format
 from grpc_tools import protoc
 
+explicit_code = "--explicit-code" in sys.argv
+if explicit_code:
+    sys.argv.remove("--explicit-code")
 proto_path, port = sys.argv[1], int(sys.argv[2])
 ca = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--tls" else None
 out = tempfile.mkdtemp()
@@ -58,6 +65,16 @@ def record(name, call, request, metadata=(), timeout=10):
         entry["trailers"] = {k: (v if isinstance(v, str) else v.hex()) for k, v in (error.trailing_metadata() or ())}
     results.append(entry)
 
+
+if explicit_code:
+    send = method("/signal.chat.Messages/SendMessage", pb.SendMessageRequest, pb.SendMessageResponse)
+    account = (("authorization", "Basic dXNlcjpwYXNz"),)
+    record("explicit", send, pb.SendMessageRequest(destination="mismatch"), metadata=account)
+    record("explicit-ok", send, pb.SendMessageRequest(destination="sync"), metadata=account)
+    record("default", sealed, pb.SendMessageRequest(destination="mismatch"), metadata=key)
+    channel.close()
+    print(json.dumps(results))
+    sys.exit(0)
 
 record("found", lookup, pb.LookUpUsernameHashRequest(hash=b"\x01\x02"))
 record("missing", lookup, pb.LookUpUsernameHashRequest(hash=b"\xff"))

@@ -9,7 +9,7 @@ import SwitchboardRuntime
 /// Descriptors and error types of the `signal.chat.Messages` service (auth: account, status: enabled).
 public enum Messages {
     /// `PUT /v1/messages/{destination}`
-    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000), requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [6: 409, 7: 403, 8: 429, 16: 401], requestType: SendMessageRequest.self)
+    public static let sendMessage = EndpointDescriptor(rpcName: "signal.chat.Messages/SendMessage", verb: "PUT", pathTemplate: "/v1/messages/{destination}", auth: .account, defaultTimeout: .milliseconds(30000), requestBodyType: SendMessageRequest.self, responseBodyType: SendMessageResponse.self, errorStatusByGRPCCode: [7: 403, 8: 429, 9: 409, 16: 401], requestType: SendMessageRequest.self)
 
     /// Pushed as `PUT /api/v1/message`.
     public static let incomingMessageEvent = EventDescriptor(name: "incomingMessage", verb: "PUT", path: "/api/v1/message", acknowledgement: .afterHandling, payloadType: Envelope.self)
