@@ -238,6 +238,36 @@ expect_status 2 "an account endpoint over gRPC needs credentials" "$bin" call --
 grep -q "gRPC /signal.chat.Usernames/LookUpUsernameHash -> 200" "$work/mock.out" && pass "the mock server logs gRPC calls by rpcName" || fail "the mock server logs gRPC calls by rpcName"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
+# Scripted pushes over gRPC: mock-server --grpc-port delivers them to each authenticated
+# subscription to their service's events (SwitchboardEvents), in order, then queue empty;
+# listen --transport grpc prints them and acknowledges each (SwitchboardAcknowledge), and the
+# server's log counts the acknowledgements.
+cat > "$work/grpc-pushes.json" <<'JSON'
+[{"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-1", "content": "aGk="}},
+ {"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-2"}},
+ {"event": "Messages.incomingMessage", "payload": {"serverGuid": "guid-3"}}]
+JSON
+"$bin" mock-server --grpc-port 0 --pushes "$work/grpc-pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
+mock_pid=$!
+for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+expect_status 2 "listen --transport grpc wants an http(s) URL" timeout 30 "$bin" listen --transport grpc --url ws://127.0.0.1:1/v1/websocket/ --count 1 --timeout 5
+expect_status 2 "listen --transport takes websocket or grpc" timeout 30 "$bin" listen --transport carrier-pigeon --url "$grpc_url" --count 1 --timeout 5
+expect_status 0 "listen --transport grpc prints pushed events and acknowledges them" \
+  timeout 60 "$bin" listen --transport grpc --url "$grpc_url" --credentials aci-1.2:pw --count 4 --timeout 20
+[ "$(grep -o '"serverGuid":"guid-[0-9]"' "$work/out" | tr '\n' ' ')" = '"serverGuid":"guid-1" "serverGuid":"guid-2" "serverGuid":"guid-3" ' ] \
+  && pass "listen --transport grpc prints the pushes in order" || { fail "listen --transport grpc prints the pushes in order"; cat "$work/out" "$work/err"; }
+tail -1 "$work/out" | grep -q '"event":"Messages.queueEmpty"' && pass "queue empty comes last over gRPC" || fail "queue empty comes last over gRPC"
+for _ in $(seq 1 100); do grep -q "gRPC signal.chat.Messages: pushed" "$work/mock.out" && break; sleep 0.1; done
+grep -q "gRPC signal.chat.Messages: pushed 3 events: 3 acknowledged, 0 not" "$work/mock.out" \
+  && pass "the mock server saw the three acknowledgements over gRPC" || { fail "the mock server saw the three acknowledgements over gRPC"; cat "$work/mock.out" "$work/mock.err"; }
+# Without credentials nothing is subscribed to (every service with events needs an account):
+# a quiet listen that ends 0 at its timeout, on time.
+start=$(date +%s)
+expect_status 0 "listen --transport grpc without credentials ends at its timeout" timeout 30 "$bin" listen --transport grpc --url "$grpc_url" --timeout 2
+[ $(( $(date +%s) - start )) -lt 15 ] && pass "and returns on time" || fail "and returns on time"
+kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
+
 # HTTP/2 conformance of the gRPC server: h2spec's case list (http2, hpack, generic) and our
 # own hostile cases, each on a connection of its own; every case passes, and the server
 # still answers afterwards.

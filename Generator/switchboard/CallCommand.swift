@@ -12,12 +12,7 @@ enum CallCommand {
 
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
         try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--key", "--header", "--timeout", "--transport"], flags: ["--verbose"])
-        let overGRPC: Bool
-        switch arguments.options["--transport"] ?? "websocket" {
-        case "websocket": overGRPC = false
-        case "grpc": overGRPC = true
-        case let other: throw .init("--transport must be websocket or grpc, got '\(other)'")
-        }
+        let overGRPC = try ChatCommandSupport.overGRPC(arguments)
         guard (1...2).contains(arguments.positional.count) else {
             throw .init("call needs <Service.endpoint> and optionally a JSON request (or - for standard input)")
         }
@@ -56,15 +51,7 @@ enum CallCommand {
             if endpoint.requiresAccount, credentials == nil {
                 throw .init("\(arguments.positional[0]) needs an account: pass --credentials user.device:password")
             }
-            var grpcOptions = GRPCClientOptions()
-            if url.scheme?.lowercased() == "https" { grpcOptions.tls = TLSOptions() }
-            grpcOptions.userAgent = "switchboard-cli"
-            for header in try ChatCommandSupport.headers(arguments) { grpcOptions.metadata.add(header.name, header.value) }
-            if let credentials { grpcOptions.metadata.add("Authorization", credentials.authorization) }
-            let host = url.host ?? "127.0.0.1"
-            let port = url.port ?? (grpcOptions.tls == nil ? 80 : 443)
-            // The auth kind only picks which generated clients may use it; the call is the same.
-            let transport = GRPCClientTransport<Unauthenticated>(host: host, port: port, options: grpcOptions)
+            let transport = try ChatCommandSupport.grpcTransport(to: url, credentials: credentials, arguments: arguments)
             do throws(TransportError) {
                 result = .success(try await transport.send(request))
             } catch {

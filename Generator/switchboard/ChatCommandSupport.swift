@@ -2,6 +2,7 @@ import Foundation
 import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardDynamic
+import SwitchboardGRPC
 import SwitchboardRuntime
 import SwitchboardSchema
 import SwitchboardWebSocket
@@ -31,6 +32,30 @@ enum ChatCommandSupport {
         }
         try checkAuthority(of: text)
         return url
+    }
+
+    /// `--transport websocket|grpc` (default websocket): whether the command goes over gRPC.
+    static func overGRPC(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> Bool {
+        switch arguments.options["--transport"] ?? "websocket" {
+        case "websocket": return false
+        case "grpc": return true
+        case let other: throw .init("--transport must be websocket or grpc, got '\(other)'")
+        }
+    }
+
+    /// The gRPC client of `call` and `listen` for `url` (from ``grpcURL(_:)``): TLS for
+    /// `https`, each `--header` and the credentials (as `Authorization`) sent as metadata.
+    /// The auth kind only picks which generated clients may use it; calls are the same.
+    static func grpcTransport(to url: URL, credentials: ChatClient.Credentials?,
+                              arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> GRPCClientTransport<Unauthenticated> {
+        var options = GRPCClientOptions()
+        if url.scheme?.lowercased() == "https" { options.tls = TLSOptions() }
+        options.userAgent = "switchboard-cli"
+        for header in try headers(arguments) { options.metadata.add(header.name, header.value) }
+        if let credentials { options.metadata.add("Authorization", credentials.authorization) }
+        let host = url.host ?? "127.0.0.1"
+        let port = url.port ?? (options.tls == nil ? 80 : 443)
+        return GRPCClientTransport<Unauthenticated>(host: host, port: port, options: options)
     }
 
     /// Refuses a URL without a host, or whose port is not a number from 1 to 65535.

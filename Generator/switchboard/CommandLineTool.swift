@@ -51,12 +51,16 @@ extension CommandLineTool {
             """),
         ("listen", """
             listen --url <ws-url> [--schema <dir>] [--credentials <user.device:password> | --credentials-file <file>] [--count <n>] [--timeout <seconds>]
-                   [--header "<Name>: <value>"]...
+                   [--header "<Name>: <value>"]... [--transport websocket|grpc]
                 Print each pushed event as a JSON line and acknowledge it. Servers push to
                 authenticated connections only, so pass credentials (or $SWITCHBOARD_CREDENTIALS).
                 Ends 0 after --count events, or at --timeout or a normal close without --count;
                 ends 1 when it never connected, the connection failed or closed abnormally, or
                 fewer than --count events came.
+                --transport grpc subscribes to each service's events over gRPC instead
+                (SwitchboardEvents, acknowledged through SwitchboardAcknowledge): --url is then
+                http://host:port (h2c) or https://host:port (TLS), credentials go as metadata,
+                and without credentials only the services of `auth none` are listened to.
             """),
         ("mock-server", """
             mock-server [--schema <dir>] [--port <n>] [--grpc-port <n>] [--responses <file.json>] [--pushes <file.json>]
@@ -72,7 +76,8 @@ extension CommandLineTool {
                 Any credentials open the authenticated connection unless --require-credentials
                 is given: then only these do, others are refused with 401, and a client without
                 credentials still gets the unauthenticated connection. --grpc-port serves the
-                same endpoints and scripts over gRPC (h2c) as well, each as its rpcName.
+                same endpoints and scripts over gRPC (h2c) as well, each as its rpcName; an
+                authenticated subscription to a service's events gets that service's pushes.
                 The address lines come first on standard output; the log of calls follows from
                 a writer of its own, so a reader that stops reading never stalls the server:
                 past 10,000 waiting lines (or 1 MiB) lines are dropped, then counted in a line.

@@ -2,15 +2,19 @@ import Foundation
 import SwitchboardCLI
 import SwitchboardChat
 import SwitchboardDynamic
+import SwitchboardGRPC
 import SwitchboardRuntime
 import SwitchboardSchema
 
 /// `switchboard listen`: prints each pushed event as one JSON line and acknowledges it.
+/// `--transport grpc` listens over gRPC instead: a `SwitchboardEvents` subscription per
+/// service with events, each push acknowledged through `SwitchboardAcknowledge`.
 enum ListenCommand {
     static func run(_ arguments: CommandLineTool.Arguments) async throws(CommandLineTool.UsageError) -> Int32 {
-        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--header", "--count", "--timeout"])
+        try arguments.rejectUnknown(allowed: ["--url", "--schema", "--credentials", "--credentials-file", "--header", "--count", "--timeout", "--transport"])
         guard arguments.positional.isEmpty else { throw .init("listen takes no positional arguments") }
-        let url = try ChatCommandSupport.url(arguments)
+        let overGRPC = try ChatCommandSupport.overGRPC(arguments)
+        let url = overGRPC ? try ChatCommandSupport.grpcURL(arguments) : try ChatCommandSupport.url(arguments)
         let credentials = try ChatCommandSupport.credentials(arguments)
         let options = try ChatCommandSupport.options(arguments)
         var limit: Int?
@@ -24,6 +28,10 @@ enum ListenCommand {
         if credentials == nil {
             // Not an error (a server may push to anyone), but Signal's pushes only to accounts.
             CommandLineTool.printError("switchboard: note: listening without credentials; servers push to authenticated connections only (pass --credentials, --credentials-file or $SWITCHBOARD_CREDENTIALS)")
+        }
+        if overGRPC {
+            let transport = try ChatCommandSupport.grpcTransport(to: url, credentials: credentials, arguments: arguments)
+            return await listenOverGRPC(transport, schema: schema, printer: printer, withCredentials: credentials != nil, limit: limit, timeout: timeout)
         }
 
         let connected = Locked(false)
@@ -45,6 +53,54 @@ enum ListenCommand {
         }
         guard let finished else {
             // A quiet, healthy listen ends 0; one that never got connected has listened to nothing.
+            guard connected.withLock({ $0 }) else {
+                CommandLineTool.printError("switchboard: not connected within the \(timeout) timeout")
+                return 1
+            }
+            CommandLineTool.printError("switchboard: \(printer.printed) events before the \(timeout) timeout")
+            return limit == nil ? 0 : 1
+        }
+        return finished
+    }
+
+    /// How long, once `--count` events are printed over gRPC, the last one's acknowledgement
+    /// may take to go out before the subscriptions are cancelled. A subscription acknowledges
+    /// each push after its handler returns and says nothing when it has, and cancelling it
+    /// drops an acknowledgement not yet sent (the WebSocket's close waits for it instead).
+    static let grpcAcknowledgementGrace: Duration = .milliseconds(500)
+
+    /// `listen --transport grpc`: subscribes to the events of every service that has some
+    /// (with credentials; without, only those of `auth none` services, as the bridge does:
+    /// a server may refuse an account's stream without them) and prints each push as the
+    /// WebSocket listen does; the subscriptions acknowledge them.
+    static func listenOverGRPC(_ transport: GRPCClientTransport<Unauthenticated>, schema: Schema, printer: EventPrinter,
+                               withCredentials: Bool, limit: Int?, timeout: Duration) async -> Int32 {
+        let services = schema.services.filter { !$0.events.isEmpty && (withCredentials || $0.auth == ServiceAuth.none) }.map(\.fullName)
+        guard schema.services.contains(where: { !$0.events.isEmpty }) else {
+            CommandLineTool.printError("switchboard: the schema declares no events to listen to")
+            transport.close()
+            return 1
+        }
+        let subscriptions = Locked<[GRPCEventSubscription]>([])
+        let connected = Locked(false)
+        let finished = await ChatCommandSupport.withTimeout(timeout) { () async -> Int32 in
+            let onPush: @Sendable (ServerRequest) async -> EventOutcome = { await printer.handle($0) }
+            for service in services {
+                do throws(TransportError) {
+                    let subscription = try await transport.subscribe(toEventsOf: service, onPush: onPush)
+                    subscriptions.withLock { $0.append(subscription) }
+                } catch {
+                    CommandLineTool.printError("switchboard: cannot listen to the events of \(service): \(TerminalText.inline(String(describing: error)))")
+                    return 1
+                }
+            }
+            connected.withLock { $0 = true }
+            return await printer.waitForEnd(of: subscriptions.current, grace: ListenCommand.grpcAcknowledgementGrace)
+        }
+        // However it ended, no stream stays open: pushes after this are the server's to keep.
+        for subscription in subscriptions.current { subscription.cancel() }
+        transport.close()
+        guard let finished else {
             guard connected.withLock({ $0 }) else {
                 CommandLineTool.printError("switchboard: not connected within the \(timeout) timeout")
                 return 1
@@ -138,4 +194,53 @@ final class EventPrinter: @unchecked Sendable {
         CommandLineTool.printError("switchboard: connection closed: \(TerminalText.inline(connection.disconnectReason.map(String.init(describing:)) ?? "\(info.code)"))")
         return limit == nil && info.code == .normalClosure ? 0 : 1
     }
+
+    /// The same over gRPC: waits until `limit` events were printed (then, `grace` later, for
+    /// their acknowledgements to go out, returns 0; the caller cancels the subscriptions) or
+    /// every subscription ended (0 when the server ended each with OK and there is no
+    /// `limit`). With none to wait for (no credentials, and every service
+    /// with events needs an account), it waits until cancelled, as a quiet connection would.
+    func waitForEnd(of subscriptions: [GRPCEventSubscription], grace: Duration) async -> Int32 {
+        if subscriptions.isEmpty {
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            return limit == nil ? 0 : 1
+        }
+        // Each subscription's end, in the order they end; the stream finishes when all have.
+        let (endings, ending) = AsyncStream.makeStream(of: String.self)
+        let remaining = Locked(subscriptions.count)
+        for subscription in subscriptions {
+            Task { [limitSignal] in
+                let reason = await subscription.ended
+                ending.yield("\(subscription.service): \(reason)")
+                let left = remaining.withLock { value -> Int in
+                    value -= 1
+                    return value
+                }
+                if left == 0 {
+                    ending.finish()
+                    limitSignal.finish()
+                }
+            }
+        }
+        if limit != nil {
+            var reached = false
+            for await _ in limitReached {
+                reached = true
+                break
+            }
+            if reached {
+                try? await Task.sleep(for: grace)
+                return 0
+            }
+        }
+        var normal = true
+        for await reason in endings {
+            CommandLineTool.printError("switchboard: subscription ended: \(TerminalText.inline(reason))")
+            if !reason.hasSuffix(": \(EventPrinter.serverEndedSubscription)") { normal = false }
+        }
+        return limit == nil && normal ? 0 : 1
+    }
+
+    /// Why a subscription ended when the server ended it with OK (``GRPCEventSubscription/ended``).
+    static let serverEndedSubscription = GRPCEventSubscription.endedByServer
 }

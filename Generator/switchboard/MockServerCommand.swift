@@ -15,7 +15,9 @@ import SwitchboardSchema
 /// an empty message. `--pushes` is a JSON array of `{"event": "Service.event", "payload": {...}}`
 /// delivered in order to every client that connects, then "queue empty" when the schema has it.
 /// `--grpc-port` serves the same endpoints and scripts over gRPC too (h2c), each endpoint as
-/// the method its `rpcName` names.
+/// the method its `rpcName` names; a client that subscribes to a service's events there
+/// (`SwitchboardEvents`) gets that service's scripted pushes, in order, then "queue empty"
+/// when that service declares it.
 ///
 /// The address lines are written first, directly; the log after them (a line per call and
 /// per round of pushes) goes through a ``BackgroundLineWriter``, so a reader that stops
@@ -128,6 +130,7 @@ enum MockServerCommand {
         }
         // Subscribed before the address is printed, so no early client is missed.
         let arrivals = server.arrivingClients()
+        let grpcSubscribers = grpcServer?.arrivingSubscribers()
         ChatCommandSupport.printLine("switchboard: mock server for \(schema.packageName) listening on \(server.url.absoluteString)")
         if let grpcServer {
             ChatCommandSupport.printLine("switchboard: gRPC (h2c) on http://127.0.0.1:\(grpcServer.port)")
@@ -176,15 +179,33 @@ enum MockServerCommand {
             return source
         }
         defer { for source in stopSignals { source.cancel() } }
-        let queueEmpty = schema.services.lazy.flatMap(\.events).first { $0.name == "queueEmpty" }
-            .map { ServerRequest(verb: $0.verb, path: $0.path) }
+        let queueEmptyOwner = queueEmptyEvent(in: schema)
+        let queueEmpty = queueEmptyOwner?.request
+        let webSocketPushes = pushes.map(\.request)
+        // Over gRPC each subscription is to one service's events: it gets that service's
+        // pushes, in the order scripted, and "queue empty" when that service declares it.
+        if let grpcSubscribers {
+            let pushesByService = Dictionary(grouping: pushes, by: \.service).mapValues { $0.map(\.request) }
+            Task {
+                for await subscriber in grpcSubscribers {
+                    let scripted = pushesByService[subscriber.service] ?? []
+                    let closing = queueEmptyOwner?.service == subscriber.service ? queueEmptyOwner?.request : nil
+                    // As on the WebSocket: only an account's own subscription receives its messages.
+                    guard subscriber.auth == .account, !scripted.isEmpty || closing != nil else { continue }
+                    Task {
+                        let pass = await MockServerCommand.deliverOverGRPC(scripted, to: subscriber, queueEmpty: closing)
+                        logWriter.printLine("gRPC \(subscriber.service): pushed \(scripted.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
+                    }
+                }
+            }
+        }
         // Serve until killed; each client gets the scripted pushes.
         for await client in arrivals {
             // Like Signal's server, only an account's own connection receives its messages.
-            guard client.auth == .account, !pushes.isEmpty || queueEmpty != nil else { continue }
+            guard client.auth == .account, !webSocketPushes.isEmpty || queueEmpty != nil else { continue }
             Task {
-                let pass = await PushQueue(pushes).deliver(to: client, queueEmpty: queueEmpty)
-                logWriter.printLine("pushed \(pushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
+                let pass = await PushQueue(webSocketPushes).deliver(to: client, queueEmpty: queueEmpty)
+                logWriter.printLine("pushed \(webSocketPushes.count) events: \(pass.acknowledged) acknowledged, \(pass.unacknowledged) not")
             }
         }
         // The arrivals end when a stop signal's shutdown begins: the signal's handler ends the
@@ -196,6 +217,42 @@ enum MockServerCommand {
         withExtendedLifetime(grpcServer) {}
         logWriter.flush(within: 1)
         return 0
+    }
+
+    /// The schema's "queue empty" event (the first `queueEmpty`), as its push, with the full
+    /// name of the service that declares it.
+    static func queueEmptyEvent(in schema: Schema) -> (service: String, request: ServerRequest)? {
+        for service in schema.services {
+            if let event = service.events.first(where: { $0.name == "queueEmpty" }) {
+                return (service.fullName, ServerRequest(verb: event.verb, path: event.path))
+            }
+        }
+        return nil
+    }
+
+    /// How long a pushed event may wait for its acknowledgement (as `PushQueue`'s default).
+    static let acknowledgementTimeout: Duration = .seconds(10)
+
+    /// Delivers `pushes` to a gRPC subscriber one at a time, each after the previous one was
+    /// answered (so they arrive and are handled in order), then `queueEmpty` if the
+    /// subscription is still open. A push counts as acknowledged when its answer is 2xx, as
+    /// `PushQueue` counts them on the WebSocket.
+    static func deliverOverGRPC(_ pushes: [ServerRequest], to subscriber: GRPCEventSubscriber,
+                                queueEmpty: ServerRequest?) async -> (acknowledged: Int, unacknowledged: Int) {
+        var acknowledged = 0
+        var unacknowledged = 0
+        for push in pushes {
+            let status = await subscriber.push(push, timeout: acknowledgementTimeout)
+            if let status, (200..<300).contains(status) {
+                acknowledged += 1
+            } else {
+                unacknowledged += 1
+            }
+        }
+        if let queueEmpty, subscriber.isOpen {
+            _ = await subscriber.push(queueEmpty, timeout: acknowledgementTimeout)
+        }
+        return (acknowledged, unacknowledged)
     }
 
     /// How long a stop signal's graceful shutdown may take before what is left is aborted.
@@ -339,11 +396,12 @@ enum MockServerCommand {
         return RPCResponse(status: status, headers: headers, body: body, message: (200..<300).contains(status) ? "OK" : "Error")
     }
 
-    /// Reads the pushes file into enveloped requests, encoded as each event's service says.
-    static func loadPushes(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [ServerRequest] {
+    /// Reads the pushes file into enveloped requests, encoded as each event's service says,
+    /// each with the full name of its service (what a gRPC subscription names).
+    static func loadPushes(_ path: String, schema: Schema) throws(CommandLineTool.UsageError) -> [ScriptedPush] {
         let (json, text) = try loadJSON(path)
         guard let list = json as? [Any] else { throw .init("\(path): expected an array of pushes") }
-        var pushes: [ServerRequest] = []
+        var pushes: [ScriptedPush] = []
         for (position, entry) in list.enumerated() {
             var at: String { place(path, line(of: "event", occurrence: position, in: text)) + "push \(position): " }
             guard let object = entry as? [String: Any], let name = object["event"] as? String else {
@@ -375,10 +433,16 @@ enum MockServerCommand {
                     throw .init("\(at)\(error.message)")
                 }
             }
-            pushes.append(ServerRequest(verb: event.verb, path: event.path, headers: headers, body: body))
+            pushes.append(ScriptedPush(service: service.fullName, request: ServerRequest(verb: event.verb, path: event.path, headers: headers, body: body)))
         }
         return pushes
     }
+}
+
+/// A scripted push and the service whose event it is, `package.Service`.
+struct ScriptedPush: Sendable {
+    let service: String
+    let request: ServerRequest
 }
 
 /// Serves a script of responses in turn; the last one repeats.

@@ -187,6 +187,10 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
     }
 
+    /// What ``ended`` says when the server finished the stream with status OK: it ended the
+    /// subscription on purpose (a shutdown), not a failure.
+    public static let endedByServer = "the server ended the subscription"
+
     /// Waits until the subscription ends and says why.
     public var ended: String {
         get async {
@@ -247,7 +251,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         }
         if endStream || status != nil {
             let message = headers.first(where: { $0.name == "grpc-message" }).map { GRPCMetadata.decodeMessage($0.value) }
-            end(status == "0" ? "the server ended the subscription" : "grpc-status \(status ?? "missing")" + (message.map { ": \($0)" } ?? ""))
+            end(status == "0" ? Self.endedByServer : "grpc-status \(status ?? "missing")" + (message.map { ": \($0)" } ?? ""))
         } else {
             resolveOpen(.success(()))
         }
