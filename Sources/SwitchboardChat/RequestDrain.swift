@@ -9,44 +9,71 @@ extension ChatServer {
     /// while it runs, for ``cancelAll()``.
     final class RequestDrain: @unchecked Sendable {
         private let lock = AdaptiveLock()
-        private var closed = false
-        private var nextToken: UInt64 = 0
+        // Every access is under `lock`, which already makes it exclusive:
+        // `@exclusivity(unchecked)` drops the runtime's own check (about 800 instructions a
+        // request across these fields, measured with `CallProfile`).
+        @exclusivity(unchecked) private var closed = false
+        /// A request's place in ``slots`` and the generation of that slot when it entered: a
+        /// slot is reused once its request left, so a late ``track(_:_:)`` must not reach the
+        /// next one. Slots instead of a set keyed by id: this runs three times per request, and
+        /// hashing cost about 500 instructions a call (`CallProfile`).
+        struct Token {
+            let index: Int
+            let generation: UInt64
+        }
+        private struct Slot {
+            var generation: UInt64 = 0
+            var isActive = false
+            var task: Task<Void, Never>?
+        }
+        @exclusivity(unchecked) private var slots: [Slot] = []
+        @exclusivity(unchecked) private var freeSlots: [Int] = []
         /// Requests in handlers now.
-        private var active = Set<UInt64>()
-        /// Their tasks, once started, until they leave.
-        private var tasks: [UInt64: Task<Void, Never>] = [:]
-        /// Shutdowns waiting for `active` to empty: resumed with `true` when it has, `false`
-        /// at their deadline.
-        private var idleWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-        private var nextWaiter: UInt64 = 0
+        @exclusivity(unchecked) private var activeCount = 0
+        /// Shutdowns waiting for `activeCount` to reach 0: resumed with `true` when it has,
+        /// `false` at their deadline.
+        @exclusivity(unchecked) private var idleWaiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        @exclusivity(unchecked) private var nextWaiter: UInt64 = 0
 
         /// Whether requests are refused: the server is shutting down or stopped.
         var isClosed: Bool { lock.withLock { closed } }
 
         /// Counts a request in and returns its token; `nil`, counting nothing, once closed.
-        func enter() -> UInt64? {
+        func enter() -> Token? {
             lock.withLock {
                 guard !closed else { return nil }
-                nextToken &+= 1
-                active.insert(nextToken)
-                return nextToken
+                let index: Int
+                if let free = freeSlots.popLast() {
+                    index = free
+                } else {
+                    index = slots.count
+                    slots.append(Slot())
+                }
+                slots[index].generation &+= 1
+                slots[index].isActive = true
+                activeCount += 1
+                return Token(index: index, generation: slots[index].generation)
             }
         }
 
         /// Keeps the task of request `token` for ``cancelAll()``, unless it has already left
         /// (a handler that answered without suspending).
-        func track(_ token: UInt64, _ task: Task<Void, Never>) {
+        func track(_ token: Token, _ task: Task<Void, Never>) {
             lock.withLock {
-                if active.contains(token) { tasks[token] = task }
+                guard slots[token.index].generation == token.generation, slots[token.index].isActive else { return }
+                slots[token.index].task = task
             }
         }
 
         /// Request `token` answered; the last one out ends the shutdowns' wait.
-        func leave(_ token: UInt64) {
+        func leave(_ token: Token) {
             let waiters = lock.withLock { () -> [CheckedContinuation<Bool, Never>] in
-                active.remove(token)
-                tasks[token] = nil
-                guard active.isEmpty else { return [] }
+                guard slots[token.index].generation == token.generation, slots[token.index].isActive else { return [] }
+                slots[token.index].isActive = false
+                slots[token.index].task = nil
+                freeSlots.append(token.index)
+                activeCount -= 1
+                guard activeCount == 0, !idleWaiters.isEmpty else { return [] }
                 defer { idleWaiters = [:] }
                 return Array(idleWaiters.values)
             }
@@ -68,7 +95,7 @@ extension ChatServer {
             defer { timer?.cancel() }
             return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let waiting: Bool = lock.withLock {
-                    guard !active.isEmpty else { return false }
+                    guard activeCount > 0 else { return false }
                     idleWaiters[key] = continuation
                     return true
                 }
@@ -96,7 +123,7 @@ extension ChatServer {
 
         /// Cancels the handler of every request still in one.
         func cancelAll() {
-            let running = lock.withLock { Array(tasks.values) }
+            let running = lock.withLock { slots.compactMap { $0.isActive ? $0.task : nil } }
             for task in running { task.cancel() }
         }
     }
