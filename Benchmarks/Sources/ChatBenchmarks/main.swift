@@ -11,7 +11,9 @@ import SwitchboardWebSocket
 // WebSocket to ChatServer, is routed to a generated handler, and comes back decoded.
 // Prints Markdown. `--layers` prints only the per-layer table; `--profile N` makes N pinned
 // serial calls and prints their median, for a profiler (perf record) to look at; `--profile-raw N`
-// does the same with the raw TCP echo.
+// does the same with the raw TCP echo. In the 1-in-flight scenario the typed call is also made
+// by a client on a loop of its own (`eventLoops: .dedicated(loopCount: 1)`), caller on the global
+// pool as the default client's; `--dedicated-pinned` pins that caller to the connection's loop.
 
 let rounds = 5
 /// Each round: every caller calls for 0.1 s unmeasured, then 0.5 s measured.
@@ -147,14 +149,24 @@ if let flag = CommandLine.arguments.firstIndex(where: { $0 == "--profile" || $0 
 /// The arithmetic mean of `values`.
 func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
 
-typealias Scenario = (name: String, raw: (_ port: Int) throws -> Run, chat: (_ pinned: Bool) async throws -> Run)
+/// A scenario's raw echo, its typed call (caller on the pool or pinned) on the shared loops, and,
+/// for one scenario, the typed call from a client on a loop of its own.
+typealias Scenario = (name: String, raw: (_ port: Int) throws -> Run, chat: (_ pinned: Bool) async throws -> Run,
+                      dedicated: (() async throws -> Run)?)
+/// `--dedicated-pinned`: the dedicated-loop contender's caller is pinned to that loop, not on the pool.
+let dedicatedPinned = CommandLine.arguments.contains("--dedicated-pinned")
+let dedicatedContender = dedicatedPinned
+    ? "the same, client on a loop of its own (`eventLoops: .dedicated(loopCount: 1)`), caller pinned to it"
+    : "the same, client on a loop of its own (`eventLoops: .dedicated(loopCount: 1)`), caller on the global pool"
 let scenarios: [Scenario] = [
     ("1 in flight, 1 connection", { try rawRun(port: $0, connections: 1, span: window) },
-     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: window, pinned: $0) }),
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: window, pinned: $0) },
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: 1, span: window, pinned: dedicatedPinned,
+                         loops: .dedicated(loopCount: 1)) }),
     ("\(inFlight) in flight, 1 connection", { try rawRun(port: $0, connections: inFlight, span: window) },
-     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, span: window, pinned: $0) }),
+     { try await chatRun(url: server.url, connections: 1, tasksPerConnection: inFlight, span: window, pinned: $0) }, nil),
     ("\(connectionCount) connections, 1 in flight each", { try rawRun(port: $0, connections: connectionCount, span: window) },
-     { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, span: window, pinned: $0) }),
+     { try await chatRun(url: server.url, connections: connectionCount, tasksPerConnection: 1, span: window, pinned: $0) }, nil),
 ]
 
 // `--layers`: only the per-layer table below.
@@ -170,21 +182,26 @@ if !onlyLayers {
         // Alternate the contenders over five rounds so machine load hits them alike, and report
         // each one's median round: the scheduler sometimes puts both raw echo threads on one
         // core (half the round trip), and a best-of rule would compare against that outlier.
-        var rawRuns: [Run] = [], epollRuns: [Run] = [], chatRuns: [Run] = [], pinnedRuns: [Run] = []
+        var rawRuns: [Run] = [], epollRuns: [Run] = [], chatRuns: [Run] = [], pinnedRuns: [Run] = [], dedicatedRuns: [Run] = []
         for _ in 0..<rounds {
             rawRuns.append(try scenario.raw(raw.port))
             epollRuns.append(try scenario.raw(epollEcho.port))
             chatRuns.append(try await scenario.chat(false))
             pinnedRuns.append(try await scenario.chat(true))
+            if let dedicated = scenario.dedicated { dedicatedRuns.append(try await dedicated()) }
         }
         let (raw, epoll, chat, pinned) = (medianRound(rawRuns), medianRound(epollRuns), medianRound(chatRuns), medianRound(pinnedRuns))
         // The floor is the faster of the two echoes in this run.
         let floor = min(percentile(raw.latencies, 0.5), percentile(epoll.latencies, 0.5))
         let meanFloor = min(mean(raw.latencies), mean(epoll.latencies))
-        for (contender, run) in [("raw TCP echo, \(frameSize)-byte frames, thread per connection", raw),
-                                 ("raw TCP echo, the same frames, one epoll thread", epoll),
-                                 ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", chat),
-                                 ("the same, caller pinned to the connection's event loop", pinned)] {
+        var rows: [(contender: String, run: Run)] = [
+            ("raw TCP echo, \(frameSize)-byte frames, thread per connection", raw),
+            ("raw TCP echo, the same frames, one epoll thread", epoll),
+            ("typed `sendMessage` over ChatConnection → ChatServer, caller on the global pool", chat),
+            ("the same, caller pinned to the connection's event loop", pinned),
+        ]
+        if !dedicatedRuns.isEmpty { rows.append((dedicatedContender, medianRound(dedicatedRuns))) }
+        for (contender, run) in rows {
             print("| \(scenario.name) | \(contender) | \(String(format: "%.0f", run.rate)) | \(microseconds(percentile(run.latencies, 0.5))) | \(microseconds(mean(run.latencies))) | \(microseconds(percentile(run.latencies, 0.99))) | \(String(format: "%.2f×", percentile(run.latencies, 0.5) / floor)) | \(String(format: "%.2f×", mean(run.latencies) / meanFloor)) |")
         }
     }
