@@ -59,7 +59,20 @@ final class Selector: @unchecked Sendable {
                                   udata: UnsafeMutableRawPointer(bitPattern: UInt(token))))
         }
         guard !changes.isEmpty else { return }
-        guard kevent(queue, changes, Int32(changes.count), nil, 0, nil) == 0 || !adding else { throw .system("kevent", errno) }
+        // One result per change (EV_RECEIPT), so a refused addition is told apart from a
+        // deletion the kernel already made (it drops a closed descriptor's filters itself):
+        // the first fails the call, as epoll_ctl's refusal does on Linux; the second is
+        // nothing to report.
+        for index in changes.indices { changes[index].flags |= UInt16(EV_RECEIPT) }
+        var results: [kevent] = Array(repeating: kevent(ident: 0, filter: 0, flags: 0, fflags: 0, data: 0, udata: nil), count: changes.count)
+        let count = kevent(queue, changes, Int32(changes.count), &results, Int32(results.count), nil)
+        guard count >= 0 else { throw .system("kevent", errno) }
+        for index in 0..<Int(count) where results[index].flags & UInt16(EV_ERROR) != 0 && results[index].data != 0 {
+            let code = Int32(truncatingIfNeeded: results[index].data)
+            let deleting = changes[index].flags & UInt16(EV_DELETE) != 0
+            if deleting && code == ENOENT { continue }
+            throw .system("kevent", code)
+        }
     }
 
     /// Waits at most `timeout` (`nil`: until something happens) and reports each ready

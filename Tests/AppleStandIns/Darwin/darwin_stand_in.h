@@ -26,5 +26,8 @@ extern const int errno;
 #define EV_ADD 0x0001
 #define EV_DELETE 0x0002
 #define EV_CLEAR 0x0020
+#define EV_RECEIPT 0x0040
+#define EV_ERROR 0x4000
+#define ENOENT 2
 #define NOTE_TRIGGER 0x01000000
 #define EINTR 4
