@@ -28,7 +28,11 @@ final class PeerServer: Sendable {
     let port: Int
 
     init() async throws {
-        let transport = HTTP2ServerTransport.Posix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext)
+        // Flush coalescing off, as grpc-swift-nio-transport advises for latency-sensitive use:
+        // on by default (since 2.8), it holds every flush up to 100 µs, on both sides.
+        let transport = HTTP2ServerTransport.Posix(
+            address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext,
+            config: .defaults { $0.connection.flushCoalescing = nil })
         let server = GRPCCore.GRPCServer(transport: transport, services: [PeerMessagesService()])
         self.server = server
         Task { try? await server.serve() }
@@ -43,7 +47,9 @@ final class PeerClient: Sendable {
     private let runner: Task<Void, Never>
 
     init(port: Int) throws {
-        let client = GRPCClient(transport: try .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext))
+        let client = GRPCClient(transport: try .http2NIOPosix(
+            target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext,
+            config: .defaults { $0.connection.flushCoalescing = nil }))
         self.client = client
         runner = Task { try? await client.runConnections() }
     }

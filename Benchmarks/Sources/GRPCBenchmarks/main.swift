@@ -171,7 +171,7 @@ for scenario in scenarios {
     pairedRatios.append((scenario.name, zip(grpcRuns, webSocketRuns).map { percentile($0.latencies, 0.5) / percentile($1.latencies, 0.5) }))
     let (webSocket, grpc, peer) = (medianRound(webSocketRuns), medianRound(grpcRuns), medianRound(peerRuns))
     let peerMedian = percentile(peer.latencies, 0.5), webSocketMedian = percentile(webSocket.latencies, 0.5)
-    for (name, run) in [("grpc-swift 2 (GRPCClient → GRPCServer, NIO, h2c)", peer),
+    for (name, run) in [("grpc-swift 2 (GRPCClient → GRPCServer, NIO, h2c, flush coalescing off)", peer),
                         ("Switchboard gRPC (GRPCClientTransport → GRPCServer, h2c)", grpc),
                         ("Switchboard WebSocket (ChatConnection → ChatServer)", webSocket)] {
         let failures = run.failures > 0 ? " (\(run.failures) failed)" : ""
