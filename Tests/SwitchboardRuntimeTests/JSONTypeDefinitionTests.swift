@@ -72,4 +72,18 @@ import Testing
         }
         #expect(lines.last?.hasPrefix("invalid messages/0/id") == true)
     }
+
+    /// An enum is one definition its fields refer to: a message of 1,000 fields of a
+    /// 1,000-case enum makes a document of fields plus cases, not a million names inline.
+    @Test func anEnumIsDefinedOnceWhateverItsFields() throws {
+        let cases = (0..<1000).map { "  CASE_\($0) = \($0)\n" }.joined()
+        let fields = (1...1000).map { "  \($0) f\($0): E\n" }.joined()
+        let text = "package big\nenum E {\n" + cases + "}\nmessage M {\n" + fields + "}\n"
+        let output = SchemaCompiler.compile(files: [SourceFile(path: "big.sb", text: text)])
+        let schema = try #require(output.schema, "\(output.renderedDiagnostics.prefix(300))")
+        let document = JSONTypeDefinition(schema: schema).document(for: try #require(schema.messageIndex(named: "big.M")))
+        #expect(document.utf8.count < 200_000, "\(document.utf8.count) bytes")
+        #expect(document.components(separatedBy: "\"CASE_999\"").count == 2, "the enum's names are written once")
+        #expect(document.components(separatedBy: "\"ref\": \"big.E\"").count == 1001, "each field refers to it")
+    }
 }

@@ -2,8 +2,8 @@ import SwitchboardSchema
 
 /// JSON Type Definitions (RFC 8927) of a schema's messages, in the form the generated and
 /// dynamic codecs write them (canonical protobuf JSON): every field optional (defaults are
-/// left out), 64-bit integers and millisecond timestamps as strings, enums by name, maps as
-/// `values`, messages by reference. Non-finite floats ("NaN") and enum numbers the schema does
+/// left out), 64-bit integers and millisecond timestamps as strings, enums by name (each a
+/// definition of its own), maps as `values`, messages and enums by reference. Non-finite floats ("NaN") and enum numbers the schema does
 /// not name are valid protobuf JSON that the definitions do not admit.
 public struct JSONTypeDefinition {
     let schema: Schema
@@ -19,17 +19,36 @@ public struct JSONTypeDefinition {
         if let special = specialForm(message) { return render(special, indent: "") }
         var needed: [Int] = []
         var seen: Set<Int> = []
+        // Enums are definitions of their own, referred to by each field of their type: written
+        // inline, the document grew with fields × cases (a schema's thousand fields of a
+        // thousand-case enum made a million names).
+        var enums: Set<Int> = []
         var queue = [message]
         while let next = queue.popLast() {
             guard seen.insert(next).inserted else { continue }
             needed.append(next)
             for field in schema.messages[next].fields {
-                if case let .message(index) = field.shape.valueType, !isSpecial(index) { queue.append(index) }
+                switch field.shape.valueType {
+                case let .message(index) where !isSpecial(index): queue.append(index)
+                case let .enumeration(index) where !isNullValue(index): enums.insert(index)
+                default: break
+                }
             }
         }
-        let definitions = needed.sorted { schema.messages[$0].fullName < schema.messages[$1].fullName }
-            .map { (schema.messages[$0].fullName, messageForm($0)) }
-        return render(.object([("definitions", .object(definitions)), ("ref", .string(schema.messages[message].fullName))]), indent: "")
+        let definitions = needed.map { (schema.messages[$0].fullName, messageForm($0)) }
+            + enums.map { (schema.enums[$0].fullName, enumForm($0)) }
+        return render(.object([("definitions", .object(definitions.sorted { $0.0 < $1.0 })),
+                               ("ref", .string(schema.messages[message].fullName))]), indent: "")
+    }
+
+    func isNullValue(_ index: Int) -> Bool { schema.enums[index].fullName == "google.protobuf.NullValue" }
+
+    /// An enum's names, each once (aliases share a value, not a name).
+    func enumForm(_ index: Int) -> Node {
+        var names: [String] = []
+        var seen: Set<String> = []
+        for item in schema.enums[index].cases where seen.insert(item.name).inserted { names.append(item.name) }
+        return .object([("enum", .array(names.map(Node.string)))])
     }
 
     indirect enum Node {
@@ -69,11 +88,8 @@ public struct JSONTypeDefinition {
             case .double: return self.type("float64")
             }
         case let .enumeration(index):
-            if schema.enums[index].fullName == "google.protobuf.NullValue" { return .object([]) }
-            var names: [String] = []
-            var seen: Set<String> = []
-            for item in schema.enums[index].cases where seen.insert(item.name).inserted { names.append(item.name) }
-            return .object([("enum", .array(names.map(Node.string)))])
+            if isNullValue(index) { return .object([]) }
+            return .object([("ref", .string(schema.enums[index].fullName))])
         case .timestamp(.millis): return self.type("string")
         case let .message(index):
             if let special = specialForm(index) { return special }
