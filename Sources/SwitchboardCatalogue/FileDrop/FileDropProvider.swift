@@ -27,8 +27,11 @@ public final class FileDropProvider: Sendable {
     /// Requests being served, by folder and id; each slot frees as its answer is written.
     private let inFlight = Locked<[String: Task<Bool, Never>]>([:])
     /// Requests whose claim failed (a name this process may not move): skipped while their
-    /// file stays, so they cannot keep the loop from sleeping.
-    private let unclaimable = Locked<Set<String>>([])
+    /// file stays, so they cannot keep the loop from sleeping (and are said once). Their ids by
+    /// their folder's path. A folder's are forgotten only as a scan lists it (those whose file
+    /// is gone) or finds it gone: one outside the scan's window of consumer folders keeps its
+    /// own, or each time round the window would try and say them again.
+    let unclaimable = Locked<[String: Set<String>]>([:])
     /// Requests whose folder could not be opened for the claim (a passing failure: no
     /// descriptor free, no memory, a folder replaced meanwhile), by key: tried again from the
     /// instant given (the next poll), not before, so they cannot keep the loop from sleeping.
@@ -327,16 +330,17 @@ public final class FileDropProvider: Sendable {
             let chosen = window(of: folder, candidates, in: opened, limit: limit)
             subfolders = chosen.names
             more = chosen.more
-            // What was said of a consumer folder is kept while the window is elsewhere (so it is
-            // not said again each time round), and dropped once the folder is gone.
+            // What was said of a consumer folder, and which of its requests are unclaimable, is
+            // kept while the window is elsewhere (so it is not tried and said again each time
+            // round), and dropped once the folder is gone: no more is kept than the folders here.
             let prefix = folder.url.path + "/"
-            reported.withLock { said in
-                said = said.filter { key, _ in
-                    guard key.hasPrefix(prefix) else { return true }
-                    let name = String(key.dropFirst(prefix.count))
-                    return name.contains("/") || Self.contains(name, sorted: candidates)
-                }
+            let stays: (String) -> Bool = { [candidates] key in
+                guard key.hasPrefix(prefix) else { return true }
+                let name = String(key.dropFirst(prefix.count))
+                return name.contains("/") || Self.contains(name, sorted: candidates)
             }
+            reported.withLock { said in said = said.filter { key, _ in stays(key) } }
+            unclaimable.withLock { stuck in stuck = stuck.filter { path, _ in stays(path) } }
         }
         if opened != nil {
             if more {
@@ -472,7 +476,25 @@ public final class FileDropProvider: Sendable {
             // "0000…" must not go ahead of every other consumer's.
             let found: [(Folder, String)] = Self.inTurn(perFolder.map { entry in entry.1.map { (entry.0, $0) } })
             let present = Set(found.map { $0.0.url.path + "/" + $0.1 })
-            unclaimable.withLock { $0.formIntersection(present) }
+            // What is unclaimable is forgotten only where this scan looked: in each folder it
+            // listed, the ids whose file is gone. A consumer folder outside this scan's window
+            // keeps its ids while its endpoint's folder is scanned (that folder's listing drops
+            // them once the consumer folder is gone); any other folder's go.
+            var listedIDs: [String: Set<String>] = [:]
+            for (folder, ids) in perFolder { listedIDs[folder.url.path, default: []].formUnion(ids) }
+            let endpointPaths = Set(perFolder.compactMap { $0.0.consumer == nil ? $0.0.url.path : nil })
+            unclaimable.withLock { stuck in
+                var kept: [String: Set<String>] = [:]
+                for (path, ids) in stuck {
+                    if let listed = listedIDs[path] {
+                        let still = ids.intersection(listed)
+                        if !still.isEmpty { kept[path] = still }
+                    } else if let slash = path.lastIndex(of: "/"), endpointPaths.contains(String(path[..<slash])) {
+                        kept[path] = ids
+                    }
+                }
+                stuck = kept
+            }
             retryAt.withLock { waiting in waiting = waiting.filter { present.contains($0.key) } }
             backlog.withLock { $0 = Backlog(entries: found, next: 0, scannedAt: now) }
         }
@@ -482,7 +504,8 @@ public final class FileDropProvider: Sendable {
             guard let (folder, id) = backlog.withLock({ $0.next < $0.entries.count ? $0.entries[$0.next] : nil }) else { break }
             let key = folder.url.path + "/" + id
             let waiting = retryAt.withLock { $0[key] }.map { instant in ContinuousClock.now < instant } == true
-            let start: Start = waiting || unclaimable.withLock({ $0.contains(key) }) ? .skip : inFlight.withLock { running in
+            let stuck = unclaimable.withLock { $0[folder.url.path]?.contains(id) == true }
+            let start: Start = waiting || stuck ? .skip : inFlight.withLock { running in
                 if running[key] != nil { return .skip }
                 guard running.count < max(1, options.maximumConcurrentRequests) else { return .full }
                 // Served in a task of its own, so stopping does not cancel a handler midway.
@@ -490,7 +513,7 @@ public final class FileDropProvider: Sendable {
                     let outcome = await attempt(id, in: folder)
                     switch outcome {
                     case .claimed, .lost: retryAt.withLock { _ = $0.removeValue(forKey: key) }
-                    case .unclaimable: unclaimable.withLock { _ = $0.insert(key) }
+                    case .unclaimable: unclaimable.withLock { _ = $0[folder.url.path, default: []].insert(id) }
                     case .retryLater:
                         let next = ContinuousClock.now + options.effectivePollInterval
                         retryAt.withLock { $0[key] = next }
