@@ -17,7 +17,8 @@ import SwitchboardSchema
 /// `--grpc-port` serves the same endpoints and scripts over gRPC too (h2c), each endpoint as
 /// the method its `rpcName` names; a client that subscribes to a service's events there
 /// (`SwitchboardEvents`) gets that service's scripted pushes, in order, then "queue empty"
-/// when that service declares it.
+/// when that service declares it; a subscription to a service the schema gives no events is
+/// answered UNIMPLEMENTED.
 ///
 /// The address lines are written first, directly; the log after them (a line per call and
 /// per round of pushes) goes through a ``BackgroundLineWriter``, so a reader that stops
@@ -116,6 +117,9 @@ enum MockServerCommand {
             options.http2.idleTimeout = limits.idleTimeout
             options.requestReceiveTimeout = limits.messageReceiveTimeout ?? options.maximumCallTimeout
             options.maximumReceiveMessageSize = grpcMessageSize
+            // Only the schema's services with events may be subscribed to: a subscription to
+            // any other is answered UNIMPLEMENTED, as a real server would.
+            options.eventServices = Set(schema.services.filter { !$0.events.isEmpty }.map(\.fullName))
             options.authenticate = { headers in
                 guard let authorization = headers["authorization"] else { return .none }
                 guard let required else { return .account }

@@ -10,6 +10,9 @@ struct GRPCMethod: Sendable {
         case events(service: String)
         /// An acknowledgement of a pushed event (`<service>/SwitchboardAcknowledge`).
         case acknowledge
+        /// A service's event stream or acknowledgement, for a service the server was told has
+        /// no events (it is not in ``GRPCServerOptions/eventServices``): UNIMPLEMENTED.
+        case noEvents(service: String)
         /// Nothing serves it: UNIMPLEMENTED.
         case unknown
     }
@@ -28,14 +31,26 @@ struct GRPCMethod: Sendable {
     static let eventsSuffix = "/SwitchboardEvents"
     static let acknowledgeSuffix = "/SwitchboardAcknowledge"
 
-    /// The method `path` names (it begins with `/`).
-    init(path: String, router: RPCRouter) {
+    /// The method `path` names (it begins with `/`). With `eventServices` (the server's
+    /// ``GRPCServerOptions/eventServices``), the event and acknowledgement methods of a service
+    /// not in it are ``Kind/noEvents(service:)``; without, every service's are served.
+    init(path: String, router: RPCRouter, eventServices: Set<String>? = nil) {
         // By bytes: a character would swallow a combining mark after "/".
         rpcName = String(decoding: path.utf8.dropFirst(), as: UTF8.self)
         if rpcName.hasSuffix(Self.eventsSuffix) {
-            kind = .events(service: String(rpcName.dropLast(Self.eventsSuffix.count)))
+            let service = String(rpcName.dropLast(Self.eventsSuffix.count))
+            if let eventServices, !eventServices.contains(service) {
+                kind = .noEvents(service: service)
+            } else {
+                kind = .events(service: service)
+            }
         } else if rpcName.hasSuffix(Self.acknowledgeSuffix) {
-            kind = .acknowledge
+            let service = String(rpcName.dropLast(Self.acknowledgeSuffix.count))
+            if let eventServices, !eventServices.contains(service) {
+                kind = .noEvents(service: service)
+            } else {
+                kind = .acknowledge
+            }
         } else {
             kind = router.messageRoute(for: rpcName).map(Kind.message) ?? .unknown
         }

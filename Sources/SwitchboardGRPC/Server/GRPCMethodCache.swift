@@ -7,20 +7,25 @@ import SwitchboardRuntime
 /// 1,200 instructions a call). Used on the connection's loop only.
 ///
 /// Bounded: ``capacity`` paths of at most ``longestPath`` bytes, and only paths something
-/// serves (a router's method, or any service's event or acknowledgement method): a peer
-/// sending made-up paths can at most replace its own connection's entries.
+/// serves (a router's method, or the event or acknowledgement method of any service, or of
+/// one in ``GRPCServerOptions/eventServices`` when it is set): a peer sending made-up paths
+/// can at most replace its own connection's entries.
 final class GRPCMethodCache {
     static let capacity = 8
     static let longestPath = 256
 
     private let router: RPCRouter
+    /// The services whose event methods are served (``GRPCServerOptions/eventServices``);
+    /// nil: every service's.
+    private let eventServices: Set<String>?
     private var entries = OldestReplacedList<(path: String, method: GRPCMethod)>(capacity: capacity)
 
     /// How many paths are kept (for tests).
     var cachedPathCount: Int { entries.elements.count }
 
-    init(router: RPCRouter) {
+    init(router: RPCRouter, eventServices: Set<String>? = nil) {
         self.router = router
+        self.eventServices = eventServices
     }
 
     /// The method `path` (beginning with `/`) names.
@@ -29,8 +34,11 @@ final class GRPCMethodCache {
         // repeated path usually arrives as the very string the HPACK decoder holds in its
         // table, found by its representation.
         for index in entries.elements.indices where HTTPSyntax.sameBytes(entries.elements[index].path, path) { return entries.elements[index].method }
-        let method = GRPCMethod(path: path, router: router)
-        if case .unknown = method.kind { return method }
+        let method = GRPCMethod(path: path, router: router, eventServices: eventServices)
+        switch method.kind {
+        case .unknown, .noEvents: return method
+        case .message, .events, .acknowledge: break
+        }
         guard path.utf8.count <= Self.longestPath else { return method }
         entries.insert((path, method))
         return method

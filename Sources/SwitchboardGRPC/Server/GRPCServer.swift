@@ -67,7 +67,9 @@ public final class GRPCServer: @unchecked Sendable {
     /// Clients as they subscribe to a service's events (its `SwitchboardEvents` method), in
     /// order; push to each as it arrives. Ends when the server shuts down. At most 1,024 wait
     /// to be taken: a subscription arriving past that is ended at once (with OK), so an
-    /// application that does not take them cannot make them pile up.
+    /// application that does not take them cannot make them pile up. With
+    /// ``GRPCServerOptions/eventServices`` set, only subscriptions to the services it names
+    /// arrive here (others are answered UNIMPLEMENTED); without it, any service's do.
     public func arrivingSubscribers() -> AsyncStream<GRPCEventSubscriber> { events.arrivingSubscribers() }
 
     private func accepted(_ descriptor: Int32) {
@@ -189,7 +191,7 @@ final class GRPCStreamAcceptor: HTTP2StreamAcceptor, @unchecked Sendable {
 
     init(router: RPCRouter, options: GRPCServerOptions, hub: GRPCEventHub, budget: ByteBudget) {
         self.router = router
-        methods = GRPCMethodCache(router: router)
+        methods = GRPCMethodCache(router: router, eventServices: options.eventServices)
         self.options = options
         self.hub = hub
         self.budget = budget

@@ -108,6 +108,16 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         switch method.kind {
         case .events, .acknowledge: isEvents = true
         case .message: isEvents = false
+        case let .noEvents(service):
+            // As an unknown method (the 404 too): the server was told which services have
+            // events, and this is not one of them. Before any subscriber is surfaced: a
+            // request that came in the read that opened the stream did not subscribe either
+            // (`requestEnded` leaves this kind to `begin`).
+            let limit = max(16, server.options.maximumErrorMessageBytes)
+            answer(status: .unimplemented,
+                   message: GRPCMetadata.truncated("unknown method \(method.rpcName): this server has no events for service '\(service)'", toBytes: limit),
+                   extra: [HPACKHeader(GRPCResponseMapping.statusTrailer, "404")])
+            return
         case .unknown:
             // With the 404 a path no route serves gets over the WebSocket, so a Switchboard
             // client reads the same typed result on both transports.
@@ -261,9 +271,10 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         case let .message(route)?:
             requestArrived()
             serve(message, through: route, request: request)
-        case .unknown?, nil:
-            // An unknown method is answered by `begin` (which runs after this when the whole
-            // request came in the read that opened the stream), the same way whichever runs first.
+        case .unknown?, .noEvents?, nil:
+            // An unknown method (or the event methods of a service without events) is answered
+            // by `begin` (which runs after this when the whole request came in the read that
+            // opened the stream), the same way whichever runs first.
             requestArrived()
         }
     }

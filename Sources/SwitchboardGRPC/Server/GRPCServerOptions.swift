@@ -63,7 +63,24 @@ public struct GRPCServerOptions: Sendable {
     /// path is read (so a client on a newer schema is still served), nesting at most 100
     /// deep, `Any` resolved through the shared registry.
     public var jsonDecoding = JSONDecodingOptions(ignoreUnknownFields: true)
+    /// The services that have events, by full name (`package.Service`, a
+    /// `ServiceDescriptor`'s `name`): only theirs are served as `<service>/SwitchboardEvents`
+    /// and `<service>/SwitchboardAcknowledge`. A call to either method of any other service
+    /// (one the server does not know, or one without events) is answered UNIMPLEMENTED,
+    /// trailers-only, saying the server has no events for it, and never reaches
+    /// ``GRPCServer/arrivingSubscribers()``. Set it from the generated descriptors with
+    /// ``servicesWithEvents(_:)``.
+    ///
+    /// Default nil: the server does not know which services have events, and accepts a
+    /// subscription to any service's (one nothing pushes to simply stays open without pushes).
+    public var eventServices: Set<String>?
 
     /// The defaults: h2c, 4 MiB messages, 1,024 connections.
     public init() {}
+
+    /// The names of those of `services` that declare events: what ``eventServices`` takes,
+    /// as in `options.eventServices = GRPCServerOptions.servicesWithEvents([Messages.descriptor, Keys.descriptor])`.
+    public static func servicesWithEvents(_ services: [ServiceDescriptor]) -> Set<String> {
+        Set(services.filter { !$0.events.isEmpty }.map(\.name))
+    }
 }
