@@ -62,15 +62,20 @@ public final class EpollEchoServer: @unchecked Sendable {
                 }
                 // Small echoes fit the socket buffer: a blocking-free write of all of it. Should the
                 // buffer fill (a pipelining client with many echoes outstanding), wait for room
-                // rather than drop bytes the client waits for.
+                // rather than drop bytes the client waits for; but a client that stops reading for
+                // 5 s (50,000 waits) loses its connection rather than stall every other one.
                 var sent = 0
+                var waits = 0
                 while sent < read {
                     let written = buffer.withUnsafeBytes { send(descriptor, $0.baseAddress! + sent, read - sent, Int32(MSG_NOSIGNAL)) }
                     if written > 0 {
                         sent += written
-                    } else if written < 0 && (errno == EAGAIN || errno == EINTR) {
-                        usleep(20)
+                    } else if written < 0 && (errno == EAGAIN || errno == EINTR) && waits < 50_000 {
+                        waits += 1
+                        usleep(100)
                     } else {
+                        epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+                        close(descriptor)
                         break
                     }
                 }
