@@ -44,9 +44,10 @@ enum LiteralText {
         }
     }
 
-    /// The escapes all three languages share (quote, backslash, `\n`, `\r`, `\t`); every other
-    /// scalar goes to `other`, which appends it as its language needs.
-    private static func escaped(_ text: String, other: (Unicode.Scalar, inout String) -> Void) -> String {
+    /// The escapes every quoted form here shares (quote, backslash, `\n`, `\r`, `\t`), also the
+    /// catalogue's JSON-and-YAML strings; every other scalar goes to `other`, which appends it
+    /// as its language needs.
+    static func escaped(_ text: String, other: (Unicode.Scalar, inout String) -> Void) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {
