@@ -254,6 +254,30 @@ import Testing
         #expect(ownModule.schema != nil, "\(ownModule.renderedDiagnostics)")
     }
 
+    /// Protobuf's type names are global: package `pa`'s nested `b.X` and package `pa.b`'s `X`
+    /// are both `pa.b.X`, which protoc refuses in one build; so does the compiler (found by review).
+    @Test func aFullNameTwoPackagesDeclareIsAnError() throws {
+        let root = try directories([
+            "inner": "package pa.b\nenum X { ZERO = 0 }\nmessage Y { 1 x: X }",
+            "outer": "package pa\nimport pa.b\nmessage b {\n  message X { 1 n: int32 }\n  1 y: pa.b.Y\n}",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let output = SchemaCompiler.compile(directory: root.appendingPathComponent("outer"),
+                                            importPaths: [SchemaCompiler.ImportPath(directory: root.appendingPathComponent("inner"))])
+        #expect(output.schema == nil)
+        #expect(output.diagnostics.contains { $0.code == .duplicateTypeName && $0.message.contains("'pa.b.X' is declared by") },
+                "\(output.renderedDiagnostics)")
+        // Distinct full names across the two packages compile.
+        let fine = try directories([
+            "inner": "package pa.b\nenum X { ZERO = 0 }\nmessage Y { 1 x: X }",
+            "outer": "package pa\nimport pa.b\nmessage Holder {\n  message X { 1 n: int32 }\n  1 y: pa.b.Y\n}",
+        ])
+        defer { try? FileManager.default.removeItem(at: fine) }
+        let ok = SchemaCompiler.compile(directory: fine.appendingPathComponent("outer"),
+                                        importPaths: [SchemaCompiler.ImportPath(directory: fine.appendingPathComponent("inner"))])
+        #expect(ok.schema != nil, "\(ok.renderedDiagnostics)")
+    }
+
     @Test func cyclesDuplicatesAndBrokenImportsAreErrors() throws {
         let root = try directories([
             "a": "package pa\nimport pb\nmessage A { 1 x: string }",

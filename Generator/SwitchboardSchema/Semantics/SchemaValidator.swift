@@ -79,6 +79,7 @@ struct SchemaValidator {
         for index in enumSyntax.indices { checkEnum(index) }
         checkEnumScopes()
         checkRecursion()
+        checkFullNamesAcrossPackages()
         if !diagnostics.hasErrors { boxLargeEmbeddedMessages() }
         assignSwiftNames()
         checkTypeNameCaseCollisions()
@@ -86,6 +87,37 @@ struct SchemaValidator {
         buildServices()
         guard !diagnostics.hasErrors else { return nil }
         return Schema(packageName: packageName, files: files, messages: messages, enums: enums, services: services, keys: keys, importedPackages: importedPackages)
+    }
+
+    /// Protobuf's type names are global: a type of this schema and one of an imported package,
+    /// or of two imported packages, may not share a full name (package `a`'s nested `b.X` and
+    /// package `a.b`'s `X` are both `a.b.X`): protoc refuses such a pair in one build, and the
+    /// catalogue's definitions would name two types alike. Each package checks its own names.
+    mutating func checkFullNamesAcrossPackages() {
+        struct Declarer { let origin: Int?; let location: SourceLocation }
+        var first: [String: Declarer] = [:]
+        var reported = Set<String>()
+        let declarations = messages.map { ($0.fullName, $0.importedFrom, $0.location) }
+            + enums.map { ($0.fullName, $0.importedFrom, $0.location) }
+        for (name, origin, location) in declarations {
+            guard let earlier = first[name] else {
+                first[name] = Declarer(origin: origin, location: location)
+                continue
+            }
+            guard earlier.origin != origin, reported.insert(name).inserted else { continue }
+            func owner(_ origin: Int?) -> String {
+                origin.map { "imported package '\(importedPackages[$0].name)'" } ?? "this schema (package '\(packageName)')"
+            }
+            // A location in this schema's own files: an imported type's points into another's.
+            let at = origin == nil ? location : earlier.origin == nil ? earlier.location : firstImportLocation()
+            diagnostics.error(.duplicateTypeName, "'\(name)' is declared by \(owner(earlier.origin)) and by \(owner(origin)); protobuf's type names are global, so one of them must be renamed", at: at)
+        }
+    }
+
+    /// Where this schema's first `import` is, for a clash between two imported packages.
+    func firstImportLocation() -> SourceLocation {
+        for file in syntax { if let imported = file.imports.first { return imported.location } }
+        return SourceLocation(file: 0, offset: 0)
     }
 
     func describe(_ location: SourceLocation) -> String {
