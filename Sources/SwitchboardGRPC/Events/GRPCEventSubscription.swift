@@ -260,12 +260,18 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     public func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
-                guard let push = try? GRPCPush(serializedBytes: message) else { continue }
                 // Counted as what it holds decoded, not its message's size: each header is an
                 // entry of two strings (an empty one is 2 bytes on the wire and about 100 here).
-                let size = DecodedRequestSize.bytes(envelopeBytes: message.count, headerCount: push.headers.count)
+                // Charged before it is decoded (its headers counted from its tags), so a push
+                // past the limit is never built.
+                guard let headerCount = GRPCPush.headerCount(inSerialized: message) else { continue }
+                let size = DecodedRequestSize.bytes(envelopeBytes: message.count, headerCount: headerCount)
                 // Past either limit a push is dropped unacknowledged: the server sends it again.
                 guard queuedBytes.take(size) else { continue }
+                guard let push = try? GRPCPush(serializedBytes: message) else {
+                    queuedBytes.give(size)
+                    continue
+                }
                 if case .dropped = pushes.yield((push, size)) { queuedBytes.give(size) }
             }
         } catch {

@@ -58,6 +58,26 @@ public struct GRPCPush: Sendable, Hashable {
         return out
     }
 
+    /// How many headers the serialized push `bytes` holds, counted by walking its tags without
+    /// decoding anything, so what it costs decoded can be charged before it is decoded; `nil`
+    /// for bytes that are no well-formed message.
+    static func headerCount(inSerialized bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBytes { buffer -> Int? in
+            var reader = WireReader(buffer: buffer, options: WireDecodingOptions(discardUnknownFields: true))
+            var unknown = UnknownFields()
+            var count = 0
+            do {
+                while let tag = try reader.nextTag() {
+                    if tag.fieldNumber == 4 && tag.wireType == .lengthDelimited { count += 1 }
+                    try reader.skipField(tag, into: &unknown)
+                }
+            } catch {
+                return nil
+            }
+            return count
+        }
+    }
+
     /// Decodes a push; unknown fields are skipped.
     public init(serializedBytes bytes: [UInt8]) throws(WireDecodingError) {
         id = 0
