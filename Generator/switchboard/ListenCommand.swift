@@ -51,9 +51,14 @@ enum ListenCommand {
                 return 1
             }
         }
+        return outcome(finished, connected: connected.current, printer: printer, limit: limit, timeout: timeout)
+    }
+
+    /// How a listen ends: as its stream said, or at the timeout, where a quiet, healthy listen
+    /// ends 0 and one that never got connected has listened to nothing.
+    static func outcome(_ finished: Int32?, connected: Bool, printer: EventPrinter, limit: Int?, timeout: Duration) -> Int32 {
         guard let finished else {
-            // A quiet, healthy listen ends 0; one that never got connected has listened to nothing.
-            guard connected.withLock({ $0 }) else {
+            guard connected else {
                 CommandLineTool.printError("switchboard: not connected within the \(timeout) timeout")
                 return 1
             }
@@ -100,15 +105,7 @@ enum ListenCommand {
         // However it ended, no stream stays open: pushes after this are the server's to keep.
         for subscription in subscriptions.current { subscription.cancel() }
         transport.close()
-        guard let finished else {
-            guard connected.withLock({ $0 }) else {
-                CommandLineTool.printError("switchboard: not connected within the \(timeout) timeout")
-                return 1
-            }
-            CommandLineTool.printError("switchboard: \(printer.printed) events before the \(timeout) timeout")
-            return limit == nil ? 0 : 1
-        }
-        return finished
+        return outcome(finished, connected: connected.current, printer: printer, limit: limit, timeout: timeout)
     }
 }
 

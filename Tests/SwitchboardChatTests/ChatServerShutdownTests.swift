@@ -100,7 +100,7 @@ struct ChatServerShutdownTests {
         options.closeTimeout = .seconds(60)
         let server = try ChatServer(routes: [], connectionOptions: options)
         defer { server.stop() }
-        let silent = try Self.upgrade(port: server.port)
+        let silent = try UpgradeAuthTests.upgrade(port: server.port, key: "dGhlIHNhbXBsZSBub25jZQ==", authorization: nil)
         defer { silent.close() }
         try silent.setReadDeadline(.now + .seconds(30))
         let client = try #require(await server.client(at: 0, timeout: .seconds(10)))
@@ -143,23 +143,5 @@ struct ChatServerShutdownTests {
             #expect(error == .serverShuttingDown)
         }
         #expect(await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message"), timeout: .seconds(30)) == nil)
-    }
-
-    /// Upgrades a raw socket that then never sends anything (not even an answer to a close);
-    /// returns it once the 101 has arrived.
-    static func upgrade(port: Int) throws -> TCPSocket {
-        let socket = try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
-        let request = "GET /v1/websocket/ HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        try socket.write(Array(request.utf8))
-        try socket.setReadDeadline(.now + .seconds(10))
-        var received: [UInt8] = []
-        while !String(decoding: received, as: UTF8.self).contains("\r\n\r\n") {
-            let chunk = try socket.read(maximum: 1024)
-            guard !chunk.isEmpty else { break }
-            received += chunk
-        }
-        #expect(String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
-        return socket
     }
 }
