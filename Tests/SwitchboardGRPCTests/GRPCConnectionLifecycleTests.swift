@@ -202,6 +202,66 @@ struct GRPCConnectionLifecycleTests {
         transport.close()
     }
 
+    /// A client that goes away itself while the server's shutdown waits for its PING (as a
+    /// closing client does, reading on and answering nothing) ends the wait: the server sends
+    /// its last GOAWAY and closes at once. It waited for the PING's answer, then lingered,
+    /// while the client lingered waiting for the server: both until a linger ran out.
+    @Test func aClientGoingAwayDuringTheShutdownEndsItAtOnce() async throws {
+        var options = GRPCServerOptions()
+        options.http2.lingerAfterError = .seconds(60)
+        options.http2.gracefulCloseTimeout = .seconds(60)
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
+        guard let fd = GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil) else {
+            Issue.record("no connection")
+            return
+        }
+        var open = true
+        defer { if open { _ = close(fd) } }
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &hello)
+        #expect(hello.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == hello.count)
+        #expect(await eventually(within: .seconds(30)) { server.connectionCount == 1 })
+        let started = ContinuousClock.now
+        let shutdown = Task { await server.shutdown(timeout: .seconds(120)) }
+        var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: false)
+        var goAways: [UInt32] = []
+        var pinged = false
+        var sentGoAway = false
+        var closed = false
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !closed, ContinuousClock.now - started < .seconds(30) {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 200) > 0 else { continue }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else {
+                closed = true
+                break
+            }
+            decoder.append(Array(buffer[0..<count]))
+            while let frame = try decoder.nextFrame() {
+                switch frame.payload {
+                case let .goAway(last, _, _): goAways.append(last)
+                case .ping(_, ack: false): pinged = true
+                default: break
+                }
+            }
+            if pinged, !goAways.isEmpty, !sentGoAway {
+                // Goes away without answering the PING, and reads on without closing.
+                let bye = GRPCHostilePeerTests.frame(0, .goAway(lastStreamID: 0, code: .noError, debugData: []))
+                #expect(bye.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bye.count)
+                sentGoAway = true
+            }
+        }
+        #expect(sentGoAway, "the shutdown's GOAWAY and PING came")
+        #expect(closed, "the server closed within 30 s (its PING wait and linger are 60 s)")
+        #expect(goAways == [0x7fff_ffff, 0], "the first GOAWAY, then the last naming no stream")
+        _ = close(fd)
+        open = false
+        await shutdown.value
+        #expect(ContinuousClock.now - started < .seconds(30), "the shutdown waited for a 60 s timer")
+        #expect(server.connectionCount == 0)
+    }
+
     /// A server that accepts TCP and closes at once (overloaded, or not HTTP/2) is a failed
     /// connect, backed off as one: it was counted a success, which reset the backoff, so every
     /// call dialled it again (once or twice each). Found by review.

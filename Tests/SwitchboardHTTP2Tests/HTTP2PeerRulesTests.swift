@@ -80,6 +80,34 @@ import Testing
         #expect(server.isQuiescent)
     }
 
+    /// A peer that goes away while the shutdown's PING is unanswered has sent every stream it
+    /// opened before its GOAWAY: the last GOAWAY goes at once, naming the last stream, and the
+    /// connection ends when that stream does, without waiting for an answer that a closing
+    /// peer never sends.
+    @Test func aPeersGoAwayEndsAGracefulShutdownsWait() throws {
+        var server = Peer.server()
+        server.beginGracefulShutdown()
+        _ = try Peer.answer(&server)
+        _ = server.receive(Peer.headers(1, endStream: true))
+        #expect(!server.isQuiescent)
+        let events = server.receive(Peer.frame(0, .goAway(lastStreamID: 0, code: .noError, debugData: [])))
+        #expect(events.contains { if case .goAway(0, .noError, _) = $0 { true } else { false } }, "\(events)")
+        let frames = try Peer.answer(&server)
+        guard frames.count == 1, case let .goAway(last, .noError, _) = frames[0].payload else {
+            Issue.record("the last GOAWAY, not \(frames)")
+            return
+        }
+        #expect(last == 1)
+        #expect(!server.isQuiescent, "stream 1 still runs")
+        try server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: 1, endStream: true)
+        #expect(server.isQuiescent)
+        _ = try Peer.answer(&server)
+        // The PING's late answer is only an answer now: no second GOAWAY.
+        let late = server.receive(Peer.frame(0, .ping(HTTP2Connection.drainingPingOpaque, ack: true)))
+        #expect(late.contains(.pingAcknowledged(HTTP2Connection.drainingPingOpaque)), "\(late)")
+        #expect(try Peer.answer(&server).isEmpty)
+    }
+
     /// A connection error while a graceful shutdown waits names the last stream really
     /// opened, not the first GOAWAY's placeholder.
     @Test func anErrorDuringAGracefulShutdownNamesTheLastStreamOpened() throws {

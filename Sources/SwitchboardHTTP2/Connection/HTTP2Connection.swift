@@ -569,6 +569,14 @@ public struct HTTP2Connection: Sendable {
             emit(.streamClosed(streamID: id, .notProcessed))
         }
         emit(.goAway(lastStreamID: last, code, debugData: Array(debugData.prefix(1024))))
+        // A graceful shutdown's PING waits until every stream the peer opened before it saw
+        // our first GOAWAY has arrived. A peer going away itself has sent those before its
+        // GOAWAY (frames arrive in order), and one that is closing may never answer the PING:
+        // waiting for it kept the connection until the peer's own linger ran out.
+        if drainingPing != nil {
+            drainingPing = nil
+            writeFinalGoAway(code: .noError, debugData: [])
+        }
     }
 
     private mutating func receiveWindowUpdate(_ increment: UInt32, streamID id: UInt32) throws(HTTP2ProtocolViolation) {

@@ -715,7 +715,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         closeHandlers = []
         for handler in handlers { effects.append(.run { handler(reason) }) }
         let failed = readCore { $0.failure.map { $0.code != .noError } ?? false }
-        let saidGoodbye = readCore { $0.goAwaySent != nil }
+        // A peer that has gone away too opens nothing more: what it may still send (a late
+        // acknowledgement) the socket's own linger reads after our FIN. Lingering here as
+        // well kept both ends waiting for each other until one linger ran out.
+        let saidGoodbye = readCore { $0.goAwaySent != nil && $0.goAwayReceived == nil }
         if failed || saidGoodbye {
             // After a protocol error, or our own GOAWAY (the peer may have opened streams
             // before it read it), the peer is often still sending. Closing with its bytes
