@@ -14,7 +14,8 @@ import Testing
             #expect(PathEncoding.dotSegment(in: path) != nil, "\(path)")
         }
         for path in ["/v1/chats/a..b/read", "/v1/chats/.../read", "/v1/chats/.a/read", "/v1/chats/%2E%2E%2E/read",
-                     "/v1/chats/x/read?before=..", "/signal.chat.Messages/SendMessage", "/v1/chats//read", "", "/"] {
+                     "/v1/chats/x/read?before=..", "/signal.chat.Messages/SendMessage", "/v1/chats//read", "", "/",
+                     "/v1/chats/%41/read", "/v1/chats/%2F/read", "/v1/chats/a%2E/read", "/v1/chats/x?%2E"] {
             #expect(PathEncoding.dotSegment(in: path) == nil, "\(path)")
         }
     }

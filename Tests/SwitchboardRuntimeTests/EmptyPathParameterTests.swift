@@ -18,6 +18,10 @@ import Testing
         // Query values may be empty; only the path's parameters are checked.
         #expect(PathEncoding.emptyParameter(in: "/v1/chats/c/messages?before_id=&limit=5",
                                             template: "/v1/chats/{chatId}/messages?before_id={beforeId}&limit={limit}") == nil)
+        // Slashes in the query make no empty segment; a slash before it does.
+        #expect(PathEncoding.emptyParameter(in: "/v1/profile/a/2?x=//", template: template) == nil)
+        #expect(PathEncoding.emptyParameter(in: "/v1/profile/a/2?/", template: template) == nil)
+        #expect(PathEncoding.emptyParameter(in: "/v1/profile//?x=//", template: template) == "identifier")
         // A path that does not follow the template (an interceptor's, a hand-built one) is not judged.
         #expect(PathEncoding.emptyParameter(in: "/v2/profile//2", template: template) == nil)
         #expect(PathEncoding.emptyParameter(in: "", template: template) == nil)
