@@ -190,6 +190,18 @@ else
   echo "  FAIL Network.framework TLS stream:"; echo "$output" | head -20; failures=$((failures + 1))
 fi
 
+# The whole I/O module as Apple platforms build it for TLS: Network.framework present (the
+# stand-ins), no OpenSSL shim, so the branches that open and serve TLS through Network (the
+# connector's, the pumped channel's) are type-checked too, not only the TLS stream.
+if [ -f "$io_map" ] &&
+   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard -module-name SwitchboardIO \
+              -I "$stand_ins" -Xcc "-fmodule-map-file=$io_map" -Xcc "-I$root/Sources/CSwitchboardIO/include" \
+              $(find "$io" -name '*.swift' | sort) 2>&1); then
+  echo "  ok   the I/O module type-checks with Network.framework's TLS in place of OpenSSL"
+else
+  echo "  FAIL the I/O module with Network.framework's TLS:"; echo "${output:-no module map for the I/O shim}" | head -20; failures=$((failures + 1))
+fi
+
 # The kqueue selector (Apple platforms) against a stand-in Darwin, with the types it shares.
 if output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard \
               -Xcc "-fmodule-map-file=$root/Tests/AppleStandIns/Darwin/module.modulemap" -Xcc "-I$root/Tests/AppleStandIns/Darwin" \
