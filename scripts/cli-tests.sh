@@ -236,6 +236,20 @@ expect_status 0 "a protobuf service over gRPC" "$bin" call --transport grpc --ur
 grep -q '"registrationId": 77' "$work/out" && pass "call --transport grpc decodes a protobuf answer" || fail "call --transport grpc decodes a protobuf answer"
 expect_status 2 "an account endpoint over gRPC needs credentials" "$bin" call --transport grpc --url "$grpc_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}'
 grep -q "gRPC /signal.chat.Usernames/LookUpUsernameHash -> 200" "$work/mock.out" && pass "the mock server logs gRPC calls by rpcName" || fail "the mock server logs gRPC calls by rpcName"
+# One process, both transports: the same mock-server answers on its WebSocket port too, from
+# the same scripts. The lookup's script, which the three gRPC lookups above took to its last
+# response (429), goes on from there over the WebSocket; gRPC still answers afterwards.
+both_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+[ -n "$both_url" ] && pass "mock-server --grpc-port prints its WebSocket URL too" || { fail "mock-server --grpc-port prints its WebSocket URL too"; cat "$work/mock.out" "$work/mock.err"; }
+expect_status 0 "the same mock-server answers over the WebSocket" "$bin" call --url "$both_url" Keys.getPreKeys '{"identifier": "alice", "deviceId": "3"}' --credentials aci-1.2:pw
+grep -q '"registrationId": 77' "$work/out" && pass "the WebSocket answer is the script's" || { fail "the WebSocket answer is the script's"; cat "$work/out" "$work/err"; }
+expect_status 1 "a WebSocket lookup after the gRPC ones" "$bin" call --url "$both_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
+grep -q "rateLimited (status 429), retry after 7 s" "$work/err" && pass "both transports take turns in one script" || { fail "both transports take turns in one script"; cat "$work/err"; }
+expect_status 0 "gRPC still answers after the WebSocket calls" "$bin" call --transport grpc --url "$grpc_url" Keys.getPreKeys '{"identifier": "alice", "deviceId": "3"}' --credentials aci-1.2:pw
+grep -q '"registrationId": 77' "$work/out" && pass "and decodes the same answer" || fail "and decodes the same answer"
+for _ in $(seq 1 50); do grep -q "GET /v1/accounts/username_hash/{hash} -> 429" "$work/mock.out" && break; sleep 0.1; done
+grep -q "GET /v2/keys/{identifier}/{deviceId} -> 200 (Keys.getPreKeys)" "$work/mock.out" && grep -q "GET /v1/accounts/username_hash/{hash} -> 429 (Usernames.lookUpUsernameHash)" "$work/mock.out" \
+  && pass "the one mock server logs the WebSocket calls beside the gRPC ones" || { fail "the one mock server logs the WebSocket calls beside the gRPC ones"; cat "$work/mock.out"; }
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
 # Scripted pushes over gRPC: mock-server --grpc-port delivers them to each authenticated

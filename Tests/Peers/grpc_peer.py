@@ -1,4 +1,5 @@
-"""A gRPC server in Python's grpcio (C core), the independent peer for GRPCInteropTests.
+"""A gRPC server in Python's grpcio (C core), the independent peer for GRPCInteropTests (and for
+GRPCEventTests, our client listening to its events).
 
   grpc_peer.py PROTO EVENTS [--tls CERT KEY] [--json]
 
@@ -21,9 +22,23 @@ What a call does is chosen by its `x-test` metadata:
   big:N           answers with N bytes in the response's first bytes field
 Initial metadata `x-server: grpcio` and trailing metadata `x-request-size: <n>` go with
 every answer. With --json every method reads and writes its messages as protobuf JSON
-(json_format), as a client sending `application/grpc+json` expects."""
+(json_format), as a client sending `application/grpc+json` expects.
+
+A service's events methods are served as GRPCServer serves them (always protobuf: a client
+subscribes with `application/grpc`), so our client can listen to a server nobody here wrote:
+  SwitchboardEvents       server-streaming; with `x-test: events:N:TAG` it pushes N
+                          `PUT /api/v1/message`s (an Envelope whose serverGuid is TAG-n, header
+                          X-Signal-Timestamp 1700000000000+n) with ids above 2^40, unique in the
+                          process; then waits (30 s at most) for all N acknowledgements and ends
+                          with OK. Without it, it ends with OK at once.
+  SwitchboardAcknowledge  records the acknowledgement for the subscription that pushed its id.
+The subscription's event, logged as it ends, adds its `peer` (grpcio's address of the client's
+connection), what it `pushed` ([{"id", "guid"}]) and the `acks` it got ([{"id", "status",
+"peer"}], in arrival order); each acknowledgement's own event adds `ack` ({"id", "status",
+"known"}: whether it answered a push awaiting one)."""
 import importlib
 import importlib.resources
+import itertools
 import json
 import os
 import sys
@@ -33,7 +48,7 @@ import time
 from concurrent import futures
 
 import grpc
-from google.protobuf import json_format, message_factory
+from google.protobuf import empty_pb2, json_format, message_factory
 from grpc_tools import protoc
 
 json_messages = "--json" in sys.argv
@@ -131,6 +146,76 @@ def make_handler(full_method, request_class, response_class):
                                                response_serializer=response_class.SerializeToString)
 
 
+# Events: push ids awaiting an acknowledgement, each to its subscription's record. Ids are
+# unique in the process (and above 2^40, so a 32-bit id anywhere on the way shows), so an
+# acknowledgement finds its subscription whatever connection it comes on.
+push_ids = itertools.count((1 << 40) + 1)
+acknowledged = threading.Condition()
+awaiting = {}
+
+
+def make_events_handler(full_method, push_class):
+    header_class = message_factory.GetMessageClass(push_class.DESCRIPTOR.fields_by_name["headers"].message_type)
+    envelope_class = getattr(module, "Envelope", None)
+
+    def handle(request, context):
+        metadata = {k: v if isinstance(v, str) else v.hex() for k, v in context.invocation_metadata()}
+        test = metadata.get("x-test", "")
+        record = {"method": full_method, "metadata": metadata, "remaining": context.time_remaining(), "size": 0,
+                  "cancelled": False, "peer": context.peer(), "pushed": [], "acks": []}
+        count, tag = 0, ""
+        if test.startswith("events:"):
+            _, count, tag = test.split(":", 2)
+            count = int(count)
+        # Sent before any push: the client's `subscribe` returns once the stream is open.
+        context.send_initial_metadata((("x-server", "grpcio"),))
+        try:
+            for n in range(1, count + 1):
+                guid = f"{tag}-{n}"
+                timestamp = 1700000000000 + n
+                with acknowledged:
+                    push_id = next(push_ids)
+                    awaiting[push_id] = record
+                    record["pushed"].append({"id": push_id, "guid": guid})
+                if envelope_class is not None:
+                    body = envelope_class(serverGuid=guid, content=f"payload {n}".encode(), timestamp=timestamp).SerializeToString()
+                else:
+                    body = guid.encode()
+                yield push_class(id=push_id, verb="PUT", path="/api/v1/message",
+                                 headers=[header_class(name="X-Signal-Timestamp", value=str(timestamp))], body=body)
+            end = time.monotonic() + 30
+            with acknowledged:
+                while len(record["acks"]) < count and time.monotonic() < end and context.is_active():
+                    acknowledged.wait(0.05)
+        finally:
+            # Logged before the stream ends (on return; or closed, the client having gone), so
+            # a client that saw the end finds it.
+            with acknowledged:
+                for push in record["pushed"]:
+                    awaiting.pop(push["id"], None)
+                record["cancelled"] = not context.is_active()
+                log(record)
+
+    return handle
+
+
+def make_acknowledge_handler(full_method):
+    def handle(request, context):
+        metadata = {k: v if isinstance(v, str) else v.hex() for k, v in context.invocation_metadata()}
+        ack = {"id": request.id, "status": request.status, "peer": context.peer()}
+        with acknowledged:
+            record = awaiting.get(request.id)
+            if record is not None:
+                record["acks"].append(ack)
+                acknowledged.notify_all()
+        log({"method": full_method, "metadata": metadata, "remaining": context.time_remaining(), "size": request.ByteSize(),
+             "cancelled": False, "request": request.SerializeToString().hex(),
+             "ack": {"id": request.id, "status": request.status, "known": record is not None}})
+        return empty_pb2.Empty()
+
+    return handle
+
+
 server_options = [("grpc.max_receive_message_length", 8 << 20), ("grpc.max_send_message_length", 8 << 20)]
 if max_streams is not None:
     server_options.append(("grpc.max_concurrent_streams", max_streams))
@@ -139,9 +224,19 @@ handlers = []
 for service in module.DESCRIPTOR.services_by_name.values():
     methods = {}
     for method in service.methods:
-        methods[method.name] = make_handler(f"/{service.full_name}/{method.name}",
-                                            message_factory.GetMessageClass(method.input_type),
-                                            message_factory.GetMessageClass(method.output_type))
+        full_method = f"/{service.full_name}/{method.name}"
+        if method.name == "SwitchboardEvents":
+            push_class = message_factory.GetMessageClass(method.output_type)
+            methods[method.name] = grpc.unary_stream_rpc_method_handler(
+                make_events_handler(full_method, push_class), request_deserializer=empty_pb2.Empty.FromString,
+                response_serializer=push_class.SerializeToString)
+        elif method.name == "SwitchboardAcknowledge":
+            methods[method.name] = grpc.unary_unary_rpc_method_handler(
+                make_acknowledge_handler(full_method), request_deserializer=message_factory.GetMessageClass(method.input_type).FromString,
+                response_serializer=empty_pb2.Empty.SerializeToString)
+        else:
+            methods[method.name] = make_handler(full_method, message_factory.GetMessageClass(method.input_type),
+                                                message_factory.GetMessageClass(method.output_type))
     handlers.append(grpc.method_handlers_generic_handler(service.full_name, methods))
 server.add_generic_rpc_handlers(handlers)
 if tls:

@@ -254,20 +254,47 @@ struct GRPCEventTests {
         await server.shutdown()
     }
 
-    @Test func grpcioListensAndAcknowledges() async throws {
-        let server = try GRPCServer(router: RPCRouter(routes: []))
+    /// grpcio's client (grpc_events_peer.py) listening to our server, in the clear and over
+    /// TLS: it gets the pushes in order and acknowledges each through `SwitchboardAcknowledge`.
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func grpcioListensAndAcknowledges(security: GRPCPeer.Security) async throws {
+        var options = GRPCServerOptions()
+        if security == .tls {
+            options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
+                                               privateKeyPath: await TestCertificates.file("good.key"))
+        }
+        let server = try GRPCServer(router: RPCRouter(routes: []), options: options)
         let arrivals = server.arrivingSubscribers()
         let directory = try ScratchDirectory.make("grpc-events")
         let proto = directory.appendingPathComponent("signal_chat.proto")
         try GRPCPeer.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
-        let peer = try PythonPeer(script: "grpc_events_peer.py", arguments: [proto.path, "\(server.port)", "3"])
-        var iterator = arrivals.makeAsyncIterator()
-        let subscriber = try #require(await iterator.next())
+        var arguments = [proto.path, "\(server.port)", "3"]
+        if security == .tls { arguments += ["--tls", await TestCertificates.file("ca.pem")] }
+        let peer = try PythonPeer(script: "grpc_events_peer.py", arguments: arguments)
+        let finished = Task { await peer.finishAsync(timeout: 60) }
+        // A peer that exits without subscribing (a handshake it refused) ends the wait for its
+        // subscription, which would otherwise last until the suite's time limit.
+        let arrival = Task<GRPCEventSubscriber?, Never> {
+            var iterator = arrivals.makeAsyncIterator()
+            return await iterator.next()
+        }
+        let watchdog = Task {
+            _ = await finished.value
+            arrival.cancel()
+        }
+        guard let subscriber = await arrival.value else {
+            let result = await finished.value
+            await server.shutdown()
+            Issue.record("grpcio did not subscribe (exit \(result.status)): \(result.output)")
+            return
+        }
         #expect(subscriber.auth == .account, "credentials in the metadata")
         var statuses: [Int?] = []
         for guid in ["p-1", "p-2", "p-3"] { statuses.append(await subscriber.push(try Self.push(guid))) }
         #expect(statuses == [200, 200, 200])
-        let result = await peer.finishAsync(timeout: 60)
+        let result = await finished.value
+        _ = await watchdog.value
+        await server.shutdown()
         try #require(result.status == 0, "\(result.output)")
         struct Seen: Decodable {
             var path: String
@@ -276,6 +303,82 @@ struct GRPCEventTests {
         let seen = try JSONDecoder().decode([Seen].self, from: Data(result.output.utf8))
         #expect(seen.map(\.guid) == ["p-1", "p-2", "p-3"])
         #expect(seen.allSatisfy { $0.path == "/api/v1/message" })
-        await server.shutdown()
+    }
+
+    /// grpc_peer.py's log line for one `SwitchboardEvents` call, written as the call ends: the
+    /// pushes it sent and the acknowledgements it got for them, with grpcio's address for the
+    /// connection each came on.
+    struct GrpcioSubscription: Decodable {
+        struct Pushed: Decodable {
+            var id: UInt64
+            var guid: String
+        }
+
+        struct Acknowledgement: Decodable {
+            var id: UInt64
+            var status: Int
+            var peer: String
+        }
+
+        var method: String
+        var metadata: [String: String]
+        var peer: String
+        var pushed: [Pushed]
+        var acks: [Acknowledgement]
+        var cancelled: Bool
+    }
+
+    /// The subscription grpc_peer.py logged with `x-test` metadata `test`, waiting 30 s at most
+    /// (the shared peer's log holds every other test's calls too).
+    static func grpcioSubscription(_ peer: GRPCPeer, test: String) async -> GrpcioSubscription? {
+        var found: GrpcioSubscription?
+        _ = await eventually(within: .seconds(30)) {
+            let text = (try? String(contentsOf: peer.events, encoding: .utf8)) ?? ""
+            found = text.split(separator: "\n").lazy
+                .compactMap { try? JSONDecoder().decode(GrpcioSubscription.self, from: Data($0.utf8)) }
+                .first { $0.metadata["x-test"] == test }
+            return found != nil
+        }
+        return found
+    }
+
+    /// The other direction: our client listening to grpcio's `SwitchboardEvents`
+    /// (grpc_peer.py, serving the exported `.proto`), in the clear and over TLS. Its three
+    /// scripted pushes reach the generated `dispatch` in order, and grpcio gets exactly one
+    /// acknowledgement for each, with the listener's status (500 for the one it throws on), on
+    /// the subscription's own connection (our server accepts no other).
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func ourClientListensToGrpcioAndAcknowledges(security: GRPCPeer.Security) async throws {
+        let peer = try await GRPCPeer.shared(security)
+        let tag = "events-\(security.rawValue)-\(UUID().uuidString)"
+        let test = "events:3:\(tag)"
+        // Transport metadata goes with the subscription and every acknowledgement alike.
+        let transport: GRPCClientTransport<Authenticated> = try await GRPCInteropTests.transport(
+            peer, security, metadata: ["Authorization": "Basic dXNlcjpwYXNz", "x-test": test])
+        defer { transport.close() }
+        let listener = Listener()
+        listener.refuse = ["\(tag)-3"]
+        let arrived = Locked<[String]>([])
+        let subscription = try await transport.subscribe(toEventsOf: "signal.chat.Messages") { request in
+            arrived.withLock { $0.append("\(request.verb) \(request.path) \(request.headers["X-Signal-Timestamp"] ?? "no timestamp")") }
+            return await Messages.dispatch(request, to: listener)
+        }
+        // grpcio ends the stream with OK once every push is acknowledged, or after 30 s.
+        let reason = await subscription.ended
+        #expect(reason == GRPCEventSubscription.endedByServer, "\(reason)")
+        #expect(arrived.current == (1...3).map { "PUT /api/v1/message 170000000000\($0)" })
+        #expect(listener.snapshot == ["\(tag)-1", "\(tag)-2"], "the third was refused")
+        let logged = await Self.grpcioSubscription(peer, test: test)
+        let record = try #require(logged, "grpcio logged no subscription")
+        #expect(record.method == "/signal.chat.Messages/SwitchboardEvents")
+        #expect(record.metadata["authorization"] == "Basic dXNlcjpwYXNz")
+        #expect(!record.cancelled)
+        #expect(record.pushed.map(\.guid) == ["\(tag)-1", "\(tag)-2", "\(tag)-3"])
+        let ids = record.pushed.map(\.id)
+        #expect(Set(ids).count == 3 && ids.allSatisfy { $0 > UInt64(UInt32.max) }, "distinct 64-bit ids: \(ids)")
+        #expect(record.acks.map(\.id) == ids, "one acknowledgement per push, in order")
+        #expect(record.acks.map(\.status) == [200, 200, 500])
+        #expect(record.acks.allSatisfy { $0.peer == record.peer }, "acknowledged on the subscription's connection: \(record.peer), \(record.acks.map(\.peer))")
+        await peer.stop()
     }
 }

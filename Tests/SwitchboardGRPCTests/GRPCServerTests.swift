@@ -31,6 +31,47 @@ struct SampleHandlers: UsernamesHandler, SealedSenderMessagesHandler {
     var allRoutes: [RPCRoute] { Usernames.routes(self) + SealedSenderMessages.routes(self) }
 }
 
+/// Lookups that take grpcio to the server's edges (GRPCServerTests), told apart by the hash's
+/// first byte; any other goes to ``SampleHandlers``, and its sealed sends are SampleHandlers'.
+/// 0xfa throws the status in the next two bytes (big-endian), one the endpoint does not
+/// declare, with the rest as its body; 0xfb sleeps a minute, noting whether cancellation
+/// ended the sleep; 0xfc echoes the hash in base64 (an answer larger than the request).
+struct ProbeHandlers: UsernamesHandler {
+    /// What the probing lookups saw, for the test to read.
+    struct Calls: Sendable {
+        var echoed = 0
+        var slowStarted = 0
+        var slowCancelled = 0
+        var slowFinished = 0
+    }
+
+    let calls = Locked(Calls())
+
+    func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, context: ServerContext) async throws(Usernames.LookUpUsernameHashError) -> LookUpUsernameHashResponse {
+        let head = [UInt8](request.hash.prefix(3))
+        switch head.first {
+        case 0xfa where head.count == 3:
+            throw .unrecognized(status: Int(head[1]) << 8 | Int(head[2]), body: Data(request.hash.dropFirst(3)))
+        case 0xfb:
+            calls.withLock { $0.slowStarted += 1 }
+            do {
+                try await Task.sleep(for: .seconds(60))
+                calls.withLock { $0.slowFinished += 1 }
+            } catch {
+                calls.withLock { $0.slowCancelled += 1 }
+            }
+            return LookUpUsernameHashResponse(uuid: "slow")
+        case 0xfc:
+            calls.withLock { $0.echoed += 1 }
+            return LookUpUsernameHashResponse(uuid: request.hash.base64EncodedString())
+        default:
+            return try await SampleHandlers().lookUpUsernameHash(request, context: context)
+        }
+    }
+
+    var allRoutes: [RPCRoute] { Usernames.routes(self) + SealedSenderMessages.routes(SampleHandlers()) }
+}
+
 /// Our gRPC server: the generated handlers answer our client with the same typed results as
 /// in process, both transports carry the same app while endpoints flip between them, and
 /// Python's grpcio calls it.
@@ -128,31 +169,51 @@ struct GRPCServerTests {
         await grpcServer.shutdown()
     }
 
-    @Test(arguments: GRPCPeer.Security.allCases)
-    func grpcioCallsOurServer(security: GRPCPeer.Security) async throws {
+    /// What grpc_client_peer.py prints for each call it makes.
+    struct Answer: Decodable {
+        var name: String
+        var code: String
+        var details: String?
+        var response: [String: String]?
+        var trailers: [String: String]?
+    }
+
+    /// Serves `routes` (over TLS with the test CA's certificate, or h2c), runs
+    /// grpc_client_peer.py against it with `mode`'s arguments while `during` runs beside the
+    /// peer, and returns the peer's answers by name. The server is shut down whatever the peer
+    /// did, and must be left without connections.
+    static func grpcio(_ mode: [String] = [], security: GRPCPeer.Security, routes: [RPCRoute],
+                       during: (PythonPeer) async -> Void = { _ in }) async throws -> [String: Answer] {
         var options = GRPCServerOptions()
         if security == .tls {
             options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
                                                privateKeyPath: await TestCertificates.file("good.key"))
         }
-        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
-        let directory = try ScratchDirectory.make("grpc-client")
-        let proto = directory.appendingPathComponent("signal_chat.proto")
-        try GRPCPeer.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
-        var arguments = [proto.path, "\(server.port)"]
-        if security == .tls { arguments += ["--tls", await TestCertificates.file("ca.pem")] }
-        let peer = try PythonPeer(script: "grpc_client_peer.py", arguments: arguments)
-        let result = await peer.finishAsync(timeout: 60)
-        try #require(result.status == 0, "\(result.output)")
-        struct Answer: Decodable {
-            var name: String
-            var code: String
-            var details: String?
-            var response: [String: String]?
-            var trailers: [String: String]?
+        let server = try GRPCServer(router: RPCRouter(routes: routes), options: options)
+        let result: (status: Int32, output: String)
+        do {
+            let directory = try ScratchDirectory.make("grpc-client")
+            let proto = directory.appendingPathComponent("signal_chat.proto")
+            try GRPCPeer.exportedProto().write(to: proto, atomically: true, encoding: .utf8)
+            var arguments = [proto.path, "\(server.port)"]
+            if security == .tls { arguments += ["--tls", await TestCertificates.file("ca.pem")] }
+            let peer = try PythonPeer(script: "grpc_client_peer.py", arguments: arguments + mode)
+            await during(peer)
+            result = await peer.finishAsync(timeout: 120)
+        } catch {
+            await server.shutdown()
+            throw error
         }
+        await server.shutdown()
+        #expect(server.connectionCount == 0)
+        try #require(result.status == 0, "\(result.output)")
         let answers = try JSONDecoder().decode([Answer].self, from: Data(result.output.utf8))
-        let byName = Dictionary(answers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        return Dictionary(answers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func grpcioCallsOurServer(security: GRPCPeer.Security) async throws {
+        let byName = try await Self.grpcio(security: security, routes: SampleHandlers().allRoutes)
         #expect(byName["found"]?.code == "OK")
         #expect(byName["found"]?.response?["uuid"] == "0102")
         #expect(byName["missing"]?.code == "NOT_FOUND")
@@ -166,7 +227,96 @@ struct GRPCServerTests {
         #expect(byName["unknown-method"]?.code == "UNIMPLEMENTED")
         #expect(byName["deadline"]?.code == "DEADLINE_EXCEEDED")
         #expect(byName["concurrent"]?.code == "OK", "100 concurrent calls on one channel")
-        await server.shutdown()
-        #expect(server.connectionCount == 0)
+    }
+
+    /// The receive limit binds the encoded request message, as in grpc-go and grpc-java, and
+    /// defaults to theirs (4 MiB): a request of exactly that is served, and its echo, larger
+    /// still, reaches grpcio (our server sends answers of any size); one byte more is refused
+    /// with RESOURCE_EXHAUSTED before the handler sees it, and the connection serves on.
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func grpcioSendsARequestOfExactlyTheLimitAndNoMore(security: GRPCPeer.Security) async throws {
+        let limit = GRPCServerOptions().maximumReceiveMessageSize
+        #expect(limit == 4 << 20, "gRPC's usual default")
+        let probe = ProbeHandlers()
+        let byName = try await Self.grpcio(["--large", "\(limit)"], security: security, routes: probe.allRoutes)
+        let atLimit = byName["at-limit"]
+        #expect(atLimit?.code == "OK", "\(String(describing: atLimit))")
+        #expect(atLimit?.response?["requestBytes"] == "\(limit)")
+        #expect(atLimit?.response?["echoed"] == "True", "the handler had every byte, in order")
+        let responseBytes = Int(atLimit?.response?["responseBytes"] ?? "") ?? 0
+        #expect(responseBytes > limit, "an answer past the limit, which binds requests only")
+        #expect(byName["over-limit"]?.code == "RESOURCE_EXHAUSTED")
+        #expect(byName["over-limit"]?.details == "a message of \(limit + 1) bytes exceeds the maximum of \(limit)")
+        #expect(byName["after-limit"]?.code == "OK")
+        #expect(byName["after-limit"]?.response?["uuid"] == "0102")
+        #expect(probe.calls.current.echoed == 1, "the refused request never reached the handler")
+    }
+
+    /// grpcio's `future.cancel()` resets the stream, and the reset cancels our handler's task:
+    /// the handler, asleep for a minute under a two-minute deadline, sees the cancellation
+    /// within seconds and never finishes, and the connection serves the next call.
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func grpcioCancellingACallCancelsOurHandler(security: GRPCPeer.Security) async throws {
+        let probe = ProbeHandlers()
+        let byName = try await Self.grpcio(["--cancel"], security: security, routes: probe.allRoutes) { peer in
+            // The peer cancels only when told, once the handler runs: the reset must reach a
+            // running handler, not a call still on its way (a fixed wait loses that race on a
+            // loaded machine). Told whatever happened, so the peer always goes on.
+            let started = await eventually(within: .seconds(60)) { probe.calls.current.slowStarted == 1 }
+            peer.writeInBackground(Data("cancel\n".utf8))
+            #expect(started, "the slow call reached its handler")
+            let cancelled = await eventually(within: .seconds(10)) { probe.calls.current.slowCancelled == 1 }
+            #expect(cancelled, "the handler saw the cancellation within 10 s, long before its sleep or deadline ended")
+        }
+        #expect(byName["cancelled"]?.code == "CANCELLED")
+        #expect(byName["cancelled"]?.response?["cancel"] == "True", "the call was still running when cancelled")
+        #expect(byName["after-cancel"]?.code == "OK")
+        #expect(byName["after-cancel"]?.response?["uuid"] == "0102")
+        #expect(probe.calls.current.slowStarted == 1)
+        #expect(probe.calls.current.slowFinished == 0)
+    }
+
+    /// Each kind of failure our server can give grpcio arrives with its exact code and
+    /// grpc-message (and `switchboard-status` where a status was answered): a status the
+    /// handler throws that its endpoint does not declare (`.unrecognized`, the only way a
+    /// typed handler fails otherwise) by the schema's default mapping, UNKNOWN where that has no code, as
+    /// for the declared 410 that names none; a 400's body as its message, percent-encoded on
+    /// the wire and cut to 1 KiB; the router's refusals (a malformed message, the wrong kind of
+    /// connection); and the transport's (not exactly one message, a compression not offered).
+    @Test(arguments: GRPCPeer.Security.allCases)
+    func grpcioReadsEveryFailureWithItsCodeAndMessage(security: GRPCPeer.Security) async throws {
+        let byName = try await Self.grpcio(["--statuses"], security: security, routes: ProbeHandlers().allRoutes)
+        let expected: [(name: String, code: String, message: String, status: String?)] = [
+            ("undeclared-500", "INTERNAL", "status 500", "500"),
+            ("undeclared-501", "UNIMPLEMENTED", "status 501", "501"),
+            ("undeclared-503", "UNAVAILABLE", "status 503", "503"),
+            ("undeclared-504", "DEADLINE_EXCEEDED", "status 504", "504"),
+            ("undeclared-403", "PERMISSION_DENIED", "status 403", "403"),
+            ("undeclared-418", "UNKNOWN", "status 418", "418"),
+            // The schema's defaults, as for a declared error (not the HTTP mapping's 404
+            // UNIMPLEMENTED, which says no such method); a 5xx without one is INTERNAL.
+            ("undeclared-404", "NOT_FOUND", "status 404", "404"),
+            ("undeclared-409", "ALREADY_EXISTS", "status 409", "409"),
+            ("undeclared-502", "INTERNAL", "status 502", "502"),
+            ("undeclared-400", "INVALID_ARGUMENT", " naïve 100% ünïcode ", "400"),
+            ("undeclared-400-long", "INVALID_ARGUMENT", String(repeating: "e", count: 1021) + "…", "400"),
+            ("declared-410", "UNKNOWN", "status 410", "410"),
+            ("declared-404", "NOT_FOUND", "status 404", "404"),
+            ("malformed", "INVALID_ARGUMENT", "the request is not a valid signal.chat.LookUpUsernameHashRequest", "400"),
+            ("wrong-connection", "PERMISSION_DENIED", "Forbidden", "403"),
+            ("two-messages", "INTERNAL", "a unary call needs exactly one request message, not more", nil),
+            ("no-message", "INTERNAL", "a unary call needs exactly one request message, not 0", nil),
+            ("compressed", "UNIMPLEMENTED", "grpc-encoding 'gzip' is not supported; this server accepts identity", nil),
+        ]
+        for (name, code, message, status) in expected {
+            let answer = byName[name]
+            #expect(answer?.code == code, "\(name): \(String(describing: answer))")
+            #expect(answer?.details == message, "\(name)")
+            #expect(answer?.trailers?["switchboard-status"] == status, "\(name)")
+        }
+        // The error bodies go too, for Switchboard clients.
+        #expect(byName["undeclared-500"]?.trailers?["switchboard-error-body-bin"] == Data("boom".utf8).map { String(format: "%02x", $0) }.joined())
+        let stale = StaleDevices(staleDevices: [4]).serializedBytes().map { String(format: "%02x", $0) }.joined()
+        #expect(byName["declared-410"]?.trailers?["switchboard-error-body-bin"] == stale)
     }
 }

@@ -53,4 +53,27 @@ public enum GRPCStatusCode: Int, Sendable, Hashable, CaseIterable, CustomStringC
         default: self = .unknown
         }
     }
+
+    /// The code an error status travels as when its endpoint names none (`grpc CODE` in the
+    /// schema): the schema language's default mapping, which the generator writes into each
+    /// endpoint's declared errors too (`GRPCStatusCodes.defaultCode(forStatus:)`; a test holds
+    /// the two alike). `nil` for a status without a default.
+    public init?(defaultForErrorStatus status: Int) {
+        switch status {
+        case 400: self = .invalidArgument
+        case 401: self = .unauthenticated
+        case 403: self = .permissionDenied
+        case 404: self = .notFound
+        case 409: self = .alreadyExists
+        case 412: self = .failedPrecondition
+        case 416: self = .outOfRange
+        case 429: self = .resourceExhausted
+        case 499: self = .cancelled
+        case 500: self = .internal
+        case 501: self = .unimplemented
+        case 503: self = .unavailable
+        case 504: self = .deadlineExceeded
+        default: return nil
+        }
+    }
 }

@@ -433,11 +433,20 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
 extension GRPCStatusCode {
     /// The code a Switchboard server answers an error status with: the endpoint's own mapping
-    /// (its `grpc CODE`s and their defaults), else the router's statuses, else UNKNOWN.
+    /// (its `grpc CODE`s and their defaults), else, for a status its handler gave without
+    /// declaring it, the schema's default for that status (an undeclared 404 is NOT_FOUND, as
+    /// a declared one is), else the router's statuses (a 404 with no endpoint is a method
+    /// nobody serves: UNIMPLEMENTED), else UNKNOWN.
     init(errorStatus status: Int, endpoint: EndpointDescriptor?) {
-        if let endpoint, let code = endpoint.errorStatusByGRPCCode.first(where: { $0.value == status })?.key, let known = GRPCStatusCode(rawValue: code) {
-            self = known
-            return
+        if let endpoint {
+            if let code = endpoint.errorStatusByGRPCCode.first(where: { $0.value == status })?.key, let known = GRPCStatusCode(rawValue: code) {
+                self = known
+                return
+            }
+            if let standard = GRPCStatusCode(defaultForErrorStatus: status) {
+                self = standard
+                return
+            }
         }
         switch status {
         case 400: self = .invalidArgument
