@@ -258,11 +258,7 @@ struct GRPCEventTests {
     /// TLS: it gets the pushes in order and acknowledges each through `SwitchboardAcknowledge`.
     @Test(arguments: GRPCPeer.Security.allCases)
     func grpcioListensAndAcknowledges(security: GRPCPeer.Security) async throws {
-        var options = GRPCServerOptions()
-        if security == .tls {
-            options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
-                                               privateKeyPath: await TestCertificates.file("good.key"))
-        }
+        let options = try await security.serverOptions()
         let server = try GRPCServer(router: RPCRouter(routes: []), options: options)
         let arrivals = server.arrivingSubscribers()
         let directory = try ScratchDirectory.make("grpc-events")

@@ -87,11 +87,7 @@ struct GRPCExplicitCodeTests {
     /// still goes as the default.
     @Test(arguments: GRPCPeer.Security.allCases)
     func grpcioGetsTheExplicitCodeFromOurServer(security: GRPCPeer.Security) async throws {
-        var options = GRPCServerOptions()
-        if security == .tls {
-            options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
-                                               privateKeyPath: await TestCertificates.file("good.key"))
-        }
+        let options = try await security.serverOptions()
         let routes = Messages.routes(DeviceCheckingMessages()) + SampleHandlers().allRoutes
         let server = try GRPCServer(router: RPCRouter(routes: routes), options: options)
         let directory = try ScratchDirectory.make("grpc-explicit-code")
@@ -103,14 +99,7 @@ struct GRPCExplicitCodeTests {
         let peer = try PythonPeer(script: "grpc_client_peer.py", arguments: arguments)
         let result = await peer.finishAsync(timeout: 60)
         try #require(result.status == 0, "\(result.output)")
-        struct Answer: Decodable {
-            var name: String
-            var code: String
-            var details: String?
-            var response: [String: String]?
-            var trailers: [String: String]?
-        }
-        let answers = try JSONDecoder().decode([Answer].self, from: Data(result.output.utf8))
+        let answers = try JSONDecoder().decode([GRPCServerTests.Answer].self, from: Data(result.output.utf8))
         let byName = Dictionary(answers.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let body = Self.mismatch.serializedBytes().map { String(format: "%02x", $0) }.joined()
         #expect(byName["explicit"]?.code == "FAILED_PRECONDITION", "the schema's code, not 409's ALREADY_EXISTS: \(result.output)")

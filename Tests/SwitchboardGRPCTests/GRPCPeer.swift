@@ -1,5 +1,6 @@
 import Foundation
 import PeerSupport
+import SwitchboardGRPC
 import SwitchboardEmitter
 import SwitchboardSchema
 import Testing
@@ -15,6 +16,16 @@ final class GRPCPeer: @unchecked Sendable {
     enum Security: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case h2c, tls
         var testDescription: String { rawValue }
+
+        /// Server options for this security: TLS with the test certificate for `localhost`.
+        func serverOptions() async throws -> GRPCServerOptions {
+            var options = GRPCServerOptions()
+            if self == .tls {
+                options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
+                                                   privateKeyPath: await TestCertificates.file("good.key"))
+            }
+            return options
+        }
     }
 
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -184,11 +184,7 @@ struct GRPCServerTests {
     /// did, and must be left without connections.
     static func grpcio(_ mode: [String] = [], security: GRPCPeer.Security, routes: [RPCRoute],
                        during: (PythonPeer) async -> Void = { _ in }) async throws -> [String: Answer] {
-        var options = GRPCServerOptions()
-        if security == .tls {
-            options.tls = try TLSServerContext(certificateChainPath: await TestCertificates.file("good.pem"),
-                                               privateKeyPath: await TestCertificates.file("good.key"))
-        }
+        let options = try await security.serverOptions()
         let server = try GRPCServer(router: RPCRouter(routes: routes), options: options)
         let result: (status: Int32, output: String)
         do {
