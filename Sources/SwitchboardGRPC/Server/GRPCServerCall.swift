@@ -316,8 +316,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
             self.responder = responder
             return isClosed
         }
-        // Closed while the handler ran (it answered straight away, or the stream was reset).
-        if closed { responder.release() }
+        // Closed while the handler ran (it answered straight away, or the stream was reset):
+        // the close found no task to cancel, so it is cancelled here (a no-op once it ended).
+        if closed {
+            task.cancel()
+            responder.release()
+        }
     }
 
     /// Keeps the stream open for pushes: the response headers go out now, each push as one
