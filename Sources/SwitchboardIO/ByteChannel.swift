@@ -24,11 +24,20 @@ package protocol ByteChannel: AnyObject, Sendable {
     func letPeerCloseFirst()
     /// The protocol TLS's ALPN settled on, or nil (no TLS, no ALPN, or not known).
     var negotiatedProtocol: String? { get }
+    /// Whether a graceful close reads (and drops) what the peer still sends until it closes
+    /// too, so that its late bytes meet no reset; a protocol above that lingers itself need
+    /// not then.
+    var lingersOnClose: Bool { get }
 }
 
 extension ByteChannel {
     package var negotiatedProtocol: String? { nil }
     package func letPeerCloseFirst() {}
+    package var lingersOnClose: Bool { false }
 }
 
-extension SocketChannel: ByteChannel {}
+extension SocketChannel: ByteChannel {
+    /// A graceful close shuts the sending side and reads until the peer closes, at most
+    /// ``lingerTimeout`` and ``lingerByteLimit``.
+    package var lingersOnClose: Bool { true }
+}

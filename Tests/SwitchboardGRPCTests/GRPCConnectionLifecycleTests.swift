@@ -213,6 +213,7 @@ struct GRPCConnectionLifecycleTests {
         let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes), options: options)
         guard let fd = GRPCHostilePeerTests.connectedSocket(port: server.port, receiveBuffer: nil) else {
             Issue.record("no connection")
+            await server.shutdown(timeout: .seconds(1))
             return
         }
         var open = true
@@ -225,6 +226,7 @@ struct GRPCConnectionLifecycleTests {
         let shutdown = Task { await server.shutdown(timeout: .seconds(120)) }
         var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: false)
         var goAways: [UInt32] = []
+        var codes: [HTTP2ErrorCode] = []
         var pinged = false
         var sentGoAway = false
         var closed = false
@@ -240,8 +242,14 @@ struct GRPCConnectionLifecycleTests {
             decoder.append(Array(buffer[0..<count]))
             while let frame = try decoder.nextFrame() {
                 switch frame.payload {
-                case let .goAway(last, _, _): goAways.append(last)
+                case let .goAway(last, code, _):
+                    goAways.append(last)
+                    codes.append(code)
                 case .ping(_, ack: false): pinged = true
+                case .settings(_, ack: false):
+                    // Acknowledged, so the server's SETTINGS timeout plays no part.
+                    let ack = GRPCHostilePeerTests.frame(0, .settings([], ack: true))
+                    #expect(ack.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == ack.count)
                 default: break
                 }
             }
@@ -255,6 +263,7 @@ struct GRPCConnectionLifecycleTests {
         #expect(sentGoAway, "the shutdown's GOAWAY and PING came")
         #expect(closed, "the server closed within 30 s (its PING wait and linger are 60 s)")
         #expect(goAways == [0x7fff_ffff, 0], "the first GOAWAY, then the last naming no stream")
+        #expect(codes == [.noError, .noError], "a graceful end, not a SETTINGS timeout")
         _ = close(fd)
         open = false
         await shutdown.value

@@ -1,4 +1,5 @@
-import SwitchboardGRPC
+@testable import SwitchboardGRPC
+import SwitchboardRuntime
 import SwitchboardSchema
 import Testing
 
@@ -12,5 +13,24 @@ import Testing
         }
         #expect(GRPCStatusCode(defaultForErrorStatus: 404) == .notFound)
         #expect(GRPCStatusCode(defaultForErrorStatus: 418) == nil)
+    }
+
+    /// An undeclared status never travels as a code a declared error uses, or a client would
+    /// read it as that error: `sendMessage` sends its 409 as FAILED_PRECONDITION, so an
+    /// undeclared 412 (whose default that is) goes as UNKNOWN, and an undeclared 500 as
+    /// UNKNOWN where a declared error took INTERNAL. Without an endpoint (the router's own
+    /// refusals) a 404 is a method nobody serves.
+    @Test func anUndeclaredStatusNeverTakesADeclaredErrorsCode() {
+        let endpoint = EndpointDescriptor(rpcName: "x.Y/Z", verb: "PUT", pathTemplate: "/z", auth: .none,
+                                          errorStatusByGRPCCode: [9: 409, 13: 507])
+        #expect(GRPCStatusCode(errorStatus: 409, endpoint: endpoint) == .failedPrecondition)
+        #expect(GRPCStatusCode(errorStatus: 412, endpoint: endpoint) == .unknown)
+        #expect(GRPCStatusCode(errorStatus: 507, endpoint: endpoint) == .internal)
+        #expect(GRPCStatusCode(errorStatus: 500, endpoint: endpoint) == .unknown)
+        #expect(GRPCStatusCode(errorStatus: 502, endpoint: endpoint) == .unknown)
+        #expect(GRPCStatusCode(errorStatus: 404, endpoint: endpoint) == .notFound)
+        #expect(GRPCStatusCode(errorStatus: 502, endpoint: EndpointDescriptor(rpcName: "x.Y/Z", verb: "PUT", pathTemplate: "/z", auth: .none)) == .internal)
+        #expect(GRPCStatusCode(errorStatus: 404, endpoint: nil) == .unimplemented)
+        #expect(GRPCStatusCode(errorStatus: 412, endpoint: nil) == .unknown)
     }
 }

@@ -108,6 +108,24 @@ import Testing
         #expect(try Peer.answer(&server).isEmpty)
     }
 
+    /// A peer that went away before the shutdown began gets the last GOAWAY at once, with no
+    /// PING to wait for.
+    @Test func aShutdownAfterThePeersGoAwaySendsTheLastGoAwayAtOnce() throws {
+        var server = Peer.server()
+        _ = server.receive(Peer.headers(1, endStream: true))
+        _ = server.receive(Peer.frame(0, .goAway(lastStreamID: 0, code: .noError, debugData: [])))
+        _ = try Peer.answer(&server)
+        server.beginGracefulShutdown()
+        let frames = try Peer.answer(&server)
+        guard frames.count == 1, case let .goAway(last, .noError, _) = frames[0].payload else {
+            Issue.record("one GOAWAY and no PING, not \(frames)")
+            return
+        }
+        #expect(last == 1)
+        try server.sendHeaders(ConnectionPair.response + ConnectionPair.trailers, streamID: 1, endStream: true)
+        #expect(server.isQuiescent)
+    }
+
     /// A connection error while a graceful shutdown waits names the last stream really
     /// opened, not the first GOAWAY's placeholder.
     @Test func anErrorDuringAGracefulShutdownNamesTheLastStreamOpened() throws {

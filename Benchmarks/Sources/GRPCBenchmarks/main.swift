@@ -20,7 +20,7 @@ let orders = [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0], [1, 0, 2]]
 /// Each order twice.
 let rounds = 2 * orders.count
 /// Each round: every caller calls for 0.1 s unmeasured, then 1 s measured (a closed loop). Half
-/// a second (until 2026-12-01) left single rounds at 100 connections spread from 0.8x to 2.1x
+/// a second (until 2026-12-01) left single rounds at 100 connections spread from 0.66x to 2.08x
 /// on this shared 2-core machine, and the median of twelve with them.
 let window = Span.window(warmUp: 0.1, measured: 1.0)
 let inFlight = 64

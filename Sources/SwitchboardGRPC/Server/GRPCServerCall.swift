@@ -437,32 +437,38 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
 
 extension GRPCStatusCode {
     /// The code a Switchboard server answers an error status with: the endpoint's own mapping
-    /// (its `grpc CODE`s and their defaults), else, for a status its handler gave without
-    /// declaring it, the schema's default for that status (an undeclared 404 is NOT_FOUND, as
-    /// a declared one is), else the router's statuses (a 404 with no endpoint is a method
-    /// nobody serves: UNIMPLEMENTED), else UNKNOWN.
+    /// (its `grpc CODE`s and their defaults); for a status its handler gave without declaring
+    /// it, the schema's default for that status (an undeclared 404 is NOT_FOUND, as a
+    /// declared one is), else INTERNAL for a 5xx, else UNKNOWN, never a code a declared error
+    /// travels as (a client would read it as that error); with no endpoint, the router's
+    /// statuses (a 404 is a method nobody serves: UNIMPLEMENTED).
     init(errorStatus status: Int, endpoint: EndpointDescriptor?) {
-        if let endpoint {
-            if let code = endpoint.errorStatusByGRPCCode.first(where: { $0.value == status })?.key, let known = GRPCStatusCode(rawValue: code) {
-                self = known
-                return
-            }
-            if let standard = GRPCStatusCode(defaultForErrorStatus: status) {
-                self = standard
-                return
-            }
+        guard let endpoint else {
+            self = Self.routerCode(forStatus: status)
+            return
         }
+        let claimed = endpoint.errorStatusByGRPCCode
+        if let code = claimed.first(where: { $0.value == status })?.key, let known = GRPCStatusCode(rawValue: code) {
+            self = known
+            return
+        }
+        let candidates = [GRPCStatusCode(defaultForErrorStatus: status), (500..<600).contains(status) ? .internal : nil, .unknown]
+        self = candidates.lazy.compactMap { $0 }.first { claimed[$0.rawValue] == nil } ?? .unknown
+    }
+
+    /// The code for a status the router gave for a request no endpoint took.
+    static func routerCode(forStatus status: Int) -> GRPCStatusCode {
         switch status {
-        case 400: self = .invalidArgument
-        case 401: self = .unauthenticated
-        case 403: self = .permissionDenied
-        case 404: self = .unimplemented
-        case 429: self = .resourceExhausted
-        case 501: self = .unimplemented
-        case 503: self = .unavailable
-        case 504: self = .deadlineExceeded
-        case 500..<600: self = .internal
-        default: self = .unknown
+        case 400: .invalidArgument
+        case 401: .unauthenticated
+        case 403: .permissionDenied
+        case 404: .unimplemented
+        case 429: .resourceExhausted
+        case 501: .unimplemented
+        case 503: .unavailable
+        case 504: .deadlineExceeded
+        case 500..<600: .internal
+        default: .unknown
         }
     }
 }

@@ -163,10 +163,13 @@ extension HTTP2Connection {
     /// no more, a PING follows, and its answer (a round trip later, so every stream the peer
     /// opened before it saw the GOAWAY has arrived) sends the GOAWAY naming the last stream
     /// really opened. The connection is not ``isQuiescent`` in between. A client, whose peer
-    /// opens no streams, goes away at once. The layer above bounds the wait for the answer.
+    /// opens no streams, goes away at once, as does a server whose peer has gone away already.
+    /// The layer above bounds the wait for the answer.
     public mutating func beginGracefulShutdown() {
         guard !isClosed, goAwaySent == nil else { return }
-        guard role == .server else {
+        // A peer that has gone away already sent every stream it opened before its GOAWAY,
+        // and one that is closing may never answer a PING: no round trip to wait for.
+        guard role == .server, goAwayReceived == nil else {
             goAway()
             return
         }

@@ -42,7 +42,9 @@ public struct HTTP2ConnectionOptions: Sendable, Hashable {
     public var gracefulCloseTimeout: Duration = .seconds(5)
     /// How long a connection that ended after a protocol error or its own GOAWAY keeps
     /// reading (and dropping) the peer's bytes before it closes, so its GOAWAY is not lost to
-    /// a TCP reset; a peer that closes first ends it at once. Default 500 ms.
+    /// a TCP reset; a peer that closes first ends it at once. Not when the peer has gone away
+    /// too and the socket lingers itself on close (TCP and OpenSSL TLS: it reads after its
+    /// FIN until the peer closes). Default 500 ms.
     public var lingerAfterError: Duration = .milliseconds(500)
 
     /// The defaults.
