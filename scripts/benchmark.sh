@@ -262,11 +262,12 @@ allocations per call from 54 to 25.3, both sides together.
 ## gRPC transport
 
 \`GRPCBenchmarks\`: the same \`sendMessage\` in one run over grpc-swift 2 (its client and server on
-grpc-swift-nio-transport, h2c, default configuration, swift-protobuf's messages for the same
+grpc-swift-nio-transport, h2c, flush coalescing off, swift-protobuf's messages for the same
 \`.proto\`), over our gRPC path (\`GRPCClientTransport\` to \`GRPCServer\`, h2c) and over our
-WebSocket path (\`ChatConnection\` to \`ChatServer\`) on loopback; five rounds, the contenders
-alternating, each one's median round. Each round is a closed-loop window (all callers start
-together, 0.1 s warm-up, 0.5 s measured).
+WebSocket path (\`ChatConnection\` to \`ChatServer\`) on loopback; twelve rounds, each order of
+the three contenders twice, each one's median round, and the gRPC/WebSocket ratio paired round
+by round. Each round is a closed-loop window (all callers start together, 0.1 s warm-up, 1 s
+measured).
 
 $(cat "$work/grpc.md")
 

@@ -719,8 +719,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         // acknowledgement) a socket's own linger reads after our FIN. Lingering here as well
         // kept both ends waiting for each other until one linger ran out. A channel that
         // does not linger itself (Network.framework's) still gets this one.
-        let bothSaidGoodbye = readCore { $0.goAwaySent != nil && $0.goAwayReceived != nil }
-        let saidGoodbye = readCore { $0.goAwaySent != nil } && !(bothSaidGoodbye && channel.lingersOnClose)
+        let (weSaidGoodbye, peerSaidGoodbye) = readCore { ($0.goAwaySent != nil, $0.goAwayReceived != nil) }
+        let saidGoodbye = weSaidGoodbye && !(peerSaidGoodbye && channel.lingersOnClose)
         if failed || saidGoodbye {
             // After a protocol error, or our own GOAWAY (the peer may have opened streams
             // before it read it), the peer is often still sending. Closing with its bytes
