@@ -412,21 +412,12 @@ public struct DynamicJSONCodec: Sendable {
         return description
     }
 
-    /// `text` as a JSON string literal, control characters escaped.
+    /// `text` as a JSON string literal, control characters escaped: the generated codecs'
+    /// escaping (the runtime's `JSONWriter`), so both write a string's bytes alike.
     public static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        var writer = JSONWriter(capacity: text.utf8.count + 2)
+        writer.writeString(text)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 

@@ -11,6 +11,16 @@ import Testing
 @Suite struct DynamicJSONEdgeAgreementTests {
     static let schema = DynamicCodecAgreementTests.kitchenSink
 
+    /// A string is escaped as the generated codecs escape it, byte for byte (`\b` and `\f`
+    /// short, other controls as `\u00XX`, non-ASCII as it is).
+    @Test func stringsAreEscapedAsTheGeneratedCodecsEscapeThem() {
+        let text = "a\u{8}\u{C}\u{1}\u{1F}\"\\\n\r\té\u{1F600}"
+        var writer = JSONWriter()
+        writer.writeString(text)
+        #expect(DynamicJSONCodec.quoted(text) == String(decoding: writer.bytes, as: UTF8.self))
+        #expect(DynamicJSONCodec.quoted(text) == #""a\b\f\u0001\u001f\"\\\n\r\té😀""#)
+    }
+
     /// Names match byte for byte, as in the generated codec and protobuf: "\u{212A}" (the
     /// Kelvin sign) is one Swift String with "K" but names no field, enum value or type.
     @Test func namesWithAKelvinSignAreNotTheirKLookalikes() throws {
