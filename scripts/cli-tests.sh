@@ -13,6 +13,12 @@ trap '{ [ -n "$mock_pid" ] && kill "$mock_pid"; [ -n "$escape_pid" ] && kill "$e
 failures=0
 pass() { echo "  ok   $1"; }
 fail() { echo "  FAIL $1"; failures=$((failures + 1)); }
+# Waits (60 s at most) for the mock server started last to print $1. One that does not is a
+# failure shown with its error output, not a silent end of the script at the next grep.
+wait_for_mock() {
+  for _ in $(seq 1 600); do grep -q "$1" "$work/mock.out" 2>/dev/null && return 0; sleep 0.1; done
+  fail "mock-server printed no '$1' in 60 s: $(head -c 500 "$work/mock.err" 2>/dev/null)"
+}
 expect_status() { # expected-status description command...
   local expected=$1 description=$2; shift 2
   set +e; "$@" >"$work/out" 2>"$work/err"; local status=$?; set -e
@@ -157,8 +163,8 @@ expect_status 2 "20,000 pushes are checked (the last is refused)" timeout 120 "$
 grep -q "push 20000: unknown key 'paylod'" "$work/err" && pass "the error names the last push" || fail "the error names the last push ($(head -c 200 "$work/err"))"
 "$bin" mock-server --responses "$work/responses.json" --pushes "$work/pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "listening on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 [ -n "$url" ] && pass "mock-server prints its URL" || { fail "mock-server prints its URL"; cat "$work/mock.err"; }
 expect_status 0 "call decodes a success as JSON" "$bin" call --url "$url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
 grep -q '"uuid": "aci-alice"' "$work/out" && pass "call prints the response" || fail "call prints the response"
@@ -221,8 +227,8 @@ expect_status 2 "--transport takes websocket or grpc" "$bin" call --url "$url" -
 expect_status 2 "--transport grpc wants an http(s) URL" "$bin" call --url "$url" --transport grpc Usernames.lookUpUsernameHash '{}'
 "$bin" mock-server --grpc-port 0 --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+wait_for_mock "gRPC (h2c) on"
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1) || true
 [ -n "$grpc_url" ] && pass "mock-server --grpc-port prints its gRPC address" || { fail "mock-server --grpc-port prints its gRPC address"; cat "$work/mock.err"; }
 expect_status 0 "call --transport grpc decodes a success" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash '{"hash": "AQID"}'
 grep -q '"uuid": "aci-alice"' "$work/out" && pass "a JSON service's answer crosses gRPC in protobuf" || fail "a JSON service's answer crosses gRPC in protobuf"
@@ -239,7 +245,7 @@ grep -q "gRPC /signal.chat.Usernames/LookUpUsernameHash -> 200" "$work/mock.out"
 # One process, both transports: the same mock-server answers on its WebSocket port too, from
 # the same scripts. The lookup's script, which the three gRPC lookups above took to its last
 # response (429), goes on from there over the WebSocket; gRPC still answers afterwards.
-both_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+both_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 [ -n "$both_url" ] && pass "mock-server --grpc-port prints its WebSocket URL too" || { fail "mock-server --grpc-port prints its WebSocket URL too"; cat "$work/mock.out" "$work/mock.err"; }
 expect_status 0 "the same mock-server answers over the WebSocket" "$bin" call --url "$both_url" Keys.getPreKeys '{"identifier": "alice", "deviceId": "3"}' --credentials aci-1.2:pw
 grep -q '"registrationId": 77' "$work/out" && pass "the WebSocket answer is the script's" || { fail "the WebSocket answer is the script's"; cat "$work/out" "$work/err"; }
@@ -263,8 +269,8 @@ cat > "$work/grpc-pushes.json" <<'JSON'
 JSON
 "$bin" mock-server --grpc-port 0 --pushes "$work/grpc-pushes.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+wait_for_mock "gRPC (h2c) on"
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1) || true
 expect_status 2 "listen --transport grpc wants an http(s) URL" timeout 30 "$bin" listen --transport grpc --url ws://127.0.0.1:1/v1/websocket/ --count 1 --timeout 5
 expect_status 2 "listen --transport takes websocket or grpc" timeout 30 "$bin" listen --transport carrier-pigeon --url "$grpc_url" --count 1 --timeout 5
 expect_status 0 "listen --transport grpc prints pushed events and acknowledges them" \
@@ -287,8 +293,8 @@ kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 # still answers afterwards.
 "$bin" mock-server --grpc-port 0 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-h2_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's/.*://')
+wait_for_mock "gRPC (h2c) on"
+h2_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's/.*://') || true
 if timeout 300 python3 Tests/Peers/h2_conformance.py "$h2_port" >"$work/h2.out" 2>&1; then
   pass "HTTP/2 conformance: $(grep '^TOTAL' "$work/h2.out")"
 else
@@ -362,8 +368,8 @@ kill "$escape_pid" 2>/dev/null || true; wait "$escape_pid" 2>/dev/null || true; 
 # --max-connections holds for --grpc-port too: a second connection is closed, the first kept.
 "$bin" mock-server --grpc-port 0 --max-connections 1 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-grpc_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's|.*:||')
+wait_for_mock "gRPC (h2c) on"
+grpc_port=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1 | sed 's|.*:||') || true
 if timeout 30 python3 - "$grpc_port" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -414,8 +420,8 @@ expect_status 0 "export-catalogue replaces the link" timeout 20 "$bin" export-ca
 # accepting: with a small descriptor limit, hold 80 idle sockets, drop them, then call.
 prlimit --nofile=48:48 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "listening on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 port=$(echo "$url" | sed 's|ws://127.0.0.1:\([0-9]*\)/.*|\1|')
 timeout 30 python3 - "$port" <<'PY'
 import socket, sys, time
@@ -440,8 +446,8 @@ kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 # sockets than before them.
 prlimit --nofile=64:64 "$bin" mock-server --responses "$work/responses.json" >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "listening on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 sockets() { ls -l "/proc/$mock_pid/fd" | grep -c socket; }
 before=$(sockets)
 timeout 120 python3 - "$url" <<'PY'
@@ -466,8 +472,8 @@ expect_status 2 "--require-credentials without credentials is a usage error" "$b
 expect_status 2 "credentials without --require-credentials are a usage error" "$bin" mock-server --credentials aci-1.2:pw
 "$bin" mock-server --require-credentials --credentials aci-1.2:pw >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-strict_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "listening on"
+strict_url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 expect_status 1 "--require-credentials refuses other credentials" "$bin" call --url "$strict_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}' --credentials aci-1.2:wrong
 grep -q "credentials rejected" "$work/err" && pass "the refusal says the credentials were rejected" || fail "the refusal says the credentials were rejected"
 expect_status 0 "--require-credentials accepts its credentials" "$bin" call --url "$strict_url" Keys.getPreKeys '{"identifier": "a", "deviceId": "1"}' --credentials aci-1.2:pw
@@ -477,7 +483,7 @@ kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock
 # $SWITCHBOARD_CREDENTIALS exported for `call` does not stop a plain mock server.
 SWITCHBOARD_CREDENTIALS=aci-1.2:pw "$bin" mock-server >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+wait_for_mock "listening on"
 grep -q "listening on" "$work/mock.out" && pass "mock-server starts with SWITCHBOARD_CREDENTIALS exported" || fail "mock-server starts with SWITCHBOARD_CREDENTIALS exported ($(cat "$work/mock.err"))"
 kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 
@@ -485,8 +491,8 @@ kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; mock
 expect_status 2 "--max-connections must be positive" "$bin" mock-server --max-connections 0
 "$bin" mock-server --max-connections 1 --idle-timeout 1 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "listening on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 timeout 30 python3 - "$url" <<'PY' && pass "a full mock server answers 503, and closes a silent client with 1001" || fail "a full mock server answers 503, and closes a silent client with 1001"
 import asyncio, sys, websockets
 async def main():
@@ -509,15 +515,15 @@ expect_status 2 "--max-message-bytes below a control frame's size is a usage err
 big_hash=$(python3 -c 'import base64; print(base64.b64encode(bytes(6000)).decode())')
 "$bin" mock-server --grpc-port 0 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
+wait_for_mock "gRPC (h2c) on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
 expect_status 0 "a 6,000-byte request passes the default message size" "$bin" call --url "$url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 "$bin" mock-server --grpc-port 0 --max-message-bytes 4096 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "gRPC (h2c) on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1)
-grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1)
+wait_for_mock "gRPC (h2c) on"
+url=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1) || true
+grpc_url=$(grep -o 'http://127.0.0.1:[0-9]*' "$work/mock.out" | head -1) || true
 expect_status 1 "--max-message-bytes 4096 refuses it on the WebSocket" "$bin" call --url "$url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
 grep -q "(1009): frame of [0-9]* bytes exceeds the limit of 4096" "$work/err" && pass "with 1009 at 4,096 bytes" || { fail "with 1009 at 4,096 bytes"; cat "$work/err"; }
 expect_status 1 "and over gRPC" "$bin" call --transport grpc --url "$grpc_url" Usernames.lookUpUsernameHash "{\"hash\": \"$big_hash\"}"
@@ -531,8 +537,8 @@ kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true; mock_pid=""
 expect_status 2 "--message-timeout must not be negative" "$bin" mock-server --message-timeout -1
 "$bin" mock-server --message-timeout 1 >"$work/mock.out" 2>"$work/mock.err" &
 mock_pid=$!
-for _ in $(seq 1 100); do grep -q "listening on" "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1 | sed -E 's#ws://[^:]+:([0-9]+).*#\1#')
+wait_for_mock "listening on"
+port=$(grep -o 'ws://[^ ]*' "$work/mock.out" | head -1 | sed -E 's#ws://[^:]+:([0-9]+).*#\1#') || true
 timeout 30 python3 - "$port" <<'PY' && pass "a trickling client is closed with 1008 at --message-timeout" || fail "a trickling client is closed with 1008 at --message-timeout"
 import os, socket, struct, sys, threading, time
 sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
