@@ -10,7 +10,61 @@ import Testing
         #expect(WireSize.varint(UInt64(16_383)) == 2)
         #expect(WireSize.varint(UInt64(16_384)) == 3)
         #expect(WireSize.varint(UInt64.max) == 10)
+        #expect(WireSize.varint(UInt32(0)) == 1)
+        #expect(WireSize.varint(UInt32(127)) == 1)
+        #expect(WireSize.varint(UInt32(128)) == 2)
         #expect(WireSize.varint(UInt32.max) == 5)
+    }
+
+    /// The one-byte shortcut and the general formula agree with a varint's real length on
+    /// both sides of every width.
+    @Test func lengthDelimitedSizesMatchTheirPrefixes() {
+        for bits in 0...62 {
+            for length in Set([(1 << bits) - 1, 1 << bits, (1 << bits) + 1]) where length >= 0 {
+                var prefix = 1, rest = UInt64(length)
+                while rest >= 0x80 { prefix += 1; rest >>= 7 }
+                #expect(WireSize.lengthDelimited(length) == prefix + length, "length \(length)")
+                #expect(WireSize.varint(UInt64(length)) == prefix, "varint \(length)")
+            }
+        }
+    }
+
+    /// Every length a string can take through the short-copy paths (0-64 bytes) and past
+    /// them is written with its prefix and every byte in place, and nothing beyond its end.
+    @Test func stringsOfEveryShortLengthAreWrittenExactly() {
+        for length in 0...80 {
+            let text = String((0..<length).map { Character(Unicode.Scalar(UInt8(0x21 + $0 % 90))) })
+            let multiByte = String(repeating: "é", count: length / 2) + String(repeating: "x", count: length % 2)
+            for value in [text, multiByte] {
+                let utf8 = Array(value.utf8)
+                var buffer = [UInt8](repeating: 0xEE, count: utf8.count + 16)
+                let written = buffer.withUnsafeMutableBytes { raw in
+                    var writer = WireWriter(unsafeStart: raw.baseAddress!)
+                    writer.writeString(value)
+                    return writer.bytesWritten
+                }
+                let prefix = utf8.count < 0x80 ? [UInt8(utf8.count)] : [UInt8(utf8.count & 0x7F | 0x80), UInt8(utf8.count >> 7)]
+                #expect(written == prefix.count + utf8.count)
+                #expect(Array(buffer[..<written]) == prefix + utf8, "length \(length)")
+                #expect(buffer[written...].allSatisfy { $0 == 0xEE }, "wrote past the end at length \(length)")
+            }
+        }
+    }
+
+    /// The same for `bytes` fields, inline (up to 14 bytes) and heap-backed `Data` alike.
+    @Test func bytesOfEveryShortLengthAreWrittenExactly() {
+        for length in 0...80 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 1) }
+            var buffer = [UInt8](repeating: 0xEE, count: length + 17)
+            let written = buffer.withUnsafeMutableBytes { raw in
+                var writer = WireWriter(unsafeStart: raw.baseAddress!)
+                writer.writeBytes(Data(bytes))
+                return writer.bytesWritten
+            }
+            #expect(written == 1 + length)
+            #expect(Array(buffer[..<written]) == [UInt8(length)] + bytes, "length \(length)")
+            #expect(buffer[written...].allSatisfy { $0 == 0xEE }, "wrote past the end at length \(length)")
+        }
     }
 
     @Test func zigZag() {

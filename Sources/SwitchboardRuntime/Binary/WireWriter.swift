@@ -76,11 +76,62 @@ public struct WireWriter {
     }
 
     /// Copies `bytes` as they are, without a length prefix.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func writeRawBytes(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        cursor.copyMemory(from: base, byteCount: bytes.count)
-        cursor += bytes.count
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        if count <= 64 {
+            Self.copyShort(from: UnsafeRawPointer(base), to: cursor, count: count)
+        } else {
+            cursor.copyMemory(from: base, byteCount: count)
+        }
+        cursor += count
+    }
+
+    /// Copies up to 64 bytes with at most eight loads and stores, overlapping in the middle.
+    /// Strings and header values are mostly this short, and a call to `memcpy` costs more
+    /// than the copy itself there.
+    @inlinable @inline(__always)
+    static func copyShort(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int) {
+        if count > 32 {
+            let a = source.loadUnaligned(as: SIMD16<UInt8>.self)
+            let b = source.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)
+            let c = source.loadUnaligned(fromByteOffset: count - 32, as: SIMD16<UInt8>.self)
+            let d = source.loadUnaligned(fromByteOffset: count - 16, as: SIMD16<UInt8>.self)
+            destination.storeBytes(of: a, as: SIMD16<UInt8>.self)
+            destination.storeBytes(of: b, toByteOffset: 16, as: SIMD16<UInt8>.self)
+            destination.storeBytes(of: c, toByteOffset: count - 32, as: SIMD16<UInt8>.self)
+            destination.storeBytes(of: d, toByteOffset: count - 16, as: SIMD16<UInt8>.self)
+        } else if count >= 8 {
+            if count > 16 {
+                let a = source.loadUnaligned(as: UInt64.self)
+                let b = source.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                let c = source.loadUnaligned(fromByteOffset: count - 16, as: UInt64.self)
+                let d = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                destination.storeBytes(of: a, as: UInt64.self)
+                destination.storeBytes(of: b, toByteOffset: 8, as: UInt64.self)
+                destination.storeBytes(of: c, toByteOffset: count - 16, as: UInt64.self)
+                destination.storeBytes(of: d, toByteOffset: count - 8, as: UInt64.self)
+            } else {
+                let a = source.loadUnaligned(as: UInt64.self)
+                let b = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                destination.storeBytes(of: a, as: UInt64.self)
+                destination.storeBytes(of: b, toByteOffset: count - 8, as: UInt64.self)
+            }
+        } else if count >= 4 {
+            let a = source.loadUnaligned(as: UInt32.self)
+            let b = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            destination.storeBytes(of: a, as: UInt32.self)
+            destination.storeBytes(of: b, toByteOffset: count - 4, as: UInt32.self)
+        } else if count > 0 {
+            // 1, 2 or 3 bytes: first, middle and last (some the same byte).
+            let first = source.load(as: UInt8.self)
+            let middle = source.load(fromByteOffset: count >> 1, as: UInt8.self)
+            let last = source.load(fromByteOffset: count - 1, as: UInt8.self)
+            destination.storeBytes(of: first, as: UInt8.self)
+            destination.storeBytes(of: middle, toByteOffset: count >> 1, as: UInt8.self)
+            destination.storeBytes(of: last, toByteOffset: count - 1, as: UInt8.self)
+        }
     }
 
     /// Writes a length prefix and the string's UTF-8 bytes.
@@ -90,13 +141,21 @@ public struct WireWriter {
     /// more than the copy of a short string.
     @inlinable @inline(__always)
     public mutating func writeString(_ value: String) {
-        let utf8 = value.utf8
-        writeVarint(UInt64(truncatingIfNeeded: utf8.count))
-        // Borrow the contiguous storage; `withUTF8` would need a mutable copy.
-        let copied: Void? = utf8.withContiguousStorageIfAvailable { writeRawBytes(UnsafeRawBufferPointer($0)) }
-        if copied == nil {
-            for byte in utf8 { writeByte(byte) }
+        // Borrow the contiguous storage (`withUTF8` would need a mutable copy), and take the
+        // count from it: asking the view for its count tests the string's form a second time.
+        let copied: Void? = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            writeVarint(UInt64(truncatingIfNeeded: utf8.count))
+            writeRawBytes(UnsafeRawBufferPointer(utf8))
         }
+        if copied == nil { writeNonContiguousUTF8(value.utf8) }
+    }
+
+    /// A bridged string without contiguous UTF-8, kept out of line so that every inlined
+    /// string write stays small (a large caller stops having its calls inlined).
+    @inlinable @inline(never)
+    mutating func writeNonContiguousUTF8(_ utf8: String.UTF8View) {
+        writeVarint(UInt64(truncatingIfNeeded: utf8.count))
+        for byte in utf8 { writeByte(byte) }
     }
 
     /// Writes a length prefix and the bytes.

@@ -4,7 +4,7 @@ public enum EnumCodec<Enum: ProtoEnum>: FieldCodec {
     public static var defaultValue: Enum { Enum() }
     @inlinable public static func isDefault(_ value: Enum) -> Bool { value.rawValue == 0 }
     @inlinable public static func encodedSize(of value: Enum) -> Int { Int32Codec.encodedSize(of: value.rawValue) }
-    @inlinable public static func write(_ value: Enum, to writer: inout WireWriter) {
+    @inlinable @inline(__always) public static func write(_ value: Enum, to writer: inout WireWriter) {
         Int32Codec.write(value.rawValue, to: &writer)
     }
     @inlinable public static func read(from reader: inout WireReader) throws(WireDecodingError) -> Enum {

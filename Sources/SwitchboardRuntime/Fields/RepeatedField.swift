@@ -32,7 +32,7 @@ public enum RepeatedField<Codec: FieldCodec> {
     }
 
     /// The size of the unpacked form: one tag per element.
-    @inlinable
+    @inlinable @inline(__always)
     public static func unpackedSize(_ values: [Codec.Value], tagSize: Int) -> Int {
         values.withUnsafeBufferPointer { buffer in
             var size = buffer.count * tagSize
@@ -42,13 +42,20 @@ public enum RepeatedField<Codec: FieldCodec> {
     }
 
     /// Writes each element under its own `tag`.
-    @inlinable
+    ///
+    /// Always inlined, so the tag is a constant; the loop writes through a local copy of the
+    /// writer, whose cursor then stays in a register instead of going back through the
+    /// closure's capture after every byte.
+    @inlinable @inline(__always)
     public static func writeUnpacked(_ values: [Codec.Value], tag: UInt32, to writer: inout WireWriter) {
+        if values.isEmpty { return }
         values.withUnsafeBufferPointer { buffer in
+            var local = writer
             for index in buffer.indices {
-                writer.writeTag(tag)
-                Codec.write(buffer[index], to: &writer)
+                local.writeTag(tag)
+                Codec.write(buffer[index], to: &local)
             }
+            writer = local
         }
     }
 
