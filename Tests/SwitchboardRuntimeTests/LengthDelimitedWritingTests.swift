@@ -27,6 +27,25 @@ import Testing
         #expect(try WebSocketMessage(serializedBytes: bytes) == message)
     }
 
+    /// `serializedData()` writes up to 1 KiB on the stack and larger encodings into memory
+    /// `Data` takes over: the bytes are the same as `serializedBytes()` on both sides of
+    /// that line and of `Data`'s inline form (14 bytes).
+    @Test func dataEncodingsMatchArrayEncodingsAcrossEveryBufferStrategy() throws {
+        let overhead = WebSocketMessage(type: .request, request: WebSocketRequestMessage(body: Data())).serializedSize()
+        for total in [1, 2, 13, 14, 15, 16, 1022, 1023, 1024, 1025, 1026, 4096] where total >= overhead {
+            // The body's own prefix grows at 128, so search for the body that gives `total`.
+            guard let message = (0...total).lazy.map({
+                WebSocketMessage(type: .request, request: WebSocketRequestMessage(body: Data(repeating: 0x5A, count: $0)))
+            }).first(where: { $0.serializedSize() == total }) else { continue }
+            let data = message.serializedData()
+            #expect(data.count == total)
+            #expect(Array(data) == message.serializedBytes(), "total \(total)")
+            #expect(try WebSocketMessage(serializedData: data) == message)
+        }
+        #expect(WebSocketMessage().serializedData().isEmpty)
+        #expect(Array(WebSocketMessage(type: .response).serializedData()) == [0x08, 0x02])
+    }
+
     /// A boxed chain whose levels cross the one-, two- and three-byte prefixes at different
     /// depths, so several levels move their contents up: the bytes match an encoding built
     /// by hand from the inside out.

@@ -55,15 +55,22 @@ extension ProtoMessage {
         return bytes
     }
 
+    /// The largest encoding ``serializedData()`` writes on the stack before copying it into
+    /// `Data`; larger ones are written into memory that `Data` takes over.
+    @inlinable
+    static var stackEncodingLimit: Int { 1024 }
+
     /// Encodes the message in protobuf wire format as `Data`.
     @inlinable
     public func serializedData() -> Data {
         let size = serializedSize()
         guard size > 0 else { return Data() }
-        // Small enough for `Data`'s inline form (14 bytes on 64-bit platforms): written on the
-        // stack and copied in, no allocation at all (a reply such as `{needsSync: true}`).
-        if size <= 14 {
-            return withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { buffer in
+        // Up to 1 KiB: written on the stack and copied in. `Data` then makes one allocation
+        // for its storage (none at all up to its inline 14 bytes, such as a reply
+        // `{needsSync: true}`), where handing it a buffer of ours costs a second object for the
+        // deallocator, more than copying a kilobyte.
+        if size <= Self.stackEncodingLimit {
+            return withUnsafeTemporaryAllocation(byteCount: Self.stackEncodingLimit, alignment: 8) { buffer in
                 var writer = WireWriter(unsafeStart: buffer.baseAddress!)
                 serialize(into: &writer)
                 precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
