@@ -200,4 +200,28 @@ import Testing
         #expect(try Composite(jsonString: #"{"text":null,"number":"5"}"#).payload == .number(5))
         #expect(try Composite(jsonString: #"{"number":"5","text":null}"#).payload == .number(5))
     }
+
+    /// Strings are scanned eight bytes at a time up to the first quote, backslash or control
+    /// character: each of them, and non-ASCII text (whose bytes are above 0x7F), at every
+    /// offset in and around a word, reads as the same string the generated writer wrote.
+    @Test func stringsReadTheSameWhateverStandsAtEveryOffset() throws {
+        for length in 0...26 {
+            for position in 0...length {
+                for special in ["\"", "\\", "\n", "\u{1}", "é", "👋", "\u{7F}", " "] {
+                    var characters = Array(repeating: Character("a"), count: length)
+                    characters.insert(Character(special), at: position)
+                    let text = String(characters)
+                    var message = Scalars()
+                    message.stringValue = text
+                    let json = try message.jsonString()
+                    #expect(try Scalars(jsonString: json).stringValue == text, "\(json)")
+                }
+                // A raw control character inside a string is refused at any offset.
+                var raw = Array(#"{"stringValue":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: length)
+                raw.insert(0x09, at: raw.count - length + position)
+                raw += Array(#""}"#.utf8)
+                #expect(throws: JSONDecodingError.self) { try Scalars(jsonUTF8Bytes: raw) }
+            }
+        }
+    }
 }

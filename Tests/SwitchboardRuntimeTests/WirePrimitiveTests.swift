@@ -113,4 +113,46 @@ import Testing
             #expect(decoded == bytes)
         }
     }
+
+    /// Every length through the four-character groups and both tails, in both alphabets,
+    /// padded and not, into an array and into `Data` (on the stack up to 1 KiB, beyond it
+    /// not): the bytes Foundation decodes from the same text.
+    @Test func base64DecodesEveryLengthInBothAlphabets() {
+        for length in Array(0...70) + [1022, 1023, 1024, 1025, 1026, 3000] {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 251) }
+            let standard = Data(bytes).base64EncodedString()
+            let urlSafe = standard.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            for text in [standard, urlSafe, String(standard.prefix { $0 != "=" }), String(urlSafe.prefix { $0 != "=" })] {
+                let utf8 = Array(text.utf8)
+                #expect(utf8.withUnsafeBytes { Base64.decode($0) } == bytes, "length \(length): \(text.prefix(12))")
+                #expect(utf8.withUnsafeBytes { Base64.decodeData($0) } == Data(bytes), "length \(length)")
+            }
+        }
+    }
+
+    /// A character outside both alphabets is refused wherever it stands, in a full group or
+    /// in either tail; so are a lone last character and padding that does not complete a group.
+    @Test func base64RefusesBadCharactersAnywhere() {
+        for length in [3, 4, 5, 6, 7, 8, 12] {
+            let text = Array(Data(repeating: 0x41, count: length).base64EncodedString().prefix { $0 != "=" }.utf8)
+            for position in text.indices {
+                for bad in [UInt8(ascii: "!"), UInt8(ascii: "="), UInt8(ascii: " "), 0x80, 0xFF] {
+                    var broken = text
+                    broken[position] = bad
+                    // A trailing "=" only strips one character: what is left must still be refused
+                    // or decode to the shorter value, never to the original bytes.
+                    let decoded = broken.withUnsafeBytes { Base64.decode($0) }
+                    if bad == UInt8(ascii: "="), position == text.count - 1 {
+                        #expect(decoded != Array(repeating: 0x41, count: length))
+                    } else {
+                        #expect(decoded == nil, "\(bad) at \(position) of \(text.count)")
+                        #expect(broken.withUnsafeBytes { Base64.decodeData($0) } == nil)
+                    }
+                }
+            }
+        }
+        for text in ["Q", "QUFBQ", "Q===", "QQ=", "QUF=B"] {
+            #expect(Array(text.utf8).withUnsafeBytes { Base64.decode($0) } == nil, "\(text)")
+        }
+    }
 }

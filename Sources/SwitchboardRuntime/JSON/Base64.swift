@@ -1,3 +1,5 @@
+import Foundation
+
 /// Base64 for the JSON codec, written directly into the output buffer.
 ///
 /// Encoding uses the standard alphabet with padding, as protobuf JSON requires.
@@ -57,6 +59,31 @@ public enum Base64 {
 
     /// Decodes base64 text, or returns `nil` if it is malformed.
     public static func decode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let (characters, count) = decodedLength(of: input) else { return nil }
+        var output = [UInt8](repeating: 0, count: count)
+        let valid = output.withUnsafeMutableBytes { decode(input, characters: characters, into: $0.baseAddress) }
+        return valid ? output : nil
+    }
+
+    /// Decodes base64 text into `Data`, or returns `nil` if it is malformed. Up to 1 KiB is
+    /// decoded on the stack and copied in, so `Data` makes its one allocation and no array
+    /// is made first.
+    public static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
+        guard let (characters, count) = decodedLength(of: input) else { return nil }
+        guard count <= stackDecodingLimit else { return decode(input).map { Data($0) } }
+        return withUnsafeTemporaryAllocation(byteCount: stackDecodingLimit, alignment: 8) { buffer -> Data? in
+            guard decode(input, characters: characters, into: buffer.baseAddress) else { return nil }
+            return Data(bytes: buffer.baseAddress!, count: count)
+        }
+    }
+
+    /// The most bytes ``decodeData(_:)`` decodes on the stack.
+    static var stackDecodingLimit: Int { 1024 }
+
+    /// How many characters hold data (padding stripped) and how many bytes they make, or
+    /// `nil` when the padding or the length is wrong.
+    @usableFromInline
+    static func decodedLength(of input: UnsafeRawBufferPointer) -> (characters: Int, bytes: Int)? {
         var count = input.count
         // Strip up to two padding characters; padding is optional.
         var padding = 0
@@ -66,30 +93,49 @@ public enum Base64 {
         }
         if padding > 0, (count + padding) % 4 != 0 { return nil }
         if count % 4 == 1 { return nil }
-        var output = [UInt8](repeating: 0, count: count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1))
-        let valid = sextets.withUnsafeBufferPointer { table in
-            output.withUnsafeMutableBufferPointer { out in
-                var accumulator: UInt32 = 0
-                var bits = 0
-                var written = 0
-                var invalid: UInt8 = 0
-                for index in 0..<count {
-                    let value = table[Int(input[index])]
-                    invalid |= value
-                    accumulator = accumulator << 6 | UInt32(value & 63)
-                    bits += 6
-                    if bits >= 8 {
-                        bits -= 8
-                        out[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        written += 1
-                    }
-                }
-                // Valid sextets are below 64; 0xFF sets the top bits.
-                return invalid & 0xC0 == 0
+        return (count, count / 4 * 3 + (count % 4 == 0 ? 0 : count % 4 - 1))
+    }
+
+    /// Decodes the first `characters` of `input` into `output`, which has room for what
+    /// ``decodedLength(of:)`` said; `false` if a character is outside both alphabets.
+    @usableFromInline
+    static func decode(_ input: UnsafeRawBufferPointer, characters length: Int, into output: UnsafeMutableRawPointer?) -> Bool {
+        guard length > 0, let out = output else { return true }
+        return sextets.withUnsafeBufferPointer { table in
+            // Four characters make three bytes: one lookup each, no running bit count.
+            // An invalid character's 0xFF sets the top bits of `invalid`; what it does to
+            // the bytes written does not matter, since they are then thrown away.
+            var invalid: UInt8 = 0
+            var index = 0
+            var written = 0
+            while length &- index >= 4 {
+                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+                invalid |= a | b | c | d
+                let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                out.storeBytes(of: UInt8(truncatingIfNeeded: group >> 16), toByteOffset: written, as: UInt8.self)
+                out.storeBytes(of: UInt8(truncatingIfNeeded: group >> 8), toByteOffset: written &+ 1, as: UInt8.self)
+                out.storeBytes(of: UInt8(truncatingIfNeeded: group), toByteOffset: written &+ 2, as: UInt8.self)
+                index &+= 4
+                written &+= 3
             }
+            // Two or three characters left make one or two bytes (one left is refused by
+            // `decodedLength(of:)`). Leftover bits are not checked for zero, as protobuf
+            // accepts them.
+            if length - index >= 2 {
+                let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                invalid |= a | b
+                var group = UInt32(a) << 18 | UInt32(b) << 12
+                if length - index == 3 {
+                    let c = table[Int(input[index + 2])]
+                    invalid |= c
+                    group |= UInt32(c) << 6
+                    out.storeBytes(of: UInt8(truncatingIfNeeded: group >> 8), toByteOffset: written + 1, as: UInt8.self)
+                }
+                out.storeBytes(of: UInt8(truncatingIfNeeded: group >> 16), toByteOffset: written, as: UInt8.self)
+            }
+            // Valid sextets are below 64; 0xFF sets the top bits.
+            return invalid & 0xC0 == 0
         }
-        guard valid else { return nil }
-        // Leftover bits must be zero in canonical text; accept as protobuf does.
-        return output
     }
 }

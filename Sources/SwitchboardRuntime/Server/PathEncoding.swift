@@ -190,7 +190,7 @@ public enum PathEncoding {
 
     /// Decodes base64url (or standard base64), padded or not.
     public static func base64URLDecode(_ text: Substring) -> Data? {
-        Array(text.utf8).withUnsafeBytes { Base64.decode($0) }.map { Data($0) }
+        Array(text.utf8).withUnsafeBytes { Base64.decodeData($0) }
     }
 
     /// Splits `a=1&b=2` into decoded pairs, in order; `nil` if any part is malformed.
