@@ -105,10 +105,14 @@ import Testing
     }
 
     @Test func base64() {
-        for length in 0..<20 {
+        for length in Array(0...70) + [1023, 1024, 1025] {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
             let text = Base64.encodedString(bytes)
             #expect(text == Data(bytes).base64EncodedString())
+            // Appended after what the output already holds, which stays as it was.
+            var output = Array("{\"a\":\"".utf8)
+            bytes.withUnsafeBytes { Base64.encode($0, into: &output) }
+            #expect(output == Array("{\"a\":\"".utf8) + Array(text.utf8))
             let decoded = Array(text.utf8).withUnsafeBytes { Base64.decode($0) }
             #expect(decoded == bytes)
         }
