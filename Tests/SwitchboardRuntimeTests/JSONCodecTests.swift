@@ -214,6 +214,7 @@ import Testing
                     var message = Scalars()
                     message.stringValue = text
                     let json = try message.jsonString()
+                    #expect(!json.utf8.contains { $0 < 0x20 }, "a control character written raw: \(json)")
                     #expect(try Scalars(jsonString: json).stringValue == text, "\(json)")
                 }
                 // A raw control character inside a string is refused at any offset.

@@ -186,7 +186,7 @@ public struct JSONReader {
         guard next == UInt8(ascii: "\"") else { throw .unexpectedCharacter(offset: offset, expected: "a string") }
         cursor += 1
         let contentStart = cursor
-        skipPlainStringBytes()
+        cursor += JSONStringScan.plainPrefixLength(cursor, count: end - cursor)
         while cursor < end {
             let byte = cursor.load(as: UInt8.self)
             if byte == UInt8(ascii: "\"") {
@@ -199,31 +199,6 @@ public struct JSONReader {
         }
         cursor = contentStart
         return JSONName(unescaped: try readEscapedContent())
-    }
-
-    /// Moves past string content eight bytes at a time while none of them is a quote, a
-    /// backslash or a control character; the byte loop after it handles the one that is.
-    /// Strings are most of a JSON document's bytes (base64 bodies above all), and a test of
-    /// three conditions per byte cost about twelve instructions a byte.
-    @inlinable
-    mutating func skipPlainStringBytes() {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highBits: UInt64 = 0x8080_8080_8080_8080
-        while end - cursor >= 8 {
-            let word = UInt64(littleEndian: cursor.loadUnaligned(as: UInt64.self))
-            // A byte of `x` is zero where `(x - 1) & ~x` sets its high bit; a borrow can only
-            // mark bytes after a real hit, so the lowest mark is exact.
-            let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-            let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-            let quoteOrBackslash = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-            let control = (word &- ones &* 0x20) & ~word
-            let marks = (quoteOrBackslash | control) & highBits
-            if marks != 0 {
-                cursor += marks.trailingZeroBitCount >> 3
-                return
-            }
-            cursor += 8
-        }
     }
 
     /// Reads a string value, validating its UTF-8.

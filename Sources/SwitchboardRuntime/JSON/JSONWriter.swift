@@ -257,18 +257,17 @@ public struct JSONWriter {
 
     @inlinable
     mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let base = utf8.baseAddress else { return }
+        let count = utf8.count
         var runStart = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+        while runStart < count {
+            let plain = JSONStringScan.plainPrefixLength(UnsafeRawPointer(base + runStart), count: count - runStart)
+            if plain > 0 { output.append(contentsOf: UnsafeBufferPointer(start: base + runStart, count: plain)) }
+            runStart += plain
+            if runStart < count {
+                appendEscape(base[runStart])
+                runStart += 1
             }
-            appendEscape(byte)
-            runStart = index + 1
-        }
-        if runStart < utf8.count {
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         }
     }
 
