@@ -75,19 +75,12 @@ public enum Base64 {
     }
 
     /// Decodes base64 text into `Data`, or returns `nil` if it is malformed. Up to 1 KiB is
-    /// decoded on the stack and copied in, so `Data` makes its one allocation and no array
-    /// is made first.
+    /// decoded on the stack (see `StackBufferedData`), so no array is made first.
     public static func decodeData(_ input: UnsafeRawBufferPointer) -> Data? {
         guard let (characters, count) = decodedLength(of: input) else { return nil }
-        guard count <= stackDecodingLimit else { return decode(input).map { Data($0) } }
-        return withUnsafeTemporaryAllocation(byteCount: stackDecodingLimit, alignment: 8) { buffer -> Data? in
-            guard decode(input, characters: characters, into: buffer.baseAddress) else { return nil }
-            return Data(bytes: buffer.baseAddress!, count: count)
-        }
+        guard count <= StackBufferedData.limit else { return decode(input).map { Data($0) } }
+        return StackBufferedData.make(count: count) { decode(input, characters: characters, into: $0) }
     }
-
-    /// The most bytes ``decodeData(_:)`` decodes on the stack.
-    static var stackDecodingLimit: Int { 1024 }
 
     /// How many characters hold data (padding stripped) and how many bytes they make, or
     /// `nil` when the padding or the length is wrong.

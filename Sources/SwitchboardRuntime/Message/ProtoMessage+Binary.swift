@@ -55,27 +55,19 @@ extension ProtoMessage {
         return bytes
     }
 
-    /// The largest encoding ``serializedData()`` writes on the stack before copying it into
-    /// `Data`; larger ones are written into memory that `Data` takes over.
-    @inlinable
-    static var stackEncodingLimit: Int { 1024 }
-
     /// Encodes the message in protobuf wire format as `Data`.
     @inlinable
     public func serializedData() -> Data {
         let size = serializedSize()
         guard size > 0 else { return Data() }
-        // Up to 1 KiB: written on the stack and copied in. `Data` then makes one allocation
-        // for its storage (none at all up to its inline 14 bytes, such as a reply
-        // `{needsSync: true}`), where handing it a buffer of ours costs a second object for the
-        // deallocator, more than copying a kilobyte.
-        if size <= Self.stackEncodingLimit {
-            return withUnsafeTemporaryAllocation(byteCount: Self.stackEncodingLimit, alignment: 8) { buffer in
-                var writer = WireWriter(unsafeStart: buffer.baseAddress!)
+        // Up to 1 KiB: written on the stack and copied in (see `StackBufferedData`).
+        if size <= StackBufferedData.limit {
+            return StackBufferedData.make(count: size) { base in
+                var writer = WireWriter(unsafeStart: base)
                 serialize(into: &writer)
                 precondition(writer.bytesWritten == size, "size pass disagreed with write pass")
-                return Data(bytes: buffer.baseAddress!, count: size)
-            }
+                return true
+            }!
         }
         // Written before `Data` owns it: `Data(count:)` zeroes its storage and each
         // `withUnsafeMutableBytes` pays exclusivity checks on its class storage, which
