@@ -58,6 +58,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // The loop's thread only.
     @exclusivity(unchecked) private var handlers = HandlerSlots()
     @exclusivity(unchecked) private var timers = TimerHeap()
+    /// Channels that collected writes this turn, sent before the loop waits again.
+    @exclusivity(unchecked) private var corkedChannels: [SocketChannel] = []
 
     /// Turns of the loop so far (each a wait for readiness); loop-confined.
     @exclusivity(unchecked) private var turns = 0
@@ -269,11 +271,30 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         executeHere { [self] in if inEventLoop { handlers.remove(token) } }
     }
 
+    // MARK: Writes collected in a turn
+
+    /// Sends what `channel` collected when this turn ends; on the loop's thread only.
+    func flushAtEndOfTurn(_ channel: SocketChannel) {
+        corkedChannels.append(channel)
+    }
+
+    /// What this turn's readiness, timers and jobs wrote goes out, one system call a channel.
+    private func flushCorkedChannels(into spare: inout [SocketChannel]) {
+        guard !corkedChannels.isEmpty else { return }
+        // A flush that fails closes its channel, and nothing may collect into the list being
+        // walked: the other half of a double buffer takes new entries.
+        swap(&corkedChannels, &spare)
+        for channel in spare { channel.flushCorked() }
+        spare.removeAll(keepingCapacity: spare.capacity <= 1024)
+    }
+
     // MARK: The loop
 
     private func run() {
         var batch: [Work] = []
+        var flushing: [SocketChannel] = []
         while true {
+            flushCorkedChannels(into: &flushing)
             turns &+= 1
             let (hasWork, stopping): (Bool, Bool) = lock.withLock {
                 let hasWork = !queued.isEmpty

@@ -21,6 +21,10 @@ package protocol ChannelDelegate: AnyObject, Sendable {
 /// readable and hands the bytes (decrypted, with TLS) to its delegate; writes go straight
 /// to the kernel from whichever thread sends, and what the kernel does not take at once
 /// waits in order until the loop says there is room. So no thread ever blocks on it.
+///
+/// Writes nobody awaits made on the loop's own thread (a server answering what one read
+/// brought, callers pinned to the loop) are collected and sent together when the loop's
+/// turn ends, before it waits again: one system call for many small frames.
 package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// What became of a write.
     package enum WriteResult: Sendable {
@@ -56,6 +60,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     @exclusivity(unchecked) private var pending: [PendingWrite] = []
     @exclusivity(unchecked) private var pendingStart = 0
     @exclusivity(unchecked) private var queued = 0
+    /// Written on the loop's thread this turn, sent as one when the turn ends
+    /// (``flushCorked()``). Empty whenever `pending` holds anything, so bytes keep their order.
+    @exclusivity(unchecked) private var corked: [UInt8] = []
+    /// `send` system calls made (tests check that one turn's writes share one).
+    @exclusivity(unchecked) private var sendCalls = 0
     @exclusivity(unchecked) private var interest: IOInterest = []
     @exclusivity(unchecked) private var wantsRead = true
     @exclusivity(unchecked) private var token: UInt64 = 0
@@ -113,6 +122,13 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
 
     /// Bytes waiting for room in the kernel.
     package var queuedByteCount: Int { lock.withLock { queued } }
+
+    /// The most one turn's writes collect before they go out at once: a task that writes a
+    /// lot without suspending still sends as it goes.
+    package static let corkLimit = 64 * 1024
+
+    /// How many `send` system calls the channel has made so far.
+    package var sendCallCount: Int { lock.withLock { sendCalls } }
 
     /// Whether the channel has closed.
     package var isClosed: Bool { lock.withLock { state == .closed } }
@@ -435,12 +451,17 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
 
     /// Sends `bytes` (encrypted first, with TLS) from the calling thread: what the kernel
     /// takes now goes now, the rest waits in order for the loop. `completion` (for `.queued`)
-    /// runs once the last byte is handed over, with the failure if it is not.
+    /// runs once the last byte is handed over, with the failure if it is not. Without a
+    /// completion, on the loop's thread, the bytes go when the loop's turn ends (`.written`;
+    /// a failure then reaches the delegate's ``ChannelDelegate/channelWriteFailed(_:)``).
     package func write(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
-        lock.withLock {
+        // Only a write nobody awaits waits for the turn's end: an awaited one would suspend
+        // its caller for a completion that a direct send makes needless.
+        let collect = completion == nil && loop.inEventLoop
+        return lock.withLock {
             guard state == .open || state == .idle || state == .handshaking else { return .failed("the socket is closed") }
             guard !closeAfterHandshake else { return .failed("the socket is closing") }
-            guard let tls else { return sendOrQueue(bytes, completion: completion) }
+            guard let tls else { return collect ? collectOrSend(bytes) : sendOrQueue(bytes, completion: completion) }
             if state != .open {
                 beforeHandshake.append((bytes, completion))
                 queued += bytes.count
@@ -448,12 +469,71 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             }
             let sealed = bytes.withUnsafeBytes { tls.engine.write($0) }
             guard sealed else { return .failed("TLS write failed") }
-            return sendOrQueue(tls.engine.takeOutput(), completion: completion)
+            let output = tls.engine.takeOutput()
+            return collect ? collectOrSend(output) : sendOrQueue(output, completion: completion)
         }
+    }
+
+    /// Called with the lock held, on the loop's thread: keeps `bytes` for the turn's end while
+    /// nothing waits for room and the turn has not collected ``corkLimit`` bytes.
+    private func collectOrSend(_ bytes: [UInt8]) -> WriteResult {
+        guard state == .open, pendingStart == pending.count, corked.count + bytes.count <= Self.corkLimit else {
+            return sendOrQueue(bytes, completion: nil)
+        }
+        if corked.isEmpty {
+            loop.flushAtEndOfTurn(self)
+            // Most turns write once: that write's own buffer is sent, not copied.
+            corked = bytes
+        } else {
+            corked.append(contentsOf: bytes)
+        }
+        return .written
+    }
+
+    /// On the loop, at the end of its turn: sends what the turn collected. A failure is
+    /// reported as a queued write's is, since the writers were told it went.
+    package func flushCorked() {
+        guard let failure = lock.withLock({ sendCorked() }) else { return }
+        lock.withLock { self.delegate }?.channelWriteFailed(failure)
+        close(reason: failure)
+    }
+
+    /// Called with the lock held: hands what this turn collected to the kernel, queuing what
+    /// it does not take; why that failed, if it did.
+    private func sendCorked() -> String? {
+        guard !corked.isEmpty else { return nil }
+        switch sendNow(corked, from: 0) {
+        case let .failure(reason):
+            corked = []
+            return reason.description
+        case let .success(sent):
+            if sent < corked.count {
+                pending.append(PendingWrite(bytes: corked, offset: sent, completion: nil))
+                queued += corked.count - sent
+                corked = []
+                updateInterest()
+            } else {
+                // Not kept: an idle connection holds no buffer.
+                corked = []
+            }
+            return nil
+        }
+    }
+
+    /// Called with the lock held, before anything else is sent: what this turn collected goes
+    /// first. A failure ends the channel later, on the loop (the lock is held here).
+    private func sendCorkedFirst() -> String? {
+        guard !corked.isEmpty, let failure = sendCorked() else { return nil }
+        loop.execute { [self] in
+            lock.withLock { self.delegate }?.channelWriteFailed(failure)
+            close(reason: failure)
+        }
+        return failure
     }
 
     /// Called with the lock held. Writes only while nothing waits, so bytes keep their order.
     private func sendOrQueue(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
+        if let failure = sendCorkedFirst() { return .failed(failure) }
         var offset = 0
         if pendingStart == pending.count {
             switch sendNow(bytes, from: 0) {
@@ -476,6 +556,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 let sent = bytes.withUnsafeBytes { buffer in
                     send(number, buffer.baseAddress! + offset, bytes.count - offset, Self.sendFlags)
                 }
+                sendCalls &+= 1
                 if sent < 0 {
                     if errno == EINTR { continue }
                     if errno == EAGAIN || errno == EWOULDBLOCK { break }
@@ -566,6 +647,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             let output = tls.engine.takeOutput()
             if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
         }
+        if sendCorkedFirst() != nil { return true }
         guard pendingStart < pending.count else { return true }
         state = .closing
         return false
@@ -601,6 +683,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             waitForPeer = peerClosesFirst
             // Set now, not when the loop starts the linger: an abort in between must see it.
             if linger { lingering = true }
+            // Its writers were told it went: the kernel takes what it can, as it would have then.
+            _ = sendCorked()
             state = .closed
             defer {
                 pending = []
