@@ -58,7 +58,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // The loop's thread only.
     @exclusivity(unchecked) private var handlers = HandlerSlots()
     @exclusivity(unchecked) private var timers = TimerHeap()
-    /// Channels that collected writes this turn, sent before the loop waits again.
+    /// Channels that collected writes this turn: sent once the ready sockets are served, and
+    /// again before the loop waits.
     @exclusivity(unchecked) private var corkedChannels: [SocketChannel] = []
 
     /// Turns of the loop so far (each a wait for readiness); loop-confined.
@@ -273,8 +274,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: Writes collected in a turn
 
-    /// Sends what `channel` collected when this turn ends; on the loop's thread only.
-    func flushAtEndOfTurn(_ channel: SocketChannel) {
+    /// Sends what `channel` collects this turn (after the ready sockets, and before the loop
+    /// waits); on the loop's thread only.
+    func scheduleFlush(_ channel: SocketChannel) {
         corkedChannels.append(channel)
     }
 
@@ -314,6 +316,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
                 // Only an invalid selector fails here; nothing the loop could do would fix it.
                 fatalError("\(name): \(error)")
             }
+            // What the sockets' handlers wrote (a server's answers) goes now, so the peer
+            // wakes while this thread runs its jobs; what the jobs write goes before it waits.
+            flushCorkedChannels(into: &flushing)
             // One lock a turn after waking (each costs about 80 instructions): the loop is
             // awake, and the work queued so far is this turn's batch. Work queued from here on,
             // by due timers and by the batch itself, waits for the next turn, after the sockets.

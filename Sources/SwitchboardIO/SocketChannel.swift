@@ -23,8 +23,8 @@ package protocol ChannelDelegate: AnyObject, Sendable {
 /// waits in order until the loop says there is room. So no thread ever blocks on it.
 ///
 /// Writes nobody awaits made on the loop's own thread (a server answering what one read
-/// brought, callers pinned to the loop) are collected and sent together when the loop's
-/// turn ends, before it waits again: one system call for many small frames.
+/// brought, callers pinned to the loop) are collected and sent together by the loop, once it
+/// has served its ready sockets and again before it waits: one system call for many frames.
 package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// What became of a write.
     package enum WriteResult: Sendable {
@@ -60,7 +60,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     @exclusivity(unchecked) private var pending: [PendingWrite] = []
     @exclusivity(unchecked) private var pendingStart = 0
     @exclusivity(unchecked) private var queued = 0
-    /// Written on the loop's thread this turn, sent as one when the turn ends
+    /// Written on the loop's thread this turn, sent as one by the loop
     /// (``flushCorked()``). Empty whenever `pending` holds anything, so bytes keep their order.
     @exclusivity(unchecked) private var corked: [UInt8] = []
     /// `send` system calls made (tests check that one turn's writes share one).
@@ -452,11 +452,12 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Sends `bytes` (encrypted first, with TLS) from the calling thread: what the kernel
     /// takes now goes now, the rest waits in order for the loop. `completion` (for `.queued`)
     /// runs once the last byte is handed over, with the failure if it is not. Without a
-    /// completion, on the loop's thread, the bytes go when the loop's turn ends (`.written`;
-    /// a failure then reaches the delegate's ``ChannelDelegate/channelWriteFailed(_:)``).
+    /// completion, on the loop's thread, the bytes go when the loop sends what its turn
+    /// collected (`.written`; a failure then reaches the delegate's
+    /// ``ChannelDelegate/channelWriteFailed(_:)``).
     package func write(_ bytes: [UInt8], completion: (@Sendable (String?) -> Void)?) -> WriteResult {
-        // Only a write nobody awaits waits for the turn's end: an awaited one would suspend
-        // its caller for a completion that a direct send makes needless.
+        // Only a write nobody awaits is collected: an awaited one would suspend its caller
+        // for a completion that a direct send makes needless.
         let collect = completion == nil && loop.inEventLoop
         return lock.withLock {
             guard state == .open || state == .idle || state == .handshaking else { return .failed("the socket is closed") }
@@ -474,14 +475,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
     }
 
-    /// Called with the lock held, on the loop's thread: keeps `bytes` for the turn's end while
-    /// nothing waits for room and the turn has not collected ``corkLimit`` bytes.
+    /// Called with the lock held, on the loop's thread: keeps `bytes` for the loop to send
+    /// while nothing waits for room and the turn has not collected ``corkLimit`` bytes.
     private func collectOrSend(_ bytes: [UInt8]) -> WriteResult {
         guard state == .open, pendingStart == pending.count, corked.count + bytes.count <= Self.corkLimit else {
             return sendOrQueue(bytes, completion: nil)
         }
         if corked.isEmpty {
-            loop.flushAtEndOfTurn(self)
+            loop.scheduleFlush(self)
             // Most turns write once: that write's own buffer is sent, not copied.
             corked = bytes
         } else {
@@ -490,8 +491,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         return .written
     }
 
-    /// On the loop, at the end of its turn: sends what the turn collected. A failure is
-    /// reported as a queued write's is, since the writers were told it went.
+    /// On the loop, between its sockets and its jobs and before it waits: sends what was
+    /// collected. A failure is reported as a queued write's is: the writers were told it went.
     package func flushCorked() {
         guard let failure = lock.withLock({ sendCorked() }) else { return }
         lock.withLock { self.delegate }?.channelWriteFailed(failure)
