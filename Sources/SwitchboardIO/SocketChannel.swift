@@ -494,9 +494,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// On the loop, between its sockets and its jobs and before it waits: sends what was
     /// collected. A failure is reported as a queued write's is: the writers were told it went.
     package func flushCorked() {
-        guard let failure = lock.withLock({ sendCorked() }) else { return }
-        lock.withLock { self.delegate }?.channelWriteFailed(failure)
-        close(reason: failure)
+        if let failure = lock.withLock({ sendCorked() }) { writeFailed(failure) }
+    }
+
+    /// Bytes the channel had already accepted (collected or queued) could not be sent: the
+    /// delegate hears it, and the channel closes. Not with the lock held.
+    private func writeFailed(_ reason: String) {
+        lock.withLock { self.delegate }?.channelWriteFailed(reason)
+        close(reason: reason)
     }
 
     /// Called with the lock held: hands what this turn collected to the kernel, queuing what
@@ -525,10 +530,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// first. A failure ends the channel later, on the loop (the lock is held here).
     private func sendCorkedFirst() -> String? {
         guard !corked.isEmpty, let failure = sendCorked() else { return nil }
-        loop.execute { [self] in
-            lock.withLock { self.delegate }?.channelWriteFailed(failure)
-            close(reason: failure)
-        }
+        loop.execute { [self] in writeFailed(failure) }
         return failure
     }
 
@@ -605,8 +607,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         }
         for (completion, error) in finished { completion(error) }
         if let failure {
-            lock.withLock { self.delegate }?.channelWriteFailed(failure)
-            close(reason: failure)
+            writeFailed(failure)
         } else if closeNow {
             close(reason: nil)
         }
