@@ -1,13 +1,22 @@
 import SwitchboardSchema
 
 /// Translates one message into its struct and its `ProtoMessage` conformance.
-struct MessageTranslator {
+final class MessageTranslator {
     let mapping: SwiftTypeMapping
     let access: String
     let index: Int
+    /// Held, not looked up per use: a debug build copies the schema and the message (every
+    /// array and string in them retained) at each `schema.messages[index]`.
+    let message: MessageDefinition
 
     var schema: Schema { mapping.schema }
-    var message: MessageDefinition { schema.messages[index] }
+
+    init(mapping: SwiftTypeMapping, access: String, index: Int) {
+        self.mapping = mapping
+        self.access = access
+        self.index = index
+        message = mapping.schema.messages[index]
+    }
 
     /// The struct declaration, with oneof enums as members.
     func structDeclaration() -> SwiftTypeDeclaration {

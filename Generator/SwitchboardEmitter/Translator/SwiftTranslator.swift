@@ -35,12 +35,16 @@ public struct SwiftTranslator: Sendable {
     let schema: Schema
     let options: SwiftEmitterOptions
     let mapping: SwiftTypeMapping
+    /// Top-level names a nested type hides (``SwiftTypeMapping/shadowedTopLevelNames``),
+    /// found once: every top-level file asks.
+    let shadowed: Set<String>
 
     /// Creates a translator.
     public init(schema: Schema, options: SwiftEmitterOptions) {
         self.schema = schema
         self.options = options
         self.mapping = SwiftTypeMapping(schema: schema)
+        shadowed = mapping.shadowedTopLevelNames
     }
 
     /// Every generated file, sorted by path.
@@ -60,32 +64,65 @@ public struct SwiftTranslator: Sendable {
     }
 
     func translatePerType() -> [SwiftFile] {
-        var files: [SwiftFile] = []
-        let shadowed = mapping.shadowedTopLevelNames
-        let messages = schema.messages.indices.filter { schema.messages[$0].parent == nil && schema.messages[$0].importedFrom == nil }
-        files += messages.concurrentMap { index in
+        perTypeUnits().concurrentMap { translate($0) }.sorted { $0.path < $1.path }
+    }
+
+    /// What one file of the per-type layout holds.
+    enum PerTypeUnit: Sendable {
+        case message(Int)
+        case enumeration(Int)
+        case service(Int)
+        /// The keys, in a file of the given name.
+        case keys(fileName: String)
+    }
+
+    /// The per-type layout's files, each translated on its own (on any core, in any order).
+    func perTypeUnits() -> [PerTypeUnit] {
+        var units: [PerTypeUnit] = []
+        for (index, message) in schema.messages.enumerated() where message.parent == nil && message.importedFrom == nil {
+            units.append(.message(index))
+        }
+        for (index, definition) in schema.enums.enumerated() where definition.parent == nil && definition.importedFrom == nil {
+            units.append(.enumeration(index))
+        }
+        units += schema.services.indices.map(PerTypeUnit.service)
+        if !schema.keys.isEmpty {
+            // Named after what keys are for; beside a type of that name, a name no type can have.
+            // Compared without case: macOS's default file system holds one of the two.
+            let taken = units.contains { unit in
+                switch unit {
+                case let .message(index): schema.messages[index].swiftName.lowercased() == "credentials"
+                case let .enumeration(index): schema.enums[index].swiftName.lowercased() == "credentials"
+                case let .service(index): "\(schema.services[index].name)Service".lowercased() == "credentials"
+                case .keys: false
+                }
+            }
+            units.append(.keys(fileName: taken ? "Credentials+Keys" : "Credentials"))
+        }
+        return units
+    }
+
+    /// The file of one unit of the per-type layout.
+    func translate(_ unit: PerTypeUnit) -> SwiftFile {
+        switch unit {
+        case let .message(index):
             let message = schema.messages[index]
             return file(named: message.swiftName, from: message.file,
                         declarations: messageDeclarations(index) + topLevelAlias(message.swiftName, if: shadowed))
-        }
-        for (index, definition) in schema.enums.enumerated() where definition.parent == nil && definition.importedFrom == nil {
+        case let .enumeration(index):
+            let definition = schema.enums[index]
             let declaration = EnumTranslator(mapping: mapping, access: options.accessLevel, index: index).declaration()
-            files.append(file(named: definition.swiftName, from: definition.file,
-                              declarations: [.type(declaration)] + topLevelAlias(definition.swiftName, if: shadowed)))
-        }
-        for service in schema.services {
+            return file(named: definition.swiftName, from: definition.file,
+                        declarations: [.type(declaration)] + topLevelAlias(definition.swiftName, if: shadowed))
+        case let .service(index):
+            let service = schema.services[index]
             let declarations = ServiceTranslator(mapping: mapping, access: options.accessLevel, service: service).declarations()
-            files.append(file(named: "\(service.name)Service", from: service.file, declarations: declarations))
+            return file(named: "\(service.name)Service", from: service.file, declarations: declarations)
+        case let .keys(fileName):
+            // From the schema file that declares the first key.
+            return file(named: fileName, from: schema.keys[0].location.file,
+                        declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys))
         }
-        if let first = schema.keys.first {
-            // Named after what keys are for, from the schema file that declares the first one;
-            // beside a type of that name, a name no type can have.
-            // Compared without case: macOS's default file system holds one of the two.
-            let taken = files.contains { $0.path.lowercased() == "credentials.swift" }
-            files.append(file(named: taken ? "Credentials+Keys" : "Credentials", from: first.location.file,
-                              declarations: KeyTranslator(access: options.accessLevel).declarations(schema.keys)))
-        }
-        return files.sorted { $0.path < $1.path }
     }
 
     /// For a top-level type a nested one shadows: the alias code inside the shadowing
@@ -171,9 +208,14 @@ public enum SwiftEmitter {
     /// Generates every Swift file for `schema`. Files translate and render on every core.
     public static func generate(_ schema: Schema, options: SwiftEmitterOptions) -> [GeneratedFile] {
         let renderer = SwiftRenderer()
-        return SwiftTranslator(schema: schema, options: options).translate().concurrentMap { file in
+        let translator = SwiftTranslator(schema: schema, options: options)
+        @Sendable func render(_ file: SwiftFile) -> GeneratedFile {
             GeneratedFile(path: file.path, contents: renderer.render(file), sourcePath: schema.files[file.sourceFile].path)
         }
+        guard options.layout == .perType else { return translator.translate().concurrentMap(render) }
+        // Each file is translated, rendered and its structured form freed in one task: no
+        // core waits for every translation before rendering, nor frees them all at the end.
+        return translator.perTypeUnits().concurrentMap { render(translator.translate($0)) }.sorted { $0.path < $1.path }
     }
 }
 

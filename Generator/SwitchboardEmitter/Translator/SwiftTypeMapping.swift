@@ -1,7 +1,7 @@
 import SwitchboardSchema
 
 /// Maps schema types to Swift types, runtime codecs, defaults and wire tags.
-struct SwiftTypeMapping {
+final class SwiftTypeMapping: Sendable {
     let schema: Schema
     /// For each message, the Swift names of its nested messages, enums and oneof enums: the
     /// names that shadow a top-level type inside it. Made once, since every type reference

@@ -5,8 +5,9 @@
 /// step consumes at least one byte.
 public struct Lexer {
     let file: SourceFile
-    /// The file's UTF-8, held directly so that each peek does not copy the whole `file`.
-    let bytes: [UInt8]
+    /// The file's UTF-8 while ``tokenize(_:fileIndex:limits:)`` runs (empty otherwise): a
+    /// buffer, not the array, since a debug build retains and releases an array at each read.
+    var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     let fileIndex: Int
     var position = 0
     var diagnostics = DiagnosticCollector()
@@ -31,27 +32,37 @@ public struct Lexer {
         self.file = file
         identifierLimit = limits.maximumIdentifierLength
         stringLimit = limits.maximumStringLength
-        bytes = file.utf8
         self.fileIndex = fileIndex
-        // A UTF-8 byte order mark, as some editors save, is not text.
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
     /// Tokenises the whole file. The last token is always `.endOfFile`.
     public static func tokenize(_ file: SourceFile, fileIndex: Int, limits: SchemaLimits = SchemaLimits()) -> (tokens: [Token], diagnostics: [Diagnostic]) {
         var lexer = Lexer(file: file, fileIndex: fileIndex, limits: limits)
         var tokens: [Token] = []
-        while true {
-            let token = lexer.next()
-            tokens.append(token)
-            if token.kind == .endOfFile { break }
+        file.utf8.withUnsafeBufferPointer { buffer in
+            lexer.bytes = buffer
+            // A UTF-8 byte order mark, as some editors save, is not text.
+            if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { lexer.position = 3 }
+            while true {
+                let token = lexer.next()
+                tokens.append(token)
+                if token.kind == .endOfFile { break }
+            }
+            lexer.bytes = UnsafeBufferPointer(start: nil, count: 0)
         }
         return (tokens, lexer.diagnostics.diagnostics)
     }
 
+    /// The text of `range` of the file.
+    mutating func text(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
     func location(_ offset: Int) -> SourceLocation { SourceLocation(file: fileIndex, offset: offset) }
 
-    func peek(_ ahead: Int = 0) -> UInt8? {
+    // Mutating, like every helper the scanning loops call: a debug build copies the whole
+    // lexer (eight references) for each call of a non-mutating method from a mutating one.
+    mutating func peek(_ ahead: Int = 0) -> UInt8? {
         position + ahead < bytes.count ? bytes[position + ahead] : nil
     }
 
@@ -61,7 +72,7 @@ public struct Lexer {
         pendingDocumentation = []
         pendingDocumentationLocation = nil
         return Token(
-            kind: kind, text: text, integerValue: integer, location: location(start),
+            kind: kind, text: text, integerValue: integer, location: SourceLocation(file: fileIndex, offset: start),
             documentation: documentation, documentationLocation: documentationLocation)
     }
 
@@ -78,15 +89,15 @@ public struct Lexer {
             let start = position
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"):
-                while let next = peek(), isIdentifierByte(next) { position += 1 }
+                while let next = peek(), Self.isIdentifierByte(next) { position += 1 }
                 if position - start > identifierLimit {
                     // Names become Swift types and file names (at most 255 bytes on most file
                     // systems), and are repeated in generated code: a 1 MB name would fail late,
                     // unlocated, after writing hundreds of megabytes.
                     diagnostics.error(.identifierTooLong, "this name is \(position - start) characters long; names have at most \(identifierLimit)", at: location(start))
-                    return make(.identifier, String(decoding: bytes[start..<(start + identifierLimit)], as: UTF8.self), start: start)
+                    return make(.identifier, text(start..<(start + identifierLimit)), start: start)
                 }
-                return make(.identifier, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
+                return make(.identifier, text(start..<position), start: start)
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return lexInteger(start: start)
             case UInt8(ascii: "\""):
@@ -120,18 +131,18 @@ public struct Lexer {
                 default: kind = nil
                 }
                 if let kind {
-                    return make(kind, String(decoding: bytes[start..<position], as: UTF8.self), start: start)
+                    return make(kind, text(start..<position), start: start)
                 }
                 // Skip the rest of a multi-byte scalar so the message names one character.
                 while let next = peek(), next & 0xC0 == 0x80 { position += 1 }
-                let character = String(decoding: bytes[start..<position], as: UTF8.self)
+                let character = text(start..<position)
                 let shown = character.unicodeScalars.first.map { $0.isASCII && $0.value >= 0x20 ? "'\(character)'" : "U+\(String($0.value, radix: 16, uppercase: true))" } ?? "?"
                 diagnostics.error(.unexpectedCharacter, "unexpected character \(shown)", at: location(start))
             }
         }
     }
 
-    func isIdentifierByte(_ byte: UInt8) -> Bool {
+    static func isIdentifierByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
@@ -153,7 +164,7 @@ public struct Lexer {
                 // would otherwise make the first comment swallow the whole file.
                 while let next = peek(), next != UInt8(ascii: "\n"), next != UInt8(ascii: "\r") { position += 1 }
                 if isDoc {
-                    var line = String(decoding: bytes[(start + 3)..<position], as: UTF8.self)
+                    var line = text((start + 3)..<position)
                     if line.hasSuffix("\r") { line.removeLast() }
                     if line.hasPrefix(" ") { line.removeFirst() }
                     if pendingDocumentationLocation == nil { pendingDocumentationLocation = location(start) }
@@ -192,7 +203,7 @@ public struct Lexer {
             position += 2
         }
         let digitsStart = position
-        while let byte = peek(), isIdentifierByte(byte) {
+        while let byte = peek(), Self.isIdentifierByte(byte) {
             let digit: UInt64?
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - 48)
@@ -205,8 +216,8 @@ public struct Lexer {
             guard let digit else {
                 diagnostics.error(.unexpectedCharacter, "unexpected character '\(Character(Unicode.Scalar(byte)))' in integer literal", at: location(position))
                 position += 1
-                while let next = peek(), isIdentifierByte(next) { position += 1 }
-                return make(.integer, String(decoding: bytes[start..<position], as: UTF8.self), start: start, integer: 0)
+                while let next = peek(), Self.isIdentifierByte(next) { position += 1 }
+                return make(.integer, text(start..<position), start: start, integer: 0)
             }
             if let current = value {
                 let (times, o1) = current.multipliedReportingOverflow(by: radix)
@@ -215,15 +226,15 @@ public struct Lexer {
             }
             position += 1
         }
-        let text = String(decoding: bytes[start..<position], as: UTF8.self)
+        let literal = text(start..<position)
         if position == digitsStart {
             diagnostics.error(.unexpectedCharacter, "expected hexadecimal digits after '0x'", at: location(start))
-            return make(.integer, text, start: start, integer: 0)
+            return make(.integer, literal, start: start, integer: 0)
         }
         if value == nil {
-            diagnostics.error(.integerTooLarge, "integer literal '\(text)' is too large", at: location(start))
+            diagnostics.error(.integerTooLarge, "integer literal '\(literal)' is too large", at: location(start))
         }
-        return make(.integer, text, start: start, integer: value)
+        return make(.integer, literal, start: start, integer: value)
     }
 
     mutating func lexString(start: Int) -> Token {

@@ -43,12 +43,12 @@ extension Parser {
 
     /// A keyword that starts a declaration only the top level holds, so a block that meets
     /// one was left open (checked at the start of each member, where it cannot be a name).
-    func startsTopLevelOnly(_ token: Token) -> Bool {
+    static func startsTopLevelOnly(_ token: Token) -> Bool {
         Self.startsTopLevelDeclaration(token) && token.kind != .at
     }
 
     /// `rpc` or `event`, which no line of an rpc or event body starts with: the body before it was left open.
-    func startsNextServiceMember(_ token: Token) -> Bool {
+    static func startsNextServiceMember(_ token: Token) -> Bool {
         token.isKeyword("rpc") || token.isKeyword("event")
     }
 
@@ -60,7 +60,7 @@ extension Parser {
             return nil
         }
         var cases: [ErrorCaseSyntax] = []
-        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current) {
+        while !atEnd, current.kind != .rightBrace, !Self.startsTopLevelOnly(current) {
             let before = index
             if let item = parseErrorCase() { cases.append(item) } else {
                 recover(until: { $0.kind == .integer || $0.kind == .rightBrace })
@@ -108,7 +108,7 @@ extension Parser {
             return nil
         }
         var service = ServiceSyntax(name: name, documentation: documentation, attributes: attributes, settings: [], endpoints: [], events: [])
-        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current) {
+        while !atEnd, current.kind != .rightBrace, !Self.startsTopLevelOnly(current) {
             let before = index
             let memberDocumentation = current.documentation
             let memberAttributes = parseAttributes()
@@ -227,20 +227,20 @@ extension Parser {
             return endpoint
         }
         // `errors CommonErrors` is a line of an rpc body, so only the other top-level keywords end it.
-        while !atEnd, current.kind != .rightBrace, !startsNextServiceMember(current),
-              !startsTopLevelOnly(current) || current.isKeyword("errors") {
+        while !atEnd, current.kind != .rightBrace, !Self.startsNextServiceMember(current),
+              !Self.startsTopLevelOnly(current) || current.isKeyword("errors") {
             let before = index
             parseEndpointLine(into: &endpoint)
             if index == before { advance() }
         }
-        expectClose(opened: open, "rpc '\(name.text)'", runsOnAt: startsNextServiceMember)
+        expectClose(opened: open, "rpc '\(name.text)'", runsOnAt: Self.startsNextServiceMember)
         return endpoint
     }
 
     /// An uppercase word followed by a string is a route; the validator checks the verb.
-    var looksLikeRoute: Bool {
+    var looksLikeRoute: Bool { mutating get {
         current.kind == .identifier && peek().kind == .string && current.text.allSatisfy { $0.isUppercase }
-    }
+    } }
 
     mutating func parseEndpointLine(into endpoint: inout EndpointSyntax) {
         guard current.kind == .identifier else {
@@ -387,7 +387,7 @@ extension Parser {
             recover(until: Self.startsServiceMember)
             return event
         }
-        while !atEnd, current.kind != .rightBrace, !startsTopLevelOnly(current), !startsNextServiceMember(current) {
+        while !atEnd, current.kind != .rightBrace, !Self.startsTopLevelOnly(current), !Self.startsNextServiceMember(current) {
             let before = index
             if looksLikeRoute {
                 event.route = parseRouteLine()
@@ -403,7 +403,7 @@ extension Parser {
             }
             if index == before { advance() }
         }
-        expectClose(opened: open, "event '\(name.text)'", runsOnAt: startsNextServiceMember)
+        expectClose(opened: open, "event '\(name.text)'", runsOnAt: Self.startsNextServiceMember)
         return event
     }
 }

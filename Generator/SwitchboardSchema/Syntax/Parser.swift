@@ -44,9 +44,11 @@ public struct Parser {
 
     // MARK: Token helpers
 
-    var current: Token { tokens[index] }
+    // Mutating, as are the other helpers the parse loops call: a debug build copies the
+    // whole parser (tokens, file, diagnostics) for each non-mutating call from a mutating one.
+    var current: Token { mutating get { tokens[index] } }
 
-    func peek(_ ahead: Int = 1) -> Token { tokens[min(index + ahead, tokens.count - 1)] }
+    mutating func peek(_ ahead: Int = 1) -> Token { tokens[min(index + ahead, tokens.count - 1)] }
 
     @discardableResult
     mutating func advance() -> Token {
@@ -58,7 +60,7 @@ public struct Parser {
         return token
     }
 
-    var atEnd: Bool { current.kind == .endOfFile }
+    var atEnd: Bool { mutating get { current.kind == .endOfFile } }
 
     mutating func consume(_ kind: Token.Kind) -> Token? {
         guard current.kind == kind else { return nil }
