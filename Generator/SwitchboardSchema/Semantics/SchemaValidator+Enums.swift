@@ -24,7 +24,7 @@ extension SchemaValidator {
         let allowsAlias = hasAttribute("allowAlias", syntax.attributes)
         enums[enumIndex].allowsAlias = allowsAlias
         for item in syntax.cases {
-            checkAttributes(item.attributes, allowed: ["deprecated"], on: "an enum case")
+            checkAttributes(item.attributes, allowed: Self.deprecationOnly, on: "an enum case")
             // Any protobuf identifier, `_UNKNOWN` too: its Swift case drops the underscores
             // (`unknown`), and one of underscores or digits alone keeps one (`__`, `_1`).
             if !SwiftNames.isIdentifier(item.name.text) {

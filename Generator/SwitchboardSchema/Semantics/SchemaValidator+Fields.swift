@@ -207,7 +207,7 @@ extension SchemaValidator {
 
     mutating func makeField(_ field: FieldSyntax, scope: [String], oneof: Int?) -> FieldDefinition? {
         checkFieldName(field.name)
-        checkAttributes(field.attributes, allowed: ["deprecated", "sensitive", "unpacked", "jsonName"], on: "a field")
+        checkAttributes(field.attributes, allowed: Self.fieldAttributes, on: "a field")
         var jsonName = SwiftNames.jsonName(field.name.text)
         if let attribute = field.attributes.first(where: { $0.name.text == "jsonName" }), attribute.arguments.count == 1,
            attribute.arguments[0].kind == .string {

@@ -354,7 +354,7 @@ extension SchemaValidator {
 
     mutating func buildEndpoint(_ syntax: EndpointSyntax, service: String, serviceEncoding: BodyEncodingKind) -> EndpointDefinition? {
         let swiftName = swiftMemberName(syntax.name, kind: "rpc")
-        checkAttributes(syntax.attributes, allowed: ["deprecated"], on: "an rpc")
+        checkAttributes(syntax.attributes, allowed: Self.deprecationOnly, on: "an rpc")
         let request = syntax.request.flatMap { resolveMessage($0, role: "request") }
         let response = syntax.response.flatMap { resolveMessage($0, role: "response") }
         guard let route = syntax.route else {

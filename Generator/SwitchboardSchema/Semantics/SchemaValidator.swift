@@ -174,7 +174,7 @@ struct SchemaValidator {
                 isDeprecated: hasAttribute("deprecated", message.attributes), documentation: message.documentation,
                 file: file, location: message.name.location))
             messageSyntax.append(message)
-            checkAttributes(message.attributes, allowed: ["deprecated", "pushPayload"], on: "a message")
+            checkAttributes(message.attributes, allowed: Self.messageAttributes, on: "a message")
             if let parent, isNew { messages[parent].nestedMessages.append(index) }
             for member in message.members {
                 if case let .declaration(inner) = member {
@@ -193,11 +193,11 @@ struct SchemaValidator {
                 isDeprecated: hasAttribute("deprecated", enumeration.attributes), documentation: enumeration.documentation,
                 file: file, location: enumeration.name.location))
             enumSyntax.append(enumeration)
-            checkAttributes(enumeration.attributes, allowed: ["deprecated", "allowAlias"], on: "an enum")
+            checkAttributes(enumeration.attributes, allowed: Self.enumAttributes, on: "an enum")
             if let parent, isNew { messages[parent].nestedEnums.append(index) }
         case let .service(service):
             checkTypeName(service.name, kind: "service")
-            checkAttributes(service.attributes, allowed: ["deprecated"], on: "a service")
+            checkAttributes(service.attributes, allowed: Self.deprecationOnly, on: "a service")
             serviceSyntax.append((service, file))
         case let .errorSet(errorSet):
             checkTypeName(errorSet.name, kind: "error set")
@@ -319,8 +319,17 @@ struct SchemaValidator {
         attributes.contains { $0.name.text == name }
     }
 
+    /// Every attribute the language has, and those each kind of declaration takes: built
+    /// once, where a set literal at each call was built (and its strings hashed) per field.
+    static let knownAttributes: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias", "pushPayload"]
+    static let fieldAttributes: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName"]
+    static let messageAttributes: Set<String> = ["deprecated", "pushPayload"]
+    static let enumAttributes: Set<String> = ["deprecated", "allowAlias"]
+    /// Enum cases, services and rpcs.
+    static let deprecationOnly: Set<String> = ["deprecated"]
+
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
-        let known: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias", "pushPayload"]
+        let known = Self.knownAttributes
         for attribute in attributes {
             if !known.contains(attribute.name.text) {
                 var message = "unknown attribute '@\(attribute.name.text)'"
