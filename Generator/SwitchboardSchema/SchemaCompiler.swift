@@ -74,10 +74,11 @@ public enum SchemaCompiler {
             diagnostics.error(.noSchemaFiles, "no schema files (*.\(fileExtension)) were found", at: nil)
             return Output(schema: nil, diagnostics: diagnostics.diagnostics, files: files)
         }
+        // Files parse on every core; their syntax and diagnostics are kept in file order.
+        let parsed = Array(files.enumerated()).concurrentMap { Parser.parse($0.element, fileIndex: $0.offset, limits: limits) }
         var syntax: [FileSyntax] = []
-        for (index, file) in files.enumerated() {
-            let (parsed, parseDiagnostics) = Parser.parse(file, fileIndex: index, limits: limits)
-            syntax.append(parsed)
+        for (fileSyntax, parseDiagnostics) in parsed {
+            syntax.append(fileSyntax)
             diagnostics.append(contentsOf: parseDiagnostics)
         }
         var validator = SchemaValidator(files: files, syntax: syntax, imports: imports, limits: limits)
