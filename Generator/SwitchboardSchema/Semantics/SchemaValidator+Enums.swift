@@ -21,7 +21,7 @@ extension SchemaValidator {
         // protoc's rule for proto3: names equal once the enum's name is stripped and the rest
         // read as PascalCase must have one value (`KEYWORD_DEFAULT` and `DEFAULT` in `Keyword`).
         var byProtocName: [String: (name: String, value: Int32)] = [:]
-        let allowsAlias = hasAttribute("allowAlias", syntax.attributes)
+        let allowsAlias = Self.hasAttribute("allowAlias", syntax.attributes)
         enums[enumIndex].allowsAlias = allowsAlias
         for item in syntax.cases {
             checkAttributes(item.attributes, allowed: Self.deprecationOnly, on: "an enum case")
@@ -63,7 +63,7 @@ extension SchemaValidator {
             }
             cases.append(EnumCaseDefinition(
                 name: item.name.text, swiftName: item.name.text, value: value,
-                isDeprecated: hasAttribute("deprecated", item.attributes), documentation: item.documentation,
+                isDeprecated: Self.hasAttribute("deprecated", item.attributes), documentation: item.documentation,
                 location: item.name.location, aliasOf: aliasOf))
         }
         if allowsAlias, !cases.contains(where: { $0.aliasOf != nil }) {

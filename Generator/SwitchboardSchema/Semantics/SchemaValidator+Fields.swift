@@ -228,7 +228,7 @@ extension SchemaValidator {
         let resolved = resolveShape(field.type, scope: scope)
         let shape = resolved ?? .singular(.scalar(.bytes))
         let number = Int(clamping: key)
-        let isUnpacked = hasAttribute("unpacked", field.attributes)
+        let isUnpacked = Self.hasAttribute("unpacked", field.attributes)
         var isPackable = false
         if case let .list(type) = shape { isPackable = type.isPackable }
         if isUnpacked, resolved != nil, !isPackable, let attribute = field.attributes.first(where: { $0.name.text == "unpacked" }) {
@@ -237,7 +237,7 @@ extension SchemaValidator {
         return FieldDefinition(
             name: field.name.text, swiftName: field.name.text, jsonName: jsonName,
             number: number, shape: shape, oneof: oneof, isIndirect: false,
-            isSensitive: hasAttribute("sensitive", field.attributes), isDeprecated: hasAttribute("deprecated", field.attributes),
+            isSensitive: Self.hasAttribute("sensitive", field.attributes), isDeprecated: Self.hasAttribute("deprecated", field.attributes),
             documentation: field.documentation, location: field.key.location, nameLocation: field.name.location,
             isUnpacked: isUnpacked)
     }

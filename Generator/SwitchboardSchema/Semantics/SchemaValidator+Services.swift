@@ -278,7 +278,7 @@ extension SchemaValidator {
         }
         return ServiceDefinition(
             name: syntax.name.text, fullName: qualified([syntax.name.text]), auth: auth, versions: versions, status: status,
-            encoding: encoding, endpoints: endpoints, events: events, isDeprecated: hasAttribute("deprecated", syntax.attributes),
+            encoding: encoding, endpoints: endpoints, events: events, isDeprecated: Self.hasAttribute("deprecated", syntax.attributes),
             documentation: syntax.documentation, file: file, location: syntax.name.location, countries: countries)
     }
 
@@ -367,7 +367,7 @@ extension SchemaValidator {
             verb: route.verb.text, pathTemplate: route.path.text, runtimePathTemplate: route.path.text,
             pathParameters: [], queryParameters: [], headers: [], body: .none, request: request, response: response,
             errors: [], keys: [], timeoutMilliseconds: nil, isIdempotent: false,
-            isDeprecated: hasAttribute("deprecated", syntax.attributes), encoding: serviceEncoding,
+            isDeprecated: Self.hasAttribute("deprecated", syntax.attributes), encoding: serviceEncoding,
             documentation: syntax.documentation, location: syntax.name.location)
         let errorsBeforeRoute = diagnostics.diagnostics.count
         // The rpc's error cases so far, and its keys by parameter name (key → first listed).

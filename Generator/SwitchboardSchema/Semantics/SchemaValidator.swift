@@ -171,7 +171,7 @@ struct SchemaValidator {
                 name: message.name.text, path: fullPath, fullName: qualified(fullPath), swiftName: message.name.text,
                 swiftPath: fullPath.joined(separator: "."), parent: parent, fields: [], oneofs: [], nestedMessages: [],
                 nestedEnums: [], reservedNumbers: [], reservedNames: [],
-                isDeprecated: hasAttribute("deprecated", message.attributes), documentation: message.documentation,
+                isDeprecated: Self.hasAttribute("deprecated", message.attributes), documentation: message.documentation,
                 file: file, location: message.name.location))
             messageSyntax.append(message)
             checkAttributes(message.attributes, allowed: Self.messageAttributes, on: "a message")
@@ -190,7 +190,7 @@ struct SchemaValidator {
             enums.append(EnumDefinition(
                 name: enumeration.name.text, path: fullPath, fullName: qualified(fullPath), swiftName: enumeration.name.text,
                 swiftPath: fullPath.joined(separator: "."), parent: parent, cases: [], reservedNumbers: [], reservedNames: [],
-                isDeprecated: hasAttribute("deprecated", enumeration.attributes), documentation: enumeration.documentation,
+                isDeprecated: Self.hasAttribute("deprecated", enumeration.attributes), documentation: enumeration.documentation,
                 file: file, location: enumeration.name.location))
             enumSyntax.append(enumeration)
             checkAttributes(enumeration.attributes, allowed: Self.enumAttributes, on: "an enum")
@@ -315,7 +315,9 @@ struct SchemaValidator {
         messages[index].pushRecipientField = field
     }
 
-    func hasAttribute(_ name: String, _ attributes: [AttributeSyntax]) -> Bool {
+    /// Static: a debug build copies the whole validator for each non-mutating call from a
+    /// mutating one, and this one is made three times a field.
+    static func hasAttribute(_ name: String, _ attributes: [AttributeSyntax]) -> Bool {
         attributes.contains { $0.name.text == name }
     }
 

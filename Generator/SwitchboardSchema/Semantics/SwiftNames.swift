@@ -205,9 +205,16 @@ public enum SwiftNames {
 
     /// Whether `name` is a plain ASCII identifier.
     static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic || first == "_" else {
-            return false
+        // Bytes, not scalars' Unicode properties (a lookup per scalar): any non-ASCII byte fails.
+        var bytes = name.utf8.makeIterator()
+        guard let first = bytes.next(), isASCIILetter(first) || first == UInt8(ascii: "_") else { return false }
+        while let byte = bytes.next() {
+            guard isASCIILetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_") else { return false }
         }
-        return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+        return true
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
     }
 }
