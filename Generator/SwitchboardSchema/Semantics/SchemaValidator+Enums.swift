@@ -80,22 +80,24 @@ extension SchemaValidator {
     mutating func checkEnumScopes() {
         // Protobuf puts an enum's cases beside the enum, in its enclosing scope: they may not
         // take the name of a type, field or oneof there either (protoc refuses the export).
+        // Each scope's names and what declares them (`field`): the error names the owner,
+        // whose name is the case's; no text is made for the names that never collide.
         var symbols: [Int?: [String: String]] = [:]
         for message in messages where message.importedFrom == nil {
-            symbols[message.parent, default: [:]][message.name] = "message '\(message.name)'"
+            symbols[message.parent, default: [:]][message.name] = "message"
         }
         for definition in enums where definition.importedFrom == nil {
-            symbols[definition.parent, default: [:]][definition.name] = "enum '\(definition.name)'"
+            symbols[definition.parent, default: [:]][definition.name] = "enum"
         }
-        for (syntax, _) in serviceSyntax { symbols[nil, default: [:]][syntax.name.text] = "service '\(syntax.name.text)'" }
+        for (syntax, _) in serviceSyntax { symbols[nil, default: [:]][syntax.name.text] = "service" }
         for (index, message) in messages.enumerated() where message.importedFrom == nil {
-            for field in message.fields { symbols[index, default: [:]][field.name] = "field '\(field.name)'" }
-            for oneof in message.oneofs { symbols[index, default: [:]][oneof.name] = "oneof '\(oneof.name)'" }
+            for field in message.fields { symbols[index, default: [:]][field.name] = "field" }
+            for oneof in message.oneofs { symbols[index, default: [:]][oneof.name] = "oneof" }
         }
         for definition in enums where definition.importedFrom == nil {
             for item in definition.cases {
                 if let owner = symbols[definition.parent]?[item.name] {
-                    diagnostics.error(.enumCaseScopeCollision, "enum case '\(item.name)' of '\(definition.name)' has the name of \(owner) beside it; protobuf puts enum cases in their enum's enclosing scope", at: item.location)
+                    diagnostics.error(.enumCaseScopeCollision, "enum case '\(item.name)' of '\(definition.name)' has the name of \(owner) '\(item.name)' beside it; protobuf puts enum cases in their enum's enclosing scope", at: item.location)
                 }
             }
         }

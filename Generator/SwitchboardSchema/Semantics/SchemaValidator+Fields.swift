@@ -54,7 +54,9 @@ extension SchemaValidator {
         }
 
         // Keys: range, protobuf's band, duplicates, reserved.
-        var keys: [Int: FieldDefinition] = [:]
+        // The first field of each key: its name and place, all a duplicate's error needs
+        // (a whole definition per entry was a tenth of a debug build's field checks).
+        var keys: [Int: (name: String, location: SourceLocation)] = [:]
         for field in fields {
             let number = field.number
             if number < 1 || number > ProtobufLimits.maximumFieldNumber {
@@ -67,7 +69,7 @@ extension SchemaValidator {
             if let previous = keys[number] {
                 diagnostics.error(.duplicateFieldKey, "field key \(number) of '\(field.name)' is already used by '\(previous.name)' at \(describe(previous.location))", at: field.location)
             } else {
-                keys[number] = field
+                keys[number] = (field.name, field.location)
             }
             if let (range, location) = reservedRanges.first(where: { $0.0.contains(number) }) {
                 let shown = range.count == 1 ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)"
