@@ -55,7 +55,7 @@ extension SchemaValidator {
 
         // Keys: range, protobuf's band, duplicates, reserved.
         // The first field of each key: its name and place, all a duplicate's error needs
-        // (a whole definition per entry was a tenth of a debug build's field checks).
+        // (a whole definition per entry cost a debug build about a sixth of this function's time).
         var keys: [Int: (name: String, location: SourceLocation)] = [:]
         for field in fields {
             let number = field.number

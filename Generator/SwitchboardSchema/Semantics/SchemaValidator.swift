@@ -323,12 +323,12 @@ struct SchemaValidator {
 
     /// Every attribute the language has, and those each kind of declaration takes: built
     /// once, where a set literal at each call was built (and its strings hashed) per field.
-    static let knownAttributes: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName", "allowAlias", "pushPayload"]
     static let fieldAttributes: Set<String> = ["deprecated", "sensitive", "unpacked", "jsonName"]
     static let messageAttributes: Set<String> = ["deprecated", "pushPayload"]
     static let enumAttributes: Set<String> = ["deprecated", "allowAlias"]
     /// Enum cases, services and rpcs.
     static let deprecationOnly: Set<String> = ["deprecated"]
+    static let knownAttributes = fieldAttributes.union(messageAttributes).union(enumAttributes).union(deprecationOnly)
 
     mutating func checkAttributes(_ attributes: [AttributeSyntax], allowed: Set<String>, on what: String) {
         let known = Self.knownAttributes
