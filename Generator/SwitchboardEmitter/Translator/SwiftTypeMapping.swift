@@ -7,6 +7,17 @@ final class SwiftTypeMapping: Sendable {
     /// names that shadow a top-level type inside it. Made once, since every type reference
     /// looks them up for each enclosing message.
     let nestedTypeNames: [Set<String>]
+    /// What a type reference reads of each message and enum, kept apart from the definitions:
+    /// a debug build (what `swift run` makes) copies a whole definition, every array and string
+    /// in it retained, at each `schema.messages[index].parent`.
+    let messageReferences: [TypeReferenceInfo]
+    let enumReferences: [TypeReferenceInfo]
+
+    struct TypeReferenceInfo: Sendable {
+        let swiftPath: String
+        let importedFrom: Int?
+        let parent: Int?
+    }
 
     init(schema: Schema) {
         self.schema = schema
@@ -14,6 +25,8 @@ final class SwiftTypeMapping: Sendable {
             Set(message.nestedMessages.map { schema.messages[$0].swiftName } + message.nestedEnums.map { schema.enums[$0].swiftName }
                 + message.oneofs.map(\.swiftTypeName))
         }
+        messageReferences = schema.messages.map { TypeReferenceInfo(swiftPath: $0.swiftPath, importedFrom: $0.importedFrom, parent: $0.parent) }
+        enumReferences = schema.enums.map { TypeReferenceInfo(swiftPath: $0.swiftPath, importedFrom: $0.importedFrom, parent: $0.parent) }
     }
 
     static func swiftType(_ scalar: ScalarType) -> String {
@@ -108,7 +121,7 @@ final class SwiftTypeMapping: Sendable {
         var current = scope
         while let index = current {
             if nestedTypeNames[index].contains(head) { return Self.topLevelAlias(head) + path.dropFirst(head.count) }
-            current = schema.messages[index].parent
+            current = messageReferences[index].parent
         }
         return path
     }
@@ -124,8 +137,12 @@ final class SwiftTypeMapping: Sendable {
     func valueType(_ type: ValueType, from scope: Int?) -> String {
         switch type {
         case let .scalar(scalar): return Self.swiftType(scalar)
-        case let .message(index): return imported(schema.messages[index].importedFrom, schema.messages[index].swiftPath, from: scope)
-        case let .enumeration(index): return imported(schema.enums[index].importedFrom, schema.enums[index].swiftPath, from: scope)
+        case let .message(index):
+            let type = messageReferences[index]
+            return imported(type.importedFrom, type.swiftPath, from: scope)
+        case let .enumeration(index):
+            let type = enumReferences[index]
+            return imported(type.importedFrom, type.swiftPath, from: scope)
         case .timestamp(.millis): return "Date"
         }
     }

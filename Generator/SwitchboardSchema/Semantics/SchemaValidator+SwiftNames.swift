@@ -178,19 +178,25 @@ extension SchemaValidator {
         // For each name that collided, the name its last collision was given: the next one
         // goes on from there rather than trying every underscore again from the start.
         var lastRenamed: [String: String] = [:]
-        var pending: [(isOneof: Bool, index: Int)] = messages[messageIndex].fields.indices.map { (false, $0) }
-            + messages[messageIndex].oneofs.indices.map { (true, $0) }
-        pending.sort { lhs, rhs in
-            let l = lhs.isOneof ? messages[messageIndex].oneofs[lhs.index].location : messages[messageIndex].fields[lhs.index].location
-            let r = rhs.isOneof ? messages[messageIndex].oneofs[rhs.index].location : messages[messageIndex].fields[rhs.index].location
-            return l < r
+        // Taken out while names are set: a debug build (what `swift run` makes) copies the
+        // whole message, every array and string in it retained, at each read of
+        // `messages[messageIndex].fields[index]`.
+        var fields = messages[messageIndex].fields
+        var oneofs = messages[messageIndex].oneofs
+        messages[messageIndex].fields = []
+        messages[messageIndex].oneofs = []
+        defer {
+            messages[messageIndex].fields = fields
+            messages[messageIndex].oneofs = oneofs
         }
-        for (isOneof, index) in pending {
-            let original = isOneof ? messages[messageIndex].oneofs[index].name : messages[messageIndex].fields[index].name
+        var pending: [(location: SourceLocation, isOneof: Bool, index: Int)] = fields.indices.map { (fields[$0].location, false, $0) }
+            + oneofs.indices.map { (oneofs[$0].location, true, $0) }
+        pending.sort { $0.location < $1.location }
+        for (_, isOneof, index) in pending {
+            let original = isOneof ? oneofs[index].name : fields[index].name
             guard declared.insert(original).inserted else { continue }
             // Diagnostics about a name point at the name, not at the field's key.
-            let location = isOneof ? messages[messageIndex].oneofs[index].location
-                : messages[messageIndex].fields[index].nameLocation ?? messages[messageIndex].fields[index].location
+            let location = isOneof ? oneofs[index].location : fields[index].nameLocation ?? fields[index].location
             var swiftName = SwiftNames.propertyName(original)
             if SwiftNames.renamedKeywords.contains(swiftName) {
                 diagnostics.warning(.swiftKeyword, "'\(original)' is a Swift keyword that cannot be escaped; it is generated as '\(swiftName)_'", at: location)
@@ -205,7 +211,7 @@ extension SchemaValidator {
             // A field outside a oneof may keep its value in a private `_<name>` (a message
             // field's presence, a box): no member may take that name, nor this field one taken so.
             // Only names of underscores alone (`_` is `__`) can meet another's.
-            let hasStorage = !isOneof && messages[messageIndex].fields[index].oneof == nil
+            let hasStorage = !isOneof && fields[index].oneof == nil
             func isTaken(_ name: String) -> Bool {
                 taken.contains(name) || (hasStorage && taken.contains(Self.storageName(name)))
             }
@@ -219,16 +225,16 @@ extension SchemaValidator {
             taken.insert(swiftName)
             if hasStorage { taken.insert(Self.storageName(swiftName)) }
             if isOneof {
-                messages[messageIndex].oneofs[index].swiftName = swiftName
+                oneofs[index].swiftName = swiftName
                 // The oneof's enum lives in the message, so a reserved name would hide that type
                 // from the message's own code (`oneof data` and its `Data` fields).
                 let typeName = SwiftNames.typeName(original)
                 if SwiftNames.isReservedTypeName(typeName) {
                     diagnostics.warning(.generatedMemberCollision, "oneof '\(original)' would generate the type '\(typeName)', which Swift or generated code already uses; it is generated as '\(typeName)Oneof'", at: location)
-                    messages[messageIndex].oneofs[index].swiftTypeName = typeName + "Oneof"
+                    oneofs[index].swiftTypeName = typeName + "Oneof"
                 }
             } else {
-                messages[messageIndex].fields[index].swiftName = swiftName
+                fields[index].swiftName = swiftName
             }
         }
     }

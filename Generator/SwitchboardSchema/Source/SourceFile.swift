@@ -18,18 +18,23 @@ public struct SourceFile: Sendable, Hashable {
     public init(path: String, text: String) {
         self.path = path
         self.text = text
-        utf8 = Array(text.utf8)
+        let utf8 = Array(text.utf8)
+        self.utf8 = utf8
         var starts = [0]
         var checkpoints: [Int] = []
         checkpoints.reserveCapacity(utf8.count / Self.scalarCheckpointStride + 1)
         var scalars = 0
-        // A line ends at LF, CR LF, or a lone CR (old Mac files).
-        for offset in utf8.indices {
-            if offset % Self.scalarCheckpointStride == 0 { checkpoints.append(scalars) }
-            let byte = utf8[offset]
-            if byte & 0xC0 != 0x80 { scalars += 1 }
-            if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && (offset + 1 == utf8.count || utf8[offset + 1] != UInt8(ascii: "\n"))) {
-                starts.append(offset + 1)
+        // Through a buffer pointer: a debug build (what `swift run` makes) retained and
+        // released the array at each subscript, a few times per byte of the schema.
+        utf8.withUnsafeBufferPointer { bytes in
+            // A line ends at LF, CR LF, or a lone CR (old Mac files).
+            for offset in bytes.indices {
+                if offset % Self.scalarCheckpointStride == 0 { checkpoints.append(scalars) }
+                let byte = bytes[offset]
+                if byte & 0xC0 != 0x80 { scalars += 1 }
+                if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && (offset + 1 == bytes.count || bytes[offset + 1] != UInt8(ascii: "\n"))) {
+                    starts.append(offset + 1)
+                }
             }
         }
         // A checkpoint for the end too, when it falls on a stride (an empty file's 0).
