@@ -68,6 +68,11 @@ public enum SchemaCompiler {
     /// Compiles in-memory files. Files are sorted by path first, so the result does not
     /// depend on the order they are given in.
     public static func compile(files unsorted: [SourceFile], imports: [ImportableSchema] = [], limits: SchemaLimits = SchemaLimits()) -> Output {
+        // On a thread whose stack holds the deepest nesting the limits allow, whatever the caller's.
+        DeepStack.run { compileOnThisThread(files: unsorted, imports: imports, limits: limits) }
+    }
+
+    private static func compileOnThisThread(files unsorted: [SourceFile], imports: [ImportableSchema], limits: SchemaLimits) -> Output {
         let files = unsorted.sorted { $0.path < $1.path }
         var diagnostics = DiagnosticCollector()
         guard !files.isEmpty else {

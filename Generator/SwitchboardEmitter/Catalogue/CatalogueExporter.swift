@@ -8,6 +8,11 @@ import SwitchboardSchema
 public enum CatalogueExporter {
     /// The catalogue's files, by path relative to its folder, in a deterministic order.
     public static func export(_ schema: Schema) -> [(path: String, contents: String)] {
+        // Type definitions are written recursively: on a thread with room for the deepest.
+        DeepStack.run { exportOnThisThread(schema) }
+    }
+
+    private static func exportOnThisThread(_ schema: Schema) -> [(path: String, contents: String)] {
         var files: [(path: String, contents: String)] = []
         let jtd = JSONTypeDefinition(schema: schema)
         // Each message's definition is made once: rpcs, errors and events that share a message

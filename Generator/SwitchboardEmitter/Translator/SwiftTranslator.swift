@@ -206,6 +206,11 @@ public enum SwiftEmitter {
 
     /// Generates every Swift file for `schema`. Files translate and render on every core.
     public static func generate(_ schema: Schema, options: SwiftEmitterOptions) -> [GeneratedFile] {
+        // Translating and rendering recurse per level of nesting: on threads with room for it.
+        DeepStack.run { generateOnThisThread(schema, options: options) }
+    }
+
+    private static func generateOnThisThread(_ schema: Schema, options: SwiftEmitterOptions) -> [GeneratedFile] {
         let renderer = SwiftRenderer()
         let translator = SwiftTranslator(schema: schema, options: options)
         @Sendable func render(_ file: SwiftFile) -> GeneratedFile {
