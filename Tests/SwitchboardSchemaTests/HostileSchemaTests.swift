@@ -194,6 +194,44 @@ import Darwin
         #expect(clean.schema?.messages.map(\.name) == ["A"])
     }
 
+    /// A diagnostic on the first line of a file that starts with a byte order mark counts
+    /// columns from after the mark, as an editor shows the line.
+    @Test func aByteOrderMarkIsNotAColumn() {
+        let output = compile("\u{FEFF}pakage hostile\nmessage A { 1 x: string }\n")
+        #expect(output.renderedDiagnostics.hasPrefix("hostile.sb:1:1: error:"), "\(output.renderedDiagnostics)")
+    }
+
+    /// A backslash before a line end ends the string there, whichever line end the file uses
+    /// (a CR was read as an escape: a misleading 'invalid escape', and in a CR-only file the
+    /// string went on and swallowed the next line); a non-ASCII character after a backslash
+    /// is named whole.
+    @Test func aBackslashBeforeALineEndEndsTheString() {
+        for ending in ["\n", "\r\n", "\r"] {
+            let text = ["package hostile", "message M {", "  @jsonName(\"a\\", "  1 x: string", "}", ""].joined(separator: ending)
+            let output = compile(text)
+            let errors = output.diagnostics.filter { $0.severity == .error }
+            #expect(errors.first?.code == .unterminatedString, "\(output.renderedDiagnostics)")
+            #expect(output.renderedDiagnostics.hasPrefix("hostile.sb:3:13: error: unterminated string literal"), "\(output.renderedDiagnostics)")
+            #expect(!errors.contains { $0.code == .invalidEscape }, "\(output.renderedDiagnostics)")
+        }
+        let accented = compile("package hostile\nmessage M {\n  @jsonName(\"a\\é\") 1 x: string\n}\n")
+        #expect(accented.diagnostics.contains { $0.code == .invalidEscape && $0.message == "invalid escape sequence '\\é' in string literal" },
+                "\(accented.renderedDiagnostics)")
+        let tab = compile("package hostile\nmessage M {\n  @jsonName(\"a\\\t\") 1 x: string\n}\n")
+        #expect(tab.diagnostics.contains { $0.code == .invalidEscape && $0.message == "invalid escape sequence '\\' followed by U+9 in string literal" },
+                "\(tab.renderedDiagnostics)")
+    }
+
+    /// Attributes before a nested declaration are read once: a bad one is reported once.
+    @Test func aBadAttributeInAMessageIsReportedOnce() {
+        for text in ["package hostile\nmessage M { @ }\n", "package hostile\nmessage M { @a(x }\n", "package hostile\nmessage M { @ message N {} }\n"] {
+            let output = compile(text)
+            let messages = output.diagnostics.filter { $0.severity == .error }.map(\.message)
+            #expect(Set(messages).count == messages.count, "\(output.renderedDiagnostics)")
+            #expect(!messages.isEmpty)
+        }
+    }
+
     /// A message quoting schema text keeps to one line: a decoded newline is shown escaped.
     @Test func aDiagnosticQuotingANewlineStaysOnOneLine() {
         let output = compile("package hostile\nmessage M {\n  @jsonName(\"x\\ny z\")\n  1 a: int32\n}\n")

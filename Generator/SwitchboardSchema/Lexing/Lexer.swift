@@ -260,14 +260,20 @@ public struct Lexer {
                 continue
             }
             let escapeStart = position - 1
-            guard let escape = peek(), escape != UInt8(ascii: "\n") else { continue }
+            // A line end (LF, CR or CR LF) ends the string, escaped or not.
+            guard let escape = peek(), escape != UInt8(ascii: "\n"), escape != UInt8(ascii: "\r") else { continue }
             position += 1
             switch escape {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): append(escape)
             case UInt8(ascii: "n"): append(0x0A)
             case UInt8(ascii: "t"): append(0x09)
             default:
-                diagnostics.error(.invalidEscape, "invalid escape sequence '\\\(Character(Unicode.Scalar(escape)))' in string literal", at: location(escapeStart))
+                // The whole character after the backslash, not its first byte alone.
+                while let next = peek(), next & 0xC0 == 0x80 { position += 1 }
+                let character = text(escapeStart + 1..<position)
+                let value = character.unicodeScalars.first?.value ?? 0
+                let shown = value < 0x20 || value == 0x7F ? "'\\' followed by U+\(String(value, radix: 16, uppercase: true))" : "'\\\(character)'"
+                diagnostics.error(.invalidEscape, "invalid escape sequence \(shown) in string literal", at: location(escapeStart))
             }
         }
         if length > stringLimit {

@@ -20,7 +20,8 @@ public struct SourceFile: Sendable, Hashable {
         self.text = text
         let utf8 = Array(text.utf8)
         self.utf8 = utf8
-        var starts = [0]
+        // A byte-order mark is not a column: the first line starts after it.
+        var starts = [utf8.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0]
         var checkpoints: [Int] = []
         checkpoints.reserveCapacity(utf8.count / Self.scalarCheckpointStride + 1)
         var scalars = 0
@@ -76,7 +77,7 @@ public struct SourceFile: Sendable, Hashable {
     public func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
         let clamped = max(0, min(offset, utf8.count))
         let low = lineIndex(of: clamped)
-        return (low + 1, scalarsBefore(clamped) - scalarsBefore(lineStarts[low]) + 1)
+        return (low + 1, max(1, scalarsBefore(clamped) - scalarsBefore(lineStarts[low]) + 1))
     }
 
     /// The Unicode scalars in `bytes[start..<end]`, counted by their lead bytes: no string is

@@ -237,7 +237,11 @@ public struct Parser {
     /// Parses `message` or `enum`, with leading attributes. Reports and returns nil otherwise.
     mutating func parseDeclaration(topLevel: Bool) -> DeclarationSyntax? {
         let documentation = current.documentation
-        let attributes = parseAttributes()
+        return parseDeclaration(topLevel: topLevel, documentation: documentation, attributes: parseAttributes())
+    }
+
+    /// The same, once its documentation and attributes are read.
+    mutating func parseDeclaration(topLevel: Bool, documentation: [String], attributes: [AttributeSyntax]) -> DeclarationSyntax? {
         if current.isKeyword("message") {
             return parseMessage(documentation: documentation, attributes: attributes).map(DeclarationSyntax.message)
         }
@@ -308,9 +312,8 @@ public struct Parser {
             if current.kind == .integer {
                 return parseField(documentation: documentation, attributes: attributes).map(MessageMemberSyntax.field)
             }
-            index = save
-            _ = attributes
-            if let declaration = parseDeclaration(topLevel: false) { return .declaration(declaration) }
+            // The attributes are read once: a second reading reported their errors twice.
+            if let declaration = parseDeclaration(topLevel: false, documentation: documentation, attributes: attributes) { return .declaration(declaration) }
             // A declaration that failed to parse has reported its own error.
             if current.isKeyword("message") || current.isKeyword("enum") || index > save && tokens[index - 1].kind == .rightBrace { return nil }
             diagnostics.error(.expectedToken, "expected a field, 'message' or 'enum' after attributes, found \(describe(current))", at: current.location)
