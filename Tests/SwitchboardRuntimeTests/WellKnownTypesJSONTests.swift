@@ -88,6 +88,16 @@ import Testing
         }
     }
 
+    /// Paths split at every comma, as protobuf's do, even one a combining mark follows (a
+    /// `String` split on characters kept `a,\u{301}b` as one path, which could not be
+    /// written back; from the review).
+    @Test func fieldMaskPathsSplitAtEveryComma() throws {
+        let decoded = try read(#"{"mask":"a,\u0301b"}"#)
+        #expect(decoded.mask.paths == ["a", "\u{301}b"])
+        #expect(try json(decoded) == "{\"mask\":\"a,\u{301}b\"}")
+        #expect(try read(#"{"mask":"x,é,y"}"#).mask.paths == ["x", "é", "y"])
+    }
+
     @Test func anyCarriesTypeAnywhereAndNestsWellKnownTypesUnderValue() throws {
         AnyTypeRegistry.shared.register(Point.self)
         let point = Point(x: 3, y: -4)

@@ -46,9 +46,11 @@ extension ProtoFieldMask {
         let text = try reader.readString()
         paths = []
         guard !text.isEmpty else { return }
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+        // On the comma itself, as protobuf splits: `split` on the `String` compares characters,
+        // and a comma followed by a combining mark is one character that is not a comma.
+        for part in text.unicodeScalars.split(separator: ",", omittingEmptySubsequences: false) {
             var path = ""
-            for scalar in part.unicodeScalars {
+            for scalar in part {
                 if scalar == "_" { throw .invalidFieldMask(offset: offset) }
                 if ("A"..."Z").contains(scalar) {
                     path += "_" + String(scalar).lowercased()
