@@ -263,6 +263,79 @@ import Testing
         #expect(server.blocked.count <= server.streams.count, "\(server.blocked.count) blocked, \(server.streams.count) streams")
     }
 
+    /// Bytes of DATA per stream in `frames`, and the streams whose DATA ended them.
+    static func dataSent(_ frames: [HTTP2Frame]) -> (bytes: [UInt32: Int], ended: Set<UInt32>) {
+        var bytes: [UInt32: Int] = [:]
+        var ended = Set<UInt32>()
+        for frame in frames {
+            guard case let .data(payload, endStream, _) = frame.payload else { continue }
+            bytes[frame.streamID, default: 0] += payload.count
+            if endStream { ended.insert(frame.streamID) }
+        }
+        return (bytes, ended)
+    }
+
+    /// Connection WINDOW_UPDATEs while answers wait for their streams' own windows move
+    /// nothing, and do not walk the waiting streams (found by review: each update of 1,024 or
+    /// more walked all of them, outside the control budget, so a flood of 13-byte frames cost
+    /// the server hundreds of times their size).
+    @Test func connectionWindowUpdatesDoNotWalkStreamsTheyCannotLetOut() throws {
+        var server = HTTP2Connection(role: .server)
+        var hello = HTTP2ConnectionPreface.bytes
+        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 0)], ack: false)), into: &hello)
+        _ = server.receive(hello)
+        _ = server.takeOutput()
+        let ids = Array(stride(from: UInt32(1), through: 199, by: 2))
+        for id in ids {
+            _ = server.receive(Self.headers(id, endStream: true))
+            try server.sendHeaders(ConnectionPair.response, streamID: id, endStream: false)
+            try server.sendData([1, 2, 3], streamID: id, endStream: true)
+        }
+        #expect(server.blocked.count == ids.count)
+        _ = server.takeOutput()
+        let walks = server.blockedStreamWalks
+        var flood: [UInt8] = []
+        for _ in 0..<20_000 { flood += Self.frame(0, .windowUpdate(increment: 1024)) }
+        _ = server.receive(flood)
+        #expect(server.blockedStreamWalks == walks)
+        #expect(Self.dataSent(try Self.answer(&server)).bytes.isEmpty)
+        // Each stream's own window lets its answer out, whole.
+        for id in ids { _ = server.receive(Self.frame(id, .windowUpdate(increment: 3))) }
+        let sent = Self.dataSent(try Self.answer(&server))
+        #expect(sent.bytes == Dictionary(uniqueKeysWithValues: ids.map { ($0, 3) }))
+        #expect(sent.ended == Set(ids))
+        #expect(server.blocked.isEmpty)
+    }
+
+    /// When the connection's window has run out, an update walks the waiting streams, oldest
+    /// first, and lets out what both windows allow.
+    @Test func aSpentConnectionWindowLetsWaitingStreamsOutWhenItOpens() throws {
+        var server = HTTP2Connection(role: .server)
+        // Streams' own windows larger than the connection's, which alone holds data back.
+        _ = server.receive(HTTP2ConnectionPreface.bytes + Self.frame(0, .settings([HTTP2Setting(.initialWindowSize, 1_000_000)], ack: false))
+            + Self.headers(1, endStream: true) + Self.headers(3, endStream: true))
+        _ = server.takeOutput()
+        try server.sendHeaders(ConnectionPair.response, streamID: 1, endStream: false)
+        try server.sendData([UInt8](repeating: 1, count: 65_535), streamID: 1, endStream: false)
+        try server.sendHeaders(ConnectionPair.response, streamID: 3, endStream: false)
+        try server.sendData([UInt8](repeating: 3, count: 100), streamID: 3, endStream: true)
+        try server.sendData([UInt8](repeating: 1, count: 50), streamID: 1, endStream: true)
+        #expect(Self.dataSent(try Self.answer(&server)).bytes == [1: 65_535])
+        #expect(server.blocked.order == [3, 1])
+        let walks = server.blockedStreamWalks
+        // The streams' own windows are open but the connection's is spent.
+        _ = server.receive(Self.frame(0, .windowUpdate(increment: 120)))
+        #expect(server.blockedStreamWalks == walks + 1)
+        let sent = Self.dataSent(try Self.answer(&server))
+        #expect(sent.bytes == [3: 100, 1: 20])
+        #expect(sent.ended == [3])
+        _ = server.receive(Self.frame(0, .windowUpdate(increment: 30)))
+        let rest = Self.dataSent(try Self.answer(&server))
+        #expect(rest.bytes == [1: 30])
+        #expect(rest.ended == [1])
+        #expect(server.blocked.isEmpty)
+    }
+
     @Test func floodsOfControlFramesAreCalmedDown() throws {
         var settings: [UInt8] = []
         for _ in 0..<200 { settings += Self.frame(0, .settings([], ack: false)) }

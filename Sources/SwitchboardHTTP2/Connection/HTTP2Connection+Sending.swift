@@ -77,7 +77,7 @@ extension HTTP2Connection {
             }
             streams[id] = stream
             if stream.pendingByteCount > 0 {
-                if !blocked.contains(id) { blocked.append(id) }
+                blocked.insert(id)
             } else if stream.pendingEnd {
                 flush(id)
             }
@@ -125,7 +125,7 @@ extension HTTP2Connection {
         HTTP2FrameEncoder.writeRSTStream(code, streamID: id, into: &output)
         recentlyReset.insert(id)
         removeStream(id)
-        blocked.removeAll { $0 == id }
+        blocked.remove(id)
     }
 
     /// Resets a stream this side cannot go on with because of how the peer behaves (it
@@ -228,7 +228,7 @@ extension HTTP2Connection {
             stream.pendingByteCount -= sent
             pendingSendBytes -= sent
             if stream.pendingByteCount > 0 {
-                if !blocked.contains(id) { blocked.append(id) }
+                blocked.insert(id)
                 pendingOutput[id] = queued
                 streams[id] = stream
                 return
@@ -266,16 +266,15 @@ extension HTTP2Connection {
     /// Gives waiting streams the window that just opened, oldest first.
     mutating func flushBlocked() {
         guard !blocked.isEmpty else { return }
-        let waiting = blocked
-        blocked = []
+        blockedStreamWalks += 1
         // Each stream still short of window puts itself back, keeping the order.
-        for id in waiting { flush(id) }
+        for id in blocked.takeAll() { flush(id) }
     }
 
     /// This side ended its half of a stream.
     private mutating func sentEnd(of id: UInt32) {
         guard var stream = streams[id] else { return }
-        blocked.removeAll { $0 == id }
+        blocked.remove(id)
         if stream.phase == .halfClosedRemote {
             removeStream(id)
             emit(.streamClosed(streamID: id, .completed))

@@ -45,7 +45,10 @@ public struct HTTP2Connection: Sendable {
     var connectionReceiveWindow = Int(HTTP2FlowControl.defaultWindow)
     var connectionUnacknowledged = 0
     /// Streams with data that waits for window, in the order they blocked.
-    var blocked: [UInt32] = []
+    var blocked = HTTP2BlockedStreams()
+    /// How many times the waiting streams were walked for window that opened: tests count
+    /// that a flood of window updates cannot make walks that move nothing.
+    var blockedStreamWalks = 0
     var output: [UInt8] = []
     /// The sizes of the last header lists sent, measured once per array.
     var measuredLists = MeasuredHeaderLists()
@@ -582,11 +585,16 @@ public struct HTTP2Connection: Sendable {
     private mutating func receiveWindowUpdate(_ increment: UInt32, streamID id: UInt32) throws(HTTP2ProtocolViolation) {
         if id == 0 {
             guard increment > 0 else { throw HTTP2ProtocolViolation(.protocolError, "WINDOW_UPDATE of 0 on the connection") }
+            let wasSpent = connectionSendWindow <= 0
             connectionSendWindow += Int(increment)
             guard connectionSendWindow <= Int(HTTP2FlowControl.maximumWindow) else {
                 throw HTTP2ProtocolViolation(.flowControlError, "WINDOW_UPDATE grows the connection window past 2^31-1")
             }
-            flushBlocked()
+            // Each flush sends until the stream's or the connection's window runs out, so while
+            // the connection's is open every stream still waiting waits for its own: walking
+            // them would move nothing, and a flood of large updates (which cost no control
+            // budget) walked them all for each.
+            if wasSpent { flushBlocked() }
             return
         }
         guard var stream = streams[id] else {
@@ -643,7 +651,7 @@ public struct HTTP2Connection: Sendable {
         pendingSendBytes -= stream.pendingByteCount
         // Or a peer resetting blocked streams grows the list every flush walks (a stream can
         // stay listed with nothing pending, once its own window let everything out).
-        if !blocked.isEmpty { blocked.removeAll { $0 == id } }
+        blocked.remove(id)
     }
 
     /// A stream error: RST_STREAM goes out, the stream is dropped and its end reported.
