@@ -282,12 +282,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// What this turn's readiness, timers and jobs wrote goes out, one system call a channel.
     private func flushCorkedChannels(into spare: inout [SocketChannel]) {
-        guard !corkedChannels.isEmpty else { return }
         // A flush that fails closes its channel, and nothing may collect into the list being
-        // walked: the other half of a double buffer takes new entries.
-        swap(&corkedChannels, &spare)
-        for channel in spare { channel.flushCorked() }
-        spare.removeAll(keepingCapacity: spare.capacity <= 1024)
+        // walked: the other half of a double buffer takes new entries. Until none are left: a
+        // delegate told of a failure may write to another channel of this loop, and what it
+        // wrote must not wait for some later wakeup.
+        while !corkedChannels.isEmpty {
+            swap(&corkedChannels, &spare)
+            for channel in spare { channel.flushCorked() }
+            spare.removeAll(keepingCapacity: spare.capacity <= 1024)
+        }
     }
 
     // MARK: The loop

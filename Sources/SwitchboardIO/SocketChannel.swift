@@ -385,7 +385,13 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 }
                 queued -= beforeHandshake.reduce(0) { $0 + $1.bytes.count }
                 beforeHandshake = []
-                if failure == nil && closeAfterHandshake { closeNow = startClosing() }
+                if failure == nil && closeAfterHandshake {
+                    switch startClosing() {
+                    case .closeNow: closeNow = true
+                    case .waitForFlush: break
+                    case let .failed(reason): failure = reason
+                    }
+                }
                 updateInterest()
                 defer { handshakeDone = nil }
                 return handshakeDone
@@ -618,18 +624,24 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// Closes once what is queued has been written, or after `timeout` at the latest
     /// (a peer that stops reading cannot hold the socket); safe from any thread.
     package func closeAfterFlushing(timeout: Duration) {
-        enum Next { case alreadyClosing, closeNow, waitForFlush }
+        enum Next { case alreadyClosing, closeNow, waitForFlush, writeFailed(String) }
         let next: Next = lock.withLock {
             guard state != .closed && state != .closing && !closeAfterHandshake else { return .alreadyClosing }
             if tls != nil && (state == .idle || state == .handshaking) {
                 closeAfterHandshake = true
                 return .waitForFlush
             }
-            return startClosing() ? .closeNow : .waitForFlush
+            switch startClosing() {
+            case .closeNow: return .closeNow
+            case .waitForFlush: return .waitForFlush
+            case let .failed(reason): return .writeFailed(reason)
+            }
         }
         switch next {
         case .alreadyClosing: return
         case .closeNow: close(reason: nil); return
+        // Reported as a queued write's failure is, while the delegate still listens.
+        case let .writeFailed(reason): writeFailed(reason); return
         case .waitForFlush: break
         }
         let timer = loop.schedule(after: timeout) { [weak self] in self?.close(reason: "close timed out") }
@@ -643,16 +655,26 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
 
     /// Called with the lock held on an open channel: queues TLS's close_notify, then either
     /// says to close now (nothing waits) or moves to `.closing` until the queue drains.
-    private func startClosing() -> Bool {
+    private func startClosing() -> ClosingStart {
         if let tls {
             tls.engine.shutdown()
             let output = tls.engine.takeOutput()
-            if !output.isEmpty { _ = sendOrQueue(output, completion: nil) }
+            if !output.isEmpty, case let .failed(reason) = sendOrQueue(output, completion: nil) { return .failed(reason) }
         }
-        if sendCorkedFirst() != nil { return true }
-        guard pendingStart < pending.count else { return true }
+        // Sent here, not through `sendCorkedFirst`: its report, left to the loop, would find the
+        // delegate already gone once the close below had begun.
+        if let failure = sendCorked() { return .failed(failure) }
+        guard pendingStart < pending.count else { return .closeNow }
         state = .closing
-        return false
+        return .waitForFlush
+    }
+
+    /// What ``startClosing()`` left to do: close now (everything went), wait for the queued
+    /// bytes to drain, or report bytes already accepted that could not be sent.
+    private enum ClosingStart {
+        case closeNow
+        case waitForFlush
+        case failed(String)
     }
 
     /// Closes: queued writes fail and the socket is released on the loop, after it stops

@@ -158,4 +158,24 @@ struct CollectedWritesTests {
         #expect(await eventually { channel.isClosed })
         await loop.shutdown()
     }
+
+    /// A collected write that fails when a graceful close sends it, in the same turn, is
+    /// reported once, as it is when the turn's end sends it (found by review: the report was
+    /// left to the loop, by when the close had let the delegate go, and nobody heard of it).
+    @Test func aCollectedWriteThatFailsAsTheChannelClosesIsReported() async throws {
+        let (loop, channel, peer, recorder) = try await openChannel()
+        _ = close(peer)
+        let result = await onLoop(loop) { () -> Bool in
+            guard case .written = channel.write(Self.chunk(9), completion: nil) else { return false }
+            channel.closeAfterFlushing(timeout: .seconds(5))
+            return true
+        }
+        #expect(result, "the write was collected")
+        #expect(await eventually { recorder.writeFailures.value.count == 1 })
+        #expect(await eventually { channel.isClosed })
+        // Nothing reports it a second time.
+        await onLoop(loop) {}
+        #expect(recorder.writeFailures.value.count == 1)
+        await loop.shutdown()
+    }
 }

@@ -88,7 +88,11 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
             reject(WebSocketHandshake.rejectResponse(status: status, reason: reason, headers: headers, body: body))
         case let .accept(headers, subprotocol, context):
             guard let done = take() else { return }
-            if case .failed = channel.write(WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers), completion: nil) {
+            // With a completion, so the response is sent now rather than collected for the end
+            // of the loop's turn: whether the client can still be told must be known before the
+            // application is handed a connection for it.
+            let response = WebSocketHandshake.acceptResponse(for: request, subprotocol: subprotocol, headers: headers)
+            if case .failed = channel.write(response, completion: { _ in }) {
                 channel.close(reason: "the upgrade response could not be sent")
                 done(self, nil)
                 return
