@@ -72,3 +72,23 @@ import Testing
         #expect(try codec.decode(codec.encode(decoded), as: lists) == decoded)
     }
 }
+
+/// Found by the dynamic fuzzer (2026-12-03): a FieldMask whose JSON had a comma followed by
+/// a combining mark (`",\u{341}"`) read as one path holding the comma, which no writer can
+/// write back (the dynamic codec's own JSON then did not decode). Paths split at every comma,
+/// in both codecs.
+@Suite struct FieldMaskCommaTests {
+    @Test func aCommaBeforeACombiningMarkSplitsPaths() throws {
+        let schema = DynamicCodecAgreementTests.kitchenSink
+        let mask = try #require(schema.messageIndex(named: "google.protobuf.FieldMask"))
+        let codec = DynamicJSONCodec(schema: schema)
+        // The fuzzer's input, as the top-level JSON of a FieldMask.
+        let input = Data(#""XXXXXXXXX:XUXXXXXXX1010203040XXXXXXXXX,[,,"#.utf8) + Data([0xCD, 0x81]) + Data(#"@@@@""#.utf8)
+        let decoded = try codec.decode(input, as: mask)
+        let written = try codec.encodeStrictly(decoded)
+        #expect(try codec.decode(Data(written.utf8), as: mask) == decoded)
+        let paths = try ProtoFieldMask(jsonUTF8Bytes: Array(input)).paths
+        #expect(paths.count == 4)
+        #expect(paths.dropFirst().elementsEqual(["[", "", "\u{341}@@@@"]))
+    }
+}
