@@ -45,7 +45,7 @@ public struct DynamicJSONCodec: Sendable {
         // well-known type read by the runtime's code is held to this codec's bound instead
         // (see `readWellKnown`), as the generated codec's reader would hold it.
         // The runtime's own readers (well-known types) skip what this codec skips.
-        let options = JSONDecodingOptions(ignoreUnknownFields: ignoresUnknownFields, maximumDepth: 2 * maximumDepth + 2)
+        let options = JSONDecodingOptions(ignoreUnknownFields: ignoresUnknownFields, maximumDepth: maximumDepth > (Int.max - 2) / 2 ? Int.max : 2 * maximumDepth + 2)
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)
             do throws(DynamicCodecError) {

@@ -49,7 +49,8 @@ extension DynamicJSONCodec {
             // codec has left, and one for the innermost Value, so a Struct as deep as the
             // generated codec reads is not refused at half that depth.
             var wire = binary
-            wire.maximumDepth = 2 * (maximumDepth - depth) + 1
+            let levels = maximumDepth - depth
+            wire.maximumDepth = levels > (Int.max - 1) / 2 ? Int.max : 2 * levels + 1
             return try wire.decode(bytes, as: type)
         case .any:
             return try readAny(&reader, type: type, depth: depth)
@@ -134,7 +135,7 @@ extension DynamicJSONCodec {
             // A value the runtime refuses (a timestamp out of range) prints as null, or fails
             // strict encoding.
             do {
-                return try Self.json(of: runtimeType, bytes: binary.encode(message), maximumDepth: 3 * maximumDepth)
+                return try Self.json(of: runtimeType, bytes: binary.encode(message), maximumDepth: maximumDepth > Int.max / 3 ? Int.max : 3 * maximumDepth)
             } catch {
                 unrepresentable?.note("\(schema.messages[message.type].fullName): \(error)")
                 return "null"
@@ -173,6 +174,15 @@ extension DynamicJSONCodec {
             } else {
                 write(inner, indent: indent, typeURL: url, to: &output)
             }
+            // Held to the JSON levels left, as the runtime's writer holds an Any: what the JSON
+            // reader took, this writes back, and nothing deeper.
+            if indent + JSONNesting.deepest(in: output.utf8) > maximumDepth {
+                unrepresentable?.note("google.protobuf.Any \(String(reflecting: url)): its message would nest deeper than \(maximumDepth) objects and arrays")
+                output = ""
+                writeObject([("@type", { $0 += Self.quoted(url) }),
+                             (ProtoAny.unreadableBytesJSONKey.description, { $0 += Self.quoted(bytes.base64EncodedString()) })],
+                            indent: indent, to: &output)
+            }
             return output
         }
     }
@@ -193,10 +203,12 @@ extension DynamicJSONCodec {
         guard let packed = messageIndex(ofTypeName: Self.typeName(inURL: url)) else {
             throw DynamicCodecError("the type is not in the schema")
         }
-        // This codec counts the packed message itself as a level; the runtime's decoder, given
-        // `remaining`, counts only the messages inside it.
+        // Binary nests deeper than JSON for some types (a Struct inside a Struct is two more
+        // messages here, the Value and the Struct): decoded within three wire levels a JSON
+        // level, as the runtime's writer decodes them, the JSON is then held to the levels
+        // left (`writeWellKnown`). This codec counts the packed message itself as a level.
         var wire = binary
-        wire.maximumDepth = remaining + 1
+        wire.maximumDepth = remaining > (Int.max - 3) / 3 ? Int.max : 3 * remaining + 3
         do throws(DynamicCodecError) {
             return (packed, try wire.decode(bytes, as: packed))
         } catch {

@@ -39,10 +39,12 @@ import Testing
         let message = try DynamicBinaryCodec(schema: Self.schema).decode(Self.nestedAny(levels: 3000), as: any)
         let codec = DynamicJSONCodec(schema: Self.schema)
         let json = codec.encode(message, prettyPrinted: false)
-        // One object a level, as the runtime's writer counts them: 100 Anys unpacked, and the
-        // 101st written as its URL and bytes.
+        // One object a level, as the runtime's writer counts them: 99 Anys unpacked, and the
+        // 100th written as its URL and bytes, the 100 objects a reader takes (the 100th,
+        // unpacked, would hold the 101st object).
         let unpacked = json.components(separatedBy: "\"@type\"").count - 1
-        #expect(unpacked == codec.maximumDepth + 1, "\(unpacked) levels unpacked")
+        #expect(unpacked == codec.maximumDepth, "\(unpacked) levels unpacked")
+        #expect(JSONNesting.deepest(in: json.utf8) == codec.maximumDepth)
         // The rest is there, as the packed bytes, under a member no decoder takes.
         #expect(json.contains("\"@unreadableBytes\":\""))
         #expect(!json.contains("\"value\":\""))
@@ -51,16 +53,19 @@ import Testing
 
     /// Anys share one depth budget with what encloses them, as in the runtime's writer: each
     /// Any no longer started a fresh `maximumDepth` of messages, letting writing recurse about
-    /// three times the documented depth. 100 Anys, one inside another, are written by both
-    /// codecs alike; 101 are refused by both strict encoders.
+    /// three times the documented depth. 99 Anys, one inside another around an empty one
+    /// (100 JSON objects, the most a reader takes), are written by both codecs alike, and read
+    /// back; 100 around an empty one (101 objects) are refused by both strict encoders.
     @Test func nestedAnysAreWrittenWithinOneDepthBudget() throws {
         let any = try #require(Self.schema.messageIndex(named: "google.protobuf.Any"))
         let binary = DynamicBinaryCodec(schema: Self.schema)
         let codec = DynamicJSONCodec(schema: Self.schema)
-        let fits = Self.nestedAny(levels: codec.maximumDepth)
+        let fits = Self.nestedAny(levels: codec.maximumDepth - 1)
         let text = try codec.encodeStrictly(binary.decode(fits, as: any))
         #expect(try ProtoAny(serializedData: fits).jsonString() == text)
-        let deeper = Self.nestedAny(levels: codec.maximumDepth + 1)
+        // Read back (the innermost Any's empty value was on the wire, so compared as JSON).
+        #expect(try ProtoAny(jsonString: text).jsonString() == text)
+        let deeper = Self.nestedAny(levels: codec.maximumDepth)
         #expect(throws: JSONEncodingError.self) { try ProtoAny(serializedData: deeper).jsonString() }
         #expect(throws: DynamicCodecError.self) { try codec.encodeStrictly(binary.decode(deeper, as: any)) }
 

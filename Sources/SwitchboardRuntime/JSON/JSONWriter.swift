@@ -17,7 +17,9 @@ public struct JSONWriter {
     /// and by ``maximumDepth``.
     public var maximumAnyDepth = 100
     /// How many `Any`s enclose what is being written now.
-    var anyDepth = 0
+    @usableFromInline var anyDepth = 0
+    /// The type URL of the innermost `Any` being written, for its errors.
+    @usableFromInline var anyTypeURL = ""
     /// The deepest nesting of objects and arrays an `Any`'s packed message is written within
     /// (100 by default, as JSON reading allows). Its bytes are decoded with only the levels
     /// left below the `Any`, so nesting stays bounded across `Any`s, not 100 levels again
@@ -25,6 +27,14 @@ public struct JSONWriter {
     public var maximumDepth = 100
     /// How many objects and arrays enclose what is being written now.
     @usableFromInline var depth = 0
+    /// The most objects and arrays that enclosed anything written since it was last set: an
+    /// `Any` holds its packed message's JSON to ``maximumDepth`` with it.
+    @usableFromInline var deepest = 0
+
+    /// Inside an `Any`, what a message past ``maximumDepth`` fails with.
+    @usableFromInline var tooDeepInAny: JSONEncodingError {
+        .invalidAny(typeURL: anyTypeURL, reason: "its message would nest deeper than \(maximumDepth) objects and arrays")
+    }
 
     /// Creates a writer, reserving `capacity` bytes.
     @inlinable
@@ -41,6 +51,7 @@ public struct JSONWriter {
         output.append(UInt8(ascii: "{"))
         needsComma = false
         depth += 1
+        if depth > deepest { deepest = depth }
     }
 
     /// Closes an object; a comma is then due before the next member or element.
@@ -57,6 +68,7 @@ public struct JSONWriter {
         output.append(UInt8(ascii: "["))
         needsComma = false
         depth += 1
+        if depth > deepest { deepest = depth }
     }
 
     /// Closes an array; a comma is then due before the next member or element.

@@ -38,6 +38,9 @@ public protocol ProtoMessage: Sendable, Hashable {
 extension ProtoMessage {
     @inlinable
     public func encodeJSON(into writer: inout JSONWriter) throws(JSONEncodingError) {
+        // Inside an Any, whose bytes were decoded with up to three wire levels a JSON level
+        // (a Struct's), a message past the depth left stops here rather than recursing on.
+        if writer.anyDepth > 0 && writer.depth >= writer.maximumDepth { throw writer.tooDeepInAny }
         writer.beginObject()
         try encodeJSONFields(into: &writer)
         writer.endObject()

@@ -55,23 +55,35 @@ extension ProtoAny {
         guard remaining >= 0 else {
             throw .invalidAny(typeURL: typeURL, reason: "nested deeper than \(writer.maximumDepth) objects and arrays")
         }
+        let outerTypeURL = writer.anyTypeURL
         writer.anyDepth += 1
-        defer { writer.anyDepth -= 1 }
+        writer.anyTypeURL = typeURL
+        defer {
+            writer.anyDepth -= 1
+            writer.anyTypeURL = outerTypeURL
+        }
+        let tooDeep = writer.tooDeepInAny
         let message: Message
         do throws(WireDecodingError) {
-            message = try Message(serializedData: bytes, options: WireDecodingOptions(maximumDepth: remaining))
+            // Binary nests deeper than JSON for some types (each level of a Struct is three
+            // messages: the Struct, its map entry and the Value), so the bytes are decoded
+            // within three wire levels a JSON level, and the JSON written is held to the
+            // levels left (below): what the JSON reader took, an Any writes back.
+            message = try Message(serializedData: bytes, options: WireDecodingOptions(maximumDepth: Self.wireDepth(forJSONLevels: remaining)))
         } catch {
-            if case .nestingTooDeep = error {
-                throw .invalidAny(typeURL: typeURL, reason: "its message would nest deeper than \(writer.maximumDepth) objects and arrays")
-            }
+            if case .nestingTooDeep = error { throw tooDeep }
             throw .invalidAny(typeURL: typeURL, reason: "its bytes do not decode: \(error)")
         }
+        let deepestOutside = writer.deepest
         writer.beginObject()
+        writer.deepest = writer.depth
         writer.writeKey("@type")
         writer.writeString(typeURL)
         if !Message.jsonIsFieldObject {
             writer.writeKey("value")
             try message.encodeJSON(into: &writer)
+            guard writer.deepest <= writer.maximumDepth else { throw tooDeep }
+            writer.deepest = max(deepestOutside, writer.deepest)
         } else {
             // The fields follow "@type" in the same object: write them to a writer of their
             // own and splice its members in.
@@ -79,16 +91,26 @@ extension ProtoAny {
             fields.anyTypes = writer.anyTypes
             fields.maximumAnyDepth = writer.maximumAnyDepth
             fields.anyDepth = writer.anyDepth
+            fields.anyTypeURL = typeURL
             fields.maximumDepth = writer.maximumDepth
             // Its own object stands for the Any's, which is open here.
             fields.depth = outerDepth
+            fields.deepest = outerDepth
             try message.encodeJSON(into: &fields)
+            guard fields.deepest <= writer.maximumDepth else { throw tooDeep }
+            writer.deepest = max(deepestOutside, fields.deepest)
             let members = fields.bytes.dropFirst().dropLast()
             if !members.isEmpty {
                 writer.writeRawValue([UInt8(ascii: ",")] + members)
             }
         }
         writer.endObject()
+    }
+
+    /// The wire nesting that `levels` of JSON objects and arrays can take: three messages a
+    /// level at most (a Struct, its map entry, its Value), and the packed message's own.
+    static func wireDepth(forJSONLevels levels: Int) -> Int {
+        levels > (Int.max - 2) / 3 ? Int.max : 3 * levels + 2
     }
 
     /// Reads `{"@type": url, ...}` (the `"@type"` member may come anywhere), decoding the
