@@ -54,6 +54,7 @@ extension ChatServer {
         private var refusal: PushError?
         /// The client's requests being handled now, and how many may be.
         private let inFlight = Locked(0)
+        private let refused = Locked(false)
         let maximumRequestsInFlight: Int
         /// The server's bytes of requests in handlers, shared by all its clients.
         private let sharedBudget: ByteBudget
@@ -85,6 +86,21 @@ extension ChatServer {
         func endRequest(cost: Int) {
             sharedBudget.give(cost)
             inFlight.withLock { $0 -= 1 }
+        }
+
+        /// Whether any of the client's requests is in a handler now.
+        var hasRequestsInFlight: Bool { inFlight.withLock { $0 > 0 } }
+
+        /// Whether the server refused this client's frames (a badly formatted envelope): it
+        /// is being closed, and nothing more it sends is served.
+        var isRefused: Bool { refused.withLock { $0 } }
+
+        /// Marks the client refused; `true` for the first call only, which closes it.
+        func refuse() -> Bool {
+            refused.withLock { refused in
+                defer { refused = true }
+                return !refused
+            }
         }
 
         /// Sends a request to the client; returns its response, or `nil` if the connection

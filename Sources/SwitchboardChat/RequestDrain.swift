@@ -25,6 +25,8 @@ extension ChatServer {
             var generation: UInt64 = 0
             var isActive = false
             var task: Task<Void, Never>?
+            /// The client whose request this is, so its handlers stop when it leaves.
+            var owner: ObjectIdentifier?
         }
         @exclusivity(unchecked) private var slots: [Slot] = []
         @exclusivity(unchecked) private var freeSlots: [Int] = []
@@ -38,8 +40,9 @@ extension ChatServer {
         /// Whether requests are refused: the server is shutting down or stopped.
         var isClosed: Bool { lock.withLock { closed } }
 
-        /// Counts a request in and returns its token; `nil`, counting nothing, once closed.
-        func enter() -> Token? {
+        /// Counts a request of `owner` in and returns its token; `nil`, counting nothing, once
+        /// closed.
+        func enter(owner: ObjectIdentifier) -> Token? {
             lock.withLock {
                 guard !closed else { return nil }
                 let index: Int
@@ -51,6 +54,7 @@ extension ChatServer {
                 }
                 slots[index].generation &+= 1
                 slots[index].isActive = true
+                slots[index].owner = owner
                 activeCount += 1
                 return Token(index: index, generation: slots[index].generation)
             }
@@ -124,6 +128,13 @@ extension ChatServer {
         /// Cancels the handler of every request still in one.
         func cancelAll() {
             let running = lock.withLock { slots.compactMap { $0.isActive ? $0.task : nil } }
+            for task in running { task.cancel() }
+        }
+
+        /// Cancels the running handlers of `owner`'s requests: its connection ended, and nobody
+        /// can be answered (each still leaves, giving back what it held, when its handler ends).
+        func cancel(ownedBy owner: ObjectIdentifier) {
+            let running = lock.withLock { slots.compactMap { $0.isActive && $0.owner == owner ? $0.task : nil } }
             for task in running { task.cancel() }
         }
     }

@@ -30,4 +30,26 @@ import Testing
         #expect(try await Self.closeCode(after: [0x08, 0x07]) == .invalidPayload, "an unknown type")
         #expect(try await Self.closeCode(after: Array("hello".utf8), isText: true) == nil, "text frames are ignored")
     }
+
+    /// After a badly formatted envelope nothing more the client sends is served, and the
+    /// close begins once (found by review: every bad frame of a read began a close of its own,
+    /// a task, a timer and a waiter each, and a request behind the bad one was still served).
+    @Test func nothingAfterABadlyFormattedEnvelopeIsServed() async throws {
+        let server = try ChatServer(routes: [])
+        defer { server.stop() }
+        let socket = try await WebSocketClient.connect(to: server.url)
+        // GET /v1/keepalive, id 7: the server answers it itself, whatever the routes.
+        let request: [UInt8] = [0x0A, 0x03] + Array("GET".utf8) + [0x12, 0x0D] + Array("/v1/keepalive".utf8) + [0x20, 0x07]
+        let keepalive = Data([0x08, 0x01, 0x12, UInt8(request.count)] + request)
+        try await socket.send(binary: keepalive)
+        try await socket.send(binary: Data([0xFF, 0xFF, 0xFF]))
+        for _ in 0..<50 { try await socket.send(binary: Data()) }
+        try await socket.send(binary: keepalive)
+        var answers = 0
+        for await message in socket.messages {
+            if case .binary = message { answers += 1 }
+        }
+        #expect(answers == 1, "only the keepalive before the bad envelope is answered")
+        #expect(await socket.waitUntilClosed().code == .invalidPayload)
+    }
 }

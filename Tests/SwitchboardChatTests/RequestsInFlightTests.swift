@@ -69,6 +69,32 @@ struct RequestsInFlightTests {
         await second.close()
     }
 
+    /// A client that leaves with requests in handlers has them cancelled: nobody can be
+    /// answered, and what they hold (the server's byte budget) comes back at once, not when
+    /// each would have finished (found by review: a client reconnecting with requests to slow
+    /// handlers could fill the budget every other client shares with orphans).
+    @Test func handlersOfAClientThatLeavesAreCancelled() async throws {
+        let entered = Locked(0)
+        let cancelled = Locked(0)
+        let server = try ChatServer(routes: [RPCRoute(endpoint: Self.endpoint) { _, _ in
+            entered.withLock { $0 += 1 }
+            for _ in 0..<6000 where !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+            if Task.isCancelled { cancelled.withLock { $0 += 1 } }
+            return RPCResponse(status: 200)
+        }])
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        let request = RPCRequest(endpoint: Self.endpoint, path: "/v1/slow", deadline: .now.advanced(by: .seconds(120)))
+        let held = (0..<3).map { _ in Task { try? await connection.send(request) } }
+        for _ in 0..<1000 where entered.current < 3 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(entered.current == 3)
+        #expect(server.requestBytesInFlight > 0)
+        await connection.close()
+        #expect(await eventually(within: .seconds(20)) { cancelled.current == 3 })
+        #expect(await eventually(within: .seconds(10)) { server.requestBytesInFlight == 0 })
+        for call in held { _ = await call.value }
+    }
+
     /// A request envelope (Signal's `WebSocketMessage`) for `PUT /v1/flood` with `headers`
     /// header lines of ":", 3 bytes each on the wire.
     static func floodRequest(id: UInt64, headers: Int) -> Data {
