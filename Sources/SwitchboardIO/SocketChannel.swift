@@ -640,8 +640,12 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         switch next {
         case .alreadyClosing: return
         case .closeNow: close(reason: nil); return
-        // Reported as a queued write's failure is, while the delegate still listens.
-        case let .writeFailed(reason): writeFailed(reason); return
+        // Reported as a queued write's failure is, on the loop (a caller may hold a lock the
+        // delegate takes), with the delegate still listening: not closed gracefully first,
+        // which would let it go.
+        case let .writeFailed(reason):
+            loop.execute { [self] in writeFailed(reason) }
+            return
         case .waitForFlush: break
         }
         let timer = loop.schedule(after: timeout) { [weak self] in self?.close(reason: "close timed out") }
