@@ -194,6 +194,42 @@ struct GRPCHostilePeerTests {
         await server.shutdown(timeout: .seconds(1))
     }
 
+    /// A subscription whose stream is reset in the same read as its request ends there: the
+    /// server keeps no subscriber for it (found by review: the reset closed it while its
+    /// headers were being sent, before the hub had it, and the hub then kept it for good, with
+    /// its connection, one per such stream).
+    @Test func aSubscriptionResetInTheSameReadIsNotKept() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        var encoder = HPACKEncoder()
+        var bytes = HTTP2ConnectionPreface.bytes + Self.frame(0, .settings([], ack: false))
+        for stream in stride(from: UInt32(1), through: 39, by: 2) {
+            var block: [UInt8] = []
+            encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
+                            HPACKHeader(":path", "/signal.chat.Messages/SwitchboardEvents"), HPACKHeader("content-type", "application/grpc"),
+                            HPACKHeader("te", "trailers")], into: &block)
+            bytes += Self.frame(stream, .headers(fragment: block[...], endStream: false, endHeaders: true))
+            bytes += Self.frame(stream, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+            bytes += Self.frame(stream, .rstStream(.cancel))
+        }
+        let fd = try #require(Self.connectedSocket(port: server.port, receiveBuffer: nil))
+        let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        #expect(sent == bytes.count)
+        // A subscription that is not reset, on the same connection, is kept: the server has
+        // read everything before it.
+        var block: [UInt8] = []
+        encoder.encode([HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":authority", "x"),
+                        HPACKHeader(":path", "/signal.chat.Messages/SwitchboardEvents"), HPACKHeader("content-type", "application/grpc"),
+                        HPACKHeader("te", "trailers")], into: &block)
+        let open = Self.frame(41, .headers(fragment: block[...], endStream: false, endHeaders: true))
+            + Self.frame(41, .data([0, 0, 0, 0, 0], endStream: true, flowControlledLength: 5))
+        _ = open.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        #expect(await eventually(within: .seconds(10)) { server.events.subscriberCount == 1 })
+        #expect(server.events.subscriberCount == 1, "\(server.events.subscriberCount) kept")
+        _ = close(fd)
+        #expect(await eventually(within: .seconds(10)) { server.events.subscriberCount == 0 })
+        await server.shutdown(timeout: .seconds(1))
+    }
+
     /// A blocking socket connected to `port`, its receive buffer set first (so the kernel
     /// cannot absorb the answers by growing it).
     static func connectedSocket(port: Int, receiveBuffer: Int32?) -> Int32? {

@@ -33,6 +33,15 @@ final class GRPCClientConnection: @unchecked Sendable {
         driver.close()
     }
 
+    /// Another connection replaces it. One the server sent GOAWAY on is left to end by itself
+    /// once its last call does (found by review: closing it here gave the calls the server was
+    /// still answering only the graceful-close timeout, 5 s, instead of their deadlines); one
+    /// that is not going away (its stream ids ran out, say) is closed gracefully.
+    func retire() {
+        guard !driver.peerWentAway else { return }
+        close()
+    }
+
     /// Tells `call` once `deadline` has passed, unless it is forgotten first.
     func watch(_ call: GRPCUnaryCall, until deadline: ContinuousClock.Instant) {
         deadlines.add(call, deadline)

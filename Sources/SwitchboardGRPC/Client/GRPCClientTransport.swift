@@ -161,9 +161,9 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
                     defer { self.current = connection }
                     return (result, self.current)
                 }
-                // The connection this one replaces (going away, or dead) closes gracefully:
-                // calls still on it finish, and its socket does not stay open for ever.
-                retired?.close()
+                // The connection this one replaces (going away, or dead) ends: calls still on
+                // it finish, and its socket does not stay open for ever.
+                retired?.retire()
                 return kept
             }
             connecting = attempt

@@ -142,6 +142,9 @@ final class GRPCEventHub: @unchecked Sendable {
         continuation?.resume(returning: status)
     }
 
+    /// Subscribers the hub holds now (open ones, until each ends).
+    var subscriberCount: Int { lock.withLock { subscribers.count } }
+
     func subscriberEnded(_ subscriber: GRPCEventSubscriber) {
         let key = ObjectIdentifier(subscriber)
         let abandoned: [CheckedContinuation<Int?, Never>] = lock.withLock {
@@ -180,16 +183,21 @@ final class GRPCEventHub: @unchecked Sendable {
     }
 
     func arrived(_ subscriber: GRPCEventSubscriber) {
-        let kept = lock.withLock { () -> Bool in
+        enum Arrival { case gone, kept, offered }
+        let arrival = lock.withLock { () -> Arrival in
+            // Ended before it arrived (its stream was reset in the same read as the request,
+            // and the reset closed it while its headers were being sent): its end found
+            // nothing here to remove, so nothing may keep it now (found by review).
+            guard subscriber.isOpen else { return .gone }
             subscribers[ObjectIdentifier(subscriber)] = subscriber
             // No one listens yet: kept for the first listener, up to the bound.
-            guard arrivals.isEmpty, !isFinished else { return false }
+            guard arrivals.isEmpty, !isFinished else { return .offered }
             if unheard.count >= Self.maximumWaitingArrivals { unheard.removeAll { !$0.isOpen } }
-            guard unheard.count < Self.maximumWaitingArrivals else { return false }
+            guard unheard.count < Self.maximumWaitingArrivals else { return .offered }
             unheard.append(subscriber)
-            return true
+            return .kept
         }
-        if kept { return }
+        guard arrival == .offered else { return }
         var taken = false
         for continuation in lock.withLock({ Array(arrivals.values) }) {
             switch continuation.yield(subscriber) {

@@ -23,7 +23,7 @@ public final class GRPCServer: @unchecked Sendable {
     /// Accepted sockets whose descriptor is not closed yet, lingering ones included: what
     /// ``GRPCServerOptions/maximumConnections`` bounds.
     private var heldDescriptors = 0
-    private let events = GRPCEventHub()
+    let events = GRPCEventHub()
     /// Counted by ``shutdownPauses``.
     private let pauses = Locked(0)
     private let perAddress: PeerAddressLimit

@@ -288,6 +288,12 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
     }
 
+    /// Whether the peer has sent GOAWAY: the connection then ends by itself once its last
+    /// stream does, with no timeout of this side's.
+    package var peerWentAway: Bool {
+        guarded { readCore { $0.goAwayReceived != nil } }
+    }
+
     /// Closes gracefully: GOAWAY, then the socket once open streams finish (or after
     /// ``HTTP2ConnectionOptions/gracefulCloseTimeout``).
     package func close() {
