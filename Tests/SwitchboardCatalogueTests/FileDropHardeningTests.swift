@@ -288,6 +288,25 @@ import Testing
         #expect(setup.handlers.served.current.isEmpty)
     }
 
+    /// Recovery answers only claims a provider could have made: a claimed name whose id is
+    /// longer than any the provider claims (planted) is left alone, where its answer's name,
+    /// too long to write, failed and was reported at every start (found by review).
+    @Test func recoveryLeavesAClaimNoProviderCouldHaveMade() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let (provider, reports, folder) = try Self.reportingProvider(setup)
+        let planted = String(repeating: "x", count: FileDropDocument.maximumIDBytes + 1)
+        let ordinary = "20260101T000000000Z_LookUpUsernameHash_00000009"
+        try Data("{}".utf8).write(to: folder.appendingPathComponent(planted + ".claimed.json"))
+        try Data("{}".utf8).write(to: folder.appendingPathComponent(ordinary + ".claimed.json"))
+        provider.recover()
+        #expect(reports.current.isEmpty, "\(reports.current)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(planted + ".response.json").path))
+        // An ordinary unanswered claim is answered as interrupted.
+        let answer = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent(ordinary + ".response.json"))) as? [String: Any]
+        #expect(answer?["status"] as? Int == 503)
+    }
+
     /// Renames that lose the race, find the name taken or are refused say which.
     @Test func aMoveSaysWhyItDidNotMove() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moves-\(UUID().uuidString)")

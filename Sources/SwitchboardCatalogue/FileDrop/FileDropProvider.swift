@@ -369,6 +369,9 @@ public final class FileDropProvider: Sendable {
                 }
                 guard name.hasSuffix(FileDropDocument.claimedSuffix) else { continue }
                 let id = String(name.dropLast(FileDropDocument.claimedSuffix.count))
+                // Never claimed by a provider (whose ids fit every state's name): planted, and
+                // its answer's name would be too long to write, at every start.
+                guard id.utf8.count <= FileDropDocument.maximumIDBytes else { continue }
                 let response = id + FileDropDocument.responseSuffix
                 // Not answered (neither here nor taken away by the consumer): answered as
                 // interrupted. Either way only the marking is left.
@@ -704,10 +707,33 @@ public final class FileDropProvider: Sendable {
         }
         // The folder grants access to its endpoint only: the route the document names must be
         // that endpoint's, and it is served as the kind of connection that endpoint needs.
-        guard let endpoint = router.endpoints(verb: document.verb, path: document.path).first(where: { $0.rpcName == folder.endpoint.rpcName }) else {
-            return Self.refusal(400, "\(document.verb) \(document.path.prefix(200)) is not a route of \(folder.endpoint.rpcName)")
+        let endpoint: EndpointDescriptor
+        switch Self.servingEndpoint(verb: document.verb, path: document.path, of: folder.endpoint.rpcName, router: router) {
+        case let .served(found): endpoint = found
+        case let .refused(reason): return Self.refusal(400, reason)
         }
         return await router.handle(ServerRequest(verb: document.verb, path: document.path, headers: document.headers, body: document.body), auth: endpoint.auth)
+    }
+
+    /// What serving `verb path` as endpoint `rpcName` comes to.
+    enum ServingEndpoint: Equatable {
+        case served(EndpointDescriptor)
+        case refused(String)
+    }
+
+    /// The endpoint `rpcName` if `router` serves `verb path` as it: the route must be that
+    /// endpoint's, and where routes overlap (`/v1/things/{id}` and `/v1/things/special`) the
+    /// router serves the first that matches, which may be another endpoint's, one whose
+    /// service status and versions the folder did not check (found by review).
+    static func servingEndpoint(verb: String, path: String, of rpcName: String, router: RPCRouter) -> ServingEndpoint {
+        let matching = router.endpoints(verb: verb, path: path)
+        guard let endpoint = matching.first(where: { $0.rpcName == rpcName }) else {
+            return .refused("\(verb) \(path.prefix(200)) is not a route of \(rpcName)")
+        }
+        if let served = matching.first(where: { $0.auth == endpoint.auth }), served.rpcName != rpcName {
+            return .refused("\(verb) \(path.prefix(200)) is served by \(served.rpcName), not \(rpcName)")
+        }
+        return .served(endpoint)
     }
 
     /// Tells the app's diagnostics about a problem survived.
