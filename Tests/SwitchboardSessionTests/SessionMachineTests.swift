@@ -80,6 +80,17 @@ import Testing
         #expect(RetryBackoff().delay(failureCount: 1, jitter: jitter) == .milliseconds(Int64(jitter * 1000)))
     }
 
+    /// A jitter source that gives no number is taken as no jitter (found by review: NaN went
+    /// through the clamp, and converting the delay trapped); out-of-range ones are clamped.
+    @Test func aJitterThatIsNoNumberIsNone() {
+        let backoff = RetryBackoff()
+        #expect(backoff.delay(failureCount: 3, jitter: .nan) == .seconds(7))
+        #expect(backoff.delay(failureCount: 3, jitter: .infinity) == .seconds(7))
+        #expect(backoff.delay(failureCount: 3, jitter: -.infinity) == .seconds(7))
+        #expect(backoff.delay(failureCount: 3, jitter: 5) == .milliseconds(8400))
+        #expect(backoff.delay(failureCount: 3, jitter: -5) == .milliseconds(5600))
+    }
+
     @Test func retryAfterIsTheLowerBoundAndTheDelayIsCapped() {
         let backoff = RetryBackoff(maximum: .seconds(300))
         #expect(backoff.delay(failureCount: 1, jitter: 0.8, floor: .seconds(30)) == .seconds(30))

@@ -24,7 +24,9 @@ public struct RetryBackoff: Sendable, Hashable {
     public func delay(failureCount: Int, jitter: Double, floor: Duration? = nil) -> Duration {
         let exponent = min(max(failureCount, 0), 62)
         let seconds = Double((Int64(1) << exponent) - 1)
-        let factor = min(max(jitter, Self.jitterRange.lowerBound), Self.jitterRange.upperBound)
+        // A jitter that is no number (NaN, from an injected source) is none: `min`/`max` pass
+        // NaN through, and the delay's `Int64` conversion would trap on it.
+        let factor = jitter.isFinite ? min(max(jitter, Self.jitterRange.lowerBound), Self.jitterRange.upperBound) : 1.0
         var milliseconds = (seconds * factor * 1000).rounded()
         if let maximum {
             let (seconds, attoseconds) = maximum.components
