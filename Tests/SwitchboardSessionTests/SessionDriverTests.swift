@@ -95,6 +95,34 @@ import Testing
         await session.shutDown()
     }
 
+    /// A network that flaps (offline, online, again) cancels the retry timer each time and
+    /// reconnects at once; after repeated failures a connect still waits out the backoff from
+    /// the last one's start, so flapping does not make one connect per flap (found by review).
+    @Test func aFlappingNetworkMeetsTheBackoffAfterRepeatedFailures() async throws {
+        let clock = ManualClock()
+        let refused = ChatConnectionError.retryLater(retryAfter: nil)
+        let connector = FakeConnector([.fail(refused), .fail(refused), .fail(refused)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .disconnected && connector.attempts.current == 1 })
+        // One failure: back online reconnects at once, as the specification says.
+        session.deviceOffline()
+        session.deviceOnline()
+        #expect(await eventually { connector.attempts.current == 2 && session.state == .disconnected })
+        // Two failures: the next connect waits (2^1 − 1) s × 0.8 from the last one's start.
+        session.deviceOffline()
+        session.deviceOnline()
+        #expect(await clock.waitForSleepers(1))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(connector.attempts.current == 2)
+        clock.advance(by: .milliseconds(799))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(connector.attempts.current == 2, "not before the backoff of the first failure")
+        clock.advance(by: .milliseconds(1))
+        #expect(await eventually { connector.attempts.current == 3 })
+        await session.shutDown()
+    }
+
     @Test func theHeartbeatProbesAfter30SecondsAndDropsWithoutAnAnswer() async throws {
         let clock = ManualClock()
         let silent = FakeLink(answersProbes: false)

@@ -50,6 +50,10 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// The earliest a connect may start after the server asked to wait (Retry-After): also
     /// when the device comes back online before the retry timer would have fired.
     private var retryNotBefore: C.Instant?
+    /// When the last connect began: after repeated failures, the next waits out the backoff
+    /// from it, however it was started (see `connect(attempt:)`).
+    private var lastConnectStart: C.Instant?
+    private let jitter: @Sendable () -> Double
     /// The link whose heartbeat went unanswered, to be ended abruptly when it is dropped.
     private var abruptEnd: (link: ObjectIdentifier, reason: ChatConnectionError)?
     /// The connect attempt whose race ended without a link (timed out, failed, cancelled):
@@ -98,6 +102,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         self.invalidateCaches = invalidateCaches
         self.disposeClient = disposeClient
         machine = SessionMachine(backoff: configuration.backoff, jitter: jitter)
+        self.jitter = jitter
         (changes, changeSink) = AsyncStream.makeStream(of: SessionChange.self, bufferingPolicy: .bufferingNewest(configuration.bufferedChanges))
         (ignoredEvents, ignoredSink) = AsyncStream.makeStream(of: IgnoredSessionEvent.self, bufferingPolicy: .bufferingNewest(configuration.bufferedChanges))
     }
@@ -387,15 +392,24 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
 
     /// Opens a link and waits for its first message, within the connect timeout.
     private func connect(attempt mine: Int) async {
-        guard let (credentials, permanent, notBefore) = lock.withLock({ () -> (ChatClient.Credentials?, ChatConnectionError?, C.Instant?)? in
-            attempt == mine && !isShutDown ? (self.credentials, pendingPermanentFailure, retryNotBefore) : nil
+        guard let (credentials, permanent, serverNotBefore, failures, lastStart) = lock.withLock({ () -> (ChatClient.Credentials?, ChatConnectionError?, C.Instant?, Int, C.Instant?)? in
+            attempt == mine && !isShutDown ? (self.credentials, pendingPermanentFailure, retryNotBefore, machine.failureCount, lastConnectStart) : nil
         }) else { return }
         if let permanent {
             lock.withLock { pendingPermanentFailure = nil }
             handle(.permanentFailure, reason: permanent, from: mine)
             return
         }
-        // Back online before the server's Retry-After passed: wait for it first.
+        // Back online before the server's Retry-After passed: wait for it first. And after
+        // two failures or more, a connect waits out the backoff of the failures before the
+        // last from when the last connect began: the retry timer already has, but a device
+        // going offline and online again (a flapping network) cancels the timer and reconnects
+        // at once, one connect per flap whatever the failures (found by review).
+        var notBefore = serverNotBefore
+        if failures >= 2, let lastStart {
+            let spaced = lastStart.advanced(by: configuration.backoff.delay(failureCount: failures - 1, jitter: jitter()))
+            notBefore = notBefore.map { max($0, spaced) } ?? spaced
+        }
         if let notBefore, clock.now < notBefore {
             try? await clock.sleep(until: notBefore, tolerance: nil)
             guard lock.withLock({ attempt == mine && !isShutDown }) else { return }
@@ -406,6 +420,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
         }
         let race = FirstAnswer<ConnectOutcome>()
         let started = clock.now
+        lock.withLock { lastConnectStart = started }
         let forwarding: ChatConnection<Authenticated>.PushHandler = { [weak self] request in
             // A link the session has moved past (logout, a newer attempt) handles nothing:
             // the push stays with the server for the current connection.
