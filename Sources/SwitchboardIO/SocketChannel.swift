@@ -60,6 +60,8 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     @exclusivity(unchecked) private var pending: [PendingWrite] = []
     @exclusivity(unchecked) private var pendingStart = 0
     @exclusivity(unchecked) private var queued = 0
+    /// Bytes the TLS session wrote on its own since the queue last drained.
+    @exclusivity(unchecked) private var unsentSessionOutput = 0
     /// Written on the loop's thread this turn, sent as one by the loop
     /// (``flushCorked()``). Empty whenever `pending` holds anything, so bytes keep their order.
     @exclusivity(unchecked) private var corked: [UInt8] = []
@@ -444,9 +446,23 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             let output = tls.engine.takeOutput()
             guard !output.isEmpty else { return nil }
             if case let .failed(reason) = sendOrQueue(output, completion: nil) { return reason }
+            // What the session writes on its own (an alert refusing each renegotiation, an
+            // answer to each key update) is no layer's write, so no layer's output limit sees
+            // it: a peer that sends such records and never reads made it queue without end
+            // (found by review). Counted while the queue does not drain, and bounded.
+            if pendingStart < pending.count {
+                unsentSessionOutput += output.count
+                if unsentSessionOutput > Self.maximumUnsentSessionOutput {
+                    return "the peer sends TLS records that need answers and does not read them"
+                }
+            }
             return nil
         }
     }
+
+    /// Bytes the TLS session may write on its own while the peer reads none of them: 64 KiB,
+    /// some two thousand alerts, far more than any handshake or ticket needs.
+    static let maximumUnsentSessionOutput = 64 * 1024
 
     /// Sends what the TLS session has queued itself, and closes if that fails.
     private func flushSessionOutput() {
@@ -604,6 +620,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             } else if pendingStart == pending.count {
                 pending.removeAll(keepingCapacity: pending.capacity <= 64)
                 pendingStart = 0
+                unsentSessionOutput = 0
             } else if pendingStart > 64 && pendingStart * 2 > pending.count {
                 pending.removeFirst(pendingStart)
                 pendingStart = 0
