@@ -295,6 +295,20 @@ struct GRPCConnectionLifecycleTests {
         #expect(transport.connectionsOpened <= 4, "\(transport.connectionsOpened) connections for 10 calls")
     }
 
+    /// A transport let go without `close()` closes its connection: the server sees it go.
+    @Test func aTransportLetGoClosesItsConnection() async throws {
+        let server = try GRPCServer(router: RPCRouter(routes: SampleHandlers().allRoutes))
+        do {
+            let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.port)
+            let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1])),
+                                                                                         options: CallOptions(timeout: .seconds(120)))
+            #expect(try result.get().uuid == "01")
+            #expect(server.connectionCount == 1)
+        }
+        #expect(await eventually(within: .seconds(20)) { server.connectionCount == 0 })
+        await server.shutdown()
+    }
+
     @Test func afterTheServerGoesAwayTheNextCallReconnects() async throws {
         // Outside the range other tests' sockets draw from: no one takes the port between
         // the two servers, or listens on it after the second.

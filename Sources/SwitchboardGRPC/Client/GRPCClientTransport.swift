@@ -116,6 +116,14 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         }
     }
 
+    /// A transport let go without ``close()`` closes its connection too (no call is on it:
+    /// each holds the transport while it runs); the socket otherwise stayed open until the
+    /// server closed it (found by review).
+    deinit {
+        connecting?.cancel()
+        current?.close()
+    }
+
     /// Closes the connection gracefully; later calls open a new one. A connect under way is
     /// closed as it completes, so nothing opened before this call outlives it.
     public func close() {
