@@ -159,7 +159,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwitchboardEmitterTests",
-            dependencies: ["SwitchboardSchema", "SwitchboardEmitter"],
+            dependencies: ["SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardEmitterTests"
         ),
         .testTarget(

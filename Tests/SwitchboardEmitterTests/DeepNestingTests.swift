@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 import SwitchboardEmitter
 import SwitchboardSchema
 import Testing
@@ -8,9 +9,6 @@ import Testing
 /// overflowed the 512 KB stack macOS gives a secondary thread, a Dispatch worker or a Swift
 /// concurrency thread: the compiler crashed. They now run on threads of their own.
 @Suite struct DeepNestingTests {
-    /// Where the small-stack thread leaves its result; read after it signals.
-    final class Slot<Value>: @unchecked Sendable { var value: Value? }
-
     /// Messages nested `depth` deep, each with a field of the next level's type, a list and a
     /// map of it, and an enum: every recursive path of the parser, validator and emitters.
     static func nestedSchema(depth: Int) -> String {
@@ -27,25 +25,11 @@ import Testing
         return text
     }
 
-    /// Runs `body` on a thread with a 512 KB stack, as a macOS app's secondary thread has.
-    func onSmallStack<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        let slot = Slot<Result>()
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            slot.value = body()
-            done.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        done.wait()
-        return slot.value!
-    }
-
     @Test(arguments: [32, 256])
     func aSchemaNestedToTheLimitCompilesAndGeneratesFromASmallStack(depth: Int) {
         let text = Self.nestedSchema(depth: depth)
         let limits = SchemaLimits(maximumNesting: depth)
-        let results = onSmallStack { () -> (errors: [String], files: Int, proto: String, catalogue: Int) in
+        let results = onThread { () -> (errors: [String], files: Int, proto: String, catalogue: Int) in
             let output = SchemaCompiler.compile(files: [SourceFile(path: "deep.sb", text: text)], limits: limits)
             guard let schema = output.schema else { return (output.diagnostics.map(\.message), 0, "", 0) }
             let files = SwiftEmitter.generate(schema, options: SwiftEmitterOptions())
@@ -62,7 +46,7 @@ import Testing
     /// One level more than the limit is a clear error, from a small stack too.
     @Test func oneLevelPastTheLimitIsAnError() {
         let text = Self.nestedSchema(depth: 257)
-        let codes = onSmallStack {
+        let codes = onThread {
             SchemaCompiler.compile(files: [SourceFile(path: "deep.sb", text: text)], limits: SchemaLimits(maximumNesting: 256))
                 .diagnostics.map(\.code.rawValue)
         }

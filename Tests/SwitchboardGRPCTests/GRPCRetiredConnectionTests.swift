@@ -26,21 +26,7 @@ struct GRPCRetiredConnectionTests {
 
         init(firstDelay: Duration) throws {
             self.firstDelay = firstDelay
-            #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard bound else { throw CocoaError(.fileReadUnknown) }
-            listener = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
+            (listener, port) = try loopbackListener()
             Thread.detachNewThread { [self] in
                 for index in 0..<2 {
                     var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)

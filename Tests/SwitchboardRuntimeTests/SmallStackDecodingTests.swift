@@ -1,5 +1,6 @@
 import Foundation
 import KitchenSink
+import PeerSupport
 import SwitchboardRuntime
 import Testing
 
@@ -8,22 +9,6 @@ import Testing
 /// (512 KB), in this debug build: the codecs recurse per level, and what a peer sends must not
 /// overflow the stack of whoever decodes it.
 @Suite struct SmallStackDecodingTests {
-    /// Where the small-stack thread leaves its result; read after it signals.
-    final class Slot<Value>: @unchecked Sendable { var value: Value? }
-
-    func onSmallStack<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        let slot = Slot<Result>()
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            slot.value = body()
-            done.signal()
-        }
-        thread.stackSize = 512 * 1024
-        thread.start()
-        done.wait()
-        return slot.value!
-    }
-
     static func nested(_ depth: Int) -> TreeNode {
         var node = TreeNode(name: "leaf")
         for level in 1..<depth { node = TreeNode(name: "level \(level)", parent: node, children: [TreeNode(name: "sibling")]) }
@@ -33,7 +18,7 @@ import Testing
     @Test func binaryAtTheDepthLimit() {
         // The root and 100 messages nested below it: the most the default options take.
         let bytes = Self.nested(101).serializedBytes()
-        let result = onSmallStack { () -> (decoded: Bool, sameAgain: Bool, refused: Bool) in
+        let result = onThread { () -> (decoded: Bool, sameAgain: Bool, refused: Bool) in
             let decoded = try? TreeNode(serializedBytes: bytes)
             let deeper = Self.nested(102).serializedBytes()
             let refused: Bool
@@ -53,7 +38,7 @@ import Testing
     @Test func jsonAtTheDepthLimit() throws {
         // JSON counts objects and arrays: each level is an object and the children's array.
         let text = try Self.nested(45).jsonString()
-        let result = onSmallStack { () -> String? in
+        let result = onThread { () -> String? in
             guard let decoded = try? TreeNode(jsonString: text) else { return nil }
             return try? decoded.jsonString()
         }
