@@ -216,3 +216,37 @@ final class UnansweringServer: @unchecked Sendable {
         for socket in accepted { socket.close() }
     }
 }
+
+/// A reader of ``WebSocketConnection/messages`` cancelled while it waits ends the stream; what
+/// arrives after is dropped, and reading goes on (found by review: each dropped message still
+/// counted against the buffered-bytes bound, so after 4 MiB reading paused for good and the
+/// peer's close was never read).
+@Suite(.timeLimit(.minutes(1)))
+struct CancelledReaderTests {
+    @Test func readingGoesOnAfterTheReaderIsCancelled() async throws {
+        let go = ManagedFlag()
+        let server = try WebSocketServer { connection in
+            try? await connection.send(binary: Data(count: 16))
+            for _ in 0..<2000 where !go.isSet { try? await Task.sleep(for: .milliseconds(10)) }
+            // 8 MiB, twice the default bound on what waits unread, then a close.
+            for _ in 0..<128 { try? await connection.send(binary: Data(count: 64 << 10)) }
+            _ = await connection.close()
+        }
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: URL(string: "ws://127.0.0.1:\(server.port)/")!)
+        defer { client.abort() }
+        let first = ManagedFlag()
+        let reader = Task {
+            for await _ in client.messages { first.set() }
+        }
+        // The reader has the first message and waits for the next: cancelled there, it ends
+        // the stream; then the bulk comes.
+        #expect(await eventually(within: .seconds(10)) { first.isSet })
+        try await Task.sleep(for: .milliseconds(100))
+        reader.cancel()
+        await reader.value
+        go.set()
+        // The bulk is read and dropped, up to the server's close, which ends the connection.
+        #expect(await eventually(within: .seconds(20)) { !client.isOpen }, "reading stayed paused")
+    }
+}

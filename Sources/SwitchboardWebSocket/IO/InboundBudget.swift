@@ -55,6 +55,17 @@ final class InboundBudget: @unchecked Sendable {
         }
     }
 
+    /// Nobody will take what waits (the stream ended): none of it counts any more.
+    func releaseAll() {
+        lock.withLock {
+            buffered = 0
+            if isPaused {
+                isPaused = false
+                resume()
+            }
+        }
+    }
+
     /// The application took a message.
     func release(_ bytes: Int) {
         lock.withLock {

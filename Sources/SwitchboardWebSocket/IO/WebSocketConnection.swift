@@ -140,6 +140,13 @@ public final class WebSocketConnection: @unchecked Sendable {
         inbound = InboundBudget(limit: options.maximumBufferedBytes, pause: { gate.setPaused(true, by: .inboundBudget) }, resume: { gate.setPaused(false, by: .inboundBudget) })
         let stream: AsyncStream<WebSocketMessage>
         (stream, messageContinuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        // Ended by its reader (the reading task cancelled) with messages still in it: they
+        // are dropped, and so is what they counted against the bound, or reading would stay
+        // paused for good. Not when the connection finishes it: what is still in it is read
+        // then, and answered before the close (`closeWhenAnswered`).
+        messageContinuation.onTermination = { [inbound] termination in
+            if case .cancelled = termination { inbound.releaseAll() }
+        }
         messages = WebSocketMessages(stream: stream, budget: inbound, drained: drained)
         directSink = options.deliversMessagesDirectly
             ? DirectMessageSink(limit: options.maximumBufferedBytes, pause: { paused in gate.setPaused(paused, by: .directSink) })
@@ -574,8 +581,12 @@ public final class WebSocketConnection: @unchecked Sendable {
                     directSink.receive(message)
                 } else {
                     let copy = message.message
-                    inbound.take(InboundBudget.cost(of: copy))
-                    messageContinuation.yield(copy)
+                    let cost = InboundBudget.cost(of: copy)
+                    inbound.take(cost)
+                    // Nobody reads any more (the reading task was cancelled, which ends the
+                    // stream): the message is dropped, and so is its cost, or the budget never
+                    // drained and reading stayed paused for good (found by review).
+                    if case .terminated = messageContinuation.yield(copy) { inbound.release(cost) }
                 }
             case let .pong(payload):
                 lock.withLock { pongObserver }?(payload)
