@@ -96,6 +96,20 @@ expect_status 0 "generate repairs the output" "$bin" generate schema --output "$
 grep -q "removed 1 stale" "$work/out" && pass "generate counts the removed file apart from the written ones" || { fail "generate counts the removed file apart from the written ones"; cat "$work/out"; }
 expect_status 0 "--check passes after generate" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
 [ -f "$work/sdk/HandWritten.swift" ] && [ ! -f "$work/sdk/Zombie.swift" ] && pass "generate removes only stale generated files" || fail "generate removes only stale generated files"
+# A hand-written file with the name of a generated one is never overwritten: generate
+# refuses and writes nothing, --check names it, and once it is moved all is well.
+printf '// hand-written Badge\n' > "$work/sdk/Badge.swift"
+echo "// edited" >> "$work/sdk/ChatMessage.swift"
+expect_status 1 "generate refuses to overwrite a hand-written file with a generated name" "$bin" generate schema --output "$work/sdk" --module SignalChat
+grep -q "Badge.swift was not written by switchboard" "$work/err" && pass "the error names the hand-written file" || { fail "the error names the hand-written file"; cat "$work/err"; }
+[ "$(cat "$work/sdk/Badge.swift")" = "// hand-written Badge" ] && pass "the hand-written file is left as it was" || fail "the hand-written file is left as it was"
+grep -q "// edited" "$work/sdk/ChatMessage.swift" && pass "nothing else is written while it is in the way" || fail "nothing else is written while it is in the way"
+expect_status 1 "--check reports the hand-written file" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
+grep -q "not generated: .*Badge.swift" "$work/out" && pass "--check says it is not generated" || { fail "--check says it is not generated"; cat "$work/out"; }
+mv "$work/sdk/Badge.swift" "$work/sdk/BadgeNotes.swift"
+expect_status 0 "generate writes once it is moved" "$bin" generate schema --output "$work/sdk" --module SignalChat
+expect_status 0 "--check passes then" "$bin" generate schema --output "$work/sdk" --module SignalChat --check
+rm "$work/sdk/BadgeNotes.swift"
 # Entries named *.swift that are not regular files are not ours: left alone, not read (a
 # directory made the read trap, a FIFO made it wait for ever).
 mkdir "$work/sdk/Folder.swift"

@@ -88,6 +88,33 @@ struct OutputPlan {
         }.sorted()
     }
 
+    /// Whether the file at `path` may be replaced: one this tool wrote (it starts with the
+    /// header), or an empty one (a write cut short). Anything else is the user's: a
+    /// hand-written file that has the name of a generated one is never overwritten (found by
+    /// review: it was replaced, and lost).
+    static func mayReplace(_ path: String) -> Bool {
+        guard let start = RegularFile.prefix(of: path, upTo: SwiftEmitter.headerMarker.utf8.count) else { return true }
+        return start.isEmpty || start == Data(SwiftEmitter.headerMarker.utf8)
+    }
+
+    /// The existing entry spelled otherwise that is `name` on this file system (one that
+    /// ignores case, as macOS's does): writing `name` would replace it.
+    func caseTwin(of name: String, among existing: Set<String>, lowercased: [String: String]) -> String? {
+        guard !existing.contains(name), let twin = lowercased[name.lowercased()], twin != name,
+              Self.isSameFile(directory.path + "/" + twin, directory.path + "/" + name) else { return nil }
+        return twin
+    }
+
+    /// Files this plan would write over that it did not generate.
+    func handWrittenInTheWay(among existing: Set<String>) -> [String] {
+        let lowercased = Dictionary(existing.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        return files.compactMap { file -> String? in
+            let name = existing.contains(file.path) ? file.path : caseTwin(of: file.path, among: existing, lowercased: lowercased)
+            guard let name, !Self.mayReplace(directory.path + "/" + name) else { return nil }
+            return name
+        }.sorted()
+    }
+
     /// `.switchboard-<pid>-<n>.tmp` of a process that is gone (another generate still
     /// running into this folder keeps its own).
     static func isAbandonedTemporaryFile(_ name: String) -> Bool {
@@ -108,7 +135,11 @@ struct OutputPlan {
     func problems() -> [String] {
         var problems: [String] = []
         let existing = existingNames()
-        for file in files {
+        let inTheWay = Set(handWrittenInTheWay(among: existing))
+        for name in inTheWay.sorted() {
+            problems.append("not generated: \(directory.appendingPathComponent(name).relativePath) has the name of a generated file; move or rename it")
+        }
+        for file in files where !inTheWay.contains(file.path) {
             let url = directory.appendingPathComponent(file.path)
             guard existing.contains(file.path), let same = RegularFile.holds(Data(file.contents.utf8), at: url.path) else {
                 problems.append("missing: \(url.relativePath)")
@@ -126,10 +157,12 @@ struct OutputPlan {
     /// Unchanged files are left untouched so incremental builds stay incremental.
     func apply() throws -> (written: Int, removed: Int) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let existing = existingNames()
+        let inTheWay = handWrittenInTheWay(among: existing)
+        guard inTheWay.isEmpty else { throw HandWrittenFiles(paths: inTheWay.map { directory.appendingPathComponent($0).path }) }
         // Files are independent: compared and written on every core. A file that exists is
         // replaced atomically (a build reading it never sees half of it); a new one is written
         // in place, which saves a temporary file and a rename per file.
-        let existing = existingNames()
         let outcomes = Outcomes(count: files.count)
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             // A plain path: `URL.appendingPathComponent` stats the file to learn if it is a folder.
@@ -155,6 +188,15 @@ struct OutputPlan {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         return (written, removed)
+    }
+}
+
+/// Files in the output folder with the names of generated ones that the tool did not write:
+/// nothing is written until they are moved.
+struct HandWrittenFiles: Error, CustomStringConvertible {
+    let paths: [String]
+    var description: String {
+        paths.map { "\($0) was not written by switchboard but has the name of a generated file; move or rename it" }.joined(separator: "\n")
     }
 }
 
