@@ -164,7 +164,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return true
             }
             guard let starting else {
-                handshakeDone?("the socket is closed")
+                // Ended before this delegate took over (a TLS failure in the read that also
+                // brought an upgrade's answer, told to the delegate before it): it hears so too,
+                // or it would take the connection for open for ever (found by review).
+                if let handshakeDone { handshakeDone("the socket is closed") } else { delegate.channelEnded(reason: "the socket is closed") }
                 return
             }
             guard starting else { return }

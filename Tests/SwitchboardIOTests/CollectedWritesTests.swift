@@ -159,6 +159,35 @@ struct CollectedWritesTests {
         await loop.shutdown()
     }
 
+    /// A delegate that takes over a channel already closed (a TLS failure in the read that
+    /// brought an upgrade's answer, told to the delegate before it) hears that it ended, once,
+    /// instead of taking the connection for open for ever (found by review).
+    @Test func aDelegateTakingOverAnEndedChannelHearsItEnded() async throws {
+        final class EndRecorder: ChannelDelegate, @unchecked Sendable {
+            let ends = Box<[String?]>([])
+            func channelRead(_ bytes: UnsafeRawBufferPointer) {}
+            func channelEnded(reason: String?) { ends.update { $0.append(reason) } }
+            func channelWriteFailed(_ reason: String) {}
+        }
+        let loop = try EventLoop(name: "ended-channel-test")
+        let (watched, peer) = try #require(nonBlockingSocketPair())
+        let channel = SocketChannel(descriptor: watched, loop: loop)
+        let first = EndRecorder()
+        let opened = Box(false)
+        channel.activate(delegate: first) { _ in opened.update { $0 = true } }
+        #expect(await eventually { opened.value })
+        defer { _ = close(peer) }
+        // Closed for a failure of its own (as a dead TLS session closes it).
+        channel.close(reason: "the TLS session failed")
+        #expect(await eventually { channel.isClosed })
+        let second = EndRecorder()
+        channel.activate(delegate: second, handshakeDone: nil)
+        #expect(await eventually { second.ends.value.count == 1 })
+        await onLoop(loop) {}
+        #expect(second.ends.value.count == 1)
+        await loop.shutdown()
+    }
+
     /// A collected write that fails when a graceful close sends it, in the same turn, is
     /// reported once, as it is when the turn's end sends it (found by review: the report was
     /// left to the loop, by when the close had let the delegate go, and nobody heard of it).
