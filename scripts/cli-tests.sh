@@ -417,6 +417,21 @@ expect_status 1 "export-catalogue refuses a linked service folder" "$bin" export
 expect_status 1 "export-catalogue --check reports the linked folder" "$bin" export-catalogue schema --output "$work/catalogue-linked" --check
 grep -q "not a folder (a symbolic link): .*usernames" "$work/out" && pass "--check names it" || { fail "--check names it"; cat "$work/out"; }
 
+# A provider's own services.yml is never overwritten, and a folder named *.jtd.json in an
+# exported service folder is not removed.
+"$bin" export-catalogue schema --output "$work/catalogue-own" >/dev/null
+printf 'services: [] # the provider'"'"'s own\n' > "$work/catalogue-own/services.yml"
+mkdir -p "$work/catalogue-own/usernames/notes.jtd.json"
+echo keep > "$work/catalogue-own/usernames/notes.jtd.json/keep.txt"
+expect_status 1 "export-catalogue refuses to overwrite a hand-written services.yml" "$bin" export-catalogue schema --output "$work/catalogue-own"
+grep -q "services.yml was not written by switchboard" "$work/err" && pass "and names it" || { fail "and names it"; cat "$work/err"; }
+grep -q "the provider's own" "$work/catalogue-own/services.yml" && pass "and leaves it as it was" || fail "and leaves it as it was"
+expect_status 1 "export-catalogue --check reports it" "$bin" export-catalogue schema --output "$work/catalogue-own" --check
+grep -q "not generated: .*services.yml" "$work/out" && pass "as not generated" || { fail "as not generated"; cat "$work/out"; }
+rm "$work/catalogue-own/services.yml"
+expect_status 0 "export-catalogue writes once it is gone" "$bin" export-catalogue schema --output "$work/catalogue-own"
+[ -f "$work/catalogue-own/usernames/notes.jtd.json/keep.txt" ] && pass "a folder named *.jtd.json is left alone" || fail "a folder named *.jtd.json is left alone"
+
 # Anyone who may make folders in a catalogue can leave a FIFO where an export looks for its
 # own files, or a link to a device where it compares them: neither may stall the export.
 mkdir -p "$work/catalogue-fifo/planted"

@@ -23,9 +23,17 @@ package enum ExportCatalogueCommand {
         // A service folder that is a symbolic link would send the export's files outside the
         // catalogue, as `generate` refuses to (its writes never follow a link).
         let linked = Set(files.compactMap { linkedFolder(of: $0.path, in: root) }).sorted()
+        // A provider's own `services.yml` or `definition.yml` where the export writes its own is
+        // never overwritten (found by review: it was replaced, and lost). JSON has no comment
+        // to mark the type definitions, which live only in folders the export made.
+        let handWritten = linked.isEmpty ? files.map(\.path).filter { path in
+            guard path.hasSuffix(".yml"), let start = RegularFile.prefix(of: root.appendingPathComponent(path).path, upTo: 1) else { return false }
+            return !start.isEmpty && !isGenerated(root.appendingPathComponent(path))
+        } : []
         if arguments.flags.contains("--check") {
             var problems: [String] = linked.map { "not a folder (a symbolic link): \(output)/\($0)" }
-            for file in files where !linked.contains(where: { file.path.hasPrefix($0 + "/") }) {
+            problems += handWritten.map { "not generated: \(output)/\($0) has the name of a catalogue file; move or rename it" }
+            for file in files where !linked.contains(where: { file.path.hasPrefix($0 + "/") }) && !handWritten.contains(file.path) {
                 switch RegularFile.holds(Data(file.contents.utf8), at: root.appendingPathComponent(file.path).path) {
                 case true?: break
                 case nil: problems.append("missing: \(output)/\(file.path)")
@@ -38,6 +46,10 @@ package enum ExportCatalogueCommand {
         }
         if let first = linked.first {
             CommandLineTool.printError("switchboard: error: \(output)/\(first) is a symbolic link; the catalogue is written into real folders only")
+            return 1
+        }
+        if let first = handWritten.first {
+            CommandLineTool.printError("switchboard: error: \(output)/\(first) was not written by switchboard but has the name of a catalogue file; move or rename it")
             return 1
         }
         do {
@@ -88,6 +100,9 @@ package enum ExportCatalogueCommand {
                 for inner in (try? files.contentsOfDirectory(atPath: url.path)) ?? []
                 where inner == "definition.yml" || inner.hasSuffix(".jtd.json") {
                     let path = name + "/" + inner
+                    // Only a regular file can be one an export wrote: a folder so named is not
+                    // removed, nor is what it holds.
+                    guard RegularFile.prefix(of: url.appendingPathComponent(inner).path, upTo: 0) != nil else { continue }
                     if !expected.contains(path) { extra.append(path) }
                 }
             } else if name == "services.yml", !expected.contains(name), isGenerated(url) {
