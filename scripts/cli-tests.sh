@@ -168,6 +168,11 @@ expect_status 2 "a body that does not fit the schema is refused" "$bin" mock-ser
 printf '[{"event": "Messages.incomingMessage"},\n {"event": "Messages.incomingMessage", "paylod": {}}]' > "$work/bad-push.json"
 expect_status 2 "an unknown push key is refused" "$bin" mock-server --pushes "$work/bad-push.json"
 grep -q "bad-push.json:2: push 1: unknown key 'paylod'" "$work/err" && pass "the push error names its line" || fail "the push error names its line"
+printf '{"Usernames.lookUpUsernameHash": {"status": 200},\n "signal.chat.Usernames/LookUpUsernameHash": {"status": 404}}' > "$work/twice.json"
+expect_status 2 "two spellings of one endpoint are refused" "$bin" mock-server --responses "$work/twice.json"
+grep -q "which another key of this file names too" "$work/err" && pass "the error says both name it" || { fail "the error says both name it"; cat "$work/err"; }
+expect_status 2 "an empty option value after '=' is refused" "$bin" export-proto --output= schema
+grep -q "option --output needs a value after '='" "$work/err" && pass "and said so (not taking the next argument)" || { fail "and said so (not taking the next argument)"; cat "$work/err"; }
 # Script files are read once and bounded: /dev/zero is refused, not read until memory ends,
 # and 20,000 pushes are checked in one pass (each found its line by rescanning the file).
 expect_status 2 "a script past 64 MiB is refused" "$bin" mock-server --responses /dev/zero

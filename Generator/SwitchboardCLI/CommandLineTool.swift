@@ -35,10 +35,13 @@ package enum CommandLineTool {
                 } else if Self.flagNames.contains(argument) {
                     flags.insert(argument)
                 } else if argument.hasPrefix("--") || argument == "-o" {
-                    let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+                    // Empty pieces kept: `--output=` is an empty value (refused), not one that
+                    // takes the next argument.
+                    let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                     let name = argument == "-o" ? "--output" : parts[0]
                     let value: String
                     if parts.count == 2, argument != "-o" {
+                        guard !parts[1].isEmpty else { throw UsageError("option \(name) needs a value after '='") }
                         value = parts[1]
                     } else {
                         guard index + 1 < arguments.count else { throw UsageError("option \(argument) needs a value") }

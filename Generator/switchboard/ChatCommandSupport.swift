@@ -120,7 +120,13 @@ enum ChatCommandSupport {
     static func timeout(_ arguments: CommandLineTool.Arguments, fallback: Duration) throws(CommandLineTool.UsageError) -> Duration {
         guard let text = arguments.options["--timeout"] else { return fallback }
         guard let seconds = Double(text), seconds > 0, seconds <= 86_400 * 365 else { throw .init("--timeout must be a positive number of seconds, at most a year") }
-        return .milliseconds(Int64(seconds * 1000))
+        return milliseconds(seconds)
+    }
+
+    /// `seconds` as a whole number of milliseconds, at least one: a positive value given must
+    /// not become zero (which the limits read as "at once", or "never").
+    static func milliseconds(_ seconds: Double) -> Duration {
+        .milliseconds(max(1, Int64((seconds * 1000).rounded(.up))))
     }
 
     static func options(_ arguments: CommandLineTool.Arguments) throws(CommandLineTool.UsageError) -> ChatConnectionOptions {

@@ -154,12 +154,15 @@ final class EventPrinter: @unchecked Sendable {
                 return .reject(EventOutcome.badRequest, reason: error.message)
             }
         }
-        guard !done.withLock({ $0 }) else { return .withhold(reason: "enough events printed") }
-        ChatCommandSupport.printLine(line + "}")
-        let total = count.withLock { value -> Int in
+        // A slot is taken and the line printed in one step: two subscriptions' pushes at one
+        // moment both passed a check made apart from the count, and N+1 lines came out.
+        let total: Int? = count.withLock { value -> Int? in
+            guard !done.withLock({ $0 }), limit.map({ value < $0 }) ?? true else { return nil }
             value += 1
+            ChatCommandSupport.printLine(line + "}")
             return value
         }
+        guard let total else { return .withhold(reason: "enough events printed") }
         if let limit, total >= limit {
             done.withLock { $0 = true }
             limitSignal.yield()

@@ -56,11 +56,11 @@ enum MockServerCommand {
         limits.maximumConnectionsPerAddress = limits.maximumConnections
         if let text = arguments.options["--idle-timeout"] {
             guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--idle-timeout must be 0 (never) to 86400 seconds") }
-            limits.idleTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+            limits.idleTimeout = seconds == 0 ? nil : ChatCommandSupport.milliseconds(seconds)
         }
         if let text = arguments.options["--message-timeout"] {
             guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else { throw .init("--message-timeout must be 0 (never) to 86400 seconds") }
-            limits.messageReceiveTimeout = seconds == 0 ? nil : .milliseconds(Int64(seconds * 1000))
+            limits.messageReceiveTimeout = seconds == 0 ? nil : ChatCommandSupport.milliseconds(seconds)
         }
         var connectionOptions = WebSocketConnection.Options()
         var grpcMessageSize = GRPCServerOptions().maximumReceiveMessageSize
@@ -347,7 +347,11 @@ enum MockServerCommand {
                     throw .init("\(at)\(name)\(entries.count > 1 ? "[\(position)]" : ""): \(error.message)")
                 }
             }
-            scripts[endpoint.service.name + "." + endpoint.endpoint.name] = responses
+            let key = endpoint.service.name + "." + endpoint.endpoint.name
+            // Two spellings of one endpoint (`Service.endpoint` and `pkg.Service/Rpc`): one
+            // would silently win; the loader is strict.
+            guard scripts[key] == nil else { throw .init("\(at)\(name) names \(key), which another key of this file names too") }
+            scripts[key] = responses
         }
         return scripts
     }
