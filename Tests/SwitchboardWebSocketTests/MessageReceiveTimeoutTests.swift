@@ -57,6 +57,33 @@ struct MessageReceiveTimeoutTests {
         #expect(waited < .seconds(10), "closed long before the frame would have finished")
     }
 
+    /// A message begun in the same packet as the upgrade request, and never finished, is held
+    /// to the timeout too (found by review: no later read came to start its clock).
+    @Test func aMessageBegunWithTheUpgradeIsTimedToo() async throws {
+        let server = try WebSocketServer(limits: .init(idleTimeout: .seconds(60), messageReceiveTimeout: .milliseconds(800))) { connection in
+            for await _ in connection.messages {}
+        }
+        defer { server.stop() }
+        let socket = try TCPSocket.connect(host: "127.0.0.1", port: server.port, timeout: .seconds(5))
+        defer { socket.close() }
+        try socket.setReadDeadline(.now + .seconds(30))
+        // The request and the first 10 bytes of a 300-byte frame, in one write; then nothing.
+        let started = ContinuousClock.now
+        try socket.write(Self.upgradeRequest + Array(message(300, fill: 7).prefix(10)))
+        var head: [UInt8] = []
+        while head.count < 4096, head.firstRange(of: Array("\r\n\r\n".utf8)) == nil {
+            let bytes = try socket.read(maximum: 1)
+            if bytes.isEmpty { break }
+            head += bytes
+        }
+        #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101"))
+        let close = try await offThread { try readFrameStart(from: socket) }
+        let waited = ContinuousClock.now - started
+        #expect(close.first == 0x88, "a close frame, got \(close)")
+        #expect(close.count >= 4 && UInt16(close[2]) << 8 | UInt16(close[3]) == 1008, "1008, got \(close)")
+        #expect(waited < .seconds(20), "closed by the message timeout, not the idle one")
+    }
+
     @Test func messagesThatEachArriveInTimeKeepTheConnection() async throws {
         let received = Counter()
         let opened = ConnectionBox()

@@ -158,7 +158,20 @@ public final class WebSocketConnection: @unchecked Sendable {
         // upgrade and this connection taking the channel over.
         eventLoop.executeHere { [self] in
             let pending = pending + (laterInitialBytes?() ?? [])
-            if !pending.isEmpty { process(core: { $0.receive(pending) }) }
+            if !pending.isEmpty {
+                process(core: { $0.receive(pending) })
+                // As for every read (`handle`): a message begun in the bytes that came with the
+                // upgrade is held to the receive timeout too (found by review: no later read
+                // came to arm it, and the slot was held until the idle timeout, or for ever).
+                let armMessageTimer = lock.withLock { () -> Bool in
+                    let now = ContinuousClock.now
+                    lastReceived = now
+                    return options.messageReceiveTimeout != nil && noteMessageProgress(at: now)
+                }
+                if armMessageTimer, let timeout = options.messageReceiveTimeout {
+                    checkMessageProgress(at: .now.advanced(by: timeout), timeout: timeout)
+                }
+            }
             channel.activate(delegate: Reader(self), handshakeDone: nil)
             gate.start()
         }
