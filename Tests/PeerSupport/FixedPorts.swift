@@ -25,11 +25,7 @@ public enum FixedPorts {
     }
 
     private static func isFree(_ port: Int) -> Bool {
-        #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = TestSockets.stream()
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var reuse: Int32 = 1

@@ -1,12 +1,10 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-private let streamType = Int32(SOCK_STREAM.rawValue)
 private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
 private func systemClose(_ fd: Int32) { _ = Glibc.close(fd) }
 #else
 import Darwin
-private let streamType = SOCK_STREAM
 private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
 private func systemClose(_ fd: Int32) { _ = Darwin.close(fd) }
 #endif
@@ -24,8 +22,8 @@ public final class FullListenQueue: @unchecked Sendable {
 
     /// Listens on a free loopback port and fills its queue.
     public init() throws {
-        let listener = socket(AF_INET, streamType, 0)
-        let filler = socket(AF_INET, streamType, 0)
+        let listener = TestSockets.stream()
+        let filler = TestSockets.stream()
         self.listener = listener
         self.filler = filler
         var address = sockaddr_in()

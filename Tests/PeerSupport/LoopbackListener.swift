@@ -1,16 +1,14 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-private let listenerStreamType = Int32(SOCK_STREAM.rawValue)
 #else
 import Darwin
-private let listenerStreamType = SOCK_STREAM
 #endif
 
 /// A blocking socket listening on a free loopback port, for a hand-written peer: the
 /// descriptor (the caller accepts on it and closes it) and its port.
 public func loopbackListener(backlog: Int32 = 4) throws -> (descriptor: Int32, port: Int) {
-    let descriptor = socket(AF_INET, listenerStreamType, 0)
+    let descriptor = TestSockets.stream()
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

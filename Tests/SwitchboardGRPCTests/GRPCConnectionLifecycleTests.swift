@@ -28,6 +28,10 @@ struct GRPCConnectionLifecycleTests {
         private let goesAway: Bool
         private let connections: Int
         private let accepted = Locked(0)
+        private let stopped = Locked(false)
+        /// Signalled when the serving thread ends: the listener is closed only after it, or its
+        /// next poll or accept would use whatever descriptor another test opened with that number.
+        private let finished = DispatchSemaphore(value: 0)
         /// How many connections it has accepted.
         var acceptedCount: Int { accepted.withLock { $0 } }
 
@@ -36,11 +40,7 @@ struct GRPCConnectionLifecycleTests {
             self.settings = settings
             self.goesAway = goesAway
             self.connections = connections
-            #if canImport(Glibc)
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            #else
-            let fd = socket(AF_INET, SOCK_STREAM, 0)
-            #endif
+            let fd = TestSockets.stream()
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -55,10 +55,10 @@ struct GRPCConnectionLifecycleTests {
         }
 
         private func serve() {
+            defer { finished.signal() }
             for _ in 0..<connections {
-                var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 20_000) > 0 else { return }
-                let client = accept(listener, nil, nil)
+                guard TestSockets.awaitConnection(on: listener, stopped: { stopped.withLock { $0 } }) else { return }
+                let client = TestSockets.accept(on: listener)
                 guard client >= 0 else { return }
                 accepted.withLock { $0 += 1 }
                 serve(client)
@@ -76,7 +76,7 @@ struct GRPCConnectionLifecycleTests {
             var buffer = [UInt8](repeating: 0, count: 4096)
             let deadline = Date().addingTimeInterval(20)
             var goAwayAt: Date?
-            while Date() < deadline {
+            while Date() < deadline, !stopped.withLock({ $0 }) {
                 if let due = goAwayAt, Date() >= due {
                     goAwayAt = .distantFuture
                     var bye: [UInt8] = []
@@ -91,7 +91,13 @@ struct GRPCConnectionLifecycleTests {
             }
         }
 
-        func stop() { _ = close(listener) }
+        /// Stops listening and serving: wakes the serving thread, waits for it, closes.
+        func stop() {
+            stopped.withLock { $0 = true }
+            _ = shutdown(listener, Int32(SHUT_RDWR))
+            finished.wait()
+            _ = close(listener)
+        }
     }
 
     @Test func anUnansweredKeepalivePingEndsTheConnection() async throws {

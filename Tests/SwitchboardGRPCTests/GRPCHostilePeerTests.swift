@@ -26,23 +26,45 @@ struct GRPCHostilePeerTests {
         }
     }
 
+    /// Sends `bytes` on `fd` from a thread of its own, `chunk` bytes a call, until all are sent
+    /// or a send fails.
+    static func sendInBackground(_ bytes: [UInt8], on fd: Int32, chunk: Int) -> BackgroundSender {
+        let sender = BackgroundSender(fd: fd)
+        Thread.detachNewThread {
+            defer { sender.done.signal() }
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes[offset..<min(bytes.count, offset + chunk)].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count <= 0 { return }
+                offset += count
+            }
+        }
+        return sender
+    }
+
+    /// The socket a background sender writes to, closed only once that sender has stopped: closed
+    /// under it, its next send would go to whatever socket another test opened with that number.
+    final class BackgroundSender: Sendable {
+        let fd: Int32
+        let done = DispatchSemaphore(value: 0)
+        init(fd: Int32) { self.fd = fd }
+
+        /// Ends the connection (which fails a send blocked on it), waits for the sender, closes.
+        func finishAndClose() {
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+            done.wait()
+            _ = close(fd)
+        }
+    }
+
     static func attackBlocking(port: Int, raw: Bool, _ payload: [UInt8]) -> (code: HTTP2ErrorCode?, closed: Bool) {
         guard let fd = connectedSocket(port: port, receiveBuffer: nil) else { return (nil, false) }
-        defer { _ = close(fd) }
         var bytes: [UInt8] = raw ? [] : HTTP2ConnectionPreface.bytes
         if !raw { HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: false)), into: &bytes) }
         bytes += payload
-        let toSend = bytes
         // Written from another thread: a server that stops reading must not block the reader.
-        Thread.detachNewThread {
-            let bytes = toSend
-            var offset = 0
-            while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if sent <= 0 { return }
-                offset += sent
-            }
-        }
+        let sender = sendInBackground(bytes, on: fd, chunk: bytes.count)
+        defer { sender.finishAndClose() }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = Date().addingTimeInterval(10)
@@ -161,17 +183,9 @@ struct GRPCHostilePeerTests {
             calls += Self.frame(stream, .data(message[...], endStream: true, flowControlledLength: message.count))
         }
         let fd = try #require(Self.connectedSocket(port: server.port, receiveBuffer: 8 << 10))
-        defer { _ = close(fd) }
         // Sent from another thread: once the server stops reading, this blocks, as it should.
-        let payload = calls
-        Thread.detachNewThread {
-            var offset = 0
-            while offset < payload.count {
-                let count = payload[offset..<min(payload.count, offset + 16_384)].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                if count <= 0 { return }
-                offset += count
-            }
-        }
+        let sender = Self.sendInBackground(calls, on: fd, chunk: 16_384)
+        defer { sender.finishAndClose() }
         // Wait until the server stops starting calls (nothing new for half a second; 10 s at most).
         var last = -1, steadySince = ContinuousClock.now, largest = 0
         let deadline = ContinuousClock.now.advanced(by: .seconds(10))
@@ -233,11 +247,7 @@ struct GRPCHostilePeerTests {
     /// A blocking socket connected to `port`, its receive buffer set first (so the kernel
     /// cannot absorb the answers by growing it).
     static func connectedSocket(port: Int, receiveBuffer: Int32?) -> Int32? {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = TestSockets.stream()
         if var size = receiveBuffer {
             _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }

@@ -23,15 +23,18 @@ struct GRPCRetiredConnectionTests {
         let listener: Int32
         let port: Int
         let firstDelay: Duration
+        /// Signalled when the accepting thread ends: the listener is closed only after it.
+        private let finished = DispatchSemaphore(value: 0)
+        private let stopped = Locked(false)
 
         init(firstDelay: Duration) throws {
             self.firstDelay = firstDelay
             (listener, port) = try loopbackListener()
             Thread.detachNewThread { [self] in
+                defer { finished.signal() }
                 for index in 0..<2 {
-                    var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                    guard poll(&ready, 1, 20_000) > 0 else { return }
-                    let client = accept(listener, nil, nil)
+                    guard TestSockets.awaitConnection(on: listener, stopped: { stopped.withLock { $0 } }) else { return }
+                    let client = TestSockets.accept(on: listener)
                     guard client >= 0 else { return }
                     Thread.detachNewThread { [self] in
                         serve(client, first: index == 0)
@@ -86,7 +89,13 @@ struct GRPCRetiredConnectionTests {
                    HTTP2Frame(streamID: 1, payload: .headers(fragment: trailers[...], endStream: true, endHeaders: true))], to: client)
         }
 
-        func stop() { _ = close(listener) }
+        /// Stops accepting: wakes the accepting thread, waits for it, closes the listener.
+        func stop() {
+            stopped.withLock { $0 = true }
+            _ = shutdown(listener, Int32(SHUT_RDWR))
+            finished.wait()
+            _ = close(listener)
+        }
     }
 
     @Test func aCallOnAConnectionThatWentAwayFinishesAfterANewOneReplacesIt() async throws {

@@ -80,12 +80,8 @@ struct HTTP2SocketTests {
     }
 
     static func connectedPair(loop: EventLoop, serverOptions: HTTP2ConnectionOptions = .init()) throws -> (client: HTTP2ChannelDriver, server: HTTP2ChannelDriver) {
-        var pair: [Int32] = [0, 0]
-        #if canImport(Glibc)
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw IOError.system("socketpair", errno) }
-        #else
-        guard socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0 else { throw IOError.system("socketpair", errno) }
-        #endif
+        guard let (first, second) = TestSockets.pair() else { throw IOError.system("socketpair", errno) }
+        let pair = [first, second]
         for descriptor in pair { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL, 0) | O_NONBLOCK) }
         let server = HTTP2ChannelDriver(channel: SocketChannel(descriptor: pair[1], loop: loop), role: .server, options: serverOptions,
                                         acceptor: ReversingAcceptor())
@@ -216,11 +212,7 @@ final class LoopbackListener: @unchecked Sendable {
     let port: Int
 
     init() throws {
-        #if canImport(Glibc)
-        let number = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let number = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let number = TestSockets.stream()
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -240,7 +232,7 @@ final class LoopbackListener: @unchecked Sendable {
             Thread.detachNewThread { [self] in
                 var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 guard poll(&ready, 1, 20_000) > 0 else { return continuation.resume(returning: nil) }
-                let client = accept(descriptor, nil, nil)
+                let client = TestSockets.accept(on: descriptor)
                 guard client >= 0 else { return continuation.resume(returning: nil) }
                 _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL, 0) | O_NONBLOCK)
                 continuation.resume(returning: client)

@@ -1,4 +1,5 @@
 import Foundation
+import PeerSupport
 @testable import SwitchboardIO
 #if canImport(Glibc)
 import Glibc
@@ -9,14 +10,9 @@ import Darwin
 /// Two connected local stream sockets, the first non-blocking (for a loop to watch); `nil`
 /// if the system refuses.
 func nonBlockingSocketPair() -> (watched: Int32, peer: Int32)? {
-    var pair: [Int32] = [0, 0]
-    #if canImport(Glibc)
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { return nil }
-    #else
-    guard socketpair(AF_UNIX, SOCK_STREAM, 0, &pair) == 0 else { return nil }
-    #endif
-    _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
-    return (pair[0], pair[1])
+    guard let (watched, peer) = TestSockets.pair() else { return nil }
+    _ = fcntl(watched, F_SETFL, fcntl(watched, F_GETFL) | O_NONBLOCK)
+    return (watched, peer)
 }
 
 /// A TCP connection on loopback accepted through an `Acceptor` on `loop`: the client's

@@ -49,9 +49,8 @@ struct ChannelEndTests {
     #if os(Linux)
     /// Two connected local sockets, for channels that need no network.
     func socketPair() throws -> [Int32] {
-        var pair: [Int32] = [0, 0]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        return pair
+        let (first, second) = try #require(TestSockets.pair())
+        return [first, second]
     }
 
     @Test func activatingAClosedChannelAnswersWhoeverWaitsForItsStart() async throws {

@@ -28,8 +28,8 @@ struct ServerALPNTests {
     #if os(Linux)
     /// The protocol a client offering h2 then http/1.1 agrees on with `serverSession`.
     func negotiated(with serverSession: TLSSession) async throws -> String? {
-        var pair: [Int32] = [0, 0]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let (first, second) = try #require(TestSockets.pair())
+        let pair = [first, second]
         let trust = try String(contentsOfFile: await TestCertificates.file("ca.pem"), encoding: .utf8)
         let clientSession = TLSSession(try TLSEngine(clientTrusting: trust, serverName: "localhost", applicationProtocols: ["h2", "http/1.1"]))
         let server = SocketChannel(descriptor: pair[0], loop: EventLoopGroup.shared.next(), tls: serverSession)
