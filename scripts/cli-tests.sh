@@ -80,6 +80,11 @@ expect_status 1 "an import without its --import-path is an error" "$bin" lint Te
 grep -q "unknown package 'acme.common'; pass its schema directory with --import-path" "$work/err" && pass "the error says to pass --import-path" || fail "the error says to pass --import-path"
 expect_status 2 "a missing --import-path directory is a usage error" "$bin" lint Tests/Schemas/imports/app --import-path "$work/nope"
 expect_status 0 "lint with --import-path" "$bin" lint Tests/Schemas/imports/app --import-path Tests/Schemas/imports/common=AcmeCommon
+mkdir -p "$work/a=b" && cp -R Tests/Schemas/imports/common "$work/a=b/common"
+expect_status 0 "an --import-path directory with '=' in its path" "$bin" lint Tests/Schemas/imports/app --import-path "$work/a=b/common"
+expect_status 0 "an --import-path directory with '=' in its path, and a module" "$bin" lint Tests/Schemas/imports/app --import-path "$work/a=b/common=AcmeCommon"
+mkdir -p "$work/common=Named" && cp Tests/Schemas/imports/common/* "$work/common=Named/"
+expect_status 0 "an --import-path directory whose name ends in '=Word' is a directory" "$bin" lint Tests/Schemas/imports/app --import-path "$work/common=Named"
 
 cp -r Sources/SignalChat/Generated "$work/sdk"
 expect_status 0 "--check passes on a fresh copy" "$bin" generate schema --output "$work/sdk" --module SignalChat --check

@@ -64,14 +64,22 @@ package enum CommandLineTool {
         }
 
         /// `--import-path <dir>[=<SwiftModule>]`, which every command that reads a schema takes.
+        /// A directory may itself contain `=`: the value is all directory when it names one, or
+        /// when what follows its last `=` has a `/` (no module name does).
         package var importPaths: [SchemaCompiler.ImportPath] {
             (repeated["--import-path"] ?? []).map { value in
-                guard let equals = value.lastIndex(of: "="), value.index(after: equals) != value.endIndex else {
+                guard let equals = value.lastIndex(of: "="), value.index(after: equals) != value.endIndex,
+                      !value[equals...].contains("/"), !Self.isDirectory(value) else {
                     return SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: value))
                 }
                 return SchemaCompiler.ImportPath(directory: URL(fileURLWithPath: String(value[..<equals])),
                                                  swiftModule: String(value[value.index(after: equals)...]))
             }
+        }
+
+        private static func isDirectory(_ path: String) -> Bool {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
         }
 
         /// Refuses options and flags the command does not take: a flag meant for another
