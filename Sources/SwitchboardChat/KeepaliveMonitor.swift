@@ -52,6 +52,9 @@ public struct KeepaliveMonitor<Instant: InstantProtocol>: Sendable where Instant
         lastHeard = now
     }
 
+    /// When the server was last heard from (the connection's opening, until something arrives).
+    public var lastHeardAt: Instant { lastHeard }
+
     /// Whether a probe is out and unanswered.
     public var isAwaitingAnswer: Bool { probeSentAt != nil }
 

@@ -79,6 +79,61 @@ import Testing
         await session.shutDown()
     }
 
+    /// A server that goes silent after its first message is not forgiven for being up 30 s:
+    /// only hearing from it after that proves the connection stable, so a half-dead server
+    /// is retried ever more slowly (found by review: it was forgiven at 30 s, dropped by the
+    /// heartbeat at 40 s, and retried after the first backoff step for ever).
+    @Test func aConnectionSilentPastTheStableIntervalIsNotForgiven() async throws {
+        let clock = ManualClock()
+        let silent = FakeLink(answersProbes: false)
+        let connector = FakeConnector([.link(FakeLink()), .link(silent)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        try #require(connector.links.current.first).drop(.transport(.io("network down")))
+        #expect(await eventually { session.state == .disconnected && session.failureCount == 1 })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(800))
+        silent.speak()
+        #expect(await eventually { session.state == .connected && connector.attempts.current == 2 })
+        #expect(await clock.waitForSleepers(2), "the heartbeat and the stability timer")
+        clock.advance(by: .seconds(30))
+        #expect(await eventually { silent.probes.current == 1 }, "a heartbeat after 30 s of silence")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.failureCount == 1, "up 30 s but not heard from since: not forgiven")
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { session.state == .disconnected })
+        #expect(session.failureCount == 2, "the silent connection's drop is a second failure in a row")
+        await session.shutDown()
+    }
+
+    /// A connection heard from only after the stable interval proves stable then.
+    @Test func aConnectionHeardFromAfterTheStableIntervalIsForgivenThen() async throws {
+        let clock = ManualClock()
+        let late = FakeLink(answersProbes: false)
+        let connector = FakeConnector([.link(FakeLink()), .link(late)])
+        let session = makeSession(connector, clock: clock)
+        session.logIn(cached: credentials)
+        #expect(await eventually { session.state == .connected })
+        try #require(connector.links.current.first).drop(.transport(.io("network down")))
+        #expect(await eventually { session.state == .disconnected && session.failureCount == 1 })
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(800))
+        late.speak()
+        #expect(await eventually { session.state == .connected })
+        #expect(await clock.waitForSleepers(2))
+        clock.advance(by: .seconds(30))
+        #expect(await eventually { late.probes.current == 1 })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(session.failureCount == 1)
+        clock.advance(by: .seconds(5))
+        late.speak() // the heartbeat's answer, late but within its timeout
+        #expect(await eventually { session.failureCount == 0 })
+        #expect(session.state == .connected)
+        await session.shutDown()
+    }
+
     @Test func goingOfflineCancelsTheRetryTimer() async throws {
         let (session, connector, clock) = try await connectedSession()
         try #require(connector.links.current.first).drop(.transport(.io("gone")))

@@ -560,24 +560,47 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                     }
                 }
             }
+            // Stable once up for the interval and heard from at its end or later: a server that
+            // went silent after its first message is dropped by the heartbeat 40 s in, and had it
+            // been forgiven at 30 s on time alone, it would be retried every 41 s for ever
+            // instead of ever more slowly (found by review). Set when the interval has passed
+            // with nothing heard since; taken, under the monitor's lock, by the next arrival.
+            let stableAfter = clock.now.advanced(by: configuration.stableConnectionInterval)
+            let awaitingProof = Locked(false)
+            let proveStable: @Sendable () -> Void = { [weak self] in
+                guard let self else { return }
+                self.lock.withLock { if self.link === link { self.machine.connectionProvedStable() } }
+            }
             let listener = Task { [clock] in
                 for await _ in link.activity {
-                    let answered = monitor.withLock { monitor -> Bool in
+                    let (answered, proven) = monitor.withLock { monitor -> (Bool, Bool) in
                         let waiting = monitor.isAwaitingAnswer
-                        monitor.heard(at: clock.now)
-                        return waiting && !monitor.isAwaitingAnswer
+                        let now = clock.now
+                        monitor.heard(at: now)
+                        let proven = now >= stableAfter && awaitingProof.withLock { pending in
+                            defer { pending = false }
+                            return pending
+                        }
+                        return (waiting && !monitor.isAwaitingAnswer, proven)
                     }
                     if answered { nap.withLock { $0 }?.cancel() }
+                    if proven { proveStable() }
                 }
             }
             let watcher = Task { [weak self] in
                 let reason = await link.waitUntilEnded()
                 self?.linkFailed(link, attempt: mine, reason: reason)
             }
-            // Still up after the stable interval: the failures before it are forgiven.
-            let stability = Task { [clock, stable = configuration.stableConnectionInterval, weak self] in
-                guard (try? await clock.sleep(for: stable)) != nil, let self else { return }
-                self.lock.withLock { if self.link === link { self.machine.connectionProvedStable() } }
+            // Still up after the stable interval, and heard from since it ended: the failures
+            // before it are forgiven.
+            let stability = Task { [clock] in
+                guard (try? await clock.sleep(until: stableAfter, tolerance: nil)) != nil else { return }
+                let heard = monitor.withLock { monitor -> Bool in
+                    if monitor.lastHeardAt >= stableAfter { return true }
+                    awaitingProof.withLock { $0 = true }
+                    return false
+                }
+                if heard { proveStable() }
             }
             linkTasks = [heartbeat, listener, watcher, stability]
         }

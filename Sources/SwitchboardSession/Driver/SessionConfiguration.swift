@@ -17,10 +17,12 @@ public struct SessionConfiguration: Sendable {
     /// The retry delays.
     public var backoff: RetryBackoff
     /// How long a connection must stay up before the failures before it are forgiven and
-    /// the backoff starts again from its first step (30 s). A connection dropped sooner
-    /// counts as one more failure: a server that accepts and at once drops every
-    /// connection (draining, overloaded behind a proxy) is retried ever more slowly, not
-    /// about once a second for ever.
+    /// the backoff starts again from its first step (30 s); the server must also be heard
+    /// from (a message, or the answer to a heartbeat) once that time has passed. A
+    /// connection dropped sooner counts as one more failure: a server that accepts and at
+    /// once drops every connection (draining, overloaded behind a proxy), or that goes
+    /// silent after its first message, is retried ever more slowly, not at the same pace
+    /// for ever.
     public var stableConnectionInterval: Duration
     /// Which connection errors invalidate the session (an ERROR, not a retry).
     public var isPermanent: @Sendable (ChatConnectionError) -> Bool
