@@ -300,6 +300,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let metadata = request.metadata
         let auth = server.options.authenticate(metadata)
         let router = server.router
+        let deadline = deadline
         // The request's bytes are in `body` now.
         deframer = GRPCMessageDeframer(maximumMessageSize: server.options.maximumReceiveMessageSize)
         // Through a responder: a handler that ignores cancellation must not keep a closed
@@ -307,7 +308,7 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         let lock = lock
         let responder = GRPCCallResponder(call: self, lock: lock)
         let task = connection.loop.startTaskHere {
-            let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth)
+            let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth, deadline: deadline)
             guard !Task.isCancelled else { return }
             responder.claimCall()?.answerClaimed(with: response)
         }

@@ -15,6 +15,6 @@ public struct InProcessTransport<Auth: AuthMode>: RPCTransport {
         // Refused as the real transports refuse it (a test must not pass on such a header).
         if !request.headers.fields.isEmpty { try request.headers.checkSendable() }
         let wire = ServerRequest(verb: request.verb, path: request.path, headers: request.headers, body: request.body)
-        return await router.handle(wire, auth: Auth.requirement)
+        return await router.handle(wire, auth: Auth.requirement, deadline: request.deadline)
     }
 }

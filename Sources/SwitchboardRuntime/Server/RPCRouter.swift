@@ -46,7 +46,7 @@ public final class RPCRouter: Sendable {
 
     /// A route that serves whole request messages by RPC name (a gRPC server's unary
     /// method), found once with ``messageRoute(for:)`` and served with
-    /// ``handleMessage(_:body:headers:auth:)`` as often as it is called: a server that keeps
+    /// ``handleMessage(_:body:headers:auth:deadline:)`` as often as it is called: a server that keeps
     /// it does not look the name up on every call.
     public struct MessageRoute: Sendable {
         /// The endpoint the route serves.
@@ -89,22 +89,26 @@ public final class RPCRouter: Sendable {
     /// Serves one whole request message by RPC name, as a gRPC server receives it; the
     /// interceptors see it as `POST /package.Service/Method`. 404 for an RPC name no route
     /// serves this way; 401 or 403 when the call's `auth` is not the endpoint's, as for paths.
-    public func handleMessage(rpcName: String, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
+    /// `deadline` is the handler's ``ServerContext/deadline``.
+    public func handleMessage(rpcName: String, body: Data, headers: RPCHeaders, auth: AuthRequirement,
+                              deadline: ContinuousClock.Instant? = nil) async -> RPCResponse {
         guard let route = messageHandlers[rpcName] else { return RPCResponse(status: 404, message: "Not Found") }
-        return await handleMessage(route, body: body, headers: headers, auth: auth)
+        return await handleMessage(route, body: body, headers: headers, auth: auth, deadline: deadline)
     }
 
     /// Serves one whole request message through `route`, as
-    /// ``handleMessage(rpcName:body:headers:auth:)`` does. The route must be this router's
+    /// ``handleMessage(rpcName:body:headers:auth:deadline:)`` does. The route must be this router's
     /// (from its ``messageRoute(for:)``): it carries its router's interceptors with it.
-    public func handleMessage(_ route: MessageRoute, body: Data, headers: RPCHeaders, auth: AuthRequirement) async -> RPCResponse {
+    public func handleMessage(_ route: MessageRoute, body: Data, headers: RPCHeaders, auth: AuthRequirement,
+                              deadline: ContinuousClock.Instant? = nil) async -> RPCResponse {
         guard route.endpoint.auth == auth else {
             return auth == .none ? RPCResponse(status: 401, message: "Unauthorized") : RPCResponse(status: 403, message: "Forbidden")
         }
         let request = ServerRequest(verb: "POST", path: route.endpoint.grpcPath, headers: headers, body: body)
         // `PathParameters()`, not `[:]`: the literal picked the dictionary overload, which
         // sorts (and allocates) on every call.
-        let context = ServerContext(auth: auth, headers: headers, pathParameters: PathParameters(), query: [], endpoint: route.endpoint)
+        let context = ServerContext(auth: auth, headers: headers, pathParameters: PathParameters(), query: [], endpoint: route.endpoint,
+                                    deadline: deadline)
         var response = await route.serve(request, context)
         context.responseHeaders.apply(to: &response)
         return response
@@ -114,7 +118,7 @@ public final class RPCRouter: Sendable {
     public func messageEndpoint(for rpcName: String) -> EndpointDescriptor? { messageHandlers[rpcName]?.endpoint }
 
     /// The route a whole-message call to `rpcName` reaches, if any, to serve with
-    /// ``handleMessage(_:body:headers:auth:)``.
+    /// ``handleMessage(_:body:headers:auth:deadline:)``.
     public func messageRoute(for rpcName: String) -> MessageRoute? { messageHandlers[rpcName] }
 
     /// The endpoints whose routes serve `verb path` (the query ignored), for either kind of
@@ -129,7 +133,8 @@ public final class RPCRouter: Sendable {
     /// Serves one request: 404 for an unknown path, 405 for a known path with another
     /// verb, 401 when an account-only endpoint is called without an account, and 403
     /// when an unauthenticated-only endpoint is called on the authenticated connection.
-    public func handle(_ request: ServerRequest, auth: AuthRequirement) async -> RPCResponse {
+    /// `deadline` is the handler's ``ServerContext/deadline``, if the transport carries one.
+    public func handle(_ request: ServerRequest, auth: AuthRequirement, deadline: ContinuousClock.Instant? = nil) async -> RPCResponse {
         // One scan for both halves (each was a scan of its own, per request).
         let (path, queryText) = request.splitPath
         var pathMatched = false
@@ -148,7 +153,8 @@ public final class RPCRouter: Sendable {
             guard let query = queryText.isEmpty ? [] : PathEncoding.parseQuery(queryText) else {
                 return RPCResponse(status: 400, body: Data("malformed query string".utf8), message: "Bad Request")
             }
-            let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint)
+            let context = ServerContext(auth: auth, headers: request.headers, pathParameters: parameters, query: query, endpoint: route.endpoint,
+                                        deadline: deadline)
             var response = await handlers[position](request, context)
             context.responseHeaders.apply(to: &response)
             return response

@@ -47,11 +47,18 @@ public struct ServerContext: Sendable {
     /// Headers the handler adds to its response (an `ETag`, a request id); a router sends
     /// them with the answer.
     public let responseHeaders: ServerResponseHeaders
+    /// When the server stops waiting for this handler: over gRPC, the caller's `grpc-timeout`
+    /// (or the server's `defaultCallTimeout` without one), bounded by its `maximumCallTimeout`;
+    /// in process, the call's own deadline; `nil` where the transport carries none (the Signal
+    /// WebSocket envelope has no field for it). Over gRPC the handler's task is cancelled then; a
+    /// handler that calls other services on the request's behalf gives them what remains.
+    public var deadline: ContinuousClock.Instant?
 
     /// Creates a context.
     public init(
         auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: PathParameters = [:],
-        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders()
+        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders(),
+        deadline: ContinuousClock.Instant? = nil
     ) {
         self.auth = auth
         self.headers = headers
@@ -59,15 +66,22 @@ public struct ServerContext: Sendable {
         self.query = query
         self.endpoint = endpoint
         self.responseHeaders = responseHeaders
+        self.deadline = deadline
     }
 
     /// Creates a context whose path parameters come from a dictionary.
     public init(
         auth: AuthRequirement, headers: RPCHeaders = [:], pathParameters: [String: String],
-        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders()
+        query: [(name: String, value: String)] = [], endpoint: EndpointDescriptor? = nil, responseHeaders: ServerResponseHeaders = ServerResponseHeaders(),
+        deadline: ContinuousClock.Instant? = nil
     ) {
         self.init(auth: auth, headers: headers, pathParameters: PathParameters(pathParameters), query: query, endpoint: endpoint,
-                  responseHeaders: responseHeaders)
+                  responseHeaders: responseHeaders, deadline: deadline)
+    }
+
+    /// The time left before ``deadline`` (zero once it has passed); `nil` without one.
+    public var timeRemaining: Duration? {
+        deadline.map { max(.zero, $0 - ContinuousClock.now) }
     }
 
     /// The last value of query parameter `name`.
