@@ -32,14 +32,8 @@ struct AwaitedSendCancellationTests {
             }
         }
         try await Task.sleep(for: .milliseconds(200))
-        var cancelled = ContinuousClock.now
-        sending.cancel()
-        let sendFailure = await sending.value
-        var took = ContinuousClock.now - cancelled
-        #expect(took < .seconds(5), "the send waited \(took) after its task was cancelled")
-        #expect(sendFailure?.description.contains("cancelled") == true, "\(String(describing: sendFailure))")
 
-        // The cancelled frame stays queued, so a ping waits behind it.
+        // A ping waits behind the frame whose caller still waits for it.
         let pinging = Task { () -> WebSocketError? in
             do throws(WebSocketError) {
                 try await client.ping([1])
@@ -49,12 +43,28 @@ struct AwaitedSendCancellationTests {
             }
         }
         try await Task.sleep(for: .milliseconds(200))
-        cancelled = ContinuousClock.now
+        var cancelled = ContinuousClock.now
         pinging.cancel()
         let pingFailure = await pinging.value
-        took = ContinuousClock.now - cancelled
+        var took = ContinuousClock.now - cancelled
         #expect(took < .seconds(5), "the ping waited \(took) after its task was cancelled")
         #expect(pingFailure?.description.contains("cancelled") == true, "\(String(describing: pingFailure))")
+
+        cancelled = ContinuousClock.now
+        sending.cancel()
+        let sendFailure = await sending.value
+        took = ContinuousClock.now - cancelled
+        #expect(took < .seconds(5), "the send waited \(took) after its task was cancelled")
+        #expect(sendFailure?.description.contains("cancelled") == true, "\(String(describing: sendFailure))")
+
+        // Both frames stay queued with nobody waiting for them: past the queue limit, an
+        // awaited send is now refused at once rather than queued behind them.
+        do throws(WebSocketError) {
+            try await client.ping([2])
+            Issue.record("a ping queued behind frames nobody waits for, past the limit")
+        } catch {
+            #expect(error.description.contains("not reading"), "\(error)")
+        }
     }
 }
 

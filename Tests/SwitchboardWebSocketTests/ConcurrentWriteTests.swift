@@ -35,6 +35,46 @@ import Testing
         client.abort()
     }
 
+    /// An awaited send whose caller gives up leaves its frame queued (part of it may be on the
+    /// wire): a loop that sends with a timeout to a peer that never reads must not queue one
+    /// frame a turn without end. Past the limit, while such frames wait, awaited sends fail
+    /// too (found by review: they always queued, however many callers had gone).
+    @Test func awaitedSendsWhoseCallersGaveUpDoNotQueueWithoutEnd() async throws {
+        let server = try NonReadingServer()
+        defer { server.stop() }
+        let client = try await WebSocketClient.connect(to: server.url, options: .init(connection: .init(maximumQueuedBytes: 1 << 20)))
+        let chunk = Data(repeating: 7, count: 64 * 1024)
+        var refusal: WebSocketError?
+        var cancelled = 0
+        // Loopback buffers take a few megabytes before anything queues; 300 turns are 19 MB.
+        for _ in 0..<300 {
+            let send = Task { () -> WebSocketError? in
+                do throws(WebSocketError) {
+                    try await client.send(binary: chunk)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            let timeout = Task {
+                try? await Task.sleep(for: .milliseconds(20))
+                send.cancel()
+            }
+            let outcome = await send.value
+            timeout.cancel()
+            guard let outcome else { continue }
+            if outcome.description.contains("not reading") {
+                refusal = outcome
+                break
+            }
+            cancelled += 1
+        }
+        #expect(refusal != nil, "every send queued; \(cancelled) callers gave up")
+        #expect(cancelled > 0, "a caller gave up before the refusal")
+        #expect(client.isOpen)
+        client.abort()
+    }
+
     /// Pongs are frames this side makes by itself: when a peer floods pings and never reads
     /// the answers, the connection ends at the queue limit instead of buffering them.
     @Test func aPingFloodThatNeverReadsEndsTheConnectionAtTheQueueLimit() async throws {

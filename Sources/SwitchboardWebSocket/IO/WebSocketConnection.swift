@@ -30,7 +30,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         public var deliversMessagesDirectly: Bool
         /// How many bytes may wait for a peer that is not reading. Past it, sends nobody awaits
         /// (`sendWithoutWaiting`) fail and the connection stays; an awaited `send` still waits
-        /// its turn (its caller holds it back); and a pong this side owes ends the connection:
+        /// its turn (its caller holds it back), unless a caller that gave up (cancelled) left
+        /// its frame queued, when it fails too; and a pong this side owes ends the connection:
         /// a peer that never reads must not make us buffer without end. The close frame always
         /// waits behind what is queued, so closing loses nothing already sent.
         public var maximumQueuedBytes: Int
@@ -98,6 +99,8 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let channel: any ByteChannel
     private let options: Options
     private let lock = AdaptiveLock()
+    /// Queued frames of awaited sends whose callers stopped waiting.
+    private let abandonedSends = AbandonedSends()
     // Stored state below is reached only under its lock or on the loop's thread, which
     // already makes each access exclusive: `@exclusivity(unchecked)` drops the runtime's own
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
@@ -293,7 +296,17 @@ public final class WebSocketConnection: @unchecked Sendable {
     private func submitAndWait(cancelled cancellation: String,
                                _ makeFrame: (inout WebSocketConnectionCore) -> [UInt8]?) async throws(WebSocketError) {
         let done = FirstOutcome<WebSocketError>()
-        guard let outcome = submit(makeFrame, completion: { error in done.offer(error) }, origin: .awaited) else { throw closedError }
+        let frame = AbandonedSends.Frame(owner: abandonedSends)
+        let made = { (core: inout WebSocketConnectionCore) -> [UInt8]? in
+            let bytes = makeFrame(&core)
+            frame.made(size: bytes?.count ?? 0)
+            return bytes
+        }
+        let completion = { @Sendable (error: WebSocketError?) in
+            frame.finish()
+            done.offer(error)
+        }
+        guard let outcome = submit(made, completion: completion, origin: .awaited) else { throw closedError }
         switch outcome {
         case .written: return
         case let .failed(error): throw error
@@ -302,6 +315,7 @@ public final class WebSocketConnection: @unchecked Sendable {
             let failure = await withTaskCancellationHandler {
                 await done.value
             } onCancel: {
+                frame.abandon()
                 done.offer(.io(cancellation))
             }
             if let failure { throw failure }
@@ -323,8 +337,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     private enum WriteOrigin {
         /// An application's send that nobody awaits: refused, and the connection stays.
         case unawaited
-        /// An application's send whose caller waits for the socket: always queued. Each
-        /// caller holds one frame at a time, so the callers bound the queue themselves.
+        /// An application's send whose caller waits for the socket: queued, since each
+        /// caller holds one frame at a time, so the callers bound the queue themselves; but
+        /// refused while frames whose callers gave up wait (``AbandonedSends``).
         case awaited
         /// A frame the engine made itself: a close frame is always queued (there is one, and
         /// it must follow what is queued, or closing would lose it); a pong, which the peer
@@ -354,6 +369,8 @@ public final class WebSocketConnection: @unchecked Sendable {
         if waiting > 0 && waiting + bytes.count > options.maximumQueuedBytes {
             let error = WebSocketError.io("the peer is not reading: \(waiting) bytes are waiting to be written")
             switch origin {
+            case .awaited where abandonedSends.any:
+                return .failed(error)
             case .awaited:
                 break
             case .engine where FrameWriter.isCloseFrame(bytes):
