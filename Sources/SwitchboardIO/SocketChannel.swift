@@ -103,6 +103,9 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// An end that came while reading was paused (close_notify or a TLS failure among the
     /// records of one read): the delegate hears it when it resumes reading.
     @exclusivity(unchecked) private var deferredEnd: String??
+    /// The end of reading a delegate has heard (peer's FIN, close_notify, a read error), for a
+    /// delegate that takes the open channel over later.
+    @exclusivity(unchecked) private var heardEnd: String??
 
     /// Wraps a connected socket (the channel owns it from now on, and makes it non-blocking),
     /// with `tls` to encrypt and decrypt, served by `loop`. Nothing is read until ``activate``.
@@ -148,10 +151,14 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
     /// (the channel is closed then); reading for the delegate starts after it.
     package func activate(delegate: any ChannelDelegate, handshakeDone: (@Sendable (String?) -> Void)? = nil) {
         loop.executeHere { [self] in
+            var endedBefore: String??
             let starting: Bool? = lock.withLock {
                 // Already reading: the new delegate takes over from the next byte.
                 if state == .open || state == .closing {
                     self.delegate = delegate
+                    // Reading ended before it took over (the peer's FIN in the read that
+                    // brought an upgrade): it hears so too, or it would wait for bytes for ever.
+                    if readEnded { endedBefore = heardEnd }
                     return false
                 }
                 // Closed before it started: whoever waits for the handshake hears so below.
@@ -170,7 +177,10 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 if let handshakeDone { handshakeDone("the socket is closed") } else { delegate.channelEnded(reason: "the socket is closed") }
                 return
             }
-            guard starting else { return }
+            guard starting else {
+                if let endedBefore { delegate.channelEnded(reason: endedBefore) }
+                return
+            }
             let registeredInterest = lock.withLock { interest }
             let registered: UInt64? = handle.withDescriptor { number in
                 try? loop.register(number, interest: registeredInterest, handler: self)
@@ -275,6 +285,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
                 return false
             }
             readEnded = true
+            heardEnd = .some(reason)
             wantsRead = false
             updateInterest()
             return true
@@ -305,6 +316,7 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
             if on, !readEnded, let reason = deferredEnd, let delegate {
                 deferredEnd = nil
                 readEnded = true
+                heardEnd = .some(reason)
                 return (reason, delegate)
             }
             guard state != .closed, !readEnded, wantsRead != on else { return nil }

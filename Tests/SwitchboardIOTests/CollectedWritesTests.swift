@@ -188,6 +188,37 @@ struct CollectedWritesTests {
         await loop.shutdown()
     }
 
+    /// A delegate that takes over an open channel whose reading already ended (the peer's FIN
+    /// in the read that brought an upgrade, heard by the delegate before it) hears that end
+    /// too, once, instead of waiting for bytes for ever (found by review).
+    @Test func aDelegateTakingOverAChannelWhoseReadEndedHearsItEnded() async throws {
+        final class EndRecorder: ChannelDelegate, @unchecked Sendable {
+            let ends = Box<[String?]>([])
+            func channelRead(_ bytes: UnsafeRawBufferPointer) {}
+            func channelEnded(reason: String?) { ends.update { $0.append(reason) } }
+            func channelWriteFailed(_ reason: String) {}
+        }
+        let loop = try EventLoop(name: "read-ended-channel-test")
+        let (watched, peer) = try #require(nonBlockingSocketPair())
+        let channel = SocketChannel(descriptor: watched, loop: loop)
+        let first = EndRecorder()
+        let opened = Box(false)
+        channel.activate(delegate: first) { _ in opened.update { $0 = true } }
+        #expect(await eventually { opened.value })
+        _ = shutdown(peer, Int32(SHUT_WR))
+        #expect(await eventually { first.ends.value.count == 1 })
+        #expect(!channel.isClosed, "the peer's FIN ends reading, not the channel")
+        let second = EndRecorder()
+        channel.activate(delegate: second, handshakeDone: nil)
+        #expect(await eventually { second.ends.value.count == 1 })
+        #expect(second.ends.value == [nil], "a clean end, as the first heard it")
+        await onLoop(loop) {}
+        #expect(second.ends.value.count == 1 && first.ends.value.count == 1)
+        channel.close()
+        _ = close(peer)
+        await loop.shutdown()
+    }
+
     /// A collected write that fails when a graceful close sends it, in the same turn, is
     /// reported once, as it is when the turn's end sends it (found by review: the report was
     /// left to the loop, by when the close had let the delegate go, and nobody heard of it).
