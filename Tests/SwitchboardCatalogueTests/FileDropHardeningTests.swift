@@ -38,6 +38,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: outside.appendingPathComponent(id + ".response.json").path))
     }
 
+    /// The consumer side too: a folder on the way to its documents that a co-tenant swapped
+    /// for a link does not lead its requests (or its archive moves) elsewhere (found by
+    /// review: the transport worked by path and followed it).
+    @Test func aConsumerDoesNotWriteThroughALinkedFolder() async throws {
+        let setup = try Setup()
+        defer { setup.exported.remove() }
+        let outside = setup.exported.directory.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        for consumer in [nil, "app.example"] as [String?] {
+            let transport = setup.transport(Unauthenticated.self, consumer: consumer)
+            let folder = try #require(transport.folder(for: Self.lookUp))
+            try? FileManager.default.removeItem(at: folder)
+            try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(at: folder, withDestinationURL: outside)
+            var options = CallOptions()
+            options.timeout = .seconds(5)
+            let result = await UsernamesClient(transport: transport).lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data([1, 2])), options: options)
+            guard case let .invalidRequest(reason)? = result.transportError else {
+                Issue.record("\(consumer ?? "no consumer"): a linked folder is refused, got \(result)")
+                continue
+            }
+            #expect(reason.contains("cannot write the request document"), "\(reason)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "\(consumer ?? "no consumer"): nothing written through the link")
+            try FileManager.default.removeItem(at: folder)
+        }
+    }
+
     @Test func anArchiveThatIsALinkIsNotSwept() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }

@@ -182,7 +182,9 @@ final class CountingUsernames: UsernamesHandler, ChatRoomHandler, @unchecked Sen
         let read = try #require(transport.records().first)
         // Answered, never read: a copy dropped by hand, which nobody archives.
         let unread = try transport.resubmit(read)
-        _ = await eventually(within: .seconds(60)) { transport.records().first(where: { $0.id == unread })?.state == .answered }
+        // Answered shows once the response is written; the claim becomes the served marker
+        // just after, which the copy below needs.
+        _ = await eventually(within: .seconds(60)) { FileManager.default.fileExists(atPath: folder.appendingPathComponent(unread + ".served.json").path) }
         // The same document dropped again under the unread one's id: refused as a duplicate,
         // and its claim does not stay behind (before, it did, for ever).
         try FileManager.default.copyItem(at: folder.appendingPathComponent(unread + ".served.json"), to: folder.appendingPathComponent(unread + ".request.json"))

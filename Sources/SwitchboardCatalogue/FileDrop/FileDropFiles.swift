@@ -358,8 +358,12 @@ enum FileDropFiles {
             return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
 
-        /// Its subfolder `name`, which must be a folder itself, not a link.
-        func subfolder(_ name: String) throws(POSIXError) -> OpenFolder {
+        /// Its subfolder `name`, which must be a folder itself, not a link; made first if
+        /// `creating` and missing.
+        func subfolder(_ name: String, creating: Bool = false) throws(POSIXError) -> OpenFolder {
+            if creating, !name.isEmpty, name != ".", name != "..", !name.contains("/"), mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
             let opened = Self.openSubfolder(name, of: descriptor)
             guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             return OpenFolder(descriptor: opened, url: url.appendingPathComponent(name))

@@ -57,11 +57,30 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         return folder
     }
 
+    /// The folders below ``directory`` that lead to `rpcName`'s documents; `nil` as for
+    /// ``folder(for:)``.
+    func folderComponents(for rpcName: String) -> [String]? {
+        if let consumer, !Self.isValidConsumerName(consumer) { return nil }
+        let service = String(rpcName.split(separator: "/", maxSplits: 1).first ?? "")
+        guard let offered = catalogue.service(service), let endpoint = offered.endpoint(rpcName: rpcName) else { return nil }
+        return [offered.folder, endpoint.folder] + (consumer.map { [$0] } ?? [])
+    }
+
+    /// Opens (making what is missing) each folder of `components` below ``directory``, each a
+    /// folder itself, never a link: anyone who can write to the shared catalogue could
+    /// otherwise swap a folder for a link and have this consumer write its requests, and
+    /// move files, wherever the link points (found by review). Worked in by its descriptor.
+    static func openFolder(_ directory: URL, _ components: [String]) throws(POSIXError) -> FileDropFiles.OpenFolder {
+        var folder = try FileDropFiles.OpenFolder(root: directory, [])
+        for component in components { folder = try folder.subfolder(component, creating: true) }
+        return folder
+    }
+
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         if let consumer, !Self.isValidConsumerName(consumer) {
             throw .invalidRequest("the consumer name '\(consumer.prefix(100))' must be one plain folder name (no '/', not starting with '.', not ending in '.json', at most 255 bytes)")
         }
-        guard let folder = folder(for: request.endpoint.rpcName) else {
+        guard let components = folderComponents(for: request.endpoint.rpcName) else {
             throw .unavailable(.endpointNotOffered(rpcName: request.endpoint.rpcName, version: nil))
         }
         // A call already over is not written: a provider could still claim and serve it.
@@ -73,32 +92,41 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             id: id, spec: spec, rpcName: request.endpoint.rpcName,
             version: request.headers[CatalogueInterceptor.versionHeader].flatMap { Int($0) },
             verb: request.verb, path: request.path, headers: request.headers, body: request.body, auth: request.endpoint.auth)
-        let durable = options.durable, limit = options.maximumDocumentBytes
-        let written: String? = await FileDropFiles.offPool(on: files) {
+        let durable = options.durable, limit = options.maximumDocumentBytes, directory = directory
+        let written: Result<FileDropFiles.OpenFolder, TransportError> = await FileDropFiles.offPool(on: files) {
+            let encoded: Data
             do {
-                let encoded = try FileDropDocument.encode(document)
-                // Checked before writing: the provider would only refuse it after it sat on disk.
-                guard encoded.count <= limit else { return "the document would be \(encoded.count) bytes; the limit is \(limit)" }
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                try FileDropFiles.writeAtomically(encoded, to: folder.appendingPathComponent(id + FileDropDocument.requestSuffix), durable: durable)
-                return nil
+                encoded = try FileDropDocument.encode(document)
             } catch {
-                return "\(error)"
+                return .failure(.invalidRequest("cannot encode the request document: \(error)"))
+            }
+            // Checked before writing: the provider would only refuse it after it sat on disk.
+            guard encoded.count <= limit else {
+                return .failure(.invalidRequest("cannot write the request document: it would be \(encoded.count) bytes; the limit is \(limit)"))
+            }
+            do {
+                let folder = try Self.openFolder(directory, components)
+                try FileDropFiles.writeAtomically(encoded, to: folder.entry(id + FileDropDocument.requestSuffix), durable: durable)
+                return .success(folder)
+            } catch {
+                return .failure(.invalidRequest("cannot write the request document in \(components.joined(separator: "/")): \(error)"))
             }
         }
-        if let written { throw .invalidRequest("cannot write the request document: \(written)") }
-        return try await awaitResponse(id: id, in: folder, deadline: request.deadline)
+        return try await awaitResponse(id: id, in: written.get(), deadline: request.deadline)
     }
 
     /// Waits for the response to request `id` until `deadline`, then archives the pair.
-    func awaitResponse(id: String, in folder: URL, deadline: ContinuousClock.Instant?) async throws(TransportError) -> RPCResponse {
-        let responseURL = folder.appendingPathComponent(id + FileDropDocument.responseSuffix)
+    func awaitResponse(id: String, in folder: FileDropFiles.OpenFolder, deadline: ContinuousClock.Instant?) async throws(TransportError) -> RPCResponse {
+        let responseName = id + FileDropDocument.responseSuffix
         while true {
-            if FileDropFiles.exists(responseURL) {
+            if folder.exists(responseName) {
                 let limit = options.maximumDocumentBytes
-                let read = await FileDropFiles.offPool(on: files) { FileDropFiles.readDocument(responseURL, limit: limit) }
+                let read = await FileDropFiles.offPool(on: files) { () -> Data? in
+                    if case let .read(data) = FileDropFiles.readRegularFile(folder.entry(responseName), limit: limit, followingLinks: false) { return data }
+                    return nil
+                }
                 guard let data = read, let (response, interrupted) = FileDropDocument.decodeResponse(data) else {
-                    throw .unexpectedResponse("the response document \(responseURL.lastPathComponent) is malformed or too large")
+                    throw .unexpectedResponse("the response document \(responseName) is malformed or too large")
                 }
                 await FileDropFiles.offPool(on: files) { archive(id, in: folder) }
                 if interrupted {
@@ -121,8 +149,8 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
                 // loses, a provider has it and its answer will be on file.
                 let durable = options.durable
                 await FileDropFiles.offPool(on: files) {
-                    _ = FileDropFiles.move(folder.appendingPathComponent(id + FileDropDocument.requestSuffix),
-                                           to: folder.appendingPathComponent(id + FileDropDocument.withdrawnSuffix), durable: durable)
+                    _ = FileDropFiles.move(folder.entry(id + FileDropDocument.requestSuffix),
+                                           to: folder.entry(id + FileDropDocument.withdrawnSuffix), durable: durable)
                 }
                 throw failure
             }
@@ -130,11 +158,10 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
     }
 
     /// Moves an answered request's documents out of the folder the provider polls.
-    func archive(_ id: String, in folder: URL) {
-        let archive = folder.appendingPathComponent(FileDropDocument.archiveFolder)
-        try? FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
+    func archive(_ id: String, in folder: FileDropFiles.OpenFolder) {
+        guard let archive = try? folder.subfolder(FileDropDocument.archiveFolder, creating: true) else { return }
         for suffix in [FileDropDocument.servedSuffix, FileDropDocument.responseSuffix] {
-            _ = FileDropFiles.move(folder.appendingPathComponent(id + suffix), to: archive.appendingPathComponent(id + suffix), durable: false)
+            _ = FileDropFiles.move(folder.entry(id + suffix), to: archive.entry(id + suffix), durable: false)
         }
     }
 
@@ -227,13 +254,14 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
             throw .invalidRequest("\(record.requestFile.lastPathComponent) is not a request document")
         }
         document.id = Self.newID(spec: document.spec)
-        // Back into the folder the provider polls, even if the record was archived.
-        var folder = record.requestFile.deletingLastPathComponent()
-        if folder.lastPathComponent == FileDropDocument.archiveFolder { folder.deleteLastPathComponent() }
+        // Back into the folder the provider polls for its endpoint, even if it was archived.
+        guard let components = folderComponents(for: record.rpcName) else {
+            throw .unavailable(.endpointNotOffered(rpcName: record.rpcName, version: nil))
+        }
         do {
+            let folder = try Self.openFolder(directory, components)
             try FileDropFiles.writeAtomically(try FileDropDocument.encode(document),
-                                              to: folder.appendingPathComponent(document.id + FileDropDocument.requestSuffix),
-                                              durable: options.durable)
+                                              to: folder.entry(document.id + FileDropDocument.requestSuffix), durable: options.durable)
         } catch {
             throw .invalidRequest("cannot write the request document: \(error)")
         }
