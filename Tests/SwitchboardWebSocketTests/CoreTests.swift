@@ -341,6 +341,21 @@ import Testing
         #expect(throws: WebSocketError.invalidUpgradeResponse("wrong Sec-WebSocket-Accept")) { try request.validate(wrongKey) }
         let noUpgrade = try head("HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
         #expect(throws: WebSocketError.self) { try request.validate(noUpgrade) }
+        // Each field once, and a status of exactly three digits (from the parser review).
+        let twoAccepts = try head("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\nSec-WebSocket-Accept: bogus\r\n\r\n")
+        #expect(throws: WebSocketError.invalidUpgradeResponse("wrong Sec-WebSocket-Accept")) { try request.validate(twoAccepts) }
+        let twoUpgrades = try head("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nUpgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+        #expect(throws: WebSocketError.self) { try request.validate(twoUpgrades) }
+        let kelvin = try head("HTTP/1.1 101 OK\r\nUpgrade: websoc\u{212A}et\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+        #expect(throws: WebSocketError.self) { try request.validate(kelvin) }
+        for status in ["+101", "0101", "1O1"] {
+            let odd = try head("HTTP/1.1 \(status) OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+            #expect(throws: WebSocketError.invalidUpgradeResponse("malformed status line"), "\(status)") { try request.validate(odd) }
+        }
+        let version2 = try head("HTTP/2.0 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+        #expect(throws: WebSocketError.invalidUpgradeResponse("malformed status line")) { try request.validate(version2) }
+        let http10 = try head("HTTP/1.0 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
+        #expect(try request.validate(http10) == nil)
         let rejected = try head("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 30\r\nContent-Length: 4\r\n\r\n")
         do {
             _ = try request.validate(rejected, body: Array("slow".utf8))

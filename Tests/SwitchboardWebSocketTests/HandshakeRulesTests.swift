@@ -45,6 +45,60 @@ import Testing
         #expect(Self.status(Self.upgrade(target: "*")) == 400)
     }
 
+    /// From the parser review: what a byte-comparing proxy and this server must agree on.
+    @Test func aRequestIsReadAsAProxyComparingBytesReadsIt() {
+        // A Kelvin sign (U+212A) folds to 'k' in Unicode, not in ASCII: not an upgrade.
+        let kelvin = Self.upgrade().replacing(Array("Upgrade: websocket".utf8), with: Array("Upgrade: websoc\u{212A}et".utf8))
+        #expect(Self.status(kelvin) == 426)
+        #expect(Self.status(Self.upgrade().replacing(Array("Upgrade: websocket".utf8), with: Array("Upgrade: WebSocket".utf8))) == nil)
+        // A body: a proxy would frame it as one, this server would read it as frames.
+        #expect(Self.status(Self.upgrade(extra: ["Content-Length: 6"])) == 400)
+        #expect(Self.status(Self.upgrade(extra: ["Transfer-Encoding: chunked"])) == 400)
+        #expect(Self.status(Self.upgrade(extra: ["Content-Length: 0"])) == nil)
+        // An invalid Host gets 400 (RFC 9112 §3.2).
+        for bad in ["Host:", "Host: a b", "Host: x/y@z", "Host: a:b", "Host: [::1", "Host: a:123456"] {
+            #expect(Self.status(Self.upgrade(host: [bad])) == 400, "\(bad)")
+        }
+        for good in ["Host: chat.example.org", "Host: chat.example.org:8443", "Host: [::1]:443", "Host: 127.0.0.1", "Host: xn--bcher-kva.example"] {
+            #expect(Self.status(Self.upgrade(host: [good])) == nil, "\(good)")
+        }
+        // Absolute-form only with an http(s) scheme.
+        #expect(Self.status(Self.upgrade(target: "httpfoo")) == 400)
+        #expect(Self.status(Self.upgrade(target: "http://x/chat")) == nil)
+        // The version once.
+        #expect(Self.status(Self.upgrade(extra: ["Sec-WebSocket-Version: 13"])) == 426)
+    }
+
+    /// RFC 9112 §2.2: a server ignores an empty line before the request line (up to two here).
+    @Test func anEmptyLineBeforeTheRequestIsIgnored() async throws {
+        let server = try WebSocketServer { _ in }
+        defer { server.stop() }
+        let accepted = try await Self.headOnly(port: server.port, Array("\r\n".utf8) + Self.upgrade())
+        #expect(accepted.hasPrefix("HTTP/1.1 101 "), "\(accepted.prefix(80))")
+        let refused = try await Self.exchange(port: server.port, Array("\r\n\r\n\r\n".utf8) + Self.upgrade())
+        #expect(refused.hasPrefix("HTTP/1.1 400 "), "\(refused.prefix(80))")
+    }
+
+    /// Sends `request` and reads the answer's head (through its blank line).
+    static func headOnly(port: Int, _ request: [UInt8]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    let socket = try TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(5))
+                    defer { socket.close() }
+                    try socket.setReadDeadline(.now + .seconds(10))
+                    try socket.write(request)
+                    var answer: [UInt8] = []
+                    while answer.count < 4096, answer.firstRange(of: Array("\r\n\r\n".utf8)) == nil,
+                          let read = try? socket.read(maximum: 1), !read.isEmpty { answer += read }
+                    continuation.resume(returning: String(decoding: answer, as: UTF8.self))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
     @Test func upgradeIsATokenListAndProtocolLinesAreOneList() throws {
         let withList = Self.upgrade(extra: ["Sec-WebSocket-Protocol: a", "Sec-WebSocket-Protocol: b, c"])
             .replacing(Array("Upgrade: websocket".utf8), with: Array("Upgrade: websocket, foo".utf8))

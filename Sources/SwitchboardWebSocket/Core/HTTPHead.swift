@@ -13,10 +13,66 @@ public struct HTTPHead: Sendable, Hashable {
     /// The first value of `name`, case-insensitively.
     public func value(_ name: String) -> String? { headers.value(named: name) }
 
-    /// Whether a comma-separated header (such as `Connection`) holds `token`.
+    /// Whether a comma-separated header (such as `Connection`) holds `token`, compared in
+    /// ASCII without case: Unicode case folding would take `websoc\u{212A}et` (a Kelvin sign)
+    /// for `websocket`, which a proxy comparing bytes does not.
     public func hasToken(_ name: String, _ token: String) -> Bool {
         headers.values(named: name).contains { value in
-            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == token.lowercased() }
+            value.split(separator: ",").contains { Self.equalIgnoringASCIICase(String($0).trimmingCharacters(in: .whitespaces), token) }
+        }
+    }
+
+    /// `HTTP/1.0` or `HTTP/1.1` (RFC 9112 §2.3: `HTTP/` DIGIT `.` DIGIT, major version 1).
+    static func isHTTP1Version(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.count == 8 && text.hasPrefix("HTTP/1.") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[7])
+    }
+
+    /// A status code: exactly three ASCII digits (RFC 9112 §4), not `+101` or `0101`.
+    static func statusCode(_ text: String) -> Int? {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 3, bytes.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return bytes.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+    }
+
+    /// A Host value (RFC 9110 §7.2: `uri-host [":" port]`): a non-empty name of unreserved
+    /// and sub-delimiter characters or percent-escapes, or a bracketed IP literal, with
+    /// digits after a colon. No spaces, `/`, `@`, `?` or `#`.
+    static func isHostValue(_ value: String) -> Bool {
+        var bytes = Substring(value).utf8[...]
+        guard !bytes.isEmpty else { return false }
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
+            guard !literal.isEmpty, literal.allSatisfy({ isHexDigit($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") || isHostNameByte($0) }) else { return false }
+            bytes = bytes[bytes.index(after: close)...]
+        } else {
+            let name = bytes.prefix { $0 != UInt8(ascii: ":") }
+            guard !name.isEmpty, name.allSatisfy(isHostNameByte) else { return false }
+            bytes = bytes[name.endIndex...]
+        }
+        guard let colon = bytes.first else { return true }
+        guard colon == UInt8(ascii: ":") else { return false }
+        let port = bytes.dropFirst()
+        return port.count <= 5 && port.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+
+    /// reg-name characters: unreserved, sub-delims and `%` (RFC 3986 §3.2.2).
+    private static func isHostNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: Array("-._~!$&'()*+,;=%".utf8).contains(byte)
+        }
+    }
+
+    /// Whether `a` and `b` are the same bytes but for the case of ASCII letters.
+    static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8) { x, y in
+            x == y || ((x | 0x20) == (y | 0x20) && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
         }
     }
 
@@ -75,8 +131,10 @@ public struct HTTPHead: Sendable, Hashable {
                 // obs-fold: a user agent replaces it with a space (RFC 9112 §5.2).
                 let continued = line.trimmingCharacters(in: .whitespaces)
                 let last = headers.count - 1
+                // Appended in place: a new string per line made many folded lines quadratic.
                 if !continued.isEmpty {
-                    headers[last].value = headers[last].value.isEmpty ? continued : headers[last].value + " " + continued
+                    if !headers[last].value.isEmpty { headers[last].value.append(" ") }
+                    headers[last].value.append(continued)
                 }
                 continue
             }

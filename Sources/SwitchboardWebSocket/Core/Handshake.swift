@@ -85,13 +85,18 @@ public enum WebSocketHandshake {
         /// Checks the server's head; returns the chosen subprotocol. A non-101 status is
         /// `upgradeRejected`, with the body the caller read after the head.
         public func validate(_ head: HTTPHead, body: [UInt8] = []) throws(WebSocketError) -> String? {
-            guard head.startLine.count >= 2, head.startLine[0].hasPrefix("HTTP/1."), let status = Int(head.startLine[1]) else {
+            guard head.startLine.count >= 2, HTTPHead.isHTTP1Version(head.startLine[0]), let status = HTTPHead.statusCode(head.startLine[1]) else {
                 throw .invalidUpgradeResponse("malformed status line")
             }
             guard status == 101 else { throw .upgradeRejected(status: status, headers: head.headers, body: body) }
-            guard head.value("Upgrade")?.lowercased() == "websocket" else { throw .invalidUpgradeResponse("missing 'Upgrade: websocket'") }
+            // Each field once: read together, two values are one other value (RFC 9110 §5.3),
+            // which must fail the connection (RFC 6455 §4.1).
+            let upgrade = head.headers.values(named: "Upgrade")
+            guard upgrade.count == 1, HTTPHead.equalIgnoringASCIICase(upgrade[0], "websocket") else {
+                throw .invalidUpgradeResponse("missing 'Upgrade: websocket'")
+            }
             guard head.hasToken("Connection", "upgrade") else { throw .invalidUpgradeResponse("missing 'Connection: Upgrade'") }
-            guard head.value("Sec-WebSocket-Accept") == WebSocketHandshake.acceptValue(for: key) else {
+            guard head.headers.values(named: "Sec-WebSocket-Accept") == [WebSocketHandshake.acceptValue(for: key)] else {
                 throw .invalidUpgradeResponse("wrong Sec-WebSocket-Accept")
             }
             // This client offers no extension, so any the server selects must fail the
@@ -129,17 +134,27 @@ public enum WebSocketHandshake {
             throw .upgradeRejected(status: 400, headers: [], body: Array("expected GET ... HTTP/1.1".utf8))
         }
         // The target: origin-form (or absolute-form), visible ASCII only.
-        guard head.startLine[1].hasPrefix("/") || head.startLine[1].hasPrefix("http"), HTTPFieldSyntax.isRequestTarget(head.startLine[1]) else {
+        let target = head.startLine[1]
+        let absolute = target.lowercased().hasPrefix("http://") || target.lowercased().hasPrefix("https://")
+        guard target.hasPrefix("/") || absolute, HTTPFieldSyntax.isRequestTarget(target) else {
             throw .upgradeRejected(status: 400, headers: [], body: Array("malformed request target".utf8))
         }
-        // Exactly one Host (RFC 6455 §4.2.1, RFC 9112 §3.2).
-        guard head.headers.values(named: "Host").count == 1 else {
-            throw .upgradeRejected(status: 400, headers: [], body: Array("a request needs exactly one Host".utf8))
+        // Exactly one Host (RFC 6455 §4.2.1, RFC 9112 §3.2), and a valid one: a server must
+        // answer 400 to an invalid Host (RFC 9112 §3.2).
+        let hosts = head.headers.values(named: "Host")
+        guard hosts.count == 1, HTTPHead.isHostValue(hosts[0]) else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("a request needs exactly one valid Host".utf8))
+        }
+        // An upgrade request has no body: one declared would be framed one way by a proxy and
+        // another here, where its bytes would be read as WebSocket frames.
+        let lengths = head.headers.values(named: "Content-Length")
+        guard head.headers.values(named: "Transfer-Encoding").isEmpty, lengths.allSatisfy({ $0 == "0" }) else {
+            throw .upgradeRejected(status: 400, headers: [], body: Array("an upgrade request has no body".utf8))
         }
         guard head.hasToken("Upgrade", "websocket"), head.hasToken("Connection", "upgrade") else {
             throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Upgrade", value: "websocket")], body: Array("upgrade to websocket required".utf8))
         }
-        guard head.value("Sec-WebSocket-Version") == "13" else {
+        guard head.headers.values(named: "Sec-WebSocket-Version") == ["13"] else {
             throw .upgradeRejected(status: 426, headers: [HTTPHeaderField(name: "Upgrade", value: "websocket"), HTTPHeaderField(name: "Sec-WebSocket-Version", value: "13")],
                                    body: [])
         }

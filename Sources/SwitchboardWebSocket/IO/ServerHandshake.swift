@@ -14,6 +14,8 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
     private let decide: @Sendable (WebSocketHandshake.ServerRequest) -> WebSocketServer.UpgradeDecision
     private let lock = AdaptiveLock()
     private var received: [UInt8] = []
+    /// Empty lines skipped before the request line (two at most).
+    private var emptyLinesSkipped = 0
     private var completion: Completion?
     private var timer: LoopTimer?
 
@@ -43,8 +45,17 @@ final class ServerHandshake: ChannelDelegate, @unchecked Sendable {
 
     func channelRead(_ bytes: UnsafeRawBufferPointer) {
         guard lock.withLock({ completion != nil }) else { return }
-        let searched = max(0, received.count - 3)
+        var searched = max(0, received.count - 3)
         received.append(contentsOf: bytes)
+        // An empty line before the request line (a client's stray CRLF after an earlier
+        // message) is ignored, as RFC 9112 §2.2 asks of a server: up to two.
+        while emptyLinesSkipped < 2, received.first == 13 {
+            guard received.count >= 2 else { return }
+            guard received[1] == 10 else { break }
+            received.removeFirst(2)
+            emptyLinesSkipped += 1
+            searched = 0
+        }
         // A request starts with a method's capital letters; anything else (a TLS ClientHello
         // sent to a plain port, say) is answered at once, not after the handshake timeout, so
         // the client can tell what went wrong.

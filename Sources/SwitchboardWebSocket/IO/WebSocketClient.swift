@@ -236,7 +236,7 @@ final class ClientHandshake: ChannelDelegate, @unchecked Sendable {
             guard let (head, consumed) = parsed else { return }
             received.removeFirst(consumed)
             searched = 0
-            let status = head.startLine.count > 1 ? Int(head.startLine[1]) ?? 0 : 0
+            let status = head.startLine.count > 1 ? HTTPHead.statusCode(head.startLine[1]) ?? 0 : 0
             // An interim response (100 Continue, 103 Early Hints from a CDN) comes before the
             // final one (RFC 9110 §15.2): skipped, a few at most.
             if (100...199).contains(status), status != 101 {
