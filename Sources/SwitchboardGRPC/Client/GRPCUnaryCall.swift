@@ -205,6 +205,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 return
             }
             complete()
+            stopSending()
         } else {
             responseHeaders = headers
             // A proxy's error page (a 502 from a load balancer, an HTML 200): its body is not
@@ -234,6 +235,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             if endStream {
                 try deframer.finish()
                 complete()
+                stopSending()
             }
         } catch {
             fail(framing: error)
@@ -244,6 +246,14 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         // A GOAWAY past the stream, or REFUSED_STREAM: either way the server took none of it
         // (RFC 9113 section 8.7), so it is reported as going away, safe to send again.
         if closure.isSafeToRetry {
+            // Unless it answered already: a server that sent response headers began the call,
+            // whatever it says next, and a call is committed once they arrive (gRFC A6), so it is
+            // not sent again (found by review: a non-idempotent call could run twice).
+            guard responseHeaders.isEmpty else {
+                finish(.failed(.grpcStatus(code: GRPCStatusCode.unavailable.rawValue,
+                                           message: "the server stopped the call after answering its headers (\(closure))", details: nil)))
+                return
+            }
             finish(.notProcessed(DisconnectReason(.goingAway, "the server did not process the call (\(closure))")))
             return
         }
@@ -265,6 +275,14 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
         case let .connectionEnded(reason):
             finish(.failed(.disconnected(reason: DisconnectReason(reason))))
         }
+    }
+
+    /// The server has answered in full: what of the request is still to send (waiting for
+    /// window) is dropped with RST_STREAM(NO_ERROR) (RFC 9113 §8.1), or the stream would hold
+    /// its slot and those bytes for as long as the server gives no window (found by review).
+    /// Nothing is sent for a stream this side had finished sending: it is closed already.
+    private func stopSending() {
+        if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .noError) }
     }
 
     private func complete() {
