@@ -42,6 +42,9 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
     // check, about 80 instructions an access and 5% of a call (docs/performance.md).
     @exclusivity(unchecked) private var continuation: UnsafeContinuation<Outcome, Never>?
     @exclusivity(unchecked) private var finished = false
+    /// The server answered in full: a stream that opens (or is found open) after it is reset
+    /// with NO_ERROR, not CANCEL.
+    @exclusivity(unchecked) private var answeredInFull = false
     /// The outcome, kept only when the call ended before its caller began to wait for it:
     /// handed to a waiting caller it is not stored (a copy and a destroy less per call).
     @exclusivity(unchecked) private var outcome: Outcome?
@@ -101,12 +104,13 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             // reference cost a side table for every call).
             switch opened {
             case let .success(id):
-                let stillWanted = lock.withLock { () -> Bool in
+                let (stillWanted, answered) = lock.withLock { () -> (Bool, Bool) in
                     streamID = id
-                    return !finished
+                    return (!finished, answeredInFull)
                 }
                 guard stillWanted else {
-                    connection.resetStream(id, code: .cancel)
+                    // The answer may come (on the loop) before this runs (on the caller's thread).
+                    connection.resetStream(id, code: answered ? .noError : .cancel)
                     return
                 }
             case let .failure(error):
@@ -204,6 +208,9 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
                 fail(framing: error)
                 return
             }
+            // Marked before the call resolves: an open reported after it then resets with
+            // NO_ERROR. The reset after: its report would end the call first.
+            lock.withLock { answeredInFull = true }
             complete()
             stopSending()
         } else {
@@ -234,6 +241,7 @@ final class GRPCUnaryCall: HTTP2StreamDelegate, @unchecked Sendable {
             }
             if endStream {
                 try deframer.finish()
+                lock.withLock { answeredInFull = true }
                 complete()
                 stopSending()
             }

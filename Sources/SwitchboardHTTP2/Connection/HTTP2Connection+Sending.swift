@@ -37,6 +37,17 @@ extension HTTP2Connection {
         if endStream { sentEnd(of: id) }
     }
 
+    /// Whether `count` bytes written on a stream opened now would be refused with
+    /// ``HTTP2StreamError/connectionSendBacklogFull(_:queued:limit:)``: what the windows
+    /// would not let out at once would take the bytes waiting for window past
+    /// ``HTTP2ConnectionConfiguration/maxPendingConnectionBytes``. A client waits to open such
+    /// a stream until the backlog drains, as it waits for a stream slot.
+    public func wouldExceedSendBacklog(newStreamBytes count: Int) -> Bool {
+        let sendable = max(0, min(Int(remoteSettings.initialWindowSize), connectionSendWindow))
+        let held = max(0, count - sendable)
+        return held > 0 && pendingSendBytes > 0 && pendingSendBytes + held > configuration.maxPendingConnectionBytes
+    }
+
     /// Queues message bytes on an open stream and sends as much as the windows allow now;
     /// the rest goes out as the peer opens its windows. Throws
     /// ``HTTP2StreamError/sendBacklogFull(_:queued:limit:)`` or

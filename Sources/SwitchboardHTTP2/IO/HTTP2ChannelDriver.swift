@@ -414,6 +414,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// (going away, a header list over the peer's limit).
     private func open(headers: [HPACKHeader], endStream: Bool, body: [UInt8]?, delegate: any HTTP2StreamDelegate) throws(HTTP2StreamError) -> UInt32 {
         guard endedReason == nil else { throw .connectionClosed }
+        // A body the backlog has no room for waits, as for a slot: opened now, its bytes would
+        // be refused and the stream reset (ENHANCE_YOUR_CALM) though only this side is busy,
+        // as when several large requests go to a server with small windows (found by review).
+        if let body, mustWaitForBacklog(body) { throw .concurrencyLimitReached }
         let id = try core.openStream(headers: headers, endStream: body == nil && endStream)
         delegates[id] = delegate
         if let body {
@@ -445,8 +449,16 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
         }
     }
 
+    /// Whether a client stream with `body` waits for the bytes already waiting for window to
+    /// drain (never on a connection that has ended or is going away: it fails as it would).
+    private func mustWaitForBacklog(_ body: [UInt8]) -> Bool {
+        role == .client && !core.isClosed && !core.isGoingAway && core.wouldExceedSendBacklog(newStreamBytes: body.count)
+    }
+
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
+            // The first waits for the backlog: the rest wait behind it, in order.
+            if let body = waiting.first?.body, mustWaitForBacklog(body) { break }
             guard let pending = waiting.popFirst() else { break }
             if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }

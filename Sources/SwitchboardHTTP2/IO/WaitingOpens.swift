@@ -1,5 +1,5 @@
-/// Streams waiting for the peer's MAX_CONCURRENT_STREAMS to let them open, first come first
-/// served. Giving up on one (its call's deadline) and opening the next cost the same however
+/// Streams waiting for the peer's MAX_CONCURRENT_STREAMS (or the bytes already waiting for
+/// its windows) to let them open, first come first served. Giving up on one (its call's deadline) and opening the next cost the same however
 /// many wait: a peer that allows no streams at all must not make each cancellation a scan.
 struct WaitingOpens<Pending> {
     private var byToken: [UInt64: Pending] = [:]
@@ -33,6 +33,14 @@ struct WaitingOpens<Pending> {
             head = 0
         }
         return true
+    }
+
+    /// The longest-waiting stream, left in place.
+    var first: Pending? {
+        for token in order[head...] {
+            if let pending = byToken[token] { return pending }
+        }
+        return nil
     }
 
     /// The longest-waiting stream, taken out.
