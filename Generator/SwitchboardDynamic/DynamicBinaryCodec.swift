@@ -9,6 +9,16 @@ public struct DynamicBinaryCodec: Sendable {
     public var maximumDepth = 100
     /// For each message type, its fields' indexes by field number.
     private let fieldIndexes: [[Int: Int]]
+    /// Set on the first, shallow attempt of a decode (``shallowDepth``): reaching its limit
+    /// means "try again with room", not an error.
+    private var isShallowAttempt = false
+
+    /// How deep a decode goes on the caller's thread. A debug build spends several KB of stack
+    /// a level here, and 100 levels overflowed the 512 KB that Apple platforms give secondary,
+    /// Dispatch and Swift concurrency threads (found by review): a message nested deeper is
+    /// decoded again on a thread with room for ``maximumDepth``. Almost none is.
+    static let shallowDepth = 16
+    private static let shallowLimitReached = "the shallow attempt reached its depth"
 
     public init(schema: Schema) {
         self.schema = schema
@@ -148,7 +158,19 @@ public struct DynamicBinaryCodec: Sendable {
     /// are linear in the input, however often a field repeats: a repeated embedded message
     /// merges in place, and map entries are put in key order once, at the end.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
-        let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
+        guard maximumDepth > Self.shallowDepth else { return try decodeHere(data, as: type).get() }
+        var shallow = self
+        shallow.maximumDepth = Self.shallowDepth
+        shallow.isShallowAttempt = true
+        let first = shallow.decodeHere(data, as: type)
+        if case let .failure(error) = first, error.message == Self.shallowLimitReached {
+            return try DeepStack.run { self.decodeHere(data, as: type) }.get()
+        }
+        return try first.get()
+    }
+
+    private func decodeHere(_ data: Data, as type: Int) -> Result<DynamicMessage, DynamicCodecError> {
+        data.withUnsafeBytes { buffer in
             do throws(DynamicCodecError) {
                 var message = DynamicMessage(type: type)
                 try decodeFields(buffer, into: &message, depth: 0)
@@ -158,13 +180,14 @@ public struct DynamicBinaryCodec: Sendable {
                 return .failure(error)
             }
         }
-        return try result.get()
     }
 
     /// Reads `buffer`'s fields into `message`, merging with what it holds (protobuf's rule
     /// for a singular message field that appears more than once).
     private func decodeFields(_ buffer: UnsafeRawBufferPointer, into message: inout DynamicMessage, depth: Int) throws(DynamicCodecError) {
-        guard depth < maximumDepth else { throw DynamicCodecError("nesting deeper than \(maximumDepth)") }
+        guard depth < maximumDepth else {
+            throw DynamicCodecError(isShallowAttempt ? Self.shallowLimitReached : "nesting deeper than \(maximumDepth)")
+        }
         let definition = schema.messages[message.type]
         let numbers = fieldIndexes[message.type]
         var reader = WireReader(buffer: buffer)

@@ -1,6 +1,7 @@
 import Foundation
 import KitchenSink
 import PeerSupport
+import SwitchboardDynamic
 import SwitchboardRuntime
 import Testing
 
@@ -33,6 +34,71 @@ import Testing
         #expect(result.decoded)
         #expect(result.sameAgain)
         #expect(result.refused, "one level past the limit is refused")
+    }
+
+    /// An Any packing 150 levels of lists in lists (300 messages), written to JSON: refused
+    /// (deeper than JSON allows) without overflowing the small stack, in both codecs (from the
+    /// decoding review: the packed bytes were decoded 300 levels deep first).
+    static func deepLists() -> WellKnown {
+        var value = ProtoValue(kind: .numberValue(1))
+        for _ in 0..<150 { value = ProtoValue(kind: .listValue(ProtoListValue(values: [value]))) }
+        guard case let .listValue(top)? = value.kind else { return WellKnown() }
+        return WellKnown(anything: ProtoAny(packing: top))
+    }
+
+    @Test func anAnyPackingDeepListsIsRefusedOnASmallStack() {
+        let lists = Self.deepLists()
+        #expect(onThread { (try? lists.jsonString()) == nil })
+    }
+
+    @Test func anAnyPackingDeepListsIsRefusedOnASmallStackByTheDynamicCodec() throws {
+        let schema = AnyJSONDepthTests.schema
+        let wellKnown = try #require(schema.messageIndex(named: "WellKnown"))
+        let bytes = Self.deepLists().serializedData()
+        #expect(onThread { () -> Bool in
+            guard let dynamic = try? DynamicBinaryCodec(schema: schema).decode(bytes, as: wellKnown) else { return false }
+            return (try? DynamicJSONCodec(schema: schema).encodeStrictly(dynamic)) == nil
+        })
+    }
+
+    /// The schema-driven codec at its limits on the small stack: its decoding spends more
+    /// stack a level than the generated code's, and 100 levels overflowed 512 KB (found by
+    /// review); a message nested past a few levels is now decoded on a thread with room.
+    @Test func theDynamicCodecAtTheDepthLimit() throws {
+        let schema = AnyJSONDepthTests.schema
+        let treeNode = try #require(schema.messageIndex(named: "TreeNode"))
+        // The root and 99 nested below it: the most this codec takes.
+        let bytes = Self.nested(100).serializedData()
+        let text = try Self.nested(45).jsonString()
+        let result = onThread { () -> (binary: Bool, json: String?) in
+            let codec = DynamicBinaryCodec(schema: schema)
+            let decoded = try? codec.decode(bytes, as: treeNode)
+            let json = DynamicJSONCodec(schema: schema)
+            let fromJSON = (try? json.decode(Data(text.utf8), as: treeNode)).flatMap { try? json.encodeStrictly($0) }
+            return (decoded.map { codec.encode($0) == bytes } ?? false, fromJSON)
+        }
+        #expect(result.binary)
+        #expect(result.json == text)
+    }
+
+    /// The deepest Struct in an Any a JSON reader takes is written back, on the small stack.
+    @Test func theDeepestStructInAnAnyRoundTripsOnASmallStack() {
+        var levels = 0
+        while (try? WellKnown(jsonString: AnyJSONDepthTests.anyOfStruct(levels: levels + 1))) != nil { levels += 1 }
+        let structs = AnyJSONDepthTests.anyOfStruct(levels: levels)
+        #expect(onThread { try? WellKnown(jsonString: structs).jsonString() } == structs)
+    }
+
+    @Test func theDeepestStructInAnAnyRoundTripsOnASmallStackInTheDynamicCodec() throws {
+        var levels = 0
+        while (try? WellKnown(jsonString: AnyJSONDepthTests.anyOfStruct(levels: levels + 1))) != nil { levels += 1 }
+        let structs = AnyJSONDepthTests.anyOfStruct(levels: levels)
+        let schema = AnyJSONDepthTests.schema
+        let wellKnown = try #require(schema.messageIndex(named: "WellKnown"))
+        #expect(onThread { () -> String? in
+            let codec = DynamicJSONCodec(schema: schema)
+            return (try? codec.decode(Data(structs.utf8), as: wellKnown)).flatMap { try? codec.encodeStrictly($0) }
+        } == structs)
     }
 
     @Test func jsonAtTheDepthLimit() throws {
