@@ -21,11 +21,13 @@ extern size_t malloc_usable_size(void *);
 static _Thread_local int sb_counting;
 static _Thread_local size_t sb_bytes;
 static _Thread_local long long sb_retained;
+static _Thread_local long long sb_peak;
 
 static inline void *sb_allocated(void *pointer, size_t size) {
     if (sb_counting) {
         sb_bytes += size;
         if (pointer) sb_retained += (long long)malloc_usable_size(pointer);
+        if (sb_retained > sb_peak) sb_peak = sb_retained;
     }
     return pointer;
 }
@@ -51,12 +53,14 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
 }
 
 int sb_allocation_counting_available(void) { return 1; }
-void sb_allocation_counting_begin(void) { sb_bytes = 0; sb_retained = 0; sb_counting = 1; }
+void sb_allocation_counting_begin(void) { sb_bytes = 0; sb_retained = 0; sb_peak = 0; sb_counting = 1; }
 size_t sb_allocation_counting_end(void) { sb_counting = 0; return sb_bytes; }
 long long sb_allocation_counting_retained(void) { return sb_retained; }
+long long sb_allocation_counting_peak(void) { return sb_peak; }
 #else
 int sb_allocation_counting_available(void) { return 0; }
 void sb_allocation_counting_begin(void) {}
 size_t sb_allocation_counting_end(void) { return 0; }
 long long sb_allocation_counting_retained(void) { return 0; }
+long long sb_allocation_counting_peak(void) { return 0; }
 #endif

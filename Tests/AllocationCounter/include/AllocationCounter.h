@@ -15,6 +15,9 @@ size_t sb_allocation_counting_end(void);
 /// the thread freed (as malloc sized the blocks).
 long long sb_allocation_counting_retained(void);
 
+/// Of the last counting window, the most bytes held at once (as ``retained`` counts them).
+long long sb_allocation_counting_peak(void);
+
 /// Whether allocations can be counted here (glibc only; 0 elsewhere).
 int sb_allocation_counting_available(void);
 
