@@ -297,15 +297,18 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Closes gracefully: GOAWAY, then the socket once open streams finish (or after
     /// ``HTTP2ConnectionOptions/gracefulCloseTimeout``).
     package func close() {
-        guarded {
-            guard endedReason == nil else { return }
-            core.beginGracefulShutdown()
-            wentAway()
-            afterCoreCall()
-            guard endedReason == nil, closeTimer == nil else { return }
-            closeTimer = schedule(after: options.gracefulCloseTimeout) {
-                $0.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open, or the shutdown's PING unanswered"))
-            }
+        guarded { closeLocked() }
+    }
+
+    /// ``close()`` with the lock held.
+    private func closeLocked() {
+        guard endedReason == nil else { return }
+        core.beginGracefulShutdown()
+        wentAway()
+        afterCoreCall()
+        guard endedReason == nil, closeTimer == nil else { return }
+        closeTimer = schedule(after: options.gracefulCloseTimeout) {
+            $0.abort(HTTP2ProtocolViolation(.noError, "closed with streams still open, or the shutdown's PING unanswered"))
         }
     }
 
@@ -634,8 +637,8 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
 
     private func checkIdle() {
         guard let timeout = options.idleTimeout else { return }
-        let idle: Bool = guarded {
-            guard endedReason == nil else { return false }
+        guarded {
+            guard endedReason == nil else { return }
             let (open, marker) = readCore { core in
                 (core.openLocalStreamCount + core.openRemoteStreamCount > 0,
                  UInt64(core.nextLocalStreamID) << 32 | UInt64(core.highestRemoteStreamID))
@@ -645,12 +648,14 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
                 idleMarker = marker
                 idleSince = now
             } else if now - idleSince >= timeout {
-                return true
+                // Closed under the same lock that found it idle: a stream opened from another
+                // thread in between would be caught by the close and cut off by its timeout
+                // (found by review).
+                closeLocked()
+                return
             }
             scheduleIdleCheck(after: timeout - (now - idleSince))
-            return false
         }
-        if idle { close() }
     }
 
     private func scheduleKeepalive() {
