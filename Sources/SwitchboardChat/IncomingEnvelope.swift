@@ -7,8 +7,8 @@ import SwitchboardRuntime
 ///
 /// It decodes exactly as the generated `WebSocketMessage` does (the tests compare the two
 /// on random and mutated envelopes): the last value of a field wins, a repeated inner
-/// message merges into the first, unknown fields are skipped, a known field with the wrong
-/// wire type and invalid UTF-8 are errors. (The response status alone is kept whole.)
+/// message merges into the first, unknown fields and known ones with the wrong wire type are
+/// skipped, and invalid UTF-8 is an error. (The response status alone is kept whole.)
 struct IncomingEnvelope {
     /// The inner request's fields, each `nil` when absent.
     struct Request {

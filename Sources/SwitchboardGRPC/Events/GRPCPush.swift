@@ -87,7 +87,8 @@ public struct GRPCPush: Sendable, Hashable {
         body = Data()
         var decoded = self
         let outcome: Result<Void, WireDecodingError> = bytes.withUnsafeBytes { buffer in Result { () throws(WireDecodingError) in
-            var reader = WireReader(buffer: buffer)
+            // Skipped, not kept: nothing reads them.
+            var reader = WireReader(buffer: buffer, options: WireDecodingOptions(discardUnknownFields: true))
             var unknown = UnknownFields()
             while let tag = try reader.nextTag() {
                 switch (tag.fieldNumber, tag.wireType) {
@@ -96,7 +97,7 @@ public struct GRPCPush: Sendable, Hashable {
                 case (3, .lengthDelimited): decoded.path = try reader.readString()
                 case (4, .lengthDelimited):
                     let entry = try reader.readLengthDelimited()
-                    var inner = WireReader(buffer: entry)
+                    var inner = WireReader(buffer: entry, options: WireDecodingOptions(discardUnknownFields: true))
                     var name = "", value = ""
                     while let innerTag = try inner.nextTag() {
                         switch (innerTag.fieldNumber, innerTag.wireType) {
