@@ -215,6 +215,23 @@ import Testing
         #expect(events.contains { if case let .headers(_, list, true) = $0 { list.contains(HPACKHeader("grpc-message", "failed: ")) } else { false } })
     }
 
+    /// RFC 9113 §8.5 and §8.6 (from the parser review): a CONNECT request names :authority
+    /// and no :scheme or :path; a response's :status is never 101.
+    @Test func connectRequestsAndSwitchingProtocolsAreMalformed() throws {
+        for (label, headers) in [
+            ("CONNECT without :authority", [HPACKHeader(":method", "CONNECT")]),
+            ("CONNECT with :path", [HPACKHeader(":method", "CONNECT"), HPACKHeader(":authority", "a:443"), HPACKHeader(":path", "/")]),
+            ("CONNECT with :scheme", [HPACKHeader(":method", "CONNECT"), HPACKHeader(":authority", "a:443"), HPACKHeader(":scheme", "https")]),
+        ] {
+            #expect(throws: HTTP2ProtocolViolation.self, "\(label)") { try HTTP2HeaderValidation.validate(headers, as: .request) }
+        }
+        #expect(throws: Never.self) {
+            try HTTP2HeaderValidation.validate([HPACKHeader(":method", "CONNECT"), HPACKHeader(":authority", "a:443")], as: .request)
+        }
+        #expect(throws: HTTP2ProtocolViolation.self) { try HTTP2HeaderValidation.validate([HPACKHeader(":status", "101")], as: .response) }
+        #expect(try HTTP2HeaderValidation.validate([HPACKHeader(":status", "103")], as: .response).isInformational)
+    }
+
     /// Fields that refer to a table entry whose characters were checked when it was made are
     /// not checked again; an entry that failed the checks fails every list that refers to it.
     @Test func fieldsFromCheckedEntriesSkipTheCharacterChecksButBadEntriesNever() throws {

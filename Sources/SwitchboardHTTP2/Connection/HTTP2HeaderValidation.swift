@@ -111,6 +111,11 @@ package enum HTTP2HeaderValidation {
             if !HTTPSyntax.sameBytes(headers[method].value, "CONNECT") {
                 guard pseudo.contains(.scheme) else { throw malformed("a request without :scheme") }
                 guard let path, !headers[path].value.isEmpty else { throw malformed("a request without :path") }
+            } else {
+                // RFC 9113 §8.5 (extended CONNECT is never enabled here).
+                guard pseudo.contains(.authority), !pseudo.contains(.scheme), path == nil else {
+                    throw malformed("a CONNECT request needs :authority and has no :scheme or :path")
+                }
             }
         case .response:
             // Nearly always the static table's `200`, the very string compared with (parsing
@@ -119,6 +124,8 @@ package enum HTTP2HeaderValidation {
                   let code = headers[status].value == "200" ? 200 : Int(headers[status].value), (100...999).contains(code) else {
                 throw malformed("a response without a valid :status")
             }
+            // HTTP/2 has no 101 (RFC 9113 §8.6): not an interim answer to skip.
+            guard code != 101 else { throw malformed("a 101 response, which HTTP/2 does not have") }
             summary.isInformational = code < 200
         case .trailers:
             break
