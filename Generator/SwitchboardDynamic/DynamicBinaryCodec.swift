@@ -271,6 +271,9 @@ public struct DynamicBinaryCodec: Sendable {
                     // Entries are collected in wire order and put in key order once, after decoding.
                     var entries: [DynamicMapEntry] = []
                     if case let .map(existing)? = message.fields.removeValue(forKey: field.number) { entries = existing }
+                    // What a merge of this message brought already counts as compacted: the
+                    // threshold must not restart from nothing on every merge (quadratic).
+                    if compactedMapSizes[field.number] == nil { compactedMapSizes[field.number] = entries.count }
                     entries.append(DynamicMapEntry(key: key, value: value))
                     // Entries of a key seen before are dropped as they pile up (the last wins),
                     // not only once decoding ends: a map of one key sent N times (two bytes an

@@ -66,6 +66,23 @@ import Testing
         }
     }
 
+    /// A service folder of several levels (`chat/rooms`) is opened a level at a time (found
+    /// by review: the consumer's descriptor walk took it for one name and refused it).
+    @Test func aConsumerOpensAFolderOfSeveralLevels() throws {
+        let endpoint = ServiceCatalogue.Endpoint(spec: "LookUpUsernameHash", rpcName: Self.lookUp, versions: nil, folder: "look_up")
+        let catalogue = ServiceCatalogue(services: [ServiceCatalogue.Service(spec: "signal.chat.Usernames", versions: nil, folder: "chat/usernames",
+                                                                             status: .enabled, countries: nil, endpoints: [endpoint])])
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("levels-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let transport = FileDropTransport<Unauthenticated>(directory: root, catalogue: catalogue, consumer: "app")
+        let components = try #require(transport.folderComponents(for: Self.lookUp))
+        #expect(components == ["chat", "usernames", "look_up", "app"])
+        let opened = try FileDropTransport<Unauthenticated>.openFolder(root, components)
+        #expect(opened.url.path.hasSuffix("chat/usernames/look_up/app"))
+        #expect(FileDropFiles.isFolder(root.appendingPathComponent("chat/usernames/look_up/app")))
+    }
+
     @Test func anArchiveThatIsALinkIsNotSwept() async throws {
         let setup = try Setup()
         defer { setup.exported.remove() }

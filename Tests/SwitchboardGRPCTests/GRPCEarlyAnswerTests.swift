@@ -118,7 +118,7 @@ struct GRPCSendBacklogTests {
             try? socket.setReadDeadline(.now + .seconds(30))
             var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: true)
             var encoder = HPACKEncoder()
-            var received: [UInt32: Int] = [:]
+            var received: [UInt32: [UInt8]] = [:]
             var opened = false
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {
                 decoder.append(read)
@@ -126,7 +126,7 @@ struct GRPCSendBacklogTests {
                     switch frame.payload {
                     case .headers:
                         headersSeen.withLock { $0 += 1 }
-                        received[frame.streamID] = 0
+                        received[frame.streamID] = []
                         guard !opened else { continue }
                         opened = true
                         Thread.sleep(forTimeInterval: 0.3)
@@ -135,10 +135,10 @@ struct GRPCSendBacklogTests {
                         HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .windowUpdate(increment: 1 << 30)), into: &wide)
                         try? socket.write(wide)
                     case let .data(bytes, endStream, _):
-                        received[frame.streamID, default: 0] += bytes.count
+                        received[frame.streamID, default: []] += bytes
                         guard endStream else { continue }
-                        // The request message's length, from its 5-byte prefix's last four, is the hash's size + 4.
-                        let size = (received[frame.streamID] ?? 0) - 5 - 4
+                        let request = try? LookUpUsernameHashRequest(serializedBytes: Array((received[frame.streamID] ?? []).dropFirst(5)))
+                        let size = request?.hash.count ?? -1
                         var head: [UInt8] = []
                         encoder.encode([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], into: &head)
                         var trailers: [UInt8] = []

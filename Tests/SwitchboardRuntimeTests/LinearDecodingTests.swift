@@ -133,6 +133,34 @@ struct LinearDecodingTests {
         }
     }
 
+    /// A message holding a large map, merged again and again with one more entry each time,
+    /// costs linear work: the map's compaction counts what the merges brought (found by
+    /// review: it restarted on every merge and sorted the whole map each time).
+    @Test func theDynamicCodecMergesAMapInPlace() throws {
+        let source = SourceFile(path: "holder.sb", text: """
+            package switchboard.test.merge
+            message Holder { 1 inner: Inner }
+            message Inner { 1 entries: {int32: int64} }
+            """)
+        let schema = try #require(SchemaCompiler.compile(files: [source]).schema)
+        let holder = try #require(schema.messageIndex(named: "Holder"))
+        let codec = DynamicBinaryCodec(schema: schema)
+        try expectLinear("dynamic map merged again and again") { count in
+            // First `count` distinct keys, then `count` merges of one more entry with key 0.
+            var first: [UInt8] = []
+            for index in 0..<count { first += Self.field(1, [0x08] + Self.varint(UInt64(index)) + [0x10, 0x01]) }
+            var input = Self.field(1, first)
+            let again = Self.field(1, Self.field(1, [0x08, 0x00, 0x10, 0x02]))
+            for _ in 0..<count { input += again }
+            let message = try codec.decode(Data(input), as: holder)
+            guard case let .single(.message(inner))? = message.fields[1], case let .map(entries)? = inner.fields[1] else {
+                Issue.record("no map"); return
+            }
+            #expect(entries.count == count)
+            #expect(entries.first == DynamicMapEntry(key: .int(0), value: .int(2)), "the last entry for a key wins")
+        }
+    }
+
     /// One map key sent again and again holds one entry while decoding, not one per time it
     /// came (found by review: 2 bytes of input an entry, some hundred bytes of memory each).
     @Test func theDynamicCodecHoldsARepeatedMapKeyOnce() throws {

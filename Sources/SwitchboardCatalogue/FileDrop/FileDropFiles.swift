@@ -359,9 +359,10 @@ enum FileDropFiles {
         }
 
         /// Its subfolder `name`, which must be a folder itself, not a link; made first if
-        /// `creating` and missing.
+        /// `creating` and missing (with the process's umask, as `FileManager` makes folders,
+        /// so a group sharing the catalogue can write in it).
         func subfolder(_ name: String, creating: Bool = false) throws(POSIXError) -> OpenFolder {
-            if creating, !name.isEmpty, name != ".", name != "..", !name.contains("/"), mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST {
+            if creating, !name.isEmpty, name != ".", name != "..", !name.contains("/"), mkdirat(descriptor, name, 0o777) != 0, errno != EEXIST {
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
             }
             let opened = Self.openSubfolder(name, of: descriptor)

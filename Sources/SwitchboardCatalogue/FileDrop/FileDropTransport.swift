@@ -63,7 +63,8 @@ public struct FileDropTransport<Auth: AuthMode>: DeadlineEnforcingTransport {
         if let consumer, !Self.isValidConsumerName(consumer) { return nil }
         let service = String(rpcName.split(separator: "/", maxSplits: 1).first ?? "")
         guard let offered = catalogue.service(service), let endpoint = offered.endpoint(rpcName: rpcName) else { return nil }
-        return [offered.folder, endpoint.folder] + (consumer.map { [$0] } ?? [])
+        // A catalogue's folder may be several levels (`chat/rooms`): one component each.
+        return ([offered.folder, endpoint.folder] + (consumer.map { [$0] } ?? [])).flatMap { $0.split(separator: "/").map(String.init) }
     }
 
     /// Opens (making what is missing) each folder of `components` below ``directory``, each a

@@ -181,6 +181,10 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             nextOpenToken += 1
             let result: Result<UInt32, HTTP2StreamError>?
             do throws(HTTP2StreamError) {
+                // First come, first served: while streams wait (for a slot, or for the send
+                // backlog to drain), a new one waits behind them, or small calls arriving
+                // steadily would keep a large one waiting for good.
+                if !waiting.isEmpty, endedReason == nil { throw .concurrencyLimitReached }
                 // The waiting entry is made only for a stream that waits: building it for
                 // every call copied its five references.
                 result = .success(try open(headers: headers, endStream: endStream, body: body, delegate: delegate))
@@ -199,7 +203,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Gives up on a stream still waiting to open; its `opened` never runs.
     package func cancelOpen(_ token: UInt64) {
         guarded {
-            _ = waiting.remove(token)
+            // The one given up on may have been the first, waiting for the send backlog: those
+            // behind it may open now, not at the next frame (found by review).
+            if waiting.remove(token), !waiting.isEmpty { afterCoreCall() }
         }
     }
 
@@ -461,7 +467,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     private func openWaiting() {
         while !waiting.isEmpty, readCore({ $0.canOpenStream || $0.isGoingAway || $0.isClosed }) {
             // The first waits for the backlog: the rest wait behind it, in order.
-            if let body = waiting.first?.body, mustWaitForBacklog(body) { break }
+            if let body = waiting.first()?.body, mustWaitForBacklog(body) { break }
             guard let pending = waiting.popFirst() else { break }
             if let result = open(pending) { effects.append(.run { pending.opened(result) }) }
         }

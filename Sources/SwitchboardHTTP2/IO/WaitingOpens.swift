@@ -35,11 +35,14 @@ struct WaitingOpens<Pending> {
         return true
     }
 
-    /// The longest-waiting stream, left in place.
-    var first: Pending? {
-        for token in order[head...] {
-            if let pending = byToken[token] { return pending }
+    /// The longest-waiting stream, left in place (given-up ones before it are let go).
+    mutating func first() -> Pending? {
+        while head < order.count {
+            if let pending = byToken[order[head]] { return pending }
+            head += 1
         }
+        order.removeAll(keepingCapacity: true)
+        head = 0
         return nil
     }
 
