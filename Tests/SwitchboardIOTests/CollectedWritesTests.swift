@@ -159,23 +159,31 @@ struct CollectedWritesTests {
         await loop.shutdown()
     }
 
-    /// A delegate that takes over a channel already closed (a TLS failure in the read that
-    /// brought an upgrade's answer, told to the delegate before it) hears that it ended, once,
-    /// instead of taking the connection for open for ever (found by review).
-    @Test func aDelegateTakingOverAnEndedChannelHearsItEnded() async throws {
-        final class EndRecorder: ChannelDelegate, @unchecked Sendable {
-            let ends = Box<[String?]>([])
-            func channelRead(_ bytes: UnsafeRawBufferPointer) {}
-            func channelEnded(reason: String?) { ends.update { $0.append(reason) } }
-            func channelWriteFailed(_ reason: String) {}
-        }
-        let loop = try EventLoop(name: "ended-channel-test")
+    /// Records each end of reading it hears.
+    final class EndRecorder: ChannelDelegate, @unchecked Sendable {
+        let ends = Box<[String?]>([])
+        func channelRead(_ bytes: UnsafeRawBufferPointer) {}
+        func channelEnded(reason: String?) { ends.update { $0.append(reason) } }
+        func channelWriteFailed(_ reason: String) {}
+    }
+
+    /// An open channel on a loop of its own, heard by an ``EndRecorder``, and its peer.
+    private func channelHeardBy(name: String) async throws -> (loop: EventLoop, channel: SocketChannel, peer: Int32, first: EndRecorder) {
+        let loop = try EventLoop(name: name)
         let (watched, peer) = try #require(nonBlockingSocketPair())
         let channel = SocketChannel(descriptor: watched, loop: loop)
         let first = EndRecorder()
         let opened = Box(false)
         channel.activate(delegate: first) { _ in opened.update { $0 = true } }
         #expect(await eventually { opened.value })
+        return (loop, channel, peer, first)
+    }
+
+    /// A delegate that takes over a channel already closed (a TLS failure in the read that
+    /// brought an upgrade's answer, told to the delegate before it) hears that it ended, once,
+    /// instead of taking the connection for open for ever (found by review).
+    @Test func aDelegateTakingOverAnEndedChannelHearsItEnded() async throws {
+        let (loop, channel, peer, _) = try await channelHeardBy(name: "ended-channel-test")
         defer { _ = close(peer) }
         // Closed for a failure of its own (as a dead TLS session closes it).
         channel.close(reason: "the TLS session failed")
@@ -192,19 +200,7 @@ struct CollectedWritesTests {
     /// in the read that brought an upgrade, heard by the delegate before it) hears that end
     /// too, once, instead of waiting for bytes for ever (found by review).
     @Test func aDelegateTakingOverAChannelWhoseReadEndedHearsItEnded() async throws {
-        final class EndRecorder: ChannelDelegate, @unchecked Sendable {
-            let ends = Box<[String?]>([])
-            func channelRead(_ bytes: UnsafeRawBufferPointer) {}
-            func channelEnded(reason: String?) { ends.update { $0.append(reason) } }
-            func channelWriteFailed(_ reason: String) {}
-        }
-        let loop = try EventLoop(name: "read-ended-channel-test")
-        let (watched, peer) = try #require(nonBlockingSocketPair())
-        let channel = SocketChannel(descriptor: watched, loop: loop)
-        let first = EndRecorder()
-        let opened = Box(false)
-        channel.activate(delegate: first) { _ in opened.update { $0 = true } }
-        #expect(await eventually { opened.value })
+        let (loop, channel, peer, first) = try await channelHeardBy(name: "read-ended-channel-test")
         _ = shutdown(peer, Int32(SHUT_WR))
         #expect(await eventually { first.ends.value.count == 1 })
         #expect(!channel.isClosed, "the peer's FIN ends reading, not the channel")
