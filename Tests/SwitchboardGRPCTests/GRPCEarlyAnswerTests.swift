@@ -94,13 +94,20 @@ struct GRPCEarlyAnswerTests {
 /// only this side was busy).
 @Suite(.timeLimit(.minutes(2)))
 struct GRPCSendBacklogTests {
-    /// Gives each stream a 16-byte window; 300 ms after the first request's HEADERS it opens
-    /// every window wide, then answers each request, once whole, with its size as the uuid.
+    /// Gives each stream a 16-byte window; after the first request's HEADERS it opens every
+    /// window wide once `release` says so (300 ms later by default, at most 20 s), then
+    /// answers each request, once whole, with its size as the uuid. It sends nothing else,
+    /// not even PING acknowledgements (the client pings when a call's deadline passes; any
+    /// frame read lets waiting streams open, which would hide what a test looks for).
     final class SlowWindowServer: @unchecked Sendable {
         let listener: TCPListener
         let headersSeen = Locked(0)
+        let answered = Locked(0)
+        private let release: @Sendable () -> Bool
 
-        init() throws {
+        init(release: (@Sendable () -> Bool)? = nil) throws {
+            let start = ContinuousClock.now
+            self.release = release ?? { ContinuousClock.now - start >= .milliseconds(300) }
             listener = try TCPListener()
             Thread.detachNewThread { [self] in
                 while let socket = listener.accept() {
@@ -120,6 +127,7 @@ struct GRPCSendBacklogTests {
             var encoder = HPACKEncoder()
             var received: [UInt32: [UInt8]] = [:]
             var opened = false
+            let writing = NSLock()
             while let read = try? socket.read(maximum: 65_536), !read.isEmpty {
                 decoder.append(read)
                 while let frame = try? decoder.nextFrame() {
@@ -129,11 +137,15 @@ struct GRPCSendBacklogTests {
                         received[frame.streamID] = []
                         guard !opened else { continue }
                         opened = true
-                        Thread.sleep(forTimeInterval: 0.3)
-                        var wide: [UInt8] = []
-                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 1 << 30)], ack: false)), into: &wide)
-                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .windowUpdate(increment: 1 << 30)), into: &wide)
-                        try? socket.write(wide)
+                        // On a thread of its own, so requests keep being read and answered meanwhile.
+                        Thread.detachNewThread { [release] in
+                            let deadline = ContinuousClock.now + .seconds(20)
+                            while !release(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+                            var wide: [UInt8] = []
+                            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 1 << 30)], ack: false)), into: &wide)
+                            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .windowUpdate(increment: 1 << 30)), into: &wide)
+                            writing.withLock { try? socket.write(wide) }
+                        }
                     case let .data(bytes, endStream, _):
                         received[frame.streamID, default: []] += bytes
                         guard endStream else { continue }
@@ -149,7 +161,8 @@ struct GRPCSendBacklogTests {
                         HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: head[...], endStream: false, endHeaders: true)), into: &bytes)
                         HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .data(framed[...], endStream: false, flowControlledLength: framed.count)), into: &bytes)
                         HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: trailers[...], endStream: true, endHeaders: true)), into: &bytes)
-                        try? socket.write(bytes)
+                        writing.withLock { try? socket.write(bytes) }
+                        answered.withLock { $0 += 1 }
                     default:
                         continue
                     }
@@ -179,6 +192,40 @@ struct GRPCSendBacklogTests {
         async let second = call(300_001)
         let answers = await [first, second]
         #expect(answers == ["300000", "300001"])
+        #expect(transport.connectionsOpened == 1)
+    }
+
+    @Test func aCallGivenUpWhileWaitingForTheBacklogLetsTheNextOpenAtOnce() async throws {
+        let windowsOpen = Locked(false)
+        let server = try SlowWindowServer { windowsOpen.current }
+        defer { server.close() }
+        var options = GRPCClientOptions()
+        options.http2.protocolConfiguration.maxPendingConnectionBytes = 256 << 10
+        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.listener.port, options: options)
+        defer { transport.close() }
+        let client = UsernamesClient(transport: transport)
+        func call(_ size: Int, timeout: Duration) async -> String {
+            let result = await client.lookUpUsernameHash(LookUpUsernameHashRequest(hash: Data(repeating: 1, count: size)), options: CallOptions(timeout: timeout))
+            return result.value.map(\.uuid) ?? "failed"
+        }
+        // Answered within the 16-byte window: the server's SETTINGS are in force from here on.
+        #expect(await call(4, timeout: .seconds(20)) == "4")
+        // 200 kB wait for window; 100 kB more would pass 256 KiB, so the second waits to open,
+        // and the third, whose 11 bytes fit the window, waits behind it.
+        async let first = call(200_000, timeout: .seconds(20))
+        #expect(await eventually { server.headersSeen.current == 2 })
+        async let second = call(100_000, timeout: .seconds(2))
+        #expect(await eventually { transport.streamsInUse == 2 })
+        async let third = call(4, timeout: .seconds(20))
+        #expect(await eventually { transport.streamsInUse == 3 })
+        // Once the second gives up, the third opens and is answered while no window has moved.
+        #expect(await second == "failed")
+        // (Well before the unanswered liveness PING ends the connection, 10 s after the deadline.)
+        #expect(await eventually(within: .seconds(5)) { server.answered.current == 2 })
+        #expect(await third == "4")
+        #expect(server.headersSeen.current == 3)
+        windowsOpen.withLock { $0 = true }
+        #expect(await first == "200000")
         #expect(transport.connectionsOpened == 1)
     }
 }

@@ -34,6 +34,8 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
 
     /// How many connections this transport has opened so far.
     package var connectionsOpened: Int { lock.withLock { opened } }
+    /// Streams open or waiting to open on the current connection (for tests).
+    package var streamsInUse: Int { lock.withLock { current }?.driver.state.activeStreams ?? 0 }
     /// Why `options.metadata` cannot be sent, found once: every call fails with it.
     let metadataProblem: TransportError?
 
