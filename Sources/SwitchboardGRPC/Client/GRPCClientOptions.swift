@@ -45,6 +45,13 @@ public struct GRPCClientOptions: Sendable {
     /// `maximumQueuedPushes`. Without it, 256 pushes of 4 MiB would hold a gigabyte.
     /// Default 16 MiB (three pushes of the largest size).
     public var maximumQueuedPushBytes = 16 << 20
+    /// How long an open event subscription may hear nothing from the server before the
+    /// client PINGs the connection; unanswered within `http2.keepaliveTimeout`, the connection
+    /// ends and so does the subscription (a half-open connection, after a NAT forgot it or
+    /// the network changed, would otherwise hold it silent for ever). nil never asks. Default
+    /// 5 minutes: gRPC servers allow a PING without data that often (`too_many_pings` past it),
+    /// and the PING follows `http2.minimumPingIntervalWithoutData` like a deadline's.
+    public var subscriptionLivenessInterval: Duration? = .seconds(300)
     /// What every push of an event subscription passes through before its handler, in
     /// order, as `ChatConnectionOptions.pushInterceptors` on the WebSocket: logging or
     /// metrics set up once see pushes over either transport. Default: none.

@@ -58,14 +58,20 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private var openOutcome: Result<Void, TransportError>?
     /// The open failed without the server having processed the stream: safe to try again.
     private var notProcessed = false
+    /// `GRPCClientOptions.subscriptionLivenessInterval`, and its timer while the stream is open.
+    private let livenessInterval: Duration?
+    private var livenessTimer: LoopTimer?
     // Loop-confined.
     private var deframer: GRPCMessageDeframer
+    /// The server sent something on the stream since the liveness timer last looked.
+    private var heardSinceLivenessCheck = true
 
     init<Auth: AuthMode>(transport: GRPCClientTransport<Auth>, service: String, connection: HTTP2ChannelDriver,
                          onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) {
         self.service = service
         self.transport = transport
         self.connection = connection
+        livenessInterval = transport.options.subscriptionLivenessInterval
         deframer = GRPCMessageDeframer(maximumMessageSize: transport.options.maximumReceiveMessageSize)
         let (stream, continuation) = AsyncStream<(push: GRPCPush, size: Int)>.makeStream(
             bufferingPolicy: .bufferingOldest(max(1, transport.options.maximumQueuedPushes)))
@@ -155,6 +161,26 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
             cancel()
             throw error
         }
+        scheduleLivenessCheck()
+    }
+
+    /// Every `livenessInterval`, a stream that heard nothing since the last look has the
+    /// connection PING the server (which other calls' traffic may make unnecessary: the
+    /// driver sends none while one is out, and paces those without data between).
+    private func scheduleLivenessCheck() {
+        guard let interval = livenessInterval else { return }
+        let next = connection.loop.schedule(after: interval) { [weak self] in
+            guard let self else { return }
+            if !heardSinceLivenessCheck { connection.checkLiveness(for: "PING after \(interval) without a push") }
+            heardSinceLivenessCheck = false
+            scheduleLivenessCheck()
+        }
+        // Ended meanwhile (its end found no timer to cancel): none is kept.
+        let ended = lock.withLock { () -> Bool in
+            livenessTimer = endReason == nil ? next : nil
+            return endReason != nil
+        }
+        if ended { next.cancel() }
     }
 
     /// Bytes the pushes waiting for the handler are counted as holding now, against
@@ -206,12 +232,13 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     }
 
     private func end(_ reason: String) {
-        let waiters: [CheckedContinuation<String, Never>] = lock.withLock {
-            guard endReason == nil else { return [] }
+        let (waiters, timer): ([CheckedContinuation<String, Never>], LoopTimer?) = lock.withLock {
+            guard endReason == nil else { return ([], nil) }
             endReason = reason
-            defer { endWaiters = [] }
-            return endWaiters
+            defer { endWaiters = []; livenessTimer = nil }
+            return (endWaiters, livenessTimer)
         }
+        timer?.cancel()
         pushes.finish()
         resolveOpen(.failure(.disconnected(reason: DisconnectReason(reason))))
         for waiter in waiters { waiter.resume(returning: reason) }
@@ -258,6 +285,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     }
 
     public func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
+        heardSinceLivenessCheck = true
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
                 // Counted as what it holds decoded, not its message's size: each header is an

@@ -682,8 +682,9 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
     /// Asks whether the peer is still there: a PING, unless one is already out, and the
     /// connection ends if no answer comes within `keepaliveTimeout`. A call that reached its
     /// deadline asks, so a server that went silent is found by the next call, not by every
-    /// call timing out on a connection that still looks open.
-    package func checkLiveness() {
+    /// call timing out on a connection that still looks open; so does a quiet subscription.
+    /// `purpose` names the PING in the reason the connection ends with.
+    package func checkLiveness(for purpose: String = "PING after a call's deadline") {
         guarded {
             // At most one such PING for each time the server has sent HEADERS or DATA since
             // the last: gRPC servers end a connection that pings three times without being
@@ -693,7 +694,7 @@ package final class HTTP2ChannelDriver: ChannelDelegate, @unchecked Sendable {
             // With nothing from the server since the last PING, only once per allowed interval,
             // so a connection that went dead after answering one is still found.
             guard receivedPayloadSincePing || lastPingSentAt.map({ ContinuousClock.now - $0 >= options.minimumPingIntervalWithoutData }) ?? true else { return }
-            sendPing(for: "PING after a call's deadline")
+            sendPing(for: purpose)
         }
     }
 
