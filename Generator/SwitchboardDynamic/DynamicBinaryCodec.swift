@@ -190,7 +190,9 @@ public struct DynamicBinaryCodec: Sendable {
         }
         let definition = schema.messages[message.type]
         let numbers = fieldIndexes[message.type]
-        var reader = WireReader(buffer: buffer)
+        // Unknown groups nest within what is left of the same budget, as in the generated
+        // codec: a fresh reader's own 100 at every level let 16 levels recurse 1,600 deep.
+        var reader = WireReader(buffer: buffer, options: WireDecodingOptions(maximumDepth: maximumDepth - depth))
         var unknown = UnknownFields()
         // Per map field, how many entries it held after its last compaction (below).
         var compactedMapSizes: [Int: Int] = [:]
@@ -243,7 +245,8 @@ public struct DynamicBinaryCodec: Sendable {
                     // An empty packed run adds nothing: an empty list is no list, as on re-encoding.
                     message.fields[field.number] = items.isEmpty ? nil : .list(items)
                 case let .map(keyType, mapValueType):
-                    var entryReader = WireReader(buffer: try reader.readLengthDelimited())
+                    // The entry is a level of its own, as in the generated codec.
+                    var entryReader = WireReader(buffer: try reader.readLengthDelimited(), options: WireDecodingOptions(maximumDepth: max(0, maximumDepth - depth - 1)))
                     var key = Self.defaultValue(.scalar(keyType))
                     var value = Self.defaultValue(mapValueType)
                     var entryUnknown = UnknownFields()
@@ -288,6 +291,8 @@ public struct DynamicBinaryCodec: Sendable {
             }
         } catch let error as DynamicCodecError {
             throw error
+        } catch WireDecodingError.nestingTooDeep where isShallowAttempt {
+            throw DynamicCodecError(Self.shallowLimitReached)
         } catch {
             throw DynamicCodecError("\(definition.name): \(error)")
         }

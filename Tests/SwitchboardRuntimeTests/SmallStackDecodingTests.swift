@@ -81,6 +81,49 @@ import Testing
         #expect(result.json == text)
     }
 
+    /// `levels` TreeNodes, each `parent` of the one before, each also holding an unknown field
+    /// 99 that nests `groups` groups.
+    static func groupsAtEveryLevel(levels: Int, groups: Int) -> Data {
+        var bytes: [UInt8] = []
+        for _ in 0..<levels {
+            // The known field first, as encoders write it, so re-encoding gives the same bytes.
+            var level: [UInt8] = []
+            if !bytes.isEmpty {
+                level.append(0x12)
+                var length = bytes.count
+                while length >= 0x80 { level.append(UInt8(length & 0x7F) | 0x80); length >>= 7 }
+                level.append(UInt8(length))
+                level += bytes
+            }
+            for _ in 0..<groups { level += [0x9B, 0x06] }
+            for _ in 0..<groups { level += [0x9C, 0x06] }
+            bytes = level
+        }
+        return Data(bytes)
+    }
+
+    /// Unknown groups count against the same depth as messages, in both codecs, as in
+    /// protobuf's parsers (from the review of the codecs' depth rules: the schema-driven codec
+    /// gave every message level a fresh budget of 100 groups, so 16 levels recursed 1,600 deep
+    /// on the caller's stack).
+    @Test func groupsNestedAtEveryLevelShareTheDepthLimit() throws {
+        let schema = AnyJSONDepthTests.schema
+        let treeNode = try #require(schema.messageIndex(named: "TreeNode"))
+        let deep = Self.groupsAtEveryLevel(levels: 16, groups: 99)
+        // Deeper than the dynamic codec's first, shallow attempt: decoded again with room.
+        let within = [Self.groupsAtEveryLevel(levels: 2, groups: 40), Self.groupsAtEveryLevel(levels: 1, groups: 90)]
+        let result = onThread { () -> (generated: Bool, dynamic: Bool, generatedWithin: Bool, dynamicWithin: Bool) in
+            let codec = DynamicBinaryCodec(schema: schema)
+            return ((try? TreeNode(serializedData: deep)) == nil, (try? codec.decode(deep, as: treeNode)) == nil,
+                    within.allSatisfy { (try? TreeNode(serializedData: $0))?.serializedData() == $0 },
+                    within.allSatisfy { bytes in (try? codec.decode(bytes, as: treeNode)).map { codec.encode($0) } == bytes })
+        }
+        #expect(result.generated, "the generated codec refuses 16 levels of 99 groups")
+        #expect(result.dynamic, "the dynamic codec refuses 16 levels of 99 groups")
+        #expect(result.generatedWithin)
+        #expect(result.dynamicWithin)
+    }
+
     /// The deepest Struct in an Any a JSON reader takes is written back, on the small stack.
     @Test func theDeepestStructInAnAnyRoundTripsOnASmallStack() {
         var levels = 0
