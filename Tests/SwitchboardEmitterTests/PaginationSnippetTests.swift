@@ -34,6 +34,25 @@ import Testing
         return try #require(files.first { $0.path == "ItemsService.swift" }?.contents)
     }
 
+    /// The documentation names what the runtime throws without any call failing (from the
+    /// pagination review: a repeated cursor and the empty-page bound went unmentioned).
+    @Test func theSequencesDocumentTheRuntimesOwnErrors() throws {
+        let file = try itemsFile()
+        #expect(file.contains("""
+                /// (none for the first page); it ends after the last page, and throws the error of the first call that fails,
+                /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before,
+                /// and `TransportError.cancelled` once the iterating task is cancelled.
+            """))
+        #expect(file.contains("""
+                /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before or a page promises more without a next cursor,
+            """))
+        #expect(file.contains("""
+                /// Every item of every page of `list`, in order; pages are fetched as the items run out.
+                /// Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row
+                /// (`listPages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).
+            """))
+    }
+
     @Test func withoutAMoreFlagAMissingCursorIsTheLastPage() throws {
         #expect(try itemsFile().contains("""
                         continuation: { request, response in

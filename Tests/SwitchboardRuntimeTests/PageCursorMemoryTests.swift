@@ -55,4 +55,74 @@ import Testing
         }
         #expect(fetched == [0, 1, 2, 3])
     }
+
+    /// A cycle too long to remember (nothing remembered here) is caught after repeating at
+    /// most twice its length or as many pages as came before it, whichever is more, as the
+    /// documentation says (from the pagination review: it said "within twice its length",
+    /// which a long run before the cycle breaks).
+    @Test func aCycleTooLongToRememberStopsWithinTheDocumentedBound() async throws {
+        for (before, length) in [(130, 10), (0, 7), (5, 100), (4_100, 1_100), (1, 1)] {
+            // Pages 1...before+length, then back to before+1.
+            let pagination = Pagination<Int, Int, Int>(
+                items: { [$0] }, cursor: { $0 == 0 ? nil : String($0) },
+                nextRequest: { request, _ in request == before + length ? before + 1 : request + 1 })
+            let fetches = Locked(0)
+            let pages = PageSequence<Int, Int, Int, NoError>(firstRequest: 0, pagination: pagination) { request in
+                fetches.withLock { $0 += 1 }
+                return .success(request)
+            }.rememberingCursors(0, bytes: 0)
+            await #expect(throws: RequestError<NoError>.self) { for try await _ in pages {} }
+            // The first page has no cursor; then `before` pages, the cycle once, and the repeats.
+            let repeated = fetches.current - 1 - before - length
+            #expect(repeated >= 0 && repeated <= max(2 * length, before + 1), "before \(before), cycle \(length): \(repeated) pages repeated")
+        }
+    }
+
+    /// `next()` throws `cancelled` without fetching once the iterating task is cancelled,
+    /// and the items iterator hands out no more of a page it already has (from the
+    /// pagination review: the rest of the page came out, and a fetch that ignores
+    /// cancellation paged on).
+    @Test func cancellingTheIteratingTaskEndsIterationAtOnce() async throws {
+        let fetches = Locked(0)
+        let pagination = Pagination<Int, [Int], Int>(items: { $0 }, cursor: { $0 == 0 ? nil : String($0) }, nextRequest: { request, _ in request + 1 })
+        // A fetch of the caller's own that ignores cancellation: 100 items a page, for ever.
+        let sequence = PageSequence<Int, [Int], Int, NoError>(firstRequest: 0, pagination: pagination) { request in
+            fetches.withLock { $0 += 1 }
+            return .success(Array(request * 100..<(request + 1) * 100))
+        }
+        let outcome = await Task { () -> (first: Int?, afterCancel: String, pages: String) in
+            var items = sequence.items.makeAsyncIterator()
+            let first = try? await items.next()
+            withUnsafeCurrentTask { $0?.cancel() }
+            var afterCancel = "no error"
+            do { _ = try await items.next() } catch { afterCancel = "\(error)" }
+            var pageIterator = sequence.makeAsyncIterator()
+            var pages = "no error"
+            do { _ = try await pageIterator.next() } catch { pages = "\(error)" }
+            return (first, afterCancel, pages)
+        }.value
+        #expect(outcome.first == 0)
+        #expect(outcome.afterCancel == "\(RequestError<NoError>.transport(.cancelled))")
+        #expect(outcome.pages == "\(RequestError<NoError>.transport(.cancelled))")
+        #expect(fetches.current == 1)
+    }
+
+    /// `maximumConsecutiveEmptyPages: 0` follows no empty page (it was raised to 1), and an
+    /// empty last page is never an error, whatever the bound.
+    @Test func zeroEmptyPagesFollowsNoneAndAnEmptyLastPageEndsQuietly() async throws {
+        // Page 0 empty, page 1 holds 7, page 2 empty and last.
+        let pagination = Pagination<Int, [Int], Int>(items: { $0 }, cursor: { $0 == 0 ? nil : String($0) },
+                                                     nextRequest: { request, _ in request < 2 ? request + 1 : nil })
+        let sequence = PageSequence<Int, [Int], Int, NoError>(firstRequest: 0, pagination: pagination) { request in .success(request == 1 ? [7] : []) }
+        await #expect(throws: RequestError<NoError>.self) { for try await _ in sequence.items(maximumConsecutiveEmptyPages: 0) {} }
+        var items: [Int] = []
+        for try await item in sequence.items(maximumConsecutiveEmptyPages: 1) { items.append(item) }
+        #expect(items == [7])
+        // One empty page, the last: no error even at 0.
+        let single = PageSequence<Int, [Int], Int, NoError>(
+            firstRequest: 0, pagination: Pagination(items: { $0 }, cursor: { _ in nil }, nextRequest: { _, _ in nil })) { _ in .success([]) }
+        var none = 0
+        for try await _ in single.items(maximumConsecutiveEmptyPages: 0) { none += 1 }
+        #expect(none == 0)
+    }
 }

@@ -135,18 +135,20 @@ struct PaginationTranslator {
             .function(SwiftFunction(
                 documentation: [
                     "Every page of `\(endpoint.swiftName)`, each fetched when the sequence is iterated, from `request`'s cursor on",
-                ] + (pagination.moreField == nil ? [
-                    "(none for the first page); it ends after the last page, and throws the error of the first call that fails.",
-                ] : [
-                    "(none for the first page); it ends after the last page, and throws the error of the first call that fails",
-                    "(or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).",
-                ]) + [
+                    "(none for the first page); it ends after the last page, and throws the error of the first call that fails,",
+                    "`TransportError.unexpectedResponse` when the server hands out a cursor it gave before"
+                        + (pagination.moreField == nil ? "," : " or a page promises more without a next cursor,"),
+                    "and `TransportError.cancelled` once the iterating task is cancelled.",
                     "How pages follow: \(summary()).",
                 ],
                 access: access, signature: "func \(endpoint.swiftName)Pages", parameters: parameters,
                 signatureSuffix: " -> \(pageSequence)", body: body)),
             .function(SwiftFunction(
-                documentation: ["Every item of every page of `\(endpoint.swiftName)`, in order; pages are fetched as the items run out."],
+                documentation: [
+                    "Every item of every page of `\(endpoint.swiftName)`, in order; pages are fetched as the items run out.",
+                    "Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row",
+                    "(`\(endpoint.swiftName)Pages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).",
+                ],
                 access: access, signature: "func \(endpoint.swiftName)Items", parameters: parameters,
                 signatureSuffix: " -> PageItemSequence<\(genericArguments), \(errorType)>",
                 body: [.line("\(endpoint.swiftName)Pages(\(forwarded.joined(separator: ", "))).items")])),

@@ -107,7 +107,9 @@ extension ChatLobbyService {
     }
 
     /// Every page of `listChats`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails,
+    /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before,
+    /// and `TransportError.cancelled` once the iterating task is cancelled.
     /// How pages follow: the cursor `beforeId`, the items `chats`, the next cursor from `nextBeforeId`.
     public func listChatsPages(
         _ request: ListChatsRequest = ListChatsRequest(),
@@ -122,6 +124,8 @@ extension ChatLobbyService {
     }
 
     /// Every item of every page of `listChats`, in order; pages are fetched as the items run out.
+    /// Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row
+    /// (`listChatsPages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).
     public func listChatsItems(
         _ request: ListChatsRequest = ListChatsRequest(),
         pageSize: UInt32? = nil,

@@ -249,8 +249,9 @@ extension ChatRoomService {
     }
 
     /// Every page of `getHistory`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails
-    /// (or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails,
+    /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before or a page promises more without a next cursor,
+    /// and `TransportError.cancelled` once the iterating task is cancelled.
     /// How pages follow: the cursor `beforeId`, the items `messages`, the next cursor from the first item's `id`, no further page when `hasMore` is false, and a failure when it is true without a next cursor.
     public func getHistoryPages(
         _ request: ChatHistoryRequest = ChatHistoryRequest(),
@@ -265,6 +266,8 @@ extension ChatRoomService {
     }
 
     /// Every item of every page of `getHistory`, in order; pages are fetched as the items run out.
+    /// Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row
+    /// (`getHistoryPages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).
     public func getHistoryItems(
         _ request: ChatHistoryRequest = ChatHistoryRequest(),
         pageSize: UInt32? = nil,

@@ -11,11 +11,12 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
     public let maximumConsecutiveEmptyPages: Int
 
     /// The items of `pages`, following at most `maximumConsecutiveEmptyPages` empty pages in a
-    /// row (100 by default): a server that hands out fresh cursors to empty pages for ever
-    /// would otherwise hold one `next()` for ever.
+    /// row (100 by default; 0 follows none): a server that hands out fresh cursors to empty
+    /// pages for ever would otherwise hold one `next()` for ever. An empty last page is never
+    /// an error.
     public init(pages: PageSequence<Request, Response, Item, EndpointError>, maximumConsecutiveEmptyPages: Int = 100) {
         self.pages = pages
-        self.maximumConsecutiveEmptyPages = Swift.max(1, maximumConsecutiveEmptyPages)
+        self.maximumConsecutiveEmptyPages = Swift.max(0, maximumConsecutiveEmptyPages)
     }
 
     /// Starts from the first page.
@@ -39,13 +40,23 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
             self.maximumConsecutiveEmptyPages = maximumConsecutiveEmptyPages
         }
 
-        /// The next item, `nil` after the last page's last item; throws a page's error.
+        /// The next item, `nil` after the last page's last item; throws a page's error, and
+        /// ``TransportError/cancelled`` once the iterating task is cancelled (items of a page
+        /// already fetched are not handed out after it).
         public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
             // Once it has thrown, it is over: calling again must not page on.
             if isFinished { return nil }
+            if Task.isCancelled {
+                isFinished = true
+                throw .transport(.cancelled)
+            }
             // Empty pages in the middle are skipped, but not without end.
             var emptyPages = 0
             while position == buffer.count {
+                if emptyPages > maximumConsecutiveEmptyPages, pages.hasMore {
+                    isFinished = true
+                    throw .transport(.unexpectedResponse("\(emptyPages) pages in a row had no items; paging stopped"))
+                }
                 let page: Response?
                 do throws(RequestError<EndpointError>) {
                     page = try await pages.next()
@@ -56,13 +67,7 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
                 guard let page else { return nil }
                 buffer = items(page)
                 position = 0
-                if buffer.isEmpty {
-                    emptyPages += 1
-                    if emptyPages > maximumConsecutiveEmptyPages {
-                        isFinished = true
-                        throw .transport(.unexpectedResponse("\(emptyPages) pages in a row had no items; paging stopped"))
-                    }
-                }
+                if buffer.isEmpty { emptyPages += 1 }
             }
             defer { position += 1 }
             return buffer[position]

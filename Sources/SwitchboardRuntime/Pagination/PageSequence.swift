@@ -9,8 +9,10 @@
 /// pages cannot all be fetched, and ending quietly would pass for having them. A server whose
 /// cursors run in a cycle fails with ``TransportError/unexpectedResponse(_:)`` instead of
 /// paging for ever: before repeating any cursor it still remembers (by default the last
-/// 1,024, at most 1 MiB of them; see ``rememberingCursors(_:bytes:)``), and a longer cycle
-/// within twice its length.
+/// 1,024, at most 1 MiB of them; see ``rememberingCursors(_:bytes:)``); a longer cycle after
+/// repeating at most twice its length or as many pages as came before it, whichever is more.
+/// Once the iterating task is cancelled, `next()` throws ``TransportError/cancelled`` without
+/// fetching.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
     /// Each element is one response.
     public typealias Element = Response
@@ -35,8 +37,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
 
     /// The same pages, remembering at most `count` recent cursors holding at most `bytes`
     /// UTF-8 bytes in all to catch a repeated one before its page is fetched again. A cycle
-    /// too long to remember is still caught, within twice its length. Both bounds keep a
-    /// server's cursors from growing the client's memory without end.
+    /// too long to remember is still caught, after repeating at most twice its length or as
+    /// many pages as came before it, whichever is more. Both bounds keep a server's cursors
+    /// from growing the client's memory without end.
     public func rememberingCursors(_ count: Int, bytes: Int) -> PageSequence {
         var copy = self
         copy.rememberedCursors = Swift.max(0, count)
@@ -60,8 +63,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var pending: Request?
         let sequence: PageSequence
         /// Brent's cycle detection: a saved cursor, and how far past it the sequence may go
-        /// before saving again. A cursor cycle of any length is caught within twice its
-        /// length, in constant memory however long the feed.
+        /// before saving again (saves at steps 1, 3, 7, 15, ...). A cycle of length c entered
+        /// after t pages is caught once a save falls inside it with a window of at least c:
+        /// at most max(2c, t + 1) pages repeat, in constant memory however long the feed.
         var savedCursor: String?
         var stepsSinceSave = 0
         var stepsUntilSave = 1
@@ -89,6 +93,8 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
             }
             guard let request = pending else { return nil }
             pending = nil
+            // Not left to the call: a fetch of the caller's own need not notice cancellation.
+            if Task.isCancelled { throw .transport(.cancelled) }
             if let cursor = sequence.pagination.cursor(request) {
                 if cursor == savedCursor || recentCursors.contains(cursor) {
                     pending = nil
@@ -116,6 +122,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
                 throw .transport(error)
             }
         }
+
+        /// Whether a further `next()` may fetch or throw: a page, or the error it owes.
+        var hasMore: Bool { pending != nil || inconsistency != nil }
 
         private mutating func remember(_ cursor: String) {
             recentOrder.append(cursor)

@@ -132,8 +132,9 @@ extension NumbersService {
     }
 
     /// Every page of `list`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails
-    /// (or `TransportError.unexpectedResponse` after a page that promises more without a next cursor).
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails,
+    /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before or a page promises more without a next cursor,
+    /// and `TransportError.cancelled` once the iterating task is cancelled.
     /// How pages follow: the cursor `after`, the items `numbers`, the next cursor from the last item's `number`, no further page when `more` is false, and a failure when it is true without a next cursor.
     public func listPages(
         _ request: PageQuery = PageQuery(),
@@ -148,6 +149,8 @@ extension NumbersService {
     }
 
     /// Every item of every page of `list`, in order; pages are fetched as the items run out.
+    /// Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row
+    /// (`listPages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).
     public func listItems(
         _ request: PageQuery = PageQuery(),
         pageSize: Int32? = nil,
@@ -173,7 +176,9 @@ extension NumbersService {
     }
 
     /// Every page of `listByToken`, each fetched when the sequence is iterated, from `request`'s cursor on
-    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails.
+    /// (none for the first page); it ends after the last page, and throws the error of the first call that fails,
+    /// `TransportError.unexpectedResponse` when the server hands out a cursor it gave before,
+    /// and `TransportError.cancelled` once the iterating task is cancelled.
     /// How pages follow: the cursor `token`, the items `numbers`, the next cursor from `nextToken`.
     public func listByTokenPages(
         _ request: PageQuery = PageQuery(),
@@ -185,6 +190,8 @@ extension NumbersService {
     }
 
     /// Every item of every page of `listByToken`, in order; pages are fetched as the items run out.
+    /// Throws what the pages throw, and `TransportError.unexpectedResponse` after 100 empty pages in a row
+    /// (`listByTokenPages(...).items(maximumConsecutiveEmptyPages:)` sets another bound).
     public func listByTokenItems(
         _ request: PageQuery = PageQuery(),
         options: CallOptions = CallOptions()
