@@ -48,9 +48,12 @@ let package = Package(
         // The I/O core: event loops on epoll (Linux) or kqueue (Apple platforms), each a task
         // executor, with timers; epoll and eventfd come through a module map of system headers.
         .target(name: "CSwitchboardIO", path: "Sources/CSwitchboardIO"),
+        // Threads that report a refused start (Foundation's `Thread` does not on Linux).
+        .target(name: "SwitchboardThreads", path: "Sources/SwitchboardThreads"),
         .target(
             name: "SwitchboardIO",
             dependencies: [
+                "SwitchboardThreads",
                 .target(name: "CSwitchboardIO", condition: .when(platforms: [.linux])),
                 .target(name: "CSwitchboardOpenSSL", condition: .when(platforms: [.linux])),
             ],
@@ -100,7 +103,7 @@ let package = Package(
         .target(name: "SignalChat", dependencies: ["SwitchboardRuntime"], path: "Sources/SignalChat", exclude: ["switchboard-config.json"]),
 
         // Generator: schema front end, Swift emitter, CLI.
-        .target(name: "SwitchboardSchema", dependencies: ["SwitchboardHTTPSyntax"], path: "Generator/SwitchboardSchema"),
+        .target(name: "SwitchboardSchema", dependencies: ["SwitchboardHTTPSyntax", "SwitchboardThreads"], path: "Generator/SwitchboardSchema"),
         .target(name: "SwitchboardEmitter", dependencies: ["SwitchboardSchema"], path: "Generator/SwitchboardEmitter"),
         // Messages and endpoints typed by a schema read at run time, for `call`, `listen` and `mock-server`.
         .target(name: "SwitchboardDynamic", dependencies: ["SwitchboardSchema", "SwitchboardRuntime"], path: "Generator/SwitchboardDynamic"),
@@ -111,7 +114,7 @@ let package = Package(
         .target(
             name: "SwitchboardBridge",
             dependencies: ["SwitchboardDynamic", "SwitchboardSchema", "SwitchboardRuntime", "SwitchboardChat", "SwitchboardGRPC", "SwitchboardWebSocket",
-                           "SwitchboardHTTPSyntax"],
+                           "SwitchboardHTTPSyntax", "SwitchboardThreads"],
             path: "Sources/SwitchboardBridge",
             exclude: ["include"]
         ),
@@ -119,7 +122,7 @@ let package = Package(
         .target(name: "SwitchboardCLI", dependencies: ["SwitchboardSchema", "SwitchboardEmitter"], path: "Generator/SwitchboardCLI"),
         .executableTarget(
             name: "switchboard",
-            dependencies: ["SwitchboardCLI", "SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat", "SwitchboardGRPC"],
+            dependencies: ["SwitchboardCLI", "SwitchboardSchema", "SwitchboardEmitter", "SwitchboardDynamic", "SwitchboardChat", "SwitchboardGRPC", "SwitchboardThreads"],
             path: "Generator/switchboard"
         ),
         // `switchboard generate` alone, the plugins' tool: it builds without the chat runtime or OpenSSL.
@@ -172,7 +175,7 @@ let package = Package(
             dependencies: ["SwitchboardCatalogue", "SignalChat", "SwitchboardRuntime", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],
             path: "Tests/SwitchboardCatalogueTests"
         ),
-        .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO", "PeerSupport"], path: "Tests/SwitchboardIOTests"),
+        .testTarget(name: "SwitchboardIOTests", dependencies: ["SwitchboardIO", "SwitchboardThreads", "PeerSupport"], path: "Tests/SwitchboardIOTests"),
         .testTarget(
             name: "SwitchboardGRPCTests",
             dependencies: ["SwitchboardGRPC", "SignalChat", "SwitchboardChat", "SwitchboardSchema", "SwitchboardEmitter", "PeerSupport"],

@@ -25,7 +25,7 @@ copy_without_own_imports() {
   local index=0
   for file in "$@"; do
     index=$((index + 1))
-    sed -E '/^(@testable )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$into/$index-$(basename "$file")"
+    sed -E '/^(@testable |internal |package )?import (Switchboard|SignalChat|KitchenSink)/d' "$file" > "$into/$index-$(basename "$file")"
   done
 }
 
@@ -57,7 +57,7 @@ else
   sources="$out/codec-sources"
   # shellcheck disable=SC2046 # file names hold no spaces
   copy_without_own_imports "$sources" $(find "$root/Sources/SwitchboardRuntime" "$root/Sources/SwitchboardHTTPSyntax" "$root/Tests/KitchenSink/Generated" \
-      "$root/Sources/SignalChat/Generated" "$root/Generator/SwitchboardSchema" "$root/Generator/SwitchboardEmitter" "$root/Generator/SwitchboardDynamic" -name '*.swift') \
+      "$root/Sources/SignalChat/Generated" "$root/Sources/SwitchboardThreads" "$root/Generator/SwitchboardSchema" "$root/Generator/SwitchboardEmitter" "$root/Generator/SwitchboardDynamic" -name '*.swift') \
       "$root/Sources/SwitchboardChat/IncomingEnvelope.swift" "$root/Sources/SwitchboardChat/EnvelopeHeaders.swift" "$root/Fuzz/FuzzCodecs.swift"
   # Rebuilt only when the sources changed (the copies are new each time, so compare contents).
   sum=$(cat "$sources"/*.swift | sha256sum | cut -d' ' -f1)

@@ -164,7 +164,11 @@ public struct DynamicBinaryCodec: Sendable {
         shallow.isShallowAttempt = true
         let first = shallow.decodeHere(data, as: type)
         if case let .failure(error) = first, error.message == Self.shallowLimitReached {
-            return try DeepStack.run { self.decodeHere(data, as: type) }.get()
+            // Never on the caller's stack, which the first attempt found too small for it.
+            guard let deep = DeepStack.runIfPossible({ self.decodeHere(data, as: type) }) else {
+                throw DynamicCodecError("nested deeper than \(Self.shallowDepth) levels, and the system refused the thread with room to decode it")
+            }
+            return try deep.get()
         }
         return try first.get()
     }

@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 import SwitchboardCLI
 
 /// Standard output for a server's log, written by a thread of its own so that no handler
@@ -35,9 +36,13 @@ final class BackgroundLineWriter: @unchecked Sendable {
         defer { condition.unlock() }
         guard !started else { return }
         started = true
-        let thread = Thread { [self] in run() }
-        thread.name = "switchboard log writer"
-        thread.start()
+        do throws(SystemThread.StartError) {
+            try SystemThread.start(stackSize: 1 << 20) { [self] in run() }
+        } catch {
+            // Refused (the system's thread limit): lines wait, within the bounds, for a later
+            // start; a Foundation thread refused this way left `flush` waiting its whole time.
+            started = false
+        }
     }
 
     /// Queues `text` as a line, made safe for a terminal as `ChatCommandSupport.printLine`

@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 import SwitchboardDynamic
 import SwitchboardHTTPSyntax
 import SwitchboardRuntime
@@ -258,7 +259,13 @@ public final class StringBridge: Sendable {
         let cancellation = BridgeEventQueue.TakeCancellation()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                Thread.detachNewThread { [self] in
+                do throws(SystemThread.StartError) {
+                    try SystemThread.start(stackSize: 1 << 20) { [self] in
+                        continuation.resume(returning: receiveBlocking(timeout: timeout, cancellation: cancellation))
+                    }
+                } catch {
+                    // No thread to wait on (the system's thread limit): wait here rather than
+                    // never answer, as a Foundation thread refused this way did.
                     continuation.resume(returning: receiveBlocking(timeout: timeout, cancellation: cancellation))
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 #if os(Linux)
 internal import CSwitchboardIO
 #endif
@@ -100,22 +101,31 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// The size of the read buffer the loop's connections share.
     public static let readBufferSize = 64 * 1024
 
-    /// Starts a loop on a thread of its own; it runs until ``shutdown()``.
-    public init(name: String) throws(IOError) {
+    /// Starts a loop on a thread of its own; it runs until ``shutdown()``. Throws when the
+    /// system refuses the thread (its thread limit reached, or no memory for the stack).
+    public convenience init(name: String) throws(IOError) {
+        try self.init(name: name, stackSize: 1 << 20)
+    }
+
+    /// A loop whose thread has `stackSize` bytes of stack.
+    package init(name: String, stackSize: Int) throws(IOError) {
         self.name = name
         selector = try Selector()
         readBuffer = .allocate(byteCount: Self.readBufferSize, alignment: 16)
         let started = DispatchSemaphore(value: 0)
-        // The thread holds the loop until it stops: a group shuts its loops down.
-        let thread = Thread { [self] in
-            pthread_setspecific(Self.currentLoop, Unmanaged.passUnretained(self).toOpaque())
-            Self.nameThread(name)
-            started.signal()
-            self.run()
+        // The thread holds the loop until it stops: a group shuts its loops down. Not a
+        // Foundation `Thread`: on Linux its start ignores a refused thread, and the wait below
+        // never ended (found by review).
+        do throws(SystemThread.StartError) {
+            try SystemThread.start(stackSize: stackSize) { [self] in
+                pthread_setspecific(Self.currentLoop, Unmanaged.passUnretained(self).toOpaque())
+                Self.nameThread(name)
+                started.signal()
+                self.run()
+            }
+        } catch {
+            throw .system("pthread_create (the loop's thread)", error.code)
         }
-        thread.name = name
-        thread.stackSize = 1 << 20
-        thread.start()
         started.wait()
     }
 

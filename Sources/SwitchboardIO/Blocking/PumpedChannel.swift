@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 
 /// A blocking ``ByteStream`` served as a ``ByteChannel``: for a stream whose I/O another
 /// library owns (Network.framework's TLS on Apple platforms). A thread of its own reads it
@@ -31,7 +32,14 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
             defer { isStarted = true }
             return !isStarted && !isClosed
         }
-        if start { Thread.detachNewThread { [self] in pump() } }
+        if start {
+            do throws(SystemThread.StartError) {
+                try SystemThread.start(stackSize: 1 << 20) { [self] in pump() }
+            } catch {
+                // No thread to read with: the channel ends now, not never.
+                loop.execute { [self] in condition.withLock { self.delegate }?.channelEnded(reason: "\(error)") }
+            }
+        }
         handshakeDone?(nil)
     }
 

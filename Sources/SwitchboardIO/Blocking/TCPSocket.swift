@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -70,8 +71,13 @@ public final class TCPSocket: ByteStream, @unchecked Sendable {
     static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) throws(NetworkError) -> UnsafeMutablePointer<addrinfo> {
         if SocketConnector.isAddressLiteral(host) { return try SocketConnector.resolveNow(host: host, port: port, passive: false) }
         let resolution = PendingResolution()
-        Thread.detachNewThread {
-            resolution.finish(Result { () throws(NetworkError) in try SocketConnector.resolveNow(host: host, port: port, passive: false) })
+        do throws(SystemThread.StartError) {
+            try SystemThread.start(stackSize: 1 << 20) {
+                resolution.finish(Result { () throws(NetworkError) in try SocketConnector.resolveNow(host: host, port: port, passive: false) })
+            }
+        } catch {
+            // A Foundation thread refused this way never ran, and the wait below went to the deadline.
+            throw .io("resolving \(host): \(error)")
         }
         let remaining = max(.zero, deadline - ContinuousClock.now)
         _ = resolution.done.wait(timeout: .now() + .nanoseconds(remaining.saturatingNanoseconds))

@@ -1,4 +1,5 @@
 import Foundation
+internal import SwitchboardThreads
 #if canImport(CSwitchboardOpenSSL)
 internal import CSwitchboardOpenSSL
 #endif
@@ -33,10 +34,14 @@ package enum ChannelOpener {
             // Network.framework resolves, connects and secures in one connection, and does its
             // own I/O: its bytes are pumped onto the loop.
             let opened: Result<NetworkTLSStream, NetworkError> = await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(returning: Result { () throws(NetworkError) in
-                        try NetworkTLSStream(host: host, port: port, options: tls, applicationProtocols: applicationProtocols, deadline: deadline)
-                    })
+                do throws(SystemThread.StartError) {
+                    try SystemThread.start(stackSize: 1 << 20) {
+                        continuation.resume(returning: Result { () throws(NetworkError) in
+                            try NetworkTLSStream(host: host, port: port, options: tls, applicationProtocols: applicationProtocols, deadline: deadline)
+                        })
+                    }
+                } catch {
+                    continuation.resume(returning: .failure(.io("connecting: \(error)")))
                 }
             }
             return Opened(channel: PumpedChannel(stream: try opened.get(), loop: loop), takeEarlyBytes: { ([], nil) })
