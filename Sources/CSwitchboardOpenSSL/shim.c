@@ -15,13 +15,27 @@ SSL_CTX *sb_client_context(void) {
     return context;
 }
 
-SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path) {
+/* No passphrase: an encrypted key fails to load. OpenSSL's default callback would prompt
+   for one on the terminal, holding a server's start until someone typed it. */
+static int sb_no_passphrase(char *buffer, int size, int purpose, void *argument) {
+    (void)buffer; (void)size; (void)purpose; (void)argument;
+    return 0;
+}
+
+SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path, char *error, size_t error_length) {
+    ERR_clear_error();
     SSL_CTX *context = SSL_CTX_new(TLS_server_method());
-    if (context == NULL) return NULL;
+    if (context == NULL) {
+        sb_last_error(error, error_length);
+        return NULL;
+    }
     SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
     SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION);
+    SSL_CTX_set_default_passwd_cb(context, sb_no_passphrase);
     if (SSL_CTX_use_certificate_chain_file(context, certificate_chain_path) != 1
-        || SSL_CTX_use_PrivateKey_file(context, private_key_path, SSL_FILETYPE_PEM) != 1) {
+        || SSL_CTX_use_PrivateKey_file(context, private_key_path, SSL_FILETYPE_PEM) != 1
+        || SSL_CTX_check_private_key(context) != 1) {
+        sb_last_error(error, error_length);
         SSL_CTX_free(context);
         return NULL;
     }
@@ -54,6 +68,9 @@ int sb_set_server_name(SSL *ssl, const char *host, int is_ip_address) {
         return X509_VERIFY_PARAM_set1_ip_asc(parameters, host);
     }
     if (SSL_set_tlsext_host_name(ssl, host) != 1) return 0;
+    /* As RFC 9525 and browsers: names only from the certificate's DNS names, never its
+       subject's common name, and a wildcard only as a whole left-most label. */
+    SSL_set_hostflags(ssl, X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     return SSL_set1_host(ssl, host);
 }
 
@@ -67,8 +84,9 @@ const unsigned char *sb_selected_alpn(SSL *ssl, unsigned int *length) {
     return protocol;
 }
 
-// The server's preference, first match wins: h2 only where the session allows it.
-static const unsigned char sb_h2_then_http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// What a session serves: h2 (HTTP/2 and gRPC servers, which speak nothing else) or
+// http/1.1 (WebSocket servers).
+static const unsigned char sb_h2_only[] = {2, 'h', '2'};
 static const unsigned char sb_http11_only[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 static int sb_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *out_length,
@@ -79,12 +97,14 @@ static int sb_select_alpn(SSL *ssl, const unsigned char **out, unsigned char *ou
     // Per session, not per context: one context may serve a WebSocket server (http/1.1
     // only) and a gRPC server (h2) at once.
     int allow_h2 = (int)(intptr_t)SSL_get_app_data(ssl);
-    const unsigned char *ours = allow_h2 ? sb_h2_then_http11 : sb_http11_only;
-    unsigned int ours_length = allow_h2 ? sizeof(sb_h2_then_http11) : sizeof(sb_http11_only);
+    const unsigned char *ours = allow_h2 ? sb_h2_only : sb_http11_only;
+    unsigned int ours_length = allow_h2 ? sizeof(sb_h2_only) : sizeof(sb_http11_only);
     unsigned char *selected = NULL;
     unsigned char selected_length = 0;
     if (SSL_select_next_proto(&selected, &selected_length, ours, ours_length, offered, offered_length) != OPENSSL_NPN_NEGOTIATED) {
-        return SSL_TLSEXT_ERR_NOACK;
+        /* Nothing offered is served here: RFC 7301 §3.2 answers no_application_protocol,
+           rather than go on in a protocol the client did not offer. */
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
     }
     *out = selected;
     *out_length = selected_length;

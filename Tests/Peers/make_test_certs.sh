@@ -5,6 +5,9 @@
 #   other.pem/.key        other.example only (a hostname mismatch for localhost)
 #   self.pem/.key         localhost, self-signed (not from the CA)
 #   expired.pem/.key      localhost, signed by the CA, valid only in January 2020
+#   cnonly.pem/.key       CN=localhost and no subjectAltName, signed by the CA
+#   partial.pem/.key      DNS:w*.switchboard.test only (a partial-label wildcard), signed by the CA
+#   encrypted.key         good.key's twin under a passphrase
 set -euo pipefail
 dir=$1
 mkdir -p "$dir"
@@ -18,6 +21,10 @@ sign() { # name cn san days
 }
 sign good localhost "DNS:localhost,IP:127.0.0.1" 30
 sign other other.example "DNS:other.example" 30
+sign partial partial "DNS:w*.switchboard.test" 30
+quiet openssl req -newkey rsa:2048 -nodes -keyout cnonly.key -out cnonly.csr -subj "/CN=localhost"
+quiet openssl x509 -req -in cnonly.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cnonly.pem -days 30
+quiet openssl pkey -in good.key -aes256 -passout pass:secret -out encrypted.key
 quiet openssl req -x509 -newkey rsa:2048 -nodes -keyout self.key -out self.pem -days 30 -subj "/CN=localhost" \
   -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
 # An expired certificate needs explicit dates, which `openssl ca` takes.

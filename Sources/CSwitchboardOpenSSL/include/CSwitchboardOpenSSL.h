@@ -14,7 +14,8 @@
 /// Creates a client context: TLS 1.2 or later, peer verification on.
 SSL_CTX *sb_client_context(void);
 /// Creates a server context from PEM files; NULL on failure.
-SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path);
+/* NULL on failure, with OpenSSL's reason in `error`. */
+SSL_CTX *sb_server_context(const char *certificate_chain_path, const char *private_key_path, char *error, size_t error_length);
 /// Trusts the system store (/etc/ssl/certs).
 int sb_trust_system_store(SSL_CTX *context);
 /// Trusts the certificates in a PEM string instead; returns how many were added.

@@ -219,11 +219,6 @@ package final class TLSEngine: @unchecked Sendable {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Loads a server context (certificate chain and key, PEM); `nil` if either fails to load.
-    package static func loadServerContext(certificateChainPath: String, privateKeyPath: String) -> OpaquePointer? {
-        sb_server_context(certificateChainPath, privateKeyPath)
-    }
-
     /// The protocol ALPN settled on once the handshake is done, or nil if none was.
     package var negotiatedProtocol: String? {
         var length: UInt32 = 0

@@ -10,17 +10,22 @@ import Glibc
 public final class TLSServerContext: @unchecked Sendable {
     package let context: OpaquePointer
 
-    /// Loads a PEM certificate chain and private key.
+    /// Loads a PEM certificate chain and private key (unencrypted: an encrypted key fails,
+    /// rather than prompt for its passphrase). The error says why, in OpenSSL's words (a
+    /// missing file, a key that does not match the certificate).
     public init(certificateChainPath: String, privateKeyPath: String) throws(NetworkError) {
-        guard let context = sb_server_context(certificateChainPath, privateKeyPath) else {
-            throw .io("cannot load the TLS certificate or key")
+        var reason = [CChar](repeating: 0, count: 256)
+        guard let context = sb_server_context(certificateChainPath, privateKeyPath, &reason, reason.count) else {
+            let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw .io("cannot load the TLS certificate \(certificateChainPath) or key \(privateKeyPath): \(text)")
         }
         self.context = context
     }
 
     /// A server session for one accepted connection, or nil if OpenSSL cannot make one. With
-    /// `allowHTTP2` (HTTP/2 and gRPC servers) ALPN chooses `h2` for clients that offer it;
-    /// without, only `http/1.1`. Chosen per session: one context may serve both kinds.
+    /// `allowHTTP2` (HTTP/2 and gRPC servers) ALPN chooses `h2`, else `http/1.1`; a client
+    /// that offers neither is refused with `no_application_protocol` (RFC 7301), one that
+    /// offers no ALPN at all is served. Chosen per session: one context may serve both kinds.
     package func makeSession(allowHTTP2: Bool = false) -> TLSSession? {
         guard let engine = try? TLSEngine(serverContext: context, allowHTTP2: allowHTTP2) else { return nil }
         return TLSSession(engine)
