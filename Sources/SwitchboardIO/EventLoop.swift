@@ -15,6 +15,9 @@ package protocol IOHandler: AnyObject {
     func readable()
     /// Ready to write (or failed: a write says so).
     func writable()
+    /// The loop shut down while this was still registered: nothing more will be reported,
+    /// so whoever waits on it must be told now (on the loop's thread, after its last turn).
+    func loopStopped()
 }
 
 /// One thread that waits on many sockets at once (epoll on Linux, kqueue on Apple
@@ -378,14 +381,18 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             return (queued, stopWaiters)
         }
         for work in leftovers { runElsewhere(work) }
+        // Registrations still held end now: a channel's queued write, or its peer's end,
+        // would otherwise be waited for with nothing left to report it (found by review).
+        let stranded = handlers.live
         handlers = HandlerSlots()
+        for handler in stranded { handler.loopStopped() }
         finished.signal()
         for waiter in waiters { waiter.resume() }
     }
 
     /// Stops the loop after the work already queued and waits until its thread has ended.
-    /// Descriptors still registered are no longer watched; their owners must close them
-    /// first (``EventLoopGroup/shutdown()`` closes servers and connections first).
+    /// Descriptors still registered are no longer watched: their channels end (queued writes
+    /// fail, delegates hear the end), listeners stop, connects fail.
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done: Bool = lock.withLock {

@@ -54,6 +54,12 @@ struct HandlerSlots {
         count -= 1
     }
 
+    /// Every handler held, each once.
+    var live: [any IOHandler] {
+        var seen = Set<ObjectIdentifier>()
+        return handlers.compactMap { $0 }.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
     /// Drops every handler; tokens handed out before find nothing.
     mutating func removeAll() {
         for slot in handlers.indices where handlers[slot] != nil { release(slot) }

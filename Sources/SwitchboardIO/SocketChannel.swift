@@ -309,6 +309,11 @@ package final class SocketChannel: IOHandler, @unchecked Sendable {
         if let told { loop.execute { told.channelEnded(reason: reason) } }
     }
 
+    /// Its loop shut down with the channel open: it fails as if the socket had.
+    package func loopStopped() {
+        fail(reason: "the event loop shut down")
+    }
+
     /// Stops or resumes reading (backpressure); safe from any thread. Resuming after an end
     /// that came while paused reports that end, on the loop.
     package func setReading(_ on: Bool) {

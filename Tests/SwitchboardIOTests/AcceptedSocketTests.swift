@@ -45,4 +45,20 @@ struct AcceptedSocketTests {
         #expect(timer.isCancelled)
         #expect(!fired.value)
     }
+
+    /// A queued connection's own network error, which Linux's `accept` reports for it, and a
+    /// firewall's EPERM fail that connection, not the listener: the blocking accept loop goes
+    /// on (it ended for good; from the event-loop review). Running out of descriptors waits;
+    /// a closed or broken listener stops. (The errors cannot be made on loopback at will, so
+    /// the decision is tested where it is made.)
+    @Test func aConnectionsOwnFailureDoesNotEndTheAcceptLoop() {
+        for code in [ENETDOWN, ENOPROTOOPT, EHOSTDOWN, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH, EPERM, EINTR, ECONNABORTED, EPROTO] {
+            #expect(TCPListener.afterAcceptFailure(code) == .retry, "\(String(cString: strerror(code)))")
+        }
+        #if os(Linux)
+        #expect(TCPListener.afterAcceptFailure(ENONET) == .retry)
+        #endif
+        for code in [EMFILE, ENFILE, ENOBUFS, ENOMEM] { #expect(TCPListener.afterAcceptFailure(code) == .retryLater) }
+        for code in [EBADF, EINVAL, ENOTSOCK] { #expect(TCPListener.afterAcceptFailure(code) == .stop) }
+    }
 }

@@ -199,6 +199,7 @@ struct EventLoopCoreTests {
                 if count > 0 { received.update { $0 += buffer[0..<count] } }
             }
             func writable() { writableCount.update { $0 += 1 } }
+            func loopStopped() {}
         }
         let reader = Reader(watched)
         let token = Box<UInt64>(0)

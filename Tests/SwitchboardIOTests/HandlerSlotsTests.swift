@@ -9,6 +9,7 @@ import Testing
         init(_ name: Int) { self.name = name }
         func readable() {}
         func writable() {}
+        func loopStopped() {}
     }
 
     private func name(_ handler: (any IOHandler)?) -> Int? { (handler as? Handler)?.name }

@@ -84,6 +84,9 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
 
     package func writable() {}
 
+    /// Its loop shut down: it accepts no more, and its listener closes.
+    package func loopStopped() { stop() }
+
     /// Stops watching for `delay`, for descriptors or memory to free up.
     private func pause(for delay: Duration) {
         lock.withLock {

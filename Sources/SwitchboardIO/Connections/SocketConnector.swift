@@ -173,6 +173,8 @@ private final class PendingConnect: IOHandler, @unchecked Sendable {
 
     func readable() { writable() }
 
+    func loopStopped() { finish(.io("connect failed: the event loop shut down")) }
+
     func writable() {
         var socketError: Int32 = 0
         var size = socklen_t(MemoryLayout<Int32>.size)

@@ -48,15 +48,41 @@ public final class TCPListener: @unchecked Sendable {
             } ?? (-1, EBADF)
             if client >= 0 { return TCPSocket(descriptor: client) }
             if handle.isClosedNow { return nil }
-            switch failure {
-            case EINTR, ECONNABORTED, EPROTO:
-                continue
-            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                // The connection stays queued; wait for descriptors to free up rather than spin.
-                usleep(50_000)
-            default:
-                return nil
+            switch Self.afterAcceptFailure(failure) {
+            case .retry: continue
+            case .retryLater: usleep(50_000)
+            case .stop: return nil
             }
+        }
+    }
+
+    /// What a failed `accept` means for the listener.
+    enum AcceptFailure: Equatable {
+        /// That connection is gone; the next may be taken at once.
+        case retry
+        /// Out of descriptors or memory for a moment: the connection stays queued, so wait for
+        /// some to free up rather than spin.
+        case retryLater
+        /// The listener itself is closed or broken.
+        case stop
+    }
+
+    static func afterAcceptFailure(_ code: Int32) -> AcceptFailure {
+        switch code {
+        case EINTR, ECONNABORTED, EPROTO:
+            return .retry
+        // A queued connection's own network error, which Linux reports through accept (its
+        // manual says to treat these as EAGAIN), and a firewall's refusal: that connection
+        // failed, not the listener (found by review: a server's accept loop ended for good).
+        case ENETDOWN, ENOPROTOOPT, EHOSTDOWN, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH, EPERM:
+            return .retry
+        case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            return .retryLater
+        default:
+            #if os(Linux)
+            if code == ENONET { return .retry }
+            #endif
+            return .stop
         }
     }
 
