@@ -193,9 +193,13 @@ fi
 # The whole I/O module as Apple platforms build it for TLS: Network.framework present (the
 # stand-ins), no OpenSSL shim, so the branches that open and serve TLS through Network (the
 # connector's, the pumped channel's) are type-checked too, not only the TLS stream.
+# The I/O module imports SwitchboardThreads: its interface first, from its sources.
+mkdir -p "$work/threads"
 if [ -f "$io_map" ] &&
-   output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard -module-name SwitchboardIO \
-              -I "$stand_ins" -Xcc "-fmodule-map-file=$io_map" -Xcc "-I$root/Sources/CSwitchboardIO/include" \
+   output=$(swiftc -emit-module -swift-version 6 -parse-as-library -package-name Switchboard -module-name SwitchboardThreads \
+              -emit-module-path "$work/threads/SwitchboardThreads.swiftmodule" Sources/SwitchboardThreads/*.swift 2>&1 &&
+            swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard -module-name SwitchboardIO \
+              -I "$stand_ins" -I "$work/threads" -Xcc "-fmodule-map-file=$io_map" -Xcc "-I$root/Sources/CSwitchboardIO/include" \
               $(find "$io" -name '*.swift' | sort) 2>&1); then
   echo "  ok   the I/O module type-checks with Network.framework's TLS in place of OpenSSL"
 else

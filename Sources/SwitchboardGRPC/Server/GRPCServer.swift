@@ -36,7 +36,7 @@ public final class GRPCServer: @unchecked Sendable {
         self.options = options
         perAddress = PeerAddressLimit(limit: options.maximumConnectionsPerAddress)
         requestBytes = ByteBudget(limit: options.maximumRequestBytesInFlight)
-        listener = try TCPListener(host: host, port: port)
+        listener = try TCPListener(host: host, port: port, backlog: options.listenBacklog)
         self.port = listener.port
         let acceptor = Acceptor(listener: listener, loop: options.eventLoops.next()) { [weak self] descriptor in
             // Accepted as the server went away: closed, not leaked.

@@ -4,7 +4,10 @@ import SwitchboardRuntime
 
 /// How a ``GRPCServer`` listens and what it accepts.
 public struct GRPCServerOptions: Sendable {
-    /// The certificate and key for TLS (ALPN `h2`); nil serves h2c.
+    /// The certificate and key for TLS (ALPN `h2`; a client offering only other protocols is
+    /// refused); nil serves h2c. The TLS handshake has no timeout of its own: it and the
+    /// client's acknowledgement of the server's SETTINGS must finish within
+    /// `http2.settingsTimeout` (10 s), so raising that lets a slow handshake hold its slot longer.
     public var tls: TLSServerContext?
     /// The HTTP/2 limits (MAX_CONCURRENT_STREAMS 100 per connection by default; answers a
     /// client's flow-control windows hold back, at most 16 MiB per connection,
@@ -31,6 +34,9 @@ public struct GRPCServerOptions: Sendable {
     /// connection lingers up to a few seconds reading what its peer still sends); later ones
     /// are closed at once. Default 1,024.
     public var maximumConnections = 1024
+    /// Connections the kernel may hold queued for `accept` (``TCPListener/defaultBacklog``,
+    /// 1,024; the system caps it).
+    public var listenBacklog = TCPListener.defaultBacklog
     /// Connections one client IP address may hold at once; more are closed at once, so one
     /// host cannot take every slot. Default 128 (raise it for clients behind one NAT).
     public var maximumConnectionsPerAddress = 128

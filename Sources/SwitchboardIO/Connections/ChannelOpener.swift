@@ -67,7 +67,7 @@ package enum ChannelOpener {
         let once = FirstOutcome<NetworkError>()
         let timer = loop.schedule(at: deadline) { once.offer(.timeout("TLS handshake")) }
         let parked = ParkedReader(limit: earlyByteLimit)
-        channel.activate(delegate: parked) { reason in
+        parked.hold(channel) { reason in
             timer.cancel()
             once.offer(reason.map { .io($0) })
         }

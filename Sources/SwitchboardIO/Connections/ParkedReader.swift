@@ -8,6 +8,8 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
     private let peerClosed: String
     private var buffered: [UInt8] = []
     private var ended: String?
+    /// The channel it holds bytes for, told to stop reading once the limit is passed.
+    private weak var channel: (any ByteChannel)?
 
     /// Keeps at most `limit` bytes (a peer that says more before it is heard ends the
     /// channel: ``endReason`` says so); `peerClosed` is the end reason when the peer closes,
@@ -17,18 +19,28 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
         self.peerClosed = peerClosed
     }
 
+    /// Activates `channel` with this reader as its delegate (and `handshakeDone`, if any).
+    package func hold(_ channel: any ByteChannel, handshakeDone: (@Sendable (String?) -> Void)? = nil) {
+        lock.withLock { self.channel = channel }
+        channel.activate(delegate: self, handshakeDone: handshakeDone)
+    }
+
     package func channelRead(_ bytes: UnsafeRawBufferPointer) {
-        lock.withLock {
-            guard ended == nil else { return }
+        let overflowed: (any ByteChannel)? = lock.withLock {
+            guard ended == nil else { return nil }
             guard bytes.count <= limit - buffered.count else {
                 // Cutting the stream short would corrupt it for whoever reads it next: the
                 // channel ends instead, with the reason.
                 ended = "the peer sent more than \(limit) bytes before they could be read"
                 buffered = []
-                return
+                return channel
             }
             buffered.append(contentsOf: bytes)
+            return nil
         }
+        // Nothing more is read for a stream already lost: a peer streaming data at a parked
+        // socket (a preconnect may wait a long time) was read and dropped at line rate.
+        overflowed?.setReading(false)
     }
 
     package func channelEnded(reason: String?) {

@@ -11,15 +11,22 @@ public final class TCPListener: @unchecked Sendable {
     /// The port the listener is bound to (useful after binding port 0).
     public let port: Int
 
-    /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one).
-    public init(host: String = "127.0.0.1", port: Int = 0) throws(NetworkError) {
+    /// Connections the kernel may hold queued for `accept` by default: 1,024, a server's
+    /// default `maximumConnections`. The system caps it (`net.core.somaxconn` on Linux, 4,096
+    /// on recent kernels; `kern.ipc.somaxconn` on Apple platforms, 128 unless raised).
+    public static let defaultBacklog = 1024
+
+    /// Binds `host` (an IPv4 or IPv6 literal, or `localhost`) and `port` (0 picks a free one),
+    /// with room for `backlog` connections queued for `accept` (beyond it a burst of
+    /// connects waits on SYN retransmissions).
+    public init(host: String = "127.0.0.1", port: Int = 0, backlog: Int = TCPListener.defaultBacklog) throws(NetworkError) {
         let info = try SocketConnector.resolveNow(host: host, port: port, passive: true)
         defer { freeaddrinfo(info) }
         let descriptor = SocketDescriptor.openSocket(family: info.pointee.ai_family, type: info.pointee.ai_socktype, protocol: info.pointee.ai_protocol)
         guard descriptor >= 0 else { throw .io("socket failed") }
         var yes: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, SOMAXCONN) == 0 else {
+        guard bind(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0, listen(descriptor, Int32(clamping: max(1, backlog))) == 0 else {
             _ = SocketDescriptor.systemClose(descriptor)
             throw .io("cannot listen on \(host):\(port): \(String(cString: strerror(errno)))")
         }

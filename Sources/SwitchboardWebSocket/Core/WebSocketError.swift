@@ -3,7 +3,10 @@ public enum WebSocketError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The peer broke RFC 6455; the connection fails with `code` (1002, 1007 or 1009).
     case protocolViolation(code: WebSocketCloseCode, reason: String)
     /// The server answered the upgrade with something other than 101, such as Signal's
-    /// 403 (bad credentials), 499 (app expired) or 429 with `Retry-After`.
+    /// 403 (bad credentials), 499 (app expired) or 429 with `Retry-After`. `body` is what
+    /// arrived of the response's body, at most its `Content-Length` (and 64 KiB): shorter than
+    /// that header says when the connection ended or the connect deadline passed first, which
+    /// callers that read the body should check (a body cut short is not a whole one).
     case upgradeRejected(status: Int, headers: [HTTPHeaderField], body: [UInt8])
     /// A 101 response that fails validation (wrong accept key, missing headers).
     case invalidUpgradeResponse(String)

@@ -74,7 +74,7 @@ public enum WebSocketClient {
         if case let .group(group) = options.eventLoops { loop = group.next() } else { loop = EventLoopGroup.shared.next() }
         let channel = try await openChannel(endpoint, options: options, loop: loop, deadline: deadline)
         let parked = ParkedReader(limit: options.connection.handshakeHeadLimits.maximumSize, peerClosed: "the server closed the connection before the upgrade")
-        channel.activate(delegate: parked, handshakeDone: nil)
+        parked.hold(channel)
         return WebSocketTransport(endpoint: endpoint, channel: channel, parked: parked)
     }
 

@@ -40,6 +40,9 @@ public final class WebSocketServer: @unchecked Sendable {
         /// The largest upgrade request read, in bytes and header fields; past either it is
         /// answered 431. Raise it behind a proxy or CDN that adds headers.
         public var handshakeHeadLimits: HTTPHeadLimits
+        /// Connections the kernel may hold queued for `accept` (``TCPListener/defaultBacklog``,
+        /// 1,024; the system caps it).
+        public var listenBacklog = TCPListener.defaultBacklog
 
         /// Defaults: 1,024 connections, 128 per address, 10 s to upgrade, 120 s of silence,
         /// 30 s for one message, an upgrade request of 16 KiB and 100 header fields.
@@ -113,7 +116,7 @@ public final class WebSocketServer: @unchecked Sendable {
         handler: @escaping @Sendable (WebSocketConnection) async -> Void
     ) throws(WebSocketError) {
         do throws(NetworkError) {
-            listener = try TCPListener(host: host, port: port)
+            listener = try TCPListener(host: host, port: port, backlog: limits.listenBacklog)
         } catch {
             throw WebSocketError(error)
         }
