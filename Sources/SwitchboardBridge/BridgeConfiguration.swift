@@ -178,6 +178,15 @@ extension StringBridge {
                 account?.close()
             }
             target.resolve(WeakReference(bridge))
+            // Reached now, as over the WebSocket: calls would connect only when made, and a
+            // schema whose events all need credentials subscribes to nothing without them, so
+            // an unreachable server opened fine (found by review).
+            do throws(TransportError) {
+                try await anonymous.preconnect()
+            } catch {
+                await bridge.close()
+                throw BridgeError(.notConnected, "cannot connect to \(host):\(port): \(error)")
+            }
             for service in schema.services where !service.events.isEmpty {
                 do throws(TransportError) {
                     var subscription: GRPCEventSubscription?
@@ -186,7 +195,17 @@ extension StringBridge {
                     } else if let account {
                         subscription = try await account.subscribe(toEventsOf: service.fullName, onPush: onPush)
                     }
-                    if let subscription { subscriptions.withLock { $0.append(subscription) } }
+                    if let subscription {
+                        subscriptions.withLock { $0.append(subscription) }
+                        // An event stream that ends (the server restarted, went away, or stopped
+                        // answering its PINGs) is the host's to hear, as a WebSocket connection's
+                        // end is: nothing else would say the events stopped (found by review).
+                        let connection = service.auth == .none ? "unauthenticated" : "authenticated"
+                        Task { [weak bridge] in
+                            let reason = await subscription.ended
+                            bridge?.connectionEnded(connection, reason: "the event stream of \(service.name) ended: \(reason)")
+                        }
+                    }
                 } catch {
                     await bridge.close()
                     throw BridgeError(.notConnected, "cannot listen to the events of \(service.name): \(error)")

@@ -40,13 +40,14 @@ func bridge(from handle: OpaquePointer?) -> StringBridge? {
 
 /// A caller's string, read no further than `limit` bytes (so an unterminated or huge one is
 /// refused, not copied whole) and refused unless it is UTF-8 (rather than silently repaired).
-func text(_ pointer: UnsafePointer<CChar>?, limit: Int, what: String) -> Result<String?, BridgeError> {
+/// Text that is not UTF-8 is a `notUTF8` error: `badConfiguration` for a configuration.
+func text(_ pointer: UnsafePointer<CChar>?, limit: Int, what: String, notUTF8: BridgeError.Code = .badCommand) -> Result<String?, BridgeError> {
     guard let pointer else { return .success(nil) }
     let length = strnlen(pointer, limit + 1)
     guard length <= limit else { return .failure(BridgeError(.tooLarge, "the \(what) is longer than \(limit) bytes")) }
     let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
     guard let string = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
-        return .failure(BridgeError(.badCommand, "the \(what) is not UTF-8"))
+        return .failure(BridgeError(notUTF8, "the \(what) is not UTF-8"))
     }
     return .success(string)
 }
@@ -61,7 +62,7 @@ public func switchboard_open(_ configuration: UnsafePointer<CChar>?, _ error: Un
         return nil
     }
     let json: Data
-    switch text(configuration, limit: BridgeConfiguration.maximumConfigurationBytes, what: "configuration") {
+    switch text(configuration, limit: BridgeConfiguration.maximumConfigurationBytes, what: "configuration", notUTF8: .badConfiguration) {
     case let .success(read): json = Data((read ?? "").utf8)
     case let .failure(failure):
         error?.pointee = cString(BridgeDocument.error(failure))
@@ -120,7 +121,9 @@ public func switchboard_send_request(
 public func switchboard_send_command(_ handle: OpaquePointer?, _ command: UnsafePointer<CChar>?) -> UnsafeMutablePointer<CChar>? {
     guard let bridge = bridge(from: handle) else { return cString(noBridge) }
     if isInsideSwiftConcurrency { return cString(insideSwiftConcurrency) }
-    switch text(command, limit: bridge.options.maxRequestBytes + bridge.options.maxRequestHeadBytes, what: "command") {
+    // Each part is held to its own limit when parsed; the separators between them (a
+    // blank line, CRLFs, or the space before a one-line body) count against neither.
+    switch text(command, limit: bridge.options.maxRequestBytes + bridge.options.maxRequestHeadBytes + 4, what: "command") {
     case let .failure(error): return cString(BridgeDocument.error(error))
     case let .success(command):
         let command = command ?? ""

@@ -15,6 +15,8 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     private let socket: WebSocketConnection
     private let pending = PendingRequests<Result<RPCResponse, TransportError>>(firstID: 0)
     private let onPush: PushHandler
+    /// `ChatConnectionOptions.maximumRequestSize`.
+    private let maximumRequestSize: Int
 
     private let eventSink: AsyncStream<ChatConnectionEvent>.Continuation
     private let keepalive: Locked<KeepaliveMonitor<ContinuousClock.Instant>>?
@@ -75,7 +77,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     init(socket: WebSocketConnection, keepalive policy: KeepalivePolicy?, diagnostics: (@Sendable (ChatDiagnostic) -> Void)? = nil,
          diagnosticsLimit: DiagnosticsLimit = .init(),
          pushBudget: PushBudget, defaultRequestTimeout: Duration = RPCCall.defaultRequestTimeout,
-         pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace, onPush: @escaping PushHandler) {
+         pushHandlerGrace: Duration = ChatConnectionOptions.defaultPushHandlerGrace, maximumRequestSize: Int = 512 * 1024,
+         onPush: @escaping PushHandler) {
+        self.maximumRequestSize = maximumRequestSize
         self.pushBudget = Locked(pushBudget)
         self.pushHandlerGrace = pushHandlerGrace
         self.defaultRequestTimeout = defaultRequestTimeout
@@ -129,7 +133,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
             state.closing = true
             return state.running
         }
-        if let running, !PushHandling.isActive {
+        if let running, PushHandling.connection != ObjectIdentifier(self) {
             // One grace for the whole close: the end below waits no longer than this one.
             let deadline = ContinuousClock.now.advanced(by: pushHandlerGrace)
             handlerGraceEnds.withLock { $0 = min($0 ?? deadline, deadline) }
@@ -158,9 +162,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     public func waitUntilClosed() async -> WebSocketCloseInfo { await socket.waitUntilClosed() }
 
     /// Waits until the connection is completely over: the socket closed, every pending
-    /// request failed, the push handler that was running has returned, and `disconnected`
-    /// has been published. Returns the reason. Reconnect after this, never before, so two
-    /// push handlers never run at once.
+    /// request failed, the push handler that was running has returned (or, past
+    /// `pushHandlerGrace`, been cancelled and left behind: a handler that ignores cancellation
+    /// may still run), and `disconnected` has been published. Returns the reason. Reconnect
+    /// after this, never before, so two push handlers never run at once unless one hung.
     public func waitUntilFinished() async -> ChatConnectionError { await finished.value }
 
     /// Sends a request and waits for its response, its deadline, the task's cancellation,
@@ -173,12 +178,23 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // Written first, so the setup below overlaps the server's work: an early answer waits
         // in `pending`, and a task cancelled already runs `onCancel` at once. The write never
         // holds the caller: a peer that stops reading meets the deadline.
-        do throws(WebSocketError) {
-            try socket.sendWithoutWaiting(OutgoingEnvelope.request(request, id: id))
-        } catch {
-            // Refused while the socket stays open: the server has not read what waits for it,
-            // and this request was not sent. Not a dropped connection.
-            pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: closedByApp.withLock { $0 } ? Self.closedByAppReason : DisconnectReason(error.description))))
+        let envelope = OutgoingEnvelope.request(request, id: id)
+        if envelope.size > maximumRequestSize {
+            // The server would close the connection with 1009, failing every call on it, and a
+            // retry would do the same on the next one: this request alone fails, for good
+            // (found by review).
+            pending.resume(id, with: .failure(.invalidRequest(
+                "the request's envelope has \(envelope.size) bytes, past maximumRequestSize (\(maximumRequestSize))")))
+        } else {
+            do throws(WebSocketError) {
+                try socket.sendWithoutWaiting(envelope)
+            } catch {
+                // Refused while the socket stays open: the server has not read what waits for
+                // it, and this request was not sent. Not a dropped connection. Refused because
+                // it is closing: the close's own reason (a 4409 is not retried; found by review).
+                let reason = closedByApp.withLock { $0 } ? Self.closedByAppReason : disconnectReason?.disconnectReason ?? DisconnectReason(error.description)
+                pending.resume(id, with: .failure(socket.isOpen ? .retryLater(retryAfter: nil) : .disconnected(reason: reason)))
+            }
         }
         deadlines.watch(deadline)
         let result = await withTaskCancellationHandler {
@@ -382,7 +398,7 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
                 continue
             }
             let answer: RPCResponse?
-            switch await PushHandling.$isActive.withValue(true, operation: { await onPush(push) }) {
+            switch await PushHandling.$connection.withValue(ObjectIdentifier(self), operation: { await onPush(push) }) {
             case let .acknowledge(response): answer = response
             case .unknown:
                 diagnose(.unknownPush(verb: verb, path: path))
@@ -480,5 +496,8 @@ struct PushedRequest: Sendable {
 /// Marks the task running a push handler, so a handler that closes its own connection does
 /// not wait for itself.
 enum PushHandling {
-    @TaskLocal static var isActive = false
+    /// The connection whose push handler the task runs (or a task it started), if any: per
+    /// connection, so closing another connection from a handler still waits for that one's
+    /// handler (one flag for all skipped it; found by review).
+    @TaskLocal static var connection: ObjectIdentifier?
 }

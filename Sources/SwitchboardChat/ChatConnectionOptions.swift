@@ -57,6 +57,11 @@ public struct ChatConnectionOptions: Sendable {
     public var pushHandlerGrace: Duration
     /// The default ``pushHandlerGrace``.
     public static let defaultPushHandlerGrace: Duration = .seconds(5)
+    /// The largest request envelope sent (512 KiB, what Signal's server takes): a larger one
+    /// fails with `invalidRequest` before it goes out, alone. Sent, the server would close the
+    /// connection with 1009, failing every call on it, and a retry would do the same on the
+    /// next. Raise it with the server's limit.
+    public var maximumRequestSize = 512 * 1024
     /// Wrap the handling of every push, outermost first: they see each push and how it was
     /// answered, pushes whose payload did not decode included (a `LoggingInterceptor`, say).
     public var pushInterceptors: [any PushInterceptor]

@@ -64,7 +64,8 @@ public final class ChatConnector: @unchecked Sendable {
                                     sessionScope: "account \(credentials.username).\(credentials.deviceID)")
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
-                              pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
+                              pushHandlerGrace: options.pushHandlerGrace, maximumRequestSize: options.maximumRequestSize,
+                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     /// Connects without credentials.
@@ -74,7 +75,8 @@ public final class ChatConnector: @unchecked Sendable {
         let socket = try await open(extraHeaders: [], sessionScope: "unauthenticated")
         return ChatConnection(socket: socket, keepalive: options.keepalive, diagnostics: options.diagnostics, diagnosticsLimit: options.diagnosticsLimit,
                               pushBudget: options.pushBudget, defaultRequestTimeout: options.defaultRequestTimeout,
-                              pushHandlerGrace: options.pushHandlerGrace, onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
+                              pushHandlerGrace: options.pushHandlerGrace, maximumRequestSize: options.maximumRequestSize,
+                              onPush: InterceptorChain.push(options.pushInterceptors, around: onPush))
     }
 
     private func open(extraHeaders: [HTTPHeaderField], sessionScope: String) async throws(ChatConnectionError) -> WebSocketConnection {

@@ -5,7 +5,9 @@ import SwitchboardWebSocket
 
 /// A mock chat server on our WebSocket server: it checks credentials at the upgrade,
 /// routes enveloped requests to generated handlers by verb and path, and can push
-/// requests to connected clients and await their acknowledgement.
+/// requests to connected clients and await their acknowledgement. It reads envelopes as
+/// Signal's server does: a request without verb or path closes the connection (1007), and a
+/// header line whose value holds a colon is dropped.
 ///
 /// Handlers run as tasks on their connection's reader thread (its event loop), so a request
 /// and its answer wake no other thread. A handler may await anything, including a push on
@@ -298,7 +300,14 @@ public final class ChatServer: @unchecked Sendable {
                     status: 503, headers: ["Retry-After": "1"], message: "Service Unavailable")))
                 return
             }
-            let wire = ServerRequest(verb: verb, path: path, headers: request.headers, body: request.body)
+            // Signal's server splits each line at every colon and keeps only a line of exactly
+            // two parts, so a value with a colon (a time, a URL) never reaches its handlers:
+            // neither does it here, so tests meet what production does (found by review).
+            var headers = request.headers
+            if headers.fields.contains(where: { $0.value.utf8.contains(UInt8(ascii: ":")) }) {
+                headers = RPCHeaders(headers.fields.filter { !$0.value.utf8.contains(UInt8(ascii: ":")) })
+            }
+            let wire = ServerRequest(verb: verb, path: path, headers: headers, body: request.body)
             // Requests are served concurrently; responses go back by id in any order. Handlers
             // start right here, on the reader thread, and resume there after any suspension,
             // so a request and its answer wake no other thread.

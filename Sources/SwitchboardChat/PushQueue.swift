@@ -45,7 +45,9 @@ public final class PushQueue: @unchecked Sendable {
 
     /// Delivers every stored push to `client` in order, up to `window` in flight, then sends
     /// `queueEmpty` if the connection is still open. Returns when every push is answered,
-    /// timed out after `ackTimeout`, or cut off by the connection ending.
+    /// timed out after `ackTimeout`, or cut off by the connection ending. Cancelling the
+    /// calling task stops it sending: what is not yet sent stays stored, and `queueEmpty` is
+    /// not sent.
     public func deliver(to client: ChatServer.Client, window: Int = 256, ackTimeout: Duration = .seconds(10),
                         queueEmpty: ServerRequest? = PushQueue.queueEmpty) async -> Pass {
         let batch = lock.withLock { stored.sorted { $0.key < $1.key } }
@@ -64,6 +66,9 @@ public final class PushQueue: @unchecked Sendable {
             }
             for item in batch {
                 while inFlight >= window, let result = await group.next() { collect(result) }
+                // Cancelled: nothing more goes out (the rest stays stored for the next pass),
+                // and no "queue empty" follows (found by review: every push went, then it).
+                if Task.isCancelled { break }
                 // Started here, in queue order; only the waiting happens concurrently.
                 let started = client.start(item.value)
                 inFlight += 1
@@ -75,7 +80,7 @@ public final class PushQueue: @unchecked Sendable {
             }
             while let result = await group.next() { collect(result) }
         }
-        if let queueEmpty, client.socket.isOpen {
+        if let queueEmpty, client.socket.isOpen, !Task.isCancelled {
             pass.queueEmptyAcknowledged = await client.push(queueEmpty, timeout: ackTimeout)?.isSuccess == true
         }
         return pass

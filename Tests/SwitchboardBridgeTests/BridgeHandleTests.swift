@@ -92,6 +92,36 @@ import Testing
         #expect(released == nil)
     }
 
+    /// A configuration that is not UTF-8 is a `badConfiguration` error (it was `badCommand`,
+    /// which no open documents), and a command at both limits at once passes the C layer's
+    /// read: the blank line between its head and body counts against neither (from the
+    /// bridge review: it was refused as `tooLarge`).
+    @Test func openErrorsAreOpensAndACommandAtBothLimitsIsRead() async throws {
+        let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
+        defer { server.stop() }
+        let url = server.url.absoluteString
+        let outcome: [String] = await onHostThread {
+            var answers: [String] = []
+            var error: UnsafeMutablePointer<CChar>?
+            let bytes: [CChar] = Array("{\"schema\": \"".utf8CString.dropLast()) + [CChar(bitPattern: 0xFF), 0]
+            _ = bytes.withUnsafeBufferPointer { switchboard_open($0.baseAddress, &error) }
+            answers.append(Self.document(error)["error"] as? String ?? "?")
+            let configuration = "{\"schema\": \"\(SampleSchema.directory.path)\", \"url\": \"\(url)\", \"maxRequestHeadBytes\": 1024, \"maxRequestBytes\": 100}"
+            guard let handle = switchboard_open(configuration, &error) else { return answers + ["open failed"] }
+            defer { switchboard_close(handle) }
+            // A head of exactly 1,024 bytes (its last line's CRLF counted in it), the blank
+            // line's CRLF, and a body of exactly 100.
+            let start = "POST /v1/chats/c9/messages\r\nX-Pad: "
+            let head = start + String(repeating: "p", count: 1022 - start.utf8.count)
+            let body = "{\"text\":\"" + String(repeating: "x", count: 89) + "\"}"
+            answers.append("\(Self.document(switchboard_send_command(handle, head + "\r\n\r\n" + body)))")
+            return answers
+        }
+        #expect(outcome.first == "badConfiguration")
+        #expect(outcome.count == 2)
+        #expect(!(outcome.last ?? "").contains("tooLarge"), Comment(rawValue: outcome.last ?? ""))
+    }
+
     @Test func stringsPastTheLimitsOrNotUTF8AreRefusedUnread() async throws {
         let server = try ChatServer(routes: Usernames.routes(BridgeBackend()))
         defer { server.stop() }

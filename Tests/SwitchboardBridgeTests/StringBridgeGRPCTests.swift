@@ -121,6 +121,45 @@ import Testing
     }
 }
 
+/// Over gRPC the bridge reaches the server when it opens, and tells the host when an event
+/// stream ends, as over the WebSocket (from the bridge review: an unreachable server opened
+/// fine, and a stream that ended left `receive` waiting for ever).
+@Suite(.timeLimit(.minutes(3))) struct StringBridgeGRPCLifecycleTests {
+    @Test func anUnreachableServerFailsToOpen() async throws {
+        let unreachable = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "transport": "grpc", "url": "http://127.0.0.1:1", "connectTimeoutMs": 2000}
+            """.utf8))
+        do {
+            _ = try await StringBridge.open(unreachable)
+            Issue.record("a server that is not there must not open")
+        } catch {
+            #expect(error.code == .notConnected)
+        }
+    }
+
+    @Test func anEventStreamThatEndsIsAnEventForTheHost() async throws {
+        let backend = BridgeBackend()
+        let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(backend) + Keys.routes(backend) + ChatRoom.routes(backend)))
+        let arrivals = server.arrivingSubscribers()
+        let configuration = try BridgeConfiguration(json: Data("""
+            {"schema": "\(SampleSchema.directory.path)", "transport": "grpc", "url": "http://127.0.0.1:\(server.port)",
+             "credentials": "ada.1:secret", "requestTimeoutMs": 20000}
+            """.utf8))
+        let bridge = try await StringBridge.open(configuration)
+        var subscribers: [String: GRPCEventSubscriber] = [:]
+        var iterator = arrivals.makeAsyncIterator()
+        while subscribers.count < 2, let subscriber = await iterator.next() { subscribers[subscriber.service] = subscriber }
+        // The server ends one stream (as a shutdown does): the host hears it.
+        try #require(subscribers["signal.chat.Messages"]).finish()
+        let event = object(await bridge.receive(timeout: .seconds(20)))
+        #expect(event["type"] as? String == "disconnected", "\(event)")
+        #expect(event["connection"] as? String == "authenticated")
+        #expect((event["reason"] as? String)?.contains("Messages") == true, "\(event)")
+        await bridge.close()
+        await server.shutdown()
+    }
+}
+
 /// The bridge opened over the WebSocket chat connection, and a server that goes away.
 @Suite(.timeLimit(.minutes(3))) struct StringBridgeWebSocketTests {
     @Test func aConnectionThatEndsIsAnEventForTheHost() async throws {

@@ -138,6 +138,27 @@ import Testing
         #expect(events.last == .disconnected(expected))
     }
 
+    /// A request sent once the server's 4409 has closed the connection fails with that close's
+    /// reason, not as a lost connection a caller would retry. (The chat review found the
+    /// window this does not reach: a write refused while the close is still being taken
+    /// down was reported as `connectionLost`; it now takes the close's reason too.)
+    @Test func aRequestAfterTheServersCloseFailsWithItsReason() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectAuthenticated(
+            to: server.url, credentials: .init(username: "aci", deviceID: 1, password: "fine"))
+        let client = try #require(await server.client(at: 0))
+        await client.close(code: .connectedElsewhere)
+        _ = await connection.waitUntilClosed()
+        let result = await ChatRoomClient(transport: connection).sendChatMessage(SendChatMessageRequest(chatId: "c", clientMessageId: "m", text: "late"))
+        guard case let .failure(.disconnected(reason)) = result else {
+            Issue.record("expected disconnected, got \(result)")
+            return
+        }
+        #expect(reason.kind == .connectedElsewhere, "\(reason)")
+        #expect(!reason.isRetryable)
+    }
+
     @Test func malformedUpgradeHeadersAreLeftOut() {
         let info = ChatUpgradeInfo(headers: [
             HTTPHeaderField(name: "x-signal-timestamp", value: "soon"),

@@ -16,8 +16,11 @@ struct ChatServerConnectionOptionsTests {
         }], connectionOptions: options)
     }
 
-    static func send(_ bytes: Int, to server: ChatServer) async throws -> RPCResponse {
-        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+    /// Sends `bytes` with the client's request limit raised out of the way (the server's is tested).
+    static func send(_ bytes: Int, to server: ChatServer, maximumRequestSize: Int = 16 << 20) async throws -> RPCResponse {
+        var options = ChatConnectionOptions(keepalive: nil)
+        options.maximumRequestSize = maximumRequestSize
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: options)
         defer { Task { await connection.close() } }
         let request = RPCRequest(endpoint: upload, path: "/v1/upload", body: Data(repeating: 7, count: bytes),
                                  deadline: .now.advanced(by: .seconds(30)))
@@ -47,6 +50,30 @@ struct ChatServerConnectionOptionsTests {
         let server = try Self.server()
         defer { server.stop() }
         try await Self.expectRefusedAsTooBig(1_500_000, by: server)
+    }
+
+    /// The client holds its requests to `maximumRequestSize` (512 KiB by default, what
+    /// Signal's server takes): a larger one fails alone, as `invalidRequest`, and the calls
+    /// beside it go on (from the chat review: sent, the server's 1009 failed every call on the
+    /// connection as retryable, and a retry did the same on the next).
+    @Test func aRequestPastTheClientsLimitFailsAloneBeforeItIsSent() async throws {
+        let server = try Self.server()
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: nil))
+        let large = RPCRequest(endpoint: Self.upload, path: "/v1/upload", body: Data(repeating: 7, count: 600 << 10), deadline: .now.advanced(by: .seconds(30)))
+        do {
+            let response = try await connection.send(large)
+            Issue.record("answered \(response.status)")
+        } catch {
+            guard case let .invalidRequest(reason) = error else {
+                Issue.record("expected invalidRequest, got \(error)")
+                return
+            }
+            #expect(reason.contains("maximumRequestSize"), "\(reason)")
+        }
+        let small = RPCRequest(endpoint: Self.upload, path: "/v1/upload", body: Data(repeating: 7, count: 1000), deadline: .now.advanced(by: .seconds(30)))
+        #expect(try await connection.send(small).status == 200, "the connection is still open")
+        await connection.close()
     }
 
     @Test func aLoweredMessageSizeRefusesSmallerRequests() async throws {

@@ -81,8 +81,10 @@ import Testing
     @Test func aPeerThatStopsReadingCannotHoldRequestsOrTheKeepalive() async throws {
         let server = try SilentServer(answerUpgrade: true)
         defer { server.stop() }
-        let options = ChatConnectionOptions(keepalive: KeepalivePolicy(interval: .milliseconds(200), timeout: .milliseconds(500)),
+        var options = ChatConnectionOptions(keepalive: KeepalivePolicy(interval: .milliseconds(200), timeout: .milliseconds(500)),
                                             webSocket: .init(closeTimeout: .milliseconds(500)))
+        // Requests of 2 MiB, to fill the socket's buffers.
+        options.maximumRequestSize = 4 << 20
         let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: options)
         let body = Data(repeating: 0x5A, count: 2 * 1024 * 1024)
         let started = ContinuousClock.now

@@ -29,8 +29,11 @@ struct NonReadingServerRequestTests {
                 }
             }
         }
+        // Requests of 1 MiB, past the default request limit, to fill the write queue.
+        var options = ChatConnectionOptions(keepalive: nil)
+        options.maximumRequestSize = 4 << 20
         let connection = try await ChatClient.connectUnauthenticated(to: URL(string: "ws://127.0.0.1:\(listener.port)/v1/websocket/")!,
-                                                                    options: .init(keepalive: nil))
+                                                                    options: options)
         let endpoint = EndpointDescriptor(rpcName: "test.Upload/Put", verb: "PUT", pathTemplate: "/v1/upload", auth: .none)
         let request = RPCRequest(endpoint: endpoint, path: "/v1/upload", body: Data(repeating: 7, count: 1 << 20),
                                  deadline: .now.advanced(by: .seconds(2)))

@@ -206,6 +206,13 @@ public final class GRPCClientTransport<Auth: AuthMode>: DeadlineEnforcingTranspo
         return try result.get()
     }
 
+    /// Opens the connection now, as the first call would (DNS, TCP and TLS within
+    /// `connectTimeout`), so a server that cannot be reached is found before any call; with
+    /// a usable connection open already, returns at once. Calls reuse it.
+    public func preconnect() async throws(TransportError) {
+        _ = try await openConnection(deadline: .now.advanced(by: options.connectTimeout))
+    }
+
     /// The connection in use, or a new one.
     func openConnection(deadline: ContinuousClock.Instant?) async throws(TransportError) -> GRPCClientConnection {
         if let ready = usableConnection { return ready }

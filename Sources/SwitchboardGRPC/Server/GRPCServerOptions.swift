@@ -34,7 +34,7 @@ public struct GRPCServerOptions: Sendable {
     /// connection lingers up to a few seconds reading what its peer still sends); later ones
     /// are closed at once. Default 1,024.
     public var maximumConnections = 1024
-    /// Connections the kernel may hold queued for `accept` (``TCPListener/defaultBacklog``,
+    /// Connections the kernel may hold queued for `accept` (`TCPListener.defaultBacklog`,
     /// 1,024; the system caps it).
     public var listenBacklog = TCPListener.defaultBacklog
     /// Connections one client IP address may hold at once; more are closed at once, so one

@@ -40,7 +40,7 @@ public final class WebSocketServer: @unchecked Sendable {
         /// The largest upgrade request read, in bytes and header fields; past either it is
         /// answered 431. Raise it behind a proxy or CDN that adds headers.
         public var handshakeHeadLimits: HTTPHeadLimits
-        /// Connections the kernel may hold queued for `accept` (``TCPListener/defaultBacklog``,
+        /// Connections the kernel may hold queued for `accept` (`TCPListener.defaultBacklog`,
         /// 1,024; the system caps it).
         public var listenBacklog = TCPListener.defaultBacklog
 
