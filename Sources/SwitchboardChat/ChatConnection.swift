@@ -172,8 +172,10 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
     /// or the connection's end, whichever comes first.
     public func send(_ request: RPCRequest) async throws(TransportError) -> RPCResponse {
         if !request.headers.fields.isEmpty { try request.headers.checkSendable() }
-        // A request sent here directly, without RPCCall, still gets a deadline.
+        // A request sent here directly, without RPCCall, still gets a deadline; one past it
+        // already is not sent.
         let deadline = request.deadline ?? ContinuousClock.now.advanced(by: defaultRequestTimeout)
+        if deadline <= .now { throw .timeout }
         let id = pending.register(deadline: deadline)
         // Written first, so the setup below overlaps the server's work: an early answer waits
         // in `pending`, and a task cancelled already runs `onCancel` at once. The write never

@@ -21,6 +21,18 @@ import Testing
         #expect(await sent.value?.id == "server-1")
     }
 
+    /// An answer is written in the request's endpoint's encoding unless the test says
+    /// otherwise, as its server would write it (it was protobuf whatever the endpoint, so a
+    /// JSON endpoint's answer failed as undecodable; from the mocks review).
+    @Test func anAnswerTakesTheEndpointsEncoding() async throws {
+        let fake = FakeServerTransport<Authenticated>()
+        let client = ChatRoomClient(transport: fake)
+        async let sent = client.sendChatMessage(SendChatMessageRequest(chatId: "room", clientMessageId: "id-2", text: "hi"))
+        let request = try await fake.nextRequest()
+        fake.respond(to: request.id, status: 200, body: ChatMessage(id: "server-2", text: "hi"))
+        #expect(await sent.value?.id == "server-2")
+    }
+
     @Test func responsesMatchRequestsByIdInAnyOrder() async throws {
         let fake = FakeServerTransport<Authenticated>()
         let client = KeysClient(transport: fake)

@@ -109,6 +109,21 @@ import Testing
         #expect(sleeps.waits.withLock { $0 }.isEmpty)
     }
 
+    /// A wait past the backoff's `maximumServerDelay` (an hour) with a raised
+    /// `maximumRetryAfter` is answered, not cut to an hour and retried early (from the runtime
+    /// review: 5,400 s became a retry after 3,600 s).
+    @Test func aRetryAfterPastTheBackoffsCapIsAnsweredNotShortened() async {
+        let transport = Scripted<Unauthenticated>([.success(Self.status(503, retryAfter: "5400")), .success(Self.found)])
+        let sleeps = Sleeps()
+        var policy = RetryInterceptor.Policy()
+        policy.maximumRetryAfter = .seconds(7200)
+        let result = await UsernamesClient(transport: transport, interceptors: [retrying(sleeps, policy: policy)])
+            .lookUpUsernameHash(lookUp, options: CallOptions(timeout: .seconds(3 * 3600)))
+        #expect(!result.isSuccess)
+        #expect(transport.attempts.withLock { $0 } == 1)
+        #expect(sleeps.waits.withLock { $0 }.isEmpty)
+    }
+
     @Test func neverRetriesPastTheCallsDeadline() async {
         // 1 s fits before a deadline 2.5 s away; the next wait (3 s) would end after it, so
         // the call ends with the last failure. Called directly, so no scheduling delay of a

@@ -46,4 +46,32 @@ import Testing
         #expect(enforcing.inner.lock.withLock { enforcing.inner.senderTask } == caller)
         #expect(plain.lock.withLock { plain.senderTask } != caller)
     }
+
+    /// A call out of time before it starts is not sent (a handler passing on `timeRemaining`
+    /// once it is zero ran the call on the server while its caller got `timeout`), and a
+    /// timeout of `Int64.max` seconds ("never") is cut to `maximumTimeout` instead of trapping
+    /// in the sleep that races it (both from the runtime review).
+    @Test func noTimeLeftIsNotSentAndNoTimeoutIsNotATrap() async {
+        let plain = RecordingTransport()
+        let enforcing = EnforcingTransport()
+        let request = RPCRequest(endpoint: Self.endpoint, path: "/echo")
+        for transport in [plain, enforcing.inner] { transport.lock.withLock { transport.senderTask = nil } }
+        let zero = await RPCCall.send(request, over: plain, options: CallOptions(timeout: .zero))
+        let negative = await RPCCall.send(request, over: enforcing, options: CallOptions(timeout: .seconds(-1)))
+        var past = request
+        past.deadline = .now - .seconds(1)
+        let pastDeadline = await RPCCall.send(past, over: plain, options: CallOptions(timeout: .seconds(5)))
+        #expect(zero.failure == .timeout && negative.failure == .timeout && pastDeadline.failure == .timeout)
+        #expect(plain.lock.withLock { plain.senderTask } == nil, "sent with no time left")
+        #expect(enforcing.inner.lock.withLock { enforcing.inner.senderTask } == nil, "sent with no time left")
+        let never = await RPCCall.send(request, over: plain, options: CallOptions(timeout: .seconds(Int64.max)))
+        #expect((try? never.get())?.status == 200)
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case let .failure(error) = self { return error }
+        return nil
+    }
 }

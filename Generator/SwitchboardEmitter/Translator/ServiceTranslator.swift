@@ -325,9 +325,9 @@ struct ServiceTranslator {
         return (field, "request.\(field.swiftName)")
     }
 
-    func clientBody(_ endpoint: EndpointDefinition) -> [CodeLine] {
-        var lines: [CodeLine] = []
-        // Path: literal segments and encoded parameters.
+    /// The path's pieces, joined with `+`: literal segments and encoded parameters; and the
+    /// same with sensitive parameters redacted, for logs.
+    func pathPieces(_ endpoint: EndpointDefinition) -> (pieces: [String], safePieces: [String]) {
         let pathPart = String(endpoint.runtimePathTemplate.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
         var pathPieces: [String] = []
         var safePieces: [String] = []
@@ -354,6 +354,13 @@ struct ServiceTranslator {
             pathPieces.append("\"\(cursor)\"")
             safePieces.append("\"\(cursor)\"")
         }
+        return (pathPieces, safePieces)
+    }
+
+    func clientBody(_ endpoint: EndpointDefinition) -> [CodeLine] {
+        var lines: [CodeLine] = []
+        // Path: literal segments and encoded parameters.
+        let (pathPieces, safePieces) = pathPieces(endpoint)
         let hasQuery = !endpoint.queryParameters.isEmpty
         lines.append(.line("\(hasQuery ? "var" : "let") path = " + pathPieces.joined(separator: " + ")))
         let hasSensitive = endpoint.pathParameters.contains { isSensitive(endpoint, $0) } || endpoint.queryParameters.contains { isSensitive(endpoint, $0) }
@@ -618,7 +625,9 @@ struct ServiceTranslator {
             members.append(.function(SwiftFunction(
                 access: access,
                 signature: "func \(endpoint.swiftName)(\(requirementParameters(endpoint).joined(separator: ", "))) async -> \(resultType(endpoint))",
-                body: [.line("await \(endpoint.swiftName)Mock.invoke(\(call), options: options)")])))
+                // The path the client would send, so the mock refuses what it refuses.
+                body: [.line("await \(endpoint.swiftName)Mock.invoke(\(call), options: options, endpoint: \(namespace).\(endpoint.swiftName), path: "
+                             + pathPieces(endpoint).pieces.joined(separator: " + ") + ")")])))
         }
         return SwiftTypeDeclaration(
             kind: .class,

@@ -288,10 +288,10 @@ public final class MockAccountUsernamesService: AccountUsernamesService {
     public init() {}
 
     public func reserveUsernameHash(_ request: ReserveUsernameHashRequest, options: CallOptions) async -> RequestResult<ReserveUsernameHashResponse, AccountUsernames.ReserveUsernameHashError> {
-        await reserveUsernameHashMock.invoke(request, options: options)
+        await reserveUsernameHashMock.invoke(request, options: options, endpoint: AccountUsernames.reserveUsernameHash, path: "/v1/accounts/username_hash/reserve")
     }
 
     public func deleteUsernameHash(options: CallOptions) async -> RequestResult<Void, AccountUsernames.DeleteUsernameHashError> {
-        await deleteUsernameHashMock.invoke((), options: options)
+        await deleteUsernameHashMock.invoke((), options: options, endpoint: AccountUsernames.deleteUsernameHash, path: "/v1/accounts/username_hash")
     }
 }

@@ -149,6 +149,6 @@ public final class MockAttachmentsService: AttachmentsService {
     public init() {}
 
     public func getUploadForm(options: CallOptions) async -> RequestResult<AttachmentUploadForm, Attachments.GetUploadFormError> {
-        await getUploadFormMock.invoke((), options: options)
+        await getUploadFormMock.invoke((), options: options, endpoint: Attachments.getUploadForm, path: "/v4/attachments/form/upload")
     }
 }

@@ -227,6 +227,6 @@ public final class MockChatLobbyService: ChatLobbyService {
     public init() {}
 
     public func listChats(_ request: ListChatsRequest, options: CallOptions) async -> RequestResult<ListChatsResponse, ChatLobby.ListChatsError> {
-        await listChatsMock.invoke(request, options: options)
+        await listChatsMock.invoke(request, options: options, endpoint: ChatLobby.listChats, path: "/v1/chats")
     }
 }

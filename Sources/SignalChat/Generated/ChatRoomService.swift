@@ -520,15 +520,15 @@ public final class MockChatRoomService: ChatRoomService {
     public init() {}
 
     public func getHistory(_ request: ChatHistoryRequest, options: CallOptions) async -> RequestResult<ChatHistoryResponse, ChatRoom.GetHistoryError> {
-        await getHistoryMock.invoke(request, options: options)
+        await getHistoryMock.invoke(request, options: options, endpoint: ChatRoom.getHistory, path: "/v1/chats/" + PathEncoding.percentEncode(request.chatId.parameterText) + "/messages")
     }
 
     public func sendChatMessage(_ request: SendChatMessageRequest, options: CallOptions) async -> RequestResult<ChatMessage, ChatRoom.SendChatMessageError> {
-        await sendChatMessageMock.invoke(request, options: options)
+        await sendChatMessageMock.invoke(request, options: options, endpoint: ChatRoom.sendChatMessage, path: "/v1/chats/" + PathEncoding.percentEncode(request.chatId.parameterText) + "/messages")
     }
 
     public func markRead(_ request: ReadReceipt, options: CallOptions) async -> RequestResult<Void, ChatRoom.MarkReadError> {
-        await markReadMock.invoke(request, options: options)
+        await markReadMock.invoke(request, options: options, endpoint: ChatRoom.markRead, path: "/v1/chats/" + PathEncoding.percentEncode(request.chatId.parameterText) + "/read")
     }
 }
 

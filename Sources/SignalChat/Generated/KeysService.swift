@@ -442,14 +442,14 @@ public final class MockKeysService: KeysService {
     public init() {}
 
     public func setKeys(_ request: SetKeysRequest, options: CallOptions) async -> RequestResult<Void, Keys.SetKeysError> {
-        await setKeysMock.invoke(request, options: options)
+        await setKeysMock.invoke(request, options: options, endpoint: Keys.setKeys, path: "/v2/keys")
     }
 
     public func getPreKeyCount(_ request: PreKeyCountRequest, options: CallOptions) async -> RequestResult<PreKeyCount, Keys.GetPreKeyCountError> {
-        await getPreKeyCountMock.invoke(request, options: options)
+        await getPreKeyCountMock.invoke(request, options: options, endpoint: Keys.getPreKeyCount, path: "/v2/keys")
     }
 
     public func getPreKeys(_ request: GetPreKeysRequest, options: CallOptions) async -> RequestResult<PreKeyBundle, Keys.GetPreKeysError> {
-        await getPreKeysMock.invoke(request, options: options)
+        await getPreKeysMock.invoke(request, options: options, endpoint: Keys.getPreKeys, path: "/v2/keys/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.deviceId.parameterText))
     }
 }

@@ -202,7 +202,7 @@ public final class MockMessagesService: MessagesService {
     public init() {}
 
     public func sendMessage(_ request: SendMessageRequest, options: CallOptions) async -> RequestResult<SendMessageResponse, Messages.SendMessageError> {
-        await sendMessageMock.invoke(request, options: options)
+        await sendMessageMock.invoke(request, options: options, endpoint: Messages.sendMessage, path: "/v1/messages/" + PathEncoding.percentEncode(request.destination.parameterText))
     }
 }
 

@@ -313,10 +313,10 @@ public final class MockProfilesService: ProfilesService {
     public init() {}
 
     public func getProfile(_ request: GetProfileRequest, options: CallOptions) async -> RequestResult<Profile, Profiles.GetProfileError> {
-        await getProfileMock.invoke(request, options: options)
+        await getProfileMock.invoke(request, options: options, endpoint: Profiles.getProfile, path: "/v1/profile/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.version.parameterText))
     }
 
     public func setProfile(_ request: SetProfileRequest, options: CallOptions) async -> RequestResult<Void, Profiles.SetProfileError> {
-        await setProfileMock.invoke(request, options: options)
+        await setProfileMock.invoke(request, options: options, endpoint: Profiles.setProfile, path: "/v1/profile")
     }
 }

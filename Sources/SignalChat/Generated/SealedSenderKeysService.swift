@@ -169,6 +169,6 @@ public final class MockSealedSenderKeysService: SealedSenderKeysService {
     public init() {}
 
     public func getPreKeys(_ request: GetPreKeysRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<PreKeyBundle, SealedSenderKeys.GetPreKeysError> {
-        await getPreKeysMock.invoke((request: request, accessKey: accessKey), options: options)
+        await getPreKeysMock.invoke((request: request, accessKey: accessKey), options: options, endpoint: SealedSenderKeys.getPreKeys, path: "/v2/keys/" + PathEncoding.percentEncode(request.identifier.parameterText) + "/" + PathEncoding.percentEncode(request.deviceId.parameterText))
     }
 }

@@ -186,6 +186,6 @@ public final class MockSealedSenderMessagesService: SealedSenderMessagesService 
     public init() {}
 
     public func sendSealedMessage(_ request: SendMessageRequest, accessKey: AccessKey, options: CallOptions) async -> RequestResult<SendMessageResponse, SealedSenderMessages.SendSealedMessageError> {
-        await sendSealedMessageMock.invoke((request: request, accessKey: accessKey), options: options)
+        await sendSealedMessageMock.invoke((request: request, accessKey: accessKey), options: options, endpoint: SealedSenderMessages.sendSealedMessage, path: "/v1/messages/" + PathEncoding.percentEncode(request.destination.parameterText))
     }
 }

@@ -169,6 +169,6 @@ public final class MockUsernamesService: UsernamesService {
     public init() {}
 
     public func lookUpUsernameHash(_ request: LookUpUsernameHashRequest, options: CallOptions) async -> RequestResult<LookUpUsernameHashResponse, Usernames.LookUpUsernameHashError> {
-        await lookUpUsernameHashMock.invoke(request, options: options)
+        await lookUpUsernameHashMock.invoke(request, options: options, endpoint: Usernames.lookUpUsernameHash, path: "/v1/accounts/username_hash/" + PathEncoding.percentEncode(request.hash.parameterText))
     }
 }

@@ -113,7 +113,9 @@ public struct RetryInterceptor: ClientInterceptor {
                 return nil
             }
         }
-        if let retryAfter, retryAfter > policy.maximumRetryAfter { return nil }
+        // A wait the backoff would cut short (past its `maximumServerDelay`) is no retry either:
+        // retrying early would ignore the server (found by review).
+        if let retryAfter, retryAfter > policy.maximumRetryAfter || retryAfter > policy.backoff.maximumServerDelay { return nil }
         return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: retryAfter)
     }
 }

@@ -23,18 +23,9 @@ public enum RPCCall {
     public static func send<Auth: AuthMode>(
         _ request: consuming RPCRequest, over transport: any RPCTransport<Auth>, options: CallOptions
     ) async -> Result<RPCResponse, TransportError> {
-        // A path parameter of `.` or `..` makes a dot-segment, which URL normalisation (a
-        // proxy's, a server's) turns into another resource: refused before it goes out.
-        if let segment = PathEncoding.dotSegment(in: request.path) {
+        if let problem = pathProblem(request.path, template: request.endpoint.pathTemplate) {
             options.responseCapture?.reset()
-            return .failure(.invalidRequest("the path holds the dot-segment '\(segment)', which would reach another resource"))
-        }
-        // An empty path parameter makes an empty segment (`/v1/profile//2`) or a trailing
-        // slash, which routers refuse or read as another resource. Refused on every
-        // transport, so a call fails alike whichever one carries it.
-        if let name = PathEncoding.emptyParameter(in: request.path, template: request.endpoint.pathTemplate) {
-            options.responseCapture?.reset()
-            return .failure(.invalidRequest("the path parameter '\(name)' is empty"))
+            return .failure(problem)
         }
         // Consuming: the caller's request (a generated client's, built for this call) is
         // changed in place rather than copied, a copy and a destroy of every field less.
@@ -54,7 +45,10 @@ public enum RPCCall {
         // timeout or cancellation (one racing in a task of its own) writes where nobody reads.
         let transportCapture = options.responseCapture.map { _ in ResponseCapture() }
         request.responseCapture = transportCapture
-        let timeout = options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName)
+        // At most ``maximumTimeout``: a sleep for `Int64.max` seconds traps converting its
+        // deadline (found by review), and "no timeout" is a natural way to ask for one.
+        let timeout = min(options.timeout ?? request.endpoint.defaultTimeout ?? transport.defaultRequestTimeout(for: request.endpoint.rpcName),
+                          maximumTimeout)
         // An outer deadline the caller set on the request is never extended.
         let now = ContinuousClock.now
         var deadline = now.advanced(by: timeout)
@@ -63,6 +57,13 @@ public enum RPCCall {
         if Task.isCancelled {
             options.responseCapture?.reset()
             return .failure(.cancelled)
+        }
+        // Out of time already (a handler passing on `timeRemaining` once it is zero): not
+        // sent, as a gRPC client does not send it, rather than run on the server for a
+        // caller that has stopped waiting (found by review).
+        if deadline <= now {
+            options.responseCapture?.reset()
+            return .failure(.timeout)
         }
         let outcome: Result<RPCResponse, TransportError>
         if transport.enforcesDeadlines {
@@ -83,6 +84,10 @@ public enum RPCCall {
         }
         return outcome
     }
+
+    /// The longest timeout a call is given: about 68 years (`Int32.max` seconds); a longer one
+    /// (`Duration.seconds(Int64.max)` for "never") is cut to it.
+    public static let maximumTimeout = Duration.seconds(Int(Int32.max))
 
     /// Runs the send in a task of its own, racing the deadline and cancellation, for a
     /// transport that does not enforce deadlines itself.
@@ -105,7 +110,7 @@ public enum RPCCall {
                 race.track(sender)
                 if let timeout {
                     race.track(Task {
-                        try? await Task.sleep(for: timeout)
+                        try? await Task.sleep(for: min(timeout, maximumTimeout))
                         if !Task.isCancelled { race.finish(.failure(.timeout)) }
                     })
                 }
@@ -213,6 +218,24 @@ public enum RPCCall {
             continuation?.resume(returning: result)
             for task in losers { task.cancel() }
         }
+    }
+}
+
+extension RPCCall {
+    /// Why a call to `path` (built from `template`) is refused before it is sent: a path
+    /// parameter of `.` or `..` makes a dot-segment, which URL normalisation (a proxy's, a
+    /// server's) turns into another resource; an empty one makes an empty segment
+    /// (`/v1/profile//2`) or a trailing slash, which routers refuse or read as another
+    /// resource. Refused on every transport, so a call fails alike whichever carries it.
+    @inlinable
+    public static func pathProblem(_ path: String, template: String) -> TransportError? {
+        if let segment = PathEncoding.dotSegment(in: path) {
+            return .invalidRequest("the path holds the dot-segment '\(segment)', which would reach another resource")
+        }
+        if let name = PathEncoding.emptyParameter(in: path, template: template) {
+            return .invalidRequest("the path parameter '\(name)' is empty")
+        }
+        return nil
     }
 }
 

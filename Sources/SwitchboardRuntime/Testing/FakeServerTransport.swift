@@ -44,6 +44,8 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         var readers: [(key: UInt64, continuation: CheckedContinuation<IncomingRequest?, Never>)] = []
         var nextReaderKey: UInt64 = 0
         var pending: [UInt64: CheckedContinuation<Result<RPCResponse, TransportError>, Never>] = [:]
+        /// The encoding of each pending request's endpoint: what an answer's body is written in.
+        var encodings: [UInt64: BodyEncoding] = [:]
         var disconnected: String?
     }
 
@@ -77,6 +79,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
                         return nil
                     }
                     state.pending[id] = continuation
+                    state.encodings[id] = request.endpoint.encoding
                     if state.readers.isEmpty {
                         state.unread.append(incoming)
                         return nil
@@ -90,6 +93,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             // hand out a call its client has abandoned.
             state.withLock { state in
                 state.unread.removeAll { $0.id == id }
+                state.encodings[id] = nil
                 return state.pending.removeValue(forKey: id)
             }?.resume(returning: .failure(.cancelled))
         }
@@ -144,15 +148,36 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
 
     /// Answers request `id`; answers to unknown or already answered ids are ignored.
     public func respond(to id: UInt64, with response: RPCResponse) {
-        state.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: .success(response))
+        state.withLock { state in
+            state.encodings[id] = nil
+            return state.pending.removeValue(forKey: id)
+        }?.resume(returning: .success(response))
     }
 
-    /// Answers request `id` with a status and an optional message body.
-    public func respond(to id: UInt64, status: Int, body: (any ProtoMessage)? = nil, headers: RPCHeaders = [:], encoding: BodyEncoding = .protobuf) {
+    /// Answers request `id` with a status and an optional message body, written in `encoding`
+    /// (by default the request's endpoint's, as its server would write it, with its
+    /// `Content-Type`). A body that cannot be written as JSON fails the call with
+    /// `invalidRequest` naming why, rather than answer an empty body.
+    public func respond(to id: UInt64, status: Int, body: (any ProtoMessage)? = nil, headers: RPCHeaders = [:], encoding: BodyEncoding? = nil) {
+        let encoding = encoding ?? state.withLock { $0.encodings[id] } ?? .protobuf
         var data = Data()
         if let body {
-            data = encoding == .json ? Data((try? body.jsonUTF8Bytes()) ?? []) : body.serializedData()
+            if encoding == .json {
+                do {
+                    data = Data(try body.jsonUTF8Bytes())
+                } catch {
+                    state.withLock { state in
+                        state.encodings[id] = nil
+                        return state.pending.removeValue(forKey: id)
+                    }?.resume(returning: .failure(.invalidRequest("the fake's answer cannot be written as JSON: \(error)")))
+                    return
+                }
+            } else {
+                data = body.serializedData()
+            }
         }
+        var headers = headers
+        if body != nil, headers["Content-Type"] == nil { headers.set("Content-Type", encoding.contentType) }
         respond(to: id, with: RPCResponse(status: status, headers: headers, body: data, message: status == 200 ? "OK" : nil))
     }
 
@@ -162,6 +187,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             state.disconnected = reason
             defer {
                 state.pending.removeAll()
+                state.encodings.removeAll()
                 state.readers.removeAll()
             }
             return (Array(state.pending.values), state.readers.map(\.continuation))

@@ -6,8 +6,11 @@
 /// from a cancelled task fails with ``TransportError/cancelled`` without being recorded, and
 /// cancelling a call whose stub is still working ends it with `cancelled` at once; a call
 /// with a timeout in its ``CallOptions`` whose stub outlasts it ends with
-/// ``TransportError/timeout``, as a real call does (the endpoint's own timeout is the
-/// generated client's to apply, not a mock's). Safe to use from any task.
+/// ``TransportError/timeout``, as a real call does. Generated mocks call
+/// ``invoke(_:options:endpoint:path:)``, which also refuses what the real client refuses
+/// before sending (an empty or dot-segment path parameter, headers no transport can send),
+/// without recording the call, and applies the endpoint's timeout when the caller gives
+/// none. Safe to use from any task.
 public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointError: Error & Sendable>: Sendable {
     /// The endpoint's RPC name, used in "not stubbed" failures.
     public let rpcName: String
@@ -58,21 +61,45 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     /// Forgets the stub, the queue and the recorded calls.
     public func reset() { state.withLock { $0 = State() } }
 
-    /// Records a call and answers it; generated mocks call this.
+    /// Records a call and answers it, with no checks and only the caller's timeout (for a
+    /// mock written by hand).
     public func invoke(_ request: Request, options: CallOptions = CallOptions()) async -> RequestResult<Response, EndpointError> {
-        let result = await answer(request, options: options)
+        await answered(request, options: options, timeout: options.timeout)
+    }
+
+    /// Records a call to `endpoint` at `path` (as the generated client would build it) and
+    /// answers it; generated mocks call this. A call the real client would refuse before
+    /// sending fails the same way, unrecorded: a parameter that makes `path` empty in a
+    /// segment or a dot-segment, or `options.headers` no transport sends (a line break in a
+    /// value, say). Without a timeout in `options` the endpoint's own applies, else
+    /// ``RPCCall/defaultRequestTimeout``, as a real call's: a stub that never answers ends.
+    public func invoke(_ request: Request, options: CallOptions = CallOptions(), endpoint: EndpointDescriptor, path: String) async -> RequestResult<Response, EndpointError> {
+        var problem = RPCCall.pathProblem(path, template: endpoint.pathTemplate)
+        if problem == nil, !options.headers.fields.isEmpty {
+            do throws(TransportError) { try options.headers.checkSendable() } catch { problem = error }
+        }
+        if let problem {
+            options.responseCapture?.reset()
+            return .failure(problem)
+        }
+        return await answered(request, options: options, timeout: options.timeout ?? endpoint.defaultTimeout ?? RPCCall.defaultRequestTimeout)
+    }
+
+    private func answered(_ request: Request, options: CallOptions, timeout: Duration?) async -> RequestResult<Response, EndpointError> {
+        let result = await answer(request, options: options, timeout: timeout)
         if let capture = options.responseCapture {
             switch result {
             case .success: capture.record(status: 200, headers: state.withLock { $0.responseHeaders })
-            // A scripted error knows no status of its own here.
-            case .nonSuccess: capture.record(status: nil, headers: state.withLock { $0.responseHeaders })
+            // A generated error says the status it travels with, as the server's response would.
+            case let .nonSuccess(error):
+                capture.record(status: (error as? any EndpointErrorMapping)?.response(encoding: .protobuf).status, headers: state.withLock { $0.responseHeaders })
             case .failure: capture.reset()
             }
         }
         return result
     }
 
-    private func answer(_ request: Request, options: CallOptions) async -> RequestResult<Response, EndpointError> {
+    private func answer(_ request: Request, options: CallOptions, timeout: Duration?) async -> RequestResult<Response, EndpointError> {
         if Task.isCancelled { return .failure(.cancelled) }
         let (queued, stub): (RequestResult<Response, EndpointError>?, (@Sendable (Request) async -> RequestResult<Response, EndpointError>)?) = state.withLock { state in
             state.calls.append(request)
@@ -86,7 +113,7 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
         let answer = FirstAnswer<RequestResult<Response, EndpointError>>()
         let running = Task { _ = answer.offer(await stub(request)) }
         // A stub slower than the caller's timeout (a slow server in a test) times out.
-        let timer = options.timeout.map { timeout in
+        let timer = timeout.map { timeout in
             Task {
                 try? await Task.sleep(for: timeout)
                 if !Task.isCancelled, answer.offer(.failure(.timeout)) { running.cancel() }

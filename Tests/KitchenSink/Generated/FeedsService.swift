@@ -196,10 +196,10 @@ public final class MockFeedsService: FeedsService {
     public init() {}
 
     public func latest(feedToken: FeedToken, options: CallOptions) async -> RequestResult<NumberPage, Feeds.LatestError> {
-        await latestMock.invoke(feedToken, options: options)
+        await latestMock.invoke(feedToken, options: options, endpoint: Feeds.latest, path: "/feeds/latest")
     }
 
     public func signed(feedToken: FeedToken, feedSignature: FeedSignature, options: CallOptions) async -> RequestResult<NumberPage, Feeds.SignedError> {
-        await signedMock.invoke((feedToken: feedToken, feedSignature: feedSignature), options: options)
+        await signedMock.invoke((feedToken: feedToken, feedSignature: feedSignature), options: options, endpoint: Feeds.signed, path: "/feeds/signed")
     }
 }

@@ -354,10 +354,10 @@ public final class MockNumbersService: NumbersService {
     public init() {}
 
     public func list(_ request: PageQuery, options: CallOptions) async -> RequestResult<NumberPage, Numbers.ListError> {
-        await listMock.invoke(request, options: options)
+        await listMock.invoke(request, options: options, endpoint: Numbers.list, path: "/numbers")
     }
 
     public func listByToken(_ request: PageQuery, options: CallOptions) async -> RequestResult<NumberPage, Numbers.ListByTokenError> {
-        await listByTokenMock.invoke(request, options: options)
+        await listByTokenMock.invoke(request, options: options, endpoint: Numbers.listByToken, path: "/numbers/by-token")
     }
 }
