@@ -155,6 +155,6 @@ public final class MockPresenceService: PresenceService {
     public init() {}
 
     public func setStatus(_ request: Status, options: CallOptions) async -> RequestResult<Void, Presence.SetStatusError> {
-        await setStatusMock.invoke(request, options: options)
+        await setStatusMock.invoke(request, options: options, endpoint: Presence.setStatus, path: "/v1/presence")
     }
 }
