@@ -9,7 +9,9 @@ import Testing
 /// The bridge opened from its configuration with `"transport": "grpc"`: commands become
 /// unary gRPC calls to generated handlers, and pushes arrive through the event subscription.
 @Suite(.timeLimit(.minutes(3))) struct StringBridgeGRPCTests {
-    @Test func commandsAndPushesRideGRPC() async throws {
+    /// A gRPC server of the sample's handlers, its arriving subscribers, and a bridge opened
+    /// over gRPC to it with an account's credentials.
+    static func openOverGRPC() async throws -> (GRPCServer, AsyncStream<GRPCEventSubscriber>, StringBridge) {
         let backend = BridgeBackend()
         let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(backend) + Keys.routes(backend) + ChatRoom.routes(backend)))
         let arrivals = server.arrivingSubscribers()
@@ -17,7 +19,11 @@ import Testing
             {"schema": "\(SampleSchema.directory.path)", "transport": "grpc", "url": "http://127.0.0.1:\(server.port)",
              "credentials": "ada.1:secret", "requestTimeoutMs": 20000}
             """.utf8))
-        let bridge = try await StringBridge.open(configuration)
+        return (server, arrivals, try await StringBridge.open(configuration))
+    }
+
+    @Test func commandsAndPushesRideGRPC() async throws {
+        let (server, arrivals, bridge) = try await Self.openOverGRPC()
 
         let hash = PathEncoding.base64URL(BridgeBackend.knownHash)
         let found = object(await bridge.send(verb: "GET", path: "/v1/accounts/username_hash/\(hash)"))
@@ -138,14 +144,7 @@ import Testing
     }
 
     @Test func anEventStreamThatEndsIsAnEventForTheHost() async throws {
-        let backend = BridgeBackend()
-        let server = try GRPCServer(router: RPCRouter(routes: Usernames.routes(backend) + Keys.routes(backend) + ChatRoom.routes(backend)))
-        let arrivals = server.arrivingSubscribers()
-        let configuration = try BridgeConfiguration(json: Data("""
-            {"schema": "\(SampleSchema.directory.path)", "transport": "grpc", "url": "http://127.0.0.1:\(server.port)",
-             "credentials": "ada.1:secret", "requestTimeoutMs": 20000}
-            """.utf8))
-        let bridge = try await StringBridge.open(configuration)
+        let (server, arrivals, bridge) = try await StringBridgeGRPCTests.openOverGRPC()
         var subscribers: [String: GRPCEventSubscriber] = [:]
         var iterator = arrivals.makeAsyncIterator()
         while subscribers.count < 2, let subscriber = await iterator.next() { subscribers[subscriber.service] = subscriber }

@@ -173,12 +173,17 @@ struct GRPCSendBacklogTests {
         func close() { listener.close() }
     }
 
+    /// A transport to `server` that lets at most 256 KiB wait for the server's windows.
+    static func transport(to server: SlowWindowServer) -> GRPCClientTransport<Unauthenticated> {
+        var options = GRPCClientOptions()
+        options.http2.protocolConfiguration.maxPendingConnectionBytes = 256 << 10
+        return GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.listener.port, options: options)
+    }
+
     @Test func aLargeRequestBeyondTheBacklogWaitsItsTurn() async throws {
         let server = try SlowWindowServer()
         defer { server.close() }
-        var options = GRPCClientOptions()
-        options.http2.protocolConfiguration.maxPendingConnectionBytes = 256 << 10
-        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.listener.port, options: options)
+        let transport = Self.transport(to: server)
         defer { transport.close() }
         let client = UsernamesClient(transport: transport)
         func call(_ size: Int) async -> String {
@@ -199,9 +204,7 @@ struct GRPCSendBacklogTests {
         let windowsOpen = Locked(false)
         let server = try SlowWindowServer { windowsOpen.current }
         defer { server.close() }
-        var options = GRPCClientOptions()
-        options.http2.protocolConfiguration.maxPendingConnectionBytes = 256 << 10
-        let transport = GRPCClientTransport<Unauthenticated>(host: "127.0.0.1", port: server.listener.port, options: options)
+        let transport = Self.transport(to: server)
         defer { transport.close() }
         let client = UsernamesClient(transport: transport)
         func call(_ size: Int, timeout: Duration) async -> String {
