@@ -95,10 +95,37 @@ import Testing
         #expect(Self.resetCode(try Self.answer(&half), stream: 1) == .streamClosed)
     }
 
+    /// Until the client acknowledges the server's SETTINGS it may still count on the default
+    /// window (65,535) for a stream it opens, whatever smaller one the server asked for
+    /// (RFC 9113 §6.5.3): that much is no FLOW_CONTROL_ERROR, one byte more is. Acknowledged,
+    /// the stream's window moves by the difference (a run of our own client and server, whose
+    /// client wrote before it read the server's SETTINGS, failed a stream here).
+    @Test func aSmallerWindowBindsTheClientOnlyOnceAcknowledged() throws {
+        func data(_ stream: UInt32, _ count: Int) -> [UInt8] {
+            Self.frame(stream, .data(ArraySlice(repeating: 0, count: count), endStream: false, flowControlledLength: count))
+        }
+        // One frame a stream, so no window update of ours falls between its bytes.
+        var server = Self.server {
+            $0.initialStreamWindowSize = 8192
+            $0.maxFrameSize = 100_000
+        }
+        _ = server.receive(Self.headers(1) + Self.headers(3))
+        #expect(server.receive(data(1, 65_535)).failure == nil)
+        #expect(Self.resetCode(try Self.answer(&server), stream: 1) == nil, "65,535 bytes before the acknowledgement")
+        // Before the acknowledgement too: one byte past the default is an error.
+        _ = server.receive(data(3, 65_536))
+        #expect(Self.resetCode(try Self.answer(&server), stream: 3) == .flowControlError)
+        // Acknowledged: a new stream has the 8 KiB asked for.
+        _ = server.receive(Self.frame(0, .settings([], ack: true)) + Self.headers(5))
+        _ = server.takeOutput()
+        _ = server.receive(data(5, 8193))
+        #expect(Self.resetCode(try Self.answer(&server), stream: 5) == .flowControlError)
+    }
+
     @Test func flowControlViolations() throws {
         // Past the stream's window: that stream is reset, the connection lives.
         var server = Self.server { $0.initialStreamWindowSize = 10 }
-        _ = server.receive(Self.headers(1))
+        _ = server.receive(Self.frame(0, .settings([], ack: true)) + Self.headers(1))
         let events = server.receive(Self.frame(1, .data(ArraySlice(repeating: 0, count: 11), endStream: false, flowControlledLength: 11)))
         #expect(events.failure == nil)
         #expect(Self.resetCode(try Self.answer(&server), stream: 1) == .flowControlError)

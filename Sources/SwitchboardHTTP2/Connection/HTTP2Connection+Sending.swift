@@ -12,7 +12,7 @@ extension HTTP2Connection {
         nextLocalStreamID += 2
         streams[id] = HTTP2StreamState(id: id, isLocallyInitiated: true, phase: endStream ? .halfClosedLocal : .open,
                                        headers: .awaitingInitial, sendWindow: Int(remoteSettings.initialWindowSize),
-                                       receiveWindow: Int(configuration.initialStreamWindowSize))
+                                       receiveWindow: initialReceiveWindow)
         locallyInitiatedCount += 1
         writeHeaderBlock(headers, streamID: id, endStream: endStream)
         return id

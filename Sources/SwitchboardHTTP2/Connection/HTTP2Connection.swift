@@ -57,6 +57,18 @@ public struct HTTP2Connection: Sendable {
     var hasReceivedSettings = false
     var pendingLocalSettingsAcks = 0
     var hasAppliedLocalTableSize = false
+    /// Our SETTINGS_INITIAL_WINDOW_SIZE is acknowledged: the peer applies it from then on.
+    var hasAppliedLocalInitialWindow = false
+
+    /// The receive window a new stream starts with. Until the peer acknowledges our SETTINGS
+    /// it may still count on the default (65,535) or already on ours, so the larger of the two:
+    /// a client that opens streams before it reads a server's smaller window sends up to the
+    /// default, which is no FLOW_CONTROL_ERROR (RFC 9113 §6.5.3, §6.9.2; found in a test run
+    /// that raced our SETTINGS).
+    var initialReceiveWindow: Int {
+        let configured = Int(configuration.initialStreamWindowSize)
+        return hasAppliedLocalInitialWindow ? configured : max(configured, Int(HTTP2FlowControl.defaultWindow))
+    }
     /// The last stream id this side announced in a GOAWAY.
     var goAwaySent: UInt32?
     /// The last stream id the peer announced in a GOAWAY.
@@ -258,6 +270,21 @@ public struct HTTP2Connection: Sendable {
             if ack {
                 // An unexpected acknowledgement is harmless; only count the ones owed.
                 if pendingLocalSettingsAcks > 0 { pendingLocalSettingsAcks -= 1 }
+                if !hasAppliedLocalInitialWindow {
+                    // The streams opened meanwhile move to our window by the difference, as a
+                    // change of the setting moves every window (RFC 9113 §6.9.2).
+                    let before = initialReceiveWindow
+                    hasAppliedLocalInitialWindow = true
+                    let change = initialReceiveWindow - before
+                    if change != 0 {
+                        for id in streams.keys {
+                            if var stream = streams[id] {
+                                stream.receiveWindow += change
+                                streams[id] = stream
+                            }
+                        }
+                    }
+                }
                 if !hasAppliedLocalTableSize {
                     // Our table size binds the peer from its acknowledgement on.
                     hasAppliedLocalTableSize = true
@@ -383,7 +410,7 @@ public struct HTTP2Connection: Sendable {
         }
         var stream = HTTP2StreamState(id: id, isLocallyInitiated: false, phase: block.endStream ? .halfClosedRemote : .open,
                                       headers: .receivedInitial, sendWindow: Int(remoteSettings.initialWindowSize),
-                                      receiveWindow: Int(configuration.initialStreamWindowSize))
+                                      receiveWindow: initialReceiveWindow)
         if let problem = headerProblem(decoded) {
             resetUnknown(id, problem)
             return
