@@ -23,6 +23,8 @@ final class BackgroundLineWriter: @unchecked Sendable {
     private var dropped = 0
     private var writing = false
     private var started = false
+    /// No thread could be had: lines are written by whoever prints them, as they come.
+    private var writesDirectly = false
 
     init(handle: FileHandle = .standardOutput, maximumLines: Int = 10_000, maximumBytes: Int = 1 << 20) {
         self.handle = handle
@@ -39,9 +41,14 @@ final class BackgroundLineWriter: @unchecked Sendable {
         do throws(SystemThread.StartError) {
             try SystemThread.start(stackSize: 1 << 20) { [self] in run() }
         } catch {
-            // Refused (the system's thread limit): lines wait, within the bounds, for a later
-            // start; a Foundation thread refused this way left `flush` waiting its whole time.
-            started = false
+            // Refused (the system's thread limit): what waits is written now and later lines
+            // as they come, holding their printer while the reader lags, rather than dropped
+            // (a Foundation thread refused this way never wrote them).
+            writesDirectly = true
+            let waiting = pending.joined()
+            pending = []
+            pendingBytes = 0
+            CommandLineTool.writeIgnoringClosedOutput(waiting, to: handle)
         }
     }
 
@@ -52,6 +59,10 @@ final class BackgroundLineWriter: @unchecked Sendable {
         let size = line.utf8.count
         condition.lock()
         defer { condition.unlock() }
+        if writesDirectly {
+            CommandLineTool.writeIgnoringClosedOutput(line, to: handle)
+            return
+        }
         guard pending.count < maximumLines, pendingBytes + size <= maximumBytes else {
             dropped += 1
             return

@@ -68,7 +68,7 @@ public final class EventLoopGroup: @unchecked Sendable {
 
     /// Stops every loop once its queued work has run, and waits until their threads end.
     /// Close the servers and connections on it first (`WebSocketServer.shutdown(timeout:)`
-    /// does that for a server); descriptors still registered are no longer served.
+    /// does that for a server); descriptors still registered end (their channels fail, listeners stop).
     ///
     /// On ``shared`` it does nothing and returns at once: the shared loops serve the whole
     /// process and live as long as it does.

@@ -63,8 +63,8 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     private var livenessTimer: LoopTimer?
     // Loop-confined.
     private var deframer: GRPCMessageDeframer
-    /// The server sent something on the stream since the liveness timer last looked.
-    private var heardSinceLivenessCheck = true
+    /// When the server last sent something on the stream (its opening, then each push).
+    private var lastHeard = ContinuousClock.now
 
     init<Auth: AuthMode>(transport: GRPCClientTransport<Auth>, service: String, connection: HTTP2ChannelDriver,
                          onPush: @escaping @Sendable (ServerRequest) async -> EventOutcome) {
@@ -164,16 +164,20 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
         scheduleLivenessCheck()
     }
 
-    /// Every `livenessInterval`, a stream that heard nothing since the last look has the
-    /// connection PING the server (which other calls' traffic may make unnecessary: the
-    /// driver sends none while one is out, and paces those without data between).
-    private func scheduleLivenessCheck() {
+    /// Once the stream has heard nothing for `livenessInterval`, the connection PINGs the
+    /// server (the driver sends none while one is out, and paces those without data
+    /// between); the next look is due an interval after the last push.
+    private func scheduleLivenessCheck(after delay: Duration? = nil) {
         guard let interval = livenessInterval else { return }
-        let next = connection.loop.schedule(after: interval) { [weak self] in
+        let next = connection.loop.schedule(after: delay ?? interval) { [weak self] in
             guard let self else { return }
-            if !heardSinceLivenessCheck { connection.checkLiveness(for: "PING after \(interval) without a push") }
-            heardSinceLivenessCheck = false
-            scheduleLivenessCheck()
+            let quiet = ContinuousClock.now - lastHeard
+            if quiet >= interval {
+                connection.checkLiveness(for: "PING after \(interval) without a push")
+                scheduleLivenessCheck()
+            } else {
+                scheduleLivenessCheck(after: interval - quiet)
+            }
         }
         // Ended meanwhile (its end found no timer to cancel): none is kept.
         let ended = lock.withLock { () -> Bool in
@@ -285,7 +289,7 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
     }
 
     public func streamReceived(data: ArraySlice<UInt8>, endStream: Bool) {
-        heardSinceLivenessCheck = true
+        lastHeard = .now
         do throws(GRPCFramingError) {
             for message in try deframer.append(data) {
                 // Counted as what it holds decoded, not its message's size: each header is an

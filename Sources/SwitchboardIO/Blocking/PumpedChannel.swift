@@ -36,8 +36,13 @@ final class PumpedChannel: ByteChannel, @unchecked Sendable {
             do throws(SystemThread.StartError) {
                 try SystemThread.start(stackSize: 1 << 20) { [self] in pump() }
             } catch {
-                // No thread to read with: the channel ends now, not never.
-                loop.execute { [self] in condition.withLock { self.delegate }?.channelEnded(reason: "\(error)") }
+                // No thread to read with: the channel ends now, not never, and whoever waits
+                // for it to be ready hears why.
+                let reason = "\(error)"
+                close(reason: reason)
+                loop.execute { [self] in condition.withLock { self.delegate }?.channelEnded(reason: reason) }
+                handshakeDone?(reason)
+                return
             }
         }
         handshakeDone?(nil)

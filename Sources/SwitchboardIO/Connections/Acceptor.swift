@@ -69,15 +69,13 @@ package final class Acceptor: IOHandler, @unchecked Sendable {
                 accepted(client)
                 continue
             }
-            switch failure {
-            case EINTR, ECONNABORTED, EPROTO:
-                continue
-            case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+            // EAGAIN (nothing more waits) and a closed or broken listener end the batch.
+            switch TCPListener.afterAcceptFailure(failure) {
+            case .retry: continue
+            case .retryLater:
                 pause(for: .milliseconds(50))
                 return
-            default:
-                // EAGAIN: nothing more waits. Anything else: the listener is closed or broken.
-                return
+            case .stop: return
             }
         }
     }

@@ -8,7 +8,7 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
     private let peerClosed: String
     private var buffered: [UInt8] = []
     private var ended: String?
-    /// The channel it holds bytes for, told to stop reading once the limit is passed.
+    /// The channel it holds bytes for, closed once the limit is passed.
     private weak var channel: (any ByteChannel)?
 
     /// Keeps at most `limit` bytes (a peer that says more before it is heard ends the
@@ -38,20 +38,22 @@ package final class ParkedReader: ChannelDelegate, @unchecked Sendable {
             buffered.append(contentsOf: bytes)
             return nil
         }
-        // Nothing more is read for a stream already lost: a peer streaming data at a parked
-        // socket (a preconnect may wait a long time) was read and dropped at line rate.
-        overflowed?.setReading(false)
+        // The stream is lost already: the channel closes, so a peer streaming data at a parked
+        // socket (a preconnect may wait a long time) is not read and dropped at line rate, nor
+        // holds its descriptor.
+        overflowed?.close(reason: "the peer sent more than \(limit) bytes before they could be read")
     }
 
     package func channelEnded(reason: String?) {
         // A close without TLS's close_notify is still the peer closing: said in this reader's
         // words, which name the moment, with the missing close_notify after.
         let why = reason == SocketChannel.uncleanShutdown ? "\(peerClosed) (without TLS close_notify)" : reason ?? peerClosed
-        lock.withLock { ended = why }
+        // The first reason stays (an overflow, then the close it caused).
+        lock.withLock { ended = ended ?? why }
     }
 
     package func channelWriteFailed(_ reason: String) {
-        lock.withLock { ended = reason }
+        lock.withLock { ended = ended ?? reason }
     }
 
     /// Why the channel ended while parked, if it did.

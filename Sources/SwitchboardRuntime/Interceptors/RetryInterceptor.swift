@@ -115,7 +115,7 @@ public struct RetryInterceptor: ClientInterceptor {
         }
         // A wait the backoff would cut short (past its `maximumServerDelay`) is no retry either:
         // retrying early would ignore the server (found by review).
-        if let retryAfter, retryAfter > policy.maximumRetryAfter || retryAfter > policy.backoff.maximumServerDelay { return nil }
+        if let retryAfter, retryAfter > min(policy.maximumRetryAfter, policy.backoff.maximumServerDelay) { return nil }
         return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: retryAfter)
     }
 }

@@ -8,9 +8,9 @@
 /// with a timeout in its ``CallOptions`` whose stub outlasts it ends with
 /// ``TransportError/timeout``, as a real call does. Generated mocks call
 /// ``invoke(_:options:endpoint:path:)``, which also refuses what the real client refuses
-/// before sending (an empty or dot-segment path parameter, headers no transport can send),
-/// without recording the call, and applies the endpoint's timeout when the caller gives
-/// none. Safe to use from any task.
+/// before sending (an empty or dot-segment path parameter, headers no transport can send, no
+/// time left), without recording the call, and applies the endpoint's timeout when the caller
+/// gives none. Safe to use from any task.
 public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointError: Error & Sendable>: Sendable {
     /// The endpoint's RPC name, used in "not stubbed" failures.
     public let rpcName: String
@@ -64,7 +64,7 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
     /// Records a call and answers it, with no checks and only the caller's timeout (for a
     /// mock written by hand).
     public func invoke(_ request: Request, options: CallOptions = CallOptions()) async -> RequestResult<Response, EndpointError> {
-        await answered(request, options: options, timeout: options.timeout)
+        await answered(request, options: options, timeout: options.timeout.map { min($0, RPCCall.maximumTimeout) })
     }
 
     /// Records a call to `endpoint` at `path` (as the generated client would build it) and
@@ -78,11 +78,14 @@ public final class MockEndpoint<Request: Sendable, Response: Sendable, EndpointE
         if problem == nil, !options.headers.fields.isEmpty {
             do throws(TransportError) { try options.headers.checkSendable() } catch { problem = error }
         }
+        // As `RPCCall.send` takes it: cut to `maximumTimeout`, and none left is a timeout, unsent.
+        let timeout = min(options.timeout ?? endpoint.defaultTimeout ?? RPCCall.defaultRequestTimeout, RPCCall.maximumTimeout)
+        if problem == nil, timeout <= .zero { problem = .timeout }
         if let problem {
             options.responseCapture?.reset()
             return .failure(problem)
         }
-        return await answered(request, options: options, timeout: options.timeout ?? endpoint.defaultTimeout ?? RPCCall.defaultRequestTimeout)
+        return await answered(request, options: options, timeout: timeout)
     }
 
     private func answered(_ request: Request, options: CallOptions, timeout: Duration?) async -> RequestResult<Response, EndpointError> {
