@@ -216,7 +216,12 @@ package final class TLSEngine: @unchecked Sendable {
     private func lastError() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         sb_last_error(&buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return Self.text(of: buffer)
+    }
+
+    /// The text of an OpenSSL error buffer the shim filled (NUL-terminated).
+    static func text(of buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The protocol ALPN settled on once the handshake is done, or nil if none was.

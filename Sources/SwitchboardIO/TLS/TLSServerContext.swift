@@ -16,8 +16,7 @@ public final class TLSServerContext: @unchecked Sendable {
     public init(certificateChainPath: String, privateKeyPath: String) throws(NetworkError) {
         var reason = [CChar](repeating: 0, count: 256)
         guard let context = sb_server_context(certificateChainPath, privateKeyPath, &reason, reason.count) else {
-            let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw .io("cannot load the TLS certificate \(certificateChainPath) or key \(privateKeyPath): \(text)")
+            throw .io("cannot load the TLS certificate \(certificateChainPath) or key \(privateKeyPath): \(TLSEngine.text(of: reason))")
         }
         self.context = context
     }

@@ -43,9 +43,9 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
         /// Tests waiting in `nextRequest`, oldest first, each with its own key for its timeout.
         var readers: [(key: UInt64, continuation: CheckedContinuation<IncomingRequest?, Never>)] = []
         var nextReaderKey: UInt64 = 0
-        var pending: [UInt64: CheckedContinuation<Result<RPCResponse, TransportError>, Never>] = [:]
-        /// The encoding of each pending request's endpoint: what an answer's body is written in.
-        var encodings: [UInt64: BodyEncoding] = [:]
+        /// Each request waiting for its answer, with its endpoint's encoding (what an answer's
+        /// body is written in).
+        var pending: [UInt64: (continuation: CheckedContinuation<Result<RPCResponse, TransportError>, Never>, encoding: BodyEncoding)] = [:]
         var disconnected: String?
     }
 
@@ -78,8 +78,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
                         continuation.resume(returning: .failure(.cancelled))
                         return nil
                     }
-                    state.pending[id] = continuation
-                    state.encodings[id] = request.endpoint.encoding
+                    state.pending[id] = (continuation, request.endpoint.encoding)
                     if state.readers.isEmpty {
                         state.unread.append(incoming)
                         return nil
@@ -93,8 +92,7 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             // hand out a call its client has abandoned.
             state.withLock { state in
                 state.unread.removeAll { $0.id == id }
-                state.encodings[id] = nil
-                return state.pending.removeValue(forKey: id)
+                return state.pending.removeValue(forKey: id)?.continuation
             }?.resume(returning: .failure(.cancelled))
         }
         return try result.get()
@@ -148,10 +146,12 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
 
     /// Answers request `id`; answers to unknown or already answered ids are ignored.
     public func respond(to id: UInt64, with response: RPCResponse) {
-        state.withLock { state in
-            state.encodings[id] = nil
-            return state.pending.removeValue(forKey: id)
-        }?.resume(returning: .success(response))
+        finish(id, .success(response))
+    }
+
+    /// Ends request `id` with `result`, if it still waits.
+    private func finish(_ id: UInt64, _ result: Result<RPCResponse, TransportError>) {
+        state.withLock { $0.pending.removeValue(forKey: id)?.continuation }?.resume(returning: result)
     }
 
     /// Answers request `id` with a status and an optional message body, written in `encoding`
@@ -159,17 +159,14 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
     /// `Content-Type`). A body that cannot be written as JSON fails the call with
     /// `invalidRequest` naming why, rather than answer an empty body.
     public func respond(to id: UInt64, status: Int, body: (any ProtoMessage)? = nil, headers: RPCHeaders = [:], encoding: BodyEncoding? = nil) {
-        let encoding = encoding ?? state.withLock { $0.encodings[id] } ?? .protobuf
+        let encoding = encoding ?? state.withLock { $0.pending[id]?.encoding } ?? .protobuf
         var data = Data()
         if let body {
             if encoding == .json {
                 do {
                     data = Data(try body.jsonUTF8Bytes())
                 } catch {
-                    state.withLock { state in
-                        state.encodings[id] = nil
-                        return state.pending.removeValue(forKey: id)
-                    }?.resume(returning: .failure(.invalidRequest("the fake's answer cannot be written as JSON: \(error)")))
+                    finish(id, .failure(.invalidRequest("the fake's answer cannot be written as JSON: \(error)")))
                     return
                 }
             } else {
@@ -187,10 +184,9 @@ public final class FakeServerTransport<Auth: AuthMode>: RPCTransport, Sendable {
             state.disconnected = reason
             defer {
                 state.pending.removeAll()
-                state.encodings.removeAll()
                 state.readers.removeAll()
             }
-            return (Array(state.pending.values), state.readers.map(\.continuation))
+            return (state.pending.values.map(\.continuation), state.readers.map(\.continuation))
         }
         for continuation in pending { continuation.resume(returning: .failure(.disconnected(reason: DisconnectReason(reason)))) }
         for reader in readers { reader.resume(returning: nil) }
