@@ -7,6 +7,34 @@ import SwitchboardIO
 import SwitchboardRuntime
 import Testing
 
+/// Serves each connection `listener` accepts on a thread of its own: sends `settings` and the
+/// acknowledgement of the client's, then hands every frame read to the handler `connected`
+/// made for that connection (with a writer that may be called from any thread), until the
+/// client closes or 30 s pass.
+func serveFrames(on listener: TCPListener, settings: [HTTP2Setting],
+                 _ connected: @escaping @Sendable (_ write: @escaping @Sendable ([UInt8]) -> Void) -> (HTTP2Frame) -> Void) {
+    Thread.detachNewThread {
+        while let socket = listener.accept() {
+            Thread.detachNewThread {
+                defer { socket.close() }
+                let writing = NSLock()
+                let write: @Sendable ([UInt8]) -> Void = { bytes in writing.withLock { _ = try? socket.write(bytes) } }
+                var hello: [UInt8] = []
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings(settings, ack: false)), into: &hello)
+                HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &hello)
+                write(hello)
+                try? socket.setReadDeadline(.now + .seconds(30))
+                var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: true)
+                let handle = connected(write)
+                while let read = try? socket.read(maximum: 65_536), !read.isEmpty {
+                    decoder.append(read)
+                    while let frame = try? decoder.nextFrame() { handle(frame) }
+                }
+            }
+        }
+    }
+}
+
 /// A server may answer a call in full before the request has all arrived (RFC 9113 §8.1): the
 /// client then drops what it still had to send with RST_STREAM(NO_ERROR), so the stream frees
 /// its slot. Found by review: it stayed half-closed for as long as the server gave no window,
@@ -22,26 +50,10 @@ struct GRPCEarlyAnswerTests {
 
         init() throws {
             listener = try TCPListener()
-            Thread.detachNewThread { [self] in
-                while let socket = listener.accept() {
-                    Thread.detachNewThread { [self] in serve(socket) }
-                }
-            }
-        }
-
-        private func serve(_ socket: TCPSocket) {
-            defer { socket.close() }
-            var hello: [UInt8] = []
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.maxConcurrentStreams, 1), HTTP2Setting(.initialWindowSize, 16)], ack: false)),
-                                    into: &hello)
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &hello)
-            try? socket.write(hello)
-            try? socket.setReadDeadline(.now + .seconds(30))
-            var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: true)
-            var encoder = HPACKEncoder()
-            while let read = try? socket.read(maximum: 65_536), !read.isEmpty {
-                decoder.append(read)
-                while let frame = try? decoder.nextFrame() {
+            let (answered, resets) = (answered, resets)
+            serveFrames(on: listener, settings: [HTTP2Setting(.maxConcurrentStreams, 1), HTTP2Setting(.initialWindowSize, 16)]) { write in
+                var encoder = HPACKEncoder()
+                return { frame in
                     switch frame.payload {
                     case .headers:
                         answered.withLock { $0.append(frame.streamID) }
@@ -51,11 +63,11 @@ struct GRPCEarlyAnswerTests {
                         var bytes: [UInt8] = []
                         HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: block[...], endStream: true, endHeaders: true)),
                                                 into: &bytes)
-                        try? socket.write(bytes)
+                        write(bytes)
                     case let .rstStream(code):
                         resets.withLock { $0[frame.streamID] = code }
                     default:
-                        continue
+                        break
                     }
                 }
             }
@@ -109,62 +121,45 @@ struct GRPCSendBacklogTests {
             let start = ContinuousClock.now
             self.release = release ?? { ContinuousClock.now - start >= .milliseconds(300) }
             listener = try TCPListener()
-            Thread.detachNewThread { [self] in
-                while let socket = listener.accept() {
-                    Thread.detachNewThread { [self] in serve(socket) }
-                }
-            }
-        }
-
-        private func serve(_ socket: TCPSocket) {
-            defer { socket.close() }
-            var hello: [UInt8] = []
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 16)], ack: false)), into: &hello)
-            HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([], ack: true)), into: &hello)
-            try? socket.write(hello)
-            try? socket.setReadDeadline(.now + .seconds(30))
-            var decoder = HTTP2FrameDecoder(maxFrameSize: HTTP2FrameLimits.maximumMaxFrameSize, expectsPreface: true)
-            var encoder = HPACKEncoder()
-            var received: [UInt32: [UInt8]] = [:]
-            var opened = false
-            let writing = NSLock()
-            while let read = try? socket.read(maximum: 65_536), !read.isEmpty {
-                decoder.append(read)
-                while let frame = try? decoder.nextFrame() {
+            let (headersSeen, answered, release) = (headersSeen, answered, self.release)
+            serveFrames(on: listener, settings: [HTTP2Setting(.initialWindowSize, 16)]) { write in
+                var encoder = HPACKEncoder()
+                var received: [UInt32: [UInt8]] = [:]
+                var opened = false
+                return { frame in
                     switch frame.payload {
                     case .headers:
                         headersSeen.withLock { $0 += 1 }
                         received[frame.streamID] = []
-                        guard !opened else { continue }
+                        guard !opened else { return }
                         opened = true
                         // On a thread of its own, so requests keep being read and answered meanwhile.
-                        Thread.detachNewThread { [release] in
+                        Thread.detachNewThread {
                             let deadline = ContinuousClock.now + .seconds(20)
                             while !release(), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
                             var wide: [UInt8] = []
                             HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .settings([HTTP2Setting(.initialWindowSize, 1 << 30)], ack: false)), into: &wide)
                             HTTP2FrameEncoder.write(HTTP2Frame(streamID: 0, payload: .windowUpdate(increment: 1 << 30)), into: &wide)
-                            writing.withLock { try? socket.write(wide) }
+                            write(wide)
                         }
                     case let .data(bytes, endStream, _):
                         received[frame.streamID, default: []] += bytes
-                        guard endStream else { continue }
+                        guard endStream else { return }
                         let request = try? LookUpUsernameHashRequest(serializedBytes: Array((received[frame.streamID] ?? []).dropFirst(5)))
                         let size = request?.hash.count ?? -1
                         var head: [UInt8] = []
                         encoder.encode([HPACKHeader(":status", "200"), HPACKHeader("content-type", "application/grpc")], into: &head)
                         var trailers: [UInt8] = []
                         encoder.encode([HPACKHeader("grpc-status", "0")], into: &trailers)
-                        let message = LookUpUsernameHashResponse(uuid: String(size)).serializedBytes()
-                        let framed = GRPCMessageFramer.frame(message)
-                        var bytes: [UInt8] = []
-                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: head[...], endStream: false, endHeaders: true)), into: &bytes)
-                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .data(framed[...], endStream: false, flowControlledLength: framed.count)), into: &bytes)
-                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: trailers[...], endStream: true, endHeaders: true)), into: &bytes)
-                        writing.withLock { try? socket.write(bytes) }
+                        let framed = GRPCMessageFramer.frame(LookUpUsernameHashResponse(uuid: String(size)).serializedBytes())
+                        var answer: [UInt8] = []
+                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: head[...], endStream: false, endHeaders: true)), into: &answer)
+                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .data(framed[...], endStream: false, flowControlledLength: framed.count)), into: &answer)
+                        HTTP2FrameEncoder.write(HTTP2Frame(streamID: frame.streamID, payload: .headers(fragment: trailers[...], endStream: true, endHeaders: true)), into: &answer)
+                        write(answer)
                         answered.withLock { $0 += 1 }
                     default:
-                        continue
+                        break
                     }
                 }
             }
