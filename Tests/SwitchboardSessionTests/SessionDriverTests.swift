@@ -79,12 +79,15 @@ import Testing
         await session.shutDown()
     }
 
-    /// Waits until exactly the heartbeat and the stability timer (both 30 s out) sleep on the
-    /// clock: the connect attempt's 10 s timer, cancelled once connected, can still be counted
-    /// for a moment, and time advanced then left the heartbeat, armed after it, asleep (a
-    /// loaded machine's failure of the stability tests).
+    /// Waits until exactly the heartbeat and the stability timer, both 30 s out, sleep on the
+    /// clock and nothing else: another timer still counted for a moment (the connect
+    /// attempt's, cancelled once connected) let time advance before the heartbeat was armed,
+    /// on a loaded machine (the stability tests failed so twice).
     func heartbeatAndStabilityTimerSleep(_ clock: ManualClock) async -> Bool {
-        await eventually { clock.sleeperCount == 2 && clock.nextDeadline.map { $0 >= clock.now.advanced(by: .seconds(20)) } == true }
+        await eventually {
+            let due = clock.now.advanced(by: .seconds(30))
+            return clock.sleeperDeadlines == [due, due]
+        }
     }
 
     /// A session whose first connection dropped (one failure) and that reconnected, after the

@@ -41,6 +41,10 @@ public final class ManualClock: Clock, @unchecked Sendable {
     /// The earliest deadline anyone sleeps until.
     public var nextDeadline: Instant? { lock.withLock { sleepers.values.map(\.deadline).min() } }
 
+    /// Every deadline someone sleeps until, earliest first: a test can wait for exactly the
+    /// timers it expects before it advances time.
+    public var sleeperDeadlines: [Instant] { lock.withLock { sleepers.values.map(\.deadline).sorted() } }
+
     /// Suspends until ``advance(by:)`` reaches `deadline`, at once if it has passed;
     /// throws `CancellationError` if the task is cancelled first. `tolerance` is ignored.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
