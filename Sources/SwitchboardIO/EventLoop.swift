@@ -133,8 +133,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        readBuffer.deallocate()
+        // A loop whose thread was refused never ran `finish()`, which frees these.
+        if !hasFinished {
+            readBuffer.deallocate()
+            selector.close()
+        }
     }
+
+    /// The selector's descriptors (tests check a stopped loop releases them).
+    package var selectorDescriptors: [Int32] { selector.descriptors }
 
     /// Names the calling thread for the system (`top -H`, debuggers, `/proc/<pid>/task`), which
     /// `Thread.name` does not do on Linux: at most 15 bytes, the most Linux keeps, so a long
@@ -386,13 +393,18 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         let stranded = handlers.live
         handlers = HandlerSlots()
         for handler in stranded { handler.loopStopped() }
+        // The loop's descriptors and read space go now, not when the last reference to the
+        // loop does: a per-connection loop, or a group kept for its name, would hold them.
+        selector.close()
+        readBuffer.deallocate()
         finished.signal()
         for waiter in waiters { waiter.resume() }
     }
 
     /// Stops the loop after the work already queued and waits until its thread has ended.
     /// Descriptors still registered are no longer watched: their channels end (queued writes
-    /// fail, delegates hear the end), listeners stop, connects fail.
+    /// fail, delegates hear the end), listeners stop, connects fail. The loop's own
+    /// descriptors and read space are released before this returns.
     public func shutdown() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done: Bool = lock.withLock {

@@ -8,12 +8,18 @@ import Darwin
 ///
 /// Registration calls are safe from any thread (the kernel serializes them); ``wait`` runs
 /// on the loop's thread only, and ``wakeUp()`` from any thread ends a wait at once.
+/// ``close()`` releases the queue when the loop stops; calls after it do nothing, so a late
+/// one from another thread cannot reach whatever file has since taken its number.
 final class Selector: @unchecked Sendable {
     /// The most events one wait returns; more stay pending for the next.
     static let eventCapacity = 256
 
     private let queue: Int32
     private var events: UnsafeMutablePointer<kevent>
+    /// Guards the queue against ``close()``: each call that uses it from another thread
+    /// holds it, so none runs on a number the system has given to another file.
+    private let lock = AdaptiveLock()
+    private var isClosed = false
     /// The token wakeups arrive with, never a registration's.
     static let wakeupToken: UInt64 = .max
 
@@ -31,6 +37,24 @@ final class Selector: @unchecked Sendable {
     }
 
     deinit {
+        if !isClosed { release() }
+    }
+
+    /// The kqueue descriptor (tests check it is released).
+    package var descriptors: [Int32] { [queue] }
+
+    /// Releases the queue and the event buffer; on the loop's thread, after its last
+    /// ``wait``. The registrations go with the queue.
+    func close() {
+        guard lock.withLock({ () -> Bool in
+            guard !isClosed else { return false }
+            isClosed = true
+            return true
+        }) else { return }
+        release()
+    }
+
+    private func release() {
         _ = Darwin.close(queue)
         events.deallocate()
     }
@@ -65,8 +89,17 @@ final class Selector: @unchecked Sendable {
         // nothing to report.
         for index in changes.indices { changes[index].flags |= UInt16(EV_RECEIPT) }
         var results: [kevent] = Array(repeating: kevent(ident: 0, filter: 0, flags: 0, fflags: 0, data: 0, udata: nil), count: changes.count)
-        let count = kevent(queue, changes, Int32(changes.count), &results, Int32(results.count), nil)
-        guard count >= 0 else { throw .system("kevent", errno) }
+        let outcome: (count: Int32, code: Int32)? = lock.withLock {
+            guard !isClosed else { return nil }
+            let count = kevent(queue, changes, Int32(changes.count), &results, Int32(results.count), nil)
+            return (count, count < 0 ? errno : 0)
+        }
+        // Closed: the loop has stopped, and its queue's registrations went with it.
+        guard let (count, code) = outcome else {
+            if interest.isEmpty { return }
+            throw .shutDown
+        }
+        guard count >= 0 else { throw .system("kevent", code) }
         for index in 0..<Int(count) where results[index].flags & UInt16(EV_ERROR) != 0 && results[index].data != 0 {
             let code = Int32(truncatingIfNeeded: results[index].data)
             let deleting = changes[index].flags & UInt16(EV_DELETE) != 0
@@ -103,7 +136,10 @@ final class Selector: @unchecked Sendable {
     /// Ends the wait under way (or the next one) at once; safe from any thread.
     func wakeUp() {
         var change = kevent(ident: 0, filter: Int16(EVFILT_USER), flags: 0, fflags: UInt32(NOTE_TRIGGER), data: 0, udata: nil)
-        _ = kevent(queue, &change, 1, nil, 0, nil)
+        lock.withLock {
+            guard !isClosed else { return }
+            _ = kevent(queue, &change, 1, nil, 0, nil)
+        }
     }
 }
 #endif

@@ -9,6 +9,8 @@ import Glibc
 ///
 /// Registration calls are safe from any thread (the kernel serializes them); ``wait`` runs
 /// on the loop's thread only, and ``wakeUp()`` from any thread ends a wait at once.
+/// ``close()`` releases the descriptors when the loop stops; calls after it do nothing, so a
+/// late one from another thread cannot reach whatever file has since taken their numbers.
 final class Selector: @unchecked Sendable {
     /// The most events one wait returns; more stay pending for the next.
     static let eventCapacity = 256
@@ -16,6 +18,10 @@ final class Selector: @unchecked Sendable {
     private let epoll: Int32
     private let wakeup: Int32
     private var events: UnsafeMutablePointer<epoll_event>
+    /// Guards the descriptors against ``close()``: each call that uses them from another
+    /// thread holds it, so none runs on a number the system has given to another file.
+    private let lock = AdaptiveLock()
+    @exclusivity(unchecked) private var isClosed = false
     /// The token wakeups arrive with, never a registration's.
     static let wakeupToken: UInt64 = .max
 
@@ -42,9 +48,32 @@ final class Selector: @unchecked Sendable {
     }
 
     deinit {
+        if !isClosed { release() }
+    }
+
+    /// The epoll and wakeup descriptors (tests check they are released).
+    package var descriptors: [Int32] { [epoll, wakeup] }
+
+    /// Releases the descriptors and the event buffer; on the loop's thread, after its last
+    /// ``wait``. The registrations go with the epoll set.
+    func close() {
+        guard lock.withLock({ () -> Bool in
+            guard !isClosed else { return false }
+            isClosed = true
+            return true
+        }) else { return }
+        release()
+    }
+
+    private func release() {
         _ = Glibc.close(wakeup)
         _ = Glibc.close(epoll)
         events.deallocate()
+    }
+
+    /// Runs `body` with the epoll descriptor unless the selector is closed (then `nil`).
+    private func withEpoll<T>(_ body: (Int32) -> T) -> T? {
+        lock.withLock { isClosed ? nil : body(epoll) }
     }
 
     /// Starts watching `descriptor`; its events arrive with `token`. A descriptor watched for
@@ -54,25 +83,26 @@ final class Selector: @unchecked Sendable {
     func register(_ descriptor: Int32, token: UInt64, interest: IOInterest) throws(IOError) {
         guard !interest.isEmpty else { return }
         var event = Self.event(token: token, interest: interest)
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw .system("epoll_ctl(ADD)", errno) }
+        guard let failure = withEpoll({ epoll_ctl($0, EPOLL_CTL_ADD, descriptor, &event) == 0 ? 0 : errno }) else { throw .shutDown }
+        guard failure == 0 else { throw .system("epoll_ctl(ADD)", failure) }
     }
 
     /// Changes what `descriptor` is watched for (`previous` is what it was).
     func reregister(_ descriptor: Int32, token: UInt64, from previous: IOInterest, to interest: IOInterest) throws(IOError) {
         if interest.isEmpty {
-            var event = epoll_event()
-            _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, &event)
+            deregister(descriptor, interest: previous)
             return
         }
         var event = Self.event(token: token, interest: interest)
         let operation = previous.isEmpty ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        guard epoll_ctl(epoll, operation, descriptor, &event) == 0 else { throw .system("epoll_ctl", errno) }
+        guard let failure = withEpoll({ epoll_ctl($0, operation, descriptor, &event) == 0 ? 0 : errno }) else { throw .shutDown }
+        guard failure == 0 else { throw .system("epoll_ctl", failure) }
     }
 
     /// Stops watching `descriptor`; its pending events are dropped by their token.
     func deregister(_ descriptor: Int32, interest: IOInterest) {
         var event = epoll_event()
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, &event)
+        _ = withEpoll { epoll_ctl($0, EPOLL_CTL_DEL, descriptor, &event) }
     }
 
     private static func event(token: UInt64, interest: IOInterest) -> epoll_event {
@@ -115,7 +145,10 @@ final class Selector: @unchecked Sendable {
     /// Ends the wait under way (or the next one) at once; safe from any thread.
     func wakeUp() {
         var one: UInt64 = 1
-        _ = write(wakeup, &one, 8)
+        lock.withLock {
+            guard !isClosed else { return }
+            _ = write(wakeup, &one, 8)
+        }
     }
 
     /// Whole milliseconds, rounded up so a timer never fires early, within what epoll takes.

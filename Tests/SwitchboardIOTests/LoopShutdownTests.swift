@@ -57,4 +57,43 @@ struct LoopShutdownTests {
         await loop.shutdown()
         #expect(handler.stopped.value == 1)
     }
+
+    @Test func aStoppedLoopReleasesItsDescriptorsWhileStillReferenced() async throws {
+        let loop = try EventLoop(name: "test-stop-descriptors")
+        let descriptors = loop.selectorDescriptors
+        // Duplicates keep each file open, so a number the loop released is told apart from
+        // one still naming the same file, even once another test's descriptor takes it.
+        let duplicates = descriptors.map { dup($0) }
+        defer { for duplicate in duplicates { _ = close(duplicate) } }
+        try #require(duplicates.allSatisfy { $0 >= 0 })
+        #expect(zip(descriptors, duplicates).allSatisfy { Self.shareOneFile($0, $1) }, "the check itself does not see a live selector")
+        await loop.shutdown()
+        for (original, duplicate) in zip(descriptors, duplicates) {
+            #expect(!Self.shareOneFile(original, duplicate), "descriptor \(original) was still the loop's after shutdown")
+        }
+        // A late call from another thread reaches no descriptor: the watch is refused, not
+        // made on whatever file the number names now.
+        let (watched, peer) = try #require(nonBlockingSocketPair())
+        defer { _ = close(watched); _ = close(peer) }
+        #expect(!loop.reregister(watched, token: 1, from: [], to: .read))
+        loop.deregister(watched, token: 1, interest: .read)
+        let ran = Box(false)
+        loop.execute { ran.update { $0 = true } }
+        #expect(await eventually { ran.value }, "work given to a stopped loop still runs elsewhere")
+        withExtendedLifetime(loop) {}
+    }
+
+    /// Whether two descriptors name one open file: its status flags are shared, so each
+    /// change made through `second` shows through `first`.
+    static func shareOneFile(_ first: Int32, _ second: Int32) -> Bool {
+        let original = fcntl(second, F_GETFL)
+        guard original >= 0 else { return false }
+        defer { _ = fcntl(second, F_SETFL, original) }
+        for flags in [original | O_NONBLOCK, original & ~O_NONBLOCK, original | O_NONBLOCK] {
+            guard fcntl(second, F_SETFL, flags) == 0 else { return false }
+            let seen = fcntl(first, F_GETFL)
+            guard seen >= 0, seen & O_NONBLOCK == flags & O_NONBLOCK else { return false }
+        }
+        return true
+    }
 }
