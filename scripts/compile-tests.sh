@@ -209,7 +209,7 @@ fi
 # The kqueue selector (Apple platforms) against a stand-in Darwin, with the types it shares.
 if output=$(swiftc -typecheck -swift-version 6 -warnings-as-errors -parse-as-library -package-name Switchboard \
               -Xcc "-fmodule-map-file=$root/Tests/AppleStandIns/Darwin/module.modulemap" -Xcc "-I$root/Tests/AppleStandIns/Darwin" \
-              "$io/KqueueSelector.swift" "$io/IOInterest.swift" "$io/IOError.swift" 2>&1); then
+              "$io/KqueueSelector.swift" "$io/IOInterest.swift" "$io/IOError.swift" "$io/AdaptiveLock.swift" 2>&1); then
   echo "  ok   kqueue selector type-checks against a stand-in Darwin"
 else
   echo "  FAIL kqueue selector:"; echo "$output" | head -20; failures=$((failures + 1))

@@ -10,6 +10,9 @@ import Foundation
 /// Every attempt runs within the call's one deadline: a retry that would leave less than a
 /// second (or less than the last attempt took) after its wait is not made, and the last
 /// answer or failure is returned instead.
+///
+/// With a ``RetryThrottle`` (shared by the interceptors of one server's calls), retries stop
+/// while most calls fail, as gRPC's retry throttling stops them.
 public struct RetryInterceptor: ClientInterceptor {
     /// When and how often to retry.
     public struct Policy: Sendable, Hashable {
@@ -43,16 +46,23 @@ public struct RetryInterceptor: ClientInterceptor {
 
     /// The policy in force.
     public let policy: Policy
+    /// The retry budget this interceptor draws on, if any (none: every retry the policy
+    /// allows is made, as gRPC without `retryThrottling`).
+    public let throttle: RetryThrottle?
     let jitter: @Sendable () -> Double
     let sleep: @Sendable (Duration) async throws -> Void
 
-    /// Retries by `policy`. `jitter` and `sleep` are for tests that must not wait.
+    /// Retries by `policy`, within `throttle`'s budget when there is one (share one throttle
+    /// among the interceptors of every call to the same server). `jitter` and `sleep` are for
+    /// tests that must not wait.
     public init(
         policy: Policy = Policy(),
+        throttle: RetryThrottle? = nil,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: RetryBackoff.jitterRange) },
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.policy = policy
+        self.throttle = throttle
         self.jitter = jitter
         self.sleep = sleep
     }
@@ -75,7 +85,9 @@ public struct RetryInterceptor: ClientInterceptor {
             // the policy's minimum. One that would start just before the deadline would only turn the answer
             // in hand (a 429 with its Retry-After, say) into a timeout.
             let attemptTook = ContinuousClock.now - started
-            guard failures < policy.maximumAttempts, idempotent || outcome.neverSent, let delay = retryDelay(after: outcome, failures: failures),
+            let condition = retryCondition(after: outcome)
+            guard throttlePermits(outcome, retryable: condition != nil), failures < policy.maximumAttempts, idempotent || outcome.neverSent,
+                  let condition, let delay = retryDelay(condition, failures: failures),
                   request.deadline.map({ ContinuousClock.now.advanced(by: delay + max(attemptTook, policy.minimumTimeForRetry)) < $0 }) ?? true else {
                 return try outcome.get()
             }
@@ -88,35 +100,53 @@ public struct RetryInterceptor: ClientInterceptor {
         }
     }
 
-    /// The wait before the next attempt, or `nil` when `outcome` is not worth retrying.
-    func retryDelay(after outcome: Result<RPCResponse, TransportError>, failures: Int) -> Duration? {
+    /// An outcome worth another attempt, with the wait its server asked for.
+    struct RetryCondition {
         let retryAfter: Duration?
+    }
+
+    /// Whether `outcome` is worth another attempt, and what wait its server asked for; `nil`
+    /// when it is an answer.
+    func retryCondition(after outcome: Result<RPCResponse, TransportError>) -> RetryCondition? {
         switch outcome {
         case let .success(response):
             guard policy.retryableStatuses.contains(response.status) else { return nil }
-            retryAfter = response.retryAfter()
+            return RetryCondition(retryAfter: response.retryAfter())
         case let .failure(error):
             switch error {
             // Not after another device took over, or with credentials to refresh.
             case let .disconnected(reason):
-                guard reason.isRetryable else { return nil }
-                retryAfter = nil
-            case .notConnected: retryAfter = nil
-            case let .retryLater(after): retryAfter = after
+                return reason.isRetryable ? RetryCondition(retryAfter: nil) : nil
+            case .notConnected: return RetryCondition(retryAfter: nil)
+            case let .retryLater(after): return RetryCondition(retryAfter: after)
             // gRPC's UNAVAILABLE is its "try again"; other codes are answers.
             case let .grpcStatus(code, _, _):
-                guard code == 14 else { return nil }
-                retryAfter = nil
+                return code == 14 ? RetryCondition(retryAfter: nil) : nil
             // The deadline passed, the caller gave up, or the request itself is at fault.
             case .timeout, .cancelled, .invalidRequest, .unroutable, .notStubbed, .unexpectedResponse,
                  .undecodableResponse, .serverError, .unavailable:
                 return nil
             }
         }
+    }
+
+    /// The wait before the next attempt, or `nil` when the server asked for more than the
+    /// policy waits.
+    func retryDelay(_ condition: RetryCondition, failures: Int) -> Duration? {
         // A wait the backoff would cut short (past its `maximumServerDelay`) is no retry either:
         // retrying early would ignore the server (found by review).
-        if let retryAfter, retryAfter > min(policy.maximumRetryAfter, policy.backoff.maximumServerDelay) { return nil }
-        return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: retryAfter)
+        if let retryAfter = condition.retryAfter, retryAfter > min(policy.maximumRetryAfter, policy.backoff.maximumServerDelay) { return nil }
+        return policy.backoff.delay(failureCount: failures, jitter: jitter(), floor: condition.retryAfter)
+    }
+
+    /// Tells the throttle how the attempt went, as gRPC's retry filter does (a success gives
+    /// tokens back, a retryable failure takes one, other answers neither), and whether it
+    /// still permits a retry. A call never sent costs the server nothing and is not counted.
+    func throttlePermits(_ outcome: Result<RPCResponse, TransportError>, retryable: Bool) -> Bool {
+        guard let throttle, !outcome.neverSent else { return true }
+        if retryable { return throttle.recordFailure() }
+        if case let .success(response) = outcome, (200..<300).contains(response.status) { throttle.recordSuccess() }
+        return true
     }
 }
 

@@ -13,6 +13,13 @@ struct kevent {
 };
 
 
+// As <os/lock.h> declares them (AdaptiveLock, which the selector guards its queue with).
+typedef struct os_unfair_lock_s {
+    uint32_t _os_unfair_lock_opaque;
+} os_unfair_lock, *os_unfair_lock_t;
+void os_unfair_lock_lock(os_unfair_lock_t lock);
+void os_unfair_lock_unlock(os_unfair_lock_t lock);
+
 int kqueue(void);
 int kevent(int kq, const struct kevent *changelist, int nchanges, struct kevent *eventlist, int nevents,
            const struct timespec *timeout);
