@@ -77,7 +77,7 @@ public enum SwiftNames {
         "RPCResponse", "RPCRoute", "RPCRouter", "RPCTransport", "RequestBindingError", "RequestError", "RequestResult",
         "RoutingTransport", "ServerBinding", "ServerContext", "ServerRequest", "ServiceDescriptor", "TransportError",
         "UTF8Validation", "ClientInterceptor", "ServerInterceptor", "PushInterceptor", "InterceptedTransport",
-        "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryBackoff", "ResponseCapture", "ServerResponseHeaders",
+        "InterceptorChain", "LoggingInterceptor", "RetryInterceptor", "RetryThrottle", "RetryBackoff", "ResponseCapture", "ServerResponseHeaders",
         "Pagination", "PageContinuation", "PageSequence", "PageItemSequence", "PushPayload", "PushPayloadRejection", "CountryAvailability", "ServiceUnavailability",
         "URLAuthority", "RequestKey",
     ]

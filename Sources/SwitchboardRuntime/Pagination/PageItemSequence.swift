@@ -44,6 +44,12 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
         /// ``TransportError/cancelled`` once the iterating task is cancelled (items of a page
         /// already fetched are not handed out after it).
         public mutating func next() async throws(RequestError<EndpointError>) -> Item? {
+            try await next(isolation: nil)
+        }
+
+        /// As ``next()``, staying on the caller's actor (a `for try await` loop passes it): items
+        /// of a page already fetched are handed out without leaving it.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(RequestError<EndpointError>) -> Item? {
             // Once it has thrown, it is over: calling again must not page on.
             if isFinished { return nil }
             if Task.isCancelled {
@@ -59,7 +65,7 @@ public struct PageItemSequence<Request: Sendable, Response: Sendable, Item: Send
                 }
                 let page: Response?
                 do throws(RequestError<EndpointError>) {
-                    page = try await pages.next()
+                    page = try await pages.next(isolation: actor)
                 } catch {
                     isFinished = true
                     throw error

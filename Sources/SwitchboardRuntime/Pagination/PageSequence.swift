@@ -12,7 +12,10 @@
 /// 1,024, at most 1 MiB of them; see ``rememberingCursors(_:bytes:)``); a longer cycle after
 /// repeating at most twice its length or as many pages as came before it, whichever is more.
 /// Once the iterating task is cancelled, `next()` throws ``TransportError/cancelled`` without
-/// fetching.
+/// fetching. ``limitedTo(pages:)`` caps how many pages are fetched at all.
+///
+/// Iterated from an actor (`for try await` on the main actor, say), the iterator stays on it
+/// (`next(isolation:)`): only the fetch itself leaves it.
 public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable, EndpointError: Error & Sendable>: AsyncSequence, Sendable {
     /// Each element is one response.
     public typealias Element = Response
@@ -24,6 +27,8 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
     /// How many recent cursors, and how many of their bytes, are kept to stop a short cycle.
     var rememberedCursors = 1024
     var rememberedCursorBytes = 1 << 20
+    /// The most pages fetched; `nil` for no limit.
+    public private(set) var maximumPages: Int?
 
     /// Pages starting at `firstRequest`, each fetched by `fetch` (a generated client's call).
     public init(
@@ -44,6 +49,17 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var copy = self
         copy.rememberedCursors = Swift.max(0, count)
         copy.rememberedCursorBytes = Swift.max(0, bytes)
+        return copy
+    }
+
+    /// The same pages, fetching at most `count` of them (at least one): a server that still
+    /// says more follow after the last of them fails the next `next()` with
+    /// ``TransportError/unexpectedResponse(_:)``, so a feed that never ends, or ends later than
+    /// the app can afford, cannot pass for complete. Without a limit a sequence pages as long
+    /// as the server hands out new cursors.
+    public func limitedTo(pages count: Int) -> PageSequence {
+        var copy = self
+        copy.maximumPages = Swift.max(1, count)
         return copy
     }
 
@@ -77,6 +93,8 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         var recentBytes = 0
         /// Why no page can follow the one handed out last, though it said more would.
         var inconsistency: String?
+        /// Pages fetched so far, against the sequence's ``PageSequence/maximumPages``.
+        var fetchedPages = 0
 
         init(pending: Request, sequence: PageSequence) {
             self.pending = pending
@@ -87,6 +105,11 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
         /// that promised more without a cursor ``TransportError/unexpectedResponse(_:)``, and
         /// then ends.
         public mutating func next() async throws(RequestError<EndpointError>) -> Response? {
+            try await next(isolation: nil)
+        }
+
+        /// As ``next()``, staying on the caller's actor (a `for try await` loop passes it).
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(RequestError<EndpointError>) -> Response? {
             if let inconsistency {
                 self.inconsistency = nil
                 throw .transport(.unexpectedResponse(inconsistency))
@@ -95,6 +118,9 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
             pending = nil
             // Not left to the call: a fetch of the caller's own need not notice cancellation.
             if Task.isCancelled { throw .transport(.cancelled) }
+            if let maximum = sequence.maximumPages, fetchedPages >= maximum {
+                throw .transport(.unexpectedResponse("the server offered more than the \(maximum) pages this sequence fetches; paging stopped"))
+            }
             if let cursor = sequence.pagination.cursor(request) {
                 if cursor == savedCursor || recentCursors.contains(cursor) {
                     pending = nil
@@ -108,6 +134,7 @@ public struct PageSequence<Request: Sendable, Response: Sendable, Item: Sendable
                     stepsUntilSave *= 2
                 }
             }
+            fetchedPages += 1
             switch await sequence.fetch(request) {
             case let .success(response):
                 switch sequence.pagination.continuation(request, response) {
