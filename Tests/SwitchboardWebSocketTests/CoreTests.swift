@@ -245,6 +245,26 @@ import Testing
         #expect(later.isEmpty)
     }
 
+    /// Junk after the peer's clean close is discarded (RFC 6455 §1.4), in the same read or a
+    /// later one: our reply echoes its 1000 instead of failing with 1002, 1007 or 1009.
+    @Test func junkAfterThePeersCloseLeavesItsCloseClean() throws {
+        let junk: [[UInt8]] = [[0x83, 0x00], frame(.text, [0xFF]), frame(.binary, [UInt8](repeating: 0, count: 70_000))]
+        for bytes in junk {
+            for sameRead in [true, false] {
+                var core = WebSocketConnectionCore(role: .client, configuration: .init(maximumMessageSize: 65_536))
+                var actions = core.receive(sameRead ? frame(.close, [0x03, 0xE8]) + bytes : frame(.close, [0x03, 0xE8]))
+                if !sameRead { actions += core.receive(bytes) }
+                #expect(try sentCloses(actions).isEmpty, "nothing is sent for the junk")
+                guard case let .peerClosed(info)? = actions.last else {
+                    Issue.record("expected only the peer's close, got \(actions)")
+                    continue
+                }
+                #expect(info.code == .normalClosure && info.wasClean)
+                #expect(try sentCloses(core.close(code: .normalClosure, reason: "")) == [1000])
+            }
+        }
+    }
+
     @Test func invalidCloseFramesFail() {
         for code: UInt16 in [0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 65535] {
             var core = WebSocketConnectionCore(role: .client)
@@ -348,6 +368,19 @@ import Testing
         #expect(throws: WebSocketError.self) { try request.validate(twoUpgrades) }
         let kelvin = try head("HTTP/1.1 101 OK\r\nUpgrade: websoc\u{212A}et\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
         #expect(throws: WebSocketError.self) { try request.validate(kelvin) }
+        // The accept value and the subprotocol are compared as bytes: U+212A (Kelvin) is
+        // canonically equal to `K`, and `String` equality let it pass.
+        let withK = try #require((0..<200).lazy.map { _ in
+            WebSocketHandshake.ClientRequest(host: "chat.example", port: 443, path: "/", isSecure: true, headers: [], subprotocols: ["Kchat"])
+        }.first { WebSocketHandshake.acceptValue(for: $0.key).contains("K") })
+        let kelvinAccept = WebSocketHandshake.acceptValue(for: withK.key).replacingOccurrences(of: "K", with: "\u{212A}")
+        let kelvinAcceptHead = try head("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(kelvinAccept)\r\n\r\n")
+        #expect(throws: WebSocketError.invalidUpgradeResponse("wrong Sec-WebSocket-Accept")) { try withK.validate(kelvinAcceptHead) }
+        let rightAccept = WebSocketHandshake.acceptValue(for: withK.key)
+        let kelvinProtocol = try head("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(rightAccept)\r\nSec-WebSocket-Protocol: \u{212A}chat\r\n\r\n")
+        #expect(throws: WebSocketError.self) { try withK.validate(kelvinProtocol) }
+        let plainProtocol = try head("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(rightAccept)\r\nSec-WebSocket-Protocol: Kchat\r\n\r\n")
+        #expect(try withK.validate(plainProtocol) == "Kchat")
         for status in ["+101", "0101", "1O1"] {
             let odd = try head("HTTP/1.1 \(status) OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n")
             #expect(throws: WebSocketError.invalidUpgradeResponse("malformed status line"), "\(status)") { try request.validate(odd) }

@@ -125,10 +125,12 @@ public struct WebSocketConnectionCore: Sendable {
     /// fragmented message missing its final frame.
     public var isInsideMessage: Bool { messageOpcode != nil || parser.isInsideFrame }
 
-    /// Whether received bytes are still parsed: not after a violation, nor once closed.
+    /// Whether received bytes are still parsed: not after a violation, nor once closed, nor
+    /// after the peer's close, which ends what it sends (RFC 6455 §1.4: later data is
+    /// discarded, so junk after it cannot turn its clean close into our protocol error).
     var isReading: Bool {
         switch state {
-        case .failing, .closed: return false
+        case .failing, .closed, .closeReceived: return false
         default: return true
         }
     }

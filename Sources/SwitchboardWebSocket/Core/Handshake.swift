@@ -1,4 +1,5 @@
 import Foundation
+import SwitchboardHTTPSyntax
 
 /// The opening handshake (RFC 6455 §4), both sides, with no I/O.
 public enum WebSocketHandshake {
@@ -96,7 +97,10 @@ public enum WebSocketHandshake {
                 throw .invalidUpgradeResponse("missing 'Upgrade: websocket'")
             }
             guard head.hasToken("Connection", "upgrade") else { throw .invalidUpgradeResponse("missing 'Connection: Upgrade'") }
-            guard head.headers.values(named: "Sec-WebSocket-Accept") == [WebSocketHandshake.acceptValue(for: key)] else {
+            // Bytes, not `String` equality, which is canonical equivalence: U+212A (Kelvin) in
+            // place of a `K` must not pass for the exact base64 value RFC 6455 §4.1 requires.
+            let accept = head.headers.values(named: "Sec-WebSocket-Accept")
+            guard accept.count == 1, HTTPSyntax.sameBytes(accept[0], WebSocketHandshake.acceptValue(for: key)) else {
                 throw .invalidUpgradeResponse("wrong Sec-WebSocket-Accept")
             }
             // This client offers no extension, so any the server selects must fail the
@@ -109,7 +113,7 @@ public enum WebSocketHandshake {
             let chosen = head.headers.values(named: "Sec-WebSocket-Protocol")
             guard chosen.count <= 1 else { throw .invalidUpgradeResponse("server chose \(chosen.count) subprotocols") }
             if let chosen = chosen.first {
-                guard subprotocols.contains(chosen) else { throw .invalidUpgradeResponse("server chose subprotocol '\(chosen)', which was not offered") }
+                guard subprotocols.contains(where: { HTTPSyntax.sameBytes($0, chosen) }) else { throw .invalidUpgradeResponse("server chose subprotocol '\(chosen)', which was not offered") }
                 return chosen
             }
             return nil
