@@ -495,6 +495,12 @@ struct PushedRequest: Sendable {
     var size: Int
 }
 
+extension ChatConnection {
+    /// Whether the current task runs a push handler (of any connection), or was started by
+    /// one without detaching: such a task cannot wait for its connection's end.
+    package static var isHandlingPush: Bool { PushHandling.connection != nil }
+}
+
 /// Marks the task running a push handler, so a handler that closes its own connection does
 /// not wait for itself.
 enum PushHandling {

@@ -64,6 +64,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private var runningPushes = 0
     private var pushDrainWaiters: [FirstAnswer<Bool>] = []
     private var isShutDown = false
+    /// The logout's DISPOSE work while it runs: shutting down waits for it, uncancelled, so
+    /// the app's `disposeClient` (a wipe) is not cut short.
+    private var disposing: Task<Void, Never>?
 
     private let changeSink: AsyncStream<SessionChange>.Continuation
     private let ignoredSink: AsyncStream<IgnoredSessionEvent>.Continuation
@@ -132,7 +135,8 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     public var transport: SessionTransport {
         SessionTransport { [weak self] in
             guard let self else { return nil }
-            return self.lock.withLock { self.machine.state == .connected ? self.link : self.connectingLink }
+            // While a link is being adopted it is `link` already, before CONNECTED.
+            return self.lock.withLock { self.machine.state == .connected ? self.link : (self.connectingLink ?? self.link) }
         }
     }
 
@@ -165,26 +169,38 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     /// The device has a network again (DEVICE_ONLINE).
     public func deviceOnline() { handle(.deviceOnline) }
 
-    /// Stops every timer and closes the socket; the session does nothing afterwards.
+    /// Stops every timer and closes the socket; the session does nothing afterwards. Returns
+    /// once its connections have ended (their push handlers returned, within the grace) and
+    /// the work already under way has finished: a logout's `disposeClient` runs before this
+    /// returns, never after. Called from a push handler, it cannot wait for the connection
+    /// running that handler: it starts the same teardown and returns at once.
     public func shutDown() async {
-        let (current, tasks) = lock.withLock { () -> ((any SessionLink)?, [Task<Void, Never>]) in
+        let (current, connecting, waits) = lock.withLock { () -> ((any SessionLink)?, (any SessionLink)?, [Task<Void, Never>]) in
             isShutDown = true
             attempt += 1
             connectAttempt?.cancel()
             connectAttempt = nil
-            connectingLink = nil
             defer {
                 link = nil
+                connectingLink = nil
                 linkTasks = []
                 workTasks = []
                 retryTimer = nil
             }
-            return (link, linkTasks + workTasks + [retryTimer].compactMap { $0 })
+            let cancelled = linkTasks + workTasks.filter { $0 != disposing } + [retryTimer].compactMap { $0 }
+            for task in cancelled { task.cancel() }
+            return (link, connectingLink, Array(closingLinks.values) + cancelled + [disposing].compactMap { $0 })
         }
-        for task in tasks { task.cancel() }
-        await current?.end()
+        // Ended in tasks of their own, not this one: a push handler's task carries its
+        // connection's mark, and closing from it would skip waiting for that handler's answer.
+        let ending = [
+            current.map { link in Task.detached { await link.end() } },
+            connecting.map { link in Task.detached { await link.endAbruptly(reason: .transport(.io("the session shut down"))) } },
+        ].compactMap { $0 }
         changeSink.finish()
         ignoredSink.finish()
+        if ChatConnection<Authenticated>.isHandlingPush { return }
+        for task in ending + waits { await task.value }
     }
 
     // MARK: The driver
@@ -293,15 +309,21 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             // A connect still under way must not upgrade (or be adopted) after logout.
             connectAttempt?.cancel()
             connectAttempt = nil
-            for task in workTasks { task.cancel() }
+            let cancelled = workTasks
+            for task in cancelled { task.cancel() }
             workTasks = []
             let dispose = disposeClient
             let closing = Array(closingLinks.values)
-            startWork { [self] in
+            disposing = startWork { [self] in
+                // Cancelled work ends first: a cache invalidation still running must not
+                // overlap the client's disposal (nor the next account's login).
+                for task in cancelled { await task.value }
                 // The old socket closes (its push handler returns) before the client goes.
                 for task in closing { await task.value }
                 await pushHandlersFinished()
                 await dispose()
+                // (A later logout's DISPOSE, started meanwhile, is its own.)
+                lock.withLock { if attempt == mine { disposing = nil } }
                 handle(.ready, from: mine)
             }
         }
@@ -327,13 +349,15 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
 
     /// Called with the lock held: runs `work` after the work already queued (so a cache
     /// invalidation finishes before the connect that follows it).
-    private func startWork(_ work: @escaping @Sendable () async -> Void) {
+    @discardableResult
+    private func startWork(_ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
         let earlier = workTasks
         let task = Task {
             for task in earlier { await task.value }
             await work()
         }
         workTasks = [task]
+        return task
     }
 
     /// Called with the lock held: forgets the current link and closes it, or the link still
@@ -352,7 +376,9 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
             // The one end the reconnect and DISPOSE wait for: abrupt after a heartbeat timeout.
             let abrupt = abruptEnd.flatMap { $0.link == ObjectIdentifier(current) ? $0.reason : nil }
             abruptEnd = nil
-            closingLinks[key] = Task { [weak self] in
+            // Detached: a push handler that logs out must not lend this task its connection's
+            // mark, or the close would skip waiting for that handler's acknowledgement.
+            closingLinks[key] = Task.detached { [weak self] in
                 if let abrupt { await current.endAbruptly(reason: abrupt) } else { await current.end() }
                 _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
             }
@@ -365,7 +391,7 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
     private func retire(_ retired: any SessionLink, reason: ChatConnectionError) {
         let key = nextClosingKey
         nextClosingKey += 1
-        closingLinks[key] = Task { [weak self] in
+        closingLinks[key] = Task.detached { [weak self] in
             await retired.endAbruptly(reason: reason)
             _ = self?.lock.withLock { self?.closingLinks.removeValue(forKey: key) }
         }
