@@ -96,4 +96,56 @@ import Testing
         #expect(weakCall == nil, "a closed stream's call is kept by its stuck handler or its timer")
         gate.open()
     }
+
+    static let lookUpHeaders = [HPACKHeader(":method", "POST"), HPACKHeader(":scheme", "http"), HPACKHeader(":path", "/" + Usernames.lookUpUsernameHash.rpcName),
+                                HPACKHeader("content-type", "application/grpc"), HPACKHeader("te", "trailers")]
+
+    private static func acceptor(waitingAt gate: Gate, budget: ByteBudget) -> GRPCStreamAcceptor {
+        let route = RPCRoute(endpoint: Usernames.lookUpUsernameHash, message: { _, _ in
+            await gate.wait()
+            return RPCResponse(status: 200)
+        }, handler: { _, _ in RPCResponse(status: 500) })
+        return GRPCStreamAcceptor(router: RPCRouter(routes: [route]), options: GRPCServerOptions(), hub: GRPCEventHub(), budget: budget)
+    }
+
+    /// A handler still running after its stream closed (reset, or answered at its deadline)
+    /// keeps its request's bytes charged until it returns: freed at the close, a client could
+    /// start handlers that ignore cancellation without end, each freeing its share for the next.
+    @Test func aHandlerOutlivingItsStreamKeepsItsRequestChargedUntilItReturns() async throws {
+        let gate = Gate()
+        let budget = ByteBudget(limit: 1 << 20)
+        let acceptor = Self.acceptor(waitingAt: gate, budget: budget)
+        let driver = HTTP2ChannelDriver(channel: SilentChannel(), role: .server, options: HTTP2ConnectionOptions(), acceptor: acceptor)
+        let request: [UInt8] = LookUpUsernameHashRequest(hash: Data(repeating: 1, count: 1000)).serializedBytes()
+        let call = GRPCServerCall(streamID: 1, headers: Self.lookUpHeaders, connection: driver, server: acceptor)
+        call.begin()
+        call.streamReceived(data: ArraySlice(GRPCMessageFramer.frame(request)), endStream: true)
+        for _ in 0..<500 where !gate.entered { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(gate.entered)
+        let charged = budget.inUse
+        #expect(charged > 1000)
+        call.streamClosed(.resetByPeer(.cancel))
+        #expect(budget.inUse == charged, "the reset freed the request's bytes while its handler still ran")
+        gate.open()
+        for _ in 0..<500 where budget.inUse != 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(budget.inUse == 0, "the handler returned: its bytes go back")
+    }
+
+    /// A call whose deadline passed before its request was in (`grpc-timeout: 1n`) is answered
+    /// DEADLINE_EXCEEDED without starting its handler.
+    @Test func aCallAlreadyPastItsDeadlineStartsNoHandler() async throws {
+        let gate = Gate()
+        let budget = ByteBudget(limit: 1 << 20)
+        let acceptor = Self.acceptor(waitingAt: gate, budget: budget)
+        let driver = HTTP2ChannelDriver(channel: SilentChannel(), role: .server, options: HTTP2ConnectionOptions(), acceptor: acceptor)
+        let call = GRPCServerCall(streamID: 1, headers: Self.lookUpHeaders + [HPACKHeader("grpc-timeout", "1n")], connection: driver, server: acceptor)
+        call.begin()
+        try await Task.sleep(for: .milliseconds(5))
+        call.streamReceived(data: ArraySlice(GRPCMessageFramer.frame([])), endStream: true)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!gate.entered, "a handler ran for a call already past its deadline")
+        call.streamClosed(.completed)
+        #expect(budget.inUse == 0)
+        gate.open()
+    }
 }

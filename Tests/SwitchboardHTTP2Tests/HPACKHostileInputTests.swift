@@ -38,6 +38,11 @@ import Testing
         _ = try decoder.decode([0x40, 0x01, 0x61, 0x01, 0x62])
         decoder.setMaximumTableSize(0)
         #expect(decode([0x82], decoder: &decoder) == .failure(.missingTableSizeUpdate))
+        // An empty block owes the update as much as any other (RFC 7541 §4.2).
+        var empty = HPACKDecoder()
+        _ = try empty.decode([0x40, 0x01, 0x61, 0x01, 0x62])
+        empty.setMaximumTableSize(0)
+        #expect(decode([], decoder: &empty) == .failure(.missingTableSizeUpdate))
         var announced = HPACKDecoder()
         _ = try announced.decode([0x40, 0x01, 0x61, 0x01, 0x62])
         announced.setMaximumTableSize(0)

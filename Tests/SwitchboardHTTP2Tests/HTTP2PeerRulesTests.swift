@@ -163,6 +163,23 @@ import Testing
         #expect(!server.isClosed)
     }
 
+    /// The forgotten resets' watermark is kept per parity: a client's frames on an even
+    /// (server-initiated) id below it are still the PROTOCOL_ERROR RFC 9113 §5.1.1 requires,
+    /// not dropped as if that stream had been reset here.
+    @Test func aForgottenResetDoesNotHideFramesOnTheOtherParity() throws {
+        var server = Peer.server { $0.recentlyResetStreamMemory = 2 }
+        for stream: UInt32 in [1, 3, 5, 7, 9] {
+            _ = server.receive(Peer.headers(stream))
+            server.resetStream(stream, code: .cancel)
+        }
+        _ = server.takeOutput()
+        var ids = RecentStreamIDs(capacity: 2)
+        for id: UInt32 in [1, 3, 5, 7, 9] { ids.insert(id) }
+        #expect(ids.contains(5) && !ids.contains(4) && !ids.contains(2) && !ids.contains(11))
+        let events = server.receive(Peer.headers(4))
+        #expect(events.failure != nil, "HEADERS on an even id a client may not open was dropped: \(events)")
+    }
+
     /// The reset rate limit guards a server against streams the peer opens and resets; a
     /// server resetting the client's own streams frees slots the client filled.
     @Test func aClientIsNotCalmedForTheServersResetsOfItsOwnStreams() throws {

@@ -13,10 +13,36 @@ final class GRPCCallResponder: @unchecked Sendable {
     /// no task executors), while the stream closes on the loop.
     private let lock: AdaptiveLock
     private var call: GRPCServerCall?
+    /// The server's request bytes, and what a stream that closed while the handler still ran
+    /// handed over: held until the handler returns, so handlers that outlive their streams
+    /// (a reset, a deadline, a handler ignoring cancellation) stay within the budget instead of
+    /// each freeing its share for the next (found by review: rapid reset by other means).
+    private let budget: ByteBudget
+    private var isHandlerRunning = true
+    private var owed = 0
 
-    init(call: GRPCServerCall, lock: AdaptiveLock) {
+    init(call: GRPCServerCall, lock: AdaptiveLock, budget: ByteBudget) {
         self.call = call
         self.lock = lock
+        self.budget = budget
+    }
+
+    /// For a stream closing with the lock held: the bytes it may give back now, or 0 when the
+    /// handler still runs (they go back when it returns).
+    func streamClosedUnderLock(taken: Int) -> Int {
+        guard isHandlerRunning else { return taken }
+        owed += taken
+        return 0
+    }
+
+    /// The handler has returned: what its closed stream left with it goes back.
+    func handlerFinished() {
+        let bytes = lock.withLock { () -> Int in
+            isHandlerRunning = false
+            defer { owed = 0 }
+            return owed
+        }
+        if bytes > 0 { budget.give(bytes) }
     }
 
     /// The call, with the right to answer it claimed: nil once its stream has closed or it

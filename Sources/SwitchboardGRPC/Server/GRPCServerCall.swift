@@ -223,19 +223,21 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     }
 
     func streamClosed(_ closure: HTTP2StreamClosure) {
-        budget.give(taken)
-        taken = 0
         subscriber?.ended("\(closure)")
         // The client went away (RST_STREAM, or the connection ended): stop the work.
-        let (task, timer, released) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?, GRPCServerCall?) in
+        let (task, timer, released, freed) = lock.withLock { () -> (Task<Void, Never>?, LoopTimer?, GRPCServerCall?, Int) in
             isAnswered = true
             isClosed = true
+            // A handler still running keeps the request's bytes charged until it returns.
+            let freed = responder?.streamClosedUnderLock(taken: taken) ?? taken
+            taken = 0
             defer {
                 self.timer = nil
                 self.responder = nil
             }
-            return (self.task, self.timer, self.responder?.releaseUnderLock())
+            return (self.task, self.timer, self.responder?.releaseUnderLock(), freed)
         }
+        budget.give(freed)
         // Cancelling releases the timer's closure, and with it the call. `released` (the
         // responder's reference, handed out of the lock) goes at the end of this scope.
         timer?.cancel()
@@ -283,6 +285,12 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
     /// immediate tasks it runs here until the handler first waits, so a handler that answers
     /// straight away writes its answer in this same turn of the loop.
     private func serve(_ message: ArraySlice<UInt8>, through route: RPCRouter.MessageRoute, request: GRPCRequestReading) {
+        // Over before it began (`grpc-timeout: 1n`): no handler is started for a call whose
+        // answer is already DEADLINE_EXCEEDED.
+        if deadline <= .now {
+            answer(status: .deadlineExceeded, message: "the deadline passed")
+            return
+        }
         // Through a buffer: `Data`'s generic initialiser costs an existential box here.
         var body = message.withUnsafeBufferPointer { Data(buffer: $0) }
         if request.isJSON {
@@ -306,8 +314,9 @@ final class GRPCServerCall: HTTP2StreamDelegate, @unchecked Sendable {
         // Through a responder: a handler that ignores cancellation must not keep a closed
         // stream's call, and through it the connection, alive.
         let lock = lock
-        let responder = GRPCCallResponder(call: self, lock: lock)
+        let responder = GRPCCallResponder(call: self, lock: lock, budget: budget)
         let task = connection.loop.startTaskHere {
+            defer { responder.handlerFinished() }
             let response = await router.handleMessage(route, body: body, headers: metadata, auth: auth, deadline: deadline)
             guard !Task.isCancelled else { return }
             responder.claimCall()?.answerClaimed(with: response)

@@ -60,20 +60,31 @@ struct RecentStreamIDs: Sendable {
     private var members: Set<UInt32> = []
     private var order: [UInt32] = []
     private var next = 0
-    private var forgottenThrough: UInt32 = 0
+    /// The highest forgotten id of each parity (odd: the client's streams, even: the
+    /// server's): an id of the other parity was never reset here by being below it, and a
+    /// frame on it still meets the idle-stream checks (RFC 9113 §5.1.1).
+    private var forgottenOddThrough: UInt32 = 0
+    private var forgottenEvenThrough: UInt32 = 0
     let capacity: Int
 
     init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    func contains(_ id: UInt32) -> Bool { members.contains(id) || id <= forgottenThrough }
+    func contains(_ id: UInt32) -> Bool {
+        members.contains(id) || id <= (id & 1 == 1 ? forgottenOddThrough : forgottenEvenThrough)
+    }
 
     mutating func insert(_ id: UInt32) {
         guard members.insert(id).inserted else { return }
         if order.count < capacity {
             order.append(id)
         } else {
-            members.remove(order[next])
-            forgottenThrough = max(forgottenThrough, order[next])
+            let forgotten = order[next]
+            members.remove(forgotten)
+            if forgotten & 1 == 1 {
+                forgottenOddThrough = max(forgottenOddThrough, forgotten)
+            } else {
+                forgottenEvenThrough = max(forgottenEvenThrough, forgotten)
+            }
             order[next] = id
             next = (next + 1) % capacity
         }

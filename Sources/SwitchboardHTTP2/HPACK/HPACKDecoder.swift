@@ -198,6 +198,8 @@ public struct HPACKDecoder: Sendable {
                 if requiresSizeUpdate { throw .missingTableSizeUpdate }
             }
         }
+        // An empty block is a block too: the update owed at its start is missing (RFC 7541 §4.2).
+        if atStart, requiresSizeUpdate { throw .missingTableSizeUpdate }
         if result.isTooLarge { result.headers = []; result.checkedFields = 0 }
         if remembersBlocks, table.changes == tableChanges {
             blocks.remember(bytes, as: result, matched: match, tableChanges: tableChanges, listLimit: maximumHeaderListSize)
