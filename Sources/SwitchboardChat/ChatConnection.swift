@@ -104,6 +104,9 @@ public final class ChatConnection<Auth: AuthMode>: DeadlineEnforcingTransport, @
         // On the loop, as frames are: the keepalive's deadline runs there too, so a busy
         // cooperative pool cannot make an answered probe look unanswered.
         socket.observePongs { [weak self] _ in self?.heard() }
+        // A large message arriving slowly is the server speaking: the heartbeat's pong queues
+        // behind it, and counting only whole messages dropped a live link mid-message.
+        socket.observePartialMessageProgress { [weak self] in self?.heard() }
         if keepalive != nil {
             scheduleKeepaliveCheck()
         }

@@ -37,6 +37,44 @@ final class SilentServer: @unchecked Sendable {
     }
 }
 
+/// A server that completes the upgrade, starts a 64 KiB binary message and sends its payload
+/// a little at a time, never reading: alive, but no message or pong comes for seconds.
+final class DribblingServer: @unchecked Sendable {
+    let listener: TCPListener
+    private let held = Locked<[TCPSocket]>([])
+    private let stopped = Locked(false)
+
+    init(chunk: Int, every interval: Duration, chunks: Int) throws {
+        listener = try TCPListener()
+        Thread.detachNewThread { [listener, held, stopped] in
+            guard let socket = listener.accept() else { return }
+            held.withLock { $0.append(socket) }
+            var received: [UInt8] = []
+            while let bytes = try? socket.read(maximum: 4096), !bytes.isEmpty {
+                received += bytes
+                if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
+                    try? socket.write(WebSocketHandshake.acceptResponse(for: request))
+                    break
+                }
+            }
+            // FIN, binary; 126: a 16-bit length follows (65,535 bytes, never all sent).
+            try? socket.write([0x82, 126, 0xFF, 0xFF])
+            for _ in 0..<chunks where !stopped.current {
+                Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18 + Double(interval.components.seconds))
+                try? socket.write([UInt8](repeating: 0x08, count: chunk))
+            }
+        }
+    }
+
+    var url: URL { URL(string: "ws://127.0.0.1:\(listener.port)/v1/websocket/")! }
+
+    func stop() {
+        stopped.withLock { $0 = true }
+        listener.close()
+        for socket in held.withLock({ $0 }) { socket.close() }
+    }
+}
+
 @Suite(.serialized, .timeLimit(.minutes(3))) struct ChatLivenessTests {
     static let fastKeepalive = KeepalivePolicy(interval: .milliseconds(100), timeout: .milliseconds(300))
 
@@ -55,6 +93,22 @@ final class SilentServer: @unchecked Sendable {
         for await event in connection.events { last = event }
         #expect(last == .disconnected(.keepaliveTimedOut))
         #expect(connection.disconnectReason == .keepaliveTimedOut)
+    }
+
+    /// A large message arriving slowly counts as the server speaking: the keepalive's pong
+    /// queues behind it, and counting only whole messages dropped the link mid-message (from
+    /// the session review). Here nothing whole arrives for 1.5 s against a 0.4 s keepalive.
+    @Test func aMessageStillArrivingKeepsTheConnectionAlive() async throws {
+        let server = try DribblingServer(chunk: 256, every: .milliseconds(50), chunks: 60)
+        defer { server.stop() }
+        let connection = try await ChatClient.connectUnauthenticated(to: server.url, options: .init(keepalive: Self.fastKeepalive))
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(connection.disconnectReason == nil, "dropped while the server was still sending: \(String(describing: connection.disconnectReason))")
+        // Once the bytes stop, silence is silence again.
+        server.stop()
+        var last: ChatConnectionEvent?
+        for await event in connection.events { last = event }
+        #expect(last != nil)
     }
 
     @Test func aLiveServerAnswersKeepalivesAndTheConnectionStaysUp() async throws {

@@ -112,6 +112,9 @@ public final class WebSocketConnection: @unchecked Sendable {
     private let messageContinuation: AsyncStream<WebSocketMessage>.Continuation
     private let pongContinuation: AsyncStream<[UInt8]>.Continuation
     @exclusivity(unchecked) private var pongObserver: (@Sendable ([UInt8]) -> Void)?
+    /// Told of bytes that arrived inside a message not yet complete (see
+    /// ``observePartialMessageProgress(_:)``).
+    @exclusivity(unchecked) private var progressObserver: (@Sendable () -> Void)?
     /// When the peer last sent bytes, for the idle timeout.
     @exclusivity(unchecked) private var lastReceived = ContinuousClock.now
     /// The next idleness check, on the loop.
@@ -245,6 +248,16 @@ public final class WebSocketConnection: @unchecked Sendable {
         // The observer replaced is released after the lock: what it captured may call back in.
         var replaced = Optional(observer)
         lock.withLock { swap(&pongObserver, &replaced) }
+    }
+
+    /// Calls `observer` on the event loop after each read that leaves a message still
+    /// incomplete: the peer is alive and sending, though no message or pong has come (a large
+    /// message on a slow link can take longer than a liveness check waits, and a pong sent
+    /// after it queues behind it). Reads that complete messages do not call it. `observer`
+    /// must return quickly. A later call replaces it.
+    public func observePartialMessageProgress(_ observer: @escaping @Sendable () -> Void) {
+        var replaced = Optional(observer)
+        lock.withLock { swap(&progressObserver, &replaced) }
     }
 
     /// Sends a ping; the pong arrives on ``pongs``. Returns when the kernel has the bytes.
@@ -560,15 +573,17 @@ public final class WebSocketConnection: @unchecked Sendable {
             return false
         }
         let now = options.idleTimeout == nil && options.messageReceiveTimeout == nil ? nil : ContinuousClock.now
-        let armMessageTimer = lock.withLock {
+        let (armMessageTimer, progress) = lock.withLock { () -> (Bool, (@Sendable () -> Void)?) in
             if let now { lastReceived = now }
             core.receive(bytes, into: &actions, unansweredMessages: { directSink == nil && inbound.mayOweAnswers })
             sendFrames(of: actions)
-            return options.messageReceiveTimeout != nil && noteMessageProgress(at: now ?? .now)
+            let arm = options.messageReceiveTimeout != nil && noteMessageProgress(at: now ?? .now)
+            return (arm, progressObserver != nil && core.isInsideMessage ? progressObserver : nil)
         }
         if armMessageTimer, let timeout = options.messageReceiveTimeout {
             checkMessageProgress(at: .now.advanced(by: timeout), timeout: timeout)
         }
+        progress?()
         perform(actions)
         // Drops the messages' slices before the next read appends to the parser's buffer.
         actions.removeAll(keepingCapacity: true)
@@ -654,6 +669,7 @@ public final class WebSocketConnection: @unchecked Sendable {
     private func finish(_ info: WebSocketCloseInfo, flushFirst: Bool) {
         // Released after the lock, like the observers: what it captured may call back in.
         var droppedPongObserver: (@Sendable ([UInt8]) -> Void)?
+        var droppedProgressObserver: (@Sendable () -> Void)?
         let ending: (waiters: [CheckedContinuation<WebSocketCloseInfo, Never>], observers: [@Sendable (WebSocketCloseInfo) -> Void])? = lock.withLock {
             guard finalInfo == nil else { return nil }
             finalInfo = info
@@ -666,6 +682,7 @@ public final class WebSocketConnection: @unchecked Sendable {
                 closeWaiters = []
                 closeObservers = []
                 swap(&pongObserver, &droppedPongObserver)
+                swap(&progressObserver, &droppedProgressObserver)
             }
             return (closeWaiters, closeObservers)
         }
