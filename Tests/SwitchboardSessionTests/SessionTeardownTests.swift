@@ -78,4 +78,58 @@ struct SessionTeardownTests {
         #expect(events.current == ["invalidated", "disposed"])
         await session.shutDown()
     }
+
+    /// A door a push handler waits at, ignoring cancellation, until the test opens it.
+    final class Gate: @unchecked Sendable {
+        private let state = Locked<(open: Bool, waiter: CheckedContinuation<Void, Never>?, entered: Bool)>((false, nil, false))
+        var entered: Bool { state.current.entered }
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    state.entered = true
+                    if state.open { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+        func open() {
+            state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.open = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }?.resume()
+        }
+    }
+
+    /// The server going away is seen when the socket closes, not once a push handler still
+    /// running returns (up to the 5 s grace): meanwhile the session stayed CONNECTED on a
+    /// closed link, whose requests failed as `disconnected` (sent, for all a retry knew).
+    @Test func aDropIsSeenWhileAPushHandlerStillRuns() async throws {
+        let server = try ChatServer(routes: [])
+        let session = Session(connector: ChatSessionConnector(url: server.url), clock: ManualClock())
+        let gate = Gate()
+        session.setPushHandler { _ in
+            await gate.wait()
+            return .acknowledge(RPCResponse(status: 200, message: "OK"))
+        }
+        session.logIn(cached: Self.credentials)
+        #expect(await eventually { session.state == .connected })
+        let client = try #require(await server.client(at: 0, timeout: .seconds(30)))
+        let push = Task { await client.push(ServerRequest(verb: "PUT", path: "/api/v1/message"), timeout: .seconds(30)) }
+        #expect(await eventually { gate.entered })
+        server.stop()
+        #expect(await eventually(.seconds(3)) { session.state == .disconnected }, "the session stayed on the closed link while its handler ran")
+        let call = await MessagesClient(transport: session.transport).sendMessage(
+            SendMessageRequest(destination: "a", timestamp: Date(), messages: [], online: false, urgent: false))
+        guard case .failure(.notConnected) = call else {
+            Issue.record("a call after the drop must fail unsent (notConnected), got \(call)")
+            gate.open()
+            return
+        }
+        gate.open()
+        _ = await push.value
+        await session.shutDown()
+    }
 }

@@ -613,8 +613,11 @@ public final class Session<C: Clock>: @unchecked Sendable where C.Duration == Du
                     if proven { proveStable() }
                 }
             }
+            // The drop is seen when the socket closes, not once a push handler still running
+            // returns (up to `pushHandlerGrace`): meanwhile the closed link would stay current,
+            // taking requests it can only fail. The reconnect still waits for that handler.
             let watcher = Task { [weak self] in
-                let reason = await link.waitUntilEnded()
+                let reason = await link.waitUntilDisconnected()
                 self?.linkFailed(link, attempt: mine, reason: reason)
             }
             // Still up after the stable interval, and heard from since it ended: the failures

@@ -14,6 +14,9 @@ public protocol SessionLink: AnyObject, Sendable {
     /// Waits until the link has ended (and any push handler it was running has returned),
     /// and says why.
     func waitUntilEnded() async -> ChatConnectionError
+    /// Waits until the link can no longer carry anything (its socket closed), though a push
+    /// handler may still be running, and says why. By default, ``waitUntilEnded()``.
+    func waitUntilDisconnected() async -> ChatConnectionError
     /// Closes the link and waits until it has ended.
     func end() async
     /// Ends the link at once, without waiting on the server (it stopped answering), and
@@ -24,6 +27,9 @@ public protocol SessionLink: AnyObject, Sendable {
 extension SessionLink {
     /// Ends the link as ``end()`` does.
     public func endAbruptly(reason: ChatConnectionError) async { await end() }
+
+    /// Waits as ``waitUntilEnded()`` does.
+    public func waitUntilDisconnected() async -> ChatConnectionError { await waitUntilEnded() }
 }
 
 /// Opens links for a session.
@@ -40,6 +46,12 @@ extension ChatConnection: SessionLink where Auth == Authenticated {
     /// Ends only when the connection is completely over (its push handler returned), so the
     /// session never reconnects while an old handler still runs.
     public func waitUntilEnded() async -> ChatConnectionError { await waitUntilFinished() }
+
+    /// Returns once the socket has closed, not waiting for a push handler still running.
+    public func waitUntilDisconnected() async -> ChatConnectionError {
+        let info = await waitUntilClosed()
+        return disconnectReason ?? ChatConnectionError(closeInfo: info)
+    }
 
     public func end() async {
         await close()
@@ -90,6 +102,7 @@ final class ProbingLink: SessionLink {
     var activity: AsyncStream<Void> { connection.activity }
     func probe() async { await connection.probe(requestPath: requestPath) }
     func waitUntilEnded() async -> ChatConnectionError { await connection.waitUntilEnded() }
+    func waitUntilDisconnected() async -> ChatConnectionError { await connection.waitUntilDisconnected() }
     func end() async { await connection.end() }
     func endAbruptly(reason: ChatConnectionError) async { await connection.endAbruptly(reason: reason) }
 }
