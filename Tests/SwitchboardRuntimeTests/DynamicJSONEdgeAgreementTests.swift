@@ -53,6 +53,24 @@ import Testing
         #expect(throws: DynamicCodecError.self) { try codec.decode(Data(kelvin.utf8), as: wellKnown) }
     }
 
+    /// Messages nested through lists count their arrays too, in both codecs, as protobuf's
+    /// parser counts them: the dynamic codec took 99 list-nested levels (199 objects and
+    /// arrays) that the generated codec refused (from the JSON review).
+    @Test func messagesNestedThroughListsAreRefusedAtTheSameDepthInBothCodecs() throws {
+        let type = try #require(Self.schema.messageIndex(named: "TreeNode"))
+        let codec = DynamicJSONCodec(schema: Self.schema)
+        func nested(_ levels: Int) -> String {
+            String(repeating: #"{"children":["#, count: levels) + "{}" + String(repeating: "]}", count: levels)
+        }
+        // 49 levels: 99 objects and arrays, within both bounds.
+        #expect(try TreeNode(jsonString: nested(49)).children.count == 1)
+        #expect(try codec.decode(Data(nested(49).utf8), as: type).fields[3] != nil)
+        for levels in [50, 99] {
+            #expect(throws: JSONDecodingError.self, "\(levels)") { try TreeNode(jsonString: nested(levels)) }
+            #expect(throws: DynamicCodecError.self, "\(levels)") { try codec.decode(Data(nested(levels).utf8), as: type) }
+        }
+    }
+
     /// A Struct 60 and 99 objects deep reads in both codecs and prints back as itself; 100
     /// is refused by both. The dynamic codec re-checked the Struct on the wire, where each
     /// level is two messages, and so refused past 50.

@@ -49,9 +49,11 @@ public struct GRPCClientOptions: Sendable {
     /// client PINGs the connection; unanswered within `http2.keepaliveTimeout`, the connection
     /// ends and so does the subscription (a half-open connection, after a NAT forgot it or
     /// the network changed, would otherwise hold it silent for ever). nil never asks. Default
-    /// 5 minutes: gRPC servers allow a PING without data that often (`too_many_pings` past it),
-    /// and the PING follows `http2.minimumPingIntervalWithoutData` like a deadline's.
-    public var subscriptionLivenessInterval: Duration? = .seconds(300)
+    /// 5.5 minutes: gRPC servers allow a PING without data every 5 minutes, and counting from
+    /// when each arrives, a PING paced at exactly 5 minutes and delayed less on the way than
+    /// the last one looks early (grpc-go counts a strike, and sends GOAWAY `too_many_pings` on
+    /// the third); the PING also follows `http2.minimumPingIntervalWithoutData` like a deadline's.
+    public var subscriptionLivenessInterval: Duration? = .seconds(330)
     /// What every push of an event subscription passes through before its handler, in
     /// order, as `ChatConnectionOptions.pushInterceptors` on the WebSocket: logging or
     /// metrics set up once see pushes over either transport. Default: none.
