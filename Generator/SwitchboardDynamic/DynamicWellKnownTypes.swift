@@ -168,7 +168,11 @@ extension DynamicJSONCodec {
                 return output
             }
             let packed = unpackedAny.type, inner = unpackedAny.message
-            if WellKnownJSON(schema.messages[packed]) != nil {
+            if bytes.isEmpty, case .runtime(let type)? = WellKnownJSON(schema.messages[packed]), ObjectIdentifier(type) == ObjectIdentifier(ProtoValue.self) {
+                // A packed Value with no kind has no JSON form: `"@type"` alone, as the
+                // generated codec writes it.
+                writeObject([("@type", { $0 += Self.quoted(url) })], indent: indent, to: &output)
+            } else if WellKnownJSON(schema.messages[packed]) != nil {
                 writeObject([("@type", { $0 += Self.quoted(url) }), ("value", { self.write(inner, indent: indent + 1, to: &$0) })],
                             indent: indent, to: &output)
             } else {

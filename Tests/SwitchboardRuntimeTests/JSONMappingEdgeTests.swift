@@ -179,6 +179,20 @@ import Testing
     /// conformance suite has no case of it. Empty has no JSON form of its own: the `"@type"`
     /// alone is the packed Empty, and a `"value"` member is an unknown field, as in Python,
     /// Java and C++.
+    /// A packed Value with no kind (from binary, or `ProtoAny(packing: ProtoValue())`) has no
+    /// JSON form to put under "value": both codecs write `"@type"` alone, and read it back.
+    /// Writing the message failed as a whole before (a server answered it with a 500).
+    @Test func aPackedValueWithNoKindIsWrittenAsItsTypeAlone() throws {
+        var holder = WellKnown()
+        holder.anything = ProtoAny(packing: ProtoValue())
+        let expected = #"{"anything":{"@type":"type.googleapis.com/google.protobuf.Value"}}"#
+        #expect(try holder.jsonString() == expected)
+        let index = try #require(Self.schema.messageIndex(named: "WellKnown"))
+        let dynamic = try DynamicBinaryCodec(schema: Self.schema).decode(holder.serializedData(), as: index)
+        #expect(DynamicJSONCodec(schema: Self.schema).encode(dynamic, prettyPrinted: false) == expected)
+        #expect(try bothDecode(expected, as: WellKnown.self, name: "WellKnown") == holder)
+    }
+
     @Test func aPackedWellKnownTypeWithoutItsValueIsItsDefault() throws {
         for wellKnown in ["BoolValue", "Int32Value", "StringValue", "BytesValue", "DoubleValue", "Duration", "Timestamp",
                           "FieldMask", "Struct", "Value", "ListValue", "Any", "Empty"] {

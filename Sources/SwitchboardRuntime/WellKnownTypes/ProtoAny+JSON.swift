@@ -79,7 +79,14 @@ extension ProtoAny {
         writer.deepest = writer.depth
         writer.writeKey("@type")
         writer.writeString(typeURL)
-        if !Message.jsonIsFieldObject {
+        if bytes.isEmpty && Message.self == ProtoValue.self {
+            // A packed Value with no kind set has no JSON form to put in "value" (writing it
+            // failed the whole message): `"@type"` alone, as protobuf's C++ writes an Any whose
+            // bytes are empty, and as this reader reads back (other types keep their "value").
+            writer.endObject()
+            writer.deepest = max(deepestOutside, writer.deepest)
+            return
+        } else if !Message.jsonIsFieldObject {
             writer.writeKey("value")
             try message.encodeJSON(into: &writer)
             guard writer.deepest <= writer.maximumDepth else { throw tooDeep }
