@@ -5,6 +5,18 @@ import SwitchboardRuntime
 import SwitchboardWebSocket
 import Testing
 
+/// Reads `socket` until a WebSocket upgrade request has come, and accepts it.
+func answerWebSocketUpgrade(on socket: TCPSocket) {
+    var received: [UInt8] = []
+    while let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty {
+        received += chunk
+        if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
+            try? socket.write(WebSocketHandshake.acceptResponse(for: request))
+            return
+        }
+    }
+}
+
 /// A server that completes the upgrade and then goes silent: it never reads again, so it
 /// answers neither pings nor requests, like a peer behind a dead NAT mapping.
 final class SilentServer: @unchecked Sendable {
@@ -16,15 +28,7 @@ final class SilentServer: @unchecked Sendable {
         Thread.detachNewThread { [listener, held] in
             while let socket = listener.accept() {
                 held.withLock { $0.append(socket) }
-                guard answerUpgrade else { continue }
-                var received: [UInt8] = []
-                while let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty {
-                    received += chunk
-                    if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
-                        try? socket.write(WebSocketHandshake.acceptResponse(for: request))
-                        break
-                    }
-                }
+                if answerUpgrade { answerWebSocketUpgrade(on: socket) }
             }
         }
     }
@@ -49,14 +53,7 @@ final class DribblingServer: @unchecked Sendable {
         Thread.detachNewThread { [listener, held, stopped] in
             guard let socket = listener.accept() else { return }
             held.withLock { $0.append(socket) }
-            var received: [UInt8] = []
-            while let bytes = try? socket.read(maximum: 4096), !bytes.isEmpty {
-                received += bytes
-                if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
-                    try? socket.write(WebSocketHandshake.acceptResponse(for: request))
-                    break
-                }
-            }
+            answerWebSocketUpgrade(on: socket)
             // FIN, binary; 126: a 16-bit length follows (65,535 bytes, never all sent).
             try? socket.write([0x82, 126, 0xFF, 0xFF])
             for _ in 0..<chunks where !stopped.current {

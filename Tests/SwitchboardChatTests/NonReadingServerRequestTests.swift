@@ -20,14 +20,7 @@ struct NonReadingServerRequestTests {
         Thread.detachNewThread {
             guard let socket = listener.accept() else { return }
             held.withLock { $0.append(socket) }
-            var received: [UInt8] = []
-            while let chunk = try? socket.read(maximum: 4096), !chunk.isEmpty {
-                received += chunk
-                if let (head, _) = try? HTTPHead.parse(received), let request = try? WebSocketHandshake.parseUpgrade(head) {
-                    try? socket.write(WebSocketHandshake.acceptResponse(for: request))
-                    return
-                }
-            }
+            answerWebSocketUpgrade(on: socket)
         }
         // Requests of 1 MiB, past the default request limit, to fill the write queue.
         var options = ChatConnectionOptions(keepalive: nil)
