@@ -162,6 +162,25 @@ public final class GRPCEventSubscription: HTTP2StreamDelegate, @unchecked Sendab
             throw error
         }
         scheduleLivenessCheck()
+        connection.whenGoingAway { [weak self] in self?.connectionGoingAway() }
+    }
+
+    /// Why a subscription ended when its connection stopped taking new streams (a GOAWAY from
+    /// either side): subscribe again, on a new connection.
+    public static let connectionGoingAway = "the connection is going away (GOAWAY); subscribe again"
+
+    /// The connection takes no new stream, so an acknowledgement could only go over another
+    /// one, where the server does not take it (acknowledgements count only from the
+    /// subscriber's own connection) and delivers the push again: the subscription ends here,
+    /// leaving what it has not acknowledged to the next one, as ``cancel()`` leaves it.
+    private func connectionGoingAway() {
+        // A connection that ended outright (not gracefully) ends the stream itself, with its
+        // own reason.
+        let state = connection.state
+        guard !state.isClosed || state.endedGoingAway else { return }
+        droppingPushes.withLock { $0 = true }
+        end(Self.connectionGoingAway)
+        if let id = lock.withLock({ streamID }) { connection.resetStream(id, code: .cancel) }
     }
 
     /// Once the stream has heard nothing for `livenessInterval`, the connection PINGs the
